@@ -1,0 +1,70 @@
+/* leaksnap CLI: shared declarations.  The CLI is the only code that prints. */
+#ifndef LEAKSNAP_CLI_H
+#define LEAKSNAP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <leaksnap/maps.h>
+#include <leaksnap/snapshot.h>
+
+/* Exit statuses (documented in --help and the README). */
+enum {
+	EXIT_OK = 0,
+	EXIT_LEAKS = 1,   /* leakdiff --fail-on: growth at or above the limit */
+	EXIT_ERROR = 2,   /* usage, unreadable or malformed input, I/O */
+};
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_show(int argc, char **argv);
+int cmd_maps(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+/* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */
+int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print a library error record; returns EXIT_ERROR. */
+int cli_fail_error(const struct leaksnap_error *err);
+/* "leaksnap: <subject>: warning: <message>" on stderr. */
+void cli_warn(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Usage error for subcommand @cmd: message plus a hint to --help. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse an unsigned decimal option value in [min, max]. */
+bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Report an unknown option or missing argument seen by getopt_long. */
+int cli_bad_option(const char *cmd, char **argv, int optopt_value);
+
+/* Read all of @path ("-" = stdin) into a NUL-terminated heap buffer.
+ * Returns 0, or EXIT_ERROR after printing the error. */
+int cli_read_file(const char *path, char **text, size_t *len);
+/* JSON object for one mapping (shared by show and maps). */
+json_t *cli_json_mapping(const struct maps_mapping *m);
+
+/* Open a snapshot, print its warnings, and optionally replace its maps with
+ * @maps_path.  Returns NULL after printing the error. */
+struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_opts *opts,
+				   const char *maps_path);
+/* Parse the snapshot's maps (NULL maps when it has none: every PC is then
+ * unmapped).  Returns 0, or EXIT_ERROR after printing the error, which
+ * points into the file the maps came from. */
+int cli_snapshot_maps(const struct snapshot *snap, const char *maps_path, struct maps **out);
+
+/* JSON helpers: compact one-line encoding of a value, never NULL. */
+void cli_json_print(FILE *f, json_t *value);
+json_t *cli_json_addr(uint64_t v);              /* "0x..." string */
+json_t *cli_json_u64(uint64_t v);               /* integer (values fit in 2^63) */
+json_t *cli_json_str_or_null(const char *s);
+
+/* Finish stdout; returns EXIT_ERROR if anything failed to be written. */
+int cli_finish_stdout(int status);
+
+#endif

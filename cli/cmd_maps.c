@@ -1,0 +1,120 @@
+/* leaksnap maps: the parsed mappings and modules of a maps file or a dump. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char maps_usage[] =
+	"Usage: leaksnap maps [OPTIONS] FILE\n\n"
+	"Parse /proc/PID/maps text and print its mappings and the modules they form\n"
+	"(consecutive mappings of one file). FILE is maps text, or any snapshot that\n"
+	"carries maps (LEAKSNAP, Android text, NHGT); '-' reads standard input.\n\n"
+	"Options:\n"
+	"  -j, --json    JSON output: {\"mappings\": [...], \"modules\": [...]}\n"
+	"  -h, --help    this help\n\n"
+	"Exit status: 0 success, 2 any error.\n";
+
+static void print_text(const struct maps *m)
+{
+	printf("%zu mappings, %zu modules\n\nmappings:\n", maps_mapping_count(m),
+	       maps_module_count(m));
+	for (size_t i = 0; i < maps_mapping_count(m); i++) {
+		const struct maps_mapping *p = maps_mapping(m, i);
+		printf("  %016llx-%016llx %s %08llx %02x:%02x %-10llu", (unsigned long long)p->start,
+		       (unsigned long long)p->end, p->perms, (unsigned long long)p->offset,
+		       p->dev_major, p->dev_minor, (unsigned long long)p->inode);
+		if (p->path)
+			printf(" %s%s", p->path, p->deleted ? " (deleted)" : "");
+		if (p->module != MAPS_NONE)
+			printf("  [module %zu]", p->module);
+		printf("\n");
+	}
+	printf("\nmodules:\n");
+	for (size_t i = 0; i < maps_module_count(m); i++) {
+		const struct maps_module *d = maps_module(m, i);
+		printf("  %zu  %016llx-%016llx  %zu mapping%s  %s\n", i, (unsigned long long)d->start,
+		       (unsigned long long)d->end, d->mapping_count, d->mapping_count == 1 ? "" : "s",
+		       d->path);
+	}
+}
+
+static void print_json(const struct maps *m)
+{
+	printf("{\n  \"mappings\": [");
+	for (size_t i = 0; i < maps_mapping_count(m); i++) {
+		printf("%s\n    ", i ? "," : "");
+		cli_json_print(stdout, cli_json_mapping(maps_mapping(m, i)));
+	}
+	printf("%s],\n  \"modules\": [", maps_mapping_count(m) ? "\n  " : "");
+	for (size_t i = 0; i < maps_module_count(m); i++) {
+		const struct maps_module *d = maps_module(m, i);
+		printf("%s\n    ", i ? "," : "");
+		cli_json_print(stdout, json_pack("{s:s, s:o, s:o, s:o, s:o}", "path", d->path,
+						 "start", cli_json_addr(d->start), "end",
+						 cli_json_addr(d->end), "first_mapping",
+						 cli_json_u64(d->first_mapping), "mapping_count",
+						 cli_json_u64(d->mapping_count)));
+	}
+	printf("%s]\n}\n", maps_module_count(m) ? "\n  " : "");
+}
+
+int cmd_maps(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool json = false;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h':
+			fputs(maps_usage, stdout);
+			return cli_finish_stdout(EXIT_OK);
+		default:
+			return cli_bad_option("maps", argv, c == ':' ? ':' : optopt);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("maps", argc - optind ? "expected one FILE, got %d files"
+							      : "missing FILE operand%.0d",
+				       argc - optind);
+	const char *path = argv[optind];
+	struct maps *m = NULL;
+	struct leaksnap_error err;
+	/* A snapshot carries its own maps; anything else is parsed as maps text. */
+	struct snapshot *s = snapshot_open(path, NULL, &err);
+	if (s != NULL) {
+		int rc = cli_snapshot_maps(s, NULL, &m);
+		if (rc == 0 && m == NULL) {
+			snapshot_close(s);
+			return cli_fail(path, "the snapshot carries no maps");
+		}
+		snapshot_close(s);
+		if (rc)
+			return rc;
+	} else if (err.code != LEAKSNAP_ERR_UNKNOWN_FORMAT) {
+		return cli_fail_error(&err);
+	} else {
+		/* Not a snapshot: parse it as maps text. */
+		char *text;
+		size_t len;
+		if (cli_read_file(path, &text, &len))
+			return EXIT_ERROR;
+		m = maps_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, 1, 0, &err);
+		free(text);
+		if (m == NULL)
+			return cli_fail_error(&err);
+	}
+	if (json)
+		print_json(m);
+	else
+		print_text(m);
+	maps_free(m);
+	return cli_finish_stdout(EXIT_OK);
+}

@@ -1,0 +1,363 @@
+/* leaksnap show: header facts, totals and records of one snapshot. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char show_usage[] =
+	"Usage: leaksnap show [OPTIONS] DUMP\n\n"
+	"Print a heap snapshot: format and version, pointer size, backtrace size, pid,\n"
+	"capture time, totals, the app/zygote split, then the records sorted by total\n"
+	"bytes (size x count), each frame as module+0xREL_PC (REL_PC is the offset in\n"
+	"the mapped file) or the raw PC when no mapping covers it.\n"
+	"DUMP is read by content: LEAKSNAP, Android text (v1.0-v1.2), DDMS NHGT, or a\n"
+	"raw get_malloc_leak_info buffer (needs --pointer-size and --frames). '-' reads\n"
+	"standard input.\n\n"
+	"Options:\n"
+	"  --maps FILE          use FILE (/proc/PID/maps text) instead of the dump's maps\n"
+	"  --pointer-size N     raw buffers: 4 or 8\n"
+	"  --frames N           raw buffers: frames per record (1..256)\n"
+	"  --count-is-frames    the count field holds the frame count (Android 7):\n"
+	"                       count each record as one allocation\n"
+	"  --top N              print only the N largest records\n"
+	"  -j, --json           JSON output (addresses as \"0x...\" strings)\n"
+	"  -h, --help           this help\n\n"
+	"Exit status: 0 success, 2 any error.\n";
+
+struct show_opts {
+	struct snapshot_open_opts open;
+	const char *maps_path;
+	bool json;
+	bool has_top;
+	uint64_t top;
+};
+
+struct app_split {
+	uint64_t records[2], allocations[2], bytes[2]; /* [0] app, [1] zygote */
+};
+
+static struct app_split split_of(const struct snapshot *s)
+{
+	struct app_split a = {{0}, {0}, {0}};
+	for (size_t i = 0; i < snapshot_record_count(s); i++) {
+		const struct snapshot_record *r = snapshot_record(s, i);
+		int z = r->zygote ? 1 : 0;
+		a.records[z]++;
+		a.allocations[z] += r->count;
+		a.bytes[z] += r->size * r->count;
+	}
+	return a;
+}
+
+static const char *count_mode_text(enum snapshot_count_mode m)
+{
+	switch (m) {
+	case SNAPSHOT_COUNTS_FLAGGED: return "flagged";
+	case SNAPSHOT_COUNTS_DETECTED: return "detected";
+	case SNAPSHOT_COUNTS_FORCED: return "forced";
+	case SNAPSHOT_COUNTS_REAL: break;
+	}
+	return NULL;
+}
+
+static void format_time(uint64_t ns, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	if (gmtime_r(&sec, &tm) == NULL) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%09lluZ", (unsigned long long)(ns % 1000000000u));
+}
+
+/* Text output ---------------------------------------------------------------- */
+
+static void print_frame(const struct maps *maps, unsigned ptr, unsigned idx, uint64_t pc)
+{
+	struct maps_location loc;
+	printf("    #%02u 0x%0*llx", idx, (int)ptr * 2, (unsigned long long)pc);
+	if (maps_locate(maps, pc, &loc) && loc.module)
+		printf("  %s+0x%llx\n", loc.module->path, (unsigned long long)loc.rel_pc);
+	else if (loc.mapping)
+		printf("  (anonymous mapping %llx-%llx)\n", (unsigned long long)loc.mapping->start,
+		       (unsigned long long)loc.mapping->end);
+	else
+		printf("  (unmapped)\n");
+}
+
+static void show_text(const struct snapshot *s, const struct maps *maps,
+		      const struct show_opts *o, const size_t *top, size_t ntop)
+{
+	const char *ver = snapshot_version(s);
+	uint64_t t;
+	char tbuf[64];
+	printf("file:            %s\n", snapshot_source(s));
+	printf("format:          %s%s%s\n", snapshot_format_name(snapshot_format(s)),
+	       ver ? " " : "", ver ? ver : "");
+	printf("pointer size:    %u%s\n", snapshot_pointer_size(s),
+	       snapshot_big_endian(s) ? " (big-endian records)" : "");
+	printf("backtrace size:  %u\n", snapshot_backtrace_size(s));
+	if (snapshot_pid(s) >= 0)
+		printf("pid:             %lld\n", (long long)snapshot_pid(s));
+	else
+		printf("pid:             unknown\n");
+	if (snapshot_time_ns(s, &t)) {
+		format_time(t, tbuf, sizeof(tbuf));
+		printf("time:            %s\n", tbuf);
+	} else {
+		printf("time:            unknown\n");
+	}
+	printf("total memory:    %llu bytes\n", (unsigned long long)snapshot_total_memory(s));
+	printf("records:         %zu (%llu allocations, %llu bytes)\n", snapshot_record_count(s),
+	       (unsigned long long)snapshot_allocation_count(s),
+	       (unsigned long long)snapshot_records_bytes(s));
+	struct app_split a = split_of(s);
+	static const char *const names[] = {"app:   ", "zygote:"};
+	for (int z = 0; z < 2; z++)
+		printf("  %s        %llu records, %llu allocations, %llu bytes\n", names[z],
+		       (unsigned long long)a.records[z], (unsigned long long)a.allocations[z],
+		       (unsigned long long)a.bytes[z]);
+	const char *mode = count_mode_text(snapshot_count_mode(s));
+	if (mode)
+		printf("counts:          the count field held frame counts (Android 7 layout, %s);\n"
+		       "                 each record was counted as one allocation\n",
+		       mode);
+	if (maps)
+		printf("maps:            %zu mappings, %zu modules%s%s\n", maps_mapping_count(maps),
+		       maps_module_count(maps), o->maps_path ? " from " : "",
+		       o->maps_path ? o->maps_path : "");
+	else
+		printf("maps:            none (frames are shown as raw PCs)\n");
+	if (snapshot_meta_count(s) > 0) {
+		printf("metadata:\n");
+		for (size_t i = 0; i < snapshot_meta_count(s); i++) {
+			const struct snapshot_meta *m = snapshot_meta(s, i);
+			printf("  %s=%s\n", m->key, m->value);
+		}
+	}
+	size_t n = snapshot_record_count(s);
+	printf("\n");
+	if (ntop < n)
+		printf("records by total bytes (top %zu of %zu):\n", ntop, n);
+	else
+		printf("records by total bytes:\n");
+	unsigned ptr = snapshot_pointer_size(s);
+	for (size_t i = 0; i < ntop; i++) {
+		const struct snapshot_record *r = snapshot_record(s, top[i]);
+		printf("#%zu  %llu bytes = %llu x %llu  %s\n", i + 1,
+		       (unsigned long long)(r->size * r->count), (unsigned long long)r->size,
+		       (unsigned long long)r->count, r->zygote ? "zygote" : "app");
+		if (r->frame_count == 0)
+			printf("    (no frames)\n");
+		for (uint32_t f = 0; f < r->frame_count; f++)
+			print_frame(maps, ptr, f, r->frames[f]);
+	}
+}
+
+/* JSON output ------------------------------------------------------------------
+ * Written as a stream (records can number millions): top-level keys in a fixed
+ * order, each record and mapping one compact object per line. */
+
+static void json_key(bool *first, const char *key)
+{
+	printf("%s\n  \"%s\": ", *first ? "{" : ",", key);
+	*first = false;
+}
+
+static json_t *json_frame(const struct maps *maps, uint64_t pc)
+{
+	struct maps_location loc;
+	bool mod = maps_locate(maps, pc, &loc) && loc.module;
+	return json_pack("{s:o, s:o, s:o}", "pc", cli_json_addr(pc), "module",
+			 mod ? json_string(loc.module->path) : json_null(), "rel_pc",
+			 mod ? cli_json_addr(loc.rel_pc) : json_null());
+}
+
+static json_t *json_record(const struct snapshot_record *r, const struct maps *maps)
+{
+	json_t *frames = json_array();
+	for (uint32_t f = 0; f < r->frame_count; f++)
+		json_array_append_new(frames, json_frame(maps, r->frames[f]));
+	return json_pack("{s:o, s:o, s:b, s:o, s:o}", "size", cli_json_u64(r->size), "count",
+			 cli_json_u64(r->count), "zygote", r->zygote, "total_bytes",
+			 cli_json_u64(r->size * r->count), "frames", frames);
+}
+
+json_t *cli_json_mapping(const struct maps_mapping *m)
+{
+	char dev[32];
+	snprintf(dev, sizeof(dev), "%02x:%02x", m->dev_major, m->dev_minor);
+	return json_pack("{s:o, s:o, s:s, s:o, s:s, s:o, s:o, s:b}", "start",
+			 cli_json_addr(m->start), "end", cli_json_addr(m->end), "perms", m->perms,
+			 "offset", cli_json_addr(m->offset), "dev", dev, "inode",
+			 cli_json_u64(m->inode), "path", cli_json_str_or_null(m->path), "deleted",
+			 m->deleted);
+}
+
+static void show_json(const struct snapshot *s, const struct maps *maps, const size_t *top,
+		      size_t ntop)
+{
+	bool first = true;
+	const char *ver = snapshot_version(s);
+	enum snapshot_format fmt = snapshot_format(s);
+	uint64_t t;
+	char tbuf[64];
+
+	json_key(&first, "file");
+	cli_json_print(stdout, json_string(snapshot_source(s)));
+	json_key(&first, "format");
+	cli_json_print(stdout, json_string(snapshot_format_name(fmt)));
+	json_key(&first, "version");
+	if (ver == NULL)
+		cli_json_print(stdout, json_null());
+	else if (fmt == SNAPSHOT_FORMAT_ANDROID_TEXT)
+		cli_json_print(stdout, json_string(ver));
+	else
+		cli_json_print(stdout, json_integer(atoi(ver)));
+	json_key(&first, "pointer_size");
+	cli_json_print(stdout, json_integer(snapshot_pointer_size(s)));
+	json_key(&first, "big_endian");
+	cli_json_print(stdout, json_boolean(snapshot_big_endian(s)));
+	json_key(&first, "backtrace_size");
+	cli_json_print(stdout, json_integer(snapshot_backtrace_size(s)));
+	json_key(&first, "pid");
+	cli_json_print(stdout, snapshot_pid(s) >= 0 ? json_integer(snapshot_pid(s)) : json_null());
+	json_key(&first, "time_ns");
+	bool has_time = snapshot_time_ns(s, &t);
+	cli_json_print(stdout, has_time ? cli_json_u64(t) : json_null());
+	json_key(&first, "time");
+	if (has_time)
+		format_time(t, tbuf, sizeof(tbuf));
+	cli_json_print(stdout, has_time ? json_string(tbuf) : json_null());
+	json_key(&first, "total_memory");
+	cli_json_print(stdout, cli_json_u64(snapshot_total_memory(s)));
+	json_key(&first, "records_bytes");
+	cli_json_print(stdout, cli_json_u64(snapshot_records_bytes(s)));
+	json_key(&first, "record_count");
+	cli_json_print(stdout, cli_json_u64(snapshot_record_count(s)));
+	json_key(&first, "allocation_count");
+	cli_json_print(stdout, cli_json_u64(snapshot_allocation_count(s)));
+	struct app_split a = split_of(s);
+	static const char *const split_keys[] = {"app", "zygote"};
+	for (int z = 0; z < 2; z++) {
+		json_key(&first, split_keys[z]);
+		cli_json_print(stdout, json_pack("{s:o, s:o, s:o}", "records",
+						 cli_json_u64(a.records[z]), "allocations",
+						 cli_json_u64(a.allocations[z]), "bytes",
+						 cli_json_u64(a.bytes[z])));
+	}
+	json_key(&first, "count_is_frames");
+	const char *mode = count_mode_text(snapshot_count_mode(s));
+	cli_json_print(stdout, mode ? json_string(mode) : json_null());
+	json_key(&first, "metadata");
+	json_t *meta = json_array();
+	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
+		const struct snapshot_meta *m = snapshot_meta(s, i);
+		json_array_append_new(meta, json_pack("{s:s, s:s}", "key", m->key, "value",
+						      m->value));
+	}
+	cli_json_print(stdout, meta);
+	json_key(&first, "warnings");
+	json_t *warn = json_array();
+	for (size_t i = 0; i < snapshot_warning_count(s); i++)
+		json_array_append_new(warn, json_string(snapshot_warning(s, i)));
+	cli_json_print(stdout, warn);
+
+	json_key(&first, "records");
+	printf("[");
+	for (size_t i = 0; i < ntop; i++) {
+		printf("%s\n    ", i ? "," : "");
+		cli_json_print(stdout, json_record(snapshot_record(s, top[i]), maps));
+	}
+	printf("%s]", ntop ? "\n  " : "");
+	json_key(&first, "maps");
+	printf("[");
+	size_t nm = maps ? maps_mapping_count(maps) : 0;
+	for (size_t i = 0; i < nm; i++) {
+		printf("%s\n    ", i ? "," : "");
+		cli_json_print(stdout, cli_json_mapping(maps_mapping(maps, i)));
+	}
+	printf("%s]\n}\n", nm ? "\n  " : "");
+}
+
+int cmd_show(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"maps", required_argument, NULL, 'm'},
+		{"pointer-size", required_argument, NULL, 'P'},
+		{"frames", required_argument, NULL, 'F'},
+		{"count-is-frames", no_argument, NULL, 'C'},
+		{"top", required_argument, NULL, 't'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct show_opts o = {0};
+	uint64_t v;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm': o.maps_path = optarg; break;
+		case 'P':
+			if (!cli_parse_uint(optarg, 4, 8, &v) || (v != 4 && v != 8))
+				return cli_usage_error("show", "--pointer-size must be 4 or 8");
+			o.open.pointer_size = (unsigned)v;
+			break;
+		case 'F':
+			if (!cli_parse_uint(optarg, 1, 256, &v))
+				return cli_usage_error("show", "--frames must be a number from 1 to 256");
+			o.open.frames = (unsigned)v;
+			break;
+		case 'C': o.open.count_is_frames = true; break;
+		case 't':
+			if (!cli_parse_uint(optarg, 0, SIZE_MAX / sizeof(size_t), &o.top))
+				return cli_usage_error("show", "--top needs a number");
+			o.has_top = true;
+			break;
+		case 'j': o.json = true; break;
+		case 'h':
+			fputs(show_usage, stdout);
+			return cli_finish_stdout(EXIT_OK);
+		default:
+			return cli_bad_option("show", argv, c == ':' ? ':' : optopt);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("show", argc - optind ? "expected one DUMP, got %d files"
+							      : "missing DUMP operand%.0d",
+				       argc - optind);
+	if ((o.open.pointer_size != 0) != (o.open.frames != 0))
+		return cli_usage_error("show", "--pointer-size and --frames go together");
+
+	struct snapshot *s = cli_open_snapshot(argv[optind], &o.open, o.maps_path);
+	if (s == NULL)
+		return EXIT_ERROR;
+	struct maps *maps = NULL;
+	if (cli_snapshot_maps(s, o.maps_path, &maps)) {
+		snapshot_close(s);
+		return EXIT_ERROR;
+	}
+	size_t n = snapshot_record_count(s);
+	size_t limit = o.has_top && o.top < n ? (size_t)o.top : n;
+	size_t *top = malloc((limit ? limit : 1) * sizeof(*top));
+	if (top == NULL) {
+		maps_free(maps);
+		snapshot_close(s);
+		return cli_fail(argv[optind], "out of memory");
+	}
+	size_t ntop = snapshot_records_top(s, limit, top);
+	if (o.json)
+		show_json(s, maps, top, ntop);
+	else
+		show_text(s, maps, &o, top, ntop);
+	free(top);
+	maps_free(maps);
+	snapshot_close(s);
+	return cli_finish_stdout(EXIT_OK);
+}

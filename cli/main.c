@@ -1,0 +1,67 @@
+/* leaksnap: command-line entry point — a table of subcommands.
+ * Invoked as "leakdiff", the program runs "leaksnap diff". */
+#include <string.h>
+
+#include "cli.h"
+
+#define LEAKSNAP_VERSION_STRING "0.1.0"
+
+static const struct cmd cmds[] = {
+	{"show", cmd_show, "print a snapshot: header facts, totals, records by size"},
+	{"maps", cmd_maps, "print the mappings and modules of a maps file or dump"},
+	{"convert", cmd_convert, "write any readable snapshot as a LEAKSNAP v1 file"},
+	{"diff", cmd_diff, "compare snapshots and rank suspected leaks (leakdiff)"},
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: leaksnap COMMAND [OPTIONS] [FILE...]\n"
+		   "       leakdiff OLD.dump NEW.dump...   (same as 'leaksnap diff')\n\n"
+		   "Find native memory leaks from heap snapshots (LEAKSNAP dumps, raw bionic\n"
+		   "get_malloc_leak_info buffers, Android text heap dumps, DDMS NHGT payloads).\n\n"
+		   "Commands:\n");
+	for (const struct cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %-9s %s\n", c->name, c->summary);
+	fprintf(f, "\nRun 'leaksnap COMMAND --help' for a command's options.\n\n"
+		   "Exit status: 0 success; 1 leakdiff --fail-on limit reached;\n"
+		   "             2 any error (usage, unreadable or malformed input, I/O).\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *self = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+	self = self ? self + 1 : (argc > 0 && argv[0] ? argv[0] : "leaksnap");
+	if (strcmp(self, "leakdiff") == 0)
+		return cmd_diff(argc, argv);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_ERROR;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
+	    strcmp(name, "help") == 0) {
+		if (strcmp(name, "help") == 0 && argc > 2) {
+			for (const struct cmd *c = cmds; c->name; c++) {
+				if (strcmp(c->name, argv[2]) == 0) {
+					static char help_opt[] = "--help";
+					char *av[] = {argv[2], help_opt, NULL};
+					return c->fn(2, av);
+				}
+			}
+			return cli_fail(NULL, "unknown command '%s'", argv[2]);
+		}
+		usage(stdout);
+		return cli_finish_stdout(EXIT_OK);
+	}
+	if (strcmp(name, "--version") == 0) {
+		printf("leaksnap %s\n", LEAKSNAP_VERSION_STRING);
+		return cli_finish_stdout(EXIT_OK);
+	}
+	for (const struct cmd *c = cmds; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c->fn(argc - 1, argv + 1);
+	cli_fail(NULL, "unknown command '%s'", name);
+	fprintf(stderr, "Try 'leaksnap --help' for the list of commands.\n");
+	return EXIT_ERROR;
+}

@@ -1,0 +1,195 @@
+/* leaksnap CLI: messages, option helpers, snapshot loading. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void vmsg(const char *subject, const char *kind, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("leaksnap: ", stderr);
+	if (subject && *subject)
+		fprintf(stderr, "%s: ", subject);
+	if (kind)
+		fputs(kind, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_fail(const char *subject, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(subject, NULL, fmt, ap);
+	va_end(ap);
+	return EXIT_ERROR;
+}
+
+void cli_warn(const char *subject, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(subject, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(cmd, NULL, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try 'leaksnap %s --help' for more information.\n", cmd);
+	return EXIT_ERROR;
+}
+
+int cli_fail_error(const struct leaksnap_error *err)
+{
+	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
+	return cli_fail(NULL, "%s", leaksnap_error_format(err, buf, sizeof(buf)));
+}
+
+bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cli_bad_option(const char *cmd, char **argv, int opt)
+{
+	extern int optind;
+	const char *arg = argv[optind - 1];
+	if (opt == ':')
+		return cli_usage_error(cmd, "option '%s' needs a value", arg);
+	return cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int cli_read_file(const char *path, char **text, size_t *len)
+{
+	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+	*text = NULL;
+	*len = 0;
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (f == NULL)
+		return cli_fail(name, "%s", strerror(errno));
+	FILE *mem = open_memstream(text, len);
+	char buf[65536];
+	size_t n;
+	while (mem && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, mem);
+	int e = ferror(f) ? (errno ? errno : EIO) : 0;
+	if (f != stdin)
+		fclose(f);
+	if (mem == NULL || fclose(mem) != 0 || e) {
+		free(*text);
+		*text = NULL;
+		return cli_fail(name, "%s", strerror(e ? e : ENOMEM));
+	}
+	return 0;
+}
+
+struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_opts *opts,
+				   const char *maps_path)
+{
+	struct leaksnap_error err;
+	struct snapshot *s = snapshot_open(path, opts, &err);
+	if (s == NULL) {
+		cli_fail_error(&err);
+		return NULL;
+	}
+	for (size_t i = 0; i < snapshot_warning_count(s); i++)
+		cli_warn(strcmp(path, "-") == 0 ? "<stdin>" : path, "%s", snapshot_warning(s, i));
+	if (maps_path) {
+		char *text;
+		size_t len;
+		if (cli_read_file(maps_path, &text, &len)) {
+			snapshot_close(s);
+			return NULL;
+		}
+		if (snapshot_set_maps(s, text, len, &err)) {
+			free(text);
+			cli_fail_error(&err);
+			snapshot_close(s);
+			return NULL;
+		}
+		free(text);
+	}
+	return s;
+}
+
+int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct maps **out)
+{
+	size_t len;
+	unsigned long line;
+	uint64_t off;
+	const char *text = snapshot_maps(s, &len, &line, &off);
+	*out = NULL;
+	if (text == NULL)
+		return 0;
+	/* Errors name the file the maps came from: the --maps file, or the dump
+	 * (line numbers for text dumps, byte offsets for binary ones). */
+	const char *src = maps_path ? maps_path : snapshot_source(s);
+	struct leaksnap_error err;
+	struct maps *m = maps_parse(text, len, src, maps_path ? 1 : (line ? line : 1),
+				    maps_path ? 0 : off, &err);
+	if (m != NULL) {
+		*out = m;
+		return 0;
+	}
+	if (maps_path || line)
+		return cli_fail_error(&err);
+	/* Binary container: point at the byte offset of the bad maps line. */
+	uint64_t at = off;
+	unsigned long l = 1;
+	for (size_t i = 0; i < len && l < err.line; i++)
+		if (text[i] == '\n') {
+			l++;
+			at = off + i + 1;
+		}
+	return cli_fail(err.source, "byte offset %llu: maps line %lu: %s", (unsigned long long)at,
+			err.line, err.text);
+}
+
+void cli_json_print(FILE *f, json_t *value)
+{
+	json_dumpf(value, f, JSON_ENCODE_ANY);
+	json_decref(value);
+}
+
+json_t *cli_json_addr(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	return json_string(buf);
+}
+
+json_t *cli_json_u64(uint64_t v)
+{
+	/* The readers refuse totals above 2^63, so every value fits. */
+	return json_integer((json_int_t)v);
+}
+
+json_t *cli_json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+int cli_finish_stdout(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno;
+		fprintf(stderr, "leaksnap: <stdout>: write error: %s\n", strerror(e ? e : EIO));
+		return EXIT_ERROR;
+	}
+	return status;
+}

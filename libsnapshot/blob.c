@@ -1,0 +1,125 @@
+/* leaksnap: load a whole input file (mmap for regular files, read otherwise). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Inputs larger than this are refused outright: no real dump comes close,
+ * and it keeps a pipe from feeding us unbounded memory. */
+#define BLOB_MAX_SIZE ((uint64_t)64 << 30)
+
+static int read_stream(int fd, const char *path, struct lsp_blob *blob,
+		       struct leaksnap_error *err)
+{
+	size_t cap = 1 << 16, len = 0;
+	uint8_t *buf = malloc(cap);
+	if (buf == NULL)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+	for (;;) {
+		if (len == cap) {
+			if (cap >= BLOB_MAX_SIZE) {
+				free(buf);
+				return lsp_error(err, LEAKSNAP_ERR_LIMIT, path,
+						 "input larger than %llu bytes",
+						 (unsigned long long)BLOB_MAX_SIZE);
+			}
+			uint8_t *nb = realloc(buf, cap * 2);
+			if (nb == NULL) {
+				free(buf);
+				return lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			return lsp_error_errno(err, path, e);
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	blob->data = buf;
+	blob->size = len;
+	blob->heap = buf;
+	return 0;
+}
+
+int lsp_blob_load(const char *path, struct lsp_blob *blob, struct leaksnap_error *err)
+{
+	memset(blob, 0, sizeof(*blob));
+	int fd;
+	const char *name = path;
+	if (strcmp(path, "-") == 0) {
+		fd = STDIN_FILENO;
+		name = "<stdin>";
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return lsp_error_errno(err, path, errno);
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return lsp_error_errno(err, name, e);
+	}
+	int ret;
+	if (S_ISDIR(st.st_mode)) {
+		ret = lsp_error(err, LEAKSNAP_ERR_IO, name, "is a directory");
+	} else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		if ((uint64_t)st.st_size > BLOB_MAX_SIZE) {
+			ret = lsp_error(err, LEAKSNAP_ERR_LIMIT, name, "input larger than %llu bytes",
+					(unsigned long long)BLOB_MAX_SIZE);
+		} else {
+			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (m == MAP_FAILED) {
+				ret = read_stream(fd, name, blob, err);
+			} else {
+				(void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+				blob->data = m;
+				blob->size = (size_t)st.st_size;
+				blob->mapping = m;
+				ret = 0;
+			}
+		}
+	} else {
+		ret = read_stream(fd, name, blob, err);
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return ret;
+}
+
+void lsp_blob_release(struct lsp_blob *blob)
+{
+	if (blob == NULL)
+		return;
+	if (blob->mapping)
+		munmap(blob->mapping, blob->size);
+	free(blob->heap);
+	memset(blob, 0, sizeof(*blob));
+}
+
+void lsp_blob_drop(struct lsp_blob *blob, size_t upto)
+{
+	if (blob->mapping == NULL)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t end = upto / page * page;
+	if (end <= blob->dropped)
+		return;
+	(void)madvise((uint8_t *)blob->mapping + blob->dropped, end - blob->dropped,
+		      MADV_DONTNEED);
+	blob->dropped = end;
+}

@@ -1,0 +1,414 @@
+/* leaksnap: binary inputs — LEAKSNAP v1, raw bionic buffers, DDMS NHGT. */
+#include <stdio.h>
+#include <string.h>
+
+#include "format.h"
+#include "snapshot_internal.h"
+
+/* Decode a get_malloc_leak_info record area into @s. */
+int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t *area,
+		       uint64_t size, uint64_t base, unsigned ptr, unsigned frames,
+		       bool big_endian, struct leaksnap_error *err)
+{
+	uint64_t info = (uint64_t)ptr * (2 + frames);
+	uint64_t n = size / info;
+	/* The header's sizes were checked against the file, so these bounds are
+	 * at most the input's own size. */
+	if (lsp_snapshot_reserve(s, (size_t)n, (size_t)(n * frames), err))
+		return -1;
+	uint64_t (*load)(const uint8_t *, unsigned) = big_endian ? lsp_load_be : lsp_load_le;
+	uint64_t pcs[LSP_MAX_FRAMES];
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *p = area + i * info;
+		uint64_t raw_size = load(p, ptr);
+		uint64_t count = load(p + ptr, ptr);
+		uint32_t nf = 0;
+		for (; nf < frames; nf++) {
+			uint64_t pc = load(p + (2 + nf) * ptr, ptr);
+			if (pc == 0)
+				break; /* zero padding after the last frame */
+			pcs[nf] = pc;
+		}
+		if (lsp_snapshot_add(s, raw_size & ~LSP_ZYGOTE_BIT, count,
+				     (raw_size & LSP_ZYGOTE_BIT) != 0, pcs, nf, err))
+			return -1;
+		/* Every 16 MiB, let the kernel drop what is decoded. */
+		if ((i & 0xffff) == 0xffff)
+			lsp_blob_drop(blob, (size_t)(p - blob->data));
+	}
+	(void)base;
+	return 0;
+}
+
+/* LEAKSNAP v1 --------------------------------------------------------------- */
+
+struct field {
+	const char *name;
+	unsigned offset, width;
+};
+
+static const struct field header_fields[] = {
+	{"magic", 0, 8},          {"version", 8, 2},      {"pointer_size", 10, 1},
+	{"flags", 11, 1},         {"backtrace_size", 12, 4}, {"pid", 16, 4},
+	{"meta_size", 20, 4},     {"time_ns", 24, 8},     {"total_memory", 32, 8},
+	{"info_size", 40, 8},     {"records_size", 48, 8}, {"maps_size", 56, 8},
+};
+
+void snapshot_header_encode(const struct snapshot_header *h, uint8_t out[SNAPSHOT_HEADER_SIZE])
+{
+	memcpy(out, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN);
+	lsp_store_le(out + 8, 2, h->version);
+	out[10] = h->pointer_size;
+	out[11] = h->flags;
+	lsp_store_le(out + 12, 4, h->backtrace_size);
+	lsp_store_le(out + 16, 4, h->pid);
+	lsp_store_le(out + 20, 4, h->meta_size);
+	lsp_store_le(out + 24, 8, h->time_ns);
+	lsp_store_le(out + 32, 8, h->total_memory);
+	lsp_store_le(out + 40, 8, h->info_size);
+	lsp_store_le(out + 48, 8, h->records_size);
+	lsp_store_le(out + 56, 8, h->maps_size);
+}
+
+int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
+			   struct snapshot_header *h, const char *source,
+			   struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	memset(h, 0, sizeof(*h));
+	/* Check each complete field in order; stop at the first incomplete one. */
+	for (size_t i = 0; i < sizeof(header_fields) / sizeof(header_fields[0]); i++) {
+		const struct field *f = &header_fields[i];
+		if (len < (size_t)f->offset + f->width)
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, len,
+					    "truncated header: field '%s' needs bytes %u-%u, "
+					    "file ends after %zu bytes",
+					    f->name, f->offset, f->offset + f->width - 1, len);
+		const uint8_t *p = buf + f->offset;
+		switch (f->offset) {
+		case 0:
+			if (memcmp(p, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN) != 0)
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 0,
+						    "bad magic (expected 'LEAKSNAP')");
+			break;
+		case 8:
+			h->version = (uint16_t)lsp_load_le(p, 2);
+			if (h->version != LEAKSNAP_VERSION)
+				return lsp_error_at(err, LEAKSNAP_ERR_VERSION, source, 8,
+						    "unsupported LEAKSNAP version %u "
+						    "(this reader knows version %u)",
+						    h->version, LEAKSNAP_VERSION);
+			break;
+		case 10:
+			h->pointer_size = p[0];
+			if (h->pointer_size != 4 && h->pointer_size != 8)
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 10,
+						    "bad pointer_size %u (must be 4 or 8)",
+						    h->pointer_size);
+			break;
+		case 11:
+			h->flags = p[0];
+			if (h->flags & ~(SNAPSHOT_FLAG_BIG_ENDIAN | SNAPSHOT_FLAG_COUNT_IS_FRAMES))
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
+						    "unknown flag bits 0x%02x", h->flags);
+			break;
+		case 12:
+			h->backtrace_size = (uint32_t)lsp_load_le(p, 4);
+			if (h->backtrace_size < 1 || h->backtrace_size > LSP_MAX_FRAMES)
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 12,
+						    "bad backtrace_size %u (must be 1..%u)",
+						    h->backtrace_size, LSP_MAX_FRAMES);
+			break;
+		case 16: h->pid = (uint32_t)lsp_load_le(p, 4); break;
+		case 20: h->meta_size = (uint32_t)lsp_load_le(p, 4); break;
+		case 24: h->time_ns = lsp_load_le(p, 8); break;
+		case 32: h->total_memory = lsp_load_le(p, 8); break;
+		case 40:
+			h->info_size = lsp_load_le(p, 8);
+			if (h->info_size != (uint64_t)h->pointer_size * (2 + h->backtrace_size))
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 40,
+						    "info_size %llu is inconsistent: pointer_size %u "
+						    "x (2 + backtrace_size %u) is %u",
+						    (unsigned long long)h->info_size, h->pointer_size,
+						    h->backtrace_size,
+						    h->pointer_size * (2 + h->backtrace_size));
+			break;
+		case 48:
+			h->records_size = lsp_load_le(p, 8);
+			if (file_size < SNAPSHOT_HEADER_SIZE)
+				break; /* reported as a truncated header below */
+			if (h->records_size % h->info_size != 0)
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
+						    "records_size %llu is not a multiple of "
+						    "info_size %llu",
+						    (unsigned long long)h->records_size,
+						    (unsigned long long)h->info_size);
+			if (h->records_size > file_size - SNAPSHOT_HEADER_SIZE)
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
+						    "records_size %llu runs past the end of the file "
+						    "(%llu bytes follow the header)",
+						    (unsigned long long)h->records_size,
+						    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE));
+			break;
+		case 56:
+			h->maps_size = lsp_load_le(p, 8);
+			if (h->maps_size > file_size - SNAPSHOT_HEADER_SIZE - h->records_size)
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 56,
+						    "maps_size %llu runs past the end of the file "
+						    "(%llu bytes follow the records)",
+						    (unsigned long long)h->maps_size,
+						    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE -
+									 h->records_size));
+			break;
+		}
+	}
+	uint64_t rest = file_size - SNAPSHOT_HEADER_SIZE - h->records_size - h->maps_size;
+	if (h->meta_size > rest)
+		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 20,
+				    "meta_size %u runs past the end of the file "
+				    "(%llu bytes follow the maps)",
+				    h->meta_size, (unsigned long long)rest);
+	if (h->meta_size < rest)
+		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source,
+				    file_size - (rest - h->meta_size),
+				    "%llu trailing bytes after the metadata section",
+				    (unsigned long long)(rest - h->meta_size));
+	return 0;
+}
+
+/* Metadata: "key=value\n" lines. */
+static int parse_meta(struct snapshot *s, const uint8_t *p, uint64_t size, uint64_t base,
+		      struct leaksnap_error *err)
+{
+	uint64_t i = 0;
+	while (i < size) {
+		const uint8_t *line = p + i;
+		const uint8_t *nl = memchr(line, '\n', size - i);
+		if (nl == NULL)
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
+					    "metadata line does not end with a newline");
+		size_t len = (size_t)(nl - line);
+		if (memchr(line, '\0', len) != NULL)
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
+					    "NUL byte in metadata");
+		const uint8_t *eq = memchr(line, '=', len);
+		if (eq == NULL || eq == line)
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
+					    "metadata line is not 'key=value'");
+		if (lsp_snapshot_add_meta(s, (const char *)line, (size_t)(eq - line),
+					  (const char *)eq + 1, len - (size_t)(eq - line) - 1, err))
+			return -1;
+		i += len + 1;
+	}
+	return 0;
+}
+
+struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
+				   const struct snapshot_open_opts *opts,
+				   struct leaksnap_error *err)
+{
+	struct snapshot_header h;
+	if (snapshot_header_decode(blob->data, blob->size, blob->size, &h, source, err))
+		return NULL;
+	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_LEAKSNAP, source);
+	if (s == NULL) {
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		return NULL;
+	}
+	snprintf(s->version, sizeof(s->version), "%u", h.version);
+	s->pointer_size = h.pointer_size;
+	s->backtrace_size = h.backtrace_size;
+	s->big_endian = (h.flags & SNAPSHOT_FLAG_BIG_ENDIAN) != 0;
+	s->pid = h.pid ? (int64_t)h.pid : -1;
+	s->has_time = h.time_ns != 0;
+	s->time_ns = h.time_ns;
+	s->has_producer_total = true;
+	s->producer_total = h.total_memory;
+
+	uint64_t off = SNAPSHOT_HEADER_SIZE;
+	if (lsp_decode_records(s, blob, blob->data + off, h.records_size, off, h.pointer_size,
+			       h.backtrace_size, s->big_endian, err))
+		goto fail;
+	off += h.records_size;
+	if (h.maps_size &&
+	    lsp_snapshot_set_maps(s, (const char *)blob->data + off, (size_t)h.maps_size, 0, off,
+				  err))
+		goto fail;
+	off += h.maps_size;
+	if (parse_meta(s, blob->data + off, h.meta_size, off, err))
+		goto fail;
+	if (lsp_snapshot_finalize(s, opts->count_is_frames,
+				  (h.flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) != 0,
+				  LSP_COUNTS_NEVER_DETECT, err))
+		goto fail;
+	return s;
+fail:
+	snapshot_close(s);
+	return NULL;
+}
+
+/* Raw bionic buffer ---------------------------------------------------------- */
+
+struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
+			      const struct snapshot_open_opts *opts, struct leaksnap_error *err)
+{
+	unsigned ptr = opts->pointer_size, frames = opts->frames;
+	if (ptr != 4 && ptr != 8) {
+		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "--pointer-size must be 4 or 8");
+		return NULL;
+	}
+	if (frames < 1 || frames > LSP_MAX_FRAMES) {
+		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "--frames must be 1..%u", LSP_MAX_FRAMES);
+		return NULL;
+	}
+	uint64_t info = (uint64_t)ptr * (2 + frames);
+	if (blob->size % info != 0) {
+		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size / info * info,
+			     "size %zu is not a multiple of the record size %llu "
+			     "(pointer size %u, %u frames): truncated or wrong --frames",
+			     blob->size, (unsigned long long)info, ptr, frames);
+		return NULL;
+	}
+	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_BIONIC_RAW, source);
+	if (s == NULL) {
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		return NULL;
+	}
+	s->pointer_size = ptr;
+	s->backtrace_size = frames;
+	if (lsp_decode_records(s, blob, blob->data, blob->size, 0, ptr, frames, false, err) ||
+	    lsp_snapshot_finalize(s, opts->count_is_frames, false, LSP_COUNTS_MAY_DETECT, err)) {
+		snapshot_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* DDMS NHGT ------------------------------------------------------------------
+ * New header: u32 signature, u16 version, u16 pointerSize, then five size_t
+ * (mapSize, allocSize, allocInfoSize, totalMemory, backtraceSize) of
+ * pointerSize bytes.  Old 32-bit header: the five fields only, 4 bytes each.
+ * Then mapSize bytes of maps text, then the record area. */
+
+static const char *const nhgt_fields[] = {"mapSize", "allocSize", "allocInfoSize",
+					  "totalMemory", "backtraceSize"};
+
+bool lsp_nhgt_old_matches(const struct lsp_blob *blob)
+{
+	if (blob->size < 20)
+		return false;
+	uint64_t v[5];
+	for (int i = 0; i < 5; i++)
+		v[i] = lsp_load_le(blob->data + 4 * i, 4);
+	uint64_t map = v[0], alloc = v[1], info = v[2], bt = v[4];
+	if (20 + map + alloc != blob->size)
+		return false;
+	if (info == 0)
+		return alloc == 0;
+	if (bt < 1 || bt > LSP_MAX_FRAMES || info != 4 * (2 + bt) || alloc % info)
+		return false;
+	/* Maps text starts with a hex address. */
+	if (map > 0) {
+		uint8_t c = blob->data[20];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool old_header,
+			       const struct snapshot_open_opts *opts, struct leaksnap_error *err)
+{
+	unsigned ptr = 4, version = 0;
+	uint64_t off = 0;
+	if (!old_header) {
+		if (blob->size < 8) {
+			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size,
+				     "truncated NHGT header (%zu of 8 bytes)", blob->size);
+			return NULL;
+		}
+		version = (unsigned)lsp_load_le(blob->data + 4, 2);
+		ptr = (unsigned)lsp_load_le(blob->data + 6, 2);
+		if (ptr != 4 && ptr != 8) {
+			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 6,
+				     "bad NHGT pointerSize %u (must be 4 or 8)", ptr);
+			return NULL;
+		}
+		off = 8;
+	}
+	uint64_t v[5];
+	for (int i = 0; i < 5; i++) {
+		if (blob->size < off + ptr) {
+			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size,
+				     "truncated NHGT header: field '%s' at byte offset %llu "
+				     "needs %u bytes", nhgt_fields[i], (unsigned long long)off, ptr);
+			return NULL;
+		}
+		v[i] = lsp_load_le(blob->data + off, ptr);
+		off += ptr;
+	}
+	uint64_t map = v[0], alloc = v[1], info = v[2], total = v[3], bt = v[4];
+	uint64_t hdr = off, field_base = old_header ? 0 : 8;
+	if (info != 0 || alloc != 0) {
+		if (bt < 1 || bt > LSP_MAX_FRAMES) {
+			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + 4 * ptr,
+				     "bad backtraceSize %llu (must be 1..%u)",
+				     (unsigned long long)bt, LSP_MAX_FRAMES);
+			return NULL;
+		}
+		if (info != ptr * (2 + bt)) {
+			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + 2 * ptr,
+				     "allocInfoSize %llu is inconsistent: pointer size %u x "
+				     "(2 + backtraceSize %llu) is %llu",
+				     (unsigned long long)info, ptr, (unsigned long long)bt,
+				     (unsigned long long)(ptr * (2 + bt)));
+			return NULL;
+		}
+		if (alloc % info) {
+			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + ptr,
+				     "allocSize %llu is not a multiple of allocInfoSize %llu",
+				     (unsigned long long)alloc, (unsigned long long)info);
+			return NULL;
+		}
+	}
+	uint64_t avail = blob->size - hdr;
+	if (map > avail) {
+		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base,
+			     "mapSize %llu runs past the end of the file (%llu bytes follow the "
+			     "header)", (unsigned long long)map, (unsigned long long)avail);
+		return NULL;
+	}
+	if (alloc > avail - map) {
+		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + ptr,
+			     "allocSize %llu runs past the end of the file (%llu bytes follow "
+			     "the maps)", (unsigned long long)alloc,
+			     (unsigned long long)(avail - map));
+		return NULL;
+	}
+	if (alloc < avail - map) {
+		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, hdr + map + alloc,
+			     "%llu trailing bytes after the record area",
+			     (unsigned long long)(avail - map - alloc));
+		return NULL;
+	}
+	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_DDMS_NHGT, source);
+	if (s == NULL) {
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		return NULL;
+	}
+	if (!old_header)
+		snprintf(s->version, sizeof(s->version), "%u", version);
+	s->pointer_size = ptr;
+	s->backtrace_size = (unsigned)bt;
+	s->has_producer_total = true;
+	s->producer_total = total;
+	if ((map && lsp_snapshot_set_maps(s, (const char *)blob->data + hdr, (size_t)map, 0, hdr,
+					  err)) ||
+	    (alloc && lsp_decode_records(s, blob, blob->data + hdr + map, alloc, hdr + map, ptr,
+					 (unsigned)bt, false, err)) ||
+	    lsp_snapshot_finalize(s, opts->count_is_frames, false, LSP_COUNTS_MAY_DETECT, err)) {
+		snapshot_close(s);
+		return NULL;
+	}
+	return s;
+}

@@ -1,0 +1,490 @@
+/* leaksnap: the snapshot model — builder, merging, accessors. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot_internal.h"
+
+struct snapshot *lsp_snapshot_new(enum snapshot_format format, const char *source)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	s->format = format;
+	s->pid = -1;
+	snprintf(s->source, sizeof(s->source), "%s", source ? source : "");
+	return s;
+}
+
+void snapshot_close(struct snapshot *s)
+{
+	if (s == NULL)
+		return;
+	free(s->records);
+	free(s->frame_off);
+	free(s->frames);
+	free(s->maps);
+	for (size_t i = 0; i < s->nmeta; i++) {
+		free((char *)(uintptr_t)s->meta[i].key);
+		free((char *)(uintptr_t)s->meta[i].value);
+	}
+	free(s->meta);
+	for (size_t i = 0; i < s->nwarnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
+	free(s);
+}
+
+static int nomem(const struct snapshot *s, struct leaksnap_error *err)
+{
+	return lsp_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
+}
+
+/* Grow an array to hold at least @need elements of @elsize bytes. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elsize)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 64;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elsize)
+			return -1;
+		ncap *= 2;
+	}
+	void *n = realloc(*arr, ncap * elsize);
+	if (n == NULL)
+		return -1;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
+			 struct leaksnap_error *err)
+{
+	size_t rcap = s->records_cap;
+	if (records > SIZE_MAX / sizeof(struct snapshot_record) ||
+	    frames > SIZE_MAX / sizeof(uint64_t))
+		return nomem(s, err);
+	if (records > rcap) {
+		void *r = realloc(s->records, records * sizeof(*s->records));
+		if (r == NULL)
+			return nomem(s, err);
+		s->records = r;
+		void *o = realloc(s->frame_off, records * sizeof(*s->frame_off));
+		if (o == NULL)
+			return nomem(s, err);
+		s->frame_off = o;
+		s->records_cap = records;
+	}
+	if (frames > s->frames_cap) {
+		void *f = realloc(s->frames, frames * sizeof(*s->frames));
+		if (f == NULL)
+			return nomem(s, err);
+		s->frames = f;
+		s->frames_cap = frames;
+	}
+	return 0;
+}
+
+int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bool zygote,
+			   struct leaksnap_error *err)
+{
+	if (s->nrecords == s->records_cap) {
+		size_t cap = s->records_cap;
+		if (grow((void **)&s->records, &cap, s->nrecords + 1, sizeof(*s->records)))
+			return nomem(s, err);
+		size_t ocap = s->records_cap;
+		if (grow((void **)&s->frame_off, &ocap, cap, sizeof(*s->frame_off)) || ocap < cap)
+			return nomem(s, err);
+		s->records_cap = cap;
+	}
+	struct snapshot_record *r = &s->records[s->nrecords];
+	r->size = size;
+	r->count = count;
+	r->zygote = zygote;
+	r->frames = NULL;
+	r->frame_count = 0;
+	s->frame_off[s->nrecords] = s->nframes;
+	s->nrecords++;
+	return 0;
+}
+
+int lsp_snapshot_add_frame(struct snapshot *s, uint64_t pc, struct leaksnap_error *err)
+{
+	if (s->nframes == s->frames_cap &&
+	    grow((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames)))
+		return nomem(s, err);
+	s->frames[s->nframes++] = pc;
+	s->records[s->nrecords - 1].frame_count++;
+	return 0;
+}
+
+int lsp_snapshot_add(struct snapshot *s, uint64_t size, uint64_t count, bool zygote,
+		     const uint64_t *frames, uint32_t nframes, struct leaksnap_error *err)
+{
+	if (lsp_snapshot_add_begin(s, size, count, zygote, err))
+		return -1;
+	if (grow((void **)&s->frames, &s->frames_cap, s->nframes + nframes, sizeof(*s->frames)))
+		return nomem(s, err);
+	memcpy(s->frames + s->nframes, frames, nframes * sizeof(*frames));
+	s->nframes += nframes;
+	s->records[s->nrecords - 1].frame_count = nframes;
+	return 0;
+}
+
+int lsp_snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
+			  unsigned long line, uint64_t offset, struct leaksnap_error *err)
+{
+	char *copy = malloc(len + 1);
+	if (copy == NULL)
+		return nomem(s, err);
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	free(s->maps);
+	s->maps = copy;
+	s->maps_len = len;
+	s->maps_line = line;
+	s->maps_offset = offset;
+	return 0;
+}
+
+int lsp_snapshot_add_meta(struct snapshot *s, const char *key, size_t key_len,
+			  const char *value, size_t value_len, struct leaksnap_error *err)
+{
+	if (grow((void **)&s->meta, &s->meta_cap, s->nmeta + 1, sizeof(*s->meta)))
+		return nomem(s, err);
+	char *k = strndup(key, key_len);
+	char *v = strndup(value, value_len);
+	if (k == NULL || v == NULL) {
+		free(k);
+		free(v);
+		return nomem(s, err);
+	}
+	s->meta[s->nmeta].key = k;
+	s->meta[s->nmeta].value = v;
+	s->nmeta++;
+	return 0;
+}
+
+int lsp_snapshot_warn(struct snapshot *s, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char **w = realloc(s->warnings, (s->nwarnings + 1) * sizeof(*w));
+	if (w == NULL)
+		return -1;
+	s->warnings = w;
+	if ((w[s->nwarnings] = strdup(buf)) == NULL)
+		return -1;
+	s->nwarnings++;
+	return 0;
+}
+
+/* Merging ------------------------------------------------------------------ */
+
+static inline uint64_t mix64(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+static uint64_t record_hash(const struct snapshot_record *r, const uint64_t *frames)
+{
+	uint64_t h = mix64(r->size, r->zygote ? 0x5a5a : 0xa5a5);
+	h = mix64(h, r->frame_count);
+	for (uint32_t i = 0; i < r->frame_count; i++)
+		h = mix64(h, frames[i]);
+	return h;
+}
+
+/* Android 7 wrote the number of frames (or the backtrace size) where the
+ * count belongs.  Recognise it only when every record fits that pattern and
+ * at least one "count" exceeds 1: a real dump with all counts equal to the
+ * stack depth is implausible. */
+static bool counts_look_like_frames(const struct snapshot *s)
+{
+	bool above_one = false;
+	for (size_t i = 0; i < s->nrecords; i++) {
+		const struct snapshot_record *r = &s->records[i];
+		if (r->count != r->frame_count && r->count != s->backtrace_size)
+			return false;
+		if (r->count > 1)
+			above_one = true;
+	}
+	return above_one;
+}
+
+static int merge_records(struct snapshot *s, struct leaksnap_error *err)
+{
+	size_t n = s->nrecords;
+	if (n == 0)
+		return 0;
+	size_t cap = 16;
+	while (cap < n * 2)
+		cap *= 2;
+	uint32_t *slots = malloc(cap * sizeof(*slots));
+	if (slots == NULL)
+		return nomem(s, err);
+	memset(slots, 0xff, cap * sizeof(*slots));
+
+	size_t out = 0, fout = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct snapshot_record r = s->records[i];
+		const uint64_t *fr = s->frames + s->frame_off[i];
+		uint64_t h = record_hash(&r, fr);
+		size_t slot = h & (cap - 1);
+		bool merged = false;
+		while (slots[slot] != UINT32_MAX) {
+			struct snapshot_record *o = &s->records[slots[slot]];
+			if (o->size == r.size && o->zygote == r.zygote &&
+			    o->frame_count == r.frame_count &&
+			    memcmp(s->frames + s->frame_off[slots[slot]], fr,
+				   r.frame_count * sizeof(*fr)) == 0) {
+				if (lsp_add_u64(o->count, r.count, &o->count)) {
+					free(slots);
+					return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+							 "allocation counts overflow when merging "
+							 "duplicate records");
+				}
+				merged = true;
+				break;
+			}
+			slot = (slot + 1) & (cap - 1);
+		}
+		if (merged)
+			continue;
+		/* Compact in place: out <= i and fout <= frame_off[i]. */
+		if (fout != s->frame_off[i])
+			memmove(s->frames + fout, fr, r.frame_count * sizeof(*fr));
+		s->records[out] = r;
+		s->frame_off[out] = fout;
+		slots[slot] = (uint32_t)out;
+		fout += r.frame_count;
+		out++;
+	}
+	free(slots);
+	s->nrecords = out;
+	s->nframes = fout;
+	return 0;
+}
+
+int lsp_snapshot_finalize(struct snapshot *s, bool force, bool flagged,
+			  enum lsp_count_hint hint, struct leaksnap_error *err)
+{
+	if (s->nrecords > UINT32_MAX - 1)
+		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source, "more than %u records",
+				 UINT32_MAX - 1);
+	if (force)
+		s->count_mode = SNAPSHOT_COUNTS_FORCED;
+	else if (flagged)
+		s->count_mode = SNAPSHOT_COUNTS_FLAGGED;
+	else if (hint == LSP_COUNTS_MAY_DETECT && counts_look_like_frames(s))
+		s->count_mode = SNAPSHOT_COUNTS_DETECTED;
+	else
+		s->count_mode = SNAPSHOT_COUNTS_REAL;
+
+	for (size_t i = 0; i < s->nrecords; i++) {
+		if (s->count_mode != SNAPSHOT_COUNTS_REAL)
+			s->records[i].count = 1; /* each record was one allocation */
+		else if (s->records[i].count == 0)
+			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+					 "record %zu has an allocation count of 0", i + 1);
+	}
+	if (merge_records(s, err))
+		return -1;
+
+	s->records_bytes = 0;
+	s->allocation_count = 0;
+	for (size_t i = 0; i < s->nrecords; i++) {
+		struct snapshot_record *r = &s->records[i];
+		uint64_t bytes;
+		if (lsp_mul_u64(r->size, r->count, &bytes) ||
+		    lsp_add_u64(s->records_bytes, bytes, &s->records_bytes) ||
+		    lsp_add_u64(s->allocation_count, r->count, &s->allocation_count))
+			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+					 "record sizes overflow 64 bits (size %llu x count %llu)",
+					 (unsigned long long)r->size,
+					 (unsigned long long)r->count);
+		r->frames = s->frames + s->frame_off[i];
+	}
+	if (s->records_bytes > (uint64_t)INT64_MAX || s->allocation_count > (uint64_t)INT64_MAX)
+		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source,
+				 "absurd totals: %llu bytes in %llu allocations (limit 2^63)",
+				 (unsigned long long)s->records_bytes,
+				 (unsigned long long)s->allocation_count);
+	if (s->has_producer_total && s->producer_total > (uint64_t)INT64_MAX)
+		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source,
+				 "absurd total memory %llu (limit 2^63)",
+				 (unsigned long long)s->producer_total);
+	free(s->frame_off);
+	s->frame_off = NULL;
+	/* Give back what merging and trimming zero padding freed. */
+	if (s->nframes < s->frames_cap / 2 && s->nframes > 0) {
+		uint64_t *f = realloc(s->frames, s->nframes * sizeof(*f));
+		if (f != NULL) {
+			for (size_t i = 0; i < s->nrecords; i++)
+				s->records[i].frames = f + (s->records[i].frames - s->frames);
+			s->frames = f;
+			s->frames_cap = s->nframes;
+		}
+	}
+	if (s->has_producer_total && s->producer_total != s->records_bytes &&
+	    s->count_mode == SNAPSHOT_COUNTS_REAL)
+		lsp_snapshot_warn(s, "total memory %llu differs from the records' sum %llu",
+				  (unsigned long long)s->producer_total,
+				  (unsigned long long)s->records_bytes);
+	return 0;
+}
+
+/* Accessors ---------------------------------------------------------------- */
+
+const char *snapshot_format_name(enum snapshot_format format)
+{
+	switch (format) {
+	case SNAPSHOT_FORMAT_LEAKSNAP: return "leaksnap";
+	case SNAPSHOT_FORMAT_BIONIC_RAW: return "bionic-raw";
+	case SNAPSHOT_FORMAT_ANDROID_TEXT: return "android-text";
+	case SNAPSHOT_FORMAT_DDMS_NHGT: return "ddms-nhgt";
+	}
+	return "unknown";
+}
+
+enum snapshot_format snapshot_format(const struct snapshot *s) { return s->format; }
+const char *snapshot_source(const struct snapshot *s) { return s->source; }
+const char *snapshot_version(const struct snapshot *s)
+{
+	return s->version[0] ? s->version : NULL;
+}
+unsigned snapshot_pointer_size(const struct snapshot *s) { return s->pointer_size; }
+unsigned snapshot_backtrace_size(const struct snapshot *s) { return s->backtrace_size; }
+bool snapshot_big_endian(const struct snapshot *s) { return s->big_endian; }
+int64_t snapshot_pid(const struct snapshot *s) { return s->pid; }
+bool snapshot_time_ns(const struct snapshot *s, uint64_t *out)
+{
+	if (out)
+		*out = s->time_ns;
+	return s->has_time;
+}
+uint64_t snapshot_total_memory(const struct snapshot *s)
+{
+	return s->has_producer_total ? s->producer_total : s->records_bytes;
+}
+uint64_t snapshot_records_bytes(const struct snapshot *s) { return s->records_bytes; }
+uint64_t snapshot_allocation_count(const struct snapshot *s) { return s->allocation_count; }
+enum snapshot_count_mode snapshot_count_mode(const struct snapshot *s) { return s->count_mode; }
+size_t snapshot_record_count(const struct snapshot *s) { return s->nrecords; }
+
+const struct snapshot_record *snapshot_record(const struct snapshot *s, size_t index)
+{
+	return index < s->nrecords ? &s->records[index] : NULL;
+}
+
+const char *snapshot_maps(const struct snapshot *s, size_t *len, unsigned long *line,
+			  uint64_t *offset)
+{
+	if (len)
+		*len = s->maps_len;
+	if (line)
+		*line = s->maps_line;
+	if (offset)
+		*offset = s->maps_offset;
+	return s->maps;
+}
+
+int snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
+		      struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	return lsp_snapshot_set_maps(s, text, len, 1, 0, err);
+}
+
+size_t snapshot_meta_count(const struct snapshot *s) { return s->nmeta; }
+const struct snapshot_meta *snapshot_meta(const struct snapshot *s, size_t index)
+{
+	return index < s->nmeta ? &s->meta[index] : NULL;
+}
+const char *snapshot_meta_get(const struct snapshot *s, const char *key)
+{
+	for (size_t i = 0; i < s->nmeta; i++)
+		if (strcmp(s->meta[i].key, key) == 0)
+			return s->meta[i].value;
+	return NULL;
+}
+size_t snapshot_warning_count(const struct snapshot *s) { return s->nwarnings; }
+const char *snapshot_warning(const struct snapshot *s, size_t index)
+{
+	return index < s->nwarnings ? s->warnings[index] : NULL;
+}
+
+/* Ranking ------------------------------------------------------------------ */
+
+/* > 0 when record a ranks before record b. */
+static int rank_cmp(const struct snapshot_record *a, size_t ia, const struct snapshot_record *b,
+		    size_t ib)
+{
+	uint64_t ta = a->size * a->count, tb = b->size * b->count; /* checked at finalize */
+	if (ta != tb)
+		return ta > tb ? 1 : -1;
+	if (a->size != b->size)
+		return a->size > b->size ? 1 : -1;
+	if (a->count != b->count)
+		return a->count > b->count ? 1 : -1;
+	if (a->zygote != b->zygote)
+		return a->zygote ? -1 : 1;
+	uint32_t n = a->frame_count < b->frame_count ? a->frame_count : b->frame_count;
+	for (uint32_t i = 0; i < n; i++)
+		if (a->frames[i] != b->frames[i])
+			return a->frames[i] < b->frames[i] ? 1 : -1;
+	if (a->frame_count != b->frame_count)
+		return a->frame_count < b->frame_count ? 1 : -1;
+	return ia < ib ? 1 : (ia > ib ? -1 : 0);
+}
+
+/* Min-heap on rank: the root is the weakest of the current top. */
+static void heap_sift_down(const struct snapshot *s, size_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && rank_cmp(&s->records[h[l]], h[l], &s->records[h[m]], h[m]) < 0)
+			m = l;
+		if (r < n && rank_cmp(&s->records[h[r]], h[r], &s->records[h[m]], h[m]) < 0)
+			m = r;
+		if (m == i)
+			return;
+		size_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+size_t snapshot_records_top(const struct snapshot *s, size_t limit, size_t *out)
+{
+	size_t n = limit < s->nrecords ? limit : s->nrecords;
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		out[i] = i;
+	for (size_t i = n / 2; i-- > 0;)
+		heap_sift_down(s, out, n, i);
+	for (size_t i = n; i < s->nrecords; i++) {
+		if (rank_cmp(&s->records[i], i, &s->records[out[0]], out[0]) > 0) {
+			out[0] = i;
+			heap_sift_down(s, out, n, 0);
+		}
+	}
+	/* Heap sort in place: repeatedly move the weakest to the end. */
+	for (size_t end = n; end > 1; end--) {
+		size_t t = out[0];
+		out[0] = out[end - 1];
+		out[end - 1] = t;
+		heap_sift_down(s, out, end - 1, 0);
+	}
+	return n;
+}

@@ -1,0 +1,265 @@
+/* leaksnap: heap snapshot model and readers/writer.
+ *
+ * One in-memory model for every snapshot format leaksnap reads: the LEAKSNAP
+ * v1 container, raw bionic get_malloc_leak_info buffers, Android text heap
+ * dumps (v1.0, v1.1, v1.2) and DDMS NHGT payloads.  The format is detected
+ * from the content, never from the file name.
+ *
+ * Conventions (shared by every leaksnap library header):
+ *  - Functions that can fail take a caller-owned `struct leaksnap_error *`
+ *    (may be NULL), return NULL or a negative value on failure and fill the
+ *    error record.  The library never prints and never exits.
+ *  - Objects are opaque handles with an open/close pair; close accepts NULL.
+ *  - Pointers returned by accessors are borrowed: valid until the owning
+ *    object is closed.
+ */
+#ifndef LEAKSNAP_SNAPSHOT_H
+#define LEAKSNAP_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef LEAKSNAP_API
+#define LEAKSNAP_API __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------ */
+
+/* X-macro: code, short description.  Produces the enum and the names. */
+#define LEAKSNAP_ERRORS(X)                                   \
+	X(LEAKSNAP_OK, "success")                            \
+	X(LEAKSNAP_ERR_IO, "I/O error")                      \
+	X(LEAKSNAP_ERR_NOMEM, "out of memory")               \
+	X(LEAKSNAP_ERR_FORMAT, "malformed input")            \
+	X(LEAKSNAP_ERR_VERSION, "unsupported version")       \
+	X(LEAKSNAP_ERR_UNKNOWN_FORMAT, "unrecognized format") \
+	X(LEAKSNAP_ERR_USAGE, "invalid argument")            \
+	X(LEAKSNAP_ERR_LIMIT, "resource limit exceeded")     \
+	X(LEAKSNAP_ERR_EXISTS, "file exists")
+
+enum leaksnap_code {
+#define LEAKSNAP_X_ENUM(code, text) code,
+	LEAKSNAP_ERRORS(LEAKSNAP_X_ENUM)
+#undef LEAKSNAP_X_ENUM
+	LEAKSNAP_ERR__COUNT
+};
+
+#define LEAKSNAP_ERROR_SOURCE_MAX 256
+#define LEAKSNAP_ERROR_TEXT_MAX 256
+
+/* Caller-owned error record.  The first error set wins; every public entry
+ * point that takes one clears it first. */
+struct leaksnap_error {
+	int code;                              /* enum leaksnap_code */
+	char source[LEAKSNAP_ERROR_SOURCE_MAX]; /* file name, "<stdin>", or "" */
+	bool has_offset;                       /* offset below is meaningful */
+	uint64_t offset;                       /* byte offset in source */
+	unsigned long line;                    /* 1-based line, 0 = none */
+	char text[LEAKSNAP_ERROR_TEXT_MAX];    /* what is wrong, lower case */
+};
+
+/* Reset @err to LEAKSNAP_OK (NULL-safe). */
+LEAKSNAP_API void leaksnap_error_clear(struct leaksnap_error *err);
+
+/* Short description of an error code ("malformed input"). Never NULL. */
+LEAKSNAP_API const char *leaksnap_code_string(int code);
+
+/* Format @err as "<source>: line N: <text>", "<source>: byte offset N: <text>"
+ * or "<source>: <text>" into @buf (always NUL-terminated when @size > 0).
+ * Returns @buf. */
+LEAKSNAP_API char *leaksnap_error_format(const struct leaksnap_error *err,
+					 char *buf, size_t size);
+
+/* ------------------------------------------------------------------------
+ * The snapshot model
+ * ------------------------------------------------------------------------ */
+
+enum snapshot_format {
+	SNAPSHOT_FORMAT_LEAKSNAP = 0,   /* LEAKSNAP v1 container */
+	SNAPSHOT_FORMAT_BIONIC_RAW,     /* bare get_malloc_leak_info buffer */
+	SNAPSHOT_FORMAT_ANDROID_TEXT,   /* "Android Native Heap Dump v1.x" */
+	SNAPSHOT_FORMAT_DDMS_NHGT,      /* DDMS native heap payload */
+};
+
+/* How the Android 7 layout (second field = frame count) was decided. */
+enum snapshot_count_mode {
+	SNAPSHOT_COUNTS_REAL = 0,       /* second field is the allocation count */
+	SNAPSHOT_COUNTS_FLAGGED,        /* LEAKSNAP header flag bit 1 */
+	SNAPSHOT_COUNTS_DETECTED,       /* recognised from the content */
+	SNAPSHOT_COUNTS_FORCED,         /* --count-is-frames */
+};
+
+/* One aggregated record: @count live allocations of @size bytes each with
+ * the same stack.  @frames are PCs widened to 64 bits, innermost first,
+ * return addresses as captured; trailing zero padding is not included. */
+struct snapshot_record {
+	uint64_t size;          /* real size (zygote bit removed) */
+	uint64_t count;         /* live allocations (>= 1 after correction) */
+	const uint64_t *frames; /* @frame_count PCs, borrowed */
+	uint32_t frame_count;
+	bool zygote;            /* allocated in a zygote child (bit 31) */
+};
+
+/* A metadata line "key=value" (LEAKSNAP), or a header fact of another
+ * format (e.g. "build_fingerprint" from a text dump).  Borrowed strings. */
+struct snapshot_meta {
+	const char *key;
+	const char *value;
+};
+
+/* Options for snapshot_open().  Zero-initialise, then set what you need. */
+struct snapshot_open_opts {
+	unsigned pointer_size;  /* raw buffers: 4 or 8 (0 = not given) */
+	unsigned frames;        /* raw buffers: backtrace size (0 = not given) */
+	bool count_is_frames;   /* force the Android 7 interpretation */
+};
+
+struct snapshot;
+
+/* Open the snapshot at @path ("-" reads standard input) in any supported
+ * format.  A LEAKSNAP, text or NHGT input is recognised by its content;
+ * anything else is read as a raw bionic buffer when @opts gives both
+ * pointer_size and frames.
+ * Returns a new snapshot to be released with snapshot_close(), or NULL with
+ * @err filled (file name plus byte offset or line number). */
+LEAKSNAP_API struct snapshot *snapshot_open(const char *path,
+					    const struct snapshot_open_opts *opts,
+					    struct leaksnap_error *err);
+
+/* Same as snapshot_open() for @size bytes at @data; @source names it in
+ * errors.  @data is not retained. */
+LEAKSNAP_API struct snapshot *snapshot_open_memory(const void *data, size_t size,
+						   const char *source,
+						   const struct snapshot_open_opts *opts,
+						   struct leaksnap_error *err);
+
+/* Release @snap and everything borrowed from it.  NULL-safe. */
+LEAKSNAP_API void snapshot_close(struct snapshot *snap);
+
+/* "leaksnap", "bionic-raw", "android-text", "ddms-nhgt". */
+LEAKSNAP_API const char *snapshot_format_name(enum snapshot_format format);
+
+LEAKSNAP_API enum snapshot_format snapshot_format(const struct snapshot *snap);
+/* The name the snapshot was opened under (path, "<stdin>" or the source
+ * given to snapshot_open_memory). */
+LEAKSNAP_API const char *snapshot_source(const struct snapshot *snap);
+/* Version as written by the producer: "1" (LEAKSNAP), "1.0"/"1.1"/"1.2"
+ * (text), the NHGT header's version ("2"), or NULL (raw, old NHGT). */
+LEAKSNAP_API const char *snapshot_version(const struct snapshot *snap);
+LEAKSNAP_API unsigned snapshot_pointer_size(const struct snapshot *snap);
+/* Frames per record slot (B); for text dumps without a "Backtrace size:"
+ * line, the longest stack seen. */
+LEAKSNAP_API unsigned snapshot_backtrace_size(const struct snapshot *snap);
+/* True when the records' fields were big-endian (LEAKSNAP flag bit 0). */
+LEAKSNAP_API bool snapshot_big_endian(const struct snapshot *snap);
+/* Process id, or -1 when the format does not carry one. */
+LEAKSNAP_API int64_t snapshot_pid(const struct snapshot *snap);
+/* Capture time in ns since the epoch; false when unknown. */
+LEAKSNAP_API bool snapshot_time_ns(const struct snapshot *snap, uint64_t *out);
+/* The producer's own total (header or "Total memory:"), else the records'. */
+LEAKSNAP_API uint64_t snapshot_total_memory(const struct snapshot *snap);
+/* Sum of size * count over all records. */
+LEAKSNAP_API uint64_t snapshot_records_bytes(const struct snapshot *snap);
+/* Sum of count over all records. */
+LEAKSNAP_API uint64_t snapshot_allocation_count(const struct snapshot *snap);
+LEAKSNAP_API enum snapshot_count_mode snapshot_count_mode(const struct snapshot *snap);
+
+/* Records after merging duplicates, in input order of first appearance. */
+LEAKSNAP_API size_t snapshot_record_count(const struct snapshot *snap);
+LEAKSNAP_API const struct snapshot_record *snapshot_record(const struct snapshot *snap,
+							   size_t index);
+
+/* Fill @out with the indexes of the @limit largest records by total bytes
+ * (size * count), largest first; ties broken by size, count, app before
+ * zygote, then stack.  Returns the number written (min(@limit, count)). */
+LEAKSNAP_API size_t snapshot_records_top(const struct snapshot *snap, size_t limit,
+					 size_t *out);
+
+/* Maps text (/proc/pid/maps) carried by the input; NULL with *len = 0 when
+ * it has none.  *line and *offset (either may be NULL) receive the 1-based
+ * line number (text inputs, else 0) and byte offset of its first byte in
+ * the input, so that maps errors can point into the original file. */
+LEAKSNAP_API const char *snapshot_maps(const struct snapshot *snap, size_t *len,
+				       unsigned long *line, uint64_t *offset);
+
+/* Replace the maps text with a copy of @len bytes at @text (--maps FILE).
+ * Returns 0, or -1 with @err filled. */
+LEAKSNAP_API int snapshot_set_maps(struct snapshot *snap, const char *text, size_t len,
+				   struct leaksnap_error *err);
+
+/* Metadata lines in input order. */
+LEAKSNAP_API size_t snapshot_meta_count(const struct snapshot *snap);
+LEAKSNAP_API const struct snapshot_meta *snapshot_meta(const struct snapshot *snap,
+						       size_t index);
+/* Value of the first metadata line with @key, or NULL. */
+LEAKSNAP_API const char *snapshot_meta_get(const struct snapshot *snap, const char *key);
+
+/* Non-fatal findings while reading (e.g. total_memory differs from the
+ * records' sum), as complete sentences without the file name. */
+LEAKSNAP_API size_t snapshot_warning_count(const struct snapshot *snap);
+LEAKSNAP_API const char *snapshot_warning(const struct snapshot *snap, size_t index);
+
+/* ------------------------------------------------------------------------
+ * Writing LEAKSNAP v1
+ * ------------------------------------------------------------------------ */
+
+#define SNAPSHOT_HEADER_SIZE 64
+
+/* Header fields of a LEAKSNAP v1 file, host byte order. */
+struct snapshot_header {
+	uint16_t version;        /* 1 */
+	uint8_t pointer_size;    /* 4 or 8 */
+	uint8_t flags;           /* SNAPSHOT_FLAG_* */
+	uint32_t backtrace_size; /* 1..256 */
+	uint32_t pid;
+	uint32_t meta_size;
+	uint64_t time_ns;
+	uint64_t total_memory;
+	uint64_t info_size;      /* pointer_size * (2 + backtrace_size) */
+	uint64_t records_size;
+	uint64_t maps_size;
+};
+
+#define SNAPSHOT_FLAG_BIG_ENDIAN 0x01u
+#define SNAPSHOT_FLAG_COUNT_IS_FRAMES 0x02u
+
+/* Encode @hdr into the 64-byte on-disk header at @out.  Never allocates;
+ * safe to call from the malloc hook. */
+LEAKSNAP_API void snapshot_header_encode(const struct snapshot_header *hdr,
+					 uint8_t out[SNAPSHOT_HEADER_SIZE]);
+
+/* Decode and validate a LEAKSNAP header from the first @len bytes at @buf of
+ * a file of @file_size bytes (every FORMAT.md rule, including the file size).
+ * Returns 0, or -1 with @err filled (byte offset of the bad field). */
+LEAKSNAP_API int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
+					struct snapshot_header *hdr, const char *source,
+					struct leaksnap_error *err);
+
+/* Options for snapshot_save(). */
+struct snapshot_save_opts {
+	bool big_endian;        /* write record fields big-endian */
+	unsigned pointer_size;  /* 0 = the snapshot's own */
+};
+
+/* Write @snap as a LEAKSNAP v1 file at @path, with its maps embedded and
+ * its metadata kept.  Counts are written as corrected (flag bit 1 clear).
+ * The file is written under a temporary name in the same directory, then
+ * published without ever replacing an existing file (exists -> error
+ * LEAKSNAP_ERR_EXISTS; nothing is overwritten).
+ * Returns 0, or -1 with @err filled. */
+LEAKSNAP_API int snapshot_save(const struct snapshot *snap, const char *path,
+			       const struct snapshot_save_opts *opts,
+			       struct leaksnap_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LEAKSNAP_SNAPSHOT_H */

@@ -1,0 +1,496 @@
+/* leaksnap: /proc/<pid>/maps parsing and PC -> module lookup.
+ *
+ * One pass over a private copy of the text with a hand-rolled scanner (maps
+ * of Android processes run to tens of thousands of lines, and sscanf would
+ * dominate).  Paths are NUL-terminated in place inside the copy, so the
+ * parsed object owns exactly two arrays and one text buffer.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <leaksnap/maps.h>
+#include "internal.h"
+
+struct maps {
+	char *text;                    /* our copy; paths point into it */
+	struct maps_mapping *mappings; /* file order, which is address order */
+	size_t mapping_count;
+	struct maps_module *modules;
+	size_t module_count;
+};
+
+/* Shortest line the grammar accepts: "0-1 ---p 0 0:0 0". */
+#define MAPS_MIN_LINE 16
+
+#define DELETED_SUFFIX " (deleted)"
+#define DELETED_SUFFIX_LEN (sizeof(DELETED_SUFFIX) - 1)
+
+/* Field widths: addresses and offsets are 64-bit, a device number's halves
+ * fit 32 bits each, an inode is a decimal 64-bit number. */
+#define ADDR_DIGITS_MAX 16
+#define DEV_DIGITS_MAX 8
+
+/* Bytes of a bad token quoted back in an error message. */
+#define QUOTE_MAX 32
+
+struct parser {
+	struct leaksnap_error *err;
+	const char *source;
+	uint64_t first_offset;
+	unsigned long line; /* number of the line being parsed */
+	size_t line_pos;    /* its first byte, relative to the text */
+};
+
+static int parse_fail(const struct parser *ps, size_t pos, const char *fmt, ...)
+	LSP_PRINTF(3, 4);
+
+/* Report a malformed line.  The line number is what users see; the byte
+ * offset (@pos from the start of the text, shifted by first_offset) is
+ * recorded as well, since the header promises offsets relative to the
+ * enclosing file. */
+static int parse_fail(const struct parser *ps, size_t pos, const char *fmt, ...)
+{
+	struct leaksnap_error *err = ps->err;
+	char text[LEAKSNAP_ERROR_TEXT_MAX];
+	va_list ap;
+	uint64_t off;
+
+	if (err == NULL || err->code != LEAKSNAP_OK)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	lsp_error_line(err, LEAKSNAP_ERR_FORMAT, ps->source, ps->line, "%s", text);
+	if (lsp_add_u64(ps->first_offset, pos, &off) == 0) {
+		err->has_offset = true;
+		err->offset = off;
+	}
+	return -1;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* A line holding nothing but whitespace is skipped like an empty one. */
+static bool blank_line(const char *p, const char *end)
+{
+	for (; p < end; p++) {
+		if (!is_blank(*p) && *p != '\r' && *p != '\v' && *p != '\f')
+			return false;
+	}
+	return true;
+}
+
+static int hex_value(unsigned char c)
+{
+	if ((unsigned)(c - '0') < 10u)
+		return c - '0';
+	c |= 0x20; /* fold upper case */
+	if ((unsigned)(c - 'a') < 6u)
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* 1..@max_digits hex digits.  More digits are an error even when leading
+ * zeros would keep the value in range: the kernel never prints them. */
+static bool scan_hex(const char **pp, const char *end, unsigned max_digits, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	unsigned n = 0;
+	int d;
+
+	while (p < end && (d = hex_value((unsigned char)*p)) >= 0) {
+		if (++n > max_digits)
+			return false;
+		v = v << 4 | (uint64_t)d;
+		p++;
+	}
+	if (n == 0)
+		return false;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+static bool scan_dec(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	while (p < end && (unsigned)(*p - '0') < 10u) {
+		if (lsp_mul_u64(v, 10, &v) || lsp_add_u64(v, (uint64_t)(*p - '0'), &v))
+			return false;
+		p++;
+	}
+	if (p == *pp)
+		return false;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+/* A field must be followed by a separator or the end of the line, so that
+ * "1234abc" is not read as 1234. */
+static bool field_end(const char *p, const char *end)
+{
+	return p == end || is_blank(*p);
+}
+
+/* Step over the separator before the next field; false when the line ends
+ * first (the field is missing). */
+static bool next_field(const char **pp, const char *end)
+{
+	const char *p = *pp;
+
+	while (p < end && is_blank(*p))
+		p++;
+	*pp = p;
+	return p < end;
+}
+
+static bool perms_valid(const char *s)
+{
+	return (s[0] == 'r' || s[0] == '-') && (s[1] == 'w' || s[1] == '-') &&
+	       (s[2] == 'x' || s[2] == '-') && (s[3] == 'p' || s[3] == 's');
+}
+
+/* Parse one non-blank line [@line, @end) into @m.  Writes the path's
+ * terminating NUL into the line (at @end or where " (deleted)" began). */
+static int parse_line(const struct parser *ps, char *line, char *end, struct maps_mapping *m)
+{
+	const char *p = line;
+	const char *tok;
+	uint64_t v;
+	size_t n;
+
+	next_field(&p, end); /* leading blanks tolerated, as sscanf would */
+	if (!scan_hex(&p, end, ADDR_DIGITS_MAX, &m->start) || p == end || *p != '-')
+		goto bad_range;
+	p++;
+	if (!scan_hex(&p, end, ADDR_DIGITS_MAX, &m->end) || !field_end(p, end))
+		goto bad_range;
+	if (m->start >= m->end)
+		return parse_fail(ps, ps->line_pos,
+				  "malformed maps line: start address not below end address");
+
+	if (!next_field(&p, end))
+		return parse_fail(ps, ps->line_pos, "malformed maps line: missing permissions");
+	tok = p;
+	while (p < end && !is_blank(*p))
+		p++;
+	n = (size_t)(p - tok);
+	if (n != 4 || !perms_valid(tok))
+		return parse_fail(ps, ps->line_pos, "malformed maps line: bad permissions '%.*s'",
+				  (int)(n < QUOTE_MAX ? n : QUOTE_MAX), tok);
+	memcpy(m->perms, tok, 4);
+	m->perms[4] = '\0';
+
+	if (!next_field(&p, end))
+		return parse_fail(ps, ps->line_pos, "malformed maps line: missing offset");
+	if (!scan_hex(&p, end, ADDR_DIGITS_MAX, &m->offset) || !field_end(p, end))
+		return parse_fail(ps, ps->line_pos, "malformed maps line: bad offset");
+
+	if (!next_field(&p, end))
+		return parse_fail(ps, ps->line_pos, "malformed maps line: missing device");
+	if (!scan_hex(&p, end, DEV_DIGITS_MAX, &v) || p == end || *p != ':')
+		goto bad_dev;
+	m->dev_major = (uint32_t)v;
+	p++;
+	if (!scan_hex(&p, end, DEV_DIGITS_MAX, &v) || !field_end(p, end))
+		goto bad_dev;
+	m->dev_minor = (uint32_t)v;
+
+	if (!next_field(&p, end))
+		return parse_fail(ps, ps->line_pos, "malformed maps line: missing inode");
+	if (!scan_dec(&p, end, &m->inode) || !field_end(p, end))
+		return parse_fail(ps, ps->line_pos, "malformed maps line: bad inode");
+
+	/* The rest after the padding is the path, verbatim: it may hold
+	 * spaces ("[anon:dalvik-main space]"). */
+	if (!next_field(&p, end))
+		return 0;
+	n = (size_t)(end - p);
+	if (n > DELETED_SUFFIX_LEN &&
+	    memcmp(end - DELETED_SUFFIX_LEN, DELETED_SUFFIX, DELETED_SUFFIX_LEN) == 0) {
+		end -= DELETED_SUFFIX_LEN;
+		m->deleted = true;
+	}
+	*end = '\0';
+	m->path = p;
+	return 0;
+
+bad_range:
+	return parse_fail(ps, ps->line_pos, "malformed maps line: bad address range");
+bad_dev:
+	return parse_fail(ps, ps->line_pos, "malformed maps line: bad device");
+}
+
+/* Lines in @len bytes, counting a last line without "\n". */
+static size_t count_lines(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	size_t n = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		n++;
+		if (nl == NULL)
+			break;
+		p = nl + 1;
+	}
+	return n;
+}
+
+static bool same_file(const struct maps_mapping *a, const struct maps_mapping *b)
+{
+	return a->path != NULL && b->path != NULL && a->inode == b->inode &&
+	       a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+/* Group runs of consecutive mappings of one file into modules.  A mapping
+ * without a path breaks a run, so the same file mapped twice with anything
+ * in between yields two modules. */
+static int build_modules(struct maps *maps, const char *source, struct leaksnap_error *err)
+{
+	struct maps_mapping *m = maps->mappings;
+	size_t count = 0;
+
+	for (size_t i = 0; i < maps->mapping_count; i++) {
+		if (m[i].path == NULL)
+			m[i].module = MAPS_NONE;
+		else if (i > 0 && same_file(&m[i - 1], &m[i]))
+			m[i].module = m[i - 1].module;
+		else
+			m[i].module = count++;
+	}
+	if (count == 0)
+		return 0;
+
+	maps->modules = calloc(count, sizeof(*maps->modules));
+	if (maps->modules == NULL)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+	maps->module_count = count;
+	for (size_t i = 0; i < maps->mapping_count; i++) {
+		struct maps_module *mod;
+
+		if (m[i].module == MAPS_NONE)
+			continue;
+		mod = &maps->modules[m[i].module];
+		if (mod->mapping_count == 0) {
+			mod->path = m[i].path;
+			mod->start = m[i].start;
+			mod->first_mapping = i;
+		}
+		mod->end = m[i].end; /* ascending order: the last one is highest */
+		mod->mapping_count++;
+	}
+	return 0;
+}
+
+/* Make room for one more mapping.  The initial capacity is already an
+ * upper bound; growing is only a safety net. */
+static int reserve_mapping(struct maps *maps, size_t *cap)
+{
+	struct maps_mapping *nm;
+	size_t ncap;
+
+	if (maps->mapping_count < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	if (ncap < *cap || ncap > SIZE_MAX / sizeof(*nm))
+		return -1;
+	nm = realloc(maps->mappings, ncap * sizeof(*nm));
+	if (nm == NULL)
+		return -1;
+	maps->mappings = nm;
+	*cap = ncap;
+	return 0;
+}
+
+struct maps *maps_parse(const char *text, size_t len, const char *source,
+			unsigned long first_line, uint64_t first_offset,
+			struct leaksnap_error *err)
+{
+	struct parser ps = {
+		.err = err,
+		.source = source,
+		.first_offset = first_offset,
+		.line = first_line ? first_line : 1,
+	};
+	struct maps *maps;
+	const char *nul;
+	size_t cap, pos = 0;
+
+	leaksnap_error_clear(err);
+	if (text == NULL && len > 0) {
+		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "maps text is NULL");
+		return NULL;
+	}
+	if (len == SIZE_MAX)
+		goto nomem;
+	maps = calloc(1, sizeof(*maps));
+	if (maps == NULL)
+		goto nomem;
+	maps->text = malloc(len + 1);
+	if (maps->text == NULL)
+		goto nomem_free;
+	if (len > 0)
+		memcpy(maps->text, text, len);
+	maps->text[len] = '\0';
+
+	/* One mapping per line at most, and no more than the shortest valid
+	 * line allows: a text of blank lines must not cost 80 bytes a byte. */
+	cap = count_lines(maps->text, len);
+	if (cap > len / (MAPS_MIN_LINE + 1) + 1)
+		cap = len / (MAPS_MIN_LINE + 1) + 1;
+	if (cap > SIZE_MAX / sizeof(*maps->mappings))
+		goto nomem_free;
+	if (cap > 0) {
+		maps->mappings = malloc(cap * sizeof(*maps->mappings));
+		if (maps->mappings == NULL)
+			goto nomem_free;
+	}
+
+	nul = memchr(maps->text, '\0', len);
+	while (pos < len) {
+		char *line = maps->text + pos;
+		char *nl = memchr(line, '\n', len - pos);
+		char *end = nl ? nl : maps->text + len;
+		size_t next = nl ? (size_t)(nl - maps->text) + 1 : len;
+		struct maps_mapping *m;
+
+		ps.line_pos = pos;
+		/* Lines are visited in order, so the first NUL can only be
+		 * in the current line when it lies before its end. */
+		if (nul != NULL && nul < end) {
+			parse_fail(&ps, (size_t)(nul - maps->text), "nul byte in maps text");
+			goto fail;
+		}
+		if (end > line && end[-1] == '\r')
+			end--;
+		if (!blank_line(line, end)) {
+			if (reserve_mapping(maps, &cap) < 0)
+				goto nomem_free;
+			m = &maps->mappings[maps->mapping_count];
+			memset(m, 0, sizeof(*m));
+			if (parse_line(&ps, line, end, m) < 0)
+				goto fail;
+			if (maps->mapping_count > 0 && m->start < m[-1].end) {
+				parse_fail(&ps, pos,
+					   "mapping starts below the end of the previous one (line %lu)",
+					   m[-1].line);
+				goto fail;
+			}
+			m->line = ps.line;
+			maps->mapping_count++;
+		}
+		pos = next;
+		if (ps.line < (unsigned long)-1)
+			ps.line++;
+	}
+
+	/* Return the slack of the capacity estimate. */
+	if (maps->mapping_count == 0) {
+		free(maps->mappings);
+		maps->mappings = NULL;
+	} else if (maps->mapping_count < cap) {
+		struct maps_mapping *nm =
+			realloc(maps->mappings, maps->mapping_count * sizeof(*nm));
+		if (nm != NULL)
+			maps->mappings = nm;
+	}
+	if (build_modules(maps, source, err) < 0)
+		goto fail;
+	return maps;
+
+nomem_free:
+	maps_free(maps);
+nomem:
+	lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+	return NULL;
+fail:
+	maps_free(maps);
+	return NULL;
+}
+
+void maps_free(struct maps *maps)
+{
+	if (maps == NULL)
+		return;
+	free(maps->modules);
+	free(maps->mappings);
+	free(maps->text);
+	free(maps);
+}
+
+size_t maps_mapping_count(const struct maps *maps)
+{
+	return maps ? maps->mapping_count : 0;
+}
+
+const struct maps_mapping *maps_mapping(const struct maps *maps, size_t index)
+{
+	if (maps == NULL || index >= maps->mapping_count)
+		return NULL;
+	return &maps->mappings[index];
+}
+
+size_t maps_module_count(const struct maps *maps)
+{
+	return maps ? maps->module_count : 0;
+}
+
+const struct maps_module *maps_module(const struct maps *maps, size_t index)
+{
+	if (maps == NULL || index >= maps->module_count)
+		return NULL;
+	return &maps->modules[index];
+}
+
+const struct maps_mapping *maps_lookup(const struct maps *maps, uint64_t pc)
+{
+	const struct maps_mapping *m;
+	size_t lo = 0, hi;
+
+	if (maps == NULL || maps->mapping_count == 0)
+		return NULL;
+	/* Find the last mapping starting at or below @pc; mappings are
+	 * sorted and disjoint, so only that one can cover it. */
+	hi = maps->mapping_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (maps->mappings[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	m = &maps->mappings[lo - 1];
+	return pc < m->end ? m : NULL;
+}
+
+bool maps_locate(const struct maps *maps, uint64_t pc, struct maps_location *out)
+{
+	const struct maps_mapping *m = maps_lookup(maps, pc);
+
+	if (out == NULL)
+		return m != NULL;
+	out->mapping = m;
+	out->module = NULL;
+	out->rel_pc = 0;
+	if (m == NULL)
+		return false;
+	if (m->module != MAPS_NONE)
+		out->module = &maps->modules[m->module];
+	/* Unsigned arithmetic wraps, which is what a file offset near the top
+	 * of the range needs. */
+	out->rel_pc = pc - m->start + m->offset;
+	return true;
+}

@@ -1,0 +1,91 @@
+/* leaksnap: /proc/<pid>/maps parsing and PC -> module lookup.
+ *
+ * Turns maps text into a sorted array of mappings, groups consecutive
+ * mappings of the same file into modules (as libdwfl's maps reader does),
+ * and maps a PC to (mapping, module, rel_pc) in O(log n), where
+ * rel_pc = pc - start + offset is a FILE OFFSET in the mapped object.
+ * Turning it into an ELF virtual address is the symbolizer's job; this
+ * module knows nothing about ELF.
+ *
+ * Error and ownership conventions: see <leaksnap/snapshot.h>.
+ */
+#ifndef LEAKSNAP_MAPS_H
+#define LEAKSNAP_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot.h" /* struct leaksnap_error, LEAKSNAP_API */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAPS_NONE ((size_t)-1)
+
+/* One line of a maps file. */
+struct maps_mapping {
+	uint64_t start;          /* first address */
+	uint64_t end;            /* one past the last address */
+	uint64_t offset;         /* file offset of @start */
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	char perms[5];           /* "r-xp", NUL-terminated */
+	bool deleted;            /* path carried " (deleted)", removed from @path */
+	const char *path;        /* NULL for a line without a path; borrowed */
+	size_t module;           /* index of its module, or MAPS_NONE */
+	unsigned long line;      /* 1-based line in the parsed text */
+};
+
+/* Consecutive mappings of one file (same path, device and inode). */
+struct maps_module {
+	const char *path;        /* borrowed */
+	uint64_t start;          /* lowest start of its mappings */
+	uint64_t end;            /* highest end of its mappings */
+	size_t first_mapping;    /* index of its first mapping */
+	size_t mapping_count;
+};
+
+/* Where a PC lands. */
+struct maps_location {
+	const struct maps_mapping *mapping; /* NULL: no mapping covers the PC */
+	const struct maps_module *module;   /* NULL: unmapped, or no path */
+	uint64_t rel_pc;                    /* pc - start + offset (if mapping) */
+};
+
+struct maps;
+
+/* Parse @len bytes of maps text at @text.  Lines are numbered from
+ * @first_line and bytes from @first_offset in error messages, so text
+ * embedded in a larger file is reported where it really is; @source names
+ * the file.  Accepts an empty text (no mappings).  A malformed line,
+ * addresses out of order or overlapping are errors naming the line.
+ * Returns a new object to release with maps_free(), or NULL with @err
+ * filled.  @text is copied. */
+LEAKSNAP_API struct maps *maps_parse(const char *text, size_t len, const char *source,
+				     unsigned long first_line, uint64_t first_offset,
+				     struct leaksnap_error *err);
+
+/* Release @maps. NULL-safe. */
+LEAKSNAP_API void maps_free(struct maps *maps);
+
+LEAKSNAP_API size_t maps_mapping_count(const struct maps *maps);
+LEAKSNAP_API const struct maps_mapping *maps_mapping(const struct maps *maps, size_t index);
+LEAKSNAP_API size_t maps_module_count(const struct maps *maps);
+LEAKSNAP_API const struct maps_module *maps_module(const struct maps *maps, size_t index);
+
+/* The mapping covering @pc, or NULL.  O(log n). */
+LEAKSNAP_API const struct maps_mapping *maps_lookup(const struct maps *maps, uint64_t pc);
+
+/* Fill @out for @pc (mapping, module, rel_pc).  Returns true when a mapping
+ * covers @pc.  @maps may be NULL (nothing is mapped). */
+LEAKSNAP_API bool maps_locate(const struct maps *maps, uint64_t pc,
+			      struct maps_location *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LEAKSNAP_MAPS_H */

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Make sure the Debian packages leaksnap builds and tests with are installed.
+# As root, installs what is missing with apt-get; otherwise says what to run.
+# Usage: ensure-deps.sh [--check|--bench|--cross] (extra package sets)
+set -u
+
+pkgs="gcc make libc6-dev libdw-dev libelf-dev libjansson-dev libiberty-dev libzip-dev libcmocka-dev zlib1g-dev"
+for arg in "$@"; do
+	case "$arg" in
+	--check) pkgs="$pkgs elfutils binutils" ;;
+	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg" ;;
+	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user" ;;
+	*) echo "ensure-deps: unknown option '$arg'" >&2; exit 2 ;;
+	esac
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	# Not Debian: trust the compiler to complain about missing headers.
+	exit 0
+fi
+
+missing=""
+for p in $pkgs; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
+	case "$status" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "leaksnap: missing Debian packages:$missing" >&2
+	echo "leaksnap: install them as root: apt-get install$missing" >&2
+	exit 1
+fi
+
+echo "leaksnap: installing missing Debian packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2 || { echo "leaksnap: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2 ||
+	{ echo "leaksnap: apt-get install$missing failed" >&2; exit 1; }
