@@ -63,6 +63,7 @@ all: $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 	$(B)/lib/libleaksnap.so $(B)/lib/pkgconfig/leaksnap.pc
 
 .DELETE_ON_ERROR:
+.SECONDARY: $(PUB_HEADERS)
 .PHONY: all check demo bench install uninstall clean deps tests
 
 deps: $(DEPS_STAMP)

@@ -34,10 +34,8 @@ int main(int argc, char **argv)
 	self = self ? self + 1 : (argc > 0 && argv[0] ? argv[0] : "leaksnap");
 	if (strcmp(self, "leakdiff") == 0)
 		return cmd_diff(argc, argv);
-	if (argc < 2) {
-		usage(stderr);
-		return EXIT_ERROR;
-	}
+	if (argc < 2)
+		return cli_fail(NULL, "missing command (see 'leaksnap --help')");
 	const char *name = argv[1];
 	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
 	    strcmp(name, "help") == 0) {
@@ -61,7 +59,5 @@ int main(int argc, char **argv)
 	for (const struct cmd *c = cmds; c->name; c++)
 		if (strcmp(c->name, name) == 0)
 			return c->fn(argc - 1, argv + 1);
-	cli_fail(NULL, "unknown command '%s'", name);
-	fprintf(stderr, "Try 'leaksnap --help' for the list of commands.\n");
-	return EXIT_ERROR;
+	return cli_fail(NULL, "unknown command '%s' (see 'leaksnap --help')", name);
 }

@@ -38,12 +38,12 @@ void cli_warn(const char *subject, const char *fmt, ...)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(cmd, NULL, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try 'leaksnap %s --help' for more information.\n", cmd);
-	return EXIT_ERROR;
+	return cli_fail(cmd, "%s (see 'leaksnap %s --help')", msg, cmd);
 }
 
 int cli_fail_error(const struct leaksnap_error *err)

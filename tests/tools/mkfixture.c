@@ -1,0 +1,364 @@
+/* mkfixture: write the binary test fixtures into a directory.
+ *
+ * An encoder written independently of libsnapshot (it includes none of its
+ * headers), so the readers are checked against bytes laid out by hand from
+ * docs/format.md rather than against their own writer.
+ *
+ * Every fixture carries the same logical snapshot ("sample"), whose expected
+ * values the golden files and unit tests assert:
+ *   records (input order)                          after merging
+ *   1. 4096 x 3  app     [T+0x234, T+0x1345, B+0x10]   4096 x 4 = 16384
+ *   2.  100 x 2  zygote  [T+0x300]                      100 x 2 =   200
+ *   3. 4096 x 1  app     same stack as 1 (merged)
+ *   4.   24 x 10 app     [0x5000a0 unmapped, T+0x234]    24 x 10 =  240
+ *   5.   64 x 1  app     no frames                       64 x 1  =   64
+ *   total 16888 bytes, 17 allocations, 4 records; backtrace size 4.
+ * T = base+0x1000 (libfoo text), B = base+0x10000 (libbar); base is
+ * 0x7f0000000000 for 8-byte pointers and 0xf0000000 for 4-byte ones.
+ *
+ * Usage: mkfixture OUTDIR
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const void *data, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (b->p == NULL) {
+			perror("mkfixture");
+			exit(1);
+		}
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static void put_uint(struct buf *b, uint64_t v, unsigned width, int big_endian)
+{
+	uint8_t tmp[8];
+	for (unsigned i = 0; i < width; i++) {
+		unsigned shift = 8 * (big_endian ? width - 1 - i : i);
+		tmp[i] = (uint8_t)(v >> shift);
+	}
+	put(b, tmp, width);
+}
+
+static void put_str(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static const char *outdir;
+
+static void save(const char *name, const struct buf *b, size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", outdir, name);
+	FILE *f = fopen(path, "wb");
+	if (f == NULL || fwrite(b->p, 1, len, f) != len || fclose(f) != 0) {
+		fprintf(stderr, "mkfixture: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+/* The sample snapshot -------------------------------------------------------- */
+
+#define BT 4
+#define ZYGOTE ((uint64_t)1 << 31)
+
+struct rec {
+	uint64_t size, count;
+	uint64_t pc[BT];
+};
+
+static void sample_records(uint64_t base, struct rec out[5])
+{
+	uint64_t t = base + 0x1000, bar = base + 0x10000;
+	struct rec r[5] = {
+		{4096, 3, {t + 0x234, t + 0x1345, bar + 0x10, 0}},
+		{100 | ZYGOTE, 2, {t + 0x300, 0, 0, 0}},
+		{4096, 1, {t + 0x234, t + 0x1345, bar + 0x10, 0}},
+		{24, 10, {0x5000a0, t + 0x234, 0, 0}},
+		{64, 1, {0, 0, 0, 0}},
+	};
+	memcpy(out, r, sizeof(r));
+}
+
+static void sample_maps(struct buf *b, int wide)
+{
+	if (wide)
+		put_str(b,
+			"7f0000000000-7f0000001000 r--p 00000000 fd:01 1234                       "
+			"/system/lib64/libfoo.so\n"
+			"7f0000001000-7f0000003000 r-xp 00001000 fd:01 1234                       "
+			"/system/lib64/libfoo.so\n"
+			"7f0000003000-7f0000004000 rw-p 00003000 fd:01 1234                       "
+			"/system/lib64/libfoo.so\n"
+			"7f0000010000-7f0000011000 r-xp 00000000 fd:01 99                         "
+			"/data/app/my app/lib/arm64/libbar.so\n"
+			"7f0000020000-7f0000021000 rw-p 00000000 00:00 0                          "
+			"[anon:libc_malloc]\n");
+	else
+		put_str(b, "f0000000-f0001000 r--p 00000000 b3:17 1234       /system/lib/libfoo.so\n"
+			   "f0001000-f0003000 r-xp 00001000 b3:17 1234       /system/lib/libfoo.so\n"
+			   "f0003000-f0004000 rw-p 00003000 b3:17 1234       /system/lib/libfoo.so\n"
+			   "f0010000-f0011000 r-xp 00000000 b3:17 99         "
+			   "/data/app/my app/lib/arm/libbar.so\n"
+			   "f0020000-f0021000 rw-p 00000000 00:00 0          [anon:libc_malloc]\n");
+}
+
+static const char sample_meta[] = "abi=x86_64\n"
+				  "cmdline=/system/bin/app --flag\n"
+				  "exe=/system/bin/app\n"
+				  "build_id=0123abcd /system/lib64/libfoo.so\n"
+				  "unwinder=fp\n"
+				  "trigger=signal\n";
+
+static void record_area(struct buf *b, unsigned ptr, int be, const struct rec *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		put_uint(b, r[i].size, ptr, be);
+		put_uint(b, r[i].count, ptr, be);
+		for (int f = 0; f < BT; f++)
+			put_uint(b, r[i].pc[f], ptr, be);
+	}
+}
+
+struct hdr {
+	const char *magic;
+	uint16_t version;
+	uint8_t ptr, flags;
+	uint32_t bt, pid, meta_size;
+	uint64_t time_ns, total, info, records_size, maps_size;
+};
+
+static void header(struct buf *b, const struct hdr *h)
+{
+	put(b, h->magic, 8);
+	put_uint(b, h->version, 2, 0);
+	put_uint(b, h->ptr, 1, 0);
+	put_uint(b, h->flags, 1, 0);
+	put_uint(b, h->bt, 4, 0);
+	put_uint(b, h->pid, 4, 0);
+	put_uint(b, h->meta_size, 4, 0);
+	put_uint(b, h->time_ns, 8, 0);
+	put_uint(b, h->total, 8, 0);
+	put_uint(b, h->info, 8, 0);
+	put_uint(b, h->records_size, 8, 0);
+	put_uint(b, h->maps_size, 8, 0);
+}
+
+/* Build a LEAKSNAP file; @tweak may alter the header before it is written. */
+static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
+			   void (*tweak)(struct hdr *), const char *meta)
+{
+	struct buf recs = {0}, maps = {0}, out = {0};
+	record_area(&recs, ptr, be, r, n);
+	sample_maps(&maps, ptr == 8);
+	struct hdr h = {
+		.magic = "LEAKSNAP",
+		.version = 1,
+		.ptr = (uint8_t)ptr,
+		.flags = be ? 1 : 0,
+		.bt = BT,
+		.pid = 4242,
+		.meta_size = (uint32_t)strlen(meta),
+		.time_ns = 1763720553123456789ull,
+		.total = 16888,
+		.info = ptr * (2 + BT),
+		.records_size = recs.len,
+		.maps_size = maps.len,
+	};
+	if (tweak)
+		tweak(&h);
+	header(&out, &h);
+	put(&out, recs.p, recs.len);
+	put(&out, maps.p, maps.len);
+	put_str(&out, meta);
+	free(recs.p);
+	free(maps.p);
+	return out;
+}
+
+static void emit(const char *name, struct buf b)
+{
+	save(name, &b, b.len);
+	free(b.p);
+}
+
+/* Header tweaks for the malformed corpus. */
+static void t_version(struct hdr *h) { h->version = 2; }
+static void t_ptr(struct hdr *h) { h->ptr = 5; }
+static void t_flags(struct hdr *h) { h->flags = 0x80; }
+static void t_bt0(struct hdr *h) { h->bt = 0; }
+static void t_bt257(struct hdr *h) { h->bt = 257; }
+static void t_info(struct hdr *h) { h->info = 49; }
+static void t_recmul(struct hdr *h) { h->records_size -= 8; }
+static void t_rec_huge(struct hdr *h) { h->records_size = h->info * ((uint64_t)1 << 56); }
+static void t_maps_huge(struct hdr *h) { h->maps_size = (uint64_t)1 << 62; }
+static void t_meta_huge(struct hdr *h) { h->meta_size = 0xffffffffu; }
+static void t_total(struct hdr *h) { h->total = 99999; }
+static void t_android7(struct hdr *h) { h->flags |= 2; }
+
+static void write_leaksnap_fixtures(void)
+{
+	struct rec r64[5], r32[5];
+	sample_records(0x7f0000000000ull, r64);
+	sample_records(0xf0000000ull, r32);
+
+	emit("sample64le.dump", leaksnap(8, 0, r64, 5, NULL, sample_meta));
+	emit("sample64be.dump", leaksnap(8, 1, r64, 5, NULL, sample_meta));
+	emit("sample32le.dump", leaksnap(4, 0, r32, 5, NULL, sample_meta));
+	emit("sample32be.dump", leaksnap(4, 1, r32, 5, NULL, sample_meta));
+	emit("total-mismatch.dump", leaksnap(8, 0, r64, 5, t_total, sample_meta));
+	emit("no-maps-no-meta.dump", leaksnap(8, 0, r64, 5, NULL, ""));
+
+	/* Android 7: the count field holds the number of frames. */
+	struct rec n7[5];
+	memcpy(n7, r64, sizeof(n7));
+	n7[0].count = 3;
+	n7[1].count = 1;
+	n7[2].count = 3;
+	n7[3].count = 2;
+	n7[4].count = 0;
+	emit("android7-flagged.dump", leaksnap(8, 0, n7, 5, t_android7, sample_meta));
+
+	/* Malformed headers. */
+	emit("bad-version.dump", leaksnap(8, 0, r64, 5, t_version, sample_meta));
+	emit("bad-pointer-size.dump", leaksnap(8, 0, r64, 5, t_ptr, sample_meta));
+	emit("bad-flags.dump", leaksnap(8, 0, r64, 5, t_flags, sample_meta));
+	emit("bad-backtrace-0.dump", leaksnap(8, 0, r64, 5, t_bt0, sample_meta));
+	emit("bad-backtrace-257.dump", leaksnap(8, 0, r64, 5, t_bt257, sample_meta));
+	emit("bad-info-size.dump", leaksnap(8, 0, r64, 5, t_info, sample_meta));
+	emit("records-not-multiple.dump", leaksnap(8, 0, r64, 5, t_recmul, sample_meta));
+	emit("records-past-eof.dump", leaksnap(8, 0, r64, 5, t_rec_huge, sample_meta));
+	emit("maps-past-eof.dump", leaksnap(8, 0, r64, 5, t_maps_huge, sample_meta));
+	emit("meta-past-eof.dump", leaksnap(8, 0, r64, 5, t_meta_huge, sample_meta));
+	emit("meta-no-newline.dump", leaksnap(8, 0, r64, 5, NULL, "abi=x86_64\nunwinder=fp"));
+	emit("meta-no-equals.dump", leaksnap(8, 0, r64, 5, NULL, "abi=x86_64\njunk line\n"));
+
+	struct buf b = leaksnap(8, 0, r64, 5, NULL, sample_meta);
+	memcpy(b.p, "LEAKSNAX", 8);
+	save("bad-magic.dump", &b, b.len);
+	memcpy(b.p, "LEAKSNAP", 8);
+	/* Truncated inside every header field, and inside the record area. */
+	static const size_t cuts[] = {4, 8, 9, 10, 11, 12, 15, 16, 20, 24, 31, 32, 40, 48, 56, 63};
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "truncated-at-%02zu.dump", cuts[i]);
+		save(name, &b, cuts[i]);
+	}
+	save("truncated-records.dump", &b, 64 + 100);
+	put_str(&b, "junk");
+	save("trailing-bytes.dump", &b, b.len);
+	free(b.p);
+
+	struct rec bad[5];
+	memcpy(bad, r64, sizeof(bad));
+	bad[3].count = 0;
+	emit("zero-count.dump", leaksnap(8, 0, bad, 5, NULL, sample_meta));
+	memcpy(bad, r64, sizeof(bad));
+	bad[0].count = (uint64_t)1 << 62;
+	emit("huge-count.dump", leaksnap(8, 0, bad, 5, NULL, sample_meta));
+}
+
+/* Raw bionic buffers and NHGT payloads ---------------------------------------- */
+
+static void write_other_fixtures(void)
+{
+	struct rec r64[5], r32[5];
+	sample_records(0x7f0000000000ull, r64);
+	sample_records(0xf0000000ull, r32);
+	struct buf b = {0};
+
+	record_area(&b, 8, 0, r64, 5);
+	save("sample64.raw", &b, b.len);
+	save("raw-not-multiple.raw", &b, b.len - 3);
+	b.len = 0;
+	record_area(&b, 4, 0, r32, 5);
+	save("sample32.raw", &b, b.len);
+	b.len = 0;
+
+	/* Android 7 raw buffer: counts equal the frame counts. */
+	struct rec n7[5];
+	memcpy(n7, r64, sizeof(n7));
+	n7[0].count = 3, n7[1].count = 1, n7[2].count = 3, n7[3].count = 2, n7[4].count = 4;
+	record_area(&b, 8, 0, n7, 5);
+	save("android7.raw", &b, b.len);
+	b.len = 0;
+
+	/* NHGT with the 64-bit header (signature, version 2, pointer size). */
+	for (unsigned ptr = 4; ptr <= 8; ptr += 4) {
+		struct buf maps = {0}, recs = {0};
+		sample_maps(&maps, ptr == 8);
+		record_area(&recs, ptr, 0, ptr == 8 ? r64 : r32, 5);
+		put_uint(&b, 0x812345ddu, 4, 0);
+		put_uint(&b, 2, 2, 0);
+		put_uint(&b, ptr, 2, 0);
+		put_uint(&b, maps.len, ptr, 0);
+		put_uint(&b, recs.len, ptr, 0);
+		put_uint(&b, ptr * (2 + BT), ptr, 0);
+		put_uint(&b, 16888, ptr, 0);
+		put_uint(&b, BT, ptr, 0);
+		put(&b, maps.p, maps.len);
+		put(&b, recs.p, recs.len);
+		save(ptr == 8 ? "sample64.nhgt" : "sample32.nhgt", &b, b.len);
+		if (ptr == 8) {
+			save("nhgt-truncated-header.nhgt", &b, 30);
+			save("nhgt-truncated-records.nhgt", &b, b.len - 10);
+			put_str(&b, "xx");
+			save("nhgt-trailing.nhgt", &b, b.len);
+		}
+		b.len = 0;
+		/* Old 32-bit header: the five size fields only. */
+		if (ptr == 4) {
+			put_uint(&b, maps.len, 4, 0);
+			put_uint(&b, recs.len, 4, 0);
+			put_uint(&b, 4 * (2 + BT), 4, 0);
+			put_uint(&b, 16888, 4, 0);
+			put_uint(&b, BT, 4, 0);
+			put(&b, maps.p, maps.len);
+			put(&b, recs.p, recs.len);
+			save("sample-old.nhgt", &b, b.len);
+			b.len = 0;
+		}
+		free(maps.p);
+		free(recs.p);
+	}
+	put_uint(&b, 0x812345ddu, 4, 0);
+	put_uint(&b, 2, 2, 0);
+	put_uint(&b, 6, 2, 0);
+	put_str(&b, "0123456789012345678901234567890123456789");
+	save("nhgt-bad-pointer-size.nhgt", &b, b.len);
+	free(b.p);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: mkfixture OUTDIR\n");
+		return 2;
+	}
+	outdir = argv[1];
+	if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "mkfixture: %s: %s\n", outdir, strerror(errno));
+		return 1;
+	}
+	write_leaksnap_fixtures();
+	write_other_fixtures();
+	return 0;
+}
