@@ -59,7 +59,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 
 SOMAJOR := 0
 
-all: $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
+all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 	$(B)/lib/libleaksnap.so $(B)/lib/pkgconfig/leaksnap.pc
 
 .DELETE_ON_ERROR:
@@ -140,7 +140,8 @@ install: all
 	ln -sf libleaksnap.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libleaksnap.so.$(SOMAJOR)
 	ln -sf libleaksnap.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libleaksnap.so
 	install -m 644 $(PUB_HEADERS) $(DESTDIR)$(PREFIX)/include/leaksnap/
-	install -m 644 $(B)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/leaksnap $(DESTDIR)$(PREFIX)/bin/leakdiff \
