@@ -40,6 +40,28 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Parse an unsigned decimal option value in [min, max]. */
 bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* The input options shared by every command that opens a snapshot. */
+struct cli_input {
+	struct snapshot_open_opts open;
+	const char *maps_path; /* --maps FILE, or NULL */
+};
+#define CLI_INPUT_LONGOPTS                                         \
+	{"maps", required_argument, NULL, 'm'},                    \
+	{"pointer-size", required_argument, NULL, 'P'},            \
+	{"frames", required_argument, NULL, 'F'},                  \
+	{"count-is-frames", no_argument, NULL, 'C'}
+#define CLI_INPUT_HELP                                                             \
+	"  --maps FILE          use FILE (/proc/PID/maps text) instead of the dump's maps\n" \
+	"  --pointer-size N     raw buffers: 4 or 8\n"                                    \
+	"  --frames N           raw buffers: frames per record (1..256)\n"               \
+	"  --count-is-frames    the count field holds the frame count (Android 7):\n"    \
+	"                       count each record as one allocation\n"
+/* Apply option @c (from CLI_INPUT_LONGOPTS) with @arg to @in.  Returns 1 if
+ * @c is an input option, 0 if not, EXIT_ERROR (printed) for a bad value. */
+int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *in);
+/* Checks once all options are read: EXIT_ERROR (printed) or 0. */
+int cli_input_check(const char *cmd, const struct cli_input *in);
+
 /* Report an unknown option or missing argument seen by getopt_long. */
 int cli_bad_option(const char *cmd, char **argv, int optopt_value);
 

@@ -16,19 +16,14 @@ static const char show_usage[] =
 	"raw get_malloc_leak_info buffer (needs --pointer-size and --frames). '-' reads\n"
 	"standard input.\n\n"
 	"Options:\n"
-	"  --maps FILE          use FILE (/proc/PID/maps text) instead of the dump's maps\n"
-	"  --pointer-size N     raw buffers: 4 or 8\n"
-	"  --frames N           raw buffers: frames per record (1..256)\n"
-	"  --count-is-frames    the count field holds the frame count (Android 7):\n"
-	"                       count each record as one allocation\n"
+	CLI_INPUT_HELP
 	"  --top N              print only the N largest records\n"
 	"  -j, --json           JSON output (addresses as \"0x...\" strings)\n"
 	"  -h, --help           this help\n\n"
 	"Exit status: 0 success, 2 any error.\n";
 
 struct show_opts {
-	struct snapshot_open_opts open;
-	const char *maps_path;
+	struct cli_input in;
 	bool json;
 	bool has_top;
 	uint64_t top;
@@ -128,8 +123,8 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 		       mode);
 	if (maps)
 		printf("maps:            %zu mappings, %zu modules%s%s\n", maps_mapping_count(maps),
-		       maps_module_count(maps), o->maps_path ? " from " : "",
-		       o->maps_path ? o->maps_path : "");
+		       maps_module_count(maps), o->in.maps_path ? " from " : "",
+		       o->in.maps_path ? o->in.maps_path : "");
 	else
 		printf("maps:            none (frames are shown as raw PCs)\n");
 	if (snapshot_meta_count(s) > 0) {
@@ -287,34 +282,23 @@ static void show_json(const struct snapshot *s, const struct maps *maps, const s
 int cmd_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"maps", required_argument, NULL, 'm'},
-		{"pointer-size", required_argument, NULL, 'P'},
-		{"frames", required_argument, NULL, 'F'},
-		{"count-is-frames", no_argument, NULL, 'C'},
+		CLI_INPUT_LONGOPTS,
 		{"top", required_argument, NULL, 't'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct show_opts o = {0};
-	uint64_t v;
-	int c;
+	int c, r;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+		if ((r = cli_input_option("show", c, optarg, &o.in)) != 0) {
+			if (r != 1)
+				return r;
+			continue;
+		}
 		switch (c) {
-		case 'm': o.maps_path = optarg; break;
-		case 'P':
-			if (!cli_parse_uint(optarg, 4, 8, &v) || (v != 4 && v != 8))
-				return cli_usage_error("show", "--pointer-size must be 4 or 8");
-			o.open.pointer_size = (unsigned)v;
-			break;
-		case 'F':
-			if (!cli_parse_uint(optarg, 1, 256, &v))
-				return cli_usage_error("show", "--frames must be a number from 1 to 256");
-			o.open.frames = (unsigned)v;
-			break;
-		case 'C': o.open.count_is_frames = true; break;
 		case 't':
 			if (!cli_parse_uint(optarg, 0, SIZE_MAX / sizeof(size_t), &o.top))
 				return cli_usage_error("show", "--top needs a number");
@@ -332,14 +316,14 @@ int cmd_show(int argc, char **argv)
 		return cli_usage_error("show", argc - optind ? "expected one DUMP, got %d files"
 							      : "missing DUMP operand%.0d",
 				       argc - optind);
-	if ((o.open.pointer_size != 0) != (o.open.frames != 0))
-		return cli_usage_error("show", "--pointer-size and --frames go together");
+	if (cli_input_check("show", &o.in))
+		return EXIT_ERROR;
 
-	struct snapshot *s = cli_open_snapshot(argv[optind], &o.open, o.maps_path);
+	struct snapshot *s = cli_open_snapshot(argv[optind], &o.in.open, o.in.maps_path);
 	if (s == NULL)
 		return EXIT_ERROR;
 	struct maps *maps = NULL;
-	if (cli_snapshot_maps(s, o.maps_path, &maps)) {
+	if (cli_snapshot_maps(s, o.in.maps_path, &maps)) {
 		snapshot_close(s);
 		return EXIT_ERROR;
 	}

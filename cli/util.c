@@ -65,6 +65,37 @@ bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return true;
 }
 
+int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *in)
+{
+	uint64_t v;
+	switch (c) {
+	case 'm':
+		in->maps_path = arg;
+		return 1;
+	case 'P':
+		if (!cli_parse_uint(arg, 4, 8, &v) || (v != 4 && v != 8))
+			return cli_usage_error(cmd, "--pointer-size must be 4 or 8");
+		in->open.pointer_size = (unsigned)v;
+		return 1;
+	case 'F':
+		if (!cli_parse_uint(arg, 1, 256, &v))
+			return cli_usage_error(cmd, "--frames must be a number from 1 to 256");
+		in->open.frames = (unsigned)v;
+		return 1;
+	case 'C':
+		in->open.count_is_frames = true;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_input_check(const char *cmd, const struct cli_input *in)
+{
+	if ((in->open.pointer_size != 0) != (in->open.frames != 0))
+		return cli_usage_error(cmd, "--pointer-size and --frames go together");
+	return 0;
+}
+
 int cli_bad_option(const char *cmd, char **argv, int opt)
 {
 	extern int optind;
