@@ -71,7 +71,10 @@ int cli_read_file(const char *path, char **text, size_t *len);
 /* JSON object for one mapping (shared by show and maps). */
 json_t *cli_json_mapping(const struct maps_mapping *m);
 
-/* Open a snapshot, print its warnings, and optionally replace its maps with
+/* Print the snapshot's warnings (call once the input is known to be good,
+ * so that a failing input yields exactly one line on stderr). */
+void cli_print_warnings(const struct snapshot *snap);
+/* Open a snapshot and optionally replace its maps with
  * @maps_path.  Returns NULL after printing the error. */
 struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_opts *opts,
 				   const char *maps_path);

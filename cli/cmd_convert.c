@@ -66,6 +66,7 @@ int cmd_convert(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	maps_free(m);
+	cli_print_warnings(s);
 	struct leaksnap_error err;
 	int rc = snapshot_save(s, out, &save, &err) ? cli_fail_error(&err) : EXIT_OK;
 	snapshot_close(s);

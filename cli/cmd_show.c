@@ -327,6 +327,7 @@ int cmd_show(int argc, char **argv)
 		snapshot_close(s);
 		return EXIT_ERROR;
 	}
+	cli_print_warnings(s);
 	size_t n = snapshot_record_count(s);
 	size_t limit = o.has_top && o.top < n ? (size_t)o.top : n;
 	size_t *top = malloc((limit ? limit : 1) * sizeof(*top));

@@ -7,15 +7,34 @@
 
 #include "cli.h"
 
+/* Messages quote bytes from untrusted inputs: control characters are shown
+ * as \xNN so that a message always stays one line on the terminal. */
+static void put_escaped(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f)
+			fprintf(stderr, "\\x%02x", c);
+		else
+			fputc(c, stderr);
+	}
+}
+
+static void vmsg(const char *subject, const char *kind, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 static void vmsg(const char *subject, const char *kind, const char *fmt, va_list ap)
 {
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
 	fputs("leaksnap: ", stderr);
-	if (subject && *subject)
-		fprintf(stderr, "%s: ", subject);
+	if (subject && *subject) {
+		put_escaped(subject);
+		fputs(": ", stderr);
+	}
 	if (kind)
 		fputs(kind, stderr);
-	vfprintf(stderr, fmt, ap);
+	put_escaped(msg);
 	fputc('\n', stderr);
 }
 
@@ -138,8 +157,6 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 		cli_fail_error(&err);
 		return NULL;
 	}
-	for (size_t i = 0; i < snapshot_warning_count(s); i++)
-		cli_warn(strcmp(path, "-") == 0 ? "<stdin>" : path, "%s", snapshot_warning(s, i));
 	if (maps_path) {
 		char *text;
 		size_t len;
@@ -156,6 +173,12 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 		free(text);
 	}
 	return s;
+}
+
+void cli_print_warnings(const struct snapshot *s)
+{
+	for (size_t i = 0; i < snapshot_warning_count(s); i++)
+		cli_warn(snapshot_source(s), "%s", snapshot_warning(s, i));
 }
 
 int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct maps **out)
