@@ -113,8 +113,9 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 	struct app_split a = split_of(s);
 	static const char *const names[] = {"app:   ", "zygote:"};
 	for (int z = 0; z < 2; z++)
-		printf("  %s        %llu records, %llu allocations, %llu bytes\n", names[z],
-		       (unsigned long long)a.records[z], (unsigned long long)a.allocations[z],
+		printf("  %s        %llu record%s, %llu allocation%s, %llu bytes\n", names[z],
+		       (unsigned long long)a.records[z], a.records[z] == 1 ? "" : "s",
+		       (unsigned long long)a.allocations[z], a.allocations[z] == 1 ? "" : "s",
 		       (unsigned long long)a.bytes[z]);
 	const char *mode = count_mode_text(snapshot_count_mode(s));
 	if (mode)
