@@ -394,10 +394,11 @@ static void build_image(struct image *im, uint64_t seed)
 
 #define LEAF_SITES 512
 #define MID_SITES 65536
-#define ROOT_SITES 24
+#define OUTER_SITES 6   /* outermost frame: libc's thread start, the exe's main */
+#define THREAD_SITES 18 /* next one in: libc, ART or app thread bodies */
 
 struct sites {
-	uint64_t leaf[LEAF_SITES], mid[MID_SITES], root[ROOT_SITES];
+	uint64_t leaf[LEAF_SITES], mid[MID_SITES], outer[OUTER_SITES], thread[THREAD_SITES];
 };
 
 /* A return address inside module @m's text. */
@@ -434,17 +435,21 @@ static void build_sites(struct sites *st, const struct image *im, uint64_t seed)
 	}
 	for (size_t k = 0; k < MID_SITES; k++)
 		st->mid[k] = pc_in(module_by_text(im, &rng), &rng);
-	/* Thread entry points: libc's thread start, the executable's main,
-	 * ART's thread body and the app's worker loop. */
-	const struct module *roots[4] = {&im->mods[1], &im->mods[0], NULL, NULL};
+	/* Thread entry points: libc's thread start and the executable's main
+	 * outermost, then libc's pthread trampoline, ART's thread body or the
+	 * app's worker loop. */
+	const struct module *libc = &im->mods[1], *exe = &im->mods[0];
+	const struct module *thread[3] = {libc, libc, libc};
 	for (size_t i = 0; i < im->nmods; i++) {
 		if (strstr(im->mods[i].path, "/libart.so"))
-			roots[2] = &im->mods[i];
+			thread[1] = &im->mods[i];
 		if (strstr(im->mods[i].path, "/libbenchapp.so"))
-			roots[3] = &im->mods[i];
+			thread[2] = &im->mods[i];
 	}
-	for (size_t k = 0; k < ROOT_SITES; k++)
-		st->root[k] = pc_in(roots[k % 4], &rng);
+	for (size_t k = 0; k < OUTER_SITES; k++)
+		st->outer[k] = pc_in(k % 3 ? libc : exe, &rng);
+	for (size_t k = 0; k < THREAD_SITES; k++)
+		st->thread[k] = pc_in(thread[k % 3], &rng);
 }
 
 /* Skewed pick in [0, n): small indexes are much more likely. */
@@ -468,9 +473,10 @@ static struct rec_values rec_values(uint64_t seed, uint64_t i)
 	uint64_t base = mix64(seed ^ 0x73697a6573ull) + i * 0x9e3779b97f4a7c15ull * 3;
 	uint64_t a = mix64(base + 1), b = mix64(base + 2), c = mix64(base + 3);
 	struct rec_values v;
-	/* Sizes 16..65536, log-distributed with a bias to small blocks. */
+	/* Sizes 16..65536, log-distributed with a bias to small blocks (and
+	 * ~2% exactly 64 KiB, the clamped top bucket). */
 	double u = unit(a);
-	unsigned e = 4 + (unsigned)(12.0 * u * u);
+	unsigned e = 4 + (unsigned)(12.0 * u * u + 0.5);
 	v.size = ((uint64_t)1 << e) + (b >> 40) % ((uint64_t)1 << e);
 	if (v.size > 65536)
 		v.size = 65536;
@@ -532,8 +538,10 @@ static unsigned next_stack(struct gen *g, uint64_t *pcs)
 			unsigned roots = n >= 4 ? 2 : 0;
 			for (unsigned f = 1; f + roots < n; f++)
 				pcs[f] = g->sites->mid[skewed(&g->rng, MID_SITES)];
-			for (unsigned f = n - roots; f < n; f++)
-				pcs[f] = g->sites->root[below(&g->rng, ROOT_SITES)];
+			if (roots) {
+				pcs[n - 2] = g->sites->thread[below(&g->rng, THREAD_SITES)];
+				pcs[n - 1] = g->sites->outer[below(&g->rng, OUTER_SITES)];
+			}
 		} else if (attempt < 100000) {
 			/* The call-site pools are exhausted for this depth: any PC. */
 			for (unsigned f = 0; f < n; f++)

@@ -5,7 +5,8 @@
 #
 # Needs BUILD_DIR/bin/leaksnap, BUILD_DIR/bench/gendump and
 # BUILD_DIR/bench/maxrss (`make bench` builds them, then runs this script).
-# Uses hyperfine for the times when it is installed, else maxrss runs.
+# Uses hyperfine for the times when it is installed (and BENCH_NO_HYPERFINE
+# is not set to 1), else the wall times of maxrss runs.
 # The inputs are generated once into BUILD_DIR/bench/data/ and reused; delete
 # that directory to regenerate them (e.g. after changing bench/gendump.c).
 set -eu
@@ -36,6 +37,11 @@ for tool in "$LS" "$GEN" "$MAXRSS"; do
 	[ -x "$tool" ] || die "$tool is missing: run 'make bench' (or make $tool)"
 done
 mkdir -p "$DATA"
+WORK=$B/bench/.run.$$ # scratch files, removed on exit
+rm -rf "$WORK"
+mkdir -p "$WORK"
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
 
 # Single-quote $1 for a shell command line.
 q() {
@@ -73,14 +79,13 @@ gen "$TEXT" --text
 
 # Every input must read cleanly (no error, no warning) and hold all records.
 check_input() {
-	if ! "$LS" show --top 0 "$1" >"$DATA/check.out" 2>"$DATA/check.err"; then
-		cat "$DATA/check.err" >&2
+	if ! "$LS" show --top 0 "$1" >"$WORK/check.out" 2>"$WORK/check.err"; then
+		cat "$WORK/check.err" >&2
 		die "leaksnap show failed on $1"
 	fi
-	[ -s "$DATA/check.err" ] && { cat "$DATA/check.err" >&2; die "warnings reading $1"; }
-	grep -q "^records: *$RECORDS " "$DATA/check.out" ||
-		die "$1: expected $RECORDS records, got: $(grep '^records:' "$DATA/check.out")"
-	rm -f "$DATA/check.out" "$DATA/check.err"
+	[ -s "$WORK/check.err" ] && { cat "$WORK/check.err" >&2; die "warnings reading $1"; }
+	grep -q "^records: *$RECORDS " "$WORK/check.out" ||
+		die "$1: expected $RECORDS records, got: $(grep '^records:' "$WORK/check.out")"
 }
 check_input "$DUMP"
 check_input "$TEXT"
@@ -89,48 +94,73 @@ DUMP_BYTES=$(wc -c <"$DUMP" | tr -d ' ')
 TEXT_BYTES=$(wc -c <"$TEXT" | tr -d ' ')
 
 # Report header ----------------------------------------------------------------
-: >"$RESULTS.tmp"
+: >"$WORK/results"
 say() {
-	printf '%s\n' "$*" | tee -a "$RESULTS.tmp"
+	printf '%s\n' "$*" | tee -a "$WORK/results"
 }
 
 cpu=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1)
 [ -n "$cpu" ] || cpu=$(uname -m)
 mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
-rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ "$rev" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+src=$(dirname "$0")/..
+rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$rev" != unknown ] &&
+	[ -n "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
 	rev="$rev+uncommitted changes"
 fi
 timer=maxrss
-command -v hyperfine >/dev/null 2>&1 && timer="hyperfine $(hyperfine --version | awk '{ print $2 }')"
+if [ "${BENCH_NO_HYPERFINE:-0}" = 0 ] && command -v hyperfine >/dev/null 2>&1; then
+	timer="hyperfine $(hyperfine --version | awk '{ print $2 }')"
+fi
 
 say "leaksnap benchmark: show on $RECORDS records x $FRAMES frames ($(date -u '+%Y-%m-%d %H:%M UTC'))"
 say "machine: $(nproc) CPUs, $cpu, ${mem:-? GiB} RAM, $(uname -sr)"
 say "leaksnap: $rev, build dir $B"
 say "inputs:  $DUMP ($DUMP_BYTES bytes, LEAKSNAP v1)"
 say "         $TEXT ($TEXT_BYTES bytes, Android text v1.2)"
-say "method:  warm page cache; time = median of $RUNS runs ($timer), RSS = median peak of $RSS_RUNS runs (maxrss)"
+[ "$timer" = maxrss ] && [ "$RUNS" -gt "$RSS_RUNS" ] && RSS_RUNS=$RUNS
+say "method:  warm page cache; time = median of $RUNS runs ($timer)," \
+	"RSS = median peak of $RSS_RUNS runs (maxrss)"
 say ""
 
 # Commands ---------------------------------------------------------------------
-# name|file the RSS ratio refers to|argv (for maxrss); the hyperfine command
-# line is built from the same argv.
+# Each command has a one-letter name; `with NAME PREFIX...` runs PREFIX
+# followed by the command's words, so the same argv feeds maxrss and, quoted,
+# hyperfine.
 NAMES="a b c d e"
-label_a="show --json --top 10  LEAKSNAP"
-label_b="show --top 10         LEAKSNAP"
-label_c="show --json --top 10  Android text"
-label_d="cat dump >/dev/null   (floor)"
-label_e="wc -l text-dump       (floor)"
-bytes_a=$DUMP_BYTES bytes_b=$DUMP_BYTES bytes_c=$TEXT_BYTES bytes_d=$DUMP_BYTES bytes_e=$TEXT_BYTES
 
-argv_of() {
-	case $1 in
-	a) set -- "$LS" show --json --top 10 "$DUMP" ;;
-	b) set -- "$LS" show --top 10 "$DUMP" ;;
-	c) set -- "$LS" show --json --top 10 "$TEXT" ;;
-	d) set -- cat "$DUMP" ;;
-	e) set -- wc -l "$TEXT" ;;
+with() {
+	_n=$1
+	shift
+	case $_n in
+	a) "$@" "$LS" show --json --top 10 "$DUMP" ;;
+	b) "$@" "$LS" show --top 10 "$DUMP" ;;
+	c) "$@" "$LS" show --json --top 10 "$TEXT" ;;
+	d) "$@" cat "$DUMP" ;;
+	e) "$@" wc -l "$TEXT" ;;
 	esac
+}
+
+label() {
+	case $1 in
+	a) echo "show --json --top 10  LEAKSNAP" ;;
+	b) echo "show --top 10         LEAKSNAP" ;;
+	c) echo "show --json --top 10  Android text" ;;
+	d) echo "cat dump >/dev/null   (floor)" ;;
+	e) echo "wc -l text-dump       (floor)" ;;
+	esac
+}
+
+# The input file the RSS ratio refers to.
+input_bytes() {
+	case $1 in
+	c | e) echo "$TEXT_BYTES" ;;
+	*) echo "$DUMP_BYTES" ;;
+	esac
+}
+
+# Print the words as one shell command line.
+quoted() {
 	line=""
 	for w in "$@"; do
 		line="$line${line:+ }$(q "$w")"
@@ -138,14 +168,14 @@ argv_of() {
 	printf '%s\n' "$line"
 }
 
-# Times ------------------------------------------------------------------------
+# Times: "NAME SECONDS" lines in $WORK/times ----------------------------------------
+: >"$WORK/times"
 if [ "$timer" != maxrss ]; then
 	set --
 	for n in $NAMES; do
-		eval "label=\$label_$n"
-		cmd=$(argv_of "$n")
+		cmd=$(with "$n" quoted)
 		[ "$n" = d ] && cmd="$cmd >/dev/null"
-		set -- "$@" --command-name "$label" "$cmd"
+		set -- "$@" --command-name "$(label "$n")" "$cmd"
 	done
 	echo "bench: timing with hyperfine ($RUNS runs each, log in $HF_LOG)" >&2
 	if ! hyperfine --warmup 1 --runs "$RUNS" --style basic --export-json "$HF_JSON" \
@@ -154,50 +184,51 @@ if [ "$timer" != maxrss ]; then
 		die "hyperfine failed"
 	fi
 	# The export lists the results in command order, one "median" each.
-	awk -F: '/"median":/ { gsub(/[ ,]/, "", $2); print $2 }' "$HF_JSON" >"$DATA/medians"
+	awk -F: '/"median":/ { gsub(/[ ,]/, "", $2); print $2 }' "$HF_JSON" >"$WORK/medians"
 	i=0
 	for n in $NAMES; do
 		i=$((i + 1))
-		t=$(sed -n "${i}p" "$DATA/medians")
+		t=$(sed -n "${i}p" "$WORK/medians")
 		[ -n "$t" ] || die "no median for command $i in $HF_JSON"
-		eval "time_$n=\$t"
+		echo "$n $t" >>"$WORK/times"
 	done
-	rm -f "$DATA/medians"
 fi
 
-# Peak RSS (and the times, without hyperfine) -------------------------------------
-runs=$RSS_RUNS
-[ "$timer" = maxrss ] && [ "$RUNS" -gt "$runs" ] && runs=$RUNS
-echo "bench: measuring peak RSS with maxrss ($runs runs each)" >&2
+# Peak RSS: "NAME KIB" lines in $WORK/rss (and the times, without hyperfine) -------
+: >"$WORK/rss"
+echo "bench: measuring peak RSS with maxrss ($RSS_RUNS runs each)" >&2
 for n in $NAMES; do
-	: >"$DATA/rss"
-	eval "set -- $(argv_of "$n")"
+	: >"$WORK/runs"
 	i=0
-	while [ "$i" -lt "$runs" ]; do
-		"$MAXRSS" -o "$DATA/rss" "$@" || die "'$*' failed (exit $?)"
+	while [ "$i" -lt "$RSS_RUNS" ]; do
+		with "$n" "$MAXRSS" -o "$WORK/runs" || die "$(with "$n" quoted) failed"
 		i=$((i + 1))
 	done
-	eval "rss_$n=\$(awk '{ print \$2 }' \"\$DATA/rss\" | median)"
-	[ "$timer" = maxrss ] && eval "time_$n=\$(awk '{ print \$1 }' \"\$DATA/rss\" | median)"
-	rm -f "$DATA/rss"
+	echo "$n $(awk '{ print $2 }' "$WORK/runs" | median)" >>"$WORK/rss"
+	if [ "$timer" = maxrss ]; then
+		echo "$n $(awk '{ print $1 }' "$WORK/runs" | median)" >>"$WORK/times"
+	fi
 done
 
-# Table ------------------------------------------------------------------------
-row() { # label seconds rss_kib file_bytes floor_seconds
-	awk -v l="$1" -v t="$2" -v k="$3" -v f="$4" -v c="$5" 'BEGIN {
-		printf "%-34s %9.3f %10.1f %9.2fx %10.1fx\n", l, t, k / 1024, k * 1024 / f,
-			(c > 0 ? t / c : 0)
-	}'
+value() { # FILE NAME
+	awk -v n="$2" '$1 == n { print $2 }' "$1"
 }
+
+# Table ------------------------------------------------------------------------
+floor=$(value "$WORK/times" d)
 say "$(printf '%-34s %9s %10s %10s %11s' command 'time (s)' 'RSS (MiB)' 'RSS/file' 'time/cat')"
 for n in $NAMES; do
-	eval "say \"\$(row \"\$label_$n\" \"\$time_$n\" \"\$rss_$n\" \"\$bytes_$n\" \"\$time_d\")\""
+	say "$(awk -v l="$(label "$n")" -v t="$(value "$WORK/times" "$n")" \
+		-v k="$(value "$WORK/rss" "$n")" -v f="$(input_bytes "$n")" -v c="$floor" 'BEGIN {
+		printf "%-34s %9.3f %10.1f %9.2fx %10.1fx\n", l, t, k / 1024, k * 1024 / f,
+			(c > 0 ? t / c : 0)
+	}')"
 done
 say ""
 
 # Goal ------------------------------------------------------------------------
-say "$(awk -v t="$time_a" -v k="$rss_a" -v f="$DUMP_BYTES" -v gt="$GOAL_TIME" -v gr="$GOAL_RSS" \
-	-v n="$RECORDS" -v fr="$FRAMES" 'BEGIN {
+say "$(awk -v t="$(value "$WORK/times" a)" -v k="$(value "$WORK/rss" a)" -v f="$DUMP_BYTES" \
+	-v gt="$GOAL_TIME" -v gr="$GOAL_RSS" -v n="$RECORDS" -v fr="$FRAMES" 'BEGIN {
 	r = k * 1024 / f
 	printf "goal show --json --top 10 on %s x %d: time %.3f s (goal <= %s s) %s, ", \
 		(n == 1000000 ? "1M" : n), fr, t, gt, (t <= gt ? "PASS" : "FAIL")
@@ -205,5 +236,9 @@ say "$(awk -v t="$time_a" -v k="$rss_a" -v f="$DUMP_BYTES" -v gt="$GOAL_TIME" -v
 		(r <= gr ? "PASS" : "FAIL")
 }')"
 
-mv "$RESULTS.tmp" "$RESULTS"
-echo "bench: results in $RESULTS${HF_JSON:+, hyperfine data in $HF_JSON}" >&2
+cp "$WORK/results" "$RESULTS"
+if [ "$timer" = maxrss ]; then
+	echo "bench: results in $RESULTS" >&2
+else
+	echo "bench: results in $RESULTS, hyperfine data in $HF_JSON" >&2
+fi

@@ -264,6 +264,10 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 		if (line[0] == 'z' && len > 1 && (line[1] == ' ' || line[1] == '\t')) {
 			if (parse_record(&t, line, len))
 				goto fail;
+			/* Records are copied into the model: let the kernel drop the
+			 * mapped text behind us (a no-op for inputs read into memory). */
+			if ((t.nrecords_read & 0xffff) == 0)
+				lsp_blob_drop(blob, (size_t)t.c.line_off);
 			continue;
 		}
 		if ((line[0] == ' ' || line[0] == '\t')) {
