@@ -60,7 +60,8 @@ BENCH_BINS := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 SOMAJOR := 0
 
 all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
-	$(B)/lib/libleaksnap.so $(B)/lib/pkgconfig/leaksnap.pc
+	$(B)/lib/libleaksnap.so $(B)/lib/pkgconfig/leaksnap.pc $(B)/lib/libleakhook.so \
+	$(B)/include/leaksnap/leakhook.h
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(PUB_HEADERS)
@@ -101,17 +102,75 @@ $(B)/bin/leaksnap: $(CLI_OBJS) $(B)/lib/libleaksnap.a
 $(B)/bin/leakdiff: $(B)/bin/leaksnap
 	$(Q)ln -sf leaksnap $@
 
+# The malloc hook: libc (and its unwinder) only, never sanitized (it *is*
+# the allocator interface), frame pointers on so that its entry points can
+# describe their own frames (hook/unwind.h).
+HOOK_SRCS := $(wildcard hook/*.c) libsnapshot/header.c
+HOOK_OBJS := $(patsubst %.c,$(B)/hook-obj/%.o,$(HOOK_SRCS))
+HOOK_CFLAGS := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+	-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fasynchronous-unwind-tables $(CFLAGS)
+
+$(B)/include/leaksnap/leakhook.h: hook/leakhook.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D) && cp $< $@
+
+$(B)/hook-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(HOOK_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(B)/hook-obj -name '*.d' 2>/dev/null)
+
+$(B)/lib/libleakhook.so: $(HOOK_OBJS) hook/libleakhook.sym
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,--no-undefined -Wl,--version-script=hook/libleakhook.sym \
+		-Wl,-z,now $(LDFLAGS) -o $@ $(HOOK_OBJS) -static-libgcc -ldl -lpthread
+
 # Tests ---------------------------------------------------------------------
 $(B)/tests/test_%: tests/unit/test_%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) $(LDFLAGS_ALL)
 
+$(B)/tests/stackcheck: tests/tools/stackcheck.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(B)/lib/libleaksnap.a \
+		$(LIBS) $(LDFLAGS_ALL)
+
 $(B)/tests/%: tests/tools/%.c $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-tests: all $(UNIT_BINS) $(TOOL_BINS)
+# The unwinder test builds the hook's unwinders into a program of its own,
+# without frame pointers, as ordinary Debian code is built.
+$(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) hook/unwind.h
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) -fomit-frame-pointer \
+		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
+		-lcmocka -ldl -lpthread
+
+# Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
+HOOKT_C := $(wildcard tests/hook/*.c)
+HOOKT_CXX := $(wildcard tests/hook/*.cc)
+HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib%,$(HOOKT_C))) \
+	$(patsubst tests/hook/%.cc,$(B)/tests/hook/%,$(HOOKT_CXX)) \
+	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
+	$(B)/tests/hook/leaks-fp
+HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
+
+$(B)/tests/hook/lib%.so: tests/hook/lib%.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
+$(B)/tests/hook/leaks-fp: tests/hook/leaks.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fno-omit-frame-pointer -std=gnu11 -rdynamic \
+		-o $@ $< -ldl -lpthread
+$(B)/tests/hook/%: tests/hook/%.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -rdynamic -o $@ $< -ldl -lpthread
+$(B)/tests/hook/%: tests/hook/%.cc
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -rdynamic -o $@ $< -ldl -lpthread
+
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS)
 
 check: tests
 	$(Q)sh tests/run-all.sh $(B)
@@ -139,13 +198,15 @@ install: all
 	install -m 755 $(B)/lib/libleaksnap.so $(DESTDIR)$(PREFIX)/lib/libleaksnap.so.$(VERSION)
 	ln -sf libleaksnap.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libleaksnap.so.$(SOMAJOR)
 	ln -sf libleaksnap.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libleaksnap.so
-	install -m 644 $(PUB_HEADERS) $(DESTDIR)$(PREFIX)/include/leaksnap/
+	install -m 755 $(B)/lib/libleakhook.so $(DESTDIR)$(PREFIX)/lib/libleakhook.so
+	install -m 644 $(PUB_HEADERS) hook/leakhook.h $(DESTDIR)$(PREFIX)/include/leaksnap/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/leaksnap $(DESTDIR)$(PREFIX)/bin/leakdiff \
 		$(DESTDIR)$(PREFIX)/lib/libleaksnap.a $(DESTDIR)$(PREFIX)/lib/libleaksnap.so* \
+		$(DESTDIR)$(PREFIX)/lib/libleakhook.so \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 

@@ -26,6 +26,7 @@ struct cmd {
 int cmd_show(int argc, char **argv);
 int cmd_maps(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
 /* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */

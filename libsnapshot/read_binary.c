@@ -54,22 +54,6 @@ static const struct field header_fields[] = {
 	{"info_size", 40, 8},     {"records_size", 48, 8}, {"maps_size", 56, 8},
 };
 
-void snapshot_header_encode(const struct snapshot_header *h, uint8_t out[SNAPSHOT_HEADER_SIZE])
-{
-	memcpy(out, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN);
-	lsp_store_le(out + 8, 2, h->version);
-	out[10] = h->pointer_size;
-	out[11] = h->flags;
-	lsp_store_le(out + 12, 4, h->backtrace_size);
-	lsp_store_le(out + 16, 4, h->pid);
-	lsp_store_le(out + 20, 4, h->meta_size);
-	lsp_store_le(out + 24, 8, h->time_ns);
-	lsp_store_le(out + 32, 8, h->total_memory);
-	lsp_store_le(out + 40, 8, h->info_size);
-	lsp_store_le(out + 48, 8, h->records_size);
-	lsp_store_le(out + 56, 8, h->maps_size);
-}
-
 int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 			   struct snapshot_header *h, const char *source,
 			   struct leaksnap_error *err)

@@ -1,0 +1,971 @@
+/* leaksnap record: run a program with the malloc hook preloaded, pass its
+ * exit status through, and list the dumps it (and its children) wrote.
+ *
+ * Everything that can be checked is checked before the program starts (option
+ * values, the dump directory, the command, the hook library), so that a
+ * mistake costs one line and exit status 2, not a run without dumps.  While
+ * the program runs, record only waits and forwards signals; stdout is the
+ * program's, record's own messages go to stderr. */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The hook's control signals (hook/dump.c).  Their numbers depend on the C
+ * library (47 and 45 with glibc), and shells name SIGRTMAX-17 RTMIN+13. */
+#define HOOK_SIG_DUMP (SIGRTMAX - 17)
+#define HOOK_SIG_TOGGLE (SIGRTMAX - 19)
+#ifdef __BIONIC__
+#define DEFAULT_PREFIX "/data/local/tmp/leaksnap" /* the hook's default there */
+#else
+#define DEFAULT_PREFIX "/tmp/leaksnap"
+#endif
+/* The range the hook accepts for LEAKSNAP_INTERVAL (it ignores others). */
+#define INTERVAL_MIN_SEC 0.001
+#define INTERVAL_MAX_SEC 1000000.0
+/* The hook keeps 64 bytes of PATH_MAX for ".PID.N.dump" and a temporary
+ * suffix; a longer LEAKSNAP_OUT makes it fall back to its default. */
+#define PREFIX_MAX (PATH_MAX - 64)
+
+static const char record_usage[] =
+	"Usage: leaksnap record [OPTIONS] [--] CMD [ARGS...]\n\n"
+	"Run CMD with the leaksnap malloc hook (libleakhook.so) preloaded, wait for it,\n"
+	"then list on standard error every dump that CMD and its children wrote, with\n"
+	"its record, byte and allocation counts.  Standard input, standard output and\n"
+	"the exit status are the program's; record's own messages go to standard error.\n"
+	"Options end at '--' or at the first argument that is not an option.\n\n"
+	"Options:\n"
+	"  --out PREFIX         name the dumps PREFIX.PID.N.dump (default: an inherited\n"
+	"                       $LEAKSNAP_OUT, else " DEFAULT_PREFIX "); the directory\n"
+	"                       of PREFIX must exist and be writable\n"
+	"  --frames N           frames captured per allocation: 1..256 (default 16)\n"
+	"  --unwind MODE        auto (the default), fp (frame pointers) or dwarf\n"
+	"                       (.eh_frame call-frame information)\n"
+	"  --interval SEC       also dump every SEC seconds: a decimal number from\n"
+	"                       0.001 to 1000000, fractions allowed (0.5)\n"
+	"  --no-exit-dump       do not dump when a process exits\n"
+	"  -h, --help           this help\n\n"
+	"Files (PID is the process that dumped: children of CMD dump too):\n"
+	"  PREFIX.PID.N.dump    the N-th dump of PID (N = 1, 2, 3 ...), LEAKSNAP v1\n"
+	"  PREFIX.PID.exit.dump the dump written when PID exits\n"
+	"  PREFIX.PID.*.maps    the process's /proc/PID/maps, beside each dump\n"
+	"Dumps that already existed before the run are not listed.\n\n"
+	"Signals: record ignores SIGINT and SIGQUIT (the terminal delivers them to\n"
+	"the program; record stays to list the dumps) and forwards SIGTERM, SIGHUP,\n"
+	"SIGUSR1, SIGUSR2 and the hook's two signals to CMD, so they can be sent to\n"
+	"record's pid:\n"
+	"  SIGRTMAX-17          dump now                (here: kill -%d PID)\n"
+	"  SIGRTMAX-19          toggle capture off/on   (here: kill -%d PID)\n"
+	"(Shells name them by their number, RTMIN+N or RTMAX-N: see 'kill -l %d'.)\n\n"
+	"Environment set for CMD and its children (read by the hook; a variable whose\n"
+	"option is not given keeps its inherited value):\n"
+	"  LD_PRELOAD           the hook's absolute path, before any inherited entries\n"
+	"  LEAKSNAP_OUT         PREFIX, made absolute\n"
+	"  LEAKSNAP_FRAMES      --frames N\n"
+	"  LEAKSNAP_UNWIND      --unwind MODE\n"
+	"  LEAKSNAP_INTERVAL    --interval SEC\n"
+	"  LEAKSNAP_DUMP_ON_EXIT  0 with --no-exit-dump\n"
+	"  LEAKSNAP_START_DISABLED  1 (set it yourself) starts with capture off\n"
+	"Read by record: LEAKSNAP_HOOK=PATH uses PATH as the hook library instead of\n"
+	"../lib/libleakhook.so next to the leaksnap program.\n\n"
+	"Exit status: the program's; 128+N when it was killed by signal N;\n"
+	"             126 CMD found but not executable; 127 CMD not found;\n"
+	"             2 any error of record itself (usage, dump directory, hook library).\n";
+
+struct record_opts {
+	const char *out;      /* --out PREFIX, or NULL */
+	unsigned frames;      /* --frames N, 0 = not given */
+	const char *unwind;   /* --unwind MODE, or NULL */
+	const char *interval; /* --interval SEC (validated, normalised), or NULL */
+	bool no_exit_dump;    /* --no-exit-dump */
+	char interval_buf[48]; /* storage for @interval */
+};
+
+/* Where the dumps go.  @shown is how messages name the prefix (as the user
+ * wrote it); @abs is what the hook gets, so that a program that changes its
+ * working directory still writes where record looks. */
+struct prefix {
+	const char *shown;  /* borrowed: --out, $LEAKSNAP_OUT or DEFAULT_PREFIX */
+	const char *origin; /* "--out ", "LEAKSNAP_OUT=" or "default prefix " */
+	char *dir;          /* directory part as given incl. the '/', or "" */
+	const char *base;   /* file-name part, borrowed from @shown */
+	char *abs;          /* absolute prefix (owned) */
+};
+
+/* One dump file name, PREFIX.PID.N.dump or PREFIX.PID.exit.dump. */
+struct dump_name {
+	char *name;   /* owned file name (no directory) */
+	uint64_t pid;
+	uint64_t num; /* UINT64_MAX for the exit dump: it sorts last */
+};
+
+struct dump_list {
+	struct dump_name *v;
+	size_t n, cap;
+};
+
+/* ------------------------------------------------------------------------
+ * Messages
+ * ------------------------------------------------------------------------ */
+
+/* "leaksnap: <message>" on stderr, not an error: cli_fail() prints exactly
+ * that line (with control bytes escaped); its status is not ours. */
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	char msg[PATH_MAX + 256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	(void)cli_fail(NULL, "%s", msg);
+}
+
+static const char *signal_name(int sig, char *buf, size_t size)
+{
+	static const struct {
+		int sig;
+		const char *name;
+	} names[] = {
+		{SIGHUP, "SIGHUP"},     {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},
+		{SIGILL, "SIGILL"},     {SIGTRAP, "SIGTRAP"},     {SIGABRT, "SIGABRT"},
+		{SIGBUS, "SIGBUS"},     {SIGFPE, "SIGFPE"},       {SIGKILL, "SIGKILL"},
+		{SIGUSR1, "SIGUSR1"},   {SIGSEGV, "SIGSEGV"},     {SIGUSR2, "SIGUSR2"},
+		{SIGPIPE, "SIGPIPE"},   {SIGALRM, "SIGALRM"},     {SIGTERM, "SIGTERM"},
+		{SIGCHLD, "SIGCHLD"},   {SIGCONT, "SIGCONT"},     {SIGSTOP, "SIGSTOP"},
+		{SIGTSTP, "SIGTSTP"},   {SIGTTIN, "SIGTTIN"},     {SIGTTOU, "SIGTTOU"},
+		{SIGURG, "SIGURG"},     {SIGXCPU, "SIGXCPU"},     {SIGXFSZ, "SIGXFSZ"},
+		{SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},   {SIGWINCH, "SIGWINCH"},
+		{SIGIO, "SIGIO"},       {SIGSYS, "SIGSYS"},
+#ifdef SIGSTKFLT
+		{SIGSTKFLT, "SIGSTKFLT"},
+#endif
+#ifdef SIGPWR
+		{SIGPWR, "SIGPWR"},
+#endif
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].sig == sig)
+			return names[i].name;
+	if (sig == HOOK_SIG_DUMP || sig == HOOK_SIG_TOGGLE) { /* as the hook's docs name them */
+		snprintf(buf, size, "SIGRTMAX-%d", SIGRTMAX - sig);
+	} else if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+		/* Name real-time signals the way kill -l does: from the nearer end. */
+		if (SIGRTMAX - sig < sig - SIGRTMIN)
+			snprintf(buf, size, "SIGRTMAX-%d", SIGRTMAX - sig);
+		else
+			snprintf(buf, size, "SIGRTMIN+%d", sig - SIGRTMIN);
+	} else {
+		snprintf(buf, size, "signal %d", sig);
+	}
+	return buf;
+}
+
+/* ------------------------------------------------------------------------
+ * Validation
+ * ------------------------------------------------------------------------ */
+
+/* A positive decimal number of seconds: DIGITS[.DIGITS] or .DIGITS, nothing
+ * else (no sign, exponent, hex, inf, spaces), in the hook's range. */
+static bool interval_ok(const char *s)
+{
+	size_t digits = 0, dots = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digits++;
+		else if (*p == '.' && dots == 0)
+			dots++;
+		else
+			return false;
+	}
+	if (digits == 0)
+		return false;
+	double v = strtod(s, NULL);
+	return v >= INTERVAL_MIN_SEC && v <= INTERVAL_MAX_SEC;
+}
+
+/* Split the prefix into directory and base, check the directory is one we
+ * can write in, and make the prefix absolute.  Returns 0 or EXIT_ERROR. */
+static int prefix_check(struct prefix *p)
+{
+	const char *slash = strrchr(p->shown, '/');
+	size_t dlen = slash ? (size_t)(slash - p->shown) + 1 : 0;
+	char label[PATH_MAX + 32], dir[PATH_MAX];
+	snprintf(label, sizeof(label), "%s%s", p->origin, p->shown);
+	p->base = p->shown + dlen;
+	if (*p->base == '\0' || strcmp(p->base, ".") == 0 || strcmp(p->base, "..") == 0)
+		return cli_fail(label, "must end in a file name prefix, e.g. DIR/app "
+				       "(dumps are named PREFIX.PID.N.dump)");
+	if (dlen >= sizeof(dir))
+		return cli_fail(label, "%s", strerror(ENAMETOOLONG));
+	if ((p->dir = strndup(p->shown, dlen)) == NULL)
+		return cli_fail(label, "out of memory");
+	/* The directory as messages show it: "out", "/", ".". */
+	snprintf(dir, sizeof(dir), "%.*s", (int)(dlen > 1 ? dlen - 1 : dlen), p->shown);
+	if (dlen == 0)
+		strcpy(dir, ".");
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		int e = errno;
+		if (e == ENOENT)
+			return cli_fail(label, "directory '%s' does not exist", dir);
+		return cli_fail(label, "directory '%s': %s", dir, strerror(e));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return cli_fail(label, "'%s' is not a directory", dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return cli_fail(label, "directory '%s' is not writable: %s", dir, strerror(errno));
+	char *real = realpath(dir, NULL);
+	if (real == NULL)
+		return cli_fail(label, "directory '%s': %s", dir, strerror(errno));
+	size_t rlen = strlen(real);
+	p->abs = malloc(rlen + 1 + strlen(p->base) + 1);
+	if (p->abs == NULL) {
+		free(real);
+		return cli_fail(label, "out of memory");
+	}
+	/* realpath("/") is "/": no second slash. */
+	sprintf(p->abs, "%s%s%s", real, real[rlen - 1] == '/' ? "" : "/", p->base);
+	free(real);
+	if (strlen(p->abs) >= PREFIX_MAX)
+		return cli_fail("record", "%sPREFIX is too long: %zu bytes once absolute, the hook "
+					  "takes at most %d",
+				p->origin, strlen(p->abs), PREFIX_MAX - 1);
+	/* "--out build" next to a directory "build" is almost certainly meant as
+	 * "build/NAME": say where the files will really go. */
+	if (stat(p->shown, &st) == 0 && S_ISDIR(st.st_mode))
+		cli_warn(label, "'%s' is a directory: dumps go beside it as %s.PID.N.dump; use "
+				"%s/NAME to write inside it",
+			 p->shown, p->shown, p->shown);
+	return 0;
+}
+
+/* Find @name as execvp() does: the name itself when it contains a '/', else
+ * the first executable regular file in $PATH (default /bin:/usr/bin; an
+ * empty entry is the working directory).  Returns 0 and a new string in
+ * *found, or an errno value: ENOENT (nowhere), EACCES (only files we may not
+ * execute) or another error that ends the search, as in execvp(). */
+static int lookup_command(const char *name, char **found)
+{
+	*found = NULL;
+	if (*name == '\0')
+		return ENOENT;
+	struct stat st;
+	if (strchr(name, '/')) {
+		if (stat(name, &st) != 0)
+			return errno;
+		if (!S_ISREG(st.st_mode) || access(name, X_OK) != 0)
+			return EACCES;
+		*found = strdup(name);
+		return *found ? 0 : ENOMEM;
+	}
+	const char *path = getenv("PATH");
+	if (path == NULL)
+		path = "/bin:/usr/bin";
+	int err = ENOENT;
+	size_t nlen = strlen(name);
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t dlen = (size_t)(end - p);
+		char *cand = malloc(dlen + 1 + nlen + 1);
+		if (cand == NULL)
+			return ENOMEM;
+		if (dlen == 0)
+			memcpy(cand, name, nlen + 1);
+		else
+			sprintf(cand, "%.*s/%s", (int)dlen, p, name);
+		if (stat(cand, &st) == 0) {
+			if (S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+				*found = cand;
+				return 0;
+			}
+			err = EACCES;
+		} else if (errno == EACCES) {
+			err = EACCES;
+		} else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE &&
+			   errno != ENODEV && errno != ETIMEDOUT) {
+			int e = errno;
+			free(cand);
+			return e;
+		}
+		free(cand);
+		if (*end == '\0')
+			return err;
+		p = end;
+	}
+}
+
+/* The hook library: $LEAKSNAP_HOOK, else ../lib/libleakhook.so from the
+ * directory of this program (/proc/self/exe is already free of symlinks,
+ * so "bin/.." is simply the parent directory).  Returns the absolute path
+ * (owned) or NULL after printing the error. */
+static char *find_hook(void)
+{
+	const char *env = getenv("LEAKSNAP_HOOK");
+	char exe[PATH_MAX + 32];
+	const char *path, *hint;
+	if (env && *env) {
+		path = env;
+		hint = "from LEAKSNAP_HOOK";
+	} else {
+		ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
+		if (n <= 0) {
+			cli_fail("/proc/self/exe", "%s (set LEAKSNAP_HOOK=PATH to name the hook library)",
+				 n < 0 ? strerror(errno) : "empty link");
+			return NULL;
+		}
+		exe[n] = '\0';
+		for (int up = 0; up < 2; up++) { /* strip "/leaksnap", then "/bin" */
+			char *slash = strrchr(exe, '/');
+			if (slash == NULL)
+				break;
+			*slash = '\0';
+		}
+		strcat(exe, "/lib/libleakhook.so");
+		path = exe;
+		hint = "looked for next to leaksnap; set LEAKSNAP_HOOK=PATH to use another";
+	}
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		cli_fail(path, "hook library not found: %s (%s)", strerror(errno), hint);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cli_fail(path, "hook library is not a regular file (%s)", hint);
+		return NULL;
+	}
+	if (access(path, R_OK) != 0) {
+		cli_fail(path, "cannot read the hook library: %s (%s)", strerror(errno), hint);
+		return NULL;
+	}
+	char *abs = realpath(path, NULL);
+	if (abs == NULL) {
+		cli_fail(path, "%s", strerror(errno));
+		return NULL;
+	}
+	/* ld.so splits LD_PRELOAD at spaces and colons, with no way to quote. */
+	if (strpbrk(abs, " :\t\n")) {
+		cli_fail(abs, "the hook library's path contains a space or ':', which LD_PRELOAD "
+			      "cannot carry; copy it elsewhere and set LEAKSNAP_HOOK");
+		free(abs);
+		return NULL;
+	}
+	return abs;
+}
+
+/* ------------------------------------------------------------------------
+ * Dump files
+ * ------------------------------------------------------------------------ */
+
+static bool parse_digits(const char **s, uint64_t *out)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*s = p;
+	*out = v;
+	return true;
+}
+
+/* Whether @name is BASE.PID.N.dump or BASE.PID.exit.dump (nothing else: not
+ * the hook's temporary files, not the .maps files). */
+static bool parse_dump_name(const char *name, const char *base, size_t blen, uint64_t *pid,
+			    uint64_t *num)
+{
+	if (strncmp(name, base, blen) != 0 || name[blen] != '.')
+		return false;
+	const char *p = name + blen + 1;
+	if (!parse_digits(&p, pid) || *p++ != '.')
+		return false;
+	if (strncmp(p, "exit", 4) == 0) {
+		*num = UINT64_MAX;
+		p += 4;
+	} else if (!parse_digits(&p, num) || *num == 0 || *num == UINT64_MAX) {
+		return false;
+	}
+	return strcmp(p, ".dump") == 0;
+}
+
+static void dump_list_release(struct dump_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+static int dump_cmp(const void *a, const void *b)
+{
+	const struct dump_name *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static bool dump_list_has(const struct dump_list *l, const struct dump_name *d)
+{
+	return bsearch(d, l->v, l->n, sizeof(*l->v), dump_cmp) != NULL;
+}
+
+/* Collect the dump files of @p's directory that are not in @skip (may be
+ * NULL), sorted by pid, then number, exit dump last.  Returns 0, or an errno
+ * value. */
+static int scan_dumps(const struct prefix *p, const struct dump_list *skip, struct dump_list *out)
+{
+	const char *dir = *p->dir ? p->dir : ".";
+	size_t blen = strlen(p->base);
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return errno;
+	struct dirent *de;
+	int rc = 0;
+	errno = 0;
+	while ((de = readdir(d)) != NULL) {
+		struct dump_name dn = {NULL, 0, 0};
+		if (!parse_dump_name(de->d_name, p->base, blen, &dn.pid, &dn.num))
+			continue;
+		dn.name = de->d_name;
+		if (skip && dump_list_has(skip, &dn))
+			continue;
+		/* Only regular files: the hook never publishes anything else. */
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (out->n == out->cap) {
+			size_t cap = out->cap ? out->cap * 2 : 16;
+			struct dump_name *v = realloc(out->v, cap * sizeof(*v));
+			if (v == NULL) {
+				rc = ENOMEM;
+				break;
+			}
+			out->v = v;
+			out->cap = cap;
+		}
+		if ((dn.name = strdup(de->d_name)) == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		out->v[out->n++] = dn;
+		errno = 0;
+	}
+	if (rc == 0 && errno != 0)
+		rc = errno;
+	closedir(d);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), dump_cmp);
+	return rc;
+}
+
+/* One line per new dump; a dump the library cannot read gets its error line
+ * as a warning.  Returns the number of dumps listed. */
+static size_t list_dumps(const struct prefix *p, const struct dump_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		size_t len = strlen(p->dir) + strlen(l->v[i].name) + 1;
+		char *path = malloc(len);
+		if (path == NULL) {
+			cli_warn(l->v[i].name, "out of memory");
+			continue;
+		}
+		snprintf(path, len, "%s%s", p->dir, l->v[i].name);
+		struct leaksnap_error err;
+		struct snapshot *s = snapshot_open(path, NULL, &err);
+		if (s == NULL) {
+			char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
+			const char *msg = leaksnap_error_format(&err, buf, sizeof(buf));
+			size_t slen = strlen(err.source);
+			/* "SOURCE: what" -> "SOURCE: warning: what". */
+			if (slen && strncmp(msg, err.source, slen) == 0 && msg[slen] == ':')
+				cli_warn(err.source, "%s", msg + slen + 2);
+			else
+				cli_warn(path, "%s", msg);
+		} else {
+			note("wrote %s: %zu records, %llu bytes in %llu allocations", path,
+			     snapshot_record_count(s), (unsigned long long)snapshot_records_bytes(s),
+			     (unsigned long long)snapshot_allocation_count(s));
+			cli_print_warnings(s);
+			snapshot_close(s);
+		}
+		free(path);
+	}
+	return l->n;
+}
+
+/* ------------------------------------------------------------------------
+ * Why no dump was written: facts about the program's executable
+ * ------------------------------------------------------------------------ */
+
+struct elf_facts {
+	bool is_elf;     /* an ELF file in our byte order */
+	bool has_interp; /* PT_INTERP: dynamically linked */
+	unsigned cls;    /* ELFCLASS32 / ELFCLASS64 */
+	unsigned machine;
+	char shebang[PATH_MAX]; /* "#!" interpreter, or "" */
+};
+
+static bool elf_facts_read(const char *path, struct elf_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	union {
+		unsigned char b[4096];
+		Elf32_Ehdr e32;
+		Elf64_Ehdr e64;
+	} h;
+	ssize_t n = pread(fd, h.b, sizeof(h.b), 0);
+	bool ok = false;
+	if (n >= 2 && h.b[0] == '#' && h.b[1] == '!') {
+		size_t i = 2, j = 0;
+		while (i < (size_t)n && (h.b[i] == ' ' || h.b[i] == '\t'))
+			i++;
+		while (i < (size_t)n && j + 1 < sizeof(f->shebang) && h.b[i] != ' ' &&
+		       h.b[i] != '\t' && h.b[i] != '\n' && h.b[i] != '\r')
+			f->shebang[j++] = (char)h.b[i++];
+		ok = j > 0;
+	} else if (n >= (ssize_t)sizeof(Elf32_Ehdr) && memcmp(h.b, ELFMAG, SELFMAG) == 0) {
+		static const uint16_t one = 1;
+		unsigned char host = *(const unsigned char *)&one ? ELFDATA2LSB : ELFDATA2MSB;
+		f->cls = h.b[EI_CLASS];
+		if (h.b[EI_DATA] == host && (f->cls == ELFCLASS32 || f->cls == ELFCLASS64) &&
+		    (f->cls == ELFCLASS32 || n >= (ssize_t)sizeof(Elf64_Ehdr))) {
+			bool is64 = f->cls == ELFCLASS64;
+			uint64_t phoff = is64 ? h.e64.e_phoff : h.e32.e_phoff;
+			unsigned phnum = is64 ? h.e64.e_phnum : h.e32.e_phnum;
+			unsigned phent = is64 ? h.e64.e_phentsize : h.e32.e_phentsize;
+			f->machine = is64 ? h.e64.e_machine : h.e32.e_machine;
+			f->is_elf = ok = true;
+			for (unsigned i = 0; i < phnum && phent >= sizeof(Elf32_Phdr); i++) {
+				Elf64_Phdr p64;
+				Elf32_Phdr p32;
+				uint32_t type;
+				off_t at = (off_t)(phoff + (uint64_t)i * phent);
+				if (is64 ? pread(fd, &p64, sizeof(p64), at) != (ssize_t)sizeof(p64)
+					 : pread(fd, &p32, sizeof(p32), at) != (ssize_t)sizeof(p32))
+					break;
+				type = is64 ? p64.p_type : p32.p_type;
+				if (type == PT_INTERP) {
+					f->has_interp = true;
+					break;
+				}
+			}
+		}
+	}
+	close(fd);
+	return ok;
+}
+
+/* A reason why LD_PRELOAD cannot have loaded @hook into the program at
+ * @exe (CMD resolved through $PATH), written to @buf; NULL when none is
+ * known.  A script is judged by its interpreter (one level). */
+static const char *preload_blocker(const char *cmd, const char *exe, const char *hook, char *buf,
+				   size_t size)
+{
+	struct stat st;
+	struct elf_facts f, hf;
+	char what[PATH_MAX + 64], interp[PATH_MAX];
+	snprintf(what, sizeof(what), "%s", cmd);
+	for (int depth = 0; depth < 2 && exe; depth++) {
+		if (stat(exe, &st) == 0 &&
+		    (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+		     ((st.st_mode & S_ISGID) && st.st_gid != getegid()))) {
+			snprintf(buf, size, "%s is set%cid: the dynamic loader ignores LD_PRELOAD for it",
+				 what, (st.st_mode & S_ISUID) ? 'u' : 'g');
+			return buf;
+		}
+		if (!elf_facts_read(exe, &f))
+			return NULL;
+		if (f.shebang[0]) {
+			snprintf(interp, sizeof(interp), "%s", f.shebang);
+			snprintf(what, sizeof(what), "%s's interpreter %s", cmd, interp);
+			exe = interp;
+			continue;
+		}
+		if (!f.has_interp) {
+			snprintf(buf, size, "%s is statically linked: LD_PRELOAD cannot load the hook "
+					    "into it",
+				 what);
+			return buf;
+		}
+		if (elf_facts_read(hook, &hf) && hf.is_elf &&
+		    (hf.cls != f.cls || hf.machine != f.machine)) {
+			snprintf(buf, size, "%s is a %d-bit program for ELF machine %u, the hook a "
+					    "%d-bit library for machine %u",
+				 what, f.cls == ELFCLASS64 ? 64 : 32, f.machine,
+				 hf.cls == ELFCLASS64 ? 64 : 32, hf.machine);
+			return buf;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Running the program
+ * ------------------------------------------------------------------------ */
+
+/* The child, while record may forward signals to it; 0 once it is reaped
+ * (so a late signal never reaches a recycled pid). */
+static volatile sig_atomic_t fwd_pid;
+
+static void forward_signal(int sig)
+{
+	int saved = errno;
+	pid_t pid = (pid_t)fwd_pid;
+	if (pid > 0)
+		kill(pid, sig);
+	errno = saved;
+}
+
+/* What record does with a signal while the program runs. */
+enum sig_role {
+	SIG_FORWARD, /* pass it on to the program */
+	SIG_IGNORE,  /* the terminal sends it to the program already */
+	SIG_DEFAULT, /* SIGCHLD: an inherited SIG_IGN would reap the program
+		      * behind our back and lose its exit status */
+};
+
+enum { N_SIGS = 9 };
+
+struct sig_state {
+	int sig[N_SIGS];
+	enum sig_role role[N_SIGS];
+	struct sigaction old[N_SIGS];
+	sigset_t set; /* all of them */
+	sigset_t old_mask;
+};
+
+static void sig_init(struct sig_state *s)
+{
+	const int sig[N_SIGS] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, HOOK_SIG_DUMP, HOOK_SIG_TOGGLE,
+				 SIGINT, SIGQUIT, SIGCHLD};
+	sigemptyset(&s->set);
+	for (int i = 0; i < N_SIGS; i++) {
+		s->sig[i] = sig[i];
+		s->role[i] = i < 6 ? SIG_FORWARD : i < 8 ? SIG_IGNORE : SIG_DEFAULT;
+		sigaddset(&s->set, sig[i]);
+	}
+}
+
+/* Block the signals, then install record's dispositions; forwarding starts
+ * when the mask is restored with the child's pid known. */
+static void sig_take(struct sig_state *s)
+{
+	struct sigaction sa;
+	sigprocmask(SIG_BLOCK, &s->set, &s->old_mask);
+	for (int i = 0; i < N_SIGS; i++) {
+		memset(&sa, 0, sizeof(sa));
+		sigemptyset(&sa.sa_mask);
+		if (s->role[i] == SIG_FORWARD) {
+			sa.sa_handler = forward_signal;
+			sa.sa_flags = SA_RESTART;
+		} else {
+			sa.sa_handler = s->role[i] == SIG_IGNORE ? SIG_IGN : SIG_DFL;
+		}
+		sigaction(s->sig[i], &sa, &s->old[i]);
+	}
+}
+
+/* Put back the dispositions and mask record started with (in the child
+ * before exec, so that it inherits what record inherited, the SIGHUP that
+ * nohup ignores included; in record once the child is reaped). */
+static void sig_restore(const struct sig_state *s)
+{
+	for (int i = 0; i < N_SIGS; i++)
+		sigaction(s->sig[i], &s->old[i], NULL);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+struct run_result {
+	int exec_errno;  /* the child's execvp() failed with this, else 0 */
+	int wait_status; /* waitpid() status of the program */
+};
+
+/* Fork and exec @argv; wait for it, forwarding signals.  Returns 0, or
+ * EXIT_ERROR after printing why it could not start. */
+static int run_program(char **argv, struct run_result *res)
+{
+	struct sig_state ss;
+	int pfd[2];
+	res->exec_errno = 0;
+	res->wait_status = 0;
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		return cli_fail(argv[0], "cannot start: %s", strerror(errno));
+	sig_init(&ss);
+	sig_take(&ss);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		sig_restore(&ss);
+		close(pfd[0]);
+		close(pfd[1]);
+		return cli_fail(argv[0], "cannot start: fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		sig_restore(&ss);
+		execvp(argv[0], argv);
+		int e = errno;
+		ssize_t w;
+		do
+			w = write(pfd[1], &e, sizeof(e));
+		while (w < 0 && errno == EINTR);
+		_exit(127);
+	}
+	close(pfd[1]);
+	fwd_pid = pid;
+	sigprocmask(SIG_SETMASK, &ss.old_mask, NULL);
+	/* Empty read: the exec succeeded and closed the pipe. */
+	int e = 0;
+	ssize_t n;
+	do
+		n = read(pfd[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (n == (ssize_t)sizeof(e))
+		res->exec_errno = e ? e : ENOEXEC;
+	/* Wait without reaping, so that the pid stays ours while a forwarded
+	 * signal may still be on its way; then block, forget, reap. */
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR)
+		;
+	sigprocmask(SIG_BLOCK, &ss.set, NULL);
+	fwd_pid = 0;
+	int st = 0;
+	pid_t r;
+	do
+		r = waitpid(pid, &st, 0);
+	while (r < 0 && errno == EINTR);
+	sig_restore(&ss);
+	if (r < 0)
+		return cli_fail(argv[0], "waitpid: %s", strerror(errno));
+	res->wait_status = st;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The command
+ * ------------------------------------------------------------------------ */
+
+static int parse_options(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longopts[] = {
+		{"out", required_argument, NULL, 'o'},
+		{"frames", required_argument, NULL, 'F'},
+		{"unwind", required_argument, NULL, 'U'},
+		{"interval", required_argument, NULL, 'I'},
+		{"no-exit-dump", no_argument, NULL, 'N'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	uint64_t v;
+	optind = 0;
+	opterr = 0;
+	/* '+': stop at the first non-option, which is CMD; its options are its own. */
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 'F':
+			if (!cli_parse_uint(optarg, 1, 256, &v))
+				return cli_usage_error("record", "--frames must be a number from 1 to 256");
+			o->frames = (unsigned)v;
+			break;
+		case 'U':
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "fp") != 0 &&
+			    strcmp(optarg, "dwarf") != 0)
+				return cli_usage_error("record", "--unwind must be auto, fp or dwarf");
+			o->unwind = optarg;
+			break;
+		case 'I':
+			if (!interval_ok(optarg) || strlen(optarg) + 2 > sizeof(o->interval_buf))
+				return cli_usage_error("record", "--interval must be a number of seconds "
+								 "from 0.001 to 1000000, e.g. 0.5");
+			/* Hand the hook plain DIGITS[.DIGITS]: ".5" -> "0.5", "2." -> "2". */
+			snprintf(o->interval_buf, sizeof(o->interval_buf), "%s%s",
+				 *optarg == '.' ? "0" : "", optarg);
+			if (o->interval_buf[strlen(o->interval_buf) - 1] == '.')
+				o->interval_buf[strlen(o->interval_buf) - 1] = '\0';
+			o->interval = o->interval_buf;
+			break;
+		case 'N': o->no_exit_dump = true; break;
+		case 'h':
+			/* The signal numbers depend on the C library: print them. */
+			printf(record_usage, HOOK_SIG_DUMP, HOOK_SIG_TOGGLE, HOOK_SIG_DUMP);
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;
+		default:
+			return cli_bad_option("record", argv, c == ':' ? ':' : optopt);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("record", "missing CMD to run");
+	return 0;
+}
+
+/* Set the hook's environment for the child (and, harmlessly, for record,
+ * which execs nothing else).  Returns 0 or EXIT_ERROR. */
+static int set_hook_env(const struct record_opts *o, const struct prefix *p, const char *hook)
+{
+	char num[16];
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(hook) + (old ? strlen(old) : 0) + 2;
+	char *preload = malloc(len);
+	if (preload == NULL)
+		return cli_fail("record", "out of memory");
+	snprintf(preload, len, "%s%s%s", hook, old && *old ? ":" : "", old ? old : "");
+	int rc = setenv("LD_PRELOAD", preload, 1);
+	free(preload);
+	rc |= setenv("LEAKSNAP_OUT", p->abs, 1);
+	if (o->frames) {
+		snprintf(num, sizeof(num), "%u", o->frames);
+		rc |= setenv("LEAKSNAP_FRAMES", num, 1);
+	}
+	if (o->unwind)
+		rc |= setenv("LEAKSNAP_UNWIND", o->unwind, 1);
+	if (o->interval)
+		rc |= setenv("LEAKSNAP_INTERVAL", o->interval, 1);
+	if (o->no_exit_dump)
+		rc |= setenv("LEAKSNAP_DUMP_ON_EXIT", "0", 1);
+	return rc ? cli_fail("record", "cannot set the environment: %s", strerror(errno)) : 0;
+}
+
+/* Report that @cmd could not be executed (errno @e); returns the exit
+ * status env(1) and the shells use: 127 not found, 126 anything else. */
+static int exec_failure(const char *cmd, int e)
+{
+	if (*cmd == '\0')
+		cli_fail(NULL, "'': command not found");
+	else if (e == ENOENT && !strchr(cmd, '/'))
+		cli_fail(cmd, "command not found");
+	else
+		cli_fail(cmd, "%s", strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
+
+/* The hint of "no dumps written (HINT)". */
+static void no_dumps(const struct record_opts *o, const struct prefix *p, const char *cmd,
+		     const char *exe, const char *hook, int wait_status)
+{
+	char buf[2 * PATH_MAX + 128];
+	const char *exit_env = getenv("LEAKSNAP_DUMP_ON_EXIT");
+	bool exit_off = o->no_exit_dump || (exit_env && strcmp(exit_env, "0") == 0);
+	const char *why = preload_blocker(cmd, exe, hook, buf, sizeof(buf));
+	if (why) {
+		note("no dumps written (%s)", why);
+	} else if (exit_off) {
+		note("no dumps written (%s: request dumps with --interval SEC or "
+		     "kill -%d <record's pid>)",
+		     o->no_exit_dump ? "--no-exit-dump was given" : "LEAKSNAP_DUMP_ON_EXIT=0",
+		     HOOK_SIG_DUMP);
+	} else if (WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == HOOK_SIG_DUMP ||
+						WTERMSIG(wait_status) == HOOK_SIG_TOGGLE)) {
+		note("no dumps written (the hook's signal killed the program: the hook was not "
+		     "loaded; see any loader message above)");
+	} else if (WIFSIGNALED(wait_status)) {
+		note("no dumps written (the program was killed by a signal, so it did not reach its "
+		     "exit dump)");
+	} else {
+		note("no dumps written as %s.PID.*.dump (did the hook load? see any loader "
+		     "message above; a process that ends in _exit() or exec() writes no exit dump)",
+		     p->shown);
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = {NULL, 0, NULL, NULL, false, ""};
+	struct prefix p = {NULL, NULL, NULL, NULL, NULL};
+	struct dump_list before = {NULL, 0, 0}, after = {NULL, 0, 0};
+	char *hook = NULL, *exe = NULL;
+	int ret = parse_options(argc, argv, &o);
+	if (ret != 0)
+		return ret < 0 ? EXIT_OK : ret;
+	char **cmd = argv + optind;
+
+	const char *env_out = getenv("LEAKSNAP_OUT");
+	if (o.out) {
+		p.shown = o.out;
+		p.origin = "--out ";
+	} else if (env_out && *env_out) {
+		p.shown = env_out;
+		p.origin = "LEAKSNAP_OUT=";
+	} else {
+		p.shown = DEFAULT_PREFIX;
+		p.origin = "default prefix ";
+	}
+	if ((ret = prefix_check(&p)) != 0)
+		goto cleanup;
+
+	/* Looked up here too (execvp() decides), so that a typo fails before
+	 * anything else is needed, and for the hints about static programs. */
+	int e = lookup_command(cmd[0], &exe);
+	if (e != 0) {
+		ret = exec_failure(cmd[0], e);
+		goto cleanup;
+	}
+	if ((hook = find_hook()) == NULL) {
+		ret = EXIT_ERROR;
+		goto cleanup;
+	}
+	if ((e = scan_dumps(&p, NULL, &before)) != 0) {
+		ret = cli_fail(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
+			       strerror(e));
+		goto cleanup;
+	}
+	if ((ret = set_hook_env(&o, &p, hook)) != 0)
+		goto cleanup;
+
+	struct run_result res;
+	if ((ret = run_program(cmd, &res)) != 0)
+		goto cleanup;
+	if (res.exec_errno) {
+		ret = exec_failure(cmd[0], res.exec_errno);
+		goto cleanup;
+	}
+	if (WIFSIGNALED(res.wait_status)) {
+		char nb[32];
+		int sig = WTERMSIG(res.wait_status);
+		cli_fail(cmd[0], "killed by signal %d (%s)", sig, signal_name(sig, nb, sizeof(nb)));
+		ret = 128 + sig;
+	} else {
+		ret = WEXITSTATUS(res.wait_status);
+	}
+	if ((e = scan_dumps(&p, &before, &after)) != 0)
+		cli_warn(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
+			 strerror(e));
+	else if (list_dumps(&p, &after) == 0)
+		no_dumps(&o, &p, cmd[0], exe, hook, res.wait_status);
+
+cleanup:
+	dump_list_release(&before);
+	dump_list_release(&after);
+	free(hook);
+	free(exe);
+	free(p.dir);
+	free(p.abs);
+	return ret;
+}

@@ -1,0 +1,676 @@
+/* leaksnap hook: writing dumps, and what triggers them.
+ *
+ * A dump is a LEAKSNAP v1 file (docs/format.md): the 64-byte header, the
+ * record area exactly as get_malloc_leak_info() returns it, /proc/self/maps
+ * verbatim, then key=value metadata.  The same maps text is written beside
+ * it as <stem>.maps.  Both are written under temporary names and published
+ * without ever replacing an existing file.
+ *
+ * Triggers: the exit destructor, leaksnap_dump(), SIGRTMAX-17 and the
+ * LEAKSNAP_INTERVAL timer.  The signal handler only posts a semaphore; the
+ * dump thread (the hook's own, never tracked) does the work, one dump per
+ * signal, while the program keeps running. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <leaksnap/snapshot.h>
+
+#include "format.h"
+#include "hook_internal.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+static pthread_mutex_t dump_mutex = PTHREAD_MUTEX_INITIALIZER;
+static sem_t dump_sem;
+static unsigned dump_seq;        /* last number used; under dump_mutex */
+static bool dump_exiting;        /* under dump_mutex */
+atomic_bool dump_thread_missing;
+static atomic_bool report_write, report_thread, report_signal;
+
+/* A growable text buffer in mmap'ed memory. ------------------------------- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static bool buf_reserve(struct buf *b, size_t more)
+{
+	if (b->failed)
+		return false;
+	if (b->len + more <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 64 * 1024;
+	while (cap < b->len + more)
+		cap *= 2;
+	void *p = b->p ? mremap(b->p, b->cap, cap, MREMAP_MAYMOVE) : hook_map(cap);
+	if (!p || p == MAP_FAILED) {
+		b->failed = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static void buf_add(struct buf *b, const void *data, size_t n)
+{
+	if (buf_reserve(b, n)) {
+		memcpy(b->p + b->len, data, n);
+		b->len += n;
+	}
+}
+
+static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	for (size_t want = 256;; ) {
+		if (!buf_reserve(b, want))
+			return;
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		want = (size_t)n + 1;
+	}
+}
+
+/* Append @s with control bytes replaced: metadata values are one line. */
+static void buf_add_clean(struct buf *b, const char *s, size_t n)
+{
+	if (!buf_reserve(b, n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		b->p[b->len++] = (char)(c < 0x20 || c == 0x7f ? '?' : c);
+	}
+}
+
+static void buf_free(struct buf *b)
+{
+	hook_unmap(b->p, b->cap);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Read a whole /proc file into @b; false on error. */
+static bool read_file(const char *path, struct buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	for (;;) {
+		if (!buf_reserve(b, 64 * 1024))
+			break;
+		ssize_t n = read(fd, b->p + b->len, b->cap - b->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return n == 0;
+		}
+		b->len += (size_t)n;
+	}
+	close(fd);
+	return false;
+}
+
+/* Metadata --------------------------------------------------------------------- */
+
+static const char *abi_name(void)
+{
+#if defined(__x86_64__)
+	return "x86_64";
+#elif defined(__i386__)
+	return "x86";
+#elif defined(__aarch64__)
+	return "arm64";
+#elif defined(__arm__)
+	return "arm";
+#elif defined(__riscv) && __riscv_xlen == 64
+	return "riscv64";
+#else
+	return "unknown";
+#endif
+}
+
+static const char *const trigger_names[] = {
+	[HOOK_TRIGGER_EXIT] = "exit",
+	[HOOK_TRIGGER_SIGNAL] = "signal",
+	[HOOK_TRIGGER_API] = "api",
+	[HOOK_TRIGGER_INTERVAL] = "interval",
+};
+
+static uintptr_t parse_hex(const char **s)
+{
+	uintptr_t v = 0;
+	for (;; (*s)++) {
+		char c = **s;
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else
+			return v;
+		v = v << 4 | d;
+	}
+}
+
+/* The path maps gives for the mapping containing @addr (the name the
+ * symbolizer will see), or NULL. */
+static const char *maps_path_of(const struct buf *maps, uintptr_t addr, size_t *len)
+{
+	const char *p = maps->p, *end = maps->p + maps->len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *s = p;
+		uintptr_t lo = parse_hex(&s), hi = 0;
+		if (*s == '-') {
+			s++;
+			hi = parse_hex(&s);
+		}
+		if (addr >= lo && addr < hi) {
+			/* the path follows perms, offset, dev and inode */
+			int field = 0;
+			while (s < eol && field < 4) {
+				while (s < eol && *s == ' ')
+					s++;
+				while (s < eol && *s != ' ')
+					s++;
+				field++;
+			}
+			while (s < eol && *s == ' ')
+				s++;
+			if (s >= eol)
+				return NULL;
+			*len = (size_t)(eol - s);
+			return s;
+		}
+		p = eol + 1;
+	}
+	return NULL;
+}
+
+struct build_id_ctx {
+	struct buf *meta;
+	const struct buf *maps;
+};
+
+static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct build_id_ctx *ctx = data;
+	(void)size;
+	uintptr_t first_load = 0;
+	bool have_load = false;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && !have_load) {
+			first_load = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			have_load = true;
+		}
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+			size_t name_sz = (nh->n_namesz + 3) & ~3u, desc_sz = (nh->n_descsz + 3) & ~3u;
+			const uint8_t *name = p + sizeof(*nh), *desc = name + name_sz;
+			if (desc + desc_sz > end || desc_sz < nh->n_descsz)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && nh->n_descsz > 0 && nh->n_descsz <= 64) {
+				size_t plen = 0;
+				const char *path = have_load ? maps_path_of(ctx->maps, first_load, &plen)
+							     : NULL;
+				if (!path) {
+					path = info->dlpi_name;
+					plen = path ? strlen(path) : 0;
+				}
+				if (!plen)
+					return 0;
+				buf_add(ctx->meta, "build_id=", 9);
+				for (unsigned k = 0; k < nh->n_descsz; k++)
+					buf_printf(ctx->meta, "%02x", desc[k]);
+				buf_add(ctx->meta, " ", 1);
+				buf_add_clean(ctx->meta, path, plen);
+				buf_add(ctx->meta, "\n", 1);
+				return 0;
+			}
+			p = desc + desc_sz;
+		}
+	}
+	return 0;
+}
+
+static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger)
+{
+	buf_printf(meta, "abi=%s\n", abi_name());
+	struct buf tmp = {0};
+	if (read_file("/proc/self/cmdline", &tmp)) {
+		while (tmp.len && tmp.p[tmp.len - 1] == '\0')
+			tmp.len--;
+		for (size_t i = 0; i < tmp.len; i++)
+			if (tmp.p[i] == '\0')
+				tmp.p[i] = ' ';
+		buf_add(meta, "cmdline=", 8);
+		buf_add_clean(meta, tmp.p, tmp.len);
+		buf_add(meta, "\n", 1);
+	}
+	buf_free(&tmp);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
+	if (n > 0 && (size_t)n < sizeof(exe)) {
+		buf_add(meta, "exe=", 4);
+		buf_add_clean(meta, exe, (size_t)n);
+		buf_add(meta, "\n", 1);
+	}
+	buf_printf(meta, "unwinder=%s\n", hook_cfg.unwinder_name);
+	buf_printf(meta, "trigger=%s\n", trigger_names[trigger]);
+	buf_printf(meta, "invalid_frees=%lu\n", (unsigned long)atomic_load(&hook_invalid_frees));
+	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
+	struct build_id_ctx ctx = {meta, maps};
+	dl_iterate_phdr(add_build_id, &ctx);
+}
+
+/* Files ---------------------------------------------------------------------------- */
+
+/* snprintf into a file-name buffer; -1 (ENAMETOOLONG) if it does not fit. */
+static int name_printf(char *out, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int name_printf(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const struct iovec *iov, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *p = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+		while (left) {
+			ssize_t w = write(fd, p, left);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -1;
+			p += w;
+			left -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* Write @iov to a new temporary file beside @final; its name goes to @tmp. */
+static int write_temp(const char *final, const struct iovec *iov, int n, char *tmp, size_t tmp_size)
+{
+	static atomic_uint tmp_seq;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		if (name_printf(tmp, tmp_size, "%s.tmp%d.%u", final, (int)getpid(),
+				atomic_fetch_add(&tmp_seq, 1)))
+			return -1;
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return -1;
+		if (write_all(fd, iov, n) != 0 || close(fd) != 0) {
+			int e = errno;
+			unlink(tmp);
+			errno = e;
+			return -1;
+		}
+		return 0;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* Give @tmp the name @final unless something already has it. */
+static int publish(const char *tmp, const char *final)
+{
+#ifdef SYS_renameat2
+	if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL)
+		return -1;
+#endif
+	if (link(tmp, final) != 0)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
+/* Publish the maps and the dump under the names for number @n (or the
+ * explicit / exit names).  Returns 0, or -1 with errno (EEXIST when a
+ * name is taken; then nothing of ours is left under a final name). */
+static int publish_pair(const char *tmp_dump, const char *tmp_maps, const char *dump,
+			const char *maps)
+{
+	if (publish(tmp_maps, maps) != 0)
+		return -1;
+	if (publish(tmp_dump, dump) != 0) {
+		int e = errno;
+		/* Put our maps back under its temporary name. */
+		if (publish(maps, tmp_maps) != 0)
+			unlink(maps);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* @path with ".dump" replaced by ".maps", or @path + ".maps". */
+static int maps_name_for(const char *dump, char *maps, size_t size)
+{
+	size_t n = strlen(dump);
+	if (n >= 5 && !strcmp(dump + n - 5, ".dump"))
+		return name_printf(maps, size, "%.*s.maps", (int)(n - 5), dump);
+	return name_printf(maps, size, "%s.maps", dump);
+}
+
+/* The name of dump @n (0 = the exit dump). */
+static int numbered_name(char *out, size_t size, unsigned n)
+{
+	if (!n)
+		return name_printf(out, size, "%s.%d.exit.dump", hook_cfg.out, (int)getpid());
+	return name_printf(out, size, "%s.%d.%u.dump", hook_cfg.out, (int)getpid(), n);
+}
+
+static int write_locked(const char *path, enum hook_trigger trigger)
+{
+	struct table_snapshot snap;
+	struct buf maps = {0}, meta = {0};
+	char dump_name[PATH_MAX] = "", maps_name[PATH_MAX];
+	char tmp_dump[PATH_MAX + 64], tmp_maps[PATH_MAX + 64];
+	int rc = -1, err = ENOMEM;
+
+	if (table_snapshot(&snap) != 0)
+		goto out;
+	if (!read_file("/proc/self/maps", &maps)) {
+		err = errno ? errno : EIO;
+		goto out_snap;
+	}
+	build_meta(&meta, &maps, trigger);
+	if (maps.failed || meta.failed || meta.len > UINT32_MAX)
+		goto out_bufs;
+
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct snapshot_header h = {
+		.version = LEAKSNAP_VERSION,
+		.pointer_size = sizeof(uintptr_t),
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		.flags = SNAPSHOT_FLAG_BIG_ENDIAN,
+#endif
+		.backtrace_size = hook_cfg.frames,
+		.pid = (uint32_t)getpid(),
+		.meta_size = (uint32_t)meta.len,
+		.time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+		.total_memory = snap.total_memory,
+		.info_size = snap.info_size,
+		.records_size = snap.records_size,
+		.maps_size = maps.len,
+	};
+	uint8_t header[SNAPSHOT_HEADER_SIZE];
+	snapshot_header_encode(&h, header);
+	struct iovec dump_iov[] = {
+		{header, sizeof(header)},
+		{snap.records, snap.records_size},
+		{maps.p, maps.len},
+		{meta.p, meta.len},
+	};
+	struct iovec maps_iov[] = {{maps.p, maps.len}};
+
+	/* The first candidate name decides the directory of the temp files. */
+	unsigned n = path || trigger == HOOK_TRIGGER_EXIT ? 0 : dump_seq + 1;
+	if (path ? name_printf(dump_name, sizeof(dump_name), "%s", path)
+		 : numbered_name(dump_name, sizeof(dump_name), n)) {
+		err = errno;
+		goto out_bufs;
+	}
+	if (write_temp(dump_name, dump_iov, 4, tmp_dump, sizeof(tmp_dump)) != 0) {
+		err = errno;
+		goto out_bufs;
+	}
+	if (write_temp(dump_name, maps_iov, 1, tmp_maps, sizeof(tmp_maps)) != 0) {
+		err = errno;
+		unlink(tmp_dump);
+		goto out_bufs;
+	}
+	for (unsigned tries = 0;; tries++) {
+		if (maps_name_for(dump_name, maps_name, sizeof(maps_name)) == 0 &&
+		    publish_pair(tmp_dump, tmp_maps, dump_name, maps_name) == 0) {
+			rc = 0;
+			if (!path && trigger != HOOK_TRIGGER_EXIT)
+				dump_seq = n;
+			break;
+		}
+		err = errno;
+		/* A numbered name already taken (a pid reused since an old
+		 * run): take the next number rather than lose the dump. */
+		if (err != EEXIST || path || trigger == HOOK_TRIGGER_EXIT || tries >= 1000) {
+			unlink(tmp_dump);
+			unlink(tmp_maps);
+			break;
+		}
+		if (numbered_name(dump_name, sizeof(dump_name), ++n) != 0) {
+			err = errno;
+			unlink(tmp_dump);
+			unlink(tmp_maps);
+			break;
+		}
+	}
+out_bufs:
+	buf_free(&maps);
+	buf_free(&meta);
+out_snap:
+	table_snapshot_free(&snap);
+out:
+	if (rc != 0) {
+		if (trigger != HOOK_TRIGGER_API)
+			hook_report(&report_write, "cannot write %s: %s",
+				    dump_name[0] ? dump_name : hook_cfg.out, strerror(err));
+		errno = err;
+	}
+	return rc;
+}
+
+int dump_write(const char *path, enum hook_trigger trigger)
+{
+	hook_busy++;
+	pthread_mutex_lock(&dump_mutex);
+	int rc;
+	if (dump_exiting && trigger != HOOK_TRIGGER_EXIT) {
+		errno = ECANCELED;
+		rc = -1;
+	} else {
+		rc = write_locked(path, trigger);
+	}
+	int e = errno;
+	pthread_mutex_unlock(&dump_mutex);
+	hook_busy--;
+	errno = e;
+	return rc;
+}
+
+/* The dump thread and the signals ---------------------------------------------- */
+
+static int sig_dump(void)
+{
+	return SIGRTMAX - 17;
+}
+
+static int sig_toggle(void)
+{
+	return SIGRTMAX - 19;
+}
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	if (sig == sig_dump())
+		sem_post(&dump_sem);
+	else
+		atomic_fetch_xor(&hook_capture_on, 1);
+	errno = saved;
+}
+
+static void timespec_add_ns(struct timespec *t, uint64_t ns)
+{
+	uint64_t total = (uint64_t)t->tv_nsec + ns % 1000000000u;
+	t->tv_sec += (time_t)(ns / 1000000000u + total / 1000000000u);
+	t->tv_nsec = (long)(total % 1000000000u);
+}
+
+static void *dump_main(void *arg)
+{
+	(void)arg;
+	hook_busy = 1; /* nothing this thread allocates is the program's */
+	sigset_t set;
+	sigfillset(&set);
+	sigdelset(&set, sig_dump());
+	sigdelset(&set, sig_toggle());
+	pthread_sigmask(SIG_SETMASK, &set, NULL);
+
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	timespec_add_ns(&deadline, hook_cfg.interval_ns);
+	for (;;) {
+		int r;
+		if (hook_cfg.interval_ns) {
+#if defined(__GLIBC__)
+			r = sem_clockwait(&dump_sem, CLOCK_MONOTONIC, &deadline);
+#else
+			r = sem_timedwait_monotonic_np(&dump_sem, &deadline);
+#endif
+		} else {
+			r = sem_wait(&dump_sem);
+		}
+		if (r == 0) {
+			dump_write(NULL, HOOK_TRIGGER_SIGNAL);
+		} else if (errno == ETIMEDOUT) {
+			dump_write(NULL, HOOK_TRIGGER_INTERVAL);
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			do
+				timespec_add_ns(&deadline, hook_cfg.interval_ns);
+			while (deadline.tv_sec < now.tv_sec ||
+			       (deadline.tv_sec == now.tv_sec && deadline.tv_nsec <= now.tv_nsec));
+		}
+	}
+	return NULL;
+}
+
+void dump_ensure_thread(void)
+{
+	bool expected = true;
+	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false))
+		return;
+	hook_busy++;
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* The thread starts with every signal blocked, then opens its own. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&t, &attr, dump_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		hook_report(&report_thread, "cannot start the dump thread: %s; no dumps on signal",
+			    strerror(rc));
+	else
+		pthread_setname_np(t, "leaksnap-dump");
+	hook_busy--;
+}
+
+static void install(int sig)
+{
+	struct sigaction old, sa;
+	if (sigaction(sig, NULL, &old) != 0)
+		return;
+	if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+		hook_report(&report_signal, "signal %d already has a handler; not installing ours",
+			    sig);
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+void dump_start(void)
+{
+	sem_init(&dump_sem, 0, 0);
+	install(sig_dump());
+	install(sig_toggle());
+	atomic_store(&dump_thread_missing, true);
+	dump_ensure_thread();
+}
+
+void dump_after_fork_child(void)
+{
+	/* Only this thread exists now: the dump thread did not come along,
+	 * and a dump in progress in the parent is not ours. */
+	pthread_mutex_init(&dump_mutex, NULL);
+	sem_init(&dump_sem, 0, 0);
+	dump_seq = 0;
+	dump_exiting = false;
+	atomic_store(&dump_thread_missing, true);
+}
+
+void dump_at_exit(void)
+{
+	hook_busy++;
+	/* Signals that arrived but were not served yet still get their dumps
+	 * (the dump thread may be taking some of them at the same time). */
+	while (sem_trywait(&dump_sem) == 0)
+		dump_write(NULL, HOOK_TRIGGER_SIGNAL);
+	pthread_mutex_lock(&dump_mutex);
+	dump_exiting = true;
+	pthread_mutex_unlock(&dump_mutex);
+	if (hook_cfg.dump_on_exit)
+		dump_write(NULL, HOOK_TRIGGER_EXIT);
+	hook_busy--;
+}

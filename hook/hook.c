@@ -1,0 +1,623 @@
+/* leaksnap hook: the interposed allocation functions, start-up and fork.
+ *
+ * Every entry point calls the allocator underneath (found with
+ * dlsym(RTLD_NEXT)) and records or forgets the block in the tables of
+ * table.c.  Allocation entry points capture the stack themselves (the
+ * registers must be those of the entry point: see unwind.h), so each is
+ * built with a frame pointer and the capture is never inlined elsewhere. */
+#include <dlfcn.h>
+#include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* memalign, pvalloc, malloc_usable_size */
+#else
+void *memalign(size_t align, size_t size);
+void *pvalloc(size_t size);
+size_t malloc_usable_size(void *p);
+#endif
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hook_internal.h"
+#include "leakhook.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct hook_real hook_real;
+struct hook_config hook_cfg;
+atomic_bool hook_active;
+atomic_int hook_capture_on = 1;
+atomic_bool hook_zygote_child;
+atomic_ulong hook_invalid_frees;
+HOOK_TLS int hook_busy;
+
+/* Resolution of the real functions: 0 = not started, 1 = running,
+ * 2 = done.  While the resolving thread is inside dlsym, its allocations
+ * come from a static pool (dlsym may call calloc). */
+static atomic_int resolve_state;
+static HOOK_TLS int resolving;
+
+/* Per-thread stack bounds, found once per thread. */
+static HOOK_TLS uintptr_t stack_lo, stack_hi;
+static HOOK_TLS int stack_known;
+
+/* Static pool ---------------------------------------------------------------- */
+
+#define POOL_SIZE (256 * 1024)
+static _Alignas(64) uint8_t pool[POOL_SIZE];
+static atomic_size_t pool_used;
+
+static inline bool in_pool(const void *p)
+{
+	return (const uint8_t *)p >= pool && (const uint8_t *)p < pool + POOL_SIZE;
+}
+
+/* Blocks carry their size in the 16 bytes before them; never reused. */
+static void *pool_alloc(size_t size, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	if (size > POOL_SIZE || (align & (align - 1)))
+		return NULL;
+	size_t old = atomic_load(&pool_used), start, end;
+	do {
+		start = (old + 16 + align - 1) & ~(align - 1);
+		end = start + size;
+		if (end > POOL_SIZE)
+			return NULL;
+	} while (!atomic_compare_exchange_weak(&pool_used, &old, end));
+	memcpy(pool + start - sizeof(size_t), &size, sizeof(size));
+	return pool + start;
+}
+
+static size_t pool_size(const void *p)
+{
+	size_t n;
+	memcpy(&n, (const uint8_t *)p - sizeof(size_t), sizeof(n));
+	return n;
+}
+
+/* Helpers ---------------------------------------------------------------------- */
+
+void *hook_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void hook_unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+void hook_report(atomic_bool *once, const char *fmt, ...)
+{
+	if (once && atomic_exchange(once, true))
+		return;
+	char msg[PATH_MAX + 256];
+	size_t n = sizeof("leaksnap: ") - 1;
+	memcpy(msg, "leaksnap: ", n);
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(msg + n, sizeof(msg) - n - 1, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return;
+	n += (size_t)k < sizeof(msg) - n - 1 ? (size_t)k : sizeof(msg) - n - 2;
+	msg[n++] = '\n';
+	int saved = errno;
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(STDERR_FILENO, msg + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	errno = saved;
+}
+
+/* Resolving the allocator underneath --------------------------------------- */
+
+#define RESOLVE(name) (*(void **)&hook_real.name = dlsym(RTLD_NEXT, #name))
+
+static void resolve_all(void)
+{
+	resolving = 1;
+	RESOLVE(malloc);
+	RESOLVE(free);
+	RESOLVE(calloc);
+	RESOLVE(realloc);
+	RESOLVE(memalign);
+	RESOLVE(posix_memalign);
+	RESOLVE(aligned_alloc);
+	RESOLVE(valloc);
+	RESOLVE(pvalloc);
+	RESOLVE(malloc_usable_size);
+	RESOLVE(dlclose);
+	resolving = 0;
+	if (!hook_real.malloc || !hook_real.free || !hook_real.calloc || !hook_real.realloc ||
+	    !hook_real.memalign) {
+		static const char msg[] = "leaksnap: cannot find the allocator under the hook\n";
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		abort();
+	}
+}
+
+/* Returns true when the caller must serve itself from the pool. */
+static bool __attribute__((noinline, cold)) resolve_slow(void)
+{
+	if (resolving)
+		return true;
+	int expected = 0;
+	if (atomic_compare_exchange_strong(&resolve_state, &expected, 1)) {
+		resolve_all();
+		atomic_store_explicit(&resolve_state, 2, memory_order_release);
+		return false;
+	}
+	while (atomic_load_explicit(&resolve_state, memory_order_acquire) != 2)
+		sched_yield();
+	return false;
+}
+
+/* True when the real functions are usable; false = use the pool. */
+static inline bool real_ready(void)
+{
+	if (HOOK_LIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) == 2))
+		return true;
+	return !resolve_slow();
+}
+
+/* Capture and record ------------------------------------------------------------ */
+
+static void find_stack(uintptr_t sp)
+{
+	stack_known = 1;
+	pthread_attr_t attr;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	void *addr;
+	size_t size;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+		stack_lo = (uintptr_t)addr;
+		stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
+	(void)sp;
+}
+
+static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs)
+{
+	if (HOOK_UNLIKELY(!stack_known))
+		find_stack(regs->sp);
+	struct unwind_stack stk;
+	if (HOOK_LIKELY(regs->sp >= stack_lo && regs->sp < stack_hi)) {
+		stk.lo = regs->sp;
+		stk.hi = stack_hi;
+	} else {
+		/* Another stack (sigaltstack, a coroutine): only the entry
+		 * point's own frame record is known to be readable. */
+		stk.lo = regs->fp;
+		stk.hi = regs->fp + 2 * sizeof(uintptr_t);
+	}
+	int max = (int)hook_cfg.frames, n;
+	switch (hook_cfg.unwind) {
+	case HOOK_UNWIND_FP:
+		n = unwind_fp(regs, &stk, pcs, max);
+		break;
+	case HOOK_UNWIND_DWARF:
+		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, false)
+					   : unwind_gcc(((const uintptr_t *)regs->fp)[1], pcs, max);
+		break;
+	default:
+		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, true)
+					   : unwind_fp(regs, &stk, pcs, max);
+		break;
+	}
+	return n > 0 ? (unsigned)n : 0;
+}
+
+static inline bool want_track(void)
+{
+	return HOOK_LIKELY(atomic_load_explicit(&hook_active, memory_order_relaxed)) &&
+	       HOOK_LIKELY(atomic_load_explicit(&hook_capture_on, memory_order_relaxed)) &&
+	       HOOK_LIKELY(!hook_busy);
+}
+
+static void __attribute__((noinline)) track(void *p, size_t size, const struct unwind_regs *regs)
+{
+	int saved = errno;
+	hook_busy++;
+	if (HOOK_UNLIKELY(atomic_load_explicit(&dump_thread_missing, memory_order_relaxed)))
+		dump_ensure_thread();
+	uintptr_t pcs[HOOK_MAX_FRAMES];
+	unsigned n = capture(regs, pcs);
+	table_insert(p, size, atomic_load_explicit(&hook_zygote_child, memory_order_relaxed),
+		     pcs, n);
+	hook_busy--;
+	errno = saved;
+}
+
+/* Capture the entry point's registers and record @p (expanded in each
+ * exported allocation function, never in a helper). */
+#define TRACK(p, size)                                                  \
+	do {                                                            \
+		if (!(p)) {                                             \
+		} else if (want_track()) {                              \
+			struct unwind_regs regs_;                       \
+			UNWIND_REGS_HERE(&regs_);                       \
+			track((p), (size), &regs_);                     \
+		} else if (atomic_load_explicit(&hook_active,           \
+						memory_order_relaxed)) { \
+			table_note_untracked(p);                        \
+		}                                                       \
+	} while (0)
+
+/* Forget @p before the allocator sees it.  Returns false for a double
+ * free, which must not reach the allocator. */
+static inline bool untrack(void *p, struct table_key *key, enum table_remove_result *res)
+{
+	*res = TABLE_UNTRACKED;
+	if (!atomic_load_explicit(&hook_active, memory_order_relaxed))
+		return true;
+	*res = table_remove(p, key);
+	if (HOOK_UNLIKELY(*res == TABLE_DOUBLE_FREE)) {
+		atomic_fetch_add(&hook_invalid_frees, 1);
+		return false;
+	}
+	return true;
+}
+
+/* Entry points ---------------------------------------------------------------- */
+
+EXPORT void *malloc(size_t size)
+{
+	if (HOOK_UNLIKELY(!real_ready()))
+		return pool_alloc(size, 16);
+	void *p = hook_real.malloc(size);
+	TRACK(p, size);
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || HOOK_UNLIKELY(in_pool(p)))
+		return;
+	if (HOOK_UNLIKELY(!real_ready()))
+		return; /* cannot happen: nothing was allocated through us yet */
+	enum table_remove_result res;
+	if (untrack(p, NULL, &res))
+		hook_real.free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (HOOK_UNLIKELY(!real_ready()))
+		return pool_alloc(total, 16); /* the pool is never reused: zeroed */
+	void *p = hook_real.calloc(n, size);
+	TRACK(p, total);
+	return p;
+}
+
+/* realloc and reallocarray; inlined so that TRACK sees the entry point's
+ * own registers. */
+static inline __attribute__((always_inline)) void *realloc_tracked(void *old, size_t size)
+{
+	if (HOOK_UNLIKELY(!real_ready()) || HOOK_UNLIKELY(old && in_pool(old))) {
+		void *p = real_ready() ? hook_real.malloc(size) : pool_alloc(size, 16);
+		if (p && old) {
+			size_t keep = pool_size(old);
+			memcpy(p, old, keep < size ? keep : size);
+		}
+		return p;
+	}
+	if (!old) {
+		void *p = hook_real.malloc(size);
+		TRACK(p, size);
+		return p;
+	}
+	struct table_key key;
+	enum table_remove_result res;
+	if (!untrack(old, &key, &res)) {
+		/* realloc of a freed block: its contents are gone; give the
+		 * caller a new block rather than corrupt the heap. */
+		void *p = hook_real.malloc(size);
+		TRACK(p, size);
+		return p;
+	}
+	void *p = hook_real.realloc(old, size);
+	if (p) {
+		TRACK(p, size);
+	} else if (size != 0 && res == TABLE_REMOVED) {
+		/* Failed: the old block is still live, with its old stack. */
+		int saved = errno;
+		table_insert(old, key.size & ~HOOK_ZYGOTE_BIT, (key.size & HOOK_ZYGOTE_BIT) != 0,
+			     key.pcs, key.n);
+		errno = saved;
+	}
+	return p;
+}
+
+EXPORT void *realloc(void *old, size_t size)
+{
+	return realloc_tracked(old, size);
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc_tracked(old, total);
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	if (HOOK_UNLIKELY(!real_ready()))
+		return pool_alloc(size, align);
+	void *p = hook_real.memalign(align, size);
+	TRACK(p, size);
+	return p;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	if (HOOK_UNLIKELY(!real_ready())) {
+		if (align < sizeof(void *) || (align & (align - 1)))
+			return EINVAL;
+		void *p = pool_alloc(size, align);
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		return 0;
+	}
+	int rc;
+	if (hook_real.posix_memalign) {
+		rc = hook_real.posix_memalign(out, align, size);
+	} else {
+		if (align < sizeof(void *) || (align & (align - 1)))
+			return EINVAL;
+		void *p = hook_real.memalign(align, size);
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		rc = 0;
+	}
+	if (rc == 0)
+		TRACK(*out, size);
+	return rc;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	if (HOOK_UNLIKELY(!real_ready()))
+		return pool_alloc(size, align);
+	void *p = hook_real.aligned_alloc ? hook_real.aligned_alloc(align, size)
+					  : hook_real.memalign(align, size);
+	TRACK(p, size);
+	return p;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	size_t page = (size_t)getpagesize();
+	if (HOOK_UNLIKELY(!real_ready()))
+		return pool_alloc(size, page);
+	void *p = hook_real.valloc ? hook_real.valloc(size) : hook_real.memalign(page, size);
+	TRACK(p, size);
+	return p;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	size_t page = (size_t)getpagesize(), rounded;
+	if (__builtin_add_overflow(size, page - 1, &rounded)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rounded &= ~(page - 1);
+	if (HOOK_UNLIKELY(!real_ready()))
+		return pool_alloc(rounded, page);
+	void *p = hook_real.pvalloc ? hook_real.pvalloc(size) : hook_real.memalign(page, rounded);
+	TRACK(p, size);
+	return p;
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (in_pool(p))
+		return pool_size(p);
+	if (HOOK_UNLIKELY(!real_ready()) || !hook_real.malloc_usable_size)
+		return 0;
+	return hook_real.malloc_usable_size(p);
+}
+
+EXPORT int dlclose(void *handle)
+{
+	if (HOOK_UNLIKELY(!real_ready()) || !hook_real.dlclose)
+		return -1;
+	int rc = hook_real.dlclose(handle);
+	/* Cached unwind rules may describe the unloaded code. */
+	unwind_cfi_flush();
+	return rc;
+}
+
+/* bionic API ------------------------------------------------------------------ */
+
+EXPORT void get_malloc_leak_info(uint8_t **info, size_t *overall_size, size_t *info_size,
+				 size_t *total_memory, size_t *backtrace_size)
+{
+	if (!info || !overall_size || !info_size || !total_memory || !backtrace_size)
+		return;
+	*info = NULL;
+	*overall_size = 0;
+	*info_size = sizeof(uintptr_t) * (2 + hook_cfg.frames);
+	*total_memory = 0;
+	*backtrace_size = hook_cfg.frames;
+	if (!atomic_load(&hook_active))
+		return;
+	hook_busy++;
+	struct table_snapshot snap;
+	if (table_snapshot(&snap) == 0) {
+		if (snap.records_size) {
+			/* From the allocator underneath, so that both
+			 * free_malloc_leak_info() and free() release it. */
+			uint8_t *buf = hook_real.malloc(snap.records_size);
+			if (buf) {
+				table_note_untracked(buf);
+				memcpy(buf, snap.records, snap.records_size);
+				*info = buf;
+				*overall_size = snap.records_size;
+				*total_memory = (size_t)snap.total_memory;
+			}
+		}
+		table_snapshot_free(&snap);
+	}
+	hook_busy--;
+}
+
+EXPORT void free_malloc_leak_info(uint8_t *info)
+{
+	free(info);
+}
+
+EXPORT int leaksnap_dump(const char *path)
+{
+	if (!atomic_load(&hook_active)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return dump_write(path, HOOK_TRIGGER_API);
+}
+
+/* Start-up, fork, exit -------------------------------------------------------- */
+
+static atomic_bool report_env;
+
+static unsigned long env_uint(const char *name, unsigned long def, unsigned long lo,
+			      unsigned long hi)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (errno || *end || v[0] == '-' || x < lo || x > hi) {
+		hook_report(&report_env, "%s=%s: not a number from %lu to %lu; using %lu", name,
+			    v, lo, hi, def);
+		return def;
+	}
+	return x;
+}
+
+static void read_config(void)
+{
+	struct hook_config *c = &hook_cfg;
+	c->frames = (unsigned)env_uint("LEAKSNAP_FRAMES", 16, 1, HOOK_MAX_FRAMES);
+	c->dump_on_exit = env_uint("LEAKSNAP_DUMP_ON_EXIT", 1, 0, 1) != 0;
+	c->start_disabled = env_uint("LEAKSNAP_START_DISABLED", 0, 0, 1) != 0;
+
+	const char *mode = getenv("LEAKSNAP_UNWIND");
+	c->unwind = HOOK_UNWIND_AUTO;
+	if (mode && !strcmp(mode, "fp"))
+		c->unwind = HOOK_UNWIND_FP;
+	else if (mode && !strcmp(mode, "dwarf"))
+		c->unwind = HOOK_UNWIND_DWARF;
+	else if (mode && *mode && strcmp(mode, "auto"))
+		hook_report(&report_env, "LEAKSNAP_UNWIND=%s: not auto, fp or dwarf; using auto",
+			    mode);
+	if (c->unwind == HOOK_UNWIND_FP)
+		c->unwinder_name = "fp";
+	else if (!unwind_cfi_supported())
+		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF ? "libgcc" : "fp";
+	else
+		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF ? "dwarf" : "dwarf+fp";
+
+#ifdef __BIONIC__
+	const char *def_out = "/data/local/tmp/leaksnap";
+#else
+	const char *def_out = "/tmp/leaksnap";
+#endif
+	const char *out = getenv("LEAKSNAP_OUT");
+	if (out && strlen(out) >= sizeof(c->out) - 64) {
+		hook_report(&report_env, "LEAKSNAP_OUT is too long; using %s", def_out);
+		out = NULL;
+	}
+	strcpy(c->out, out && *out ? out : def_out);
+
+	c->interval_ns = 0;
+	const char *iv = getenv("LEAKSNAP_INTERVAL");
+	if (iv && *iv) {
+		char *end;
+		errno = 0;
+		double s = strtod(iv, &end);
+		if (errno || *end || !(s >= 0.001 && s <= 1e6))
+			hook_report(&report_env,
+				    "LEAKSNAP_INTERVAL=%s: not a number of seconds from 0.001 "
+				    "to 1000000; no interval dumps", iv);
+		else
+			c->interval_ns = (uint64_t)(s * 1e9);
+	}
+}
+
+static void fork_prepare(void)
+{
+	table_lock_all();
+}
+
+static void fork_parent(void)
+{
+	table_unlock_all();
+}
+
+static void fork_child(void)
+{
+	table_unlock_all();
+	atomic_store(&hook_zygote_child, true);
+	dump_after_fork_child();
+}
+
+static void __attribute__((constructor)) hook_start(void)
+{
+	if (!real_ready())
+		return;
+	if (getauxval(AT_SECURE))
+		return; /* setuid/setgid: stay out of the way */
+	hook_busy++;
+	read_config();
+	if (table_init(hook_cfg.frames) != 0) {
+		hook_report(NULL, "cannot map the allocation tables; not tracking");
+		hook_busy--;
+		return;
+	}
+	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atomic_store(&hook_active, true);
+	dump_start();
+	hook_busy--;
+}
+
+static void __attribute__((destructor)) hook_stop(void)
+{
+	if (!atomic_load(&hook_active))
+		return;
+	hook_busy++;
+	dump_at_exit();
+	hook_busy--;
+}

@@ -1,0 +1,128 @@
+/* leaksnap hook: declarations shared by the files of hook/.  Nothing here is
+ * exported from libleakhook.so (see libleakhook.sym). */
+#ifndef LEAKSNAP_HOOK_INTERNAL_H
+#define LEAKSNAP_HOOK_INTERNAL_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind.h"
+
+#define HOOK_TLS __thread __attribute__((tls_model("initial-exec")))
+#define HOOK_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HOOK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define HOOK_MAX_FRAMES 256
+#define HOOK_ZYGOTE_BIT ((uintptr_t)1 << 31)
+
+/* The allocator underneath (the next definition after ours). */
+struct hook_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	int (*dlclose)(void *);
+};
+extern struct hook_real hook_real;
+
+enum hook_unwind_mode { HOOK_UNWIND_AUTO, HOOK_UNWIND_FP, HOOK_UNWIND_DWARF };
+
+/* Settings read once from the environment (see docs/hook.md). */
+struct hook_config {
+	unsigned frames;             /* LEAKSNAP_FRAMES, 1..256 */
+	enum hook_unwind_mode unwind;
+	const char *unwinder_name;   /* what the metadata records */
+	char out[PATH_MAX];          /* LEAKSNAP_OUT */
+	bool dump_on_exit;           /* LEAKSNAP_DUMP_ON_EXIT */
+	uint64_t interval_ns;        /* LEAKSNAP_INTERVAL, 0 = off */
+	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
+};
+extern struct hook_config hook_cfg;
+
+/* True once the tables exist and allocations are being tracked. */
+extern atomic_bool hook_active;
+/* SIGRTMAX-19 toggles this; off = new allocations are not recorded. */
+extern atomic_int hook_capture_on;
+/* Set in a child after fork(): its allocations carry the zygote-child bit. */
+extern atomic_bool hook_zygote_child;
+/* Invalid or double frees of tracked pointers. */
+extern atomic_ulong hook_invalid_frees;
+
+/* Per thread: >0 while the hook itself runs (its allocations go untracked),
+ * and for the hook's own threads for their whole life. */
+extern HOOK_TLS int hook_busy;
+
+/* Report a problem once per @once flag: "leaksnap: <msg>" on stderr, built
+ * without allocating. */
+void hook_report(atomic_bool *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* mmap-backed memory for the hook's own use (never the hooked allocator). */
+void *hook_map(size_t size);
+void hook_unmap(void *p, size_t size);
+
+/* Live-allocation tables (table.c) --------------------------------------- */
+
+int table_init(unsigned frames);
+/* Record the allocation @p of @size made at @pcs[0..n).  */
+void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n);
+
+/* An allocation the hook does not record (its own, or capture off): its
+ * address must no longer count as recently freed. */
+void table_note_untracked(void *p);
+
+enum table_remove_result { TABLE_UNTRACKED, TABLE_REMOVED, TABLE_DOUBLE_FREE };
+/* A removed allocation's key, for putting it back (realloc failure). */
+struct table_key {
+	uintptr_t size;  /* with the zygote bit */
+	unsigned n;
+	uintptr_t pcs[HOOK_MAX_FRAMES];
+};
+/* Forget @p.  With @key, the allocation's record is copied there. */
+enum table_remove_result table_remove(void *p, struct table_key *key);
+
+/* Take every table lock (fork, consistent snapshots).  The thread holding
+ * them may still call malloc and free: it works on the tables directly. */
+void table_lock_all(void);
+void table_unlock_all(void);
+
+/* A snapshot in get_malloc_leak_info's layout, in hook_map()'ed memory. */
+struct table_snapshot {
+	uint8_t *records;       /* bionic record area */
+	size_t records_size;    /* bytes */
+	size_t record_count;
+	size_t info_size;       /* sizeof(uintptr_t) * (2 + frames) */
+	size_t map_size;        /* bytes mapped at @records */
+	uint64_t total_memory;  /* sum of size * count */
+};
+/* Take a consistent snapshot of the live allocations, records sorted by
+ * size, then count, then stack (descending).  Returns 0 or -1 (no memory). */
+int table_snapshot(struct table_snapshot *snap);
+void table_snapshot_free(struct table_snapshot *snap);
+
+/* Dumps (dump.c) ---------------------------------------------------------- */
+
+enum hook_trigger { HOOK_TRIGGER_EXIT, HOOK_TRIGGER_SIGNAL, HOOK_TRIGGER_API, HOOK_TRIGGER_INTERVAL };
+
+/* Write a dump.  @path = NULL: the next numbered name (or the exit name).
+ * Returns 0, or -1 with errno set. */
+int dump_write(const char *path, enum hook_trigger trigger);
+/* Start the dump thread and the signal handlers (after the tables exist). */
+void dump_start(void);
+/* In a child after fork(): numbering restarts and the thread is restarted. */
+void dump_after_fork_child(void);
+/* The dump thread is not running in this process (after fork). */
+void dump_ensure_thread(void);
+extern atomic_bool dump_thread_missing;
+/* At exit: wait for a dump in progress, write the exit dump, stop dumping. */
+void dump_at_exit(void);
+
+#endif

@@ -1,0 +1,647 @@
+/* leaksnap hook: the live-allocation tables.
+ *
+ * Two structures, both in memory of the hook's own (mmap), never from the
+ * allocator being hooked:
+ *  - records: one per distinct (zygote bit | size, stack), the unit of
+ *    get_malloc_leak_info.  Stored in fixed-size slots in chunks that never
+ *    move while the program runs, and found through an open-addressing
+ *    index of {64-bit key hash, size and frame-0 check, slot} entries that
+ *    is read and extended without a lock.  The hot path compares those
+ *    only and never touches the record itself (two keys would have to
+ *    agree on a 64-bit hash and on size and frame 0 to be merged).  Records hold no counts: counting happens
+ *    when a snapshot is taken, so threads allocating from the same stack
+ *    never write to a shared cache line.
+ *  - pointers: 64 shards by address region, each an open-addressing table
+ *    (linear probing, backward-shift deletion, at most half full) under a
+ *    lock, mapping a live pointer to its record.  Beside it, a direct-mapped
+ *    set of recently freed addresses: a free of a pointer that is not live
+ *    but is in that set is a double free, counted and kept away from the
+ *    allocator.  Any allocation the hook does not record (its own, or while
+ *    capture is off) clears its address from the set, so the set never
+ *    mistakes a reused address for a double free; detection covers recent
+ *    frees, not all of history.
+ *
+ * Every malloc or free holds exactly one shard lock while it touches the
+ * tables, so holding all of them stops every table user: that is how
+ * snapshots, fork and the record-index rebuild get a quiescent view.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hook_internal.h"
+
+#define SHARD_BITS 6
+#define NSHARDS (1u << SHARD_BITS)
+#define SHARD_MIN_CAP 16u    /* slots; tables up to 4 KiB come from size classes */
+
+#define REC_CHUNK_SHIFT 12
+#define REC_CHUNK (1u << REC_CHUNK_SHIFT)
+#define REC_MAX_CHUNKS 32768u /* 134M records */
+#define REC_INDEX_MIN_CAP 8192u
+#define IDX_CLAIMED UINT32_MAX
+
+#define FREED_SET 512 /* recently freed addresses remembered per shard */
+
+struct ptr_slot {
+	uintptr_t key;    /* 0 = empty */
+	uint32_t rec;
+	uint32_t pad;
+};
+
+struct shard {
+	atomic_int lock;  /* 0 free, 1 held */
+	struct ptr_slot *slots;
+	size_t mask;      /* capacity - 1; capacity is a power of two */
+	size_t live;      /* entries in use */
+	atomic_uintptr_t *freed; /* FREED_SET recently freed addresses */
+} __attribute__((aligned(64)));
+
+struct rec {
+	uintptr_t size; /* with the zygote bit */
+	uint32_t n;
+	uint32_t pad;
+	uintptr_t pcs[];
+};
+
+struct index_entry {
+	atomic_uint_least64_t h1;
+	atomic_uint idx;  /* 0 = empty, IDX_CLAIMED = being filled */
+	uint32_t h2;
+};
+
+static struct shard shards[NSHARDS];
+static unsigned rec_frames;
+static size_t rec_stride;
+static _Atomic(uint8_t *) rec_chunks[REC_MAX_CHUNKS];
+static atomic_uint rec_next = 1;        /* slot 0 means "no record" */
+static _Atomic(struct index_entry *) rec_index;
+static uint32_t rec_index_mask;
+static atomic_uint rec_indexed;        /* entries used in the index */
+static atomic_bool report_full, report_nomem;
+
+/* The thread that holds every lock works on the tables without locking. */
+static HOOK_TLS int holds_all;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/* Shard locks: one atomic exchange to take, a plain release store to give
+ * back (the release matters: it is half the cost of a lock pair).  A
+ * waiter spins briefly, then yields; shards follow threads' arenas, so
+ * waiting is rare outside snapshots. */
+static void __attribute__((noinline)) lock_slow(atomic_int *l)
+{
+	for (unsigned spin = 0;; spin++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		if (spin < 64)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+static inline void shard_lock(struct shard *s)
+{
+	if (holds_all)
+		return;
+	if (HOOK_UNLIKELY(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
+		lock_slow(&s->lock);
+}
+
+static inline void shard_unlock(struct shard *s)
+{
+	if (holds_all)
+		return;
+	atomic_store_explicit(&s->lock, 0, memory_order_release);
+}
+
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline uint64_t ptr_hash(uintptr_t p)
+{
+	return mix64((uint64_t)p);
+}
+
+/* Shards follow 64 MiB regions of the address space, which is how glibc
+ * (and bionic's scudo/jemalloc) give each thread an arena of its own: a
+ * thread's blocks land in its own shards, so threads rarely share a lock
+ * or a cache line. */
+static inline struct shard *shard_of(uintptr_t key)
+{
+	return &shards[mix64((uint64_t)key >> 26) >> (64 - SHARD_BITS)];
+}
+
+/* A 64-bit hash of a record key (two lanes over alternate frames, so the
+ * multiply chain is half as long), and a 32-bit check made of the size and
+ * frame 0 themselves: two keys are merged only if they agree on both. */
+static void key_hash(uintptr_t size, const uintptr_t *pcs, unsigned n, uint64_t *h1,
+		     uint32_t *h2)
+{
+	uint64_t a = (uint64_t)size ^ ((uint64_t)n << 48), b = 0x9e3779b97f4a7c15ULL;
+	unsigned i = 0;
+	for (; i + 1 < n; i += 2) {
+		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
+		b = (b ^ (uint64_t)pcs[i + 1]) * 0xc4ceb9fe1a85ec53ULL;
+		a ^= a >> 29;
+		b ^= b >> 31;
+	}
+	if (i < n)
+		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
+	*h1 = mix64(a ^ mix64(b));
+	uint64_t f = (uint64_t)size * 0x9e3779b97f4a7c15ULL ^ (n ? (uint64_t)pcs[0] : 0);
+	*h2 = (uint32_t)(f ^ (f >> 32));
+}
+
+static inline struct rec *rec_at(uint32_t idx)
+{
+	uint8_t *chunk = atomic_load_explicit(&rec_chunks[idx >> REC_CHUNK_SHIFT],
+					      memory_order_acquire);
+	return (struct rec *)(chunk + (size_t)(idx & (REC_CHUNK - 1)) * rec_stride);
+}
+
+/* Small tables -------------------------------------------------------------
+ * Shard tables start tiny, so that a program with few live blocks keeps its
+ * whole table in a few cache lines.  Tables below a page come from free
+ * lists per power-of-two size, carved from pages and never returned. */
+
+#define SMALL_MIN_SHIFT 8  /* 256 bytes = 16 slots */
+#define SMALL_MAX_SHIFT 12 /* 4 KiB */
+static void *small_free[SMALL_MAX_SHIFT + 1];
+static atomic_int small_lock;
+
+static void *table_mem_alloc(size_t bytes)
+{
+	if (bytes > ((size_t)1 << SMALL_MAX_SHIFT))
+		return hook_map(bytes);
+	unsigned k = SMALL_MIN_SHIFT;
+	while (((size_t)1 << k) < bytes)
+		k++;
+	while (atomic_exchange_explicit(&small_lock, 1, memory_order_acquire))
+		cpu_relax();
+	void *p = small_free[k];
+	if (p) {
+		memcpy(&small_free[k], p, sizeof(void *));
+	} else {
+		uint8_t *page = hook_map((size_t)1 << SMALL_MAX_SHIFT);
+		if (page) {
+			/* keep the first block, free-list the rest */
+			size_t sz = (size_t)1 << k;
+			for (size_t off = sz; off < ((size_t)1 << SMALL_MAX_SHIFT); off += sz) {
+				void *blk = page + off;
+				memcpy(blk, &small_free[k], sizeof(void *));
+				small_free[k] = blk;
+			}
+			p = page;
+		}
+	}
+	atomic_store_explicit(&small_lock, 0, memory_order_release);
+	if (p)
+		memset(p, 0, (size_t)1 << k);
+	return p;
+}
+
+static void table_mem_free(void *p, size_t bytes)
+{
+	if (bytes > ((size_t)1 << SMALL_MAX_SHIFT)) {
+		hook_unmap(p, bytes);
+		return;
+	}
+	unsigned k = SMALL_MIN_SHIFT;
+	while (((size_t)1 << k) < bytes)
+		k++;
+	while (atomic_exchange_explicit(&small_lock, 1, memory_order_acquire))
+		cpu_relax();
+	memcpy(p, &small_free[k], sizeof(void *));
+	small_free[k] = p;
+	atomic_store_explicit(&small_lock, 0, memory_order_release);
+}
+
+int table_init(unsigned frames)
+{
+	rec_frames = frames;
+	rec_stride = sizeof(struct rec) + (size_t)frames * sizeof(uintptr_t);
+	for (unsigned i = 0; i < NSHARDS; i++) {
+		shards[i].slots = table_mem_alloc(SHARD_MIN_CAP * sizeof(struct ptr_slot));
+		if (!shards[i].slots)
+			return -1;
+		shards[i].mask = SHARD_MIN_CAP - 1;
+		shards[i].freed = table_mem_alloc(FREED_SET * sizeof(atomic_uintptr_t));
+		if (!shards[i].freed)
+			return -1;
+	}
+	struct index_entry *idx = hook_map(REC_INDEX_MIN_CAP * sizeof(struct index_entry));
+	if (!idx)
+		return -1;
+	rec_index_mask = REC_INDEX_MIN_CAP - 1;
+	atomic_store(&rec_index, idx);
+	return 0;
+}
+
+/* Records ------------------------------------------------------------------ */
+
+/* A fresh record slot, or 0 when the store is full or out of memory. */
+static uint32_t rec_alloc(void)
+{
+	/* Check before taking a number, so that rec_next cannot wrap however
+	 * many allocations fail once the store is full. */
+	if (atomic_load_explicit(&rec_next, memory_order_relaxed) >= REC_MAX_CHUNKS * REC_CHUNK) {
+		hook_report(&report_full, "record table full: further stacks are not recorded");
+		return 0;
+	}
+	uint32_t idx = atomic_fetch_add_explicit(&rec_next, 1, memory_order_relaxed);
+	uint32_t c = idx >> REC_CHUNK_SHIFT;
+	if (c >= REC_MAX_CHUNKS) {
+		hook_report(&report_full, "record table full: further stacks are not recorded");
+		return 0;
+	}
+	if (!atomic_load_explicit(&rec_chunks[c], memory_order_acquire)) {
+		uint8_t *mem = hook_map(REC_CHUNK * rec_stride);
+		if (!mem) {
+			hook_report(&report_nomem, "out of memory for the allocation tables");
+			return 0;
+		}
+		uint8_t *expected = NULL;
+		if (!atomic_compare_exchange_strong(&rec_chunks[c], &expected, mem))
+			hook_unmap(mem, REC_CHUNK * rec_stride);
+	}
+	return idx;
+}
+
+/* The record for the key, added if new.  0 = no record (table full or
+ * out of memory), UINT32_MAX = the index must grow first.  Called with a
+ * shard lock held (so never during a rebuild). */
+static uint32_t rec_find_or_add(uintptr_t size, const uintptr_t *pcs, unsigned n)
+{
+	uint64_t h1;
+	uint32_t h2;
+	key_hash(size, pcs, n, &h1, &h2);
+	struct index_entry *index = atomic_load_explicit(&rec_index, memory_order_relaxed);
+	uint32_t mask = rec_index_mask;
+	for (uint32_t i = (uint32_t)h1 & mask;; i = (i + 1) & mask) {
+		struct index_entry *e = &index[i];
+		uint32_t idx = atomic_load_explicit(&e->idx, memory_order_acquire);
+		if (idx == 0) {
+			if (atomic_load_explicit(&rec_indexed, memory_order_relaxed) >= mask / 2)
+				return UINT32_MAX;
+			if (!atomic_compare_exchange_strong_explicit(&e->idx, &idx, IDX_CLAIMED,
+								    memory_order_acquire,
+								    memory_order_acquire))
+				goto taken; /* another thread claimed it first */
+			uint32_t fresh = rec_alloc();
+			if (!fresh) {
+				atomic_store_explicit(&e->idx, 0, memory_order_release);
+				return 0;
+			}
+			struct rec *r = rec_at(fresh);
+			r->size = size;
+			r->n = n;
+			memcpy(r->pcs, pcs, n * sizeof(uintptr_t));
+			atomic_store_explicit(&e->h1, h1, memory_order_relaxed);
+			e->h2 = h2;
+			atomic_store_explicit(&e->idx, fresh, memory_order_release);
+			atomic_fetch_add_explicit(&rec_indexed, 1, memory_order_relaxed);
+			return fresh;
+		}
+taken:
+		while (idx == IDX_CLAIMED) {
+			cpu_relax();
+			idx = atomic_load_explicit(&e->idx, memory_order_acquire);
+		}
+		if (idx && atomic_load_explicit(&e->h1, memory_order_relaxed) == h1 && e->h2 == h2)
+			return idx;
+	}
+}
+
+/* Pointer shards ------------------------------------------------------------ */
+
+static inline size_t slot_of(uint64_t h, size_t mask)
+{
+	return (size_t)(h ^ (h >> 29)) & mask;
+}
+
+/* The slot holding @key, or the empty slot that ends its chain. */
+static struct ptr_slot *shard_find(struct ptr_slot *slots, size_t mask, uintptr_t key, uint64_t h)
+{
+	for (size_t i = slot_of(h, mask);; i = (i + 1) & mask) {
+		struct ptr_slot *e = &slots[i];
+		if (e->key == key || e->key == 0)
+			return e;
+	}
+}
+
+static inline atomic_uintptr_t *freed_slot(struct shard *s, uint64_t h)
+{
+	return &s->freed[(h >> 40) & (FREED_SET - 1)];
+}
+
+/* Resize @s to four times its live entries.  Returns -1 if memory ran
+ * out (the old table stays, still correct, only fuller). */
+static int shard_resize(struct shard *s)
+{
+	size_t cap = SHARD_MIN_CAP;
+	while (cap < s->live * 4)
+		cap *= 2;
+	struct ptr_slot *slots = table_mem_alloc(cap * sizeof(struct ptr_slot));
+	if (!slots)
+		return -1;
+	struct ptr_slot *old = s->slots;
+	size_t old_cap = s->mask + 1;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].key)
+			*shard_find(slots, cap - 1, old[i].key, ptr_hash(old[i].key)) = old[i];
+	s->slots = slots;
+	s->mask = cap - 1;
+	table_mem_free(old, old_cap * sizeof(struct ptr_slot));
+	return 0;
+}
+
+static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uint32_t rec)
+{
+	struct ptr_slot *e = shard_find(s->slots, s->mask, key, h);
+	/* A live entry already there means the allocator handed out an
+	 * address whose free went by a path we did not see: take it over. */
+	if (!e->key)
+		s->live++;
+	e->key = key;
+	e->rec = rec;
+	atomic_uintptr_t *f = freed_slot(s, h);
+	if (atomic_load_explicit(f, memory_order_relaxed) == key)
+		atomic_store_explicit(f, 0, memory_order_relaxed);
+	if (s->live * 2 > s->mask + 1 && shard_resize(s) != 0)
+		hook_report(&report_nomem, "out of memory for the allocation tables");
+}
+
+/* Remove the entry at @e (linear probing: shift the rest of the chain
+ * back so that no lookup ever needs a tombstone). */
+static void shard_delete(struct shard *s, struct ptr_slot *e)
+{
+	size_t mask = s->mask, i = (size_t)(e - s->slots);
+	for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+		struct ptr_slot *n = &s->slots[j];
+		if (!n->key)
+			break;
+		size_t home = slot_of(ptr_hash(n->key), mask);
+		/* n may move to i if its home is not in the cyclic range (i, j] */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			s->slots[i] = *n;
+			i = j;
+		}
+	}
+	s->slots[i].key = 0;
+	s->live--;
+	if (s->mask + 1 > SHARD_MIN_CAP && s->live * 16 < s->mask + 1)
+		shard_resize(s); /* shrink; failure only leaves it larger */
+}
+
+/* Rebuild the record store and index (every lock held): drop records no
+ * live pointer uses, compact the rest, size the index for them. */
+static void rec_rebuild(void)
+{
+	uint32_t n = atomic_load(&rec_next);
+	uint32_t limit = n < REC_MAX_CHUNKS * REC_CHUNK ? n : REC_MAX_CHUNKS * REC_CHUNK;
+	size_t map_size = (size_t)limit * sizeof(uint32_t), live = 0;
+	uint32_t *remap = hook_map(map_size);
+	if (!remap)
+		goto grow_only;
+	for (unsigned i = 0; i < NSHARDS; i++) {
+		live += shards[i].live;
+		for (size_t j = 0; j <= shards[i].mask; j++)
+			if (shards[i].slots[j].key)
+				remap[shards[i].slots[j].rec] = 1;
+	}
+	uint32_t next = 1;
+	for (uint32_t i = 1; i < limit; i++) {
+		if (!remap[i] || !atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]))
+			continue;
+		if (next != i)
+			memcpy(rec_at(next), rec_at(i), rec_stride);
+		remap[i] = next++;
+	}
+	for (unsigned i = 0; i < NSHARDS; i++)
+		for (size_t j = 0; j <= shards[i].mask; j++) {
+			struct ptr_slot *e = &shards[i].slots[j];
+			if (e->key)
+				e->rec = remap[e->rec];
+		}
+	hook_unmap(remap, map_size);
+	/* Give back the chunks above the survivors. */
+	for (uint32_t c = (next + REC_CHUNK - 1) >> REC_CHUNK_SHIFT;
+	     c <= (limit - 1) >> REC_CHUNK_SHIFT; c++) {
+		uint8_t *mem = atomic_exchange(&rec_chunks[c], NULL);
+		if (mem)
+			hook_unmap(mem, REC_CHUNK * rec_stride);
+	}
+	atomic_store(&rec_next, next);
+	n = next;
+grow_only:;
+	/* Room for 4x the survivors and for 2x the live pointers: the next
+	 * rebuild comes after as many new records as this one cost to make,
+	 * so a program that keeps creating and dropping stacks pays O(1) per
+	 * record, not a rebuild every few thousand allocations. */
+	uint64_t want = (uint64_t)n * 4;
+	if (want < (uint64_t)live * 2)
+		want = (uint64_t)live * 2;
+	uint32_t cap = REC_INDEX_MIN_CAP;
+	while (cap < want && cap < (1u << 30))
+		cap *= 2;
+	struct index_entry *index = hook_map((size_t)cap * sizeof(struct index_entry));
+	if (!index) {
+		hook_report(&report_nomem, "out of memory for the allocation tables");
+		return;
+	}
+	uint32_t indexed = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		if (!atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]))
+			continue;
+		const struct rec *r = rec_at(i);
+		uint64_t h1;
+		uint32_t h2;
+		key_hash(r->size, r->pcs, r->n, &h1, &h2);
+		uint32_t k = (uint32_t)h1 & (cap - 1);
+		while (atomic_load_explicit(&index[k].idx, memory_order_relaxed))
+			k = (k + 1) & (cap - 1);
+		atomic_store_explicit(&index[k].h1, h1, memory_order_relaxed);
+		index[k].h2 = h2;
+		atomic_store_explicit(&index[k].idx, i, memory_order_relaxed);
+		indexed++;
+	}
+	struct index_entry *old = atomic_load(&rec_index);
+	hook_unmap(old, ((size_t)rec_index_mask + 1) * sizeof(struct index_entry));
+	rec_index_mask = cap - 1;
+	atomic_store(&rec_index, index);
+	atomic_store(&rec_indexed, indexed);
+}
+
+static void rec_grow(void)
+{
+	table_lock_all();
+	if (atomic_load(&rec_indexed) >= rec_index_mask / 2)
+		rec_rebuild();
+	table_unlock_all();
+}
+
+void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n)
+{
+	uintptr_t key = (uintptr_t)p;
+	uint64_t h = ptr_hash(key);
+	struct shard *s = shard_of(key);
+	uintptr_t rsize = (uintptr_t)size | (zygote ? HOOK_ZYGOTE_BIT : 0);
+	for (;;) {
+		shard_lock(s);
+		uint32_t rec = rec_find_or_add(rsize, pcs, n);
+		if (rec != UINT32_MAX) {
+			if (rec)
+				shard_put(s, key, h, rec);
+			shard_unlock(s);
+			return;
+		}
+		shard_unlock(s);
+		rec_grow();
+	}
+}
+
+enum table_remove_result table_remove(void *p, struct table_key *key)
+{
+	uintptr_t k = (uintptr_t)p;
+	uint64_t h = ptr_hash(k);
+	struct shard *s = shard_of(k);
+	enum table_remove_result res = TABLE_UNTRACKED;
+	shard_lock(s);
+	struct ptr_slot *e = shard_find(s->slots, s->mask, k, h);
+	atomic_uintptr_t *f = freed_slot(s, h);
+	if (e->key) {
+		if (key) {
+			const struct rec *r = rec_at(e->rec);
+			key->size = r->size;
+			key->n = r->n;
+			memcpy(key->pcs, r->pcs, r->n * sizeof(uintptr_t));
+		}
+		shard_delete(s, e);
+		atomic_store_explicit(f, k, memory_order_relaxed);
+		res = TABLE_REMOVED;
+	} else if (atomic_load_explicit(f, memory_order_relaxed) == k) {
+		res = TABLE_DOUBLE_FREE;
+	}
+	shard_unlock(s);
+	return res;
+}
+
+void table_note_untracked(void *p)
+{
+	uintptr_t k = (uintptr_t)p;
+	atomic_uintptr_t *f = freed_slot(shard_of(k), ptr_hash(k));
+	uintptr_t expected = k;
+	if (atomic_load_explicit(f, memory_order_relaxed) == k)
+		atomic_compare_exchange_strong_explicit(f, &expected, 0, memory_order_relaxed,
+							memory_order_relaxed);
+}
+
+void table_lock_all(void)
+{
+	for (unsigned i = 0; i < NSHARDS; i++)
+		shard_lock(&shards[i]);
+	holds_all = 1;
+}
+
+void table_unlock_all(void)
+{
+	holds_all = 0;
+	for (unsigned i = NSHARDS; i-- > 0;)
+		shard_unlock(&shards[i]);
+}
+
+/* Snapshots ----------------------------------------------------------------- */
+
+static size_t snap_frames; /* for the comparator; snapshots are serialised */
+
+static int record_cmp(const void *a, const void *b)
+{
+	const uintptr_t *x = a, *y = b;
+	uintptr_t xs = x[0] & ~HOOK_ZYGOTE_BIT, ys = y[0] & ~HOOK_ZYGOTE_BIT;
+	if (xs != ys)
+		return xs > ys ? -1 : 1;
+	if (x[0] != y[0])
+		return x[0] > y[0] ? -1 : 1;
+	if (x[1] != y[1])
+		return x[1] > y[1] ? -1 : 1;
+	for (size_t i = 0; i < snap_frames; i++)
+		if (x[2 + i] != y[2 + i])
+			return x[2 + i] < y[2 + i] ? -1 : 1;
+	return 0;
+}
+
+int table_snapshot(struct table_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
+	table_lock_all();
+	uint32_t n = atomic_load(&rec_next);
+	if (n > REC_MAX_CHUNKS * REC_CHUNK)
+		n = REC_MAX_CHUNKS * REC_CHUNK;
+	size_t counts_size = (size_t)n * sizeof(uint64_t);
+	uint64_t *counts = hook_map(counts_size);
+	if (!counts) {
+		table_unlock_all();
+		return -1;
+	}
+	for (unsigned i = 0; i < NSHARDS; i++)
+		for (size_t j = 0; j <= shards[i].mask; j++)
+			if (shards[i].slots[j].key)
+				counts[shards[i].slots[j].rec]++;
+	size_t used = 0;
+	for (uint32_t i = 1; i < n; i++)
+		used += counts[i] != 0;
+	snap->map_size = used ? used * snap->info_size : 1;
+	snap->records = hook_map(snap->map_size);
+	if (!snap->records) {
+		table_unlock_all();
+		hook_unmap(counts, counts_size);
+		return -1;
+	}
+	uintptr_t *out = (uintptr_t *)snap->records;
+	for (uint32_t i = 1; i < n; i++) {
+		if (!counts[i])
+			continue;
+		const struct rec *r = rec_at(i);
+		out[0] = r->size;
+		out[1] = (uintptr_t)counts[i];
+		memcpy(out + 2, r->pcs, r->n * sizeof(uintptr_t));
+		/* the rest of the slot is already zero (fresh mapping) */
+		snap->total_memory += (uint64_t)(r->size & ~HOOK_ZYGOTE_BIT) * counts[i];
+		out += 2 + rec_frames;
+	}
+	table_unlock_all();
+	hook_unmap(counts, counts_size);
+	snap->record_count = used;
+	snap->records_size = used * snap->info_size;
+	/* Outside the locks: qsort may allocate (untracked, hook_busy is set). */
+	snap_frames = rec_frames;
+	qsort(snap->records, used, snap->info_size, record_cmp);
+	return 0;
+}
+
+void table_snapshot_free(struct table_snapshot *snap)
+{
+	if (snap->records)
+		hook_unmap(snap->records, snap->map_size);
+	snap->records = NULL;
+}

@@ -1,0 +1,83 @@
+/* leaksnap hook: stack capture.  Internal to hook/ (the hook's public header
+ * is leakhook.h).  Nothing here allocates, takes a lock that malloc takes, or
+ * calls into libc beyond what is async-signal-safe: every function may run
+ * inside malloc, on any thread, concurrently. */
+#ifndef LEAKSNAP_HOOK_UNWIND_H
+#define LEAKSNAP_HOOK_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Registers of the hook's entry function (malloc, free, ...) at a point after
+ * its prologue.  The entry function is compiled with frame pointers, so @fp
+ * is its frame record: fp[0] = the caller's frame pointer, fp[1] = its
+ * return address (x86-64 rbp, arm64 x29; the same layout on both). */
+struct unwind_regs {
+	uintptr_t pc; /* an address inside the entry function */
+	uintptr_t sp; /* its stack pointer */
+	uintptr_t fp; /* its frame pointer */
+};
+
+/* The calling thread's stack: every read the walkers make is inside
+ * [lo, hi) (lo = the entry function's sp, hi = the top of the stack). */
+struct unwind_stack {
+	uintptr_t lo, hi;
+};
+
+/* Capture the registers of the function this macro is expanded in. */
+#if defined(__x86_64__)
+#define UNWIND_REGS_HERE(r)                                                     \
+	do {                                                                    \
+		__asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1"          \
+				 : "=r"((r)->pc), "=r"((r)->sp));               \
+		(r)->fp = (uintptr_t)__builtin_frame_address(0);                \
+	} while (0)
+#elif defined(__aarch64__)
+#define UNWIND_REGS_HERE(r)                                                     \
+	do {                                                                    \
+		__asm__ volatile("adr %0, .\n\tmov %1, sp"                      \
+				 : "=r"((r)->pc), "=r"((r)->sp));               \
+		(r)->fp = (uintptr_t)__builtin_frame_address(0);                \
+	} while (0)
+#else
+#define UNWIND_REGS_HERE(r)                                                     \
+	do {                                                                    \
+		(r)->fp = (uintptr_t)__builtin_frame_address(0);                \
+		(r)->sp = (r)->fp;                                              \
+		(r)->pc = 0;                                                    \
+	} while (0)
+#endif
+
+/* Strip arm64 pointer-authentication bits from a return address. */
+uintptr_t unwind_strip_pac(uintptr_t pc);
+
+/* Frame-pointer walk.  Writes the return addresses of the frames above the
+ * entry function described by @regs: pcs[0] = the entry function's own
+ * return address (its caller), pcs[1] = the caller's, ...  Stops at @max,
+ * at a frame pointer outside @stk, misaligned or not strictly increasing,
+ * or at a zero return address.  Returns the number written. */
+int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
+	      uintptr_t *pcs, int max);
+
+/* Unwinding from the modules' DWARF call-frame information (.eh_frame via
+ * PT_GNU_EH_FRAME), correct for code built without frame pointers.  Same
+ * contract as unwind_fp().  With @fp_fallback, a frame whose PC has no CFI
+ * (JIT code, a module without unwind tables) is stepped by its frame record
+ * when that looks valid.  Rules are cached per PC. */
+int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
+	       uintptr_t *pcs, int max, bool fp_fallback);
+
+/* Whether unwind_cfi() is implemented on this target (else the hook uses
+ * unwind_gcc()). */
+bool unwind_cfi_supported(void);
+
+/* Forget cached rules (call when a module may have been unloaded). */
+void unwind_cfi_flush(void);
+
+/* Fallback for targets without unwind_cfi(): _Unwind_Backtrace from the
+ * toolchain's unwinder (slow: about 1.5 us a capture).  Frames up to and
+ * including the one whose return address is @skip_until (the entry
+ * function's return address, fp[1]) are dropped first. */
+int unwind_gcc(uintptr_t skip_until, uintptr_t *pcs, int max);
+
+#endif

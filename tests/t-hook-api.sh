@@ -1,0 +1,86 @@
+#!/bin/sh
+# The hook's API: get_malloc_leak_info / free_malloc_leak_info as bionic
+# callers use them, the capture toggle (SIGRTMAX-19), and leaksnap_dump():
+# an explicit path with its maps beside it, EEXIST instead of overwriting,
+# numbered dumps 1 and 2; LEAKSNAP_START_DISABLED and LEAKSNAP_DUMP_ON_EXIT.
+set -u
+B=$1
+. "$(dirname "$0")/hook-lib.sh"
+
+out="$w/api"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out" "$T/apiuser" "$w/explicit.dump" >"$w/api.stdout" 2>&1
+st=$?
+[ $st = 0 ] || { fail "apiuser: exit status $st"; cat "$w/api.stdout"; }
+cat >"$w/api.expected" <<'X'
+get_malloc_leak_info: 3 x 1201 found
+after free: 2 x 1201
+toggle: off then on
+leaksnap_dump: path, EEXIST, two numbered
+X
+cmp -s "$w/api.expected" "$w/api.stdout" || { fail "apiuser output"; cat "$w/api.stdout"; }
+[ -f "$w/explicit.dump" ] && [ -f "$w/explicit.maps" ] || fail "explicit dump or maps missing"
+pid=$(ls "$out".*.exit.dump | sed 's/.*\.\([0-9]*\)\.exit\.dump$/\1/')
+for n in 1 2; do
+	[ -f "$out.$pid.$n.dump" ] && [ -f "$out.$pid.$n.maps" ] || fail "numbered dump $n missing"
+done
+[ -f "$out.$pid.3.dump" ] && fail "a third numbered dump appeared"
+expect_meta "$w/explicit.dump" "trigger=api"
+expect_meta "$out.$pid.exit.dump" "trigger=exit"
+"$SC" "$w/explicit.dump" >"$w/e.txt"
+expect_record "$w/e.txt" "1201 2 app api_leak main"
+expect_record "$w/e.txt" "1203 1 app api_leak main"
+no_record "$w/e.txt" '^1202 '
+
+# A path without .dump gets PATH.maps beside it; no overwrite of a maps file.
+: >"$w/taken.maps"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out-2" LEAKSNAP_DUMP_ON_EXIT=0 \
+	"$T/apiuser" "$w/taken.dump" >"$w/api2.stdout" 2>&1
+grep -q "leaksnap_dump($w/taken.dump): File exists" "$w/api2.stdout" ||
+	fail "existing maps file: not refused"
+[ -s "$w/taken.maps" ] && fail "taken.maps was overwritten"
+[ -f "$w/taken.dump" ] && fail "taken.dump written although its maps name was taken"
+ls "$out-2".*.exit.dump >/dev/null 2>&1 && fail "LEAKSNAP_DUMP_ON_EXIT=0 still wrote an exit dump"
+
+# Start disabled: nothing the program allocates is recorded until toggled.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out-3" LEAKSNAP_START_DISABLED=1 "$T/leaks" >/dev/null 2>&1
+d=$(ls "$out-3".*.exit.dump)
+"$SC" "$d" >"$d.txt"
+no_record "$d.txt" '^100[0-9] '
+expect_meta "$d" "capture=off"
+
+# Bad settings: one warning each on stderr, defaults used, program unchanged.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out-4" LEAKSNAP_FRAMES=999 "$T/leaks" >"$w/bad.out" 2>"$w/bad.err"
+[ $? = 7 ] || fail "LEAKSNAP_FRAMES=999: status"
+grep -q -x 'leaksnap: LEAKSNAP_FRAMES=999: not a number from 1 to 256; using 16' "$w/bad.err" ||
+	{ fail "LEAKSNAP_FRAMES=999: no warning"; cat "$w/bad.err"; }
+d=$(ls "$out-4".*.exit.dump)
+"$L" show "$d" | grep -q -x 'backtrace size:  16' || fail "LEAKSNAP_FRAMES=999: not 16 frames"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out-5" LEAKSNAP_FRAMES=3 "$T/leaks" >/dev/null 2>&1
+d=$(ls "$out-5".*.exit.dump)
+"$SC" "$d" >"$d.txt"
+expect_record "$d.txt" "1001 3 app level8 level7 level6"
+no_record "$d.txt" '^1001 3 app level8 level7 level6 level5'
+
+# An unwritable prefix: one line on stderr, the program is unaffected.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/no/such/dir/x" "$T/leaks" >"$w/nw.out" 2>"$w/nw.err"
+[ $? = 7 ] || fail "unwritable prefix: status"
+[ "$(wc -l <"$w/nw.err")" = 1 ] && grep -q "^leaksnap: cannot write $w/no/such/dir/x\..*exit.dump: No such file or directory\$" "$w/nw.err" ||
+	{ fail "unwritable prefix: message"; cat "$w/nw.err"; }
+
+# Never through a symlink, never over anything.
+ln -s "$w/target" "$w/sym.dump"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/s1" "$T/apiuser" "$w/sym.dump" >"$w/sym.out" 2>&1
+grep -q "leaksnap_dump($w/sym.dump): File exists" "$w/sym.out" || fail "symlink path: not refused"
+[ -e "$w/target" ] && fail "written through a symlink"
+# Numbered and exit names planted before the program starts (exec keeps
+# the pid): the numbered dumps move on to 2 and 3, the exit dump is refused.
+sh -c 'ln -s "$1/target" "$2.$$.1.dump"; echo keep >"$2.$$.exit.dump"; echo $$ >"$1/pl.pid"
+	exec env LD_PRELOAD="$3" LEAKSNAP_OUT="$2" "$4" "$1/pl-explicit.dump"' \
+	sh "$w" "$w/pl" "$HOOK" "$T/apiuser" >"$w/pl.out" 2>"$w/pl.err"
+pid=$(cat "$w/pl.pid")
+[ -L "$w/pl.$pid.1.dump" ] && [ ! -e "$w/target" ] || fail "planted symlink changed"
+[ "$(cat "$w/pl.$pid.exit.dump")" = keep ] || fail "planted exit dump overwritten"
+[ -f "$w/pl.$pid.2.dump" ] && [ -f "$w/pl.$pid.3.dump" ] || fail "numbered dumps did not move on"
+grep -q -x "leaksnap: cannot write $w/pl.$pid.exit.dump: File exists" "$w/pl.err" ||
+	{ fail "planted exit dump: message"; cat "$w/pl.err"; }
+finish

@@ -1,0 +1,107 @@
+#!/bin/sh
+# The hook on the C leak program: every kind of leak (deep call chain,
+# calloc, realloc growth, the aligned allocators, a thread, a dlopen'ed
+# library, a forked child) is in the exit dump with its exact size, count
+# and stack, under each unwinder; freed blocks are not; the program runs
+# unchanged; the dump's metadata and file modes are right.
+set -u
+B=$1
+. "$(dirname "$0")/hook-lib.sh"
+
+check_dumps() { # $1 = mode, $2 = executable
+	mode=$1 exe=$2
+	out="$w/$mode-$(basename "$exe")"
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out" LEAKSNAP_UNWIND=$mode \
+		"$exe" all "$T/libleaker.so" >"$out.stdout" 2>"$out.stderr"
+	st=$?
+	[ $st = 7 ] || fail "$mode: exit status $st, expected 7"
+	printf 'semantics ok\nchild 1\ndone\n' | cmp -s - "$out.stdout" || fail "$mode: stdout differs"
+	[ -s "$out.stderr" ] && { fail "$mode: stderr not empty"; cat "$out.stderr"; }
+	set -- "$out".*.exit.dump
+	[ $# = 2 ] || { fail "$mode: $# exit dumps, expected 2 (parent, child)"; return; }
+	# The child's dump is the one with the zygote record.
+	parent="" child=""
+	for d in "$@"; do
+		"$SC" "$d" >"$d.txt" || fail "$d: stackcheck failed"
+		if grep -q ' zygote ' "$d.txt"; then child=$d; else parent=$d; fi
+	done
+	[ -n "$parent" ] && [ -n "$child" ] || { fail "$mode: no parent/child pair"; return; }
+	for d in "$parent" "$child"; do
+		t="$d.txt"
+		if [ "$mode" = fp ] && [ "$exe" = "$T/leaks" ]; then
+			# No frame pointers in the program: frame 0 is exact.
+			expect_record "$t" "1001 3 app level8"
+			expect_record "$t" "4003 1 app leak_realloc"
+			expect_record "$t" "1009 1 app thread_leak"
+			expect_record "$t" "1010 1 app leaker_alloc"
+			continue
+		fi
+		expect_record "$t" "1001 3 app level8 level7 level6 level5 level4 level3 level2 level1 run_deep main"
+		expect_record "$t" "1002 2 app leak_calloc main"
+		expect_record "$t" "4003 1 app leak_realloc main"
+		for s in 1004 1005 1006 1007 1008 1017; do
+			expect_record "$t" "$s 1 app leak_aligned main"
+		done
+		expect_record "$t" "1009 1 app thread_leak"
+		if [ "$mode" = fp ]; then
+			# libleaker.so has no frame pointers: its frame ends the walk.
+			expect_record "$t" "1010 1 app leaker_alloc"
+		else
+			expect_record "$t" "1010 1 app leaker_alloc main"
+		fi
+		no_record "$t" ' churn '
+		# The hook's own frames never appear.
+		no_record "$t" ' (malloc|calloc|realloc|track|capture|table_insert) '
+	done
+	if [ "$mode" = fp ] && [ "$exe" = "$T/leaks" ]; then
+		expect_record "$child.txt" "1011 1 zygote child_leak"
+	else
+		expect_record "$child.txt" "1011 1 zygote child_leak main"
+	fi
+	no_record "$parent.txt" '^1011 '
+	no_record "$child.txt" '^1011 1 app'
+	for d in "$parent" "$child"; do
+		"$L" show "$d" >"$d.show" 2>"$d.err" || fail "$d: show failed"
+		[ -s "$d.err" ] && { fail "$d: show warned"; cat "$d.err"; }
+		perms=$(stat -c %a "$d")
+		[ "$perms" = 600 ] || fail "$d: mode $perms, expected 600"
+		m=${d%.dump}.maps
+		[ -f "$m" ] || fail "$m missing"
+		expect_meta "$d" "trigger=exit"
+		expect_meta "$d" "invalid_frees=0"
+		expect_meta "$d" "abi=$(uname -m | sed 's/aarch64/arm64/')"
+		expect_meta "$d" "exe=$exe"
+		expect_meta "$d" "cmdline=$exe all $T/libleaker.so"
+		case $mode in
+		fp) expect_meta "$d" "unwinder=fp" ;;
+		dwarf) expect_meta "$d" "unwinder=dwarf" ;;
+		auto) expect_meta "$d" "unwinder=dwarf+fp" ;;
+		esac
+		id=$(readelf -n "$exe" | sed -n 's/.*Build ID: //p')
+		grep -q -x "  build_id=$id $exe" "$d.show" || fail "$d: no build_id line for $exe"
+		grep -q "  build_id=[0-9a-f]* .*/libleaker.so" "$d.show" || fail "$d: no build_id for libleaker.so"
+		grep -q "  build_id=[0-9a-f]* .*/libleakhook.so" "$d.show" && true
+		# The maps file beside the dump is the dump's own maps text.
+		"$L" maps "$m" >"$d.m1" && "$L" maps "$d" >"$d.m2" && cmp -s "$d.m1" "$d.m2" ||
+			fail "$d: maps file differs from the dump's maps"
+	done
+}
+
+check_dumps auto "$T/leaks"
+check_dumps dwarf "$T/leaks"
+check_dumps fp "$T/leaks"
+check_dumps fp "$T/leaks-fp"
+
+# A double free of a tracked block is counted, not passed on.
+out="$w/df"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out" "$T/leaks" --double-free >"$out.stdout" 2>&1
+st=$?
+[ $st = 7 ] || fail "double free: exit status $st, expected 7"
+d=$(ls "$out".*.exit.dump)
+expect_meta "$d" "invalid_frees=1"
+
+# Without the hook the program behaves the same.
+"$T/leaks" all "$T/libleaker.so" >"$w/bare.stdout" 2>&1
+[ $? = 7 ] || fail "bare run: status"
+printf 'semantics ok\nchild 1\ndone\n' | cmp -s - "$w/bare.stdout" || fail "bare run: stdout"
+finish

@@ -1,0 +1,59 @@
+#!/bin/sh
+# The hook under load: 8 threads x 1M random malloc/calloc/realloc/free run
+# unchanged and leave nothing behind; ten dump signals sent back to back
+# while the stress runs give exactly the dumps 1..10, each readable and
+# each a consistent snapshot; a dlopen/dlclose loop and a fork+exec chain.
+set -u
+B=$1
+. "$(dirname "$0")/hook-lib.sh"
+
+"$T/stress" 8 1000000 >"$w/bare.out" 2>&1 || fail "stress without the hook failed"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/st" "$T/stress" 8 1000000 >"$w/hook.out" 2>&1
+[ $? = 0 ] || fail "stress under the hook: exit status"
+cmp -s "$w/bare.out" "$w/hook.out" || { fail "stress output differs"; cat "$w/hook.out"; }
+d=$(ls "$w"/st.*.exit.dump)
+"$SC" "$d" >"$d.txt"
+no_record "$d.txt" 'stress_thread'
+
+# Ten signals, no pause between them; the program runs on meanwhile.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/sig" "$T/stress" 8 4000000 >"$w/sig.out" 2>&1 &
+pid=$!
+sleep 0.3
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	kill -47 "$pid" # SIGRTMAX-17 with glibc (SIGRTMAX = 64)
+done
+wait "$pid"
+[ $? = 0 ] || fail "stress with signals: exit status"
+cmp -s "$w/bare.out" "$w/sig.out" 2>/dev/null || true
+for n in 1 2 3 4 5 6 7 8 9 10; do
+	f="$w/sig.$pid.$n.dump"
+	if [ ! -f "$f" ]; then
+		fail "dump $n of 10 missing"
+		continue
+	fi
+	"$L" show "$f" >"$f.show" 2>"$f.err" || fail "$f: not readable"
+	[ -s "$f.err" ] && { fail "$f: show warned (inconsistent snapshot?)"; cat "$f.err"; }
+	grep -q -x '  trigger=signal' "$f.show" || fail "$f: trigger"
+	[ -f "$w/sig.$pid.$n.maps" ] || fail "maps $n missing"
+done
+[ -e "$w/sig.$pid.11.dump" ] && fail "an eleventh dump appeared"
+[ -f "$w/sig.$pid.exit.dump" ] || fail "no exit dump after the signals"
+ls "$w" | grep -q '\.tmp' && fail "temporary files left behind"
+
+# dlopen / dlclose loop: unwind rules of unloaded code are dropped.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/dl" "$T/dlloop" "$T/libleaker.so" 300 >"$w/dl.out" 2>&1
+[ $? = 0 ] && grep -q -x 'dlloop 300 ok' "$w/dl.out" || { fail "dlloop"; cat "$w/dl.out"; }
+
+# fork + exec chain: four processes, four exit dumps, each with its leak.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/fe" "$T/forkexec" 3 >"$w/fe.out" 2>&1
+[ $? = 0 ] || fail "forkexec: exit status"
+printf 'level 3\nlevel 2\nlevel 1\nlevel 0\n' | cmp -s - "$w/fe.out" || fail "forkexec output"
+set -- "$w"/fe.*.exit.dump
+[ $# = 4 ] || fail "forkexec: $# exit dumps, expected 4"
+for d in "$@"; do
+	"$SC" "$d" >"$d.txt"
+	grep -q -E '^300[0-3] 1 app chain_leak main' "$d.txt" || fail "$d: no chain_leak record"
+done
+cat "$w"/fe.*.txt | grep -c -E '^300[0-3] 1 app chain_leak' | grep -q -x 4 ||
+	fail "forkexec: the four leaks are not one per process"
+finish
