@@ -187,6 +187,7 @@ $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 bench: all $(BENCH_BINS)
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
+	$(Q)sh bench/hook.sh $(B)
 
 # Install --------------------------------------------------------------------
 install: all

@@ -425,7 +425,8 @@ static int dump_cmp(const void *a, const void *b)
 
 static bool dump_list_has(const struct dump_list *l, const struct dump_name *d)
 {
-	return bsearch(d, l->v, l->n, sizeof(*l->v), dump_cmp) != NULL;
+	/* bsearch's base must not be NULL, even for an empty list */
+	return l->n && bsearch(d, l->v, l->n, sizeof(*l->v), dump_cmp) != NULL;
 }
 
 /* Collect the dump files of @p's directory that are not in @skip (may be

@@ -48,7 +48,7 @@
 struct ptr_slot {
 	uintptr_t key;    /* 0 = empty */
 	uint32_t rec;
-	uint32_t pad;
+	uint32_t home;    /* ptr_hash(key) >> 32: its home slot under any mask */
 };
 
 struct shard {
@@ -136,9 +136,10 @@ static inline uint64_t mix64(uint64_t x)
 	return x;
 }
 
+/* Fibonacci hashing: one multiply; the high half is well mixed. */
 static inline uint64_t ptr_hash(uintptr_t p)
 {
-	return mix64((uint64_t)p);
+	return (uint64_t)p * 0x9e3779b97f4a7c15ULL;
 }
 
 /* Shards follow 64 MiB regions of the address space, which is how glibc
@@ -147,7 +148,7 @@ static inline uint64_t ptr_hash(uintptr_t p)
  * or a cache line. */
 static inline struct shard *shard_of(uintptr_t key)
 {
-	return &shards[mix64((uint64_t)key >> 26) >> (64 - SHARD_BITS)];
+	return &shards[((uint64_t)(key >> 26) * 0x9e3779b97f4a7c15ULL) >> (64 - SHARD_BITS)];
 }
 
 /* A 64-bit hash of a record key (two lanes over alternate frames, so the
@@ -166,7 +167,7 @@ static void key_hash(uintptr_t size, const uintptr_t *pcs, unsigned n, uint64_t 
 	}
 	if (i < n)
 		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
-	*h1 = mix64(a ^ mix64(b));
+	*h1 = mix64(a ^ (b >> 7) ^ (b << 41));
 	uint64_t f = (uint64_t)size * 0x9e3779b97f4a7c15ULL ^ (n ? (uint64_t)pcs[0] : 0);
 	*h2 = (uint32_t)(f ^ (f >> 32));
 }
@@ -333,15 +334,16 @@ taken:
 
 /* Pointer shards ------------------------------------------------------------ */
 
-static inline size_t slot_of(uint64_t h, size_t mask)
+static inline size_t slot_of(uint32_t home, size_t mask)
 {
-	return (size_t)(h ^ (h >> 29)) & mask;
+	return (size_t)home & mask;
 }
 
 /* The slot holding @key, or the empty slot that ends its chain. */
-static struct ptr_slot *shard_find(struct ptr_slot *slots, size_t mask, uintptr_t key, uint64_t h)
+static struct ptr_slot *shard_find(struct ptr_slot *slots, size_t mask, uintptr_t key,
+				    uint32_t home)
 {
-	for (size_t i = slot_of(h, mask);; i = (i + 1) & mask) {
+	for (size_t i = slot_of(home, mask);; i = (i + 1) & mask) {
 		struct ptr_slot *e = &slots[i];
 		if (e->key == key || e->key == 0)
 			return e;
@@ -350,7 +352,7 @@ static struct ptr_slot *shard_find(struct ptr_slot *slots, size_t mask, uintptr_
 
 static inline atomic_uintptr_t *freed_slot(struct shard *s, uint64_t h)
 {
-	return &s->freed[(h >> 40) & (FREED_SET - 1)];
+	return &s->freed[(h >> 20) & (FREED_SET - 1)];
 }
 
 /* Resize @s to four times its live entries.  Returns -1 if memory ran
@@ -367,7 +369,7 @@ static int shard_resize(struct shard *s)
 	size_t old_cap = s->mask + 1;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].key)
-			*shard_find(slots, cap - 1, old[i].key, ptr_hash(old[i].key)) = old[i];
+			*shard_find(slots, cap - 1, old[i].key, old[i].home) = old[i];
 	s->slots = slots;
 	s->mask = cap - 1;
 	table_mem_free(old, old_cap * sizeof(struct ptr_slot));
@@ -376,13 +378,14 @@ static int shard_resize(struct shard *s)
 
 static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uint32_t rec)
 {
-	struct ptr_slot *e = shard_find(s->slots, s->mask, key, h);
+	struct ptr_slot *e = shard_find(s->slots, s->mask, key, (uint32_t)(h >> 32));
 	/* A live entry already there means the allocator handed out an
 	 * address whose free went by a path we did not see: take it over. */
 	if (!e->key)
 		s->live++;
 	e->key = key;
 	e->rec = rec;
+	e->home = (uint32_t)(h >> 32);
 	atomic_uintptr_t *f = freed_slot(s, h);
 	if (atomic_load_explicit(f, memory_order_relaxed) == key)
 		atomic_store_explicit(f, 0, memory_order_relaxed);
@@ -399,7 +402,7 @@ static void shard_delete(struct shard *s, struct ptr_slot *e)
 		struct ptr_slot *n = &s->slots[j];
 		if (!n->key)
 			break;
-		size_t home = slot_of(ptr_hash(n->key), mask);
+		size_t home = slot_of(n->home, mask);
 		/* n may move to i if its home is not in the cyclic range (i, j] */
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			s->slots[i] = *n;
@@ -526,7 +529,7 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	struct shard *s = shard_of(k);
 	enum table_remove_result res = TABLE_UNTRACKED;
 	shard_lock(s);
-	struct ptr_slot *e = shard_find(s->slots, s->mask, k, h);
+	struct ptr_slot *e = shard_find(s->slots, s->mask, k, (uint32_t)(h >> 32));
 	atomic_uintptr_t *f = freed_slot(s, h);
 	if (e->key) {
 		if (key) {

@@ -12,7 +12,8 @@ case "$B" in *san*) san="SANITIZE=1" ;; esac
 make -s -C "$top" install $san B="$B" DESTDIR="$w/root" PREFIX=/usr >/dev/null
 r="$w/root/usr"
 for f in bin/leaksnap bin/leakdiff lib/libleaksnap.a lib/libleaksnap.so lib/libleaksnap.so.0 \
-	include/leaksnap/snapshot.h include/leaksnap/maps.h lib/pkgconfig/leaksnap.pc; do
+	include/leaksnap/snapshot.h include/leaksnap/maps.h include/leaksnap/leakhook.h \
+	lib/libleakhook.so lib/pkgconfig/leaksnap.pc; do
 	[ -e "$r/$f" ] || { echo "missing after install: $f"; exit 1; }
 done
 [ "$(readlink "$r/bin/leakdiff")" = leaksnap ]
@@ -24,6 +25,21 @@ grep -v '^#' "$top/libleaksnap.sym" | sort > "$w/expected"
 if ! cmp -s "$w/expected" "$w/exports"; then
 	echo "exported symbols differ from libleaksnap.sym:"; diff "$w/expected" "$w/exports"; exit 1
 fi
+
+# The hook exports exactly its interface (hook/libleakhook.sym) and needs
+# nothing but libc; the installed record finds the installed hook.
+nm -D --defined-only "$r/lib/libleakhook.so" | awk '$2 == "T" { print $3 }' | sort > "$w/hexports"
+sed -n '/^global:/,/^local:/p' "$top/hook/libleakhook.sym" | grep -v ':' | tr -d ' \t' |
+	tr ';' '\n' | grep -v '^$' | sort > "$w/hexpected"
+cmp -s "$w/hexports" "$w/hexpected" ||
+	{ echo "hook exports differ from libleakhook.sym:"; diff "$w/hexpected" "$w/hexports"; exit 1; }
+extra=$(readelf -d "$r/lib/libleakhook.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+	grep -v -E '^(libc\.so\.6|ld-linux.*)$' || true)
+[ -z "$extra" ] || { echo "libleakhook.so needs more than libc: $extra"; exit 1; }
+"$r/bin/leaksnap" record --out "$w/rec" -- /bin/true 2>"$w/rec.err" ||
+	{ echo "installed record failed"; cat "$w/rec.err"; exit 1; }
+grep -q "^leaksnap: wrote $w/rec\.[0-9]*\.exit\.dump: " "$w/rec.err" ||
+	{ echo "installed record listed no dump"; cat "$w/rec.err"; exit 1; }
 
 # Each header alone, as C11 and C++.
 for h in "$r"/include/leaksnap/*.h; do
