@@ -3,13 +3,18 @@
  *
  * Runs inside malloc, on any number of threads at once: nothing here
  * allocates, locks or prints.  The only system calls are the mmap of the
- * rule cache (once) and, on bionic, dl_iterate_phdr on a cache miss.
+ * rule cache (once), the mmap of a trace block on a thread's first walk
+ * (blocks are recycled when threads exit), and on bionic dl_iterate_phdr
+ * on a cache miss and on meeting a frame in no module.
  *
  * Per frame we only track what the next frame needs: the CFA (the caller's
  * stack pointer), the return address and the frame pointer (x86-64 rbp,
  * aarch64 x29).  The rule of a PC is reduced to a struct rule that says how
  * to get those three from the frame's sp and fp; rules are cached per PC in
  * a lock-free direct-mapped table, so a warm walk is a few loads per frame.
+ * On top of that each thread keeps its previous walk (the trace cache): a
+ * walk that reaches a frame of it, with the stack words read from there on
+ * unchanged, copies the rest instead of stepping (see "The trace cache").
  *
  * Stack reads are whole aligned words inside [stk->lo, stk->hi).  The CFI
  * itself is read from the module's own mapped memory, inside the module's
@@ -19,6 +24,7 @@
 #define _GNU_SOURCE /* _dl_find_object: else CFI_SUPPORTED quietly is 0 */
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -482,9 +488,10 @@ static int phdr_visit(struct dl_phdr_info *info, size_t size, void *arg)
 }
 #endif
 
-/* The .eh_frame_hdr of the module containing @pc, and the module's address
- * range; 0 if @pc is in no module or the module has none. */
-static uintptr_t eh_hdr_find(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+/* The module containing @pc: false if there is none.  Else *@hdr gets its
+ * .eh_frame_hdr (0 if it has none) and [*@lo, *@hi) its address range. */
+static bool module_find(uintptr_t pc, uintptr_t *hdr, uintptr_t *lo,
+			uintptr_t *hi)
 {
 #if defined(__BIONIC__)
 	/* No lock-free lookup on bionic; its loader lock is recursive, and
@@ -492,18 +499,20 @@ static uintptr_t eh_hdr_find(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 	struct phdr_search s = { .pc = pc };
 
 	if (dl_iterate_phdr(phdr_visit, &s) <= 0)
-		return 0;
+		return false;
 	*lo = s.lo;
 	*hi = s.hi;
-	return s.hdr;
+	*hdr = s.hdr;
+	return true;
 #else
 	struct dl_find_object dlfo;
 
 	if (_dl_find_object((void *)pc, &dlfo) != 0)
-		return 0;
+		return false;
 	*lo = (uintptr_t)dlfo.dlfo_map_start;
 	*hi = (uintptr_t)dlfo.dlfo_map_end;
-	return (uintptr_t)dlfo.dlfo_eh_frame;
+	*hdr = (uintptr_t)dlfo.dlfo_eh_frame;
+	return true;
 #endif
 }
 
@@ -805,8 +814,10 @@ enum rule_fp {
  * A rule whose RA lies more than 32 KiB from the CFA becomes
  * RULE_FALLBACK (the walk stops or tries the frame record rather than
  * guess); an fp slot more than 4 KiB away becomes RULE_FP_UNKNOWN.
- * Neither happens in compiled code: saved registers sit next to the CFA
- * (x86-64: RA at CFA-8; arm64: x29/x30 at the top of the save area). */
+ * On x86-64 neither happens (RA at CFA-8, rbp pushed next).  On arm64,
+ * GCC puts the x29/x30 pair at the bottom of a frame with large locals
+ * (x29 at CFA-5024 for a 5 KiB frame): there fp is lost, and the walk
+ * stops early at the first caller whose CFA needs it (never wrong). */
 struct rule {
 	uint32_t w0, w1;
 };
@@ -864,6 +875,96 @@ static struct rule rule_special(enum rule_cfa what)
 	return rule_make(what, 0, 0, RULE_FP_UNKNOWN, 0, false);
 }
 
+/* RULE_FALLBACK comes in two kinds.  Where a module has no usable CFI for
+ * the PC, the answer holds until the module is unloaded (and the cache
+ * flushed).  Where no module contains the PC at all (JIT code, or a bad
+ * address), a library dlopen()ed later may come to cover it, and the hook
+ * does not see dlopen (interposing it would break the caller's RUNPATH and
+ * $ORIGIN lookup): a cached "no module" answer is re-checked on every use
+ * by nomod_stale(), which is cheap and never the slow path.
+ * Such a rule has RULE_NOMOD in w0 (its cfa_off, unused by RULE_FALLBACK),
+ * and below it the loader epoch it was computed in (bionic; 0 on glibc). */
+#define RULE_NOMOD 0x80000000u
+#define RULE_EPOCH_MASK 0x7fffffffu
+/* w1 of every RULE_FALLBACK rule (rule_special()) */
+#define RULE_W1_FALLBACK \
+	((uint32_t)RULE_FALLBACK << 26 | (uint32_t)RULE_FP_UNKNOWN << 29)
+
+static inline bool rule_nomod(struct rule r)
+{
+	return r.w1 == RULE_W1_FALLBACK && (r.w0 & RULE_NOMOD);
+}
+
+static struct rule rule_nomod_make(uint32_t epoch)
+{
+	struct rule r = rule_special(RULE_FALLBACK);
+
+	r.w0 = RULE_NOMOD | (epoch & RULE_EPOCH_MASK);
+	return r;
+}
+
+/* Per walk: what nomod_stale() has already found out. */
+struct wstate {
+	bool stamp_checked; /* bionic: the loader's counters were compared */
+};
+
+#if defined(__BIONIC__)
+/* bionic has no lock-free module lookup: dl_iterate_phdr takes the
+ * loader's lock.  Instead "no module" rules carry the epoch they were
+ * computed in; the first walk that meets one compares, once, the loader's
+ * load and unload counters (dlpi_adds + dlpi_subs, Android R and later)
+ * with the value seen last, and on a change starts a new epoch, making
+ * every older "no module" rule stale.  JIT-heavy programs pay one short
+ * dl_iterate_phdr per walk that meets such a frame, not a lookup per
+ * frame.  (Before Android R there are no counters: the answer stays.) */
+static _Atomic uint32_t nomod_epoch;
+static _Atomic uint64_t nomod_stamp;
+
+static int stamp_visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t *stamp = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+			    sizeof(info->dlpi_subs))
+		*stamp = (uint64_t)info->dlpi_adds + (uint64_t)info->dlpi_subs;
+	return 1; /* every module's record carries the same counters */
+}
+#endif
+
+/* Whether the "no module" answer for @pc, computed in @epoch, may be
+ * wrong now.  glibc: _dl_find_object() is lock-free and async-signal-safe
+ * (a binary search over the loaded objects, 5-10 ns): ask it again.  That
+ * is per frame, but JIT frames that the trace cache reuses pay only this
+ * too, no rule lookup and no step. */
+static __attribute__((noinline)) bool
+nomod_stale(uintptr_t pc, uint32_t epoch, struct wstate *ws)
+{
+#if defined(__BIONIC__)
+	uint64_t now = 0;
+
+	(void)pc;
+	if (epoch != (atomic_load_explicit(&nomod_epoch, memory_order_acquire) &
+		      RULE_EPOCH_MASK))
+		return true;
+	if (ws->stamp_checked)
+		return false;
+	ws->stamp_checked = true;
+	dl_iterate_phdr(stamp_visit, &now);
+	if (now == atomic_load_explicit(&nomod_stamp, memory_order_acquire))
+		return false;
+	/* The epoch first: a walk that sees the new stamp sees it too. */
+	atomic_fetch_add_explicit(&nomod_epoch, 1, memory_order_acq_rel);
+	atomic_store_explicit(&nomod_stamp, now, memory_order_release);
+	return true;
+#else
+	struct dl_find_object dlfo;
+
+	(void)epoch;
+	(void)ws;
+	return _dl_find_object((void *)pc, &dlfo) == 0;
+#endif
+}
+
 static struct rule rule_from_row(const struct row *row, const struct cie *cie)
 {
 	enum rule_cfa cfa;
@@ -912,9 +1013,17 @@ static struct rule rule_compute(uintptr_t pc)
 	struct row init;
 	struct cie cie;
 	struct fde fde;
-	uintptr_t hdr, lo = 0, hi = 0, p;
+	uintptr_t hdr = 0, lo = 0, hi = 0, p;
+#if defined(__BIONIC__)
+	/* Read before the lookup: a load after it starts a newer epoch. */
+	uint32_t epoch =
+		atomic_load_explicit(&nomod_epoch, memory_order_acquire);
+#else
+	uint32_t epoch = 0;
+#endif
 
-	hdr = eh_hdr_find(pc, &lo, &hi);
+	if (!module_find(pc, &hdr, &lo, &hi))
+		return rule_nomod_make(epoch);
 	if (hdr == 0)
 		return rule_special(RULE_FALLBACK);
 	p = eh_hdr_search(hdr, lo, hi, pc);
@@ -947,7 +1056,8 @@ static struct rule rule_compute(uintptr_t pc)
  * reader never pairs halves of two PCs' rules, and two writers of one PC
  * write the same rule.  PCs whose tag would not fit 32 bits (or be 0) are
  * computed every time.  A rule that describes an unloaded module stays
- * until unwind_cfi_flush(). */
+ * until unwind_cfi_flush(); a "no module" rule is re-checked on each hit
+ * (see RULE_NOMOD). */
 #define CACHE_BITS 16
 #define CACHE_SLOTS ((size_t)1 << CACHE_BITS)
 #define CACHE_BYTES (CACHE_SLOTS * 2 * sizeof(uint64_t))
@@ -1016,7 +1126,8 @@ rule_miss(uintptr_t pc, _Atomic uint64_t *slot, uint64_t tag)
 	return r;
 }
 
-static inline struct rule rule_lookup(_Atomic uint64_t *cache, uintptr_t pc)
+static inline struct rule rule_lookup(_Atomic uint64_t *cache, uintptr_t pc,
+				      struct wstate *ws)
 {
 	uint64_t tag = cache_tag(pc);
 	_Atomic uint64_t *slot;
@@ -1032,7 +1143,375 @@ static inline struct rule rule_lookup(_Atomic uint64_t *cache, uintptr_t pc)
 		return rule_miss(pc, slot, tag);
 	r.w0 = (uint32_t)w0;
 	r.w1 = (uint32_t)w1;
+	if (__builtin_expect(rule_nomod(r), 0) &&
+	    nomod_stale(pc, r.w0 & RULE_EPOCH_MASK, ws))
+		return rule_miss(pc, slot, tag);
 	return r;
+}
+
+/* ------------------------------------------------------------------------
+ * The trace cache
+ * ------------------------------------------------------------------------
+ *
+ * Programs allocate from the same call chains over and over, and two
+ * captures on one thread mostly differ only in their innermost frames.
+ * Each thread keeps its previous walk, the trace: per frame its state (the
+ * lookup pc, sp, fp and flags), the return address the step out of it
+ * produced, and every stack word that step read, address and value.
+ *
+ * A step depends on nothing but the frame's state, the rule of its pc, the
+ * stack bounds and the words it reads.  So when a new walk reaches a frame
+ * whose state equals a frame of the trace (sp strictly increases along a
+ * walk: a cursor finds the candidate) and every word the trace read from
+ * that frame outward still holds the value it had, the rest of the new walk
+ * is the rest of the trace: its return addresses are copied instead of
+ * stepped through.  A reused frame costs a load and a compare for each word
+ * its step read (one or two), not a rule lookup.
+ *
+ * The other inputs are checked as well:
+ *  - the rules: unwind_cfi_flush() starts a new trace_gen, which drops
+ *    every trace; a frame whose rule was "no module here" is re-checked as
+ *    a rule lookup would (nomod_stale());
+ *  - the bounds: hi must be the same; lo only decides whether a read is in
+ *    range, so each frame of the trace keeps, over itself and every frame
+ *    outward, the range lo_min..lo_max of lo in which every read succeeds,
+ *    or fails, as it did;
+ *  - fp_fallback; and max: a walk cut by max ends in a CUT record, from
+ *    whose state a longer walk goes on stepping.
+ * So the result is the full walk's, bit for bit.  (A trace is thus not
+ * necessarily one walk: it is a chain of steps, each valid when it was
+ * recorded, and a walk checks the words of every step it takes from it.
+ * A walk that reuses only part of a trace, being cut by max, leaves the
+ * rest in place.)
+ *
+ * A trace lives in a per-thread block, mmap'ed on the thread's first walk,
+ * found through an initial-exec TLS pointer, and handed back to trace_pool
+ * by a pthread key's destructor when the thread exits, for the next new
+ * thread.  A walk that finds its thread's block busy (a signal handler
+ * interrupted a walk), or no block, or has a max above TRACE_MAX, walks
+ * without a trace. */
+
+#define TRACE_MAX 256	/* frames in a trace */
+#define TRACE_HEAD 32	/* free records in front of a new trace */
+#define TRACE_RECS (TRACE_HEAD + TRACE_MAX + 1)
+#define TRACE_READS 3	/* words one step reads: *(fp + off), the RA, fp */
+#define TRACE_POOL 1024 /* blocks that can be recycled */
+
+enum trec_kind {
+	K_STEP, /* stepped: out is the caller's return address */
+	K_STOP, /* the walk ended here (its reads decided that) */
+	K_CUT,	/* the walk was cut by max before stepping this frame */
+};
+
+#define F_FP_OK 1u    /* the frame's fp is valid */
+#define F_SP_EXACT 2u /* its sp is exact */
+#define F_STATE (F_FP_OK | F_SP_EXACT)
+#define F_NOMOD 4u /* its rule said "no module": re-check when reused */
+#define F_BAD 8u   /* more reads than TRACE_READS: never reused */
+#define F_SPECIAL (F_NOMOD | F_BAD)
+
+struct tread {
+	uintptr_t addr, val;
+};
+
+/* A frame of a walk (its return address is in out[], to be copied in
+ * one go). */
+struct trec {
+	uintptr_t pc, sp, fp; /* the frame (fp is 0 unless F_FP_OK) */
+	/* This and every outer record replay only for lo_min <= lo <= lo_max.
+	 * While a walk writes the record, lo_min is its own bound. */
+	uintptr_t lo_min, lo_max;
+	uint32_t epoch;	  /* F_NOMOD: the rule's epoch */
+	uint16_t rd;	  /* its reads: reads[rd .. (this + 1)->rd) */
+	uint16_t special; /* the first record from here with F_SPECIAL */
+	uint8_t flags, kind;
+};
+
+/* A trace is records [base, last], a walk under way writes from
+ * TRACE_HEAD; rec[last + 1].rd (and .special) end them. */
+struct trace {
+	struct trec rec[TRACE_RECS + 1];
+	uintptr_t out[TRACE_RECS]; /* K_STEP: the return address */
+	struct tread reads[TRACE_READS * TRACE_RECS];
+};
+
+struct tblock {
+	struct trace *trace;   /* the previous walk: records [base, last] */
+	struct trace *scratch; /* the walk under way */
+	int base, last;
+	bool valid, fp_fallback;
+	_Atomic bool busy;
+	unsigned long gen;
+	uintptr_t hi;
+	size_t pool_index;
+	struct trace arrays[2];
+};
+
+#define TRACE_OFF ((struct tblock *)1) /* none for this thread: don't ask */
+
+static _Thread_local struct tblock *trace_tls
+	__attribute__((tls_model("initial-exec")));
+static _Atomic unsigned long trace_gen;
+
+/* Blocks, each | 1 while a thread has it; 0 for an entry never used. */
+static _Atomic uintptr_t trace_pool[TRACE_POOL];
+static _Atomic size_t trace_pool_used;
+
+enum { KEY_NONE, KEY_BUSY, KEY_OK, KEY_FAILED };
+static _Atomic int trace_key_state;
+static pthread_key_t trace_key;
+
+/* The key's destructor: the thread exits, its block goes back.  Later
+ * walks of this thread (in other destructors) go without. */
+static void trace_detach(void *p)
+{
+	struct tblock *tb = p;
+
+	trace_tls = TRACE_OFF;
+	atomic_store_explicit(&trace_pool[tb->pool_index], (uintptr_t)tb,
+			      memory_order_release);
+}
+
+static struct tblock *pool_take(void)
+{
+	size_t used = atomic_load_explicit(&trace_pool_used,
+					   memory_order_acquire);
+	struct tblock *tb;
+	size_t i;
+	void *p;
+
+	if (used > TRACE_POOL)
+		used = TRACE_POOL;
+	for (i = 0; i < used; i++) {
+		uintptr_t v = atomic_load_explicit(&trace_pool[i],
+						   memory_order_relaxed);
+
+		if (v != 0 && !(v & 1) &&
+		    atomic_compare_exchange_strong_explicit(
+			    &trace_pool[i], &v, v | 1, memory_order_acq_rel,
+			    memory_order_relaxed)) {
+			tb = (struct tblock *)v;
+			tb->valid = false;
+			return tb;
+		}
+	}
+	p = mmap(NULL, sizeof(struct tblock), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	i = atomic_fetch_add_explicit(&trace_pool_used, 1,
+				      memory_order_acq_rel);
+	if (i >= TRACE_POOL) { /* so many threads at once: go without */
+		munmap(p, sizeof(struct tblock));
+		return NULL;
+	}
+	tb = p; /* zeroed: not valid, not busy */
+	tb->trace = &tb->arrays[0];
+	tb->scratch = &tb->arrays[1];
+	tb->pool_index = i;
+	atomic_store_explicit(&trace_pool[i], (uintptr_t)tb | 1,
+			      memory_order_release);
+	return tb;
+}
+
+/* The calling thread's first walk: a block for it, NULL to go without. */
+static __attribute__((noinline, cold)) struct tblock *trace_attach(void)
+{
+	int saved_errno = errno;
+	int state = atomic_load_explicit(&trace_key_state,
+					 memory_order_acquire);
+	struct tblock *tb = NULL;
+
+	/* A signal handler's walk meanwhile goes without. */
+	trace_tls = TRACE_OFF;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (state == KEY_NONE &&
+	    atomic_compare_exchange_strong_explicit(
+		    &trace_key_state, &state, KEY_BUSY, memory_order_acq_rel,
+		    memory_order_acquire)) {
+		/* Neither call allocates or locks (glibc, bionic), but
+		 * glibc's pthread_setspecific() callocs for keys from 32. */
+		bool ok = pthread_key_create(&trace_key, trace_detach) == 0;
+#if defined(__GLIBC__)
+		if (ok && trace_key >= 32) {
+			pthread_key_delete(trace_key);
+			ok = false;
+		}
+#endif
+		state = ok ? KEY_OK : KEY_FAILED;
+		atomic_store_explicit(&trace_key_state, state,
+				      memory_order_release);
+	}
+	if (state == KEY_BUSY) { /* another thread creates it: later */
+		trace_tls = NULL;
+		goto out;
+	}
+	if (state == KEY_OK)
+		tb = pool_take();
+	if (tb != NULL && pthread_setspecific(trace_key, tb) != 0) {
+		atomic_store_explicit(&trace_pool[tb->pool_index],
+				      (uintptr_t)tb, memory_order_release);
+		tb = NULL;
+	}
+	trace_tls = tb != NULL ? tb : TRACE_OFF;
+out:
+	errno = saved_errno;
+	return tb;
+}
+
+static inline struct tblock *trace_begin(int max)
+{
+	struct tblock *tb = trace_tls;
+
+	if (__builtin_expect(tb == NULL, 0))
+		tb = trace_attach();
+	if (tb == NULL || tb == TRACE_OFF || max > TRACE_MAX ||
+	    atomic_load_explicit(&tb->busy, memory_order_relaxed))
+		return NULL;
+	atomic_store_explicit(&tb->busy, true, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return tb;
+}
+
+static inline void trace_end(struct tblock *tb)
+{
+	if (tb != NULL) {
+		atomic_signal_fence(memory_order_seq_cst);
+		atomic_store_explicit(&tb->busy, false, memory_order_relaxed);
+	}
+}
+
+/* Turn the own bounds of records [from, to] into bounds over themselves
+ * and every outer record, and set their special; @lo_min, @lo_max and
+ * @special: those of record to + 1 (or 0, UINTPTR_MAX, TRACE_RECS).  A
+ * lo_min that already covers outer records only makes the result
+ * stricter. */
+static void trace_bound(struct trace *t, int from, int to, uintptr_t lo_min,
+			uintptr_t lo_max, int special)
+{
+	for (int i = to; i >= from; i--) {
+		for (unsigned int j = t->rec[i].rd; j < t->rec[i + 1].rd; j++)
+			if (t->reads[j].addr < lo_max)
+				lo_max = t->reads[j].addr;
+		if (t->rec[i].lo_min > lo_min)
+			lo_min = t->rec[i].lo_min;
+		t->rec[i].lo_min = lo_min;
+		t->rec[i].lo_max = lo_max;
+		if (t->rec[i].flags & F_SPECIAL)
+			special = i;
+		t->rec[i].special = (uint16_t)special;
+	}
+}
+
+/* Copy records [k, k + cnt) of @from to @to from record @at, their reads
+ * to @to's from reads[to->rec[at].rd]; to->rec[at + cnt].rd gets the end. */
+static void trace_copy(struct trace *to, int at, const struct trace *from,
+		       int k, int cnt)
+{
+	unsigned int r0 = from->rec[k].rd, r1 = from->rec[k + cnt].rd;
+	unsigned int rb = to->rec[at].rd;
+
+	/* (lo_max and special are for the caller to set.) */
+	for (int j = 0; j < cnt; j++) {
+		uint16_t rd = to->rec[at + j].rd;
+
+		to->rec[at + j] = from->rec[k + j];
+		to->rec[at + j].rd = rd;
+		to->out[at + j] = from->out[k + j];
+		to->rec[at + j + 1].rd =
+			(uint16_t)(from->rec[k + j + 1].rd - r0 + rb);
+	}
+	for (unsigned int j = 0; j < r1 - r0; j++)
+		to->reads[rb + j] = from->reads[r0 + j];
+}
+
+static void trace_swap(struct tblock *tb)
+{
+	struct trace *t = tb->trace;
+
+	tb->trace = tb->scratch;
+	tb->scratch = t;
+}
+
+/* The walk just made, scratch records [TRACE_HEAD, @last], becomes the
+ * trace. */
+static void trace_commit(struct tblock *tb, int last, unsigned long gen,
+			 uintptr_t hi, bool fp_fallback)
+{
+	struct trace *s = tb->scratch;
+
+	trace_bound(s, TRACE_HEAD, last, 0, UINTPTR_MAX, TRACE_RECS);
+	s->rec[last + 1].special = TRACE_RECS;
+	trace_swap(tb);
+	tb->base = TRACE_HEAD;
+	tb->last = last;
+	tb->gen = gen;
+	tb->hi = hi;
+	tb->fp_fallback = fp_fallback;
+	tb->valid = true;
+}
+
+/* The walk just made is scratch records [TRACE_HEAD, TRACE_HEAD + n)
+ * followed by trace records [k, last]: make that the trace. */
+static void trace_splice(struct tblock *tb, int k, int last, int n)
+{
+	struct trace *t = tb->trace, *s = tb->scratch;
+	unsigned int nreads = s->rec[TRACE_HEAD + n].rd - s->rec[TRACE_HEAD].rd;
+
+	if (n == 0) { /* the common case: the same walk again */
+		tb->base = k;
+		tb->last = last;
+		return;
+	}
+	if (k >= n && t->rec[k].rd >= nreads) {
+		/* Room in front of record k: the new records go there. */
+		uint16_t rd_k = t->rec[k].rd;
+
+		t->rec[k - n].rd = (uint16_t)(rd_k - nreads);
+		trace_copy(t, k - n, s, TRACE_HEAD, n);
+		t->rec[k].rd = rd_k; /* (trace_copy() wrote the same) */
+		trace_bound(t, k - n, k - 1, t->rec[k].lo_min, t->rec[k].lo_max,
+			    t->rec[k].special);
+		tb->base = k - n;
+		tb->last = last;
+		return;
+	}
+	trace_copy(s, TRACE_HEAD + n, t, k, last - k + 1);
+	trace_commit(tb, TRACE_HEAD + n + last - k, tb->gen, tb->hi,
+		     tb->fp_fallback);
+}
+
+/* The record of @t holding read @r, from record @k on. */
+static int trace_reader(const struct trace *t, int k, unsigned int r)
+{
+	while (k < TRACE_RECS - 1 && t->rec[k + 1].rd <= r)
+		k++;
+	return k;
+}
+
+/* Whether trace records [k, end) replay: -1 if they do, else the first
+ * record that does not (every candidate at or before it fails too).
+ * Every address was read in range by the walk that recorded it, and with
+ * the same hi and lo <= lo_max it still is. */
+NO_SANITIZE __attribute__((always_inline))
+static inline int trace_check(const struct trace *t, int k, int end,
+			      uintptr_t lo, struct wstate *ws)
+{
+	const struct tread *r = &t->reads[t->rec[k].rd];
+	const struct tread *e = &t->reads[t->rec[end].rd];
+
+	if (lo < t->rec[k].lo_min || lo > t->rec[k].lo_max)
+		return end; /* another lo, another walk */
+	for (; r < e; r++)
+		if (__builtin_expect(*(const uintptr_t *)r->addr != r->val, 0))
+			return trace_reader(t, k, (unsigned int)(r - t->reads));
+	for (int j = t->rec[k].special; j < end;) {
+		if ((t->rec[j].flags & F_BAD) ||
+		    nomod_stale(t->rec[j].pc, t->rec[j].epoch, ws))
+			return j;
+		j = t->rec[j + 1].special > j ? t->rec[j + 1].special : end;
+	}
+	return -1;
 }
 
 /* ------------------------------------------------------------------------
@@ -1051,14 +1530,35 @@ struct bounds {
 	uintptr_t lo, hi, span;
 };
 
+/* What the current step read: reads r[n], up to r[lim - 1]. */
+struct rlog {
+	struct tread *r;
+	unsigned int n, lim;
+	uintptr_t lo_min; /* lo must stay above an aligned word it missed */
+	bool bad;	  /* more reads than room */
+};
+
 /* The word at @addr, if it lies wholly inside the stack and is aligned. */
 NO_SANITIZE
 static inline bool stack_word(const struct bounds *b, uintptr_t addr,
-			      uintptr_t *out)
+			      uintptr_t *out, struct rlog *lg)
 {
-	if (addr - b->lo > b->span || addr % WORD)
+	uintptr_t v;
+
+	if (addr - b->lo > b->span || addr % WORD) {
+		if (addr < b->lo && addr % WORD == 0 && addr >= lg->lo_min)
+			lg->lo_min = addr + 1;
 		return false;
-	*out = *(const uintptr_t *)addr;
+	}
+	v = *(const uintptr_t *)addr;
+	*out = v;
+	if (__builtin_expect(lg->n < lg->lim, 1)) {
+		lg->r[lg->n].addr = addr;
+		lg->r[lg->n].val = v;
+		lg->n++;
+	} else {
+		lg->bad = true;
+	}
 	return true;
 }
 
@@ -1077,10 +1577,11 @@ static inline uintptr_t strip_pac(uintptr_t pc)
 	return pc;
 }
 
-/* Step @f to its caller by @r; *@ra gets the return address. */
+/* Step @f to its caller by @r; *@ra gets the return address.  On failure
+ * @f is unchanged. */
 NO_SANITIZE
 static inline bool step_cfi(struct rule r, const struct bounds *stk,
-			    struct frame *f, uintptr_t *ra)
+			    struct frame *f, uintptr_t *ra, struct rlog *lg)
 {
 	int32_t cfa_off = rule_cfa_off(r);
 	uintptr_t cfa;
@@ -1097,7 +1598,8 @@ static inline bool step_cfi(struct rule r, const struct bounds *stk,
 		cfa = addr_add(f->fp, cfa_off);
 		break;
 	case RULE_CFA_FP_DEREF:
-		if (!f->fp_ok || !stack_word(stk, addr_add(f->fp, cfa_off), &cfa))
+		if (!f->fp_ok ||
+		    !stack_word(stk, addr_add(f->fp, cfa_off), &cfa, lg))
 			return false;
 		break;
 	default:
@@ -1105,7 +1607,7 @@ static inline bool step_cfi(struct rule r, const struct bounds *stk,
 	}
 	/* The caller's sp is above ours: this also bounds the walk. */
 	if (cfa <= f->sp || cfa > stk->hi ||
-	    !stack_word(stk, addr_add(cfa, rule_ra_off(r)), ra))
+	    !stack_word(stk, addr_add(cfa, rule_ra_off(r)), ra, lg))
 		return false;
 
 	switch (rule_fp(r)) {
@@ -1115,12 +1617,13 @@ static inline bool step_cfi(struct rule r, const struct bounds *stk,
 		f->fp_ok = false;
 		break;
 	case RULE_FP_AT_CFA:
-		f->fp_ok = stack_word(stk, addr_add(cfa, rule_fp_off(r)), &f->fp);
+		f->fp_ok = stack_word(stk, addr_add(cfa, rule_fp_off(r)),
+				      &f->fp, lg);
 		break;
 	case RULE_FP_AT_FP:
 		f->fp_ok = f->fp_ok &&
 			   stack_word(stk, addr_add(f->fp, rule_fp_off(r)),
-				      &f->fp);
+				      &f->fp, lg);
 		break;
 	}
 	f->sp = cfa;
@@ -1131,12 +1634,13 @@ static inline bool step_cfi(struct rule r, const struct bounds *stk,
 /* Step @f through its frame record (fp[0] = the caller's fp, fp[1] = the
  * RA): code without CFI that keeps frame pointers, JIT code mostly. */
 NO_SANITIZE
-static bool step_fp(const struct bounds *stk, struct frame *f, uintptr_t *ra)
+static bool step_fp(const struct bounds *stk, struct frame *f, uintptr_t *ra,
+		    struct rlog *lg)
 {
 	uintptr_t next;
 
-	if (!f->fp_ok || f->fp < f->sp || !stack_word(stk, f->fp, &next) ||
-	    !stack_word(stk, f->fp + WORD, ra))
+	if (!f->fp_ok || f->fp < f->sp || !stack_word(stk, f->fp, &next, lg) ||
+	    !stack_word(stk, f->fp + WORD, ra, lg))
 		return false;
 	f->sp = f->fp + 2 * WORD;
 	f->fp = next;
@@ -1149,44 +1653,216 @@ static bool step_fp(const struct bounds *stk, struct frame *f, uintptr_t *ra)
 	return true;
 }
 
-NO_SANITIZE
-int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
-	       uintptr_t *pcs, int max, bool fp_fallback)
+static inline unsigned int frame_flags(const struct frame *f)
+{
+	return (f->fp_ok ? F_FP_OK : 0) | (f->sp_exact ? F_SP_EXACT : 0);
+}
+
+/* Record @i of @s: frame @f at @pc, its reads from lg->n on. */
+static inline void rec_open(struct trace *s, int i, uintptr_t pc,
+			    const struct frame *f, struct rlog *lg)
+{
+	s->rec[i].pc = pc;
+	s->rec[i].sp = f->sp;
+	s->rec[i].fp = f->fp_ok ? f->fp : 0;
+	s->rec[i].flags = (uint8_t)frame_flags(f);
+	s->rec[i].kind = K_STOP;
+	s->rec[i].rd = (uint16_t)lg->n;
+	lg->lim = lg->n + TRACE_READS;
+	lg->lo_min = 0;
+	lg->bad = false;
+}
+
+/* Record @i of @s is done. */
+static inline void rec_close(struct trace *s, int i, const struct rlog *lg)
+{
+	s->rec[i + 1].rd = (uint16_t)lg->n;
+	s->rec[i].lo_min = lg->lo_min;
+	if (lg->bad)
+		s->rec[i].flags |= F_BAD;
+}
+
+/* The walk, from the registers of @regs, inside [@lo, @hi) (non-empty,
+ * checked), with @max > 0; @tb: the thread's trace block, busy (or NULL),
+ * whose trace's records up to @tskip are known not to replay.  Ends the
+ * block's use. */
+NO_SANITIZE __attribute__((noinline)) static int
+walk(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
+     uintptr_t *pcs, int max, bool fp_fallback, struct tblock *tb,
+     int tskip)
 {
 	struct frame f = { regs->sp, regs->fp, true, true };
-	/* A copy: stores to pcs[] could alias *stk, forcing reloads. */
-	struct bounds s = { stk->lo, stk->hi, 0 };
+	struct bounds s = { lo, hi, hi - lo - WORD };
+	struct wstate ws = { false };
+	struct tread spare[TRACE_READS]; /* reads of a walk without a trace */
+	struct rlog lg = { spare, 0, TRACE_READS, 0, false };
+	struct trace *sc = NULL, *tr = NULL;
 	_Atomic uint64_t *cache;
 	uintptr_t pc = regs->pc; /* the lookup address of the current frame */
-	int n = 0;
+	unsigned long gen;
+	int n = 0, tk = 0, tlast = 0;
 
-	if (s.hi <= s.lo || s.hi - s.lo < WORD || max <= 0)
-		return 0;
-	s.span = s.hi - s.lo - WORD;
 	cache = cache_map();
+	gen = atomic_load_explicit(&trace_gen, memory_order_acquire);
+	if (tb != NULL) {
+		sc = tb->scratch;
+		lg.r = sc->reads;
+		lg.n = TRACE_HEAD * TRACE_READS;
+		if (tb->valid && tb->gen == gen && tb->hi == s.hi &&
+		    tb->fp_fallback == fp_fallback) {
+			tr = tb->trace;
+			tk = tb->base;
+			tlast = tb->last;
+		}
+	}
 	/* Every step moves sp strictly up, never above stk->hi: the loop
 	 * ends on its own even without @max. */
 	while (n < max) {
-		struct rule r = rule_lookup(cache, pc);
+		int i = TRACE_HEAD + n; /* the record of this frame */
+		struct rule r;
 		uintptr_t ra;
 		bool signal = false;
 
-		if (rule_cfa(r) == RULE_END)
-			break;
-		if (step_cfi(r, &s, &f, &ra))
+		if (tr != NULL) {
+			/* The trace's frame with this sp, if any. */
+			while (tk < tlast && tr->rec[tk].sp < f.sp)
+				tk++;
+			if (tr->rec[tk].sp == f.sp && tr->rec[tk].pc == pc &&
+			    tr->rec[tk].fp == (f.fp_ok ? f.fp : 0) &&
+			    (tr->rec[tk].flags & F_STATE) == frame_flags(&f) &&
+			    tk > tskip) {
+				/* m frames to copy; then the trace's last
+				 * record ends this walk too if it is a STOP
+				 * within max. */
+				int left = tlast - tk;
+				int m = left < max - n ? left : max - n;
+				bool stop = m == left && n + m < max &&
+					    tr->rec[tlast].kind == K_STOP;
+				int bad = trace_check(tr, tk, tk + m + stop,
+						      s.lo, &ws);
+
+				if (bad >= 0) {
+					tskip = bad;
+					goto step;
+				}
+				memcpy(&pcs[n], &tr->out[tk],
+				       (size_t)m * sizeof(*pcs));
+				if (n + m < max && !stop) {
+					/* The trace was cut by a smaller max:
+					 * go on from where it was. */
+					const struct trec *c = &tr->rec[tlast];
+
+					sc->rec[i].rd = (uint16_t)lg.n;
+					trace_copy(sc, i, tr, tk, m);
+					lg.n = sc->rec[i + m].rd;
+					n += m;
+					pc = c->pc;
+					f.sp = c->sp;
+					f.fp = c->fp;
+					f.fp_ok = c->flags & F_FP_OK;
+					f.sp_exact = c->flags & F_SP_EXACT;
+					tr = NULL;
+					continue;
+				}
+				/* (Cut by max, records past tk + m stay: each
+				 * is a step that was valid, and a walk that
+				 * uses it will check its words first.) */
+				sc->rec[i].rd = (uint16_t)lg.n;
+				trace_splice(tb, tk, tlast, n);
+				n += m;
+				goto out;
+			}
+		}
+step:
+		if (sc != NULL)
+			rec_open(sc, i, pc, &f, &lg);
+		else
+			lg.n = 0;
+		r = rule_lookup(cache, pc, &ws);
+		if (__builtin_expect(rule_cfa(r) >= RULE_FALLBACK, 0)) {
+			if (rule_cfa(r) == RULE_END)
+				goto stop;
+			if (sc != NULL && rule_nomod(r)) {
+				sc->rec[i].flags |= F_NOMOD;
+				sc->rec[i].epoch = r.w0 & RULE_EPOCH_MASK;
+			}
+			if (!fp_fallback || !step_fp(&s, &f, &ra, &lg))
+				goto stop;
+		} else if (step_cfi(r, &s, &f, &ra, &lg)) {
 			signal = rule_signal(r);
-		else if (!fp_fallback || !step_fp(&s, &f, &ra))
-			break;
+		} else if (!fp_fallback || !step_fp(&s, &f, &ra, &lg)) {
+			goto stop;
+		}
 		ra = strip_pac(ra);
 		if (ra < 4096)
-			break;
+			goto stop;
+		if (sc != NULL) {
+			rec_close(sc, i, &lg);
+			sc->out[i] = ra;
+			sc->rec[i].kind = K_STEP;
+		}
 		pcs[n++] = ra;
 		/* A return address may follow a noreturn call that ends its
 		 * function: look up the call itself.  The pc an interrupted
 		 * (signal) frame returns to is exact. */
 		pc = signal ? ra : ra - 1;
 	}
+	/* Cut by max: a last record to go on from. */
+	if (sc != NULL) {
+		rec_open(sc, TRACE_HEAD + n, pc, &f, &lg);
+		sc->rec[TRACE_HEAD + n].kind = K_CUT;
+	}
+stop:
+	if (sc != NULL) {
+		rec_close(sc, TRACE_HEAD + n, &lg);
+		trace_commit(tb, TRACE_HEAD + n, gen, s.hi, fp_fallback);
+	}
+out:
+	trace_end(tb);
 	return n;
+}
+
+NO_SANITIZE
+int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
+	       uintptr_t *pcs, int max, bool fp_fallback)
+{
+	/* Copies: stores to pcs[] could alias *stk, forcing reloads. */
+	uintptr_t lo = stk->lo, hi = stk->hi;
+	struct tblock *tb;
+	int skip = -1;
+
+	if (hi <= lo || hi - lo < WORD || max <= 0)
+		return 0;
+	tb = trace_begin(max);
+	/* The common case, kept short: the walk starts at the first frame
+	 * of the trace, and the trace replays from there within max.  (The
+	 * generation is read before the trace: see unwind_cfi_flush().) */
+	if (tb != NULL && tb->valid &&
+	    tb->gen == atomic_load_explicit(&trace_gen, memory_order_acquire) &&
+	    tb->hi == hi && tb->fp_fallback == fp_fallback) {
+		const struct trace *t = tb->trace;
+		int k = tb->base, last = tb->last, m = last - k;
+
+		const struct trec *first = &t->rec[k];
+
+		if (first->sp == regs->sp && first->pc == regs->pc &&
+		    first->fp == regs->fp &&
+		    (first->flags & F_STATE) == F_STATE &&
+		    (m >= max || t->rec[last].kind == K_STOP)) {
+			struct wstate ws = { false };
+			bool stop = m < max;
+
+			if (m > max)
+				m = max;
+			skip = trace_check(t, k, k + m + stop, lo, &ws);
+			if (skip < 0) {
+				memcpy(pcs, &t->out[k], (size_t)m * sizeof(*pcs));
+				trace_end(tb);
+				return m;
+			}
+		}
+	}
+	return walk(regs, lo, hi, pcs, max, fp_fallback, tb, skip);
 }
 
 bool unwind_cfi_supported(void)
@@ -1199,10 +1875,13 @@ void unwind_cfi_flush(void)
 	uintptr_t v = atomic_load_explicit(&cache_state, memory_order_acquire);
 	_Atomic uint64_t *cache = (_Atomic uint64_t *)v;
 
-	if (v <= 1)
-		return;
-	for (size_t i = 0; i < 2 * CACHE_SLOTS; i++)
-		atomic_store_explicit(&cache[i], 0, memory_order_relaxed);
+	if (v > 1)
+		for (size_t i = 0; i < 2 * CACHE_SLOTS; i++)
+			atomic_store_explicit(&cache[i], 0,
+					      memory_order_relaxed);
+	/* After the clearing: a walk that began before it, and may have
+	 * used a rule since cleared, records the old generation. */
+	atomic_fetch_add_explicit(&trace_gen, 1, memory_order_release);
 }
 
 #else /* !CFI_SUPPORTED */

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "unwind.h"
@@ -524,6 +525,567 @@ void test_threads_flush(void **state)
 	free(c);
 }
 
+/* ------------------------------------------------------------------------
+ * The trace cache: cached walks against uncached ones
+ *
+ * unwind_cfi() reuses the end of the thread's previous walk when a frame
+ * and the stack words read from it outward are unchanged.  Its result must
+ * be the full walk's in every case.  A walk with a max above the trace
+ * cache's limit (256 frames) neither uses nor updates the cache: that is
+ * the reference each cached walk is compared with, and, frame for frame,
+ * libgcc's walk.
+ *
+ * The call chains change from capture to capture while keeping frame sizes
+ * where they were: siblings with identical frames called from the same
+ * call site (so only a return address tells them apart), recursion of
+ * varying depth, alloca frames of varying size, over-aligned (DRAP) frames
+ * and frame-record functions, under a varying max and fp_fallback.
+ * ------------------------------------------------------------------------ */
+
+#define UNCACHED_MAX MAX_PCS /* > 256: walks without the trace cache */
+#define PLAN_MAX 10
+
+enum plan_op {
+	OP_SIB_A,
+	OP_SIB_B,
+	OP_SIB_C,
+	OP_REC,
+	OP_ALLOCA,
+	OP_ALIGNED,
+	OP_FP,
+	OP_COUNT
+};
+
+/* One thread's run of captures along changing chains. */
+struct tcase {
+	int op[PLAN_MAX], arg[PLAN_MAX], nplan, pos;
+	int max;
+	bool fp_fallback;
+	bool with_gcc;
+	int rounds; /* for tcase_thread() */
+	uint64_t rng;
+	uintptr_t hi;
+	/* (not on the capture's stack: a frame of over 4 KiB loses arm64's
+	 * frame pointer, see unwind_cfi.c) */
+	uintptr_t ref[MAX_PCS + 1], got[MAX_PCS + 1];
+	unsigned long walks, failures;
+	char first_failure[200];
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+static unsigned int rng_below(uint64_t *s, unsigned int n)
+{
+	return (unsigned int)(rng_next(s) % n);
+}
+
+static void tcase_fail(struct tcase *t, const char *what, int n, int want,
+		       int frame)
+{
+	if (t->failures++ == 0)
+		snprintf(t->first_failure, sizeof(t->first_failure),
+			 "walk %lu: %s: %d frames, want %d; first difference "
+			 "at frame %d (max %d, fp_fallback %d, %d ops)",
+			 t->walks, what, n, want, frame, t->max,
+			 (int)t->fp_fallback, t->nplan);
+}
+
+/* Index of the first difference of two walks, or -1. */
+static int walk_diff(const uintptr_t *a, int na, const uintptr_t *b, int nb)
+{
+	for (int i = 0; i < na && i < nb; i++)
+		if (a[i] != b[i])
+			return i;
+	return na == nb ? -1 : (na < nb ? na : nb);
+}
+
+/* The leaf: an uncached walk, then two cached ones (the first follows
+ * another chain's walk, the second this one's), from the same registers. */
+int trace_capture(struct tcase *t);
+CHAIN_FN int trace_capture(struct tcase *t)
+{
+	struct unwind_regs regs;
+	struct unwind_stack stk;
+	uintptr_t *ref = t->ref, *got = t->got;
+	int nref, n, d;
+
+	UNWIND_REGS_HERE(&regs);
+	stk.lo = regs.sp;
+	stk.hi = t->hi;
+	nref = unwind_cfi(&regs, &stk, ref, UNCACHED_MAX, t->fp_fallback);
+	if (nref > t->max)
+		nref = t->max;
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i <= t->max; i++)
+			got[i] = CANARY;
+		n = unwind_cfi(&regs, &stk, got, t->max, t->fp_fallback);
+		d = walk_diff(got, n, ref, nref);
+		if (d >= 0)
+			tcase_fail(t, k ? "cached walk (again)" : "cached walk",
+				   n, nref, d);
+		else if (got[n] != CANARY)
+			tcase_fail(t, "write past the frames", n, nref, n);
+		t->walks++;
+	}
+	if (t->with_gcc) {
+		n = unwind_gcc(((const uintptr_t *)regs.fp)[1], got, t->max);
+		d = walk_diff(got, n, ref, nref);
+		if (d >= 0)
+			tcase_fail(t, "libgcc's walk", n, nref, d);
+	}
+	sink++;
+	return nref;
+}
+
+/* Go on along the plan: the next op's function, or the capture.  (Each
+ * function below has its one call site here.) */
+#define PLAN_NEXT(t)                                                  \
+	((t)->pos < (t)->nplan ? plan_ops[(t)->op[(t)->pos++]](t) : \
+				 trace_capture(t))
+
+typedef int plan_fn(struct tcase *t);
+static plan_fn *const plan_ops[OP_COUNT];
+
+/* Three siblings, the same frame each (distinct code all the same, so that
+ * no compiler folds them into one). */
+#define PLAN_SIBLING(name, k)                  \
+	int name(struct tcase *t);             \
+	CHAIN_FN int name(struct tcase *t)     \
+	{                                      \
+		int r = PLAN_NEXT(t);          \
+		sink += k;                     \
+		return r + 1;                  \
+	}
+PLAN_SIBLING(plan_sib_a, 1)
+PLAN_SIBLING(plan_sib_b, 2)
+PLAN_SIBLING(plan_sib_c, 3)
+
+int plan_rec_n(struct tcase *t, int depth);
+CHAIN_FN int plan_rec_n(struct tcase *t, int depth)
+{
+	int r = depth > 0 ? plan_rec_n(t, depth - 1) : PLAN_NEXT(t);
+
+	sink++;
+	return r + 1;
+}
+
+int plan_rec(struct tcase *t);
+CHAIN_FN int plan_rec(struct tcase *t)
+{
+	int r = plan_rec_n(t, t->arg[t->pos - 1] % 7);
+
+	sink++;
+	return r + 1;
+}
+
+int plan_alloca(struct tcase *t);
+CHAIN_FN int plan_alloca(struct tcase *t)
+{
+	char *p = __builtin_alloca((size_t)(t->arg[t->pos - 1] % 200) + 1);
+	int r;
+
+	p[0] = 1;
+	sink_ptr = p;
+	r = PLAN_NEXT(t);
+	sink += p[0];
+	return r + 1;
+}
+
+int plan_aligned(struct tcase *t);
+CHAIN_FN int plan_aligned(struct tcase *t)
+{
+	_Alignas(64) char big[64];
+	char *p = __builtin_alloca((size_t)(t->arg[t->pos - 1] % 40) + 1);
+	int r;
+
+	memset(big, t->pos, sizeof(big));
+	p[0] = 1;
+	touch(big, sizeof(big));
+	r = PLAN_NEXT(t);
+	touch(p, 1);
+	return r + 1;
+}
+
+int plan_fp(struct tcase *t);
+CHAIN_FN int plan_fp(struct tcase *t)
+{
+	int r;
+
+	sink_ptr = __builtin_frame_address(0); /* a frame record */
+	r = PLAN_NEXT(t);
+	sink++;
+	return r + 1;
+}
+
+static plan_fn *const plan_ops[OP_COUNT] = {
+	plan_sib_a, plan_sib_b, plan_sib_c, plan_rec,
+	plan_alloca, plan_aligned, plan_fp,
+};
+
+/* The next plan: mostly the last one with one change (a sibling for
+ * another, another depth or alloca size, one op more or less at the inner
+ * end), sometimes a new one; max and fp_fallback change now and then. */
+static void plan_mutate(struct tcase *t)
+{
+	static const int maxes[] = { 1, 3, 8, 16, 16, 40, 64, 64, 256 };
+	unsigned int what = rng_below(&t->rng, 16);
+	int i = t->nplan > 0 ? (int)rng_below(&t->rng, (unsigned)t->nplan) : 0;
+
+	if (what < 5 && t->nplan > 0) {
+		if (t->op[i] <= OP_SIB_C)
+			t->op[i] = (int)rng_below(&t->rng, 3);
+		else
+			t->arg[i] = (int)rng_below(&t->rng, 1000);
+	} else if (what < 8 && t->nplan < PLAN_MAX) {
+		t->op[t->nplan] = (int)rng_below(&t->rng, OP_COUNT);
+		t->arg[t->nplan++] = (int)rng_below(&t->rng, 1000);
+	} else if (what < 11 && t->nplan > 0) {
+		t->nplan--;
+	} else if (what < 12) {
+		t->nplan = (int)rng_below(&t->rng, PLAN_MAX + 1);
+		for (int k = 0; k < t->nplan; k++) {
+			t->op[k] = (int)rng_below(&t->rng, OP_COUNT);
+			t->arg[k] = (int)rng_below(&t->rng, 1000);
+		}
+	} else if (what < 14) {
+		t->max = maxes[rng_below(&t->rng, sizeof(maxes) /
+							  sizeof(maxes[0]))];
+	} else if (what < 15) {
+		t->fp_fallback = !t->fp_fallback;
+	} /* else: the same chain again */
+}
+
+static void tcase_init(struct tcase *t, uint64_t seed, bool with_gcc)
+{
+	memset(t, 0, sizeof(*t));
+	t->rng = seed;
+	t->max = 64;
+	t->with_gcc = with_gcc;
+}
+
+/* @rounds captures, each along the plan from here. */
+int tcase_run(struct tcase *t, int rounds);
+CHAIN_FN int tcase_run(struct tcase *t, int rounds)
+{
+	int r = 0;
+
+	t->hi = stack_top();
+	for (int i = 0; i < rounds; i++) {
+		plan_mutate(t);
+		t->pos = 0;
+		r += PLAN_NEXT(t);
+	}
+	sink++;
+	return r;
+}
+
+static void tcase_assert(const struct tcase *t)
+{
+	if (t->failures)
+		fail_msg("%lu of %lu walks differ; first: %s", t->failures,
+			 t->walks, t->first_failure);
+	assert_true(t->walks > 0);
+}
+
+/* Fixed sequences first (each case what the brief of the cache names),
+ * then random chains. */
+void test_trace_chains(void **state);
+void test_trace_chains(void **state)
+{
+	static const int depths[] = { 3, 5, 4, 5, 0, 6, 6, 1, 3 };
+	static const int far[] = { 0, 40, 0, 90, 5, 90, 60, 0, -50, -10, 200 };
+	struct tcase *t = malloc(sizeof(*t));
+
+	(void)state;
+	assert_non_null(t);
+	tcase_init(t, 0x2545f4914f6cdd1dULL, true);
+	t->hi = stack_top();
+
+	/* siblings from the same call site, under the same parent */
+	for (int i = 0; i < 12; i++) {
+		t->nplan = 3;
+		t->op[0] = OP_FP;
+		t->op[1] = i % 3;
+		t->op[2] = (i / 3) % 3;
+		t->max = i < 6 ? 64 : 5;
+		t->pos = 0;
+		PLAN_NEXT(t);
+	}
+	/* recursion of varying depth, shallower and deeper */
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		t->nplan = 2;
+		t->op[0] = OP_REC;
+		t->arg[0] = depths[i];
+		t->op[1] = OP_SIB_A;
+		t->max = 64;
+		t->pos = 0;
+		PLAN_NEXT(t);
+	}
+	/* far deeper than before, and back: more new frames in front of
+	 * the reused ones than the trace has room for */
+	for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		t->nplan = 1;
+		t->op[0] = OP_SIB_A;
+		t->max = far[i] < 0 ? 64 : 256;
+		t->pos = 0;
+		plan_rec_n(t, far[i] < 0 ? -far[i] : far[i]);
+	}
+	/* alloca frames of varying size, above and below a DRAP frame */
+	for (int i = 0; i < 12; i++) {
+		t->nplan = 4;
+		t->op[0] = OP_ALLOCA;
+		t->arg[0] = i * 37;
+		t->op[1] = OP_ALIGNED;
+		t->arg[1] = i * 11;
+		t->op[2] = i % 2 ? OP_ALLOCA : OP_SIB_B;
+		t->arg[2] = i * 5;
+		t->op[3] = OP_SIB_C;
+		t->max = 64;
+		t->pos = 0;
+		PLAN_NEXT(t);
+	}
+	/* a max that grows and shrinks over the same chain */
+	for (int i = 0; i < 10; i++) {
+		t->max = (int[]){ 2, 7, 64, 3, 256, 256, 12, 13, 1, 256 }[i];
+		t->pos = 0;
+		PLAN_NEXT(t);
+	}
+	tcase_assert(t);
+
+	tcase_init(t, 0x9e3779b97f4a7c15ULL, true);
+	tcase_run(t, 3000);
+	tcase_assert(t);
+	free(t);
+}
+
+void *tcase_thread(void *p);
+CHAIN_FN void *tcase_thread(void *p)
+{
+	struct tcase *t = p;
+
+	tcase_run(t, t->rounds);
+	sink++;
+	return NULL;
+}
+
+/* The same in a thread of its own (its own stack, its own trace). */
+void test_trace_thread(void **state);
+void test_trace_thread(void **state)
+{
+	struct tcase *t = malloc(sizeof(*t));
+	pthread_t th;
+
+	(void)state;
+	assert_non_null(t);
+	tcase_init(t, 0xd1b54a32d192ed03ULL, true);
+	t->rounds = 2000;
+	assert_int_equal(pthread_create(&th, NULL, tcase_thread, t), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	tcase_assert(t);
+	free(t);
+}
+
+/* Several threads at once, in waves (so that exited threads' trace blocks
+ * are taken over by new ones), while the cache is flushed now and then. */
+void test_trace_stress(void **state);
+void test_trace_stress(void **state)
+{
+	enum { THREADS = 4, WAVES = 3 };
+	struct tcase *t = calloc(THREADS, sizeof(*t));
+	struct timespec pause = { 0, 200000 };
+	pthread_t th[THREADS];
+
+	(void)state;
+	assert_non_null(t);
+	for (int w = 0; w < WAVES; w++) {
+		atomic_store(&stress_done, 0);
+		for (int i = 0; i < THREADS; i++) {
+			uint64_t seed = 0x853c49e6748fea9bULL *
+					(uint64_t)(w * THREADS + i + 1);
+
+			tcase_init(&t[i], seed, i == 0);
+			t[i].rounds = 4000;
+			assert_int_equal(pthread_create(&th[i], NULL,
+							tcase_thread, &t[i]),
+					 0);
+		}
+		for (int i = 0; i < 20; i++) {
+			nanosleep(&pause, NULL);
+			unwind_cfi_flush();
+		}
+		for (int i = 0; i < THREADS; i++) {
+			assert_int_equal(pthread_join(th[i], NULL), 0);
+			tcase_assert(&t[i]);
+		}
+	}
+	free(t);
+}
+
+/* Frame records laid out by hand, returning into a mapping that is no
+ * module (JIT code, say): every frame is stepped by its record, and the
+ * "no module" answer is re-checked as the frames are reused.  The stack
+ * words, the registers, the range and max change at random between walks;
+ * each cached walk must match an uncached one. */
+void test_trace_synthetic(void **state);
+void test_trace_synthetic(void **state)
+{
+	enum { WORDS = 96, RECS = 12 };
+	uintptr_t *w = calloc(WORDS, sizeof(*w));
+	uintptr_t ref[MAX_PCS], got[MAX_PCS + 1];
+	struct unwind_regs regs;
+	struct unwind_stack stk;
+	uint64_t rng = 0x5851f42d4c957f2dULL;
+	int rec[RECS], max = 16, lo_word = 0, hi_word = WORDS;
+	bool fb = true;
+	uint8_t *jit;
+	int reused_shape = 0;
+
+	(void)state;
+	assert_non_null(w);
+	jit = mmap(NULL, 1 << 16, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		   0);
+	assert_true(jit != MAP_FAILED);
+	for (int i = 0; i < RECS; i++)
+		rec[i] = 4 + 7 * i;
+	for (int i = 0; i < RECS; i++) {
+		w[rec[i]] = i + 1 < RECS ? (uintptr_t)&w[rec[i + 1]] : 0;
+		w[rec[i] + 1] = (uintptr_t)jit + 0x100 * (uintptr_t)i + 0x40;
+	}
+	regs.pc = (uintptr_t)jit + 0x20;
+	regs.fp = (uintptr_t)&w[rec[0]];
+
+	for (int iter = 0; iter < 20000; iter++) {
+		unsigned int what = rng_below(&rng, 20);
+		int i = (int)rng_below(&rng, RECS), n, nref, d;
+
+		if (what < 3) { /* another return address */
+			w[rec[i] + 1] = (uintptr_t)jit +
+					0x100 * (uintptr_t)rng_below(&rng, 256);
+		} else if (what < 4) { /* one that ends the walk */
+			w[rec[i] + 1] = rng_below(&rng, 2) ? 0 : 4095;
+		} else if (what < 6) { /* a link to another record */
+			w[rec[i]] = (uintptr_t)&w[rec[rng_below(&rng, RECS)]];
+		} else if (what < 7) { /* a bad link: to itself, misaligned */
+			w[rec[i]] = (uintptr_t)&w[rec[i]] +
+				    (rng_below(&rng, 2) ? 4 : 0);
+		} else if (what < 9) { /* restore the chain */
+			w[rec[i]] = i + 1 < RECS ? (uintptr_t)&w[rec[i + 1]]
+						 : 0;
+			w[rec[i] + 1] = (uintptr_t)jit +
+					0x100 * (uintptr_t)i + 0x40;
+		} else if (what < 11) { /* another starting frame */
+			regs.fp = (uintptr_t)&w[rec[rng_below(&rng, 4)]];
+			regs.pc = (uintptr_t)jit + 0x20 * rng_below(&rng, 3);
+		} else if (what < 12) { /* another range */
+			lo_word = (int)rng_below(&rng, 5);
+			hi_word = WORDS;
+			if (rng_below(&rng, 4) == 0)
+				hi_word = 40 + (int)rng_below(&rng, WORDS - 40);
+		} else if (what < 14) {
+			max = (int)(1 + rng_below(&rng, 20));
+		} else if (what < 15) {
+			fb = !fb;
+		} else {
+			reused_shape++; /* nothing changes */
+		}
+		regs.sp = (uintptr_t)&w[lo_word];
+		stk.lo = regs.sp;
+		stk.hi = (uintptr_t)&w[hi_word];
+
+		nref = unwind_cfi(&regs, &stk, ref, UNCACHED_MAX, fb);
+		if (nref > max)
+			nref = max;
+		for (int k = 0; k <= max; k++)
+			got[k] = CANARY;
+		n = unwind_cfi(&regs, &stk, got, max, fb);
+		d = walk_diff(got, n, ref, nref);
+		if (d >= 0)
+			fail_msg("walk %d: %d frames, want %d; first "
+				 "difference at %d", iter, n, nref, d);
+		assert_int_equal(got[n], CANARY);
+	}
+	assert_true(reused_shape > 0);
+	munmap(jit, 1 << 16);
+	free(w);
+}
+
+/* A "no module here" answer must not outlive the module's arrival: the
+ * hook does not see dlopen().  A library is loaded, unloaded, and a frame
+ * at one of its functions' entry walked (no module: 0 frames, and the
+ * answer is cached); once it is loaded again at the same address, the
+ * walk must find its CFI.  (x86-64: at a function's entry the CFA is
+ * sp + 8 and the RA is at sp.) */
+void test_nomod_dlopen(void **state);
+void test_nomod_dlopen(void **state)
+{
+#if defined(__x86_64__)
+	static const char lib[] = "libz.so.1", fn[] = "zlibVersion";
+	uintptr_t w[8], pcs[4];
+	struct unwind_regs regs;
+	struct unwind_stack stk;
+	struct dl_find_object dlfo;
+	uintptr_t pc, pc2;
+	void *h;
+
+	(void)state;
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		print_message("(skipped: no %s)\n", lib);
+		return;
+	}
+	pc = (uintptr_t)dlsym(h, fn);
+	assert_true(pc != 0);
+	dlclose(h);
+	if (_dl_find_object((void *)pc, &dlfo) == 0) {
+		print_message("(skipped: %s stays loaded)\n", lib);
+		return;
+	}
+
+	memset(w, 0, sizeof(w));
+	w[0] = 0x2000; /* the RA: in no module */
+	regs.pc = pc;
+	regs.sp = (uintptr_t)&w[0];
+	regs.fp = 0;
+	stk.lo = regs.sp;
+	stk.hi = (uintptr_t)&w[8];
+	for (int i = 0; i < 3; i++) /* cached, and the trace too */
+		assert_int_equal(unwind_cfi(&regs, &stk, pcs, 4, false), 0);
+
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	pc2 = (uintptr_t)dlsym(h, fn);
+	if (pc2 != pc) {
+		print_message("(skipped: %s came back elsewhere)\n", lib);
+	} else {
+		for (int i = 0; i < 3; i++) {
+			pcs[0] = CANARY;
+			assert_int_equal(unwind_cfi(&regs, &stk, pcs, 4, false),
+					 1);
+			assert_int_equal(pcs[0], 0x2000);
+		}
+	}
+	/* Unloaded again (with the flush the hook's dlclose() does): the
+	 * rule found above, cached and in the trace, must go. */
+	dlclose(h);
+	unwind_cfi_flush();
+	if (_dl_find_object((void *)pc, &dlfo) != 0)
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(unwind_cfi(&regs, &stk, pcs, 4, false),
+					 0);
+#else
+	(void)state;
+#endif
+}
+
 void test_max_bounds(void **state);
 void test_max_bounds(void **state)
 {
@@ -738,6 +1300,45 @@ CHAIN_FN int bench_rec(struct capture *c, int depth)
 	return r;
 }
 
+/* Timing, printed only: 16 frame records returning into a mapping that is
+ * no module (JIT code): every frame's "no module" answer is re-checked,
+ * by the trace cache as by the rule cache. */
+static void nomod_timing(void)
+{
+	enum { RECS = 16 };
+	uintptr_t w[2 * RECS + 2], pcs[UNCACHED_MAX];
+	struct unwind_regs regs;
+	struct unwind_stack stk;
+	uint8_t *jit;
+	int reps = 200000, n = 0;
+	double t0;
+
+	jit = mmap(NULL, 1 << 16, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		   0);
+	assert_true(jit != MAP_FAILED);
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < RECS; i++) {
+		w[2 * i] = i + 1 < RECS ? (uintptr_t)&w[2 * i + 2] : 0;
+		w[2 * i + 1] = (uintptr_t)jit + 0x100 * (uintptr_t)i + 0x40;
+	}
+	regs.pc = (uintptr_t)jit + 0x20;
+	regs.sp = regs.fp = (uintptr_t)&w[0];
+	stk.lo = regs.sp;
+	stk.hi = (uintptr_t)&w[2 * RECS + 2];
+	for (int k = 0; k < 2; k++) {
+		int max = k ? UNCACHED_MAX : RECS;
+
+		t0 = now_ns();
+		for (int i = 0; i < reps; i++)
+			n = unwind_cfi(&regs, &stk, pcs, max, true);
+		print_message("unwind_cfi+fp     %2d frames %8.1f ns per "
+			      "capture, in no module, %s\n",
+			      n, (now_ns() - t0) / reps,
+			      k ? "without the trace cache" : "warm");
+	}
+	munmap(jit, 1 << 16);
+}
+
 void test_timing(void **state);
 void test_timing(void **state)
 {
@@ -773,6 +1374,7 @@ void test_timing(void **state)
 	}
 	print_message("unwind_cfi_flush           %8.1f ns\n", flush_ns);
 	free(c);
+	nomod_timing();
 }
 
 int main(void)
@@ -783,6 +1385,11 @@ int main(void)
 		cmocka_unit_test(test_qsort),
 		cmocka_unit_test(test_thread),
 		cmocka_unit_test(test_threads_flush),
+		cmocka_unit_test(test_trace_chains),
+		cmocka_unit_test(test_trace_thread),
+		cmocka_unit_test(test_trace_stress),
+		cmocka_unit_test(test_trace_synthetic),
+		cmocka_unit_test(test_nomod_dlopen),
 		cmocka_unit_test(test_max_bounds),
 		cmocka_unit_test(test_corrupt_range),
 		cmocka_unit_test(test_fp_synthetic),
