@@ -45,7 +45,7 @@ run gcc sh -c 'gcc -O2 -c prog.c -o prog.o && gcc prog.o -o prog && ./prog && cm
 cmp -s "$w/bare/prog.o" "$w/hook/prog.o" || fail "gcc: object files differ"
 if command -v git >/dev/null; then
 	run git sh -c 'export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e
-GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z" HOME=$PWD
+export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z" HOME=$PWD
 rm -rf repo && git init -q repo && cd repo && for i in 1 2 3 4 5; do seq $i 1000 >f$i; done &&
 git add . && git commit -q -m first && git log --format=%H && git gc -q && git fsck 2>&1 | wc -l'
 else
