@@ -151,13 +151,23 @@ static inline struct shard *shard_of(uintptr_t key)
 	return &shards[((uint64_t)(key >> 26) * 0x9e3779b97f4a7c15ULL) >> (64 - SHARD_BITS)];
 }
 
-/* A 64-bit hash of a record key (two lanes over alternate frames, so the
- * multiply chain is half as long), and a 32-bit check made of the size and
- * frame 0 themselves: two keys are merged only if they agree on both. */
-static void key_hash(uintptr_t size, const uintptr_t *pcs, unsigned n, uint64_t *h1,
-		     uint32_t *h2)
+/* The stack part of a record key's hash: two lanes over alternate frames
+ * (half the multiply chain).  Programs allocate from the same stacks again
+ * and again, so each thread remembers the last stack it hashed: a memcmp
+ * is much cheaper than the multiplies. */
+#define STACK_MEMO_FRAMES 32
+static HOOK_TLS struct {
+	unsigned n;
+	uint64_t hash;
+	uintptr_t pcs[STACK_MEMO_FRAMES];
+} stack_memo;
+
+static uint64_t stack_hash(const uintptr_t *pcs, unsigned n)
 {
-	uint64_t a = (uint64_t)size ^ ((uint64_t)n << 48), b = 0x9e3779b97f4a7c15ULL;
+	bool memo = n >= 4 && n <= STACK_MEMO_FRAMES; /* short stacks: just hash */
+	if (memo && stack_memo.n == n && memcmp(stack_memo.pcs, pcs, n * sizeof(uintptr_t)) == 0)
+		return stack_memo.hash;
+	uint64_t a = (uint64_t)n << 48, b = 0x9e3779b97f4a7c15ULL;
 	unsigned i = 0;
 	for (; i + 1 < n; i += 2) {
 		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
@@ -167,7 +177,21 @@ static void key_hash(uintptr_t size, const uintptr_t *pcs, unsigned n, uint64_t 
 	}
 	if (i < n)
 		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
-	*h1 = mix64(a ^ (b >> 7) ^ (b << 41));
+	uint64_t h = a ^ (b >> 7) ^ (b << 41);
+	if (memo) {
+		stack_memo.n = n;
+		stack_memo.hash = h;
+		memcpy(stack_memo.pcs, pcs, n * sizeof(uintptr_t));
+	}
+	return h;
+}
+
+/* A 64-bit hash of a record key, and a 32-bit check made of the size and
+ * frame 0 themselves: two keys are merged only if they agree on both. */
+static void key_hash(uintptr_t size, const uintptr_t *pcs, unsigned n, uint64_t *h1,
+		     uint32_t *h2)
+{
+	*h1 = mix64(stack_hash(pcs, n) ^ (uint64_t)size * 0xc2b2ae3d27d4eb4fULL);
 	uint64_t f = (uint64_t)size * 0x9e3779b97f4a7c15ULL ^ (n ? (uint64_t)pcs[0] : 0);
 	*h2 = (uint32_t)(f ^ (f >> 32));
 }
