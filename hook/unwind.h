@@ -8,6 +8,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define WORD sizeof(uintptr_t)
+
+/* The walkers read stack words outside their own frame: to ASan (and HWASan)
+ * that looks like an overflow; they are bounded by the stack range instead. */
+#if defined(__clang__)
+#define NO_SANITIZE __attribute__((no_sanitize("address", "hwaddress")))
+#elif defined(__GNUC__) && __GNUC__ >= 8
+#define NO_SANITIZE __attribute__((no_sanitize_address))
+#else
+#define NO_SANITIZE
+#endif
+
 /* Registers of the hook's entry function (malloc, free, ...) at a point after
  * its prologue.  The entry function is compiled with frame pointers, so @fp
  * is its frame record: fp[0] = the caller's frame pointer, fp[1] = its

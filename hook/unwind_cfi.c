@@ -52,17 +52,6 @@
 
 #if CFI_SUPPORTED
 
-#define WORD sizeof(uintptr_t)
-
-/* Reads outside the current frame look like overflows to ASan (and tag
- * mismatches to HWASan); they are bounded by the stack range instead. */
-#if defined(__clang__)
-#define NO_SANITIZE __attribute__((no_sanitize("address", "hwaddress")))
-#elif defined(__GNUC__) && __GNUC__ >= 8
-#define NO_SANITIZE __attribute__((no_sanitize_address))
-#else
-#define NO_SANITIZE
-#endif
 
 #if defined(__x86_64__)
 #define DW_REG_FP 6 /* rbp */

@@ -7,17 +7,6 @@
 
 #include "unwind.h"
 
-#define WORD sizeof(uintptr_t)
-
-/* Reads outside the current frame look like overflows to ASan (and tag
- * mismatches to HWASan); they are bounded by the stack range instead. */
-#if defined(__clang__)
-#define NO_SANITIZE __attribute__((no_sanitize("address", "hwaddress")))
-#elif defined(__GNUC__) && __GNUC__ >= 8
-#define NO_SANITIZE __attribute__((no_sanitize_address))
-#else
-#define NO_SANITIZE
-#endif
 
 /* Pointer authentication puts a signature in the bits above the virtual
  * address size of a user-space pointer (bits 48-54 and 56-63 with a 48-bit
