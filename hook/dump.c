@@ -40,7 +40,8 @@ static pthread_mutex_t dump_mutex = PTHREAD_MUTEX_INITIALIZER;
 static sem_t dump_sem;
 static unsigned dump_seq;        /* last number used; under dump_mutex */
 static bool dump_exiting;        /* under dump_mutex */
-atomic_bool dump_thread_missing;
+atomic_bool dump_thread_missing; /* start the dump thread at the next chance */
+static atomic_bool thread_absent;  /* no dump thread in this process yet */
 static atomic_bool report_write, report_thread, report_signal;
 
 /* A growable text buffer in mmap'ed memory. ------------------------------- */
@@ -270,7 +271,8 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger)
+static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger,
+		       size_t clamped)
 {
 	buf_printf(meta, "abi=%s\n", abi_name());
 	struct buf tmp = {0};
@@ -296,6 +298,8 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 	buf_printf(meta, "trigger=%s\n", trigger_names[trigger]);
 	buf_printf(meta, "invalid_frees=%lu\n", (unsigned long)atomic_load(&hook_invalid_frees));
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
+	if (clamped)
+		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
 	struct build_id_ctx ctx = {meta, maps};
 	dl_iterate_phdr(add_build_id, &ctx);
 }
@@ -426,7 +430,7 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		err = errno ? errno : EIO;
 		goto out_snap;
 	}
-	build_meta(&meta, &maps, trigger);
+	build_meta(&meta, &maps, trigger, snap.clamped);
 	if (maps.failed || meta.failed || meta.len > UINT32_MAX)
 		goto out_bufs;
 
@@ -513,6 +517,12 @@ out:
 
 int dump_write(const char *path, enum hook_trigger trigger)
 {
+	if (table_busy_here()) {
+		/* Called from a signal handler that interrupted this thread
+		 * inside the tables: the dump would wait for a lock we hold. */
+		errno = EDEADLK;
+		return -1;
+	}
 	hook_busy++;
 	pthread_mutex_lock(&dump_mutex);
 	int rc;
@@ -544,10 +554,15 @@ static int sig_toggle(void)
 static void on_signal(int sig)
 {
 	int saved = errno;
-	if (sig == sig_dump())
+	if (sig == sig_dump()) {
 		sem_post(&dump_sem);
-	else
+		/* A forked child starts its dump thread only once a dump is
+		 * asked for (the next allocation starts it). */
+		if (atomic_load(&thread_absent))
+			atomic_store(&dump_thread_missing, true);
+	} else {
 		atomic_fetch_xor(&hook_capture_on, 1);
+	}
 	errno = saved;
 }
 
@@ -600,7 +615,8 @@ static void *dump_main(void *arg)
 void dump_ensure_thread(void)
 {
 	bool expected = true;
-	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false))
+	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false) ||
+	    !atomic_exchange(&thread_absent, false))
 		return;
 	hook_busy++;
 	pthread_attr_t attr;
@@ -645,6 +661,7 @@ void dump_start(void)
 	sem_init(&dump_sem, 0, 0);
 	install(sig_dump());
 	install(sig_toggle());
+	atomic_store(&thread_absent, true);
 	atomic_store(&dump_thread_missing, true);
 	dump_ensure_thread();
 }
@@ -657,11 +674,21 @@ void dump_after_fork_child(void)
 	sem_init(&dump_sem, 0, 0);
 	dump_seq = 0;
 	dump_exiting = false;
-	atomic_store(&dump_thread_missing, true);
+	/* No thread in the child until it needs one: a dump signal or an
+	 * interval.  (A forked child stays single-threaded otherwise, which
+	 * some programs rely on, e.g. before unshare(CLONE_NEWUSER).) */
+	atomic_store(&thread_absent, true);
+	atomic_store(&dump_thread_missing, hook_cfg.interval_ns != 0);
 }
 
 void dump_at_exit(void)
 {
+	static atomic_bool report_exit;
+	if (table_busy_here()) {
+		hook_report(&report_exit, "exit() inside the allocator (from a signal handler): "
+			    "no exit dump");
+		return;
+	}
 	hook_busy++;
 	/* Signals that arrived but were not served yet still get their dumps
 	 * (the dump thread may be taking some of them at the same time). */

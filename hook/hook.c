@@ -316,6 +316,8 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 {
 	if (HOOK_UNLIKELY(!real_ready()) || HOOK_UNLIKELY(old && in_pool(old))) {
 		void *p = real_ready() ? hook_real.malloc(size) : pool_alloc(size, 16);
+		if (p && !in_pool(p) && atomic_load_explicit(&hook_active, memory_order_relaxed))
+			table_note_untracked(p);
 		if (p && old) {
 			size_t keep = pool_size(old);
 			memcpy(p, old, keep < size ? keep : size);
@@ -342,7 +344,7 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 	} else if (size != 0 && res == TABLE_REMOVED) {
 		/* Failed: the old block is still live, with its old stack. */
 		int saved = errno;
-		table_insert(old, key.size & ~HOOK_ZYGOTE_BIT, (key.size & HOOK_ZYGOTE_BIT) != 0,
+		table_insert(old, key.size & ~HOOK_ZYGOTE_FLAG, (key.size & HOOK_ZYGOTE_FLAG) != 0,
 			     key.pcs, key.n);
 		errno = saved;
 	}
@@ -469,7 +471,7 @@ EXPORT void get_malloc_leak_info(uint8_t **info, size_t *overall_size, size_t *i
 	*info_size = sizeof(uintptr_t) * (2 + hook_cfg.frames);
 	*total_memory = 0;
 	*backtrace_size = hook_cfg.frames;
-	if (!atomic_load(&hook_active))
+	if (!atomic_load(&hook_active) || table_busy_here())
 		return;
 	hook_busy++;
 	struct table_snapshot snap;

@@ -16,7 +16,11 @@
 #define HOOK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 #define HOOK_MAX_FRAMES 256
+/* The zygote-child flag: bit 31 of the size in the on-disk records; the
+ * top bit of the size inside the tables (so sizes of 2 GiB and more stay
+ * what they are until they are written). */
 #define HOOK_ZYGOTE_BIT ((uintptr_t)1 << 31)
+#define HOOK_ZYGOTE_FLAG ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
 
 /* The allocator underneath (the next definition after ours). */
 struct hook_real {
@@ -82,7 +86,7 @@ void table_note_untracked(void *p);
 enum table_remove_result { TABLE_UNTRACKED, TABLE_REMOVED, TABLE_DOUBLE_FREE };
 /* A removed allocation's key, for putting it back (realloc failure). */
 struct table_key {
-	uintptr_t size;  /* with the zygote bit */
+	uintptr_t size;  /* with HOOK_ZYGOTE_FLAG */
 	unsigned n;
 	uintptr_t pcs[HOOK_MAX_FRAMES];
 };
@@ -92,6 +96,8 @@ enum table_remove_result table_remove(void *p, struct table_key *key);
 /* Take every table lock (fork, consistent snapshots).  The thread holding
  * them may still call malloc and free: it works on the tables directly. */
 void table_lock_all(void);
+/* This thread is inside the tables (a signal handler interrupted it). */
+bool table_busy_here(void);
 void table_unlock_all(void);
 
 /* A snapshot in get_malloc_leak_info's layout, in hook_map()'ed memory. */
@@ -102,6 +108,7 @@ struct table_snapshot {
 	size_t info_size;       /* sizeof(uintptr_t) * (2 + frames) */
 	size_t map_size;        /* bytes mapped at @records */
 	uint64_t total_memory;  /* sum of size * count */
+	size_t clamped;         /* records of 2 GiB or more, written as 2 GiB - 1 */
 };
 /* Take a consistent snapshot of the live allocations, records sorted by
  * size, then count, then stack (descending).  Returns 0 or -1 (no memory). */

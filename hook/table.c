@@ -84,6 +84,12 @@ static atomic_bool report_full, report_nomem;
 
 /* The thread that holds every lock works on the tables without locking. */
 static HOOK_TLS int holds_all;
+/* Set while this thread holds a shard lock: a signal handler that calls
+ * exit() or leaksnap_dump() there must not wait for that lock. */
+static HOOK_TLS int in_shard;
+/* Set when the record index could not grow (out of memory): stacks not
+ * yet recorded are then left out rather than retried forever. */
+static atomic_bool rec_frozen;
 
 static inline void cpu_relax(void)
 {
@@ -115,6 +121,10 @@ static inline void shard_lock(struct shard *s)
 {
 	if (holds_all)
 		return;
+	/* marked before taking, cleared after giving back: a signal handler
+	 * on this thread never sees a held lock unmarked */
+	in_shard = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	if (HOOK_UNLIKELY(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
 		lock_slow(&s->lock);
 }
@@ -124,6 +134,13 @@ static inline void shard_unlock(struct shard *s)
 	if (holds_all)
 		return;
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	in_shard = 0;
+}
+
+bool table_busy_here(void)
+{
+	return in_shard || holds_all;
 }
 
 static inline uint64_t mix64(uint64_t x)
@@ -383,12 +400,15 @@ static inline atomic_uintptr_t *freed_slot(struct shard *s, uint64_t h)
  * out (the old table stays, still correct, only fuller). */
 static int shard_resize(struct shard *s)
 {
+	int saved_errno = errno; /* free() must not change errno, even here */
 	size_t cap = SHARD_MIN_CAP;
 	while (cap < s->live * 4)
 		cap *= 2;
 	struct ptr_slot *slots = table_mem_alloc(cap * sizeof(struct ptr_slot));
-	if (!slots)
+	if (!slots) {
+		errno = saved_errno;
 		return -1;
+	}
 	struct ptr_slot *old = s->slots;
 	size_t old_cap = s->mask + 1;
 	for (size_t i = 0; i < old_cap; i++)
@@ -397,11 +417,20 @@ static int shard_resize(struct shard *s)
 	s->slots = slots;
 	s->mask = cap - 1;
 	table_mem_free(old, old_cap * sizeof(struct ptr_slot));
+	errno = saved_errno;
 	return 0;
 }
 
 static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uint32_t rec)
 {
+	if (HOOK_UNLIKELY((s->live + 1) * 4 > (s->mask + 1) * 3)) {
+		/* A resize failed before (out of memory): leave this block out
+		 * rather than fill the table (lookups need an empty slot). */
+		atomic_uintptr_t *f = freed_slot(s, h);
+		if (atomic_load_explicit(f, memory_order_relaxed) == key)
+			atomic_store_explicit(f, 0, memory_order_relaxed);
+		return;
+	}
 	struct ptr_slot *e = shard_find(s->slots, s->mask, key, (uint32_t)(h >> 32));
 	/* A live entry already there means the allocator handed out an
 	 * address whose free went by a path we did not see: take it over. */
@@ -440,7 +469,9 @@ static void shard_delete(struct shard *s, struct ptr_slot *e)
 }
 
 /* Rebuild the record store and index (every lock held): drop records no
- * live pointer uses, compact the rest, size the index for them. */
+ * live pointer uses, compact the rest, size the index for them.  Memory is
+ * mapped before anything changes; if it cannot be, nothing changes and
+ * the index is frozen (new stacks go unrecorded, with one report). */
 static void rec_rebuild(void)
 {
 	uint32_t n = atomic_load(&rec_next);
@@ -448,17 +479,38 @@ static void rec_rebuild(void)
 	size_t map_size = (size_t)limit * sizeof(uint32_t), live = 0;
 	uint32_t *remap = hook_map(map_size);
 	if (!remap)
-		goto grow_only;
+		goto frozen;
 	for (unsigned i = 0; i < NSHARDS; i++) {
 		live += shards[i].live;
 		for (size_t j = 0; j <= shards[i].mask; j++)
 			if (shards[i].slots[j].key)
 				remap[shards[i].slots[j].rec] = 1;
 	}
+	uint32_t survivors = 0;
+	for (uint32_t i = 1; i < limit; i++)
+		survivors += remap[i] && atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]);
+	/* Room for 4x the survivors and for 2x the live pointers: the next
+	 * rebuild comes after as many new records as this one cost to make,
+	 * so a program that keeps creating and dropping stacks pays O(1) per
+	 * record, not a rebuild every few thousand allocations. */
+	uint64_t want = ((uint64_t)survivors + 1) * 4;
+	if (want < (uint64_t)live * 2)
+		want = (uint64_t)live * 2;
+	uint32_t cap = REC_INDEX_MIN_CAP;
+	while (cap < want && cap < (1u << 30))
+		cap *= 2;
+	struct index_entry *index = hook_map((size_t)cap * sizeof(struct index_entry));
+	if (!index) {
+		hook_unmap(remap, map_size);
+		goto frozen;
+	}
 	uint32_t next = 1;
 	for (uint32_t i = 1; i < limit; i++) {
 		if (!remap[i] || !atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]))
 			continue;
+		/* skip chunks whose mapping failed (never below i's own) */
+		while (!atomic_load(&rec_chunks[next >> REC_CHUNK_SHIFT]))
+			next = ((next >> REC_CHUNK_SHIFT) + 1) << REC_CHUNK_SHIFT;
 		if (next != i)
 			memcpy(rec_at(next), rec_at(i), rec_stride);
 		remap[i] = next++;
@@ -478,25 +530,8 @@ static void rec_rebuild(void)
 			hook_unmap(mem, REC_CHUNK * rec_stride);
 	}
 	atomic_store(&rec_next, next);
-	n = next;
-grow_only:;
-	/* Room for 4x the survivors and for 2x the live pointers: the next
-	 * rebuild comes after as many new records as this one cost to make,
-	 * so a program that keeps creating and dropping stacks pays O(1) per
-	 * record, not a rebuild every few thousand allocations. */
-	uint64_t want = (uint64_t)n * 4;
-	if (want < (uint64_t)live * 2)
-		want = (uint64_t)live * 2;
-	uint32_t cap = REC_INDEX_MIN_CAP;
-	while (cap < want && cap < (1u << 30))
-		cap *= 2;
-	struct index_entry *index = hook_map((size_t)cap * sizeof(struct index_entry));
-	if (!index) {
-		hook_report(&report_nomem, "out of memory for the allocation tables");
-		return;
-	}
 	uint32_t indexed = 0;
-	for (uint32_t i = 1; i < n; i++) {
+	for (uint32_t i = 1; i < next; i++) {
 		if (!atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]))
 			continue;
 		const struct rec *r = rec_at(i);
@@ -516,14 +551,25 @@ grow_only:;
 	rec_index_mask = cap - 1;
 	atomic_store(&rec_index, index);
 	atomic_store(&rec_indexed, indexed);
+	return;
+frozen:
+	atomic_store(&rec_frozen, true);
+	hook_report(&report_nomem, "out of memory for the allocation tables; "
+		    "new stacks are no longer recorded");
 }
 
 static void rec_grow(void)
 {
-	table_lock_all();
-	if (atomic_load(&rec_indexed) >= rec_index_mask / 2)
+	/* The thread holding every lock (a fork handler allocating, say)
+	 * rebuilds in place: locking again would be a no-op, unlocking would
+	 * release the locks its caller still relies on. */
+	bool nested = holds_all;
+	if (!nested)
+		table_lock_all();
+	if (atomic_load(&rec_indexed) >= rec_index_mask / 2 && !atomic_load(&rec_frozen))
 		rec_rebuild();
-	table_unlock_all();
+	if (!nested)
+		table_unlock_all();
 }
 
 void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n)
@@ -531,13 +577,21 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 	uintptr_t key = (uintptr_t)p;
 	uint64_t h = ptr_hash(key);
 	struct shard *s = shard_of(key);
-	uintptr_t rsize = (uintptr_t)size | (zygote ? HOOK_ZYGOTE_BIT : 0);
+	uintptr_t rsize = (uintptr_t)size | (zygote ? HOOK_ZYGOTE_FLAG : 0);
 	for (;;) {
 		shard_lock(s);
 		uint32_t rec = rec_find_or_add(rsize, pcs, n);
+		if (rec == UINT32_MAX && atomic_load_explicit(&rec_frozen, memory_order_relaxed))
+			rec = 0;
 		if (rec != UINT32_MAX) {
-			if (rec)
+			if (rec) {
 				shard_put(s, key, h, rec);
+			} else {
+				/* not recorded: the address is no longer a freed one */
+				atomic_uintptr_t *f = freed_slot(s, h);
+				if (atomic_load_explicit(f, memory_order_relaxed) == key)
+					atomic_store_explicit(f, 0, memory_order_relaxed);
+			}
 			shard_unlock(s);
 			return;
 		}
@@ -598,11 +652,10 @@ void table_unlock_all(void)
 
 /* Snapshots ----------------------------------------------------------------- */
 
-static size_t snap_frames; /* for the comparator; snapshots are serialised */
+static size_t snap_frames;
 
-static int record_cmp(const void *a, const void *b)
+static int record_cmp(const uintptr_t *x, const uintptr_t *y)
 {
-	const uintptr_t *x = a, *y = b;
 	uintptr_t xs = x[0] & ~HOOK_ZYGOTE_BIT, ys = y[0] & ~HOOK_ZYGOTE_BIT;
 	if (xs != ys)
 		return xs > ys ? -1 : 1;
@@ -616,9 +669,62 @@ static int record_cmp(const void *a, const void *b)
 	return 0;
 }
 
+static void swap_words(uintptr_t *a, uintptr_t *b, size_t words)
+{
+	for (size_t i = 0; i < words; i++) {
+		uintptr_t t = a[i];
+		a[i] = b[i];
+		b[i] = t;
+	}
+}
+
+/* Heapsort of @n records of @size bytes, in place: qsort may call malloc,
+ * and a dump can run where malloc must not be called (exit() from a signal
+ * handler that interrupted the allocator). */
+static void sort_records(uint8_t *base, size_t n, size_t size)
+{
+	size_t words = size / sizeof(uintptr_t);
+	snap_frames = words - 2;
+#define REC(i) ((uintptr_t *)(void *)(base + (i) * size))
+	for (size_t start = n / 2; start-- > 0;) {
+		for (size_t root = start;;) {
+			size_t child = 2 * root + 1;
+			if (child >= n)
+				break;
+			if (child + 1 < n && record_cmp(REC(child), REC(child + 1)) < 0)
+				child++;
+			if (record_cmp(REC(root), REC(child)) >= 0)
+				break;
+			swap_words(REC(root), REC(child), words);
+			root = child;
+		}
+	}
+	for (size_t end = n; end-- > 1;) {
+		swap_words(REC(0), REC(end), words);
+		for (size_t root = 0;;) {
+			size_t child = 2 * root + 1;
+			if (child >= end)
+				break;
+			if (child + 1 < end && record_cmp(REC(child), REC(child + 1)) < 0)
+				child++;
+			if (record_cmp(REC(root), REC(child)) >= 0)
+				break;
+			swap_words(REC(root), REC(child), words);
+			root = child;
+		}
+	}
+#undef REC
+}
+
 int table_snapshot(struct table_snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
+	if (table_busy_here()) {
+		/* A signal handler interrupted this thread inside the tables
+		 * (exit() from a handler): waiting for the lock would hang. */
+		errno = EDEADLK;
+		return -1;
+	}
 	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
 	table_lock_all();
 	uint32_t n = atomic_load(&rec_next);
@@ -649,20 +755,26 @@ int table_snapshot(struct table_snapshot *snap)
 		if (!counts[i])
 			continue;
 		const struct rec *r = rec_at(i);
-		out[0] = r->size;
+		/* The format's size field keeps bit 31 for the zygote flag,
+		 * also on 64-bit: a size that needs bit 31 is clamped below it
+		 * (and counted in the metadata) rather than read as a flag. */
+		uintptr_t size = r->size & ~HOOK_ZYGOTE_FLAG;
+		if (size >= HOOK_ZYGOTE_BIT) {
+			size = HOOK_ZYGOTE_BIT - 1;
+			snap->clamped++;
+		}
+		out[0] = size | (r->size & HOOK_ZYGOTE_FLAG ? HOOK_ZYGOTE_BIT : 0);
 		out[1] = (uintptr_t)counts[i];
 		memcpy(out + 2, r->pcs, r->n * sizeof(uintptr_t));
 		/* the rest of the slot is already zero (fresh mapping) */
-		snap->total_memory += (uint64_t)(r->size & ~HOOK_ZYGOTE_BIT) * counts[i];
+		snap->total_memory += (uint64_t)size * counts[i];
 		out += 2 + rec_frames;
 	}
 	table_unlock_all();
 	hook_unmap(counts, counts_size);
 	snap->record_count = used;
 	snap->records_size = used * snap->info_size;
-	/* Outside the locks: qsort may allocate (untracked, hook_busy is set). */
-	snap_frames = rec_frames;
-	qsort(snap->records, used, snap->info_size, record_cmp);
+	sort_records(snap->records, used, snap->info_size);
 	return 0;
 }
 
