@@ -380,19 +380,87 @@ static int publish(const char *tmp, const char *final)
 	return 0;
 }
 
-/* Publish the maps and the dump under the names for number @n (or the
- * explicit / exit names).  Returns 0, or -1 with errno (EEXIST when a
- * name is taken; then nothing of ours is left under a final name). */
-static int publish_pair(const char *tmp_dump, const char *tmp_maps, const char *dump,
-			const char *maps)
+/* A written file waiting for its name: an unnamed O_TMPFILE, so that
+ * nothing is left behind if the process dies (exec, _exit, a signal)
+ * before it is published; or, where the filesystem has no O_TMPFILE, a
+ * temporary name beside the final one. */
+struct pending {
+	int fd;                  /* O_TMPFILE descriptor, or -1 */
+	char tmp[PATH_MAX + 64]; /* temporary name when fd < 0 */
+};
+
+static int pending_write(const char *final, const struct iovec *iov, int n, struct pending *pf)
 {
-	if (publish(tmp_maps, maps) != 0)
+	pf->fd = -1;
+	pf->tmp[0] = '\0';
+#ifdef O_TMPFILE
+	char dir[PATH_MAX];
+	const char *slash = strrchr(final, '/');
+	if (name_printf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - final) : 1,
+			slash ? final : "."))
 		return -1;
-	if (publish(tmp_dump, dump) != 0) {
+	if (!dir[0])
+		strcpy(dir, "/");
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (write_all(fd, iov, n) != 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		pf->fd = fd;
+		return 0;
+	}
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -1;
+#endif
+	return write_temp(final, iov, n, pf->tmp, sizeof(pf->tmp));
+}
+
+/* Give the file the name @final unless something already has it. */
+static int pending_publish(struct pending *pf, const char *final)
+{
+	if (pf->fd < 0)
+		return publish(pf->tmp, final);
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pf->fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, final, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return -1;
+	/* no /proc: AT_EMPTY_PATH works with CAP_DAC_READ_SEARCH */
+	return linkat(pf->fd, "", AT_FDCWD, final, AT_EMPTY_PATH);
+}
+
+/* Take back a name just given by pending_publish (it is ours). */
+static void pending_unpublish(struct pending *pf, const char *final)
+{
+	if (pf->fd >= 0 || publish(final, pf->tmp) != 0)
+		unlink(final);
+}
+
+/* Done with @pf: published (@keep) or not. */
+static void pending_close(struct pending *pf, bool keep)
+{
+	if (pf->fd >= 0)
+		close(pf->fd);
+	else if (!keep && pf->tmp[0])
+		unlink(pf->tmp);
+	pf->fd = -1;
+	pf->tmp[0] = '\0';
+}
+
+/* Publish the dump, then its maps, under the given names.  Returns 0, or
+ * -1 with errno (EEXIST when a name is taken; then nothing of ours is left
+ * under a final name and both files can be published again). */
+static int publish_pair(struct pending *d, struct pending *m, const char *dump, const char *maps)
+{
+	if (pending_publish(d, dump) != 0)
+		return -1;
+	if (pending_publish(m, maps) != 0) {
 		int e = errno;
-		/* Put our maps back under its temporary name. */
-		if (publish(maps, tmp_maps) != 0)
-			unlink(maps);
+		pending_unpublish(d, dump);
 		errno = e;
 		return -1;
 	}
@@ -421,7 +489,6 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 	struct table_snapshot snap;
 	struct buf maps = {0}, meta = {0};
 	char dump_name[PATH_MAX] = "", maps_name[PATH_MAX];
-	char tmp_dump[PATH_MAX + 64], tmp_maps[PATH_MAX + 64];
 	int rc = -1, err = ENOMEM;
 
 	if (table_snapshot(&snap) != 0)
@@ -468,18 +535,19 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		err = errno;
 		goto out_bufs;
 	}
-	if (write_temp(dump_name, dump_iov, 4, tmp_dump, sizeof(tmp_dump)) != 0) {
+	struct pending pd, pm;
+	if (pending_write(dump_name, dump_iov, 4, &pd) != 0) {
 		err = errno;
 		goto out_bufs;
 	}
-	if (write_temp(dump_name, maps_iov, 1, tmp_maps, sizeof(tmp_maps)) != 0) {
+	if (pending_write(dump_name, maps_iov, 1, &pm) != 0) {
 		err = errno;
-		unlink(tmp_dump);
+		pending_close(&pd, false);
 		goto out_bufs;
 	}
 	for (unsigned tries = 0;; tries++) {
 		if (maps_name_for(dump_name, maps_name, sizeof(maps_name)) == 0 &&
-		    publish_pair(tmp_dump, tmp_maps, dump_name, maps_name) == 0) {
+		    publish_pair(&pd, &pm, dump_name, maps_name) == 0) {
 			rc = 0;
 			if (!path && trigger != HOOK_TRIGGER_EXIT)
 				dump_seq = n;
@@ -488,18 +556,15 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		err = errno;
 		/* A numbered name already taken (a pid reused since an old
 		 * run): take the next number rather than lose the dump. */
-		if (err != EEXIST || path || trigger == HOOK_TRIGGER_EXIT || tries >= 1000) {
-			unlink(tmp_dump);
-			unlink(tmp_maps);
+		if (err != EEXIST || path || trigger == HOOK_TRIGGER_EXIT || tries >= 1000)
 			break;
-		}
 		if (numbered_name(dump_name, sizeof(dump_name), ++n) != 0) {
 			err = errno;
-			unlink(tmp_dump);
-			unlink(tmp_maps);
 			break;
 		}
 	}
+	pending_close(&pd, rc == 0);
+	pending_close(&pm, rc == 0);
 out_bufs:
 	buf_free(&maps);
 	buf_free(&meta);

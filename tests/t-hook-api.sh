@@ -83,4 +83,28 @@ pid=$(cat "$w/pl.pid")
 [ -f "$w/pl.$pid.2.dump" ] && [ -f "$w/pl.$pid.3.dump" ] || fail "numbered dumps did not move on"
 grep -q -x "leaksnap: cannot write $w/pl.$pid.exit.dump: File exists" "$w/pl.err" ||
 	{ fail "planted exit dump: message"; cat "$w/pl.err"; }
+# exit() from a signal handler that interrupts the allocator: never a hang.
+hung=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/se" timeout 10 "$T/edge" sigexit 2>/dev/null
+	[ $? = 124 ] && hung=$((hung + 1))
+done
+[ "$hung" = 0 ] || fail "exit() from a signal handler: $hung of 10 runs hung"
+
+# A forked child stays single-threaded until a dump is asked of it.
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/ch" "$T/edge" child)
+[ "$out" = "child threads 1" ] || fail "forked child: '$out' (expected 1 thread)"
+
+# A live block of 3 GiB: the size cannot be written (bit 31 is the zygote
+# flag), so it is clamped, counted in the metadata, and not taken for a
+# zygote record.
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/big" "$T/edge" big)
+if [ "$out" = "big ok" ]; then
+	d=$(ls "$w"/big.*.exit.dump)
+	"$SC" "$d" >"$d.txt"
+	expect_record "$d.txt" "2147483647 1 app main"
+	no_record "$d.txt" ' zygote '
+	expect_meta "$d" "clamped_sizes=1"
+	"$L" show "$d" >/dev/null 2>"$d.err" && [ ! -s "$d.err" ] || fail "big: show complained"
+fi
 finish
