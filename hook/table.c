@@ -439,9 +439,8 @@ static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uint32_t rec)
 	e->key = key;
 	e->rec = rec;
 	e->home = (uint32_t)(h >> 32);
-	atomic_uintptr_t *f = freed_slot(s, h);
-	if (atomic_load_explicit(f, memory_order_relaxed) == key)
-		atomic_store_explicit(f, 0, memory_order_relaxed);
+	/* (The freed-address set may still hold @key: harmless, it is only
+	 * consulted for pointers that are not live.) */
 	if (s->live * 2 > s->mask + 1 && shard_resize(s) != 0)
 		hook_report(&report_nomem, "out of memory for the allocation tables");
 }
