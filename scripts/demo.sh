@@ -3,7 +3,9 @@
 # 1. read an Android text heap dump (as `am dumpheap -n` or malloc_debug
 #    writes it), map every frame to module+offset, rank records by bytes;
 # 2. convert it to a LEAKSNAP v1 file and show that;
-# 3. list the maps it carries as modules.
+# 3. list the maps it carries as modules;
+# 4. build a small leaking program and run it under `leaksnap record` (the
+#    malloc hook), then show the leaks in its exit dump.
 set -eu
 B=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,4 +24,10 @@ step leaksnap show --json --top 1 app-heap.dump
 "$ls_" show --json --top 1 "$w/app-heap.dump"
 step leaksnap maps app-heap.dump
 "$ls_" maps "$w/app-heap.dump"
-printf '\nleakdiff (comparing snapshots) and the malloc hook arrive with later issues.\n'
+step cc -O2 -g leaky.c -o leaky '&&' leaksnap record --out /tmp/demo -- ./leaky
+${CC:-cc} -O2 -g -o "$w/leaky" leaky.c
+(cd "$w" && "$ls_" record --out "$w/demo" -- ./leaky)
+step leaksnap show --top 2 /tmp/demo.PID.exit.dump
+"$ls_" show --top 2 "$w"/demo.*.exit.dump | sed -e '/^metadata:/,/^$/d' -e "s|$w|/tmp|g"
+printf '\nFrames are module+offset; symbolization (function, file:line) and leakdiff\n'
+printf '(comparing snapshots) arrive with the next issues.\n'
