@@ -84,16 +84,22 @@ static size_t pool_size(const void *p)
 
 /* Helpers ---------------------------------------------------------------------- */
 
+/* Neither keeps errno changed: the hook's work inside malloc and free
+ * must leave the program's errno as the allocator left it. */
 void *hook_map(size_t size)
 {
+	int saved = errno;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
 	return p == MAP_FAILED ? NULL : p;
 }
 
 void hook_unmap(void *p, size_t size)
 {
+	int saved = errno;
 	if (p)
 		munmap(p, size);
+	errno = saved;
 }
 
 void hook_report(atomic_bool *once, const char *fmt, ...)
@@ -178,10 +184,13 @@ static inline bool real_ready(void)
 
 static void find_stack(uintptr_t sp)
 {
+	int saved = errno;
 	stack_known = 1;
 	pthread_attr_t attr;
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+	if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+		errno = saved;
 		return;
+	}
 	void *addr;
 	size_t size;
 	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
@@ -190,6 +199,7 @@ static void find_stack(uintptr_t sp)
 	}
 	pthread_attr_destroy(&attr);
 	(void)sp;
+	errno = saved;
 }
 
 static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs)
@@ -230,18 +240,21 @@ static inline bool want_track(void)
 	       HOOK_LIKELY(!hook_busy);
 }
 
+/* (errno: nothing on this path changes it; the rare calls that could --
+ * mmap, pthread_getattr_np, pthread_create -- save and restore it.) */
 static void __attribute__((noinline)) track(void *p, size_t size, const struct unwind_regs *regs)
 {
-	int saved = errno;
 	hook_busy++;
-	if (HOOK_UNLIKELY(atomic_load_explicit(&dump_thread_missing, memory_order_relaxed)))
+	if (HOOK_UNLIKELY(atomic_load_explicit(&dump_thread_missing, memory_order_relaxed))) {
+		int saved = errno;
 		dump_ensure_thread();
+		errno = saved;
+	}
 	uintptr_t pcs[HOOK_MAX_FRAMES];
 	unsigned n = capture(regs, pcs);
 	table_insert(p, size, atomic_load_explicit(&hook_zygote_child, memory_order_relaxed),
 		     pcs, n);
 	hook_busy--;
-	errno = saved;
 }
 
 /* Capture the entry point's registers and record @p (expanded in each
