@@ -40,6 +40,12 @@ raise SystemExit(3)'
 else
 	fail "python3 not installed"
 fi
+for mode in fp dwarf; do
+	LEAKSNAP_UNWIND=$mode
+	export LEAKSNAP_UNWIND
+	run "perl-$mode" perl -e 'my @a = map { { n => $_, s => "x" x ($_ % 50) } } 1..50000; print scalar(@a), "\n"'
+	unset LEAKSNAP_UNWIND
+done
 run perl perl -e 'my %h; $h{$_} = "x" x ($_ % 100) for 1..100000; my $t = 0; $t += length($h{$_}) for keys %h; print "$t\n"; exit 4'
 run gcc sh -c 'gcc -O2 -c prog.c -o prog.o && gcc prog.o -o prog && ./prog && cmp prog.o prog.o && echo ok'
 cmp -s "$w/bare/prog.o" "$w/hook/prog.o" || fail "gcc: object files differ"
