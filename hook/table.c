@@ -677,43 +677,38 @@ static void swap_words(uintptr_t *a, uintptr_t *b, size_t words)
 	}
 }
 
+#define REC(i) ((uintptr_t *)(void *)(base + (i) * size))
+
+static void sift_down(uint8_t *base, size_t size, size_t root, size_t end)
+{
+	size_t words = size / sizeof(uintptr_t);
+	for (;;) {
+		size_t child = 2 * root + 1;
+		if (child >= end)
+			return;
+		if (child + 1 < end && record_cmp(REC(child), REC(child + 1)) < 0)
+			child++;
+		if (record_cmp(REC(root), REC(child)) >= 0)
+			return;
+		swap_words(REC(root), REC(child), words);
+		root = child;
+	}
+}
+
 /* Heapsort of @n records of @size bytes, in place: qsort may call malloc,
  * and a dump can run where malloc must not be called (exit() from a signal
  * handler that interrupted the allocator). */
 static void sort_records(uint8_t *base, size_t n, size_t size)
 {
-	size_t words = size / sizeof(uintptr_t);
-	snap_frames = words - 2;
-#define REC(i) ((uintptr_t *)(void *)(base + (i) * size))
-	for (size_t start = n / 2; start-- > 0;) {
-		for (size_t root = start;;) {
-			size_t child = 2 * root + 1;
-			if (child >= n)
-				break;
-			if (child + 1 < n && record_cmp(REC(child), REC(child + 1)) < 0)
-				child++;
-			if (record_cmp(REC(root), REC(child)) >= 0)
-				break;
-			swap_words(REC(root), REC(child), words);
-			root = child;
-		}
-	}
+	snap_frames = size / sizeof(uintptr_t) - 2;
+	for (size_t start = n / 2; start-- > 0;)
+		sift_down(base, size, start, n);
 	for (size_t end = n; end-- > 1;) {
-		swap_words(REC(0), REC(end), words);
-		for (size_t root = 0;;) {
-			size_t child = 2 * root + 1;
-			if (child >= end)
-				break;
-			if (child + 1 < end && record_cmp(REC(child), REC(child + 1)) < 0)
-				child++;
-			if (record_cmp(REC(root), REC(child)) >= 0)
-				break;
-			swap_words(REC(root), REC(child), words);
-			root = child;
-		}
+		swap_words(REC(0), REC(end), size / sizeof(uintptr_t));
+		sift_down(base, size, 0, end);
 	}
-#undef REC
 }
+#undef REC
 
 int table_snapshot(struct table_snapshot *snap)
 {

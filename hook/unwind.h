@@ -60,7 +60,16 @@ struct unwind_stack {
 	} while (0)
 #endif
 
-/* Strip arm64 pointer-authentication bits from a return address. */
+/* Strip arm64 pointer-authentication bits from a return address (see
+ * unwind_fp.c for the choice of mask); the inline form is for hot paths. */
+static inline uintptr_t unwind_strip_pac_inline(uintptr_t pc)
+{
+#if defined(__aarch64__)
+	if (!(pc & ((uintptr_t)1 << 55)))
+		pc &= ((uintptr_t)1 << 48) - 1;
+#endif
+	return pc;
+}
 uintptr_t unwind_strip_pac(uintptr_t pc);
 
 /* Frame-pointer walk.  Writes the return addresses of the frames above the

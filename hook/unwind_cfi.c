@@ -1556,15 +1556,6 @@ static inline uintptr_t addr_add(uintptr_t base, int32_t off)
 	return base + (uintptr_t)(intptr_t)off;
 }
 
-/* unwind_strip_pac(), inlined on the hot path. */
-static inline uintptr_t strip_pac(uintptr_t pc)
-{
-#if defined(__aarch64__)
-	if (!(pc & ((uintptr_t)1 << 55)))
-		pc &= ((uintptr_t)1 << 48) - 1;
-#endif
-	return pc;
-}
 
 /* Step @f to its caller by @r; *@ra gets the return address.  On failure
  * @f is unchanged. */
@@ -1782,7 +1773,7 @@ step:
 		} else if (!fp_fallback || !step_fp(&s, &f, &ra, &lg)) {
 			goto stop;
 		}
-		ra = strip_pac(ra);
+		ra = unwind_strip_pac_inline(ra);
 		if (ra < 4096)
 			goto stop;
 		if (sc != NULL) {

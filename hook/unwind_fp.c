@@ -20,11 +20,7 @@
  * targets have no such bits. */
 uintptr_t unwind_strip_pac(uintptr_t pc)
 {
-#if defined(__aarch64__)
-	if (!(pc & ((uintptr_t)1 << 55)))
-		pc &= ((uintptr_t)1 << 48) - 1;
-#endif
-	return pc;
+	return unwind_strip_pac_inline(pc);
 }
 
 NO_SANITIZE

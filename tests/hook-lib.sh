@@ -36,11 +36,6 @@ expect_meta() {
 	"$L" show "$1" | grep -q -x "  $2" || fail "$1: metadata '$2' missing"
 }
 
-# The only exit dump of process $2 with prefix $1.
-exit_dump() {
-	ls "$1.$2.exit.dump" 2>/dev/null || true
-}
-
 finish() {
 	if [ "$fails" != 0 ]; then
 		echo "$fails failure(s)"

@@ -27,7 +27,7 @@ done
 expect_meta "$w/explicit.dump" "trigger=api"
 expect_meta "$out.$pid.exit.dump" "trigger=exit"
 "$SC" "$w/explicit.dump" >"$w/e.txt"
-expect_record "$w/e.txt" "1201 2 app api_leak main"
+expect_record "$w/e.txt" "1201 1 app api_leak main"
 expect_record "$w/e.txt" "1203 1 app api_leak main"
 no_record "$w/e.txt" '^1202 '
 
