@@ -603,6 +603,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	table_fork_child();
 	table_unlock_all();
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();

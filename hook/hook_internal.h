@@ -99,6 +99,8 @@ void table_lock_all(void);
 /* This thread is inside the tables (a signal handler interrupted it). */
 bool table_busy_here(void);
 void table_unlock_all(void);
+/* In a forked child, before table_unlock_all. */
+void table_fork_child(void);
 
 /* A snapshot in get_malloc_leak_info's layout, in hook_map()'ed memory. */
 struct table_snapshot {

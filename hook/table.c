@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hook_internal.h"
@@ -52,7 +53,10 @@ struct ptr_slot {
 };
 
 struct shard {
-	atomic_int lock;  /* 0 free, 1 held */
+	atomic_int lock;  /* 0 free, 1 held: the shared way in */
+	atomic_uint bias; /* the thread this shard is biased to (bias_id), 0 none */
+	atomic_int owner_in; /* that thread is inside by the biased way */
+	unsigned revokes; /* biases taken away by another thread (under lock) */
 	struct ptr_slot *slots;
 	size_t mask;      /* capacity - 1; capacity is a power of two */
 	size_t live;      /* entries in use */
@@ -100,10 +104,70 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Shard locks: one atomic exchange to take, a plain release store to give
- * back (the release matters: it is half the cost of a lock pair).  A
- * waiter spins briefly, then yields; shards follow threads' arenas, so
- * waiting is rare outside snapshots. */
+/* Shard locks.  The shared way in is one atomic exchange to take and a
+ * plain release store to give back.  A waiter spins briefly, then yields;
+ * shards follow threads' arenas, so waiting is rare outside snapshots.
+ *
+ * That exchange is a full barrier, and a program that has just filled a
+ * block pays for draining every store it made: with one thread it was
+ * most of the hook's cost.  So a shard that one thread keeps using is
+ * biased to it: that thread enters with plain stores (owner_in = 1, then
+ * a second look at the bias), no atomic read-modify-write and no fence.
+ * Any other thread takes the shared lock, clears the bias and runs
+ * membarrier(PRIVATE_EXPEDITED), which makes every thread of the process
+ * execute a full barrier: after it, the owner either is seen inside
+ * (owner_in = 1, so we wait for it to leave) or will see the bias gone and
+ * take the shared lock, which we hold.  A revocation costs a system call,
+ * so a shard whose bias was taken away BIAS_MAX_REVOKES times by other
+ * threads stays shared for good; snapshots and fork clear every bias with
+ * one membarrier and do not count.  Where membarrier is missing (old
+ * kernels, valgrind) nothing is ever biased. */
+#define BIAS_MAX_REVOKES 4
+#define MEMBARRIER_CMD_GLOBAL_ 1
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_ 8
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_ 16
+static atomic_bool bias_ok;
+static atomic_uint bias_next = 1;
+static HOOK_TLS unsigned bias_id;     /* this thread's, 0 until it needs one */
+
+static void bias_register(void)
+{
+#ifdef SYS_membarrier
+	atomic_store(&bias_ok, syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_,
+					 0, 0) == 0);
+#endif
+}
+
+/* A full barrier on every thread of the process. */
+static void bias_barrier(void)
+{
+#ifdef SYS_membarrier
+	int saved_errno = errno;
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) != 0) {
+		/* registration lost (a child made by raw clone, say): again */
+		bias_register();
+		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) != 0 &&
+		    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_, 0, 0) != 0) {
+			/* Cannot happen once registration worked; stop biasing
+			 * and give an owner inside time to be seen. */
+			atomic_store(&bias_ok, false);
+			for (int i = 0; i < 100; i++)
+				sched_yield();
+		}
+	}
+	errno = saved_errno;
+#endif
+}
+
+/* With @s's shared lock held: take its bias away from whoever has it. */
+static void bias_revoke(struct shard *s)
+{
+	atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
+	bias_barrier();
+	while (atomic_load_explicit(&s->owner_in, memory_order_acquire))
+		cpu_relax();
+}
+
 static void __attribute__((noinline)) lock_slow(atomic_int *l)
 {
 	for (unsigned spin = 0;; spin++) {
@@ -117,23 +181,64 @@ static void __attribute__((noinline)) lock_slow(atomic_int *l)
 	}
 }
 
-static inline void shard_lock(struct shard *s)
+/* The shared way in, then: revoke another thread's bias, or bias the
+ * shard to this thread.  Returns true if this thread now holds the shard
+ * by its bias (the shared lock is given back then). */
+static bool __attribute__((noinline)) shard_lock_shared(struct shard *s)
+{
+	if (HOOK_UNLIKELY(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
+		lock_slow(&s->lock);
+	unsigned owner = atomic_load_explicit(&s->bias, memory_order_relaxed);
+	if (owner) {
+		bias_revoke(s);
+		s->revokes++;
+		return false;
+	}
+	if (!atomic_load_explicit(&bias_ok, memory_order_relaxed) || s->revokes >= BIAS_MAX_REVOKES)
+		return false;
+	if (!bias_id)
+		bias_id = atomic_fetch_add_explicit(&bias_next, 1, memory_order_relaxed);
+	if (!bias_id) /* 2^32 threads later: no more biasing */
+		return false;
+	atomic_store_explicit(&s->owner_in, 1, memory_order_relaxed);
+	atomic_store_explicit(&s->bias, bias_id, memory_order_relaxed);
+	atomic_store_explicit(&s->lock, 0, memory_order_release);
+	return true;
+}
+
+/* Returns how the shard was taken, for shard_unlock. */
+static inline bool shard_lock(struct shard *s)
 {
 	if (holds_all)
-		return;
+		return false;
 	/* marked before taking, cleared after giving back: a signal handler
 	 * on this thread never sees a held lock unmarked */
 	in_shard = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (HOOK_UNLIKELY(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
-		lock_slow(&s->lock);
+	unsigned me = bias_id;
+	if (me && atomic_load_explicit(&s->bias, memory_order_relaxed) == me) {
+		atomic_store_explicit(&s->owner_in, 1, memory_order_relaxed);
+		/* only the compiler is fenced here: membarrier in a revoker
+		 * orders this store before the load below */
+		atomic_signal_fence(memory_order_seq_cst);
+		/* (no acquire needed: only this thread sets the bias to
+		 * itself, from the shared way in, so nobody else has written
+		 * the shard since) */
+		if (HOOK_LIKELY(atomic_load_explicit(&s->bias, memory_order_relaxed) == me))
+			return true;
+		atomic_store_explicit(&s->owner_in, 0, memory_order_release);
+	}
+	return shard_lock_shared(s);
 }
 
-static inline void shard_unlock(struct shard *s)
+static inline void shard_unlock(struct shard *s, bool biased)
 {
 	if (holds_all)
 		return;
-	atomic_store_explicit(&s->lock, 0, memory_order_release);
+	if (biased)
+		atomic_store_explicit(&s->owner_in, 0, memory_order_release);
+	else
+		atomic_store_explicit(&s->lock, 0, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 	in_shard = 0;
 }
@@ -295,6 +400,7 @@ int table_init(unsigned frames)
 		return -1;
 	rec_index_mask = REC_INDEX_MIN_CAP - 1;
 	atomic_store(&rec_index, idx);
+	bias_register();
 	return 0;
 }
 
@@ -577,8 +683,14 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 	uint64_t h = ptr_hash(key);
 	struct shard *s = shard_of(key);
 	uintptr_t rsize = (uintptr_t)size | (zygote ? HOOK_ZYGOTE_FLAG : 0);
+	if (HOOK_UNLIKELY(in_shard) && !holds_all) {
+		/* a signal handler allocating while this thread is inside the
+		 * tables: they cannot be touched, so the block goes unrecorded */
+		table_note_untracked(p);
+		return;
+	}
 	for (;;) {
-		shard_lock(s);
+		bool biased = shard_lock(s);
 		uint32_t rec = rec_find_or_add(rsize, pcs, n);
 		if (rec == UINT32_MAX && atomic_load_explicit(&rec_frozen, memory_order_relaxed))
 			rec = 0;
@@ -591,10 +703,10 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 				if (atomic_load_explicit(f, memory_order_relaxed) == key)
 					atomic_store_explicit(f, 0, memory_order_relaxed);
 			}
-			shard_unlock(s);
+			shard_unlock(s, biased);
 			return;
 		}
-		shard_unlock(s);
+		shard_unlock(s, biased);
 		rec_grow();
 	}
 }
@@ -605,7 +717,10 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	uint64_t h = ptr_hash(k);
 	struct shard *s = shard_of(k);
 	enum table_remove_result res = TABLE_UNTRACKED;
-	shard_lock(s);
+	if (HOOK_UNLIKELY(in_shard) && !holds_all)
+		return res; /* a signal handler freeing while this thread is inside
+			     * the tables: its entry stays until the address is reused */
+	bool biased = shard_lock(s);
 	struct ptr_slot *e = shard_find(s->slots, s->mask, k, (uint32_t)(h >> 32));
 	atomic_uintptr_t *f = freed_slot(s, h);
 	if (e->key) {
@@ -621,7 +736,7 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	} else if (atomic_load_explicit(f, memory_order_relaxed) == k) {
 		res = TABLE_DOUBLE_FREE;
 	}
-	shard_unlock(s);
+	shard_unlock(s, biased);
 	return res;
 }
 
@@ -637,8 +752,28 @@ void table_note_untracked(void *p)
 
 void table_lock_all(void)
 {
-	for (unsigned i = 0; i < NSHARDS; i++)
-		shard_lock(&shards[i]);
+	if (holds_all)
+		return;
+	in_shard = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	bool any_biased = false;
+	for (unsigned i = 0; i < NSHARDS; i++) {
+		struct shard *s = &shards[i];
+		if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+			lock_slow(&s->lock);
+		if (atomic_load_explicit(&s->bias, memory_order_relaxed)) {
+			atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
+			any_biased = true;
+		}
+	}
+	/* one barrier for every bias taken away (not counted as revokes:
+	 * the owners get them back on their next way in) */
+	if (any_biased) {
+		bias_barrier();
+		for (unsigned i = 0; i < NSHARDS; i++)
+			while (atomic_load_explicit(&shards[i].owner_in, memory_order_acquire))
+				cpu_relax();
+	}
 	holds_all = 1;
 }
 
@@ -646,7 +781,14 @@ void table_unlock_all(void)
 {
 	holds_all = 0;
 	for (unsigned i = NSHARDS; i-- > 0;)
-		shard_unlock(&shards[i]);
+		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	in_shard = 0;
+}
+
+void table_fork_child(void)
+{
+	bias_register();
 }
 
 /* Snapshots ----------------------------------------------------------------- */

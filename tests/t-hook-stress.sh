@@ -2,7 +2,8 @@
 # The hook under load: 8 threads x 1M random malloc/calloc/realloc/free run
 # unchanged and leave nothing behind; ten dump signals sent back to back
 # while the stress runs give exactly the dumps 1..10, each readable and
-# each a consistent snapshot; a dlopen/dlclose loop and a fork+exec chain.
+# each a consistent snapshot; blocks handed between threads; a dlopen/dlclose
+# loop and a fork+exec chain.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -39,6 +40,21 @@ done
 [ -e "$w/sig.$pid.11.dump" ] && fail "an eleventh dump appeared"
 [ -f "$w/sig.$pid.exit.dump" ] || fail "no exit dump after the signals"
 ls "$w" | grep -q '\.tmp' && fail "temporary files left behind"
+
+# Blocks freed by other threads than their own, threads coming and going,
+# interval dumps meanwhile: the exit dump holds exactly the blocks the
+# program kept, counted and sized as it counts them.
+for mode in fp auto; do
+	LD_PRELOAD=$HOOK LEAKSNAP_UNWIND=$mode LEAKSNAP_INTERVAL=0.05 LEAKSNAP_OUT="$w/ho$mode" \
+		"$T/handoff" 25 4 20000 >"$w/ho$mode.out" 2>&1
+	[ $? = 0 ] || { fail "handoff ($mode): exit status"; cat "$w/ho$mode.out"; }
+	grep -q -x 'handoff: kept 2007 blocks, 565783 bytes, ok' "$w/ho$mode.out" ||
+		{ fail "handoff ($mode): output"; cat "$w/ho$mode.out"; }
+	d=$(ls "$w"/ho$mode.*.exit.dump)
+	"$SC" "$d" >"$d.txt"
+	got=$(awk '/ handoff_alloc( |$)/ { c += $2; b += $1 * $2 } END { print c + 0, b + 0 }' "$d.txt")
+	[ "$got" = "2007 565783" ] || fail "handoff ($mode): exit dump holds $got (count bytes), expected 2007 565783"
+done
 
 # dlopen / dlclose loop: unwind rules of unloaded code are dropped.
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/dl" "$T/dlloop" "$T/libleaker.so" 300 >"$w/dl.out" 2>&1
