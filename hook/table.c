@@ -2,28 +2,32 @@
  *
  * Two structures, both in memory of the hook's own (mmap), never from the
  * allocator being hooked:
- *  - records: one per distinct (zygote bit | size, stack), the unit of
- *    get_malloc_leak_info.  Stored in fixed-size slots in chunks that never
- *    move while the program runs, and found through an open-addressing
- *    index of {64-bit key hash, size and frame-0 check, slot} entries that
- *    is read and extended without a lock.  The hot path compares those
- *    only and never touches the record itself (two keys would have to
- *    agree on a 64-bit hash and on size and frame 0 to be merged).  Records hold no counts: counting happens
- *    when a snapshot is taken, so threads allocating from the same stack
- *    never write to a shared cache line.
+ *  - stacks: one per distinct backtrace, stored in fixed-size slots in
+ *    chunks that never move while the program runs, and found through an
+ *    open-addressing index of {64-bit stack hash, depth and frame-0 check,
+ *    slot} entries that is read and extended without a lock.  Lookups
+ *    compare those only and never touch the stack itself (two stacks would
+ *    have to agree on a 64-bit hash, depth and frame 0 to be merged); a
+ *    per-thread memo of the last stack skips even that.
  *  - pointers: 64 shards by address region, each an open-addressing table
  *    (linear probing, backward-shift deletion, at most half full) under a
- *    lock, mapping a live pointer to its record.  Beside it, a direct-mapped
- *    set of recently freed addresses: a free of a pointer that is not live
- *    but is in that set is a double free, counted and kept away from the
- *    allocator.  Any allocation the hook does not record (its own, or while
- *    capture is off) clears its address from the set, so the set never
- *    mistakes a reused address for a double free; detection covers recent
- *    frees, not all of history.
+ *    lock, mapping a live pointer to its size (with the zygote flag) and
+ *    stack.  Beside it, a direct-mapped set of recently freed addresses: a
+ *    free of a pointer that is not live but is in that set is a double
+ *    free, counted and kept away from the allocator.  Any allocation the
+ *    hook does not record (its own, or while capture is off) clears its
+ *    address from the set, so the set never mistakes a reused address for
+ *    a double free; detection covers recent frees, not all of history.
  *
- * Every malloc or free holds exactly one shard lock while it touches the
+ * The records of get_malloc_leak_info -- (zygote bit | size, stack) with a
+ * count -- exist only in snapshots: the live pointers are grouped by stack
+ * and size then.  So the hot path never touches anything that depends on
+ * the size, and threads allocating from the same stack never write to a
+ * shared cache line.
+ *
+ * Every malloc or free holds exactly one shard while it touches the
  * tables, so holding all of them stops every table user: that is how
- * snapshots, fork and the record-index rebuild get a quiescent view.
+ * snapshots, fork and the stack-store rebuild get a quiescent view.
  */
 #include <errno.h>
 #include <sched.h>
@@ -38,17 +42,18 @@
 #define NSHARDS (1u << SHARD_BITS)
 #define SHARD_MIN_CAP 16u    /* slots; tables up to 4 KiB come from size classes */
 
-#define REC_CHUNK_SHIFT 12
-#define REC_CHUNK (1u << REC_CHUNK_SHIFT)
-#define REC_MAX_CHUNKS 32768u /* 134M records */
-#define REC_INDEX_MIN_CAP 8192u
+#define STK_CHUNK_SHIFT 12
+#define STK_CHUNK (1u << STK_CHUNK_SHIFT)
+#define STK_MAX_CHUNKS 32768u /* 134M stacks */
+#define STK_INDEX_MIN_CAP 8192u
 #define IDX_CLAIMED UINT32_MAX
 
 #define FREED_SET 512 /* recently freed addresses remembered per shard */
 
 struct ptr_slot {
 	uintptr_t key;    /* 0 = empty */
-	uint32_t rec;
+	uintptr_t size;   /* with HOOK_ZYGOTE_FLAG */
+	uint32_t stack;   /* its stack in the stack store */
 	uint32_t home;    /* ptr_hash(key) >> 32: its home slot under any mask */
 };
 
@@ -63,10 +68,8 @@ struct shard {
 	atomic_uintptr_t *freed; /* FREED_SET recently freed addresses */
 } __attribute__((aligned(64)));
 
-struct rec {
-	uintptr_t size; /* with the zygote bit */
-	uint32_t n;
-	uint32_t pad;
+struct stk {
+	uintptr_t n;
 	uintptr_t pcs[];
 };
 
@@ -78,12 +81,12 @@ struct index_entry {
 
 static struct shard shards[NSHARDS];
 static unsigned rec_frames;
-static size_t rec_stride;
-static _Atomic(uint8_t *) rec_chunks[REC_MAX_CHUNKS];
-static atomic_uint rec_next = 1;        /* slot 0 means "no record" */
-static _Atomic(struct index_entry *) rec_index;
-static uint32_t rec_index_mask;
-static atomic_uint rec_indexed;        /* entries used in the index */
+static size_t stk_stride;
+static _Atomic(uint8_t *) stk_chunks[STK_MAX_CHUNKS];
+static atomic_uint stk_next = 1;        /* slot 0 means "no stack" */
+static _Atomic(struct index_entry *) stk_index;
+static uint32_t stk_index_mask;
+static atomic_uint stk_indexed;        /* entries used in the index */
 static atomic_bool report_full, report_nomem;
 
 /* The thread that holds every lock works on the tables without locking. */
@@ -91,9 +94,9 @@ static HOOK_TLS int holds_all;
 /* Set while this thread holds a shard lock: a signal handler that calls
  * exit() or leaksnap_dump() there must not wait for that lock. */
 static HOOK_TLS int in_shard;
-/* Set when the record index could not grow (out of memory): stacks not
+/* Set when the stack index could not grow (out of memory): stacks not
  * yet recorded are then left out rather than retried forever. */
-static atomic_bool rec_frozen;
+static atomic_bool stk_frozen;
 
 static inline void cpu_relax(void)
 {
@@ -273,22 +276,11 @@ static inline struct shard *shard_of(uintptr_t key)
 	return &shards[((uint64_t)(key >> 26) * 0x9e3779b97f4a7c15ULL) >> (64 - SHARD_BITS)];
 }
 
-/* The stack part of a record key's hash: two lanes over alternate frames
- * (half the multiply chain).  Programs allocate from the same stacks again
- * and again, so each thread remembers the last stack it hashed: a memcmp
- * is much cheaper than the multiplies. */
-#define STACK_MEMO_FRAMES 32
-static HOOK_TLS struct {
-	unsigned n;
-	uint64_t hash;
-	uintptr_t pcs[STACK_MEMO_FRAMES];
-} stack_memo;
-
-static uint64_t stack_hash(const uintptr_t *pcs, unsigned n)
+/* A 64-bit hash of a stack, and a 32-bit check made of its depth and
+ * frame 0 themselves: two stacks are merged only if they agree on both.
+ * Two lanes over alternate frames (half the multiply chain). */
+static void stack_hash(const uintptr_t *pcs, unsigned n, uint64_t *h1, uint32_t *h2)
 {
-	bool memo = n >= 4 && n <= STACK_MEMO_FRAMES; /* short stacks: just hash */
-	if (memo && stack_memo.n == n && memcmp(stack_memo.pcs, pcs, n * sizeof(uintptr_t)) == 0)
-		return stack_memo.hash;
 	uint64_t a = (uint64_t)n << 48, b = 0x9e3779b97f4a7c15ULL;
 	unsigned i = 0;
 	for (; i + 1 < n; i += 2) {
@@ -299,30 +291,29 @@ static uint64_t stack_hash(const uintptr_t *pcs, unsigned n)
 	}
 	if (i < n)
 		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
-	uint64_t h = a ^ (b >> 7) ^ (b << 41);
-	if (memo) {
-		stack_memo.n = n;
-		stack_memo.hash = h;
-		memcpy(stack_memo.pcs, pcs, n * sizeof(uintptr_t));
-	}
-	return h;
-}
-
-/* A 64-bit hash of a record key, and a 32-bit check made of the size and
- * frame 0 themselves: two keys are merged only if they agree on both. */
-static void key_hash(uintptr_t size, const uintptr_t *pcs, unsigned n, uint64_t *h1,
-		     uint32_t *h2)
-{
-	*h1 = mix64(stack_hash(pcs, n) ^ (uint64_t)size * 0xc2b2ae3d27d4eb4fULL);
-	uint64_t f = (uint64_t)size * 0x9e3779b97f4a7c15ULL ^ (n ? (uint64_t)pcs[0] : 0);
+	*h1 = mix64(a ^ (b >> 7) ^ (b << 41));
+	uint64_t f = (uint64_t)n * 0x9e3779b97f4a7c15ULL ^ (n ? (uint64_t)pcs[0] : 0);
 	*h2 = (uint32_t)(f ^ (f >> 32));
 }
 
-static inline struct rec *rec_at(uint32_t idx)
+/* Programs allocate from the same stacks again and again, so each thread
+ * remembers the last stack it looked up and its number: a memcmp is much
+ * cheaper than hashing and probing the index.  Numbers change only when
+ * the store is rebuilt (stk_gen counts rebuilds). */
+#define STACK_MEMO_FRAMES 32
+static HOOK_TLS struct {
+	unsigned n;
+	uint32_t id;  /* 0: nothing remembered */
+	uint32_t gen;
+	uintptr_t pcs[STACK_MEMO_FRAMES];
+} stack_memo;
+static uint32_t stk_gen; /* changed with every lock held */
+
+static inline struct stk *stk_at(uint32_t idx)
 {
-	uint8_t *chunk = atomic_load_explicit(&rec_chunks[idx >> REC_CHUNK_SHIFT],
+	uint8_t *chunk = atomic_load_explicit(&stk_chunks[idx >> STK_CHUNK_SHIFT],
 					      memory_order_acquire);
-	return (struct rec *)(chunk + (size_t)(idx & (REC_CHUNK - 1)) * rec_stride);
+	return (struct stk *)(chunk + (size_t)(idx & (STK_CHUNK - 1)) * stk_stride);
 }
 
 /* Small tables -------------------------------------------------------------
@@ -385,7 +376,7 @@ static void table_mem_free(void *p, size_t bytes)
 int table_init(unsigned frames)
 {
 	rec_frames = frames;
-	rec_stride = sizeof(struct rec) + (size_t)frames * sizeof(uintptr_t);
+	stk_stride = sizeof(struct stk) + (size_t)frames * sizeof(uintptr_t);
 	for (unsigned i = 0; i < NSHARDS; i++) {
 		shards[i].slots = table_mem_alloc(SHARD_MIN_CAP * sizeof(struct ptr_slot));
 		if (!shards[i].slots)
@@ -395,78 +386,101 @@ int table_init(unsigned frames)
 		if (!shards[i].freed)
 			return -1;
 	}
-	struct index_entry *idx = hook_map(REC_INDEX_MIN_CAP * sizeof(struct index_entry));
+	struct index_entry *idx = hook_map(STK_INDEX_MIN_CAP * sizeof(struct index_entry));
 	if (!idx)
 		return -1;
-	rec_index_mask = REC_INDEX_MIN_CAP - 1;
-	atomic_store(&rec_index, idx);
+	stk_index_mask = STK_INDEX_MIN_CAP - 1;
+	atomic_store(&stk_index, idx);
 	bias_register();
 	return 0;
 }
 
 /* Records ------------------------------------------------------------------ */
 
-/* A fresh record slot, or 0 when the store is full or out of memory. */
-static uint32_t rec_alloc(void)
+/* A fresh stack slot, or 0 when the store is full or out of memory. */
+static uint32_t stk_alloc(void)
 {
-	/* Check before taking a number, so that rec_next cannot wrap however
+	/* Check before taking a number, so that stk_next cannot wrap however
 	 * many allocations fail once the store is full. */
-	if (atomic_load_explicit(&rec_next, memory_order_relaxed) >= REC_MAX_CHUNKS * REC_CHUNK) {
-		hook_report(&report_full, "record table full: further stacks are not recorded");
+	if (atomic_load_explicit(&stk_next, memory_order_relaxed) >= STK_MAX_CHUNKS * STK_CHUNK) {
+		hook_report(&report_full, "stack table full: further stacks are not recorded");
 		return 0;
 	}
-	uint32_t idx = atomic_fetch_add_explicit(&rec_next, 1, memory_order_relaxed);
-	uint32_t c = idx >> REC_CHUNK_SHIFT;
-	if (c >= REC_MAX_CHUNKS) {
-		hook_report(&report_full, "record table full: further stacks are not recorded");
+	uint32_t idx = atomic_fetch_add_explicit(&stk_next, 1, memory_order_relaxed);
+	uint32_t c = idx >> STK_CHUNK_SHIFT;
+	if (c >= STK_MAX_CHUNKS) {
+		hook_report(&report_full, "stack table full: further stacks are not recorded");
 		return 0;
 	}
-	if (!atomic_load_explicit(&rec_chunks[c], memory_order_acquire)) {
-		uint8_t *mem = hook_map(REC_CHUNK * rec_stride);
+	if (!atomic_load_explicit(&stk_chunks[c], memory_order_acquire)) {
+		uint8_t *mem = hook_map(STK_CHUNK * stk_stride);
 		if (!mem) {
 			hook_report(&report_nomem, "out of memory for the allocation tables");
 			return 0;
 		}
 		uint8_t *expected = NULL;
-		if (!atomic_compare_exchange_strong(&rec_chunks[c], &expected, mem))
-			hook_unmap(mem, REC_CHUNK * rec_stride);
+		if (!atomic_compare_exchange_strong(&stk_chunks[c], &expected, mem))
+			hook_unmap(mem, STK_CHUNK * stk_stride);
 	}
 	return idx;
 }
 
-/* The record for the key, added if new.  0 = no record (table full or
+/* The number of the stack, added if new.  0 = not stored (store full or
  * out of memory), UINT32_MAX = the index must grow first.  Called with a
  * shard lock held (so never during a rebuild). */
-static uint32_t rec_find_or_add(uintptr_t size, const uintptr_t *pcs, unsigned n)
+static uint32_t stk_index_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t h1,
+				      uint32_t h2);
+
+static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n)
 {
+	bool memo = n <= STACK_MEMO_FRAMES;
+	if (memo && stack_memo.n == n && stack_memo.id && stack_memo.gen == stk_gen) {
+		/* inline, no early exit: a call to memcmp costs more here */
+		uintptr_t diff = 0;
+		for (unsigned i = 0; i < n; i++)
+			diff |= stack_memo.pcs[i] ^ pcs[i];
+		if (!diff)
+			return stack_memo.id;
+	}
 	uint64_t h1;
 	uint32_t h2;
-	key_hash(size, pcs, n, &h1, &h2);
-	struct index_entry *index = atomic_load_explicit(&rec_index, memory_order_relaxed);
-	uint32_t mask = rec_index_mask;
+	stack_hash(pcs, n, &h1, &h2);
+	uint32_t id = stk_index_find_or_add(pcs, n, h1, h2);
+	if (memo && id && id != UINT32_MAX) {
+		stack_memo.n = n;
+		stack_memo.id = id;
+		stack_memo.gen = stk_gen;
+		memcpy(stack_memo.pcs, pcs, n * sizeof(uintptr_t));
+	}
+	return id;
+}
+
+static uint32_t stk_index_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t h1, uint32_t h2)
+{
+	struct index_entry *index = atomic_load_explicit(&stk_index, memory_order_relaxed);
+	uint32_t mask = stk_index_mask;
 	for (uint32_t i = (uint32_t)h1 & mask;; i = (i + 1) & mask) {
 		struct index_entry *e = &index[i];
 		uint32_t idx = atomic_load_explicit(&e->idx, memory_order_acquire);
 		if (idx == 0) {
-			if (atomic_load_explicit(&rec_indexed, memory_order_relaxed) >= mask / 2)
+			if (atomic_load_explicit(&stk_indexed, memory_order_relaxed) >= mask / 2)
 				return UINT32_MAX;
 			if (!atomic_compare_exchange_strong_explicit(&e->idx, &idx, IDX_CLAIMED,
 								    memory_order_acquire,
 								    memory_order_acquire))
 				goto taken; /* another thread claimed it first */
-			uint32_t fresh = rec_alloc();
+			uint32_t fresh = stk_alloc();
 			if (!fresh) {
 				atomic_store_explicit(&e->idx, 0, memory_order_release);
 				return 0;
 			}
-			struct rec *r = rec_at(fresh);
-			r->size = size;
+			struct stk *r = stk_at(fresh);
 			r->n = n;
 			memcpy(r->pcs, pcs, n * sizeof(uintptr_t));
 			atomic_store_explicit(&e->h1, h1, memory_order_relaxed);
 			e->h2 = h2;
 			atomic_store_explicit(&e->idx, fresh, memory_order_release);
-			atomic_fetch_add_explicit(&rec_indexed, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&stk_indexed, 1, memory_order_relaxed);
 			return fresh;
 		}
 taken:
@@ -527,7 +541,7 @@ static int shard_resize(struct shard *s)
 	return 0;
 }
 
-static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uint32_t rec)
+static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uintptr_t size, uint32_t stack)
 {
 	if (HOOK_UNLIKELY((s->live + 1) * 4 > (s->mask + 1) * 3)) {
 		/* A resize failed before (out of memory): leave this block out
@@ -543,7 +557,8 @@ static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uint32_t rec)
 	if (!e->key)
 		s->live++;
 	e->key = key;
-	e->rec = rec;
+	e->size = size;
+	e->stack = stack;
 	e->home = (uint32_t)(h >> 32);
 	/* (The freed-address set may still hold @key: harmless, it is only
 	 * consulted for pointers that are not live.) */
@@ -573,14 +588,14 @@ static void shard_delete(struct shard *s, struct ptr_slot *e)
 		shard_resize(s); /* shrink; failure only leaves it larger */
 }
 
-/* Rebuild the record store and index (every lock held): drop records no
+/* Rebuild the stack store and index (every lock held): drop stacks no
  * live pointer uses, compact the rest, size the index for them.  Memory is
  * mapped before anything changes; if it cannot be, nothing changes and
  * the index is frozen (new stacks go unrecorded, with one report). */
-static void rec_rebuild(void)
+static void stk_rebuild(void)
 {
-	uint32_t n = atomic_load(&rec_next);
-	uint32_t limit = n < REC_MAX_CHUNKS * REC_CHUNK ? n : REC_MAX_CHUNKS * REC_CHUNK;
+	uint32_t n = atomic_load(&stk_next);
+	uint32_t limit = n < STK_MAX_CHUNKS * STK_CHUNK ? n : STK_MAX_CHUNKS * STK_CHUNK;
 	size_t map_size = (size_t)limit * sizeof(uint32_t), live = 0;
 	uint32_t *remap = hook_map(map_size);
 	if (!remap)
@@ -589,19 +604,19 @@ static void rec_rebuild(void)
 		live += shards[i].live;
 		for (size_t j = 0; j <= shards[i].mask; j++)
 			if (shards[i].slots[j].key)
-				remap[shards[i].slots[j].rec] = 1;
+				remap[shards[i].slots[j].stack] = 1;
 	}
 	uint32_t survivors = 0;
 	for (uint32_t i = 1; i < limit; i++)
-		survivors += remap[i] && atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]);
+		survivors += remap[i] && atomic_load(&stk_chunks[i >> STK_CHUNK_SHIFT]);
 	/* Room for 4x the survivors and for 2x the live pointers: the next
-	 * rebuild comes after as many new records as this one cost to make,
+	 * rebuild comes after as many new stacks as this one cost to make,
 	 * so a program that keeps creating and dropping stacks pays O(1) per
-	 * record, not a rebuild every few thousand allocations. */
+	 * stack, not a rebuild every few thousand allocations. */
 	uint64_t want = ((uint64_t)survivors + 1) * 4;
 	if (want < (uint64_t)live * 2)
 		want = (uint64_t)live * 2;
-	uint32_t cap = REC_INDEX_MIN_CAP;
+	uint32_t cap = STK_INDEX_MIN_CAP;
 	while (cap < want && cap < (1u << 30))
 		cap *= 2;
 	struct index_entry *index = hook_map((size_t)cap * sizeof(struct index_entry));
@@ -611,38 +626,39 @@ static void rec_rebuild(void)
 	}
 	uint32_t next = 1;
 	for (uint32_t i = 1; i < limit; i++) {
-		if (!remap[i] || !atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]))
+		if (!remap[i] || !atomic_load(&stk_chunks[i >> STK_CHUNK_SHIFT]))
 			continue;
 		/* skip chunks whose mapping failed (never below i's own) */
-		while (!atomic_load(&rec_chunks[next >> REC_CHUNK_SHIFT]))
-			next = ((next >> REC_CHUNK_SHIFT) + 1) << REC_CHUNK_SHIFT;
+		while (!atomic_load(&stk_chunks[next >> STK_CHUNK_SHIFT]))
+			next = ((next >> STK_CHUNK_SHIFT) + 1) << STK_CHUNK_SHIFT;
 		if (next != i)
-			memcpy(rec_at(next), rec_at(i), rec_stride);
+			memcpy(stk_at(next), stk_at(i), stk_stride);
 		remap[i] = next++;
 	}
 	for (unsigned i = 0; i < NSHARDS; i++)
 		for (size_t j = 0; j <= shards[i].mask; j++) {
 			struct ptr_slot *e = &shards[i].slots[j];
 			if (e->key)
-				e->rec = remap[e->rec];
+				e->stack = remap[e->stack];
 		}
 	hook_unmap(remap, map_size);
 	/* Give back the chunks above the survivors. */
-	for (uint32_t c = (next + REC_CHUNK - 1) >> REC_CHUNK_SHIFT;
-	     c <= (limit - 1) >> REC_CHUNK_SHIFT; c++) {
-		uint8_t *mem = atomic_exchange(&rec_chunks[c], NULL);
+	for (uint32_t c = (next + STK_CHUNK - 1) >> STK_CHUNK_SHIFT;
+	     c <= (limit - 1) >> STK_CHUNK_SHIFT; c++) {
+		uint8_t *mem = atomic_exchange(&stk_chunks[c], NULL);
 		if (mem)
-			hook_unmap(mem, REC_CHUNK * rec_stride);
+			hook_unmap(mem, STK_CHUNK * stk_stride);
 	}
-	atomic_store(&rec_next, next);
+	atomic_store(&stk_next, next);
+	stk_gen++; /* numbers changed: forget every thread's memo */
 	uint32_t indexed = 0;
 	for (uint32_t i = 1; i < next; i++) {
-		if (!atomic_load(&rec_chunks[i >> REC_CHUNK_SHIFT]))
+		if (!atomic_load(&stk_chunks[i >> STK_CHUNK_SHIFT]))
 			continue;
-		const struct rec *r = rec_at(i);
+		const struct stk *r = stk_at(i);
 		uint64_t h1;
 		uint32_t h2;
-		key_hash(r->size, r->pcs, r->n, &h1, &h2);
+		stack_hash(r->pcs, (unsigned)r->n, &h1, &h2);
 		uint32_t k = (uint32_t)h1 & (cap - 1);
 		while (atomic_load_explicit(&index[k].idx, memory_order_relaxed))
 			k = (k + 1) & (cap - 1);
@@ -651,19 +667,19 @@ static void rec_rebuild(void)
 		atomic_store_explicit(&index[k].idx, i, memory_order_relaxed);
 		indexed++;
 	}
-	struct index_entry *old = atomic_load(&rec_index);
-	hook_unmap(old, ((size_t)rec_index_mask + 1) * sizeof(struct index_entry));
-	rec_index_mask = cap - 1;
-	atomic_store(&rec_index, index);
-	atomic_store(&rec_indexed, indexed);
+	struct index_entry *old = atomic_load(&stk_index);
+	hook_unmap(old, ((size_t)stk_index_mask + 1) * sizeof(struct index_entry));
+	stk_index_mask = cap - 1;
+	atomic_store(&stk_index, index);
+	atomic_store(&stk_indexed, indexed);
 	return;
 frozen:
-	atomic_store(&rec_frozen, true);
+	atomic_store(&stk_frozen, true);
 	hook_report(&report_nomem, "out of memory for the allocation tables; "
 		    "new stacks are no longer recorded");
 }
 
-static void rec_grow(void)
+static void stk_grow(void)
 {
 	/* The thread holding every lock (a fork handler allocating, say)
 	 * rebuilds in place: locking again would be a no-op, unlocking would
@@ -671,8 +687,8 @@ static void rec_grow(void)
 	bool nested = holds_all;
 	if (!nested)
 		table_lock_all();
-	if (atomic_load(&rec_indexed) >= rec_index_mask / 2 && !atomic_load(&rec_frozen))
-		rec_rebuild();
+	if (atomic_load(&stk_indexed) >= stk_index_mask / 2 && !atomic_load(&stk_frozen))
+		stk_rebuild();
 	if (!nested)
 		table_unlock_all();
 }
@@ -691,12 +707,12 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 	}
 	for (;;) {
 		bool biased = shard_lock(s);
-		uint32_t rec = rec_find_or_add(rsize, pcs, n);
-		if (rec == UINT32_MAX && atomic_load_explicit(&rec_frozen, memory_order_relaxed))
-			rec = 0;
-		if (rec != UINT32_MAX) {
-			if (rec) {
-				shard_put(s, key, h, rec);
+		uint32_t stack = stk_find_or_add(pcs, n);
+		if (stack == UINT32_MAX && atomic_load_explicit(&stk_frozen, memory_order_relaxed))
+			stack = 0;
+		if (stack != UINT32_MAX) {
+			if (stack) {
+				shard_put(s, key, h, rsize, stack);
 			} else {
 				/* not recorded: the address is no longer a freed one */
 				atomic_uintptr_t *f = freed_slot(s, h);
@@ -707,7 +723,7 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 			return;
 		}
 		shard_unlock(s, biased);
-		rec_grow();
+		stk_grow();
 	}
 }
 
@@ -725,9 +741,9 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	atomic_uintptr_t *f = freed_slot(s, h);
 	if (e->key) {
 		if (key) {
-			const struct rec *r = rec_at(e->rec);
-			key->size = r->size;
-			key->n = r->n;
+			const struct stk *r = stk_at(e->stack);
+			key->size = e->size;
+			key->n = (unsigned)r->n;
 			memcpy(key->pcs, r->pcs, r->n * sizeof(uintptr_t));
 		}
 		shard_delete(s, e);
@@ -852,6 +868,40 @@ static void sort_records(uint8_t *base, size_t n, size_t size)
 }
 #undef REC
 
+/* Heapsort of @n words, ascending, in place. */
+static void sort_words(uintptr_t *a, size_t n)
+{
+	/* first sift down from n/2 to 0 to build the heap, then pop */
+	size_t start = n / 2, end = n;
+	for (;;) {
+		size_t root;
+		if (start > 0) {
+			root = --start;
+		} else {
+			if (end <= 1)
+				return;
+			end--;
+			uintptr_t t = a[0];
+			a[0] = a[end];
+			a[end] = t;
+			root = 0;
+		}
+		for (;;) {
+			size_t child = 2 * root + 1;
+			if (child >= end)
+				break;
+			if (child + 1 < end && a[child] < a[child + 1])
+				child++;
+			if (a[root] >= a[child])
+				break;
+			uintptr_t t = a[root];
+			a[root] = a[child];
+			a[child] = t;
+			root = child;
+		}
+	}
+}
+
 int table_snapshot(struct table_snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
@@ -863,55 +913,85 @@ int table_snapshot(struct table_snapshot *snap)
 	}
 	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
 	table_lock_all();
-	uint32_t n = atomic_load(&rec_next);
-	if (n > REC_MAX_CHUNKS * REC_CHUNK)
-		n = REC_MAX_CHUNKS * REC_CHUNK;
-	size_t counts_size = (size_t)n * sizeof(uint64_t);
-	uint64_t *counts = hook_map(counts_size);
-	if (!counts) {
-		table_unlock_all();
-		return -1;
-	}
+	uint32_t nst = atomic_load(&stk_next);
+	if (nst > STK_MAX_CHUNKS * STK_CHUNK)
+		nst = STK_MAX_CHUNKS * STK_CHUNK;
+	size_t live = 0;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		live += shards[i].live;
+	/* The live sizes grouped by stack (a counting sort on the stack
+	 * number), then sorted within each stack: runs of one size are the
+	 * records, their lengths the counts. */
+	size_t end_size = ((size_t)nst + 1) * sizeof(size_t);
+	size_t sizes_size = (live ? live : 1) * sizeof(uintptr_t);
+	size_t *end = hook_map(end_size);
+	uintptr_t *sizes = hook_map(sizes_size);
+	if (!end || !sizes)
+		goto nomem;
 	for (unsigned i = 0; i < NSHARDS; i++)
 		for (size_t j = 0; j <= shards[i].mask; j++)
 			if (shards[i].slots[j].key)
-				counts[shards[i].slots[j].rec]++;
+				end[shards[i].slots[j].stack + 1]++;
+	for (uint32_t i = 0; i < nst; i++)
+		end[i + 1] += end[i];
+	/* now end[i] is where stack i's sizes start; filling moves it to
+	 * where they end */
+	for (unsigned i = 0; i < NSHARDS; i++)
+		for (size_t j = 0; j <= shards[i].mask; j++) {
+			const struct ptr_slot *e = &shards[i].slots[j];
+			if (e->key)
+				sizes[end[e->stack]++] = e->size;
+		}
 	size_t used = 0;
-	for (uint32_t i = 1; i < n; i++)
-		used += counts[i] != 0;
+	for (uint32_t i = 1; i < nst; i++) {
+		size_t from = end[i - 1], to = end[i];
+		sort_words(sizes + from, to - from);
+		for (size_t k = from; k < to; k++)
+			used += k == from || sizes[k] != sizes[k - 1];
+	}
 	snap->map_size = used ? used * snap->info_size : 1;
 	snap->records = hook_map(snap->map_size);
-	if (!snap->records) {
-		table_unlock_all();
-		hook_unmap(counts, counts_size);
-		return -1;
-	}
+	if (!snap->records)
+		goto nomem;
 	uintptr_t *out = (uintptr_t *)snap->records;
-	for (uint32_t i = 1; i < n; i++) {
-		if (!counts[i])
-			continue;
-		const struct rec *r = rec_at(i);
-		/* The format's size field keeps bit 31 for the zygote flag,
-		 * also on 64-bit: a size that needs bit 31 is clamped below it
-		 * (and counted in the metadata) rather than read as a flag. */
-		uintptr_t size = r->size & ~HOOK_ZYGOTE_FLAG;
-		if (size >= HOOK_ZYGOTE_BIT) {
-			size = HOOK_ZYGOTE_BIT - 1;
-			snap->clamped++;
+	for (uint32_t i = 1; i < nst; i++) {
+		const struct stk *r = stk_at(i);
+		for (size_t k = end[i - 1], to = end[i]; k < to;) {
+			size_t run = 1;
+			while (k + run < to && sizes[k + run] == sizes[k])
+				run++;
+			/* The format's size field keeps bit 31 for the zygote
+			 * flag, also on 64-bit: a size that needs bit 31 is
+			 * clamped below it (and counted in the metadata) rather
+			 * than read as a flag. */
+			uintptr_t size = sizes[k] & ~HOOK_ZYGOTE_FLAG;
+			if (size >= HOOK_ZYGOTE_BIT) {
+				size = HOOK_ZYGOTE_BIT - 1;
+				snap->clamped++;
+			}
+			out[0] = size | (sizes[k] & HOOK_ZYGOTE_FLAG ? HOOK_ZYGOTE_BIT : 0);
+			out[1] = (uintptr_t)run;
+			memcpy(out + 2, r->pcs, r->n * sizeof(uintptr_t));
+			/* the rest of the slot is already zero (fresh mapping) */
+			snap->total_memory += (uint64_t)size * run;
+			out += 2 + rec_frames;
+			k += run;
 		}
-		out[0] = size | (r->size & HOOK_ZYGOTE_FLAG ? HOOK_ZYGOTE_BIT : 0);
-		out[1] = (uintptr_t)counts[i];
-		memcpy(out + 2, r->pcs, r->n * sizeof(uintptr_t));
-		/* the rest of the slot is already zero (fresh mapping) */
-		snap->total_memory += (uint64_t)size * counts[i];
-		out += 2 + rec_frames;
 	}
 	table_unlock_all();
-	hook_unmap(counts, counts_size);
+	hook_unmap(end, end_size);
+	hook_unmap(sizes, sizes_size);
 	snap->record_count = used;
 	snap->records_size = used * snap->info_size;
 	sort_records(snap->records, used, snap->info_size);
 	return 0;
+nomem:
+	table_unlock_all();
+	if (end)
+		hook_unmap(end, end_size);
+	if (sizes)
+		hook_unmap(sizes, sizes_size);
+	return -1;
 }
 
 void table_snapshot_free(struct table_snapshot *snap)

@@ -43,17 +43,18 @@ ls "$w" | grep -q '\.tmp' && fail "temporary files left behind"
 
 # Blocks freed by other threads than their own, threads coming and going,
 # interval dumps meanwhile: the exit dump holds exactly the blocks the
-# program kept, counted and sized as it counts them.
+# program kept, counted and sized as it counts them, one record per size.
 for mode in fp auto; do
 	LD_PRELOAD=$HOOK LEAKSNAP_UNWIND=$mode LEAKSNAP_INTERVAL=0.05 LEAKSNAP_OUT="$w/ho$mode" \
 		"$T/handoff" 25 4 20000 >"$w/ho$mode.out" 2>&1
 	[ $? = 0 ] || { fail "handoff ($mode): exit status"; cat "$w/ho$mode.out"; }
-	grep -q -x 'handoff: kept 2007 blocks, 565783 bytes, ok' "$w/ho$mode.out" ||
+	grep -q -x 'handoff: kept 2007 blocks of 500 sizes, 565783 bytes, ok' "$w/ho$mode.out" ||
 		{ fail "handoff ($mode): output"; cat "$w/ho$mode.out"; }
 	d=$(ls "$w"/ho$mode.*.exit.dump)
 	"$SC" "$d" >"$d.txt"
-	got=$(awk '/ handoff_alloc( |$)/ { c += $2; b += $1 * $2 } END { print c + 0, b + 0 }' "$d.txt")
-	[ "$got" = "2007 565783" ] || fail "handoff ($mode): exit dump holds $got (count bytes), expected 2007 565783"
+	got=$(awk '/ handoff_alloc( |$)/ { c += $2; b += $1 * $2; r++ } END { print c + 0, b + 0, r + 0 }' "$d.txt")
+	[ "$got" = "2007 565783 500" ] ||
+		fail "handoff ($mode): exit dump holds $got (count bytes records), expected 2007 565783 500"
 done
 
 # dlopen / dlclose loop: unwind rules of unloaded code are dropped.

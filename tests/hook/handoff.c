@@ -113,9 +113,14 @@ int main(int argc, char **argv)
 			free(b);
 		}
 	}
-	size_t bytes = 0;
-	for (size_t i = 0; i < kept_n; i++)
+	size_t bytes = 0, sizes = 0;
+	static unsigned char seen[sizeof(struct block) + 16 + 500];
+	for (size_t i = 0; i < kept_n; i++) {
 		bytes += kept[i]->size;
-	printf("handoff: kept %zu blocks, %zu bytes, %s\n", kept_n, bytes, bad ? "BAD" : "ok");
+		sizes += !seen[kept[i]->size];
+		seen[kept[i]->size] = 1;
+	}
+	printf("handoff: kept %zu blocks of %zu sizes, %zu bytes, %s\n", kept_n, sizes, bytes,
+	       bad ? "BAD" : "ok");
 	return bad;
 }
