@@ -50,12 +50,15 @@
 
 #define FREED_SET 512 /* recently freed addresses remembered per shard */
 
+/* 16 bytes (12 on 32-bit): four to a cache line.  A size that does not
+ * fit 32 bits is kept as UINT32_MAX, which is just as good: dumps clamp
+ * every size from 2 GiB up anyway (see table_snapshot). */
 struct ptr_slot {
 	uintptr_t key;    /* 0 = empty */
-	uintptr_t size;   /* with HOOK_ZYGOTE_FLAG */
-	uint32_t stack;   /* its stack in the stack store */
-	uint32_t home;    /* ptr_hash(key) >> 32: its home slot under any mask */
+	uint32_t size;    /* saturated at UINT32_MAX */
+	uint32_t stack;   /* its stack in the stack store | SLOT_ZYGOTE */
 };
+#define SLOT_ZYGOTE 0x80000000u /* stack numbers stay below 2^27 */
 
 struct shard {
 	atomic_int lock;  /* 0 free, 1 held: the shared way in */
@@ -500,6 +503,13 @@ static inline size_t slot_of(uint32_t home, size_t mask)
 	return (size_t)home & mask;
 }
 
+/* Where @key's chain starts under any mask (recomputed rather than
+ * stored: one multiply is cheaper than a bigger slot). */
+static inline uint32_t home_of(uintptr_t key)
+{
+	return (uint32_t)(ptr_hash(key) >> 32);
+}
+
 /* The slot holding @key, or the empty slot that ends its chain. */
 static struct ptr_slot *shard_find(struct ptr_slot *slots, size_t mask, uintptr_t key,
 				    uint32_t home)
@@ -533,7 +543,7 @@ static int shard_resize(struct shard *s)
 	size_t old_cap = s->mask + 1;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].key)
-			*shard_find(slots, cap - 1, old[i].key, old[i].home) = old[i];
+			*shard_find(slots, cap - 1, old[i].key, home_of(old[i].key)) = old[i];
 	s->slots = slots;
 	s->mask = cap - 1;
 	table_mem_free(old, old_cap * sizeof(struct ptr_slot));
@@ -541,7 +551,8 @@ static int shard_resize(struct shard *s)
 	return 0;
 }
 
-static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uintptr_t size, uint32_t stack)
+static void shard_put(struct shard *s, uintptr_t key, uint64_t h, size_t size, bool zygote,
+		      uint32_t stack)
 {
 	if (HOOK_UNLIKELY((s->live + 1) * 4 > (s->mask + 1) * 3)) {
 		/* A resize failed before (out of memory): leave this block out
@@ -557,9 +568,8 @@ static void shard_put(struct shard *s, uintptr_t key, uint64_t h, uintptr_t size
 	if (!e->key)
 		s->live++;
 	e->key = key;
-	e->size = size;
-	e->stack = stack;
-	e->home = (uint32_t)(h >> 32);
+	e->size = size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
+	e->stack = stack | (zygote ? SLOT_ZYGOTE : 0);
 	/* (The freed-address set may still hold @key: harmless, it is only
 	 * consulted for pointers that are not live.) */
 	if (s->live * 2 > s->mask + 1 && shard_resize(s) != 0)
@@ -575,7 +585,7 @@ static void shard_delete(struct shard *s, struct ptr_slot *e)
 		struct ptr_slot *n = &s->slots[j];
 		if (!n->key)
 			break;
-		size_t home = slot_of(n->home, mask);
+		size_t home = slot_of(home_of(n->key), mask);
 		/* n may move to i if its home is not in the cyclic range (i, j] */
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			s->slots[i] = *n;
@@ -604,7 +614,7 @@ static void stk_rebuild(void)
 		live += shards[i].live;
 		for (size_t j = 0; j <= shards[i].mask; j++)
 			if (shards[i].slots[j].key)
-				remap[shards[i].slots[j].stack] = 1;
+				remap[shards[i].slots[j].stack & ~SLOT_ZYGOTE] = 1;
 	}
 	uint32_t survivors = 0;
 	for (uint32_t i = 1; i < limit; i++)
@@ -639,7 +649,7 @@ static void stk_rebuild(void)
 		for (size_t j = 0; j <= shards[i].mask; j++) {
 			struct ptr_slot *e = &shards[i].slots[j];
 			if (e->key)
-				e->stack = remap[e->stack];
+				e->stack = remap[e->stack & ~SLOT_ZYGOTE] | (e->stack & SLOT_ZYGOTE);
 		}
 	hook_unmap(remap, map_size);
 	/* Give back the chunks above the survivors. */
@@ -698,7 +708,6 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 	uintptr_t key = (uintptr_t)p;
 	uint64_t h = ptr_hash(key);
 	struct shard *s = shard_of(key);
-	uintptr_t rsize = (uintptr_t)size | (zygote ? HOOK_ZYGOTE_FLAG : 0);
 	if (HOOK_UNLIKELY(in_shard) && !holds_all) {
 		/* a signal handler allocating while this thread is inside the
 		 * tables: they cannot be touched, so the block goes unrecorded */
@@ -712,7 +721,7 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 			stack = 0;
 		if (stack != UINT32_MAX) {
 			if (stack) {
-				shard_put(s, key, h, rsize, stack);
+				shard_put(s, key, h, size, zygote, stack);
 			} else {
 				/* not recorded: the address is no longer a freed one */
 				atomic_uintptr_t *f = freed_slot(s, h);
@@ -741,8 +750,8 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	atomic_uintptr_t *f = freed_slot(s, h);
 	if (e->key) {
 		if (key) {
-			const struct stk *r = stk_at(e->stack);
-			key->size = e->size;
+			const struct stk *r = stk_at(e->stack & ~SLOT_ZYGOTE);
+			key->size = e->size | (e->stack & SLOT_ZYGOTE ? HOOK_ZYGOTE_FLAG : 0);
 			key->n = (unsigned)r->n;
 			memcpy(key->pcs, r->pcs, r->n * sizeof(uintptr_t));
 		}
@@ -868,8 +877,10 @@ static void sort_records(uint8_t *base, size_t n, size_t size)
 }
 #undef REC
 
+#define SNAP_ZYGOTE ((uint64_t)1 << 32) /* above any slot size */
+
 /* Heapsort of @n words, ascending, in place. */
-static void sort_words(uintptr_t *a, size_t n)
+static void sort_words(uint64_t *a, size_t n)
 {
 	/* first sift down from n/2 to 0 to build the heap, then pop */
 	size_t start = n / 2, end = n;
@@ -881,7 +892,7 @@ static void sort_words(uintptr_t *a, size_t n)
 			if (end <= 1)
 				return;
 			end--;
-			uintptr_t t = a[0];
+			uint64_t t = a[0];
 			a[0] = a[end];
 			a[end] = t;
 			root = 0;
@@ -894,7 +905,7 @@ static void sort_words(uintptr_t *a, size_t n)
 				child++;
 			if (a[root] >= a[child])
 				break;
-			uintptr_t t = a[root];
+			uint64_t t = a[root];
 			a[root] = a[child];
 			a[child] = t;
 			root = child;
@@ -923,15 +934,15 @@ int table_snapshot(struct table_snapshot *snap)
 	 * number), then sorted within each stack: runs of one size are the
 	 * records, their lengths the counts. */
 	size_t end_size = ((size_t)nst + 1) * sizeof(size_t);
-	size_t sizes_size = (live ? live : 1) * sizeof(uintptr_t);
+	size_t sizes_size = (live ? live : 1) * sizeof(uint64_t);
 	size_t *end = hook_map(end_size);
-	uintptr_t *sizes = hook_map(sizes_size);
+	uint64_t *sizes = hook_map(sizes_size);
 	if (!end || !sizes)
 		goto nomem;
 	for (unsigned i = 0; i < NSHARDS; i++)
 		for (size_t j = 0; j <= shards[i].mask; j++)
 			if (shards[i].slots[j].key)
-				end[shards[i].slots[j].stack + 1]++;
+				end[(shards[i].slots[j].stack & ~SLOT_ZYGOTE) + 1]++;
 	for (uint32_t i = 0; i < nst; i++)
 		end[i + 1] += end[i];
 	/* now end[i] is where stack i's sizes start; filling moves it to
@@ -940,7 +951,8 @@ int table_snapshot(struct table_snapshot *snap)
 		for (size_t j = 0; j <= shards[i].mask; j++) {
 			const struct ptr_slot *e = &shards[i].slots[j];
 			if (e->key)
-				sizes[end[e->stack]++] = e->size;
+				sizes[end[e->stack & ~SLOT_ZYGOTE]++] =
+					e->size | (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
 		}
 	size_t used = 0;
 	for (uint32_t i = 1; i < nst; i++) {
@@ -964,12 +976,12 @@ int table_snapshot(struct table_snapshot *snap)
 			 * flag, also on 64-bit: a size that needs bit 31 is
 			 * clamped below it (and counted in the metadata) rather
 			 * than read as a flag. */
-			uintptr_t size = sizes[k] & ~HOOK_ZYGOTE_FLAG;
+			uint64_t size = sizes[k] & ~SNAP_ZYGOTE;
 			if (size >= HOOK_ZYGOTE_BIT) {
 				size = HOOK_ZYGOTE_BIT - 1;
 				snap->clamped++;
 			}
-			out[0] = size | (sizes[k] & HOOK_ZYGOTE_FLAG ? HOOK_ZYGOTE_BIT : 0);
+			out[0] = (uintptr_t)size | (sizes[k] & SNAP_ZYGOTE ? HOOK_ZYGOTE_BIT : 0);
 			out[1] = (uintptr_t)run;
 			memcpy(out + 2, r->pcs, r->n * sizeof(uintptr_t));
 			/* the rest of the slot is already zero (fresh mapping) */
