@@ -38,13 +38,13 @@ OPT ?= -O2 -g
 CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ilibsnapshot $(CPPFLAGS)
 CFLAGS_ALL := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
-LIBS := -ljansson -ldw -lelf -lzip -lz
+LIBS := -ljansson -ldw -lelf -lzip -lz -liberty
 
 DEPS_STAMP := $(B)/.deps-ok
 
 # Library sources: one folder per pipeline stage, one public header each.
-LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h
-LIB_SRCS := $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c)
+LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h
+LIB_SRCS := $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
@@ -76,6 +76,8 @@ $(B)/include/leaksnap/%.h: libsnapshot/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 $(B)/include/leaksnap/%.h: mapsparse/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
+$(B)/include/leaksnap/%.h: symbolizer/%.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D) && cp $< $@
 
 $(B)/obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
 	$(call say,CC,$<)
@@ -90,7 +92,7 @@ $(B)/lib/libleaksnap.a: $(LIB_OBJS)
 $(B)/lib/libleaksnap.so: $(LIB_OBJS)
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,-soname,libleaksnap.so.$(SOMAJOR) \
-		-Wl,--no-undefined $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(B)/lib/pkgconfig/leaksnap.pc: leaksnap.pc.in Makefile
 	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@

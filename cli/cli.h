@@ -28,6 +28,7 @@ int cmd_maps(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_addr2line(int argc, char **argv);
 
 /* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */
 int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

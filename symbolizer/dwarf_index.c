@@ -1,0 +1,381 @@
+/* leaksnap symbolizer: the DWARF index.
+ *
+ * libdw caches line tables and abbreviations but not the tree of functions
+ * and inlined calls, and walking a unit's DIEs for every address is what
+ * makes eu-addr2line slow.  So each unit is walked once, on the first
+ * address that falls in it: every subprogram and inlined subroutine with
+ * code becomes a node, and its address ranges go into its parent's group
+ * of ranges, sorted.  An address then descends the groups by binary search
+ * to the deepest node that covers it.  The unit table itself is built from
+ * each unit's own DW_AT_low_pc/high_pc/ranges (clang writes no
+ * .debug_aranges).
+ */
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym_internal.h"
+
+/* Growable arrays ----------------------------------------------------------- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / elem)
+			return -1;
+		n *= 2;
+	}
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct sym_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1; /* the wider first */
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Units ---------------------------------------------------------------------- */
+
+int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
+{
+	if (f->cus_loaded)
+		return 0;
+	f->cus_loaded = true;
+	size_t cu_cap = 0, range_cap = 0;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	int rc;
+	while ((rc = dwarf_get_units(f->dbg, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
+		    unit_type != DW_UT_split_compile)
+			continue; /* type and partial units hold no code of their own */
+		Dwarf_Die tree = cudie;
+		if (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
+			tree = subdie;
+		if (grow((void **)&f->cus, &cu_cap, f->cu_count + 1, sizeof(*f->cus)) != 0)
+			goto nomem;
+		struct sym_cu *c = &f->cus[f->cu_count];
+		memset(c, 0, sizeof(*c));
+		c->cudie = cudie;
+		c->treedie = tree;
+		c->tree_dbg = dwarf_cu_getdwarf(tree.cu);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (grow((void **)&f->cu_ranges, &range_cap, f->cu_range_count + 1,
+				 sizeof(*f->cu_ranges)) != 0)
+				goto nomem;
+			f->cu_ranges[f->cu_range_count++] =
+				(struct sym_range){lo, hi, (uint32_t)f->cu_count};
+		}
+		f->cu_count++;
+		if (f->cu_count >= SYM_NONE)
+			break;
+	}
+	if (rc < 0)
+		return lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path,
+				 "corrupt DWARF unit headers: %s", dwarf_errmsg(-1));
+	qsort(f->cu_ranges, f->cu_range_count, sizeof(*f->cu_ranges), cmp_range);
+	f->cu_maxhi = malloc((f->cu_range_count ? f->cu_range_count : 1) * sizeof(uint64_t));
+	if (!f->cu_maxhi)
+		goto nomem;
+	uint64_t m = 0;
+	for (size_t i = 0; i < f->cu_range_count; i++) {
+		if (f->cu_ranges[i].hi > m)
+			m = f->cu_ranges[i].hi;
+		f->cu_maxhi[i] = m;
+	}
+	return 0;
+nomem:
+	return lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+}
+
+/* Index of the last range with lo <= addr in a sorted array, or SIZE_MAX. */
+static size_t last_at_or_below(const struct sym_range *r, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : SIZE_MAX;
+}
+
+struct sym_cu *sym_dwarf_find_unit(struct sym_file *f, uint64_t addr)
+{
+	size_t i = last_at_or_below(f->cu_ranges, f->cu_range_count, addr);
+	/* Units may overlap (bad or unusual DWARF): the running maximum of hi
+	 * bounds how far back a covering range can start. */
+	for (; i != SIZE_MAX && f->cu_maxhi[i] > addr; i--)
+		if (addr < f->cu_ranges[i].hi)
+			return &f->cus[f->cu_ranges[i].node];
+	return NULL;
+}
+
+/* The tree of a unit ---------------------------------------------------------- */
+
+struct walk {
+	struct sym_cu *cu;
+	size_t node_cap;
+	struct sym_range *tmp;  /* (lo, hi, node) with the parent in a side array */
+	uint32_t *tmp_parent;
+	size_t tmp_count, tmp_cap, tmp_parent_cap;
+};
+
+static bool descend_into(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Add @die as a node under @parent if it has code.  Returns the node, or
+ * SYM_NONE (no code), or SYM_NONE - 1 (out of memory). */
+static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t parent)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t id = SYM_NONE;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		struct sym_cu *cu = w->cu;
+		if (id == SYM_NONE) {
+			if (cu->node_count >= SYM_NONE - 2 ||
+			    grow((void **)&cu->nodes, &w->node_cap, cu->node_count + 1,
+				 sizeof(*cu->nodes)) != 0)
+				return SYM_NONE - 1;
+			id = (uint32_t)cu->node_count++;
+			struct sym_node *n = &cu->nodes[id];
+			memset(n, 0, sizeof(*n));
+			n->die = dwarf_dieoffset(die);
+			n->parent = parent;
+			n->inlined = tag == DW_TAG_inlined_subroutine;
+		}
+		if (grow((void **)&w->tmp, &w->tmp_cap, w->tmp_count + 1, sizeof(*w->tmp)) != 0 ||
+		    grow((void **)&w->tmp_parent, &w->tmp_parent_cap, w->tmp_count + 1,
+			 sizeof(*w->tmp_parent)) != 0)
+			return SYM_NONE - 1;
+		w->tmp[w->tmp_count] = (struct sym_range){lo, hi, id};
+		w->tmp_parent[w->tmp_count++] = parent;
+	}
+	return id;
+}
+
+struct group_sort {
+	struct sym_range r;
+	uint32_t parent;
+};
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group_sort *x = a, *y = b;
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return cmp_range(&x->r, &y->r);
+}
+
+#define WALK_MAX_DEPTH 512
+
+int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err)
+{
+	if (cu->indexed)
+		return cu->broken ? -1 : 0;
+	cu->indexed = true;
+	cu->top = cu->ntop = 0;
+	struct walk w = {.cu = cu};
+	/* Iterative walk: the DIE at each level and the node enclosing it. */
+	Dwarf_Die stack[WALK_MAX_DEPTH];
+	uint32_t encl[WALK_MAX_DEPTH];
+	int depth = 0;
+	if (dwarf_child(&cu->treedie, &stack[0]) != 0)
+		goto done; /* an empty unit */
+	encl[0] = SYM_NONE;
+	for (;;) {
+		Dwarf_Die *die = &stack[depth];
+		int tag = dwarf_tag(die);
+		uint32_t node = SYM_NONE;
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			node = add_node(&w, die, tag, encl[depth]);
+			if (node == SYM_NONE - 1)
+				goto nomem;
+		}
+		if (descend_into(tag) && dwarf_haschildren(die) && depth + 1 < WALK_MAX_DEPTH &&
+		    dwarf_child(die, &stack[depth + 1]) == 0) {
+			encl[depth + 1] = node != SYM_NONE ? node : encl[depth];
+			depth++;
+			continue;
+		}
+		/* next sibling here, or of the nearest ancestor that has one */
+		for (;;) {
+			int r = dwarf_siblingof(&stack[depth], &stack[depth]);
+			if (r == 0)
+				break;
+			if (r < 0) {
+				cu->broken = true;
+				lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path,
+					  "corrupt DWARF in the unit at offset 0x%llx: %s",
+					  (unsigned long long)dwarf_dieoffset(&cu->treedie),
+					  dwarf_errmsg(-1));
+				goto fail;
+			}
+			if (depth == 0)
+				goto done;
+			depth--;
+		}
+	}
+done:;
+	/* Group the ranges by parent (top level first: SYM_NONE sorts last,
+	 * so map it to 0 and nodes to 1..n), each group by address. */
+	struct group_sort *g = malloc((w.tmp_count ? w.tmp_count : 1) * sizeof(*g));
+	cu->ranges = malloc((w.tmp_count ? w.tmp_count : 1) * sizeof(*cu->ranges));
+	if (!g || !cu->ranges) {
+		free(g);
+		goto nomem;
+	}
+	for (size_t i = 0; i < w.tmp_count; i++)
+		g[i] = (struct group_sort){w.tmp[i], w.tmp_parent[i] == SYM_NONE ? 0 : w.tmp_parent[i] + 1};
+	qsort(g, w.tmp_count, sizeof(*g), cmp_group);
+	for (size_t i = 0; i < w.tmp_count;) {
+		size_t j = i;
+		while (j < w.tmp_count && g[j].parent == g[i].parent)
+			j++;
+		if (g[i].parent == 0) {
+			cu->top = (uint32_t)i;
+			cu->ntop = (uint32_t)(j - i);
+		} else {
+			cu->nodes[g[i].parent - 1].kids = (uint32_t)i;
+			cu->nodes[g[i].parent - 1].nkids = (uint32_t)(j - i);
+		}
+		for (size_t k = i; k < j; k++)
+			cu->ranges[k] = g[k].r;
+		i = j;
+	}
+	free(g);
+	free(w.tmp);
+	free(w.tmp_parent);
+	return 0;
+nomem:
+	cu->broken = true;
+	lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+fail:
+	free(w.tmp);
+	free(w.tmp_parent);
+	free(cu->nodes);
+	cu->nodes = NULL;
+	cu->node_count = 0;
+	return -1;
+}
+
+/* The range of a group covering @addr: the one starting last at or below
+ * it, or a few before that when ranges overlap (they should not). */
+static uint32_t group_find(const struct sym_range *r, uint32_t n, uint64_t addr)
+{
+	size_t i = last_at_or_below(r, n, addr);
+	for (unsigned back = 0; i != SIZE_MAX && back < 8; i--, back++)
+		if (addr < r[i].hi)
+			return r[i].node;
+	return SYM_NONE;
+}
+
+uint32_t sym_dwarf_find_node(const struct sym_cu *cu, uint64_t addr)
+{
+	if (!cu->nodes)
+		return SYM_NONE;
+	uint32_t node = group_find(cu->ranges + cu->top, cu->ntop, addr);
+	for (unsigned guard = 0; node != SYM_NONE && guard < WALK_MAX_DEPTH; guard++) {
+		const struct sym_node *n = &cu->nodes[node];
+		uint32_t kid = group_find(cu->ranges + n->kids, n->nkids, addr);
+		if (kid == SYM_NONE)
+			break;
+		node = kid;
+	}
+	return node;
+}
+
+/* Names ----------------------------------------------------------------------- */
+
+static const char *die_string(Dwarf_Die *die, unsigned name)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(die, name, &a))
+		return NULL;
+	return dwarf_formstring(&a);
+}
+
+void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n)
+{
+	if (n->resolved)
+		return;
+	n->resolved = true;
+	Dwarf_Die die;
+	if (!dwarf_offdie(cu->tree_dbg, n->die, &die))
+		return;
+	const char *linkage = die_string(&die, DW_AT_linkage_name);
+	if (!linkage)
+		linkage = die_string(&die, DW_AT_MIPS_linkage_name);
+	if (linkage)
+		n->name = sym_demangle(f->sym, linkage);
+	else
+		n->name = die_string(&die, DW_AT_name);
+	n->decl_file = dwarf_decl_file(&die);
+	int line;
+	if (dwarf_decl_line(&die, &line) == 0 && line > 0)
+		n->decl_line = (uint32_t)line;
+	Dwarf_Addr lo;
+	if (!n->inlined && dwarf_lowpc(&die, &lo) == 0) {
+		n->start = lo;
+		n->has_start = true;
+	} else if (!n->inlined && dwarf_entrypc(&die, &lo) == 0) {
+		n->start = lo;
+		n->has_start = true;
+	}
+}
+
+void sym_dwarf_free_units(struct sym_file *f)
+{
+	for (size_t i = 0; i < f->cu_count; i++) {
+		free(f->cus[i].nodes);
+		free(f->cus[i].ranges);
+	}
+	free(f->cus);
+	free(f->cu_ranges);
+	free(f->cu_maxhi);
+	f->cus = NULL;
+	f->cu_ranges = NULL;
+	f->cu_maxhi = NULL;
+	f->cu_count = f->cu_range_count = 0;
+}

@@ -1,0 +1,104 @@
+/* leaksnap symbolizer: private declarations shared by the files of symbolizer/. */
+#ifndef LEAKSNAP_SYM_INTERNAL_H
+#define LEAKSNAP_SYM_INTERNAL_H
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "internal.h"
+#include "symbolizer.h"
+
+#define SYM_NONE UINT32_MAX
+
+/* A function or an inlined call: a node of a compile unit's tree of code
+ * ranges.  Names are resolved on first use. */
+struct sym_node {
+	Dwarf_Off die;          /* in the unit's Dwarf (cu->tree_dbg) */
+	uint32_t parent;        /* enclosing node, SYM_NONE at the top */
+	uint32_t kids, nkids;   /* its children's ranges in cu->ranges */
+	bool inlined;           /* DW_TAG_inlined_subroutine */
+	bool resolved;
+	bool has_start;
+	const char *name;       /* NULL: none */
+	const char *decl_file;
+	uint32_t decl_line;
+	uint64_t start;
+};
+
+struct sym_range {
+	uint64_t lo, hi;        /* [lo, hi) */
+	uint32_t node;          /* node (in a unit) or unit (in the file) */
+};
+
+struct sym_cu {
+	Dwarf_Die cudie;        /* the unit whose lines answer (skeleton or full) */
+	Dwarf_Die treedie;      /* the unit whose DIEs hold the functions */
+	Dwarf *tree_dbg;
+	bool indexed, broken;
+	struct sym_node *nodes;
+	size_t node_count;
+	struct sym_range *ranges; /* grouped by parent, each group sorted by lo */
+	uint32_t top, ntop;       /* the top-level group */
+};
+
+struct sym_symbol {
+	uint64_t value, size;
+	const char *name;
+	const char *file;       /* a local symbol's STT_FILE, or NULL */
+};
+
+struct sym_file {
+	struct symbolizer *sym;
+	char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Elf *elf;                 /* the file itself (program headers, symbols) */
+	int fd;
+	unsigned machine;
+	unsigned address_size;
+	uint8_t *build_id;
+	size_t build_id_len;
+	/* DWARF */
+	Dwarf *dbg;               /* NULL: none */
+	Dwarf_Addr bias;
+	const char *debug_path;
+	bool cus_loaded;
+	struct sym_cu *cus;
+	size_t cu_count;
+	struct sym_range *cu_ranges; /* sorted by lo */
+	uint64_t *cu_maxhi;          /* running maximum of hi */
+	size_t cu_range_count;
+	/* symbol table, sorted by value */
+	bool syms_loaded;
+	struct sym_symbol *syms;
+	size_t sym_count;
+	struct sym_file *next;
+};
+
+struct sym_strings;
+
+struct symbolizer {
+	struct sym_options opts;
+	struct sym_file *files;
+	struct sym_frame *frames; /* the last answer */
+	size_t frame_cap;
+	char **owned;             /* strings made here (demangled names) */
+	size_t owned_count, owned_cap;
+};
+
+/* dwarf_index.c */
+int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err);
+/* The unit covering @addr, or NULL. */
+struct sym_cu *sym_dwarf_find_unit(struct sym_file *f, uint64_t addr);
+int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err);
+/* The deepest node of @cu covering @addr, or SYM_NONE. */
+uint32_t sym_dwarf_find_node(const struct sym_cu *cu, uint64_t addr);
+void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n);
+void sym_dwarf_free_units(struct sym_file *f);
+
+/* symbolizer.c */
+/* @name demangled when asked and possible (the copy belongs to @sym). */
+const char *sym_demangle(struct symbolizer *sym, const char *name);
+
+#endif

@@ -1,0 +1,448 @@
+/* leaksnap symbolizer: files, symbol tables, lookups. */
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty/demangle.h>
+
+#include "sym_internal.h"
+
+static char *debuginfo_path = NULL; /* libdwfl's default search path */
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct symbolizer *symbolizer_new(const struct sym_options *opts, struct leaksnap_error *err)
+{
+	struct symbolizer *sym = calloc(1, sizeof(*sym));
+	if (!sym) {
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, "", "out of memory");
+		return NULL;
+	}
+	if (opts)
+		sym->opts = *opts;
+	elf_version(EV_CURRENT);
+	return sym;
+}
+
+static void file_free(struct sym_file *f)
+{
+	sym_dwarf_free_units(f);
+	free(f->syms);
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->build_id);
+	free(f->path);
+	free(f);
+}
+
+void symbolizer_free(struct symbolizer *sym)
+{
+	if (!sym)
+		return;
+	for (struct sym_file *f = sym->files, *next; f; f = next) {
+		next = f->next;
+		file_free(f);
+	}
+	for (size_t i = 0; i < sym->owned_count; i++)
+		free(sym->owned[i]);
+	free(sym->owned);
+	free(sym->frames);
+	free(sym);
+}
+
+static int keep_string(struct symbolizer *sym, char *s)
+{
+	if (sym->owned_count == sym->owned_cap) {
+		size_t n = sym->owned_cap ? sym->owned_cap * 2 : 64;
+		char **p = realloc(sym->owned, n * sizeof(*p));
+		if (!p)
+			return -1;
+		sym->owned = p;
+		sym->owned_cap = n;
+	}
+	sym->owned[sym->owned_count++] = s;
+	return 0;
+}
+
+const char *sym_demangle(struct symbolizer *sym, const char *name)
+{
+	if (!sym->opts.demangle || !name)
+		return name;
+	/* Itanium C++ (_Z), Rust v0 (_R); Rust legacy names are _ZN...E too */
+	if (!(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
+		return name;
+	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	if (!d)
+		return name;
+	if (keep_string(sym, d) != 0) {
+		free(d);
+		return name;
+	}
+	return d;
+}
+
+/* Opening --------------------------------------------------------------------- */
+
+static int read_build_id(struct sym_file *f)
+{
+	const void *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(f->mod, (const unsigned char **)&bits, &vaddr);
+	if (len <= 0)
+		return 0;
+	f->build_id = malloc((size_t)len);
+	if (!f->build_id)
+		return -1;
+	memcpy(f->build_id, bits, (size_t)len);
+	f->build_id_len = (size_t)len;
+	return 0;
+}
+
+struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
+				 struct leaksnap_error *err)
+{
+	for (struct sym_file *f = sym->files; f; f = f->next)
+		if (strcmp(f->path, path) == 0)
+			return f;
+	struct sym_file *f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+		return NULL;
+	}
+	f->sym = sym;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		lsp_error_errno(err, path, errno);
+		goto fail;
+	}
+	struct stat st;
+	if (fstat(f->fd, &st) != 0) {
+		lsp_error_errno(err, path, errno);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		lsp_error(err, LEAKSNAP_ERR_USAGE, path, "not a regular file");
+		goto fail;
+	}
+	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
+		lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "not an ELF file");
+		goto fail;
+	}
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(f->elf, &eh)) {
+		lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt ELF header: %s", elf_errmsg(-1));
+		goto fail;
+	}
+	f->machine = eh.e_machine;
+	f->address_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+	f->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!f->dwfl) {
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "%s", dwfl_errmsg(-1));
+		goto fail;
+	}
+	/* libdwfl gets its own descriptor: it closes what it is given */
+	int dfd = dup(f->fd);
+	if (dfd < 0) {
+		lsp_error_errno(err, path, errno);
+		goto fail;
+	}
+	dwfl_report_begin(f->dwfl);
+	/* base 0, no p_vaddr added: module addresses are the file's own */
+	f->mod = dwfl_report_elf(f->dwfl, path, path, dfd, 0, false);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->mod) {
+		close(dfd);
+		lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "cannot read the ELF file: %s",
+			  dwfl_errmsg(-1));
+		goto fail;
+	}
+	if (read_build_id(f) != 0) {
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+		goto fail;
+	}
+	f->dbg = dwfl_module_getdwarf(f->mod, &f->bias);
+	if (f->dbg) {
+		const char *debugfile = NULL;
+		dwfl_module_info(f->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		f->debug_path = debugfile ? debugfile : f->path;
+	}
+	f->next = sym->files;
+	sym->files = f;
+	return f;
+fail:
+	file_free(f);
+	return NULL;
+}
+
+const uint8_t *sym_file_build_id(const struct sym_file *file, size_t *len)
+{
+	*len = file->build_id_len;
+	return file->build_id;
+}
+
+const char *sym_file_debug_path(const struct sym_file *file)
+{
+	return file->dbg ? file->debug_path : NULL;
+}
+
+unsigned sym_file_machine(const struct sym_file *file)
+{
+	return file->machine;
+}
+
+unsigned sym_file_address_size(const struct sym_file *file)
+{
+	return file->address_size;
+}
+
+bool sym_file_offset_to_vaddr(const struct sym_file *file, uint64_t offset, uint64_t *vaddr)
+{
+	size_t n;
+	if (elf_getphdrnum(file->elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(file->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (offset >= ph.p_offset && offset - ph.p_offset < ph.p_filesz) {
+			*vaddr = offset - ph.p_offset + ph.p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+uint64_t sym_file_call_site(const struct sym_file *file, uint64_t pc)
+{
+	if (file->machine == EM_ARM)
+		pc &= ~(uint64_t)1;
+	return pc ? pc - 1 : 0;
+}
+
+/* Symbol table ---------------------------------------------------------------- */
+
+static bool mapping_symbol(const char *name)
+{
+	/* ARM and AArch64 mapping symbols: $a, $t, $d, $x, optionally ".N" */
+	return name[0] == '$' && strchr("atdx", name[1]) && name[1] &&
+	       (name[2] == '\0' || name[2] == '.');
+}
+
+static int cmp_symbol(const void *a, const void *b)
+{
+	const struct sym_symbol *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	/* at one address, the sized symbol first, then by name for stability */
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int load_symbols(struct sym_file *f)
+{
+	if (f->syms_loaded)
+		return 0;
+	f->syms_loaded = true;
+	int n = dwfl_module_getsymtab(f->mod);
+	if (n <= 0)
+		return 0;
+	f->syms = malloc((size_t)n * sizeof(*f->syms));
+	if (!f->syms)
+		return -1;
+	const char *file = NULL; /* the STT_FILE the local symbols that follow belong to */
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr value;
+		const char *name = dwfl_module_getsym_info(f->mod, i, &s, &value, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(s.st_info);
+		if (name && type == STT_FILE) {
+			file = *name ? name : NULL;
+			continue;
+		}
+		if (!name || !*name || s.st_shndx == SHN_UNDEF)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE &&
+		    type != STT_OBJECT)
+			continue;
+		if (mapping_symbol(name))
+			continue;
+		if (f->machine == EM_ARM && type == STT_FUNC)
+			value &= ~(GElf_Addr)1; /* the Thumb bit */
+		f->syms[f->sym_count++] = (struct sym_symbol){
+			value, s.st_size, name, GELF_ST_BIND(s.st_info) == STB_LOCAL ? file : NULL};
+	}
+	qsort(f->syms, f->sym_count, sizeof(*f->syms), cmp_symbol);
+	return 0;
+}
+
+static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
+{
+	if (load_symbols(f) != 0 || !f->sym_count)
+		return NULL;
+	size_t lo = 0, hi = f->sym_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->syms[mid].value <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* the first symbol of the run at that address (sized ones sort first) */
+	size_t i = lo - 1;
+	while (i > 0 && f->syms[i - 1].value == f->syms[i].value)
+		i--;
+	const struct sym_symbol *s = &f->syms[i];
+	if (s->size && addr - s->value >= s->size)
+		return NULL;
+	return s;
+}
+
+/* Lookups --------------------------------------------------------------------- */
+
+static struct sym_frame *new_frame(struct symbolizer *sym, size_t *count)
+{
+	if (*count == sym->frame_cap) {
+		size_t n = sym->frame_cap ? sym->frame_cap * 2 : 16;
+		struct sym_frame *p = realloc(sym->frames, n * sizeof(*p));
+		if (!p)
+			return NULL;
+		sym->frames = p;
+		sym->frame_cap = n;
+	}
+	struct sym_frame *fr = &sym->frames[(*count)++];
+	memset(fr, 0, sizeof(*fr));
+	return fr;
+}
+
+static const char *call_file(Dwarf_Die *cudie, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	if (!dwarf_attr(die, DW_AT_call_file, &a) || dwarf_formudata(&a, &idx) != 0)
+		return NULL;
+	Dwarf_Files *files;
+	size_t n;
+	if (dwarf_getsrcfiles(cudie, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static uint32_t die_udata(Dwarf_Die *die, unsigned name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &v) != 0 || v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
+int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
+		    struct leaksnap_error *err)
+{
+	struct symbolizer *sym = f->sym;
+	size_t count = 0;
+	out->frames = NULL;
+	out->frame_count = 0;
+	struct sym_cu *cu = NULL;
+	if (f->dbg) {
+		if (sym_dwarf_load_units(f, err) != 0)
+			return -1;
+		cu = sym_dwarf_find_unit(f, vaddr - f->bias);
+	}
+	if (cu && sym_dwarf_index_unit(f, cu, err) != 0)
+		return -1;
+	if (cu) {
+		uint64_t a = vaddr - f->bias;
+		uint32_t node = sym_dwarf_find_node(cu, a);
+		struct sym_frame *fr = new_frame(sym, &count);
+		if (!fr)
+			goto nomem;
+		Dwarf_Line *line = dwarf_getsrc_die(&cu->cudie, a);
+		if (line) {
+			int ln = 0, col = 0;
+			unsigned disc = 0;
+			fr->file = dwarf_linesrc(line, NULL, NULL);
+			if (dwarf_lineno(line, &ln) == 0 && ln > 0)
+				fr->line = (uint32_t)ln;
+			if (dwarf_linecol(line, &col) == 0 && col > 0)
+				fr->column = (uint32_t)col;
+			if (dwarf_linediscriminator(line, &disc) == 0)
+				fr->discriminator = disc;
+		}
+		/* innermost first: each inlined node's call site is where its
+		 * caller's frame stands */
+		for (unsigned guard = 0; node != SYM_NONE && guard < 4096; guard++) {
+			struct sym_node *n = &cu->nodes[node];
+			sym_dwarf_resolve_node(f, cu, n);
+			fr->function = n->name;
+			fr->start_file = n->decl_file;
+			fr->start_line = n->decl_line;
+			fr->has_start = n->has_start;
+			fr->start_address = n->start + f->bias;
+			if (!n->inlined || n->parent == SYM_NONE)
+				break;
+			Dwarf_Die die;
+			if (!dwarf_offdie(cu->tree_dbg, n->die, &die))
+				break;
+			fr->inlined = true;
+			fr = new_frame(sym, &count);
+			if (!fr)
+				goto nomem;
+			fr->file = call_file(&cu->cudie, &die);
+			fr->line = die_udata(&die, DW_AT_call_line);
+			fr->column = die_udata(&die, DW_AT_call_column);
+			fr->discriminator = die_udata(&die, 0x2136 /* DW_AT_GNU_discriminator */);
+			node = n->parent;
+		}
+		/* The outermost frame is named by the symbol table where it
+		 * has a symbol, as llvm-symbolizer does: the symbol is what
+		 * the code really is (a clone like foo.isra.0, or code DWARF
+		 * has no function for). */
+		const struct sym_symbol *s = find_symbol(f, vaddr);
+		if (s) {
+			struct sym_frame *last = &sym->frames[count - 1];
+			last->function = sym_demangle(sym, s->name);
+			last->start_address = s->value;
+			last->has_start = true;
+		}
+		if (!sym->frames[0].function && !sym->frames[0].file)
+			count = 0;
+	}
+	if (count == 0) {
+		const struct sym_symbol *s = find_symbol(f, vaddr);
+		if (s) {
+			struct sym_frame *fr = new_frame(sym, &count);
+			if (!fr)
+				goto nomem;
+			fr->function = sym_demangle(sym, s->name);
+			fr->file = s->file;
+			fr->from_symtab = true;
+			fr->symbol_offset = vaddr - s->value;
+			fr->has_start = true;
+			fr->start_address = s->value;
+		}
+	}
+	out->frames = sym->frames;
+	out->frame_count = count;
+	return 0;
+nomem:
+	return lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+}

@@ -1,0 +1,105 @@
+/* leaksnap symbolizer: addresses in ELF files to functions, source lines and
+ * inline chains, in-process with elfutils libdw/libelf.
+ *
+ * A `struct symbolizer` keeps every file it opened and what it learned from
+ * it: each compile unit is indexed once, on the first address that falls in
+ * it (its functions and inlined calls as nested address ranges, searched by
+ * binary search), and a sorted symbol table answers where there is no
+ * DWARF.  It knows nothing about dumps: callers hand it a file and an
+ * address.
+ *
+ * Addresses given to sym_file_lookup() are ELF virtual addresses of the file
+ * (what `nm` shows, what addr2line takes); sym_file_offset_to_vaddr()
+ * converts the file offsets that maps give.
+ *
+ * Not thread-safe: use one symbolizer per thread.  Errors follow the
+ * library's rule: a status and a filled `struct leaksnap_error`, never a
+ * message printed.
+ */
+#ifndef LEAKSNAP_SYMBOLIZER_H
+#define LEAKSNAP_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <leaksnap/snapshot.h> /* struct leaksnap_error, LEAKSNAP_API */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct symbolizer;
+struct sym_file;
+
+struct sym_options {
+	bool demangle;          /* C++ and Rust names through libiberty */
+};
+
+/* One frame of an address's answer.  Strings belong to the symbolizer and
+ * live as long as it does. */
+struct sym_frame {
+	const char *function;   /* NULL: unknown */
+	const char *file;       /* NULL: unknown */
+	uint32_t line;          /* 0: unknown */
+	uint32_t column;        /* 0: unknown */
+	uint32_t discriminator;
+	bool inlined;           /* inlined into the next frame of the answer */
+	bool from_symtab;       /* no DWARF: function is a symbol table name */
+	bool has_start;         /* start_address is known (not for inlined frames) */
+	uint64_t start_address; /* the function's first address */
+	uint64_t symbol_offset; /* from_symtab: address - symbol value */
+	const char *start_file; /* the function's declaration, NULL: unknown */
+	uint32_t start_line;
+};
+
+/* The answer for one address: frames innermost first.  frame_count = 0
+ * means nothing is known about the address. */
+struct sym_result {
+	const struct sym_frame *frames;
+	size_t frame_count;
+};
+
+/* A new symbolizer, or NULL with @err filled (out of memory). */
+LEAKSNAP_API struct symbolizer *symbolizer_new(const struct sym_options *opts,
+					       struct leaksnap_error *err);
+LEAKSNAP_API void symbolizer_free(struct symbolizer *sym);
+
+/* Open the ELF file at @path, with its DWARF wherever libdwfl finds it (the
+ * file itself, a `.gnu_debuglink` file or /usr/lib/debug/.build-id).  Opening
+ * the same path again returns the same object.  NULL with @err filled when
+ * the file cannot be read or is not a usable ELF file. */
+LEAKSNAP_API struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
+					      struct leaksnap_error *err);
+
+/* The file's GNU build ID (NULL with *len = 0 when it has none). */
+LEAKSNAP_API const uint8_t *sym_file_build_id(const struct sym_file *file, size_t *len);
+/* The file DWARF was read from (the file itself or its separate debug
+ * file), or NULL when it has no DWARF. */
+LEAKSNAP_API const char *sym_file_debug_path(const struct sym_file *file);
+/* Convert a file offset (maps' rel_pc) to a virtual address through the
+ * PT_LOAD program headers.  Returns false when no loadable segment holds
+ * the offset. */
+LEAKSNAP_API bool sym_file_offset_to_vaddr(const struct sym_file *file, uint64_t offset,
+					   uint64_t *vaddr);
+/* The file's ELF machine (EM_*). */
+LEAKSNAP_API unsigned sym_file_machine(const struct sym_file *file);
+/* The file's address size in bytes: 4 (ELFCLASS32) or 8. */
+LEAKSNAP_API unsigned sym_file_address_size(const struct sym_file *file);
+
+/* Look up @vaddr exactly (no adjustment).  @out stays valid until the next
+ * lookup through the same symbolizer.  Returns 0, or -1 with @err filled
+ * when the file's debug information is corrupt at that address (the
+ * symbolizer stays usable for other addresses and files). */
+LEAKSNAP_API int sym_file_lookup(struct sym_file *file, uint64_t vaddr, struct sym_result *out,
+				 struct leaksnap_error *err);
+
+/* The address to look up for return address @pc in @file: a byte of the
+ * call instruction, pc - 1, after clearing the Thumb bit on 32-bit ARM. */
+LEAKSNAP_API uint64_t sym_file_call_site(const struct sym_file *file, uint64_t pc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LEAKSNAP_SYMBOLIZER_H */
