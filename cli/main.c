@@ -24,7 +24,7 @@ static void usage(FILE *f)
 		   "get_malloc_leak_info buffers, Android text heap dumps, DDMS NHGT payloads).\n\n"
 		   "Commands:\n");
 	for (const struct cmd *c = cmds; c->name; c++)
-		fprintf(f, "  %-9s %s\n", c->name, c->summary);
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'leaksnap COMMAND --help' for a command's options.\n\n"
 		   "Exit status: 0 success; 1 leakdiff --fail-on limit reached;\n"
 		   "             2 any error (usage, unreadable or malformed input, I/O).\n");
