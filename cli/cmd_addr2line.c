@@ -182,7 +182,7 @@ int cmd_addr2line(int argc, char **argv)
 		return cli_usage_error("addr2line", "missing -e FILE");
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct sym_options so = {.demangle = demangle || o.json};
+	struct sym_options so = {.demangle = demangle || o.json, .llvm_clones = o.json};
 	struct symbolizer *sym = symbolizer_new(&so, &err);
 	if (!sym)
 		return cli_fail_error(&err);

@@ -73,6 +73,10 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 		c->cudie = cudie;
 		c->treedie = tree;
 		c->tree_dbg = dwarf_cu_getdwarf(tree.cu);
+		c->version = version;
+		Dwarf_Attribute a;
+		if (dwarf_attr(&cudie, DW_AT_comp_dir, &a))
+			c->comp_dir = dwarf_formstring(&a);
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
@@ -351,7 +355,7 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 		n->name = sym_demangle(f->sym, linkage);
 	else
 		n->name = die_string(&die, DW_AT_name);
-	n->decl_file = dwarf_decl_file(&die);
+	n->decl_file = sym_source_path(f->sym, cu, dwarf_decl_file(&die));
 	int line;
 	if (dwarf_decl_line(&die, &line) == 0 && line > 0)
 		n->decl_line = (uint32_t)line;

@@ -35,6 +35,8 @@ struct sym_cu {
 	Dwarf_Die cudie;        /* the unit whose lines answer (skeleton or full) */
 	Dwarf_Die treedie;      /* the unit whose DIEs hold the functions */
 	Dwarf *tree_dbg;
+	const char *comp_dir;     /* NULL: none */
+	Dwarf_Half version;
 	bool indexed, broken;
 	struct sym_node *nodes;
 	size_t node_count;
@@ -46,6 +48,7 @@ struct sym_symbol {
 	uint64_t value, size;
 	const char *name;
 	const char *file;       /* a local symbol's STT_FILE, or NULL */
+	uint32_t index;         /* in the symbol table */
 };
 
 struct sym_file {
@@ -76,15 +79,20 @@ struct sym_file {
 	struct sym_file *next;
 };
 
-struct sym_strings;
+struct sym_path {
+	const void *cu;
+	const char *raw, *joined;
+};
 
 struct symbolizer {
 	struct sym_options opts;
 	struct sym_file *files;
 	struct sym_frame *frames; /* the last answer */
 	size_t frame_cap;
-	char **owned;             /* strings made here (demangled names) */
+	char **owned;             /* strings made here (demangled names, paths) */
 	size_t owned_count, owned_cap;
+	struct sym_path *paths;   /* relative source paths joined to comp_dir */
+	size_t path_count, path_mask;
 };
 
 /* dwarf_index.c */
@@ -98,6 +106,9 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 void sym_dwarf_free_units(struct sym_file *f);
 
 /* symbolizer.c */
+/* A unit's source path as llvm-symbolizer and GNU addr2line spell it:
+ * relative paths are prefixed with the unit's DW_AT_comp_dir. */
+const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, const char *path);
 /* @name demangled when asked and possible (the copy belongs to @sym). */
 const char *sym_demangle(struct symbolizer *sym, const char *name);
 

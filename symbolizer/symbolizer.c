@@ -2,6 +2,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,6 +60,7 @@ void symbolizer_free(struct symbolizer *sym)
 	for (size_t i = 0; i < sym->owned_count; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
+	free(sym->paths);
 	free(sym->frames);
 	free(sym);
 }
@@ -87,11 +89,88 @@ const char *sym_demangle(struct symbolizer *sym, const char *name)
 	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 	if (!d)
 		return name;
+	char *clone = strstr(d, " [clone ");
+	if (sym->opts.llvm_clones && clone) {
+		/* " [clone .a] [clone .b]" -> " (.a.b)", in place: the result
+		 * is shorter, and the writer stays behind the reader */
+		const char *r = clone;
+		char *w = clone;
+		char *suffix = w + 2; /* after " (" */
+		size_t n = 0;
+		while (strncmp(r, " [clone ", 8) == 0) {
+			r += 8;
+			while (*r && *r != ']') {
+				suffix[n++] = *r; /* suffix + n < r: 2 + 8k bytes behind */
+				r++;
+			}
+			if (*r == ']')
+				r++;
+		}
+		w[0] = ' ';
+		w[1] = '(';
+		suffix[n++] = ')';
+		memmove(suffix + n, r, strlen(r) + 1);
+	}
 	if (keep_string(sym, d) != 0) {
 		free(d);
 		return name;
 	}
 	return d;
+}
+
+static size_t path_slot(const struct symbolizer *sym, const void *cu, const char *raw)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)cu * 0x9e3779b97f4a7c15ULL) ^
+		     ((uint64_t)(uintptr_t)raw * 0xc2b2ae3d27d4eb4fULL);
+	size_t i = (size_t)(h >> 17) & sym->path_mask;
+	while (sym->paths[i].raw && (sym->paths[i].raw != raw || sym->paths[i].cu != cu))
+		i = (i + 1) & sym->path_mask;
+	return i;
+}
+
+static int paths_grow(struct symbolizer *sym)
+{
+	size_t cap = sym->path_mask ? (sym->path_mask + 1) * 2 : 256;
+	struct sym_path *old = sym->paths;
+	size_t old_cap = sym->path_mask ? sym->path_mask + 1 : 0;
+	sym->paths = calloc(cap, sizeof(*sym->paths));
+	if (!sym->paths) {
+		sym->paths = old;
+		return -1;
+	}
+	sym->path_mask = cap - 1;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].raw)
+			sym->paths[path_slot(sym, old[i].cu, old[i].raw)] = old[i];
+	free(old);
+	return 0;
+}
+
+const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, const char *path)
+{
+	if (!path || path[0] == '/' || !cu->comp_dir || !cu->comp_dir[0])
+		return path;
+	/* Before DWARF 5, libdw has already put comp_dir in front of the
+	 * files of directory 0. */
+	size_t cl = strlen(cu->comp_dir);
+	if (cu->version < 5 && strncmp(path, cu->comp_dir, cl) == 0 && path[cl] == '/')
+		return path;
+	if ((sym->path_count + 1) * 2 > (sym->path_mask ? sym->path_mask + 1 : 0) &&
+	    paths_grow(sym) != 0)
+		return path;
+	size_t i = path_slot(sym, cu, path);
+	if (sym->paths[i].raw)
+		return sym->paths[i].joined;
+	char *j;
+	if (asprintf(&j, "%s/%s", cu->comp_dir, path) < 0)
+		return path;
+	if (keep_string(sym, j) != 0) {
+		free(j);
+		return path;
+	}
+	sym->paths[i] = (struct sym_path){cu, path, j};
+	sym->path_count++;
+	return j;
 }
 
 /* Opening --------------------------------------------------------------------- */
@@ -243,15 +322,41 @@ static bool mapping_symbol(const char *name)
 	       (name[2] == '\0' || name[2] == '.');
 }
 
+/* By address, then size, then place in the table: of several symbols at
+ * one address the last one names it -- the largest, then the one listed
+ * last -- which is llvm-symbolizer's choice between aliases. */
 static int cmp_symbol(const void *a, const void *b)
 {
 	const struct sym_symbol *x = a, *y = b;
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
-	/* at one address, the sized symbol first, then by name for stability */
-	if ((x->size != 0) != (y->size != 0))
-		return x->size ? -1 : 1;
-	return strcmp(x->name, y->name);
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The file's own symbol table (.symtab, else .dynsym), not its debug
+ * file's: that is what llvm-symbolizer and GNU addr2line name code by. */
+static Elf_Scn *symbol_section(Elf *elf, GElf_Shdr *sh)
+{
+	Elf_Scn *dyn = NULL;
+	GElf_Shdr dynsh;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr h;
+		if (!gelf_getshdr(scn, &h))
+			continue;
+		if (h.sh_type == SHT_SYMTAB) {
+			*sh = h;
+			return scn;
+		}
+		if (h.sh_type == SHT_DYNSYM && !dyn) {
+			dyn = scn;
+			dynsh = h;
+		}
+	}
+	if (dyn)
+		*sh = dynsh;
+	return dyn;
 }
 
 static int load_symbols(struct sym_file *f)
@@ -259,33 +364,43 @@ static int load_symbols(struct sym_file *f)
 	if (f->syms_loaded)
 		return 0;
 	f->syms_loaded = true;
-	int n = dwfl_module_getsymtab(f->mod);
-	if (n <= 0)
+	GElf_Shdr sh;
+	Elf_Scn *scn = symbol_section(f->elf, &sh);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !sh.sh_entsize)
 		return 0;
-	f->syms = malloc((size_t)n * sizeof(*f->syms));
+	size_t n = sh.sh_size / sh.sh_entsize;
+	if (n > data->d_size / gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT))
+		n = data->d_size / gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!n)
+		return 0;
+	f->syms = malloc(n * sizeof(*f->syms));
 	if (!f->syms)
 		return -1;
 	const char *file = NULL; /* the STT_FILE the local symbols that follow belong to */
-	for (int i = 1; i < n; i++) {
+	for (size_t i = 1; i < n; i++) {
 		GElf_Sym s;
-		GElf_Addr value;
-		const char *name = dwfl_module_getsym_info(f->mod, i, &s, &value, NULL, NULL, NULL);
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		const char *name = elf_strptr(f->elf, sh.sh_link, s.st_name);
 		int type = GELF_ST_TYPE(s.st_info);
 		if (name && type == STT_FILE) {
 			file = *name ? name : NULL;
 			continue;
 		}
-		if (!name || !*name || s.st_shndx == SHN_UNDEF)
+		if (!name || !*name || s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS)
 			continue;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE &&
 		    type != STT_OBJECT)
 			continue;
 		if (mapping_symbol(name))
 			continue;
+		GElf_Addr value = s.st_value;
 		if (f->machine == EM_ARM && type == STT_FUNC)
 			value &= ~(GElf_Addr)1; /* the Thumb bit */
 		f->syms[f->sym_count++] = (struct sym_symbol){
-			value, s.st_size, name, GELF_ST_BIND(s.st_info) == STB_LOCAL ? file : NULL};
+			value, s.st_size, name, GELF_ST_BIND(s.st_info) == STB_LOCAL ? file : NULL,
+			(uint32_t)i};
 	}
 	qsort(f->syms, f->sym_count, sizeof(*f->syms), cmp_symbol);
 	return 0;
@@ -305,11 +420,7 @@ static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
 	}
 	if (!lo)
 		return NULL;
-	/* the first symbol of the run at that address (sized ones sort first) */
-	size_t i = lo - 1;
-	while (i > 0 && f->syms[i - 1].value == f->syms[i].value)
-		i--;
-	const struct sym_symbol *s = &f->syms[i];
+	const struct sym_symbol *s = &f->syms[lo - 1];
 	if (s->size && addr - s->value >= s->size)
 		return NULL;
 	return s;
@@ -379,7 +490,7 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 		if (line) {
 			int ln = 0, col = 0;
 			unsigned disc = 0;
-			fr->file = dwarf_linesrc(line, NULL, NULL);
+			fr->file = sym_source_path(sym, cu, dwarf_linesrc(line, NULL, NULL));
 			if (dwarf_lineno(line, &ln) == 0 && ln > 0)
 				fr->line = (uint32_t)ln;
 			if (dwarf_linecol(line, &col) == 0 && col > 0)
@@ -406,7 +517,7 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 			fr = new_frame(sym, &count);
 			if (!fr)
 				goto nomem;
-			fr->file = call_file(&cu->cudie, &die);
+			fr->file = sym_source_path(sym, cu, call_file(&cu->cudie, &die));
 			fr->line = die_udata(&die, DW_AT_call_line);
 			fr->column = die_udata(&die, DW_AT_call_column);
 			fr->discriminator = die_udata(&die, 0x2136 /* DW_AT_GNU_discriminator */);

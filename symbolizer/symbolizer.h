@@ -34,6 +34,9 @@ struct sym_file;
 
 struct sym_options {
 	bool demangle;          /* C++ and Rust names through libiberty */
+	bool llvm_clones;       /* clone suffixes as llvm-symbolizer writes them,
+				 * "f() (.isra.0.cold)", not "f() [clone .isra.0]
+				 * [clone .cold]" */
 };
 
 /* One frame of an address's answer.  Strings belong to the symbolizer and
