@@ -1,9 +1,11 @@
 /* leaksnap addr2line: addresses of one ELF file to functions and source
  * lines, in GNU addr2line's plain format or llvm-symbolizer's JSON. */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <leaksnap/symbolizer.h>
 
@@ -97,7 +99,7 @@ static json_t *json_answer(const struct a2l *o, uint64_t addr, const struct sym_
 		static const struct sym_frame none;
 		const struct sym_frame *f = r->frame_count ? &r->frames[i] : &none;
 		char start[24] = "";
-		if (f->has_start && !f->inlined)
+		if (f->has_start)
 			snprintf(start, sizeof(start), "0x%llx", (unsigned long long)f->start_address);
 		json_array_append_new(
 			symbols,
@@ -113,9 +115,22 @@ static json_t *json_answer(const struct a2l *o, uint64_t addr, const struct sym_
 			 "Symbol", symbols);
 }
 
+/* Encoded into a buffer and written at once: json_dumpf writes token by
+ * token, which costs more than finding the answer. */
 static void json_out(json_t *v)
 {
-	json_dumpf(v, stdout, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	static char *buf;
+	static size_t cap;
+	size_t flags = JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY;
+	size_t n = json_dumpb(v, buf, cap, flags);
+	if (n > cap) {
+		free(buf);
+		cap = n * 2;
+		buf = malloc(cap);
+		n = buf ? json_dumpb(v, buf, cap, flags) : 0;
+	}
+	if (n && n <= cap)
+		fwrite(buf, 1, n, stdout);
 	json_decref(v);
 }
 
@@ -123,11 +138,11 @@ static void json_out(json_t *v)
 static int answer(struct a2l *o, uint64_t addr, json_t *array)
 {
 	struct sym_result r;
-	struct leaksnap_error err;
-	leaksnap_error_clear(&err);
+	static struct leaksnap_error err; /* cleared after use: it is large */
 	int bad = 0;
 	if (sym_file_lookup(o->file, addr, &r, &err) != 0) {
 		cli_fail_error(&err);
+		leaksnap_error_clear(&err);
 		r.frames = NULL;
 		r.frame_count = 0;
 		bad = 1;
@@ -210,14 +225,51 @@ int cmd_addr2line(int argc, char **argv)
 			putchar('\n');
 		}
 	} else {
-		char *line = NULL;
-		size_t cap = 0;
+		/* Lines are read in blocks: every answer to the lines at hand is
+		 * written, and flushed before waiting for more input, so a
+		 * program that writes one address and waits gets its answer. */
+		size_t cap = 1 << 16, have = 0, pos = 0; /* unread: buf[pos..have) */
+		char *buf = malloc(cap);
 		unsigned long lineno = 0;
-		ssize_t len;
-		while ((len = getline(&line, &cap, stdin)) >= 0) {
+		bool eof = false;
+		if (!buf) {
+			symbolizer_free(sym);
+			return cli_fail("addr2line", "out of memory");
+		}
+		while (!eof || pos < have) {
+			char *nl = memchr(buf + pos, '\n', have - pos);
+			if (!nl && !eof) {
+				if (fflush(stdout) != 0)
+					break;
+				memmove(buf, buf + pos, have - pos);
+				have -= pos;
+				pos = 0;
+				if (have == cap) {
+					char *nb = cap < (1u << 24) ? realloc(buf, cap * 2) : NULL;
+					if (!nb) {
+						status = cli_fail("<stdin>", "line %lu: line too long",
+								  lineno + 1);
+						break;
+					}
+					buf = nb;
+					cap *= 2;
+				}
+				ssize_t n = read(0, buf + have, cap - have);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0) {
+					status = cli_fail("<stdin>", "read error: %s", strerror(errno));
+					break;
+				}
+				if (n == 0)
+					eof = true;
+				have += (size_t)n;
+				continue;
+			}
+			char *line = buf + pos;
+			size_t len = nl ? (size_t)(nl - line) : have - pos;
+			line[len] = '\0'; /* at EOF without a newline: have < cap here */
 			lineno++;
-			if (len > 0 && line[len - 1] == '\n')
-				line[len - 1] = '\0';
 			uint64_t addr = 0;
 			if (!parse_address(line, &addr)) {
 				cli_fail("<stdin>", "line %lu: not a hexadecimal address", lineno);
@@ -226,9 +278,9 @@ int cmd_addr2line(int argc, char **argv)
 			}
 			if (answer(&o, addr, NULL))
 				status = EXIT_ERROR;
-			fflush(stdout);
+			pos += nl ? len + 1 : len;
 		}
-		free(line);
+		free(buf);
 	}
 	symbolizer_free(sym);
 	return cli_finish_stdout(status);

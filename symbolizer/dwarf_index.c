@@ -214,6 +214,51 @@ static int cmp_group(const void *a, const void *b)
 
 #define WALK_MAX_DEPTH 512
 
+/* The addresses of the unit's line table in a compact array, searched
+ * instead of libdw's rows (dwarf_getsrc_die binary-searches the large row
+ * structs and takes a lock on every call).  The table is libdw's, sorted
+ * by address; the row answering an address is the last one at or below it
+ * unless that row ends a sequence, exactly as dwarf_getsrc_die decides. */
+static int index_lines(struct sym_cu *cu)
+{
+	size_t n;
+	if (dwarf_getsrclines(&cu->cudie, &cu->lines, &n) != 0 || n == 0) {
+		cu->lines = NULL;
+		return 0; /* no line table: answers have no line */
+	}
+	cu->line_addr = malloc(n * sizeof(*cu->line_addr));
+	if (!cu->line_addr)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(cu->lines, i);
+		Dwarf_Addr a = 0;
+		if (l)
+			dwarf_lineaddr(l, &a);
+		cu->line_addr[i] = a;
+	}
+	cu->line_count = n;
+	return 0;
+}
+
+Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr)
+{
+	size_t lo = 0, hi = cu->line_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cu->line_addr[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	Dwarf_Line *l = dwarf_onesrcline(cu->lines, lo - 1);
+	bool end = true;
+	if (!l || dwarf_lineendsequence(l, &end) != 0 || end)
+		return NULL;
+	return l;
+}
+
 int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err)
 {
 	if (cu->indexed)
@@ -261,7 +306,9 @@ int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_
 			depth--;
 		}
 	}
-done:;
+done:
+	if (index_lines(cu) != 0)
+		goto nomem;
 	/* Group the ranges by parent (top level first: SYM_NONE sorts last,
 	 * so map it to 0 and nodes to 1..n), each group by address. */
 	struct group_sort *g = malloc((w.tmp_count ? w.tmp_count : 1) * sizeof(*g));
@@ -340,6 +387,15 @@ static const char *die_string(Dwarf_Die *die, unsigned name)
 	return dwarf_formstring(&a);
 }
 
+static uint32_t die_udata(Dwarf_Die *die, unsigned name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &v) != 0 || v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
 void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n)
 {
 	if (n->resolved)
@@ -359,13 +415,23 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 	int line;
 	if (dwarf_decl_line(&die, &line) == 0 && line > 0)
 		n->decl_line = (uint32_t)line;
+	/* llvm-symbolizer's StartAddress: DW_AT_low_pc, when there is one */
 	Dwarf_Addr lo;
-	if (!n->inlined && dwarf_lowpc(&die, &lo) == 0) {
+	if (dwarf_lowpc(&die, &lo) == 0) {
 		n->start = lo;
 		n->has_start = true;
-	} else if (!n->inlined && dwarf_entrypc(&die, &lo) == 0) {
-		n->start = lo;
-		n->has_start = true;
+	}
+	if (n->inlined) {
+		Dwarf_Word idx;
+		Dwarf_Attribute a;
+		Dwarf_Files *files;
+		size_t nfiles;
+		if (dwarf_attr(&die, DW_AT_call_file, &a) && dwarf_formudata(&a, &idx) == 0 &&
+		    dwarf_getsrcfiles(&cu->cudie, &files, &nfiles) == 0 && idx < nfiles)
+			n->call_file = sym_source_path(f->sym, cu, dwarf_filesrc(files, idx, NULL, NULL));
+		n->call_line = die_udata(&die, DW_AT_call_line);
+		n->call_column = die_udata(&die, DW_AT_call_column);
+		n->call_discriminator = die_udata(&die, 0x2136 /* DW_AT_GNU_discriminator */);
 	}
 }
 
@@ -374,6 +440,7 @@ void sym_dwarf_free_units(struct sym_file *f)
 	for (size_t i = 0; i < f->cu_count; i++) {
 		free(f->cus[i].nodes);
 		free(f->cus[i].ranges);
+		free(f->cus[i].line_addr);
 	}
 	free(f->cus);
 	free(f->cu_ranges);

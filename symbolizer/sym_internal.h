@@ -24,6 +24,9 @@ struct sym_node {
 	const char *decl_file;
 	uint32_t decl_line;
 	uint64_t start;
+	/* an inlined call: where it stands in its caller */
+	const char *call_file;
+	uint32_t call_line, call_column, call_discriminator;
 };
 
 struct sym_range {
@@ -42,6 +45,9 @@ struct sym_cu {
 	size_t node_count;
 	struct sym_range *ranges; /* grouped by parent, each group sorted by lo */
 	uint32_t top, ntop;       /* the top-level group */
+	Dwarf_Lines *lines;       /* the line table, sorted by address (libdw) */
+	uint64_t *line_addr;      /* its rows' addresses (dwarf_index.c) */
+	size_t line_count;
 };
 
 struct sym_symbol {
@@ -102,6 +108,8 @@ struct sym_cu *sym_dwarf_find_unit(struct sym_file *f, uint64_t addr);
 int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err);
 /* The deepest node of @cu covering @addr, or SYM_NONE. */
 uint32_t sym_dwarf_find_node(const struct sym_cu *cu, uint64_t addr);
+/* The line table row for @addr in @cu, or NULL. */
+Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr);
 void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n);
 void sym_dwarf_free_units(struct sym_file *f);
 

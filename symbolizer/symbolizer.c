@@ -443,28 +443,6 @@ static struct sym_frame *new_frame(struct symbolizer *sym, size_t *count)
 	return fr;
 }
 
-static const char *call_file(Dwarf_Die *cudie, Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word idx;
-	if (!dwarf_attr(die, DW_AT_call_file, &a) || dwarf_formudata(&a, &idx) != 0)
-		return NULL;
-	Dwarf_Files *files;
-	size_t n;
-	if (dwarf_getsrcfiles(cudie, &files, &n) != 0 || idx >= n)
-		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
-}
-
-static uint32_t die_udata(Dwarf_Die *die, unsigned name)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word v;
-	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &v) != 0 || v > UINT32_MAX)
-		return 0;
-	return (uint32_t)v;
-}
-
 int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 		    struct leaksnap_error *err)
 {
@@ -486,7 +464,7 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 		struct sym_frame *fr = new_frame(sym, &count);
 		if (!fr)
 			goto nomem;
-		Dwarf_Line *line = dwarf_getsrc_die(&cu->cudie, a);
+		Dwarf_Line *line = sym_dwarf_find_line(cu, a);
 		if (line) {
 			int ln = 0, col = 0;
 			unsigned disc = 0;
@@ -510,17 +488,14 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 			fr->start_address = n->start + f->bias;
 			if (!n->inlined || n->parent == SYM_NONE)
 				break;
-			Dwarf_Die die;
-			if (!dwarf_offdie(cu->tree_dbg, n->die, &die))
-				break;
 			fr->inlined = true;
 			fr = new_frame(sym, &count);
 			if (!fr)
 				goto nomem;
-			fr->file = sym_source_path(sym, cu, call_file(&cu->cudie, &die));
-			fr->line = die_udata(&die, DW_AT_call_line);
-			fr->column = die_udata(&die, DW_AT_call_column);
-			fr->discriminator = die_udata(&die, 0x2136 /* DW_AT_GNU_discriminator */);
+			fr->file = n->call_file;
+			fr->line = n->call_line;
+			fr->column = n->call_column;
+			fr->discriminator = n->call_discriminator;
 			node = n->parent;
 		}
 		/* The outermost frame is named by the symbol table where it
