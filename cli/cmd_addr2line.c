@@ -75,6 +75,9 @@ static void print_plain(const struct a2l *o, uint64_t addr, const struct sym_res
 		printf("??:0\n");
 		return;
 	}
+	/* GNU addr2line repeats the innermost row's discriminator on every
+	 * inlined frame it prints */
+	unsigned disc = r->frames[0].discriminator;
 	for (size_t i = 0; i < r->frame_count; i++) {
 		const struct sym_frame *f = &r->frames[i];
 		if (o->functions)
@@ -82,8 +85,8 @@ static void print_plain(const struct a2l *o, uint64_t addr, const struct sym_res
 		printf("%s:", f->file ? f->file : "??");
 		if (!f->line)
 			printf("?\n");
-		else if (f->discriminator)
-			printf("%u (discriminator %u)\n", f->line, f->discriminator);
+		else if (disc)
+			printf("%u (discriminator %u)\n", f->line, disc);
 		else
 			printf("%u\n", f->line);
 		if (!o->inlines)
@@ -197,7 +200,7 @@ int cmd_addr2line(int argc, char **argv)
 		return cli_usage_error("addr2line", "missing -e FILE");
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct sym_options so = {.demangle = demangle || o.json, .llvm_clones = o.json};
+	struct sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json};
 	struct symbolizer *sym = symbolizer_new(&so, &err);
 	if (!sym)
 		return cli_fail_error(&err);

@@ -396,6 +396,23 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned name)
 	return (uint32_t)v;
 }
 
+/* DW_AT_decl_file, from the DIE or its origin, looked up in the file table
+ * of the unit the attribute is in.  (dwarf_decl_file asserts when that
+ * unit's files were never loaded, as happens with split DWARF.) */
+static const char *decl_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Die cudie;
+	Dwarf_Files *files;
+	size_t n;
+	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0 ||
+	    !dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cudie, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
 void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n)
 {
 	if (n->resolved)
@@ -411,7 +428,7 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 		n->name = sym_demangle(f->sym, linkage);
 	else
 		n->name = die_string(&die, DW_AT_name);
-	n->decl_file = sym_source_path(f->sym, cu, dwarf_decl_file(&die));
+	n->decl_file = sym_source_path(f->sym, cu, decl_file(&die));
 	int line;
 	if (dwarf_decl_line(&die, &line) == 0 && line > 0)
 		n->decl_line = (uint32_t)line;

@@ -79,6 +79,79 @@ static int keep_string(struct symbolizer *sym, char *s)
 	return 0;
 }
 
+/* Rewrite libiberty's spelling of what has no source name into LLVM's, in
+ * place (never longer): "{lambda(int)#1}" -> "'lambda'(int)", "#2" ->
+ * "'lambda0'", "{unnamed type#1}" -> "'unnamed'", and clone suffixes
+ * " [clone .a] [clone .b]" -> " (.a.b)". */
+static void llvm_spelling(char *d)
+{
+	char *w = d;
+	const char *r = d;
+	while (*r) {
+		if (strncmp(r, "{lambda(", 8) == 0) {
+			/* the parameter list, parentheses balanced, then #N} */
+			const char *p = r + 7;
+			int depth = 0;
+			do {
+				depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+				p++;
+			} while (*p && depth > 0);
+			unsigned long nr = 0;
+			const char *q = p;
+			if (*q == '#')
+				for (q++; *q >= '0' && *q <= '9'; q++)
+					nr = nr * 10 + (unsigned long)(*q - '0');
+			if (depth == 0 && *p == '#' && *q == '}' && nr >= 1) {
+				/* the parameters move first: the new prefix may be
+				 * longer than "{lambda" (the whole is shorter) */
+				char pre[32];
+				int np = snprintf(pre, sizeof(pre), nr == 1 ? "'lambda'" : "'lambda%lu'",
+						  nr - 2);
+				size_t params = (size_t)(p - (r + 7));
+				memmove(w + np, r + 7, params);
+				memcpy(w, pre, (size_t)np);
+				w += (size_t)np + params;
+				r = q + 1;
+				continue;
+			}
+		} else if (strncmp(r, "{unnamed type#", 14) == 0) {
+			const char *q = r + 14;
+			unsigned long nr = 0;
+			for (; *q >= '0' && *q <= '9'; q++)
+				nr = nr * 10 + (unsigned long)(*q - '0');
+			if (*q == '}' && nr >= 1) {
+				char pre[32];
+				int np = snprintf(pre, sizeof(pre),
+						  nr == 1 ? "'unnamed'" : "'unnamed%lu'", nr - 2);
+				memcpy(w, pre, (size_t)np);
+				w += np;
+				r = q + 1;
+				continue;
+			}
+		} else if (strncmp(r, " [clone ", 8) == 0) {
+			/* the suffixes first (each lands behind where it is read),
+			 * then " (" over what has been read */
+			char *dst = w + 2;
+			while (strncmp(r, " [clone ", 8) == 0) {
+				r += 8;
+				const char *e = strchr(r, ']');
+				if (!e)
+					e = r + strlen(r);
+				memmove(dst, r, (size_t)(e - r));
+				dst += e - r;
+				r = *e ? e + 1 : e;
+			}
+			w[0] = ' ';
+			w[1] = '(';
+			*dst++ = ')';
+			w = dst;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
 const char *sym_demangle(struct symbolizer *sym, const char *name)
 {
 	if (!sym->opts.demangle || !name)
@@ -89,28 +162,8 @@ const char *sym_demangle(struct symbolizer *sym, const char *name)
 	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 	if (!d)
 		return name;
-	char *clone = strstr(d, " [clone ");
-	if (sym->opts.llvm_clones && clone) {
-		/* " [clone .a] [clone .b]" -> " (.a.b)", in place: the result
-		 * is shorter, and the writer stays behind the reader */
-		const char *r = clone;
-		char *w = clone;
-		char *suffix = w + 2; /* after " (" */
-		size_t n = 0;
-		while (strncmp(r, " [clone ", 8) == 0) {
-			r += 8;
-			while (*r && *r != ']') {
-				suffix[n++] = *r; /* suffix + n < r: 2 + 8k bytes behind */
-				r++;
-			}
-			if (*r == ']')
-				r++;
-		}
-		w[0] = ' ';
-		w[1] = '(';
-		suffix[n++] = ')';
-		memmove(suffix + n, r, strlen(r) + 1);
-	}
+	if (sym->opts.llvm_names)
+		llvm_spelling(d);
 	if (keep_string(sym, d) != 0) {
 		free(d);
 		return name;
@@ -421,7 +474,9 @@ static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
 	if (!lo)
 		return NULL;
 	const struct sym_symbol *s = &f->syms[lo - 1];
-	if (s->size && addr - s->value >= s->size)
+	/* llvm-symbolizer holds a symbol to its size; GNU addr2line takes
+	 * the nearest one below, whatever its size */
+	if (f->sym->opts.llvm_names && s->size && addr - s->value >= s->size)
 		return NULL;
 	return s;
 }
@@ -498,13 +553,14 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 			fr->discriminator = n->call_discriminator;
 			node = n->parent;
 		}
-		/* The outermost frame is named by the symbol table where it
-		 * has a symbol, as llvm-symbolizer does: the symbol is what
-		 * the code really is (a clone like foo.isra.0, or code DWARF
-		 * has no function for). */
-		const struct sym_symbol *s = find_symbol(f, vaddr);
+		/* Code DWARF has no function for is named by the symbol table.
+		 * With llvm_names the outermost frame always is where there is
+		 * a symbol, as llvm-symbolizer does: the symbol says what the
+		 * code really is (a clone like foo.isra.0). */
+		struct sym_frame *last = &sym->frames[count - 1];
+		const struct sym_symbol *s =
+			sym->opts.llvm_names || !last->function ? find_symbol(f, vaddr) : NULL;
 		if (s) {
-			struct sym_frame *last = &sym->frames[count - 1];
 			last->function = sym_demangle(sym, s->name);
 			last->start_address = s->value;
 			last->has_start = true;

@@ -34,9 +34,13 @@ struct sym_file;
 
 struct sym_options {
 	bool demangle;          /* C++ and Rust names through libiberty */
-	bool llvm_clones;       /* clone suffixes as llvm-symbolizer writes them,
-				 * "f() (.isra.0.cold)", not "f() [clone .isra.0]
-				 * [clone .cold]" */
+	bool llvm_names;        /* name frames as llvm-symbolizer does: the
+				 * outermost by the symbol table where it has a
+				 * symbol ("f.isra.0", not DWARF's "f"), and
+				 * lambdas, unnamed types and clones spelled
+				 * "'lambda'(int)", "f() (.isra.0)", not
+				 * "{lambda(int)#1}", "f() [clone .isra.0]";
+				 * otherwise as GNU addr2line does */
 };
 
 /* One frame of an address's answer.  Strings belong to the symbolizer and

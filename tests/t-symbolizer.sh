@@ -1,0 +1,150 @@
+#!/bin/sh
+# leaksnap addr2line and the symbolizer library on fixtures built here from
+# tests/symbolizer/: gcc and clang, -O0/-O2, DWARF 4 and 5, zlib-compressed
+# sections, a stripped file with a .gnu_debuglink debug file, split DWARF.
+# Exact answers for marked lines; agreement with llvm-symbolizer (function,
+# file, line, column, inline depth) on random addresses of each build; GNU
+# addr2line's plain format; clear errors for bad files and addresses.
+set -u
+B=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+L=$(cd "$B/bin" && pwd)/leaksnap
+S=$top/tests/symbolizer
+w=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-sym.XXXXXX")
+trap 'rm -rf "$w"' EXIT
+fails=0
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+for tool in llvm-symbolizer clang gcc g++ objcopy readelf python3; do
+	command -v $tool >/dev/null 2>&1 || { echo "$tool is not installed"; exit 77; }
+done
+cd "$w" || exit 1
+cp "$S"/*.c "$S"/*.cc .
+
+build() { # NAME COMPILER FLAGS... : build the C or C++ fixture as NAME
+	name=$1 cc=$2
+	shift 2
+	case $cc in
+	*++) "$cc" -std=c++17 "$@" -o "$name" inline_heavy.cc ;;
+	*) "$cc" "$@" -o "$name" plain.c plain2.c ;;
+	esac || fail "cannot build $name"
+}
+build c-gcc-O0 gcc -g -O0
+build c-gcc-O2 gcc -g -O2
+build c-clang-O2 clang -g -O2
+build c-gcc-dw4 gcc -g -gdwarf-4 -O2
+build cc-gcc-O0 g++ -g -O0
+build cc-gcc-O2 g++ -g -O2
+build cc-gcc-dw4 g++ -g -gdwarf-4 -O2
+build cc-gcc-gz g++ -g -O2 -gz=zlib
+build cc-clang-O2 clang++ -g -O2
+build cc-clang-dw4 clang++ -g -gdwarf-4 -O1
+build cc-clang-split clang++ -g -O2 -gsplit-dwarf
+# stripped, with its DWARF in a separate file named by .gnu_debuglink
+cp cc-gcc-O2 cc-stripped
+objcopy --only-keep-debug cc-stripped cc-stripped.debug &&
+	objcopy --strip-debug --add-gnu-debuglink=cc-stripped.debug cc-stripped ||
+	fail "cannot make the debuglink pair"
+readelf -S cc-gcc-gz | grep -q '\.debug_info.* C ' || readelf -SW cc-gcc-gz | grep '\.debug_info' | grep -q 'C' ||
+	fail "cc-gcc-gz has no compressed .debug_info"
+
+addr_of() { # FILE SYMBOL: its address, 0x...
+	readelf -sW "$1" | awk -v s="$2" '$8 == s { print "0x" $2; exit }'
+}
+line_of() { # SOURCE MARKER: the line number of the marker comment
+	grep -n "LINE $2\$\|LINE $2 " "$1" | head -1 | cut -d: -f1
+}
+
+# Exact answers: a function's first address is in that function, on its
+# marked line or one of the three after it (where the compiler puts the
+# prologue: the brace, or the first statement).
+near() { # GOT-LINE MARKER-LINE
+	[ "$1" -ge "$2" ] && [ "$1" -le $(($2 + 3)) ]
+}
+for b in c-gcc-O0 c-gcc-O2 c-clang-O2 c-gcc-dw4; do
+	for fn in plain_leaf plain_other; do
+		a=$(addr_of $b $fn)
+		src=plain.c
+		[ $fn = plain_other ] && src=plain2.c
+		# -i: the last two lines are the function itself (square may be
+		# inlined at the very first instruction)
+		"$L" addr2line -f -i -e $b "$a" | tail -2 >ans.txt
+		f=$(sed -n 1p ans.txt)
+		loc=$(sed -n 2p ans.txt)
+		[ "$f" = $fn ] || fail "$b $fn at $a: function '$f'"
+		[ "${loc%:*}" = "$w/$src" ] || fail "$b $fn at $a: file '${loc%:*}'"
+		near "${loc##*:}" "$(line_of $src $fn)" || fail "$b $fn at $a: line '${loc##*:}'"
+	done
+done
+for b in cc-gcc-O0 cc-gcc-O2 cc-clang-O2 cc-stripped cc-gcc-gz cc-clang-split; do
+	a=$(addr_of $b _ZN2fx9deep_workERKSt6vectorIiSaIiEE)
+	"$L" addr2line -f -i -C -e $b "$a" | tail -2 >ans.txt
+	f=$(sed -n 1p ans.txt)
+	loc=$(sed -n 2p ans.txt)
+	[ "$f" = "fx::deep_work(std::vector<int, std::allocator<int> > const&)" ] ||
+		fail "$b deep_work at $a: function '$f'"
+	[ "${loc%:*}" = "$w/inline_heavy.cc" ] || fail "$b deep_work at $a: file '${loc%:*}'"
+	near "${loc##*:}" "$(line_of inline_heavy.cc deep_work)" ||
+		fail "$b deep_work at $a: line '${loc##*:}'"
+done
+# Unknown addresses; without -C, the mangled name as GNU addr2line prints it.
+got=$("$L" addr2line -a -f -e cc-gcc-O0 0x10 "$(addr_of cc-gcc-O0 _ZN2fxL8clone_meEii)")
+want="0x0000000000000010
+??
+??:0
+$(printf '0x%016x' "$(addr_of cc-gcc-O0 _ZN2fxL8clone_meEii)")
+_ZN2fxL8clone_meEii
+$w/inline_heavy.cc:$(($(grep -n 'clone_me(int a, int unused)' inline_heavy.cc | cut -d: -f1) + 1))"
+[ "$got" = "$want" ] || fail "unknown address / mangled name: got '$got', expected '$want'"
+
+# The inline chain of a square() call inside plain_leaf (gcc -O2 inlines it).
+"$L" addr2line -f -i -e c-gcc-O2 $(objdump -d --no-show-raw-insn c-gcc-O2 |
+	awk '/<plain_leaf>:/ { f = 1; next } f && /imul/ { print "0x" $1; exit }' | tr -d :) >inl.txt
+want="square
+$w/plain.c:$(line_of plain.c square)
+plain_leaf"
+[ "$(head -3 inl.txt)" = "$want" ] || { fail "inline chain of square in plain_leaf:"; cat inl.txt; }
+
+# Agreement with llvm-symbolizer on random addresses of every build.
+for b in c-gcc-O0 c-gcc-O2 c-clang-O2 c-gcc-dw4 cc-gcc-O0 cc-gcc-O2 cc-gcc-dw4 cc-gcc-gz \
+	cc-clang-O2 cc-clang-dw4 cc-clang-split cc-stripped; do
+	python3 "$top/tests/tools/symcmp.py" "$L" "$b" 400 7 >cmp.$b.txt 2>&1 ||
+		{ fail "$b: differs from llvm-symbolizer"; cat cmp.$b.txt; }
+done
+
+# stdin: one answer per line, in order; JSON objects one per line.
+printf '%s\n0x10\n' "$(addr_of c-gcc-O0 plain_other)" | "$L" addr2line -f -e c-gcc-O0 >stdin.txt
+printf 'plain_other\n%s\n??\n??:0\n' "$w/plain2.c:$(($(line_of plain2.c plain_other) + 1))" |
+	cmp -s - stdin.txt || { fail "stdin answers"; cat stdin.txt; }
+printf '0x10\n0x10\n' | "$L" addr2line -j -e c-gcc-O2 >stdin.json
+[ "$(wc -l <stdin.json)" = 2 ] || fail "JSON on stdin: not one line per address"
+grep -q -x '{"Address":"0x10","ModuleName":"c-gcc-O2","Symbol":\[{"Column":0,"Discriminator":0,"FileName":"","FunctionName":"","Line":0,"StartAddress":"","StartFileName":"","StartLine":0}\]}' stdin.json ||
+	{ fail "JSON for an unknown address"; cat stdin.json; }
+
+# Errors: one line, status 2.
+check_err() { # WANT-STDERR ARGS...
+	want=$1
+	shift
+	"$L" addr2line "$@" >err.out 2>err.txt </dev/null
+	st=$?
+	[ $st = 2 ] || fail "addr2line $*: status $st, expected 2"
+	printf '%s\n' "$want" | cmp -s - err.txt || { fail "addr2line $*: stderr"; cat err.txt; }
+}
+check_err "leaksnap: $w/nonexistent: No such file or directory" -e "$w/nonexistent" 0x1
+printf 'not elf\n' >text.txt
+check_err "leaksnap: text.txt: not an ELF file" -e text.txt 0x1
+head -c 100 cc-gcc-O2 >trunc.elf
+check_err "leaksnap: trunc.elf: cannot read the ELF file: No ELF program headers" -e trunc.elf 0x1
+check_err "leaksnap: .: not a regular file" -e . 0x1
+check_err "leaksnap: addr2line: missing -e FILE (see 'leaksnap addr2line --help')" 0x1
+check_err "leaksnap: zz: not a hexadecimal address" -e c-gcc-O2 zz
+[ "$(cat err.out)" = "??:0" ] || fail "a bad address is not answered as unknown"
+printf '0x10\nzz\n' | "$L" addr2line -e c-gcc-O2 >bad.out 2>bad.err
+[ $? = 2 ] || fail "bad address on stdin: status"
+grep -q -x 'leaksnap: <stdin>: line 2: not a hexadecimal address' bad.err || fail "bad address on stdin: message"
+[ "$(wc -l <bad.out)" = 2 ] || fail "bad address on stdin: answers out of step"
+
+[ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
+exit 0
