@@ -424,6 +424,7 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 	const char *linkage = die_string(&die, DW_AT_linkage_name);
 	if (!linkage)
 		linkage = die_string(&die, DW_AT_MIPS_linkage_name);
+	n->linkage = linkage != NULL;
 	if (linkage)
 		n->name = sym_demangle(f->sym, linkage);
 	else

@@ -19,6 +19,7 @@ struct sym_node {
 	uint32_t kids, nkids;   /* its children's ranges in cu->ranges */
 	bool inlined;           /* DW_TAG_inlined_subroutine */
 	bool resolved;
+	bool linkage;           /* named by a linkage (mangled) name */
 	bool has_start;
 	const char *name;       /* NULL: none */
 	const char *decl_file;
@@ -55,6 +56,7 @@ struct sym_symbol {
 	const char *name;
 	const char *file;       /* a local symbol's STT_FILE, or NULL */
 	uint32_t index;         /* in the symbol table */
+	uint32_t shndx;         /* its section */
 };
 
 struct sym_file {

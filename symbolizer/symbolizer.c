@@ -453,10 +453,22 @@ static int load_symbols(struct sym_file *f)
 			value &= ~(GElf_Addr)1; /* the Thumb bit */
 		f->syms[f->sym_count++] = (struct sym_symbol){
 			value, s.st_size, name, GELF_ST_BIND(s.st_info) == STB_LOCAL ? file : NULL,
-			(uint32_t)i};
+			(uint32_t)i, s.st_shndx};
 	}
 	qsort(f->syms, f->sym_count, sizeof(*f->syms), cmp_symbol);
 	return 0;
+}
+
+/* The index of the allocated section holding @addr, or SHN_UNDEF. */
+static uint32_t section_of(Elf *elf, uint64_t addr)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr h;
+		if (gelf_getshdr(scn, &h) && (h.sh_flags & SHF_ALLOC) && addr >= h.sh_addr &&
+		    addr - h.sh_addr < h.sh_size)
+			return (uint32_t)elf_ndxscn(scn);
+	}
+	return SHN_UNDEF;
 }
 
 static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
@@ -475,9 +487,14 @@ static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
 		return NULL;
 	const struct sym_symbol *s = &f->syms[lo - 1];
 	/* llvm-symbolizer holds a symbol to its size; GNU addr2line takes
-	 * the nearest one below, whatever its size */
-	if (f->sym->opts.llvm_names && s->size && addr - s->value >= s->size)
+	 * the nearest one below in the section of the address, whatever its
+	 * size */
+	if (f->sym->opts.llvm_names) {
+		if (s->size && addr - s->value >= s->size)
+			return NULL;
+	} else if (s->shndx != section_of(f->elf, addr)) {
 		return NULL;
+	}
 	return s;
 }
 
@@ -531,6 +548,7 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 			if (dwarf_linediscriminator(line, &disc) == 0)
 				fr->discriminator = disc;
 		}
+		uint32_t deepest = node;
 		/* innermost first: each inlined node's call site is where its
 		 * caller's frame stands */
 		for (unsigned guard = 0; node != SYM_NONE && guard < 4096; guard++) {
@@ -557,6 +575,17 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 		 * With llvm_names the outermost frame always is where there is
 		 * a symbol, as llvm-symbolizer does: the symbol says what the
 		 * code really is (a clone like foo.isra.0). */
+		if (!sym->opts.llvm_names && deepest != SYM_NONE) {
+			/* GNU addr2line: a function DWARF names without a
+			 * linkage name (not inlined) takes the name of the symbol that starts
+			 * where it starts (a C++ method's qualified name, a
+			 * clone's "[clone .constprop.0]") */
+			const struct sym_node *n = &cu->nodes[deepest];
+			const struct sym_symbol *s0 = n->linkage || n->inlined || !n->has_start ? NULL
+						    : find_symbol(f, vaddr);
+			if (s0 && s0->value == n->start + f->bias)
+				sym->frames[0].function = sym_demangle(sym, s0->name);
+		}
 		struct sym_frame *last = &sym->frames[count - 1];
 		const struct sym_symbol *s =
 			sym->opts.llvm_names || !last->function ? find_symbol(f, vaddr) : NULL;
