@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <leaksnap/maps.h>
 #include <leaksnap/snapshot.h>
+#include <leaksnap/symbolizer.h>
 
 /* Exit statuses (documented in --help and the README). */
 enum {
@@ -29,6 +30,28 @@ int cmd_convert(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_addr2line(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
+
+/* Symbolizing a snapshot's frames (symctx.c). */
+struct cli_symctx;
+struct cli_resolved {
+	const struct sym_module *module; /* NULL: the frame is in no module */
+	const struct sym_frame *frames;  /* innermost first; none: not found */
+	size_t frame_count;
+};
+/* NULL when out of memory. */
+struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *dirs,
+				  size_t ndirs, bool adjust);
+void cli_symctx_free(struct cli_symctx *c);
+/* Symbolize the frame at @loc (each module and rel_pc once).  Problems
+ * with symbol files are reported on stderr as they are met.  -1: out of
+ * memory (reported). */
+int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
+		       struct cli_resolved *out);
+/* EXIT_ERROR once a symbol file was unreadable, else EXIT_OK. */
+int cli_symctx_status(const struct cli_symctx *c);
+size_t cli_symctx_module_count(const struct cli_symctx *c);
+const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i);
 
 /* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */
 int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,5 +1,9 @@
-/* leaksnap show: header facts, totals and records of one snapshot. */
+/* leaksnap show and leaksnap symbolize: header facts, totals and records of
+ * one snapshot, with every frame symbolized for symbolize. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,11 +26,43 @@ static const char show_usage[] =
 	"  -h, --help           this help\n\n"
 	"Exit status: 0 success, 2 any error.\n";
 
+static const char symbolize_usage[] =
+	"Usage: leaksnap symbolize [OPTIONS] DUMP\n\n"
+	"Print a heap snapshot as 'leaksnap show' does, with every frame symbolized:\n"
+	"function, source file, line and column, and the functions it was inlined\n"
+	"into. Symbols are read in-process from the modules' ELF files and their\n"
+	"DWARF (separate debug files through .gnu_debuglink or the build ID too).\n\n"
+	"A module (as the maps name it, e.g. /system/lib64/libfoo.so) is looked for\n"
+	"in each --symbols DIR in order: DIR/system/lib64/libfoo.so (the layout of\n"
+	"AOSP's out/target/product/NAME/symbols), DIR/.build-id/xx/rest.debug, then a\n"
+	"file of that name anywhere under DIR; last, at its own path on this host.\n"
+	"When the dump records the module's build ID (LEAKSNAP dumps do), a file with\n"
+	"another build ID is never used: its frames say 'build-id mismatch'.\n\n"
+	"Frames are return addresses: each is looked up at the call instruction\n"
+	"(pc - 1); addresses are printed as captured.\n\n"
+	"Options:\n"
+	"  -s, --symbols DIR    look for symbol files under DIR (repeatable)\n"
+	"  --no-adjust          look frames up at the captured address itself\n"
+	"  -v, --verbose        say which file was used for each module\n"
+	CLI_INPUT_HELP
+	"  --top N              print only the N largest records\n"
+	"  -j, --json           JSON output: frames gain function, file, line,\n"
+	"                       column, inlined, symbol_file, build_id_status\n"
+	"  -h, --help           this help\n\n"
+	"Exit status: 0 success, 2 any error (an unreadable or corrupt symbol file is\n"
+	"reported and its frames left unsymbolized; the report is still printed).\n";
+
+#define MAX_SYMBOL_DIRS 64
+
 struct show_opts {
 	struct cli_input in;
 	bool json;
 	bool has_top;
 	uint64_t top;
+	bool symbolize, no_adjust, verbose;
+	const char *dirs[MAX_SYMBOL_DIRS];
+	size_t ndirs;
+	struct cli_symctx *sc;
 };
 
 struct app_split {
@@ -71,13 +107,53 @@ static void format_time(uint64_t ns, char *buf, size_t size)
 
 /* Text output ---------------------------------------------------------------- */
 
-static void print_frame(const struct maps *maps, unsigned ptr, unsigned idx, uint64_t pc)
+static void print_source(const struct sym_frame *f)
+{
+	if (f->from_symtab)
+		printf("  %s+0x%llx", f->function, (unsigned long long)f->symbol_offset);
+	else
+		printf("  %s", f->function ? f->function : "??");
+	if (f->file) {
+		printf("  %s:%u", f->file, f->line);
+		if (f->column)
+			printf(":%u", f->column);
+	}
+}
+
+/* The symbolized part of a frame line, and its inline callers' lines. */
+static void print_symbols(const struct cli_resolved *r)
+{
+	if (!r->module->file) {
+		printf("  (%s)\n", r->module->status == SYM_BUILD_ID_MISMATCH ? "build-id mismatch"
+									    : "no symbol file");
+		return;
+	}
+	if (r->frame_count == 0) {
+		printf("  ??\n");
+		return;
+	}
+	print_source(&r->frames[0]);
+	printf("\n");
+	for (size_t i = 1; i < r->frame_count; i++) {
+		printf("        inlined into");
+		print_source(&r->frames[i]);
+		printf("\n");
+	}
+}
+
+static void print_frame(const struct maps *maps, struct cli_symctx *sc, unsigned ptr,
+			unsigned idx, uint64_t pc)
 {
 	struct maps_location loc;
 	printf("    #%02u 0x%0*llx", idx, (int)ptr * 2, (unsigned long long)pc);
-	if (maps_locate(maps, pc, &loc) && loc.module)
-		printf("  %s+0x%llx\n", loc.module->path, (unsigned long long)loc.rel_pc);
-	else if (loc.mapping)
+	struct cli_resolved r;
+	if (maps_locate(maps, pc, &loc) && loc.module) {
+		printf("  %s+0x%llx", loc.module->path, (unsigned long long)loc.rel_pc);
+		if (sc && cli_symctx_resolve(sc, &loc, &r) == 0 && r.module)
+			print_symbols(&r);
+		else
+			printf("\n");
+	} else if (loc.mapping)
 		printf("  (anonymous mapping %llx-%llx)\n", (unsigned long long)loc.mapping->start,
 		       (unsigned long long)loc.mapping->end);
 	else
@@ -150,7 +226,7 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 		if (r->frame_count == 0)
 			printf("    (no frames)\n");
 		for (uint32_t f = 0; f < r->frame_count; f++)
-			print_frame(maps, ptr, f, r->frames[f]);
+			print_frame(maps, o->sc, ptr, f, r->frames[f]);
 	}
 }
 
@@ -173,11 +249,56 @@ static json_t *json_frame(const struct maps *maps, uint64_t pc)
 			 mod ? cli_json_addr(loc.rel_pc) : json_null());
 }
 
-static json_t *json_record(const struct snapshot_record *r, const struct maps *maps)
+/* A frame's symbolized objects: one per inline level, innermost first,
+ * each with the frame's pc, module and rel_pc. */
+static void json_frames_symbolized(json_t *frames, const struct maps *maps,
+				   struct cli_symctx *sc, uint64_t pc)
+{
+	struct maps_location loc;
+	struct cli_resolved r = {0};
+	if (maps_locate(maps, pc, &loc) && loc.module)
+		cli_symctx_resolve(sc, &loc, &r);
+	size_t n = r.frame_count ? r.frame_count : 1;
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_frame(maps, pc);
+		const struct sym_frame *f = r.frame_count ? &r.frames[i] : NULL;
+		json_t *fn = json_null();
+		if (f && f->function && f->from_symtab) {
+			char *t;
+			if (asprintf(&t, "%s+0x%llx", f->function,
+				     (unsigned long long)f->symbol_offset) >= 0) {
+				json_decref(fn);
+				fn = json_string(t);
+				free(t);
+			}
+		} else if (f && f->function) {
+			json_decref(fn);
+			fn = json_string(f->function);
+		}
+		json_object_set_new(o, "function", fn ? fn : json_null());
+		json_object_set_new(o, "file", f ? cli_json_str_or_null(f->file) : json_null());
+		json_object_set_new(o, "line", f && f->line ? json_integer(f->line) : json_null());
+		json_object_set_new(o, "column", f && f->column ? json_integer(f->column) : json_null());
+		json_object_set_new(o, "inlined", json_boolean(f && f->inlined));
+		json_object_set_new(o, "symbol_file", r.module ? cli_json_str_or_null(r.module->file_path)
+							       : json_null());
+		json_object_set_new(o, "build_id_status",
+				    r.module ? json_string(sym_build_id_status_name(r.module->status))
+					     : json_null());
+		json_array_append_new(frames, o);
+	}
+}
+
+static json_t *json_record(const struct snapshot_record *r, const struct maps *maps,
+			   struct cli_symctx *sc)
 {
 	json_t *frames = json_array();
-	for (uint32_t f = 0; f < r->frame_count; f++)
-		json_array_append_new(frames, json_frame(maps, r->frames[f]));
+	for (uint32_t f = 0; f < r->frame_count; f++) {
+		if (sc)
+			json_frames_symbolized(frames, maps, sc, r->frames[f]);
+		else
+			json_array_append_new(frames, json_frame(maps, r->frames[f]));
+	}
 	return json_pack("{s:o, s:o, s:b, s:o, s:o}", "size", cli_json_u64(r->size), "count",
 			 cli_json_u64(r->count), "zygote", r->zygote, "total_bytes",
 			 cli_json_u64(r->size * r->count), "frames", frames);
@@ -195,7 +316,7 @@ json_t *cli_json_mapping(const struct maps_mapping *m)
 }
 
 static void show_json(const struct snapshot *s, const struct maps *maps, const size_t *top,
-		      size_t ntop)
+		      size_t ntop, struct cli_symctx *sc)
 {
 	bool first = true;
 	const char *ver = snapshot_version(s);
@@ -267,7 +388,7 @@ static void show_json(const struct snapshot *s, const struct maps *maps, const s
 	printf("[");
 	for (size_t i = 0; i < ntop; i++) {
 		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, json_record(snapshot_record(s, top[i]), maps));
+		cli_json_print(stdout, json_record(snapshot_record(s, top[i]), maps, sc));
 	}
 	printf("%s]", ntop ? "\n  " : "");
 	json_key(&first, "maps");
@@ -277,48 +398,98 @@ static void show_json(const struct snapshot *s, const struct maps *maps, const s
 		printf("%s\n    ", i ? "," : "");
 		cli_json_print(stdout, cli_json_mapping(maps_mapping(maps, i)));
 	}
-	printf("%s]\n}\n", nm ? "\n  " : "");
+	printf("%s]", nm ? "\n  " : "");
+	if (sc) {
+		/* each module the frames named, and the file that was used */
+		json_key(&first, "symbols");
+		printf("[");
+		size_t n = cli_symctx_module_count(sc);
+		for (size_t i = 0; i < n; i++) {
+			const struct sym_module *m = cli_symctx_module(sc, i);
+			printf("%s\n    ", i ? "," : "");
+			cli_json_print(stdout,
+				       json_pack("{s:s, s:o, s:s, s:o}", "module", m->path, "symbol_file",
+						 cli_json_str_or_null(m->file_path), "build_id_status",
+						 sym_build_id_status_name(m->status), "error",
+						 cli_json_str_or_null(m->error)));
+		}
+		printf("%s]", n ? "\n  " : "");
+	}
+	printf("\n}\n");
 }
 
-int cmd_show(int argc, char **argv)
+static void print_modules(struct cli_symctx *sc)
 {
+	size_t n = cli_symctx_module_count(sc);
+	printf("\nsymbol files:\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_module *m = cli_symctx_module(sc, i);
+		printf("  %s  %s  (build-id %s)\n", m->path, m->file_path ? m->file_path : "-",
+		       sym_build_id_status_name(m->status));
+	}
+}
+
+static int show_main(int argc, char **argv, bool symbolize)
+{
+	const char *cmd = symbolize ? "symbolize" : "show";
 	static const struct option longopts[] = {
 		CLI_INPUT_LONGOPTS,
 		{"top", required_argument, NULL, 't'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		{"symbols", required_argument, NULL, 's'},
+		{"no-adjust", no_argument, NULL, 'A'},
+		{"verbose", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
 	struct show_opts o = {0};
+	o.symbolize = symbolize;
 	int c, r;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-		if ((r = cli_input_option("show", c, optarg, &o.in)) != 0) {
+	while ((c = getopt_long(argc, argv, symbolize ? ":jhs:v" : ":jh", longopts, NULL)) != -1) {
+		if ((r = cli_input_option(cmd, c, optarg, &o.in)) != 0) {
 			if (r != 1)
 				return r;
 			continue;
 		}
+		if (!symbolize && (c == 's' || c == 'A' || c == 'v'))
+			c = '?'; /* symbolize's options */
 		switch (c) {
 		case 't':
 			if (!cli_parse_uint(optarg, 0, SIZE_MAX / sizeof(size_t), &o.top))
-				return cli_usage_error("show", "--top needs a number");
+				return cli_usage_error(cmd, "--top needs a number");
 			o.has_top = true;
 			break;
 		case 'j': o.json = true; break;
+		case 's':
+			if (o.ndirs == MAX_SYMBOL_DIRS)
+				return cli_usage_error(cmd, "more than %d --symbols directories",
+						       MAX_SYMBOL_DIRS);
+			o.dirs[o.ndirs++] = optarg;
+			break;
+		case 'A': o.no_adjust = true; break;
+		case 'v': o.verbose = true; break;
 		case 'h':
-			fputs(show_usage, stdout);
+			fputs(symbolize ? symbolize_usage : show_usage, stdout);
 			return cli_finish_stdout(EXIT_OK);
 		default:
-			return cli_bad_option("show", argv, c == ':' ? ':' : optopt);
+			return cli_bad_option(cmd, argv, c == ':' ? ':' : optopt);
 		}
 	}
 	if (argc - optind != 1)
-		return cli_usage_error("show", argc - optind ? "expected one DUMP, got %d files"
-							      : "missing DUMP operand%.0d",
+		return cli_usage_error(cmd, argc - optind ? "expected one DUMP, got %d files"
+							 : "missing DUMP operand%.0d",
 				       argc - optind);
-	if (cli_input_check("show", &o.in))
+	if (cli_input_check(cmd, &o.in))
 		return EXIT_ERROR;
+	for (size_t i = 0; i < o.ndirs; i++) {
+		struct stat st;
+		if (stat(o.dirs[i], &st) != 0)
+			return cli_fail(o.dirs[i], "%s", strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return cli_fail(o.dirs[i], "not a directory");
+	}
 
 	struct snapshot *s = cli_open_snapshot(argv[optind], &o.in.open, o.in.maps_path);
 	if (s == NULL)
@@ -332,18 +503,36 @@ int cmd_show(int argc, char **argv)
 	size_t n = snapshot_record_count(s);
 	size_t limit = o.has_top && o.top < n ? (size_t)o.top : n;
 	size_t *top = malloc((limit ? limit : 1) * sizeof(*top));
-	if (top == NULL) {
+	if (symbolize)
+		o.sc = cli_symctx_new(s, o.dirs, o.ndirs, !o.no_adjust);
+	if (top == NULL || (symbolize && !o.sc)) {
+		free(top);
+		cli_symctx_free(o.sc);
 		maps_free(maps);
 		snapshot_close(s);
 		return cli_fail(argv[optind], "out of memory");
 	}
 	size_t ntop = snapshot_records_top(s, limit, top);
 	if (o.json)
-		show_json(s, maps, top, ntop);
+		show_json(s, maps, top, ntop, o.sc);
 	else
 		show_text(s, maps, &o, top, ntop);
+	if (o.sc && o.verbose && !o.json)
+		print_modules(o.sc);
+	int status = o.sc ? cli_symctx_status(o.sc) : EXIT_OK;
+	cli_symctx_free(o.sc);
 	free(top);
 	maps_free(maps);
 	snapshot_close(s);
-	return cli_finish_stdout(EXIT_OK);
+	return cli_finish_stdout(status);
+}
+
+int cmd_show(int argc, char **argv)
+{
+	return show_main(argc, argv, false);
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	return show_main(argc, argv, true);
 }

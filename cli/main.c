@@ -12,6 +12,7 @@ static const struct cmd cmds[] = {
 	{"convert", cmd_convert, "write any readable snapshot as a LEAKSNAP v1 file"},
 	{"record", cmd_record, "run a program with the malloc hook, list the dumps it wrote"},
 	{"diff", cmd_diff, "compare snapshots and rank suspected leaks (leakdiff)"},
+	{"symbolize", cmd_symbolize, "show a snapshot with every frame symbolized"},
 	{"addr2line", cmd_addr2line, "addresses in an ELF file to functions and source lines"},
 	{NULL, NULL, NULL},
 };

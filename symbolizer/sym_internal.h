@@ -87,6 +87,9 @@ struct sym_file {
 	struct sym_file *next;
 };
 
+struct sym_dir_index;
+struct sym_module_entry;
+
 struct sym_path {
 	const void *cu;
 	const char *raw, *joined;
@@ -101,6 +104,8 @@ struct symbolizer {
 	size_t owned_count, owned_cap;
 	struct sym_path *paths;   /* relative source paths joined to comp_dir */
 	size_t path_count, path_mask;
+	struct sym_dir_index *dirs;       /* one per opts.symbol_dirs (locate.c) */
+	struct sym_module_entry *modules; /* located modules (locate.c) */
 };
 
 /* dwarf_index.c */
@@ -114,6 +119,9 @@ uint32_t sym_dwarf_find_node(const struct sym_cu *cu, uint64_t addr);
 Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr);
 void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n);
 void sym_dwarf_free_units(struct sym_file *f);
+
+/* locate.c */
+void sym_locate_free(struct symbolizer *sym);
 
 /* symbolizer.c */
 /* A unit's source path as llvm-symbolizer and GNU addr2line spell it:

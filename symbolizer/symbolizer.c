@@ -53,6 +53,7 @@ void symbolizer_free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
+	sym_locate_free(sym);
 	for (struct sym_file *f = sym->files, *next; f; f = next) {
 		next = f->next;
 		file_free(f);

@@ -34,6 +34,11 @@ struct sym_file;
 
 struct sym_options {
 	bool demangle;          /* C++ and Rust names through libiberty */
+	/* Where module files are looked for, in order (symbolizer_module);
+	 * the strings must live as long as the symbolizer */
+	const char *const *symbol_dirs;
+	size_t symbol_dir_count;
+	bool no_host_paths;     /* do not try a module's own path on this host */
 	bool llvm_names;        /* name frames as llvm-symbolizer does: the
 				 * outermost by the symbol table where it has a
 				 * symbol ("f.isra.0", not DWARF's "f"), and
@@ -100,6 +105,48 @@ LEAKSNAP_API unsigned sym_file_address_size(const struct sym_file *file);
  * symbolizer stays usable for other addresses and files). */
 LEAKSNAP_API int sym_file_lookup(struct sym_file *file, uint64_t vaddr, struct sym_result *out,
 				 struct leaksnap_error *err);
+
+/* Modules ----------------------------------------------------------------
+ * A module is a file as a process's maps name it ("/system/lib64/libc.so").
+ * Its candidates, in order: for each symbol directory, DIR + the module
+ * path (the layout of AOSP's out/target/product/NAME/symbols), then
+ * DIR/.build-id/xx/rest.debug, then a file of the same name anywhere under
+ * DIR; then the module path itself on this host.  When the dump gave the
+ * module's build ID, a candidate with another build ID is never used. */
+
+enum sym_build_id_status {
+	SYM_BUILD_ID_MATCH,      /* the file's build ID is the dump's */
+	SYM_BUILD_ID_UNVERIFIED, /* the dump or the file has no build ID */
+	SYM_BUILD_ID_MISMATCH,   /* files were found, none with the dump's build ID */
+	SYM_BUILD_ID_MISSING,    /* no file found */
+};
+
+struct sym_module {
+	const char *path;          /* as the maps name it */
+	struct sym_file *file;     /* the file used; NULL: none */
+	const char *file_path;     /* its path; NULL: none */
+	enum sym_build_id_status status;
+	const char *error;         /* why a candidate could not be read, or NULL */
+	const char *error_file;    /* that candidate */
+};
+
+/* The module named @path, located once and remembered.  @build_id (may be
+ * NULL) is the build ID the dump recorded for it.  NULL only when out of
+ * memory (with @err filled); a module with no usable file is returned with
+ * file = NULL and its status. */
+LEAKSNAP_API const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *path,
+							const uint8_t *build_id,
+							size_t build_id_len,
+							struct leaksnap_error *err);
+/* Look up a frame of @module: @rel_pc is the offset in the file (maps'
+ * rel_pc).  With @return_address, the call instruction is looked up
+ * (sym_file_call_site).  As sym_file_lookup; no frames when the module has
+ * no file or no segment holds the offset. */
+LEAKSNAP_API int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc,
+				   bool return_address, struct sym_result *out,
+				   struct leaksnap_error *err);
+/* "match", "unverified", "mismatch", "missing" */
+LEAKSNAP_API const char *sym_build_id_status_name(enum sym_build_id_status status);
 
 /* The address to look up for return address @pc in @file: a byte of the
  * call instruction, pc - 1, after clearing the Thumb bit on 32-bit ARM. */

@@ -1,0 +1,212 @@
+/* leaksnap CLI: symbolizing the frames of a snapshot.  Each distinct
+ * (module, rel_pc) is looked up once; modules are located with the dump's
+ * build IDs (metadata "build_id=<hex> <path>"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct cache_entry {
+	const struct sym_module *module; /* NULL: empty slot */
+	uint64_t rel_pc;
+	struct sym_frame *frames;
+	size_t frame_count;
+};
+
+struct build_id {
+	const char *path;
+	uint8_t bytes[64];
+	size_t len;
+};
+
+struct cli_symctx {
+	struct symbolizer *sym;
+	bool adjust;
+	const char *const *dirs;
+	struct cache_entry *cache;
+	size_t cache_count, cache_mask;
+	struct build_id *ids;
+	size_t id_count;
+	const struct sym_module **modules; /* in the order first used */
+	size_t module_count, module_cap;
+	int status;                        /* EXIT_ERROR once a file was bad */
+};
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+					 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *dirs,
+				  size_t ndirs, bool adjust)
+{
+	struct cli_symctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->adjust = adjust;
+	struct sym_options so = {.demangle = true, .symbol_dirs = dirs, .symbol_dir_count = ndirs};
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	c->sym = symbolizer_new(&so, &err);
+	size_t n = snapshot_meta_count(s);
+	c->ids = calloc(n ? n : 1, sizeof(*c->ids));
+	if (!c->sym || !c->ids) {
+		cli_symctx_free(c);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct snapshot_meta *m = snapshot_meta(s, i);
+		if (strcmp(m->key, "build_id") != 0)
+			continue;
+		const char *v = m->value, *sp = strchr(v, ' ');
+		struct build_id *b = &c->ids[c->id_count];
+		size_t hex = sp ? (size_t)(sp - v) : 0;
+		if (!sp || hex % 2 || hex / 2 > sizeof(b->bytes) || !sp[1])
+			continue; /* malformed lines are the reader's to warn about */
+		bool ok = true;
+		for (size_t k = 0; k < hex / 2 && ok; k++) {
+			int hi = hexval(v[2 * k]), lo = hexval(v[2 * k + 1]);
+			ok = hi >= 0 && lo >= 0;
+			b->bytes[k] = (uint8_t)(hi << 4 | lo);
+		}
+		if (!ok)
+			continue;
+		b->len = hex / 2;
+		b->path = sp + 1;
+		c->id_count++;
+	}
+	return c;
+}
+
+void cli_symctx_free(struct cli_symctx *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; c->cache && i <= c->cache_mask; i++)
+		free(c->cache[i].frames);
+	free(c->cache);
+	free(c->ids);
+	free(c->modules);
+	symbolizer_free(c->sym);
+	free(c);
+}
+
+int cli_symctx_status(const struct cli_symctx *c)
+{
+	return c->status;
+}
+
+size_t cli_symctx_module_count(const struct cli_symctx *c)
+{
+	return c->module_count;
+}
+
+const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
+{
+	return c->modules[i];
+}
+
+static const struct sym_module *module_of(struct cli_symctx *c, const char *path)
+{
+	const uint8_t *id = NULL;
+	size_t len = 0;
+	for (size_t i = 0; i < c->id_count; i++)
+		if (strcmp(c->ids[i].path, path) == 0) {
+			id = c->ids[i].bytes;
+			len = c->ids[i].len;
+			break;
+		}
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	const struct sym_module *m = symbolizer_module(c->sym, path, id, len, &err);
+	if (!m) {
+		cli_fail_error(&err);
+		c->status = EXIT_ERROR;
+		return NULL;
+	}
+	for (size_t i = 0; i < c->module_count; i++)
+		if (c->modules[i] == m)
+			return m;
+	if (c->module_count == c->module_cap) {
+		size_t n = c->module_cap ? c->module_cap * 2 : 16;
+		const struct sym_module **p = realloc(c->modules, n * sizeof(*p));
+		if (!p)
+			return m;
+		c->modules = p;
+		c->module_cap = n;
+	}
+	c->modules[c->module_count++] = m;
+	if (m->error) {
+		cli_fail(m->error_file, "%s", m->error);
+		c->status = EXIT_ERROR;
+	}
+	return m;
+}
+
+static size_t slot(const struct cli_symctx *c, const struct sym_module *m, uint64_t rel_pc)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ULL) ^ (rel_pc * 0xc2b2ae3d27d4eb4fULL);
+	size_t i = (size_t)(h >> 20) & c->cache_mask;
+	while (c->cache[i].module && (c->cache[i].module != m || c->cache[i].rel_pc != rel_pc))
+		i = (i + 1) & c->cache_mask;
+	return i;
+}
+
+static int cache_grow(struct cli_symctx *c)
+{
+	size_t cap = c->cache ? (c->cache_mask + 1) * 2 : 1024;
+	struct cache_entry *old = c->cache;
+	size_t old_cap = old ? c->cache_mask + 1 : 0;
+	c->cache = calloc(cap, sizeof(*c->cache));
+	if (!c->cache) {
+		c->cache = old;
+		return -1;
+	}
+	c->cache_mask = cap - 1;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].module)
+			c->cache[slot(c, old[i].module, old[i].rel_pc)] = old[i];
+	free(old);
+	return 0;
+}
+
+int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
+		       struct cli_resolved *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!loc->module)
+		return 0;
+	const struct sym_module *m = module_of(c, loc->module->path);
+	if (!m)
+		return -1;
+	out->module = m;
+	if (!m->file)
+		return 0;
+	if ((c->cache_count + 1) * 2 > (c->cache ? c->cache_mask + 1 : 0) && cache_grow(c) != 0)
+		return cli_fail("symbolize", "out of memory"), -1;
+	size_t i = slot(c, m, loc->rel_pc);
+	struct cache_entry *e = &c->cache[i];
+	if (!e->module) {
+		struct sym_result r;
+		struct leaksnap_error err;
+		leaksnap_error_clear(&err);
+		if (sym_module_lookup(m, loc->rel_pc, c->adjust, &r, &err) != 0) {
+			cli_fail_error(&err);
+			c->status = EXIT_ERROR;
+			r.frame_count = 0;
+		}
+		e->frames = r.frame_count ? malloc(r.frame_count * sizeof(*e->frames)) : NULL;
+		if (r.frame_count && !e->frames)
+			return cli_fail("symbolize", "out of memory"), -1;
+		if (r.frame_count)
+			memcpy(e->frames, r.frames, r.frame_count * sizeof(*e->frames));
+		e->frame_count = r.frame_count;
+		e->module = m;
+		e->rel_pc = loc->rel_pc;
+		c->cache_count++;
+	}
+	out->frames = e->frames;
+	out->frame_count = e->frame_count;
+	return 0;
+}

@@ -1,0 +1,294 @@
+/* leaksnap symbolizer: finding a module's file.
+ *
+ * Candidates are tried in the order symbolizer.h gives; a candidate is
+ * used only when its build ID is the dump's (or one of them has none).
+ * Each symbol directory is indexed by file name once, on the first module
+ * its other two places do not hold.  Separate debug files of the file
+ * found (.gnu_debuglink, /usr/lib/debug/.build-id) are libdwfl's to find.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sym_internal.h"
+
+#define DIR_WALK_MAX_DEPTH 64
+#define DIR_WALK_MAX_FILES 4000000
+
+struct name_entry {
+	const char *base;   /* points into path */
+	char *path;
+};
+
+struct sym_dir_index {
+	bool built;
+	struct name_entry *names; /* sorted by base, then path */
+	size_t count, cap;
+};
+
+struct sym_module_entry {
+	struct sym_module m;
+	char *path, *file_path_own, *error_own, *error_file_own;
+	uint8_t *build_id;
+	size_t build_id_len;
+	struct sym_module_entry *next;
+};
+
+const char *sym_build_id_status_name(enum sym_build_id_status status)
+{
+	switch (status) {
+	case SYM_BUILD_ID_MATCH: return "match";
+	case SYM_BUILD_ID_UNVERIFIED: return "unverified";
+	case SYM_BUILD_ID_MISMATCH: return "mismatch";
+	case SYM_BUILD_ID_MISSING: return "missing";
+	}
+	return "unknown";
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct name_entry *x = a, *y = b;
+	int c = strcmp(x->base, y->base);
+	return c ? c : strcmp(x->path, y->path);
+}
+
+static int index_add(struct sym_dir_index *ix, const char *path)
+{
+	if (ix->count == ix->cap) {
+		size_t n = ix->cap ? ix->cap * 2 : 256;
+		struct name_entry *p = realloc(ix->names, n * sizeof(*p));
+		if (!p)
+			return -1;
+		ix->names = p;
+		ix->cap = n;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return -1;
+	const char *slash = strrchr(copy, '/');
+	ix->names[ix->count++] = (struct name_entry){slash ? slash + 1 : copy, copy};
+	return 0;
+}
+
+/* Regular files under @dir (symbolic links to files count; directories
+ * reached through links are not entered, so no cycle is possible). */
+static int index_walk(struct sym_dir_index *ix, char *path, size_t len, size_t cap, int depth)
+{
+	if (depth > DIR_WALK_MAX_DEPTH)
+		return 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return 0; /* unreadable directories hold nothing we can use */
+	struct dirent *e;
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		size_t nl = strlen(e->d_name);
+		if (len + 1 + nl + 1 > cap)
+			continue; /* longer than PATH_MAX: not a path open() takes */
+		path[len] = '/';
+		memcpy(path + len + 1, e->d_name, nl + 1);
+		struct stat st;
+		if (lstat(path, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			rc = index_walk(ix, path, len + 1 + nl, cap, depth + 1);
+		else if ((S_ISREG(st.st_mode) || (S_ISLNK(st.st_mode) && stat(path, &st) == 0 &&
+						  S_ISREG(st.st_mode))) &&
+			 ix->count < DIR_WALK_MAX_FILES)
+			rc = index_add(ix, path);
+	}
+	closedir(d);
+	path[len] = '\0';
+	return rc;
+}
+
+static int index_build(struct sym_dir_index *ix, const char *dir)
+{
+	ix->built = true;
+	char path[4096];
+	size_t len = strlen(dir);
+	if (len >= sizeof(path))
+		return 0;
+	memcpy(path, dir, len + 1);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
+	if (index_walk(ix, path, len, sizeof(path), 0) != 0)
+		return -1;
+	qsort(ix->names, ix->count, sizeof(*ix->names), cmp_name);
+	return 0;
+}
+
+/* The first index entry named @base, or NULL; the others follow it. */
+static const struct name_entry *index_find(const struct sym_dir_index *ix, const char *base)
+{
+	size_t lo = 0, hi = ix->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(ix->names[mid].base, base) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->count && strcmp(ix->names[lo].base, base) == 0 ? &ix->names[lo] : NULL;
+}
+
+void sym_locate_free(struct symbolizer *sym)
+{
+	for (size_t i = 0; i < sym->opts.symbol_dir_count && sym->dirs; i++) {
+		for (size_t j = 0; j < sym->dirs[i].count; j++)
+			free(sym->dirs[i].names[j].path);
+		free(sym->dirs[i].names);
+	}
+	free(sym->dirs);
+	for (struct sym_module_entry *e = sym->modules, *next; e; e = next) {
+		next = e->next;
+		free(e->path);
+		free(e->file_path_own);
+		free(e->error_own);
+		free(e->error_file_own);
+		free(e->build_id);
+		free(e);
+	}
+}
+
+enum try_result { TRY_NONE, TRY_USED, TRY_MISMATCH, TRY_BROKEN, TRY_NOMEM };
+
+/* Try @candidate for @e: open it (unless it does not exist) and compare
+ * build IDs. */
+static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry *e,
+				const char *candidate)
+{
+	struct stat st;
+	if (stat(candidate, &st) != 0 || !S_ISREG(st.st_mode))
+		return TRY_NONE;
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct sym_file *f = symbolizer_open(sym, candidate, &err);
+	if (!f) {
+		if (err.code == LEAKSNAP_ERR_NOMEM)
+			return TRY_NOMEM;
+		if (!e->error_own) {
+			e->error_own = strdup(err.text[0] ? err.text : leaksnap_code_string(err.code));
+			e->error_file_own = strdup(candidate);
+		}
+		return TRY_BROKEN;
+	}
+	size_t len;
+	const uint8_t *id = sym_file_build_id(f, &len);
+	if (e->build_id_len && len) {
+		if (len != e->build_id_len || memcmp(id, e->build_id, len) != 0)
+			return TRY_MISMATCH;
+		e->m.status = SYM_BUILD_ID_MATCH;
+	} else {
+		e->m.status = SYM_BUILD_ID_UNVERIFIED;
+	}
+	e->file_path_own = strdup(candidate);
+	if (!e->file_path_own)
+		return TRY_NOMEM;
+	e->m.file = f;
+	e->m.file_path = e->file_path_own;
+	return TRY_USED;
+}
+
+static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e)
+{
+	bool mismatch = false;
+	char buf[4096];
+	enum try_result r;
+#define TRY(path)                                         \
+	do {                                              \
+		r = try_file(sym, e, (path));             \
+		if (r == TRY_USED || r == TRY_NOMEM)      \
+			return r;                         \
+		mismatch |= r == TRY_MISMATCH;            \
+	} while (0)
+	const char *base = strrchr(e->path, '/');
+	base = base ? base + 1 : e->path;
+	for (size_t i = 0; i < sym->opts.symbol_dir_count; i++) {
+		const char *dir = sym->opts.symbol_dirs[i];
+		if (snprintf(buf, sizeof(buf), "%s%s%s", dir, e->path[0] == '/' ? "" : "/", e->path) <
+		    (int)sizeof(buf))
+			TRY(buf);
+		if (e->build_id_len >= 2) {
+			int n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", dir, e->build_id[0]);
+			for (size_t k = 1; k < e->build_id_len && n > 0 && (size_t)n + 3 < sizeof(buf); k++)
+				n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x", e->build_id[k]);
+			if (n > 0 && (size_t)n + 7 < sizeof(buf)) {
+				memcpy(buf + n, ".debug", 7);
+				TRY(buf);
+			}
+		}
+		struct sym_dir_index *ix = &sym->dirs[i];
+		if (!ix->built && index_build(ix, dir) != 0)
+			return TRY_NOMEM;
+		for (const struct name_entry *ne = index_find(ix, base);
+		     ne && ne < ix->names + ix->count && strcmp(ne->base, base) == 0; ne++)
+			TRY(ne->path);
+	}
+	if (!sym->opts.no_host_paths && e->path[0] == '/')
+		TRY(e->path);
+#undef TRY
+	return mismatch ? TRY_MISMATCH : TRY_NONE;
+}
+
+const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *path,
+					   const uint8_t *build_id, size_t build_id_len,
+					   struct leaksnap_error *err)
+{
+	for (struct sym_module_entry *e = sym->modules; e; e = e->next)
+		if (strcmp(e->path, path) == 0 && e->build_id_len == build_id_len &&
+		    (!build_id_len || memcmp(e->build_id, build_id, build_id_len) == 0))
+			return &e->m;
+	if (!sym->dirs && sym->opts.symbol_dir_count) {
+		sym->dirs = calloc(sym->opts.symbol_dir_count, sizeof(*sym->dirs));
+		if (!sym->dirs)
+			goto nomem;
+	}
+	struct sym_module_entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		goto nomem;
+	e->path = strdup(path);
+	e->build_id = build_id_len ? malloc(build_id_len) : NULL;
+	if (!e->path || (build_id_len && !e->build_id)) {
+		free(e->path);
+		free(e->build_id);
+		free(e);
+		goto nomem;
+	}
+	if (build_id_len)
+		memcpy(e->build_id, build_id, build_id_len);
+	e->build_id_len = build_id_len;
+	e->m.path = e->path;
+	e->next = sym->modules;
+	sym->modules = e;
+	enum try_result r = locate(sym, e);
+	if (r == TRY_NOMEM)
+		goto nomem;
+	if (r != TRY_USED)
+		e->m.status = r == TRY_MISMATCH ? SYM_BUILD_ID_MISMATCH : SYM_BUILD_ID_MISSING;
+	e->m.error = e->error_own;
+	e->m.error_file = e->error_file_own;
+	return &e->m;
+nomem:
+	lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+	return NULL;
+}
+
+int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool return_address,
+		      struct sym_result *out, struct leaksnap_error *err)
+{
+	out->frames = NULL;
+	out->frame_count = 0;
+	uint64_t vaddr;
+	if (!module->file || !sym_file_offset_to_vaddr(module->file, rel_pc, &vaddr))
+		return 0;
+	if (return_address)
+		vaddr = sym_file_call_site(module->file, vaddr);
+	return sym_file_lookup(module->file, vaddr, out, err);
+}
