@@ -31,7 +31,8 @@ struct sym_dir_index {
 };
 
 struct sym_module_entry {
-	struct sym_module m;
+	struct sym_module m;     /* first: entries are found from it */
+	struct sym_file *layout; /* whose program headers convert offsets */
 	char *path, *file_path_own, *error_own, *error_file_own;
 	uint8_t *build_id;
 	size_t build_id_len;
@@ -193,6 +194,19 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 		return TRY_NOMEM;
 	e->m.file = f;
 	e->m.file_path = e->file_path_own;
+	e->layout = f;
+	if (!sym_file_has_layout(f) && e->path[0] == '/' && strcmp(e->path, candidate) != 0 &&
+	    stat(e->path, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* A separate debug file keeps the segments' addresses but not
+		 * their file offsets: take those from the module's own file,
+		 * if it is here and the same build. */
+		leaksnap_error_clear(&err);
+		struct sym_file *own = symbolizer_open(sym, e->path, &err);
+		size_t olen;
+		const uint8_t *oid = own ? sym_file_build_id(own, &olen) : NULL;
+		if (own && sym_file_has_layout(own) && len && olen == len && memcmp(oid, id, len) == 0)
+			e->layout = own;
+	}
 	return TRY_USED;
 }
 
@@ -285,8 +299,9 @@ int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool ret
 {
 	out->frames = NULL;
 	out->frame_count = 0;
+	const struct sym_module_entry *e = (const struct sym_module_entry *)(const void *)module;
 	uint64_t vaddr;
-	if (!module->file || !sym_file_offset_to_vaddr(module->file, rel_pc, &vaddr))
+	if (!module->file || !sym_file_offset_to_vaddr(e->layout, rel_pc, &vaddr))
 		return 0;
 	if (return_address)
 		vaddr = sym_file_call_site(module->file, vaddr);

@@ -124,6 +124,9 @@ void sym_dwarf_free_units(struct sym_file *f);
 void sym_locate_free(struct symbolizer *sym);
 
 /* symbolizer.c */
+/* The file's loadable segments have their contents (not a debug-only file,
+ * whose program headers keep addresses but not file offsets). */
+bool sym_file_has_layout(const struct sym_file *f);
 /* A unit's source path as llvm-symbolizer and GNU addr2line spell it:
  * relative paths are prefixed with the unit's DW_AT_comp_dir. */
 const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, const char *path);

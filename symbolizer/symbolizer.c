@@ -244,6 +244,34 @@ static int read_build_id(struct sym_file *f)
 	return 0;
 }
 
+/* A file cut short (a partial copy, an interrupted pull) still opens:
+ * refuse it when its section headers or sections end past its size. */
+static int check_extent(Elf *elf, const GElf_Ehdr *eh, uint64_t size, const char *path,
+			struct leaksnap_error *err)
+{
+	size_t shnum = 0;
+	if (elf_getshdrnum(elf, &shnum) != 0 || shnum < eh->e_shnum)
+		shnum = eh->e_shnum; /* libelf reports none when they are out of reach */
+	uint64_t end = eh->e_shoff + (uint64_t)shnum * eh->e_shentsize;
+	if (eh->e_shoff && (eh->e_shoff > size || end > size))
+		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, path, eh->e_shoff,
+				    "truncated ELF file: section headers end at %llu, the file has %llu "
+				    "bytes", (unsigned long long)end, (unsigned long long)size);
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			return lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt section header: %s",
+					 elf_errmsg(-1));
+		if (sh.sh_type != SHT_NOBITS && sh.sh_size &&
+		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, path, sh.sh_offset,
+					    "truncated ELF file: section %zu (%llu bytes) ends past the "
+					    "end of the file (%llu bytes)", elf_ndxscn(scn),
+					    (unsigned long long)sh.sh_size, (unsigned long long)size);
+	}
+	return 0;
+}
+
 struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 				 struct leaksnap_error *err)
 {
@@ -281,6 +309,8 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 		lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt ELF header: %s", elf_errmsg(-1));
 		goto fail;
 	}
+	if (check_extent(f->elf, &eh, (uint64_t)st.st_size, path, err) != 0)
+		goto fail;
 	f->machine = eh.e_machine;
 	f->address_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
 	f->dwfl = dwfl_begin(&dwfl_callbacks);
@@ -356,6 +386,20 @@ bool sym_file_offset_to_vaddr(const struct sym_file *file, uint64_t offset, uint
 			*vaddr = offset - ph.p_offset + ph.p_vaddr;
 			return true;
 		}
+	}
+	return false;
+}
+
+bool sym_file_has_layout(const struct sym_file *f)
+{
+	size_t n;
+	if (elf_getphdrnum(f->elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(f->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_filesz)
+			return true;
 	}
 	return false;
 }
@@ -529,8 +573,11 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 			return -1;
 		cu = sym_dwarf_find_unit(f, vaddr - f->bias);
 	}
-	if (cu && sym_dwarf_index_unit(f, cu, err) != 0)
+	if (cu && cu->broken) {
+		cu = NULL; /* reported when first met: the symbol table answers */
+	} else if (cu && sym_dwarf_index_unit(f, cu, err) != 0) {
 		return -1;
+	}
 	if (cu) {
 		uint64_t a = vaddr - f->bias;
 		uint32_t node = sym_dwarf_find_node(cu, a);

@@ -154,7 +154,15 @@ check_err "leaksnap: $w/nonexistent: No such file or directory" -e "$w/nonexiste
 printf 'not elf\n' >text.txt
 check_err "leaksnap: text.txt: not an ELF file" -e text.txt 0x1
 head -c 100 cc-gcc-O2 >trunc.elf
-check_err "leaksnap: trunc.elf: cannot read the ELF file: No ELF program headers" -e trunc.elf 0x1
+shoff=$(readelf -hW cc-gcc-O2 | sed -n 's/.*Start of section headers: *\([0-9]*\).*/\1/p')
+shend=$((shoff + $(readelf -hW cc-gcc-O2 | sed -n 's/.*Number of section headers: *\([0-9]*\).*/\1/p') * 64))
+check_err "leaksnap: trunc.elf: byte offset $shoff: truncated ELF file: section headers end at $shend, the file has 100 bytes" -e trunc.elf 0x1
+# a copy cut a few kilobytes short: its section headers (at the end) are gone
+size=$(stat -c %s cc-gcc-O2)
+head -c $((size - 5000)) cc-gcc-O2 >cut.elf
+"$L" addr2line -e cut.elf 0x1 >/dev/null 2>cut.err
+[ $? = 2 ] && grep -q "^leaksnap: cut.elf: byte offset [0-9]*: truncated ELF file: section headers end at" cut.err ||
+	{ fail "ELF cut short"; cat cut.err; }
 check_err "leaksnap: .: not a regular file" -e . 0x1
 check_err "leaksnap: addr2line: missing -e FILE (see 'leaksnap addr2line --help')" 0x1
 check_err "leaksnap: zz: not a hexadecimal address" -e c-gcc-O2 zz
@@ -163,6 +171,30 @@ printf '0x10\nzz\n' | "$L" addr2line -e c-gcc-O2 >bad.out 2>bad.err
 [ $? = 2 ] || fail "bad address on stdin: status"
 grep -q -x 'leaksnap: <stdin>: line 2: not a hexadecimal address' bad.err || fail "bad address on stdin: message"
 [ "$(wc -l <bad.out)" = 2 ] || fail "bad address on stdin: answers out of step"
+
+# Corrupt DWARF (bytes of .debug_info overwritten): one error line for the
+# unit, every address still answered (from the symbol table there).
+python3 - cc-gcc-O2 cor.elf <<'EOF'
+import random, subprocess, sys
+src, dst = sys.argv[1:]
+out = subprocess.run(['readelf', '-SW', src], capture_output=True, text=True, check=True).stdout
+sec = [l.split(']', 1)[1].split() for l in out.splitlines() if ' .debug_info ' in l][0]
+off, size = int(sec[3], 16), int(sec[4], 16)
+b = bytearray(open(src, 'rb').read())
+r = random.Random(5)
+for _ in range(200):
+    b[off + r.randrange(size)] = r.randrange(256)
+open(dst, 'wb').write(b)
+EOF
+python3 -c "
+import random
+r = random.Random(1)
+print(''.join('0x%x\\n' % r.randrange(0x1100, 0x2f00) for _ in range(500)), end='')" >cor.addrs
+"$L" addr2line -f -e cor.elf <cor.addrs >cor.out 2>cor.err
+[ $? = 2 ] || fail "corrupt DWARF: status"
+[ "$(wc -l <cor.err)" = 1 ] && grep -q "^leaksnap: cor.elf: corrupt DWARF in the unit at offset 0x[0-9a-f]*: " cor.err ||
+	{ fail "corrupt DWARF: stderr"; head -3 cor.err; }
+[ "$(wc -l <cor.out)" = 1000 ] || fail "corrupt DWARF: $(wc -l <cor.out) lines for 500 addresses"
 
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
 exit 0
