@@ -216,9 +216,11 @@ static int cmp_group(const void *a, const void *b)
 
 /* The addresses of the unit's line table in a compact array, searched
  * instead of libdw's rows (dwarf_getsrc_die binary-searches the large row
- * structs and takes a lock on every call).  The table is libdw's, sorted
- * by address; the row answering an address is the last one at or below it
- * unless that row ends a sequence, exactly as dwarf_getsrc_die decides. */
+ * structs and takes a lock on every call).  Each entry is the row's
+ * address shifted left by one, with bit 0 set when the row ends a
+ * sequence.  The rows stay in libdw's order (by address): the row that
+ * answers an address is the last one at or below it, unless that row ends
+ * a sequence -- exactly what dwarf_getsrc_die decides. */
 static int index_lines(struct sym_cu *cu)
 {
 	size_t n;
@@ -232,9 +234,12 @@ static int index_lines(struct sym_cu *cu)
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(cu->lines, i);
 		Dwarf_Addr a = 0;
-		if (l)
+		bool end = true;
+		if (l) {
 			dwarf_lineaddr(l, &a);
-		cu->line_addr[i] = a;
+			dwarf_lineendsequence(l, &end);
+		}
+		cu->line_addr[i] = (uint64_t)a << 1 | end;
 	}
 	cu->line_count = n;
 	return 0;
@@ -242,21 +247,19 @@ static int index_lines(struct sym_cu *cu)
 
 Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr)
 {
+	if (addr >> 63)
+		return NULL;
 	size_t lo = 0, hi = cu->line_count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (cu->line_addr[mid] <= addr)
+		if (cu->line_addr[mid] >> 1 <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
+	if (!lo || (cu->line_addr[lo - 1] & 1))
 		return NULL;
-	Dwarf_Line *l = dwarf_onesrcline(cu->lines, lo - 1);
-	bool end = true;
-	if (!l || dwarf_lineendsequence(l, &end) != 0 || end)
-		return NULL;
-	return l;
+	return dwarf_onesrcline(cu->lines, lo - 1);
 }
 
 int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err)

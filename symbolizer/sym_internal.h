@@ -47,7 +47,7 @@ struct sym_cu {
 	struct sym_range *ranges; /* grouped by parent, each group sorted by lo */
 	uint32_t top, ntop;       /* the top-level group */
 	Dwarf_Lines *lines;       /* the line table, sorted by address (libdw) */
-	uint64_t *line_addr;      /* its rows' addresses (dwarf_index.c) */
+	uint64_t *line_addr;      /* its rows' addresses << 1 | ends-sequence */
 	size_t line_count;
 };
 
