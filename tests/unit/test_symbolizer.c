@@ -1,0 +1,223 @@
+/* Unit tests for symbolizer/: opening files, offsets to addresses, lookups
+ * of this test program's own functions (it is built with -g), module
+ * location and build-ID checks. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <leaksnap/maps.h>
+#include <leaksnap/symbolizer.h>
+
+static char self[4096];
+
+/* The main program's load bias. */
+static int bias_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uintptr_t *)data = info->dlpi_addr;
+	return 1; /* the first object is the main program */
+}
+
+static uintptr_t load_bias(void)
+{
+	uintptr_t b = 0;
+	dl_iterate_phdr(bias_cb, &b);
+	return b;
+}
+
+static int target_line; /* the line of the call in caller_of_probe */
+static uintptr_t probe_ret;
+
+__attribute__((noinline)) int symtest_probe(int x)
+{
+	probe_ret = (uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+__attribute__((noinline)) int symtest_caller(int x)
+{
+	target_line = __LINE__ + 1;
+	int r = symtest_probe(x);
+	__asm__ volatile("" ::: "memory");
+	return r * 2;
+}
+
+static struct symbolizer *new_sym(const struct sym_options *o)
+{
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct symbolizer *s = symbolizer_new(o, &err);
+	assert_non_null(s);
+	return s;
+}
+
+static void test_open_errors(void **state)
+{
+	(void)state;
+	struct symbolizer *s = new_sym(NULL);
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	assert_null(symbolizer_open(s, "/nonexistent/leaksnap-test", &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
+	assert_string_equal(err.source, "/nonexistent/leaksnap-test");
+
+	char path[] = "/tmp/leaksnap-symtest.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not an ELF file\n", 16), 16);
+	close(fd);
+	leaksnap_error_clear(&err);
+	assert_null(symbolizer_open(s, path, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
+	assert_string_equal(err.text, "not an ELF file");
+	unlink(path);
+	symbolizer_free(s);
+}
+
+static void test_lookup_self(void **state)
+{
+	(void)state;
+	symtest_caller(1);
+	struct sym_options o = {.demangle = true};
+	struct symbolizer *s = new_sym(&o);
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct sym_file *f = symbolizer_open(s, self, &err);
+	assert_non_null(f);
+	assert_non_null(sym_file_debug_path(f));
+	assert_int_equal(sym_file_address_size(f), sizeof(void *));
+	assert_true(symbolizer_open(s, self, &err) == f); /* opened once */
+
+	/* a function's first address: the function, in this file */
+	uint64_t va = (uintptr_t)&symtest_probe - load_bias();
+	struct sym_result r;
+	assert_int_equal(sym_file_lookup(f, va, &r, &err), 0);
+	assert_true(r.frame_count >= 1);
+	const struct sym_frame *last = &r.frames[r.frame_count - 1];
+	assert_string_equal(last->function, "symtest_probe");
+	assert_non_null(strstr(last->file, "test_symbolizer.c"));
+	assert_true(last->has_start);
+	assert_int_equal(last->start_address, va);
+
+	/* a return address, looked up at its call instruction: the call's line */
+	uint64_t ret = probe_ret - load_bias();
+	assert_int_equal(sym_file_lookup(f, sym_file_call_site(f, ret), &r, &err), 0);
+	assert_true(r.frame_count >= 1);
+	assert_string_equal(r.frames[r.frame_count - 1].function, "symtest_caller");
+	assert_int_equal(r.frames[0].line, target_line);
+
+	/* nothing at address 0 */
+	assert_int_equal(sym_file_lookup(f, 0, &r, &err), 0);
+	assert_int_equal(r.frame_count, 0);
+	symbolizer_free(s);
+}
+
+/* maps' rel_pc (file offset) of a PC, converted by the symbolizer, gives
+ * the same address as the load bias does. */
+static void test_offset_to_vaddr(void **state)
+{
+	(void)state;
+	FILE *fp = fopen("/proc/self/maps", "r");
+	assert_non_null(fp);
+	static char text[1 << 20];
+	size_t n = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct maps *m = maps_parse(text, n, "/proc/self/maps", 1, 0, &err);
+	assert_non_null(m);
+	struct maps_location loc;
+	uintptr_t pc = (uintptr_t)&symtest_caller + 3;
+	assert_true(maps_locate(m, pc, &loc));
+	assert_non_null(loc.module);
+
+	struct sym_options o = {0};
+	struct symbolizer *s = new_sym(&o);
+	struct sym_file *f = symbolizer_open(s, self, &err);
+	assert_non_null(f);
+	uint64_t va;
+	assert_true(sym_file_offset_to_vaddr(f, loc.rel_pc, &va));
+	assert_int_equal(va, pc - load_bias());
+	assert_false(sym_file_offset_to_vaddr(f, UINT64_MAX / 2, &va));
+	maps_free(m);
+	symbolizer_free(s);
+}
+
+static void test_modules(void **state)
+{
+	(void)state;
+	struct sym_options o = {0};
+	struct symbolizer *s = new_sym(&o);
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct sym_file *f = symbolizer_open(s, self, &err);
+	assert_non_null(f);
+	size_t len;
+	const uint8_t *id = sym_file_build_id(f, &len);
+	assert_non_null(id);
+	assert_true(len >= 8);
+	uint8_t other[64];
+	memcpy(other, id, len);
+	other[0] ^= 0xff;
+
+	const struct sym_module *m = symbolizer_module(s, self, id, len, &err);
+	assert_non_null(m);
+	assert_int_equal(m->status, SYM_BUILD_ID_MATCH);
+	assert_string_equal(m->file_path, self);
+	assert_true(m->file == f);
+
+	const struct sym_module *bad = symbolizer_module(s, self, other, len, &err);
+	assert_non_null(bad);
+	assert_int_equal(bad->status, SYM_BUILD_ID_MISMATCH);
+	assert_null(bad->file);
+	struct sym_result r;
+	assert_int_equal(sym_module_lookup(bad, 0x1000, true, &r, &err), 0);
+	assert_int_equal(r.frame_count, 0);
+
+	const struct sym_module *none = symbolizer_module(s, "/nonexistent/libx.so", NULL, 0, &err);
+	assert_non_null(none);
+	assert_int_equal(none->status, SYM_BUILD_ID_MISSING);
+
+	const struct sym_module *unv = symbolizer_module(s, self, NULL, 0, &err);
+	assert_int_equal(unv->status, SYM_BUILD_ID_UNVERIFIED);
+	assert_true(symbolizer_module(s, self, id, len, &err) == m); /* remembered */
+
+	assert_string_equal(sym_build_id_status_name(SYM_BUILD_ID_MATCH), "match");
+	assert_string_equal(sym_build_id_status_name(SYM_BUILD_ID_UNVERIFIED), "unverified");
+	assert_string_equal(sym_build_id_status_name(SYM_BUILD_ID_MISMATCH), "mismatch");
+	assert_string_equal(sym_build_id_status_name(SYM_BUILD_ID_MISSING), "missing");
+	symbolizer_free(s);
+
+	/* no host paths: the module's own path is not a candidate */
+	struct sym_options nohost = {.no_host_paths = true};
+	s = new_sym(&nohost);
+	m = symbolizer_module(s, self, id, len, &err);
+	assert_int_equal(m->status, SYM_BUILD_ID_MISSING);
+	symbolizer_free(s);
+}
+
+int main(void)
+{
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_lookup_self),
+		cmocka_unit_test(test_offset_to_vaddr),
+		cmocka_unit_test(test_modules),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
