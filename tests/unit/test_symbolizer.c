@@ -164,11 +164,12 @@ static void test_modules(void **state)
 	struct sym_file *f = symbolizer_open(s, self, &err);
 	assert_non_null(f);
 	size_t len;
-	const uint8_t *id = sym_file_build_id(f, &len);
-	assert_non_null(id);
-	assert_true(len >= 8);
-	uint8_t other[64];
-	memcpy(other, id, len);
+	const uint8_t *fid = sym_file_build_id(f, &len);
+	assert_non_null(fid);
+	assert_true(len >= 8 && len <= 64);
+	uint8_t id[64], other[64]; /* copies: they outlive this symbolizer */
+	memcpy(id, fid, len);
+	memcpy(other, fid, len);
 	other[0] ^= 0xff;
 
 	const struct sym_module *m = symbolizer_module(s, self, id, len, &err);
