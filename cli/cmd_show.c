@@ -432,7 +432,14 @@ static void print_modules(struct cli_symctx *sc)
 static int show_main(int argc, char **argv, bool symbolize)
 {
 	const char *cmd = symbolize ? "symbolize" : "show";
-	static const struct option longopts[] = {
+	static const struct option show_longopts[] = {
+		CLI_INPUT_LONGOPTS,
+		{"top", required_argument, NULL, 't'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const struct option symbolize_longopts[] = {
 		CLI_INPUT_LONGOPTS,
 		{"top", required_argument, NULL, 't'},
 		{"json", no_argument, NULL, 'j'},
@@ -442,6 +449,7 @@ static int show_main(int argc, char **argv, bool symbolize)
 		{"verbose", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
+	const struct option *longopts = symbolize ? symbolize_longopts : show_longopts;
 	struct show_opts o = {0};
 	o.symbolize = symbolize;
 	int c, r;
@@ -453,8 +461,6 @@ static int show_main(int argc, char **argv, bool symbolize)
 				return r;
 			continue;
 		}
-		if (!symbolize && (c == 's' || c == 'A' || c == 'v'))
-			c = '?'; /* symbolize's options */
 		switch (c) {
 		case 't':
 			if (!cli_parse_uint(optarg, 0, SIZE_MAX / sizeof(size_t), &o.top))
