@@ -90,6 +90,10 @@ struct sym_file {
 struct sym_dir_index;
 struct sym_module_entry;
 
+struct sym_name {
+	const char *raw, *out;
+};
+
 struct sym_path {
 	const void *cu;
 	const char *raw, *joined;
@@ -102,6 +106,8 @@ struct symbolizer {
 	size_t frame_cap;
 	char **owned;             /* strings made here (demangled names, paths) */
 	size_t owned_count, owned_cap;
+	struct sym_name *demangled; /* raw name -> demangled, by pointer */
+	size_t demangled_count, demangled_mask;
 	struct sym_path *paths;   /* relative source paths joined to comp_dir */
 	size_t path_count, path_mask;
 	struct sym_dir_index *dirs;       /* one per opts.symbol_dirs (locate.c) */

@@ -62,6 +62,7 @@ void symbolizer_free(struct symbolizer *sym)
 		free(sym->owned[i]);
 	free(sym->owned);
 	free(sym->paths);
+	free(sym->demangled);
 	free(sym->frames);
 	free(sym);
 }
@@ -153,6 +154,38 @@ static void llvm_spelling(char *d)
 	*w = '\0';
 }
 
+/* Demangled names are remembered by the address of the raw name (names
+ * live in the files' string tables, which stay mapped): thousands of
+ * inlined instances and symbol lookups share a few hundred names. */
+static size_t dm_slot(const struct symbolizer *sym, const char *raw)
+{
+	size_t i = (size_t)(((uint64_t)(uintptr_t)raw * 0x9e3779b97f4a7c15ULL) >> 17) &
+		   sym->demangled_mask;
+	while (sym->demangled[i].raw && sym->demangled[i].raw != raw)
+		i = (i + 1) & sym->demangled_mask;
+	return i;
+}
+
+static int dm_grow(struct symbolizer *sym)
+{
+	size_t cap = sym->demangled ? (sym->demangled_mask + 1) * 2 : 1024;
+	struct sym_name *old = sym->demangled;
+	size_t old_cap = old ? sym->demangled_mask + 1 : 0;
+	sym->demangled = calloc(cap, sizeof(*sym->demangled));
+	if (!sym->demangled) {
+		sym->demangled = old;
+		return -1;
+	}
+	sym->demangled_mask = cap - 1;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].raw)
+			sym->demangled[dm_slot(sym, old[i].raw)] = old[i];
+	free(old);
+	return 0;
+}
+
+static const char *demangle_new(struct symbolizer *sym, const char *name);
+
 const char *sym_demangle(struct symbolizer *sym, const char *name)
 {
 	if (!sym->opts.demangle || !name)
@@ -160,6 +193,19 @@ const char *sym_demangle(struct symbolizer *sym, const char *name)
 	/* Itanium C++ (_Z), Rust v0 (_R); Rust legacy names are _ZN...E too */
 	if (!(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
 		return name;
+	if ((sym->demangled_count + 1) * 2 > (sym->demangled ? sym->demangled_mask + 1 : 0) &&
+	    dm_grow(sym) != 0)
+		return demangle_new(sym, name); /* no room to remember: still right */
+	size_t i = dm_slot(sym, name);
+	if (!sym->demangled[i].raw) {
+		sym->demangled[i] = (struct sym_name){name, demangle_new(sym, name)};
+		sym->demangled_count++;
+	}
+	return sym->demangled[i].out;
+}
+
+static const char *demangle_new(struct symbolizer *sym, const char *name)
+{
 	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 	if (!d)
 		return name;
