@@ -190,6 +190,7 @@ bench: all $(BENCH_BINS)
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)
+	$(Q)sh bench/sym.sh $(B)
 
 # Install --------------------------------------------------------------------
 install: all

@@ -10,6 +10,7 @@
 # The inputs are generated once into BUILD_DIR/bench/data/ and reused; delete
 # that directory to regenerate them (e.g. after changing bench/gendump.c).
 set -eu
+. "$(dirname "$0")/lib.sh"
 
 B=${1:-build}
 LS=$B/bin/leaksnap
@@ -42,21 +43,6 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
-
-# Single-quote $1 for a shell command line.
-q() {
-	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
-}
-
-# Median of the numbers on standard input, one per line.
-median() {
-	sort -n | awk '{ v[NR] = $1 }
-		END {
-			if (NR == 0) exit 1
-			if (NR % 2) print v[(NR + 1) / 2]
-			else printf "%.6f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
-		}'
-}
 
 # Inputs ---------------------------------------------------------------------
 DUMP=$DATA/show-${RECORDS}x${FRAMES}-s$SEED.dump
@@ -157,15 +143,6 @@ input_bytes() {
 	c | e) echo "$TEXT_BYTES" ;;
 	*) echo "$DUMP_BYTES" ;;
 	esac
-}
-
-# Print the words as one shell command line.
-quoted() {
-	line=""
-	for w in "$@"; do
-		line="$line${line:+ }$(q "$w")"
-	done
-	printf '%s\n' "$line"
 }
 
 # Times: "NAME SECONDS" lines in $WORK/times ----------------------------------------

@@ -8,7 +8,7 @@ pkgs="gcc make libc6-dev libdw-dev libelf-dev libjansson-dev libiberty-dev libzi
 for arg in "$@"; do
 	case "$arg" in
 	--check) pkgs="$pkgs elfutils binutils g++ python3 perl git heaptrack llvm clang libc6-dbg" ;;
-	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg" ;;
+	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg g++ python3" ;;
 	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user" ;;
 	*) echo "ensure-deps: unknown option '$arg'" >&2; exit 2 ;;
 	esac
