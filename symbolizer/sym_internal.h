@@ -90,6 +90,14 @@ struct sym_file {
 struct sym_dir_index;
 struct sym_module_entry;
 
+/* What the inlined instances of one abstract origin share. */
+struct sym_origin {
+	const void *cu, *addr;   /* key: the unit and the origin DIE's bytes */
+	const char *name, *decl_file;
+	uint32_t decl_line;
+	bool linkage;
+};
+
 struct sym_name {
 	const char *raw, *out;
 };
@@ -106,6 +114,8 @@ struct symbolizer {
 	size_t frame_cap;
 	char **owned;             /* strings made here (demangled names, paths) */
 	size_t owned_count, owned_cap;
+	struct sym_origin *origins; /* names of abstract origins (dwarf_index.c) */
+	size_t origin_count, origin_mask;
 	struct sym_name *demangled; /* raw name -> demangled, by pointer */
 	size_t demangled_count, demangled_mask;
 	struct sym_path *paths;   /* relative source paths joined to comp_dir */

@@ -63,6 +63,7 @@ void symbolizer_free(struct symbolizer *sym)
 	free(sym->owned);
 	free(sym->paths);
 	free(sym->demangled);
+	free(sym->origins);
 	free(sym->frames);
 	free(sym);
 }
