@@ -212,6 +212,16 @@ static const char *demangle_new(struct symbolizer *sym, const char *name)
 		return name;
 	if (sym->opts.llvm_names)
 		llvm_spelling(d);
+	const char *suffix = strstr(name, ".llvm.");
+	if (sym->opts.llvm_names && suffix && !strstr(d, suffix)) {
+		/* libiberty drops the suffix of a Rust symbol (".llvm.NNN");
+		 * llvm-symbolizer shows it as " (.llvm.NNN)" */
+		char *t;
+		if (asprintf(&t, "%s (%s)", d, suffix) >= 0) {
+			free(d);
+			d = t;
+		}
+	}
 	if (keep_string(sym, d) != 0) {
 		free(d);
 		return name;

@@ -132,6 +132,26 @@ print(''.join('0x%x\\n' % r.randrange(lo, hi) for _ in range(300)), end='')
 	cmp -s $b.gnu $b.ours || { fail "$b: plain output differs from GNU addr2line"; diff $b.gnu $b.ours | head; }
 done
 
+# Rust (when rustc is here): v0 names (the default mangling) at -O2, and
+# -O0 with the standard library's legacy-mangled code.
+if command -v rustc >/dev/null 2>&1; then
+	cp "$S/rustfx.rs" .
+	for opt in 0 2; do
+		rustc -g -C opt-level=$opt -o rust-O$opt rustfx.rs 2>rust.err || { fail "rustc -O$opt"; cat rust.err; continue; }
+		python3 "$top/tests/tools/symcmp.py" "$L" rust-O$opt 400 7 >cmp.rust-O$opt.txt 2>&1 ||
+			{ fail "rust-O$opt: differs from llvm-symbolizer"; cat cmp.rust-O$opt.txt; }
+	done
+	a=$(readelf -sW rust-O2 | awk '$8 ~ /rust_work/ { print "0x" $2; exit }')
+	"$L" addr2line -f -i -C -e rust-O2 "$a" | tail -2 >rust.ans
+	f=$(sed -n 1p rust.ans)
+	loc=$(sed -n 2p rust.ans)
+	[ "$f" = "rustfx::rust_work" ] || fail "rust_work: function '$f'"
+	[ "${loc%:*}" = "$w/rustfx.rs" ] || fail "rust_work: file '${loc%:*}'"
+	near "${loc##*:}" "$(line_of rustfx.rs rust_work)" || fail "rust_work: line '${loc##*:}'"
+else
+	echo "rustc is not installed: the Rust fixture is skipped"
+fi
+
 # stdin: one answer per line, in order; JSON objects one per line.
 printf '%s\n0x10\n' "$(addr_of c-gcc-O0 plain_other)" | "$L" addr2line -f -e c-gcc-O0 >stdin.txt
 printf 'plain_other\n%s\n??\n??:0\n' "$w/plain2.c:$(($(line_of plain2.c plain_other) + 1))" |
