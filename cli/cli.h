@@ -48,6 +48,10 @@ void cli_symctx_free(struct cli_symctx *c);
  * memory (reported). */
 int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
 		       struct cli_resolved *out);
+/* Progress on stderr when it is a terminal and symbolizing takes a while;
+ * _end erases it. */
+void cli_symctx_progress(struct cli_symctx *c, size_t done, size_t total);
+void cli_symctx_progress_end(struct cli_symctx *c);
 /* EXIT_ERROR once a symbol file was unreadable, else EXIT_OK. */
 int cli_symctx_status(const struct cli_symctx *c);
 size_t cli_symctx_module_count(const struct cli_symctx *c);

@@ -220,6 +220,8 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 	unsigned ptr = snapshot_pointer_size(s);
 	for (size_t i = 0; i < ntop; i++) {
 		const struct snapshot_record *r = snapshot_record(s, top[i]);
+		if (o->sc)
+			cli_symctx_progress(o->sc, i, ntop);
 		printf("#%zu  %llu bytes = %llu x %llu  %s\n", i + 1,
 		       (unsigned long long)(r->size * r->count), (unsigned long long)r->size,
 		       (unsigned long long)r->count, r->zygote ? "zygote" : "app");
@@ -387,6 +389,8 @@ static void show_json(const struct snapshot *s, const struct maps *maps, const s
 	json_key(&first, "records");
 	printf("[");
 	for (size_t i = 0; i < ntop; i++) {
+		if (sc)
+			cli_symctx_progress(sc, i, ntop);
 		printf("%s\n    ", i ? "," : "");
 		cli_json_print(stdout, json_record(snapshot_record(s, top[i]), maps, sc));
 	}
@@ -523,6 +527,7 @@ static int show_main(int argc, char **argv, bool symbolize)
 		show_json(s, maps, top, ntop, o.sc);
 	else
 		show_text(s, maps, &o, top, ntop);
+	cli_symctx_progress_end(o.sc);
 	if (o.sc && o.verbose && !o.json)
 		print_modules(o.sc);
 	int status = o.sc ? cli_symctx_status(o.sc) : EXIT_OK;

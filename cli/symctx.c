@@ -3,6 +3,8 @@
  * build IDs (metadata "build_id=<hex> <path>"). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -30,7 +32,17 @@ struct cli_symctx {
 	const struct sym_module **modules; /* in the order first used */
 	size_t module_count, module_cap;
 	int status;                        /* EXIT_ERROR once a file was bad */
+	bool tty;                          /* stderr is a terminal: progress */
+	bool progress_shown;
+	double started, last_progress;
 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static int hexval(char c)
 {
@@ -45,6 +57,8 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *d
 	if (!c)
 		return NULL;
 	c->adjust = adjust;
+	c->tty = isatty(2) == 1;
+	c->started = now_s();
 	struct sym_options so = {.demangle = true, .symbol_dirs = dirs, .symbol_dir_count = ndirs};
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
@@ -77,6 +91,31 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *d
 		c->id_count++;
 	}
 	return c;
+}
+
+/* Progress on a terminal, once symbolizing has taken more than a second:
+ * one line, rewritten in place, erased at the end. */
+void cli_symctx_progress(struct cli_symctx *c, size_t done, size_t total)
+{
+	if (!c->tty)
+		return;
+	double t = now_s();
+	if (t - c->started < 1.0 || t - c->last_progress < 0.25)
+		return;
+	c->last_progress = t;
+	c->progress_shown = true;
+	fprintf(stderr, "\rleaksnap: symbolizing: %zu of %zu records, %zu modules, %zu addresses",
+		done, total, c->module_count, c->cache_count);
+	fflush(stderr);
+}
+
+void cli_symctx_progress_end(struct cli_symctx *c)
+{
+	if (c && c->progress_shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		c->progress_shown = false;
+	}
 }
 
 void cli_symctx_free(struct cli_symctx *c)
@@ -121,6 +160,7 @@ static const struct sym_module *module_of(struct cli_symctx *c, const char *path
 	leaksnap_error_clear(&err);
 	const struct sym_module *m = symbolizer_module(c->sym, path, id, len, &err);
 	if (!m) {
+		cli_symctx_progress_end(c);
 		cli_fail_error(&err);
 		c->status = EXIT_ERROR;
 		return NULL;
@@ -138,6 +178,7 @@ static const struct sym_module *module_of(struct cli_symctx *c, const char *path
 	}
 	c->modules[c->module_count++] = m;
 	if (m->error) {
+		cli_symctx_progress_end(c);
 		cli_fail(m->error_file, "%s", m->error);
 		c->status = EXIT_ERROR;
 	}
@@ -192,6 +233,7 @@ int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
 		struct leaksnap_error err;
 		leaksnap_error_clear(&err);
 		if (sym_module_lookup(m, loc->rel_pc, c->adjust, &r, &err) != 0) {
+			cli_symctx_progress_end(c);
 			cli_fail_error(&err);
 			c->status = EXIT_ERROR;
 			r.frame_count = 0;
