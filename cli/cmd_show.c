@@ -113,7 +113,7 @@ static void print_source(const struct sym_frame *f)
 		printf("  %s+0x%llx", f->function, (unsigned long long)f->symbol_offset);
 	else
 		printf("  %s", f->function ? f->function : "??");
-	if (f->file) {
+	if (f->file && *f->file) {
 		printf("  %s:%u", f->file, f->line);
 		if (f->column)
 			printf(":%u", f->column);

@@ -540,7 +540,7 @@ static int load_symbols(struct sym_file *f)
 		const char *name = elf_strptr(f->elf, sh.sh_link, s.st_name);
 		int type = GELF_ST_TYPE(s.st_info);
 		if (name && type == STT_FILE) {
-			file = *name ? name : NULL;
+			file = name; /* "" too: GNU addr2line then prints ":?" */
 			continue;
 		}
 		if (!name || !*name || s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS)
