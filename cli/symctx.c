@@ -146,7 +146,10 @@ const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
 	return c->modules[i];
 }
 
-static const struct sym_module *module_of(struct cli_symctx *c, const char *path)
+/* The module of a frame at *@rel_pc in @path (an APK's library: *@rel_pc
+ * becomes the offset in it). */
+static const struct sym_module *module_of(struct cli_symctx *c, const char *path,
+					  uint64_t *rel_pc)
 {
 	const uint8_t *id = NULL;
 	size_t len = 0;
@@ -158,7 +161,7 @@ static const struct sym_module *module_of(struct cli_symctx *c, const char *path
 		}
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	const struct sym_module *m = symbolizer_module(c->sym, path, id, len, &err);
+	const struct sym_module *m = symbolizer_module_at(c->sym, path, id, len, rel_pc, &err);
 	if (!m) {
 		cli_symctx_progress_end(c);
 		cli_fail_error(&err);
@@ -218,7 +221,8 @@ int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
 	memset(out, 0, sizeof(*out));
 	if (!loc->module)
 		return 0;
-	const struct sym_module *m = module_of(c, loc->module->path);
+	uint64_t rel_pc = loc->rel_pc;
+	const struct sym_module *m = module_of(c, loc->module->path, &rel_pc);
 	if (!m)
 		return -1;
 	out->module = m;
@@ -226,13 +230,13 @@ int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
 		return 0;
 	if ((c->cache_count + 1) * 2 > (c->cache ? c->cache_mask + 1 : 0) && cache_grow(c) != 0)
 		return cli_fail("symbolize", "out of memory"), -1;
-	size_t i = slot(c, m, loc->rel_pc);
+	size_t i = slot(c, m, rel_pc);
 	struct cache_entry *e = &c->cache[i];
 	if (!e->module) {
 		struct sym_result r;
 		struct leaksnap_error err;
 		leaksnap_error_clear(&err);
-		if (sym_module_lookup(m, loc->rel_pc, c->adjust, &r, &err) != 0) {
+		if (sym_module_lookup(m, rel_pc, c->adjust, &r, &err) != 0) {
 			cli_symctx_progress_end(c);
 			cli_fail_error(&err);
 			c->status = EXIT_ERROR;
@@ -245,7 +249,7 @@ int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
 			memcpy(e->frames, r.frames, r.frame_count * sizeof(*e->frames));
 		e->frame_count = r.frame_count;
 		e->module = m;
-		e->rel_pc = loc->rel_pc;
+		e->rel_pc = rel_pc;
 		c->cache_count++;
 	}
 	out->frames = e->frames;

@@ -210,7 +210,8 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 	return TRY_USED;
 }
 
-static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e)
+static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e,
+			      const char *extra)
 {
 	bool mismatch = false;
 	char buf[4096];
@@ -248,11 +249,28 @@ static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e
 	if (!sym->opts.no_host_paths && e->path[0] == '/')
 		TRY(e->path);
 #undef TRY
+	if (extra) {
+		r = try_file(sym, e, extra);
+		if (r == TRY_USED) {
+			/* said by its name, not by the copy's /proc/self/fd path */
+			free(e->file_path_own);
+			e->file_path_own = strdup(e->path);
+			if (!e->file_path_own)
+				return TRY_NOMEM;
+			e->m.file_path = e->file_path_own;
+		}
+		if (r == TRY_USED || r == TRY_NOMEM)
+			return r;
+		mismatch |= r == TRY_MISMATCH;
+	}
 	return mismatch ? TRY_MISMATCH : TRY_NONE;
 }
 
-const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *path,
+/* The module @path, located once: @extra (may be NULL) is tried last;
+ * with @missing no candidate is tried at all. */
+static const struct sym_module *module_get(struct symbolizer *sym, const char *path,
 					   const uint8_t *build_id, size_t build_id_len,
+					   const char *extra, bool missing,
 					   struct leaksnap_error *err)
 {
 	for (struct sym_module_entry *e = sym->modules; e; e = e->next)
@@ -281,7 +299,7 @@ const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *p
 	e->m.path = e->path;
 	e->next = sym->modules;
 	sym->modules = e;
-	enum try_result r = locate(sym, e);
+	enum try_result r = missing ? TRY_NONE : locate(sym, e, extra);
 	if (r == TRY_NOMEM)
 		goto nomem;
 	if (r != TRY_USED)
@@ -292,6 +310,28 @@ const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *p
 nomem:
 	lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 	return NULL;
+}
+
+const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *path,
+					   const uint8_t *build_id, size_t build_id_len,
+					   struct leaksnap_error *err)
+{
+	return module_get(sym, path, build_id, build_id_len, NULL, false, err);
+}
+
+const struct sym_module *sym_module_locate(struct symbolizer *sym, const char *path,
+					   const void *build_id, size_t build_id_len,
+					   const char *extra, struct leaksnap_error *err)
+{
+	return module_get(sym, path, build_id, build_id_len, extra, false, err);
+}
+
+const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *path,
+					    enum sym_build_id_status status,
+					    struct leaksnap_error *err)
+{
+	(void)status; /* (always "missing" today) */
+	return module_get(sym, path, NULL, 0, NULL, true, err);
 }
 
 int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool return_address,

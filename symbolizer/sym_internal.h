@@ -122,6 +122,7 @@ struct symbolizer {
 	size_t path_count, path_mask;
 	struct sym_dir_index *dirs;       /* one per opts.symbol_dirs (locate.c) */
 	struct sym_module_entry *modules; /* located modules (locate.c) */
+	struct sym_apk *apks;             /* APKs met (apk.c) */
 };
 
 /* dwarf_index.c */
@@ -138,6 +139,20 @@ void sym_dwarf_free_units(struct sym_file *f);
 
 /* locate.c */
 void sym_locate_free(struct symbolizer *sym);
+/* symbolizer_module with one more candidate file tried last (@extra, may
+ * be NULL; when used, the module's file_path is its own name). */
+const struct sym_module *sym_module_locate(struct symbolizer *sym, const char *path,
+					   const void *build_id, size_t build_id_len,
+					   const char *extra, struct leaksnap_error *err);
+/* A module with no file, for @path. */
+const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *path,
+					    enum sym_build_id_status status,
+					    struct leaksnap_error *err);
+
+/* apk.c */
+struct sym_apk;
+bool sym_is_apk(const char *path);
+void sym_apk_free(struct symbolizer *sym);
 
 /* symbolizer.c */
 /* The file's loadable segments have their contents (not a debug-only file,

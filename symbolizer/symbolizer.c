@@ -53,6 +53,7 @@ void symbolizer_free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
+	sym_apk_free(sym);
 	sym_locate_free(sym);
 	for (struct sym_file *f = sym->files, *next; f; f = next) {
 		next = f->next;

@@ -138,6 +138,18 @@ LEAKSNAP_API const struct sym_module *symbolizer_module(struct symbolizer *sym, 
 							const uint8_t *build_id,
 							size_t build_id_len,
 							struct leaksnap_error *err);
+/* The module a frame at offset *@rel_pc of the file @path (as the maps
+ * name it) belongs to.  Usually symbolizer_module(); but when @path is an
+ * APK, the library stored in it at that offset, as a module named
+ * "PATH!/ENTRY" (e.g. ".../base.apk!/lib/arm64-v8a/libfoo.so") with the
+ * library's own build ID, and *@rel_pc made an offset in that library.
+ * The library's file is looked for as any module's (its build ID, its
+ * name), then read from the APK itself.  NULL only when out of memory. */
+LEAKSNAP_API const struct sym_module *symbolizer_module_at(struct symbolizer *sym,
+							   const char *path,
+							   const uint8_t *build_id,
+							   size_t build_id_len, uint64_t *rel_pc,
+							   struct leaksnap_error *err);
 /* Look up a frame of @module: @rel_pc is the offset in the file (maps'
  * rel_pc).  With @return_address, the call instruction is looked up
  * (sym_file_call_site).  As sym_file_lookup; no frames when the module has
