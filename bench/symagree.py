@@ -4,26 +4,23 @@
 The agreement half of bench/sym.sh: symbolize the addresses in ADDRS (one
 per line) of FILE with `leaksnap addr2line --json` and with
 `llvm-symbolizer --output-style=JSON`, and compare every frame's
-FunctionName, FileName, Line and Column, and the inline depth -- the same
-comparison as tests/tools/symcmp.py, copied here so that the test keeps its
-own rules.  Prints the agreement rate and every class of difference with
-its count and up to three examples.
-
-A class is the set of fields that differ for an address ("depth",
-"FunctionName", "FileName,Line", ...).  As in symcmp.py, one kind of frame
-is counted apart and not as a difference: llvm-symbolizer 14 leaves some
-valid C++ names mangled (its demangler lacks a few forms) that libiberty
-demangles.
+FunctionName, FileName, Line and Column, and the inline depth, with the
+comparison of tests/tools/symcmp.py (its compare()).  Prints the agreement
+rate and every class of difference with its count and up to three
+examples.  The frames symcmp.py counts apart (names llvm-symbolizer 14
+leaves mangled, Rust legacy names it renders as C++) are counted and
+reported, not taken as differences.
 
 Exit status: 0 when both tools ran and answered every address (whatever
 the agreement), 1 otherwise.  The last line is machine-readable:
 `agree N TOTAL`.
 """
-import json
+import os
 import subprocess
 import sys
 
-FIELDS = ('FunctionName', 'FileName', 'Line', 'Column')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'tools'))
+from symcmp import compare  # noqa: E402
 
 
 def run(argv, inp):
@@ -48,36 +45,19 @@ def main():
     if len(ref) != n or len(got) != n:
         sys.exit('symagree: %d answers from llvm-symbolizer, %d from leaksnap, expected %d'
                  % (len(ref), len(got), n))
-    classes, unmangled, frames = {}, 0, 0
-    for a, r, g in zip(addrs, ref, got):
-        r, g = json.loads(r)['Symbol'], json.loads(g)['Symbol']
-        frames += len(r)
-        diffs = []
-        if len(r) != len(g):
-            diffs.append(('depth', len(r), len(g)))
-        for i, (fr, fg) in enumerate(zip(r, g)):
-            for k in FIELDS:
-                if fr[k] == fg[k]:
-                    continue
-                if k == 'FunctionName' and fr[k].startswith('_Z') and not fg[k].startswith('_Z'):
-                    unmangled += 1
-                    continue
-                diffs.append(('%s (frame %d)' % (k, i), fr[k], fg[k]))
-        if diffs:
-            key = ','.join(sorted({d[0].split(' ')[0] for d in diffs}))
-            classes.setdefault(key, []).append((a, diffs))
+    classes, unmangled, rust_legacy, frames = compare(addrs, ref, got)
     bad = sum(len(v) for v in classes.values())
     print('%s: %d of %d addresses agree with llvm-symbolizer (%.3f%%), %d frames compared;'
           % (label, n - bad, n, 100.0 * (n - bad) / n, frames))
-    print('  %d frames named by leaksnap where llvm-symbolizer left the name mangled '
-          '(not counted as differences)' % unmangled)
+    print('  %d frames named by leaksnap where llvm-symbolizer left the name mangled, '
+          '%d Rust legacy names it rendered as C++ (not counted as differences)'
+          % (unmangled, rust_legacy))
     if not classes:
         print('  no differences')
     for key, v in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         print('  %d differ in %s (%.3f%%), e.g.' % (len(v), key, 100.0 * len(v) / n))
-        for a, diffs in v[:3]:
-            for what, rv, gv in diffs[:2]:
-                print('    %s: %s: llvm-symbolizer %r, leaksnap %r' % (a, what, rv, gv))
+        for a, (what, rv, gv) in v[:3]:
+            print('    %s: %s: llvm-symbolizer %r, leaksnap %r' % (a, what, rv, gv))
     print('agree %d %d' % (n - bad, n))
 
 

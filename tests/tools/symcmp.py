@@ -42,6 +42,41 @@ def rust_legacy_as_cxx(ref, got):
     return r != ref and r == got
 
 
+FIELDS = ('FunctionName', 'FileName', 'Line', 'Column')
+
+
+def compare(addrs, ref, got):
+    """Compare llvm-symbolizer's and leaksnap's JSON lines for @addrs.
+    Returns (classes, unmangled, rust_legacy, frames): classes maps the
+    sorted names of the differing fields ("depth", "FunctionName,Line", ...)
+    to a list of (address, (field, llvm's value, leaksnap's value)); the
+    two counts are the frames counted apart (see the module doc); frames
+    is the number of llvm-symbolizer frames compared.  Also used by
+    bench/symagree.py."""
+    classes, unmangled, rust_legacy, frames = {}, 0, 0, 0
+    for a, r, g in zip(addrs, ref, got):
+        r, g = json.loads(r)['Symbol'], json.loads(g)['Symbol']
+        frames += len(r)
+        diffs = []
+        if len(r) != len(g):
+            diffs.append(('depth', len(r), len(g)))
+        for fr, fg in zip(r, g):
+            for k in FIELDS:
+                if fr[k] == fg[k]:
+                    continue
+                if k == 'FunctionName' and fr[k].startswith('_Z') and not fg[k].startswith('_Z'):
+                    unmangled += 1
+                    continue
+                if k == 'FunctionName' and rust_legacy_as_cxx(fr[k], fg[k]):
+                    rust_legacy += 1
+                    continue
+                diffs.append((k, fr[k], fg[k]))
+        if diffs:
+            key = ','.join(sorted({d[0] for d in diffs}))
+            classes.setdefault(key, []).append((a, diffs[0]))
+    return classes, unmangled, rust_legacy, frames
+
+
 def main():
     leaksnap, path, n, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     lo, hi = text_range(path)
@@ -58,26 +93,7 @@ def main():
     if len(ref) != n or len(got) != n:
         sys.exit('symcmp: %d answers from llvm-symbolizer, %d from leaksnap, expected %d'
                  % (len(ref), len(got), n))
-    classes, unmangled, rust_legacy = {}, 0, 0
-    for a, r, g in zip(addrs, ref, got):
-        r, g = json.loads(r)['Symbol'], json.loads(g)['Symbol']
-        diffs = []
-        if len(r) != len(g):
-            diffs.append(('depth', len(r), len(g)))
-        for fr, fg in zip(r, g):
-            for k in ('FunctionName', 'FileName', 'Line', 'Column'):
-                if fr[k] == fg[k]:
-                    continue
-                if k == 'FunctionName' and fr[k].startswith('_Z') and not fg[k].startswith('_Z'):
-                    unmangled += 1
-                    continue
-                if k == 'FunctionName' and rust_legacy_as_cxx(fr[k], fg[k]):
-                    rust_legacy += 1
-                    continue
-                diffs.append((k, fr[k], fg[k]))
-        if diffs:
-            key = ','.join(sorted({d[0] for d in diffs}))
-            classes.setdefault(key, []).append((a, diffs[0]))
+    classes, unmangled, rust_legacy, _ = compare(addrs, ref, got)
     bad = sum(len(v) for v in classes.values())
     print('%s: %d/%d addresses agree (%.3f%%); %d frames named where llvm-symbolizer left '
           'the name mangled; %d Rust legacy names it rendered as C++'
@@ -89,4 +105,5 @@ def main():
     sys.exit(1 if bad else 0)
 
 
-main()
+if __name__ == '__main__':
+    main()
