@@ -196,19 +196,6 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t paren
 	return id;
 }
 
-struct group_sort {
-	struct sym_range r;
-	uint32_t parent;
-};
-
-static int cmp_group(const void *a, const void *b)
-{
-	const struct group_sort *x = a, *y = b;
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	return cmp_range(&x->r, &y->r);
-}
-
 #define WALK_MAX_DEPTH 512
 
 /* The addresses of the unit's line table in a compact array, searched
@@ -309,33 +296,44 @@ int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_
 done:
 	if (index_lines(cu) != 0)
 		goto nomem;
-	/* Group the ranges by parent (top level first: SYM_NONE sorts last,
-	 * so map it to 0 and nodes to 1..n), each group by address. */
-	struct group_sort *g = malloc((w.tmp_count ? w.tmp_count : 1) * sizeof(*g));
+	/* Group the ranges by parent with a counting sort (group 0 is the top
+	 * level, node i is group i + 1), then sort each group by address --
+	 * a group is usually in address order already, as the DIEs were. */
+	size_t groups = cu->node_count + 1;
+	size_t *start = calloc(groups + 1, sizeof(*start));
 	cu->ranges = malloc((w.tmp_count ? w.tmp_count : 1) * sizeof(*cu->ranges));
-	if (!g || !cu->ranges) {
-		free(g);
+	if (!start || !cu->ranges) {
+		free(start);
 		goto nomem;
 	}
 	for (size_t i = 0; i < w.tmp_count; i++)
-		g[i] = (struct group_sort){w.tmp[i], w.tmp_parent[i] == SYM_NONE ? 0 : w.tmp_parent[i] + 1};
-	qsort(g, w.tmp_count, sizeof(*g), cmp_group);
-	for (size_t i = 0; i < w.tmp_count;) {
-		size_t j = i;
-		while (j < w.tmp_count && g[j].parent == g[i].parent)
-			j++;
-		if (g[i].parent == 0) {
-			cu->top = (uint32_t)i;
-			cu->ntop = (uint32_t)(j - i);
+		start[(w.tmp_parent[i] == SYM_NONE ? 0 : (size_t)w.tmp_parent[i] + 1) + 1]++;
+	for (size_t i = 0; i < groups; i++)
+		start[i + 1] += start[i];
+	for (size_t i = 0; i < groups; i++) {
+		uint32_t first = (uint32_t)start[i], n = (uint32_t)(start[i + 1] - start[i]);
+		if (i == 0) {
+			cu->top = first;
+			cu->ntop = n;
 		} else {
-			cu->nodes[g[i].parent - 1].kids = (uint32_t)i;
-			cu->nodes[g[i].parent - 1].nkids = (uint32_t)(j - i);
+			cu->nodes[i - 1].kids = first;
+			cu->nodes[i - 1].nkids = n;
 		}
-		for (size_t k = i; k < j; k++)
-			cu->ranges[k] = g[k].r;
-		i = j;
 	}
-	free(g);
+	for (size_t i = 0; i < w.tmp_count; i++) {
+		size_t grp = w.tmp_parent[i] == SYM_NONE ? 0 : (size_t)w.tmp_parent[i] + 1;
+		cu->ranges[start[grp]++] = w.tmp[i];
+	}
+	free(start);
+	for (size_t i = 0; i < groups; i++) {
+		struct sym_range *r = cu->ranges + (i ? cu->nodes[i - 1].kids : cu->top);
+		size_t n = i ? cu->nodes[i - 1].nkids : cu->ntop;
+		for (size_t k = 1; k < n; k++)
+			if (cmp_range(&r[k - 1], &r[k]) > 0) {
+				qsort(r, n, sizeof(*r), cmp_range);
+				break;
+			}
+	}
 	free(w.tmp);
 	free(w.tmp_parent);
 	return 0;
