@@ -411,38 +411,6 @@ static const char *decl_file(Dwarf_Die *die)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
-/* The slot for (@cu, @addr) in the origin table, filled (addr set) or to
- * fill; NULL when the table cannot grow. */
-static struct sym_origin *origin_slot(struct symbolizer *sym, const struct sym_cu *cu,
-				      const void *addr)
-{
-	if ((sym->origin_count + 1) * 2 > (sym->origins ? sym->origin_mask + 1 : 0)) {
-		size_t cap = sym->origins ? (sym->origin_mask + 1) * 2 : 4096;
-		struct sym_origin *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return NULL;
-		for (size_t i = 0; sym->origins && i <= sym->origin_mask; i++) {
-			const struct sym_origin *e = &sym->origins[i];
-			if (!e->addr)
-				continue;
-			uint64_t h = ((uint64_t)(uintptr_t)e->addr * 0x9e3779b97f4a7c15ULL) ^
-				     (uint64_t)(uintptr_t)e->cu;
-			size_t j = (size_t)(h >> 17) & (cap - 1);
-			while (t[j].addr)
-				j = (j + 1) & (cap - 1);
-			t[j] = *e;
-		}
-		free(sym->origins);
-		sym->origins = t;
-		sym->origin_mask = cap - 1;
-	}
-	uint64_t h = ((uint64_t)(uintptr_t)addr * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)(uintptr_t)cu;
-	size_t i = (size_t)(h >> 17) & sym->origin_mask;
-	while (sym->origins[i].addr && (sym->origins[i].addr != addr || sym->origins[i].cu != cu))
-		i = (i + 1) & sym->origin_mask;
-	return &sym->origins[i];
-}
-
 void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n)
 {
 	if (n->resolved)
@@ -455,22 +423,21 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 	 * declaration from its abstract origin: resolved once per origin. */
 	Dwarf_Attribute a;
 	Dwarf_Die origin;
-	struct sym_origin *o = NULL;
+	void **slot = NULL;
 	/* (an inlined instance names nothing itself; an out-of-line one may) */
 	if ((n->inlined || (!dwarf_hasattr(&die, DW_AT_name) &&
 			    !dwarf_hasattr(&die, DW_AT_linkage_name) &&
 			    !dwarf_hasattr(&die, DW_AT_MIPS_linkage_name) &&
 			    !dwarf_hasattr(&die, DW_AT_decl_file))) &&
-	    dwarf_attr(&die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin)) {
-		o = origin_slot(f->sym, cu, origin.addr);
-		if (o && o->addr) {
-			n->name = o->name;
-			n->linkage = o->linkage;
-			n->decl_file = o->decl_file;
-			n->decl_line = o->decl_line;
-		}
-	}
-	if (!o || !o->addr) {
+	    dwarf_attr(&die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin))
+		slot = sym_map_slot(&f->sym->origins, cu, origin.addr);
+	const struct sym_origin *o = slot ? *slot : NULL;
+	if (o) {
+		n->name = o->name;
+		n->linkage = o->linkage;
+		n->decl_file = o->decl_file;
+		n->decl_line = o->decl_line;
+	} else {
 		const char *linkage = die_string(&die, DW_AT_linkage_name);
 		if (!linkage)
 			linkage = die_string(&die, DW_AT_MIPS_linkage_name);
@@ -483,10 +450,10 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 		int line;
 		if (dwarf_decl_line(&die, &line) == 0 && line > 0)
 			n->decl_line = (uint32_t)line;
-		if (o) {
-			*o = (struct sym_origin){cu, origin.addr, n->name, n->decl_file, n->decl_line,
-						 n->linkage};
-			f->sym->origin_count++;
+		struct sym_origin *no = slot ? malloc(sizeof(*no)) : NULL;
+		if (no) {
+			*no = (struct sym_origin){n->name, n->decl_file, n->decl_line, n->linkage};
+			*slot = no;
 		}
 	}
 	/* llvm-symbolizer's StartAddress: DW_AT_low_pc, when there is one */

@@ -90,22 +90,31 @@ struct sym_file {
 struct sym_dir_index;
 struct sym_module_entry;
 
+/* A hash table keyed by a pair of pointers (map.c). */
+struct sym_map_entry {
+	const void *a, *b;
+	void *v;
+	bool used;
+};
+struct sym_map {
+	struct sym_map_entry *e;
+	size_t count, mask;
+};
+/* The value slot of (@a, @b), added (holding NULL) if new; NULL when out
+ * of memory. */
+void **sym_map_slot(struct sym_map *m, const void *a, const void *b);
+void sym_map_free(struct sym_map *m, bool free_values);
+
 /* What the inlined instances of one abstract origin share. */
 struct sym_origin {
-	const void *cu, *addr;   /* key: the unit and the origin DIE's bytes */
 	const char *name, *decl_file;
 	uint32_t decl_line;
 	bool linkage;
 };
 
-struct sym_name {
-	const char *raw, *out;
-};
+struct sym_dir_index;
+struct sym_module_entry;
 
-struct sym_path {
-	const void *cu;
-	const char *raw, *joined;
-};
 
 struct symbolizer {
 	struct sym_options opts;
@@ -114,12 +123,9 @@ struct symbolizer {
 	size_t frame_cap;
 	char **owned;             /* strings made here (demangled names, paths) */
 	size_t owned_count, owned_cap;
-	struct sym_origin *origins; /* names of abstract origins (dwarf_index.c) */
-	size_t origin_count, origin_mask;
-	struct sym_name *demangled; /* raw name -> demangled, by pointer */
-	size_t demangled_count, demangled_mask;
-	struct sym_path *paths;   /* relative source paths joined to comp_dir */
-	size_t path_count, path_mask;
+	struct sym_map origins;   /* (unit, origin DIE) -> struct sym_origin * */
+	struct sym_map demangled; /* (raw name, NULL) -> demangled name */
+	struct sym_map paths;     /* (unit, relative path) -> joined path */
 	struct sym_dir_index *dirs;       /* one per opts.symbol_dirs (locate.c) */
 	struct sym_module_entry *modules; /* located modules (locate.c) */
 	struct sym_apk *apks;             /* APKs met (apk.c) */

@@ -62,9 +62,9 @@ void symbolizer_free(struct symbolizer *sym)
 	for (size_t i = 0; i < sym->owned_count; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
-	free(sym->paths);
-	free(sym->demangled);
-	free(sym->origins);
+	sym_map_free(&sym->paths, false);    /* values are in sym->owned */
+	sym_map_free(&sym->demangled, false);
+	sym_map_free(&sym->origins, true);
 	free(sym->frames);
 	free(sym);
 }
@@ -156,38 +156,11 @@ static void llvm_spelling(char *d)
 	*w = '\0';
 }
 
+static const char *demangle_new(struct symbolizer *sym, const char *name);
+
 /* Demangled names are remembered by the address of the raw name (names
  * live in the files' string tables, which stay mapped): thousands of
  * inlined instances and symbol lookups share a few hundred names. */
-static size_t dm_slot(const struct symbolizer *sym, const char *raw)
-{
-	size_t i = (size_t)(((uint64_t)(uintptr_t)raw * 0x9e3779b97f4a7c15ULL) >> 17) &
-		   sym->demangled_mask;
-	while (sym->demangled[i].raw && sym->demangled[i].raw != raw)
-		i = (i + 1) & sym->demangled_mask;
-	return i;
-}
-
-static int dm_grow(struct symbolizer *sym)
-{
-	size_t cap = sym->demangled ? (sym->demangled_mask + 1) * 2 : 1024;
-	struct sym_name *old = sym->demangled;
-	size_t old_cap = old ? sym->demangled_mask + 1 : 0;
-	sym->demangled = calloc(cap, sizeof(*sym->demangled));
-	if (!sym->demangled) {
-		sym->demangled = old;
-		return -1;
-	}
-	sym->demangled_mask = cap - 1;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].raw)
-			sym->demangled[dm_slot(sym, old[i].raw)] = old[i];
-	free(old);
-	return 0;
-}
-
-static const char *demangle_new(struct symbolizer *sym, const char *name);
-
 const char *sym_demangle(struct symbolizer *sym, const char *name)
 {
 	if (!sym->opts.demangle || !name)
@@ -195,15 +168,12 @@ const char *sym_demangle(struct symbolizer *sym, const char *name)
 	/* Itanium C++ (_Z), Rust v0 (_R); Rust legacy names are _ZN...E too */
 	if (!(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
 		return name;
-	if ((sym->demangled_count + 1) * 2 > (sym->demangled ? sym->demangled_mask + 1 : 0) &&
-	    dm_grow(sym) != 0)
+	void **slot = sym_map_slot(&sym->demangled, name, NULL);
+	if (!slot)
 		return demangle_new(sym, name); /* no room to remember: still right */
-	size_t i = dm_slot(sym, name);
-	if (!sym->demangled[i].raw) {
-		sym->demangled[i] = (struct sym_name){name, demangle_new(sym, name)};
-		sym->demangled_count++;
-	}
-	return sym->demangled[i].out;
+	if (!*slot)
+		*slot = (void *)(uintptr_t)demangle_new(sym, name);
+	return *slot;
 }
 
 static const char *demangle_new(struct symbolizer *sym, const char *name)
@@ -230,34 +200,6 @@ static const char *demangle_new(struct symbolizer *sym, const char *name)
 	return d;
 }
 
-static size_t path_slot(const struct symbolizer *sym, const void *cu, const char *raw)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)cu * 0x9e3779b97f4a7c15ULL) ^
-		     ((uint64_t)(uintptr_t)raw * 0xc2b2ae3d27d4eb4fULL);
-	size_t i = (size_t)(h >> 17) & sym->path_mask;
-	while (sym->paths[i].raw && (sym->paths[i].raw != raw || sym->paths[i].cu != cu))
-		i = (i + 1) & sym->path_mask;
-	return i;
-}
-
-static int paths_grow(struct symbolizer *sym)
-{
-	size_t cap = sym->path_mask ? (sym->path_mask + 1) * 2 : 256;
-	struct sym_path *old = sym->paths;
-	size_t old_cap = sym->path_mask ? sym->path_mask + 1 : 0;
-	sym->paths = calloc(cap, sizeof(*sym->paths));
-	if (!sym->paths) {
-		sym->paths = old;
-		return -1;
-	}
-	sym->path_mask = cap - 1;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].raw)
-			sym->paths[path_slot(sym, old[i].cu, old[i].raw)] = old[i];
-	free(old);
-	return 0;
-}
-
 const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, const char *path)
 {
 	if (!path || path[0] == '/' || !cu->comp_dir || !cu->comp_dir[0])
@@ -267,12 +209,11 @@ const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, con
 	size_t cl = strlen(cu->comp_dir);
 	if (cu->version < 5 && strncmp(path, cu->comp_dir, cl) == 0 && path[cl] == '/')
 		return path;
-	if ((sym->path_count + 1) * 2 > (sym->path_mask ? sym->path_mask + 1 : 0) &&
-	    paths_grow(sym) != 0)
+	void **slot = sym_map_slot(&sym->paths, cu, path);
+	if (!slot)
 		return path;
-	size_t i = path_slot(sym, cu, path);
-	if (sym->paths[i].raw)
-		return sym->paths[i].joined;
+	if (*slot)
+		return *slot;
 	char *j;
 	if (asprintf(&j, "%s/%s", cu->comp_dir, path) < 0)
 		return path;
@@ -280,8 +221,7 @@ const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, con
 		free(j);
 		return path;
 	}
-	sym->paths[i] = (struct sym_path){cu, path, j};
-	sym->path_count++;
+	*slot = j;
 	return j;
 }
 
