@@ -36,7 +36,7 @@ struct apk_lib {
 struct sym_apk {
 	char *path;               /* as the maps name it */
 	char *file;               /* the APK on this host, NULL: not found */
-	const uint8_t *map;       /* the whole APK, read-only */
+	const uint8_t *map;       /* the whole APK (a private mapping) */
 	size_t map_size;
 	zip_t *zip;
 	struct apk_lib *libs;
@@ -100,7 +100,11 @@ static struct sym_apk *apk_get(struct symbolizer *sym, const char *path)
 		struct stat st;
 		void *m = MAP_FAILED;
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-			m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			/* writable copy-on-write: libelf may convert headers in
+			 * place in the images elf_memory() is given; the file is
+			 * never changed */
+			m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+				 0);
 		close(fd);
 		if (m == MAP_FAILED)
 			continue;

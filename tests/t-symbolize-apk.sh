@@ -6,15 +6,7 @@
 # name when the APK holds a stripped copy -- and never from a stale build.
 set -u
 B=$1
-top=$(cd "$(dirname "$0")/.." && pwd)
-L=$(cd "$B/bin" && pwd)/leaksnap
-w=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-apk.XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$w"' EXIT
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
+. "$(dirname "$0")/hook-lib.sh"
 for tool in gcc python3 readelf strip; do
 	command -v $tool >/dev/null 2>&1 || { echo "$tool is not installed"; exit 77; }
 done
@@ -121,5 +113,4 @@ grep -q -E "^    #00 0x0*$pc  $dev\\+0x[0-9a-f]+  apk_leaf\\+0x4\$" c.out || { f
 # no APK anywhere: said, not guessed
 "$L" symbolize --verbose apk.txt >d.out 2>d.err
 grep -q -E "^    #00 0x0*$pc  $dev\\+0x[0-9a-f]+  \\(no symbol file\\)\$" d.out || { fail "no apk: frame"; cat d.out; }
-[ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
-exit 0
+finish
