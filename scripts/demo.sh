@@ -5,7 +5,8 @@
 # 2. convert it to a LEAKSNAP v1 file and show that;
 # 3. list the maps it carries as modules;
 # 4. build a small leaking program and run it under `leaksnap record` (the
-#    malloc hook), then show the leaks in its exit dump.
+#    malloc hook), then show the leaks in its exit dump with every frame
+#    symbolized (function, file:line, inline chain).
 set -eu
 B=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +28,6 @@ step leaksnap maps app-heap.dump
 step cc -O2 -g leaky.c -o leaky '&&' leaksnap record --out /tmp/demo -- ./leaky
 ${CC:-cc} -O2 -g -o "$w/leaky" leaky.c
 (cd "$w" && "$ls_" record --out "$w/demo" -- ./leaky)
-step leaksnap show --top 2 /tmp/demo.PID.exit.dump
-"$ls_" show --top 2 "$w"/demo.*.exit.dump | sed -e '/^metadata:/,/^$/d' -e "s|$w|/tmp|g"
-printf '\nFrames are module+offset; symbolization (function, file:line) and leakdiff\n'
-printf '(comparing snapshots) arrive with the next issues.\n'
+step leaksnap symbolize --top 2 --verbose /tmp/demo.PID.exit.dump
+"$ls_" symbolize --top 2 --verbose "$w"/demo.*.exit.dump | sed -e '/^metadata:/,/^$/d' -e "s|$w|/tmp|g"
+printf '\nleakdiff (comparing snapshots, ranking leaks) arrives with the next issue.\n'
