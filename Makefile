@@ -36,8 +36,8 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes 
 	-Wcast-qual -Wundef -Wnull-dereference -Wold-style-definition
 OPT ?= -O2 -g
 CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ilibsnapshot $(CPPFLAGS)
-CFLAGS_ALL := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
-LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+CFLAGS_ALL := -std=c11 -pthread $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
+LDFLAGS_ALL := -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS := -ljansson -ldw -lelf -lzip -lz -liberty
 
 DEPS_STAMP := $(B)/.deps-ok
