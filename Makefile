@@ -43,8 +43,9 @@ LIBS := -ljansson -ldw -lelf -lzip -lz -liberty
 DEPS_STAMP := $(B)/.deps-ok
 
 # Library sources: one folder per pipeline stage, one public header each.
-LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h
-LIB_SRCS := $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c)
+LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h diff/diff.h
+LIB_SRCS := $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
+	$(wildcard diff/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
@@ -77,6 +78,8 @@ $(B)/include/leaksnap/%.h: libsnapshot/%.h | $(DEPS_STAMP)
 $(B)/include/leaksnap/%.h: mapsparse/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 $(B)/include/leaksnap/%.h: symbolizer/%.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D) && cp $< $@
+$(B)/include/leaksnap/%.h: diff/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 
 $(B)/obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)

@@ -57,6 +57,17 @@ int cli_symctx_status(const struct cli_symctx *c);
 size_t cli_symctx_module_count(const struct cli_symctx *c);
 const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i);
 
+/* Rendering a symbolized frame (render.c).  The symbolized part of a text
+ * frame line ("  function  file:line:column", "(no symbol file)", ...)
+ * and one "inlined into" line per caller; @r->module must be set. */
+void cli_print_symbols(const struct cli_resolved *r);
+/* Append to @frames one JSON object per inline level of the frame at @pc
+ * (innermost first; one object when @r has no frames): pc, module,
+ * rel_pc, function, file, line, column, inlined, symbol_file,
+ * build_id_status.  @module NULL: the PC is in no module. */
+void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t rel_pc,
+		     const struct cli_resolved *r);
+
 /* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */
 int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a library error record; returns EXIT_ERROR. */

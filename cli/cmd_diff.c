@@ -1,17 +1,641 @@
-/* leaksnap diff / leakdiff: not built yet (its own issue). */
+/* leaksnap diff (also installed as leakdiff): compare two or more snapshots
+ * of one program, rank what grew, and gate CI on it.  The comparison is
+ * diff/'s; this file reads the inputs and prints text, JSON or folded
+ * stacks. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <leaksnap/diff.h>
 
 #include "cli.h"
 
-int cmd_diff(int argc, char **argv)
+static const char diff_usage[] =
+	"Usage: leakdiff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n"
+	"       leaksnap diff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n\n"
+	"Compare heap snapshots of one program, oldest first, and rank what grew.\n"
+	"Snapshots may come from one process, from two runs (other pids and load\n"
+	"addresses) or from two builds: every frame is compared as (module, offset in\n"
+	"the module's file), the module known by its build ID when the dump records\n"
+	"one, else by its path. Any readable format may be mixed (LEAKSNAP, Android\n"
+	"text, DDMS NHGT, raw buffers with --pointer-size and --frames).\n\n"
+	"Each group of records gets its bytes and count in every snapshot. Groups that\n"
+	"grew are ranked by score = growth x (intervals grown - intervals shrunk) /\n"
+	"intervals: growth in every interval scores fully. A group that grew but not\n"
+	"in the last interval is a cache, not a leak: it is listed apart and never\n"
+	"counts toward --fail-on.\n\n"
+	"Frames are symbolized when their files are found (--symbols trees, or the\n"
+	"paths themselves on this host, build IDs checked) and shown as\n"
+	"module+0xOFFSET otherwise.\n\n"
+	"Options:\n"
+	"  --by KEY             group records by: stack (default, the whole stack),\n"
+	"                       site (the first frame outside the allocation wrappers:\n"
+	"                       malloc family, operator new, std::, libc, libc++,\n"
+	"                       libstdc++), function (the function names from the site\n"
+	"                       out; matches across builds), module (the site's module)\n"
+	"  --skip PATTERN       also count frames whose function or module matches\n"
+	"                       PATTERN as allocation wrappers (repeatable)\n"
+	"  --include-zygote     compare zygote-child allocations too (by default they\n"
+	"                       are left out of Android snapshots, kept for Linux)\n"
+	"  --top N              print the N best suspects (default 20, 0 = all)\n"
+	"  --min-bytes BYTES    suspects must have grown by at least BYTES\n"
+	"  --suppressions FILE  leave out records with a frame matching a 'leak:PATTERN'\n"
+	"                       line of FILE (function, source file or module; '*' is\n"
+	"                       a wildcard, '^' and '$' anchor, '#' starts a comment)\n"
+	"  -s, --symbols DIR    look for symbol files under DIR (repeatable; as in\n"
+	"                       'leaksnap symbolize')\n"
+	"  --no-symbols         do not symbolize: frames are module+0xOFFSET\n"
+	"  --no-adjust          look frames up at the captured address, not pc - 1\n"
+	"  --pointer-size N     raw buffers: 4 or 8\n"
+	"  --frames N           raw buffers: frames per record (1..256)\n"
+	"  --count-is-frames    the count field holds the frame count (Android 7)\n"
+	"  -j, --json           JSON output\n"
+	"  --folded             the suspects' growth as folded stacks, outermost frame\n"
+	"                       first ('frame;frame;frame BYTES'), for flame graphs\n"
+	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
+	"  -h, --help           this help\n\n"
+	"BYTES is a number, optionally with a K, M or G suffix (powers of 1024).\n\n"
+	"Exit status: 0 success (and, with --fail-on, growth below the limit);\n"
+	"1 the suspects grew by --fail-on BYTES or more; 2 any error (usage,\n"
+	"unreadable, malformed or mismatched snapshots, an unreadable symbol file).\n";
+
+#define MAX_SYMBOL_DIRS 64
+#define MAX_SKIP 256
+
+struct diff_cli {
+	struct diff_options o;
+	struct cli_input in;
+	const char *dirs[MAX_SYMBOL_DIRS];
+	size_t ndirs;
+	const char *skip[MAX_SKIP];
+	size_t nskip;
+	const char *supp_path;
+	uint64_t top;
+	bool json, folded, no_symbols, no_adjust;
+	bool has_fail_on;
+	uint64_t fail_on;
+};
+
+/* A byte count: digits, then optionally K, M or G (powers of 1024),
+ * optionally followed by "B" or "iB". */
+static bool parse_bytes(const char *s, uint64_t *out)
 {
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0) {
-			printf("Usage: leakdiff OLD.dump NEW.dump...\n\n"
-			       "Snapshot comparison is not available in this version of leaksnap;\n"
-			       "use 'leaksnap show' on each snapshot.\n");
-			return cli_finish_stdout(EXIT_OK);
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (shift && *end == 'i')
+		end++;
+	if (*end == 'B' || (*end == 'b' && shift))
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+/* Text ------------------------------------------------------------------------- */
+
+static void print_series(const char *label, const uint64_t *v, size_t n)
+{
+	printf("    %s", label);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%llu", i ? " -> " : " ", (unsigned long long)v[i]);
+	printf("\n");
+}
+
+static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t idx, bool site)
+{
+	printf("  %s #%02zu 0x%0*llx", site ? ">" : " ", idx, (int)ptr * 2,
+	       (unsigned long long)f->pc);
+	if (!f->module) {
+		printf("  (unmapped)\n");
+		return;
+	}
+	printf("  %s+0x%llx", f->module, (unsigned long long)f->rel_pc);
+	if (!f->sym_module) {
+		printf("\n");
+		return;
+	}
+	struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+	cli_print_symbols(&r);
+}
+
+static const char *trend_text(const struct diff_group *g, size_t n, char *buf, size_t size)
+{
+	if (g->trend == DIFF_TREND_GREW)
+		return "grew";
+	if (g->trend == DIFF_TREND_STEADY)
+		return "grew in every interval";
+	int k = snprintf(buf, size, "grew in %u of %zu intervals", g->grew, n - 1);
+	if (g->shrank && k > 0 && (size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, ", shrank in %u", g->shrank);
+	if (g->trend == DIFF_TREND_STOPPED && k > 0 && (size_t)k < size)
+		snprintf(buf + k, size - (size_t)k, ", not in the last");
+	return buf;
+}
+
+static int print_group(struct diff *d, const struct diff_group *g, size_t rank, unsigned ptr,
+		       bool stopped)
+{
+	struct leaksnap_error err;
+	if (diff_symbolize_group(d, g, &err) != 0)
+		return cli_fail_error(&err);
+	size_t n = diff_snapshot_count(d);
+	char tbuf[128];
+	if (stopped)
+		printf("  %+lld bytes, %+lld allocations, %s\n", (long long)g->bytes_delta,
+		       (long long)g->count_delta, trend_text(g, n, tbuf, sizeof(tbuf)));
+	else
+		printf("#%zu  %+lld bytes, %+lld allocations%s  score %.0f  (%s)\n", rank,
+		       (long long)g->bytes_delta, (long long)g->count_delta,
+		       g->is_new ? ", new" : "", g->score, trend_text(g, n, tbuf, sizeof(tbuf)));
+	print_series("bytes:", g->bytes, n);
+	print_series("count:", g->counts, n);
+	if (g->module)
+		printf("    module: %s\n", g->module);
+	if (g->stack_count > 1)
+		printf("    largest of its %zu stacks:\n", g->stack_count);
+	if (g->frame_count == 0)
+		printf("    (no frames)\n");
+	for (size_t i = 0; i < g->frame_count; i++)
+		print_diff_frame(g->frames[i], ptr, i, i == g->site);
+	return 0;
+}
+
+static int report_text(struct diff *d, const struct diff_cli *c)
+{
+	size_t n = diff_snapshot_count(d);
+	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
+	unsigned ptr = first->pointer_size;
+	uint64_t left_out = 0;
+	int w = 8;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i);
+		left_out += s->left_out_count;
+		if ((int)strlen(s->file) > w)
+			w = strlen(s->file) > 60 ? 60 : (int)strlen(s->file);
+	}
+	printf("%zu snapshots compared, grouped by %s", n, diff_by_name(c->o.by));
+	if (left_out)
+		printf("; zygote-child allocations left out (--include-zygote)");
+	printf("\n\n  #  %-*s %8s %12s %14s\n", w, "snapshot", "pid", "allocations", "bytes");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i);
+		char pid[32];
+		snprintf(pid, sizeof(pid), s->pid >= 0 ? "%lld" : "?", (long long)s->pid);
+		printf("%3zu  %-*s %8s %12llu %14llu", i + 1, w, s->file, pid,
+		       (unsigned long long)s->count, (unsigned long long)s->bytes);
+		if (s->left_out_count)
+			printf("  (%llu zygote-child allocations, %llu bytes left out)",
+			       (unsigned long long)s->left_out_count,
+			       (unsigned long long)s->left_out_bytes);
+		printf("\n");
+	}
+	printf("     %-*s %8s %+12lld %+14lld\n", w, "growth", "",
+	       (long long)((int64_t)last->count - (int64_t)first->count),
+	       (long long)((int64_t)last->bytes - (int64_t)first->bytes));
+
+	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
+	size_t shown = c->top && c->top < ns ? (size_t)c->top : ns;
+	printf("\n");
+	if (ns)
+		printf("%zu suspect%s grew by %lld bytes, %+lld allocations\n", ns, ns == 1 ? "" : "s",
+		       (long long)diff_suspects_bytes(d), (long long)diff_suspects_count(d));
+	else
+		printf("no suspects: nothing grew%s\n",
+		       c->o.min_bytes ? " by --min-bytes or more" : "");
+	if (shown < ns)
+		printf("the %zu best are shown (--top)\n", shown);
+	if (nc)
+		printf("%zu %s, then stopped: %s, not %s (listed last)\n", nc,
+		       nc == 1 ? "group grew" : "groups grew", nc == 1 ? "a cache" : "caches",
+		       nc == 1 ? "a leak" : "leaks");
+	if (c->o.suppressions && diff_suppressed_records(d))
+		printf("%llu stack%s suppressed by %s\n",
+		       (unsigned long long)diff_suppressed_records(d),
+		       diff_suppressed_records(d) == 1 ? "" : "s", c->supp_path);
+	for (size_t i = 0; i < shown; i++) {
+		printf("\n");
+		if (print_group(d, diff_suspect(d, i), i + 1, ptr, false))
+			return EXIT_ERROR;
+	}
+	if (nc) {
+		printf("\ngrew, then stopped (caches, not leaks):\n");
+		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
+			if (print_group(d, diff_stopped(d, i), 0, ptr, true))
+				return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+/* JSON ----------------------------------------------------------------------------- */
+
+static json_t *json_series(const uint64_t *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, cli_json_u64(v[i]));
+	return a;
+}
+
+static json_t *json_group(struct diff *d, const struct diff_group *g, size_t rank)
+{
+	struct leaksnap_error err;
+	if (diff_symbolize_group(d, g, &err) != 0) {
+		cli_fail_error(&err);
+		return NULL;
+	}
+	size_t n = diff_snapshot_count(d);
+	json_t *frames = json_array();
+	for (size_t i = 0; i < g->frame_count; i++) {
+		const struct diff_frame *f = g->frames[i];
+		struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+		cli_json_frames(frames, f->pc, f->module, f->rel_pc, &r);
+	}
+	json_t *o = json_object();
+	if (rank)
+		json_object_set_new(o, "rank", json_integer((json_int_t)rank));
+	json_object_set_new(o, "bytes_delta", json_integer(g->bytes_delta));
+	json_object_set_new(o, "count_delta", json_integer(g->count_delta));
+	json_object_set_new(o, "bytes", json_series(g->bytes, n));
+	json_object_set_new(o, "counts", json_series(g->counts, n));
+	json_object_set_new(o, "new", json_boolean(g->is_new));
+	json_object_set_new(o, "score", json_real(g->score));
+	json_object_set_new(o, "trend", json_string(diff_trend_name(g->trend)));
+	json_object_set_new(o, "grew_intervals", json_integer(g->grew));
+	json_object_set_new(o, "shrank_intervals", json_integer(g->shrank));
+	json_object_set_new(o, "stacks", json_integer((json_int_t)g->stack_count));
+	if (g->module)
+		json_object_set_new(o, "module", json_string(g->module));
+	json_object_set_new(o, "site", g->site < g->frame_count ? json_integer((json_int_t)g->site)
+								 : json_null());
+	json_object_set_new(o, "frames", frames);
+	return o;
+}
+
+static void json_key(bool *first, const char *key)
+{
+	printf("%s\n  \"%s\": ", *first ? "{" : ",", key);
+	*first = false;
+}
+
+static int json_list(struct diff *d, bool stopped, size_t count)
+{
+	printf("[");
+	for (size_t i = 0; i < count; i++) {
+		json_t *g = json_group(d, stopped ? diff_stopped(d, i) : diff_suspect(d, i),
+				       stopped ? 0 : i + 1);
+		if (!g)
+			return EXIT_ERROR;
+		printf("%s\n    ", i ? "," : "");
+		cli_json_print(stdout, g);
+	}
+	printf("%s]", count ? "\n  " : "");
+	return 0;
+}
+
+static int report_json(struct diff *d, const struct diff_cli *c)
+{
+	size_t n = diff_snapshot_count(d);
+	bool first = true;
+	json_key(&first, "by");
+	cli_json_print(stdout, json_string(diff_by_name(c->o.by)));
+	json_key(&first, "zygote_included");
+	cli_json_print(stdout, json_boolean(diff_zygote_included(d)));
+	json_key(&first, "snapshots");
+	printf("[");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i);
+		printf("%s\n    ", i ? "," : "");
+		json_t *o = json_pack("{s:s, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+				      "file", s->file, "pid",
+				      s->pid >= 0 ? json_integer(s->pid) : json_null(),
+				      "pointer_size", (int)s->pointer_size, "android", s->android,
+				      "total_memory", cli_json_u64(s->total_memory),
+				      "allocation_count", cli_json_u64(s->allocation_count), "bytes",
+				      cli_json_u64(s->bytes), "count", cli_json_u64(s->count),
+				      "left_out_bytes", cli_json_u64(s->left_out_bytes),
+				      "left_out_count", cli_json_u64(s->left_out_count));
+		cli_json_print(stdout, o);
+	}
+	printf("\n  ]");
+	const struct diff_snapshot *a = diff_snapshot(d, 0), *b = diff_snapshot(d, n - 1);
+	json_key(&first, "totals");
+	cli_json_print(stdout,
+		       json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
+				 (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
+				 (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
+				 (json_int_t)diff_suspect_count(d), "suspects_bytes_delta",
+				 (json_int_t)diff_suspects_bytes(d), "suspects_count_delta",
+				 (json_int_t)diff_suspects_count(d), "stopped",
+				 (json_int_t)diff_stopped_count(d), "suppressed_stacks",
+				 (json_int_t)diff_suppressed_records(d)));
+	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
+	json_key(&first, "suspects");
+	if (json_list(d, false, c->top && c->top < ns ? (size_t)c->top : ns))
+		return EXIT_ERROR;
+	json_key(&first, "stopped");
+	if (json_list(d, true, c->top && c->top < nc ? (size_t)c->top : nc))
+		return EXIT_ERROR;
+	if (c->o.suppressions) {
+		json_key(&first, "suppressions");
+		json_t *arr = json_array();
+		for (size_t i = 0; i < diff_suppressions_count(c->o.suppressions); i++)
+			json_array_append_new(
+				arr, json_pack("{s:s, s:o}", "pattern",
+					       diff_suppressions_pattern(c->o.suppressions, i), "stacks",
+					       cli_json_u64(diff_suppressions_hits(c->o.suppressions, i))));
+		cli_json_print(stdout, arr);
+	}
+	if (c->o.sym) {
+		json_key(&first, "symbols");
+		printf("[");
+		size_t nm = diff_symbol_module_count(d);
+		for (size_t i = 0; i < nm; i++) {
+			const struct sym_module *m = diff_symbol_module(d, i);
+			printf("%s\n    ", i ? "," : "");
+			cli_json_print(stdout,
+				       json_pack("{s:s, s:o, s:s, s:o}", "module", m->path, "symbol_file",
+						 cli_json_str_or_null(m->file_path), "build_id_status",
+						 sym_build_id_status_name(m->status), "error",
+						 cli_json_str_or_null(m->error)));
+		}
+		printf("%s]", nm ? "\n  " : "");
+	}
+	printf("\n}\n");
+	return EXIT_OK;
+}
+
+/* Folded stacks ------------------------------------------------------------------------- */
+
+static void folded_name(const char *s)
+{
+	for (; *s; s++)
+		putchar(*s == ';' ? ',' : *s == '\n' ? ' ' : *s);
+}
+
+static int folded_stack(void *arg, const struct diff_frame *const *frames, size_t n,
+			uint64_t bytes)
+{
+	(void)arg;
+	bool sep = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_frame *f = frames[i];
+		if (f->sym_count) { /* callers first: the inline chain outermost first */
+			for (size_t l = f->sym_count; l-- > 0;) {
+				const struct sym_frame *s = &f->sym[l];
+				if (sep)
+					putchar(';');
+				sep = true;
+				if (s->function)
+					folded_name(s->function);
+				else
+					printf("??");
+			}
+			continue;
+		}
+		if (sep)
+			putchar(';');
+		sep = true;
+		if (f->module) {
+			const char *base = strrchr(f->module, '/');
+			folded_name(base ? base + 1 : f->module);
+			printf("+0x%llx", (unsigned long long)f->rel_pc);
+		} else {
+			printf("0x%llx", (unsigned long long)f->pc);
 		}
 	}
-	return cli_fail("diff", "snapshot comparison is not available in this version");
+	printf("%s%llu\n", sep ? " " : "(no frames) ", (unsigned long long)bytes);
+	return ferror(stdout) ? EXIT_ERROR : 0;
+}
+
+/* Main ------------------------------------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
+{
+	enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL };
+	static const struct option longopts[] = {
+		{"pointer-size", required_argument, NULL, 'P'},
+		{"frames", required_argument, NULL, 'F'},
+		{"count-is-frames", no_argument, NULL, 'C'},
+		{"by", required_argument, NULL, O_BY},
+		{"skip", required_argument, NULL, O_SKIP},
+		{"include-zygote", no_argument, NULL, O_ZYG},
+		{"top", required_argument, NULL, O_TOP},
+		{"min-bytes", required_argument, NULL, O_MIN},
+		{"suppressions", required_argument, NULL, O_SUPP},
+		{"symbols", required_argument, NULL, 's'},
+		{"no-symbols", no_argument, NULL, O_NOSYM},
+		{"no-adjust", no_argument, NULL, O_NOADJ},
+		{"json", no_argument, NULL, 'j'},
+		{"folded", no_argument, NULL, O_FOLDED},
+		{"fail-on", required_argument, NULL, O_FAIL},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const bys[] = {"stack", "site", "function", "module"};
+	const char *cmd = "diff";
+	int opt, r;
+	optind = 0;
+	opterr = 0;
+	c->top = 20;
+	while ((opt = getopt_long(argc, argv, ":js:h", longopts, NULL)) != -1) {
+		if ((r = cli_input_option(cmd, opt, optarg, &c->in)) != 0) {
+			if (r != 1)
+				return r;
+			continue;
+		}
+		switch (opt) {
+		case O_BY: {
+			size_t k = 0;
+			while (k < 4 && strcmp(optarg, bys[k]) != 0)
+				k++;
+			if (k == 4)
+				return cli_usage_error(cmd, "--by must be stack, site, function or module, not '%s'",
+						       optarg);
+			c->o.by = (enum diff_by)k;
+			break;
+		}
+		case O_SKIP:
+			if (c->nskip == MAX_SKIP)
+				return cli_usage_error(cmd, "more than %d --skip patterns", MAX_SKIP);
+			if (!*optarg)
+				return cli_usage_error(cmd, "--skip needs a pattern");
+			c->skip[c->nskip++] = optarg;
+			break;
+		case O_ZYG: c->o.zygote = DIFF_ZYGOTE_INCLUDE; break;
+		case O_TOP:
+			if (!cli_parse_uint(optarg, 0, SIZE_MAX / 2, &c->top))
+				return cli_usage_error(cmd, "--top needs a number");
+			break;
+		case O_MIN:
+			if (!parse_bytes(optarg, &c->o.min_bytes))
+				return cli_usage_error(cmd, "--min-bytes needs a byte count (e.g. 4096 or 4K), not '%s'",
+						       optarg);
+			break;
+		case O_SUPP:
+			if (c->supp_path)
+				return cli_usage_error(cmd, "--suppressions given twice");
+			c->supp_path = optarg;
+			break;
+		case 's':
+			if (c->ndirs == MAX_SYMBOL_DIRS)
+				return cli_usage_error(cmd, "more than %d --symbols directories",
+						       MAX_SYMBOL_DIRS);
+			c->dirs[c->ndirs++] = optarg;
+			break;
+		case O_NOSYM: c->no_symbols = true; break;
+		case O_NOADJ: c->no_adjust = true; break;
+		case 'j': c->json = true; break;
+		case O_FOLDED: c->folded = true; break;
+		case O_FAIL:
+			if (!parse_bytes(optarg, &c->fail_on))
+				return cli_usage_error(cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
+						       optarg);
+			c->has_fail_on = true;
+			break;
+		case 'h':
+			fputs(diff_usage, stdout);
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;
+		default:
+			return cli_bad_option(cmd, argv, opt == ':' ? ':' : optopt);
+		}
+	}
+	if (c->json && c->folded)
+		return cli_usage_error(cmd, "--json and --folded exclude each other");
+	if (c->no_symbols && c->ndirs)
+		return cli_usage_error(cmd, "--symbols and --no-symbols exclude each other");
+	if (argc - optind < 2)
+		return cli_usage_error(cmd, argc - optind ? "expected at least two snapshots, got one"
+							 : "missing snapshots: expected OLD.dump NEW.dump");
+	if (argc - optind > DIFF_MAX_SNAPSHOTS)
+		return cli_usage_error(cmd, "at most %d snapshots, got %d", DIFF_MAX_SNAPSHOTS,
+				       argc - optind);
+	if (cli_input_check(cmd, &c->in))
+		return EXIT_ERROR;
+	for (size_t i = 0; i < c->ndirs; i++) {
+		struct stat st;
+		if (stat(c->dirs[i], &st) != 0)
+			return cli_fail(c->dirs[i], "%s", strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return cli_fail(c->dirs[i], "not a directory");
+	}
+	*first_file = optind;
+	return 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_cli c;
+	memset(&c, 0, sizeof(c));
+	int first = 0, rc = parse_args(argc, argv, &c, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct diff_suppressions *supp = NULL;
+	struct symbolizer *sym = NULL;
+	struct diff *d = NULL;
+	int status = EXIT_ERROR;
+	if (c.supp_path) {
+		char *text;
+		size_t len;
+		if (cli_read_file(c.supp_path, &text, &len))
+			goto out;
+		supp = diff_suppressions_parse(text, len, c.supp_path, &err);
+		free(text);
+		if (!supp) {
+			cli_fail_error(&err);
+			goto out;
+		}
+	}
+	if (!c.no_symbols) {
+		struct sym_options so = {.demangle = true, .symbol_dirs = c.dirs,
+					 .symbol_dir_count = c.ndirs};
+		sym = symbolizer_new(&so, &err);
+		if (!sym) {
+			cli_fail_error(&err);
+			goto out;
+		}
+	}
+	c.o.skip = c.skip;
+	c.o.skip_count = c.nskip;
+	c.o.suppressions = supp;
+	c.o.sym = sym;
+	c.o.adjust = !c.no_adjust;
+	d = diff_new(&c.o, (size_t)(argc - first), &err);
+	if (!d) {
+		cli_fail_error(&err);
+		goto out;
+	}
+	/* One snapshot at a time: each is added, then closed. */
+	for (int i = first; i < argc; i++) {
+		struct snapshot *s = cli_open_snapshot(argv[i], &c.in.open, NULL);
+		if (!s)
+			goto out;
+		struct maps *maps = NULL;
+		if (cli_snapshot_maps(s, NULL, &maps)) {
+			snapshot_close(s);
+			goto out;
+		}
+		cli_print_warnings(s);
+		if (!maps)
+			cli_warn(argv[i], "no maps: its frames are compared as raw addresses");
+		rc = diff_add_snapshot(d, s, maps, &err);
+		maps_free(maps);
+		snapshot_close(s);
+		if (rc) {
+			cli_fail_error(&err);
+			goto out;
+		}
+	}
+	if (diff_rank(d, &err)) {
+		cli_fail_error(&err);
+		goto out;
+	}
+	if (c.folded) {
+		rc = diff_foreach_growing_stack(d, folded_stack, NULL, &err);
+		if (rc == -1)
+			cli_fail_error(&err);
+		if (rc)
+			goto out;
+		rc = EXIT_OK;
+	} else {
+		rc = c.json ? report_json(d, &c) : report_text(d, &c);
+		if (rc)
+			goto out;
+	}
+	/* problems with symbol files: reported, the report still printed */
+	status = EXIT_OK;
+	for (size_t i = 0; i < diff_warning_count(d); i++) {
+		cli_fail(NULL, "%s", diff_warning(d, i));
+		status = EXIT_ERROR;
+	}
+	if (status == EXIT_OK && c.has_fail_on && diff_suspects_bytes(d) > 0 &&
+	    (uint64_t)diff_suspects_bytes(d) >= c.fail_on) {
+		fflush(stdout);
+		fprintf(stderr, "leaksnap: suspects grew by %lld bytes, at or above --fail-on %llu\n",
+			(long long)diff_suspects_bytes(d), (unsigned long long)c.fail_on);
+		status = EXIT_LEAKS;
+	}
+	status = cli_finish_stdout(status);
+out:
+	diff_free(d);
+	symbolizer_free(sym);
+	diff_suppressions_free(supp);
+	return status;
 }

@@ -110,40 +110,6 @@ static void format_time(uint64_t ns, char *buf, size_t size)
 
 /* Text output ---------------------------------------------------------------- */
 
-static void print_source(const struct sym_frame *f)
-{
-	if (f->from_symtab)
-		printf("  %s+0x%llx", f->function, (unsigned long long)f->symbol_offset);
-	else
-		printf("  %s", f->function ? f->function : "??");
-	if (f->file && *f->file) {
-		printf("  %s:%u", f->file, f->line);
-		if (f->column)
-			printf(":%u", f->column);
-	}
-}
-
-/* The symbolized part of a frame line, and its inline callers' lines. */
-static void print_symbols(const struct cli_resolved *r)
-{
-	if (!r->module->file) {
-		printf("  (%s)\n", r->module->status == SYM_BUILD_ID_MISMATCH ? "build-id mismatch"
-									    : "no symbol file");
-		return;
-	}
-	if (r->frame_count == 0) {
-		printf("  ??\n");
-		return;
-	}
-	print_source(&r->frames[0]);
-	printf("\n");
-	for (size_t i = 1; i < r->frame_count; i++) {
-		printf("        inlined into");
-		print_source(&r->frames[i]);
-		printf("\n");
-	}
-}
-
 static void print_frame(const struct maps *maps, struct cli_symctx *sc, unsigned ptr,
 			unsigned idx, uint64_t pc)
 {
@@ -153,7 +119,7 @@ static void print_frame(const struct maps *maps, struct cli_symctx *sc, unsigned
 	if (maps_locate(maps, pc, &loc) && loc.module) {
 		printf("  %s+0x%llx", loc.module->path, (unsigned long long)loc.rel_pc);
 		if (sc && cli_symctx_resolve(sc, &loc, &r) == 0 && r.module)
-			print_symbols(&r);
+			cli_print_symbols(&r);
 		else
 			printf("\n");
 	} else if (loc.mapping)
@@ -254,54 +220,21 @@ static json_t *json_frame(const struct maps *maps, uint64_t pc)
 			 mod ? cli_json_addr(loc.rel_pc) : json_null());
 }
 
-/* A frame's symbolized objects: one per inline level, innermost first,
- * each with the frame's pc, module and rel_pc. */
-static void json_frames_symbolized(json_t *frames, const struct maps *maps,
-				   struct cli_symctx *sc, uint64_t pc)
-{
-	struct maps_location loc;
-	struct cli_resolved r = {0};
-	if (maps_locate(maps, pc, &loc) && loc.module)
-		cli_symctx_resolve(sc, &loc, &r);
-	size_t n = r.frame_count ? r.frame_count : 1;
-	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_frame(maps, pc);
-		const struct sym_frame *f = r.frame_count ? &r.frames[i] : NULL;
-		json_t *fn = json_null();
-		if (f && f->function && f->from_symtab) {
-			char *t;
-			if (asprintf(&t, "%s+0x%llx", f->function,
-				     (unsigned long long)f->symbol_offset) >= 0) {
-				json_decref(fn);
-				fn = json_string(t);
-				free(t);
-			}
-		} else if (f && f->function) {
-			json_decref(fn);
-			fn = json_string(f->function);
-		}
-		json_object_set_new(o, "function", fn ? fn : json_null());
-		json_object_set_new(o, "file", f ? cli_json_str_or_null(f->file) : json_null());
-		json_object_set_new(o, "line", f && f->line ? json_integer(f->line) : json_null());
-		json_object_set_new(o, "column", f && f->column ? json_integer(f->column) : json_null());
-		json_object_set_new(o, "inlined", json_boolean(f && f->inlined));
-		json_object_set_new(o, "symbol_file", r.module ? cli_json_str_or_null(r.module->file_path)
-							       : json_null());
-		json_object_set_new(o, "build_id_status",
-				    r.module ? json_string(sym_build_id_status_name(r.module->status))
-					     : json_null());
-		json_array_append_new(frames, o);
-	}
-}
-
 static json_t *json_record(const struct snapshot_record *r, const struct maps *maps,
 			   struct cli_symctx *sc)
 {
 	json_t *frames = json_array();
 	for (uint32_t f = 0; f < r->frame_count; f++) {
-		if (sc)
-			json_frames_symbolized(frames, maps, sc, r->frames[f]);
-		else
+		if (sc) {
+			struct maps_location loc = {0};
+			struct cli_resolved res = {0};
+			if (!maps_locate(maps, r->frames[f], &loc) || !loc.module)
+				loc.module = NULL;
+			else
+				cli_symctx_resolve(sc, &loc, &res);
+			cli_json_frames(frames, r->frames[f], loc.module ? loc.module->path : NULL,
+					loc.rel_pc, &res);
+		} else
 			json_array_append_new(frames, json_frame(maps, r->frames[f]));
 	}
 	return json_pack("{s:o, s:o, s:b, s:o, s:o}", "size", cli_json_u64(r->size), "count",

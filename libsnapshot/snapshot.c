@@ -416,6 +416,34 @@ const char *snapshot_meta_get(const struct snapshot *s, const char *key)
 			return s->meta[i].value;
 	return NULL;
 }
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+					 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *out, size_t cap)
+{
+	for (size_t i = 0; i < s->nmeta; i++) {
+		const char *v = s->meta[i].value, *sp;
+		if (strcmp(s->meta[i].key, "build_id") != 0 || !(sp = strchr(v, ' ')) ||
+		    strcmp(sp + 1, path) != 0)
+			continue;
+		size_t hex = (size_t)(sp - v);
+		if (hex == 0 || hex % 2)
+			return 0;
+		for (size_t k = 0; k < hex / 2; k++) {
+			int hi = hex_digit(v[2 * k]), lo = hex_digit(v[2 * k + 1]);
+			if (hi < 0 || lo < 0)
+				return 0;
+			if (k < cap)
+				out[k] = (uint8_t)(hi << 4 | lo);
+		}
+		return hex / 2;
+	}
+	return 0;
+}
+
 size_t snapshot_warning_count(const struct snapshot *s) { return s->nwarnings; }
 const char *snapshot_warning(const struct snapshot *s, size_t index)
 {

@@ -1,0 +1,73 @@
+/* leaksnap CLI: how a symbolized frame is printed, shared by symbolize and
+ * diff. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+static void print_source(const struct sym_frame *f)
+{
+	if (f->from_symtab)
+		printf("  %s+0x%llx", f->function, (unsigned long long)f->symbol_offset);
+	else
+		printf("  %s", f->function ? f->function : "??");
+	if (f->file && *f->file) {
+		printf("  %s:%u", f->file, f->line);
+		if (f->column)
+			printf(":%u", f->column);
+	}
+}
+
+void cli_print_symbols(const struct cli_resolved *r)
+{
+	if (!r->module->file) {
+		printf("  (%s)\n", r->module->status == SYM_BUILD_ID_MISMATCH ? "build-id mismatch"
+									    : "no symbol file");
+		return;
+	}
+	if (r->frame_count == 0) {
+		printf("  ??\n");
+		return;
+	}
+	print_source(&r->frames[0]);
+	printf("\n");
+	for (size_t i = 1; i < r->frame_count; i++) {
+		printf("        inlined into");
+		print_source(&r->frames[i]);
+		printf("\n");
+	}
+}
+
+void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t rel_pc,
+		     const struct cli_resolved *r)
+{
+	size_t n = r->frame_count ? r->frame_count : 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_frame *f = r->frame_count ? &r->frames[i] : NULL;
+		json_t *fn = NULL;
+		if (f && f->function && f->from_symtab) {
+			char *t;
+			if (asprintf(&t, "%s+0x%llx", f->function,
+				     (unsigned long long)f->symbol_offset) >= 0) {
+				fn = json_string(t);
+				free(t);
+			}
+		} else if (f && f->function) {
+			fn = json_string(f->function);
+		}
+		json_t *o = json_pack("{s:o, s:o, s:o}", "pc", cli_json_addr(pc), "module",
+				      cli_json_str_or_null(module), "rel_pc",
+				      module ? cli_json_addr(rel_pc) : json_null());
+		json_object_set_new(o, "function", fn ? fn : json_null());
+		json_object_set_new(o, "file", f ? cli_json_str_or_null(f->file) : json_null());
+		json_object_set_new(o, "line", f && f->line ? json_integer(f->line) : json_null());
+		json_object_set_new(o, "column", f && f->column ? json_integer(f->column) : json_null());
+		json_object_set_new(o, "inlined", json_boolean(f && f->inlined));
+		json_object_set_new(o, "symbol_file", r->module ? cli_json_str_or_null(r->module->file_path)
+								: json_null());
+		json_object_set_new(o, "build_id_status",
+				    r->module ? json_string(sym_build_id_status_name(r->module->status))
+					      : json_null());
+		json_array_append_new(frames, o);
+	}
+}

@@ -1,0 +1,1295 @@
+/* leaksnap diff: normalizing stacks, grouping records, ranking growth.
+ *
+ * diff_add_snapshot() turns each PC into a frame (module, offset) through
+ * the snapshot's maps -- a per-snapshot cache keeps that to one maps
+ * lookup per distinct PC -- and each record's frames into an interned
+ * stack whose bytes and count are summed per snapshot.  The snapshot
+ * itself is not kept.  diff_rank() then unifies modules (a build ID
+ * names one module whatever its path; a module without one joins the
+ * only build of its path), groups the stacks, and scores the groups.
+ * The arithmetic of the score is in docs/diff.md. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff_internal.h"
+
+#define NONE UINT32_MAX
+#define MAX_BUILD_ID 64
+#define MAX_ITEMS (UINT32_MAX / 4) /* frames, stacks, groups, modules */
+#define UNKNOWN_NAME 0x80000000u   /* function keys: an unnamed frame */
+
+/* Growable arrays ------------------------------------------------------------ */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 64;
+	while (n < need) {
+		if (n > SIZE_MAX / 4 / elem)
+			return -1;
+		n *= 2;
+	}
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static int64_t sat_delta(uint64_t to, uint64_t from)
+{
+	if (to >= from)
+		return to - from > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(to - from);
+	return from - to > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)(from - to);
+}
+
+/* Sequences of u32, interned: stacks (frame ids) and group keys. ------------ */
+
+struct seq {
+	size_t off;
+	uint32_t len;  /* length | salt << 31 */
+	uint32_t hash;
+};
+#define SEQ_LEN(s) ((s)->len & 0x7fffffffu)
+#define SEQ_SALT(s) ((s)->len >> 31)
+
+struct seqtab {
+	uint32_t *pool;
+	size_t pool_len, pool_cap;
+	struct seq *ents;
+	size_t count, cap;
+	uint32_t *slots; /* entry ids, NONE empty */
+	size_t mask;
+};
+
+static void seqtab_free(struct seqtab *t)
+{
+	free(t->pool);
+	free(t->ents);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint32_t seq_hash(const uint32_t *v, uint32_t n, uint32_t salt)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ salt ^ ((uint64_t)n << 40);
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ v[i]) * 0x100000001b3ULL + (h >> 29);
+	return (uint32_t)mix(h);
+}
+
+static int seqtab_rehash(struct seqtab *t)
+{
+	size_t n = t->slots ? (t->mask + 1) * 2 : 1024;
+	uint32_t *s = malloc(n * sizeof(*s));
+	if (!s)
+		return -1;
+	memset(s, 0xff, n * sizeof(*s));
+	for (size_t i = 0; i < t->count; i++) {
+		size_t k = t->ents[i].hash & (n - 1);
+		while (s[k] != NONE)
+			k = (k + 1) & (n - 1);
+		s[k] = (uint32_t)i;
+	}
+	free(t->slots);
+	t->slots = s;
+	t->mask = n - 1;
+	return 0;
+}
+
+/* The id of @v[0..n) (with @salt, 0 or 1, which distinguishes otherwise
+ * equal sequences), added when new (*@added).  -1: out of memory or too
+ * many. */
+static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32_t salt,
+			 uint32_t *id, bool *added)
+{
+	if ((t->count + 1) * 2 > (t->slots ? t->mask + 1 : 0) && seqtab_rehash(t) != 0)
+		return -1;
+	uint32_t h = seq_hash(v, n, salt);
+	size_t k = h & t->mask;
+	for (uint32_t e; (e = t->slots[k]) != NONE; k = (k + 1) & t->mask) {
+		const struct seq *s = &t->ents[e];
+		if (s->hash == h && s->len == (n | salt << 31) &&
+		    !memcmp(t->pool + s->off, v, n * sizeof(*v))) {
+			*id = e;
+			*added = false;
+			return 0;
+		}
+	}
+	if (t->count >= MAX_ITEMS || n > 0x7fffffffu ||
+	    grow((void **)&t->ents, &t->cap, t->count + 1, sizeof(*t->ents)) != 0 ||
+	    grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool)) != 0)
+		return -1;
+	memcpy(t->pool + t->pool_len, v, n * sizeof(*v));
+	t->ents[t->count] = (struct seq){t->pool_len, n | salt << 31, h};
+	t->pool_len += n;
+	t->slots[k] = (uint32_t)t->count;
+	*id = (uint32_t)t->count++;
+	*added = true;
+	return 0;
+}
+
+/* Model ----------------------------------------------------------------------- */
+
+struct dmodule {
+	char *path;
+	uint8_t build_id[MAX_BUILD_ID];
+	size_t build_id_len;
+	uint32_t hash;
+	uint32_t canon;           /* the module it is one with */
+	int wrapper;              /* -1 unknown, else whether it is a wrapper library */
+	const struct sym_module *last_sym; /* the last symbols module it gave */
+};
+
+struct dframe {
+	uint32_t module;          /* NONE: no module, addr is the raw PC */
+	uint32_t canon;           /* the frame it is one with (rank) */
+	uint64_t addr;            /* rel_pc or raw PC */
+	uint64_t pc;              /* as captured, latest snapshot */
+};
+
+/* What ranking learns about a canonical frame. */
+struct frame_info {
+	struct diff_frame view;
+	struct sym_frame *sym_owned;
+	uint32_t site_level;      /* first level outside wrappers; NONE: all wrappers */
+	uint32_t supp;            /* first matching suppression, NONE: none */
+	uint8_t have;             /* HAVE_* */
+};
+#define HAVE_SYMBOLS 1u
+#define HAVE_SITE 2u
+#define HAVE_SUPP 4u
+
+struct pc_slot {
+	uint64_t pc;
+	uint32_t frame;           /* NONE: empty */
+};
+
+struct group_priv {
+	struct diff_group pub;
+	uint32_t rep;             /* representative stack */
+	uint32_t id;
+};
+
+struct diff {
+	struct diff_options o;
+	size_t n;                 /* snapshots expected */
+	size_t added;
+	struct diff_snapshot *snaps;
+	char **files;             /* snaps[i].file, owned */
+	uint64_t (*zyg)[2];       /* per snapshot: zygote bytes, count */
+	uint64_t (*app)[2];       /* per snapshot: app bytes, count */
+
+	struct dmodule *mods;
+	size_t mod_count, mod_cap;
+	uint32_t *mod_slots;      /* open addressing over mods */
+	size_t mod_mask;
+
+	struct dframe *frames;
+	size_t frame_count, frame_cap;
+	uint32_t *frame_slots;
+	size_t frame_mask;
+
+	struct seqtab stacks;     /* frame ids; salt 1 = zygote */
+	uint64_t *acc;            /* per stack: n x (bytes, count) */
+	size_t acc_cap;           /* in stacks */
+
+	struct pc_slot *pcs;      /* this snapshot's PC -> frame */
+	size_t pc_mask, pc_count;
+
+	bool ranked;
+	bool include_zygote;
+	struct frame_info *info;  /* per frame (canonical ones used) */
+	uint32_t *group_of;       /* per stack, NONE: not compared */
+	struct seqtab keys;       /* group keys */
+	uint64_t *gacc;           /* per group: n x (bytes, count) */
+	struct seqtab names;      /* function names, as bytes in u32 */
+	struct group_priv *groups;
+	size_t group_count;
+	struct group_priv **suspects, **stopped;
+	size_t nsuspects, nstopped;
+	const struct diff_frame **frame_ptrs; /* the groups' stacks */
+	int64_t suspect_bytes, suspect_count;
+	uint64_t suppressed;
+
+	char **warnings;
+	size_t nwarnings, warn_cap;
+	const struct sym_module **symmods;
+	size_t nsymmods, symmod_cap;
+};
+
+static const char *const by_names[] = {"stack", "site", "function", "module"};
+static const char *const trend_names[] = {"grew", "steady", "growing", "stopped"};
+
+const char *diff_by_name(enum diff_by by)
+{
+	return (unsigned)by < 4 ? by_names[by] : "?";
+}
+
+const char *diff_trend_name(enum diff_trend t)
+{
+	return (unsigned)t < 4 ? trend_names[t] : "?";
+}
+
+struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
+		      struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	if (nsnapshots < 2 || nsnapshots > DIFF_MAX_SNAPSHOTS) {
+		lsp_error(err, LEAKSNAP_ERR_USAGE, "diff",
+			  "a diff needs 2 to %d snapshots, got %zu", DIFF_MAX_SNAPSHOTS, nsnapshots);
+		return NULL;
+	}
+	if (opts && (unsigned)opts->by > DIFF_BY_MODULE) {
+		lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "unknown grouping %d", (int)opts->by);
+		return NULL;
+	}
+	struct diff *d = calloc(1, sizeof(*d));
+	if (!d)
+		goto nomem;
+	if (opts)
+		d->o = *opts;
+	d->n = nsnapshots;
+	d->snaps = calloc(nsnapshots, sizeof(*d->snaps));
+	d->files = calloc(nsnapshots, sizeof(*d->files));
+	d->zyg = calloc(nsnapshots, sizeof(*d->zyg));
+	d->app = calloc(nsnapshots, sizeof(*d->app));
+	if (!d->snaps || !d->files || !d->zyg || !d->app)
+		goto nomem;
+	return d;
+nomem:
+	diff_free(d);
+	lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	return NULL;
+}
+
+void diff_free(struct diff *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n && d->files; i++)
+		free(d->files[i]);
+	free(d->files);
+	free(d->snaps);
+	free(d->zyg);
+	free(d->app);
+	for (size_t i = 0; i < d->mod_count; i++)
+		free(d->mods[i].path);
+	free(d->mods);
+	free(d->mod_slots);
+	if (d->info)
+		for (size_t i = 0; i < d->frame_count; i++)
+			free(d->info[i].sym_owned);
+	free(d->info);
+	free(d->frames);
+	free(d->frame_slots);
+	seqtab_free(&d->stacks);
+	free(d->acc);
+	free(d->pcs);
+	free(d->group_of);
+	seqtab_free(&d->keys);
+	free(d->gacc);
+	seqtab_free(&d->names);
+	free(d->groups);
+	free(d->suspects);
+	free(d->stopped);
+	free(d->frame_ptrs);
+	for (size_t i = 0; i < d->nwarnings; i++)
+		free(d->warnings[i]);
+	free(d->warnings);
+	free(d->symmods);
+	free(d);
+}
+
+/* Modules ---------------------------------------------------------------------- */
+
+static uint32_t module_hash(const char *path, const uint8_t *id, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (const char *p = path; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ id[i]) * 0x100000001b3ULL;
+	return (uint32_t)mix(h ^ len);
+}
+
+static int module_rehash(struct diff *d)
+{
+	size_t n = d->mod_slots ? (d->mod_mask + 1) * 2 : 256;
+	uint32_t *s = malloc(n * sizeof(*s));
+	if (!s)
+		return -1;
+	memset(s, 0xff, n * sizeof(*s));
+	for (size_t i = 0; i < d->mod_count; i++) {
+		size_t k = d->mods[i].hash & (n - 1);
+		while (s[k] != NONE)
+			k = (k + 1) & (n - 1);
+		s[k] = (uint32_t)i;
+	}
+	free(d->mod_slots);
+	d->mod_slots = s;
+	d->mod_mask = n - 1;
+	return 0;
+}
+
+/* The module (@path, build ID), added when new.  NONE: out of memory. */
+static uint32_t module_intern(struct diff *d, const char *path, const uint8_t *id, size_t len)
+{
+	if ((d->mod_count + 1) * 2 > (d->mod_slots ? d->mod_mask + 1 : 0) && module_rehash(d) != 0)
+		return NONE;
+	uint32_t h = module_hash(path, id, len);
+	size_t k = h & d->mod_mask;
+	for (uint32_t e; (e = d->mod_slots[k]) != NONE; k = (k + 1) & d->mod_mask) {
+		const struct dmodule *m = &d->mods[e];
+		if (m->hash == h && m->build_id_len == len && !memcmp(m->build_id, id, len) &&
+		    !strcmp(m->path, path))
+			return e;
+	}
+	if (d->mod_count >= MAX_ITEMS ||
+	    grow((void **)&d->mods, &d->mod_cap, d->mod_count + 1, sizeof(*d->mods)) != 0)
+		return NONE;
+	struct dmodule *m = &d->mods[d->mod_count];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	if (!m->path)
+		return NONE;
+	memcpy(m->build_id, id, len);
+	m->build_id_len = len;
+	m->hash = h;
+	m->canon = (uint32_t)d->mod_count;
+	m->wrapper = -1;
+	d->mod_slots[k] = (uint32_t)d->mod_count;
+	return (uint32_t)d->mod_count++;
+}
+
+/* Frames ------------------------------------------------------------------------ */
+
+static uint32_t frame_hash(uint32_t module, uint64_t addr)
+{
+	return (uint32_t)mix(addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)module << 17) ^ module);
+}
+
+static int frame_rehash(struct diff *d)
+{
+	size_t n = d->frame_slots ? (d->frame_mask + 1) * 2 : 4096;
+	uint32_t *s = malloc(n * sizeof(*s));
+	if (!s)
+		return -1;
+	memset(s, 0xff, n * sizeof(*s));
+	for (size_t i = 0; i < d->frame_count; i++) {
+		size_t k = frame_hash(d->frames[i].module, d->frames[i].addr) & (n - 1);
+		while (s[k] != NONE)
+			k = (k + 1) & (n - 1);
+		s[k] = (uint32_t)i;
+	}
+	free(d->frame_slots);
+	d->frame_slots = s;
+	d->frame_mask = n - 1;
+	return 0;
+}
+
+static uint32_t frame_intern(struct diff *d, uint32_t module, uint64_t addr, uint64_t pc)
+{
+	if ((d->frame_count + 1) * 2 > (d->frame_slots ? d->frame_mask + 1 : 0) &&
+	    frame_rehash(d) != 0)
+		return NONE;
+	size_t k = frame_hash(module, addr) & d->frame_mask;
+	for (uint32_t e; (e = d->frame_slots[k]) != NONE; k = (k + 1) & d->frame_mask) {
+		struct dframe *f = &d->frames[e];
+		if (f->module == module && f->addr == addr) {
+			f->pc = pc;
+			return e;
+		}
+	}
+	if (d->frame_count >= MAX_ITEMS ||
+	    grow((void **)&d->frames, &d->frame_cap, d->frame_count + 1, sizeof(*d->frames)) != 0)
+		return NONE;
+	d->frames[d->frame_count] = (struct dframe){module, (uint32_t)d->frame_count, addr, pc};
+	d->frame_slots[k] = (uint32_t)d->frame_count;
+	return (uint32_t)d->frame_count++;
+}
+
+/* Adding a snapshot -------------------------------------------------------------- */
+
+static bool android_path(const char *p)
+{
+	static const char *const prefixes[] = {"/system/", "/apex/", "/vendor/", "/product/",
+					       "/data/app/", "/system_ext/"};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (!strncmp(p, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+struct adder {
+	struct diff *d;
+	const struct snapshot *snap;
+	const struct maps *maps;
+	uint32_t *mod_of;   /* per maps module: our module, NONE: not yet */
+	size_t nmods;
+};
+
+static int pc_cache_grow(struct diff *d)
+{
+	size_t n = d->pcs ? (d->pc_mask + 1) * 2 : 8192;
+	struct pc_slot *s = malloc(n * sizeof(*s));
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		s[i].frame = NONE;
+	for (size_t i = 0; d->pcs && i <= d->pc_mask; i++) {
+		if (d->pcs[i].frame == NONE)
+			continue;
+		size_t k = mix(d->pcs[i].pc) & (n - 1);
+		while (s[k].frame != NONE)
+			k = (k + 1) & (n - 1);
+		s[k] = d->pcs[i];
+	}
+	free(d->pcs);
+	d->pcs = s;
+	d->pc_mask = n - 1;
+	return 0;
+}
+
+/* The frame of @pc in the snapshot being added.  NONE: out of memory. */
+static uint32_t pc_frame(struct adder *a, uint64_t pc)
+{
+	struct diff *d = a->d;
+	size_t k = mix(pc) & d->pc_mask;
+	for (; d->pcs[k].frame != NONE; k = (k + 1) & d->pc_mask)
+		if (d->pcs[k].pc == pc)
+			return d->pcs[k].frame;
+	uint32_t module = NONE;
+	uint64_t addr = pc;
+	struct maps_location loc;
+	if (a->maps && maps_locate(a->maps, pc, &loc) && loc.module) {
+		const struct maps_module *first = maps_module(a->maps, 0);
+		size_t mi = (size_t)(loc.module - first);
+		if (mi >= a->nmods)
+			return NONE; /* cannot happen: modules are one array */
+		if (a->mod_of[mi] == NONE) {
+			uint8_t id[MAX_BUILD_ID];
+			size_t len = snapshot_build_id(a->snap, loc.module->path, id, sizeof(id));
+			if (len > sizeof(id))
+				len = 0; /* not a build ID we can compare: use the path */
+			a->mod_of[mi] = module_intern(d, loc.module->path, id, len);
+			if (a->mod_of[mi] == NONE)
+				return NONE;
+		}
+		module = a->mod_of[mi];
+		addr = loc.rel_pc;
+	}
+	uint32_t f = frame_intern(d, module, addr, pc);
+	if (f == NONE)
+		return NONE;
+	d->pcs[k] = (struct pc_slot){pc, f};
+	if (++d->pc_count * 2 > d->pc_mask + 1 && pc_cache_grow(d) != 0)
+		return NONE;
+	return f;
+}
+
+int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct maps *maps,
+		      struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	const char *src = snapshot_source(snap);
+	if (d->ranked || d->added >= d->n)
+		return lsp_error(err, LEAKSNAP_ERR_USAGE, src,
+				 "more snapshots than the %zu the diff was made for", d->n);
+	size_t si = d->added;
+	struct diff_snapshot *ds = &d->snaps[si];
+	ds->pointer_size = snapshot_pointer_size(snap);
+	if (si > 0 && ds->pointer_size != d->snaps[0].pointer_size)
+		return lsp_error(err, LEAKSNAP_ERR_USAGE, src,
+				 "%u-byte pointers, but %s has %u-byte pointers: snapshots of "
+				 "different processes cannot be compared",
+				 ds->pointer_size, d->snaps[0].file, d->snaps[0].pointer_size);
+	ds->file = d->files[si] = strdup(src);
+	if (!ds->file)
+		goto nomem;
+	ds->pid = snapshot_pid(snap);
+	ds->total_memory = snapshot_total_memory(snap);
+	ds->allocation_count = snapshot_allocation_count(snap);
+	ds->has_maps = maps != NULL;
+	enum snapshot_format fmt = snapshot_format(snap);
+	ds->android = fmt == SNAPSHOT_FORMAT_ANDROID_TEXT || fmt == SNAPSHOT_FORMAT_DDMS_NHGT;
+	for (size_t i = 0; maps && !ds->android && i < maps_module_count(maps); i++)
+		ds->android = android_path(maps_module(maps, i)->path);
+
+	struct adder a = {d, snap, maps, NULL, maps ? maps_module_count(maps) : 0};
+	a.mod_of = malloc((a.nmods ? a.nmods : 1) * sizeof(*a.mod_of));
+	if (!a.mod_of)
+		goto nomem;
+	memset(a.mod_of, 0xff, (a.nmods ? a.nmods : 1) * sizeof(*a.mod_of));
+	/* the PC cache starts empty for every snapshot (other maps) */
+	if (d->pcs)
+		for (size_t i = 0; i <= d->pc_mask; i++)
+			d->pcs[i].frame = NONE;
+	else if (pc_cache_grow(d) != 0)
+		goto nomem_a;
+	d->pc_count = 0;
+
+	uint32_t ids[256];
+	size_t stride = 2 * d->n;
+	for (size_t r = 0; r < snapshot_record_count(snap); r++) {
+		const struct snapshot_record *rec = snapshot_record(snap, r);
+		uint32_t nf = rec->frame_count > 256 ? 256 : rec->frame_count;
+		for (uint32_t f = 0; f < nf; f++)
+			if ((ids[f] = pc_frame(&a, rec->frames[f])) == NONE)
+				goto nomem_a;
+		uint32_t sid;
+		bool added;
+		if (seqtab_intern(&d->stacks, ids, nf, rec->zygote, &sid, &added) != 0)
+			goto nomem_a;
+		if (added) {
+			if (grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
+				 sizeof(*d->acc)) != 0)
+				goto nomem_a;
+			memset(d->acc + (size_t)sid * stride, 0, stride * sizeof(*d->acc));
+		}
+		uint64_t bytes = sat_mul(rec->size, rec->count);
+		uint64_t *acc = d->acc + (size_t)sid * stride + 2 * si;
+		acc[0] = sat_add(acc[0], bytes);
+		acc[1] = sat_add(acc[1], rec->count);
+		uint64_t *tot = rec->zygote ? d->zyg[si] : d->app[si];
+		tot[0] = sat_add(tot[0], bytes);
+		tot[1] = sat_add(tot[1], rec->count);
+	}
+	free(a.mod_of);
+	d->added++;
+	return 0;
+nomem_a:
+	free(a.mod_of);
+nomem:
+	return lsp_error(err, LEAKSNAP_ERR_NOMEM, src, "out of memory");
+}
+
+/* Symbols ------------------------------------------------------------------------- */
+
+static void warn(struct diff *d, const struct leaksnap_error *e)
+{
+	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
+	leaksnap_error_format(e, buf, sizeof(buf));
+	for (size_t i = 0; i < d->nwarnings; i++)
+		if (!strcmp(d->warnings[i], buf))
+			return;
+	char *w = strdup(buf);
+	if (!w || grow((void **)&d->warnings, &d->warn_cap, d->nwarnings + 1,
+		       sizeof(*d->warnings)) != 0) {
+		free(w);
+		return; /* a lost warning is better than a lost report */
+	}
+	d->warnings[d->nwarnings++] = w;
+}
+
+static void note_symmod(struct diff *d, struct dmodule *m, const struct sym_module *sm)
+{
+	if (m->last_sym == sm)
+		return;
+	m->last_sym = sm;
+	for (size_t i = 0; i < d->nsymmods; i++)
+		if (d->symmods[i] == sm)
+			return;
+	if (grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) != 0)
+		return;
+	d->symmods[d->nsymmods++] = sm;
+	if (sm->error) {
+		struct leaksnap_error e;
+		leaksnap_error_clear(&e);
+		lsp_error(&e, LEAKSNAP_ERR_FORMAT, sm->error_file, "%s", sm->error);
+		warn(d, &e);
+	}
+}
+
+/* Symbolize canonical frame @f (once).  -1: out of memory. */
+static int frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
+{
+	struct frame_info *fi = &d->info[f];
+	if (fi->have & HAVE_SYMBOLS)
+		return 0;
+	fi->have |= HAVE_SYMBOLS;
+	const struct dframe *fr = &d->frames[f];
+	if (!d->o.sym || fr->module == NONE)
+		return 0;
+	struct dmodule *m = &d->mods[d->mods[fr->module].canon];
+	uint64_t rel = fr->addr;
+	struct leaksnap_error e;
+	leaksnap_error_clear(&e);
+	const struct sym_module *sm = symbolizer_module_at(d->o.sym, m->path,
+							   m->build_id_len ? m->build_id : NULL,
+							   m->build_id_len, &rel, &e);
+	if (!sm)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	note_symmod(d, m, sm);
+	fi->view.sym_module = sm;
+	if (!sm->file)
+		return 0;
+	struct sym_result r;
+	if (sym_module_lookup(sm, rel, d->o.adjust, &r, &e) != 0) {
+		warn(d, &e);
+		return 0;
+	}
+	if (r.frame_count) {
+		fi->sym_owned = malloc(r.frame_count * sizeof(*fi->sym_owned));
+		if (!fi->sym_owned)
+			return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		memcpy(fi->sym_owned, r.frames, r.frame_count * sizeof(*fi->sym_owned));
+		fi->view.sym = fi->sym_owned;
+		fi->view.sym_count = r.frame_count;
+	}
+	return 0;
+}
+
+/* Allocation wrappers: the frames a site is looked for beyond. */
+static const char *const wrapper_functions[] = {
+	"^malloc$", "^calloc$", "^realloc$", "^reallocarray$", "^free$", "^memalign$",
+	"^posix_memalign$", "^aligned_alloc$", "^valloc$", "^pvalloc$", "^strdup$",
+	"^strndup$", "^__libc_*", "^je_*", "^scudo::", "^operator new", "^operator delete",
+	"^std::", "^__gnu_cxx::", "^__cxxabiv1::", "^__cxa_", "^__libcpp_",
+};
+static const char *const wrapper_modules[] = {
+	"/libc.so$", "/libc.so.*", "/libc++.so$", "/libc++.so.*", "/libc++_shared.so$",
+	"/libstdc++.so$", "/libstdc++.so.*", "/libleakhook.so$", "/libc_malloc_debug.so$",
+	"/libc_malloc_hooks.so$", "/ld-linux*.so*", "/ld-android.so$", "/linker$", "/linker64$",
+	"/libjemalloc.so*", "/libtcmalloc*.so*", "/libscudo*.so$",
+};
+
+static bool matches_any(const char *const *pats, size_t n, const char *s)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (diff_pattern_match(pats[i], s))
+			return true;
+	return false;
+}
+
+static bool module_is_wrapper(struct diff *d, uint32_t mi)
+{
+	struct dmodule *m = &d->mods[mi];
+	if (m->wrapper < 0)
+		m->wrapper = matches_any(wrapper_modules,
+					 sizeof(wrapper_modules) / sizeof(*wrapper_modules), m->path) ||
+			     matches_any(d->o.skip, d->o.skip_count, m->path);
+	return m->wrapper > 0;
+}
+
+static bool function_is_wrapper(const struct diff *d, const char *fn)
+{
+	return matches_any(wrapper_functions, sizeof(wrapper_functions) / sizeof(*wrapper_functions),
+			   fn) ||
+	       matches_any(d->o.skip, d->o.skip_count, fn);
+}
+
+/* The first level (innermost first) of canonical frame @f that is not an
+ * allocation wrapper; NONE when all are. */
+static int frame_site(struct diff *d, uint32_t f, uint32_t *level, struct leaksnap_error *err)
+{
+	struct frame_info *fi = &d->info[f];
+	if (!(fi->have & HAVE_SITE)) {
+		if (frame_symbols(d, f, err) != 0)
+			return -1;
+		fi->have |= HAVE_SITE;
+		const struct dframe *fr = &d->frames[f];
+		fi->site_level = NONE;
+		if (fr->module == NONE || !module_is_wrapper(d, d->mods[fr->module].canon)) {
+			if (fi->view.sym_count == 0)
+				fi->site_level = 0;
+			for (size_t l = 0; l < fi->view.sym_count; l++)
+				if (!function_is_wrapper(d, fi->view.sym[l].function)) {
+					fi->site_level = (uint32_t)l;
+					break;
+				}
+		}
+	}
+	*level = fi->site_level;
+	return 0;
+}
+
+/* The first suppression matching a level of canonical frame @f. */
+static int frame_suppression(struct diff *d, uint32_t f, uint32_t *supp,
+			     struct leaksnap_error *err)
+{
+	struct frame_info *fi = &d->info[f];
+	if (!(fi->have & HAVE_SUPP)) {
+		if (frame_symbols(d, f, err) != 0)
+			return -1;
+		fi->have |= HAVE_SUPP;
+		const struct diff_suppressions *s = d->o.suppressions;
+		const struct dframe *fr = &d->frames[f];
+		size_t best = SIZE_MAX, k;
+		for (size_t l = 0; l < fi->view.sym_count; l++) {
+			const struct sym_frame *sf = &fi->view.sym[l];
+			if ((k = lsd_suppressions_find(s, sf->function)) < best)
+				best = k;
+			if ((k = lsd_suppressions_find(s, sf->file)) < best)
+				best = k;
+		}
+		if (fr->module != NONE &&
+		    (k = lsd_suppressions_find(s, d->mods[fr->module].path)) < best)
+			best = k;
+		fi->supp = best == SIZE_MAX ? NONE : (uint32_t)best;
+	}
+	*supp = fi->supp;
+	return 0;
+}
+
+/* Ranking ----------------------------------------------------------------------------- */
+
+/* Which modules are one: the same build ID whatever the path; a module
+ * without a build ID joins the single build recorded for its path.
+ * Returns whether any two modules were made one. */
+static int unify_modules(struct diff *d, bool *merged)
+{
+	*merged = false;
+	size_t n = d->mod_count;
+	if (n == 0)
+		return 0;
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	uint32_t *byid = malloc(cap * sizeof(*byid)), *bypath = malloc(cap * sizeof(*bypath));
+	if (!byid || !bypath) {
+		free(byid);
+		free(bypath);
+		return -1;
+	}
+	memset(byid, 0xff, cap * sizeof(*byid));
+	memset(bypath, 0xff, cap * sizeof(*bypath));
+	/* 1: the same build ID */
+	for (size_t i = 0; i < n; i++) {
+		struct dmodule *m = &d->mods[i];
+		if (!m->build_id_len)
+			continue;
+		size_t k = module_hash("", m->build_id, m->build_id_len) & (cap - 1);
+		for (uint32_t e; (e = byid[k]) != NONE; k = (k + 1) & (cap - 1))
+			if (d->mods[e].build_id_len == m->build_id_len &&
+			    !memcmp(d->mods[e].build_id, m->build_id, m->build_id_len))
+				break;
+		if (byid[k] == NONE)
+			byid[k] = (uint32_t)i;
+		m->canon = byid[k];
+	}
+	/* 2: per path, the single build (NONE - 1: several) */
+	uint32_t *build_of = malloc(cap * sizeof(*build_of));
+	if (!build_of) {
+		free(byid);
+		free(bypath);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct dmodule *m = &d->mods[i];
+		size_t k = module_hash(m->path, NULL, 0) & (cap - 1);
+		for (uint32_t e; (e = bypath[k]) != NONE; k = (k + 1) & (cap - 1))
+			if (!strcmp(d->mods[e].path, m->path))
+				break;
+		if (bypath[k] == NONE) {
+			bypath[k] = (uint32_t)i;
+			build_of[k] = NONE;
+		}
+		if (m->build_id_len) {
+			if (build_of[k] == NONE)
+				build_of[k] = m->canon;
+			else if (build_of[k] != m->canon)
+				build_of[k] = NONE - 1;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct dmodule *m = &d->mods[i];
+		if (m->build_id_len)
+			continue;
+		size_t k = module_hash(m->path, NULL, 0) & (cap - 1);
+		while (strcmp(d->mods[bypath[k]].path, m->path))
+			k = (k + 1) & (cap - 1);
+		if (build_of[k] < NONE - 1)
+			m->canon = build_of[k];
+	}
+	for (size_t i = 0; i < n; i++)
+		if (d->mods[i].canon != i)
+			*merged = true;
+	free(byid);
+	free(bypath);
+	free(build_of);
+	return 0;
+}
+
+/* Frames of unified modules at the same offset are one frame. */
+static int unify_frames(struct diff *d)
+{
+	size_t cap = 16;
+	while (cap < 2 * d->frame_count)
+		cap *= 2;
+	uint32_t *slots = malloc(cap * sizeof(*slots));
+	if (!slots)
+		return -1;
+	memset(slots, 0xff, cap * sizeof(*slots));
+	for (size_t i = 0; i < d->frame_count; i++) {
+		struct dframe *f = &d->frames[i];
+		uint32_t cm = f->module == NONE ? NONE : d->mods[f->module].canon;
+		size_t k = frame_hash(cm, f->addr) & (cap - 1);
+		for (uint32_t e; (e = slots[k]) != NONE; k = (k + 1) & (cap - 1)) {
+			const struct dframe *g = &d->frames[e];
+			if (g->addr == f->addr && (g->module == NONE ? NONE : d->mods[g->module].canon) == cm)
+				break;
+		}
+		if (slots[k] == NONE)
+			slots[k] = (uint32_t)i;
+		f->canon = slots[k];
+		if (f->canon != i)
+			d->frames[f->canon].pc = f->pc; /* shown as the latest capture */
+	}
+	free(slots);
+	return 0;
+}
+
+/* Function-name ids of canonical frame @f's levels from @from outward,
+ * appended to @key. */
+static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **key,
+			size_t *len, size_t *cap)
+{
+	const struct frame_info *fi = &d->info[f];
+	size_t levels = fi->view.sym_count;
+	for (size_t l = from; l < levels || (levels == 0 && l == from); l++) {
+		uint32_t id = UNKNOWN_NAME | f;
+		const char *fn = levels ? fi->view.sym[l].function : NULL;
+		if (fn) {
+			size_t bytes = strlen(fn);
+			size_t words = bytes / 4 + 1;
+			if (words > UINT32_MAX / 4)
+				return -1;
+			uint32_t *w = calloc(words, sizeof(*w));
+			bool added;
+			if (!w)
+				return -1;
+			memcpy(w, fn, bytes);
+			int rc = seqtab_intern(&d->names, w, (uint32_t)words, 0, &id, &added);
+			free(w);
+			if (rc != 0 || id >= UNKNOWN_NAME)
+				return -1;
+		}
+		if (grow((void **)key, cap, *len + 1, sizeof(**key)) != 0)
+			return -1;
+		(*key)[(*len)++] = id;
+	}
+	return 0;
+}
+
+/* The site of stack @s: the index of its first frame outside the wrappers
+ * and that frame's level, or the stack's length when all are wrappers. */
+static int stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level,
+		      struct leaksnap_error *err)
+{
+	const struct seq *st = &d->stacks.ents[s];
+	const uint32_t *ids = d->stacks.pool + st->off;
+	for (size_t i = 0; i < st->len; i++) {
+		uint32_t f = d->frames[ids[i]].canon;
+		if (frame_site(d, f, level, err) != 0)
+			return -1;
+		if (*level != NONE) {
+			*frame = i;
+			return 0;
+		}
+	}
+	*frame = st->len;
+	*level = NONE;
+	return 0;
+}
+
+static int cmp_suspect(const void *a, const void *b)
+{
+	const struct group_priv *x = *(const struct group_priv *const *)a;
+	const struct group_priv *y = *(const struct group_priv *const *)b;
+	if (x->pub.score != y->pub.score)
+		return x->pub.score > y->pub.score ? -1 : 1;
+	if (x->pub.bytes_delta != y->pub.bytes_delta)
+		return x->pub.bytes_delta > y->pub.bytes_delta ? -1 : 1;
+	if (x->pub.count_delta != y->pub.count_delta)
+		return x->pub.count_delta > y->pub.count_delta ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_stopped(const void *a, const void *b)
+{
+	const struct group_priv *x = *(const struct group_priv *const *)a;
+	const struct group_priv *y = *(const struct group_priv *const *)b;
+	if (x->pub.bytes_delta != y->pub.bytes_delta)
+		return x->pub.bytes_delta > y->pub.bytes_delta ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void score_group(const struct diff *d, struct group_priv *g)
+{
+	struct diff_group *p = &g->pub;
+	size_t n = d->n, last = n - 1;
+	p->bytes_delta = sat_delta(p->bytes[last], p->bytes[0]);
+	p->count_delta = sat_delta(p->counts[last], p->counts[0]);
+	p->is_new = p->bytes[0] == 0 && p->counts[0] == 0;
+	p->grew = p->shrank = 0;
+	for (size_t k = 1; k < n; k++) {
+		if (p->bytes[k] > p->bytes[k - 1])
+			p->grew++;
+		else if (p->bytes[k] < p->bytes[k - 1])
+			p->shrank++;
+	}
+	if (n == 2)
+		p->trend = DIFF_TREND_GREW;
+	else if (p->grew == last)
+		p->trend = DIFF_TREND_STEADY;
+	else if (p->bytes[last] > p->bytes[last - 1])
+		p->trend = DIFF_TREND_GROWING;
+	else
+		p->trend = DIFF_TREND_STOPPED;
+	double weight = p->grew > p->shrank ? (double)(p->grew - p->shrank) / (double)last : 0.0;
+	p->score = p->bytes_delta > 0 ? (double)p->bytes_delta * weight : 0.0;
+}
+
+int diff_rank(struct diff *d, struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	if (d->ranked)
+		return 0;
+	if (d->added != d->n)
+		return lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "%zu of %zu snapshots added",
+				 d->added, d->n);
+	d->ranked = true;
+	bool android = false;
+	for (size_t i = 0; i < d->n; i++)
+		android |= d->snaps[i].android;
+	d->include_zygote = d->o.zygote == DIFF_ZYGOTE_INCLUDE ||
+			    (d->o.zygote == DIFF_ZYGOTE_AUTO && !android);
+	for (size_t i = 0; i < d->n; i++) {
+		struct diff_snapshot *s = &d->snaps[i];
+		s->bytes = d->app[i][0];
+		s->count = d->app[i][1];
+		if (d->include_zygote) {
+			s->bytes = sat_add(s->bytes, d->zyg[i][0]);
+			s->count = sat_add(s->count, d->zyg[i][1]);
+		} else {
+			s->left_out_bytes = d->zyg[i][0];
+			s->left_out_count = d->zyg[i][1];
+		}
+	}
+	free(d->pcs); /* the adding is over */
+	d->pcs = NULL;
+
+	bool merged;
+	if (unify_modules(d, &merged) != 0 || (merged && unify_frames(d) != 0))
+		goto nomem;
+	d->info = calloc(d->frame_count ? d->frame_count : 1, sizeof(*d->info));
+	if (!d->info)
+		goto nomem;
+	for (size_t i = 0; i < d->frame_count; i++) {
+		const struct dframe *f = &d->frames[i];
+		if (f->canon != i)
+			continue;
+		struct diff_frame *v = &d->info[i].view;
+		v->rel_pc = f->addr;
+		v->pc = f->pc;
+		if (f->module != NONE) {
+			const struct dmodule *m = &d->mods[d->mods[f->module].canon];
+			v->module = m->path;
+			v->build_id = m->build_id_len ? m->build_id : NULL;
+			v->build_id_len = m->build_id_len;
+		}
+	}
+
+	/* Group the compared stacks. */
+	size_t nst = d->stacks.count, stride = 2 * d->n, last = d->n - 1;
+	d->group_of = malloc((nst ? nst : 1) * sizeof(*d->group_of));
+	if (!d->group_of)
+		goto nomem;
+	lsd_suppressions_reset(d->o.suppressions);
+	uint32_t *key = NULL;
+	size_t key_cap = 0, gacc_cap = 0, groups_cap = 0;
+	for (size_t s = 0; s < nst; s++) {
+		d->group_of[s] = NONE;
+		const struct seq *st = &d->stacks.ents[s];
+		const uint32_t *ids = d->stacks.pool + st->off;
+		uint32_t len = SEQ_LEN(st);
+		if (!d->include_zygote && SEQ_SALT(st))
+			continue;
+		const uint64_t *acc = d->acc + s * stride;
+		if (d->o.suppressions) {
+			uint32_t supp = NONE, k;
+			for (uint32_t i = 0; i < len; i++) {
+				if (frame_suppression(d, d->frames[ids[i]].canon, &k, err) != 0)
+					goto fail;
+				if (k < supp)
+					supp = k;
+			}
+			if (supp != NONE) {
+				lsd_suppressions_hit(d->o.suppressions, supp, 1);
+				d->suppressed++;
+				continue;
+			}
+		}
+		size_t klen = 0, site = 0;
+		uint32_t level = 0;
+		if (d->o.by != DIFF_BY_STACK && stack_site(d, (uint32_t)s, &site, &level, err) != 0)
+			goto fail;
+		if (grow((void **)&key, &key_cap, len + 1, sizeof(*key)) != 0)
+			goto nomem_key;
+		switch (d->o.by) {
+		case DIFF_BY_STACK:
+			for (uint32_t i = 0; i < len; i++)
+				key[klen++] = d->frames[ids[i]].canon;
+			break;
+		case DIFF_BY_SITE:
+			if (len)
+				key[klen++] = d->frames[ids[site < len ? site : 0]].canon;
+			break;
+		case DIFF_BY_MODULE:
+			if (len) {
+				const struct dframe *f = &d->frames[ids[site < len ? site : 0]];
+				key[klen++] = f->module == NONE ? NONE : d->mods[f->module].canon;
+			}
+			break;
+		case DIFF_BY_FUNCTION:
+			if (site == len) /* all wrappers: the whole stack */
+				site = level = 0;
+			for (size_t i = site; i < len; i++)
+				if (append_names(d, d->frames[ids[i]].canon, i == site ? level : 0, &key,
+						 &klen, &key_cap) != 0)
+					goto nomem_key;
+			break;
+		}
+		uint32_t g;
+		bool added;
+		if (seqtab_intern(&d->keys, key, (uint32_t)klen, 0, &g, &added) != 0)
+			goto nomem_key;
+		if (added) {
+			if (grow((void **)&d->gacc, &gacc_cap, ((size_t)g + 1) * stride,
+				 sizeof(*d->gacc)) != 0 ||
+			    grow((void **)&d->groups, &groups_cap, (size_t)g + 1, sizeof(*d->groups)) != 0)
+				goto nomem_key;
+			memset(d->gacc + (size_t)g * stride, 0, stride * sizeof(*d->gacc));
+			memset(&d->groups[g], 0, sizeof(d->groups[g]));
+			d->groups[g].id = g;
+			d->groups[g].rep = (uint32_t)s;
+			d->group_count = (size_t)g + 1;
+		}
+		uint64_t *gacc = d->gacc + (size_t)g * stride;
+		for (size_t i = 0; i < stride; i++)
+			gacc[i] = sat_add(gacc[i], acc[i]);
+		struct group_priv *gp = &d->groups[g];
+		gp->pub.stack_count++;
+		if (acc[2 * last] > d->acc[(size_t)gp->rep * stride + 2 * last])
+			gp->rep = (uint32_t)s;
+		d->group_of[s] = g;
+	}
+	free(key);
+	key = NULL;
+
+	/* Score and split: growing groups are suspects, stopped ones caches. */
+	size_t nframes = 0;
+	/* each group's (bytes, count) pairs become its bytes[], then counts[] */
+	uint64_t *pair = malloc(stride * sizeof(*pair));
+	if (!pair)
+		goto nomem;
+	for (size_t g = 0; g < d->group_count; g++) {
+		struct group_priv *gp = &d->groups[g];
+		uint64_t *v = d->gacc + g * stride;
+		memcpy(pair, v, stride * sizeof(*pair));
+		for (size_t i = 0; i < d->n; i++) {
+			v[i] = pair[2 * i];
+			v[d->n + i] = pair[2 * i + 1];
+		}
+		gp->pub.bytes = v;
+		gp->pub.counts = v + d->n;
+		score_group(d, gp);
+	}
+	free(pair);
+	d->suspects = malloc((d->group_count ? d->group_count : 1) * sizeof(*d->suspects));
+	d->stopped = malloc((d->group_count ? d->group_count : 1) * sizeof(*d->stopped));
+	if (!d->suspects || !d->stopped)
+		goto nomem;
+	for (size_t g = 0; g < d->group_count; g++) {
+		struct group_priv *gp = &d->groups[g];
+		if (gp->pub.bytes_delta <= 0 || (uint64_t)gp->pub.bytes_delta < d->o.min_bytes)
+			continue;
+		if (gp->pub.trend == DIFF_TREND_STOPPED) {
+			d->stopped[d->nstopped++] = gp;
+		} else {
+			d->suspects[d->nsuspects++] = gp;
+		}
+		nframes += SEQ_LEN(&d->stacks.ents[gp->rep]);
+	}
+	d->suspect_bytes = d->suspect_count = 0;
+	for (size_t i = 0; i < d->nsuspects; i++) {
+		const struct diff_group *p = &d->suspects[i]->pub;
+		d->suspect_bytes = __builtin_add_overflow(d->suspect_bytes, p->bytes_delta,
+							  &d->suspect_bytes) ? INT64_MAX : d->suspect_bytes;
+		d->suspect_count = __builtin_add_overflow(d->suspect_count, p->count_delta,
+							  &d->suspect_count) ? INT64_MAX : d->suspect_count;
+	}
+	qsort(d->suspects, d->nsuspects, sizeof(*d->suspects), cmp_suspect);
+	qsort(d->stopped, d->nstopped, sizeof(*d->stopped), cmp_stopped);
+
+	/* Each shown group's representative stack, as frame views. */
+	d->frame_ptrs = malloc((nframes ? nframes : 1) * sizeof(*d->frame_ptrs));
+	if (!d->frame_ptrs)
+		goto nomem;
+	size_t used = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct group_priv **list = pass ? d->stopped : d->suspects;
+		size_t count = pass ? d->nstopped : d->nsuspects;
+		for (size_t i = 0; i < count; i++) {
+			struct group_priv *gp = list[i];
+			const struct seq *st = &d->stacks.ents[gp->rep];
+			const uint32_t *ids = d->stacks.pool + st->off;
+			gp->pub.frames = d->frame_ptrs + used;
+			gp->pub.frame_count = SEQ_LEN(st);
+			gp->pub.site = SIZE_MAX;
+			for (uint32_t k = 0; k < SEQ_LEN(st); k++)
+				d->frame_ptrs[used++] = &d->info[d->frames[ids[k]].canon].view;
+			if (d->o.by == DIFF_BY_MODULE && gp->pub.frame_count) {
+				size_t site;
+				uint32_t level;
+				if (stack_site(d, gp->rep, &site, &level, err) != 0)
+					goto fail;
+				gp->pub.module = gp->pub.frames[site < gp->pub.frame_count ? site : 0]->module;
+			}
+		}
+	}
+	return 0;
+nomem_key:
+	free(key);
+nomem:
+	return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+fail:
+	free(key);
+	return -1;
+}
+
+int diff_symbolize_group(struct diff *d, const struct diff_group *group,
+			 struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	if (!d->ranked || !group)
+		return 0;
+	size_t gi = (size_t)((const char *)group - (const char *)d->groups) / sizeof(*d->groups);
+	if ((const char *)group < (const char *)d->groups || gi >= d->group_count ||
+	    &d->groups[gi].pub != group)
+		return lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "not a group of this diff");
+	struct group_priv *gp = &d->groups[gi];
+	for (size_t i = 0; i < gp->pub.frame_count; i++) {
+		uint32_t f = (uint32_t)(((const char *)gp->pub.frames[i] - (const char *)d->info) /
+					sizeof(*d->info));
+		if (frame_symbols(d, f, err) != 0)
+			return -1;
+	}
+	size_t site;
+	uint32_t level;
+	if (stack_site(d, gp->rep, &site, &level, err) != 0)
+		return -1;
+	gp->pub.site = site;
+	return 0;
+}
+
+/* Accessors ---------------------------------------------------------------------- */
+
+size_t diff_snapshot_count(const struct diff *d) { return d->n; }
+const struct diff_snapshot *diff_snapshot(const struct diff *d, size_t i)
+{
+	return i < d->added ? &d->snaps[i] : NULL;
+}
+bool diff_zygote_included(const struct diff *d) { return d->include_zygote; }
+size_t diff_suspect_count(const struct diff *d) { return d->nsuspects; }
+const struct diff_group *diff_suspect(const struct diff *d, size_t i)
+{
+	return i < d->nsuspects ? &d->suspects[i]->pub : NULL;
+}
+size_t diff_stopped_count(const struct diff *d) { return d->nstopped; }
+const struct diff_group *diff_stopped(const struct diff *d, size_t i)
+{
+	return i < d->nstopped ? &d->stopped[i]->pub : NULL;
+}
+int64_t diff_suspects_bytes(const struct diff *d) { return d->suspect_bytes; }
+int64_t diff_suspects_count(const struct diff *d) { return d->suspect_count; }
+uint64_t diff_suppressed_records(const struct diff *d) { return d->suppressed; }
+size_t diff_warning_count(const struct diff *d) { return d->nwarnings; }
+const char *diff_warning(const struct diff *d, size_t i)
+{
+	return i < d->nwarnings ? d->warnings[i] : NULL;
+}
+size_t diff_symbol_module_count(const struct diff *d) { return d->nsymmods; }
+const struct sym_module *diff_symbol_module(const struct diff *d, size_t i)
+{
+	return i < d->nsymmods ? d->symmods[i] : NULL;
+}
+
+int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
+			       struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	if (!d->ranked || d->nsuspects == 0)
+		return 0;
+	/* the stacks of each group, by a counting sort on group_of */
+	size_t nst = d->stacks.count, stride = 2 * d->n, last = d->n - 1;
+	size_t *start = calloc(d->group_count + 1, sizeof(*start));
+	uint32_t *order = malloc((nst ? nst : 1) * sizeof(*order));
+	const struct diff_frame **frames = malloc(256 * sizeof(*frames));
+	int rc = 0;
+	if (!start || !order || !frames) {
+		rc = lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		goto out;
+	}
+	for (size_t s = 0; s < nst; s++)
+		if (d->group_of[s] != NONE)
+			start[d->group_of[s] + 1]++;
+	for (size_t g = 0; g < d->group_count; g++)
+		start[g + 1] += start[g];
+	for (size_t s = 0; s < nst; s++)
+		if (d->group_of[s] != NONE)
+			order[start[d->group_of[s]]++] = (uint32_t)s;
+	/* start[g] is now the end of group g's stacks */
+	for (size_t i = 0; i < d->nsuspects && rc == 0; i++) {
+		uint32_t g = d->suspects[i]->id;
+		size_t from = g ? start[g - 1] : 0;
+		for (size_t k = from; k < start[g] && rc == 0; k++) {
+			uint32_t s = order[k];
+			const uint64_t *acc = d->acc + (size_t)s * stride;
+			if (acc[2 * last] <= acc[0])
+				continue;
+			const struct seq *st = &d->stacks.ents[s];
+			const uint32_t *ids = d->stacks.pool + st->off;
+			uint32_t len = SEQ_LEN(st);
+			for (uint32_t f = 0; f < len; f++) {
+				uint32_t c = d->frames[ids[len - 1 - f]].canon;
+				if (frame_symbols(d, c, err) != 0) {
+					rc = -1;
+					goto out;
+				}
+				frames[f] = &d->info[c].view;
+			}
+			rc = fn(arg, frames, len, acc[2 * last] - acc[0]);
+		}
+	}
+out:
+	free(start);
+	free(order);
+	free(frames);
+	return rc;
+}

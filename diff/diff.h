@@ -1,0 +1,224 @@
+/* leaksnap: comparing heap snapshots and ranking suspected leaks.
+ *
+ * A diff takes two or more snapshots of one program, oldest first, and
+ * answers "what grew, from where, and is it a leak?".  Every frame is
+ * normalized to (module identity, offset in the module's file): the
+ * identity is the module's build ID when the snapshot records one, else
+ * its path, so load addresses and pids do not matter; a frame no mapping
+ * covers keeps its raw PC.  Records are grouped (by whole stack, by the
+ * allocation site, by function names, or by the site's module), each
+ * group gets its bytes and count in every snapshot, and the groups that
+ * grew are ranked by a score that favours steady growth (docs/diff.md).
+ *
+ * Nothing here prints; strings returned belong to the diff (or, for
+ * symbolized frames, to the symbolizer given in the options) and live
+ * until diff_free().
+ *
+ *   struct diff *d = diff_new(&opts, nsnapshots, &err);
+ *   for each snapshot, oldest first:
+ *           diff_add_snapshot(d, snap, maps, &err);   (snap may be closed after)
+ *   diff_rank(d, &err);
+ *   diff_suspect_count(d), diff_suspect(d, i), ...
+ *   diff_free(d);
+ */
+#ifndef LEAKSNAP_DIFF_H
+#define LEAKSNAP_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <leaksnap/maps.h>       /* struct maps */
+#include <leaksnap/snapshot.h>   /* struct snapshot, struct leaksnap_error, LEAKSNAP_API */
+#include <leaksnap/symbolizer.h> /* struct symbolizer, struct sym_frame, struct sym_module */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DIFF_MAX_SNAPSHOTS 1024
+
+/* What records are grouped by. */
+enum diff_by {
+	DIFF_BY_STACK = 0, /* the whole normalized stack */
+	DIFF_BY_SITE,      /* the first frame outside allocation wrappers */
+	DIFF_BY_FUNCTION,  /* the stack's function names (matches across builds) */
+	DIFF_BY_MODULE,    /* the module of that first frame */
+};
+
+/* Allocations made in a zygote child (bit 31 of the size). */
+enum diff_zygote {
+	DIFF_ZYGOTE_AUTO = 0, /* left out of Android snapshots, kept for Linux */
+	DIFF_ZYGOTE_EXCLUDE,
+	DIFF_ZYGOTE_INCLUDE,  /* folded in with the app's own allocations */
+};
+
+/* How a group's bytes moved across the snapshots. */
+enum diff_trend {
+	DIFF_TREND_GREW = 0,   /* two snapshots: it grew */
+	DIFF_TREND_STEADY,     /* grew in every interval: a strong suspect */
+	DIFF_TREND_GROWING,    /* grew in the last interval, not in every one */
+	DIFF_TREND_STOPPED,    /* grew overall, not in the last interval: a cache */
+};
+
+struct diff_suppressions;
+
+struct diff_options {
+	enum diff_by by;
+	enum diff_zygote zygote;
+	/* Extra allocation-wrapper patterns for the site (same syntax as
+	 * suppressions: '*' wildcard, '^'/'$' anchors, else a substring),
+	 * matched against function names and module paths. */
+	const char *const *skip;
+	size_t skip_count;
+	const struct diff_suppressions *suppressions; /* NULL: none */
+	uint64_t min_bytes;      /* suspects grew by at least this many bytes */
+	struct symbolizer *sym;  /* NULL: frames stay module+offset */
+	bool adjust;             /* look frames up at the call (pc - 1) */
+};
+
+/* One input snapshot as the diff saw it. */
+struct diff_snapshot {
+	const char *file;
+	int64_t pid;              /* -1: unknown */
+	unsigned pointer_size;
+	bool android;             /* Android format, or Android paths in the maps */
+	bool has_maps;
+	uint64_t total_memory;    /* the snapshot's own figure */
+	uint64_t allocation_count;
+	uint64_t bytes, count;    /* of the records compared */
+	uint64_t left_out_bytes, left_out_count; /* zygote records left out */
+};
+
+/* One frame of a group's stack. */
+struct diff_frame {
+	const char *module;          /* path as the maps name it; NULL: unmapped */
+	const uint8_t *build_id;     /* NULL: none recorded */
+	size_t build_id_len;
+	uint64_t rel_pc;             /* offset in the module's file (or the raw PC) */
+	uint64_t pc;                 /* the PC as captured (latest snapshot seen) */
+	/* Symbols (only when a symbolizer was given): */
+	const struct sym_module *sym_module; /* NULL: not symbolized */
+	const struct sym_frame *sym;         /* innermost first */
+	size_t sym_count;
+};
+
+/* A group of records and how it changed. */
+struct diff_group {
+	const uint64_t *bytes;       /* one per snapshot */
+	const uint64_t *counts;      /* one per snapshot */
+	int64_t bytes_delta;         /* last - first (saturated) */
+	int64_t count_delta;
+	bool is_new;                 /* nothing of it in the first snapshot */
+	enum diff_trend trend;
+	unsigned grew, shrank;       /* intervals in which its bytes rose / fell */
+	double score;
+	size_t stack_count;          /* distinct stacks in the group */
+	/* A representative stack, innermost frame first: the group's largest
+	 * in the last snapshot.  Its frames are symbolized, and @site set to
+	 * the index of its first frame outside the allocation wrappers
+	 * (frame_count when every frame is one), by diff_symbolize_group();
+	 * until then @site is SIZE_MAX. */
+	const struct diff_frame *const *frames;
+	size_t frame_count;
+	size_t site;
+	const char *module;          /* DIFF_BY_MODULE: the site's module, or NULL */
+};
+
+/* Suppressions ----------------------------------------------------------- */
+
+/* Parse an LSan-style suppressions text: one "leak:PATTERN" per line,
+ * blank lines and '#' comments ignored.  A record is suppressed when any
+ * frame's function, source file or module matches a pattern.  @source
+ * names the text in errors (line numbers).  NULL on error. */
+LEAKSNAP_API struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
+								const char *source,
+								struct leaksnap_error *err);
+LEAKSNAP_API void diff_suppressions_free(struct diff_suppressions *s);
+LEAKSNAP_API size_t diff_suppressions_count(const struct diff_suppressions *s);
+/* How many records of the diff the pattern at @index suppressed (after
+ * diff_rank()), summed over snapshots. */
+LEAKSNAP_API uint64_t diff_suppressions_hits(const struct diff_suppressions *s, size_t index);
+LEAKSNAP_API const char *diff_suppressions_pattern(const struct diff_suppressions *s,
+						   size_t index);
+
+/* '*' matches any run of characters; a leading '^' anchors the pattern to
+ * the start of @s and a trailing '$' to its end; otherwise it may match
+ * anywhere in @s. */
+LEAKSNAP_API bool diff_pattern_match(const char *pattern, const char *s);
+
+/* The diff ----------------------------------------------------------------- */
+
+struct diff;
+
+/* A diff of @nsnapshots (2..DIFF_MAX_SNAPSHOTS) snapshots.  @opts is
+ * copied; the suppressions and symbolizer it points to must outlive the
+ * diff.  NULL on error. */
+LEAKSNAP_API struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
+				   struct leaksnap_error *err);
+LEAKSNAP_API void diff_free(struct diff *d);
+
+/* Add the next snapshot (oldest first) with its parsed maps (NULL: none,
+ * frames keep their raw PCs).  Nothing of @snap or @maps is kept: both
+ * may be freed afterwards.  A snapshot whose pointer size differs from
+ * the first one's is refused (LEAKSNAP_ERR_USAGE). */
+LEAKSNAP_API int diff_add_snapshot(struct diff *d, const struct snapshot *snap,
+				   const struct maps *maps, struct leaksnap_error *err);
+
+/* Once every snapshot is added: group, symbolize what grouping needs,
+ * apply suppressions and rank. */
+LEAKSNAP_API int diff_rank(struct diff *d, struct leaksnap_error *err);
+
+LEAKSNAP_API size_t diff_snapshot_count(const struct diff *d);
+LEAKSNAP_API const struct diff_snapshot *diff_snapshot(const struct diff *d, size_t index);
+/* Whether zygote-child records were compared. */
+LEAKSNAP_API bool diff_zygote_included(const struct diff *d);
+
+/* Suspects, best first: groups that grew by at least min_bytes, still
+ * growing at the last snapshot, not suppressed. */
+LEAKSNAP_API size_t diff_suspect_count(const struct diff *d);
+LEAKSNAP_API const struct diff_group *diff_suspect(const struct diff *d, size_t rank);
+/* Groups that grew overall but not in the last interval (caches), largest
+ * growth first. */
+LEAKSNAP_API size_t diff_stopped_count(const struct diff *d);
+LEAKSNAP_API const struct diff_group *diff_stopped(const struct diff *d, size_t index);
+/* Sum of the suspects' bytes_delta and count_delta. */
+LEAKSNAP_API int64_t diff_suspects_bytes(const struct diff *d);
+LEAKSNAP_API int64_t diff_suspects_count(const struct diff *d);
+/* Records and bytes (in the last snapshot) that suppressions removed. */
+LEAKSNAP_API uint64_t diff_suppressed_records(const struct diff *d);
+
+/* Symbolize the frames of @group's stack (when the diff has a symbolizer)
+ * and find its site.  Problems with symbol files become warnings; -1 only
+ * when out of memory. */
+LEAKSNAP_API int diff_symbolize_group(struct diff *d, const struct diff_group *group,
+				      struct leaksnap_error *err);
+
+/* The growing stacks of the suspects, for folded output: @fn is called
+ * once per stack whose own bytes grew, suspects in rank order, with its
+ * frames outermost first (symbolized) and its growth in bytes.  Stops and
+ * returns @fn's value when it is not 0; -1 when out of memory. */
+typedef int (*diff_stack_fn)(void *arg, const struct diff_frame *const *frames, size_t n,
+			     uint64_t bytes);
+LEAKSNAP_API int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
+					    struct leaksnap_error *err);
+
+/* Non-fatal problems met while symbolizing (a corrupt symbol file): one
+ * line each, "FILE: what is wrong". */
+LEAKSNAP_API size_t diff_warning_count(const struct diff *d);
+LEAKSNAP_API const char *diff_warning(const struct diff *d, size_t index);
+
+/* The modules symbols were looked for, in the order first used. */
+LEAKSNAP_API size_t diff_symbol_module_count(const struct diff *d);
+LEAKSNAP_API const struct sym_module *diff_symbol_module(const struct diff *d, size_t index);
+
+/* "stack", "site", "function", "module"; "grew", "steady", "growing",
+ * "stopped". */
+LEAKSNAP_API const char *diff_by_name(enum diff_by by);
+LEAKSNAP_API const char *diff_trend_name(enum diff_trend trend);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LEAKSNAP_DIFF_H */
