@@ -77,6 +77,7 @@ struct diff_cli {
 	bool json, folded, no_symbols, no_adjust;
 	bool has_fail_on;
 	uint64_t fail_on;
+	struct leaksnap_error err;
 };
 
 /* A byte count: digits, then optionally K, M or G (powers of 1024),
@@ -126,8 +127,9 @@ static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t id
 		return;
 	}
 	printf("  %s+0x%llx", f->module, (unsigned long long)f->rel_pc);
-	if (!f->sym_module) {
-		printf("\n");
+	if (!f->sym_module ||
+	    (!f->sym_module->file && f->sym_module->status != SYM_BUILD_ID_MISMATCH)) {
+		printf("\n"); /* no symbol file: the summary line says so once */
 		return;
 	}
 	struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
@@ -156,12 +158,14 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 		return cli_fail_error(&err);
 	size_t n = diff_snapshot_count(d);
 	char tbuf[128];
+	const char *allocs = g->count_delta == 1 || g->count_delta == -1 ? "allocation"
+									    : "allocations";
 	if (stopped)
-		printf("  %+lld bytes, %+lld allocations, %s\n", (long long)g->bytes_delta,
-		       (long long)g->count_delta, trend_text(g, n, tbuf, sizeof(tbuf)));
+		printf("  %+lld bytes, %+lld %s, %s\n", (long long)g->bytes_delta,
+		       (long long)g->count_delta, allocs, trend_text(g, n, tbuf, sizeof(tbuf)));
 	else
-		printf("#%zu  %+lld bytes, %+lld allocations%s  score %.0f  (%s)\n", rank,
-		       (long long)g->bytes_delta, (long long)g->count_delta,
+		printf("#%zu  %+lld bytes, %+lld %s%s  score %.0f  (%s)\n", rank,
+		       (long long)g->bytes_delta, (long long)g->count_delta, allocs,
 		       g->is_new ? ", new" : "", g->score, trend_text(g, n, tbuf, sizeof(tbuf)));
 	print_series("bytes:", g->bytes, n);
 	print_series("count:", g->counts, n);
@@ -176,7 +180,7 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 	return 0;
 }
 
-static int report_text(struct diff *d, const struct diff_cli *c)
+static int report_text(struct diff *d, struct diff_cli *c)
 {
 	size_t n = diff_snapshot_count(d);
 	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
@@ -200,8 +204,8 @@ static int report_text(struct diff *d, const struct diff_cli *c)
 		printf("%3zu  %-*s %8s %12llu %14llu", i + 1, w, s->file, pid,
 		       (unsigned long long)s->count, (unsigned long long)s->bytes);
 		if (s->left_out_count)
-			printf("  (%llu zygote-child allocations, %llu bytes left out)",
-			       (unsigned long long)s->left_out_count,
+			printf("  (%llu zygote-child allocation%s, %llu bytes left out)",
+			       (unsigned long long)s->left_out_count, s->left_out_count == 1 ? "" : "s",
 			       (unsigned long long)s->left_out_bytes);
 		printf("\n");
 	}
@@ -213,17 +217,39 @@ static int report_text(struct diff *d, const struct diff_cli *c)
 	size_t shown = c->top && c->top < ns ? (size_t)c->top : ns;
 	printf("\n");
 	if (ns)
-		printf("%zu suspect%s grew by %lld bytes, %+lld allocations\n", ns, ns == 1 ? "" : "s",
-		       (long long)diff_suspects_bytes(d), (long long)diff_suspects_count(d));
+		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns, ns == 1 ? "" : "s",
+		       (long long)diff_suspects_bytes(d), (long long)diff_suspects_count(d),
+		       diff_suspects_count(d) == 1 ? "" : "s");
 	else
 		printf("no suspects: nothing grew%s\n",
 		       c->o.min_bytes ? " by --min-bytes or more" : "");
 	if (shown < ns)
-		printf("the %zu best are shown (--top)\n", shown);
+		printf("the best %zu %s shown (--top)\n", shown, shown == 1 ? "is" : "are");
 	if (nc)
 		printf("%zu %s, then stopped: %s, not %s (listed last)\n", nc,
 		       nc == 1 ? "group grew" : "groups grew", nc == 1 ? "a cache" : "caches",
 		       nc == 1 ? "a leak" : "leaks");
+	if (c->o.sym) {
+		size_t nm = 0, missing = 0, mismatch = 0;
+		for (size_t i = 0; i < ns && i < shown; i++)
+			if (diff_symbolize_group(d, diff_suspect(d, i), &c->err) != 0)
+				return cli_fail_error(&c->err);
+		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
+			if (diff_symbolize_group(d, diff_stopped(d, i), &c->err) != 0)
+				return cli_fail_error(&c->err);
+		nm = diff_symbol_module_count(d);
+		for (size_t i = 0; i < nm; i++) {
+			const struct sym_module *m = diff_symbol_module(d, i);
+			missing += !m->file && m->status != SYM_BUILD_ID_MISMATCH;
+			mismatch += m->status == SYM_BUILD_ID_MISMATCH;
+		}
+		if (missing)
+			printf("no symbol file for %zu of %zu modules: their frames are module+offset "
+			       "(--symbols DIR)\n", missing, nm);
+		if (mismatch)
+			printf("%zu module%s found only with another build ID: not symbolized\n",
+			       mismatch, mismatch == 1 ? "" : "s");
+	}
 	if (c->o.suppressions && diff_suppressed_records(d))
 		printf("%llu stack%s suppressed by %s\n",
 		       (unsigned long long)diff_suppressed_records(d),

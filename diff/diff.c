@@ -525,8 +525,8 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	ds->pointer_size = snapshot_pointer_size(snap);
 	if (si > 0 && ds->pointer_size != d->snaps[0].pointer_size)
 		return lsp_error(err, LEAKSNAP_ERR_USAGE, src,
-				 "%u-byte pointers, but %s has %u-byte pointers: snapshots of "
-				 "different processes cannot be compared",
+				 "%u-byte pointers, but %s has %u-byte pointers: a 32-bit and a "
+				 "64-bit process cannot be compared",
 				 ds->pointer_size, d->snaps[0].file, d->snaps[0].pointer_size);
 	ds->file = d->files[si] = strdup(src);
 	if (!ds->file)
@@ -867,8 +867,10 @@ static int unify_frames(struct diff *d)
 /* Function-name ids of canonical frame @f's levels from @from outward,
  * appended to @key. */
 static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **key,
-			size_t *len, size_t *cap)
+			size_t *len, size_t *cap, struct leaksnap_error *err)
 {
+	if (frame_symbols(d, f, err) != 0)
+		return -1;
 	const struct frame_info *fi = &d->info[f];
 	size_t levels = fi->view.sym_count;
 	for (size_t l = from; l < levels || (levels == 0 && l == from); l++) {
@@ -1071,7 +1073,7 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 				site = level = 0;
 			for (size_t i = site; i < len; i++)
 				if (append_names(d, d->frames[ids[i]].canon, i == site ? level : 0, &key,
-						 &klen, &key_cap) != 0)
+						 &klen, &key_cap, err) != 0)
 					goto nomem_key;
 			break;
 		}

@@ -1,0 +1,178 @@
+#!/bin/sh
+# leakdiff end to end on real dumps: the demo server (testdata/demo/server.c)
+# recorded with the hook, three snapshots per run.
+#  - two runs (other pids, other load addresses): identical stacks match;
+#  - three snapshots: the leak ranks first with its function and line, the
+#    bounded cache is listed as stopped, never as a suspect;
+#  - two builds: --by stack sees different code, --by function matches;
+#  - a text dump of the same data (no build IDs) against the LEAKSNAP dump;
+#  - symbols from a --symbols tree for a stripped program; suppressions by
+#    function; folded output; --fail-on; leakdiff as its own name; a corrupt
+#    symbol file is reported (exit 2) with the report still printed.
+set -u
+B=$1
+. "$(dirname "$0")/hook-lib.sh"
+for tool in gcc strip python3; do
+	command -v $tool >/dev/null 2>&1 || { echo "$tool is not installed"; exit 77; }
+done
+D=$(cd "$B/bin" && pwd)/leakdiff
+src=$top/testdata/demo/server.c
+line() { grep -n "$1" "$src" | head -1 | cut -d: -f1; }
+leak_line=$(line 'char \*body = malloc(512)')
+cache_line=$(line 'struct session \*s = calloc')
+
+# json FILE PYTHON-EXPR: print the expression over the parsed JSON as j
+json() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+
+# Build and run: two runs of build A, one of build B (one more function
+# before the others, so every offset moves).
+mkdir -p "$w/a" "$w/b" "$w/dev/system/bin" "$w/syms/system/bin"
+gcc -g -O1 -o "$w/a/server" "$src" -ldl || fail "cannot build server"
+sed 's/^static struct session \*newest, \*oldest;/&\nint pad_function(int x);\nint pad_function(int x) { return x * 3 + (x > 7 ? pad_function(x - 1) : 1); }/' \
+	"$src" >"$w/b/server.c"
+gcc -g -O1 -o "$w/b/server" "$w/b/server.c" -ldl || fail "cannot build server B"
+cmp -s "$w/a/server" "$w/b/server" && fail "builds A and B are identical"
+for run in r1 r2; do
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/$run" "$w/a/server" >/dev/null || fail "server run $run"
+done
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/rb" "$w/b/server" >/dev/null || fail "server build B"
+snap() { ls "$w/$1".*."$2".dump 2>/dev/null | head -1; }
+for run in r1 r2 rb; do
+	for n in 1 2 3; do
+		[ -n "$(snap $run $n)" ] || fail "run $run wrote no dump $n"
+	done
+done
+[ "$fails" = 0 ] || finish
+r1_1=$(snap r1 1) r1_2=$(snap r1 2) r1_3=$(snap r1 3) r2_3=$(snap r2 3) rb_3=$(snap rb 3)
+
+# 1. Two runs of one build: the same state, different pids and addresses.
+exe_start() { grep -m1 " $w/a/server\$" "${1%.dump}.maps" | cut -d- -f1; }
+if [ "$(exe_start "$r1_3")" = "$(exe_start "$r2_3")" ]; then
+	echo "note: both runs loaded the program at the same address (ASLR off?)"
+fi
+"$D" --json "$r1_3" "$r2_3" >"$w/runs.json" || fail "leakdiff of two runs"
+expect_eq "two runs: suspects" "$(json "$w/runs.json" 'len(j["suspects"])')" 0
+expect_eq "two runs: bytes_delta" "$(json "$w/runs.json" 'j["totals"]["bytes_delta"]')" 0
+expect_eq "two runs: pids differ" \
+	"$(json "$w/runs.json" 'j["snapshots"][0]["pid"] != j["snapshots"][1]["pid"]')" True
+
+# 2. Three snapshots of one run: the leak first, the cache stopped.
+"$D" --json "$r1_1" "$r1_2" "$r1_3" >"$w/trend.json" || fail "leakdiff of three snapshots"
+expect_eq "trend: suspects" "$(json "$w/trend.json" 'len(j["suspects"])')" 1
+expect_eq "trend: leak series" "$(json "$w/trend.json" 'j["suspects"][0]["bytes"]')" "[2560, 5120, 7680]"
+expect_eq "trend: leak trend" "$(json "$w/trend.json" 'j["suspects"][0]["trend"]')" steady
+expect_eq "trend: leak site" \
+	"$(json "$w/trend.json" '(lambda f: (f["function"], f["file"].split("/")[-1], f["line"]))(j["suspects"][0]["frames"][j["suspects"][0]["site"]])')" \
+	"('handle_request', 'server.c', $leak_line)"
+expect_eq "trend: cache" "$(json "$w/trend.json" '(len(j["stopped"]), j["stopped"][0]["bytes"], j["stopped"][0]["trend"])')" \
+	"(1, [3200, 4096, 4096], 'stopped')"
+expect_eq "trend: cache line" \
+	"$(json "$w/trend.json" 'j["stopped"][0]["frames"][j["stopped"][0]["site"]]["line"]')" "$cache_line"
+"$D" "$r1_1" "$r1_2" "$r1_3" >"$w/trend.txt" || fail "leakdiff text"
+grep -q "^  > #00 0x[0-9a-f]*  $w/a/server+0x[0-9a-f]*  handle_request  .*server.c:$leak_line:" "$w/trend.txt" ||
+	fail "text report: no handle_request site line"
+sed -n '/^#1 /,/^$/p' "$w/trend.txt" | grep -q 'handle_request' || fail "text report: #1 is not the leak"
+grep -q '^1 group grew, then stopped: a cache, not a leak' "$w/trend.txt" || fail "text report: no cache line"
+# leakdiff is leaksnap diff
+"$L" diff "$r1_1" "$r1_2" "$r1_3" | cmp -s - "$w/trend.txt" || fail "leaksnap diff differs from leakdiff"
+
+# 3. --fail-on: between two snapshots both the leak (5120 bytes) and the
+# cache (896) are suspects; with three, the stopped cache does not count.
+"$D" --folded --fail-on 6016 "$r1_1" "$r1_3" >"$w/folded" 2>"$w/err"
+expect_eq "--fail-on 6016 status" $? 1
+grep -q '^leaksnap: suspects grew by 6016 bytes, at or above --fail-on 6016$' "$w/err" || fail "--fail-on message"
+"$D" --folded --fail-on 6017 "$r1_1" "$r1_3" >/dev/null 2>&1
+expect_eq "--fail-on 6017 status" $? 0
+"$D" --folded --fail-on 5K "$r1_1" "$r1_3" >/dev/null 2>&1
+expect_eq "--fail-on 5K status" $? 1
+"$D" --fail-on 5121 "$r1_1" "$r1_2" "$r1_3" >/dev/null 2>&1
+expect_eq "--fail-on 5121, three snapshots" $? 0
+"$D" --fail-on 5120 "$r1_1" "$r1_2" "$r1_3" >/dev/null 2>&1
+expect_eq "--fail-on 5120, three snapshots" $? 1
+grep -q ';main;handle_request 5120$' "$w/folded" || { fail "folded: no main;handle_request line"; cat "$w/folded"; }
+
+# 4. Two builds: different code; matched by function names only.
+"$D" --json "$r1_3" "$rb_3" >"$w/builds-stack.json" || fail "leakdiff of two builds"
+expect_eq "two builds by stack: new groups" \
+	"$(json "$w/builds-stack.json" 'sorted((s["bytes"], s["new"]) for s in j["suspects"])')" \
+	"[([0, 4096], True), ([0, 7680], True)]"
+"$D" --json --by function "$r1_3" "$rb_3" >"$w/builds-fn.json" || fail "leakdiff --by function"
+expect_eq "two builds by function: suspects" "$(json "$w/builds-fn.json" 'len(j["suspects"])')" 0
+"$D" --json --by site "$r1_1" "$r1_3" >"$w/site.json" || fail "leakdiff --by site"
+expect_eq "by site" "$(json "$w/site.json" '[(s["bytes_delta"], s["frames"][s["site"]]["function"]) for s in j["suspects"]]')" \
+	"[(5120, 'handle_request'), (896, 'session_get')]"
+"$D" --json --by module "$r1_1" "$r1_3" >"$w/module.json" || fail "leakdiff --by module"
+expect_eq "by module" "$(json "$w/module.json" '[(s["module"], s["bytes_delta"]) for s in j["suspects"]]')" \
+	"[('$w/a/server', 6016)]"
+
+# 5. The same data as an Android text dump (no build IDs): it matches the
+# LEAKSNAP dump's modules by path.
+"$L" show --json "$r1_3" >"$w/r1_3.json" || fail "show --json"
+python3 - "$w/r1_3.json" "${r1_3%.dump}.maps" "$w/r1_3.txt" <<'EOF' || fail "cannot write the text dump"
+import json, sys
+j = json.load(open(sys.argv[1]))
+maps = open(sys.argv[2]).read()
+recs = j["records"]
+out = ["Android Native Heap Dump v1.2", "", "Build fingerprint: ''", "",
+       "Total memory: %d" % sum(r["size"] * r["count"] for r in recs),
+       "Allocation records: %d" % len(recs), "Backtrace size: %d" % j["backtrace_size"], ""]
+for r in recs:
+    out.append("z %d  sz %8d  num %4d  bt %s" % (1 if r["zygote"] else 0, r["size"], r["count"],
+               " ".join(f["pc"][2:] for f in r["frames"])))
+out.append("MAPS")
+out.append(maps.rstrip("\n"))
+out.append("END")
+open(sys.argv[3], "w").write("\n".join(out) + "\n")
+EOF
+"$D" --json "$w/r1_3.txt" "$r1_3" >"$w/mixed.json" || fail "leakdiff text vs LEAKSNAP"
+expect_eq "text vs LEAKSNAP: suspects" "$(json "$w/mixed.json" 'len(j["suspects"])')" 0
+expect_eq "text vs LEAKSNAP: bytes" "$(json "$w/mixed.json" '[s["bytes"] for s in j["snapshots"]]')" "[11776, 11776]"
+"$D" --json "$r1_1" "$w/r1_3.txt" >"$w/mixed2.json" || fail "leakdiff LEAKSNAP vs text"
+"$D" --json "$r1_1" "$r1_3" >"$w/two.json" || fail "leakdiff LEAKSNAP vs LEAKSNAP"
+expect_eq "LEAKSNAP vs text: as LEAKSNAP vs LEAKSNAP" \
+	"$(json "$w/mixed2.json" '[(s["bytes"], s["frames"][s["site"]]["function"]) for s in j["suspects"]]')" \
+	"$(json "$w/two.json" '[(s["bytes"], s["frames"][s["site"]]["function"]) for s in j["suspects"]]')"
+expect_eq "LEAKSNAP vs LEAKSNAP" \
+	"$(json "$w/two.json" '[(s["bytes"], s["frames"][s["site"]]["function"]) for s in j["suspects"]]')" \
+	"[([2560, 7680], 'handle_request'), ([3200, 4096], 'session_get')]"
+
+# 6. A stripped program, its symbols in an AOSP-style tree.
+strip -o "$w/dev/system/bin/server" "$w/a/server"
+cp "$w/a/server" "$w/syms/system/bin/server"
+for n in 1 3; do
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/st$n" "$w/dev/system/bin/server" >/dev/null || fail "stripped server"
+done
+s1=$(snap st1 1) s3=$(snap st3 3)
+mkdir -p "$w/syms$w/dev/system/bin"
+cp "$w/a/server" "$w/syms$w/dev/system/bin/server"
+"$D" --json "$s1" "$s3" >"$w/stripped.json" || fail "leakdiff stripped"
+expect_eq "stripped, no symbols: site function" \
+	"$(json "$w/stripped.json" 'j["suspects"][0]["frames"][j["suspects"][0]["site"]]["function"]')" None
+"$D" --json -s "$w/syms" "$s1" "$s3" >"$w/tree.json" || fail "leakdiff --symbols"
+expect_eq "symbols tree: site" \
+	"$(json "$w/tree.json" '(lambda f: (f["function"], f["line"], f["symbol_file"]))(j["suspects"][0]["frames"][j["suspects"][0]["site"]])')" \
+	"('handle_request', $leak_line, '$w/syms$w/dev/system/bin/server')"
+
+# 7. Suppressions by function name.
+printf '# the request leak is known\nleak:handle_request\n' >"$w/supp"
+"$D" --json --suppressions "$w/supp" "$r1_1" "$r1_3" >"$w/supp.json" || fail "leakdiff --suppressions"
+expect_eq "suppressed" "$(json "$w/supp.json" '(len(j["suspects"]), j["totals"]["suppressed_stacks"], j["suppressions"][0]["stacks"])')" \
+	"(1, 1, 1)"
+expect_eq "suppressed: the cache remains" \
+	"$(json "$w/supp.json" 'j["suspects"][0]["frames"][j["suspects"][0]["site"]]["function"]')" session_get
+
+# 8. A corrupt symbol file: reported, exit 2, the report still printed.
+mkdir -p "$w/bad$w/dev/system/bin"
+head -c 3000 "$w/a/server" >"$w/bad$w/dev/system/bin/server"
+"$D" -s "$w/bad" "$s1" "$s3" >"$w/bad.out" 2>"$w/bad.err"
+expect_eq "corrupt symbol file: status" $? 2
+grep -q "^leaksnap: $w/bad$w/dev/system/bin/server: " "$w/bad.err" || { fail "corrupt symbol file: no error line"; cat "$w/bad.err"; }
+grep -q '^2 suspects grew by 6016 bytes' "$w/bad.out" || fail "corrupt symbol file: no report"
+
+finish
