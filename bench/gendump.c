@@ -239,6 +239,7 @@ struct module {
 
 struct image {
 	unsigned ptr;
+	uint64_t shift;                 /* load addresses moved by this much */
 	struct buf maps;
 	struct module mods[NLIBS + 1]; /* + the executable */
 	size_t nmods;
@@ -355,12 +356,12 @@ static void build_image(struct image *im, uint64_t seed)
 
 	/* Dalvik heap at its fixed address, then the executable. */
 	map_line(im, 0x12c00000u, 0x32c00000u, "rw-p", 0, 0, 0, 0, "[anon:dalvik-main space]");
-	uint64_t at = ptr == 8 ? 0x5b1c400000ull : 0x3a200000u;
+	uint64_t at = (ptr == 8 ? 0x5b1c400000ull : 0x3a200000u) + im->shift;
 	snprintf(path, sizeof(path), "/system/bin/%s", ptr == 8 ? "app_process64" : "app_process32");
 	at = add_module(im, &rng, at, path, 16 * 1024, 0, 0xfe, 0x00);
 
 	/* Libraries from the top of the mmap area, anonymous regions between. */
-	at = ptr == 8 ? 0x7a3c000000ull : 0xa0000000u;
+	at = (ptr == 8 ? 0x7a3c000000ull : 0xa0000000u) + im->shift;
 	for (size_t i = 0; i < NLIBS; i++) {
 		const struct lib_spec *l = &lib_specs[i];
 		unsigned dmaj = 0xfe, dmin = 0x00;
@@ -519,6 +520,10 @@ static uint64_t hash_stack(const uint64_t *pcs, unsigned n)
 
 struct gen {
 	uint64_t seed, nrecords;
+	uint64_t values_seed;     /* sizes and counts */
+	uint64_t shared;          /* records whose stacks come from the seed's stream */
+	uint64_t stack_seed;      /* the stream of the others */
+	uint64_t rng2;
 	unsigned frames, ptr;
 	bool text;
 	struct image im;
@@ -527,25 +532,26 @@ struct gen {
 	uint64_t rng;             /* the stack stream */
 };
 
-/* Draw the next distinct stack into @pcs; returns its frame count. */
-static unsigned next_stack(struct gen *g, uint64_t *pcs)
+/* Draw the next distinct stack into @pcs from stream @rng; returns its
+ * frame count. */
+static unsigned next_stack(struct gen *g, uint64_t *rng, uint64_t *pcs)
 {
 	unsigned lo = g->frames < 4 ? 1 : 4;
 	for (unsigned attempt = 0;; attempt++) {
-		unsigned n = lo + (unsigned)below(&g->rng, g->frames - lo + 1);
+		unsigned n = lo + (unsigned)below(rng, g->frames - lo + 1);
 		if (attempt < 32) {
-			pcs[0] = g->sites->leaf[skewed(&g->rng, LEAF_SITES)];
+			pcs[0] = g->sites->leaf[skewed(rng, LEAF_SITES)];
 			unsigned roots = n >= 4 ? 2 : 0;
 			for (unsigned f = 1; f + roots < n; f++)
-				pcs[f] = g->sites->mid[skewed(&g->rng, MID_SITES)];
+				pcs[f] = g->sites->mid[skewed(rng, MID_SITES)];
 			if (roots) {
-				pcs[n - 2] = g->sites->thread[below(&g->rng, THREAD_SITES)];
-				pcs[n - 1] = g->sites->outer[below(&g->rng, OUTER_SITES)];
+				pcs[n - 2] = g->sites->thread[below(rng, THREAD_SITES)];
+				pcs[n - 1] = g->sites->outer[below(rng, OUTER_SITES)];
 			}
 		} else if (attempt < 100000) {
 			/* The call-site pools are exhausted for this depth: any PC. */
 			for (unsigned f = 0; f < n; f++)
-				pcs[f] = pc_in(module_by_text(&g->im, &g->rng), &g->rng);
+				pcs[f] = pc_in(module_by_text(&g->im, rng), rng);
 		} else {
 			die("cannot make %" PRIu64 " distinct stacks of at most %u frames",
 			    g->nrecords, g->frames);
@@ -629,7 +635,7 @@ static void generate(struct gen *g, const char *path)
 	/* Pass 1: the total, from the per-record values alone. */
 	uint64_t total = 0;
 	for (uint64_t i = 0; i < g->nrecords; i++) {
-		struct rec_values v = rec_values(g->seed, i);
+		struct rec_values v = rec_values(g->values_seed, i);
 		total += v.size * v.count;
 	}
 
@@ -689,8 +695,8 @@ static void generate(struct gen *g, const char *path)
 	char line[64 + 17 * MAX_FRAMES];
 	uint64_t check = 0;
 	for (uint64_t i = 0; i < g->nrecords; i++) {
-		struct rec_values v = rec_values(g->seed, i);
-		unsigned n = next_stack(g, pcs);
+		struct rec_values v = rec_values(g->values_seed, i);
+		unsigned n = next_stack(g, i < g->shared ? &g->rng : &g->rng2, pcs);
 		check += v.size * v.count;
 		if (g->text) {
 			char *p = line;
@@ -747,7 +753,13 @@ static const char usage[] =
 	"  --frames F    backtrace size, 1..256 (default 16)\n"
 	"  --ptr 4|8     pointer size (default 8)\n"
 	"  --seed S      generator seed (default 1)\n"
-	"  --text        Android text heap dump v1.2 instead of LEAKSNAP\n";
+	"  --text        Android text heap dump v1.2 instead of LEAKSNAP\n"
+	"A later snapshot of another run of the same program (for leakdiff):\n"
+	"  --shift N     load every module N bytes higher (a multiple of 4096)\n"
+	"  --shared K    only the first K records have the stacks of --seed's dump;\n"
+	"                the others are drawn from --stack-seed's stream\n"
+	"  --stack-seed S  (default: --seed + 1)\n"
+	"  --values-seed V sizes and counts (default: --seed)\n";
 
 static uint64_t parse_num(const char *s, const char *what, uint64_t min, uint64_t max)
 {
@@ -769,10 +781,16 @@ int main(int argc, char **argv)
 		{"ptr", required_argument, NULL, 'p'},
 		{"seed", required_argument, NULL, 's'},
 		{"text", no_argument, NULL, 't'},
+		{"shift", required_argument, NULL, 'S'},
+		{"shared", required_argument, NULL, 'K'},
+		{"stack-seed", required_argument, NULL, 'T'},
+		{"values-seed", required_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct gen g = {.seed = 1, .nrecords = 1000000, .frames = 16, .ptr = 8};
+	bool has_values_seed = false, has_stack_seed = false, has_shared = false;
+	uint64_t shift = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -785,6 +803,14 @@ int main(int argc, char **argv)
 			break;
 		case 's': g.seed = parse_num(optarg, "--seed", 0, UINT64_MAX); break;
 		case 't': g.text = true; break;
+		case 'S':
+			shift = parse_num(optarg, "--shift", 0, (uint64_t)1 << 36);
+			if (shift % PAGE)
+				die("--shift must be a multiple of %u", PAGE);
+			break;
+		case 'K': g.shared = parse_num(optarg, "--shared", 0, UINT64_MAX); has_shared = true; break;
+		case 'T': g.stack_seed = parse_num(optarg, "--stack-seed", 0, UINT64_MAX); has_stack_seed = true; break;
+		case 'V': g.values_seed = parse_num(optarg, "--values-seed", 0, UINT64_MAX); has_values_seed = true; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -794,7 +820,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (!has_values_seed)
+		g.values_seed = g.seed;
+	if (!has_stack_seed)
+		g.stack_seed = g.seed + 1;
+	if (!has_shared)
+		g.shared = g.nrecords;
 	g.im.ptr = g.ptr;
+	g.im.shift = g.ptr == 4 ? shift & 0xfffffffu : shift;
 	build_image(&g.im, g.seed);
 	g.sites = malloc(sizeof(*g.sites));
 	if (g.sites == NULL)
@@ -808,6 +841,7 @@ int main(int argc, char **argv)
 		die("out of memory");
 	g.seen.mask = cap - 1;
 	g.rng = g.seed ^ 0x737461636b73ull; /* "stacks" */
+	g.rng2 = g.stack_seed ^ 0x737461636b73ull;
 
 	generate(&g, argv[optind]);
 

@@ -154,6 +154,8 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 		       bool stopped)
 {
 	struct leaksnap_error err;
+	if (!g)
+		return cli_fail("diff", "out of memory");
 	if (diff_symbolize_group(d, g, &err) != 0)
 		return cli_fail_error(&err);
 	size_t n = diff_snapshot_count(d);
@@ -281,6 +283,10 @@ static json_t *json_series(const uint64_t *v, size_t n)
 static json_t *json_group(struct diff *d, const struct diff_group *g, size_t rank)
 {
 	struct leaksnap_error err;
+	if (!g) {
+		cli_fail("diff", "out of memory");
+		return NULL;
+	}
 	if (diff_symbolize_group(d, g, &err) != 0) {
 		cli_fail_error(&err);
 		return NULL;

@@ -82,9 +82,11 @@ struct seqtab {
 	size_t pool_len, pool_cap;
 	struct seq *ents;
 	size_t count, cap;
-	uint32_t *slots; /* entry ids, NONE empty */
+	uint64_t *slots; /* hash << 32 | entry id; SLOT_EMPTY: empty */
 	size_t mask;
 };
+#define SLOT_EMPTY UINT64_MAX
+#define SLOT_ID(v) ((uint32_t)(v))
 
 static void seqtab_free(struct seqtab *t)
 {
@@ -105,15 +107,15 @@ static uint32_t seq_hash(const uint32_t *v, uint32_t n, uint32_t salt)
 static int seqtab_rehash(struct seqtab *t)
 {
 	size_t n = t->slots ? (t->mask + 1) * 2 : 1024;
-	uint32_t *s = malloc(n * sizeof(*s));
+	uint64_t *s = malloc(n * sizeof(*s));
 	if (!s)
 		return -1;
 	memset(s, 0xff, n * sizeof(*s));
 	for (size_t i = 0; i < t->count; i++) {
 		size_t k = t->ents[i].hash & (n - 1);
-		while (s[k] != NONE)
+		while (s[k] != SLOT_EMPTY)
 			k = (k + 1) & (n - 1);
-		s[k] = (uint32_t)i;
+		s[k] = (uint64_t)t->ents[i].hash << 32 | i;
 	}
 	free(t->slots);
 	t->slots = s;
@@ -131,11 +133,12 @@ static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32
 		return -1;
 	uint32_t h = seq_hash(v, n, salt);
 	size_t k = h & t->mask;
-	for (uint32_t e; (e = t->slots[k]) != NONE; k = (k + 1) & t->mask) {
-		const struct seq *s = &t->ents[e];
-		if (s->hash == h && s->len == (n | salt << 31) &&
-		    !memcmp(t->pool + s->off, v, n * sizeof(*v))) {
-			*id = e;
+	for (uint64_t e; (e = t->slots[k]) != SLOT_EMPTY; k = (k + 1) & t->mask) {
+		if (e >> 32 != h)
+			continue;
+		const struct seq *s = &t->ents[SLOT_ID(e)];
+		if (s->len == (n | salt << 31) && !memcmp(t->pool + s->off, v, n * sizeof(*v))) {
+			*id = SLOT_ID(e);
 			*added = false;
 			return 0;
 		}
@@ -147,7 +150,7 @@ static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32
 	memcpy(t->pool + t->pool_len, v, n * sizeof(*v));
 	t->ents[t->count] = (struct seq){t->pool_len, n | salt << 31, h};
 	t->pool_len += n;
-	t->slots[k] = (uint32_t)t->count;
+	t->slots[k] = (uint64_t)h << 32 | t->count;
 	*id = (uint32_t)t->count++;
 	*added = true;
 	return 0;
@@ -189,10 +192,18 @@ struct pc_slot {
 	uint32_t frame;           /* NONE: empty */
 };
 
+/* A group that grew: a suspect or a stopped cache. */
+struct cand {
+	uint32_t group;
+	enum diff_trend trend;
+	double score;
+	int64_t bytes_delta, count_delta;
+};
+
+/* A group as the API shows it, made on first access. */
 struct group_priv {
 	struct diff_group pub;
-	uint32_t rep;             /* representative stack */
-	uint32_t id;
+	const struct diff_frame **frames;
 };
 
 struct diff {
@@ -215,8 +226,8 @@ struct diff {
 	size_t frame_mask;
 
 	struct seqtab stacks;     /* frame ids; salt 1 = zygote */
-	uint64_t *acc;            /* per stack: n x (bytes, count) */
-	size_t acc_cap;           /* in stacks */
+	uint64_t *acc;            /* per stack: bytes[n], then counts[n] */
+	size_t acc_cap;           /* in u64 */
 
 	struct pc_slot *pcs;      /* this snapshot's PC -> frame */
 	size_t pc_mask, pc_count;
@@ -225,14 +236,15 @@ struct diff {
 	bool include_zygote;
 	struct frame_info *info;  /* per frame (canonical ones used) */
 	uint32_t *group_of;       /* per stack, NONE: not compared */
-	struct seqtab keys;       /* group keys */
-	uint64_t *gacc;           /* per group: n x (bytes, count) */
-	struct seqtab names;      /* function names, as bytes in u32 */
-	struct group_priv *groups;
+	struct seqtab keys;       /* group keys (not used when groups are stacks) */
+	uint64_t *gacc;           /* per group: bytes[n], counts[n]; may be acc */
+	uint32_t *rep;            /* per group: its largest stack */
+	uint32_t *nstacks;        /* per group: its stacks */
 	size_t group_count;
-	struct group_priv **suspects, **stopped;
+	struct seqtab names;      /* function names, as bytes in u32 */
+	struct cand *suspects, *stopped;
 	size_t nsuspects, nstopped;
-	const struct diff_frame **frame_ptrs; /* the groups' stacks */
+	struct group_priv **pub_suspects, **pub_stopped; /* made on access */
 	int64_t suspect_bytes, suspect_count;
 	uint64_t suppressed;
 
@@ -308,16 +320,29 @@ void diff_free(struct diff *d)
 	free(d->frames);
 	free(d->frame_slots);
 	seqtab_free(&d->stacks);
-	free(d->acc);
 	free(d->pcs);
 	free(d->group_of);
 	seqtab_free(&d->keys);
-	free(d->gacc);
+	if (d->gacc != d->acc)
+		free(d->gacc);
+	free(d->acc);
+	free(d->rep);
+	free(d->nstacks);
 	seqtab_free(&d->names);
-	free(d->groups);
+	for (size_t i = 0; d->pub_suspects && i < d->nsuspects; i++)
+		if (d->pub_suspects[i])
+			free(d->pub_suspects[i]->frames);
+	for (size_t i = 0; d->pub_stopped && i < d->nstopped; i++)
+		if (d->pub_stopped[i])
+			free(d->pub_stopped[i]->frames);
+	for (size_t i = 0; d->pub_suspects && i < d->nsuspects; i++)
+		free(d->pub_suspects[i]);
+	for (size_t i = 0; d->pub_stopped && i < d->nstopped; i++)
+		free(d->pub_stopped[i]);
+	free(d->pub_suspects);
+	free(d->pub_stopped);
 	free(d->suspects);
 	free(d->stopped);
-	free(d->frame_ptrs);
 	for (size_t i = 0; i < d->nwarnings; i++)
 		free(d->warnings[i]);
 	free(d->warnings);
@@ -572,9 +597,9 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 			memset(d->acc + (size_t)sid * stride, 0, stride * sizeof(*d->acc));
 		}
 		uint64_t bytes = sat_mul(rec->size, rec->count);
-		uint64_t *acc = d->acc + (size_t)sid * stride + 2 * si;
+		uint64_t *acc = d->acc + (size_t)sid * stride + si;
 		acc[0] = sat_add(acc[0], bytes);
-		acc[1] = sat_add(acc[1], rec->count);
+		acc[d->n] = sat_add(acc[d->n], rec->count);
 		uint64_t *tot = rec->zygote ? d->zyg[si] : d->app[si];
 		tot[0] = sat_add(tot[0], bytes);
 		tot[1] = sat_add(tot[1], rec->count);
@@ -921,50 +946,198 @@ static int stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level
 
 static int cmp_suspect(const void *a, const void *b)
 {
-	const struct group_priv *x = *(const struct group_priv *const *)a;
-	const struct group_priv *y = *(const struct group_priv *const *)b;
-	if (x->pub.score != y->pub.score)
-		return x->pub.score > y->pub.score ? -1 : 1;
-	if (x->pub.bytes_delta != y->pub.bytes_delta)
-		return x->pub.bytes_delta > y->pub.bytes_delta ? -1 : 1;
-	if (x->pub.count_delta != y->pub.count_delta)
-		return x->pub.count_delta > y->pub.count_delta ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	const struct cand *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	if (x->bytes_delta != y->bytes_delta)
+		return x->bytes_delta > y->bytes_delta ? -1 : 1;
+	if (x->count_delta != y->count_delta)
+		return x->count_delta > y->count_delta ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
 }
 
 static int cmp_stopped(const void *a, const void *b)
 {
-	const struct group_priv *x = *(const struct group_priv *const *)a;
-	const struct group_priv *y = *(const struct group_priv *const *)b;
-	if (x->pub.bytes_delta != y->pub.bytes_delta)
-		return x->pub.bytes_delta > y->pub.bytes_delta ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	const struct cand *x = a, *y = b;
+	if (x->bytes_delta != y->bytes_delta)
+		return x->bytes_delta > y->bytes_delta ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
 }
 
-static void score_group(const struct diff *d, struct group_priv *g)
+/* How group @g's bytes moved (into @p's delta, trend and score fields). */
+static void score_group(const struct diff *d, uint32_t g, struct diff_group *p)
 {
-	struct diff_group *p = &g->pub;
 	size_t n = d->n, last = n - 1;
-	p->bytes_delta = sat_delta(p->bytes[last], p->bytes[0]);
-	p->count_delta = sat_delta(p->counts[last], p->counts[0]);
-	p->is_new = p->bytes[0] == 0 && p->counts[0] == 0;
+	const uint64_t *b = d->gacc + (size_t)g * 2 * n, *c = b + n;
+	p->bytes = b;
+	p->counts = c;
+	p->bytes_delta = sat_delta(b[last], b[0]);
+	p->count_delta = sat_delta(c[last], c[0]);
+	p->is_new = b[0] == 0 && c[0] == 0;
 	p->grew = p->shrank = 0;
 	for (size_t k = 1; k < n; k++) {
-		if (p->bytes[k] > p->bytes[k - 1])
+		if (b[k] > b[k - 1])
 			p->grew++;
-		else if (p->bytes[k] < p->bytes[k - 1])
+		else if (b[k] < b[k - 1])
 			p->shrank++;
 	}
 	if (n == 2)
 		p->trend = DIFF_TREND_GREW;
 	else if (p->grew == last)
 		p->trend = DIFF_TREND_STEADY;
-	else if (p->bytes[last] > p->bytes[last - 1])
+	else if (b[last] > b[last - 1])
 		p->trend = DIFF_TREND_GROWING;
 	else
 		p->trend = DIFF_TREND_STOPPED;
 	double weight = p->grew > p->shrank ? (double)(p->grew - p->shrank) / (double)last : 0.0;
 	p->score = p->bytes_delta > 0 ? (double)p->bytes_delta * weight : 0.0;
+}
+
+/* Whether stack @s is suppressed (counted in the hits).  -1: out of memory. */
+static int stack_suppressed(struct diff *d, uint32_t s, bool *out, struct leaksnap_error *err)
+{
+	const struct seq *st = &d->stacks.ents[s];
+	const uint32_t *ids = d->stacks.pool + st->off;
+	uint32_t supp = NONE, k;
+	for (uint32_t i = 0; i < SEQ_LEN(st); i++) {
+		if (frame_suppression(d, d->frames[ids[i]].canon, &k, err) != 0)
+			return -1;
+		if (k < supp)
+			supp = k;
+	}
+	*out = supp != NONE;
+	if (*out) {
+		lsd_suppressions_hit(d->o.suppressions, supp, 1);
+		d->suppressed++;
+	}
+	return 0;
+}
+
+/* The key of stack @s's group into *@key (length *@klen). */
+static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap, size_t *klen,
+		     struct leaksnap_error *err)
+{
+	const struct seq *st = &d->stacks.ents[s];
+	const uint32_t *ids = d->stacks.pool + st->off;
+	uint32_t len = SEQ_LEN(st), level = 0;
+	size_t site = 0;
+	*klen = 0;
+	if (d->o.by != DIFF_BY_STACK && stack_site(d, s, &site, &level, err) != 0)
+		return -1;
+	if (grow((void **)key, key_cap, len + 1, sizeof(**key)) != 0)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	switch (d->o.by) {
+	case DIFF_BY_STACK:
+		for (uint32_t i = 0; i < len; i++)
+			(*key)[(*klen)++] = d->frames[ids[i]].canon;
+		break;
+	case DIFF_BY_SITE:
+		if (len)
+			(*key)[(*klen)++] = d->frames[ids[site < len ? site : 0]].canon;
+		break;
+	case DIFF_BY_MODULE:
+		if (len) {
+			const struct dframe *f = &d->frames[ids[site < len ? site : 0]];
+			(*key)[(*klen)++] = f->module == NONE ? NONE : d->mods[f->module].canon;
+		}
+		break;
+	case DIFF_BY_FUNCTION:
+		if (site == len) /* all wrappers: the whole stack */
+			site = level = 0;
+		for (size_t i = site; i < len; i++)
+			if (append_names(d, d->frames[ids[i]].canon, i == site ? level : 0, key, klen,
+					 key_cap, err) != 0)
+				return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		break;
+	}
+	return 0;
+}
+
+/* Group the compared stacks: group_of, rep, nstacks and gacc. */
+static int group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
+{
+	size_t nst = d->stacks.count, n = d->n, stride = 2 * n, last = n - 1;
+	d->group_of = malloc((nst ? nst : 1) * sizeof(*d->group_of));
+	d->rep = malloc((nst ? nst : 1) * sizeof(*d->rep));
+	d->nstacks = calloc(nst ? nst : 1, sizeof(*d->nstacks));
+	if (!d->group_of || !d->rep || !d->nstacks)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	/* Whole stacks of unmerged modules: a group is a stack (an included
+	 * zygote stack joins the app stack with the same frames). */
+	bool by_stack = d->o.by == DIFF_BY_STACK && !merged;
+	uint32_t *key = NULL;
+	size_t key_cap = 0, klen, gacc_cap = 0;
+	if (by_stack)
+		d->gacc = d->acc;
+	for (size_t s = 0; s < nst; s++) {
+		d->group_of[s] = NONE;
+		const struct seq *st = &d->stacks.ents[s];
+		if (!d->include_zygote && SEQ_SALT(st))
+			continue;
+		if (d->o.suppressions) {
+			bool supp;
+			if (stack_suppressed(d, (uint32_t)s, &supp, err) != 0)
+				goto fail;
+			if (supp)
+				continue;
+		}
+		uint32_t g = (uint32_t)s;
+		if (by_stack) {
+			if (SEQ_SALT(st)) { /* join the app stack of the same frames, if any */
+				const uint32_t *ids = d->stacks.pool + st->off;
+				uint32_t h = seq_hash(ids, SEQ_LEN(st), 0);
+				size_t k = h & d->stacks.mask;
+				for (uint64_t e; (e = d->stacks.slots[k]) != SLOT_EMPTY;
+				     k = (k + 1) & d->stacks.mask) {
+					const struct seq *o = &d->stacks.ents[SLOT_ID(e)];
+					if (e >> 32 == h && o->len == SEQ_LEN(st) &&
+					    !memcmp(d->stacks.pool + o->off, ids, SEQ_LEN(st) * sizeof(*ids))) {
+						g = SLOT_ID(e);
+						break;
+					}
+				}
+			}
+			if (g != s) {
+				uint64_t *to = d->acc + (size_t)g * stride, *from = d->acc + s * stride;
+				for (size_t i = 0; i < stride; i++) {
+					to[i] = sat_add(to[i], from[i]);
+					from[i] = 0;
+				}
+			}
+			if (d->nstacks[g]++ == 0)
+				d->rep[g] = g;
+		} else {
+			bool added;
+			if (group_key(d, (uint32_t)s, &key, &key_cap, &klen, err) != 0)
+				goto fail;
+			if (seqtab_intern(&d->keys, key, (uint32_t)klen, 0, &g, &added) != 0)
+				goto nomem;
+			if (added) {
+				if (grow((void **)&d->gacc, &gacc_cap, ((size_t)g + 1) * stride,
+					 sizeof(*d->gacc)) != 0)
+					goto nomem;
+				memset(d->gacc + (size_t)g * stride, 0, stride * sizeof(*d->gacc));
+				d->rep[g] = (uint32_t)s;
+			}
+			uint64_t *to = d->gacc + (size_t)g * stride;
+			const uint64_t *from = d->acc + s * stride;
+			for (size_t i = 0; i < stride; i++)
+				to[i] = sat_add(to[i], from[i]);
+			d->nstacks[g]++;
+			if (from[last] > d->acc[(size_t)d->rep[g] * stride + last])
+				d->rep[g] = (uint32_t)s;
+		}
+		if ((size_t)g + 1 > d->group_count)
+			d->group_count = (size_t)g + 1;
+		d->group_of[s] = g;
+	}
+	free(key);
+	return 0;
+nomem:
+	lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+fail:
+	free(key);
+	return -1;
 }
 
 int diff_rank(struct diff *d, struct leaksnap_error *err)
@@ -1016,173 +1189,96 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 			v->build_id_len = m->build_id_len;
 		}
 	}
-
-	/* Group the compared stacks. */
-	size_t nst = d->stacks.count, stride = 2 * d->n, last = d->n - 1;
-	d->group_of = malloc((nst ? nst : 1) * sizeof(*d->group_of));
-	if (!d->group_of)
-		goto nomem;
 	lsd_suppressions_reset(d->o.suppressions);
-	uint32_t *key = NULL;
-	size_t key_cap = 0, gacc_cap = 0, groups_cap = 0;
-	for (size_t s = 0; s < nst; s++) {
-		d->group_of[s] = NONE;
-		const struct seq *st = &d->stacks.ents[s];
-		const uint32_t *ids = d->stacks.pool + st->off;
-		uint32_t len = SEQ_LEN(st);
-		if (!d->include_zygote && SEQ_SALT(st))
-			continue;
-		const uint64_t *acc = d->acc + s * stride;
-		if (d->o.suppressions) {
-			uint32_t supp = NONE, k;
-			for (uint32_t i = 0; i < len; i++) {
-				if (frame_suppression(d, d->frames[ids[i]].canon, &k, err) != 0)
-					goto fail;
-				if (k < supp)
-					supp = k;
-			}
-			if (supp != NONE) {
-				lsd_suppressions_hit(d->o.suppressions, supp, 1);
-				d->suppressed++;
-				continue;
-			}
-		}
-		size_t klen = 0, site = 0;
-		uint32_t level = 0;
-		if (d->o.by != DIFF_BY_STACK && stack_site(d, (uint32_t)s, &site, &level, err) != 0)
-			goto fail;
-		if (grow((void **)&key, &key_cap, len + 1, sizeof(*key)) != 0)
-			goto nomem_key;
-		switch (d->o.by) {
-		case DIFF_BY_STACK:
-			for (uint32_t i = 0; i < len; i++)
-				key[klen++] = d->frames[ids[i]].canon;
-			break;
-		case DIFF_BY_SITE:
-			if (len)
-				key[klen++] = d->frames[ids[site < len ? site : 0]].canon;
-			break;
-		case DIFF_BY_MODULE:
-			if (len) {
-				const struct dframe *f = &d->frames[ids[site < len ? site : 0]];
-				key[klen++] = f->module == NONE ? NONE : d->mods[f->module].canon;
-			}
-			break;
-		case DIFF_BY_FUNCTION:
-			if (site == len) /* all wrappers: the whole stack */
-				site = level = 0;
-			for (size_t i = site; i < len; i++)
-				if (append_names(d, d->frames[ids[i]].canon, i == site ? level : 0, &key,
-						 &klen, &key_cap, err) != 0)
-					goto nomem_key;
-			break;
-		}
-		uint32_t g;
-		bool added;
-		if (seqtab_intern(&d->keys, key, (uint32_t)klen, 0, &g, &added) != 0)
-			goto nomem_key;
-		if (added) {
-			if (grow((void **)&d->gacc, &gacc_cap, ((size_t)g + 1) * stride,
-				 sizeof(*d->gacc)) != 0 ||
-			    grow((void **)&d->groups, &groups_cap, (size_t)g + 1, sizeof(*d->groups)) != 0)
-				goto nomem_key;
-			memset(d->gacc + (size_t)g * stride, 0, stride * sizeof(*d->gacc));
-			memset(&d->groups[g], 0, sizeof(d->groups[g]));
-			d->groups[g].id = g;
-			d->groups[g].rep = (uint32_t)s;
-			d->group_count = (size_t)g + 1;
-		}
-		uint64_t *gacc = d->gacc + (size_t)g * stride;
-		for (size_t i = 0; i < stride; i++)
-			gacc[i] = sat_add(gacc[i], acc[i]);
-		struct group_priv *gp = &d->groups[g];
-		gp->pub.stack_count++;
-		if (acc[2 * last] > d->acc[(size_t)gp->rep * stride + 2 * last])
-			gp->rep = (uint32_t)s;
-		d->group_of[s] = g;
-	}
-	free(key);
-	key = NULL;
+	if (group_stacks(d, merged, err) != 0)
+		return -1;
 
-	/* Score and split: growing groups are suspects, stopped ones caches. */
-	size_t nframes = 0;
-	/* each group's (bytes, count) pairs become its bytes[], then counts[] */
-	uint64_t *pair = malloc(stride * sizeof(*pair));
-	if (!pair)
-		goto nomem;
+	/* Score: growing groups are suspects, stopped ones caches. */
+	size_t ns = 0, nc = 0;
 	for (size_t g = 0; g < d->group_count; g++) {
-		struct group_priv *gp = &d->groups[g];
-		uint64_t *v = d->gacc + g * stride;
-		memcpy(pair, v, stride * sizeof(*pair));
-		for (size_t i = 0; i < d->n; i++) {
-			v[i] = pair[2 * i];
-			v[d->n + i] = pair[2 * i + 1];
-		}
-		gp->pub.bytes = v;
-		gp->pub.counts = v + d->n;
-		score_group(d, gp);
-	}
-	free(pair);
-	d->suspects = malloc((d->group_count ? d->group_count : 1) * sizeof(*d->suspects));
-	d->stopped = malloc((d->group_count ? d->group_count : 1) * sizeof(*d->stopped));
-	if (!d->suspects || !d->stopped)
-		goto nomem;
-	for (size_t g = 0; g < d->group_count; g++) {
-		struct group_priv *gp = &d->groups[g];
-		if (gp->pub.bytes_delta <= 0 || (uint64_t)gp->pub.bytes_delta < d->o.min_bytes)
+		if (!d->nstacks[g])
 			continue;
-		if (gp->pub.trend == DIFF_TREND_STOPPED) {
-			d->stopped[d->nstopped++] = gp;
-		} else {
-			d->suspects[d->nsuspects++] = gp;
-		}
-		nframes += SEQ_LEN(&d->stacks.ents[gp->rep]);
+		struct diff_group p;
+		score_group(d, (uint32_t)g, &p);
+		if (p.bytes_delta <= 0 || (uint64_t)p.bytes_delta < d->o.min_bytes)
+			continue;
+		if (p.trend == DIFF_TREND_STOPPED)
+			nc++;
+		else
+			ns++;
 	}
-	d->suspect_bytes = d->suspect_count = 0;
-	for (size_t i = 0; i < d->nsuspects; i++) {
-		const struct diff_group *p = &d->suspects[i]->pub;
-		d->suspect_bytes = __builtin_add_overflow(d->suspect_bytes, p->bytes_delta,
-							  &d->suspect_bytes) ? INT64_MAX : d->suspect_bytes;
-		d->suspect_count = __builtin_add_overflow(d->suspect_count, p->count_delta,
-							  &d->suspect_count) ? INT64_MAX : d->suspect_count;
+	d->suspects = malloc((ns ? ns : 1) * sizeof(*d->suspects));
+	d->stopped = malloc((nc ? nc : 1) * sizeof(*d->stopped));
+	d->pub_suspects = calloc(ns ? ns : 1, sizeof(*d->pub_suspects));
+	d->pub_stopped = calloc(nc ? nc : 1, sizeof(*d->pub_stopped));
+	if (!d->suspects || !d->stopped || !d->pub_suspects || !d->pub_stopped)
+		goto nomem;
+	for (size_t g = 0; g < d->group_count; g++) {
+		if (!d->nstacks[g])
+			continue;
+		struct diff_group p;
+		score_group(d, (uint32_t)g, &p);
+		if (p.bytes_delta <= 0 || (uint64_t)p.bytes_delta < d->o.min_bytes)
+			continue;
+		struct cand c = {(uint32_t)g, p.trend, p.score, p.bytes_delta, p.count_delta};
+		if (p.trend == DIFF_TREND_STOPPED) {
+			d->stopped[d->nstopped++] = c;
+			continue;
+		}
+		d->suspects[d->nsuspects++] = c;
+		if (__builtin_add_overflow(d->suspect_bytes, c.bytes_delta, &d->suspect_bytes))
+			d->suspect_bytes = INT64_MAX;
+		if (__builtin_add_overflow(d->suspect_count, c.count_delta, &d->suspect_count))
+			d->suspect_count = INT64_MAX;
 	}
 	qsort(d->suspects, d->nsuspects, sizeof(*d->suspects), cmp_suspect);
 	qsort(d->stopped, d->nstopped, sizeof(*d->stopped), cmp_stopped);
-
-	/* Each shown group's representative stack, as frame views. */
-	d->frame_ptrs = malloc((nframes ? nframes : 1) * sizeof(*d->frame_ptrs));
-	if (!d->frame_ptrs)
-		goto nomem;
-	size_t used = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		struct group_priv **list = pass ? d->stopped : d->suspects;
-		size_t count = pass ? d->nstopped : d->nsuspects;
-		for (size_t i = 0; i < count; i++) {
-			struct group_priv *gp = list[i];
-			const struct seq *st = &d->stacks.ents[gp->rep];
-			const uint32_t *ids = d->stacks.pool + st->off;
-			gp->pub.frames = d->frame_ptrs + used;
-			gp->pub.frame_count = SEQ_LEN(st);
-			gp->pub.site = SIZE_MAX;
-			for (uint32_t k = 0; k < SEQ_LEN(st); k++)
-				d->frame_ptrs[used++] = &d->info[d->frames[ids[k]].canon].view;
-			if (d->o.by == DIFF_BY_MODULE && gp->pub.frame_count) {
-				size_t site;
-				uint32_t level;
-				if (stack_site(d, gp->rep, &site, &level, err) != 0)
-					goto fail;
-				gp->pub.module = gp->pub.frames[site < gp->pub.frame_count ? site : 0]->module;
-			}
-		}
-	}
 	return 0;
-nomem_key:
-	free(key);
 nomem:
 	return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
-fail:
-	free(key);
-	return -1;
+}
+
+/* The API's view of candidate @c, made once into *@slot.  NULL: out of
+ * memory (or a symbol lookup failed that way). */
+static const struct diff_group *materialize(struct diff *d, const struct cand *c,
+					    struct group_priv **slot)
+{
+	if (*slot)
+		return &(*slot)->pub;
+	struct group_priv *gp = calloc(1, sizeof(*gp));
+	if (!gp)
+		return NULL;
+	uint32_t g = c->group, rep = d->rep[g];
+	const struct seq *st = &d->stacks.ents[rep];
+	const uint32_t *ids = d->stacks.pool + st->off;
+	uint32_t len = SEQ_LEN(st);
+	gp->frames = malloc((len ? len : 1) * sizeof(*gp->frames));
+	if (!gp->frames) {
+		free(gp);
+		return NULL;
+	}
+	for (uint32_t k = 0; k < len; k++)
+		gp->frames[k] = &d->info[d->frames[ids[k]].canon].view;
+	score_group(d, g, &gp->pub);
+	gp->pub.stack_count = d->nstacks[g];
+	gp->pub.frames = gp->frames;
+	gp->pub.frame_count = len;
+	gp->pub.site = SIZE_MAX;
+	gp->pub.rep_stack = rep;
+	if (d->o.by == DIFF_BY_MODULE && len) {
+		struct leaksnap_error e;
+		size_t site;
+		uint32_t level;
+		leaksnap_error_clear(&e);
+		if (stack_site(d, rep, &site, &level, &e) != 0) {
+			free(gp->frames);
+			free(gp);
+			return NULL;
+		}
+		gp->pub.module = gp->frames[site < len ? site : 0]->module;
+	}
+	*slot = gp;
+	return &gp->pub;
 }
 
 int diff_symbolize_group(struct diff *d, const struct diff_group *group,
@@ -1191,22 +1287,19 @@ int diff_symbolize_group(struct diff *d, const struct diff_group *group,
 	leaksnap_error_clear(err);
 	if (!d->ranked || !group)
 		return 0;
-	size_t gi = (size_t)((const char *)group - (const char *)d->groups) / sizeof(*d->groups);
-	if ((const char *)group < (const char *)d->groups || gi >= d->group_count ||
-	    &d->groups[gi].pub != group)
-		return lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "not a group of this diff");
-	struct group_priv *gp = &d->groups[gi];
-	for (size_t i = 0; i < gp->pub.frame_count; i++) {
-		uint32_t f = (uint32_t)(((const char *)gp->pub.frames[i] - (const char *)d->info) /
+	for (size_t i = 0; i < group->frame_count; i++) {
+		uint32_t f = (uint32_t)(((const char *)group->frames[i] - (const char *)d->info) /
 					sizeof(*d->info));
+		if (f >= d->frame_count)
+			return lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "not a group of this diff");
 		if (frame_symbols(d, f, err) != 0)
 			return -1;
 	}
 	size_t site;
 	uint32_t level;
-	if (stack_site(d, gp->rep, &site, &level, err) != 0)
+	if (stack_site(d, group->rep_stack, &site, &level, err) != 0)
 		return -1;
-	gp->pub.site = site;
+	((struct diff_group *)(uintptr_t)group)->site = site;
 	return 0;
 }
 
@@ -1219,14 +1312,14 @@ const struct diff_snapshot *diff_snapshot(const struct diff *d, size_t i)
 }
 bool diff_zygote_included(const struct diff *d) { return d->include_zygote; }
 size_t diff_suspect_count(const struct diff *d) { return d->nsuspects; }
-const struct diff_group *diff_suspect(const struct diff *d, size_t i)
+const struct diff_group *diff_suspect(struct diff *d, size_t i)
 {
-	return i < d->nsuspects ? &d->suspects[i]->pub : NULL;
+	return i < d->nsuspects ? materialize(d, &d->suspects[i], &d->pub_suspects[i]) : NULL;
 }
 size_t diff_stopped_count(const struct diff *d) { return d->nstopped; }
-const struct diff_group *diff_stopped(const struct diff *d, size_t i)
+const struct diff_group *diff_stopped(struct diff *d, size_t i)
 {
-	return i < d->nstopped ? &d->stopped[i]->pub : NULL;
+	return i < d->nstopped ? materialize(d, &d->stopped[i], &d->pub_stopped[i]) : NULL;
 }
 int64_t diff_suspects_bytes(const struct diff *d) { return d->suspect_bytes; }
 int64_t diff_suspects_count(const struct diff *d) { return d->suspect_count; }
@@ -1250,7 +1343,7 @@ int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 		return 0;
 	/* the stacks of each group, by a counting sort on group_of */
 	size_t nst = d->stacks.count, stride = 2 * d->n, last = d->n - 1;
-	size_t *start = calloc(d->group_count + 1, sizeof(*start));
+	size_t *start = calloc(d->group_count + 2, sizeof(*start));
 	uint32_t *order = malloc((nst ? nst : 1) * sizeof(*order));
 	const struct diff_frame **frames = malloc(256 * sizeof(*frames));
 	int rc = 0;
@@ -1268,12 +1361,12 @@ int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 			order[start[d->group_of[s]]++] = (uint32_t)s;
 	/* start[g] is now the end of group g's stacks */
 	for (size_t i = 0; i < d->nsuspects && rc == 0; i++) {
-		uint32_t g = d->suspects[i]->id;
+		uint32_t g = d->suspects[i].group;
 		size_t from = g ? start[g - 1] : 0;
 		for (size_t k = from; k < start[g] && rc == 0; k++) {
 			uint32_t s = order[k];
 			const uint64_t *acc = d->acc + (size_t)s * stride;
-			if (acc[2 * last] <= acc[0])
+			if (acc[last] <= acc[0])
 				continue;
 			const struct seq *st = &d->stacks.ents[s];
 			const uint32_t *ids = d->stacks.pool + st->off;
@@ -1286,7 +1379,7 @@ int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 				}
 				frames[f] = &d->info[c].view;
 			}
-			rc = fn(arg, frames, len, acc[2 * last] - acc[0]);
+			rc = fn(arg, frames, len, acc[last] - acc[0]);
 		}
 	}
 out:

@@ -123,6 +123,7 @@ struct diff_group {
 	size_t frame_count;
 	size_t site;
 	const char *module;          /* DIFF_BY_MODULE: the site's module, or NULL */
+	uint32_t rep_stack;          /* (the diff's own reference to that stack) */
 };
 
 /* Suppressions ----------------------------------------------------------- */
@@ -175,13 +176,14 @@ LEAKSNAP_API const struct diff_snapshot *diff_snapshot(const struct diff *d, siz
 LEAKSNAP_API bool diff_zygote_included(const struct diff *d);
 
 /* Suspects, best first: groups that grew by at least min_bytes, still
- * growing at the last snapshot, not suppressed. */
+ * growing at the last snapshot, not suppressed.  A group's view is made on
+ * first access: NULL when out of memory. */
 LEAKSNAP_API size_t diff_suspect_count(const struct diff *d);
-LEAKSNAP_API const struct diff_group *diff_suspect(const struct diff *d, size_t rank);
+LEAKSNAP_API const struct diff_group *diff_suspect(struct diff *d, size_t rank);
 /* Groups that grew overall but not in the last interval (caches), largest
  * growth first. */
 LEAKSNAP_API size_t diff_stopped_count(const struct diff *d);
-LEAKSNAP_API const struct diff_group *diff_stopped(const struct diff *d, size_t index);
+LEAKSNAP_API const struct diff_group *diff_stopped(struct diff *d, size_t index);
 /* Sum of the suspects' bytes_delta and count_delta. */
 LEAKSNAP_API int64_t diff_suspects_bytes(const struct diff *d);
 LEAKSNAP_API int64_t diff_suspects_count(const struct diff *d);
