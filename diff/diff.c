@@ -889,6 +889,22 @@ static int unify_frames(struct diff *d)
 	return 0;
 }
 
+/* The id of string @str in the names table. */
+static int name_id(struct diff *d, const char *str, uint32_t *id)
+{
+	size_t bytes = strlen(str), words = bytes / 4 + 1;
+	if (words > 0x7fffffffu)
+		return -1;
+	uint32_t *w = calloc(words, sizeof(*w));
+	bool added;
+	if (!w)
+		return -1;
+	memcpy(w, str, bytes);
+	int rc = seqtab_intern(&d->names, w, (uint32_t)words, 0, id, &added);
+	free(w);
+	return rc != 0 || *id >= UNKNOWN_NAME ? -1 : 0;
+}
+
 /* Function-name ids of canonical frame @f's levels from @from outward,
  * appended to @key. */
 static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **key,
@@ -901,21 +917,8 @@ static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **ke
 	for (size_t l = from; l < levels || (levels == 0 && l == from); l++) {
 		uint32_t id = UNKNOWN_NAME | f;
 		const char *fn = levels ? fi->view.sym[l].function : NULL;
-		if (fn) {
-			size_t bytes = strlen(fn);
-			size_t words = bytes / 4 + 1;
-			if (words > UINT32_MAX / 4)
-				return -1;
-			uint32_t *w = calloc(words, sizeof(*w));
-			bool added;
-			if (!w)
-				return -1;
-			memcpy(w, fn, bytes);
-			int rc = seqtab_intern(&d->names, w, (uint32_t)words, 0, &id, &added);
-			free(w);
-			if (rc != 0 || id >= UNKNOWN_NAME)
-				return -1;
-		}
+		if (fn && name_id(d, fn, &id) != 0)
+			return -1;
 		if (grow((void **)key, cap, *len + 1, sizeof(**key)) != 0)
 			return -1;
 		(*key)[(*len)++] = id;
@@ -1035,10 +1038,14 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 		if (len)
 			(*key)[(*klen)++] = d->frames[ids[site < len ? site : 0]].canon;
 		break;
-	case DIFF_BY_MODULE:
+	case DIFF_BY_MODULE: /* by path: two builds of a library are one library */
 		if (len) {
 			const struct dframe *f = &d->frames[ids[site < len ? site : 0]];
-			(*key)[(*klen)++] = f->module == NONE ? NONE : d->mods[f->module].canon;
+			uint32_t id = NONE;
+			if (f->module != NONE &&
+			    name_id(d, d->mods[d->mods[f->module].canon].path, &id) != 0)
+				return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+			(*key)[(*klen)++] = id;
 		}
 		break;
 	case DIFF_BY_FUNCTION:

@@ -120,6 +120,7 @@ static bool is_space(char c)
 struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 						  const char *source, struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	if (len > SUPP_MAX_TEXT) {
 		lsp_error(err, LEAKSNAP_ERR_LIMIT, source,
 			  "suppressions file of %zu bytes (limit %u)", len, SUPP_MAX_TEXT);

@@ -4,13 +4,17 @@
 #    writes it), map every frame to module+offset, rank records by bytes;
 # 2. convert it to a LEAKSNAP v1 file and show that;
 # 3. list the maps it carries as modules;
-# 4. build a small leaking program and run it under `leaksnap record` (the
-#    malloc hook), then show the leaks in its exit dump with every frame
-#    symbolized (function, file:line, inline chain).
+# 4. build a small server with a real leak and a bounded cache, run it under
+#    `leaksnap record` (the malloc hook), which writes a snapshot after each of
+#    its three batches of requests;
+# 5. compare the snapshots with leakdiff: the leak ranks first with its
+#    function and source line; the cache, which stopped growing once full, is
+#    listed apart as a cache, not as a leak.
 set -eu
 B=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
-ls_="$top/$B/bin/leaksnap"
+case $B in /*) bin="$B/bin" ;; *) bin="$top/$B/bin" ;; esac
+ls_="$bin/leaksnap"
 w=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-demo.XXXXXX")
 trap 'rm -rf "$w"' EXIT
 cd "$top/testdata/demo"
@@ -25,9 +29,13 @@ step leaksnap show --json --top 1 app-heap.dump
 "$ls_" show --json --top 1 "$w/app-heap.dump"
 step leaksnap maps app-heap.dump
 "$ls_" maps "$w/app-heap.dump"
-step cc -O2 -g leaky.c -o leaky '&&' leaksnap record --out /tmp/demo -- ./leaky
-${CC:-cc} -O2 -g -o "$w/leaky" leaky.c
-(cd "$w" && "$ls_" record --out "$w/demo" -- ./leaky)
-step leaksnap symbolize --top 2 --verbose /tmp/demo.PID.exit.dump
-"$ls_" symbolize --top 2 --verbose "$w"/demo.*.exit.dump | sed -e '/^metadata:/,/^$/d' -e "s|$w|/tmp|g"
-printf '\nleakdiff (comparing snapshots, ranking leaks) arrives with the next issue.\n'
+step cc -O2 -g server.c -o server '&&' leaksnap record --out /tmp/demo -- ./server
+${CC:-cc} -O2 -g -o "$w/server" server.c -ldl
+(cd "$w" && "$ls_" record --out "$w/demo" -- ./server 2>&1) | sed "s|$w|/tmp|g"
+step leakdiff /tmp/demo.PID.1.dump /tmp/demo.PID.2.dump /tmp/demo.PID.3.dump
+set -- "$w"/demo.*.1.dump "$w"/demo.*.2.dump "$w"/demo.*.3.dump
+(cd "$w" && "$bin/leakdiff" "${1##*/}" "${2##*/}" "${3##*/}") | sed "s|$w|/tmp|g"
+step leakdiff --fail-on 4K /tmp/demo.PID.'{1,2,3}'.dump '>/dev/null;' echo '$?'
+set +e
+(cd "$w" && "$bin/leakdiff" --fail-on 4K "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
+echo "$?    (1: the suspects grew by 4 KiB or more -- a CI gate; the cache does not count)"

@@ -1,0 +1,342 @@
+/* Unit tests for diff/: patterns, the suppressions parser, module identity
+ * across snapshots (build IDs, paths, formats), scores and trends. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <leaksnap/diff.h>
+
+/* Helpers ------------------------------------------------------------------------ */
+
+struct rec {
+	uint64_t size, count;
+	uint64_t frames[4]; /* 0-terminated */
+};
+
+/* A LEAKSNAP v1 dump (8-byte pointers, 4 frames) in memory. */
+static uint8_t *leaksnap_dump(const struct rec *recs, size_t n, const char *maps,
+			      const char *meta, size_t *len)
+{
+	size_t info = 8 * (2 + 4), ml = strlen(maps), tl = strlen(meta);
+	*len = SNAPSHOT_HEADER_SIZE + n * info + ml + tl;
+	uint8_t *buf = calloc(1, *len);
+	assert_non_null(buf);
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += recs[i].size * recs[i].count;
+	struct snapshot_header h = {.version = 1, .pointer_size = 8, .backtrace_size = 4,
+				    .pid = 100, .meta_size = (uint32_t)tl, .total_memory = total,
+				    .info_size = info, .records_size = n * info, .maps_size = ml};
+	snapshot_header_encode(&h, buf);
+	uint8_t *p = buf + SNAPSHOT_HEADER_SIZE;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v[6] = {recs[i].size, recs[i].count, recs[i].frames[0], recs[i].frames[1],
+				 recs[i].frames[2], recs[i].frames[3]};
+		for (int k = 0; k < 6; k++)
+			for (int b = 0; b < 8; b++)
+				p[8 * k + b] = (uint8_t)(v[k] >> (8 * b));
+		p += info;
+	}
+	memcpy(p, maps, ml);
+	memcpy(p + ml, meta, tl);
+	return buf;
+}
+
+static struct snapshot *open_mem(const void *data, size_t len, const char *name)
+{
+	struct leaksnap_error err;
+	struct snapshot *s = snapshot_open_memory(data, len, name, NULL, &err);
+	if (!s)
+		fail_msg("%s: %s", name, err.text);
+	return s;
+}
+
+/* Add @s (with its own maps) to @d. */
+static void add(struct diff *d, struct snapshot *s)
+{
+	struct leaksnap_error err;
+	size_t ml;
+	unsigned long line;
+	uint64_t off;
+	const char *text = snapshot_maps(s, &ml, &line, &off);
+	struct maps *m = text ? maps_parse(text, ml, "maps", line, off, &err) : NULL;
+	assert_true(text == NULL || m != NULL);
+	if (diff_add_snapshot(d, s, m, &err) != 0)
+		fail_msg("add: %s", err.text);
+	maps_free(m);
+	snapshot_close(s);
+}
+
+static struct diff *new_diff(enum diff_by by, size_t n)
+{
+	struct diff_options o = {.by = by};
+	struct leaksnap_error err;
+	struct diff *d = diff_new(&o, n, &err);
+	assert_non_null(d);
+	return d;
+}
+
+/* Patterns ------------------------------------------------------------------------ */
+
+static void test_patterns(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *pat, *s;
+		bool match;
+	} cases[] = {
+		{"leak", "my_leak_fn", true},       {"^leak", "my_leak_fn", false},
+		{"^my_", "my_leak_fn", true},        {"fn$", "my_leak_fn", true},
+		{"leak$", "my_leak_fn", false},      {"^my_leak_fn$", "my_leak_fn", true},
+		{"^my*fn$", "my_leak_fn", true},     {"^my*x$", "my_leak_fn", false},
+		{"a*b*c", "xxaxxbxxcxx", true},      {"a*b*c", "xxaxxcxxbxx", false},
+		{"operator new[]", "operator new[](unsigned long)", true},
+		{"^operator new", "foo::operator new", false},
+		{"*", "", true},                     {"", "anything", true},
+		{"^$", "", true},                    {"^$", "x", false},
+		{"$", "x", true},                    {"^", "x", true},
+		{"std::map<int, int>", "void std::map<int, int>::insert()", true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+		if (diff_pattern_match(cases[i].pat, cases[i].s) != cases[i].match)
+			fail_msg("'%s' against '%s': expected %s", cases[i].pat, cases[i].s,
+				 cases[i].match ? "a match" : "no match");
+	assert_false(diff_pattern_match(NULL, "x"));
+	assert_false(diff_pattern_match("x", NULL));
+	/* many stars on a long name stay fast (quadratic at worst) */
+	char longname[4096];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_false(diff_pattern_match("a*a*a*a*a*a*a*a*b", longname));
+}
+
+/* Suppressions ---------------------------------------------------------------------- */
+
+static void test_suppressions_parse(void **state)
+{
+	(void)state;
+	const char *text = "# comment\n\n  leak:foo  \r\nleak: ^bar$\n\t# indented comment\nleak:*baz*";
+	struct leaksnap_error err;
+	struct diff_suppressions *s = diff_suppressions_parse(text, strlen(text), "s.txt", &err);
+	assert_non_null(s);
+	assert_int_equal(diff_suppressions_count(s), 3);
+	assert_string_equal(diff_suppressions_pattern(s, 0), "foo");
+	assert_string_equal(diff_suppressions_pattern(s, 1), "^bar$");
+	assert_string_equal(diff_suppressions_pattern(s, 2), "*baz*");
+	assert_null(diff_suppressions_pattern(s, 3));
+	assert_int_equal(diff_suppressions_hits(s, 0), 0);
+	diff_suppressions_free(s);
+
+	static const struct {
+		const char *text;
+		unsigned long line;
+		const char *msg;
+	} bad[] = {
+		{"leak:a\nfun:b\n", 2, "unsupported suppression type 'fun'"},
+		{"leak:\n", 1, "empty pattern after 'leak:'"},
+		{"\n\nleak   \n", 3, "expected 'leak:PATTERN'"},
+		{"leak:a\nleak:b\x00" "c\n", 2, "NUL byte"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		size_t len = strlen(bad[i].text);
+		if (i == 3)
+			len = 15;
+		s = diff_suppressions_parse(bad[i].text, len, "bad.txt", &err);
+		assert_null(s);
+		assert_int_equal(err.line, bad[i].line);
+		assert_string_equal(err.source, "bad.txt");
+		if (!strstr(err.text, bad[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err.text, bad[i].msg);
+	}
+	/* an empty file suppresses nothing */
+	s = diff_suppressions_parse("", 0, "empty", &err);
+	assert_non_null(s);
+	assert_int_equal(diff_suppressions_count(s), 0);
+	diff_suppressions_free(s);
+}
+
+/* Module identity ------------------------------------------------------------------- */
+
+#define MAPS_AT(base, path)                                                        \
+	base "0000-" base "1000 r--p 00000000 fd:01 7 " path "\n" base "1000-" base \
+	     "9000 r-xp 00001000 fd:01 7 " path "\n"
+
+/* A LEAKSNAP dump with a build ID and an Android text dump of the same build
+ * without one, loaded elsewhere: their frames are one. */
+static void test_build_id_and_path(void **state)
+{
+	(void)state;
+	struct rec ra[] = {{100, 2, {0x55000001234, 0x55000002000, 0}},
+			   {64, 1, {0x55000003000, 0}}};
+	size_t len;
+	uint8_t *a = leaksnap_dump(ra, 2, MAPS_AT("5500000", "/lib/libx.so"),
+				   "build_id=0a0b0c0d /lib/libx.so\n", &len);
+	const char *b = "Android Native Heap Dump v1.2\n\nBuild fingerprint: ''\n\n"
+			"Total memory: 564\nAllocation records: 2\nBacktrace size: 4\n\n"
+			"z 0  sz      100  num    5  bt 77000001234 77000002000\n"
+			"z 0  sz       64  num    1  bt 77000003000\n"
+			"MAPS\n" MAPS_AT("7700000", "/lib/libx.so") "END\n";
+	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	add(d, open_mem(a, len, "a.dump"));
+	add(d, open_mem(b, strlen(b), "b.txt"));
+	struct leaksnap_error err;
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 1);
+	const struct diff_group *g = diff_suspect(d, 0);
+	assert_non_null(g);
+	assert_int_equal(g->bytes[0], 200);
+	assert_int_equal(g->bytes[1], 500);
+	assert_int_equal(g->bytes_delta, 300);
+	assert_int_equal(g->count_delta, 3);
+	assert_false(g->is_new);
+	assert_int_equal(g->frame_count, 2);
+	assert_string_equal(g->frames[0]->module, "/lib/libx.so");
+	assert_int_equal(g->frames[0]->rel_pc, 0x1234);
+	assert_int_equal(g->frames[0]->pc, 0x77000001234); /* as the latest snapshot has it */
+	assert_int_equal(g->frames[0]->build_id_len, 4);
+	assert_int_equal(g->frames[0]->build_id[3], 0x0d);
+	assert_int_equal(diff_stopped_count(d), 0);
+	diff_free(d);
+	free(a);
+}
+
+/* One build ID under two paths (an app reinstalled) is one module; one path
+ * with two build IDs (two builds) is two. */
+static void test_reinstall_and_rebuild(void **state)
+{
+	(void)state;
+	struct rec r1[] = {{32, 1, {0x55000001234, 0}}};
+	struct rec r2[] = {{32, 3, {0x66000001234, 0}}};
+	size_t l1, l2, l3;
+	uint8_t *a = leaksnap_dump(r1, 1, MAPS_AT("5500000", "/data/app/~~A==/lib/libg.so"),
+				   "build_id=aabb /data/app/~~A==/lib/libg.so\n", &l1);
+	uint8_t *b = leaksnap_dump(r2, 1, MAPS_AT("6600000", "/data/app/~~B==/lib/libg.so"),
+				   "build_id=aabb /data/app/~~B==/lib/libg.so\n", &l2);
+	uint8_t *c = leaksnap_dump(r2, 1, MAPS_AT("6600000", "/data/app/~~A==/lib/libg.so"),
+				   "build_id=ccdd /data/app/~~A==/lib/libg.so\n", &l3);
+	struct leaksnap_error err;
+	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	add(d, open_mem(a, l1, "a"));
+	add(d, open_mem(b, l2, "b"));
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 1);
+	assert_false(diff_suspect(d, 0)->is_new);
+	assert_int_equal(diff_suspect(d, 0)->bytes_delta, 64);
+	diff_free(d);
+
+	d = new_diff(DIFF_BY_STACK, 2);
+	add(d, open_mem(a, l1, "a"));
+	add(d, open_mem(c, l3, "c"));
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 1);
+	assert_true(diff_suspect(d, 0)->is_new); /* another build: other code */
+	assert_int_equal(diff_suspect(d, 0)->bytes_delta, 96);
+	diff_free(d);
+
+	/* by module, the two builds are one library that grew */
+	d = new_diff(DIFF_BY_MODULE, 2);
+	add(d, open_mem(a, l1, "a"));
+	add(d, open_mem(c, l3, "c"));
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 1);
+	assert_int_equal(diff_suspect(d, 0)->bytes_delta, 64);
+	assert_string_equal(diff_suspect(d, 0)->module, "/data/app/~~A==/lib/libg.so");
+	diff_free(d);
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* Scores and trends over four snapshots. */
+static void test_trends(void **state)
+{
+	(void)state;
+	/* steady: 1,2,3,4 KiB; late: 0,0,0,8 KiB; cache: 0,5,5,5 KiB;
+	 * bouncy: 4,1,4,5 KiB */
+	static const uint64_t kib[4][4] = {{1, 2, 3, 4}, {0, 0, 0, 8}, {0, 5, 5, 5}, {4, 1, 4, 5}};
+	struct diff *d = new_diff(DIFF_BY_STACK, 4);
+	for (int s = 0; s < 4; s++) {
+		struct rec r[4];
+		size_t n = 0;
+		for (int g = 0; g < 4; g++)
+			if (kib[g][s])
+				r[n++] = (struct rec){1024, kib[g][s], {0x55000001000 + 0x10 * (uint64_t)g, 0}};
+		size_t len;
+		uint8_t *buf = leaksnap_dump(r, n, MAPS_AT("5500000", "/bin/app"), "", &len);
+		add(d, open_mem(buf, len, "s"));
+		free(buf);
+	}
+	struct leaksnap_error err;
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 3);
+	/* steady: 3072 x 3/3; late: 8192 x 1/3; bouncy: 1024 x (2-1)/3 */
+	const struct diff_group *g0 = diff_suspect(d, 0), *g1 = diff_suspect(d, 1),
+				*g2 = diff_suspect(d, 2);
+	assert_int_equal(g0->frames[0]->rel_pc, 0x1000);
+	assert_int_equal(g0->trend, DIFF_TREND_STEADY);
+	assert_true(g0->score == 3072.0);
+	assert_int_equal(g1->frames[0]->rel_pc, 0x1010);
+	assert_int_equal(g1->trend, DIFF_TREND_GROWING);
+	assert_true(g1->score > 2730.6 && g1->score < 2730.7);
+	assert_true(g1->is_new);
+	assert_int_equal(g2->frames[0]->rel_pc, 0x1030);
+	assert_int_equal(g2->grew, 2);
+	assert_int_equal(g2->shrank, 1);
+	assert_true(g2->score > 341.3 && g2->score < 341.4);
+	assert_int_equal(diff_stopped_count(d), 1);
+	assert_int_equal(diff_stopped(d, 0)->frames[0]->rel_pc, 0x1020);
+	assert_int_equal(diff_stopped(d, 0)->trend, DIFF_TREND_STOPPED);
+	assert_int_equal(diff_suspects_bytes(d), 3072 + 8192 + 1024);
+	diff_free(d);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	struct leaksnap_error err;
+	struct diff_options o = {0};
+	assert_null(diff_new(&o, 1, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	o.by = (enum diff_by)9;
+	assert_null(diff_new(&o, 2, &err));
+
+	/* a 32-bit snapshot after a 64-bit one */
+	struct rec r[] = {{8, 1, {0x55000001000, 0}}};
+	size_t len;
+	uint8_t *a = leaksnap_dump(r, 1, MAPS_AT("5500000", "/bin/app"), "", &len);
+	const char *b32 = "Android Native Heap Dump v1.2\n\nBuild fingerprint: ''\n\n"
+			  "Total memory: 8\nAllocation records: 1\nBacktrace size: 4\n\n"
+			  "z 0  sz        8  num    1  bt f0001000\n"
+			  "MAPS\nf0000000-f0009000 r-xp 00000000 fd:01 7 /bin/app\nEND\n";
+	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	add(d, open_mem(a, len, "a64"));
+	struct snapshot *s = open_mem(b32, strlen(b32), "b32");
+	assert_int_not_equal(diff_add_snapshot(d, s, NULL, &err), 0);
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_string_equal(err.source, "b32");
+	snapshot_close(s);
+	/* ranking before every snapshot was added */
+	assert_int_not_equal(diff_rank(d, &err), 0);
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	diff_free(d);
+	free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_patterns),
+		cmocka_unit_test(test_suppressions_parse),
+		cmocka_unit_test(test_build_id_and_path),
+		cmocka_unit_test(test_reinstall_and_rebuild),
+		cmocka_unit_test(test_trends),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
