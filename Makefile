@@ -194,6 +194,7 @@ bench: all $(BENCH_BINS)
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
+	$(Q)sh bench/diff.sh $(B)
 
 # Install --------------------------------------------------------------------
 install: all
