@@ -4,6 +4,7 @@
  * stacks. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,6 +456,62 @@ static int folded_stack(void *arg, const struct diff_frame *const *frames, size_
 	return ferror(stdout) ? EXIT_ERROR : 0;
 }
 
+/* Reading ahead -----------------------------------------------------------------------------
+ * While the diff takes in snapshot i, a thread opens snapshot i + 1 (never
+ * more than one ahead, so at most two are in memory).  Errors are reported
+ * by the main thread when it reaches that snapshot, so the output is the
+ * same as reading in order. */
+
+struct reader {
+	char **paths;
+	size_t n;
+	const struct snapshot_open_opts *opts;
+	struct snapshot **snaps;
+	struct leaksnap_error *errs;
+	bool *done;
+	size_t consumed; /* snapshots the main thread has taken */
+	bool stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	for (size_t i = 0; i < r->n; i++) {
+		pthread_mutex_lock(&r->mu);
+		while (!r->stop && i > r->consumed + 1)
+			pthread_cond_wait(&r->cv, &r->mu);
+		bool stop = r->stop;
+		pthread_mutex_unlock(&r->mu);
+		if (stop)
+			break;
+		struct snapshot *s = snapshot_open(r->paths[i], r->opts, &r->errs[i]);
+		pthread_mutex_lock(&r->mu);
+		r->snaps[i] = s;
+		r->done[i] = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		if (!s)
+			break;
+	}
+	return NULL;
+}
+
+/* Snapshot @i, or NULL with its error in r->errs[i]. */
+static struct snapshot *reader_take(struct reader *r, size_t i)
+{
+	pthread_mutex_lock(&r->mu);
+	while (!r->done[i])
+		pthread_cond_wait(&r->cv, &r->mu);
+	struct snapshot *s = r->snaps[i];
+	r->snaps[i] = NULL;
+	r->consumed = i + 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return s;
+}
+
 /* Main ------------------------------------------------------------------------------------- */
 
 static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
@@ -614,27 +671,64 @@ int cmd_diff(int argc, char **argv)
 		cli_fail_error(&err);
 		goto out;
 	}
-	/* One snapshot at a time: each is added, then closed. */
-	for (int i = first; i < argc; i++) {
-		struct snapshot *s = cli_open_snapshot(argv[i], &c.in.open, NULL);
-		if (!s)
-			goto out;
+	/* Each snapshot is added, then closed; the next one is read meanwhile. */
+	size_t n = (size_t)(argc - first);
+	struct reader rd = {.paths = argv + first, .n = n, .opts = &c.in.open,
+			    .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	rd.snaps = calloc(n, sizeof(*rd.snaps));
+	rd.errs = calloc(n, sizeof(*rd.errs));
+	rd.done = calloc(n, sizeof(*rd.done));
+	pthread_t tid;
+	bool threaded = false;
+	if (!rd.snaps || !rd.errs || !rd.done) {
+		cli_fail("diff", "out of memory");
+		goto out_reader;
+	}
+	threaded = pthread_create(&tid, NULL, reader_main, &rd) == 0;
+	for (size_t i = 0; i < n; i++) {
+		struct snapshot *s;
+		if (threaded) {
+			s = reader_take(&rd, i);
+		} else {
+			s = snapshot_open(rd.paths[i], rd.opts, &rd.errs[i]);
+		}
+		if (!s) {
+			cli_fail_error(&rd.errs[i]);
+			goto out_reader;
+		}
 		struct maps *maps = NULL;
 		if (cli_snapshot_maps(s, NULL, &maps)) {
 			snapshot_close(s);
-			goto out;
+			goto out_reader;
 		}
 		cli_print_warnings(s);
 		if (!maps)
-			cli_warn(argv[i], "no maps: its frames are compared as raw addresses");
+			cli_warn(rd.paths[i], "no maps: its frames are compared as raw addresses");
 		rc = diff_add_snapshot(d, s, maps, &err);
 		maps_free(maps);
 		snapshot_close(s);
 		if (rc) {
 			cli_fail_error(&err);
-			goto out;
+			goto out_reader;
 		}
 	}
+	status = EXIT_OK;
+out_reader:
+	if (threaded) {
+		pthread_mutex_lock(&rd.mu);
+		rd.stop = true;
+		pthread_cond_broadcast(&rd.cv);
+		pthread_mutex_unlock(&rd.mu);
+		pthread_join(tid, NULL);
+	}
+	for (size_t i = 0; rd.snaps && i < n; i++)
+		snapshot_close(rd.snaps[i]);
+	free(rd.snaps);
+	free(rd.errs);
+	free(rd.done);
+	if (status != EXIT_OK)
+		goto out;
+	status = EXIT_ERROR;
 	if (diff_rank(d, &err)) {
 		cli_fail_error(&err);
 		goto out;

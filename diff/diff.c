@@ -104,9 +104,8 @@ static uint32_t seq_hash(const uint32_t *v, uint32_t n, uint32_t salt)
 	return (uint32_t)mix(h);
 }
 
-static int seqtab_rehash(struct seqtab *t)
+static int seqtab_rehash_to(struct seqtab *t, size_t n)
 {
-	size_t n = t->slots ? (t->mask + 1) * 2 : 1024;
 	uint64_t *s = malloc(n * sizeof(*s));
 	if (!s)
 		return -1;
@@ -120,6 +119,29 @@ static int seqtab_rehash(struct seqtab *t)
 	free(t->slots);
 	t->slots = s;
 	t->mask = n - 1;
+	return 0;
+}
+
+static int seqtab_rehash(struct seqtab *t)
+{
+	return seqtab_rehash_to(t, t->slots ? (t->mask + 1) * 2 : 1024);
+}
+
+/* Room for @more entries of @words u32 in all, without rehashing.  Memory
+ * reserved but not yet used is not touched. */
+static int seqtab_reserve(struct seqtab *t, size_t more, size_t words)
+{
+	size_t n = t->slots ? t->mask + 1 : 1024;
+	while (n < 2 * (t->count + more) + 2) {
+		if (n > SIZE_MAX / 4 / sizeof(*t->slots))
+			return -1;
+		n *= 2;
+	}
+	if ((!t->slots || n != t->mask + 1) && seqtab_rehash_to(t, n) != 0)
+		return -1;
+	if (grow((void **)&t->ents, &t->cap, t->count + more, sizeof(*t->ents)) != 0 ||
+	    grow((void **)&t->pool, &t->pool_cap, t->pool_len + words, sizeof(*t->pool)) != 0)
+		return -1;
 	return 0;
 }
 
@@ -579,7 +601,16 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	d->pc_count = 0;
 
 	uint32_t ids[256];
-	size_t stride = 2 * d->n;
+	size_t stride = 2 * d->n, nrec = snapshot_record_count(snap), words = 0;
+	for (size_t r = 0; r < nrec; r++) {
+		uint32_t nf = snapshot_record(snap, r)->frame_count;
+		words += nf > 256 ? 256 : nf;
+	}
+	/* every record may be a new stack: room for all, reserved once */
+	if (seqtab_reserve(&d->stacks, nrec, words) != 0 ||
+	    grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
+		 sizeof(*d->acc)) != 0)
+		goto nomem_a;
 	for (size_t r = 0; r < snapshot_record_count(snap); r++) {
 		const struct snapshot_record *rec = snapshot_record(snap, r);
 		uint32_t nf = rec->frame_count > 256 ? 256 : rec->frame_count;
