@@ -68,6 +68,10 @@ void cli_print_symbols(const struct cli_resolved *r);
 void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t rel_pc,
 		     const struct cli_resolved *r);
 
+/* One element of a JSON "symbols" list (the module, the file used, its
+ * build-ID status and error) on stdout, after a comma unless @first. */
+void cli_json_print_sym_module(const struct sym_module *m, bool first);
+
 /* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */
 int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a library error record; returns EXIT_ERROR. */

@@ -396,17 +396,10 @@ static int report_json(struct diff *d, const struct diff_cli *c)
 	}
 	if (c->o.sym) {
 		json_key(&first, "symbols");
-		printf("[");
 		size_t nm = diff_symbol_module_count(d);
-		for (size_t i = 0; i < nm; i++) {
-			const struct sym_module *m = diff_symbol_module(d, i);
-			printf("%s\n    ", i ? "," : "");
-			cli_json_print(stdout,
-				       json_pack("{s:s, s:o, s:s, s:o}", "module", m->path, "symbol_file",
-						 cli_json_str_or_null(m->file_path), "build_id_status",
-						 sym_build_id_status_name(m->status), "error",
-						 cli_json_str_or_null(m->error)));
-		}
+		printf("[");
+		for (size_t i = 0; i < nm; i++)
+			cli_json_print_sym_module(diff_symbol_module(d, i), i == 0);
 		printf("%s]", nm ? "\n  " : "");
 	}
 	printf("\n}\n");

@@ -342,17 +342,10 @@ static void show_json(const struct snapshot *s, const struct maps *maps, const s
 	if (sc) {
 		/* each module the frames named, and the file that was used */
 		json_key(&first, "symbols");
-		printf("[");
 		size_t n = cli_symctx_module_count(sc);
-		for (size_t i = 0; i < n; i++) {
-			const struct sym_module *m = cli_symctx_module(sc, i);
-			printf("%s\n    ", i ? "," : "");
-			cli_json_print(stdout,
-				       json_pack("{s:s, s:o, s:s, s:o}", "module", m->path, "symbol_file",
-						 cli_json_str_or_null(m->file_path), "build_id_status",
-						 sym_build_id_status_name(m->status), "error",
-						 cli_json_str_or_null(m->error)));
-		}
+		printf("[");
+		for (size_t i = 0; i < n; i++)
+			cli_json_print_sym_module(cli_symctx_module(sc, i), i == 0);
 		printf("%s]", n ? "\n  " : "");
 	}
 	printf("\n}\n");
