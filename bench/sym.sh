@@ -283,6 +283,12 @@ mib() { # BYTES
 say "leaksnap benchmark: symbolizer, $N random .text addresses per target ($(date -u '+%Y-%m-%d %H:%M UTC'))"
 say "machine: $(nproc) CPUs, ${cpu:-$(uname -m)}, ${mem:-? GiB} RAM, $(uname -sr); load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
 say "leaksnap: $rev, build dir $B (bin/leaksnap built $(date -u -r "$LS" '+%Y-%m-%d %H:%M UTC'))"
+if [ -n "${LEAKSNAP_JOBS:-}" ]; then
+	say "leaksnap threads: LEAKSNAP_JOBS=$LEAKSNAP_JOBS"
+else
+	cpus=$(nproc 2>/dev/null || echo 1)
+	say "leaksnap threads: $([ "$cpus" -gt 4 ] && echo 4 || echo "$cpus") (the CPUs it may run on, at most 4; LEAKSNAP_JOBS unset)"
+fi
 for tool in $TOOLS; do
 	[ "$tool" = leaksnap ] && continue
 	say "$(printf '%-19s%s' "$(tool_label "$tool"):" "$(version "$tool")")"

@@ -32,6 +32,11 @@ int cmd_diff(int argc, char **argv);
 int cmd_addr2line(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 
+/* The symbolizer's jobs option (struct sym_options): the CPUs this process
+ * may run on (at most 4), or LEAKSNAP_JOBS when set (0 to 64; 0 or 1: no
+ * threads).  symctx.c */
+unsigned cli_sym_jobs(void);
+
 /* Symbolizing a snapshot's frames (symctx.c). */
 struct cli_symctx;
 struct cli_resolved {
@@ -43,6 +48,10 @@ struct cli_resolved {
 struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *dirs,
 				  size_t ndirs, bool adjust);
 void cli_symctx_free(struct cli_symctx *c);
+/* Hint: the frames of @records[0..count) of @s are about to be resolved
+ * (their units are indexed ahead, on threads: cli_sym_jobs). */
+void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
+			 const struct snapshot *s, const size_t *records, size_t count);
 /* Symbolize the frame at @loc (each module and rel_pc once).  Problems
  * with symbol files are reported on stderr as they are met.  -1: out of
  * memory (reported). */

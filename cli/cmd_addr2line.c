@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,8 +39,15 @@ struct a2l {
 	struct sym_file *file;
 	const char *module;   /* -e as given */
 	bool addresses, functions, inlines, json;
+	bool tty;             /* stdout is a terminal */
 	unsigned addr_width;  /* hex digits for -a */
 };
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+				 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
 
 static bool parse_address(const char *s, uint64_t *out)
 {
@@ -47,15 +55,13 @@ static bool parse_address(const char *s, uint64_t *out)
 		s++;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	if (!isxdigit((unsigned char)*s))
+	if (hex_digit(*s) < 0)
 		return false;
 	uint64_t v = 0;
-	for (; isxdigit((unsigned char)*s); s++) {
+	for (int d; (d = hex_digit(*s)) >= 0; s++) {
 		if (v >> 60)
 			return false; /* more than 64 bits */
-		unsigned d = (unsigned)(isdigit((unsigned char)*s) ? *s - '0'
-								 : tolower((unsigned char)*s) - 'a' + 10);
-		v = v << 4 | d;
+		v = v << 4 | (unsigned)d;
 	}
 	while (isspace((unsigned char)*s))
 		s++;
@@ -65,14 +71,82 @@ static bool parse_address(const char *s, uint64_t *out)
 	return true;
 }
 
+/* Answers ----------------------------------------------------------------
+ * The addresses at hand (the command line, or the lines read so far) are
+ * looked up as one batch (with threads, the symbolizer finds them ahead as
+ * units get indexed); the answers come in order. */
+
+struct answers {
+	const struct a2l *o;
+	const uint64_t *addrs;
+	const bool *bad;                /* per address: did not parse */
+	void (*say_bad)(void *, size_t);
+	void *bad_ctx;
+	json_t *array;                  /* JSON array mode */
+	int status;
+};
+
+/* Plain output is most of what addr2line writes: it is put together in a
+ * buffer of its own and handed to stdio in large blocks (stdio's calls,
+ * one a string, cost more than finding the answer). */
+static struct {
+	char buf[1 << 16];
+	size_t len;
+} out;
+
+static void out_flush(void)
+{
+	if (out.len)
+		fwrite_unlocked(out.buf, 1, out.len, stdout);
+	out.len = 0;
+}
+
+static void out_mem(const char *s, size_t n)
+{
+	if (n > sizeof(out.buf) - out.len) {
+		out_flush();
+		if (n > sizeof(out.buf)) {
+			fwrite_unlocked(s, 1, n, stdout);
+			return;
+		}
+	}
+	memcpy(out.buf + out.len, s, n);
+	out.len += n;
+}
+
+static void out_str(const char *s)
+{
+	out_mem(s, strlen(s));
+}
+
+static void out_char(char c)
+{
+	if (out.len == sizeof(out.buf))
+		out_flush();
+	out.buf[out.len++] = c;
+}
+
+static void out_uint(unsigned long long v)
+{
+	char b[24], *p = b + sizeof(b);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	out_mem(p, (size_t)(b + sizeof(b) - p));
+}
+
 static void print_plain(const struct a2l *o, uint64_t addr, const struct sym_result *r)
 {
-	if (o->addresses)
-		printf("0x%0*llx\n", (int)o->addr_width, (unsigned long long)addr);
+	if (o->addresses) {
+		char b[24];
+		int n = snprintf(b, sizeof(b), "0x%0*llx\n", (int)o->addr_width,
+				 (unsigned long long)addr);
+		out_mem(b, (size_t)n);
+	}
 	if (r->frame_count == 0) {
 		if (o->functions)
-			printf("??\n");
-		printf("??:0\n");
+			out_str("??\n");
+		out_str("??:0\n");
 		return;
 	}
 	/* GNU addr2line repeats the innermost row's discriminator on every
@@ -80,15 +154,23 @@ static void print_plain(const struct a2l *o, uint64_t addr, const struct sym_res
 	unsigned disc = r->frames[0].discriminator;
 	for (size_t i = 0; i < r->frame_count; i++) {
 		const struct sym_frame *f = &r->frames[i];
-		if (o->functions)
-			printf("%s\n", f->function && *f->function ? f->function : "??");
-		printf("%s:", f->file ? f->file : "??");
-		if (!f->line)
-			printf("?\n");
-		else if (disc)
-			printf("%u (discriminator %u)\n", f->line, disc);
-		else
-			printf("%u\n", f->line);
+		if (o->functions) {
+			out_str(f->function && *f->function ? f->function : "??");
+			out_char('\n');
+		}
+		out_str(f->file ? f->file : "??");
+		out_char(':');
+		if (!f->line) {
+			out_char('?');
+		} else {
+			out_uint(f->line);
+			if (disc) {
+				out_str(" (discriminator ");
+				out_uint(disc);
+				out_char(')');
+			}
+		}
+		out_char('\n');
 		if (!o->inlines)
 			break;
 	}
@@ -137,31 +219,187 @@ static void json_out(json_t *v)
 	json_decref(v);
 }
 
-/* Answer one address; returns 0, or 1 when its DWARF is corrupt (reported). */
-static int answer(struct a2l *o, uint64_t addr, json_t *array)
+static void on_answer(void *ctx, size_t index, const struct sym_result *r,
+		      const struct leaksnap_error *err)
 {
-	struct sym_result r;
-	static struct leaksnap_error err; /* cleared after use: it is large */
-	int bad = 0;
-	if (sym_file_lookup(o->file, addr, &r, &err) != 0) {
-		cli_fail_error(&err);
-		leaksnap_error_clear(&err);
-		r.frames = NULL;
-		r.frame_count = 0;
-		bad = 1;
+	struct answers *a = ctx;
+	if (a->bad[index]) {
+		a->say_bad(a->bad_ctx, index);
+		a->status = EXIT_ERROR;
 	}
-	if (!o->json) {
-		print_plain(o, addr, &r);
+	if (err) {
+		cli_fail_error(err);
+		a->status = EXIT_ERROR;
+	}
+	uint64_t addr = a->addrs[index];
+	if (!a->o->json) {
+		print_plain(a->o, addr, r);
+		if (a->o->tty)
+			out_flush(); /* (each answer seen as it comes) */
+	} else if (a->array) {
+		json_array_append_new(a->array, json_answer(a->o, addr, r));
 	} else {
-		json_t *v = json_answer(o, addr, &r);
-		if (array) {
-			json_array_append_new(array, v);
-		} else {
-			json_out(v);
-			putchar('\n');
-		}
+		json_out(json_answer(a->o, addr, r));
+		putchar('\n');
 	}
-	return bad;
+}
+
+/* Answer @count addresses (@bad[i]: line i did not parse, said by
+ * @say_bad; it is answered as unknown).  EXIT_OK or EXIT_ERROR. */
+static int answer_all(struct a2l *o, const uint64_t *addrs, const bool *bad, size_t count,
+		      void (*say_bad)(void *, size_t), void *bad_ctx, json_t *array)
+{
+	struct answers a = {o, addrs, bad, say_bad, bad_ctx, array, EXIT_OK};
+	sym_file_lookup_batch(o->file, addrs, count, on_answer, &a);
+	out_flush();
+	return a.status;
+}
+
+static void say_bad_arg(void *ctx, size_t i)
+{
+	char **args = ctx;
+	cli_fail(args[i], "not a hexadecimal address");
+}
+
+struct stdin_lines {
+	unsigned long first; /* the line number of the batch's first line */
+};
+
+static void say_bad_line(void *ctx, size_t i)
+{
+	const struct stdin_lines *l = ctx;
+	cli_fail("<stdin>", "line %lu: not a hexadecimal address", l->first + (unsigned long)i);
+}
+
+/* Input ready to read now (without waiting). */
+static bool readable_now(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP));
+}
+
+/* Standard input: lines are read as they come, and every line at hand --
+ * whatever can be read without waiting, up to a batch's worth -- is
+ * answered, and the answers flushed, before waiting for more. */
+#define BATCH_BYTES (1u << 20)
+#define LINE_MAX_BYTES (1u << 24)
+
+static int answer_stdin(struct a2l *o)
+{
+	size_t cap = 1 << 16, have = 0, pos = 0; /* unread: buf[pos..have) */
+	char *buf = malloc(cap);
+	uint64_t *addrs = NULL;
+	bool *bad = NULL;
+	size_t acap = 0;
+	unsigned long lineno = 0;
+	bool eof = false;
+	int status = EXIT_OK;
+	if (!buf)
+		return cli_fail("addr2line", "out of memory");
+	for (;;) {
+		/* a whole line, or the end of the input */
+		while (!eof && !memchr(buf + pos, '\n', have - pos)) {
+			if (fflush(stdout) != 0)
+				goto out;
+			memmove(buf, buf + pos, have - pos);
+			have -= pos;
+			pos = 0;
+			if (have == cap) {
+				char *nb = cap < LINE_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
+				if (!nb) {
+					status = cli_fail("<stdin>", "line %lu: line too long", lineno + 1);
+					goto out;
+				}
+				buf = nb;
+				cap *= 2;
+			}
+			ssize_t n = read(0, buf + have, cap - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				status = cli_fail("<stdin>", "read error: %s", strerror(errno));
+				goto out;
+			}
+			if (n == 0)
+				eof = true;
+			have += (size_t)n;
+		}
+		/* and what else there is already */
+		while (!eof && have - pos < BATCH_BYTES && readable_now(0)) {
+			if (have == cap) {
+				memmove(buf, buf + pos, have - pos);
+				have -= pos;
+				pos = 0;
+			}
+			if (have == cap) {
+				char *nb = realloc(buf, cap * 2);
+				if (!nb)
+					break;
+				buf = nb;
+				cap *= 2;
+			}
+			ssize_t n = read(0, buf + have, cap - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				break; /* said by the read that waits */
+			if (n == 0)
+				eof = true;
+			have += (size_t)n;
+		}
+		if (pos == have)
+			break; /* (eof) */
+		/* the whole lines (and at the end, a last one without '\n') */
+		size_t end = have;
+		if (!eof) {
+			char *nl = memrchr(buf + pos, '\n', have - pos);
+			end = (size_t)(nl - buf) + 1;
+		} else if (have == cap) {
+			char *nb = realloc(buf, cap + 1); /* room for its '\0' */
+			if (!nb) {
+				status = cli_fail("addr2line", "out of memory");
+				goto out;
+			}
+			buf = nb;
+			cap++;
+		}
+		size_t count = 0;
+		for (char *p = buf + pos; p < buf + end;) {
+			char *nl = memchr(p, '\n', (size_t)(buf + end - p));
+			char *stop = nl ? nl : buf + end;
+			if (count == acap) {
+				size_t n = acap ? acap * 2 : 1024;
+				uint64_t *na = realloc(addrs, n * sizeof(*na));
+				bool *nbad = na ? realloc(bad, n * sizeof(*nbad)) : NULL;
+				if (na)
+					addrs = na;
+				if (!nbad) {
+					status = cli_fail("addr2line", "out of memory");
+					goto out;
+				}
+				bad = nbad;
+				acap = n;
+			}
+			*stop = '\0';
+			addrs[count] = 0;
+			bad[count] = !parse_address(p, &addrs[count]);
+			if (bad[count])
+				addrs[count] = 0; /* answered as unknown */
+			if (++count == 1024) /* threads start on these meanwhile */
+				sym_file_prefetch(o->file, addrs, count);
+			p = stop + 1;
+		}
+		struct stdin_lines l = {lineno + 1};
+		lineno += count;
+		if (answer_all(o, addrs, bad, count, say_bad_line, &l, NULL) != EXIT_OK)
+			status = EXIT_ERROR;
+		pos = end;
+	}
+out:
+	free(buf);
+	free(addrs);
+	free(bad);
+	return status;
 }
 
 int cmd_addr2line(int argc, char **argv)
@@ -200,7 +438,8 @@ int cmd_addr2line(int argc, char **argv)
 		return cli_usage_error("addr2line", "missing -e FILE");
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json};
+	struct sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json,
+				 .jobs = cli_sym_jobs()};
 	struct symbolizer *sym = symbolizer_new(&so, &err);
 	if (!sym)
 		return cli_fail_error(&err);
@@ -210,80 +449,39 @@ int cmd_addr2line(int argc, char **argv)
 		return cli_fail_error(&err);
 	}
 	o.addr_width = sym_file_address_size(o.file) * 2; /* as binutils prints it */
+	/* answers come in batches: written in large blocks, unless to a
+	 * terminal (where each is seen as soon as it is written) */
+	static char outbuf[1 << 18]; /* (glibc sizes its own by st_blksize) */
+	o.tty = isatty(1) == 1;
+	if (!o.tty)
+		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	int status = EXIT_OK;
 	if (optind < argc) {
+		size_t n = (size_t)(argc - optind);
+		uint64_t *addrs = malloc(n * sizeof(*addrs));
+		bool *bad = malloc(n * sizeof(*bad));
 		json_t *array = o.json ? json_array() : NULL;
-		for (int i = optind; i < argc; i++) {
-			uint64_t addr = 0;
-			if (!parse_address(argv[i], &addr)) {
-				cli_fail(argv[i], "not a hexadecimal address");
-				status = EXIT_ERROR;
-				addr = 0;
-			}
-			if (answer(&o, addr, array))
-				status = EXIT_ERROR;
+		if (!addrs || !bad || (o.json && !array)) {
+			free(addrs);
+			free(bad);
+			json_decref(array);
+			symbolizer_free(sym);
+			return cli_fail("addr2line", "out of memory");
 		}
+		for (size_t i = 0; i < n; i++) {
+			bad[i] = !parse_address(argv[optind + (int)i], &addrs[i]);
+			if (bad[i])
+				addrs[i] = 0; /* answered as unknown */
+		}
+		status = answer_all(&o, addrs, bad, n, say_bad_arg, argv + optind, array);
 		if (array) {
 			json_out(array);
 			putchar('\n');
 		}
+		free(addrs);
+		free(bad);
 	} else {
-		/* Lines are read in blocks: every answer to the lines at hand is
-		 * written, and flushed before waiting for more input, so a
-		 * program that writes one address and waits gets its answer. */
-		size_t cap = 1 << 16, have = 0, pos = 0; /* unread: buf[pos..have) */
-		char *buf = malloc(cap);
-		unsigned long lineno = 0;
-		bool eof = false;
-		if (!buf) {
-			symbolizer_free(sym);
-			return cli_fail("addr2line", "out of memory");
-		}
-		while (!eof || pos < have) {
-			char *nl = memchr(buf + pos, '\n', have - pos);
-			if (!nl && !eof) {
-				if (fflush(stdout) != 0)
-					break;
-				memmove(buf, buf + pos, have - pos);
-				have -= pos;
-				pos = 0;
-				if (have == cap) {
-					char *nb = cap < (1u << 24) ? realloc(buf, cap * 2) : NULL;
-					if (!nb) {
-						status = cli_fail("<stdin>", "line %lu: line too long",
-								  lineno + 1);
-						break;
-					}
-					buf = nb;
-					cap *= 2;
-				}
-				ssize_t n = read(0, buf + have, cap - have);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n < 0) {
-					status = cli_fail("<stdin>", "read error: %s", strerror(errno));
-					break;
-				}
-				if (n == 0)
-					eof = true;
-				have += (size_t)n;
-				continue;
-			}
-			char *line = buf + pos;
-			size_t len = nl ? (size_t)(nl - line) : have - pos;
-			line[len] = '\0'; /* at EOF without a newline: have < cap here */
-			lineno++;
-			uint64_t addr = 0;
-			if (!parse_address(line, &addr)) {
-				cli_fail("<stdin>", "line %lu: not a hexadecimal address", lineno);
-				status = EXIT_ERROR;
-				addr = 0;
-			}
-			if (answer(&o, addr, NULL))
-				status = EXIT_ERROR;
-			pos += nl ? len + 1 : len;
-		}
-		free(buf);
+		status = answer_stdin(&o);
 	}
 	symbolizer_free(sym);
 	return cli_finish_stdout(status);

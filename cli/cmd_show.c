@@ -452,6 +452,8 @@ static int show_main(int argc, char **argv, bool symbolize)
 		return cli_fail(argv[optind], "out of memory");
 	}
 	size_t ntop = snapshot_records_top(s, limit, top);
+	if (o.sc)
+		cli_symctx_prefetch(o.sc, maps, s, top, ntop);
 	if (o.json)
 		show_json(s, maps, top, ntop, o.sc);
 	else

@@ -1,6 +1,7 @@
 /* leaksnap CLI: symbolizing the frames of a snapshot.  Each distinct
  * (module, rel_pc) is looked up once; modules are located with the dump's
  * build IDs (metadata "build_id=<hex> <path>"). */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,6 +38,21 @@ struct cli_symctx {
 	double started, last_progress;
 };
 
+unsigned cli_sym_jobs(void)
+{
+	const char *env = getenv("LEAKSNAP_JOBS");
+	uint64_t v;
+	if (env && *env && cli_parse_uint(env, 0, 64, &v))
+		return (unsigned)v;
+	long n = 0;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n <= 1 ? 1 : n >= 4 ? 4 : (unsigned)n;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -59,7 +75,8 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *d
 	c->adjust = adjust;
 	c->tty = isatty(2) == 1;
 	c->started = now_s();
-	struct sym_options so = {.demangle = true, .symbol_dirs = dirs, .symbol_dir_count = ndirs};
+	struct sym_options so = {.demangle = true, .symbol_dirs = dirs, .symbol_dir_count = ndirs,
+				 .jobs = cli_sym_jobs()};
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	c->sym = symbolizer_new(&so, &err);
@@ -213,6 +230,98 @@ static int cache_grow(struct cli_symctx *c)
 			c->cache[slot(c, old[i].module, old[i].rel_pc)] = old[i];
 	free(old);
 	return 0;
+}
+
+/* The frames of modules already hinted, per module: rel_pcs to hand to
+ * sym_module_prefetch together. */
+struct hint {
+	const struct sym_module *module;
+	uint64_t *pcs;
+	size_t count, cap;
+};
+
+void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
+			 const struct snapshot *s, const size_t *records, size_t count)
+{
+	if (!maps || cli_sym_jobs() < 2)
+		return;
+	struct hint *h = NULL;
+	size_t nh = 0, caph = 0;
+	uint64_t seen[4096] = {0}; /* PCs met lately: stacks share most */
+	struct {
+		const struct maps_module *mm;
+		const struct sym_module *m;
+	} known[64]; /* modules located (not APKs: their libraries vary by offset) */
+	size_t nknown = 0;
+	for (size_t i = 0; i < count; i++) {
+		const struct snapshot_record *r = snapshot_record(s, records[i]);
+		for (uint32_t k = 0; r && k < r->frame_count; k++) {
+			uint64_t pc = r->frames[k];
+			size_t slot = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 52);
+			if (seen[slot] == pc + 1)
+				continue;
+			seen[slot] = pc + 1;
+			struct maps_location loc;
+			if (!maps_locate(maps, pc, &loc) || !loc.module)
+				continue;
+			uint64_t rel_pc = loc.rel_pc;
+			const struct sym_module *m = NULL;
+			for (size_t b = 0; b < nknown && !m; b++)
+				if (known[b].mm == loc.module)
+					m = known[b].m;
+			if (!m) {
+				const uint8_t *id = NULL;
+				size_t len = 0;
+				for (size_t b = 0; b < c->id_count; b++)
+					if (strcmp(c->ids[b].path, loc.module->path) == 0) {
+						id = c->ids[b].bytes;
+						len = c->ids[b].len;
+						break;
+					}
+				/* (errors are said when the frame is resolved) */
+				struct leaksnap_error err;
+				leaksnap_error_clear(&err);
+				m = symbolizer_module_at(c->sym, loc.module->path, id, len, &rel_pc, &err);
+				size_t pl = strlen(loc.module->path);
+				if (m && nknown < sizeof(known) / sizeof(known[0]) &&
+				    !(pl >= 4 && strcmp(loc.module->path + pl - 4, ".apk") == 0)) {
+					known[nknown].mm = loc.module;
+					known[nknown++].m = m;
+				}
+			}
+			if (!m || !m->file)
+				continue;
+			size_t j = 0;
+			while (j < nh && h[j].module != m)
+				j++;
+			if (j == nh) {
+				if (nh == caph) {
+					size_t n = caph ? caph * 2 : 8;
+					struct hint *p = realloc(h, n * sizeof(*p));
+					if (!p)
+						goto out;
+					h = p;
+					caph = n;
+				}
+				h[nh++] = (struct hint){m, NULL, 0, 0};
+			}
+			if (h[j].count == h[j].cap) {
+				size_t n = h[j].cap ? h[j].cap * 2 : 256;
+				uint64_t *p = realloc(h[j].pcs, n * sizeof(*p));
+				if (!p)
+					goto out;
+				h[j].pcs = p;
+				h[j].cap = n;
+			}
+			h[j].pcs[h[j].count++] = rel_pc;
+		}
+	}
+out:
+	for (size_t j = 0; j < nh; j++) {
+		sym_module_prefetch(h[j].module, h[j].pcs, h[j].count, c->adjust);
+		free(h[j].pcs);
+	}
+	free(h);
 }
 
 int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,

@@ -46,6 +46,51 @@ static int cmp_range(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/* Sorted keys with a summary: every 16th key, searched first, so that a
+ * search touches one small array that stays in the cache and a single
+ * block of the large one. */
+#define SUM_SHIFT 4
+
+static size_t sum_count(size_t n)
+{
+	return (n + (1u << SUM_SHIFT) - 1) >> SUM_SHIFT;
+}
+
+/* Fill sum[] for key[0..n) (compared as key >> shift). */
+static void sum_build(const uint64_t *key, size_t n, uint64_t *sum, unsigned shift)
+{
+	for (size_t j = 0; j < sum_count(n); j++)
+		sum[j] = key[j << SUM_SHIFT] >> shift;
+}
+
+/* The index of the last key with key >> shift <= @addr, or SIZE_MAX. */
+static size_t sum_search(const uint64_t *key, size_t n, const uint64_t *sum, unsigned shift,
+			 uint64_t addr)
+{
+	size_t lo = 0, hi = sum_count(n);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sum[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return SIZE_MAX;
+	/* in the block of summary key lo - 1, whose first key is <= addr */
+	size_t b = (lo - 1) << SUM_SHIFT;
+	lo = b + 1;
+	hi = n - b > (1u << SUM_SHIFT) ? b + (1u << SUM_SHIFT) : n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (key[mid] >> shift <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
 /* Units ---------------------------------------------------------------------- */
 
 int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
@@ -66,6 +111,8 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 		Dwarf_Die tree = cudie;
 		if (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
 			tree = subdie;
+		if (unit_type != DW_UT_compile)
+			f->split_units = true;
 		if (grow((void **)&f->cus, &cu_cap, f->cu_count + 1, sizeof(*f->cus)) != 0)
 			goto nomem;
 		struct sym_cu *c = &f->cus[f->cu_count];
@@ -73,6 +120,7 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 		c->cudie = cudie;
 		c->treedie = tree;
 		c->tree_dbg = dwarf_cu_getdwarf(tree.cu);
+		c->offset = dwarf_dieoffset(&cudie);
 		c->version = version;
 		Dwarf_Attribute a;
 		if (dwarf_attr(&cudie, DW_AT_comp_dir, &a))
@@ -93,8 +141,9 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 			break;
 	}
 	if (rc < 0)
-		return lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path,
-				 "corrupt DWARF unit headers: %s", dwarf_errmsg(-1));
+		lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path, "corrupt DWARF unit headers: %s",
+			  dwarf_errmsg(-1));
+	/* (the units read before an error still answer) */
 	qsort(f->cu_ranges, f->cu_range_count, sizeof(*f->cu_ranges), cmp_range);
 	f->cu_maxhi = malloc((f->cu_range_count ? f->cu_range_count : 1) * sizeof(uint64_t));
 	if (!f->cu_maxhi)
@@ -105,9 +154,35 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 			m = f->cu_ranges[i].hi;
 		f->cu_maxhi[i] = m;
 	}
-	return 0;
+	f->cus_sorted = true;
+	for (size_t i = 1; i < f->cu_count; i++)
+		if (f->cus[i - 1].offset >= f->cus[i].offset)
+			f->cus_sorted = false;
+	return rc < 0 ? -1 : 0;
 nomem:
+	/* no unit answers: the symbol table does */
+	f->cu_count = f->cu_range_count = 0;
 	return lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+}
+
+/* The unit whose DIE is at @offset, or NULL. */
+static struct sym_cu *unit_at_offset(struct sym_file *f, Dwarf_Off offset)
+{
+	if (!f->cus_sorted) {
+		for (size_t i = 0; i < f->cu_count; i++)
+			if (f->cus[i].offset == offset)
+				return &f->cus[i];
+		return NULL;
+	}
+	size_t lo = 0, hi = f->cu_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->cus[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->cu_count && f->cus[lo].offset == offset ? &f->cus[lo] : NULL;
 }
 
 /* Index of the last range with lo <= addr in a sorted array, or SIZE_MAX. */
@@ -205,14 +280,21 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t paren
  * sequence.  The rows stay in libdw's order (by address): the row that
  * answers an address is the last one at or below it, unless that row ends
  * a sequence -- exactly what dwarf_getsrc_die decides. */
-static int index_lines(struct sym_cu *cu)
+static int index_lines(struct sym_cu *cu, Dwarf_Die *cudie)
 {
 	size_t n;
-	if (dwarf_getsrclines(&cu->cudie, &cu->lines, &n) != 0 || n == 0) {
+	int rc = dwarf_getsrclines(cudie, &cu->lines, &n);
+	/* the file table, for DW_AT_decl_file and DW_AT_call_file, kept:
+	 * another thread may read it, never this Dwarf */
+	if (dwarf_getsrcfiles(cudie, &cu->files, &cu->file_count) != 0) {
+		cu->files = NULL;
+		cu->file_count = 0;
+	}
+	if (rc != 0 || n == 0) {
 		cu->lines = NULL;
 		return 0; /* no line table: answers have no line */
 	}
-	cu->line_addr = malloc(n * sizeof(*cu->line_addr));
+	cu->line_addr = malloc((n + sum_count(n)) * sizeof(*cu->line_addr));
 	if (!cu->line_addr)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -225,6 +307,7 @@ static int index_lines(struct sym_cu *cu)
 		}
 		cu->line_addr[i] = (uint64_t)a << 1 | end;
 	}
+	sum_build(cu->line_addr, n, cu->line_addr + n, 1);
 	cu->line_count = n;
 	return 0;
 }
@@ -233,34 +316,131 @@ Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr)
 {
 	if (addr >> 63)
 		return NULL;
-	size_t lo = 0, hi = cu->line_count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cu->line_addr[mid] >> 1 <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || (cu->line_addr[lo - 1] & 1))
+	size_t i = sum_search(cu->line_addr, cu->line_count, cu->line_addr + cu->line_count, 1,
+			      addr);
+	if (i == SIZE_MAX || (cu->line_addr[i] & 1))
 		return NULL;
-	return dwarf_onesrcline(cu->lines, lo - 1);
+	return dwarf_onesrcline(cu->lines, i);
 }
 
-int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err)
+/* The flat form of a unit's groups: the deepest node at each address, as
+ * segments [seg_addr[i], seg_addr[i + 1]) of node seg_node[i] (SYM_NONE:
+ * none).  When no two ranges of a group overlap, the range of a group
+ * covering an address is the only one that does, and the deepest node is
+ * found by descending through those; so each range of a group, clipped to
+ * its parent's range, stands for its node where none of its node's kids'
+ * ranges does -- exactly what sym_dwarf_find_node's descent answers. */
+struct flat {
+	const struct sym_cu *cu;
+	uint64_t *addr;
+	uint32_t *node;
+	size_t count, cap;
+	bool full;
+};
+
+static void flat_emit(struct flat *fl, uint64_t at, uint32_t node)
 {
-	if (cu->indexed)
-		return cu->broken ? -1 : 0;
-	cu->indexed = true;
+	if (fl->count && fl->node[fl->count - 1] == node)
+		return; /* the segment goes on */
+	if (fl->count && fl->addr[fl->count - 1] == at) {
+		fl->node[fl->count - 1] = node; /* (an empty segment: replaced) */
+		if (fl->count > 1 && fl->node[fl->count - 2] == node)
+			fl->count--;
+		return;
+	}
+	if (fl->count == fl->cap) {
+		fl->full = true; /* (only when a range crosses its parent's) */
+		return;
+	}
+	fl->addr[fl->count] = at;
+	fl->node[fl->count++] = node;
+}
+
+/* Segments for [lo, hi) where @owner (SYM_NONE: nothing) stands unless a
+ * range of the group r[0..n) does. */
+static void flat_group(struct flat *fl, const struct sym_range *r, uint32_t n, uint64_t lo,
+		       uint64_t hi, uint32_t owner, unsigned depth)
+{
+	uint64_t pos = lo;
+	/* the first range ending after lo (ranges are sorted, disjoint) */
+	uint32_t a = 0, b = n;
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		if (r[mid].hi <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (uint32_t i = a; i < n && r[i].lo < hi; i++) {
+		uint64_t s = r[i].lo > lo ? r[i].lo : lo, e = r[i].hi < hi ? r[i].hi : hi;
+		if (pos < s)
+			flat_emit(fl, pos, owner);
+		const struct sym_node *k = &fl->cu->nodes[r[i].node];
+		if (depth + 1 < WALK_MAX_DEPTH) {
+			flat_group(fl, fl->cu->ranges + k->kids, k->nkids, s, e, r[i].node, depth + 1);
+		} else {
+			flat_emit(fl, s, r[i].node);
+		}
+		pos = e;
+	}
+	if (pos < hi)
+		flat_emit(fl, pos, owner);
+}
+
+static int flatten(struct sym_cu *cu, size_t range_count)
+{
+	struct flat fl = {.cu = cu, .cap = 2 * range_count + 2};
+	fl.addr = malloc(fl.cap * sizeof(*fl.addr));
+	fl.node = malloc(fl.cap * sizeof(*fl.node));
+	if (!fl.addr || !fl.node) {
+		free(fl.addr);
+		free(fl.node);
+		return -1;
+	}
+	flat_group(&fl, cu->ranges + cu->top, cu->ntop, 0, UINT64_MAX, SYM_NONE, 0);
+	if (fl.full) {
+		free(fl.addr);
+		free(fl.node);
+		return -1;
+	}
+	/* (the last segment, to UINT64_MAX, is SYM_NONE) */
+	uint64_t *a = realloc(fl.addr, (fl.count + sum_count(fl.count)) * sizeof(*a));
+	uint32_t *nd = realloc(fl.node, fl.count * sizeof(*nd));
+	if (a)
+		fl.addr = a;
+	if (nd)
+		fl.node = nd;
+	if (!a && fl.cap < fl.count + sum_count(fl.count)) {
+		free(fl.addr);
+		free(fl.node);
+		return -1;
+	}
+	sum_build(fl.addr, fl.count, fl.addr + fl.count, 0);
+	cu->seg_addr = fl.addr;
+	cu->seg_node = fl.node;
+	cu->seg_count = fl.count;
+	return 0;
+}
+
+int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
+			 Dwarf_Die *treedie, const _Atomic bool *cancel,
+			 struct leaksnap_error *err)
+{
 	cu->top = cu->ntop = 0;
 	struct walk w = {.cu = cu};
 	/* Iterative walk: the DIE at each level and the node enclosing it. */
 	Dwarf_Die stack[WALK_MAX_DEPTH];
 	uint32_t encl[WALK_MAX_DEPTH];
 	int depth = 0;
-	if (dwarf_child(&cu->treedie, &stack[0]) != 0)
+	unsigned steps = 0;
+	if (dwarf_child(treedie, &stack[0]) != 0)
 		goto done; /* an empty unit */
 	encl[0] = SYM_NONE;
 	for (;;) {
+		if (cancel && ++steps % 4096 == 0 && atomic_load_explicit(cancel, memory_order_relaxed)) {
+			cu->broken = true;
+			goto fail;
+		}
 		Dwarf_Die *die = &stack[depth];
 		int tag = dwarf_tag(die);
 		uint32_t node = SYM_NONE;
@@ -284,7 +464,7 @@ int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_
 				cu->broken = true;
 				lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path,
 					  "corrupt DWARF in the unit at offset 0x%llx: %s",
-					  (unsigned long long)dwarf_dieoffset(&cu->treedie),
+					  (unsigned long long)dwarf_dieoffset(treedie),
 					  dwarf_errmsg(-1));
 				goto fail;
 			}
@@ -294,7 +474,7 @@ int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_
 		}
 	}
 done:
-	if (index_lines(cu) != 0)
+	if (index_lines(cu, cudie) != 0)
 		goto nomem;
 	/* Group the ranges by parent with a counting sort (group 0 is the top
 	 * level, node i is group i + 1), then sort each group by address --
@@ -325,6 +505,7 @@ done:
 		cu->ranges[start[grp]++] = w.tmp[i];
 	}
 	free(start);
+	bool overlap = false;
 	for (size_t i = 0; i < groups; i++) {
 		struct sym_range *r = cu->ranges + (i ? cu->nodes[i - 1].kids : cu->top);
 		size_t n = i ? cu->nodes[i - 1].nkids : cu->ntop;
@@ -333,9 +514,17 @@ done:
 				qsort(r, n, sizeof(*r), cmp_range);
 				break;
 			}
+		for (size_t k = 1; k < n && !overlap; k++)
+			overlap = r[k].lo < r[k - 1].hi;
 	}
 	free(w.tmp);
 	free(w.tmp_parent);
+	/* Well-formed units (no two ranges of a group overlap) are searched
+	 * flat: what the groups answer, computed once for every address. */
+	if (!overlap && flatten(cu, w.tmp_count) == 0) {
+		free(cu->ranges);
+		cu->ranges = NULL;
+	}
 	return 0;
 nomem:
 	cu->broken = true;
@@ -364,6 +553,11 @@ uint32_t sym_dwarf_find_node(const struct sym_cu *cu, uint64_t addr)
 {
 	if (!cu->nodes)
 		return SYM_NONE;
+	if (cu->seg_addr) {
+		size_t i = sum_search(cu->seg_addr, cu->seg_count, cu->seg_addr + cu->seg_count, 0,
+				      addr);
+		return i == SIZE_MAX ? SYM_NONE : cu->seg_node[i];
+	}
 	uint32_t node = group_find(cu->ranges + cu->top, cu->ntop, addr);
 	for (unsigned guard = 0; node != SYM_NONE && guard < WALK_MAX_DEPTH; guard++) {
 		const struct sym_node *n = &cu->nodes[node];
@@ -385,19 +579,13 @@ static const char *die_string(Dwarf_Die *die, unsigned name)
 	return dwarf_formstring(&a);
 }
 
-static uint32_t die_udata(Dwarf_Die *die, unsigned name)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word v;
-	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &v) != 0 || v > UINT32_MAX)
-		return 0;
-	return (uint32_t)v;
-}
-
 /* DW_AT_decl_file, from the DIE or its origin, looked up in the file table
- * of the unit the attribute is in.  (dwarf_decl_file asserts when that
- * unit's files were never loaded, as happens with split DWARF.) */
-static const char *decl_file(Dwarf_Die *die)
+ * of the unit the attribute is in: the table kept when that unit was
+ * indexed (perhaps by another thread, from its own Dwarf: this one's would
+ * read the whole line table again), else this Dwarf's.  (dwarf_decl_file
+ * asserts when that unit's files were never loaded, as happens with split
+ * DWARF.) */
+static const char *decl_file(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word idx;
@@ -405,10 +593,64 @@ static const char *decl_file(Dwarf_Die *die)
 	Dwarf_Files *files;
 	size_t n;
 	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0 ||
-	    !dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
-	    dwarf_getsrcfiles(&cudie, &files, &n) != 0 || idx >= n)
+	    !dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL))
 		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
+	struct sym_cu *owner = NULL;
+	if (a.cu == cu->cudie.cu)
+		owner = cu;
+	else if (dwarf_cu_getdwarf(a.cu) == f->dbg) /* (not a .dwo's or a dwz file's) */
+		owner = unit_at_offset(f, dwarf_dieoffset(&cudie));
+	if (owner && owner->ready) {
+		files = owner->files;
+		n = owner->file_count;
+	} else if (dwarf_getsrcfiles(&cudie, &files, &n) != 0) {
+		return NULL; /* (a unit not indexed, or not yet seen so by this thread) */
+	}
+	return idx < n ? dwarf_filesrc(files, idx, NULL, NULL) : NULL;
+}
+
+/* The attributes of a node's own DIE that naming it reads, found in one
+ * pass over them (each the first of its name, as dwarf_attr finds it). */
+enum {
+	NA_NAME, NA_LINKAGE, NA_MIPS_LINKAGE, NA_DECL_FILE, NA_ORIGIN, NA_LOW_PC,
+	NA_CALL_FILE, NA_CALL_LINE, NA_CALL_COLUMN, NA_DISCRIMINATOR, NA_COUNT
+};
+struct node_attrs {
+	Dwarf_Attribute at[NA_COUNT];
+	bool has[NA_COUNT];
+};
+
+static int collect_attr(Dwarf_Attribute *a, void *arg)
+{
+	struct node_attrs *na = arg;
+	int k;
+	switch (dwarf_whatattr(a)) {
+	case DW_AT_name: k = NA_NAME; break;
+	case DW_AT_linkage_name: k = NA_LINKAGE; break;
+	case DW_AT_MIPS_linkage_name: k = NA_MIPS_LINKAGE; break;
+	case DW_AT_decl_file: k = NA_DECL_FILE; break;
+	case DW_AT_abstract_origin: k = NA_ORIGIN; break;
+	case DW_AT_low_pc: k = NA_LOW_PC; break;
+	case DW_AT_call_file: k = NA_CALL_FILE; break;
+	case DW_AT_call_line: k = NA_CALL_LINE; break;
+	case DW_AT_call_column: k = NA_CALL_COLUMN; break;
+	case 0x2136: k = NA_DISCRIMINATOR; break; /* DW_AT_GNU_discriminator */
+	default: return DWARF_CB_OK;
+	}
+	if (!na->has[k]) {
+		na->has[k] = true;
+		na->at[k] = *a;
+	}
+	return DWARF_CB_OK;
+}
+
+/* A collected attribute's value, when a constant that fits 32 bits; else 0. */
+static uint32_t attr_udata(struct node_attrs *na, int k)
+{
+	Dwarf_Word v;
+	if (!na->has[k] || dwarf_formudata(&na->at[k], &v) != 0 || v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
 }
 
 void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n)
@@ -419,17 +661,17 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 	Dwarf_Die die;
 	if (!dwarf_offdie(cu->tree_dbg, n->die, &die))
 		return;
+	struct node_attrs na;
+	memset(na.has, 0, sizeof(na.has));
+	dwarf_getattrs(&die, collect_attr, &na, 0); /* (what it found before an error counts) */
 	/* An instance that names nothing itself takes its name and
 	 * declaration from its abstract origin: resolved once per origin. */
-	Dwarf_Attribute a;
 	Dwarf_Die origin;
 	void **slot = NULL;
 	/* (an inlined instance names nothing itself; an out-of-line one may) */
-	if ((n->inlined || (!dwarf_hasattr(&die, DW_AT_name) &&
-			    !dwarf_hasattr(&die, DW_AT_linkage_name) &&
-			    !dwarf_hasattr(&die, DW_AT_MIPS_linkage_name) &&
-			    !dwarf_hasattr(&die, DW_AT_decl_file))) &&
-	    dwarf_attr(&die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin))
+	if ((n->inlined || (!na.has[NA_NAME] && !na.has[NA_LINKAGE] && !na.has[NA_MIPS_LINKAGE] &&
+			    !na.has[NA_DECL_FILE])) &&
+	    na.has[NA_ORIGIN] && dwarf_formref_die(&na.at[NA_ORIGIN], &origin))
 		slot = sym_map_slot(&f->sym->origins, cu, origin.addr);
 	const struct sym_origin *o = slot ? *slot : NULL;
 	if (o) {
@@ -446,7 +688,7 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 			n->name = sym_demangle(f->sym, linkage);
 		else
 			n->name = die_string(&die, DW_AT_name);
-		n->decl_file = sym_source_path(f->sym, cu, decl_file(&die));
+		n->decl_file = sym_source_path(f->sym, cu, decl_file(f, cu, &die));
 		int line;
 		if (dwarf_decl_line(&die, &line) == 0 && line > 0)
 			n->decl_line = (uint32_t)line;
@@ -456,22 +698,22 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 			*slot = no;
 		}
 	}
-	/* llvm-symbolizer's StartAddress: DW_AT_low_pc, when there is one */
+	/* llvm-symbolizer's StartAddress: DW_AT_low_pc, when there is one
+	 * (as dwarf_lowpc reads it) */
 	Dwarf_Addr lo;
-	if (dwarf_lowpc(&die, &lo) == 0) {
+	if (na.has[NA_LOW_PC] && dwarf_formaddr(&na.at[NA_LOW_PC], &lo) == 0) {
 		n->start = lo;
 		n->has_start = true;
 	}
 	if (n->inlined) {
 		Dwarf_Word idx;
-		Dwarf_Files *files;
-		size_t nfiles;
-		if (dwarf_attr(&die, DW_AT_call_file, &a) && dwarf_formudata(&a, &idx) == 0 &&
-		    dwarf_getsrcfiles(&cu->cudie, &files, &nfiles) == 0 && idx < nfiles)
-			n->call_file = sym_source_path(f->sym, cu, dwarf_filesrc(files, idx, NULL, NULL));
-		n->call_line = die_udata(&die, DW_AT_call_line);
-		n->call_column = die_udata(&die, DW_AT_call_column);
-		n->call_discriminator = die_udata(&die, 0x2136 /* DW_AT_GNU_discriminator */);
+		if (na.has[NA_CALL_FILE] && dwarf_formudata(&na.at[NA_CALL_FILE], &idx) == 0 &&
+		    idx < cu->file_count)
+			n->call_file = sym_source_path(f->sym, cu,
+						       dwarf_filesrc(cu->files, idx, NULL, NULL));
+		n->call_line = attr_udata(&na, NA_CALL_LINE);
+		n->call_column = attr_udata(&na, NA_CALL_COLUMN);
+		n->call_discriminator = attr_udata(&na, NA_DISCRIMINATOR);
 	}
 }
 
@@ -481,6 +723,9 @@ void sym_dwarf_free_units(struct sym_file *f)
 		free(f->cus[i].nodes);
 		free(f->cus[i].ranges);
 		free(f->cus[i].line_addr);
+		free(f->cus[i].seg_addr);
+		free(f->cus[i].seg_node);
+		free(f->cus[i].error);
 	}
 	free(f->cus);
 	free(f->cu_ranges);

@@ -347,3 +347,25 @@ int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool ret
 		vaddr = sym_file_call_site(module->file, vaddr);
 	return sym_file_lookup(module->file, vaddr, out, err);
 }
+
+void sym_module_prefetch(const struct sym_module *module, const uint64_t *rel_pcs, size_t count,
+			 bool return_address)
+{
+	const struct sym_module_entry *e = (const struct sym_module_entry *)(const void *)module;
+	if (!module->file || !count || module->file->sym->opts.jobs < 2)
+		return;
+	uint64_t buf[512];
+	size_t n = 0;
+	for (size_t i = 0; i < count; i++) {
+		uint64_t vaddr;
+		if (!sym_file_offset_to_vaddr(e->layout, rel_pcs[i], &vaddr))
+			continue;
+		buf[n++] = return_address ? sym_file_call_site(module->file, vaddr) : vaddr;
+		if (n == sizeof(buf) / sizeof(buf[0])) {
+			sym_file_prefetch(module->file, buf, n);
+			n = 0;
+		}
+	}
+	if (n)
+		sym_file_prefetch(module->file, buf, n);
+}

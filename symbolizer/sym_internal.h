@@ -6,6 +6,8 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include <stdatomic.h>
+
 #include "internal.h"
 #include "symbolizer.h"
 
@@ -35,20 +37,41 @@ struct sym_range {
 	uint32_t node;          /* node (in a unit) or unit (in the file) */
 };
 
+/* A unit's indexing state (struct sym_pool's, under its lock). */
+enum sym_cu_state {
+	SYM_CU_IDLE,            /* not asked for */
+	SYM_CU_QUEUED,          /* hinted: waiting for a thread */
+	SYM_CU_CLAIMED,         /* being indexed */
+	SYM_CU_DONE,            /* indexed (or broken) */
+};
+
 struct sym_cu {
 	Dwarf_Die cudie;        /* the unit whose lines answer (skeleton or full) */
 	Dwarf_Die treedie;      /* the unit whose DIEs hold the functions */
 	Dwarf *tree_dbg;
+	Dwarf_Off offset;         /* of cudie, in .debug_info */
 	const char *comp_dir;     /* NULL: none */
 	Dwarf_Half version;
-	bool indexed, broken;
+	/* Written by the thread that indexes the unit, then only read; the
+	 * caller's thread reads them once it has seen state DONE (ready). */
+	bool broken;
+	struct leaksnap_error *error; /* why it is broken, until reported */
 	struct sym_node *nodes;
 	size_t node_count;
-	struct sym_range *ranges; /* grouped by parent, each group sorted by lo */
+	struct sym_range *ranges; /* grouped by parent, each group sorted by lo;
+				   * NULL when flat (seg_*) */
 	uint32_t top, ntop;       /* the top-level group */
+	uint64_t *seg_addr;       /* flat: segment starts, sorted, then a summary */
+	uint32_t *seg_node;       /* the deepest node from there, or SYM_NONE */
+	size_t seg_count;
 	Dwarf_Lines *lines;       /* the line table, sorted by address (libdw) */
-	uint64_t *line_addr;      /* its rows' addresses << 1 | ends-sequence */
+	uint64_t *line_addr;      /* its rows' addresses << 1 | ends-sequence,
+				   * then a summary (dwarf_index.c) */
 	size_t line_count;
+	Dwarf_Files *files;       /* its file table (libdw), or NULL */
+	size_t file_count;
+	unsigned char state;      /* enum sym_cu_state */
+	bool ready;               /* the caller's thread's own: indexed, and seen so */
 };
 
 struct sym_symbol {
@@ -57,6 +80,11 @@ struct sym_symbol {
 	const char *file;       /* a local symbol's STT_FILE, or NULL */
 	uint32_t index;         /* in the symbol table */
 	uint32_t shndx;         /* its section */
+};
+
+struct sym_section {
+	uint64_t addr, size;
+	uint32_t index;
 };
 
 struct sym_file {
@@ -75,11 +103,24 @@ struct sym_file {
 	Dwarf_Addr bias;
 	const char *debug_path;
 	bool cus_loaded;
+	bool split_units;            /* it has skeleton or split units */
+	bool cus_sorted;             /* cus are in offset order */
+	Elf *own_elf;                /* the debug file, when opened here (own_*) */
+	int own_fd;
+	char *own_debug_path;
+	bool load_failed;            /* a hint met load_error: the next lookup says it */
+	struct leaksnap_error load_error;
+	struct sym_pool *pool;       /* threads indexing units, or NULL */
+	bool no_pool;                /* threads are not used for this file */
 	struct sym_cu *cus;
 	size_t cu_count;
 	struct sym_range *cu_ranges; /* sorted by lo */
 	uint64_t *cu_maxhi;          /* running maximum of hi */
 	size_t cu_range_count;
+	/* allocated sections, in section table order */
+	bool sections_loaded;
+	struct sym_section *sections;
+	size_t section_count;
 	/* symbol table, sorted by value */
 	bool syms_loaded;
 	struct sym_symbol *syms;
@@ -112,9 +153,7 @@ struct sym_origin {
 	bool linkage;
 };
 
-struct sym_dir_index;
-struct sym_module_entry;
-
+struct sym_pool;
 
 struct symbolizer {
 	struct sym_options opts;
@@ -135,13 +174,33 @@ struct symbolizer {
 int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err);
 /* The unit covering @addr, or NULL. */
 struct sym_cu *sym_dwarf_find_unit(struct sym_file *f, uint64_t addr);
-int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err);
+/* Index @cu from @cudie and @treedie, its DIEs in the Dwarf of the
+ * calling thread (any thread: it touches nothing but @cu and that Dwarf).
+ * Stops early, as broken, when *@cancel becomes true (may be NULL).  On
+ * failure, @cu is broken and @err filled. */
+int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
+			 Dwarf_Die *treedie, const _Atomic bool *cancel,
+			 struct leaksnap_error *err);
 /* The deepest node of @cu covering @addr, or SYM_NONE. */
 uint32_t sym_dwarf_find_node(const struct sym_cu *cu, uint64_t addr);
 /* The line table row for @addr in @cu, or NULL. */
 Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr);
 void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n);
 void sym_dwarf_free_units(struct sym_file *f);
+
+/* workers.c */
+/* Make @cu ready to answer from the caller's thread: index it here, or
+ * wait for the thread indexing it.  -1 with @err filled when it is broken
+ * (said once: afterwards it is ready, and broken). */
+int sym_unit_ready(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err);
+/* Queue the units of @vaddrs (in that order) for background threads. */
+void sym_pool_hint(struct sym_file *f, const uint64_t *vaddrs, size_t count);
+/* Stop and join the threads, close their Dwarfs. */
+void sym_pool_free(struct sym_file *f);
+/* With threads allowed, open @f's DWARF from its compressed debug file
+ * (found by build ID), inflating its sections on several threads first:
+ * f->dbg, f->bias and f->own_* set.  false: leave it to libdwfl. */
+bool sym_open_debug_inflated(struct sym_file *f);
 
 /* locate.c */
 void sym_locate_free(struct symbolizer *sym);
@@ -161,6 +220,19 @@ bool sym_is_apk(const char *path);
 void sym_apk_free(struct symbolizer *sym);
 
 /* symbolizer.c */
+/* Where an address is: its unit (NULL: none, or broken), deepest node and
+ * line table row. */
+struct sym_loc {
+	struct sym_cu *cu;
+	uint32_t node;
+	Dwarf_Line *line;
+};
+/* The place of @vaddr in @cu (ready, not broken; or NULL). */
+void sym_file_locate_in(struct sym_file *f, struct sym_cu *cu, uint64_t vaddr,
+			struct sym_loc *loc);
+/* sym_file_lookup's answer for @vaddr, found at @loc. */
+int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *loc,
+		    struct sym_result *out, struct leaksnap_error *err);
 /* The file's loadable segments have their contents (not a debug-only file,
  * whose program headers keep addresses but not file offsets). */
 bool sym_file_has_layout(const struct sym_file *f);

@@ -36,8 +36,16 @@ struct symbolizer *symbolizer_new(const struct sym_options *opts, struct leaksna
 
 static void file_free(struct sym_file *f)
 {
+	sym_pool_free(f); /* first: its threads use the units and the Dwarf */
 	sym_dwarf_free_units(f);
 	free(f->syms);
+	free(f->sections);
+	if (f->own_elf) {
+		dwarf_end(f->dbg);
+		elf_end(f->own_elf);
+		close(f->own_fd);
+		free(f->own_debug_path);
+	}
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
 	if (f->elf)
@@ -53,6 +61,8 @@ void symbolizer_free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
+	for (struct sym_file *f = sym->files; f; f = f->next)
+		sym_pool_free(f); /* its threads stop before anything goes */
 	sym_apk_free(sym);
 	sym_locate_free(sym);
 	for (struct sym_file *f = sym->files, *next; f; f = next) {
@@ -336,8 +346,9 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 		lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 		goto fail;
 	}
-	f->dbg = dwfl_module_getdwarf(f->mod, &f->bias);
-	if (f->dbg) {
+	if (!sym_open_debug_inflated(f))
+		f->dbg = dwfl_module_getdwarf(f->mod, &f->bias);
+	if (f->dbg && !f->own_elf) {
 		const char *debugfile = NULL;
 		dwfl_module_info(f->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 		f->debug_path = debugfile ? debugfile : f->path;
@@ -502,14 +513,42 @@ static int load_symbols(struct sym_file *f)
 	return 0;
 }
 
-/* The index of the allocated section holding @addr, or SHN_UNDEF. */
-static uint32_t section_of(Elf *elf, uint64_t addr)
+/* The file's allocated sections, in the order of the section table. */
+static int load_sections(struct sym_file *f)
 {
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+	f->sections_loaded = true;
+	size_t n = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn));)
+		n++;
+	f->sections = malloc((n ? n : 1) * sizeof(*f->sections));
+	if (!f->sections)
+		return -1;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn));) {
 		GElf_Shdr h;
-		if (gelf_getshdr(scn, &h) && (h.sh_flags & SHF_ALLOC) && addr >= h.sh_addr &&
-		    addr - h.sh_addr < h.sh_size)
-			return (uint32_t)elf_ndxscn(scn);
+		if (gelf_getshdr(scn, &h) && (h.sh_flags & SHF_ALLOC))
+			f->sections[f->section_count++] =
+				(struct sym_section){h.sh_addr, h.sh_size, (uint32_t)elf_ndxscn(scn)};
+	}
+	return 0;
+}
+
+/* The index of the allocated section holding @addr, or SHN_UNDEF. */
+static uint32_t section_of(struct sym_file *f, uint64_t addr)
+{
+	if (!f->sections_loaded && load_sections(f) != 0)
+		f->section_count = 0;
+	for (size_t i = 0; i < f->section_count; i++) {
+		const struct sym_section *h = &f->sections[i];
+		if (addr >= h->addr && addr - h->addr < h->size)
+			return h->index;
+	}
+	if (!f->sections) { /* (out of memory: as it was) */
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn));) {
+			GElf_Shdr h;
+			if (gelf_getshdr(scn, &h) && (h.sh_flags & SHF_ALLOC) && addr >= h.sh_addr &&
+			    addr - h.sh_addr < h.sh_size)
+				return (uint32_t)elf_ndxscn(scn);
+		}
 	}
 	return SHN_UNDEF;
 }
@@ -535,7 +574,7 @@ static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
 	if (f->sym->opts.llvm_names) {
 		if (s->size && addr - s->value >= s->size)
 			return NULL;
-	} else if (s->shndx != section_of(f->elf, addr)) {
+	} else if (s->shndx != section_of(f, addr)) {
 		return NULL;
 	}
 	return s;
@@ -558,31 +597,68 @@ static struct sym_frame *new_frame(struct symbolizer *sym, size_t *count)
 	return fr;
 }
 
-int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
-		    struct leaksnap_error *err)
+void sym_file_locate_in(struct sym_file *f, struct sym_cu *cu, uint64_t vaddr,
+			struct sym_loc *loc)
 {
-	struct symbolizer *sym = f->sym;
-	size_t count = 0;
-	out->frames = NULL;
-	out->frame_count = 0;
+	loc->cu = cu;
+	loc->node = SYM_NONE;
+	loc->line = NULL;
+	if (cu) {
+		uint64_t a = vaddr - f->bias;
+		loc->node = sym_dwarf_find_node(cu, a);
+		loc->line = sym_dwarf_find_line(cu, a);
+	}
+}
+
+/* Where @vaddr is in the DWARF (its unit ready, or no unit). */
+static int locate(struct sym_file *f, uint64_t vaddr, struct sym_loc *loc,
+		  struct leaksnap_error *err)
+{
 	struct sym_cu *cu = NULL;
+	if (f->load_failed) { /* met by a hint, said here */
+		f->load_failed = false;
+		if (err && !err->code)
+			*err = f->load_error;
+		return -1;
+	}
 	if (f->dbg) {
 		if (sym_dwarf_load_units(f, err) != 0)
 			return -1;
 		cu = sym_dwarf_find_unit(f, vaddr - f->bias);
 	}
-	if (cu && cu->broken) {
-		cu = NULL; /* reported when first met: the symbol table answers */
-	} else if (cu && sym_dwarf_index_unit(f, cu, err) != 0) {
+	if (cu && !cu->ready && sym_unit_ready(f, cu, err) != 0)
 		return -1;
-	}
+	if (cu && cu->broken)
+		cu = NULL; /* said when first met: the symbol table answers */
+	sym_file_locate_in(f, cu, vaddr, loc);
+	return 0;
+}
+
+int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
+		    struct leaksnap_error *err)
+{
+	struct sym_loc loc;
+	out->frames = NULL;
+	out->frame_count = 0;
+	if (locate(f, vaddr, &loc, err) != 0)
+		return -1;
+	return sym_file_answer(f, vaddr, &loc, out, err);
+}
+
+int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *loc,
+		    struct sym_result *out, struct leaksnap_error *err)
+{
+	struct symbolizer *sym = f->sym;
+	size_t count = 0;
+	struct sym_cu *cu = loc->cu;
+	out->frames = NULL;
+	out->frame_count = 0;
 	if (cu) {
-		uint64_t a = vaddr - f->bias;
-		uint32_t node = sym_dwarf_find_node(cu, a);
+		uint32_t node = loc->node;
 		struct sym_frame *fr = new_frame(sym, &count);
 		if (!fr)
 			goto nomem;
-		Dwarf_Line *line = sym_dwarf_find_line(cu, a);
+		Dwarf_Line *line = loc->line;
 		if (line) {
 			int ln = 0, col = 0;
 			unsigned disc = 0;
@@ -662,4 +738,18 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 	return 0;
 nomem:
 	return lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+}
+
+void sym_file_prefetch(struct sym_file *f, const uint64_t *vaddrs, size_t count)
+{
+	if (f->sym->opts.jobs < 2 || !f->dbg || f->no_pool || !count)
+		return;
+	if (!f->cus_loaded) {
+		leaksnap_error_clear(&f->load_error);
+		if (sym_dwarf_load_units(f, &f->load_error) != 0) {
+			f->load_failed = true; /* the next lookup says it, as it would have */
+			return;
+		}
+	}
+	sym_pool_hint(f, vaddrs, count);
 }

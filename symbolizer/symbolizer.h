@@ -12,9 +12,11 @@
  * (what `nm` shows, what addr2line takes); sym_file_offset_to_vaddr()
  * converts the file offsets that maps give.
  *
- * Not thread-safe: use one symbolizer per thread.  Errors follow the
- * library's rule: a status and a filled `struct leaksnap_error`, never a
- * message printed.
+ * Not thread-safe: use one symbolizer per thread.  (With opts.jobs > 1 it
+ * starts threads of its own, which index units in the background after a
+ * hint -- sym_file_prefetch -- and are joined by symbolizer_free; answers
+ * are the same.)  Errors follow the library's rule: a status and a filled
+ * `struct leaksnap_error`, never a message printed.
  */
 #ifndef LEAKSNAP_SYMBOLIZER_H
 #define LEAKSNAP_SYMBOLIZER_H
@@ -46,6 +48,10 @@ struct sym_options {
 				 * "'lambda'(int)", "f() (.isra.0)", not
 				 * "{lambda(int)#1}", "f() [clone .isra.0]";
 				 * otherwise as GNU addr2line does */
+	unsigned jobs;          /* threads that may index compile units at
+				 * once, the caller's included, after a
+				 * sym_file_prefetch hint; 0 or 1: the
+				 * caller's thread alone */
 };
 
 /* One frame of an address's answer.  Strings belong to the symbolizer and
@@ -106,6 +112,29 @@ LEAKSNAP_API unsigned sym_file_address_size(const struct sym_file *file);
 LEAKSNAP_API int sym_file_lookup(struct sym_file *file, uint64_t vaddr, struct sym_result *out,
 				 struct leaksnap_error *err);
 
+/* A hint: @vaddrs (as sym_file_lookup takes them) are about to be looked
+ * up, roughly in this order.  With opts.jobs > 1, the compile units they
+ * fall in are indexed ahead, by up to jobs - 1 threads of the symbolizer's
+ * own, while the caller's thread looks up (and, when it needs a unit
+ * nobody has started, indexes it itself).  Never needed: answers, errors
+ * and the order errors are said in do not change; without threads (jobs
+ * < 2) it does nothing.  Files whose DWARF is split (.dwo) or in a dwz
+ * file are indexed by the caller's thread alone. */
+LEAKSNAP_API void sym_file_prefetch(struct sym_file *file, const uint64_t *vaddrs, size_t count);
+
+/* The answer to the @index'th address of a batch: @result as
+ * sym_file_lookup gives it (valid during the call, and until the next
+ * lookup); @err, when not NULL, the error sym_file_lookup returned (then
+ * @result has no frames).  Called on the caller's thread. */
+typedef void (*sym_answer_fn)(void *ctx, size_t index, const struct sym_result *result,
+			      const struct leaksnap_error *err);
+/* Look up @count addresses, in order, handing each answer to @fn: the same
+ * answers and errors as sym_file_lookup on each.  With threads (opts.jobs
+ * > 1) the addresses are looked up ahead, out of order, as the units they
+ * are in get indexed, while other units still are. */
+LEAKSNAP_API void sym_file_lookup_batch(struct sym_file *file, const uint64_t *vaddrs,
+					size_t count, sym_answer_fn fn, void *ctx);
+
 /* Modules ----------------------------------------------------------------
  * A module is a file as a process's maps name it ("/system/lib64/libc.so").
  * Its candidates, in order: for each symbol directory, DIR + the module
@@ -157,6 +186,10 @@ LEAKSNAP_API const struct sym_module *symbolizer_module_at(struct symbolizer *sy
 LEAKSNAP_API int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc,
 				   bool return_address, struct sym_result *out,
 				   struct leaksnap_error *err);
+/* sym_file_prefetch for frames of @module at @rel_pcs (as sym_module_lookup
+ * takes them, with @return_address). */
+LEAKSNAP_API void sym_module_prefetch(const struct sym_module *module, const uint64_t *rel_pcs,
+				      size_t count, bool return_address);
 /* "match", "unverified", "mismatch", "missing" */
 LEAKSNAP_API const char *sym_build_id_status_name(enum sym_build_id_status status);
 

@@ -216,5 +216,84 @@ print(''.join('0x%x\\n' % r.randrange(0x1100, 0x2f00) for _ in range(500)), end=
 	{ fail "corrupt DWARF: stderr"; head -3 cor.err; }
 [ "$(wc -l <cor.out)" = 1000 ] || fail "corrupt DWARF: $(wc -l <cor.out) lines for 500 addresses"
 
+# Threads (LEAKSNAP_JOBS: units indexed on threads, addresses found ahead):
+# the same output, errors and status as with none -- on a program of many
+# units (the benchmark's generator, small), on every build above, from
+# standard input with bad lines among the addresses, from the command line,
+# as JSON, and on copies with a corrupt unit.
+rand_addrs() { # FILE N SEED: N random addresses in its .text
+	python3 - "$@" <<'EOF'
+import random, subprocess, sys
+path, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = subprocess.run(['readelf', '-SW', path], capture_output=True, text=True, check=True).stdout
+sec = [l.split(']', 1)[1].split() for l in out.splitlines() if ' .text ' in l][0]
+lo, size = int(sec[2], 16), int(sec[4], 16)
+r = random.Random(seed)
+print(''.join('0x%x\n' % r.randrange(lo, lo + size) for _ in range(n)), end='')
+EOF
+}
+same_jobs() { # NAME ARGS...: addr2line ARGS <NAME.in alike with 0, 2 and 5 jobs
+	n=$1
+	shift
+	for j in 0 2 5; do
+		LEAKSNAP_JOBS=$j "$L" addr2line "$@" <$n.in >$n.$j.out 2>$n.$j.err
+		echo $? >$n.$j.st
+	done
+	for j in 2 5; do
+		cmp -s $n.0.out $n.$j.out && cmp -s $n.0.err $n.$j.err && cmp -s $n.0.st $n.$j.st ||
+			{ fail "$n: $j jobs answer otherwise than none"; diff $n.0.out $n.$j.out | head -5
+			  diff $n.0.err $n.$j.err | head -5; }
+	done
+}
+mkdir gen && python3 "$top/bench/gen_cxx.py" --units 12 --funcs 6 --seed 3 gen >gen.log 2>&1 &&
+	make -s -C gen >gen.log 2>&1 || { fail "cannot build the many-unit program"; cat gen.log; }
+[ "$(readelf --debug-dump=info gen/symbench 2>/dev/null | grep -c 'DW_TAG_compile_unit')" -ge 12 ] ||
+	fail "the many-unit program has fewer than 12 units"
+rand_addrs gen/symbench 3000 9 | awk 'NR % 500 == 7 { print "zz" } { print }' >many.in
+same_jobs many -a -f -i -C -e gen/symbench
+[ "$(cat many.0.st)" = 2 ] && [ "$(grep -c 'not a hexadecimal address' many.0.err)" = 6 ] ||
+	fail "many units: the bad lines are not said"
+[ "$(grep -c '^0x' many.0.out)" = 3006 ] || fail "many units: answers out of step"
+cp many.in many-json.in
+same_jobs many-json -j -e gen/symbench
+: >args.in
+same_jobs args -f -i -C -e gen/symbench $(rand_addrs gen/symbench 150 4) zz 0x10
+same_jobs args -j -e gen/symbench $(rand_addrs gen/symbench 150 4)
+for b in c-gcc-O0 c-gcc-O2 c-clang-O2 c-gcc-dw4 cc-gcc-O0 cc-gcc-O2 cc-gcc-dw4 cc-gcc-gz \
+	cc-clang-O2 cc-clang-dw4 cc-clang-split cc-stripped; do
+	rand_addrs $b 300 5 >jobs-$b.in
+	same_jobs jobs-$b -f -i -C -e $b
+done
+# libc with libc6-dbg's debug file (compressed, found by build ID: opened
+# with its sections inflated on threads), when it is installed
+libc=/lib/x86_64-linux-gnu/libc.so.6
+bid=$(readelf -n $libc 2>/dev/null | sed -n 's/.*Build ID: //p' | head -n 1)
+if [ -n "$bid" ] && [ -f "/usr/lib/debug/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug" ]; then
+	rand_addrs $libc 3000 6 >libc.in
+	same_jobs libc -a -f -i -C -e $libc
+	cp libc.in libc-json.in
+	same_jobs libc-json -j -e $libc
+	grep -q ':[1-9]' libc.0.out || fail "libc: no source lines (is libc6-dbg's file read?)"
+fi
+# a corrupt unit (its DIEs overwritten), said once, by its first address
+for k in 3 5 7; do
+	python3 - gen/symbench cor-many$k.elf $k <<'EOF'
+import subprocess, sys
+src, dst, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+out = subprocess.run(['readelf', '-SW', src], capture_output=True, text=True, check=True).stdout
+sec = [l.split(']', 1)[1].split() for l in out.splitlines() if ' .debug_info ' in l][0]
+off, size = int(sec[3], 16), int(sec[4], 16)
+b = bytearray(open(src, 'rb').read())
+at = off + size * k // 10
+b[at:at + 64] = b'\xff' * 64
+open(dst, 'wb').write(b)
+EOF
+	rand_addrs gen/symbench 2000 $k >cor-many$k.in
+	same_jobs cor-many$k -a -f -i -e cor-many$k.elf
+	[ "$(cat cor-many$k.0.st)" = 2 ] && [ "$(wc -l <cor-many$k.0.err)" = 1 ] &&
+		grep -q "^leaksnap: cor-many$k.elf: corrupt DWARF" cor-many$k.0.err ||
+		{ fail "corrupt unit $k: not said once"; head -3 cor-many$k.0.err; }
+done
+
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
 exit 0

@@ -208,6 +208,149 @@ static void test_modules(void **state)
 	symbolizer_free(s);
 }
 
+/* The executable segment of this program (file addresses). */
+static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uint64_t *range = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			range[0] = ph->p_vaddr;
+			range[1] = ph->p_vaddr + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+/* An answer as one string, every field of every frame. */
+static char *answer_text(const struct sym_result *r)
+{
+	char *t = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&t, &len);
+	assert_non_null(fp);
+	for (size_t i = 0; i < r->frame_count; i++) {
+		const struct sym_frame *f = &r->frames[i];
+		fprintf(fp, "%s|%s|%u|%u|%u|%d%d%d|%llx|%llx|%s|%u\n",
+			f->function ? f->function : "-", f->file ? f->file : "-", f->line, f->column,
+			f->discriminator, f->inlined, f->from_symtab, f->has_start,
+			(unsigned long long)f->start_address, (unsigned long long)f->symbol_offset,
+			f->start_file ? f->start_file : "-", f->start_line);
+	}
+	fclose(fp);
+	return t;
+}
+
+struct expect {
+	char **want;
+	size_t next, count;
+	struct sym_file *f;       /* when set: look others up meanwhile */
+	const uint64_t *addrs;
+};
+
+static void check_answer(void *ctx, size_t index, const struct sym_result *r,
+			 const struct leaksnap_error *err)
+{
+	struct expect *e = ctx;
+	assert_null(err);
+	assert_int_equal(index, e->next); /* in order */
+	assert_true(index < e->count);
+	e->next++;
+	char *t = answer_text(r);
+	assert_string_equal(t, e->want[index]);
+	free(t);
+	if (e->f && index % 97 == 0) {
+		/* a lookup from the callback, in a unit perhaps not done yet */
+		size_t other = (index * 7 + 4001) % e->count;
+		struct sym_result o;
+		struct leaksnap_error oerr;
+		leaksnap_error_clear(&oerr);
+		assert_int_equal(sym_file_lookup(e->f, e->addrs[other], &o, &oerr), 0);
+		t = answer_text(&o);
+		assert_string_equal(t, e->want[other]);
+		free(t);
+	}
+}
+
+/* With threads (jobs > 1) the answers are those without, whether looked up
+ * in a batch, one by one after a hint, or in batches after others; a
+ * symbolizer freed while its threads still index units stops them. */
+static void test_threads(void **state)
+{
+	(void)state;
+	uint64_t range[2] = {0, 0};
+	dl_iterate_phdr(text_cb, range);
+	assert_true(range[1] > range[0]);
+	enum { N = 6000 };
+	static uint64_t addrs[N];
+	for (size_t i = 0; i < N; i++)
+		addrs[i] = range[0] + (i * 7919 + i / 3) % (range[1] - range[0]);
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	static char *want[N];
+	struct sym_options o = {.demangle = true};
+	struct symbolizer *s = new_sym(&o);
+	struct sym_file *f = symbolizer_open(s, self, &err);
+	assert_non_null(f);
+	for (size_t i = 0; i < N; i++) {
+		struct sym_result r;
+		assert_int_equal(sym_file_lookup(f, addrs[i], &r, &err), 0);
+		want[i] = answer_text(&r);
+	}
+	symbolizer_free(s);
+
+	for (unsigned jobs = 2; jobs <= 5; jobs += 3) {
+		o.jobs = jobs;
+		/* a batch */
+		s = new_sym(&o);
+		f = symbolizer_open(s, self, &err);
+		struct expect e = {want, 0, N, NULL, NULL};
+		sym_file_lookup_batch(f, addrs, N, check_answer, &e);
+		assert_int_equal(e.next, N);
+		symbolizer_free(s);
+		/* a batch whose callback looks up others */
+		s = new_sym(&o);
+		f = symbolizer_open(s, self, &err);
+		e = (struct expect){want, 0, N, f, addrs};
+		sym_file_lookup_batch(f, addrs, N, check_answer, &e);
+		assert_int_equal(e.next, N);
+		symbolizer_free(s);
+		/* a hint, then one by one */
+		s = new_sym(&o);
+		f = symbolizer_open(s, self, &err);
+		sym_file_prefetch(f, addrs, N);
+		for (size_t i = 0; i < N; i++) {
+			struct sym_result r;
+			assert_int_equal(sym_file_lookup(f, addrs[i], &r, &err), 0);
+			char *t = answer_text(&r);
+			assert_string_equal(t, want[i]);
+			free(t);
+		}
+		symbolizer_free(s);
+		/* small batches, then a large one over units already indexed */
+		s = new_sym(&o);
+		f = symbolizer_open(s, self, &err);
+		e = (struct expect){want, 0, 10, NULL, NULL};
+		sym_file_lookup_batch(f, addrs, 10, check_answer, &e);
+		e = (struct expect){want + 10, 0, 490, NULL, NULL};
+		sym_file_lookup_batch(f, addrs + 10, 490, check_answer, &e);
+		e = (struct expect){want, 0, 0, NULL, NULL};
+		sym_file_lookup_batch(f, addrs, 0, check_answer, &e);
+		e = (struct expect){want + 500, 0, N - 500, NULL, NULL};
+		sym_file_lookup_batch(f, addrs + 500, N - 500, check_answer, &e);
+		assert_int_equal(e.next, N - 500);
+		symbolizer_free(s);
+		/* freed while indexing */
+		s = new_sym(&o);
+		f = symbolizer_open(s, self, &err);
+		sym_file_prefetch(f, addrs, N);
+		symbolizer_free(s);
+	}
+	for (size_t i = 0; i < N; i++)
+		free(want[i]);
+}
+
 int main(void)
 {
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -219,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_self),
 		cmocka_unit_test(test_offset_to_vaddr),
 		cmocka_unit_test(test_modules),
+		cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
