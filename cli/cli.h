@@ -120,7 +120,9 @@ int cli_bad_option(const char *cmd, char **argv, int optopt_value);
 
 /* Read all of @path ("-" = stdin) into a NUL-terminated heap buffer.
  * Returns 0, or EXIT_ERROR after printing the error. */
-int cli_read_file(const char *path, char **text, size_t *len);
+int cli_read_file(const char *path, size_t max, const char *what, char **text, size_t *len);
+/* Bigger inputs are refused ("FILE: more than N MiB: too large for WHAT"). */
+#define CLI_MAPS_MAX ((size_t)256 << 20)
 /* JSON object for one mapping (shared by show and maps). */
 json_t *cli_json_mapping(const struct maps_mapping *m);
 

@@ -636,7 +636,7 @@ int cmd_diff(int argc, char **argv)
 	if (c.supp_path) {
 		char *text;
 		size_t len;
-		if (cli_read_file(c.supp_path, &text, &len))
+		if (cli_read_file(c.supp_path, DIFF_SUPPRESSIONS_MAX, "a suppressions file", &text, &len))
 			goto out;
 		supp = diff_suppressions_parse(text, len, c.supp_path, &err);
 		free(text);

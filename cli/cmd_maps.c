@@ -104,7 +104,7 @@ int cmd_maps(int argc, char **argv)
 		/* Not a snapshot: parse it as maps text. */
 		char *text;
 		size_t len;
-		if (cli_read_file(path, &text, &len))
+		if (cli_read_file(path, CLI_MAPS_MAX, "a maps file", &text, &len))
 			return EXIT_ERROR;
 		m = maps_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, 1, 0, &err);
 		free(text);

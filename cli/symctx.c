@@ -16,20 +16,13 @@ struct cache_entry {
 	size_t frame_count;
 };
 
-struct build_id {
-	const char *path;
-	uint8_t bytes[64];
-	size_t len;
-};
-
 struct cli_symctx {
 	struct symbolizer *sym;
 	bool adjust;
 	const char *const *dirs;
 	struct cache_entry *cache;
 	size_t cache_count, cache_mask;
-	struct build_id *ids;
-	size_t id_count;
+	const struct snapshot *snap;       /* its metadata has the build IDs */
 	const struct sym_module **modules; /* in the order first used */
 	size_t module_count, module_cap;
 	int status;                        /* EXIT_ERROR once a file was bad */
@@ -60,12 +53,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-					 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *dirs,
 				  size_t ndirs, bool adjust)
 {
@@ -80,32 +67,10 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *d
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	c->sym = symbolizer_new(&so, &err);
-	size_t n = snapshot_meta_count(s);
-	c->ids = calloc(n ? n : 1, sizeof(*c->ids));
-	if (!c->sym || !c->ids) {
+	c->snap = s;
+	if (!c->sym) {
 		cli_symctx_free(c);
 		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct snapshot_meta *m = snapshot_meta(s, i);
-		if (strcmp(m->key, "build_id") != 0)
-			continue;
-		const char *v = m->value, *sp = strchr(v, ' ');
-		struct build_id *b = &c->ids[c->id_count];
-		size_t hex = sp ? (size_t)(sp - v) : 0;
-		if (!sp || hex % 2 || hex / 2 > sizeof(b->bytes) || !sp[1])
-			continue; /* malformed lines are the reader's to warn about */
-		bool ok = true;
-		for (size_t k = 0; k < hex / 2 && ok; k++) {
-			int hi = hexval(v[2 * k]), lo = hexval(v[2 * k + 1]);
-			ok = hi >= 0 && lo >= 0;
-			b->bytes[k] = (uint8_t)(hi << 4 | lo);
-		}
-		if (!ok)
-			continue;
-		b->len = hex / 2;
-		b->path = sp + 1;
-		c->id_count++;
 	}
 	return c;
 }
@@ -142,7 +107,6 @@ void cli_symctx_free(struct cli_symctx *c)
 	for (size_t i = 0; c->cache && i <= c->cache_mask; i++)
 		free(c->cache[i].frames);
 	free(c->cache);
-	free(c->ids);
 	free(c->modules);
 	symbolizer_free(c->sym);
 	free(c);
@@ -168,17 +132,12 @@ const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
 static const struct sym_module *module_of(struct cli_symctx *c, const char *path,
 					  uint64_t *rel_pc)
 {
-	const uint8_t *id = NULL;
-	size_t len = 0;
-	for (size_t i = 0; i < c->id_count; i++)
-		if (strcmp(c->ids[i].path, path) == 0) {
-			id = c->ids[i].bytes;
-			len = c->ids[i].len;
-			break;
-		}
+	uint8_t id[64];
+	size_t len = snapshot_build_id(c->snap, path, id, sizeof(id));
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	const struct sym_module *m = symbolizer_module_at(c->sym, path, id, len, rel_pc, &err);
+	const struct sym_module *m = symbolizer_module_at(c->sym, path, len ? id : NULL, len,
+							  rel_pc, &err);
 	if (!m) {
 		cli_symctx_progress_end(c);
 		cli_fail_error(&err);
@@ -270,18 +229,13 @@ void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
 				if (known[b].mm == loc.module)
 					m = known[b].m;
 			if (!m) {
-				const uint8_t *id = NULL;
-				size_t len = 0;
-				for (size_t b = 0; b < c->id_count; b++)
-					if (strcmp(c->ids[b].path, loc.module->path) == 0) {
-						id = c->ids[b].bytes;
-						len = c->ids[b].len;
-						break;
-					}
+				uint8_t id[64];
+				size_t len = snapshot_build_id(s, loc.module->path, id, sizeof(id));
 				/* (errors are said when the frame is resolved) */
 				struct leaksnap_error err;
 				leaksnap_error_clear(&err);
-				m = symbolizer_module_at(c->sym, loc.module->path, id, len, &rel_pc, &err);
+				m = symbolizer_module_at(c->sym, loc.module->path, len ? id : NULL, len,
+							 &rel_pc, &err);
 				size_t pl = strlen(loc.module->path);
 				if (m && nknown < sizeof(known) / sizeof(known[0]) &&
 				    !(pl >= 4 && strcmp(loc.module->path + pl - 4, ".apk") == 0)) {

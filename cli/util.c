@@ -124,7 +124,7 @@ int cli_bad_option(const char *cmd, char **argv, int opt)
 	return cli_usage_error(cmd, "unknown option '%s'", arg);
 }
 
-int cli_read_file(const char *path, char **text, size_t *len)
+int cli_read_file(const char *path, size_t max, const char *what, char **text, size_t *len)
 {
 	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 	*text = NULL;
@@ -135,14 +135,24 @@ int cli_read_file(const char *path, char **text, size_t *len)
 	FILE *mem = open_memstream(text, len);
 	char buf[65536];
 	size_t n;
-	while (mem && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+	size_t total = 0;
+	bool too_big = false;
+	while (mem && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (n > max - total) {
+			too_big = true;
+			break;
+		}
+		total += n;
 		fwrite(buf, 1, n, mem);
+	}
 	int e = ferror(f) ? (errno ? errno : EIO) : 0;
 	if (f != stdin)
 		fclose(f);
-	if (mem == NULL || fclose(mem) != 0 || e) {
+	if (mem == NULL || fclose(mem) != 0 || e || too_big) {
 		free(*text);
 		*text = NULL;
+		if (too_big)
+			return cli_fail(name, "more than %zu MiB: too large for %s", max >> 20, what);
 		return cli_fail(name, "%s", strerror(e ? e : ENOMEM));
 	}
 	return 0;
@@ -160,7 +170,7 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 	if (maps_path) {
 		char *text;
 		size_t len;
-		if (cli_read_file(maps_path, &text, &len)) {
+		if (cli_read_file(maps_path, CLI_MAPS_MAX, "a maps file", &text, &len)) {
 			snapshot_close(s);
 			return NULL;
 		}

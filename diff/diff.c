@@ -18,26 +18,6 @@
 #define MAX_ITEMS (UINT32_MAX / 4) /* frames, stacks, groups, modules */
 #define UNKNOWN_NAME 0x80000000u   /* function keys: an unnamed frame */
 
-/* Growable arrays ------------------------------------------------------------ */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 64;
-	while (n < need) {
-		if (n > SIZE_MAX / 4 / elem)
-			return -1;
-		n *= 2;
-	}
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static uint64_t mix(uint64_t h)
 {
 	h ^= h >> 33;
@@ -139,8 +119,8 @@ static int seqtab_reserve(struct seqtab *t, size_t more, size_t words)
 	}
 	if ((!t->slots || n != t->mask + 1) && seqtab_rehash_to(t, n) != 0)
 		return -1;
-	if (grow((void **)&t->ents, &t->cap, t->count + more, sizeof(*t->ents)) != 0 ||
-	    grow((void **)&t->pool, &t->pool_cap, t->pool_len + words, sizeof(*t->pool)) != 0)
+	if (lsp_grow((void **)&t->ents, &t->cap, t->count + more, sizeof(*t->ents)) != 0 ||
+	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + words, sizeof(*t->pool)) != 0)
 		return -1;
 	return 0;
 }
@@ -166,8 +146,8 @@ static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32
 		}
 	}
 	if (t->count >= MAX_ITEMS || n > 0x7fffffffu ||
-	    grow((void **)&t->ents, &t->cap, t->count + 1, sizeof(*t->ents)) != 0 ||
-	    grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool)) != 0)
+	    lsp_grow((void **)&t->ents, &t->cap, t->count + 1, sizeof(*t->ents)) != 0 ||
+	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool)) != 0)
 		return -1;
 	memcpy(t->pool + t->pool_len, v, n * sizeof(*v));
 	t->ents[t->count] = (struct seq){t->pool_len, n | salt << 31, h};
@@ -384,29 +364,57 @@ static uint32_t module_hash(const char *path, const uint8_t *id, size_t len)
 	return (uint32_t)mix(h ^ len);
 }
 
-static int module_rehash(struct diff *d)
+/* Open addressing over u32 ids (modules, frames): a table of @n slots, a
+ * power of two, all empty; NULL when out of memory. */
+static uint32_t *slots_new(size_t n)
 {
-	size_t n = d->mod_slots ? (d->mod_mask + 1) * 2 : 256;
-	uint32_t *s = malloc(n * sizeof(*s));
+	uint32_t *s = n <= SIZE_MAX / sizeof(*s) ? malloc(n * sizeof(*s)) : NULL;
+	if (s)
+		memset(s, 0xff, n * sizeof(*s));
+	return s;
+}
+
+/* The first empty slot from hash @h on. */
+static size_t slot_free(const uint32_t *s, size_t mask, uint32_t h)
+{
+	size_t k = h & mask;
+	while (s[k] != NONE)
+		k = (k + 1) & mask;
+	return k;
+}
+
+static uint32_t module_hash_of(const struct diff *d, size_t i)
+{
+	return d->mods[i].hash;
+}
+
+static uint32_t frame_hash(uint32_t module, uint64_t addr);
+static uint32_t frame_hash_of(const struct diff *d, size_t i)
+{
+	return frame_hash(d->frames[i].module, d->frames[i].addr);
+}
+
+/* Double *@slots (or make it with @first slots) and put ids 0..@count back. */
+static int ids_rehash(const struct diff *d, uint32_t **slots, size_t *mask, size_t first,
+		      size_t count, uint32_t (*hash_of)(const struct diff *, size_t))
+{
+	size_t n = *slots ? (*mask + 1) * 2 : first;
+	uint32_t *s = slots_new(n);
 	if (!s)
 		return -1;
-	memset(s, 0xff, n * sizeof(*s));
-	for (size_t i = 0; i < d->mod_count; i++) {
-		size_t k = d->mods[i].hash & (n - 1);
-		while (s[k] != NONE)
-			k = (k + 1) & (n - 1);
-		s[k] = (uint32_t)i;
-	}
-	free(d->mod_slots);
-	d->mod_slots = s;
-	d->mod_mask = n - 1;
+	for (size_t i = 0; i < count; i++)
+		s[slot_free(s, n - 1, hash_of(d, i))] = (uint32_t)i;
+	free(*slots);
+	*slots = s;
+	*mask = n - 1;
 	return 0;
 }
 
 /* The module (@path, build ID), added when new.  NONE: out of memory. */
 static uint32_t module_intern(struct diff *d, const char *path, const uint8_t *id, size_t len)
 {
-	if ((d->mod_count + 1) * 2 > (d->mod_slots ? d->mod_mask + 1 : 0) && module_rehash(d) != 0)
+	if ((d->mod_count + 1) * 2 > (d->mod_slots ? d->mod_mask + 1 : 0) &&
+	    ids_rehash(d, &d->mod_slots, &d->mod_mask, 256, d->mod_count, module_hash_of) != 0)
 		return NONE;
 	uint32_t h = module_hash(path, id, len);
 	size_t k = h & d->mod_mask;
@@ -417,7 +425,7 @@ static uint32_t module_intern(struct diff *d, const char *path, const uint8_t *i
 			return e;
 	}
 	if (d->mod_count >= MAX_ITEMS ||
-	    grow((void **)&d->mods, &d->mod_cap, d->mod_count + 1, sizeof(*d->mods)) != 0)
+	    lsp_grow((void **)&d->mods, &d->mod_cap, d->mod_count + 1, sizeof(*d->mods)) != 0)
 		return NONE;
 	struct dmodule *m = &d->mods[d->mod_count];
 	memset(m, 0, sizeof(*m));
@@ -440,29 +448,10 @@ static uint32_t frame_hash(uint32_t module, uint64_t addr)
 	return (uint32_t)mix(addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)module << 17) ^ module);
 }
 
-static int frame_rehash(struct diff *d)
-{
-	size_t n = d->frame_slots ? (d->frame_mask + 1) * 2 : 4096;
-	uint32_t *s = malloc(n * sizeof(*s));
-	if (!s)
-		return -1;
-	memset(s, 0xff, n * sizeof(*s));
-	for (size_t i = 0; i < d->frame_count; i++) {
-		size_t k = frame_hash(d->frames[i].module, d->frames[i].addr) & (n - 1);
-		while (s[k] != NONE)
-			k = (k + 1) & (n - 1);
-		s[k] = (uint32_t)i;
-	}
-	free(d->frame_slots);
-	d->frame_slots = s;
-	d->frame_mask = n - 1;
-	return 0;
-}
-
 static uint32_t frame_intern(struct diff *d, uint32_t module, uint64_t addr, uint64_t pc)
 {
 	if ((d->frame_count + 1) * 2 > (d->frame_slots ? d->frame_mask + 1 : 0) &&
-	    frame_rehash(d) != 0)
+	    ids_rehash(d, &d->frame_slots, &d->frame_mask, 4096, d->frame_count, frame_hash_of) != 0)
 		return NONE;
 	size_t k = frame_hash(module, addr) & d->frame_mask;
 	for (uint32_t e; (e = d->frame_slots[k]) != NONE; k = (k + 1) & d->frame_mask) {
@@ -473,7 +462,7 @@ static uint32_t frame_intern(struct diff *d, uint32_t module, uint64_t addr, uin
 		}
 	}
 	if (d->frame_count >= MAX_ITEMS ||
-	    grow((void **)&d->frames, &d->frame_cap, d->frame_count + 1, sizeof(*d->frames)) != 0)
+	    lsp_grow((void **)&d->frames, &d->frame_cap, d->frame_count + 1, sizeof(*d->frames)) != 0)
 		return NONE;
 	d->frames[d->frame_count] = (struct dframe){module, (uint32_t)d->frame_count, addr, pc};
 	d->frame_slots[k] = (uint32_t)d->frame_count;
@@ -608,7 +597,7 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	}
 	/* every record may be a new stack: room for all, reserved once */
 	if (seqtab_reserve(&d->stacks, nrec, words) != 0 ||
-	    grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
+	    lsp_grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
 		 sizeof(*d->acc)) != 0)
 		goto nomem_a;
 	for (size_t r = 0; r < snapshot_record_count(snap); r++) {
@@ -622,7 +611,7 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 		if (seqtab_intern(&d->stacks, ids, nf, rec->zygote, &sid, &added) != 0)
 			goto nomem_a;
 		if (added) {
-			if (grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
+			if (lsp_grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
 				 sizeof(*d->acc)) != 0)
 				goto nomem_a;
 			memset(d->acc + (size_t)sid * stride, 0, stride * sizeof(*d->acc));
@@ -654,7 +643,7 @@ static void warn(struct diff *d, const struct leaksnap_error *e)
 		if (!strcmp(d->warnings[i], buf))
 			return;
 	char *w = strdup(buf);
-	if (!w || grow((void **)&d->warnings, &d->warn_cap, d->nwarnings + 1,
+	if (!w || lsp_grow((void **)&d->warnings, &d->warn_cap, d->nwarnings + 1,
 		       sizeof(*d->warnings)) != 0) {
 		free(w);
 		return; /* a lost warning is better than a lost report */
@@ -670,7 +659,7 @@ static void note_symmod(struct diff *d, struct dmodule *m, const struct sym_modu
 	for (size_t i = 0; i < d->nsymmods; i++)
 		if (d->symmods[i] == sm)
 			return;
-	if (grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) != 0)
+	if (lsp_grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) != 0)
 		return;
 	d->symmods[d->nsymmods++] = sm;
 	if (sm->error) {
@@ -826,14 +815,12 @@ static int unify_modules(struct diff *d, bool *merged)
 	size_t cap = 16;
 	while (cap < 2 * n)
 		cap *= 2;
-	uint32_t *byid = malloc(cap * sizeof(*byid)), *bypath = malloc(cap * sizeof(*bypath));
+	uint32_t *byid = slots_new(cap), *bypath = slots_new(cap);
 	if (!byid || !bypath) {
 		free(byid);
 		free(bypath);
 		return -1;
 	}
-	memset(byid, 0xff, cap * sizeof(*byid));
-	memset(bypath, 0xff, cap * sizeof(*bypath));
 	/* 1: the same build ID */
 	for (size_t i = 0; i < n; i++) {
 		struct dmodule *m = &d->mods[i];
@@ -897,10 +884,9 @@ static int unify_frames(struct diff *d)
 	size_t cap = 16;
 	while (cap < 2 * d->frame_count)
 		cap *= 2;
-	uint32_t *slots = malloc(cap * sizeof(*slots));
+	uint32_t *slots = slots_new(cap);
 	if (!slots)
 		return -1;
-	memset(slots, 0xff, cap * sizeof(*slots));
 	for (size_t i = 0; i < d->frame_count; i++) {
 		struct dframe *f = &d->frames[i];
 		uint32_t cm = f->module == NONE ? NONE : d->mods[f->module].canon;
@@ -950,7 +936,7 @@ static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **ke
 		const char *fn = levels ? fi->view.sym[l].function : NULL;
 		if (fn && name_id(d, fn, &id) != 0)
 			return -1;
-		if (grow((void **)key, cap, *len + 1, sizeof(**key)) != 0)
+		if (lsp_grow((void **)key, cap, *len + 1, sizeof(**key)) != 0)
 			return -1;
 		(*key)[(*len)++] = id;
 	}
@@ -1058,7 +1044,7 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 	*klen = 0;
 	if (d->o.by != DIFF_BY_STACK && stack_site(d, s, &site, &level, err) != 0)
 		return -1;
-	if (grow((void **)key, key_cap, len + 1, sizeof(**key)) != 0)
+	if (lsp_grow((void **)key, key_cap, len + 1, sizeof(**key)) != 0)
 		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	switch (d->o.by) {
 	case DIFF_BY_STACK:
@@ -1151,7 +1137,7 @@ static int group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 			if (seqtab_intern(&d->keys, key, (uint32_t)klen, 0, &g, &added) != 0)
 				goto nomem;
 			if (added) {
-				if (grow((void **)&d->gacc, &gacc_cap, ((size_t)g + 1) * stride,
+				if (lsp_grow((void **)&d->gacc, &gacc_cap, ((size_t)g + 1) * stride,
 					 sizeof(*d->gacc)) != 0)
 					goto nomem;
 				memset(d->gacc + (size_t)g * stride, 0, stride * sizeof(*d->gacc));

@@ -63,6 +63,9 @@ enum diff_trend {
 
 struct diff_suppressions;
 
+/* The largest suppressions text diff_suppressions_parse() accepts. */
+#define DIFF_SUPPRESSIONS_MAX ((size_t)64 << 20)
+
 struct diff_options {
 	enum diff_by by;
 	enum diff_zygote zygote;

@@ -53,7 +53,6 @@ bool diff_pattern_match(const char *pattern, const char *s)
 /* Suppressions ------------------------------------------------------------- */
 
 #define SUPP_MAX_PATTERNS 100000
-#define SUPP_MAX_TEXT (64u << 20)
 
 struct diff_suppressions {
 	char **patterns;
@@ -121,9 +120,9 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 						  const char *source, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	if (len > SUPP_MAX_TEXT) {
-		lsp_error(err, LEAKSNAP_ERR_LIMIT, source,
-			  "suppressions file of %zu bytes (limit %u)", len, SUPP_MAX_TEXT);
+	if (len > DIFF_SUPPRESSIONS_MAX) {
+		lsp_error(err, LEAKSNAP_ERR_LIMIT, source, "suppressions text of %zu bytes (limit %zu)",
+			  len, DIFF_SUPPRESSIONS_MAX);
 		return NULL;
 	}
 	struct diff_suppressions *s = calloc(1, sizeof(*s));

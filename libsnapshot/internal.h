@@ -23,6 +23,11 @@ int lsp_error_line(struct leaksnap_error *err, int code, const char *source,
 /* Error from errno of a failed system call on @source. */
 int lsp_error_errno(struct leaksnap_error *err, const char *source, int errnum);
 
+/* Grow the array *@arr (capacity *@cap elements of @elsize bytes) to hold
+ * at least @need, doubling.  0, or -1 (out of memory or overflow) with the
+ * array unchanged. */
+int lsp_grow(void **arr, size_t *cap, size_t need, size_t elsize);
+
 /* Overflow-checked arithmetic: return 0 on success, -1 on overflow. */
 static inline int lsp_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 {

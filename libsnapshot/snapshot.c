@@ -30,6 +30,7 @@ void snapshot_close(struct snapshot *s)
 		free((char *)(uintptr_t)s->meta[i].value);
 	}
 	free(s->meta);
+	free(s->bids);
 	for (size_t i = 0; i < s->nwarnings; i++)
 		free(s->warnings[i]);
 	free(s->warnings);
@@ -41,8 +42,7 @@ static int nomem(const struct snapshot *s, struct leaksnap_error *err)
 	return lsp_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
 }
 
-/* Grow an array to hold at least @need elements of @elsize bytes. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elsize)
+int lsp_grow(void **arr, size_t *cap, size_t need, size_t elsize)
 {
 	if (need <= *cap)
 		return 0;
@@ -93,10 +93,10 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 {
 	if (s->nrecords == s->records_cap) {
 		size_t cap = s->records_cap;
-		if (grow((void **)&s->records, &cap, s->nrecords + 1, sizeof(*s->records)))
+		if (lsp_grow((void **)&s->records, &cap, s->nrecords + 1, sizeof(*s->records)))
 			return nomem(s, err);
 		size_t ocap = s->records_cap;
-		if (grow((void **)&s->frame_off, &ocap, cap, sizeof(*s->frame_off)) || ocap < cap)
+		if (lsp_grow((void **)&s->frame_off, &ocap, cap, sizeof(*s->frame_off)) || ocap < cap)
 			return nomem(s, err);
 		s->records_cap = cap;
 	}
@@ -114,7 +114,7 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 int lsp_snapshot_add_frame(struct snapshot *s, uint64_t pc, struct leaksnap_error *err)
 {
 	if (s->nframes == s->frames_cap &&
-	    grow((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames)))
+	    lsp_grow((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames)))
 		return nomem(s, err);
 	s->frames[s->nframes++] = pc;
 	s->records[s->nrecords - 1].frame_count++;
@@ -126,7 +126,7 @@ int lsp_snapshot_add(struct snapshot *s, uint64_t size, uint64_t count, bool zyg
 {
 	if (lsp_snapshot_add_begin(s, size, count, zygote, err))
 		return -1;
-	if (grow((void **)&s->frames, &s->frames_cap, s->nframes + nframes, sizeof(*s->frames)))
+	if (lsp_grow((void **)&s->frames, &s->frames_cap, s->nframes + nframes, sizeof(*s->frames)))
 		return nomem(s, err);
 	memcpy(s->frames + s->nframes, frames, nframes * sizeof(*frames));
 	s->nframes += nframes;
@@ -153,7 +153,7 @@ int lsp_snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
 int lsp_snapshot_add_meta(struct snapshot *s, const char *key, size_t key_len,
 			  const char *value, size_t value_len, struct leaksnap_error *err)
 {
-	if (grow((void **)&s->meta, &s->meta_cap, s->nmeta + 1, sizeof(*s->meta)))
+	if (lsp_grow((void **)&s->meta, &s->meta_cap, s->nmeta + 1, sizeof(*s->meta)))
 		return nomem(s, err);
 	char *k = strndup(key, key_len);
 	char *v = strndup(value, value_len);
@@ -274,6 +274,54 @@ static int merge_records(struct snapshot *s, struct leaksnap_error *err)
 	return 0;
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+					 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static int cmp_build_id(const void *a, const void *b)
+{
+	const struct lsp_build_id *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Index the metadata's well-formed "build_id=HEX PATH" lines (at most 64
+ * bytes of ID) by path, so that snapshot_build_id() is a binary search. */
+static int index_build_ids(struct snapshot *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nmeta; i++)
+		n += strcmp(s->meta[i].key, "build_id") == 0;
+	if (n == 0)
+		return 0;
+	s->bids = malloc(n * sizeof(*s->bids));
+	if (!s->bids)
+		return -1;
+	for (size_t i = 0; i < s->nmeta; i++) {
+		const char *v = s->meta[i].value, *sp = strchr(v, ' ');
+		if (strcmp(s->meta[i].key, "build_id") != 0 || !sp || !sp[1])
+			continue;
+		struct lsp_build_id *b = &s->bids[s->nbids];
+		size_t hex = (size_t)(sp - v);
+		bool ok = hex > 0 && hex % 2 == 0 && hex / 2 <= sizeof(b->id);
+		for (size_t k = 0; ok && k < hex / 2; k++) {
+			int hi = hex_digit(v[2 * k]), lo = hex_digit(v[2 * k + 1]);
+			ok = hi >= 0 && lo >= 0;
+			b->id[k] = (uint8_t)(hi << 4 | lo);
+		}
+		if (!ok)
+			continue;
+		b->path = sp + 1;
+		b->line = i;
+		b->len = hex / 2;
+		s->nbids++;
+	}
+	qsort(s->bids, s->nbids, sizeof(*s->bids), cmp_build_id);
+	return 0;
+}
+
 int lsp_snapshot_finalize(struct snapshot *s, bool force, bool flagged,
 			  enum lsp_count_hint hint, struct leaksnap_error *err)
 {
@@ -339,7 +387,7 @@ int lsp_snapshot_finalize(struct snapshot *s, bool force, bool flagged,
 		lsp_snapshot_warn(s, "total memory %llu differs from the records' sum %llu",
 				  (unsigned long long)s->producer_total,
 				  (unsigned long long)s->records_bytes);
-	return 0;
+	return index_build_ids(s) ? nomem(s, err) : 0;
 }
 
 /* Accessors ---------------------------------------------------------------- */
@@ -416,32 +464,21 @@ const char *snapshot_meta_get(const struct snapshot *s, const char *key)
 			return s->meta[i].value;
 	return NULL;
 }
-static int hex_digit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-					 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *out, size_t cap)
 {
-	for (size_t i = 0; i < s->nmeta; i++) {
-		const char *v = s->meta[i].value, *sp;
-		if (strcmp(s->meta[i].key, "build_id") != 0 || !(sp = strchr(v, ' ')) ||
-		    strcmp(sp + 1, path) != 0)
-			continue;
-		size_t hex = (size_t)(sp - v);
-		if (hex == 0 || hex % 2)
-			return 0;
-		for (size_t k = 0; k < hex / 2; k++) {
-			int hi = hex_digit(v[2 * k]), lo = hex_digit(v[2 * k + 1]);
-			if (hi < 0 || lo < 0)
-				return 0;
-			if (k < cap)
-				out[k] = (uint8_t)(hi << 4 | lo);
-		}
-		return hex / 2;
+	size_t lo = 0, hi = s->nbids; /* the first entry not below @path */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(s->bids[mid].path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return 0;
+	if (lo == s->nbids || strcmp(s->bids[lo].path, path) != 0)
+		return 0;
+	const struct lsp_build_id *b = &s->bids[lo];
+	memcpy(out, b->id, b->len < cap ? b->len : cap);
+	return b->len;
 }
 
 size_t snapshot_warning_count(const struct snapshot *s) { return s->nwarnings; }

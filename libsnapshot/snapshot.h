@@ -200,10 +200,10 @@ LEAKSNAP_API const struct snapshot_meta *snapshot_meta(const struct snapshot *sn
 						       size_t index);
 /* Value of the first metadata line with @key, or NULL. */
 LEAKSNAP_API const char *snapshot_meta_get(const struct snapshot *snap, const char *key);
-/* The build ID the metadata records for the module at @path (a line
- * "build_id=<hex> <path>", as the hook writes one per module): its length
- * in bytes, with up to @cap bytes of it written to @out; 0 when none is
- * recorded or the line is malformed. */
+/* The build ID the metadata records for the module at @path (the first
+ * line "build_id=<hex> <path>", as the hook writes one per module): its
+ * length in bytes (at most 64), with up to @cap bytes of it written to @out;
+ * 0 when none is recorded or the line is malformed.  O(log n). */
 LEAKSNAP_API size_t snapshot_build_id(const struct snapshot *snap, const char *path,
 				      uint8_t *out, size_t cap);
 

@@ -4,6 +4,14 @@
 
 #include "internal.h"
 
+/* A build ID from the metadata, indexed by the module path. */
+struct lsp_build_id {
+	const char *path;   /* borrowed from the metadata value */
+	size_t line;        /* its metadata line: the first of a path wins */
+	size_t len;
+	uint8_t id[64];
+};
+
 struct snapshot {
 	enum snapshot_format format;
 	char version[8];            /* "" = none */
@@ -32,6 +40,8 @@ struct snapshot {
 
 	struct snapshot_meta *meta;
 	size_t nmeta, meta_cap;
+	struct lsp_build_id *bids; /* "build_id=HEX PATH" lines, by path */
+	size_t nbids;
 
 	char **warnings;
 	size_t nwarnings;

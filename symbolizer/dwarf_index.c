@@ -16,26 +16,6 @@
 
 #include "sym_internal.h"
 
-/* Growable arrays ----------------------------------------------------------- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem)
-			return -1;
-		n *= 2;
-	}
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static int cmp_range(const void *a, const void *b)
 {
 	const struct sym_range *x = a, *y = b;
@@ -113,7 +93,7 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 			tree = subdie;
 		if (unit_type != DW_UT_compile)
 			f->split_units = true;
-		if (grow((void **)&f->cus, &cu_cap, f->cu_count + 1, sizeof(*f->cus)) != 0)
+		if (lsp_grow((void **)&f->cus, &cu_cap, f->cu_count + 1, sizeof(*f->cus)) != 0)
 			goto nomem;
 		struct sym_cu *c = &f->cus[f->cu_count];
 		memset(c, 0, sizeof(*c));
@@ -130,7 +110,7 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (grow((void **)&f->cu_ranges, &range_cap, f->cu_range_count + 1,
+			if (lsp_grow((void **)&f->cu_ranges, &range_cap, f->cu_range_count + 1,
 				 sizeof(*f->cu_ranges)) != 0)
 				goto nomem;
 			f->cu_ranges[f->cu_range_count++] =
@@ -251,7 +231,7 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t paren
 		struct sym_cu *cu = w->cu;
 		if (id == SYM_NONE) {
 			if (cu->node_count >= SYM_NONE - 2 ||
-			    grow((void **)&cu->nodes, &w->node_cap, cu->node_count + 1,
+			    lsp_grow((void **)&cu->nodes, &w->node_cap, cu->node_count + 1,
 				 sizeof(*cu->nodes)) != 0)
 				return SYM_NONE - 1;
 			id = (uint32_t)cu->node_count++;
@@ -261,8 +241,8 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t paren
 			n->parent = parent;
 			n->inlined = tag == DW_TAG_inlined_subroutine;
 		}
-		if (grow((void **)&w->tmp, &w->tmp_cap, w->tmp_count + 1, sizeof(*w->tmp)) != 0 ||
-		    grow((void **)&w->tmp_parent, &w->tmp_parent_cap, w->tmp_count + 1,
+		if (lsp_grow((void **)&w->tmp, &w->tmp_cap, w->tmp_count + 1, sizeof(*w->tmp)) != 0 ||
+		    lsp_grow((void **)&w->tmp_parent, &w->tmp_parent_cap, w->tmp_count + 1,
 			 sizeof(*w->tmp_parent)) != 0)
 			return SYM_NONE - 1;
 		w->tmp[w->tmp_count] = (struct sym_range){lo, hi, id};

@@ -296,6 +296,33 @@ static void test_trends(void **state)
 	diff_free(d);
 }
 
+/* snapshot_build_id: the first well-formed line of a path. */
+static void test_snapshot_build_id(void **state)
+{
+	(void)state;
+	struct rec r[] = {{8, 1, {0x55000001000, 0}}};
+	size_t len;
+	uint8_t *a = leaksnap_dump(r, 1, MAPS_AT("5500000", "/bin/app"),
+				   "build_id=zz /a\nbuild_id=0a0B /lib/x\nbuild_id=ffff /lib/x\n"
+				   "build_id=abc /odd\nbuild_id=01 \nabi=x86_64\n",
+				   &len);
+	struct snapshot *s = open_mem(a, len, "ids");
+	uint8_t id[4] = {0};
+	assert_int_equal(snapshot_build_id(s, "/lib/x", id, sizeof(id)), 2);
+	assert_int_equal(id[0], 0x0a);
+	assert_int_equal(id[1], 0x0b);
+	memset(id, 0, sizeof(id));
+	assert_int_equal(snapshot_build_id(s, "/lib/x", id, 1), 2); /* length, 1 byte written */
+	assert_int_equal(id[0], 0x0a);
+	assert_int_equal(id[1], 0);
+	assert_int_equal(snapshot_build_id(s, "/a", id, sizeof(id)), 0);     /* not hex */
+	assert_int_equal(snapshot_build_id(s, "/odd", id, sizeof(id)), 0);   /* odd length */
+	assert_int_equal(snapshot_build_id(s, "", id, sizeof(id)), 0);       /* no path */
+	assert_int_equal(snapshot_build_id(s, "/none", id, sizeof(id)), 0);
+	snapshot_close(s);
+	free(a);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -336,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_and_path),
 		cmocka_unit_test(test_reinstall_and_rebuild),
 		cmocka_unit_test(test_trends),
+		cmocka_unit_test(test_snapshot_build_id),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
