@@ -167,6 +167,14 @@ expect_eq "suppressed" "$(json "$w/supp.json" '(len(j["suspects"]), j["totals"][
 expect_eq "suppressed: the cache remains" \
 	"$(json "$w/supp.json" 'j["suspects"][0]["frames"][j["suspects"][0]["site"]]["function"]')" session_get
 
+# A suppressions file too large to be one is refused, nothing read into memory.
+truncate -s 65M "$w/huge-supp" 2>/dev/null || head -c 68157440 /dev/zero >"$w/huge-supp"
+"$D" --suppressions "$w/huge-supp" "$r1_1" "$r1_3" >"$w/huge.out" 2>"$w/huge.err"
+expect_eq "huge suppressions: status" $? 2
+expect_eq "huge suppressions: message" "$(cat "$w/huge.err")" \
+	"leaksnap: $w/huge-supp: more than 64 MiB: too large for a suppressions file"
+[ -s "$w/huge.out" ] && fail "huge suppressions: a report was printed"
+
 # 8. A corrupt symbol file: reported, exit 2, the report still printed.
 mkdir -p "$w/bad$w/dev/system/bin"
 head -c 3000 "$w/a/server" >"$w/bad$w/dev/system/bin/server"
