@@ -309,7 +309,8 @@ static int index_build_ids(struct snapshot *s)
 		for (size_t k = 0; ok && k < hex / 2; k++) {
 			int hi = hex_digit(v[2 * k]), lo = hex_digit(v[2 * k + 1]);
 			ok = hi >= 0 && lo >= 0;
-			b->id[k] = (uint8_t)(hi << 4 | lo);
+			if (ok)
+				b->id[k] = (uint8_t)(hi << 4 | lo);
 		}
 		if (!ok)
 			continue;
