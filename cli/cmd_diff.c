@@ -450,7 +450,8 @@ static int folded_stack(void *arg, const struct diff_frame *const *frames, size_
 }
 
 /* Reading ahead -----------------------------------------------------------------------------
- * While the diff takes in snapshot i, a thread opens snapshot i + 1 (never
+ * The main thread opens snapshot 0 while a thread opens snapshot 1; then,
+ * while the diff takes in snapshot i, the thread opens snapshot i + 1 (never
  * more than one ahead, so at most two are in memory).  Errors are reported
  * by the main thread when it reaches that snapshot, so the output is the
  * same as reading in order. */
@@ -471,9 +472,9 @@ struct reader {
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
-	for (size_t i = 0; i < r->n; i++) {
+	for (size_t i = 1; i < r->n; i++) {
 		pthread_mutex_lock(&r->mu);
-		while (!r->stop && i > r->consumed + 1)
+		while (!r->stop && i > r->consumed && i > 1)
 			pthread_cond_wait(&r->cv, &r->mu);
 		bool stop = r->stop;
 		pthread_mutex_unlock(&r->mu);
@@ -666,6 +667,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	/* Each snapshot is added, then closed; the next one is read meanwhile. */
 	size_t n = (size_t)(argc - first);
+	c.in.open.keep_duplicates = true; /* the diff merges equal stacks itself */
 	struct reader rd = {.paths = argv + first, .n = n, .opts = &c.in.open,
 			    .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 	rd.snaps = calloc(n, sizeof(*rd.snaps));
@@ -680,7 +682,7 @@ int cmd_diff(int argc, char **argv)
 	threaded = pthread_create(&tid, NULL, reader_main, &rd) == 0;
 	for (size_t i = 0; i < n; i++) {
 		struct snapshot *s;
-		if (threaded) {
+		if (threaded && i > 0) {
 			s = reader_take(&rd, i);
 		} else {
 			s = snapshot_open(rd.paths[i], rd.opts, &rd.errs[i]);

@@ -89,6 +89,7 @@ static int seqtab_rehash_to(struct seqtab *t, size_t n)
 	uint64_t *s = malloc(n * sizeof(*s));
 	if (!s)
 		return -1;
+	lsp_huge_hint(s, n * sizeof(*s));
 	memset(s, 0xff, n * sizeof(*s));
 	for (size_t i = 0; i < t->count; i++) {
 		size_t k = t->ents[i].hash & (n - 1);
@@ -246,6 +247,7 @@ struct diff {
 	struct seqtab names;      /* function names, as bytes in u32 */
 	struct cand *suspects, *stopped;
 	size_t nsuspects, nstopped;
+	size_t suspects_ordered, stopped_ordered; /* leading entries in rank order */
 	struct group_priv **pub_suspects, **pub_stopped; /* made on access */
 	int64_t suspect_bytes, suspect_count;
 	uint64_t suppressed;
@@ -984,6 +986,58 @@ static int cmp_stopped(const void *a, const void *b)
 	return x->group < y->group ? -1 : x->group > y->group;
 }
 
+/* Candidates are put in rank order lazily: the first ORDER_PREFIX by a
+ * selection (all a --top report needs), the rest by a sort only when one of
+ * them is asked for.  Both comparisons are total orders (the group id breaks
+ * ties), so the order is the same as one full sort's. */
+#define ORDER_PREFIX 64
+
+static void heap_down(struct cand *h, size_t n, size_t i, int (*cmp)(const void *, const void *))
+{
+	for (;;) { /* max-heap in rank order: the root is the weakest kept */
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && cmp(&h[l], &h[m]) > 0)
+			m = l;
+		if (r < n && cmp(&h[r], &h[m]) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct cand t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void order_cands(struct cand *c, size_t n, size_t *ordered, size_t need,
+			int (*cmp)(const void *, const void *))
+{
+	if (need > n)
+		need = n;
+	if (need <= *ordered)
+		return;
+	if (*ordered > 0 || need > ORDER_PREFIX || n <= ORDER_PREFIX) {
+		/* everything after the prefix is ranked below it */
+		qsort(c + *ordered, n - *ordered, sizeof(*c), cmp);
+		*ordered = n;
+		return;
+	}
+	/* The ORDER_PREFIX best: keep them in a heap, moved to the front. */
+	size_t k = ORDER_PREFIX;
+	for (size_t i = k / 2; i-- > 0;)
+		heap_down(c, k, i, cmp);
+	for (size_t i = k; i < n; i++) {
+		if (cmp(&c[i], &c[0]) < 0) {
+			struct cand t = c[0];
+			c[0] = c[i];
+			c[i] = t;
+			heap_down(c, k, 0, cmp);
+		}
+	}
+	qsort(c, k, sizeof(*c), cmp);
+	*ordered = k;
+}
+
 /* How group @g's bytes moved (into @p's delta, trend and score fields). */
 static void score_group(const struct diff *d, uint32_t g, struct diff_group *p)
 {
@@ -1255,8 +1309,6 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 		if (__builtin_add_overflow(d->suspect_count, c.count_delta, &d->suspect_count))
 			d->suspect_count = INT64_MAX;
 	}
-	qsort(d->suspects, d->nsuspects, sizeof(*d->suspects), cmp_suspect);
-	qsort(d->stopped, d->nstopped, sizeof(*d->stopped), cmp_stopped);
 	return 0;
 nomem:
 	return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
@@ -1338,12 +1390,18 @@ bool diff_zygote_included(const struct diff *d) { return d->include_zygote; }
 size_t diff_suspect_count(const struct diff *d) { return d->nsuspects; }
 const struct diff_group *diff_suspect(struct diff *d, size_t i)
 {
-	return i < d->nsuspects ? materialize(d, &d->suspects[i], &d->pub_suspects[i]) : NULL;
+	if (i >= d->nsuspects)
+		return NULL;
+	order_cands(d->suspects, d->nsuspects, &d->suspects_ordered, i + 1, cmp_suspect);
+	return materialize(d, &d->suspects[i], &d->pub_suspects[i]);
 }
 size_t diff_stopped_count(const struct diff *d) { return d->nstopped; }
 const struct diff_group *diff_stopped(struct diff *d, size_t i)
 {
-	return i < d->nstopped ? materialize(d, &d->stopped[i], &d->pub_stopped[i]) : NULL;
+	if (i >= d->nstopped)
+		return NULL;
+	order_cands(d->stopped, d->nstopped, &d->stopped_ordered, i + 1, cmp_stopped);
+	return materialize(d, &d->stopped[i], &d->pub_stopped[i]);
 }
 int64_t diff_suspects_bytes(const struct diff *d) { return d->suspect_bytes; }
 int64_t diff_suspects_count(const struct diff *d) { return d->suspect_count; }
@@ -1384,6 +1442,7 @@ int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 		if (d->group_of[s] != NONE)
 			order[start[d->group_of[s]]++] = (uint32_t)s;
 	/* start[g] is now the end of group g's stacks */
+	order_cands(d->suspects, d->nsuspects, &d->suspects_ordered, d->nsuspects, cmp_suspect);
 	for (size_t i = 0; i < d->nsuspects && rc == 0; i++) {
 		uint32_t g = d->suspects[i].group;
 		size_t from = g ? start[g - 1] : 0;

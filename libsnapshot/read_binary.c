@@ -6,6 +6,47 @@
 #include "snapshot_internal.h"
 
 /* Decode a get_malloc_leak_info record area into @s. */
+/* Little-endian records of @ptr-byte fields on a little-endian host: the
+ * common case, decoded straight into the snapshot's arrays (the generic loop
+ * below costs a call per field and a copy per record). */
+static void decode_le(struct snapshot *s, const uint8_t *p, unsigned ptr, unsigned frames)
+{
+	struct snapshot_record *r = &s->records[s->nrecords];
+	uint64_t *out = s->frames + s->nframes;
+	uint64_t raw_size, count;
+	uint32_t nf = 0;
+	if (ptr == 8) {
+		uint64_t v;
+		memcpy(&raw_size, p, 8);
+		memcpy(&count, p + 8, 8);
+		for (p += 16; nf < frames; nf++, p += 8) {
+			memcpy(&v, p, 8);
+			if (v == 0)
+				break; /* zero padding after the last frame */
+			out[nf] = v;
+		}
+	} else {
+		uint32_t v, sz, cnt;
+		memcpy(&sz, p, 4);
+		memcpy(&cnt, p + 4, 4);
+		raw_size = sz;
+		count = cnt;
+		for (p += 8; nf < frames; nf++, p += 4) {
+			memcpy(&v, p, 4);
+			if (v == 0)
+				break;
+			out[nf] = v;
+		}
+	}
+	r->size = raw_size & ~LSP_ZYGOTE_BIT;
+	r->count = count;
+	r->zygote = (raw_size & LSP_ZYGOTE_BIT) != 0;
+	r->frames = NULL;
+	r->frame_count = nf;
+	s->frame_off[s->nrecords++] = s->nframes;
+	s->nframes += nf;
+}
+
 int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t *area,
 		       uint64_t size, uint64_t base, unsigned ptr, unsigned frames,
 		       bool big_endian, struct leaksnap_error *err)
@@ -14,24 +55,30 @@ int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t 
 	uint64_t n = size / info;
 	/* The header's sizes were checked against the file, so these bounds are
 	 * at most the input's own size. */
-	if (lsp_snapshot_reserve(s, (size_t)n, (size_t)(n * frames), err))
+	if (lsp_snapshot_reserve(s, s->nrecords + (size_t)n, s->nframes + (size_t)(n * frames),
+				 err))
 		return -1;
+	const bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 	uint64_t (*load)(const uint8_t *, unsigned) = big_endian ? lsp_load_be : lsp_load_le;
 	uint64_t pcs[LSP_MAX_FRAMES];
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *p = area + i * info;
-		uint64_t raw_size = load(p, ptr);
-		uint64_t count = load(p + ptr, ptr);
-		uint32_t nf = 0;
-		for (; nf < frames; nf++) {
-			uint64_t pc = load(p + (2 + nf) * ptr, ptr);
-			if (pc == 0)
-				break; /* zero padding after the last frame */
-			pcs[nf] = pc;
+		if (host_le && !big_endian) {
+			decode_le(s, p, ptr, frames); /* room reserved above */
+		} else {
+			uint64_t raw_size = load(p, ptr);
+			uint64_t count = load(p + ptr, ptr);
+			uint32_t nf = 0;
+			for (; nf < frames; nf++) {
+				uint64_t pc = load(p + (2 + nf) * ptr, ptr);
+				if (pc == 0)
+					break; /* zero padding after the last frame */
+				pcs[nf] = pc;
+			}
+			if (lsp_snapshot_add(s, raw_size & ~LSP_ZYGOTE_BIT, count,
+					     (raw_size & LSP_ZYGOTE_BIT) != 0, pcs, nf, err))
+				return -1;
 		}
-		if (lsp_snapshot_add(s, raw_size & ~LSP_ZYGOTE_BIT, count,
-				     (raw_size & LSP_ZYGOTE_BIT) != 0, pcs, nf, err))
-			return -1;
 		/* Every 16 MiB, let the kernel drop what is decoded. */
 		if ((i & 0xffff) == 0xffff)
 			lsp_blob_drop(blob, (size_t)(p - blob->data));
@@ -221,7 +268,7 @@ struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
 	off += h.maps_size;
 	if (parse_meta(s, blob->data + off, h.meta_size, off, err))
 		goto fail;
-	if (lsp_snapshot_finalize(s, opts->count_is_frames,
+	if (lsp_snapshot_finalize(s, opts,
 				  (h.flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) != 0,
 				  LSP_COUNTS_NEVER_DETECT, err))
 		goto fail;
@@ -261,7 +308,7 @@ struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
 	s->pointer_size = ptr;
 	s->backtrace_size = frames;
 	if (lsp_decode_records(s, blob, blob->data, blob->size, 0, ptr, frames, false, err) ||
-	    lsp_snapshot_finalize(s, opts->count_is_frames, false, LSP_COUNTS_MAY_DETECT, err)) {
+	    lsp_snapshot_finalize(s, opts, false, LSP_COUNTS_MAY_DETECT, err)) {
 		snapshot_close(s);
 		return NULL;
 	}
@@ -390,7 +437,7 @@ struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool o
 					  err)) ||
 	    (alloc && lsp_decode_records(s, blob, blob->data + hdr + map, alloc, hdr + map, ptr,
 					 (unsigned)bt, false, err)) ||
-	    lsp_snapshot_finalize(s, opts->count_is_frames, false, LSP_COUNTS_MAY_DETECT, err)) {
+	    lsp_snapshot_finalize(s, opts, false, LSP_COUNTS_MAY_DETECT, err)) {
 		snapshot_close(s);
 		return NULL;
 	}

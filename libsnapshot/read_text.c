@@ -366,7 +366,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 	enum lsp_count_hint hint = (t.have_bt_size && strcmp(s->version, "1.0") == 0)
 					   ? LSP_COUNTS_MAY_DETECT
 					   : LSP_COUNTS_NEVER_DETECT;
-	if (lsp_snapshot_finalize(s, opts->count_is_frames, false, hint, err))
+	if (lsp_snapshot_finalize(s, opts, false, hint, err))
 		goto fail;
 	return s;
 fail:

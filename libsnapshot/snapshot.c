@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "snapshot_internal.h"
 
@@ -55,9 +57,29 @@ int lsp_grow(void **arr, size_t *cap, size_t need, size_t elsize)
 	void *n = realloc(*arr, ncap * elsize);
 	if (n == NULL)
 		return -1;
+	lsp_huge_hint(n, ncap * elsize);
 	*arr = n;
 	*cap = ncap;
 	return 0;
+}
+
+#define HUGE_HINT_MIN ((size_t)4 << 20)
+
+void lsp_huge_hint(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	if (bytes < HUGE_HINT_MIN)
+		return;
+	/* From the page the block starts in to the end of its last page: for a
+	 * block malloc mapped by itself, its whole mapping (no split). */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(page - 1);
+	uintptr_t e = ((uintptr_t)p + bytes + page - 1) & ~(page - 1);
+	(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
 }
 
 int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
@@ -72,9 +94,11 @@ int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
 		if (r == NULL)
 			return nomem(s, err);
 		s->records = r;
+		lsp_huge_hint(r, records * sizeof(*s->records));
 		void *o = realloc(s->frame_off, records * sizeof(*s->frame_off));
 		if (o == NULL)
 			return nomem(s, err);
+		lsp_huge_hint(o, records * sizeof(*s->frame_off));
 		s->frame_off = o;
 		s->records_cap = records;
 	}
@@ -82,6 +106,7 @@ int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
 		void *f = realloc(s->frames, frames * sizeof(*s->frames));
 		if (f == NULL)
 			return nomem(s, err);
+		lsp_huge_hint(f, frames * sizeof(*s->frames));
 		s->frames = f;
 		s->frames_cap = frames;
 	}
@@ -231,6 +256,7 @@ static int merge_records(struct snapshot *s, struct leaksnap_error *err)
 	uint32_t *slots = malloc(cap * sizeof(*slots));
 	if (slots == NULL)
 		return nomem(s, err);
+	lsp_huge_hint(slots, cap * sizeof(*slots));
 	memset(slots, 0xff, cap * sizeof(*slots));
 
 	size_t out = 0, fout = 0;
@@ -323,9 +349,10 @@ static int index_build_ids(struct snapshot *s)
 	return 0;
 }
 
-int lsp_snapshot_finalize(struct snapshot *s, bool force, bool flagged,
-			  enum lsp_count_hint hint, struct leaksnap_error *err)
+int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *opts,
+			  bool flagged, enum lsp_count_hint hint, struct leaksnap_error *err)
 {
+	bool force = opts->count_is_frames;
 	if (s->nrecords > UINT32_MAX - 1)
 		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source, "more than %u records",
 				 UINT32_MAX - 1);
@@ -345,7 +372,7 @@ int lsp_snapshot_finalize(struct snapshot *s, bool force, bool flagged,
 			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu has an allocation count of 0", i + 1);
 	}
-	if (merge_records(s, err))
+	if (!opts->keep_duplicates && merge_records(s, err))
 		return -1;
 
 	s->records_bytes = 0;

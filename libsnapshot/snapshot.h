@@ -119,6 +119,10 @@ struct snapshot_open_opts {
 	unsigned pointer_size;  /* raw buffers: 4 or 8 (0 = not given) */
 	unsigned frames;        /* raw buffers: backtrace size (0 = not given) */
 	bool count_is_frames;   /* force the Android 7 interpretation */
+	/* Leave records with the same (zygote, size, stack) unmerged: for a
+	 * caller that aggregates by stack itself (the diff), which saves the
+	 * reader a hash table.  Totals are the same either way. */
+	bool keep_duplicates;
 };
 
 struct snapshot;

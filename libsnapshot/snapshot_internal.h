@@ -76,7 +76,7 @@ int lsp_snapshot_warn(struct snapshot *s, const char *fmt, ...) LSP_PRINTF(2, 3)
 
 /* May the content of this input be the Android 7 layout (raw, text v1.0)? */
 enum lsp_count_hint { LSP_COUNTS_NEVER_DETECT, LSP_COUNTS_MAY_DETECT };
-int lsp_snapshot_finalize(struct snapshot *s, bool force_count_is_frames, bool flagged,
+int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *opts, bool flagged,
 			  enum lsp_count_hint hint, struct leaksnap_error *err);
 
 /* Record area decoding shared by the LEAKSNAP, raw and NHGT readers.
