@@ -129,12 +129,11 @@ static int seqtab_reserve(struct seqtab *t, size_t more, size_t words)
 /* The id of @v[0..n) (with @salt, 0 or 1, which distinguishes otherwise
  * equal sequences), added when new (*@added).  -1: out of memory or too
  * many. */
-static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32_t salt,
-			 uint32_t *id, bool *added)
+static int seqtab_intern_hashed(struct seqtab *t, const uint32_t *v, uint32_t n,
+				uint32_t salt, uint32_t h, uint32_t *id, bool *added)
 {
 	if ((t->count + 1) * 2 > (t->slots ? t->mask + 1 : 0) && seqtab_rehash(t) != 0)
 		return -1;
-	uint32_t h = seq_hash(v, n, salt);
 	size_t k = h & t->mask;
 	for (uint64_t e; (e = t->slots[k]) != SLOT_EMPTY; k = (k + 1) & t->mask) {
 		if (e >> 32 != h)
@@ -157,6 +156,19 @@ static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32
 	*id = (uint32_t)t->count++;
 	*added = true;
 	return 0;
+}
+
+static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32_t salt,
+			 uint32_t *id, bool *added)
+{
+	return seqtab_intern_hashed(t, v, n, salt, seq_hash(v, n, salt), id, added);
+}
+
+/* Prefetch the slot where the sequence of hash @h is looked for. */
+static void seqtab_prefetch(const struct seqtab *t, uint32_t h)
+{
+	if (t->slots)
+		__builtin_prefetch(&t->slots[h & t->mask]);
 }
 
 /* Model ----------------------------------------------------------------------- */
@@ -550,6 +562,26 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 	return f;
 }
 
+static void pc_prefetch(const struct diff *d, const struct snapshot_record *rec)
+{
+	uint32_t nf = rec->frame_count > 256 ? 256 : rec->frame_count;
+	for (uint32_t f = 0; f < nf; f++)
+		__builtin_prefetch(&d->pcs[mix(rec->frames[f]) & d->pc_mask]);
+}
+
+/* Records in flight while a snapshot is added: record r + PC_AHEAD has its
+ * PC slots prefetched, record r + STACK_AHEAD is translated to frame ids and
+ * its stack slot prefetched, record r is interned.  Hash tables far larger
+ * than the caches are then read at memory throughput, not latency. */
+#define PC_AHEAD 6
+#define STACK_AHEAD 3
+#define RING 4 /* > STACK_AHEAD, a power of 2 */
+
+struct pending {
+	uint32_t ids[256];
+	uint32_t n, hash, salt;
+};
+
 int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct maps *maps,
 		      struct leaksnap_error *err)
 {
@@ -578,6 +610,7 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	for (size_t i = 0; maps && !ds->android && i < maps_module_count(maps); i++)
 		ds->android = android_path(maps_module(maps, i)->path);
 
+	struct pending *ring = NULL;
 	struct adder a = {d, snap, maps, NULL, maps ? maps_module_count(maps) : 0};
 	a.mod_of = malloc((a.nmods ? a.nmods : 1) * sizeof(*a.mod_of));
 	if (!a.mod_of)
@@ -591,7 +624,9 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 		goto nomem_a;
 	d->pc_count = 0;
 
-	uint32_t ids[256];
+	ring = malloc(RING * sizeof(*ring));
+	if (!ring)
+		goto nomem_a;
 	size_t stride = 2 * d->n, nrec = snapshot_record_count(snap), words = 0;
 	for (size_t r = 0; r < nrec; r++) {
 		uint32_t nf = snapshot_record(snap, r)->frame_count;
@@ -602,15 +637,29 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	    lsp_grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
 		 sizeof(*d->acc)) != 0)
 		goto nomem_a;
-	for (size_t r = 0; r < snapshot_record_count(snap); r++) {
-		const struct snapshot_record *rec = snapshot_record(snap, r);
-		uint32_t nf = rec->frame_count > 256 ? 256 : rec->frame_count;
-		for (uint32_t f = 0; f < nf; f++)
-			if ((ids[f] = pc_frame(&a, rec->frames[f])) == NONE)
-				goto nomem_a;
+	for (size_t r = 0; r < nrec + STACK_AHEAD; r++) {
+		if (r + PC_AHEAD < nrec)
+			pc_prefetch(d, snapshot_record(snap, r + PC_AHEAD));
+		if (r < nrec) {
+			const struct snapshot_record *ahead = snapshot_record(snap, r);
+			struct pending *p = &ring[r % RING];
+			p->n = ahead->frame_count > 256 ? 256 : ahead->frame_count;
+			p->salt = ahead->zygote;
+			for (uint32_t f = 0; f < p->n; f++)
+				if ((p->ids[f] = pc_frame(&a, ahead->frames[f])) == NONE)
+					goto nomem_a;
+			p->hash = seq_hash(p->ids, p->n, p->salt);
+			seqtab_prefetch(&d->stacks, p->hash);
+		}
+		if (r < STACK_AHEAD)
+			continue;
+		size_t ri = r - STACK_AHEAD;
+		const struct snapshot_record *rec = snapshot_record(snap, ri);
+		const struct pending *p = &ring[ri % RING];
 		uint32_t sid;
 		bool added;
-		if (seqtab_intern(&d->stacks, ids, nf, rec->zygote, &sid, &added) != 0)
+		if (seqtab_intern_hashed(&d->stacks, p->ids, p->n, p->salt, p->hash, &sid,
+					 &added) != 0)
 			goto nomem_a;
 		if (added) {
 			if (lsp_grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
@@ -626,10 +675,12 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 		tot[0] = sat_add(tot[0], bytes);
 		tot[1] = sat_add(tot[1], rec->count);
 	}
+	free(ring);
 	free(a.mod_of);
 	d->added++;
 	return 0;
 nomem_a:
+	free(ring);
 	free(a.mod_of);
 nomem:
 	return lsp_error(err, LEAKSNAP_ERR_NOMEM, src, "out of memory");
