@@ -296,6 +296,129 @@ static void test_trends(void **state)
 	diff_free(d);
 }
 
+/* Rank order: the lazily ordered suspects (a selection of the first 64,
+ * then a sort of the rest) come out in the same order whatever index is
+ * asked for first, and that order is the documented one: score, then bytes,
+ * then count, then first appearance. */
+#define ORDER_GROUPS 300
+
+static struct diff *order_diff(void)
+{
+	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	struct rec *r = calloc(ORDER_GROUPS, sizeof(*r));
+	assert_non_null(r);
+	size_t len;
+	r[0] = (struct rec){16, 1, {0x55000000ff0, 0}}; /* the same in both */
+	uint8_t *buf = leaksnap_dump(r, 1, MAPS_AT("5500000", "/bin/app"), "", &len);
+	add(d, open_mem(buf, len, "old"));
+	free(buf);
+	for (size_t g = 0; g < ORDER_GROUPS; g++) /* many ties on bytes, some on counts */
+		r[g] = (struct rec){1024 * (g % 7 + 1) / (g % 3 + 1), g % 3 + 1,
+				    {0x55000001000 + 0x10 * (uint64_t)g, 0}};
+	r[0].frames[0] = 0x55000000ff0; /* grew from 16 bytes */
+	buf = leaksnap_dump(r, ORDER_GROUPS, MAPS_AT("5500000", "/bin/app"), "", &len);
+	add(d, open_mem(buf, len, "new"));
+	free(buf);
+	free(r);
+	struct leaksnap_error err;
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), ORDER_GROUPS);
+	return d;
+}
+
+static void test_rank_order(void **state)
+{
+	(void)state;
+	static const size_t firsts[] = {0, 250, 63, 64, ORDER_GROUPS - 1};
+	uint64_t order[ORDER_GROUPS];
+	for (size_t t = 0; t < sizeof(firsts) / sizeof(*firsts); t++) {
+		struct diff *d = order_diff();
+		assert_non_null(diff_suspect(d, firsts[t])); /* asked for first */
+		for (size_t i = 0; i < ORDER_GROUPS; i++) {
+			const struct diff_group *g = diff_suspect(d, i);
+			assert_non_null(g);
+			if (t == 0) {
+				order[i] = g->frames[0]->rel_pc;
+				continue;
+			}
+			assert_int_equal(g->frames[0]->rel_pc, order[i]);
+		}
+		if (t > 0) {
+			diff_free(d);
+			continue;
+		}
+		for (size_t i = 1; i < ORDER_GROUPS; i++) {
+			const struct diff_group *a = diff_suspect(d, i - 1), *b = diff_suspect(d, i);
+			assert_true(a->score >= b->score);
+			if (a->score > b->score)
+				continue;
+			assert_true(a->bytes_delta >= b->bytes_delta);
+			if (a->bytes_delta > b->bytes_delta)
+				continue;
+			assert_true(a->count_delta >= b->count_delta);
+			if (a->count_delta == b->count_delta) /* first appearance */
+				assert_true(a->frames[0]->rel_pc < b->frames[0]->rel_pc);
+		}
+		/* group 0 grew from 16 to 1024 bytes: 1008 */
+		int found = 0;
+		for (size_t i = 0; i < ORDER_GROUPS; i++)
+			if (diff_suspect(d, i)->frames[0]->rel_pc == 0xff0) {
+				assert_int_equal(diff_suspect(d, i)->bytes_delta, 1008);
+				found++;
+			}
+		assert_int_equal(found, 1);
+		assert_null(diff_suspect(d, ORDER_GROUPS));
+		diff_free(d);
+	}
+}
+
+/* A dump with duplicate records: opened with keep_duplicates the snapshot
+ * keeps them (the reader does not merge), and the diff sums them into the
+ * same groups as the merged model gives. */
+static void test_keep_duplicates(void **state)
+{
+	(void)state;
+	static const struct rec old[] = {{100, 1, {0x55000001000, 0}}};
+	static const struct rec dup[] = {{100, 2, {0x55000001000, 0}},
+					 {64, 1, {0x55000001010, 0x55000001020, 0}},
+					 {100, 3, {0x55000001000, 0}},
+					 {64, 4, {0x55000001010, 0x55000001020, 0}}};
+	size_t olen, nlen;
+	uint8_t *ob = leaksnap_dump(old, 1, MAPS_AT("5500000", "/bin/app"), "", &olen);
+	uint8_t *nb = leaksnap_dump(dup, 4, MAPS_AT("5500000", "/bin/app"), "", &nlen);
+	struct leaksnap_error err;
+	struct snapshot_open_opts keep = {.keep_duplicates = true};
+	struct snapshot *merged = snapshot_open_memory(nb, nlen, "m", NULL, &err);
+	struct snapshot *kept = snapshot_open_memory(nb, nlen, "k", &keep, &err);
+	assert_non_null(merged);
+	assert_non_null(kept);
+	assert_int_equal(snapshot_record_count(merged), 2);
+	assert_int_equal(snapshot_record_count(kept), 4);
+	assert_int_equal(snapshot_total_memory(kept), snapshot_total_memory(merged));
+	assert_int_equal(snapshot_allocation_count(kept), 10);
+	assert_int_equal(snapshot_allocation_count(merged), 10);
+	struct snapshot *both[2] = {merged, kept};
+	for (int k = 0; k < 2; k++) {
+		struct diff *d = new_diff(DIFF_BY_STACK, 2);
+		add(d, open_mem(ob, olen, "old"));
+		add(d, both[k]);
+		assert_int_equal(diff_rank(d, &err), 0);
+		assert_int_equal(diff_suspect_count(d), 2);
+		const struct diff_group *g0 = diff_suspect(d, 0), *g1 = diff_suspect(d, 1);
+		assert_int_equal(g0->bytes_delta, 400); /* 100 x (2 + 3) - 100 */
+		assert_int_equal(g0->count_delta, 4);
+		assert_int_equal(g0->frame_count, 1);
+		assert_int_equal(g0->stack_count, 1);
+		assert_int_equal(g1->bytes_delta, 320); /* 64 x (1 + 4), new */
+		assert_int_equal(g1->count_delta, 5);
+		assert_int_equal(g1->frame_count, 2);
+		assert_true(g1->is_new);
+		diff_free(d);
+	}
+	free(ob);
+	free(nb);
+}
+
 /* snapshot_build_id: the first well-formed line of a path. */
 static void test_snapshot_build_id(void **state)
 {
@@ -363,6 +486,8 @@ int main(void)
 		cmocka_unit_test(test_build_id_and_path),
 		cmocka_unit_test(test_reinstall_and_rebuild),
 		cmocka_unit_test(test_trends),
+		cmocka_unit_test(test_rank_order),
+		cmocka_unit_test(test_keep_duplicates),
 		cmocka_unit_test(test_snapshot_build_id),
 		cmocka_unit_test(test_errors),
 	};
