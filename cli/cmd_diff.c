@@ -660,6 +660,7 @@ int cmd_diff(int argc, char **argv)
 	c.o.suppressions = supp;
 	c.o.sym = sym;
 	c.o.adjust = !c.no_adjust;
+	c.o.jobs = cli_sym_jobs();
 	d = diff_new(&c.o, (size_t)(argc - first), &err);
 	if (!d) {
 		cli_fail_error(&err);

@@ -8,6 +8,7 @@
  * names one module whatever its path; a module without one joins the
  * only build of its path), groups the stacks, and scores the groups.
  * The arithmetic of the score is in docs/diff.md. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -569,18 +570,157 @@ static void pc_prefetch(const struct diff *d, const struct snapshot_record *rec)
 		__builtin_prefetch(&d->pcs[mix(rec->frames[f]) & d->pc_mask]);
 }
 
-/* Records in flight while a snapshot is added: record r + PC_AHEAD has its
- * PC slots prefetched, record r + STACK_AHEAD is translated to frame ids and
- * its stack slot prefetched, record r is interned.  Hash tables far larger
- * than the caches are then read at memory throughput, not latency. */
+/* A snapshot is added in batches of records, in two steps: translate (PCs
+ * to frame ids, stack hashes; the frame, module and PC tables) and intern
+ * (stacks and their sums; the stack table).  The steps share no table, so
+ * with opts.jobs > 1 a thread translates batch k + 1 while the caller
+ * interns batch k.  Within a step, the hash slots of a record a few ahead are
+ * prefetched: tables far larger than the caches are then read at memory
+ * throughput, not latency. */
+#define BATCH 256
+#define RING 4          /* batches in flight */
 #define PC_AHEAD 6
 #define STACK_AHEAD 3
-#define RING 4 /* > STACK_AHEAD, a power of 2 */
+#define THREAD_MIN_RECORDS 16384
 
-struct pending {
-	uint32_t ids[256];
-	uint32_t n, hash, salt;
+struct batch {
+	size_t first, count;      /* records */
+	uint32_t len[BATCH], hash[BATCH];
+	uint32_t off[BATCH];      /* into ids */
+	uint32_t ids[BATCH * 256];
+	int state;                /* BATCH_* */
 };
+enum { BATCH_EMPTY, BATCH_FULL, BATCH_FAILED };
+
+static int translate(struct adder *a, struct batch *b)
+{
+	const struct snapshot *snap = a->snap;
+	uint32_t off = 0;
+	for (size_t i = 0; i < b->count; i++) {
+		if (i + PC_AHEAD < b->count)
+			pc_prefetch(a->d, snapshot_record(snap, b->first + i + PC_AHEAD));
+		const struct snapshot_record *rec = snapshot_record(snap, b->first + i);
+		uint32_t n = rec->frame_count > 256 ? 256 : rec->frame_count, *ids = b->ids + off;
+		for (uint32_t f = 0; f < n; f++)
+			if ((ids[f] = pc_frame(a, rec->frames[f])) == NONE)
+				return -1;
+		b->len[i] = n;
+		b->off[i] = off;
+		b->hash[i] = seq_hash(ids, n, rec->zygote);
+		off += n;
+	}
+	return 0;
+}
+
+/* Room was reserved for every record to be a new stack. */
+static int intern(struct diff *d, const struct snapshot *snap, size_t si, const struct batch *b)
+{
+	size_t stride = 2 * d->n;
+	for (size_t i = 0; i < b->count; i++) {
+		if (i + STACK_AHEAD < b->count)
+			seqtab_prefetch(&d->stacks, b->hash[i + STACK_AHEAD]);
+		const struct snapshot_record *rec = snapshot_record(snap, b->first + i);
+		uint32_t sid;
+		bool added;
+		if (seqtab_intern_hashed(&d->stacks, b->ids + b->off[i], b->len[i], rec->zygote,
+					 b->hash[i], &sid, &added) != 0)
+			return -1;
+		if (added) {
+			if (lsp_grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
+				     sizeof(*d->acc)) != 0)
+				return -1;
+			memset(d->acc + (size_t)sid * stride, 0, stride * sizeof(*d->acc));
+		}
+		uint64_t bytes = sat_mul(rec->size, rec->count);
+		uint64_t *acc = d->acc + (size_t)sid * stride + si;
+		acc[0] = sat_add(acc[0], bytes);
+		acc[d->n] = sat_add(acc[d->n], rec->count);
+		uint64_t *tot = rec->zygote ? d->zyg[si] : d->app[si];
+		tot[0] = sat_add(tot[0], bytes);
+		tot[1] = sat_add(tot[1], rec->count);
+	}
+	return 0;
+}
+
+/* The translating thread: fills the ring in order until done, stopped, or
+ * out of memory (that batch is marked failed). */
+struct pipe {
+	struct adder *a;
+	struct batch *ring;
+	size_t nrec;
+	bool stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *translator(void *arg)
+{
+	struct pipe *p = arg;
+	for (size_t k = 0; k * BATCH < p->nrec; k++) {
+		struct batch *b = &p->ring[k % RING];
+		pthread_mutex_lock(&p->mu);
+		while (b->state != BATCH_EMPTY && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		bool stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (stop)
+			break;
+		b->first = k * BATCH;
+		b->count = p->nrec - b->first < BATCH ? p->nrec - b->first : BATCH;
+		int rc = translate(p->a, b);
+		pthread_mutex_lock(&p->mu);
+		b->state = rc ? BATCH_FAILED : BATCH_FULL;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (rc)
+			break;
+	}
+	return NULL;
+}
+
+/* All records of the snapshot being added.  -1: out of memory. */
+static int add_records(struct adder *a, size_t si, size_t nrec)
+{
+	struct diff *d = a->d;
+	bool threaded = d->o.jobs > 1 && nrec >= THREAD_MIN_RECORDS;
+	struct pipe p = {a, NULL, nrec, false, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+	p.ring = malloc((threaded ? RING : 1) * sizeof(*p.ring));
+	if (!p.ring)
+		return -1;
+	int rc = 0;
+	pthread_t tid;
+	if (threaded) {
+		for (size_t i = 0; i < RING; i++)
+			p.ring[i].state = BATCH_EMPTY;
+		threaded = pthread_create(&tid, NULL, translator, &p) == 0;
+	}
+	if (!threaded) {
+		for (size_t first = 0; first < nrec && rc == 0; first += BATCH) {
+			p.ring->first = first;
+			p.ring->count = nrec - first < BATCH ? nrec - first : BATCH;
+			rc = translate(a, p.ring) || intern(d, a->snap, si, p.ring) ? -1 : 0;
+		}
+		free(p.ring);
+		return rc;
+	}
+	for (size_t k = 0; k * BATCH < nrec && rc == 0; k++) {
+		struct batch *b = &p.ring[k % RING];
+		pthread_mutex_lock(&p.mu);
+		while (b->state == BATCH_EMPTY)
+			pthread_cond_wait(&p.cv, &p.mu);
+		int state = b->state;
+		pthread_mutex_unlock(&p.mu);
+		rc = state == BATCH_FAILED || intern(d, a->snap, si, b) ? -1 : 0;
+		pthread_mutex_lock(&p.mu);
+		b->state = BATCH_EMPTY;
+		p.stop = rc != 0;
+		pthread_cond_broadcast(&p.cv);
+		pthread_mutex_unlock(&p.mu);
+	}
+	pthread_join(tid, NULL);
+	free(p.ring);
+	return rc;
+}
 
 int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct maps *maps,
 		      struct leaksnap_error *err)
@@ -610,7 +750,6 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	for (size_t i = 0; maps && !ds->android && i < maps_module_count(maps); i++)
 		ds->android = android_path(maps_module(maps, i)->path);
 
-	struct pending *ring = NULL;
 	struct adder a = {d, snap, maps, NULL, maps ? maps_module_count(maps) : 0};
 	a.mod_of = malloc((a.nmods ? a.nmods : 1) * sizeof(*a.mod_of));
 	if (!a.mod_of)
@@ -624,9 +763,6 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 		goto nomem_a;
 	d->pc_count = 0;
 
-	ring = malloc(RING * sizeof(*ring));
-	if (!ring)
-		goto nomem_a;
 	size_t stride = 2 * d->n, nrec = snapshot_record_count(snap), words = 0;
 	for (size_t r = 0; r < nrec; r++) {
 		uint32_t nf = snapshot_record(snap, r)->frame_count;
@@ -635,52 +771,13 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	/* every record may be a new stack: room for all, reserved once */
 	if (seqtab_reserve(&d->stacks, nrec, words) != 0 ||
 	    lsp_grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
-		 sizeof(*d->acc)) != 0)
+		     sizeof(*d->acc)) != 0 ||
+	    add_records(&a, si, nrec) != 0)
 		goto nomem_a;
-	for (size_t r = 0; r < nrec + STACK_AHEAD; r++) {
-		if (r + PC_AHEAD < nrec)
-			pc_prefetch(d, snapshot_record(snap, r + PC_AHEAD));
-		if (r < nrec) {
-			const struct snapshot_record *ahead = snapshot_record(snap, r);
-			struct pending *p = &ring[r % RING];
-			p->n = ahead->frame_count > 256 ? 256 : ahead->frame_count;
-			p->salt = ahead->zygote;
-			for (uint32_t f = 0; f < p->n; f++)
-				if ((p->ids[f] = pc_frame(&a, ahead->frames[f])) == NONE)
-					goto nomem_a;
-			p->hash = seq_hash(p->ids, p->n, p->salt);
-			seqtab_prefetch(&d->stacks, p->hash);
-		}
-		if (r < STACK_AHEAD)
-			continue;
-		size_t ri = r - STACK_AHEAD;
-		const struct snapshot_record *rec = snapshot_record(snap, ri);
-		const struct pending *p = &ring[ri % RING];
-		uint32_t sid;
-		bool added;
-		if (seqtab_intern_hashed(&d->stacks, p->ids, p->n, p->salt, p->hash, &sid,
-					 &added) != 0)
-			goto nomem_a;
-		if (added) {
-			if (lsp_grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
-				 sizeof(*d->acc)) != 0)
-				goto nomem_a;
-			memset(d->acc + (size_t)sid * stride, 0, stride * sizeof(*d->acc));
-		}
-		uint64_t bytes = sat_mul(rec->size, rec->count);
-		uint64_t *acc = d->acc + (size_t)sid * stride + si;
-		acc[0] = sat_add(acc[0], bytes);
-		acc[d->n] = sat_add(acc[d->n], rec->count);
-		uint64_t *tot = rec->zygote ? d->zyg[si] : d->app[si];
-		tot[0] = sat_add(tot[0], bytes);
-		tot[1] = sat_add(tot[1], rec->count);
-	}
-	free(ring);
 	free(a.mod_of);
 	d->added++;
 	return 0;
 nomem_a:
-	free(ring);
 	free(a.mod_of);
 nomem:
 	return lsp_error(err, LEAKSNAP_ERR_NOMEM, src, "out of memory");

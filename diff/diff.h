@@ -78,6 +78,10 @@ struct diff_options {
 	uint64_t min_bytes;      /* suspects grew by at least this many bytes */
 	struct symbolizer *sym;  /* NULL: frames stay module+offset */
 	bool adjust;             /* look frames up at the call (pc - 1) */
+	/* Threads diff_add_snapshot may use: 0 or 1, none; 2 or more, a
+	 * thread maps PCs to frames while the caller interns stacks (large
+	 * snapshots only).  The result is the same either way. */
+	unsigned jobs;
 };
 
 /* One input snapshot as the diff saw it. */

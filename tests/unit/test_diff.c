@@ -419,6 +419,63 @@ static void test_keep_duplicates(void **state)
 	free(nb);
 }
 
+/* A large diff (enough records for the translating thread) gives the
+ * same groups, sums and order with jobs = 2 as without threads. */
+#define BIG_RECORDS 40000
+
+static struct diff *big_diff(unsigned jobs)
+{
+	struct diff_options o = {.by = DIFF_BY_STACK, .jobs = jobs};
+	struct leaksnap_error err;
+	struct diff *d = diff_new(&o, 2, &err);
+	assert_non_null(d);
+	struct rec *r = calloc(BIG_RECORDS, sizeof(*r));
+	assert_non_null(r);
+	uint64_t x = 88172645463325252ull;
+	for (int snap = 0; snap < 2; snap++) {
+		for (size_t i = 0; i < BIG_RECORDS; i++) {
+			/* xorshift64: stacks of 1..3 frames over 4096 PCs, so
+			 * records repeat stacks within and across snapshots */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			r[i].size = 16 + (x >> 52);
+			r[i].count = 1 + (x >> 61);
+			memset(r[i].frames, 0, sizeof(r[i].frames));
+			for (uint64_t f = 0; f < 1 + (x >> 40) % 3; f++)
+				r[i].frames[f] = 0x55000001000 + 4 * ((x >> (12 * f)) & 4095);
+		}
+		size_t len;
+		uint8_t *buf = leaksnap_dump(r, BIG_RECORDS, MAPS_AT("5500000", "/bin/app"), "",
+					     &len);
+		add(d, open_mem(buf, len, snap ? "new" : "old"));
+		free(buf);
+	}
+	free(r);
+	assert_int_equal(diff_rank(d, &err), 0);
+	return d;
+}
+
+static void test_threaded_add(void **state)
+{
+	(void)state;
+	struct diff *a = big_diff(0), *b = big_diff(2);
+	assert_true(diff_suspect_count(a) > 1000);
+	assert_int_equal(diff_suspect_count(a), diff_suspect_count(b));
+	assert_int_equal(diff_stopped_count(a), diff_stopped_count(b));
+	assert_int_equal(diff_suspects_bytes(a), diff_suspects_bytes(b));
+	for (size_t k = 0; k < 2; k++)
+		assert_int_equal(diff_snapshot(a, k)->bytes, diff_snapshot(b, k)->bytes);
+	for (size_t i = 0; i < diff_suspect_count(a); i++) {
+		const struct diff_group *x = diff_suspect(a, i), *y = diff_suspect(b, i);
+		assert_int_equal(x->bytes_delta, y->bytes_delta);
+		assert_int_equal(x->count_delta, y->count_delta);
+		assert_int_equal(x->frame_count, y->frame_count);
+		for (size_t f = 0; f < x->frame_count; f++)
+			assert_int_equal(x->frames[f]->rel_pc, y->frames[f]->rel_pc);
+	}
+	diff_free(a);
+	diff_free(b);
+}
+
 /* snapshot_build_id: the first well-formed line of a path. */
 static void test_snapshot_build_id(void **state)
 {
@@ -488,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_trends),
 		cmocka_unit_test(test_rank_order),
 		cmocka_unit_test(test_keep_duplicates),
+		cmocka_unit_test(test_threaded_add),
 		cmocka_unit_test(test_snapshot_build_id),
 		cmocka_unit_test(test_errors),
 	};
