@@ -155,9 +155,11 @@ static void test_ties_keep_snapshot_order(void **state)
 	snapshot_close(s);
 }
 
-/* A LEAKSNAP snapshot in memory: 8-byte pointers, pid, time, metadata. */
-static size_t leaksnap_bytes(uint8_t *buf, const char *maps, const char *meta)
+/* A LEAKSNAP snapshot made in memory: 8-byte pointers, pid, time, three
+ * records, @maps and @meta. */
+static struct snapshot *open_leaksnap(const char *maps, const char *meta)
 {
+	static uint8_t buf[2048];
 	static const uint64_t recs[][5] = {
 		/* size (bit 31: zygote), count, 3 frames */
 		{64, 2, 0x1000, 0x2000, 0},
@@ -185,7 +187,12 @@ static size_t leaksnap_bytes(uint8_t *buf, const char *maps, const char *meta)
 	memcpy(buf + n, maps, strlen(maps));
 	n += strlen(maps);
 	memcpy(buf + n, meta, strlen(meta));
-	return n + strlen(meta);
+	n += strlen(meta);
+	struct leaksnap_error err;
+	struct snapshot *s = snapshot_open_memory(buf, n, "in.dump", NULL, &err);
+	if (s == NULL)
+		fail_msg("%s", err.text);
+	return s;
 }
 
 static const char small_maps[] =
@@ -194,13 +201,10 @@ static const char small_maps[] =
 static void test_leaksnap_reads_back_and_losses_said(void **state)
 {
 	(void)state;
-	uint8_t buf[1024];
-	size_t n = leaksnap_bytes(buf, small_maps,
-				  "abi=arm64\nbuild_id=00ff /system/lib64/liba.so\n"
-				  "build_id=0102 /system/bin/app\nexe=/system/bin/app\n");
+	struct snapshot *s = open_leaksnap(small_maps,
+					   "abi=arm64\nbuild_id=00ff /system/lib64/liba.so\n"
+					   "build_id=0102 /system/bin/app\nexe=/system/bin/app\n");
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(buf, n, "in.dump", NULL, &err);
-	assert_non_null(s);
 	struct said said = {.n = 0};
 	struct snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
 	const char *out = path_in_dir("from-leaksnap.txt");
@@ -336,13 +340,10 @@ static const char rewrite_maps[] =
 static void test_rewrite_both_writers(void **state)
 {
 	(void)state;
-	uint8_t buf[2048];
-	size_t n = leaksnap_bytes(buf, rewrite_maps,
-				  "build_id=00ff /system/lib64/liba.so\nexe=/system/bin/app\n"
-				  "cmdline=/system/bin/app -x\n");
+	struct snapshot *s = open_leaksnap(rewrite_maps,
+					   "build_id=00ff /system/lib64/liba.so\nexe=/system/bin/app\n"
+					   "cmdline=/system/bin/app -x\n");
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(buf, n, "in.dump", NULL, &err);
-	assert_non_null(s);
 	struct snapshot_rewrite rules[] = {
 		{"/system/lib", "/sym/lib", 99},          /* plain prefix: lib64 too */
 		{"/system/lib64/", "/never/", 99},       /* shadowed by the first */
