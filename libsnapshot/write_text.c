@@ -8,21 +8,29 @@
 #include "format.h"
 #include "write_internal.h"
 
+/* A record's place in bionic's order, compact so that sorting a million
+ * of them does not chase pointers into the records. */
+struct order_key {
+	uint64_t size;
+	uint32_t index;      /* in the snapshot */
+	uint16_t frames;     /* <= LSP_MAX_FRAMES */
+	uint8_t zygote;
+};
+
 /* bionic's order (PointerData::GetList): app records before zygote ones,
  * larger sizes first, longer stacks first; where bionic then compares the
  * blocks' addresses, which a snapshot does not keep, the snapshot's own
- * order decides (the records are slices of one array). */
+ * order decides. */
 static int bionic_order(const void *pa, const void *pb)
 {
-	const struct snapshot_record *a = *(const struct snapshot_record *const *)pa;
-	const struct snapshot_record *b = *(const struct snapshot_record *const *)pb;
+	const struct order_key *a = pa, *b = pb;
 	if (a->zygote != b->zygote)
 		return a->zygote ? 1 : -1;
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
-	if (a->frame_count != b->frame_count)
-		return a->frame_count > b->frame_count ? -1 : 1;
-	return a < b ? -1 : a > b;
+	if (a->frames != b->frames)
+		return a->frames > b->frames ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
 }
 
 /* Lower-case hex without padding (PRIxPTR); returns the length. */
@@ -126,12 +134,12 @@ static void report_dropped(const struct snapshot *s, const struct snapshot_save_
 		tell(opts, "backtrace size 0 is written as 1, the smallest a text dump states");
 }
 
-static int write_records(const struct snapshot *s, const struct snapshot_record *const *order,
+static int write_records(const struct snapshot *s, const struct order_key *order,
 			 struct lsp_out *o)
 {
 	char line[64 + 17 * 16];
 	for (size_t i = 0; i < s->nrecords; i++) {
-		const struct snapshot_record *r = order[i];
+		const struct snapshot_record *r = &s->records[order[i].index];
 		int n = snprintf(line, sizeof(line), "z %d  sz %8llu  num    %llu  bt",
 				 r->zygote ? 1 : 0, (unsigned long long)r->size,
 				 (unsigned long long)r->count);
@@ -153,7 +161,7 @@ static int write_records(const struct snapshot *s, const struct snapshot_record 
 }
 
 static int write_text(const struct snapshot *s, const struct snapshot_save_opts *opts,
-		      const char *fingerprint, const struct snapshot_record *const *order,
+		      const char *fingerprint, const struct order_key *order,
 		      struct lsp_out *o, struct leaksnap_error *err)
 {
 	char head[128];
@@ -189,12 +197,15 @@ int snapshot_save_text(const struct snapshot *s, const char *path,
 	if (lsp_rewrite_check(opts, path, err) || check_expressible(s, err) ||
 	    lsp_rewrite_maps(s, opts, NULL, &maps_size, err))
 		return -1;
-	const struct snapshot_record **order = malloc((s->nrecords ? s->nrecords : 1) *
-						      sizeof(*order));
+	/* finalize caps the records below 2^32, backtrace sizes at 256 */
+	struct order_key *order = malloc((s->nrecords ? s->nrecords : 1) * sizeof(*order));
 	if (order == NULL)
 		return lsp_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
 	for (size_t i = 0; i < s->nrecords; i++)
-		order[i] = &s->records[i];
+		order[i] = (struct order_key){.size = s->records[i].size,
+					      .index = (uint32_t)i,
+					      .frames = (uint16_t)s->records[i].frame_count,
+					      .zygote = s->records[i].zygote};
 	qsort(order, s->nrecords, sizeof(*order), bionic_order);
 	report_dropped(s, opts);
 
