@@ -359,7 +359,8 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 				  (unsigned long long)t.declared_records,
 				  (unsigned long long)t.nrecords_read);
 	s->backtrace_size = t.have_bt_size ? (unsigned)t.bt_size : t.max_frames;
-	s->pointer_size = (t.wide || lsp_text_maps_wide(s->maps ? s->maps : "", s->maps_len)) ? 8 : 4;
+	s->pointer_size =
+		(t.wide || lsp_text_maps_wide(s->maps ? s->maps : "", s->maps_len)) ? 8 : 4;
 	/* Only Android 7's v1.0 writer (the first with "Backtrace size:") had the
 	 * count bug; older dumps and v1.1+ are never reinterpreted unless forced. */
 	enum lsp_count_hint hint = (t.have_bt_size && strcmp(s->version, "1.0") == 0)
