@@ -182,8 +182,7 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 	return 0;
 }
 
-/* Does the maps text name addresses above 4 GiB (a 64-bit process)? */
-static bool maps_are_wide(const char *p, size_t len)
+bool lsp_text_maps_wide(const char *p, size_t len)
 {
 	const char *end = p + len;
 	while (p < end) {
@@ -360,7 +359,8 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 				  (unsigned long long)t.declared_records,
 				  (unsigned long long)t.nrecords_read);
 	s->backtrace_size = t.have_bt_size ? (unsigned)t.bt_size : t.max_frames;
-	s->pointer_size = (t.wide || maps_are_wide(s->maps ? s->maps : "", s->maps_len)) ? 8 : 4;
+	s->pointer_size =
+		(t.wide || lsp_text_maps_wide(s->maps ? s->maps : "", s->maps_len)) ? 8 : 4;
 	/* Only Android 7's v1.0 writer (the first with "Backtrace size:") had the
 	 * count bug; older dumps and v1.1+ are never reinterpreted unless forced. */
 	enum lsp_count_hint hint = (t.have_bt_size && strcmp(s->version, "1.0") == 0)

@@ -217,7 +217,7 @@ LEAKSNAP_API size_t snapshot_warning_count(const struct snapshot *snap);
 LEAKSNAP_API const char *snapshot_warning(const struct snapshot *snap, size_t index);
 
 /* ------------------------------------------------------------------------
- * Writing LEAKSNAP v1
+ * Writing LEAKSNAP v1 and Android text dumps
  * ------------------------------------------------------------------------ */
 
 #define SNAPSHOT_HEADER_SIZE 64
@@ -252,21 +252,63 @@ LEAKSNAP_API int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t
 					struct snapshot_header *hdr, const char *source,
 					struct leaksnap_error *err);
 
-/* Options for snapshot_save(). */
-struct snapshot_save_opts {
-	bool big_endian;        /* write record fields big-endian */
-	unsigned pointer_size;  /* 0 = the snapshot's own */
+/* A module path rewrite (leaksnap convert --rewrite-prefix OLD=NEW): a
+ * path that starts with @old_prefix is written starting with @new_prefix
+ * instead.  The match is a plain byte prefix, not a path component:
+ * "/system/lib" also matches "/system/lib64/libc.so"; end the prefix with
+ * "/" to match a directory only. */
+struct snapshot_rewrite {
+	const char *old_prefix; /* non-empty, no line break */
+	const char *new_prefix; /* may be empty, no line break */
+	size_t matched;         /* out: paths this rule rewrote */
 };
 
-/* Write @snap as a LEAKSNAP v1 file at @path, with its maps embedded and
- * its metadata kept.  Counts are written as corrected (flag bit 1 clear).
- * The file is written under a temporary name in the same directory, then
- * published without ever replacing an existing file (exists -> error
- * LEAKSNAP_ERR_EXISTS; nothing is overwritten).
- * Returns 0, or -1 with @err filled. */
+/* Options for snapshot_save() and snapshot_save_text().  Zero-initialise. */
+struct snapshot_save_opts {
+	bool big_endian;        /* LEAKSNAP: write record fields big-endian */
+	unsigned pointer_size;  /* LEAKSNAP: 0 = the snapshot's own */
+	/* Path rewrites, tried in order: the first rule whose old prefix
+	 * starts a path rewrites it, once.  They apply to the path of every
+	 * maps line and to the paths in the metadata values
+	 * "build_id=<hex> <path>" and "exe=<path>".  The snapshot itself is
+	 * not changed; each rule's @matched is set to the paths it rewrote. */
+	struct snapshot_rewrite *rewrites;
+	size_t rewrite_count;
+	/* Called (when not NULL) with one sentence for each thing of the
+	 * snapshot that the output format cannot carry and leaves out, before
+	 * anything is created; the caller decides whether to show them. */
+	void (*dropped)(void *ctx, const char *what);
+	void *dropped_ctx;
+};
+
+/* Write @snap as a LEAKSNAP v1 file at @path ("-": standard output), with
+ * its maps embedded and its metadata kept.  Counts are written as
+ * corrected (flag bit 1 clear).  The file is written under a temporary
+ * name in the same directory, then published without ever replacing an
+ * existing file (exists -> error LEAKSNAP_ERR_EXISTS; nothing is
+ * overwritten).  Returns 0, or -1 with @err filled. */
 LEAKSNAP_API int snapshot_save(const struct snapshot *snap, const char *path,
 			       const struct snapshot_save_opts *opts,
 			       struct leaksnap_error *err);
+
+/* Write @snap as an Android text heap dump v1.2 at @path ("-": standard
+ * output), byte for byte as bionic's malloc_debug writes one: the header
+ * lines (the snapshot's build_fingerprint, else 'unknown' as on a device
+ * without ro.build.fingerprint; "Total memory:" is the records' sum), one
+ * "z Z  sz %8u  num    N  bt PC..." line per record (PCs in unpadded hex),
+ * app records before zygote ones, each group by size descending, then by
+ * frame count descending, then in the snapshot's order; then MAPS, the
+ * maps text and END.  The pid, the capture time, metadata other than
+ * build_fingerprint, and a pointer size the PCs and maps addresses do not
+ * imply are not carried: each is reported through @opts->dropped.  Maps
+ * with a line reading "END" or a NUL byte cannot be written
+ * (LEAKSNAP_ERR_FORMAT); @opts->big_endian and
+ * @opts->pointer_size must be unset (LEAKSNAP_ERR_USAGE).  Published as by
+ * snapshot_save(), never replacing a file.  Returns 0, or -1 with @err
+ * filled. */
+LEAKSNAP_API int snapshot_save_text(const struct snapshot *snap, const char *path,
+				    const struct snapshot_save_opts *opts,
+				    struct leaksnap_error *err);
 
 #ifdef __cplusplus
 }

@@ -93,6 +93,9 @@ struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
 			      const struct snapshot_open_opts *opts, struct leaksnap_error *err);
 struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 			       const struct snapshot_open_opts *opts, struct leaksnap_error *err);
+/* Does the maps text name addresses above 4 GiB (a 64-bit process)?  The
+ * text reader's pointer-size rule, which the text writer predicts. */
+bool lsp_text_maps_wide(const char *text, size_t len);
 struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool old_header,
 			       const struct snapshot_open_opts *opts, struct leaksnap_error *err);
 /* Does @blob look like an NHGT payload with the old (signature-less) header? */

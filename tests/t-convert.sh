@@ -1,7 +1,9 @@
 #!/bin/sh
 # convert: every readable format becomes a LEAKSNAP file that shows the same
-# snapshot (records, totals, frames, maps), in both byte orders; convert never
-# overwrites; reading from stdin gives the same result as reading the file.
+# snapshot (records, totals, frames, maps), in both byte orders, and an
+# Android text dump that reads back as the same model (byte-identical for
+# bionic-laid-out text); --rewrite-prefix; convert never overwrites; reading
+# from stdin gives the same result as reading the file.
 set -eu
 B=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +47,78 @@ for spec in "fx/sample64le.dump" "fx/sample32be.dump" "fx/sample64.nhgt" "fx/sam
 done
 echo "converted $n inputs in both byte orders"
 
+# android-text, text -> LEAKSNAP -> text: byte-identical for dumps laid out as
+# bionic writes them (records in its order, no duplicates), 64- and 32-bit.
+for f in v1.2-bionic-64 v1.2-bionic-32; do
+	"$ls_" convert "$top/testdata/text/$f.txt" "$w/$f.dump"
+	"$ls_" convert --to android-text "$w/$f.dump" "$w/$f.txt" 2>"$w/err"
+	cmp "$top/testdata/text/$f.txt" "$w/$f.txt"
+	# All the text cannot carry is the line convert itself added.
+	printf 'leaksnap: %s: warning: %s\n' "$w/$f.txt" "1 metadata line is not written: \
+the text format keeps only the build fingerprint (source_format)" | cmp - "$w/err"
+done
+
+# Any input -> text -> LEAKSNAP gives the model the input gives: records,
+# frames, counts, zygote flags, sizes, pointer and backtrace size, maps
+# (show --json without what only the container decides).
+normjson() {
+	sed -e '/^  "file":/d' -e '/^  "format":/d' -e '/^  "version":/d' -e '/^  "pid":/d' \
+	    -e '/^  "time_ns":/d' -e '/^  "time":/d' -e '/^  "total_memory":/d' \
+	    -e '/^  "big_endian":/d' -e '/^  "count_is_frames":/d' -e '/^  "metadata":/d' \
+	    -e '/^  "warnings":/d'
+}
+n=0
+for spec in "fx/sample64le.dump" "fx/sample32be.dump" "fx/sample64.nhgt" "fx/sample-old.nhgt" \
+	"fx/android7-flagged.dump" \
+	"--pointer-size 8 --frames 4 --maps $top/testdata/maps/sample64.maps fx/sample64.raw" \
+	"--pointer-size 4 --frames 4 fx/sample32.raw" \
+	"$top/testdata/text/v1.2-signal-64.txt" "$top/testdata/text/v1.2-btinfo-32-crlf.txt" \
+	"$top/testdata/text/v1.1-padded-64.txt" "$top/testdata/text/v1.0-android7-32.txt" \
+	"$top/testdata/text/v1.0-no-backtrace-size.txt" "$top/testdata/text/v1.2-bionic-64.txt" \
+	"$top/testdata/text/v1.2-bionic-32.txt"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	(cd "$w" && "$ls_" convert --to android-text $spec "$w/t$n.txt" 2>/dev/null)
+	"$ls_" convert "$w/t$n.txt" "$w/t$n.dump"
+	# shellcheck disable=SC2086
+	(cd "$w" && "$ls_" show --json $spec) | normjson > "$w/a"
+	"$ls_" show --json "$w/t$n.dump" | normjson > "$w/b"
+	if ! cmp -s "$w/a" "$w/b"; then
+		echo "text round trip of $spec: the model differs"; diff "$w/a" "$w/b"; exit 1
+	fi
+	# ... and writing that LEAKSNAP file as text again gives the same bytes.
+	"$ls_" convert --to android-text "$w/t$n.dump" - 2>/dev/null | cmp - "$w/t$n.txt"
+done
+echo "text round trips of $n inputs"
+
+# --rewrite-prefix in a LEAKSNAP conversion: maps paths, build_id and exe
+# metadata; other metadata (cmdline) is left alone.
+"$ls_" convert --rewrite-prefix /system/lib64/=/sym/system/lib64/ \
+	--rewrite-prefix /system/bin/=/sym/bin/ --rewrite-prefix /system/=/never/ \
+	"$w/fx/sample64le.dump" "$w/rw.dump" 2>"$w/err"
+printf 'leaksnap: %s: warning: %s\n' "$w/fx/sample64le.dump" \
+	"--rewrite-prefix '/system/=/never/' matched no path" | cmp - "$w/err"
+"$ls_" show "$w/rw.dump" | sed -n '/^metadata:/,/^$/p' > "$w/meta"
+printf '%s\n' "metadata:" "  abi=x86_64" "  cmdline=/system/bin/app --flag" "  exe=/sym/bin/app" \
+	"  build_id=0123abcd /sym/system/lib64/libfoo.so" "  unwinder=fp" "  trigger=signal" "" > "$w/want"
+cmp "$w/want" "$w/meta" || { diff "$w/want" "$w/meta"; exit 1; }
+"$ls_" maps "$w/rw.dump" | sed -n 's/^  [0-9] .*mappings\{0,1\}  //p' > "$w/mods"
+printf '%s\n' /sym/system/lib64/libfoo.so "/data/app/my app/lib/arm64/libbar.so" \
+	"[anon:libc_malloc]" | cmp - "$w/mods"
+# Rewritten again the other way, it is the original model.
+"$ls_" convert --rewrite-prefix /sym/system/=/system/ --rewrite-prefix /sym/bin/=/system/bin/ \
+	"$w/rw.dump" "$w/back.dump"
+"$ls_" show --json "$w/fx/sample64le.dump" | normjson > "$w/a"
+"$ls_" show --json "$w/back.dump" | normjson > "$w/b"
+cmp "$w/a" "$w/b"
+echo "rewrite-prefix ok"
+
+# OUT "-" is standard output, for either format.
+"$ls_" convert "$w/fx/sample64le.dump" - | "$ls_" show - | sed 1d > "$w/a"
+"$ls_" convert "$w/fx/sample64le.dump" "$w/stdout-ref.dump"
+"$ls_" show "$w/stdout-ref.dump" | sed 1d > "$w/b"
+cmp "$w/a" "$w/b"
+
 # Never overwrite, and leave the existing file untouched.
 cp "$w/fx/sample32le.dump" "$w/keep.dump"
 if "$ls_" convert "$w/fx/sample64le.dump" "$w/keep.dump" 2>"$w/err"; then
@@ -55,6 +129,16 @@ grep -q "already exists" "$w/err"
 ln -s "$w/victim" "$w/sym.dump"
 if "$ls_" convert "$w/fx/sample64le.dump" "$w/sym.dump" 2>/dev/null; then
 	echo "convert wrote through a symlink"; exit 1
+fi
+[ ! -e "$w/victim" ]
+# The same for text output.
+if "$ls_" convert --to android-text "$w/fx/sample64le.dump" "$w/keep.dump" 2>"$w/err"; then
+	echo "convert --to android-text overwrote a file"; exit 1
+fi
+cmp -s "$w/fx/sample32le.dump" "$w/keep.dump"
+[ "$(cat "$w/err")" = "leaksnap: $w/keep.dump: already exists (leaksnap never overwrites a file)" ]
+if "$ls_" convert --to android-text "$w/fx/sample64le.dump" "$w/sym.dump" 2>/dev/null; then
+	echo "convert --to android-text wrote through a symlink"; exit 1
 fi
 [ ! -e "$w/victim" ]
 # Nothing but our files in the directory (no temporaries left behind).
