@@ -4,20 +4,26 @@
 # phone; everything after the dump runs on this x86-64 host.
 
 ARCHES="arm64 arm"
+S="python3 $top/tests/tools/sites.py"
+MODS="leaks libleaker.so" # the leak program's own modules
+APP=data/app/~~Zm9v==/com.acme.app-YmFy== # an app's directory on a device
 
 # abi_vars ARCH: TRIPLE, QEMU, SYSROOT, XB (the cross build directory),
 # LIBDIR (lib64 or lib, as on a device), ABI (the APK's lib/ directory),
-# PSIZE (pointer size), UNWINDERS ("mode:unwinder=:walk" for
+# PSIZE (pointer size), ABI_CFLAGS (the Makefile's CROSS_FLAGS, for code
+# a test builds itself), UNWINDERS ("mode:unwinder=:walk" for
 # LEAKSNAP_UNWIND auto, dwarf and fp; walk as expect_leaks takes it).
 abi_vars() {
 	case $1 in
 	arm64)
 		TRIPLE=aarch64-linux-gnu QEMU=qemu-aarch64 LIBDIR=lib64 ABI=arm64-v8a PSIZE=8
+		ABI_CFLAGS=
 		# GCC keeps arm64 frame records even at -O2: fp walks whole stacks
 		UNWINDERS="auto:dwarf+fp:full dwarf:dwarf:full fp:fp:full"
 		;;
 	arm)
 		TRIPLE=arm-linux-gnueabihf QEMU=qemu-arm LIBDIR=lib ABI=armeabi-v7a PSIZE=4
+		ABI_CFLAGS="-mthumb -funwind-tables"
 		# EHABI tables for auto and dwarf; no frame records: fp is frame 0
 		UNWINDERS="auto:ehabi:full dwarf:ehabi:full fp:fp:caller"
 		;;
@@ -73,4 +79,36 @@ exit_dumps() {
 		"$SC" "$_d" >"$_d.txt" || fail "$_d: stackcheck failed"
 		if grep -q ' zygote ' "$_d.txt"; then child=$_d; else parent=$_d; fi
 	done
+}
+
+# apk_sites JSON: whether `leaksnap symbolize --json` of a run of
+# "apkload APK OFFSET LIB 1201 1201 1202" gives exactly its two leaks, each
+# through the inlined apk_block() into apk_leak(), called from main, at the
+# lines marked in the sources.
+apk_sites() {
+	_src=$top/tests/hook/libapk.c
+	_b=$(grep -n 'LINE apk_block' "$_src" | cut -d: -f1)
+	_l=$(grep -n 'LINE apk_leak' "$_src" | cut -d: -f1)
+	_m=$(grep -n 'leak((size_t)' "$top/tests/hook/apkload.c" | cut -d: -f1)
+	_tail="inline apk_block $_src:$_b:9 | apk_leak $_src:$_l:12 | main $top/tests/hook/apkload.c:$_m:3"
+	$S records "$1" base.apk apkload >"$1.sites"
+	printf '1201 2 app | %s\n1202 1 app | %s\n' "$_tail" "$_tail" | cmp -s - "$1.sites" ||
+		{ echo "    have:"; sed 's/^/      /' "$1.sites"; return 1; }
+}
+
+# x86_reference: the leak program run natively under the hook ("leaks all
+# LIBLEAKER"), its exit dumps symbolized: the sites of the program's own
+# leaks (sites.py records) in $w/x86.parent.sites and $w/x86.child.sites,
+# the reference the other ABIs' runs must give.
+x86_reference() {
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/x86" "$T/leaks" all "$T/libleaker.so" >/dev/null 2>&1
+	exit_dumps "$w/x86"
+	[ -n "$parent" ] && [ -n "$child" ] || fail "x86-64: no parent and child dumps"
+	"$L" symbolize --json "$parent" >"$w/x86.parent.json" &&
+		"$L" symbolize --json "$child" >"$w/x86.child.json" || fail "x86-64: symbolize"
+	$S records "$w/x86.parent.json" $MODS >"$w/x86.parent.sites"
+	$S records "$w/x86.child.json" $MODS >"$w/x86.child.sites"
+	# 12 leaks, the forked child's only in the child's dump
+	[ "$(wc -l <"$w/x86.parent.sites")" = 11 ] && [ "$(wc -l <"$w/x86.child.sites")" = 12 ] ||
+		{ fail "x86-64: not 11 and 12 leak sites"; cat "$w/x86.parent.sites"; }
 }

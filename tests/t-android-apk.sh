@@ -15,21 +15,17 @@ B=$1
 . "$(dirname "$0")/hook-lib.sh"
 . "$(dirname "$0")/android-lib.sh"
 android_need python3
-S="python3 $top/tests/tools/sites.py"
 src=$top/tests/hook/libapk.c
-line_of() { grep -n "LINE $1" "$src" | cut -d: -f1; }
-lmain=$(grep -n 'leak((size_t)' "$top/tests/hook/apkload.c" | cut -d: -f1)
-app=data/app/~~Zm9v==/com.acme.app-YmFy==
+app=$APP
 
 for a in x86_64 $ARCHES; do
 	if [ $a = x86_64 ]; then
-		XB=$(cd "$B" && pwd) ABI=x86_64 strip=strip cc=gcc flags=
+		XB=$(cd "$B" && pwd) ABI=x86_64 strip=strip cc=gcc ABI_CFLAGS=
 		lib=$T/libapk.so prog=$T/apkload hook=$HOOK
 		run() { LD_PRELOAD=$hook LEAKSNAP_OUT="$out" "$@"; }
 	else
 		abi_vars $a
-		strip=$TRIPLE-strip cc=$TRIPLE-gcc flags=
-		[ $a = arm ] && flags="-mthumb -funwind-tables" # as make cross builds it
+		strip=$TRIPLE-strip cc=$TRIPLE-gcc
 		lib=$XB/tests/hook/libapk.so prog=$XB/tests/hook/apkload hook=$XB/libleakhook.so
 		run() { on_device $a "$out" "$hook" "$@"; }
 	fi
@@ -44,7 +40,7 @@ for a in x86_64 $ARCHES; do
 	cp "$lib" "$d/syms/out/target/product/x/symbols/$app/lib/libapk.so"
 	sed 's/% 16/% 15/' "$src" >"$d/stale.c"
 	# shellcheck disable=SC2086
-	$cc -O2 -g -fPIC -shared $flags -o "$d/stale/libapk.so" "$d/stale.c" || fail "$a: stale build"
+	$cc -O2 -g -fPIC -shared $ABI_CFLAGS -o "$d/stale/libapk.so" "$d/stale.c" || fail "$a: stale build"
 
 	out=$d/run
 	run "$prog" "$apk" "$off" "$extracted" 1201 1201 1202 >"$out.stdout" 2>&1 ||
@@ -61,11 +57,8 @@ for a in x86_64 $ARCHES; do
 	grep -q -x "  $mod  $d/syms/out/target/product/x/symbols/$app/lib/libapk.so  (build-id match)" "$d/tree.out" ||
 		{ fail "$a: module line"; sed -n '/^symbol files/,$p' "$d/tree.out"; }
 	"$L" symbolize --json -s "$d/stale" -s "$d/syms" "$dump" >"$d/tree.json" || fail "$a: symbolize --json"
-	$S records "$d/tree.json" base.apk apkload >"$d/sites"
-	printf '%s\n' "1201 2 app | inline apk_block $src:$(line_of apk_block):9 | apk_leak $src:$(line_of apk_leak):12 | main $top/tests/hook/apkload.c:$lmain:3" \
-		"1202 1 app | inline apk_block $src:$(line_of apk_block):9 | apk_leak $src:$(line_of apk_leak):12 | main $top/tests/hook/apkload.c:$lmain:3" |
-		cmp -s - "$d/sites" || { fail "$a: sites"; cat "$d/sites"; }
-	[ $a = x86_64 ] || cmp -s "$w/x86_64/sites" "$d/sites" || fail "$a: sites differ from x86-64"
+	apk_sites "$d/tree.json" || fail "$a: sites"
+	[ $a = x86_64 ] || cmp -s "$w/x86_64/tree.json.sites" "$d/tree.json.sites" || fail "$a: sites differ from x86-64"
 
 	# only the stale build in a tree: never used; the APK's own (stripped)
 	# copy names the function from its symbol table

@@ -14,8 +14,6 @@ B=$1
 . "$(dirname "$0")/hook-lib.sh"
 . "$(dirname "$0")/android-lib.sh"
 android_need python3
-S="python3 $top/tests/tools/sites.py"
-MODS="leaks libleaker.so"
 
 # check_header DUMP PSIZE: the LEAKSNAP header's pointer size and record
 # size, and the file is exactly header + records + maps + metadata.
@@ -33,17 +31,7 @@ assert os.path.getsize(path) == 64 + recs + maps + meta, 'file size'
 EOF
 }
 
-# The x86-64 reference: the same program, natively.
-LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/x86" "$T/leaks" all "$T/libleaker.so" >/dev/null 2>&1
-exit_dumps "$w/x86"
-[ -n "$parent" ] && [ -n "$child" ] || fail "x86-64: no parent and child dumps"
-"$L" symbolize --json "$parent" >"$w/x86.parent.json" && "$L" symbolize --json "$child" >"$w/x86.child.json" ||
-	fail "x86-64: symbolize"
-$S records "$w/x86.parent.json" $MODS >"$w/x86.parent.sites"
-$S records "$w/x86.child.json" $MODS >"$w/x86.child.sites"
-# (12 leaks in the parent: the child's is in the child's dump only)
-[ "$(wc -l <"$w/x86.parent.sites")" = 11 ] && [ "$(wc -l <"$w/x86.child.sites")" = 12 ] ||
-	{ fail "x86-64: not 11 and 12 leak sites"; cat "$w/x86.parent.sites"; }
+x86_reference
 
 for a in $ARCHES; do
 	abi_vars $a
