@@ -216,9 +216,12 @@ endef
 $(foreach a,$(CROSS_ARCHES),$(eval $(call cross_rules,$(a))))
 -include $(shell find $(B)/cross -name '*.d' 2>/dev/null)
 
+ifneq ($(filter cross,$(MAKECMDGOALS)),)
+ifneq ($(CROSS_FOUND),$(CROSS_ARCHES))
+$(error make cross: $(foreach a,$(filter-out $(CROSS_FOUND),$(CROSS_ARCHES)),$(CROSS_CC_$(a))) not installed; as root: sh scripts/ensure-deps.sh --cross)
+endif
+endif
 cross: $(foreach a,$(CROSS_ARCHES),$(call cross_outputs,$(a)))
-	$(Q)for a in $(filter-out $(CROSS_FOUND),$(CROSS_ARCHES)); do \
-		echo "make cross: no compiler for $$a (sh scripts/ensure-deps.sh --cross)" >&2; exit 1; done
 
 tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
