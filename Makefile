@@ -2,6 +2,7 @@
 #   make                 build everything into build/
 #   make check           run every test; ends with "N passed, N failed"
 #   make check SANITIZE=1  same, ASan+UBSan build in build-san/
+#   make cross           the hook (and its test programs) for arm64 and 32-bit ARM
 #   make demo            run the bundled example end to end
 #   make bench           benchmarks (bench/), reported as ratios
 #   make install PREFIX=/usr/local DESTDIR=
@@ -66,7 +67,7 @@ all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(PUB_HEADERS)
-.PHONY: all check demo bench install uninstall clean deps tests
+.PHONY: all check demo bench install uninstall clean deps tests cross
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/ensure-deps.sh
@@ -112,8 +113,9 @@ $(B)/bin/leakdiff: $(B)/bin/leaksnap
 # describe their own frames (hook/unwind.h).
 HOOK_SRCS := $(wildcard hook/*.c) libsnapshot/header.c
 HOOK_OBJS := $(patsubst %.c,$(B)/hook-obj/%.o,$(HOOK_SRCS))
-HOOK_CFLAGS := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-	-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fasynchronous-unwind-tables $(CFLAGS)
+HOOK_CFLAGS_BASE := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+	-fno-omit-frame-pointer -fasynchronous-unwind-tables
+HOOK_CFLAGS := $(HOOK_CFLAGS_BASE) -mno-omit-leaf-frame-pointer $(CFLAGS)
 
 $(B)/include/leaksnap/leakhook.h: hook/leakhook.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
@@ -175,7 +177,53 @@ $(B)/tests/hook/%: tests/hook/%.cc
 	$(call say,CXX,$<)
 	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -rdynamic -o $@ $< -ldl -lpthread
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS)
+# Cross builds (make cross): the hook and the C programs of the hook tests
+# for arm64 and for 32-bit ARM in Thumb state, with Debian's cross
+# compilers, run under qemu-user by tests/t-android.sh.  32-bit ARM code is
+# built with -funwind-tables, as the NDK and AOSP build it: the hook unwinds
+# there through the EHABI tables (.ARM.exidx; docs/hook.md).
+CROSS_ARCHES := arm64 arm
+CROSS_CC_arm64 := aarch64-linux-gnu-gcc
+CROSS_CC_arm := arm-linux-gnueabihf-gcc
+CROSS_FLAGS_arm64 := -mno-omit-leaf-frame-pointer
+CROSS_FLAGS_arm := -mthumb -funwind-tables
+CROSS_PROGS := leaks apkload
+CROSS_LIBS := libleaker libapk
+cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
+	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS))
+# The arches whose compiler is installed: make check builds and tests those.
+CROSS_FOUND := $(foreach a,$(CROSS_ARCHES),$(if $(shell command -v $(CROSS_CC_$(a)) 2>/dev/null),$(a)))
+
+define cross_rules
+$(B)/cross/$(1)/hook-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
+	$$(call say,CC,$(1):$$<)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) $$(HOOK_CFLAGS_BASE) $$(CROSS_FLAGS_$(1)) \
+		-MMD -MP -c -o $$@ $$<
+$(B)/cross/$(1)/libleakhook.so: $(patsubst %.c,$(B)/cross/$(1)/hook-obj/%.o,$(HOOK_SRCS)) hook/libleakhook.sym
+	$$(call say,LD,$$@)
+	$$(Q)$$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) -shared -Wl,--no-undefined \
+		-Wl,--version-script=hook/libleakhook.sym -Wl,-z,now -o $$@ \
+		$(patsubst %.c,$(B)/cross/$(1)/hook-obj/%.o,$(HOOK_SRCS)) -static-libgcc -ldl -lpthread
+$(B)/cross/$(1)/tests/hook/lib%.so: tests/hook/lib%.c
+	$$(call say,CC,$(1):$$<)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(HOOKT_FLAGS) $$(CROSS_FLAGS_$(1)) -fPIC -shared \
+		-Wl,-z,max-page-size=4096 -o $$@ $$<
+$(B)/cross/$(1)/tests/hook/%: tests/hook/%.c
+	$$(call say,CC,$(1):$$<)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(HOOKT_FLAGS) $$(CROSS_FLAGS_$(1)) -std=gnu11 -rdynamic \
+		-o $$@ $$< -ldl -lpthread
+endef
+$(foreach a,$(CROSS_ARCHES),$(eval $(call cross_rules,$(a))))
+-include $(shell find $(B)/cross -name '*.d' 2>/dev/null)
+
+ifneq ($(filter cross,$(MAKECMDGOALS)),)
+ifneq ($(CROSS_FOUND),$(CROSS_ARCHES))
+$(error make cross: $(foreach a,$(filter-out $(CROSS_FOUND),$(CROSS_ARCHES)),$(CROSS_CC_$(a))) not installed; as root: sh scripts/ensure-deps.sh --cross)
+endif
+endif
+cross: $(foreach a,$(CROSS_ARCHES),$(call cross_outputs,$(a)))
+
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests
 	$(Q)sh tests/run-all.sh $(B)

@@ -223,11 +223,15 @@ static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs)
 		break;
 	case HOOK_UNWIND_DWARF:
 		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, false)
-					   : unwind_gcc(((const uintptr_t *)regs->fp)[1], pcs, max);
+					   : unwind_gcc(unwind_regs_ra(regs), pcs, max);
 		break;
 	default:
-		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, true)
-					   : unwind_fp(regs, &stk, pcs, max);
+		if (unwind_cfi_supported())
+			n = unwind_cfi(regs, &stk, pcs, max, true);
+		else if (UNWIND_FP_RECORDS)
+			n = unwind_fp(regs, &stk, pcs, max);
+		else
+			n = unwind_gcc(unwind_regs_ra(regs), pcs, max);
 		break;
 	}
 	return n > 0 ? (unsigned)n : 0;
@@ -560,7 +564,8 @@ static void read_config(void)
 	if (c->unwind == HOOK_UNWIND_FP)
 		c->unwinder_name = "fp";
 	else if (!unwind_cfi_supported())
-		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF ? "libgcc" : "fp";
+		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF || !UNWIND_FP_RECORDS
+					   ? UNWIND_GCC_NAME : "fp";
 	else
 		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF ? "dwarf" : "dwarf+fp";
 

@@ -28,6 +28,12 @@ struct unwind_regs {
 	uintptr_t pc; /* an address inside the entry function */
 	uintptr_t sp; /* its stack pointer */
 	uintptr_t fp; /* its frame pointer */
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	/* Its return address, where its frame pointer does not lead to it:
+	 * GCC's 32-bit ARM frames have no fixed record layout (Thumb code's
+	 * r7 points below the locals, ARM code's fp at the saved lr). */
+	uintptr_t ra;
+#endif
 };
 
 /* The calling thread's stack: every read the walkers make is inside
@@ -57,8 +63,20 @@ struct unwind_stack {
 		(r)->fp = (uintptr_t)__builtin_frame_address(0);                \
 		(r)->sp = (r)->fp;                                              \
 		(r)->pc = 0;                                                    \
+		(r)->ra = (uintptr_t)__builtin_return_address(0);               \
 	} while (0)
 #endif
+
+/* The entry function's return address (the address its caller resumes
+ * at; on 32-bit ARM with the Thumb bit as the call left it). */
+static inline uintptr_t unwind_regs_ra(const struct unwind_regs *r)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	return ((const uintptr_t *)r->fp)[1];
+#else
+	return r->ra;
+#endif
+}
 
 /* Strip arm64 pointer-authentication bits from a return address (see
  * unwind_fp.c for the choice of mask); the inline form is for hot paths. */
@@ -96,9 +114,23 @@ bool unwind_cfi_supported(void);
 void unwind_cfi_flush(void);
 
 /* Fallback for targets without unwind_cfi(): _Unwind_Backtrace from the
- * toolchain's unwinder (slow: about 1.5 us a capture).  Frames up to and
- * including the one whose return address is @skip_until (the entry
- * function's return address, fp[1]) are dropped first. */
+ * toolchain's unwinder (slow: about 1.5 us a capture; on 32-bit ARM it
+ * reads the EHABI tables, .ARM.exidx).  Frames up to and including the
+ * one whose return address is @skip_until (the entry function's return
+ * address, unwind_regs_ra()) are dropped first.  On 32-bit ARM the
+ * addresses written have the Thumb bit clear. */
 int unwind_gcc(uintptr_t skip_until, uintptr_t *pcs, int max);
+
+/* Whether the frame-pointer walk can follow frame records on this target.
+ * Not on 32-bit ARM: GCC keeps none there (see struct unwind_regs), so
+ * LEAKSNAP_UNWIND=fp records frame 0, the entry function's return address,
+ * only, and the other modes use unwind_gcc(). */
+#if defined(__arm__)
+#define UNWIND_FP_RECORDS 0
+#define UNWIND_GCC_NAME "ehabi" /* the dump's unwinder= for unwind_gcc() */
+#else
+#define UNWIND_FP_RECORDS 1
+#define UNWIND_GCC_NAME "libgcc"
+#endif
 
 #endif

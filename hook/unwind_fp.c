@@ -23,6 +23,22 @@ uintptr_t unwind_strip_pac(uintptr_t pc)
 	return unwind_strip_pac_inline(pc);
 }
 
+#if !UNWIND_FP_RECORDS
+/* No frame records to follow (unwind.h): the caller only, from the return
+ * address the entry function was given, its Thumb bit cleared as
+ * unwind_gcc() clears it. */
+int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
+	      uintptr_t *pcs, int max)
+{
+	uintptr_t ra = unwind_regs_ra(regs) & ~(uintptr_t)1;
+
+	(void)stk;
+	if (max <= 0 || ra < 4096)
+		return 0;
+	pcs[0] = ra;
+	return 1;
+}
+#else
 NO_SANITIZE
 int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	      uintptr_t *pcs, int max)
@@ -53,3 +69,4 @@ int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	}
 	return n;
 }
+#endif

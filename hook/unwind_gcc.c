@@ -11,7 +11,8 @@
 #include <unwind.h>
 
 /* hook/unwind.h has the same name: with -Ihook, <unwind.h> is ours. */
-#if !defined(_UNWIND_H) && !defined(__CLANG_UNWIND_H) && !defined(_UNWIND_H_)
+#if !defined(_UNWIND_H) && !defined(__CLANG_UNWIND_H) && !defined(_UNWIND_H_) && \
+	!defined(UNWIND_ARM_H)
 #error "<unwind.h> is hook/unwind.h: add hook with -iquote, not -I"
 #endif
 
@@ -46,10 +47,17 @@ static _Unwind_Reason_Code gcc_trace_frame(struct _Unwind_Context *ctx,
 	return t->n < t->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
-/* Returns 0 when @skip_until is not on the stack: the frames seen would be
- * the hook's own, not the program's. */
+/* When the walk never meets @skip_until, the frames seen are the hook's
+ * own, not the program's: only the caller's return address, which is known
+ * all the same, is written.  That happens on 32-bit ARM whenever the caller
+ * has no unwind table entry (C code built without -funwind-tables, code
+ * marked cantunwind): libgcc's EHABI walk stops before such a frame, where
+ * its DWARF walk reports the frame and then stops. */
 int unwind_gcc(uintptr_t skip_until, uintptr_t *pcs, int max)
 {
+#if defined(__arm__)
+	skip_until &= ~(uintptr_t)1; /* _Unwind_GetIP clears the Thumb bit */
+#endif
 	struct gcc_trace t = {
 		.skip_until = unwind_strip_pac(skip_until),
 		.pcs = pcs,
@@ -60,5 +68,9 @@ int unwind_gcc(uintptr_t skip_until, uintptr_t *pcs, int max)
 		return 0;
 	t.skipping = t.skip_until != 0;
 	_Unwind_Backtrace(gcc_trace_frame, &t);
-	return t.skipping ? 0 : t.n;
+	if (t.skipping) {
+		pcs[0] = t.skip_until;
+		return 1;
+	}
+	return t.n;
 }

@@ -9,7 +9,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--check) pkgs="$pkgs elfutils binutils g++ python3 perl git heaptrack llvm clang libc6-dbg" ;;
 	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg g++ python3" ;;
-	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user" ;;
+	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user" ;;
 	*) echo "ensure-deps: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done

@@ -26,40 +26,15 @@ check_dumps() { # $1 = mode, $2 = executable
 		if grep -q ' zygote ' "$d.txt"; then child=$d; else parent=$d; fi
 	done
 	[ -n "$parent" ] && [ -n "$child" ] || { fail "$mode: no parent/child pair"; return; }
-	for d in "$parent" "$child"; do
-		t="$d.txt"
-		if [ "$mode" = fp ] && [ "$exe" = "$T/leaks" ]; then
-			# No frame pointers in the program: frame 0 is exact.
-			expect_record "$t" "1001 3 app level8"
-			expect_record "$t" "4003 1 app leak_realloc"
-			expect_record "$t" "1009 1 app thread_leak"
-			expect_record "$t" "1010 1 app leaker_alloc"
-			continue
-		fi
-		expect_record "$t" "1001 3 app level8 level7 level6 level5 level4 level3 level2 level1 run_deep main"
-		expect_record "$t" "1002 2 app leak_calloc main"
-		expect_record "$t" "4003 1 app leak_realloc main"
-		for s in 1004 1005 1006 1007 1008 1017; do
-			expect_record "$t" "$s 1 app leak_aligned main"
-		done
-		expect_record "$t" "1009 1 app thread_leak"
-		if [ "$mode" = fp ]; then
-			# libleaker.so has no frame pointers: its frame ends the walk.
-			expect_record "$t" "1010 1 app leaker_alloc"
-		else
-			expect_record "$t" "1010 1 app leaker_alloc main"
-		fi
-		no_record "$t" ' churn '
-		# The hook's own frames never appear.
-		no_record "$t" ' (malloc|calloc|realloc|track|capture|table_insert) '
-	done
 	if [ "$mode" = fp ] && [ "$exe" = "$T/leaks" ]; then
-		expect_record "$child.txt" "1011 1 zygote child_leak"
+		walk=caller # no frame pointers in the program: frame 0 is exact
+	elif [ "$mode" = fp ]; then
+		walk=nolib # libleaker.so has no frame pointers: its frame ends the walk
 	else
-		expect_record "$child.txt" "1011 1 zygote child_leak main"
+		walk=full
 	fi
-	no_record "$parent.txt" '^1011 '
-	no_record "$child.txt" '^1011 1 app'
+	expect_leaks "$parent.txt" $walk parent
+	expect_leaks "$child.txt" $walk child
 	for d in "$parent" "$child"; do
 		"$L" show "$d" >"$d.show" 2>"$d.err" || fail "$d: show failed"
 		[ -s "$d.err" ] && { fail "$d: show warned"; cat "$d.err"; }

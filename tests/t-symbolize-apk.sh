@@ -28,31 +28,8 @@ strip -o libapk-stripped.so libapk.so
 sed 's/0x55/0x56/' apklib.c >stale.c
 gcc -g -O2 -shared -fPIC -Wl,-z,max-page-size=4096 -Wl,--build-id -o libapk-stale.so stale.c
 
-# mkapk OUT LIB: an APK with LIB stored page-aligned (as zipalign -p does,
-# with padding in an extra field) between two deflated entries; prints the
-# library's offset in the APK.
-mkapk() {
-	python3 - "$1" "$2" <<'EOF'
-import struct, sys, zipfile
-out, lib = sys.argv[1:]
-data = open(lib, 'rb').read()
-with zipfile.ZipFile(out, 'w') as z:
-    z.writestr('AndroidManifest.xml', b'<manifest/>' * 50, zipfile.ZIP_DEFLATED)
-    z.writestr('classes.dex', b'dex\n035\0' + bytes(3000), zipfile.ZIP_DEFLATED)
-    name = 'lib/x86_64/libapk.so'
-    zi = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
-    zi.compress_type = zipfile.ZIP_STORED
-    here = z.fp.tell()
-    pad = (-(here + 30 + len(name) + 4)) % 4096
-    zi.extra = struct.pack('<HH', 0xd935, pad) + bytes(pad)
-    z.writestr(zi, data)
-    z.writestr('res/raw/tail.bin', bytes(5000), zipfile.ZIP_DEFLATED)
-with zipfile.ZipFile(out) as z:
-    zi = z.getinfo('lib/x86_64/libapk.so')
-off = zi.header_offset + 30 + len(zi.filename.encode()) + len(zi.extra)
-assert off % 4096 == 0 and open(out, 'rb').read()[off:off + 4] == b'\x7fELF'
-print(off)
-EOF
+mkapk() { # OUT LIB: the APK, with LIB as lib/x86_64/libapk.so; prints its offset
+	python3 "$top/tests/tools/mkapk.py" "$1" "$2" lib/x86_64/libapk.so
 }
 dev=/data/app/~~Zm9v==/com.acme.app-YmFy==/base.apk
 mkdir -p "apk$(dirname $dev)" syms/lib/deep stale

@@ -32,7 +32,9 @@
 void *leaks_keep[64]; /* global: the compiler cannot drop the leaks */
 static int nkeep;
 static volatile int sink;
-static volatile size_t huge = (size_t)-1 / 2; /* hidden from the compiler */
+/* Over PTRDIFF_MAX, which glibc refuses (a 32-bit process could get 2 GiB);
+ * hidden from the compiler. */
+static volatile size_t huge = (size_t)-1 / 2 + 1;
 
 #define HOLD(p) (leaks_keep[nkeep++ % 64] = (p))
 #define NOTAIL() __asm__ volatile("" ::: "memory"); sink++

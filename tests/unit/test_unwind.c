@@ -132,7 +132,7 @@ static int walk(enum method m, const struct unwind_regs *regs,
 		cold_walk_ns += now_ns() - t0;
 		return n;
 	default:
-		return unwind_gcc(((const uintptr_t *)regs->fp)[1], pcs, max);
+		return unwind_gcc(unwind_regs_ra(regs), pcs, max);
 	}
 }
 
@@ -637,7 +637,7 @@ CHAIN_FN int trace_capture(struct tcase *t)
 		t->walks++;
 	}
 	if (t->with_gcc) {
-		n = unwind_gcc(((const uintptr_t *)regs.fp)[1], got, t->max);
+		n = unwind_gcc(unwind_regs_ra(&regs), got, t->max);
 		d = walk_diff(got, n, ref, nref);
 		if (d >= 0)
 			tcase_fail(t, "libgcc's walk", n, nref, d);
