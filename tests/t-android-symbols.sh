@@ -16,10 +16,6 @@ B=$1
 . "$(dirname "$0")/hook-lib.sh"
 . "$(dirname "$0")/android-lib.sh"
 android_need python3
-"$L" convert --help 2>/dev/null | grep -q -e '--rewrite-prefix' || {
-	echo "SKIP: leaksnap convert has no --rewrite-prefix yet (branch convert)"
-	exit 77
-}
 app=$APP
 
 x86_reference
