@@ -179,7 +179,7 @@ $(B)/tests/hook/%: tests/hook/%.cc
 
 # Cross builds (make cross): the hook and the C programs of the hook tests
 # for arm64 and for 32-bit ARM in Thumb state, with Debian's cross
-# compilers, run under qemu-user by tests/t-android.sh.  32-bit ARM code is
+# compilers, run under qemu-user by tests/t-android-hook.sh.  32-bit ARM code is
 # built with -funwind-tables, as the NDK and AOSP build it: the hook unwinds
 # there through the EHABI tables (.ARM.exidx; docs/hook.md).
 CROSS_ARCHES := arm64 arm

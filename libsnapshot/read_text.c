@@ -130,6 +130,8 @@ struct text_state {
 	uint64_t bt_size, declared_records, nrecords_read;
 	bool have_declared;
 	unsigned max_frames;
+	uint64_t cut_at_zero;      /* records with frames after a zero address */
+	unsigned long first_cut;   /* the line of the first */
 };
 
 static int bad_line(struct text_state *t, const char *what)
@@ -157,6 +159,7 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 	if (lsp_snapshot_add_begin(t->s, size, num, z == 1, t->err))
 		return -1;
 	unsigned nf = 0;
+	bool ended = false; /* a zero address ends a stack, as in binary dumps */
 	while (token_next(&tk, &w, &wl)) {
 		uint64_t pc;
 		if (!parse_hex(w, wl, &pc))
@@ -172,6 +175,12 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 					      "size %llu", (unsigned long long)t->bt_size);
 		if (wl == 16 || pc > 0xffffffffu)
 			t->wide = true;
+		if (pc == 0 || ended) {
+			if (ended && pc != 0 && !t->cut_at_zero++)
+				t->first_cut = t->c.line;
+			ended = true;
+			continue;
+		}
 		if (lsp_snapshot_add_frame(t->s, pc, t->err))
 			return -1;
 	}
@@ -354,6 +363,10 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 			goto fail;
 		}
 	}
+	if (t.cut_at_zero)
+		lsp_snapshot_warn(s, "%llu record(s) list frames after a zero address (first at line "
+				  "%lu): each stack ends at its zero, as in binary dumps",
+				  (unsigned long long)t.cut_at_zero, t.first_cut);
 	if (t.have_declared && t.declared_records != t.nrecords_read)
 		lsp_snapshot_warn(s, "'Allocation records:' says %llu but the dump lists %llu",
 				  (unsigned long long)t.declared_records,

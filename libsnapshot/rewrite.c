@@ -14,6 +14,11 @@ int lsp_rewrite_check(const struct snapshot_save_opts *opts, const char *source,
 		if (strpbrk(r->old_prefix, "\r\n") || strpbrk(r->new_prefix, "\r\n"))
 			return lsp_error(err, LEAKSNAP_ERR_USAGE, source,
 					 "a rewrite prefix cannot hold a line break");
+		/* a maps path never starts with a blank: the parser skips them */
+		if (r->new_prefix[0] == ' ' || r->new_prefix[0] == '\t')
+			return lsp_error(err, LEAKSNAP_ERR_USAGE, source,
+					 "the new prefix '%s' starts with a blank: no maps path "
+					 "can", r->new_prefix);
 		r->matched = 0;
 	}
 	return 0;
@@ -84,10 +89,13 @@ int lsp_rewrite_maps(const struct snapshot *s, const struct snapshot_save_opts *
 				return -1;
 		} else {
 			size_t old = strlen(r->old_prefix), neu = strlen(r->new_prefix);
-			if (o == NULL && neu == 0 && path + old == text_end)
+			const char *rest = path + old;
+			if (o == NULL && neu == 0 &&
+			    (rest == text_end || *rest == ' ' || *rest == '\t'))
 				return lsp_error(err, LEAKSNAP_ERR_USAGE, s->source,
 						 "rewriting '%s' would leave the path of "
-						 "maps line %lu empty", r->old_prefix, line);
+						 "maps line %lu empty or starting with a blank",
+						 r->old_prefix, line);
 			if (emit(o, size, p, (size_t)(path - p)) ||
 			    emit(o, size, r->new_prefix, neu) ||
 			    emit(o, size, path + old, (size_t)(next - path - old)))

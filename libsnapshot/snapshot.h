@@ -296,7 +296,7 @@ LEAKSNAP_API int snapshot_save(const struct snapshot *snap, const char *path,
  * lines (the snapshot's build_fingerprint, else 'unknown' as on a device
  * without ro.build.fingerprint; "Total memory:" is the records' sum), one
  * "z Z  sz %8u  num    N  bt PC..." line per record (PCs in unpadded hex),
- * app records before zygote ones, each group by size descending, then by
+ * `z 0` records before `z 1` ones, each group by size descending, then by
  * frame count descending, then in the snapshot's order; then MAPS, the
  * maps text and END.  The pid, the capture time, metadata other than
  * build_fingerprint, and a pointer size the PCs and maps addresses do not

@@ -85,6 +85,22 @@ static void tell(const struct snapshot_save_opts *opts, const char *fmt, ...)
 }
 
 /* Report what the text format leaves out, one sentence each. */
+/* Is @key one of the ", "-separated names in @list? */
+static bool key_listed(const char *list, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *p = list; *p;) {
+		const char *e = strstr(p, ", ");
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && memcmp(p, key, n) == 0)
+			return true;
+		if (!e)
+			break;
+		p = e + 2;
+	}
+	return false;
+}
+
 static void report_dropped(const struct snapshot *s, const struct snapshot_save_opts *opts)
 {
 	if (s->pid >= 0)
@@ -96,16 +112,15 @@ static void report_dropped(const struct snapshot *s, const struct snapshot_save_
 	/* Metadata other than the fingerprint: how many lines, which keys. */
 	char keys[256] = "";
 	size_t lines = 0, used = 0;
-	bool more = false;
+	bool more = false, fingerprint_kept = false;
 	for (size_t i = 0; i < s->nmeta; i++) {
 		const char *k = s->meta[i].key;
-		if (strcmp(k, "build_fingerprint") == 0)
+		if (!fingerprint_kept && strcmp(k, "build_fingerprint") == 0) {
+			fingerprint_kept = true; /* the first one is written */
 			continue;
+		}
 		lines++;
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(s->meta[j].key, k) == 0;
-		if (seen)
+		if (more || key_listed(keys, k)) /* bounded by the list's size */
 			continue;
 		size_t n = strlen(k);
 		if (used + n + 2 + 5 >= sizeof(keys)) {

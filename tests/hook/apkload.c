@@ -1,5 +1,5 @@
 /* Runs a library stored in an APK as Android's linker runs one, as far as
- * glibc allows (tests/t-android.sh).  Android maps a library stored
+ * glibc allows (tests/t-android-apk.sh).  Android maps a library stored
  * uncompressed and page-aligned in an APK straight from the APK; glibc's
  * loader cannot, so this program dlopen()s an extracted copy of the same
  * bytes and then maps the APK over the copy's read-only segments (code,

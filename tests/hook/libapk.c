@@ -1,4 +1,4 @@
-/* The library the APK test stores in base.apk (tests/t-android.sh): a
+/* The library the APK test stores in base.apk (tests/t-android-apk.sh): a
  * leak made through an inlined helper, so that symbolizing through the
  * APK shows the inline chain from its DWARF. */
 #include <stdlib.h>

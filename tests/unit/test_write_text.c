@@ -260,6 +260,30 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 	snapshot_close(s);
 }
 
+/* Only the first fingerprint is written; a second one is said to be left
+ * out, and so is every other key (each named once, however many lines). */
+static void test_second_fingerprint_said(void **state)
+{
+	(void)state;
+	struct snapshot *s = open_leaksnap(small_maps,
+					   "build_fingerprint=fp'x\nabi=arm64\nabi=arm\n"
+					   "build_fingerprint=second\n");
+	struct leaksnap_error err;
+	struct said said = {.n = 0};
+	struct snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	const char *out = path_in_dir("two-fingerprints.txt");
+	assert_int_equal(snapshot_save_text(s, out, &o, &err), 0);
+	assert_int_equal(said.n, 4);
+	assert_string_equal(said.lines[2], "3 metadata lines are not written: the text format "
+					   "keeps only the build fingerprint (abi, "
+					   "build_fingerprint)");
+	char *text = slurp(out);
+	assert_non_null(strstr(text, "Build fingerprint: 'fp'x'\n"));
+	assert_null(strstr(text, "second"));
+	assert_int_equal(unlink(out), 0);
+	snapshot_close(s);
+}
+
 static void test_refusals(void **state)
 {
 	(void)state;
@@ -399,7 +423,8 @@ static void test_rewrite_both_writers(void **state)
 	assert_int_equal(snapshot_save(s, out, &bad, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text,
-			    "rewriting '/system/bin/app' would leave the path of maps line 4 empty");
+			    "rewriting '/system/bin/app' would leave the path of maps line 4 empty or "
+			    "starting with a blank");
 	assert_int_equal(entries_in_dir(), 0);
 	snapshot_close(s);
 }
@@ -410,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_exact_bytes_and_order),
 		cmocka_unit_test(test_ties_keep_snapshot_order),
 		cmocka_unit_test(test_leaksnap_reads_back_and_losses_said),
+		cmocka_unit_test(test_second_fingerprint_said),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_backtrace_size_zero),
 		cmocka_unit_test(test_rewrite_both_writers),
