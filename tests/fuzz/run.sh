@@ -1,0 +1,42 @@
+#!/bin/sh
+# make fuzz: run each libFuzzer harness for N seconds, one after another.
+# Usage: run.sh FUZZ_BUILD_DIR SECONDS NAME...
+# Each harness starts from its committed corpus (tests/fuzz/corpus/<name>/,
+# read only) and keeps what it finds in FUZZ_BUILD_DIR/corpus/<name>/; a
+# crash, leak, timeout or sanitizer report is written to
+# FUZZ_BUILD_DIR/artifacts/ and fails the run.  Limits: 10 s per input,
+# 2 GB of RSS, no single allocation over 256 MB, inputs up to 64 KiB (a
+# larger allocation for such an input is a finding: memory must be
+# bounded by the input's size).  FUZZ_ARGS adds libFuzzer options.
+set -u
+fb=$1 secs=$2
+shift 2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$fb/artifacts" "$fb/logs"
+failed=""
+for h in "$@"; do
+	mkdir -p "$fb/corpus/$h"
+	log="$fb/logs/$h.log"
+	dict=""
+	[ -f "$top/tests/fuzz/$h.dict" ] && dict="-dict=$top/tests/fuzz/$h.dict"
+	echo "fuzz: $h for $secs s (log: $log)"
+	# shellcheck disable=SC2086
+	nice -n 10 "$fb/fuzz_$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-malloc_limit_mb=256 -max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$fb/artifacts/$h-" $dict ${FUZZ_ARGS:-} \
+		"$fb/corpus/$h" "$top/tests/fuzz/corpus/$h" >"$log" 2>&1
+	st=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+	echo "fuzz: $h: exit $st, ${execs:-?} runs, $cov, corpus $(ls "$fb/corpus/$h" | wc -l) new"
+	if [ $st -ne 0 ]; then
+		grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: |.*runtime error)' "$log" | head -5
+		ls "$fb/artifacts/$h-"* 2>/dev/null
+		failed="$failed $h"
+	fi
+done
+if [ -n "$failed" ]; then
+	echo "fuzz: findings in:$failed"
+	exit 1
+fi
+echo "fuzz: no findings"
