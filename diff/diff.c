@@ -147,9 +147,12 @@ static int seqtab_intern(struct seqtab *t, const uint32_t *v, uint32_t n, uint32
 	}
 	if (t->count >= MAX_ITEMS || n > 0x7fffffffu ||
 	    lsp_grow((void **)&t->ents, &t->cap, t->count + 1, sizeof(*t->ents)) != 0 ||
-	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool)) != 0)
+	    /* (+ 1: the pool exists even if every sequence is empty, as
+	     * pool + offset is computed for each) */
+	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n + 1, sizeof(*t->pool)) != 0)
 		return -1;
-	memcpy(t->pool + t->pool_len, v, n * sizeof(*v));
+	if (n)
+		memcpy(t->pool + t->pool_len, v, n * sizeof(*v));
 	t->ents[t->count] = (struct seq){t->pool_len, n | salt << 31, h};
 	t->pool_len += n;
 	t->slots[k] = (uint64_t)h << 32 | t->count;
