@@ -953,7 +953,7 @@ static int stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level
 {
 	const struct seq *st = &d->stacks.ents[s];
 	const uint32_t *ids = d->stacks.pool + st->off;
-	for (size_t i = 0; i < st->len; i++) {
+	for (size_t i = 0; i < SEQ_LEN(st); i++) {
 		uint32_t f = d->frames[ids[i]].canon;
 		if (frame_site(d, f, level, err) != 0)
 			return -1;
@@ -962,7 +962,7 @@ static int stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level
 			return 0;
 		}
 	}
-	*frame = st->len;
+	*frame = SEQ_LEN(st);
 	*level = NONE;
 	return 0;
 }
