@@ -295,7 +295,7 @@ static int index_lines(struct sym_cu *cu, Dwarf_Die *cudie)
 
 Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr)
 {
-	if (addr >> 63)
+	if (addr >> 63 || cu->line_count == 0) /* (line_addr may be NULL then) */
 		return NULL;
 	size_t i = sum_search(cu->line_addr, cu->line_count, cu->line_addr + cu->line_count, 1,
 			      addr);
