@@ -146,6 +146,16 @@ $(B)/tests/%: tests/tools/%.c $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
+# The allocation-failure test takes the library's malloc, calloc, realloc,
+# strdup, strndup and free (only calls from objects linked statically: the
+# library's own, not libc's, Jansson's or libdw's).
+ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=free
+$(B)/tests/test_allocfail: tests/unit/test_allocfail.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(LDFLAGS_ALL) $(ALLOC_WRAP)
+
 # The unwinder test builds the hook's unwinders into a program of its own,
 # without frame pointers, as ordinary Debian code is built.
 $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) hook/unwind.h
