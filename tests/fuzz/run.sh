@@ -16,19 +16,23 @@ mkdir -p "$fb/artifacts" "$fb/logs"
 failed=""
 for h in "$@"; do
 	mkdir -p "$fb/corpus/$h"
-	log="$fb/logs/$h.log"
+	log="$fb/logs/$h-$(date +%Y%m%d-%H%M%S).log"
 	dict=""
 	[ -f "$top/tests/fuzz/$h.dict" ] && dict="-dict=$top/tests/fuzz/$h.dict"
 	echo "fuzz: $h for $secs s (log: $log)"
+	timer=""
+	[ -x /usr/bin/time ] && timer="/usr/bin/time -f cpu_seconds:%U+%S"
 	# shellcheck disable=SC2086
-	nice -n 10 "$fb/fuzz_$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	nice -n 10 $timer "$fb/fuzz_$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-malloc_limit_mb=256 -max_len=65536 -print_final_stats=1 \
 		-artifact_prefix="$fb/artifacts/$h-" $dict ${FUZZ_ARGS:-} \
 		"$fb/corpus/$h" "$top/tests/fuzz/corpus/$h" >"$log" 2>&1
 	st=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-	echo "fuzz: $h: exit $st, ${execs:-?} runs, $cov, corpus $(ls "$fb/corpus/$h" | wc -l) new"
+	cpu=$(sed -n 's/^cpu_seconds://p' "$log" | tail -1)
+	echo "fuzz: $h: exit $st, ${execs:-?} runs, $cov, ${cpu:+CPU $cpu s, }corpus" \
+		"$(ls "$fb/corpus/$h" | wc -l) new"
 	if [ $st -ne 0 ]; then
 		grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: |.*runtime error)' "$log" | head -5
 		ls "$fb/artifacts/$h-"* 2>/dev/null
