@@ -5,6 +5,8 @@
 #   make cross           the hook (and its test programs) for arm64 and 32-bit ARM
 #   make demo            run the bundled example end to end
 #   make bench           benchmarks (bench/), reported as ratios
+#   make fuzz FUZZ_SECONDS=N  each libFuzzer harness (tests/fuzz/) for N seconds
+#   make fuzz-coverage   line coverage of the library by the committed corpora
 #   make install PREFIX=/usr/local DESTDIR=
 #   V=1                  show the commands
 
@@ -146,6 +148,16 @@ $(B)/tests/%: tests/tools/%.c $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
+# The allocation-failure test takes the library's malloc, calloc, realloc,
+# strdup, strndup and free (only calls from objects linked statically: the
+# library's own, not libc's, Jansson's or libdw's).
+ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=free
+$(B)/tests/test_allocfail: tests/unit/test_allocfail.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(LDFLAGS_ALL) $(ALLOC_WRAP)
+
 # The unwinder test builds the hook's unwinders into a program of its own,
 # without frame pointers, as ordinary Debian code is built.
 $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) hook/unwind.h
@@ -223,7 +235,22 @@ endif
 endif
 cross: $(foreach a,$(CROSS_ARCHES),$(call cross_outputs,$(a)))
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
+
+# Fuzz harnesses (tests/fuzz/fuzz_<name>.c): make check replays each one's
+# corpus through a plain main() (replay.c); make fuzz builds them with
+# clang's libFuzzer into $(B)/fuzz/ and runs them.
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_COMMON := tests/fuzz/common.c
+REPLAY_BINS := $(patsubst %,$(B)/tests/fuzz/replay_%,$(FUZZ_NAMES))
+
+$(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c tests/fuzz/fuzz.h \
+		$(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
+
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) \
+	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests
 	$(Q)sh tests/run-all.sh $(B)
@@ -243,6 +270,46 @@ bench: all $(BENCH_BINS)
 	$(Q)sh bench/hook.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
+
+# Fuzzing --------------------------------------------------------------------
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
+FUZZ_CC ?= clang
+FB := $(B)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CLANG_WARN := $(WARN) -Wno-unknown-attributes # gcc's noipa
+FUZZ_CFLAGS := -std=c11 -pthread -O1 -g $(CLANG_WARN) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(CFLAGS)
+FUZZ_OBJS := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS) $(FUZZ_COMMON))
+COV_CFLAGS := -std=c11 -pthread -O0 -g $(CLANG_WARN) -fprofile-instr-generate -fcoverage-mapping $(CFLAGS)
+COV_OBJS := $(patsubst %.c,$(FB)/cov-obj/%.o,$(LIB_SRCS) $(FUZZ_COMMON) tests/fuzz/replay.c)
+.PHONY: fuzz fuzz-coverage
+.SECONDARY: $(FUZZ_OBJS) $(COV_OBJS)
+
+$(FB)/obj/%.o: %.c $(PUB_HEADERS) tests/fuzz/fuzz.h | $(DEPS_STAMP) $(FB)/.deps-ok
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FB)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	$(call say,LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LIBS)
+
+$(FB)/.deps-ok: scripts/ensure-deps.sh
+	$(Q)sh scripts/ensure-deps.sh --fuzz
+	$(Q)mkdir -p $(@D) && touch $@
+
+fuzz: $(FB)/.deps-ok $(patsubst %,$(FB)/fuzz_%,$(FUZZ_TARGETS))
+	$(Q)sh tests/fuzz/run.sh $(FB) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(FB)/cov-obj/%.o: %.c $(PUB_HEADERS) tests/fuzz/fuzz.h | $(DEPS_STAMP) $(FB)/.deps-ok
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(CPPFLAGS_ALL) $(COV_CFLAGS) -c -o $@ $<
+
+$(FB)/cov_%: tests/fuzz/fuzz_%.c $(COV_OBJS)
+	$(call say,LD,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) $(COV_CFLAGS) -o $@ $< $(COV_OBJS) $(LIBS)
+
+fuzz-coverage: $(patsubst %,$(FB)/cov_%,$(FUZZ_NAMES))
+	$(Q)sh tests/fuzz/coverage.sh $(FB) $(FUZZ_NAMES)
 
 # Install --------------------------------------------------------------------
 install: all

@@ -148,9 +148,12 @@ static int seqtab_intern_hashed(struct seqtab *t, const uint32_t *v, uint32_t n,
 	}
 	if (t->count >= MAX_ITEMS || n > 0x7fffffffu ||
 	    lsp_grow((void **)&t->ents, &t->cap, t->count + 1, sizeof(*t->ents)) != 0 ||
-	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n, sizeof(*t->pool)) != 0)
+	    /* (+ 1: the pool exists even if every sequence is empty, as
+	     * pool + offset is computed for each) */
+	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n + 1, sizeof(*t->pool)) != 0)
 		return -1;
-	memcpy(t->pool + t->pool_len, v, n * sizeof(*v));
+	if (n)
+		memcpy(t->pool + t->pool_len, v, n * sizeof(*v));
 	t->ents[t->count] = (struct seq){t->pool_len, n | salt << 31, h};
 	t->pool_len += n;
 	t->slots[k] = (uint64_t)h << 32 | t->count;
@@ -1100,7 +1103,7 @@ static int stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level
 {
 	const struct seq *st = &d->stacks.ents[s];
 	const uint32_t *ids = d->stacks.pool + st->off;
-	for (size_t i = 0; i < st->len; i++) {
+	for (size_t i = 0; i < SEQ_LEN(st); i++) {
 		uint32_t f = d->frames[ids[i]].canon;
 		if (frame_site(d, f, level, err) != 0)
 			return -1;
@@ -1109,7 +1112,7 @@ static int stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level
 			return 0;
 		}
 	}
-	*frame = st->len;
+	*frame = SEQ_LEN(st);
 	*level = NONE;
 	return 0;
 }

@@ -125,6 +125,11 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 			return nomem(s, err);
 		s->records_cap = cap;
 	}
+	/* Records' frames are s->frames + offset, even for records without
+	 * any: the array exists once a record does. */
+	if (s->frames == NULL &&
+	    lsp_grow((void **)&s->frames, &s->frames_cap, 1, sizeof(*s->frames)))
+		return nomem(s, err);
 	struct snapshot_record *r = &s->records[s->nrecords];
 	r->size = size;
 	r->count = count;

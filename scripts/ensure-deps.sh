@@ -1,7 +1,7 @@
 #!/bin/sh
 # Make sure the Debian packages leaksnap builds and tests with are installed.
 # As root, installs what is missing with apt-get; otherwise says what to run.
-# Usage: ensure-deps.sh [--check|--bench|--cross] (extra package sets)
+# Usage: ensure-deps.sh [--check|--bench|--cross|--fuzz] (extra package sets)
 set -u
 
 pkgs="gcc make libc6-dev libdw-dev libelf-dev libjansson-dev libiberty-dev libzip-dev libcmocka-dev zlib1g-dev"
@@ -9,6 +9,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--check) pkgs="$pkgs elfutils binutils g++ python3 perl git heaptrack llvm clang libc6-dbg" ;;
 	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg g++ python3" ;;
+	--fuzz) pkgs="$pkgs clang libclang-rt-dev llvm" ;; # libFuzzer, llvm-cov
 	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user" ;;
 	*) echo "ensure-deps: unknown option '$arg'" >&2; exit 2 ;;
 	esac

@@ -193,6 +193,7 @@ const struct sym_module *symbolizer_module_at(struct symbolizer *sym, const char
 					      const uint8_t *build_id, size_t build_id_len,
 					      uint64_t *rel_pc, struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	if (!sym_is_apk(path))
 		return symbolizer_module(sym, path, build_id, build_id_len, err);
 	struct sym_apk *a = apk_get(sym, path);

@@ -124,7 +124,8 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 		lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path, "corrupt DWARF unit headers: %s",
 			  dwarf_errmsg(-1));
 	/* (the units read before an error still answer) */
-	qsort(f->cu_ranges, f->cu_range_count, sizeof(*f->cu_ranges), cmp_range);
+	if (f->cu_range_count > 1) /* (cu_ranges is NULL when there are none) */
+		qsort(f->cu_ranges, f->cu_range_count, sizeof(*f->cu_ranges), cmp_range);
 	f->cu_maxhi = malloc((f->cu_range_count ? f->cu_range_count : 1) * sizeof(uint64_t));
 	if (!f->cu_maxhi)
 		goto nomem;
@@ -294,7 +295,7 @@ static int index_lines(struct sym_cu *cu, Dwarf_Die *cudie)
 
 Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr)
 {
-	if (addr >> 63)
+	if (addr >> 63 || cu->line_count == 0) /* (line_addr may be NULL then) */
 		return NULL;
 	size_t i = sum_search(cu->line_addr, cu->line_count, cu->line_addr + cu->line_count, 1,
 			      addr);

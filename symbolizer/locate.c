@@ -316,6 +316,7 @@ const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *p
 					   const uint8_t *build_id, size_t build_id_len,
 					   struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	return module_get(sym, path, build_id, build_id_len, NULL, false, err);
 }
 
@@ -337,6 +338,7 @@ const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *
 int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool return_address,
 		      struct sym_result *out, struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	out->frames = NULL;
 	out->frame_count = 0;
 	const struct sym_module_entry *e = (const struct sym_module_entry *)(const void *)module;

@@ -23,6 +23,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 
 struct symbolizer *symbolizer_new(const struct sym_options *opts, struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym) {
 		lsp_error(err, LEAKSNAP_ERR_NOMEM, "", "out of memory");
@@ -283,6 +284,7 @@ static int check_extent(Elf *elf, const GElf_Ehdr *eh, uint64_t size, const char
 struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 				 struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	for (struct sym_file *f = sym->files; f; f = f->next)
 		if (strcmp(f->path, path) == 0)
 			return f;
@@ -637,6 +639,7 @@ static int locate(struct sym_file *f, uint64_t vaddr, struct sym_loc *loc,
 int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 		    struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	struct sym_loc loc;
 	out->frames = NULL;
 	out->frame_count = 0;
