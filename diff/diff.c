@@ -561,7 +561,7 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 	if (f == NONE)
 		return NONE;
 	d->pcs[k] = (struct pc_slot){pc, f};
-	if (++d->pc_count * 2 > d->pc_mask + 1 && pc_cache_grow(d) != 0)
+	if (++d->pc_count * 10 > (d->pc_mask + 1) * 7 && pc_cache_grow(d) != 0)
 		return NONE;
 	return f;
 }
@@ -582,7 +582,7 @@ static void pc_prefetch(const struct diff *d, const struct snapshot_record *rec)
  * throughput, not latency. */
 #define BATCH 256
 #define RING 4          /* batches in flight */
-#define PC_AHEAD 6
+#define PC_AHEAD 2
 #define STACK_AHEAD 3
 #define THREAD_MIN_RECORDS 16384
 
