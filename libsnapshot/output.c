@@ -37,9 +37,12 @@ int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err
 
 	/* A temporary name beside the target, then link(): the final name
 	 * appears complete or not at all, and an existing file is never
-	 * replaced (link fails with EEXIST). */
-	size_t plen = strlen(path);
-	o->tmp = malloc(plen + 32);
+	 * replaced (link fails with EEXIST).  The temporary name is short
+	 * (not the target's name plus a suffix), so that a target name near
+	 * NAME_MAX still works. */
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, plen = dlen + 48;
+	o->tmp = malloc(plen);
 	if (o->tmp == NULL) {
 		free(o->buf);
 		return lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
@@ -47,8 +50,8 @@ int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	for (unsigned attempt = 0; attempt < 100 && o->fd < 0; attempt++) {
-		snprintf(o->tmp, plen + 32, "%s.tmp.%ld.%lx", path, (long)getpid(),
-			 (unsigned long)(ts.tv_nsec + attempt));
+		snprintf(o->tmp, plen, "%.*s.leaksnap-%ld.%lx.tmp", (int)dlen, path,
+			 (long)getpid(), (unsigned long)(ts.tv_nsec + attempt));
 		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (o->fd < 0 && errno != EEXIST)
 			break;

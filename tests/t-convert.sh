@@ -141,8 +141,16 @@ if "$ls_" convert --to android-text "$w/fx/sample64le.dump" "$w/sym.dump" 2>/dev
 	echo "convert --to android-text wrote through a symlink"; exit 1
 fi
 [ ! -e "$w/victim" ]
-# Nothing but our files in the directory (no temporaries left behind).
-[ "$(ls "$w" | grep -c tmp)" = 0 ]
+# Nothing but our files in the directory (no temporaries, hidden ones
+# included, left behind).
+[ "$(ls -A "$w" | grep -c tmp)" = 0 ]
+# An output name of 250 bytes (NAME_MAX is 255): the temporary name does not
+# grow with it.
+long=$(printf '%0250d' 0 | tr 0 n)
+"$ls_" convert --to android-text "$w/fx/sample64le.dump" "$w/$long" 2>/dev/null
+"$ls_" convert "$w/fx/sample64le.dump" "$w/$long.dumpx" 2>"$w/err" && exit 1
+grep -q 'File name too long' "$w/err"
+[ -s "$w/$long" ] && [ "$(ls -A "$w" | grep -c tmp)" = 0 ] && rm "$w/$long"
 
 # stdin: same output as the file, except the name.
 "$ls_" show - < "$w/fx/sample64le.dump" | sed 1d > "$w/a"
