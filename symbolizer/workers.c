@@ -218,27 +218,12 @@ static struct sym_pool *pool_start(struct sym_file *f)
 	atomic_init(&p->cancel, false);
 	p->workers = calloc(want, sizeof(*p->workers));
 	p->finished = malloc(f->cu_count * sizeof(*p->finished));
-	if (!p->workers || !p->finished || pthread_mutex_init(&p->lock, NULL) != 0) {
-		free(p->workers);
-		free(p->finished);
-		free(p);
-		return NULL;
-	}
-	if (pthread_cond_init(&p->work, NULL) != 0) {
-		pthread_mutex_destroy(&p->lock);
-		free(p->workers);
-		free(p->finished);
-		free(p);
-		return NULL;
-	}
-	if (pthread_cond_init(&p->done, NULL) != 0) {
-		pthread_cond_destroy(&p->work);
-		pthread_mutex_destroy(&p->lock);
-		free(p->workers);
-		free(p->finished);
-		free(p);
-		return NULL;
-	}
+	if (!p->workers || !p->finished || pthread_mutex_init(&p->lock, NULL) != 0)
+		goto fail;
+	if (pthread_cond_init(&p->work, NULL) != 0)
+		goto fail_lock;
+	if (pthread_cond_init(&p->done, NULL) != 0)
+		goto fail_work;
 	/* Every worker's Dwarf is made here, before any worker runs: making
 	 * one reads the shared ELF image through libelf, which nothing else
 	 * does afterwards. */
@@ -266,6 +251,15 @@ static struct sym_pool *pool_start(struct sym_file *f)
 		return NULL;
 	}
 	return p;
+fail_work:
+	pthread_cond_destroy(&p->work);
+fail_lock:
+	pthread_mutex_destroy(&p->lock);
+fail:
+	free(p->workers);
+	free(p->finished);
+	free(p);
+	return NULL;
 }
 
 /* Queue the units @units[0..n) (indexes, in the order they are needed)
