@@ -144,6 +144,22 @@ json_t *cli_json_addr(uint64_t v);              /* "0x..." string */
 json_t *cli_json_u64(uint64_t v);               /* integer (values fit in 2^63) */
 json_t *cli_json_str_or_null(const char *s);
 
+/* An output file written through stdio (outfile.c): a temporary name beside
+ * @path, published complete by cli_outfile_close.  With @replace an
+ * existing regular file is replaced (keeping its mode), a symlink or
+ * anything else is refused; without, any existing name is refused.  "-" is
+ * standard output.  Both return EXIT_OK, or EXIT_ERROR after printing. */
+struct cli_outfile {
+	FILE *f;
+	const char *path;
+	char *tmp;
+	unsigned mode;
+	bool replace, keep_mode;
+};
+int cli_outfile_open(struct cli_outfile *o, const char *path, bool replace);
+/* Flush, fsync and publish when @ok; otherwise remove the temporary. */
+int cli_outfile_close(struct cli_outfile *o, bool ok);
+
 /* Finish stdout; returns EXIT_ERROR if anything failed to be written. */
 int cli_finish_stdout(int status);
 
