@@ -745,6 +745,7 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	if (!ds->file)
 		goto nomem;
 	ds->pid = snapshot_pid(snap);
+	ds->has_time = snapshot_time_ns(snap, &ds->time_ns);
 	ds->total_memory = snapshot_total_memory(snap);
 	ds->allocation_count = snapshot_allocation_count(snap);
 	ds->has_maps = maps != NULL;
@@ -1568,6 +1569,23 @@ const struct sym_module *diff_symbol_module(const struct diff *d, size_t i)
 	return i < d->nsymmods ? d->symmods[i] : NULL;
 }
 
+/* Call @fn with stack @s's frames, outermost first, symbolized; @frames
+ * has room for 256. */
+static int emit_stack(struct diff *d, size_t s, const struct diff_frame **frames,
+		      diff_stack_fn fn, void *arg, uint64_t bytes, struct leaksnap_error *err)
+{
+	const struct seq *st = &d->stacks.ents[s];
+	const uint32_t *ids = d->stacks.pool + st->off;
+	uint32_t len = SEQ_LEN(st);
+	for (uint32_t f = 0; f < len; f++) {
+		uint32_t c = d->frames[ids[len - 1 - f]].canon;
+		if (frame_symbols(d, c, err) != 0)
+			return -1;
+		frames[f] = &d->info[c].view;
+	}
+	return fn(arg, frames, len, bytes);
+}
+
 int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 			       struct leaksnap_error *err)
 {
@@ -1602,23 +1620,107 @@ int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 			const uint64_t *acc = d->acc + (size_t)s * stride;
 			if (acc[last] <= acc[0])
 				continue;
-			const struct seq *st = &d->stacks.ents[s];
-			const uint32_t *ids = d->stacks.pool + st->off;
-			uint32_t len = SEQ_LEN(st);
-			for (uint32_t f = 0; f < len; f++) {
-				uint32_t c = d->frames[ids[len - 1 - f]].canon;
-				if (frame_symbols(d, c, err) != 0) {
-					rc = -1;
-					goto out;
-				}
-				frames[f] = &d->info[c].view;
-			}
-			rc = fn(arg, frames, len, acc[last] - acc[0]);
+			rc = emit_stack(d, s, frames, fn, arg, acc[last] - acc[0], err);
 		}
 	}
 out:
 	free(start);
 	free(order);
+	free(frames);
+	return rc;
+}
+
+/* A growing stack kept for diff_foreach_top_growing_stack: a min-heap on
+ * (bytes, then the later stack first), so the root is the weakest kept. */
+struct top_stack {
+	uint64_t bytes;
+	uint32_t stack;
+};
+
+static bool top_weaker(const struct top_stack *a, const struct top_stack *b)
+{
+	return a->bytes != b->bytes ? a->bytes < b->bytes : a->stack > b->stack;
+}
+
+static void top_down(struct top_stack *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && top_weaker(&h[l], &h[m]))
+			m = l;
+		if (r < n && top_weaker(&h[r], &h[m]))
+			m = r;
+		if (m == i)
+			return;
+		struct top_stack t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static int cmp_top_stack(const void *a, const void *b)
+{
+	const struct top_stack *x = a, *y = b;
+	return top_weaker(y, x) ? -1 : top_weaker(x, y) ? 1 : 0;
+}
+
+int diff_foreach_top_growing_stack(struct diff *d, size_t max, diff_stack_fn fn, void *arg,
+				   uint64_t *rest_bytes, size_t *rest_stacks,
+				   struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	if (rest_bytes)
+		*rest_bytes = 0;
+	if (rest_stacks)
+		*rest_stacks = 0;
+	if (!d->ranked || d->nsuspects == 0)
+		return 0;
+	size_t nst = d->stacks.count, stride = 2 * d->n, last = d->n - 1, kept = 0;
+	uint64_t rest = 0, nrest = 0;
+	uint8_t *is_suspect = calloc(d->group_count ? d->group_count : 1, 1);
+	struct top_stack *heap = malloc((max ? max : 1) * sizeof(*heap));
+	const struct diff_frame **frames = malloc(256 * sizeof(*frames));
+	int rc = 0;
+	if (!is_suspect || !heap || !frames) {
+		rc = lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < d->nsuspects; i++)
+		is_suspect[d->suspects[i].group] = 1;
+	for (size_t s = 0; s < nst; s++) {
+		if (d->group_of[s] == NONE || !is_suspect[d->group_of[s]])
+			continue;
+		const uint64_t *acc = d->acc + s * stride;
+		if (acc[last] <= acc[0])
+			continue;
+		struct top_stack t = {acc[last] - acc[0], (uint32_t)s};
+		if (kept < max) {
+			heap[kept++] = t;
+			if (kept == max)
+				for (size_t i = kept / 2; i-- > 0;)
+					top_down(heap, kept, i);
+			continue;
+		}
+		if (max && top_weaker(&heap[0], &t)) { /* t is kept, the weakest goes */
+			struct top_stack evicted = heap[0];
+			heap[0] = t;
+			top_down(heap, kept, 0);
+			t = evicted;
+		}
+		rest += t.bytes;
+		nrest++;
+	}
+	qsort(heap, kept, sizeof(*heap), cmp_top_stack);
+	for (size_t i = 0; i < kept && rc == 0; i++)
+		rc = emit_stack(d, heap[i].stack, frames, fn, arg, heap[i].bytes, err);
+	if (rest_bytes)
+		*rest_bytes = rest;
+	if (rest_stacks)
+		*rest_stacks = nrest;
+out:
+	free(is_suspect);
+	free(heap);
 	free(frames);
 	return rc;
 }

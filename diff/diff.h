@@ -95,6 +95,8 @@ struct diff_snapshot {
 	uint64_t allocation_count;
 	uint64_t bytes, count;    /* of the records compared */
 	uint64_t left_out_bytes, left_out_count; /* zygote records left out */
+	bool has_time;            /* the snapshot records its capture time: */
+	uint64_t time_ns;         /* nanoseconds since the Unix epoch */
 };
 
 /* One frame of a group's stack. */
@@ -211,6 +213,16 @@ typedef int (*diff_stack_fn)(void *arg, const struct diff_frame *const *frames, 
 			     uint64_t bytes);
 LEAKSNAP_API int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 					    struct leaksnap_error *err);
+
+/* The @max growing stacks of the suspects whose bytes grew most, largest
+ * first (ties: the diff's stack order), called as for
+ * diff_foreach_growing_stack: what a flame graph of the growth shows when
+ * it cannot show everything.  Only those stacks are symbolized.
+ * @rest_bytes and @rest_stacks (either may be NULL) receive the growth and
+ * the number of the growing stacks left out. */
+LEAKSNAP_API int diff_foreach_top_growing_stack(struct diff *d, size_t max, diff_stack_fn fn,
+						void *arg, uint64_t *rest_bytes,
+						size_t *rest_stacks, struct leaksnap_error *err);
 
 /* Non-fatal problems met while symbolizing (a corrupt symbol file): one
  * line each, "FILE: what is wrong". */

@@ -372,6 +372,70 @@ static void test_rank_order(void **state)
 	}
 }
 
+/* diff_foreach_top_growing_stack: the N stacks that grew most, largest
+ * first (ties: first appearance), and what is left out, for every N. */
+struct grown {
+	uint64_t rel_pc, bytes;
+};
+struct grown_list {
+	struct grown v[ORDER_GROUPS];
+	size_t n;
+};
+
+static int collect_grown(void *arg, const struct diff_frame *const *frames, size_t n,
+			 uint64_t bytes)
+{
+	struct grown_list *l = arg;
+	assert_int_equal(n, 1);
+	assert_true(l->n < ORDER_GROUPS);
+	l->v[l->n++] = (struct grown){frames[0]->rel_pc, bytes};
+	return 0;
+}
+
+static int cmp_grown(const void *a, const void *b)
+{
+	const struct grown *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->rel_pc < y->rel_pc ? -1 : x->rel_pc > y->rel_pc;
+}
+
+static void test_top_growing_stacks(void **state)
+{
+	(void)state;
+	struct diff *d = order_diff();
+	struct leaksnap_error err;
+	static struct grown_list all, top;
+	all.n = 0;
+	assert_int_equal(diff_foreach_growing_stack(d, collect_grown, &all, &err), 0);
+	assert_int_equal(all.n, ORDER_GROUPS);
+	qsort(all.v, all.n, sizeof(*all.v), cmp_grown);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < all.n; i++)
+		sum += all.v[i].bytes;
+	static const size_t maxes[] = {0, 1, 2, 10, 64, 299, 300, 1000};
+	for (size_t t = 0; t < sizeof(maxes) / sizeof(*maxes); t++) {
+		top.n = 0;
+		uint64_t rest = 1;
+		size_t nrest = 1;
+		assert_int_equal(diff_foreach_top_growing_stack(d, maxes[t], collect_grown, &top,
+								&rest, &nrest, &err), 0);
+		size_t want = maxes[t] < all.n ? maxes[t] : all.n;
+		assert_int_equal(top.n, want);
+		uint64_t kept = 0;
+		for (size_t i = 0; i < want; i++) {
+			assert_int_equal(top.v[i].rel_pc, all.v[i].rel_pc);
+			assert_int_equal(top.v[i].bytes, all.v[i].bytes);
+			kept += top.v[i].bytes;
+		}
+		assert_int_equal(nrest, all.n - want);
+		assert_int_equal(rest, sum - kept);
+	}
+	/* the first is the biggest grower: 1024 * 7 bytes, first appearance */
+	assert_int_equal(all.v[0].bytes, 7168);
+	diff_free(d);
+}
+
 /* A dump with duplicate records: opened with keep_duplicates the snapshot
  * keeps them (the reader does not merge), and the diff sums them into the
  * same groups as the merged model gives. */
@@ -544,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_reinstall_and_rebuild),
 		cmocka_unit_test(test_trends),
 		cmocka_unit_test(test_rank_order),
+		cmocka_unit_test(test_top_growing_stacks),
 		cmocka_unit_test(test_keep_duplicates),
 		cmocka_unit_test(test_threaded_add),
 		cmocka_unit_test(test_snapshot_build_id),
