@@ -103,6 +103,17 @@ $(B)/lib/libleaksnap.so: $(LIB_OBJS)
 $(B)/lib/pkgconfig/leaksnap.pc: leaksnap.pc.in Makefile
 	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
+# The HTML report's style and script, embedded in the CLI (cli/html.c); the
+# script's parts are joined in this order.
+REPORT_CSS := cli/report/report.css
+REPORT_JS := cli/report/util.js cli/report/curve.js cli/report/flame.js \
+	cli/report/tables.js cli/report/main.js
+$(B)/gen/report_assets.h: scripts/embed-assets.sh $(REPORT_CSS) $(REPORT_JS)
+	$(call say,GEN,$@)
+	$(Q)mkdir -p $(@D) && sh scripts/embed-assets.sh $@ $(REPORT_CSS) $(REPORT_JS)
+$(B)/obj/cli/html.o: $(B)/gen/report_assets.h
+$(B)/obj/cli/html.o: CPPFLAGS_ALL += -I$(B)/gen
+
 $(B)/bin/leaksnap: $(CLI_OBJS) $(B)/lib/libleaksnap.a
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(B)/lib/libleaksnap.a $(LIBS)

@@ -78,8 +78,34 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 		     const struct cli_resolved *r);
 
 /* One element of a JSON "symbols" list (the module, the file used, its
- * build-ID status and error) on stdout, after a comma unless @first. */
-void cli_json_print_sym_module(const struct sym_module *m, bool first);
+ * build-ID status and error) on @out, after a comma unless @first. */
+void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first);
+
+/* HTML report pages (html.c).  A page is written in this order:
+ * cli_html_head (kind "diff" or "symbolize", a fixed title), then one or
+ * more data elements (cli_html_data_open returns a stream that escapes the
+ * JSON written to it so no string can end the element; close it with
+ * cli_html_data_close), then cli_html_tail (the script that renders the
+ * data).  Each returns -1 (or NULL) when writing failed. */
+int cli_html_head(FILE *page, const char *kind, const char *title);
+FILE *cli_html_data_open(FILE *page, const char *id);
+int cli_html_data_close(FILE *page, FILE *data);
+int cli_html_tail(FILE *page);
+/* The stacks a page's flame graph shows unless --html-stacks says. */
+#define CLI_HTML_STACKS 500
+/* Flame graph data: stacks of frames (every inline level its own frame,
+ * the outermost first) with their bytes.  A frame is identified by @key:
+ * the same key is the same frame.  -1 or NULL: out of memory. */
+struct cli_flame;
+struct cli_flame *cli_flame_new(void);
+void cli_flame_free(struct cli_flame *fl);
+int cli_flame_stack(struct cli_flame *fl, uint64_t bytes);
+int cli_flame_frame(struct cli_flame *fl, uint64_t key, uint64_t pc, const char *module,
+		    uint64_t rel_pc, const struct cli_resolved *r);
+/* Write the data object ("what": "growth" or "live"; the stacks left out
+ * and their bytes). */
+int cli_flame_write(struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,
+		    uint64_t rest_stacks);
 
 /* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */
 int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -159,6 +185,9 @@ struct cli_outfile {
 int cli_outfile_open(struct cli_outfile *o, const char *path, bool replace);
 /* Flush, fsync and publish when @ok; otherwise remove the temporary. */
 int cli_outfile_close(struct cli_outfile *o, bool ok);
+
+/* @ns (since the Unix epoch) as "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ". */
+void cli_format_time(uint64_t ns, char *buf, size_t size);
 
 /* Finish stdout; returns EXIT_ERROR if anything failed to be written. */
 int cli_finish_stdout(int status);

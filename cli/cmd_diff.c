@@ -56,6 +56,12 @@ static const char diff_usage[] =
 	"  -j, --json           JSON output\n"
 	"  --folded             the suspects' growth as folded stacks, outermost frame\n"
 	"                       first ('frame;frame;frame BYTES'), for flame graphs\n"
+	"  --html FILE          also write the report as one self-contained HTML page\n"
+	"                       (memory curve, growth flame graph, suspects; '-' is\n"
+	"                       standard output, instead of the text report); an\n"
+	"                       existing regular FILE is replaced\n"
+	"  --html-stacks N      the flame graph shows the N stacks that grew most\n"
+	"                       (default 500); the rest are summed as one\n"
 	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
 	"  -h, --help           this help\n\n"
 	"BYTES is a number, optionally with a K, M or G suffix (powers of 1024).\n\n"
@@ -78,6 +84,8 @@ struct diff_cli {
 	bool json, folded, no_symbols, no_adjust;
 	bool has_fail_on;
 	uint64_t fail_on;
+	const char *html;      /* --html FILE, or NULL */
+	uint64_t html_stacks;
 	struct leaksnap_error err;
 };
 
@@ -320,40 +328,40 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	return o;
 }
 
-static void json_key(bool *first, const char *key)
+static void json_key(FILE *out, bool *first, const char *key)
 {
-	printf("%s\n  \"%s\": ", *first ? "{" : ",", key);
+	fprintf(out, "%s\n  \"%s\": ", *first ? "{" : ",", key);
 	*first = false;
 }
 
-static int json_list(struct diff *d, bool stopped, size_t count)
+static int json_list(FILE *out, struct diff *d, bool stopped, size_t count)
 {
-	printf("[");
+	fprintf(out, "[");
 	for (size_t i = 0; i < count; i++) {
 		json_t *g = json_group(d, stopped ? diff_stopped(d, i) : diff_suspect(d, i),
 				       stopped ? 0 : i + 1);
 		if (!g)
 			return EXIT_ERROR;
-		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, g);
+		fprintf(out, "%s\n    ", i ? "," : "");
+		cli_json_print(out, g);
 	}
-	printf("%s]", count ? "\n  " : "");
+	fprintf(out, "%s]", count ? "\n  " : "");
 	return 0;
 }
 
-static int report_json(struct diff *d, const struct diff_cli *c)
+static int report_json(FILE *out, struct diff *d, const struct diff_cli *c)
 {
 	size_t n = diff_snapshot_count(d);
 	bool first = true;
-	json_key(&first, "by");
-	cli_json_print(stdout, json_string(diff_by_name(c->o.by)));
-	json_key(&first, "zygote_included");
-	cli_json_print(stdout, json_boolean(diff_zygote_included(d)));
-	json_key(&first, "snapshots");
-	printf("[");
+	json_key(out, &first, "by");
+	cli_json_print(out, json_string(diff_by_name(c->o.by)));
+	json_key(out, &first, "zygote_included");
+	cli_json_print(out, json_boolean(diff_zygote_included(d)));
+	json_key(out, &first, "snapshots");
+	fprintf(out, "[");
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_snapshot *s = diff_snapshot(d, i);
-		printf("%s\n    ", i ? "," : "");
+		fprintf(out, "%s\n    ", i ? "," : "");
 		json_t *o = json_pack("{s:s, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
 				      "file", s->file, "pid",
 				      s->pid >= 0 ? json_integer(s->pid) : json_null(),
@@ -363,12 +371,17 @@ static int report_json(struct diff *d, const struct diff_cli *c)
 				      cli_json_u64(s->bytes), "count", cli_json_u64(s->count),
 				      "left_out_bytes", cli_json_u64(s->left_out_bytes),
 				      "left_out_count", cli_json_u64(s->left_out_count));
-		cli_json_print(stdout, o);
+		char tbuf[64];
+		if (s->has_time)
+			cli_format_time(s->time_ns, tbuf, sizeof(tbuf));
+		json_object_set_new(o, "time_ns", s->has_time ? cli_json_u64(s->time_ns) : json_null());
+		json_object_set_new(o, "time", s->has_time ? json_string(tbuf) : json_null());
+		cli_json_print(out, o);
 	}
-	printf("\n  ]");
+	fprintf(out, "\n  ]");
 	const struct diff_snapshot *a = diff_snapshot(d, 0), *b = diff_snapshot(d, n - 1);
-	json_key(&first, "totals");
-	cli_json_print(stdout,
+	json_key(out, &first, "totals");
+	cli_json_print(out,
 		       json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
 				 (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
 				 (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
@@ -378,31 +391,31 @@ static int report_json(struct diff *d, const struct diff_cli *c)
 				 (json_int_t)diff_stopped_count(d), "suppressed_stacks",
 				 (json_int_t)diff_suppressed_records(d)));
 	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
-	json_key(&first, "suspects");
-	if (json_list(d, false, c->top && c->top < ns ? (size_t)c->top : ns))
+	json_key(out, &first, "suspects");
+	if (json_list(out, d, false, c->top && c->top < ns ? (size_t)c->top : ns))
 		return EXIT_ERROR;
-	json_key(&first, "stopped");
-	if (json_list(d, true, c->top && c->top < nc ? (size_t)c->top : nc))
+	json_key(out, &first, "stopped");
+	if (json_list(out, d, true, c->top && c->top < nc ? (size_t)c->top : nc))
 		return EXIT_ERROR;
 	if (c->o.suppressions) {
-		json_key(&first, "suppressions");
+		json_key(out, &first, "suppressions");
 		json_t *arr = json_array();
 		for (size_t i = 0; i < diff_suppressions_count(c->o.suppressions); i++)
 			json_array_append_new(
 				arr, json_pack("{s:s, s:o}", "pattern",
 					       diff_suppressions_pattern(c->o.suppressions, i), "stacks",
 					       cli_json_u64(diff_suppressions_hits(c->o.suppressions, i))));
-		cli_json_print(stdout, arr);
+		cli_json_print(out, arr);
 	}
 	if (c->o.sym) {
-		json_key(&first, "symbols");
+		json_key(out, &first, "symbols");
 		size_t nm = diff_symbol_module_count(d);
-		printf("[");
+		fprintf(out, "[");
 		for (size_t i = 0; i < nm; i++)
-			cli_json_print_sym_module(diff_symbol_module(d, i), i == 0);
-		printf("%s]", nm ? "\n  " : "");
+			cli_json_print_sym_module(out, diff_symbol_module(d, i), i == 0);
+		fprintf(out, "%s]", nm ? "\n  " : "");
 	}
-	printf("\n}\n");
+	fprintf(out, "\n}\n");
 	return EXIT_OK;
 }
 
@@ -447,6 +460,76 @@ static int folded_stack(void *arg, const struct diff_frame *const *frames, size_
 	}
 	printf("%s%llu\n", sep ? " " : "(no frames) ", (unsigned long long)bytes);
 	return ferror(stdout) ? EXIT_ERROR : 0;
+}
+
+/* HTML page ---------------------------------------------------------------------------
+ * The page embeds the document --json prints and the growth of the stacks
+ * that grew most, for the flame graph. */
+
+struct flame_arg {
+	struct cli_flame *fl;
+};
+
+static int flame_stack(void *arg, const struct diff_frame *const *frames, size_t n,
+		       uint64_t bytes)
+{
+	struct cli_flame *fl = ((struct flame_arg *)arg)->fl;
+	if (cli_flame_stack(fl, bytes))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_frame *f = frames[i];
+		struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+		if (cli_flame_frame(fl, (uintptr_t)f, f->pc, f->module, f->rel_pc, &r))
+			return -1;
+	}
+	return 0;
+}
+
+static int report_html(struct diff *d, const struct diff_cli *c)
+{
+	struct cli_outfile o;
+	struct leaksnap_error err;
+	if (cli_outfile_open(&o, c->html, true))
+		return EXIT_ERROR;
+	struct flame_arg fa = {cli_flame_new()};
+	uint64_t rest = 0;
+	size_t nrest = 0;
+	if (!fa.fl) {
+		cli_fail(c->html, "out of memory");
+		return cli_outfile_close(&o, false);
+	}
+	int rc = diff_foreach_top_growing_stack(d, (size_t)c->html_stacks, flame_stack, &fa,
+						&rest, &nrest, &err);
+	if (rc) {
+		if (err.code != LEAKSNAP_OK)
+			cli_fail_error(&err);
+		else
+			cli_fail(c->html, "out of memory");
+		cli_flame_free(fa.fl);
+		return cli_outfile_close(&o, false);
+	}
+	bool ok = cli_html_head(o.f, "diff", "leakdiff report") == 0;
+	FILE *data = ok ? cli_html_data_open(o.f, "leaksnap-data") : NULL;
+	if (data) {
+		if (report_json(data, d, c) != EXIT_OK) {
+			cli_html_data_close(o.f, data);
+			cli_flame_free(fa.fl);
+			return cli_outfile_close(&o, false); /* reported */
+		}
+		ok = cli_html_data_close(o.f, data) == 0;
+		data = ok ? cli_html_data_open(o.f, "leaksnap-flame") : NULL;
+	}
+	if (data) {
+		ok = cli_flame_write(fa.fl, data, "growth", rest, nrest) == 0;
+		ok = cli_html_data_close(o.f, data) == 0 && ok;
+		ok = ok && cli_html_tail(o.f) == 0;
+	} else {
+		ok = false;
+	}
+	cli_flame_free(fa.fl);
+	if (!ok)
+		cli_fail(o.path, "write error: %s", strerror(errno ? errno : EIO));
+	return cli_outfile_close(&o, ok);
 }
 
 /* Reading ahead -----------------------------------------------------------------------------
@@ -510,7 +593,8 @@ static struct snapshot *reader_take(struct reader *r, size_t i)
 
 static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
 {
-	enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL };
+	enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
+	       O_HTML, O_HTML_STACKS };
 	static const struct option longopts[] = {
 		{"pointer-size", required_argument, NULL, 'P'},
 		{"frames", required_argument, NULL, 'F'},
@@ -527,6 +611,8 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"json", no_argument, NULL, 'j'},
 		{"folded", no_argument, NULL, O_FOLDED},
 		{"fail-on", required_argument, NULL, O_FAIL},
+		{"html", required_argument, NULL, O_HTML},
+		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -536,6 +622,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	optind = 0;
 	opterr = 0;
 	c->top = 20;
+	c->html_stacks = CLI_HTML_STACKS;
 	while ((opt = getopt_long(argc, argv, ":js:h", longopts, NULL)) != -1) {
 		if ((r = cli_input_option(cmd, opt, optarg, &c->in)) != 0) {
 			if (r != 1)
@@ -591,6 +678,15 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 						       optarg);
 			c->has_fail_on = true;
 			break;
+		case O_HTML:
+			if (c->html)
+				return cli_usage_error(cmd, "--html given twice");
+			c->html = optarg;
+			break;
+		case O_HTML_STACKS:
+			if (!cli_parse_uint(optarg, 0, 1000000, &c->html_stacks))
+				return cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
+			break;
 		case 'h':
 			fputs(diff_usage, stdout);
 			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;
@@ -600,6 +696,9 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	}
 	if (c->json && c->folded)
 		return cli_usage_error(cmd, "--json and --folded exclude each other");
+	if (c->html && strcmp(c->html, "-") == 0 && (c->json || c->folded))
+		return cli_usage_error(cmd, "--html - writes the page on standard output: not with %s",
+				       c->json ? "--json" : "--folded");
 	if (c->no_symbols && c->ndirs)
 		return cli_usage_error(cmd, "--symbols and --no-symbols exclude each other");
 	if (argc - optind < 2)
@@ -736,11 +835,13 @@ out_reader:
 		if (rc)
 			goto out;
 		rc = EXIT_OK;
-	} else {
-		rc = c.json ? report_json(d, &c) : report_text(d, &c);
+	} else if (!c.html || strcmp(c.html, "-") != 0) {
+		rc = c.json ? report_json(stdout, d, &c) : report_text(d, &c);
 		if (rc)
 			goto out;
 	}
+	if (c.html && report_html(d, &c))
+		goto out;
 	/* problems with symbol files: reported, the report still printed */
 	status = EXIT_OK;
 	for (size_t i = 0; i < diff_warning_count(d); i++) {

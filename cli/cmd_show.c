@@ -96,18 +96,6 @@ static const char *count_mode_text(enum snapshot_count_mode m)
 	return NULL;
 }
 
-static void format_time(uint64_t ns, char *buf, size_t size)
-{
-	time_t sec = (time_t)(ns / 1000000000u);
-	struct tm tm;
-	if (gmtime_r(&sec, &tm) == NULL) {
-		snprintf(buf, size, "?");
-		return;
-	}
-	size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, size - n, ".%09lluZ", (unsigned long long)(ns % 1000000000u));
-}
-
 /* Text output ---------------------------------------------------------------- */
 
 static void print_frame(const struct maps *maps, struct cli_symctx *sc, unsigned ptr,
@@ -146,7 +134,7 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 	else
 		printf("pid:             unknown\n");
 	if (snapshot_time_ns(s, &t)) {
-		format_time(t, tbuf, sizeof(tbuf));
+		cli_format_time(t, tbuf, sizeof(tbuf));
 		printf("time:            %s\n", tbuf);
 	} else {
 		printf("time:            unknown\n");
@@ -205,9 +193,9 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
  * Written as a stream (records can number millions): top-level keys in a fixed
  * order, each record and mapping one compact object per line. */
 
-static void json_key(bool *first, const char *key)
+static void json_key(FILE *out, bool *first, const char *key)
 {
-	printf("%s\n  \"%s\": ", *first ? "{" : ",", key);
+	fprintf(out, "%s\n  \"%s\": ", *first ? "{" : ",", key);
 	*first = false;
 }
 
@@ -253,7 +241,7 @@ json_t *cli_json_mapping(const struct maps_mapping *m)
 			 m->deleted);
 }
 
-static void show_json(const struct snapshot *s, const struct maps *maps, const size_t *top,
+static void show_json(FILE *out, const struct snapshot *s, const struct maps *maps, const size_t *top,
 		      size_t ntop, struct cli_symctx *sc)
 {
 	bool first = true;
@@ -262,93 +250,93 @@ static void show_json(const struct snapshot *s, const struct maps *maps, const s
 	uint64_t t;
 	char tbuf[64];
 
-	json_key(&first, "file");
-	cli_json_print(stdout, json_string(snapshot_source(s)));
-	json_key(&first, "format");
-	cli_json_print(stdout, json_string(snapshot_format_name(fmt)));
-	json_key(&first, "version");
+	json_key(out, &first, "file");
+	cli_json_print(out, json_string(snapshot_source(s)));
+	json_key(out, &first, "format");
+	cli_json_print(out, json_string(snapshot_format_name(fmt)));
+	json_key(out, &first, "version");
 	if (ver == NULL)
-		cli_json_print(stdout, json_null());
+		cli_json_print(out, json_null());
 	else if (fmt == SNAPSHOT_FORMAT_ANDROID_TEXT)
-		cli_json_print(stdout, json_string(ver));
+		cli_json_print(out, json_string(ver));
 	else
-		cli_json_print(stdout, json_integer(atoi(ver)));
-	json_key(&first, "pointer_size");
-	cli_json_print(stdout, json_integer(snapshot_pointer_size(s)));
-	json_key(&first, "big_endian");
-	cli_json_print(stdout, json_boolean(snapshot_big_endian(s)));
-	json_key(&first, "backtrace_size");
-	cli_json_print(stdout, json_integer(snapshot_backtrace_size(s)));
-	json_key(&first, "pid");
-	cli_json_print(stdout, snapshot_pid(s) >= 0 ? json_integer(snapshot_pid(s)) : json_null());
-	json_key(&first, "time_ns");
+		cli_json_print(out, json_integer(atoi(ver)));
+	json_key(out, &first, "pointer_size");
+	cli_json_print(out, json_integer(snapshot_pointer_size(s)));
+	json_key(out, &first, "big_endian");
+	cli_json_print(out, json_boolean(snapshot_big_endian(s)));
+	json_key(out, &first, "backtrace_size");
+	cli_json_print(out, json_integer(snapshot_backtrace_size(s)));
+	json_key(out, &first, "pid");
+	cli_json_print(out, snapshot_pid(s) >= 0 ? json_integer(snapshot_pid(s)) : json_null());
+	json_key(out, &first, "time_ns");
 	bool has_time = snapshot_time_ns(s, &t);
-	cli_json_print(stdout, has_time ? cli_json_u64(t) : json_null());
-	json_key(&first, "time");
+	cli_json_print(out, has_time ? cli_json_u64(t) : json_null());
+	json_key(out, &first, "time");
 	if (has_time)
-		format_time(t, tbuf, sizeof(tbuf));
-	cli_json_print(stdout, has_time ? json_string(tbuf) : json_null());
-	json_key(&first, "total_memory");
-	cli_json_print(stdout, cli_json_u64(snapshot_total_memory(s)));
-	json_key(&first, "records_bytes");
-	cli_json_print(stdout, cli_json_u64(snapshot_records_bytes(s)));
-	json_key(&first, "record_count");
-	cli_json_print(stdout, cli_json_u64(snapshot_record_count(s)));
-	json_key(&first, "allocation_count");
-	cli_json_print(stdout, cli_json_u64(snapshot_allocation_count(s)));
+		cli_format_time(t, tbuf, sizeof(tbuf));
+	cli_json_print(out, has_time ? json_string(tbuf) : json_null());
+	json_key(out, &first, "total_memory");
+	cli_json_print(out, cli_json_u64(snapshot_total_memory(s)));
+	json_key(out, &first, "records_bytes");
+	cli_json_print(out, cli_json_u64(snapshot_records_bytes(s)));
+	json_key(out, &first, "record_count");
+	cli_json_print(out, cli_json_u64(snapshot_record_count(s)));
+	json_key(out, &first, "allocation_count");
+	cli_json_print(out, cli_json_u64(snapshot_allocation_count(s)));
 	struct app_split a = split_of(s);
 	static const char *const split_keys[] = {"app", "zygote"};
 	for (int z = 0; z < 2; z++) {
-		json_key(&first, split_keys[z]);
-		cli_json_print(stdout, json_pack("{s:o, s:o, s:o}", "records",
+		json_key(out, &first, split_keys[z]);
+		cli_json_print(out, json_pack("{s:o, s:o, s:o}", "records",
 						 cli_json_u64(a.records[z]), "allocations",
 						 cli_json_u64(a.allocations[z]), "bytes",
 						 cli_json_u64(a.bytes[z])));
 	}
-	json_key(&first, "count_is_frames");
+	json_key(out, &first, "count_is_frames");
 	const char *mode = count_mode_text(snapshot_count_mode(s));
-	cli_json_print(stdout, mode ? json_string(mode) : json_null());
-	json_key(&first, "metadata");
+	cli_json_print(out, mode ? json_string(mode) : json_null());
+	json_key(out, &first, "metadata");
 	json_t *meta = json_array();
 	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
 		const struct snapshot_meta *m = snapshot_meta(s, i);
 		json_array_append_new(meta, json_pack("{s:s, s:s}", "key", m->key, "value",
 						      m->value));
 	}
-	cli_json_print(stdout, meta);
-	json_key(&first, "warnings");
+	cli_json_print(out, meta);
+	json_key(out, &first, "warnings");
 	json_t *warn = json_array();
 	for (size_t i = 0; i < snapshot_warning_count(s); i++)
 		json_array_append_new(warn, json_string(snapshot_warning(s, i)));
-	cli_json_print(stdout, warn);
+	cli_json_print(out, warn);
 
-	json_key(&first, "records");
-	printf("[");
+	json_key(out, &first, "records");
+	fprintf(out, "[");
 	for (size_t i = 0; i < ntop; i++) {
 		if (sc)
 			cli_symctx_progress(sc, i, ntop);
-		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, json_record(snapshot_record(s, top[i]), maps, sc));
+		fprintf(out, "%s\n    ", i ? "," : "");
+		cli_json_print(out, json_record(snapshot_record(s, top[i]), maps, sc));
 	}
-	printf("%s]", ntop ? "\n  " : "");
-	json_key(&first, "maps");
-	printf("[");
+	fprintf(out, "%s]", ntop ? "\n  " : "");
+	json_key(out, &first, "maps");
+	fprintf(out, "[");
 	size_t nm = maps ? maps_mapping_count(maps) : 0;
 	for (size_t i = 0; i < nm; i++) {
-		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, cli_json_mapping(maps_mapping(maps, i)));
+		fprintf(out, "%s\n    ", i ? "," : "");
+		cli_json_print(out, cli_json_mapping(maps_mapping(maps, i)));
 	}
-	printf("%s]", nm ? "\n  " : "");
+	fprintf(out, "%s]", nm ? "\n  " : "");
 	if (sc) {
 		/* each module the frames named, and the file that was used */
-		json_key(&first, "symbols");
+		json_key(out, &first, "symbols");
 		size_t n = cli_symctx_module_count(sc);
-		printf("[");
+		fprintf(out, "[");
 		for (size_t i = 0; i < n; i++)
-			cli_json_print_sym_module(cli_symctx_module(sc, i), i == 0);
-		printf("%s]", n ? "\n  " : "");
+			cli_json_print_sym_module(out, cli_symctx_module(sc, i), i == 0);
+		fprintf(out, "%s]", n ? "\n  " : "");
 	}
-	printf("\n}\n");
+	fprintf(out, "\n}\n");
 }
 
 static void print_modules(struct cli_symctx *sc)
@@ -455,7 +443,7 @@ static int show_main(int argc, char **argv, bool symbolize)
 	if (o.sc)
 		cli_symctx_prefetch(o.sc, maps, s, top, ntop);
 	if (o.json)
-		show_json(s, maps, top, ntop, o.sc);
+		show_json(stdout, s, maps, top, ntop, o.sc);
 	else
 		show_text(s, maps, &o, top, ntop);
 	cli_symctx_progress_end(o.sc);

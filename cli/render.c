@@ -72,10 +72,10 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 	}
 }
 
-void cli_json_print_sym_module(const struct sym_module *m, bool first)
+void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first)
 {
-	printf("%s\n    ", first ? "" : ",");
-	cli_json_print(stdout, json_pack("{s:s, s:o, s:s, s:o}", "module", m->path, "symbol_file",
+	fprintf(out, "%s\n    ", first ? "" : ",");
+	cli_json_print(out, json_pack("{s:s, s:o, s:s, s:o}", "module", m->path, "symbol_file",
 					 cli_json_str_or_null(m->file_path), "build_id_status",
 					 sym_build_id_status_name(m->status), "error",
 					 cli_json_str_or_null(m->error)));

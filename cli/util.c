@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -256,4 +257,16 @@ int cli_finish_stdout(int status)
 		return EXIT_ERROR;
 	}
 	return status;
+}
+
+void cli_format_time(uint64_t ns, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	if (gmtime_r(&sec, &tm) == NULL) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%09lluZ", (unsigned long long)(ns % 1000000000u));
 }

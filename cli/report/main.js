@@ -1,0 +1,122 @@
+/* leaksnap report: the page.  The data is the document `--json` prints for
+ * the same command and options (id leaksnap-data) and the flame graph's
+ * stacks (id leaksnap-flame). */
+'use strict';
+
+function diffPage(app, doc, flame) {
+  const n = doc.snapshots.length, t = doc.totals;
+  document.title = `leakdiff: ${t.suspects} suspect${t.suspects === 1 ? '' : 's'}, ` +
+    `${fmtBytes(t.suspects_bytes_delta, true)} over ${n} snapshots`;
+  const first = doc.snapshots[0], last = doc.snapshots[n - 1];
+  app.appendChild(el('header', {},
+    el('h1', {text: 'leakdiff report'}),
+    el('p', {class: 'summary'},
+      `${n} snapshots compared, grouped by ${doc.by}: from `,
+      el('span', {class: 'path', text: first.file}), ' to ',
+      el('span', {class: 'path', text: last.file}), '.')));
+  const facts = el('div', {class: 'cards'},
+    card('Suspects', fmtInt(t.suspects), t.suspects ? `grew by ${fmtBytes(t.suspects_bytes_delta, true)}, ` +
+      `${fmtInt(t.suspects_count_delta, true)} allocations` : 'nothing grew'),
+    card('All records', fmtBytes(t.bytes_delta, true), `${fmtBytes(first.bytes)} \u2192 ` +
+      `${fmtBytes(last.bytes)}, ${fmtInt(t.count_delta, true)} allocations`),
+    card('Caches', fmtInt(t.stopped), 'grew, then stopped: not leaks'));
+  if (t.suppressed_stacks) facts.appendChild(card('Suppressed', fmtInt(t.suppressed_stacks), 'stacks'));
+  app.appendChild(facts);
+
+  const curve = el('div', {id: 'curve'});
+  app.appendChild(section('curve', 'Memory over the snapshots', curve));
+  const series = [{name: 'all records compared', values: doc.snapshots.map(s => s.bytes),
+    title: 'the bytes of every record compared'}];
+  doc.suspects.slice(0, 10).forEach(g => series.push({name: `#${g.rank} ${siteLabel(g)}`,
+    values: g.bytes, title: `suspect #${g.rank}: ${siteLabel(g)}`}));
+  renderCurve(curve, doc.snapshots.map((s, i) => String(i + 1)), doc.snapshots.map(s => s.file),
+    series);
+
+  const fg = el('div', {id: 'flamegraph'});
+  app.appendChild(section('flamegraph', 'Growth by stack', flameNote(flame, 'grew'), fg));
+  renderFlame(fg, flame, 'growth');
+
+  const shown = doc.suspects.length < t.suspects ? ` (the best ${doc.suspects.length} of ` +
+    `${fmtInt(t.suspects)}: --top)` : '';
+  app.appendChild(section('suspects', 'Suspects' + shown,
+    el('p', {class: 'muted', text: 'Ranked by score: growth, weighted by how steadily it ' +
+      'grew. Click a row for its whole stack, a heading to sort.'}),
+    groupTable('suspects', doc.suspects, doc, true)));
+  app.appendChild(section('caches', 'Grew, then stopped (caches, not leaks)',
+    groupTable('caches', doc.stopped, doc, false)));
+  app.appendChild(section('snapshots', 'Snapshots', snapshotsTable(doc)));
+  if (doc.suppressions)
+    app.appendChild(section('suppressions', 'Suppressions', suppressionsTable(doc.suppressions)));
+  if (doc.symbols)
+    app.appendChild(section('symbols', 'Symbol files', symbolsTable(doc.symbols)));
+}
+
+function symbolizePage(app, doc, flame) {
+  document.title = `leaksnap: ${basename(doc.file)}, ${fmtBytes(doc.records_bytes)} live`;
+  app.appendChild(el('header', {}, el('h1', {text: 'leaksnap heap snapshot'}),
+    el('p', {class: 'summary'}, el('span', {class: 'path', text: doc.file}))));
+  const dl = el('dl', {class: 'facts', id: 'facts'});
+  const fact = (k, v) => { if (v !== null && v !== undefined && v !== '')
+    dl.append(el('dt', {text: k}), el('dd', {text: String(v)})); };
+  fact('Format', doc.format + (doc.version !== null ? ' ' + doc.version : ''));
+  fact('Pointer size', doc.pointer_size + ' bytes' + (doc.big_endian ? ', big-endian' : ''));
+  fact('Backtrace size', doc.backtrace_size ? doc.backtrace_size + ' frames' : null);
+  fact('Pid', doc.pid);
+  fact('Captured', doc.time ? doc.time.replace('T', ' ') : null);
+  fact('Total memory', `${fmtBytes(doc.total_memory)} (${fmtInt(doc.total_memory)} bytes)`);
+  fact('Records', `${fmtInt(doc.record_count)}, ${fmtInt(doc.allocation_count)} allocations, ` +
+    `${fmtBytes(doc.records_bytes)}`);
+  if (doc.zygote && doc.zygote.records)
+    fact('App / zygote', `${fmtBytes(doc.app.bytes)} in ${fmtInt(doc.app.allocations)} / ` +
+      `${fmtBytes(doc.zygote.bytes)} in ${fmtInt(doc.zygote.allocations)} allocations`);
+  fact('Count field', doc.count_is_frames);
+  for (const m of doc.metadata || []) fact(m.key, m.value);
+  app.appendChild(dl);
+  if (doc.warnings && doc.warnings.length)
+    app.appendChild(el('ul', {class: 'warnings'}, doc.warnings.map(w => el('li', {text: w}))));
+
+  const fg = el('div', {id: 'flamegraph'});
+  app.appendChild(section('flamegraph', 'Live bytes by stack', flameNote(flame, 'live'), fg));
+  renderFlame(fg, flame, 'live');
+  const shown = doc.records.length < doc.record_count ? ` (the largest ${fmtInt(doc.records.length)}` +
+    ` of ${fmtInt(doc.record_count)}: --top)` : '';
+  app.appendChild(section('records', 'Records by bytes' + shown,
+    el('p', {class: 'muted', text: 'Click a row for its whole stack, a heading to sort.'}),
+    recordsTable(doc)));
+  if (doc.symbols)
+    app.appendChild(section('symbols', 'Symbol files', symbolsTable(doc.symbols)));
+}
+
+function card(title, value, note) {
+  return el('div', {class: 'card'}, el('div', {class: 'card-title', text: title}),
+    el('div', {class: 'card-value', text: value}), el('div', {class: 'muted', text: note}));
+}
+
+function flameNote(fd, verb) {
+  const kept = fd.stacks.length;
+  let text = `Each frame is as wide as the bytes of the stacks through it that ${verb}; ` +
+    'the outermost frame is at the top. Hover for details, click to zoom.';
+  if (fd.rest_stacks)
+    text += ` The ${fmtInt(kept)} largest stacks are drawn; ${fmtInt(fd.rest_stacks)} more ` +
+      `(${fmtBytes(fd.rest_bytes)}) are one "other" frame (--html-stacks).`;
+  return el('p', {class: 'muted', text});
+}
+
+function main() {
+  const app = document.getElementById('app');
+  try {
+    const doc = readData('leaksnap-data');
+    const flame = readData('leaksnap-flame') ||
+      {what: 'live', total: 0, rest_bytes: 0, rest_stacks: 0, frames: [], stacks: []};
+    if (document.body.dataset.kind === 'diff') diffPage(app, doc, flame);
+    else symbolizePage(app, doc, flame);
+    app.appendChild(el('footer', {class: 'muted', text: 'Written by leaksnap. The data ' +
+      'this page shows is in its source, as the JSON the same command prints with --json.'}));
+    document.body.setAttribute('data-ready', '1');
+  } catch (e) {
+    app.appendChild(el('p', {class: 'error', text: 'This report could not be drawn: ' + e}));
+    throw e;
+  }
+}
+
+main();

@@ -1,0 +1,182 @@
+/* leaksnap report: tables.  Each has one tbody row per item, in the order
+ * the data gives (rank order); a click on a column heading sorts by it
+ * (again: the other way); a click on a row opens its details (the whole
+ * stack) inside the row, and closes them again. */
+'use strict';
+
+/* @columns: [{title, num, value(item) -> sort key, cell(item) -> nodes}];
+ * @detail(item) -> a node shown when the row is opened, or null. */
+function renderTable(id, columns, items, detail) {
+  const table = el('table', {id, class: 'grid' + (detail ? ' openable' : '')});
+  const head = el('tr');
+  const body = el('tbody');
+  let sorted = -1, dir = 1;
+  columns.forEach((c, ci) => {
+    const th = el('th', {scope: 'col', class: c.num ? 'num' : null, tabindex: 0,
+      title: 'sort by ' + c.title.toLowerCase(), 'aria-sort': 'none'}, c.title);
+    const sort = () => {
+      dir = sorted === ci ? -dir : c.num ? -1 : 1;
+      sorted = ci;
+      head.querySelectorAll('th').forEach(h => h.setAttribute('aria-sort', 'none'));
+      th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');
+      const rows = Array.from(body.rows);
+      rows.sort((a, b) => {
+        const x = c.value(items[a.dataset.index]), y = c.value(items[b.dataset.index]);
+        const r = x < y ? -1 : x > y ? 1 : 0;
+        return r * dir || a.dataset.index - b.dataset.index;
+      });
+      for (const r of rows) body.appendChild(r);
+    };
+    th.addEventListener('click', sort);
+    th.addEventListener('keydown', ev => { if (ev.key === 'Enter') sort(); });
+    head.appendChild(th);
+  });
+  table.appendChild(el('thead', {}, head));
+  items.forEach((item, i) => {
+    const tr = el('tr', {'data-index': i});
+    columns.forEach(c => tr.appendChild(el('td', {class: c.num ? 'num' : null}, c.cell(item))));
+    if (detail) {
+      tr.addEventListener('click', ev => {
+        if (ev.target.closest && ev.target.closest('.detail')) return; /* selecting text */
+        const last = tr.lastElementChild, open = last.querySelector('.detail');
+        if (open) {
+          open.remove();
+          tr.classList.remove('open');
+        } else {
+          last.appendChild(el('div', {class: 'detail'}, detail(item)));
+          tr.classList.add('open');
+        }
+      });
+    }
+    body.appendChild(tr);
+  });
+  table.appendChild(body);
+  if (!items.length) {
+    const td = el('td', {colspan: columns.length, class: 'muted', text: 'none'});
+    table.appendChild(el('tfoot', {}, el('tr', {}, td)));
+  }
+  return table;
+}
+
+/* A small line of a series of values, scaled to its own maximum. */
+function sparkline(values) {
+  const W = 100, H = 22, max = Math.max(1, ...values);
+  const n = values.length;
+  const pts = values.map((v, i) => `${(n > 1 ? i * (W - 4) / (n - 1) + 2 : W / 2).toFixed(1)},` +
+    `${(H - 2 - (H - 4) * v / max).toFixed(1)}`).join(' ');
+  const svg = svgEl('svg', {class: 'spark', viewBox: `0 0 ${W} ${H}`, width: W, height: H});
+  svg.appendChild(svgEl('polyline', {points: pts, fill: 'none'}));
+  svg.appendChild(svgEl('title', {text: values.map(v => fmtBytes(v)).join(' \u2192 ')}));
+  return svg;
+}
+
+const TREND_TEXT = {
+  grew: 'grew',
+  steady: 'grew in every interval',
+  growing: 'growing',
+  stopped: 'stopped growing',
+};
+
+function trendText(g, intervals) {
+  let t = TREND_TEXT[g.trend] || g.trend;
+  if (g.trend === 'growing' || g.trend === 'stopped')
+    t = `grew in ${g.grew_intervals} of ${intervals}` +
+      (g.shrank_intervals ? `, shrank in ${g.shrank_intervals}` : '') +
+      (g.trend === 'stopped' ? ', not in the last' : '');
+  return t;
+}
+
+/* The groups of a leakdiff document (suspects or stopped caches). */
+function groupTable(id, groups, doc, ranked) {
+  const intervals = doc.snapshots.length - 1;
+  const columns = [];
+  if (ranked) columns.push({title: 'Rank', num: true, value: g => g.rank, cell: g => String(g.rank)});
+  columns.push(
+    {title: 'Bytes \u0394', num: true, value: g => g.bytes_delta,
+      cell: g => el('span', {title: fmtInt(g.bytes_delta, true) + ' bytes',
+        text: fmtBytes(g.bytes_delta, true)})},
+    {title: 'Count \u0394', num: true, value: g => g.count_delta,
+      cell: g => fmtInt(g.count_delta, true)},
+    {title: 'Trend', value: g => g.trend, cell: g => [trendText(g, intervals),
+      g.new ? el('span', {class: 'badge', text: 'new'}) : null]},
+    {title: 'Bytes over the snapshots', num: true, value: g => g.bytes[g.bytes.length - 1],
+      cell: g => sparkline(g.bytes)},
+    {title: 'Site', value: g => siteLabel(g), cell: g => [
+      ...siteNodes(siteFrame(splitFrames(g.frames), g.site)),
+      g.module ? el('div', {class: 'src', text: g.module}) : null]});
+  return renderTable(id, columns, groups, g => groupDetail(g));
+}
+
+function siteLabel(g) {
+  const fr = siteFrame(splitFrames(g.frames), g.site);
+  return fr ? frameName(fr[0]) : '';
+}
+
+function groupDetail(g) {
+  const box = el('div');
+  box.appendChild(el('div', {class: 'series', text: 'bytes: ' +
+    g.bytes.map(v => fmtInt(v)).join(' \u2192 ')}));
+  box.appendChild(el('div', {class: 'series', text: 'count: ' +
+    g.counts.map(v => fmtInt(v)).join(' \u2192 ')}));
+  if (g.stacks > 1)
+    box.appendChild(el('div', {class: 'muted', text: `the largest of its ${fmtInt(g.stacks)} stacks:`}));
+  box.appendChild(stackView(g.frames, typeof g.site === 'number' ? g.site : -1));
+  return box;
+}
+
+function snapshotsTable(doc) {
+  const rows = doc.snapshots.map((s, i) => Object.assign({n: i + 1}, s));
+  return renderTable('snapshots', [
+    {title: '#', num: true, value: s => s.n, cell: s => String(s.n)},
+    {title: 'File', value: s => s.file, cell: s => el('span', {class: 'path', text: s.file})},
+    {title: 'Pid', num: true, value: s => s.pid === null ? -1 : s.pid,
+      cell: s => s.pid === null ? '?' : String(s.pid)},
+    {title: 'Time', value: s => s.time_ns || 0, cell: s => s.time ? s.time.replace('T', ' ') : '?'},
+    {title: 'Allocations', num: true, value: s => s.count, cell: s => fmtInt(s.count)},
+    {title: 'Bytes', num: true, value: s => s.bytes, cell: s => el('span',
+      {title: fmtInt(s.bytes) + ' bytes', text: fmtBytes(s.bytes)})},
+    {title: 'Left out (zygote)', num: true, value: s => s.left_out_bytes,
+      cell: s => s.left_out_count ? `${fmtBytes(s.left_out_bytes)} in ${fmtInt(s.left_out_count)}` : ''},
+  ], rows, null);
+}
+
+function suppressionsTable(list) {
+  return renderTable('suppressions', [
+    {title: 'Pattern', value: p => p.pattern, cell: p => el('code', {text: 'leak:' + p.pattern})},
+    {title: 'Stacks suppressed', num: true, value: p => p.stacks, cell: p => fmtInt(p.stacks)},
+  ], list, null);
+}
+
+const SYMBOL_STATUS = {
+  match: 'found, build ID matches',
+  unverified: 'found (no build ID to check)',
+  mismatch: 'stale: another build, not used',
+  missing: 'missing',
+};
+
+function symbolsTable(list) {
+  return renderTable('symbols', [
+    {title: 'Module', value: m => m.module, cell: m => el('span', {class: 'path', text: m.module})},
+    {title: 'Status', value: m => m.build_id_status, cell: m => el('span',
+      {class: 'status-' + m.build_id_status, text: SYMBOL_STATUS[m.build_id_status] ||
+        m.build_id_status})},
+    {title: 'Symbol file', value: m => m.symbol_file || '', cell: m => [
+      el('span', {class: 'path', text: m.symbol_file || '\u2014'}),
+      m.error ? el('div', {class: 'error', text: m.error}) : null]},
+  ], list, null);
+}
+
+/* symbolize's records: the top records of one snapshot. */
+function recordsTable(doc) {
+  const rows = doc.records.map((r, i) => Object.assign({n: i + 1, split: splitFrames(r.frames)}, r));
+  return renderTable('records', [
+    {title: '#', num: true, value: r => r.n, cell: r => String(r.n)},
+    {title: 'Bytes', num: true, value: r => r.total_bytes, cell: r => el('span',
+      {title: fmtInt(r.total_bytes) + ' bytes', text: fmtBytes(r.total_bytes)})},
+    {title: 'Size', num: true, value: r => r.size, cell: r => fmtInt(r.size)},
+    {title: 'Count', num: true, value: r => r.count, cell: r => [fmtInt(r.count),
+      r.zygote ? el('span', {class: 'badge', text: 'zygote'}) : null]},
+    {title: 'Site', value: r => { const f = siteFrame(r.split); return f ? frameName(f[0]) : ''; },
+      cell: r => siteNodes(siteFrame(r.split))},
+  ], rows, r => stackView(r.frames, r.split.indexOf(siteFrame(r.split))));
+}

@@ -1,0 +1,178 @@
+/* leaksnap report: shared helpers.  Every string in the data comes from a
+ * dump, a maps file or an ELF file and is untrusted: it only ever becomes a
+ * text node (createTextNode, textContent) or an attribute value
+ * (setAttribute), never markup.  No innerHTML anywhere. */
+'use strict';
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+
+/* An element with attributes and children (strings become text nodes). */
+function el(tag, attrs, ...children) {
+  return build(document.createElement(tag), attrs, children);
+}
+
+function svgEl(tag, attrs, ...children) {
+  return build(document.createElementNS(SVGNS, tag), attrs, children);
+}
+
+function build(node, attrs, children) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'text') node.textContent = String(v);
+    else node.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    node.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function readData(id) {
+  const node = document.getElementById(id);
+  return node ? JSON.parse(node.textContent) : null;
+}
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+/* Bytes in human units: 512 B, 1.5 KiB, 12.3 MiB ("+" on request). */
+function fmtBytes(n, signed) {
+  const sign = n < 0 ? '-' : signed && n > 0 ? '+' : '';
+  let v = Math.abs(n), u = 0;
+  while (v >= 1024 && u < UNITS.length - 1) { v /= 1024; u++; }
+  const digits = u === 0 || v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  return sign + v.toFixed(digits) + ' ' + UNITS[u];
+}
+
+function fmtInt(n, signed) {
+  const s = Math.abs(n).toLocaleString('en-US');
+  return (n < 0 ? '-' : signed && n > 0 ? '+' : '') + s;
+}
+
+function fmtPct(part, whole) {
+  if (!whole) return '0%';
+  const p = 100 * part / whole;
+  return (p >= 10 ? p.toFixed(0) : p >= 1 ? p.toFixed(1) : p.toFixed(2)) + '%';
+}
+
+function basename(path) {
+  if (!path) return path;
+  const i = path.lastIndexOf('/');
+  return i >= 0 ? path.slice(i + 1) : path;
+}
+
+/* One frame level of the --json document: its name for a label. */
+function frameName(f) {
+  if (f.function) return f.function;
+  if (f.module) return basename(f.module) + '+' + f.rel_pc;
+  return f.pc;
+}
+
+function fileLine(f, withColumn) {
+  if (!f.file) return '';
+  let s = f.file;
+  if (f.line) s += ':' + f.line;
+  if (withColumn && f.line && f.column) s += ':' + f.column;
+  return s;
+}
+
+/* The --json frames list has one object per inline level, innermost first;
+ * a captured frame ends at a level that is not inlined.  Returns the
+ * captured frames, each a list of its levels (innermost first). */
+function splitFrames(levels) {
+  const frames = [];
+  let cur = [];
+  for (const f of levels || []) {
+    cur.push(f);
+    if (!f.inlined) { frames.push(cur); cur = []; }
+  }
+  if (cur.length) frames.push(cur);
+  return frames;
+}
+
+/* Allocation wrappers, as leakdiff's --by site skips them: the malloc
+ * family, operator new, std::, and the C and C++ runtime libraries. */
+const WRAPPER_FN = /^(malloc|calloc|realloc|reallocarray|free|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|strdup|strndup|__libc_\w+|operator new(\[\])?|std::)/;
+const WRAPPER_MOD = /^(libc\.so|libc\+\+\.so|libc\+\+_shared\.so|libstdc\+\+\.so|libleakhook\.so)/;
+
+function isWrapper(frame) {
+  const f = frame[0];
+  if (f.function && WRAPPER_FN.test(f.function)) return true;
+  return !!(f.module && WRAPPER_MOD.test(basename(f.module)));
+}
+
+/* The site: the diff's own when it gives one, else the first captured
+ * frame outside the allocation wrappers. */
+function siteFrame(frames, siteIndex) {
+  if (typeof siteIndex === 'number') return frames[siteIndex] || null;
+  for (const fr of frames) if (!isWrapper(fr)) return fr;
+  return frames.length ? frames[0] : null;
+}
+
+/* A site cell: function, then file:line in a quieter style. */
+function siteNodes(frame) {
+  if (!frame) return [el('span', {class: 'muted', text: '(no frames)'})];
+  const f = frame[0];
+  const out = [el('span', {class: 'fn', text: frameName(f)})];
+  const fl = fileLine(f, false);
+  if (fl) out.push(' ', el('span', {class: 'src', text: fl}));
+  return out;
+}
+
+const BUILD_ID_NOTES = {
+  missing: 'no symbol file',
+  mismatch: 'symbol file of another build: not used',
+  unverified: 'build ID not verified',
+};
+
+/* A list of every frame of a stack with its inline chain. */
+function stackView(levels, siteIndex) {
+  const frames = splitFrames(levels);
+  const list = el('ol', {class: 'stack', start: 0});
+  frames.forEach((fr, i) => {
+    const f = fr[0];
+    const where = f.module ? f.module + '+' + f.rel_pc : f.pc + ' (unmapped)';
+    const li = el('li', {class: i === siteIndex ? 'site' : null},
+      el('span', {class: 'pc', text: where}), ' ',
+      el('span', {class: 'fn', text: f.function || (f.module ? '??' : '')}), ' ',
+      el('span', {class: 'src', text: fileLine(f, true)}));
+    const note = BUILD_ID_NOTES[f.build_id_status];
+    if (note && f.module) li.appendChild(el('span', {class: 'bid', text: ' (' + note + ')'}));
+    for (let k = 1; k < fr.length; k++)
+      li.appendChild(el('div', {class: 'inl'}, 'inlined into ',
+        el('span', {class: 'fn', text: frameName(fr[k])}), ' ',
+        el('span', {class: 'src', text: fileLine(fr[k], true)})));
+    list.appendChild(li);
+  });
+  if (!frames.length) list.appendChild(el('li', {class: 'muted', text: '(no frames)'}));
+  return list;
+}
+
+/* The shared tooltip. */
+let tipNode = null;
+function tip(ev, lines) {
+  if (!tipNode) {
+    tipNode = el('div', {id: 'tooltip', role: 'tooltip'});
+    document.body.appendChild(tipNode);
+  }
+  tipNode.textContent = '';
+  lines.forEach((l, i) => tipNode.appendChild(el('div', {class: i ? null : 'tip-head', text: l})));
+  tipNode.style.display = 'block';
+  const pad = 14, w = tipNode.offsetWidth, h = tipNode.offsetHeight;
+  let x = ev.clientX + pad, y = ev.clientY + pad;
+  if (x + w > window.innerWidth) x = Math.max(0, ev.clientX - w - pad);
+  if (y + h > window.innerHeight) y = Math.max(0, ev.clientY - h - pad);
+  tipNode.style.left = x + 'px';
+  tipNode.style.top = y + 'px';
+}
+
+function untip() {
+  if (tipNode) tipNode.style.display = 'none';
+}
+
+const PALETTE = ['#3366cc', '#dc3912', '#ff9900', '#109618', '#990099', '#0099c6',
+  '#dd4477', '#66aa00', '#b82e2e', '#316395', '#994499'];
+
+function section(id, title, ...body) {
+  return el('section', {id: id ? id + '-section' : null}, el('h2', {text: title}), ...body);
+}
