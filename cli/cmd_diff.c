@@ -322,7 +322,11 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	json_object_set_new(o, "stacks", json_integer((json_int_t)g->stack_count));
 	if (g->module)
 		json_object_set_new(o, "module", json_string(g->module));
-	json_object_set_new(o, "site", g->site < g->frame_count ? json_integer((json_int_t)g->site)
+	/* the site's index in frames[], which has one element per inline level */
+	size_t site = g->site_level;
+	for (size_t i = 0; i < g->site && i < g->frame_count; i++)
+		site += g->frames[i]->sym_count ? g->frames[i]->sym_count : 1;
+	json_object_set_new(o, "site", g->site < g->frame_count ? json_integer((json_int_t)site)
 								 : json_null());
 	json_object_set_new(o, "frames", frames);
 	return o;

@@ -51,6 +51,12 @@ static const char symbolize_usage[] =
 	"  --top N              print only the N largest records\n"
 	"  -j, --json           JSON output: frames gain function, file, line,\n"
 	"                       column, inlined, symbol_file, build_id_status\n"
+	"  --html FILE          also write one self-contained HTML page (header facts,\n"
+	"                       flame graph of the live bytes, the top records; '-' is\n"
+	"                       standard output, instead of the report); an existing\n"
+	"                       regular FILE is replaced; --top defaults to 1000\n"
+	"  --html-stacks N      the flame graph shows the N largest records' stacks\n"
+	"                       (default 500); the rest are summed as one\n"
 	"  -h, --help           this help\n\n"
 	"Exit status: 0 success, 2 any error (an unreadable or corrupt symbol file is\n"
 	"reported and its frames left unsymbolized; the report is still printed).\n";
@@ -66,7 +72,12 @@ struct show_opts {
 	const char *dirs[MAX_SYMBOL_DIRS];
 	size_t ndirs;
 	struct cli_symctx *sc;
+	const char *html;      /* --html FILE, or NULL */
+	uint64_t html_stacks;
 };
+
+/* symbolize --html without --top: the page's table holds this many records */
+#define HTML_DEFAULT_TOP 1000
 
 struct app_split {
 	uint64_t records[2], allocations[2], bytes[2]; /* [0] app, [1] zygote */
@@ -350,6 +361,78 @@ static void print_modules(struct cli_symctx *sc)
 	}
 }
 
+/* HTML page ---------------------------------------------------------------------
+ * The --json document and the stacks of the largest records for the flame
+ * graph. */
+
+static int flame_records(const struct show_opts *o, const struct snapshot *s,
+			 const struct maps *maps, struct cli_flame *fl, uint64_t *rest,
+			 uint64_t *nrest)
+{
+	size_t n = snapshot_record_count(s);
+	size_t k = o->html_stacks < n ? (size_t)o->html_stacks : n;
+	size_t *idx = malloc((k ? k : 1) * sizeof(*idx));
+	if (!idx)
+		return -1;
+	k = snapshot_records_top(s, k, idx);
+	cli_symctx_prefetch(o->sc, maps, s, idx, k);
+	uint64_t kept = 0;
+	int rc = 0;
+	for (size_t i = 0; i < k && rc == 0; i++) {
+		const struct snapshot_record *r = snapshot_record(s, idx[i]);
+		kept += r->size * r->count;
+		rc = cli_flame_stack(fl, r->size * r->count);
+		for (uint32_t f = r->frame_count; f-- > 0 && rc == 0;) {
+			struct maps_location loc = {0};
+			struct cli_resolved res = {0};
+			if (!maps_locate(maps, r->frames[f], &loc) || !loc.module)
+				loc.module = NULL;
+			else if (cli_symctx_resolve(o->sc, &loc, &res))
+				rc = -1;
+			if (rc == 0)
+				rc = cli_flame_frame(fl, r->frames[f], r->frames[f],
+						     loc.module ? loc.module->path : NULL, loc.rel_pc, &res);
+		}
+	}
+	free(idx);
+	*rest = snapshot_records_bytes(s) - kept;
+	*nrest = n - k;
+	return rc;
+}
+
+static int symbolize_html(const struct show_opts *o, const struct snapshot *s,
+			  const struct maps *maps, const size_t *top, size_t ntop)
+{
+	struct cli_outfile out;
+	if (cli_outfile_open(&out, o->html, true))
+		return EXIT_ERROR;
+	struct cli_flame *fl = cli_flame_new();
+	uint64_t rest = 0, nrest = 0;
+	if (!fl || flame_records(o, s, maps, fl, &rest, &nrest)) {
+		cli_flame_free(fl);
+		cli_fail(snapshot_source(s), "out of memory");
+		return cli_outfile_close(&out, false);
+	}
+	bool ok = cli_html_head(out.f, "symbolize", "leaksnap heap snapshot") == 0;
+	FILE *data = ok ? cli_html_data_open(out.f, "leaksnap-data") : NULL;
+	if (data) {
+		show_json(data, s, maps, top, ntop, o->sc);
+		ok = cli_html_data_close(out.f, data) == 0;
+		data = ok ? cli_html_data_open(out.f, "leaksnap-flame") : NULL;
+	}
+	if (data) {
+		ok = cli_flame_write(fl, data, "live", rest, nrest) == 0;
+		ok = cli_html_data_close(out.f, data) == 0 && ok;
+		ok = ok && cli_html_tail(out.f) == 0;
+	} else {
+		ok = false;
+	}
+	cli_flame_free(fl);
+	if (!ok)
+		cli_fail(out.path, "write error: %s", strerror(errno ? errno : EIO));
+	return cli_outfile_close(&out, ok);
+}
+
 static int show_main(int argc, char **argv, bool symbolize)
 {
 	const char *cmd = symbolize ? "symbolize" : "show";
@@ -368,11 +451,14 @@ static int show_main(int argc, char **argv, bool symbolize)
 		{"symbols", required_argument, NULL, 's'},
 		{"no-adjust", no_argument, NULL, 'A'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"html", required_argument, NULL, 'H'},
+		{"html-stacks", required_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	const struct option *longopts = symbolize ? symbolize_longopts : show_longopts;
 	struct show_opts o = {0};
 	o.symbolize = symbolize;
+	o.html_stacks = CLI_HTML_STACKS;
 	int c, r;
 	optind = 0;
 	opterr = 0;
@@ -397,6 +483,15 @@ static int show_main(int argc, char **argv, bool symbolize)
 			break;
 		case 'A': o.no_adjust = true; break;
 		case 'v': o.verbose = true; break;
+		case 'H':
+			if (o.html)
+				return cli_usage_error(cmd, "--html given twice");
+			o.html = optarg;
+			break;
+		case 'S':
+			if (!cli_parse_uint(optarg, 0, 1000000, &o.html_stacks))
+				return cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
+			break;
 		case 'h':
 			fputs(symbolize ? symbolize_usage : show_usage, stdout);
 			return cli_finish_stdout(EXIT_OK);
@@ -410,6 +505,12 @@ static int show_main(int argc, char **argv, bool symbolize)
 				       argc - optind);
 	if (cli_input_check(cmd, &o.in))
 		return EXIT_ERROR;
+	if (o.html && strcmp(o.html, "-") == 0 && o.json)
+		return cli_usage_error(cmd, "--html - writes the page on standard output: not with --json");
+	if (o.html && !o.has_top) {
+		o.top = HTML_DEFAULT_TOP;
+		o.has_top = true;
+	}
 	for (size_t i = 0; i < o.ndirs; i++) {
 		struct stat st;
 		if (stat(o.dirs[i], &st) != 0)
@@ -442,14 +543,17 @@ static int show_main(int argc, char **argv, bool symbolize)
 	size_t ntop = snapshot_records_top(s, limit, top);
 	if (o.sc)
 		cli_symctx_prefetch(o.sc, maps, s, top, ntop);
-	if (o.json)
+	bool to_stdout = !o.html || strcmp(o.html, "-") != 0;
+	if (to_stdout && o.json)
 		show_json(stdout, s, maps, top, ntop, o.sc);
-	else
+	else if (to_stdout)
 		show_text(s, maps, &o, top, ntop);
 	cli_symctx_progress_end(o.sc);
-	if (o.sc && o.verbose && !o.json)
+	if (to_stdout && o.sc && o.verbose && !o.json)
 		print_modules(o.sc);
 	int status = o.sc ? cli_symctx_status(o.sc) : EXIT_OK;
+	if (o.html && symbolize_html(&o, s, maps, top, ntop))
+		status = EXIT_ERROR;
 	cli_symctx_free(o.sc);
 	free(top);
 	maps_free(maps);

@@ -1527,7 +1527,9 @@ int diff_symbolize_group(struct diff *d, const struct diff_group *group,
 	uint32_t level;
 	if (stack_site(d, group->rep_stack, &site, &level, err) != 0)
 		return -1;
-	((struct diff_group *)(uintptr_t)group)->site = site;
+	struct diff_group *g = (struct diff_group *)(uintptr_t)group;
+	g->site = site;
+	g->site_level = site < group->frame_count && level != NONE ? level : 0;
 	return 0;
 }
 

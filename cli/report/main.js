@@ -62,7 +62,7 @@ function symbolizePage(app, doc, flame) {
   fact('Pointer size', doc.pointer_size + ' bytes' + (doc.big_endian ? ', big-endian' : ''));
   fact('Backtrace size', doc.backtrace_size ? doc.backtrace_size + ' frames' : null);
   fact('Pid', doc.pid);
-  fact('Captured', doc.time ? doc.time.replace('T', ' ') : null);
+  fact('Captured', doc.time ? fmtTime(doc.time) : null);
   fact('Total memory', `${fmtBytes(doc.total_memory)} (${fmtInt(doc.total_memory)} bytes)`);
   fact('Records', `${fmtInt(doc.record_count)}, ${fmtInt(doc.allocation_count)} allocations, ` +
     `${fmtBytes(doc.records_bytes)}`);
@@ -94,7 +94,8 @@ function card(title, value, note) {
 
 function flameNote(fd, verb) {
   const kept = fd.stacks.length;
-  let text = `Each frame is as wide as the bytes of the stacks through it that ${verb}; ` +
+  let text = (verb === 'grew' ? 'Each frame is as wide as the growth of the stacks through it; '
+    : 'Each frame is as wide as the live bytes of the stacks through it; ') +
     'the outermost frame is at the top. Hover for details, click to zoom.';
   if (fd.rest_stacks)
     text += ` The ${fmtInt(kept)} largest stacks are drawn; ${fmtInt(fd.rest_stacks)} more ` +

@@ -102,14 +102,14 @@ function groupTable(id, groups, doc, ranked) {
     {title: 'Bytes over the snapshots', num: true, value: g => g.bytes[g.bytes.length - 1],
       cell: g => sparkline(g.bytes)},
     {title: 'Site', value: g => siteLabel(g), cell: g => [
-      ...siteNodes(siteFrame(splitFrames(g.frames), g.site)),
+      ...siteNodes(g.frames[siteIndex(g.frames, g.site)]),
       g.module ? el('div', {class: 'src', text: g.module}) : null]});
   return renderTable(id, columns, groups, g => groupDetail(g));
 }
 
 function siteLabel(g) {
-  const fr = siteFrame(splitFrames(g.frames), g.site);
-  return fr ? frameName(fr[0]) : '';
+  const f = g.frames[siteIndex(g.frames, g.site)];
+  return f ? frameName(f) : '(no site)';
 }
 
 function groupDetail(g) {
@@ -120,7 +120,7 @@ function groupDetail(g) {
     g.counts.map(v => fmtInt(v)).join(' \u2192 ')}));
   if (g.stacks > 1)
     box.appendChild(el('div', {class: 'muted', text: `the largest of its ${fmtInt(g.stacks)} stacks:`}));
-  box.appendChild(stackView(g.frames, typeof g.site === 'number' ? g.site : -1));
+  box.appendChild(stackView(g.frames, siteIndex(g.frames, g.site)));
   return box;
 }
 
@@ -131,7 +131,7 @@ function snapshotsTable(doc) {
     {title: 'File', value: s => s.file, cell: s => el('span', {class: 'path', text: s.file})},
     {title: 'Pid', num: true, value: s => s.pid === null ? -1 : s.pid,
       cell: s => s.pid === null ? '?' : String(s.pid)},
-    {title: 'Time', value: s => s.time_ns || 0, cell: s => s.time ? s.time.replace('T', ' ') : '?'},
+    {title: 'Time', value: s => s.time_ns || 0, cell: s => fmtTime(s.time)},
     {title: 'Allocations', num: true, value: s => s.count, cell: s => fmtInt(s.count)},
     {title: 'Bytes', num: true, value: s => s.bytes, cell: s => el('span',
       {title: fmtInt(s.bytes) + ' bytes', text: fmtBytes(s.bytes)})},
@@ -168,7 +168,7 @@ function symbolsTable(list) {
 
 /* symbolize's records: the top records of one snapshot. */
 function recordsTable(doc) {
-  const rows = doc.records.map((r, i) => Object.assign({n: i + 1, split: splitFrames(r.frames)}, r));
+  const rows = doc.records.map((r, i) => Object.assign({n: i + 1, site: siteIndex(r.frames)}, r));
   return renderTable('records', [
     {title: '#', num: true, value: r => r.n, cell: r => String(r.n)},
     {title: 'Bytes', num: true, value: r => r.total_bytes, cell: r => el('span',
@@ -176,7 +176,7 @@ function recordsTable(doc) {
     {title: 'Size', num: true, value: r => r.size, cell: r => fmtInt(r.size)},
     {title: 'Count', num: true, value: r => r.count, cell: r => [fmtInt(r.count),
       r.zygote ? el('span', {class: 'badge', text: 'zygote'}) : null]},
-    {title: 'Site', value: r => { const f = siteFrame(r.split); return f ? frameName(f[0]) : ''; },
-      cell: r => siteNodes(siteFrame(r.split))},
-  ], rows, r => stackView(r.frames, r.split.indexOf(siteFrame(r.split))));
+    {title: 'Site', value: r => r.site >= 0 ? frameName(r.frames[r.site]) : '',
+      cell: r => siteNodes(r.frames[r.site])},
+  ], rows, r => stackView(r.frames, r.site));
 }

@@ -55,6 +55,13 @@ function fmtPct(part, whole) {
   return (p >= 10 ? p.toFixed(0) : p >= 1 ? p.toFixed(1) : p.toFixed(2)) + '%';
 }
 
+/* "2026-11-24T05:59:54.520924906Z" as "2026-11-24 05:59:54.520 UTC". */
+function fmtTime(t) {
+  if (!t) return '?';
+  const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(\.\d{3})?/.exec(t);
+  return m ? `${m[1]} ${m[2]}${m[3] || ''} UTC` : t;
+}
+
 function basename(path) {
   if (!path) return path;
   const i = path.lastIndexOf('/');
@@ -90,29 +97,32 @@ function splitFrames(levels) {
   return frames;
 }
 
-/* Allocation wrappers, as leakdiff's --by site skips them: the malloc
- * family, operator new, std::, and the C and C++ runtime libraries. */
-const WRAPPER_FN = /^(malloc|calloc|realloc|reallocarray|free|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|strdup|strndup|__libc_\w+|operator new(\[\])?|std::)/;
-const WRAPPER_MOD = /^(libc\.so|libc\+\+\.so|libc\+\+_shared\.so|libstdc\+\+\.so|libleakhook\.so)/;
+/* Allocation wrappers, the ones leakdiff's --by site skips (diff/diff.c):
+ * the malloc family, operator new, the C++ runtime's namespaces, and the C
+ * and C++ runtimes, allocators, the hook and the dynamic linker. */
+const WRAPPER_FN = /^(malloc|calloc|realloc|reallocarray|free|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|strdup|strndup)$|^(__libc_|je_|scudo::|operator new|operator delete|std::|__gnu_cxx::|__cxxabiv1::|__cxa_|__libcpp_)/;
+const WRAPPER_MOD = /^(libc\.so(\..*)?|libc\+\+\.so(\..*)?|libc\+\+_shared\.so|libstdc\+\+\.so(\..*)?|libleakhook\.so|libc_malloc_debug\.so|libc_malloc_hooks\.so|ld-linux.*\.so.*|ld-android\.so|linker|linker64|libjemalloc\.so.*|libtcmalloc.*\.so.*|libscudo.*\.so)$/;
 
-function isWrapper(frame) {
-  const f = frame[0];
-  if (f.function && WRAPPER_FN.test(f.function)) return true;
-  return !!(f.module && WRAPPER_MOD.test(basename(f.module)));
-}
-
-/* The site: the diff's own when it gives one, else the first captured
- * frame outside the allocation wrappers. */
-function siteFrame(frames, siteIndex) {
-  if (typeof siteIndex === 'number') return frames[siteIndex] || null;
-  for (const fr of frames) if (!isWrapper(fr)) return fr;
-  return frames.length ? frames[0] : null;
+/* The site: its index in @levels (the --json frames, one per inline
+ * level).  leakdiff gives it; for a snapshot's records it is found the same
+ * way: the first level outside the allocation wrappers, in a frame whose
+ * module is not one.  -1: no frames. */
+function siteIndex(levels, given) {
+  if (typeof given === 'number') return given;
+  let i = 0;
+  for (const fr of splitFrames(levels)) {
+    const mod = fr[0].module && WRAPPER_MOD.test(basename(fr[0].module));
+    for (const f of fr) {
+      if (!mod && !(f.function && WRAPPER_FN.test(f.function))) return i;
+      i++;
+    }
+  }
+  return levels && levels.length ? 0 : -1;
 }
 
 /* A site cell: function, then file:line in a quieter style. */
-function siteNodes(frame) {
-  if (!frame) return [el('span', {class: 'muted', text: '(no frames)'})];
-  const f = frame[0];
+function siteNodes(f) {
+  if (!f) return [el('span', {class: 'muted', text: '(no frames)'})];
   const out = [el('span', {class: 'fn', text: frameName(f)})];
   const fl = fileLine(f, false);
   if (fl) out.push(' ', el('span', {class: 'src', text: fl}));
@@ -125,14 +135,18 @@ const BUILD_ID_NOTES = {
   unverified: 'build ID not verified',
 };
 
-/* A list of every frame of a stack with its inline chain. */
-function stackView(levels, siteIndex) {
+/* A list of every frame of a stack with its inline chain; the frame
+ * holding level @site is marked. */
+function stackView(levels, site) {
   const frames = splitFrames(levels);
   const list = el('ol', {class: 'stack', start: 0});
-  frames.forEach((fr, i) => {
+  let at = 0;
+  frames.forEach(fr => {
     const f = fr[0];
     const where = f.module ? f.module + '+' + f.rel_pc : f.pc + ' (unmapped)';
-    const li = el('li', {class: i === siteIndex ? 'site' : null},
+    const here = site >= at && site < at + fr.length;
+    at += fr.length;
+    const li = el('li', {class: here ? 'site' : null, title: here ? 'the allocation site' : null},
       el('span', {class: 'pc', text: where}), ' ',
       el('span', {class: 'fn', text: f.function || (f.module ? '??' : '')}), ' ',
       el('span', {class: 'src', text: fileLine(f, true)}));
