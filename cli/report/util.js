@@ -1,7 +1,7 @@
 /* leaksnap report: shared helpers.  Every string in the data comes from a
  * dump, a maps file or an ELF file and is untrusted: it only ever becomes a
  * text node (createTextNode, textContent) or an attribute value
- * (setAttribute), never markup.  No innerHTML anywhere. */
+ * (setAttribute), never markup: nothing here parses a string as HTML. */
 'use strict';
 
 const SVGNS = 'http://www.w3.org/2000/svg';
