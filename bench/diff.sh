@@ -6,6 +6,11 @@
 # by raw address.  Without symbols.  Reports median wall time and peak RSS
 # next to reading one dump (`leaksnap show`) and a plain read of both files;
 # the issue's goal is <= 1 s and a peak RSS <= 2x the two files' size.
+# The same comparison written as an HTML report (leakdiff --html) is timed
+# beside it; the page's size and the time a headless browser takes to draw
+# it (navigation start to the end of the page's script, median of 3 loads)
+# are reported against the goals: <= 10 MB, <= 2 s, and writing it adds at
+# most 25% to leakdiff's time.
 # No peer tool compares these dumps (heaptrack_print --diff reads only
 # heaptrack's own files), so the floors are the reference.
 set -eu
@@ -91,7 +96,7 @@ say "         $BB ($B_BYTES bytes; gendump --shift 0x3000000 --shared $((RECORDS
 say "method:  warm page cache; time = median of $RUNS runs ($timer), RSS = median peak of $RSS_RUNS runs"
 say ""
 
-NAMES="a b c d e"
+NAMES="a b c f d e"
 with() {
 	_n=$1
 	shift
@@ -99,6 +104,7 @@ with() {
 	a) "$@" "$LD" --no-symbols "$A" "$BB" ;;
 	b) "$@" "$LD" --no-symbols --json "$A" "$BB" ;;
 	c) "$@" "$LD" --no-symbols --by site "$A" "$BB" ;;
+	f) "$@" "$LD" --no-symbols --html "$WORK/report.html" "$A" "$BB" ;;
 	d) "$@" "$LS" show --top 10 "$A" ;;
 	e) "$@" cat "$A" "$BB" ;;
 	esac
@@ -108,6 +114,7 @@ label() {
 	a) echo "leakdiff A B" ;;
 	b) echo "leakdiff --json A B" ;;
 	c) echo "leakdiff --by site A B" ;;
+	f) echo "leakdiff --html P A B" ;;
 	d) echo "show --top 10 A  (one dump read)" ;;
 	e) echo "cat A B  (floor)" ;;
 	esac
@@ -156,5 +163,29 @@ say "$(awk -v t="$t" -v k="$k" -v f="$BOTH" -v gt="$GOAL_TIME" -v gr="$GOAL_RSS"
 	r = k * 1024 / f
 	printf "goal leakdiff on 2 x 1M x 16: time %.3f s (goal <= %.1f s) %s, RSS %.1f MiB = %.2f x the two files (goal <= %dx) %s\n",
 		t, gt, t <= gt ? "PASS" : "FAIL", k / 1024, r, gr, r <= gr ? "PASS" : "FAIL" }')"
+
+# The HTML report: its size, and how long a browser takes to draw it.
+"$LD" --no-symbols --html "$WORK/report.html" "$A" "$BB" >/dev/null || die "leakdiff --html failed"
+page=$(wc -c <"$WORK/report.html" | tr -d ' ')
+printf "document.body.dataset.ready === '1' ? Number(document.body.dataset.renderMs) : -1\n" \
+	>"$WORK/render.js"
+render=
+if python3 "$(dirname "$0")/../tests/tools/browser.py" "$WORK/report.html" >/dev/null 2>&1 ||
+	[ $? != 3 ]; then
+	: >"$WORK/render"
+	for i in 1 2 3; do
+		python3 "$(dirname "$0")/../tests/tools/browser.py" --timeout 120 "$WORK/report.html" \
+			"$WORK/render.js" >>"$WORK/render" 2>"$WORK/render.err" ||
+			{ cat "$WORK/render.err" >&2; die "the browser could not draw the report"; }
+	done
+	render=$(median <"$WORK/render")
+fi
+th=$(value "$WORK/times" f)
+say "$(awk -v p="$page" -v r="$render" -v t="$t" -v th="$th" 'BEGIN {
+	over = 100 * (th - t) / t
+	printf "goal --html: page %.2f MB (goal <= 10 MB) %s, writing it adds %.0f%% (goal <= 25%%) %s, ",
+		p / 1e6, p <= 10e6 ? "PASS" : "FAIL", over, over <= 25 ? "PASS" : "FAIL"
+	if (r == "") printf "browser: none installed\n"
+	else printf "drawn in %.2f s by headless chromium (goal <= 2 s) %s\n", r / 1000, r <= 2000 ? "PASS" : "FAIL" }')"
 cp "$WORK/results" "$RESULTS"
 echo "bench: results in $RESULTS" >&2

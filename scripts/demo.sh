@@ -9,7 +9,9 @@
 #    its three batches of requests;
 # 5. compare the snapshots with leakdiff: the leak ranks first with its
 #    function and source line; the cache, which stopped growing once full, is
-#    listed apart as a cache, not as a leak.
+#    listed apart as a cache, not as a leak;
+# 6. write the same comparison as a self-contained HTML report (kept in
+#    BUILD/demo/report.html; its path is printed last).
 set -eu
 B=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,3 +41,10 @@ step leakdiff --fail-on 4K /tmp/demo.PID.'{1,2,3}'.dump '>/dev/null;' echo '$?'
 set +e
 (cd "$w" && "$bin/leakdiff" --fail-on 4K "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
 echo "$?    (1: the suspects grew by 4 KiB or more -- a CI gate; the cache does not count)"
+set -e
+step leakdiff --html report.html /tmp/demo.PID.'{1,2,3}'.dump
+report_dir="$top/$B/demo"
+case $B in /*) report_dir="$B/demo" ;; esac
+mkdir -p "$report_dir"
+(cd "$w" && "$bin/leakdiff" --html "$report_dir/report.html" "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
+echo "the report: $report_dir/report.html (open it in a browser)"

@@ -114,6 +114,8 @@ function main() {
     app.appendChild(el('footer', {class: 'muted', text: 'Written by leaksnap. The data ' +
       'this page shows is in its source, as the JSON the same command prints with --json.'}));
     document.body.setAttribute('data-ready', '1');
+    /* from navigation start to drawn, for the benchmark (bench/diff.sh) */
+    document.body.setAttribute('data-render-ms', String(Math.round(performance.now())));
   } catch (e) {
     app.appendChild(el('p', {class: 'error', text: 'This report could not be drawn: ' + e}));
     throw e;
