@@ -4,6 +4,7 @@
 #   make check SANITIZE=1  same, ASan+UBSan build in build-san/
 #   make cross           the hook (and its test programs) for arm64 and 32-bit ARM
 #   make demo            run the bundled example end to end
+#   make screenshot      docs/images/report.png: the demo's HTML report
 #   make bench           benchmarks (bench/), reported as ratios
 #   make fuzz FUZZ_SECONDS=N  each libFuzzer harness (tests/fuzz/) for N seconds
 #   make fuzz-coverage   line coverage of the library by the committed corpora
@@ -69,7 +70,7 @@ all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(PUB_HEADERS)
-.PHONY: all check demo bench install uninstall clean deps tests cross
+.PHONY: all check demo bench install uninstall clean deps tests cross screenshot
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/ensure-deps.sh
@@ -269,6 +270,13 @@ check: tests
 # Demo, bench ----------------------------------------------------------------
 demo: all
 	$(Q)sh scripts/demo.sh $(B)
+
+# The README's picture of the demo's HTML report, taken by headless chromium.
+screenshot: demo
+	$(Q)mkdir -p docs/images
+	$(Q)python3 tests/tools/browser.py --screenshot docs/images/report.png --size 1280x900 \
+		$(B)/demo/report.html scripts/screenshot.js >/dev/null
+	@echo "docs/images/report.png"
 
 $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)

@@ -185,6 +185,9 @@ struct cli_outfile {
 int cli_outfile_open(struct cli_outfile *o, const char *path, bool replace);
 /* Flush, fsync and publish when @ok; otherwise remove the temporary. */
 int cli_outfile_close(struct cli_outfile *o, bool ok);
+/* EXIT_ERROR (printed) when @path names the same file as one of @inputs
+ * (NULL entries skipped): a report never replaces what it was made from. */
+int cli_outfile_not_input(const char *path, char *const *inputs, size_t n);
 
 /* @ns (since the Unix epoch) as "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ". */
 void cli_format_time(uint64_t ns, char *buf, size_t size);

@@ -720,6 +720,12 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		if (!S_ISDIR(st.st_mode))
 			return cli_fail(c->dirs[i], "not a directory");
 	}
+	if (c->html) {
+		char *other[] = {(char *)(uintptr_t)c->supp_path};
+		if (cli_outfile_not_input(c->html, argv + optind, (size_t)(argc - optind)) ||
+		    cli_outfile_not_input(c->html, other, 1))
+			return EXIT_ERROR;
+	}
 	*first_file = optind;
 	return 0;
 }

@@ -507,6 +507,12 @@ static int show_main(int argc, char **argv, bool symbolize)
 		return EXIT_ERROR;
 	if (o.html && strcmp(o.html, "-") == 0 && o.json)
 		return cli_usage_error(cmd, "--html - writes the page on standard output: not with --json");
+	if (o.html) {
+		char *other[] = {(char *)(uintptr_t)o.in.maps_path};
+		if (cli_outfile_not_input(o.html, argv + optind, 1) ||
+		    cli_outfile_not_input(o.html, other, 1))
+			return EXIT_ERROR;
+	}
 	if (o.html && !o.has_top) {
 		o.top = HTML_DEFAULT_TOP;
 		o.has_top = true;

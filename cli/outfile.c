@@ -118,3 +118,15 @@ int cli_outfile_close(struct cli_outfile *o, bool ok)
 	o->tmp = NULL;
 	return status;
 }
+
+int cli_outfile_not_input(const char *path, char *const *inputs, size_t n)
+{
+	struct stat out, in;
+	if (strcmp(path, "-") == 0 || stat(path, &out) != 0)
+		return EXIT_OK;
+	for (size_t i = 0; i < n; i++)
+		if (inputs[i] && strcmp(inputs[i], "-") != 0 && stat(inputs[i], &in) == 0 &&
+		    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return cli_fail(path, "is also an input (%s): not replaced", inputs[i]);
+	return EXIT_OK;
+}

@@ -143,6 +143,15 @@ grep -q "^leaksnap: diff: --html-stacks needs a number from 0 to 1000000" "$w/u.
 status 2 "$D" --html "$w/a.html" --html "$w/b.html" "$d1" "$d2" >/dev/null 2>/dev/null
 status 2 "$L" symbolize --html - --json "$d3" >/dev/null 2>/dev/null
 [ -e "$w/x.html" ] || [ -e "$w/a.html" ] && fail "a refused command wrote a page"
+# never an input of the command
+cp "$d3" "$w/in.dump"
+status 2 "$D" --html "$w/in.dump" "$d1" "$d2" "$w/in.dump" >/dev/null 2>"$w/in.err"
+expect_eq "input refused" "$(cat "$w/in.err")" \
+	"leaksnap: $w/in.dump: is also an input ($w/in.dump): not replaced"
+cmp -s "$d3" "$w/in.dump" || fail "the input was changed"
+ln "$w/in.dump" "$w/hard.html"
+status 2 "$L" symbolize --html "$w/hard.html" "$w/in.dump" >/dev/null 2>/dev/null
+cmp -s "$d3" "$w/in.dump" || fail "symbolize changed its input through a hard link"
 # a bad input is reported and no page appears
 head -c 100 "$d3" >"$w/short.dump"
 status 2 "$D" --html "$w/bad.html" "$d1" "$w/short.dump" >/dev/null 2>"$w/bad.err"
