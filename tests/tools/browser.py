@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""Load a self-contained HTML page in headless chromium and check it ran cleanly.
+
+Usage: browser.py [--timeout SEC] [--screenshot PNG [--size WxH]] PAGE.html [STEPS.js]
+
+Drives the browser through the DevTools protocol over --remote-debugging-pipe
+(standard library only).  Fails (status 1, one line "browser: <what>" on
+stderr) when the page opens a dialog (alert/confirm/prompt), throws an
+uncaught exception, logs console.error, fails to load, or --timeout expires.
+Status 2 for bad usage, 3 when no browser is installed (callers skip).
+
+STEPS.js is run in the page after it loaded, as the body of a block that may
+use `await`; its completion value (the value of its last statement, as in a
+console) is printed as one line of JSON.  It sees three helpers:
+  sleep(ms)          resolves after ms milliseconds
+  click(target)      real mouse input (move, press, release) at the centre of
+                     target, a CSS selector or an Element; awaits its handlers
+  hover(target)      moves the mouse to the centre of target
+The browser is $LEAKSNAP_BROWSER, else the first of chromium,
+/usr/lib/chromium/chromium, chromium-browser, google-chrome found.
+"""
+import argparse
+import base64
+import fcntl
+import json
+import math
+import os
+import pathlib
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+CANDIDATES = ["chromium", "/usr/lib/chromium/chromium", "chromium-browser", "google-chrome"]
+BINDING = "__leaksnapInput"  # page -> driver: "dispatch this mouse input"
+
+# Installed in the page before STEPS runs.  click/hover cannot produce real
+# input from inside the page, so they send the element's centre to the driver
+# through the binding (a Runtime.bindingCalled event), and the driver resolves
+# the promise with __leaksnap.done() once Input.dispatchMouseEvent returned,
+# i.e. once the page's event handlers ran.
+HELPERS = r"""
+globalThis.__leaksnap = (() => {
+  const send = globalThis.%(binding)s, waiting = new Map();
+  let seq = 0;
+  const centre = (what, target) => {
+    const el = typeof target === 'string' ? document.querySelector(target) : target;
+    if (!(el instanceof Element)) throw new Error(what + ': no element matches ' + String(target));
+    el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+    const r = el.getBoundingClientRect();
+    if (!(r.width > 0 && r.height > 0)) throw new Error(what + ': ' + String(target) + ' has no box');
+    return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+  };
+  const input = (kind, target) => new Promise((resolve, reject) => {
+    const p = centre(kind, target), id = ++seq;
+    waiting.set(id, {resolve, reject});
+    send(JSON.stringify({id, kind, x: p.x, y: p.y}));
+  });
+  return {
+    sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
+    click: target => input('click', target),
+    hover: target => input('hover', target),
+    done(id, error) {
+      const w = waiting.get(id);
+      waiting.delete(id);
+      if (w) error ? w.reject(new Error(error)) : w.resolve();
+    },
+  };
+})();
+""" % {"binding": BINDING}
+
+
+class Fail(Exception):
+    """A failed check; browser_log: also show the tail of the browser's stderr."""
+    def __init__(self, what, browser_log=False):
+        super().__init__(what)
+        self.browser_log = browser_log
+
+
+def find_browser():
+    env = os.environ.get("LEAKSNAP_BROWSER")
+    for name in [env] if env else CANDIDATES:
+        path = shutil.which(name)
+        if path:
+            return path
+    where = "$LEAKSNAP_BROWSER=%s is not executable; " % env if env else ""
+    sys.stderr.write("browser: no browser found (%sapt-get install chromium)\n" % where)
+    sys.exit(3)
+
+
+class Browser:
+    """One chromium process and a DevTools session on one page target."""
+
+    def __init__(self, binary, timeout, workdir):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.phase = "starting the browser"
+        self.session = None
+        self.next_id = 0
+        self.replies = {}       # id -> reply not yet collected by call()
+        self.bindings = []      # Runtime.bindingCalled payloads to serve
+        self.loaded = False     # Page.loadEventFired seen since navigate
+        self.buf = b""
+        self.log = os.path.join(workdir, "stderr")
+        # Two pipes; the child gets the read end of `cmd` as fd 3 and the
+        # write end of `evt` as fd 4.  Keep our copies above 10, so the
+        # dup2 to 3 and 4 in the child never clobbers a pipe it still needs.
+        cmd_r, cmd_w = os.pipe()
+        evt_r, evt_w = os.pipe()
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (cmd_r, evt_w)]
+        for fd in (cmd_r, evt_w):
+            os.close(fd)
+        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 2, self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                   (os.POSIX_SPAWN_DUP2, high[0], 3),   # dup2 clears close-on-exec
+                   (os.POSIX_SPAWN_DUP2, high[1], 4)]
+        argv = [binary, "--headless", "--no-sandbox", "--disable-gpu",
+                "--remote-debugging-pipe", "--user-data-dir=" + os.path.join(workdir, "profile"),
+                "--no-first-run", "--no-default-browser-check", "about:blank"]
+        # A process group of its own: kill() takes the renderers with it.
+        self.pid = os.posix_spawn(binary, argv, os.environ, file_actions=actions, setpgroup=0)
+        for fd in high:
+            os.close(fd)
+        self.out, self.inp = cmd_w, evt_r
+        os.set_blocking(self.inp, False)
+
+    def kill(self):
+        if self.pid:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = None
+        for fd in (self.out, self.inp):
+            os.close(fd)
+
+    def log_tail(self, n=20):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read().splitlines()[-n:]
+        except OSError:
+            return []
+
+    def send(self, method, params=None, session=True):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session   # flat mode: the target's commands carry it
+        data = json.dumps(msg).encode() + b"\0"
+        try:
+            while data:
+                data = data[os.write(self.out, data):]
+        except BrokenPipeError:
+            raise Fail("the browser closed its pipe (%s)" % self.phase, True)
+        return self.next_id
+
+    def read(self):
+        """Return the next message from the browser; Fail at the deadline."""
+        while b"\0" not in self.buf:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([self.inp], [], [], left)[0]:
+                raise Fail("timed out after %g s (%s)" % (self.timeout, self.phase),
+                           self.session is None)
+            chunk = os.read(self.inp, 1 << 16)
+            if not chunk:
+                raise Fail("the browser exited (%s)" % self.phase, True)
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def pump(self):
+        """Read one message: keep a reply for call(), act on an event."""
+        msg = self.read()
+        if "id" in msg:
+            self.replies[msg["id"]] = msg
+            return
+        if msg.get("sessionId") != self.session:
+            return      # browser-level events, other targets
+        method, p = msg.get("method"), msg.get("params", {})
+        if method == "Page.loadEventFired":
+            self.loaded = True
+        elif method == "Page.javascriptDialogOpening":
+            # The page is blocked until the dialog is handled; dismiss it
+            # without waiting for the reply: the browser is killed next.
+            self.send("Page.handleJavaScriptDialog", {"accept": False})
+            raise Fail("%s dialog opened: %s" % (p.get("type"), one_line(p.get("message", ""))))
+        elif method == "Runtime.exceptionThrown":
+            raise Fail("uncaught exception: %s" % describe(p.get("exceptionDetails", {})))
+        elif method == "Runtime.consoleAPICalled" and p.get("type") == "error":
+            text = " ".join(remote_text(a) for a in p.get("args", []))
+            raise Fail("console.error: %s" % one_line(text))
+        elif method == "Runtime.bindingCalled" and p.get("name") == BINDING:
+            self.bindings.append(p)
+        elif method == "Inspector.targetCrashed":
+            raise Fail("the page crashed (%s)" % self.phase, True)
+
+    def call(self, method, params=None, session=True):
+        """Send a command and return its result; Fail on a protocol error."""
+        mid = self.send(method, params, session)
+        while mid not in self.replies:
+            self.pump()
+        reply = self.replies.pop(mid)
+        if "error" in reply:
+            raise Fail("%s: %s" % (method, reply["error"].get("message")), True)
+        return reply.get("result", {})
+
+    def evaluate(self, expr):
+        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+        if "exceptionDetails" in r:
+            raise Fail("%s: %s" % (self.phase, describe(r["exceptionDetails"])))
+        return r["result"].get("value")
+
+    def open_page(self):
+        # Target.createTarget gives a fresh tab; attaching with flatten: true
+        # multiplexes its session on this pipe (messages carry sessionId).
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget",
+                                 {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Inspector"):
+            self.call(domain + ".enable")
+
+    def load(self, url):
+        self.phase = "loading " + url
+        self.loaded = False
+        nav = self.call("Page.navigate", {"url": url})
+        if nav.get("errorText"):
+            raise Fail("cannot load %s: %s" % (url, nav["errorText"]))
+        # Page.loadEventFired has no frame or loader id.  A late one from
+        # about:blank would be harmless: we also wait until the document
+        # itself is complete and is the file, no longer about:blank.
+        self.phase = "waiting for the load event"
+        while not self.loaded:
+            self.pump()
+        self.phase = "waiting for document.readyState"
+        while self.evaluate("document.readyState + ' ' + location.protocol") != "complete file:":
+            time.sleep(0.02)
+
+    def run_steps(self, steps):
+        self.call("Runtime.addBinding", {"name": BINDING})
+        self.phase = "installing the STEPS helpers"
+        self.evaluate(HELPERS)
+        # A block in REPL mode: top-level await works, its completion value is
+        # the result, and the helpers shadow any page globals of those names.
+        # The newline before "}" ends a trailing // comment in STEPS.
+        expr = "{ const {sleep, click, hover} = globalThis.__leaksnap;\n%s\n}" % steps
+        self.phase = "running STEPS"
+        mid = self.send("Runtime.evaluate", {"expression": expr, "replMode": True,
+                                             "awaitPromise": True, "returnByValue": True})
+        while mid not in self.replies:
+            self.pump()
+            while self.bindings:
+                self.serve_input(self.bindings.pop(0))
+        reply = self.replies.pop(mid)
+        if "error" in reply:
+            raise Fail("STEPS: %s" % reply["error"].get("message"))
+        r = reply["result"]
+        if "exceptionDetails" in r:
+            raise Fail("STEPS: %s" % describe(r["exceptionDetails"], steps=True))
+        return r["result"].get("value")
+
+    def serve_input(self, call):
+        req = json.loads(call["payload"])
+        x, y, error = req["x"], req["y"], None
+        events = [("mouseMoved", "none", 0)]
+        if req["kind"] == "click":
+            events += [("mousePressed", "left", 1), ("mouseReleased", "left", 0)]
+        try:
+            for kind, button, buttons in events:
+                self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y,
+                          "button": button, "buttons": buttons, "clickCount": 1})
+        except Fail as e:
+            error = str(e)
+        # Settle the page's promise in the context that asked.
+        self.call("Runtime.evaluate", {"contextId": call["executionContextId"],
+                  "expression": "globalThis.__leaksnap.done(%d, %s)" % (req["id"], json.dumps(error))})
+
+    def screenshot(self, path, width):
+        self.phase = "taking the screenshot"
+        # captureBeyondViewport alone still clips to the viewport: ask for
+        # the whole document's size explicitly.
+        size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+        clip = {"x": 0, "y": 0, "scale": 1, "width": max(width, math.ceil(size["width"])),
+                "height": math.ceil(size["height"])}
+        data = self.call("Page.captureScreenshot", {"format": "png", "clip": clip,
+                                                    "captureBeyondViewport": True})["data"]
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(base64.b64decode(data))
+        os.replace(tmp, path)
+
+
+def one_line(text):
+    return " ".join(str(text).split())
+
+
+def remote_text(obj):
+    """A console argument (a Runtime.RemoteObject) as text."""
+    if "value" in obj:
+        return obj["value"] if isinstance(obj["value"], str) else json.dumps(obj["value"])
+    return obj.get("description") or obj.get("unserializableValue") or obj.get("type", "?")
+
+
+def describe(details, steps=False):
+    """Runtime.ExceptionDetails as "message (url line N)"; lines are 0-based."""
+    exc = details.get("exception", {})
+    text = exc.get("description") or exc.get("value") or details.get("text", "exception")
+    text = str(text).split("\n    at ")[0]     # the message without the stack
+    if steps:
+        # REPL mode shifts details' own line; the outermost stack frame is
+        # the STEPS block, whose line 0 is the wrapper: so N is STEPS' line.
+        frames = details.get("stackTrace", {}).get("callFrames", [])
+        if frames and not frames[-1].get("url"):
+            return one_line("%s (STEPS line %d)" % (text, frames[-1]["lineNumber"]))
+        return one_line(text)
+    where = details.get("url") or ""
+    return one_line("%s (%sline %d)" % (text, where + " " if where else "",
+                                         details.get("lineNumber", 0) + 1))
+
+
+def on_signal(signum, frame):
+    raise Fail("killed by signal %d" % signum)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(prog="browser.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--timeout", type=float, default=30, help="overall limit (default 30 s)")
+    ap.add_argument("--screenshot", metavar="PNG", help="write a full-page PNG after the steps")
+    ap.add_argument("--size", default="1280x900", metavar="WxH", help="viewport (1280x900)")
+    ap.add_argument("page", metavar="PAGE.html")
+    ap.add_argument("steps", metavar="STEPS.js", nargs="?")
+    args = ap.parse_args()
+    try:
+        args.width, args.height = (int(v) for v in args.size.lower().split("x"))
+        assert 0 < args.width <= 10000 and 0 < args.height <= 10000
+    except (ValueError, AssertionError):
+        ap.error("--size %s: expected WxH, e.g. 1280x900" % args.size)
+    if args.timeout <= 0:
+        ap.error("--timeout must be positive")
+    for path in [args.page] + ([args.steps] if args.steps else []):
+        if not os.path.isfile(path) or not os.access(path, os.R_OK):
+            ap.error("%s: not a readable file" % path)
+    return args
+
+
+def main():
+    args = parse_args()
+    binary = find_browser()
+    steps = open(args.steps, encoding="utf-8").read() if args.steps else None
+    url = pathlib.Path(os.path.abspath(args.page)).as_uri()
+    # SIGTERM (e.g. from timeout(1)) must still reach the finally below.
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    workdir = tempfile.mkdtemp(prefix="leaksnap-browser.")
+    browser = None
+    try:
+        browser = Browser(binary, args.timeout, workdir)
+        browser.open_page()
+        if args.screenshot:
+            browser.call("Emulation.setDeviceMetricsOverride", {"width": args.width,
+                         "height": args.height, "deviceScaleFactor": 1, "mobile": False})
+        browser.load(url)
+        if steps is not None:
+            value = browser.run_steps(steps)
+            sys.stdout.write(json.dumps(value) + "\n")
+        if args.screenshot:
+            browser.screenshot(args.screenshot, args.width)
+        return 0
+    except Fail as e:
+        sys.stderr.write("browser: %s\n" % one_line(e))
+        if e.browser_log and browser:
+            for line in browser.log_tail():
+                sys.stderr.write("  | %s\n" % line)
+        return 1
+    finally:
+        if browser:
+            browser.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except OSError as e:   # spawning, the screenshot file, ...
+        sys.stderr.write("browser: %s\n" % e)
+        sys.exit(1)
