@@ -9,29 +9,15 @@ stderr) when the page opens a dialog (alert/confirm/prompt), throws an
 uncaught exception, logs console.error, fails to load, or --timeout expires.
 Status 2 for bad usage, 3 when no browser is installed (callers skip).
 
-STEPS.js is run in the page after it loaded, as the body of a block that may
-use `await`; its completion value (the value of its last statement, as in a
-console) is printed as one line of JSON.  It sees three helpers:
-  sleep(ms)          resolves after ms milliseconds
-  click(target)      real mouse input (move, press, release) at the centre of
-                     target, a CSS selector or an Element; awaits its handlers
-  hover(target)      moves the mouse to the centre of target
-The browser is $LEAKSNAP_BROWSER, else the first of chromium,
-/usr/lib/chromium/chromium, chromium-browser, google-chrome found.
+STEPS.js runs in the page after load as a block that may use `await`; its
+completion value (its last statement's, as in a console) is printed as one
+line of JSON.  Helpers: sleep(ms); click(target) and hover(target), real mouse
+input (move, press, release) at the centre of a CSS selector's or an Element's
+box, awaiting its handlers.  The browser is $LEAKSNAP_BROWSER, else the first
+of chromium, /usr/lib/chromium/chromium, chromium-browser, google-chrome.
 """
-import argparse
-import base64
-import fcntl
-import json
-import math
-import os
-import pathlib
-import select
-import shutil
-import signal
-import sys
-import tempfile
-import time
+import argparse, base64, fcntl, json, math, os, pathlib  # noqa: E401
+import select, shutil, signal, sys, tempfile, time  # noqa: E401
 
 CANDIDATES = ["chromium", "/usr/lib/chromium/chromium", "chromium-browser", "google-chrome"]
 BINDING = "__leaksnapInput"  # page -> driver: "dispatch this mouse input"
@@ -53,27 +39,26 @@ globalThis.__leaksnap = (() => {
     if (!(r.width > 0 && r.height > 0)) throw new Error(what + ': ' + String(target) + ' has no box');
     return {x: r.left + r.width / 2, y: r.top + r.height / 2};
   };
-  const input = (kind, target) => new Promise((resolve, reject) => {
-    const p = centre(kind, target), id = ++seq;
-    waiting.set(id, {resolve, reject});
+  const input = (kind, target) => new Promise(resolve => {
+    const p = centre(kind, target), id = ++seq;  // a throw here rejects
+    waiting.set(id, resolve);
     send(JSON.stringify({id, kind, x: p.x, y: p.y}));
   });
   return {
     sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
-    click: target => input('click', target),
-    hover: target => input('hover', target),
-    done(id, error) {
-      const w = waiting.get(id);
+    click: target => input('click', target), hover: target => input('hover', target),
+    done(id) {  // called by the driver once the input was dispatched
+      const resolve = waiting.get(id);
       waiting.delete(id);
-      if (w) error ? w.reject(new Error(error)) : w.resolve();
-    },
-  };
+      if (resolve) resolve();
+    }};
 })();
 """ % {"binding": BINDING}
 
 
 class Fail(Exception):
     """A failed check; browser_log: also show the tail of the browser's stderr."""
+
     def __init__(self, what, browser_log=False):
         super().__init__(what)
         self.browser_log = browser_log
@@ -121,7 +106,9 @@ class Browser:
                 "--remote-debugging-pipe", "--user-data-dir=" + os.path.join(workdir, "profile"),
                 "--no-first-run", "--no-default-browser-check", "about:blank"]
         # A process group of its own: kill() takes the renderers with it.
-        self.pid = os.posix_spawn(binary, argv, os.environ, file_actions=actions, setpgroup=0)
+        # Its TMPDIR is ours too: what it leaves there goes with workdir.
+        env = dict(os.environ, TMPDIR=workdir)
+        self.pid = os.posix_spawn(binary, argv, env, file_actions=actions, setpgroup=0)
         for fd in high:
             os.close(fd)
         self.out, self.inp = cmd_w, evt_r
@@ -129,21 +116,15 @@ class Browser:
 
     def kill(self):
         if self.pid:
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            os.killpg(self.pid, signal.SIGKILL)   # the group outlives its leader: no race
             os.waitpid(self.pid, 0)
             self.pid = None
         for fd in (self.out, self.inp):
             os.close(fd)
 
     def log_tail(self, n=20):
-        try:
-            with open(self.log, errors="replace") as f:
-                return f.read().splitlines()[-n:]
-        except OSError:
-            return []
+        with open(self.log, errors="replace") as f:
+            return f.read().splitlines()[-n:]
 
     def send(self, method, params=None, session=True):
         self.next_id += 1
@@ -158,13 +139,19 @@ class Browser:
             raise Fail("the browser closed its pipe (%s)" % self.phase, True)
         return self.next_id
 
+    def check_time(self):
+        """Seconds left before the deadline; Fail when there are none."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:   # before a page session, the browser itself is stuck
+            raise Fail("timed out after %g s (%s)" % (self.timeout, self.phase), not self.session)
+        return left
+
     def read(self):
         """Return the next message from the browser; Fail at the deadline."""
         while b"\0" not in self.buf:
-            left = self.deadline - time.monotonic()
-            if left <= 0 or not select.select([self.inp], [], [], left)[0]:
-                raise Fail("timed out after %g s (%s)" % (self.timeout, self.phase),
-                           self.session is None)
+            if not select.select([self.inp], [], [], self.check_time())[0]:
+                self.check_time()
+                continue
             chunk = os.read(self.inp, 1 << 16)
             if not chunk:
                 raise Fail("the browser exited (%s)" % self.phase, True)
@@ -215,9 +202,13 @@ class Browser:
         return r["result"].get("value")
 
     def open_page(self):
-        # Target.createTarget gives a fresh tab; attaching with flatten: true
-        # multiplexes its session on this pipe (messages carry sessionId).
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        # The tab the browser opened at startup (its renderer is already on
+        # its way: quicker), else a new one.  Attaching with flatten: true
+        # multiplexes the tab's session on this pipe (messages carry sessionId).
+        pages = [t["targetId"] for t in self.call("Target.getTargets")["targetInfos"]
+                 if t["type"] == "page"]
+        target = pages[0] if pages else \
+            self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.call("Target.attachToTarget",
                                  {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Inspector"):
@@ -237,7 +228,7 @@ class Browser:
             self.pump()
         self.phase = "waiting for document.readyState"
         while self.evaluate("document.readyState + ' ' + location.protocol") != "complete file:":
-            time.sleep(0.02)
+            time.sleep(min(0.02, self.check_time()))
 
     def run_steps(self, steps):
         self.call("Runtime.addBinding", {"name": BINDING})
@@ -264,19 +255,18 @@ class Browser:
 
     def serve_input(self, call):
         req = json.loads(call["payload"])
-        x, y, error = req["x"], req["y"], None
+        # mouseMoved first, so hover handlers run as for a real pointer.  Each
+        # reply comes once the page handled the event; a dialog a handler
+        # opens arrives as an event meanwhile, and fails the run.
         events = [("mouseMoved", "none", 0)]
         if req["kind"] == "click":
             events += [("mousePressed", "left", 1), ("mouseReleased", "left", 0)]
-        try:
-            for kind, button, buttons in events:
-                self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y,
-                          "button": button, "buttons": buttons, "clickCount": 1})
-        except Fail as e:
-            error = str(e)
+        for kind, button, buttons in events:
+            self.call("Input.dispatchMouseEvent", {"type": kind, "x": req["x"], "y": req["y"],
+                      "button": button, "buttons": buttons, "clickCount": 1})
         # Settle the page's promise in the context that asked.
         self.call("Runtime.evaluate", {"contextId": call["executionContextId"],
-                  "expression": "globalThis.__leaksnap.done(%d, %s)" % (req["id"], json.dumps(error))})
+                  "expression": "globalThis.__leaksnap.done(%d)" % req["id"]})
 
     def screenshot(self, path, width):
         self.phase = "taking the screenshot"
@@ -287,10 +277,14 @@ class Browser:
                 "height": math.ceil(size["height"])}
         data = self.call("Page.captureScreenshot", {"format": "png", "clip": clip,
                                                     "captureBeyondViewport": True})["data"]
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(base64.b64decode(data))
-        os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".png")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(base64.b64decode(data))
+            os.replace(tmp, path)   # a reader never sees half a PNG
+        except BaseException:
+            os.unlink(tmp)
+            raise
 
 
 def one_line(text):
@@ -333,11 +327,10 @@ def parse_args():
     ap.add_argument("page", metavar="PAGE.html")
     ap.add_argument("steps", metavar="STEPS.js", nargs="?")
     args = ap.parse_args()
-    try:
-        args.width, args.height = (int(v) for v in args.size.lower().split("x"))
-        assert 0 < args.width <= 10000 and 0 < args.height <= 10000
-    except (ValueError, AssertionError):
+    size = args.size.lower().split("x")
+    if len(size) != 2 or not all(v.isdigit() and 0 < int(v) <= 10000 for v in size):
         ap.error("--size %s: expected WxH, e.g. 1280x900" % args.size)
+    args.width, args.height = int(size[0]), int(size[1])
     if args.timeout <= 0:
         ap.error("--timeout must be positive")
     for path in [args.page] + ([args.steps] if args.steps else []):
@@ -354,7 +347,8 @@ def main():
     # SIGTERM (e.g. from timeout(1)) must still reach the finally below.
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, on_signal)
-    workdir = tempfile.mkdtemp(prefix="leaksnap-browser.")
+    # Short: the browser's TMPDIR, where it makes a unix socket (108 bytes).
+    workdir = tempfile.mkdtemp(prefix="lsb.")
     browser = None
     try:
         browser = Browser(binary, args.timeout, workdir)
@@ -376,6 +370,8 @@ def main():
                 sys.stderr.write("  | %s\n" % line)
         return 1
     finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)     # let the cleanup finish
         if browser:
             browser.kill()
         shutil.rmtree(workdir, ignore_errors=True)
