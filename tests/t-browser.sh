@@ -123,6 +123,15 @@ run loop 1 --timeout 5 "$w/loop.html"
 expect_err loop '^browser: timed out after 5 s \(waiting for the load event\)$'
 under loop 15
 
+# An endless STEPS: the same.  A value that is not JSON: an error.
+echo 'for (;;) {}' >"$w/spin.js"
+run spin 1 --timeout 5 "$w/plain.html" "$w/spin.js"
+expect_err spin '^browser: timed out after 5 s \(running STEPS\)$'
+under spin 15
+echo 'const o = {}; o.self = o; o' >"$w/cycle.js"
+run cycle 1 "$w/plain.html" "$w/cycle.js"
+expect_err cycle '^browser: STEPS: .*'
+
 # A page that does not exist: bad usage (status 2).  No browser: status 3.
 run missing 2 "$w/no-such.html"
 LEAKSNAP_BROWSER=/nonexistent/chromium run nobrowser 3 "$w/plain.html"

@@ -21,6 +21,7 @@ import select, shutil, signal, sys, tempfile, time  # noqa: E401
 
 CANDIDATES = ["chromium", "/usr/lib/chromium/chromium", "chromium-browser", "google-chrome"]
 BINDING = "__leaksnapInput"  # page -> driver: "dispatch this mouse input"
+SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 # Installed in the page before STEPS runs.  click/hover cannot produce real
 # input from inside the page, so they send the element's centre to the driver
@@ -31,18 +32,14 @@ HELPERS = r"""
 globalThis.__leaksnap = (() => {
   const send = globalThis.%(binding)s, waiting = new Map();
   let seq = 0;
-  const centre = (what, target) => {
+  const input = (kind, target) => new Promise(resolve => {  // a throw here rejects
     const el = typeof target === 'string' ? document.querySelector(target) : target;
-    if (!(el instanceof Element)) throw new Error(what + ': no element matches ' + String(target));
+    if (!(el instanceof Element)) throw new Error(kind + ': no element matches ' + String(target));
     el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-    const r = el.getBoundingClientRect();
-    if (!(r.width > 0 && r.height > 0)) throw new Error(what + ': ' + String(target) + ' has no box');
-    return {x: r.left + r.width / 2, y: r.top + r.height / 2};
-  };
-  const input = (kind, target) => new Promise(resolve => {
-    const p = centre(kind, target), id = ++seq;  // a throw here rejects
+    const r = el.getBoundingClientRect(), id = ++seq;
+    if (!(r.width > 0 && r.height > 0)) throw new Error(kind + ': ' + String(target) + ' has no box');
     waiting.set(id, resolve);
-    send(JSON.stringify({id, kind, x: p.x, y: p.y}));
+    send(JSON.stringify({id, kind, x: r.left + r.width / 2, y: r.top + r.height / 2}));
   });
   return {
     sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
@@ -126,11 +123,11 @@ class Browser:
         with open(self.log, errors="replace") as f:
             return f.read().splitlines()[-n:]
 
-    def send(self, method, params=None, session=True):
+    def send(self, method, params=None):
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params or {}}
-        if session and self.session:
-            msg["sessionId"] = self.session   # flat mode: the target's commands carry it
+        if self.session:    # flat mode: commands to the page carry its session
+            msg["sessionId"] = self.session
         data = json.dumps(msg).encode() + b"\0"
         try:
             while data:
@@ -185,9 +182,9 @@ class Browser:
         elif method == "Inspector.targetCrashed":
             raise Fail("the page crashed (%s)" % self.phase, True)
 
-    def call(self, method, params=None, session=True):
+    def call(self, method, params=None):
         """Send a command and return its result; Fail on a protocol error."""
-        mid = self.send(method, params, session)
+        mid = self.send(method, params)
         while mid not in self.replies:
             self.pump()
         reply = self.replies.pop(mid)
@@ -246,11 +243,10 @@ class Browser:
             while self.bindings:
                 self.serve_input(self.bindings.pop(0))
         reply = self.replies.pop(mid)
-        if "error" in reply:
-            raise Fail("STEPS: %s" % reply["error"].get("message"))
-        r = reply["result"]
-        if "exceptionDetails" in r:
-            raise Fail("STEPS: %s" % describe(r["exceptionDetails"], steps=True))
+        r = reply.get("result", {})     # an error: e.g. a value not JSON-able
+        if "error" in reply or "exceptionDetails" in r:
+            raise Fail("STEPS: %s" % (reply["error"].get("message") if "error" in reply
+                                      else describe(r["exceptionDetails"], steps=True)))
         return r["result"].get("value")
 
     def serve_input(self, call):
@@ -268,13 +264,13 @@ class Browser:
         self.call("Runtime.evaluate", {"contextId": call["executionContextId"],
                   "expression": "globalThis.__leaksnap.done(%d)" % req["id"]})
 
-    def screenshot(self, path, width):
+    def screenshot(self, path, width, height):
         self.phase = "taking the screenshot"
         # captureBeyondViewport alone still clips to the viewport: ask for
-        # the whole document's size explicitly.
+        # the whole document's size explicitly (never less than the viewport).
         size = self.call("Page.getLayoutMetrics")["cssContentSize"]
         clip = {"x": 0, "y": 0, "scale": 1, "width": max(width, math.ceil(size["width"])),
-                "height": math.ceil(size["height"])}
+                "height": max(height, math.ceil(size["height"]))}
         data = self.call("Page.captureScreenshot", {"format": "png", "clip": clip,
                                                     "captureBeyondViewport": True})["data"]
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".png")
@@ -333,19 +329,21 @@ def parse_args():
     args.width, args.height = int(size[0]), int(size[1])
     if args.timeout <= 0:
         ap.error("--timeout must be positive")
-    for path in [args.page] + ([args.steps] if args.steps else []):
-        if not os.path.isfile(path) or not os.access(path, os.R_OK):
-            ap.error("%s: not a readable file" % path)
+    if not (os.path.isfile(args.page) and os.access(args.page, os.R_OK)):
+        ap.error("%s: not a readable file" % args.page)
+    try:
+        args.steps = open(args.steps, encoding="utf-8").read() if args.steps else None
+    except (OSError, ValueError) as e:
+        ap.error("%s: %s" % (args.steps, e))
     return args
 
 
 def main():
     args = parse_args()
     binary = find_browser()
-    steps = open(args.steps, encoding="utf-8").read() if args.steps else None
     url = pathlib.Path(os.path.abspath(args.page)).as_uri()
     # SIGTERM (e.g. from timeout(1)) must still reach the finally below.
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    for sig in SIGNALS:
         signal.signal(sig, on_signal)
     # Short: the browser's TMPDIR, where it makes a unix socket (108 bytes).
     workdir = tempfile.mkdtemp(prefix="lsb.")
@@ -357,11 +355,11 @@ def main():
             browser.call("Emulation.setDeviceMetricsOverride", {"width": args.width,
                          "height": args.height, "deviceScaleFactor": 1, "mobile": False})
         browser.load(url)
-        if steps is not None:
-            value = browser.run_steps(steps)
+        if args.steps is not None:
+            value = browser.run_steps(args.steps)
             sys.stdout.write(json.dumps(value) + "\n")
         if args.screenshot:
-            browser.screenshot(args.screenshot, args.width)
+            browser.screenshot(args.screenshot, args.width, args.height)
         return 0
     except Fail as e:
         sys.stderr.write("browser: %s\n" % one_line(e))
@@ -370,7 +368,7 @@ def main():
                 sys.stderr.write("  | %s\n" % line)
         return 1
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        for sig in SIGNALS:
             signal.signal(sig, signal.SIG_IGN)     # let the cleanup finish
         if browser:
             browser.kill()
