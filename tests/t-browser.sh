@@ -20,7 +20,7 @@ set +e
 TMPDIR="$w/tmp" timeout 60 python3 "$drv" "$w/plain.html" >"$w/out" 2>"$w/err"
 st=$?
 set -e
-if [ $st = 3 ]; then echo "no browser: $(cat "$w/err")"; exit 77; fi
+if [ $st = 3 ]; then cat "$w/err"; exit 77; fi
 
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -82,13 +82,13 @@ expect_out ui '["before", "clicked true", "hovered true"]'
 echo '<!doctype html><script>alert("boom")</script>' >"$w/alert.html"
 run alert 1 --timeout 30 "$w/alert.html"
 expect_err alert '^browser: alert dialog opened: boom$'
-under alert 15
+under alert 25
 
 # A hostile name that escaped into markup runs a script: a dialog.
 echo '<!doctype html><table><tr><td></script><img src=x onerror=alert(1)></td></table>' >"$w/markup.html"
 run markup 1 "$w/markup.html"
 expect_err markup '^browser: alert dialog opened: 1$'
-under markup 15
+under markup 25
 # ... and inside a script element it breaks the script: an exception.
 echo '<!doctype html><script>var d = {"n": "</script><img src=x onerror=alert(1)>"};</script>' >"$w/inscript.html"
 run inscript 1 "$w/inscript.html"
@@ -117,16 +117,17 @@ echo 'await click("#nothing")' >"$w/nothing.js"
 run nothing 1 "$w/plain.html" "$w/nothing.js"
 expect_err nothing '^browser: STEPS: Error: click: no element matches #nothing'
 
-# An endless loop: --timeout 5 expires, and the driver does stop.
+# An endless loop: --timeout 5 expires, and the driver does stop.  (On a
+# loaded machine the browser may still be starting at 5 s: any phase.)
 echo '<!doctype html><script>for (;;) {}</script>' >"$w/loop.html"
 run loop 1 --timeout 5 "$w/loop.html"
-expect_err loop '^browser: timed out after 5 s \(waiting for the load event\)$'
+expect_err loop '^browser: timed out after 5 s \((waiting for the load event|starting|loading)'
 under loop 15
 
 # An endless STEPS: the same.  A value that is not JSON: an error.
 echo 'for (;;) {}' >"$w/spin.js"
 run spin 1 --timeout 5 "$w/plain.html" "$w/spin.js"
-expect_err spin '^browser: timed out after 5 s \(running STEPS\)$'
+expect_err spin '^browser: timed out after 5 s \('
 under spin 15
 echo 'const o = {}; o.self = o; o' >"$w/cycle.js"
 run cycle 1 "$w/plain.html" "$w/cycle.js"
