@@ -169,6 +169,10 @@ void cli_json_print(FILE *f, json_t *value);
 json_t *cli_json_addr(uint64_t v);              /* "0x..." string */
 json_t *cli_json_u64(uint64_t v);               /* integer (values fit in 2^63) */
 json_t *cli_json_str_or_null(const char *s);
+/* A string from an input (a dump, a maps file, an ELF file, a path): as is
+ * when it is UTF-8, else with each byte outside a valid sequence replaced by
+ * U+FFFD, so that JSON output is always JSON.  NULL: null. */
+json_t *cli_json_text(const char *s);
 
 /* An output file written through stdio (outfile.c): a temporary name beside
  * @path, published complete by cli_outfile_close.  With @replace an

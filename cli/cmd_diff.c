@@ -321,7 +321,7 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	json_object_set_new(o, "shrank_intervals", json_integer(g->shrank));
 	json_object_set_new(o, "stacks", json_integer((json_int_t)g->stack_count));
 	if (g->module)
-		json_object_set_new(o, "module", json_string(g->module));
+		json_object_set_new(o, "module", cli_json_text(g->module));
 	/* the site's index in frames[], which has one element per inline level */
 	size_t site = g->site_level;
 	for (size_t i = 0; i < g->site && i < g->frame_count; i++)
@@ -366,8 +366,8 @@ static int report_json(FILE *out, struct diff *d, const struct diff_cli *c)
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_snapshot *s = diff_snapshot(d, i);
 		fprintf(out, "%s\n    ", i ? "," : "");
-		json_t *o = json_pack("{s:s, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
-				      "file", s->file, "pid",
+		json_t *o = json_pack("{s:o, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+				      "file", cli_json_text(s->file), "pid",
 				      s->pid >= 0 ? json_integer(s->pid) : json_null(),
 				      "pointer_size", (int)s->pointer_size, "android", s->android,
 				      "total_memory", cli_json_u64(s->total_memory),
@@ -406,8 +406,8 @@ static int report_json(FILE *out, struct diff *d, const struct diff_cli *c)
 		json_t *arr = json_array();
 		for (size_t i = 0; i < diff_suppressions_count(c->o.suppressions); i++)
 			json_array_append_new(
-				arr, json_pack("{s:s, s:o}", "pattern",
-					       diff_suppressions_pattern(c->o.suppressions, i), "stacks",
+				arr, json_pack("{s:o, s:o}", "pattern",
+					       cli_json_text(diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
 					       cli_json_u64(diff_suppressions_hits(c->o.suppressions, i))));
 		cli_json_print(out, arr);
 	}

@@ -50,7 +50,7 @@ static void print_json(const struct maps *m)
 	for (size_t i = 0; i < maps_module_count(m); i++) {
 		const struct maps_module *d = maps_module(m, i);
 		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, json_pack("{s:s, s:o, s:o, s:o, s:o}", "path", d->path,
+		cli_json_print(stdout, json_pack("{s:o, s:o, s:o, s:o, s:o}", "path", cli_json_text(d->path),
 						 "start", cli_json_addr(d->start), "end",
 						 cli_json_addr(d->end), "first_mapping",
 						 cli_json_u64(d->first_mapping), "mapping_count",

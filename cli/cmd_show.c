@@ -215,7 +215,7 @@ static json_t *json_frame(const struct maps *maps, uint64_t pc)
 	struct maps_location loc;
 	bool mod = maps_locate(maps, pc, &loc) && loc.module;
 	return json_pack("{s:o, s:o, s:o}", "pc", cli_json_addr(pc), "module",
-			 mod ? json_string(loc.module->path) : json_null(), "rel_pc",
+			 mod ? cli_json_text(loc.module->path) : json_null(), "rel_pc",
 			 mod ? cli_json_addr(loc.rel_pc) : json_null());
 }
 
@@ -245,8 +245,9 @@ json_t *cli_json_mapping(const struct maps_mapping *m)
 {
 	char dev[32];
 	snprintf(dev, sizeof(dev), "%02x:%02x", m->dev_major, m->dev_minor);
-	return json_pack("{s:o, s:o, s:s, s:o, s:s, s:o, s:o, s:b}", "start",
-			 cli_json_addr(m->start), "end", cli_json_addr(m->end), "perms", m->perms,
+	return json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:b}", "start",
+			 cli_json_addr(m->start), "end", cli_json_addr(m->end), "perms",
+			 cli_json_text(m->perms),
 			 "offset", cli_json_addr(m->offset), "dev", dev, "inode",
 			 cli_json_u64(m->inode), "path", cli_json_str_or_null(m->path), "deleted",
 			 m->deleted);
@@ -262,14 +263,14 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 	char tbuf[64];
 
 	json_key(out, &first, "file");
-	cli_json_print(out, json_string(snapshot_source(s)));
+	cli_json_print(out, cli_json_text(snapshot_source(s)));
 	json_key(out, &first, "format");
 	cli_json_print(out, json_string(snapshot_format_name(fmt)));
 	json_key(out, &first, "version");
 	if (ver == NULL)
 		cli_json_print(out, json_null());
 	else if (fmt == SNAPSHOT_FORMAT_ANDROID_TEXT)
-		cli_json_print(out, json_string(ver));
+		cli_json_print(out, cli_json_text(ver));
 	else
 		cli_json_print(out, json_integer(atoi(ver)));
 	json_key(out, &first, "pointer_size");
@@ -311,14 +312,14 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 	json_t *meta = json_array();
 	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
 		const struct snapshot_meta *m = snapshot_meta(s, i);
-		json_array_append_new(meta, json_pack("{s:s, s:s}", "key", m->key, "value",
-						      m->value));
+		json_array_append_new(meta, json_pack("{s:o, s:o}", "key", cli_json_text(m->key), "value",
+						      cli_json_text(m->value)));
 	}
 	cli_json_print(out, meta);
 	json_key(out, &first, "warnings");
 	json_t *warn = json_array();
 	for (size_t i = 0; i < snapshot_warning_count(s); i++)
-		json_array_append_new(warn, json_string(snapshot_warning(s, i)));
+		json_array_append_new(warn, cli_json_text(snapshot_warning(s, i)));
 	cli_json_print(out, warn);
 
 	json_key(out, &first, "records");

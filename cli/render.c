@@ -49,11 +49,11 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 			char *t;
 			if (asprintf(&t, "%s+0x%llx", f->function,
 				     (unsigned long long)f->symbol_offset) >= 0) {
-				fn = json_string(t);
+				fn = cli_json_text(t);
 				free(t);
 			}
 		} else if (f && f->function) {
-			fn = json_string(f->function);
+			fn = cli_json_text(f->function);
 		}
 		json_t *o = json_pack("{s:o, s:o, s:o}", "pc", cli_json_addr(pc), "module",
 				      cli_json_str_or_null(module), "rel_pc",
@@ -75,7 +75,7 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first)
 {
 	fprintf(out, "%s\n    ", first ? "" : ",");
-	cli_json_print(out, json_pack("{s:s, s:o, s:s, s:o}", "module", m->path, "symbol_file",
+	cli_json_print(out, json_pack("{s:o, s:o, s:s, s:o}", "module", cli_json_text(m->path), "symbol_file",
 					 cli_json_str_or_null(m->file_path), "build_id_status",
 					 sym_build_id_status_name(m->status), "error",
 					 cli_json_str_or_null(m->error)));

@@ -244,9 +244,56 @@ json_t *cli_json_u64(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
+/* The length of the valid UTF-8 sequence at @p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+					       : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) ||
+	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+json_t *cli_json_text(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	/* not UTF-8: each byte outside a valid sequence becomes U+FFFD */
+	size_t len = strlen(s), at = 0;
+	char *t = malloc(3 * len + 1);
+	if (!t)
+		return json_null();
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_len(p);
+		if (n) {
+			memcpy(t + at, p, n);
+			at += n;
+			p += n;
+		} else {
+			memcpy(t + at, "\xef\xbf\xbd", 3);
+			at += 3;
+			p++;
+		}
+	}
+	j = json_stringn(t, at);
+	free(t);
+	return j ? j : json_null();
+}
+
 json_t *cli_json_str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return cli_json_text(s);
 }
 
 int cli_finish_stdout(int status)

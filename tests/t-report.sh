@@ -92,6 +92,22 @@ expect_eq "options embedded" \
 "$D" --html - "$d1" "$d2" "$d3" >"$w/stdout.html" || fail "--html -"
 cmp -s "$w/stdout.html" "$w/diff.html" || fail "--html - differs from --html FILE"
 
+# A program file and a function whose names are not UTF-8: the JSON (and so
+# the page) stays JSON, each bad byte a U+FFFD.
+bad=$(printf 'grow\377x')
+gcc -O1 -c -o "$w/bad.o" "$top/tests/report/hostile.c" &&
+	objcopy --redefine-sym "hostile_leak=$(printf 'bad\377name\033[31m')" "$w/bad.o" &&
+	gcc -g -O1 -o "$w/$bad" "$top/tests/report/grow.c" "$w/bad.o" -ldl || fail "cannot build $bad"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/u" "$w/$bad" || fail "the non-UTF-8 program under the hook"
+set -- "$w"/u.*.1.dump "$w"/u.*.2.dump "$w"/u.*.3.dump
+"$D" --json "$@" >"$w/u.json" || fail "leakdiff --json, non-UTF-8 names"
+expect_eq "non-UTF-8 names" "$(json "$w/u.json" 'ascii((j["suspects"][3]["frames"][0]["function"], j["suspects"][3]["frames"][0]["module"].split("/")[-1]))')" \
+	"('bad\ufffdname\x1b[31m+0x19', 'grow\ufffdx')"
+"$D" --html "$w/u.html" "$@" >/dev/null || fail "leakdiff --html, non-UTF-8 names"
+expect_eq "non-UTF-8 page" "$($PC static "$w/u.html")" ok
+"$L" show --json "$3" | python3 -c 'import json, sys; json.load(sys.stdin)' || fail "show --json: not JSON"
+"$L" maps --json "$3" | python3 -c 'import json, sys; json.load(sys.stdin)' || fail "maps --json: not JSON"
+
 # 2. symbolize --html: the --json document (--top 1000 by default), live flame.
 "$L" symbolize --json --top 1000 "$d3" >"$w/sym.json" || fail "symbolize --json"
 "$L" symbolize --html "$w/sym.html" "$d3" >/dev/null || fail "symbolize --html"
