@@ -81,22 +81,29 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
  * build-ID status and error) on @out, after a comma unless @first. */
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first);
 
-/* HTML report pages (html.c).  A page is written in this order:
- * cli_html_head (kind "diff" or "symbolize", a fixed title), then one or
- * more data elements (cli_html_data_open returns a stream that escapes the
- * JSON written to it so no string can end the element; close it with
- * cli_html_data_close), then cli_html_tail (the script that renders the
- * data).  Each returns -1 (or NULL) when writing failed. */
-int cli_html_head(FILE *page, const char *kind, const char *title);
-FILE *cli_html_data_open(FILE *page, const char *id);
-int cli_html_data_close(FILE *page, FILE *data);
-int cli_html_tail(FILE *page);
+/* HTML report pages (html.c). */
+struct cli_flame;
+struct cli_html_doc {
+	const char *kind;   /* "diff" or "symbolize" */
+	const char *title;  /* a fixed title (the page's script sets a better one) */
+	/* writes the document --json prints on the stream it is given (one that
+	 * escapes it for the page): EXIT_OK, or EXIT_ERROR after printing */
+	int (*write_json)(FILE *out, void *arg);
+	void *arg;
+	const struct cli_flame *flame; /* the flame graph's stacks */
+	const char *what;              /* "growth" or "live" */
+	uint64_t rest_bytes, rest_stacks; /* what the flame data left out */
+};
+/* Write one self-contained page on @page (@path names it in errors): the
+ * head with its Content-Security-Policy and style, the document and the
+ * flame data as JSON elements that no string can end, and the script that
+ * draws them.  EXIT_OK, or EXIT_ERROR after printing. */
+int cli_html_page(FILE *page, const char *path, const struct cli_html_doc *doc);
 /* The stacks a page's flame graph shows unless --html-stacks says. */
 #define CLI_HTML_STACKS 500
 /* Flame graph data: stacks of frames (every inline level its own frame,
  * the outermost first) with their bytes.  A frame is identified by @key:
  * the same key is the same frame.  -1 or NULL: out of memory. */
-struct cli_flame;
 struct cli_flame *cli_flame_new(void);
 void cli_flame_free(struct cli_flame *fl);
 int cli_flame_stack(struct cli_flame *fl, uint64_t bytes);
@@ -104,7 +111,7 @@ int cli_flame_frame(struct cli_flame *fl, uint64_t key, uint64_t pc, const char 
 		    uint64_t rel_pc, const struct cli_resolved *r);
 /* Write the data object ("what": "growth" or "live"; the stacks left out
  * and their bytes). */
-int cli_flame_write(struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,
+int cli_flame_write(const struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,
 		    uint64_t rest_stacks);
 
 /* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */

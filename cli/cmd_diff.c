@@ -489,6 +489,17 @@ static int flame_stack(void *arg, const struct diff_frame *const *frames, size_t
 	return 0;
 }
 
+struct json_arg {
+	struct diff *d;
+	const struct diff_cli *c;
+};
+
+static int page_json(FILE *out, void *arg)
+{
+	struct json_arg *a = arg;
+	return report_json(out, a->d, a->c);
+}
+
 static int report_html(struct diff *d, const struct diff_cli *c)
 {
 	struct cli_outfile o;
@@ -498,42 +509,21 @@ static int report_html(struct diff *d, const struct diff_cli *c)
 	struct flame_arg fa = {cli_flame_new()};
 	uint64_t rest = 0;
 	size_t nrest = 0;
-	if (!fa.fl) {
+	int rc = fa.fl ? diff_foreach_top_growing_stack(d, (size_t)c->html_stacks, flame_stack, &fa,
+							 &rest, &nrest, &err)
+		       : -1;
+	if (rc && fa.fl && err.code != LEAKSNAP_OK)
+		cli_fail_error(&err);
+	else if (rc)
 		cli_fail(c->html, "out of memory");
-		return cli_outfile_close(&o, false);
-	}
-	int rc = diff_foreach_top_growing_stack(d, (size_t)c->html_stacks, flame_stack, &fa,
-						&rest, &nrest, &err);
-	if (rc) {
-		if (err.code != LEAKSNAP_OK)
-			cli_fail_error(&err);
-		else
-			cli_fail(c->html, "out of memory");
-		cli_flame_free(fa.fl);
-		return cli_outfile_close(&o, false);
-	}
-	bool ok = cli_html_head(o.f, "diff", "leakdiff report") == 0;
-	FILE *data = ok ? cli_html_data_open(o.f, "leaksnap-data") : NULL;
-	if (data) {
-		if (report_json(data, d, c) != EXIT_OK) {
-			cli_html_data_close(o.f, data);
-			cli_flame_free(fa.fl);
-			return cli_outfile_close(&o, false); /* reported */
-		}
-		ok = cli_html_data_close(o.f, data) == 0;
-		data = ok ? cli_html_data_open(o.f, "leaksnap-flame") : NULL;
-	}
-	if (data) {
-		ok = cli_flame_write(fa.fl, data, "growth", rest, nrest) == 0;
-		ok = cli_html_data_close(o.f, data) == 0 && ok;
-		ok = ok && cli_html_tail(o.f) == 0;
-	} else {
-		ok = false;
+	else {
+		struct json_arg ja = {d, c};
+		struct cli_html_doc doc = {"diff", "leakdiff report", page_json, &ja, fa.fl,
+					   "growth", rest, nrest};
+		rc = cli_html_page(o.f, o.path, &doc);
 	}
 	cli_flame_free(fa.fl);
-	if (!ok)
-		cli_fail(o.path, "write error: %s", strerror(errno ? errno : EIO));
-	return cli_outfile_close(&o, ok);
+	return cli_outfile_close(&o, rc == 0);
 }
 
 /* Reading ahead -----------------------------------------------------------------------------

@@ -401,6 +401,21 @@ static int flame_records(const struct show_opts *o, const struct snapshot *s,
 	return rc;
 }
 
+struct json_arg {
+	const struct snapshot *s;
+	const struct maps *maps;
+	const size_t *top;
+	size_t ntop;
+	struct cli_symctx *sc;
+};
+
+static int page_json(FILE *out, void *arg)
+{
+	struct json_arg *a = arg;
+	show_json(out, a->s, a->maps, a->top, a->ntop, a->sc);
+	return EXIT_OK;
+}
+
 static int symbolize_html(const struct show_opts *o, const struct snapshot *s,
 			  const struct maps *maps, const size_t *top, size_t ntop)
 {
@@ -409,29 +424,17 @@ static int symbolize_html(const struct show_opts *o, const struct snapshot *s,
 		return EXIT_ERROR;
 	struct cli_flame *fl = cli_flame_new();
 	uint64_t rest = 0, nrest = 0;
+	int rc;
 	if (!fl || flame_records(o, s, maps, fl, &rest, &nrest)) {
-		cli_flame_free(fl);
-		cli_fail(snapshot_source(s), "out of memory");
-		return cli_outfile_close(&out, false);
-	}
-	bool ok = cli_html_head(out.f, "symbolize", "leaksnap heap snapshot") == 0;
-	FILE *data = ok ? cli_html_data_open(out.f, "leaksnap-data") : NULL;
-	if (data) {
-		show_json(data, s, maps, top, ntop, o->sc);
-		ok = cli_html_data_close(out.f, data) == 0;
-		data = ok ? cli_html_data_open(out.f, "leaksnap-flame") : NULL;
-	}
-	if (data) {
-		ok = cli_flame_write(fl, data, "live", rest, nrest) == 0;
-		ok = cli_html_data_close(out.f, data) == 0 && ok;
-		ok = ok && cli_html_tail(out.f) == 0;
+		rc = cli_fail(snapshot_source(s), "out of memory");
 	} else {
-		ok = false;
+		struct json_arg ja = {s, maps, top, ntop, o->sc};
+		struct cli_html_doc doc = {"symbolize", "leaksnap heap snapshot", page_json, &ja, fl,
+					   "live", rest, nrest};
+		rc = cli_html_page(out.f, out.path, &doc);
 	}
 	cli_flame_free(fl);
-	if (!ok)
-		cli_fail(out.path, "write error: %s", strerror(errno ? errno : EIO));
-	return cli_outfile_close(&out, ok);
+	return cli_outfile_close(&out, rc == 0);
 }
 
 static int show_main(int argc, char **argv, bool symbolize)

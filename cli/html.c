@@ -9,6 +9,7 @@
  * nodes and attribute values, and here the JSON is escaped so that no string
  * can end its element ('<', '>' and '&' become \u003c, \u003e, \u0026, which
  * Jansson never writes outside a string). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #include "cli.h"
 #include "report_assets.h" /* generated: report_js, report_css and their hashes */
 
-int cli_html_head(FILE *page, const char *kind, const char *title)
+static int html_head(FILE *page, const char *kind, const char *title)
 {
 	fprintf(page,
 		"<!DOCTYPE html>\n"
@@ -59,26 +60,50 @@ static ssize_t escape_write(void *cookie, const char *buf, size_t size)
 	return (ssize_t)size;
 }
 
-FILE *cli_html_data_open(FILE *page, const char *id)
+static FILE *data_open(FILE *page, const char *id)
 {
 	fprintf(page, "<script type=\"application/json\" id=\"%s\">", id);
 	cookie_io_functions_t io = {.write = escape_write};
 	return fopencookie(page, "w", io);
 }
 
-int cli_html_data_close(FILE *page, FILE *data)
+static int data_close(FILE *page, FILE *data)
 {
 	int bad = fclose(data) != 0;
 	fputs("</script>\n", page);
 	return bad || ferror(page) ? -1 : 0;
 }
 
-int cli_html_tail(FILE *page)
+static int html_tail(FILE *page)
 {
 	fputs("<main id=\"app\"></main>\n<script>", page);
 	fwrite(report_js, 1, sizeof(report_js) - 1, page);
 	fputs("</script>\n</body>\n</html>\n", page);
 	return ferror(page) ? -1 : 0;
+}
+
+int cli_html_page(FILE *page, const char *path, const struct cli_html_doc *doc)
+{
+	FILE *data = html_head(page, doc->kind, doc->title) == 0 ? data_open(page, "leaksnap-data")
+								  : NULL;
+	bool ok = data != NULL;
+	if (data) {
+		if (doc->write_json(data, doc->arg) != EXIT_OK) {
+			data_close(page, data);
+			return EXIT_ERROR; /* reported */
+		}
+		ok = data_close(page, data) == 0;
+		data = ok ? data_open(page, "leaksnap-flame") : NULL;
+		ok = data != NULL;
+	}
+	if (data) {
+		ok = cli_flame_write(doc->flame, data, doc->what, doc->rest_bytes, doc->rest_stacks) == 0;
+		ok = data_close(page, data) == 0 && ok;
+		ok = ok && html_tail(page) == 0;
+	}
+	if (!ok)
+		return cli_fail(path, "write error: %s", strerror(errno ? errno : EIO));
+	return EXIT_OK;
 }
 
 /* Flame graph data ----------------------------------------------------------------
@@ -157,7 +182,7 @@ int cli_flame_frame(struct cli_flame *fl, uint64_t key, uint64_t pc, const char 
 	return 0;
 }
 
-int cli_flame_write(struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,
+int cli_flame_write(const struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,
 		    uint64_t rest_stacks)
 {
 	fprintf(data, "{\"what\": \"%s\", \"total\": %" PRIu64 ", \"rest_bytes\": %" PRIu64
