@@ -1571,10 +1571,10 @@ const struct sym_module *diff_symbol_module(const struct diff *d, size_t i)
 	return i < d->nsymmods ? d->symmods[i] : NULL;
 }
 
-/* Call @fn with stack @s's frames, outermost first, symbolized; @frames
- * has room for 256. */
-static int emit_stack(struct diff *d, size_t s, const struct diff_frame **frames,
-		      diff_stack_fn fn, void *arg, uint64_t bytes, struct leaksnap_error *err)
+/* Fill @frames (room for 256) with stack @s's frames, outermost first,
+ * symbolized; returns their number, or -1 when out of memory. */
+static int stack_frames(struct diff *d, size_t s, const struct diff_frame **frames,
+			struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
 	const uint32_t *ids = d->stacks.pool + st->off;
@@ -1585,11 +1585,36 @@ static int emit_stack(struct diff *d, size_t s, const struct diff_frame **frames
 			return -1;
 		frames[f] = &d->info[c].view;
 	}
-	return fn(arg, frames, len, bytes);
+	return (int)len;
 }
+
+/* Call @fn with stack @s's frames; @frames has room for 256. */
+static int emit_stack(struct diff *d, size_t s, const struct diff_frame **frames,
+		      diff_stack_fn fn, void *arg, uint64_t bytes, struct leaksnap_error *err)
+{
+	int len = stack_frames(d, s, frames, err);
+	return len < 0 ? -1 : fn(arg, frames, (size_t)len, bytes);
+}
+
+/* diff_foreach_growing_stack and its _delta form: exactly one of @fn and
+ * @dfn is set. */
+static int foreach_growing(struct diff *d, diff_stack_fn fn, diff_stack_delta_fn dfn, void *arg,
+			   struct leaksnap_error *err);
 
 int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 			       struct leaksnap_error *err)
+{
+	return foreach_growing(d, fn, NULL, arg, err);
+}
+
+int diff_foreach_growing_stack_delta(struct diff *d, diff_stack_delta_fn fn, void *arg,
+				     struct leaksnap_error *err)
+{
+	return foreach_growing(d, NULL, fn, arg, err);
+}
+
+static int foreach_growing(struct diff *d, diff_stack_fn fn, diff_stack_delta_fn dfn, void *arg,
+			   struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (!d->ranked || d->nsuspects == 0)
@@ -1622,7 +1647,13 @@ int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 			const uint64_t *acc = d->acc + (size_t)s * stride;
 			if (acc[last] <= acc[0])
 				continue;
-			rc = emit_stack(d, s, frames, fn, arg, acc[last] - acc[0], err);
+			if (fn) {
+				rc = emit_stack(d, s, frames, fn, arg, acc[last] - acc[0], err);
+				continue;
+			}
+			int len = stack_frames(d, s, frames, err);
+			int64_t count = (int64_t)acc[d->n + last] - (int64_t)acc[d->n];
+			rc = len < 0 ? -1 : dfn(arg, frames, (size_t)len, acc[last] - acc[0], count);
 		}
 	}
 out:

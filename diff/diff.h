@@ -218,6 +218,14 @@ typedef int (*diff_stack_fn)(void *arg, const struct diff_frame *const *frames, 
 LEAKSNAP_API int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
 					    struct leaksnap_error *err);
 
+/* As diff_foreach_growing_stack, with the stack's change in allocation
+ * count between the first and the last snapshot as well (which may be
+ * negative: fewer, larger blocks). */
+typedef int (*diff_stack_delta_fn)(void *arg, const struct diff_frame *const *frames, size_t n,
+				   uint64_t bytes, int64_t count_delta);
+LEAKSNAP_API int diff_foreach_growing_stack_delta(struct diff *d, diff_stack_delta_fn fn,
+						  void *arg, struct leaksnap_error *err);
+
 /* The @max growing stacks of the suspects whose bytes grew most, largest
  * first (ties: the diff's stack order), called as for
  * diff_foreach_growing_stack: what a flame graph of the growth shows when

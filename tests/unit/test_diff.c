@@ -436,6 +436,51 @@ static void test_top_growing_stacks(void **state)
 	diff_free(d);
 }
 
+/* diff_foreach_growing_stack_delta: the same stacks in the same order as
+ * diff_foreach_growing_stack, each with its group's exact count delta
+ * (grouping by stack: one stack per group). */
+struct grown_delta {
+	const struct grown_list *plain;
+	struct diff *d;
+	size_t n;
+};
+
+static int check_delta(void *arg, const struct diff_frame *const *frames, size_t n,
+		       uint64_t bytes, int64_t count)
+{
+	struct grown_delta *gd = arg;
+	assert_int_equal(n, 1);
+	assert_true(gd->n < gd->plain->n);
+	assert_int_equal(frames[0]->rel_pc, gd->plain->v[gd->n].rel_pc);
+	assert_int_equal(bytes, gd->plain->v[gd->n].bytes);
+	gd->n++;
+	int seen = 0;
+	for (size_t i = 0; i < diff_suspect_count(gd->d); i++) {
+		const struct diff_group *g = diff_suspect(gd->d, i);
+		if (g->frames[0]->rel_pc != frames[0]->rel_pc)
+			continue;
+		assert_int_equal((int64_t)bytes, g->bytes_delta);
+		assert_int_equal(count, g->count_delta);
+		seen++;
+	}
+	assert_int_equal(seen, 1);
+	return 0;
+}
+
+static void test_growing_stack_delta(void **state)
+{
+	(void)state;
+	struct diff *d = order_diff();
+	struct leaksnap_error err;
+	static struct grown_list all;
+	all.n = 0;
+	assert_int_equal(diff_foreach_growing_stack(d, collect_grown, &all, &err), 0);
+	struct grown_delta gd = {&all, d, 0};
+	assert_int_equal(diff_foreach_growing_stack_delta(d, check_delta, &gd, &err), 0);
+	assert_int_equal(gd.n, ORDER_GROUPS);
+	diff_free(d);
+}
+
 /* A dump with duplicate records: opened with keep_duplicates the snapshot
  * keeps them (the reader does not merge), and the diff sums them into the
  * same groups as the merged model gives. */
@@ -609,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_trends),
 		cmocka_unit_test(test_rank_order),
 		cmocka_unit_test(test_top_growing_stacks),
+		cmocka_unit_test(test_growing_stack_delta),
 		cmocka_unit_test(test_keep_duplicates),
 		cmocka_unit_test(test_threaded_add),
 		cmocka_unit_test(test_snapshot_build_id),
