@@ -15,6 +15,9 @@
  *   total 16888 bytes, 17 allocations, 4 records; backtrace size 4.
  * T = base+0x1000 (libfoo text), B = base+0x10000 (libbar); base is
  * 0x7f0000000000 for 8-byte pointers and 0xf0000000 for 4-byte ones.
+ * The reach*.dump fixtures add a reachability section (see
+ * write_reach_fixtures); the reach-diff*.dump ones are a series for
+ * leakdiff (see write_reach_diff_fixtures).
  *
  * Usage: mkfixture OUTDIR
  */
@@ -162,9 +165,12 @@ static void header(struct buf *b, const struct hdr *h)
 	put_uint(b, h->maps_size, 8, 0);
 }
 
-/* Build a LEAKSNAP file; @tweak may alter the header before it is written. */
-static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
-			   void (*tweak)(struct hdr *), const char *meta)
+/* Build a LEAKSNAP file; @tweak may alter the header before it is written.
+ * With @reach, flag bit 2 is set and @nreach u32 unreachable counts follow
+ * the metadata in the records' byte order (docs/format.md). */
+static struct buf leaksnap_reach(unsigned ptr, int be, const struct rec *r, size_t n,
+				 void (*tweak)(struct hdr *), const char *meta,
+				 const uint32_t *reach, size_t nreach)
 {
 	struct buf recs = {0}, maps = {0}, out = {0};
 	record_area(&recs, ptr, be, r, n);
@@ -173,7 +179,7 @@ static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
 		.magic = "LEAKSNAP",
 		.version = 1,
 		.ptr = (uint8_t)ptr,
-		.flags = be ? 1 : 0,
+		.flags = (uint8_t)((be ? 1 : 0) | (reach ? 4 : 0)),
 		.bt = BT,
 		.pid = 4242,
 		.meta_size = (uint32_t)strlen(meta),
@@ -189,9 +195,17 @@ static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
 	put(&out, recs.p, recs.len);
 	put(&out, maps.p, maps.len);
 	put_str(&out, meta);
+	for (size_t i = 0; reach && i < nreach; i++)
+		put_uint(&out, reach[i], 4, be);
 	free(recs.p);
 	free(maps.p);
 	return out;
+}
+
+static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
+			   void (*tweak)(struct hdr *), const char *meta)
+{
+	return leaksnap_reach(ptr, be, r, n, tweak, meta, NULL, 0);
 }
 
 static void emit(const char *name, struct buf b)
@@ -213,6 +227,46 @@ static void t_maps_huge(struct hdr *h) { h->maps_size = (uint64_t)1 << 62; }
 static void t_meta_huge(struct hdr *h) { h->meta_size = 0xffffffffu; }
 static void t_total(struct hdr *h) { h->total = 99999; }
 static void t_android7(struct hdr *h) { h->flags |= 2; }
+
+/* Reachability (flag bit 2): the sample with these unreachable counts,
+ * record by record: after merging, 4096 x 3 and 24 x 4 unreachable, so
+ * 12384 bytes in 7 allocations. */
+static const uint32_t sample_reach[5] = {2, 0, 1, 4, 0};
+static const char reach_meta[] = "abi=x86_64\n"
+				 "reachability=threads 3, fork\n"
+				 "reachability_pause_us=412\n"
+				 "reachability_scan_us=1873\n";
+static void t_reach_android7(struct hdr *h) { h->flags |= 2; }
+
+static void write_reach_fixtures(const struct rec *r64, const struct rec *r32)
+{
+	emit("reach64le.dump", leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, sample_reach, 5));
+	emit("reach64be.dump", leaksnap_reach(8, 1, r64, 5, NULL, reach_meta, sample_reach, 5));
+	emit("reach32le.dump", leaksnap_reach(4, 0, r32, 5, NULL, reach_meta, sample_reach, 5));
+	emit("reach32be.dump", leaksnap_reach(4, 1, r32, 5, NULL, reach_meta, sample_reach, 5));
+	/* none unreachable: the section is there, every count 0 */
+	static const uint32_t zero[5];
+	emit("reach-none.dump", leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, zero, 5));
+	/* record 4 has 10 allocations: 11 is one too many (u32 at 12 past
+	 * the section's start) */
+	uint32_t over[5] = {2, 0, 1, 11, 0};
+	emit("reach-over-count.dump", leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, over, 5));
+	emit("reach-over-count-be32.dump",
+	     leaksnap_reach(4, 1, r32, 5, NULL, reach_meta, over, 5));
+	emit("reach-android7.dump",
+	     leaksnap_reach(8, 0, r64, 5, t_reach_android7, reach_meta, sample_reach, 5));
+	struct buf b = leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, sample_reach, 5);
+	save("reach-truncated.dump", &b, b.len - 3);
+	put_str(&b, "xyzw");
+	save("reach-oversized.dump", &b, b.len);
+	free(b.p);
+	/* a section where none belongs: bit 2 clear, 20 bytes after the metadata */
+	b = leaksnap(8, 0, r64, 5, NULL, reach_meta);
+	for (int i = 0; i < 5; i++)
+		put_uint(&b, sample_reach[i], 4, 0);
+	save("reach-unflagged.dump", &b, b.len);
+	free(b.p);
+}
 
 static void write_leaksnap_fixtures(void)
 {
@@ -266,6 +320,8 @@ static void write_leaksnap_fixtures(void)
 	put_str(&b, "junk");
 	save("trailing-bytes.dump", &b, b.len);
 	free(b.p);
+
+	write_reach_fixtures(r64, r32);
 
 	struct rec bad[5];
 	memcpy(bad, r64, sizeof(bad));
