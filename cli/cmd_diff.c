@@ -64,11 +64,20 @@ static const char diff_usage[] =
 	"  --html-stacks N      the flame graph shows the N stacks that grew most\n"
 	"                       (default 500); the rest are summed as one\n"
 	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
+	"  --fail-on-unreachable BYTES\n"
+	"                       exit 1 when the last snapshot holds BYTES or more\n"
+	"                       unreachable (after suppressions); exit 2 when it does\n"
+	"                       not say which blocks are unreachable\n"
 	"  -h, --help           this help\n\n"
 	"BYTES is a number, optionally with a K, M or G suffix (powers of 1024).\n\n"
+	"Snapshots recorded with reachability (LEAKSNAP_REACHABILITY=1) say which\n"
+	"blocks no pointer reached: a group holding such blocks in the last snapshot\n"
+	"is a definite leak, ranked before every other suspect; one that did not grow\n"
+	"is listed apart as a one-off leak.\n\n"
 	"Exit status: 0 success (and, with --fail-on, growth below the limit);\n"
-	"1 the suspects grew by --fail-on BYTES or more; 2 any error (usage,\n"
-	"unreadable, malformed or mismatched snapshots, an unreadable symbol file).\n";
+	"1 the suspects grew by --fail-on BYTES or more, or the last snapshot holds\n"
+	"--fail-on-unreachable BYTES or more; 2 any error (usage, unreadable,\n"
+	"malformed or mismatched snapshots, an unreadable symbol file).\n";
 
 
 /* A byte count: digits, then optionally K, M or G (powers of 1024),
@@ -264,7 +273,7 @@ static struct snapshot *reader_take(struct reader *r, size_t i)
 static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
 {
 	enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
-	       O_HTML, O_HTML_STACKS };
+	       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH };
 	static const struct option longopts[] = {
 		{"pointer-size", required_argument, NULL, 'P'},
 		{"frames", required_argument, NULL, 'F'},
@@ -281,6 +290,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"json", no_argument, NULL, 'j'},
 		{"folded", no_argument, NULL, O_FOLDED},
 		{"fail-on", required_argument, NULL, O_FAIL},
+		{"fail-on-unreachable", required_argument, NULL, O_FAIL_UNREACH},
 		{"html", required_argument, NULL, O_HTML},
 		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
 		{"help", no_argument, NULL, 'h'},
@@ -347,6 +357,12 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 				return cli_usage_error(cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
 						       optarg);
 			c->has_fail_on = true;
+			break;
+		case O_FAIL_UNREACH:
+			if (!parse_bytes(optarg, &c->fail_unreachable))
+				return cli_usage_error(cmd, "--fail-on-unreachable needs a byte count (e.g. 1 or 4K), not '%s'",
+						       optarg);
+			c->has_fail_unreachable = true;
 			break;
 		case O_HTML:
 			if (c->html)
@@ -500,6 +516,12 @@ out_reader:
 	if (status != EXIT_OK)
 		goto out;
 	status = EXIT_ERROR;
+	if (c.has_fail_unreachable && !diff_snapshot(d, n - 1)->has_reachability) {
+		cli_fail(diff_snapshot(d, n - 1)->file,
+			 "no reachability section: --fail-on-unreachable cannot be evaluated "
+			 "(record with LEAKSNAP_REACHABILITY=1)");
+		goto out;
+	}
 	if (diff_rank(d, &err)) {
 		cli_fail_error(&err);
 		goto out;
@@ -531,6 +553,8 @@ out_reader:
 			(long long)diff_suspects_bytes(d), (unsigned long long)c.fail_on);
 		status = EXIT_LEAKS;
 	}
+	if (status != EXIT_ERROR && cli_diff_unreachable_gate(d, &c))
+		status = EXIT_LEAKS;
 	status = cli_finish_stdout(status);
 out:
 	diff_free(d);

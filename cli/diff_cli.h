@@ -24,6 +24,8 @@ struct diff_cli {
 	bool json, folded, no_symbols, no_adjust;
 	bool has_fail_on;
 	uint64_t fail_on;
+	bool has_fail_unreachable;  /* --fail-on-unreachable BYTES */
+	uint64_t fail_unreachable;
 	const char *html;      /* --html FILE, or NULL */
 	uint64_t html_stacks;
 	struct leaksnap_error err;
@@ -34,5 +36,9 @@ struct diff_cli {
 int cli_diff_text(struct diff *d, struct diff_cli *c);
 /* The JSON document on @out.  EXIT_OK, or EXIT_ERROR after saying why. */
 int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c);
+
+/* --fail-on-unreachable: whether the last snapshot's unreachable bytes
+ * reach the limit (then it says so on standard error). */
+bool cli_diff_unreachable_gate(struct diff *d, const struct diff_cli *c);
 
 #endif

@@ -12,6 +12,18 @@ static json_t *json_series(const uint64_t *v, size_t n)
 	return a;
 }
 
+/* Unreachable bytes or counts per snapshot: null where the snapshot does
+ * not say which blocks are unreachable. */
+static json_t *json_unreachable(struct diff *d, const uint64_t *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < diff_snapshot_count(d); i++)
+		json_array_append_new(a, v && diff_snapshot(d, i)->has_reachability
+						 ? cli_json_u64(v[i])
+						 : json_null());
+	return a;
+}
+
 static json_t *json_group(struct diff *d, const struct diff_group *g, size_t rank)
 {
 	struct leaksnap_error err;
@@ -43,6 +55,9 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	json_object_set_new(o, "grew_intervals", json_integer(g->grew));
 	json_object_set_new(o, "shrank_intervals", json_integer(g->shrank));
 	json_object_set_new(o, "stacks", json_integer((json_int_t)g->stack_count));
+	json_object_set_new(o, "definite", json_boolean(g->definite));
+	json_object_set_new(o, "unreachable_bytes", json_unreachable(d, g->unreachable_bytes));
+	json_object_set_new(o, "unreachable_counts", json_unreachable(d, g->unreachable_counts));
 	if (g->module)
 		json_object_set_new(o, "module", cli_json_text(g->module));
 	/* the site's index in frames[], which has one element per inline level */
@@ -61,12 +76,16 @@ static void json_key(FILE *out, bool *first, const char *key)
 	*first = false;
 }
 
-static int json_list(FILE *out, struct diff *d, bool stopped, size_t count)
+/* Which list of groups. */
+enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
+
+static int json_list(FILE *out, struct diff *d, enum list list, size_t count)
 {
 	fprintf(out, "[");
 	for (size_t i = 0; i < count; i++) {
-		json_t *g = json_group(d, stopped ? diff_stopped(d, i) : diff_suspect(d, i),
-				       stopped ? 0 : i + 1);
+		json_t *g = list == LIST_SUSPECTS  ? json_group(d, diff_suspect(d, i), i + 1)
+			    : list == LIST_STOPPED ? json_group(d, diff_stopped(d, i), 0)
+						   : json_group(d, diff_unreachable(d, i), 0);
 		if (!g)
 			return EXIT_ERROR;
 		fprintf(out, "%s\n    ", i ? "," : "");
@@ -103,6 +122,11 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 			cli_format_time(s->time_ns, tbuf, sizeof(tbuf));
 		json_object_set_new(o, "time_ns", s->has_time ? cli_json_u64(s->time_ns) : json_null());
 		json_object_set_new(o, "time", s->has_time ? json_string(tbuf) : json_null());
+		bool r = s->has_reachability;
+		json_object_set_new(o, "unreachable_bytes",
+				    r ? cli_json_u64(s->unreachable_bytes) : json_null());
+		json_object_set_new(o, "unreachable_count",
+				    r ? cli_json_u64(s->unreachable_count) : json_null());
 		cli_json_print(out, o);
 	}
 	fprintf(out, "\n  ]");
@@ -117,12 +141,26 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 				 (json_int_t)diff_suspects_count(d), "stopped",
 				 (json_int_t)diff_stopped_count(d), "suppressed_stacks",
 				 (json_int_t)diff_suppressed_records(d)));
+	/* what the last snapshot proves: null when it does not say */
+	json_key(out, &first, "reachability");
+	cli_json_print(out, b->has_reachability
+				    ? json_pack("{s:o, s:o, s:I, s:I}", "unreachable_bytes",
+						cli_json_u64(b->unreachable_bytes),
+						"unreachable_count",
+						cli_json_u64(b->unreachable_count), "definite",
+						(json_int_t)diff_definite_count(d), "one_off",
+						(json_int_t)diff_unreachable_count(d))
+				    : json_null());
 	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
+	size_t nu = diff_unreachable_count(d);
 	json_key(out, &first, "suspects");
-	if (json_list(out, d, false, c->top && c->top < ns ? (size_t)c->top : ns))
+	if (json_list(out, d, LIST_SUSPECTS, c->top && c->top < ns ? (size_t)c->top : ns))
 		return EXIT_ERROR;
 	json_key(out, &first, "stopped");
-	if (json_list(out, d, true, c->top && c->top < nc ? (size_t)c->top : nc))
+	if (json_list(out, d, LIST_STOPPED, c->top && c->top < nc ? (size_t)c->top : nc))
+		return EXIT_ERROR;
+	json_key(out, &first, "unreachable");
+	if (json_list(out, d, LIST_UNREACHABLE, c->top && c->top < nu ? (size_t)c->top : nu))
 		return EXIT_ERROR;
 	if (c->o.suppressions) {
 		json_key(out, &first, "suppressions");

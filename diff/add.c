@@ -274,11 +274,22 @@ static int intern(struct diff *d, const struct snapshot *snap, size_t si, const 
 				     sizeof(*d->acc)) != 0)
 				return -1;
 			memset(d->acc + (size_t)sid * stride, 0, stride * sizeof(*d->acc));
+			if (d->uacc) {
+				if (lsp_grow((void **)&d->uacc, &d->uacc_cap,
+					     ((size_t)sid + 1) * stride, sizeof(*d->uacc)) != 0)
+					return -1;
+				memset(d->uacc + (size_t)sid * stride, 0, stride * sizeof(*d->uacc));
+			}
 		}
 		uint64_t bytes = sat_mul(rec->size, rec->count);
 		uint64_t *acc = d->acc + (size_t)sid * stride + si;
 		acc[0] = sat_add(acc[0], bytes);
 		acc[d->n] = sat_add(acc[d->n], rec->count);
+		if (rec->unreachable && d->uacc) {
+			uint64_t *u = d->uacc + (size_t)sid * stride + si;
+			u[0] = sat_add(u[0], sat_mul(rec->size, rec->unreachable));
+			u[d->n] = sat_add(u[d->n], rec->unreachable);
+		}
 		uint64_t *tot = rec->zygote ? d->zyg[si] : d->app[si];
 		tot[0] = sat_add(tot[0], bytes);
 		tot[1] = sat_add(tot[1], rec->count);
@@ -413,8 +424,19 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 		uint32_t nf = snapshot_record(snap, r)->frame_count;
 		words += nf > 256 ? 256 : nf;
 	}
+	/* The unreachable sums exist from the first snapshot that has them
+	 * on, zero for the stacks interned before. */
+	ds->has_reachability = snapshot_has_reachability(snap);
+	if (ds->has_reachability && !d->uacc) {
+		size_t have = d->stacks.count * stride;
+		if (lsp_grow((void **)&d->uacc, &d->uacc_cap, have + 1, sizeof(*d->uacc)) != 0)
+			goto nomem_a;
+		memset(d->uacc, 0, have * sizeof(*d->uacc));
+	}
 	/* every record may be a new stack: room for all, reserved once */
-	if (lsd_seqtab_reserve(&d->stacks, nrec, words) != 0 ||
+	if ((d->uacc && lsp_grow((void **)&d->uacc, &d->uacc_cap,
+				 (d->stacks.count + nrec) * stride, sizeof(*d->uacc)) != 0) ||
+	    lsd_seqtab_reserve(&d->stacks, nrec, words) != 0 ||
 	    lsp_grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
 		     sizeof(*d->acc)) != 0 ||
 	    add_records(&a, si, nrec) != 0)

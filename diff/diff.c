@@ -51,6 +51,17 @@ nomem:
 	return NULL;
 }
 
+/* The group views made on access, and the array of them. */
+static void free_views(struct group_priv **views, size_t n)
+{
+	for (size_t i = 0; views && i < n; i++)
+		if (views[i]) {
+			free(views[i]->frames);
+			free(views[i]);
+		}
+	free(views);
+}
+
 void diff_free(struct diff *d)
 {
 	if (!d)
@@ -78,23 +89,18 @@ void diff_free(struct diff *d)
 	if (d->gacc != d->acc)
 		free(d->gacc);
 	free(d->acc);
+	if (d->guacc != d->uacc)
+		free(d->guacc);
+	free(d->uacc);
 	free(d->rep);
 	free(d->nstacks);
 	lsd_seqtab_free(&d->names);
-	for (size_t i = 0; d->pub_suspects && i < d->nsuspects; i++)
-		if (d->pub_suspects[i])
-			free(d->pub_suspects[i]->frames);
-	for (size_t i = 0; d->pub_stopped && i < d->nstopped; i++)
-		if (d->pub_stopped[i])
-			free(d->pub_stopped[i]->frames);
-	for (size_t i = 0; d->pub_suspects && i < d->nsuspects; i++)
-		free(d->pub_suspects[i]);
-	for (size_t i = 0; d->pub_stopped && i < d->nstopped; i++)
-		free(d->pub_stopped[i]);
-	free(d->pub_suspects);
-	free(d->pub_stopped);
+	free_views(d->pub_suspects, d->nsuspects);
+	free_views(d->pub_stopped, d->nstopped);
+	free_views(d->pub_unreach, d->nunreach);
 	free(d->suspects);
 	free(d->stopped);
+	free(d->unreach);
 	for (size_t i = 0; i < d->nwarnings; i++)
 		free(d->warnings[i]);
 	free(d->warnings);

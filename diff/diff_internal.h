@@ -134,6 +134,8 @@ struct cand {
 	enum diff_trend trend;
 	double score;
 	int64_t bytes_delta, count_delta;
+	uint64_t unreachable;     /* bytes, last snapshot */
+	bool definite;            /* unreachable > 0 */
 };
 
 /* A group as the API shows it, made on first access. */
@@ -164,6 +166,10 @@ struct diff {
 	struct seqtab stacks;     /* frame ids; salt 1 = zygote */
 	uint64_t *acc;            /* per stack: bytes[n], then counts[n] */
 	size_t acc_cap;           /* in u64 */
+	/* per stack: unreachable bytes[n], then counts[n]; made when the first
+	 * snapshot with reachability is added (NULL: none has it) */
+	uint64_t *uacc;
+	size_t uacc_cap;
 
 	struct pc_slot *pcs;      /* this snapshot's PC -> frame */
 	size_t pc_mask, pc_count;
@@ -174,14 +180,16 @@ struct diff {
 	uint32_t *group_of;       /* per stack, NONE: not compared */
 	struct seqtab keys;       /* group keys (not used when groups are stacks) */
 	uint64_t *gacc;           /* per group: bytes[n], counts[n]; may be acc */
+	uint64_t *guacc;          /* per group, as uacc; may be uacc; NULL with it */
 	uint32_t *rep;            /* per group: its largest stack */
 	uint32_t *nstacks;        /* per group: its stacks */
 	size_t group_count;
 	struct seqtab names;      /* function names, as bytes in u32 */
-	struct cand *suspects, *stopped;
-	size_t nsuspects, nstopped;
-	size_t suspects_ordered, stopped_ordered; /* leading entries in rank order */
-	struct group_priv **pub_suspects, **pub_stopped; /* made on access */
+	struct cand *suspects, *stopped, *unreach;
+	size_t nsuspects, nstopped, nunreach, ndefinite;
+	/* leading entries in rank order */
+	size_t suspects_ordered, stopped_ordered, unreach_ordered;
+	struct group_priv **pub_suspects, **pub_stopped, **pub_unreach; /* made on access */
 	int64_t suspect_bytes, suspect_count;
 	uint64_t suppressed;
 

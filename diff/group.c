@@ -209,7 +209,17 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 	return 0;
 }
 
-/* Group the compared stacks: group_of, rep, nstacks and gacc. */
+/* Add stack @s's sums (@stride of them, in @acc) to stack @g's; zero @s's. */
+static void move_sums(uint64_t *acc, uint32_t g, size_t s, size_t stride)
+{
+	uint64_t *to = acc + (size_t)g * stride, *from = acc + s * stride;
+	for (size_t i = 0; i < stride; i++) {
+		to[i] = sat_add(to[i], from[i]);
+		from[i] = 0;
+	}
+}
+
+/* Group the compared stacks: group_of, rep, nstacks, gacc and guacc. */
 int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 {
 	size_t nst = d->stacks.count, n = d->n, stride = 2 * n, last = n - 1;
@@ -222,9 +232,11 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 	 * zygote stack joins the app stack with the same frames). */
 	bool by_stack = d->o.by == DIFF_BY_STACK && !merged;
 	uint32_t *key = NULL;
-	size_t key_cap = 0, klen, gacc_cap = 0;
-	if (by_stack)
+	size_t key_cap = 0, klen, gacc_cap = 0, guacc_cap = 0;
+	if (by_stack) {
 		d->gacc = d->acc;
+		d->guacc = d->uacc;
+	}
 	for (size_t s = 0; s < nst; s++) {
 		d->group_of[s] = NONE;
 		const struct seq *st = &d->stacks.ents[s];
@@ -254,11 +266,9 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 				}
 			}
 			if (g != s) {
-				uint64_t *to = d->acc + (size_t)g * stride, *from = d->acc + s * stride;
-				for (size_t i = 0; i < stride; i++) {
-					to[i] = sat_add(to[i], from[i]);
-					from[i] = 0;
-				}
+				move_sums(d->acc, g, s, stride);
+				if (d->uacc)
+					move_sums(d->uacc, g, s, stride);
 			}
 			if (d->nstacks[g]++ == 0)
 				d->rep[g] = g;
@@ -273,7 +283,20 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 					 sizeof(*d->gacc)) != 0)
 					goto nomem;
 				memset(d->gacc + (size_t)g * stride, 0, stride * sizeof(*d->gacc));
+				if (d->uacc) {
+					if (lsp_grow((void **)&d->guacc, &guacc_cap,
+						     ((size_t)g + 1) * stride, sizeof(*d->guacc)) != 0)
+						goto nomem;
+					memset(d->guacc + (size_t)g * stride, 0,
+					       stride * sizeof(*d->guacc));
+				}
 				d->rep[g] = (uint32_t)s;
+			}
+			if (d->uacc) {
+				uint64_t *uto = d->guacc + (size_t)g * stride;
+				const uint64_t *ufrom = d->uacc + s * stride;
+				for (size_t i = 0; i < stride; i++)
+					uto[i] = sat_add(uto[i], ufrom[i]);
 			}
 			uint64_t *to = d->gacc + (size_t)g * stride;
 			const uint64_t *from = d->acc + s * stride;

@@ -11,12 +11,22 @@
 int lsd_cmp_suspect(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
+	if (x->definite != y->definite) /* definite leaks first, whatever the score */
+		return x->definite ? -1 : 1;
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	if (x->bytes_delta != y->bytes_delta)
 		return x->bytes_delta > y->bytes_delta ? -1 : 1;
 	if (x->count_delta != y->count_delta)
 		return x->count_delta > y->count_delta ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
+}
+
+static int cmp_unreach(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->unreachable != y->unreachable)
+		return x->unreachable > y->unreachable ? -1 : 1;
 	return x->group < y->group ? -1 : x->group > y->group;
 }
 
@@ -107,6 +117,22 @@ static void score_group(const struct diff *d, uint32_t g, struct diff_group *p)
 		p->trend = DIFF_TREND_STOPPED;
 	double weight = p->grew > p->shrank ? (double)(p->grew - p->shrank) / (double)last : 0.0;
 	p->score = p->bytes_delta > 0 ? (double)p->bytes_delta * weight : 0.0;
+	p->unreachable_bytes = d->guacc ? d->guacc + (size_t)g * 2 * n : NULL;
+	p->unreachable_counts = p->unreachable_bytes ? p->unreachable_bytes + n : NULL;
+	p->definite = p->unreachable_bytes && p->unreachable_bytes[last] > 0;
+}
+
+/* Where group @g goes: suspects (it grew by min_bytes and still grows or
+ * holds unreachable bytes), stopped (a reachable cache), the one-off leaks
+ * (it did not grow but holds unreachable bytes), or nowhere. */
+enum place { PLACE_NONE, PLACE_SUSPECT, PLACE_STOPPED, PLACE_UNREACH };
+
+static enum place place_group(const struct diff *d, const struct diff_group *p)
+{
+	bool grew = p->bytes_delta > 0 && (uint64_t)p->bytes_delta >= d->o.min_bytes;
+	if (!grew)
+		return p->definite ? PLACE_UNREACH : PLACE_NONE;
+	return p->trend == DIFF_TREND_STOPPED && !p->definite ? PLACE_STOPPED : PLACE_SUSPECT;
 }
 
 int diff_rank(struct diff *d, struct leaksnap_error *err)
@@ -162,39 +188,53 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 	if (lsd_group_stacks(d, merged, err) != 0)
 		return -1;
 
-	/* Score: growing groups are suspects, stopped ones caches. */
-	size_t ns = 0, nc = 0;
+	/* Score: growing groups (and grown ones holding unreachable bytes)
+	 * are suspects, stopped ones caches; the unreachable bytes of what
+	 * was compared are summed per snapshot. */
+	size_t count[4] = {0}, n = d->n, last = n - 1;
 	for (size_t g = 0; g < d->group_count; g++) {
 		if (!d->nstacks[g])
 			continue;
 		struct diff_group p;
 		score_group(d, (uint32_t)g, &p);
-		if (p.bytes_delta <= 0 || (uint64_t)p.bytes_delta < d->o.min_bytes)
-			continue;
-		if (p.trend == DIFF_TREND_STOPPED)
-			nc++;
-		else
-			ns++;
+		count[place_group(d, &p)]++;
+		for (size_t i = 0; p.unreachable_bytes && i < n; i++) {
+			struct diff_snapshot *s = &d->snaps[i];
+			s->unreachable_bytes = sat_add(s->unreachable_bytes, p.unreachable_bytes[i]);
+			s->unreachable_count = sat_add(s->unreachable_count, p.unreachable_counts[i]);
+		}
 	}
+	size_t ns = count[PLACE_SUSPECT], nc = count[PLACE_STOPPED], nu = count[PLACE_UNREACH];
 	d->suspects = malloc((ns ? ns : 1) * sizeof(*d->suspects));
 	d->stopped = malloc((nc ? nc : 1) * sizeof(*d->stopped));
+	d->unreach = malloc((nu ? nu : 1) * sizeof(*d->unreach));
 	d->pub_suspects = calloc(ns ? ns : 1, sizeof(*d->pub_suspects));
 	d->pub_stopped = calloc(nc ? nc : 1, sizeof(*d->pub_stopped));
-	if (!d->suspects || !d->stopped || !d->pub_suspects || !d->pub_stopped)
+	d->pub_unreach = calloc(nu ? nu : 1, sizeof(*d->pub_unreach));
+	if (!d->suspects || !d->stopped || !d->unreach || !d->pub_suspects || !d->pub_stopped ||
+	    !d->pub_unreach)
 		goto nomem;
 	for (size_t g = 0; g < d->group_count; g++) {
 		if (!d->nstacks[g])
 			continue;
 		struct diff_group p;
 		score_group(d, (uint32_t)g, &p);
-		if (p.bytes_delta <= 0 || (uint64_t)p.bytes_delta < d->o.min_bytes)
+		struct cand c = {(uint32_t)g, p.trend, p.score, p.bytes_delta, p.count_delta,
+				 p.unreachable_bytes ? p.unreachable_bytes[last] : 0, p.definite};
+		switch (place_group(d, &p)) {
+		case PLACE_NONE:
 			continue;
-		struct cand c = {(uint32_t)g, p.trend, p.score, p.bytes_delta, p.count_delta};
-		if (p.trend == DIFF_TREND_STOPPED) {
+		case PLACE_STOPPED:
 			d->stopped[d->nstopped++] = c;
 			continue;
+		case PLACE_UNREACH:
+			d->unreach[d->nunreach++] = c;
+			continue;
+		case PLACE_SUSPECT:
+			break;
 		}
 		d->suspects[d->nsuspects++] = c;
+		d->ndefinite += c.definite;
 		if (__builtin_add_overflow(d->suspect_bytes, c.bytes_delta, &d->suspect_bytes))
 			d->suspect_bytes = INT64_MAX;
 		if (__builtin_add_overflow(d->suspect_count, c.count_delta, &d->suspect_count))
@@ -257,6 +297,15 @@ const struct diff_group *diff_suspect(struct diff *d, size_t i)
 	return materialize(d, &d->suspects[i], &d->pub_suspects[i]);
 }
 size_t diff_stopped_count(const struct diff *d) { return d->nstopped; }
+size_t diff_definite_count(const struct diff *d) { return d->ndefinite; }
+size_t diff_unreachable_count(const struct diff *d) { return d->nunreach; }
+const struct diff_group *diff_unreachable(struct diff *d, size_t i)
+{
+	if (i >= d->nunreach)
+		return NULL;
+	lsd_order_cands(d->unreach, d->nunreach, &d->unreach_ordered, i + 1, cmp_unreach);
+	return materialize(d, &d->unreach[i], &d->pub_unreach[i]);
+}
 const struct diff_group *diff_stopped(struct diff *d, size_t i)
 {
 	if (i >= d->nstopped)

@@ -66,6 +66,7 @@ static void put_str(struct buf *b, const char *s)
 }
 
 static const char *outdir;
+static uint64_t fixture_total = 16888; /* the header's total_memory */
 
 static void save(const char *name, const struct buf *b, size_t len)
 {
@@ -184,7 +185,7 @@ static struct buf leaksnap_reach(unsigned ptr, int be, const struct rec *r, size
 		.pid = 4242,
 		.meta_size = (uint32_t)strlen(meta),
 		.time_ns = 1763720553123456789ull,
-		.total = 16888,
+		.total = fixture_total,
 		.info = ptr * (2 + BT),
 		.records_size = recs.len,
 		.maps_size = maps.len,
@@ -268,6 +269,49 @@ static void write_reach_fixtures(const struct rec *r64, const struct rec *r32)
 	free(b.p);
 }
 
+/* A series of three snapshots for leakdiff (reach-diff1..3.dump, 8-byte
+ * little-endian, the sample's maps), one record per group (by stack):
+ *                                    counts      unreachable
+ *   A  32 B  [T+0x100, T+0x200]      10 20 30     5 15 25   grows, definite
+ *   B  1000  [T+0x300]                1  3  6     0  0  0   grows, reachable
+ *   C  512   [B+0x10]                 2  2  2     1  1  1   flat: one-off leak
+ *   D  64    [T+0x400]                5  5  5     0  0  0   flat, reachable
+ *   E  100   [T+0x500]                1  4  3     0  0  2   stopped, definite
+ *   F  200   [T+0x600]                1  3  2     0  0  0   stopped cache
+ *   G  48    [T+0x700, B+0x20]        1  1  1     1  1  1   flat: one-off leak
+ * Last snapshot: 1560 unreachable bytes in 29 allocations (C and G, in
+ * libbar, hold 560 of them).  reach-diff0.dump is snapshot 1 without the
+ * reachability section. */
+static void write_reach_diff_fixtures(void)
+{
+	const uint64_t t = 0x7f0000001000ull, bar = 0x7f0000010000ull;
+	static const uint64_t size[7] = {32, 1000, 512, 64, 100, 200, 48};
+	static const uint64_t count[3][7] = {
+		{10, 1, 2, 5, 1, 1, 1}, {20, 3, 2, 5, 4, 3, 1}, {30, 6, 2, 5, 3, 2, 1}};
+	static const uint32_t unreach[3][7] = {
+		{5, 0, 1, 0, 0, 0, 1}, {15, 0, 1, 0, 0, 0, 1}, {25, 0, 1, 0, 2, 0, 1}};
+	const uint64_t pcs[7][BT] = {
+		{t + 0x100, t + 0x200}, {t + 0x300}, {bar + 0x10}, {t + 0x400},
+		{t + 0x500},            {t + 0x600}, {t + 0x700, bar + 0x20},
+	};
+	for (int k = 0; k < 3; k++) {
+		struct rec r[7];
+		fixture_total = 0;
+		for (int i = 0; i < 7; i++) {
+			r[i].size = size[i];
+			r[i].count = count[k][i];
+			memcpy(r[i].pc, pcs[i], sizeof(r[i].pc));
+			fixture_total += size[i] * count[k][i];
+		}
+		char name[32];
+		snprintf(name, sizeof(name), "reach-diff%d.dump", k + 1);
+		emit(name, leaksnap_reach(8, 0, r, 7, NULL, reach_meta, unreach[k], 7));
+		if (k == 0)
+			emit("reach-diff0.dump", leaksnap(8, 0, r, 7, NULL, "abi=x86_64\n"));
+	}
+	fixture_total = 16888;
+}
+
 static void write_leaksnap_fixtures(void)
 {
 	struct rec r64[5], r32[5];
@@ -322,6 +366,7 @@ static void write_leaksnap_fixtures(void)
 	free(b.p);
 
 	write_reach_fixtures(r64, r32);
+	write_reach_diff_fixtures();
 
 	struct rec bad[5];
 	memcpy(bad, r64, sizeof(bad));
