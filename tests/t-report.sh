@@ -242,4 +242,10 @@ expect_eq "one-off rows" "$(rdom 'j["unreachable"]')" "[['libbar.so+0x10', 1], [
 expect_eq "snapshot unreachable" "$(rdom 'j["snapshotUnreachable"]')" "['720 B', '1.02 KiB', '1.52 KiB']"
 expect_eq "definite detail" "$(rdom 'ascii((j["detailNote"], j["detailSeries"][2:]))')" \
 	"('definite leak 800 B in 25 allocations no pointer reached in the last snapshot', ['unreachable bytes: 160 \u2192 480 \u2192 800', 'unreachable count: 5 \u2192 15 \u2192 25'])"
+# symbolize: the unreachable blocks of one dump, in the facts and per record
+"$L" symbolize --html "$w/rsym.html" "$w/fx/reach64le.dump" >/dev/null 2>&1 || fail "symbolize --html, reach"
+$BROWSER "$w/rsym.html" "$top/tests/report/symbolize-reach-steps.js" >"$w/rsdom.json" 2>"$w/browser.err" ||
+	fail "browser, reach symbolize page: $(cat "$w/browser.err")"
+expect_eq "reach symbolize page" "$(json "$w/rsdom.json" '(j["ready"], j["images"], j["fact"], j["unreachable"])')" \
+	"('1', 0, ['12.1 KiB in 7 allocations no pointer reached'], [['3', 1], ['4', 1], ['0', 0], ['0', 0]])"
 finish

@@ -79,6 +79,9 @@ function symbolizePage(app, doc, flame) {
     fact('App / zygote', `${fmtBytes(doc.app.bytes)} in ${fmtInt(doc.app.allocations)} / ` +
       `${fmtBytes(doc.zygote.bytes)} in ${fmtInt(doc.zygote.allocations)} allocations`);
   fact('Count field', doc.count_is_frames);
+  if (doc.unreachable)
+    fact('Unreachable', `${fmtBytes(doc.unreachable.bytes)} in ` +
+      `${fmtInt(doc.unreachable.allocations)} allocations no pointer reached`);
   for (const m of doc.metadata || []) fact(m.key, m.value);
   app.appendChild(dl);
   if (doc.warnings && doc.warnings.length)

@@ -204,14 +204,19 @@ function symbolsTable(list) {
 /* symbolize's records: the top records of one snapshot. */
 function recordsTable(doc) {
   const rows = doc.records.map((r, i) => Object.assign({n: i + 1, site: siteIndex(r.frames)}, r));
-  return renderTable('records', [
+  const columns = [
     {title: '#', num: true, value: r => r.n, cell: r => String(r.n)},
     {title: 'Bytes', num: true, value: r => r.total_bytes, cell: r => el('span',
       {title: fmtInt(r.total_bytes) + ' bytes', text: fmtBytes(r.total_bytes)})},
     {title: 'Size', num: true, value: r => r.size, cell: r => fmtInt(r.size)},
     {title: 'Count', num: true, value: r => r.count, cell: r => [fmtInt(r.count),
       r.zygote ? el('span', {class: 'badge', text: 'zygote'}) : null]},
-    {title: 'Site', value: r => r.site >= 0 ? frameName(r.frames[r.site]) : '',
-      cell: r => siteNodes(r.frames[r.site])},
-  ], rows, r => stackView(r.frames, r.site));
+  ];
+  if (doc.unreachable) /* the dump says which blocks no pointer reached */
+    columns.push({title: 'Unreachable', num: true, value: r => r.unreachable_count,
+      cell: r => [fmtInt(r.unreachable_count), r.unreachable_count ?
+        el('span', {class: 'badge definite', text: 'leak'}) : null]});
+  columns.push({title: 'Site', value: r => r.site >= 0 ? frameName(r.frames[r.site]) : '',
+    cell: r => siteNodes(r.frames[r.site])});
+  return renderTable('records', columns, rows, r => stackView(r.frames, r.site));
 }
