@@ -128,7 +128,7 @@ struct pc_slot {
 	uint32_t frame;           /* NONE: empty */
 };
 
-/* A group that grew: a suspect or a stopped cache. */
+/* A group in a list: a suspect, a stopped cache or a one-off leak. */
 struct cand {
 	uint32_t group;
 	enum diff_trend trend;

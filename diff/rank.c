@@ -40,7 +40,7 @@ static int cmp_stopped(const void *a, const void *b)
 
 /* Candidates are put in rank order lazily: the first ORDER_PREFIX by a
  * selection (all a --top report needs), the rest by a sort only when one of
- * them is asked for.  Both comparisons are total orders (the group id breaks
+ * them is asked for.  Every comparison is a total order (the group id breaks
  * ties), so the order is the same as one full sort's. */
 #define ORDER_PREFIX 64
 
