@@ -865,7 +865,7 @@ out_reader:
 	}
 	if (c.html && report_html(d, &c))
 		goto out;
-	if (c.pprof && cli_pprof_diff(d, c.pprof))
+	if (c.pprof && cli_pprof_diff(d, c.pprof, !c.no_adjust))
 		goto out;
 	/* problems with symbol files: reported, the report still printed */
 	status = EXIT_OK;

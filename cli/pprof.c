@@ -86,6 +86,7 @@ struct pprof {
 	struct loc *locs;
 	size_t nlocs, caplocs;
 	struct index loc_index;
+	uint64_t no_frames; /* the location of stacks without frames, 0: none yet */
 	struct line *lines;
 	size_t nlines, caplines;
 	struct func *funcs;
@@ -436,6 +437,7 @@ static uint64_t function_id(struct pprof *p, const struct sym_frame *fr)
 	return p->nfuncs;
 }
 
+/* (only keyed locations are in the index) */
 static uint64_t loc_hash(const struct pprof *p, size_t i)
 {
 	return mix(p->locs[i].key);
@@ -452,12 +454,14 @@ uint64_t pprof_location_find(const struct pprof *p, uint64_t key)
 	return 0;
 }
 
-uint64_t pprof_location(struct pprof *p, uint64_t key, uint64_t mapping_id, uint64_t address,
-			const struct sym_frame *frames, size_t nframes)
+static uint64_t add_location(struct pprof *p, bool keyed, uint64_t key, uint64_t mapping_id,
+			     uint64_t address, const struct sym_frame *frames, size_t nframes)
 {
-	uint64_t id = pprof_location_find(p, key);
-	if (id)
-		return id;
+	if (keyed) {
+		uint64_t id = pprof_location_find(p, key);
+		if (id)
+			return id;
+	}
 	if (grow(&p->locs, &p->caplocs, p->nlocs + 1, sizeof(*p->locs)) ||
 	    grow(&p->lines, &p->caplines, p->nlines + nframes, sizeof(*p->lines))) {
 		fail_nomem(p);
@@ -471,6 +475,8 @@ uint64_t pprof_location(struct pprof *p, uint64_t key, uint64_t mapping_id, uint
 		p->lines[p->nlines++] = (struct line){f, frames[i].line, frames[i].column};
 	}
 	p->locs[p->nlocs] = (struct loc){key, mapping_id, address, first, nframes};
+	if (!keyed)
+		return ++p->nlocs;
 	size_t j = (size_t)mix(key) & p->loc_index.mask;
 	while (p->loc_index.slots[j])
 		j = (j + 1) & p->loc_index.mask;
@@ -480,6 +486,21 @@ uint64_t pprof_location(struct pprof *p, uint64_t key, uint64_t mapping_id, uint
 		return 0;
 	}
 	return p->nlocs;
+}
+
+uint64_t pprof_location(struct pprof *p, uint64_t key, uint64_t mapping_id, uint64_t address,
+			const struct sym_frame *frames, size_t nframes)
+{
+	return add_location(p, true, key, mapping_id, address, frames, nframes);
+}
+
+uint64_t pprof_no_frames(struct pprof *p)
+{
+	if (!p->no_frames) {
+		struct sym_frame f = {.function = "(no frames)"};
+		p->no_frames = add_location(p, false, 0, 0, 0, &f, 1);
+	}
+	return p->no_frames;
 }
 
 /* Writing ----------------------------------------------------------------- */

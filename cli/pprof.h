@@ -73,6 +73,11 @@ uint64_t pprof_location_find(const struct pprof *p, uint64_t key);
 uint64_t pprof_location(struct pprof *p, uint64_t key, uint64_t mapping_id, uint64_t address,
 			const struct sym_frame *frames, size_t nframes);
 
+/* The location a sample without frames is given (pprof leaves out
+ * samples without locations): no address, no mapping, one line in a
+ * function named "(no frames)".  0 with the error set. */
+uint64_t pprof_no_frames(struct pprof *p);
+
 /* A sample: @locations leaf first, one value per sample type.  -1 with
  * the error set. */
 int pprof_sample(struct pprof *p, const uint64_t *locations, size_t nlocations,
@@ -100,7 +105,8 @@ int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const 
 
 struct diff;
 /* Write the suspects' growth of the ranked @d as a profile at @path (an
- * existing regular file is replaced; "-": standard output). */
-int cli_pprof_diff(struct diff *d, const char *path);
+ * existing regular file is replaced; "-": standard output); @adjust: the
+ * frames were looked up at pc - 1, which the locations' addresses are. */
+int cli_pprof_diff(struct diff *d, const char *path, bool adjust);
 
 #endif

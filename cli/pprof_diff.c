@@ -3,10 +3,12 @@
  * diff_foreach_growing_stack_delta().
  *
  * A diff frame is (module, offset in its file) with the PC it was captured
- * at in the latest snapshot that had it; its mapping is the range of its
- * module at that load address (one mapping per module and load bias,
- * covering the PCs the profile uses), so that address - start + offset is
- * the frame's offset in the file, as pprof computes it. */
+ * at in the latest snapshot that had it; its location's address is the
+ * call (pc - 1, unless --no-adjust), as pprof's own converters write
+ * return addresses, and its mapping is the range of its module at that
+ * load address (one mapping per module and load bias, from the page of the
+ * lowest address the profile uses to the highest), so that address - start
+ * + offset is the frame's offset in the file, as pprof computes it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,18 +31,25 @@ struct growth {
 	size_t nmaps, capmaps;
 	uint64_t *ids;
 	size_t capids;
+	bool adjust;  /* addresses are the calls: pc - 1 */
 	bool failed; /* the profile's error is set */
 };
 
-static uint64_t mapping_of(struct growth *g, const struct diff_frame *f)
+/* The mapping of frame @f, covering @addr (its PC or the call before it)
+ * and the start of @addr's page, as a maps line would (pprof matches a
+ * mapping's file offset against the file's segments). */
+static uint64_t mapping_of(struct growth *g, const struct diff_frame *f, uint64_t addr)
 {
-	uint64_t bias = f->pc - f->rel_pc;
+	uint64_t bias = f->pc - f->rel_pc, page = addr & ~(uint64_t)0xfff;
+	if (addr - bias < addr - page) /* (a file offset below the page: no page start) */
+		page = addr;
 	for (size_t i = 0; i < g->nmaps; i++) {
 		struct module_map *m = &g->maps[i];
 		if (m->bias == bias && strcmp(m->module, f->module) == 0 &&
 		    m->build_id_len == f->build_id_len &&
 		    (!f->build_id_len || memcmp(m->build_id, f->build_id, f->build_id_len) == 0)) {
-			pprof_mapping_cover(g->p, m->id, f->pc);
+			pprof_mapping_cover(g->p, m->id, addr);
+			pprof_mapping_cover(g->p, m->id, page);
 			return m->id;
 		}
 	}
@@ -52,7 +61,7 @@ static uint64_t mapping_of(struct growth *g, const struct diff_frame *f)
 		g->maps = q;
 		g->capmaps = n;
 	}
-	uint64_t id = pprof_mapping(g->p, f->pc, f->pc + 1, f->rel_pc, f->module, f->build_id,
+	uint64_t id = pprof_mapping(g->p, page, addr + 1, page - bias, f->module, f->build_id,
 				    f->build_id_len, f->sym_module && f->sym_module->file);
 	if (id)
 		g->maps[g->nmaps++] = (struct module_map){f->module, f->build_id, f->build_id_len,
@@ -64,21 +73,22 @@ static int growth_stack(void *arg, const struct diff_frame *const *frames, size_
 			uint64_t bytes, int64_t count_delta)
 {
 	struct growth *g = arg;
-	if (n > g->capids) {
-		uint64_t *q = realloc(g->ids, n * sizeof(*q));
+	if (n + 1 > g->capids) {
+		uint64_t *q = realloc(g->ids, (n + 1) * sizeof(*q));
 		if (!q)
 			return -1; /* out of memory */
 		g->ids = q;
-		g->capids = n;
+		g->capids = n + 1;
 	}
 	/* frames come outermost first; a sample lists its leaf first */
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_frame *f = frames[n - 1 - i];
 		uint64_t key = (uint64_t)(uintptr_t)f, id = pprof_location_find(g->p, key);
 		if (!id) {
-			uint64_t mid = f->module ? mapping_of(g, f) : 0;
+			uint64_t addr = g->adjust && f->pc ? f->pc - 1 : f->pc;
+			uint64_t mid = f->module ? mapping_of(g, f, addr) : 0;
 			id = f->module && !mid ? 0
-					       : pprof_location(g->p, key, mid, f->pc, f->sym,
+					       : pprof_location(g->p, key, mid, addr, f->sym,
 								f->sym_count);
 		}
 		if (!id) {
@@ -87,8 +97,13 @@ static int growth_stack(void *arg, const struct diff_frame *const *frames, size_
 		}
 		g->ids[i] = id;
 	}
+	size_t nids = n;
+	if (nids == 0 && !(g->ids[nids++] = pprof_no_frames(g->p))) {
+		g->failed = true;
+		return -1;
+	}
 	int64_t values[2] = {count_delta, bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes};
-	if (pprof_sample(g->p, g->ids, n, values, 2, NULL, 0)) {
+	if (pprof_sample(g->p, g->ids, nids, values, 2, NULL, 0)) {
 		g->failed = true;
 		return -1;
 	}
@@ -129,12 +144,12 @@ static int header(struct pprof *p, struct diff *d)
 	return 0;
 }
 
-int cli_pprof_diff(struct diff *d, const char *path)
+int cli_pprof_diff(struct diff *d, const char *path, bool adjust)
 {
 	struct cli_outfile out;
 	if (cli_outfile_open(&out, path, true))
 		return EXIT_ERROR;
-	struct growth g = {pprof_new(out.f), NULL, 0, 0, NULL, 0, false};
+	struct growth g = {pprof_new(out.f), NULL, 0, 0, NULL, 0, adjust, false};
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	int rc;

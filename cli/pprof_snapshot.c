@@ -97,7 +97,7 @@ static uint64_t location(struct builder *b, uint64_t pc)
 	uint64_t id = pprof_location_find(b->p, pc);
 	if (id)
 		return id;
-	struct maps_location loc;
+	struct maps_location loc = {0};
 	struct cli_resolved r = {0};
 	uint64_t mid = 0;
 	if (maps_locate(b->maps, pc, &loc)) {
@@ -118,7 +118,11 @@ static uint64_t location(struct builder *b, uint64_t pc)
 		}
 		mid = b->map_ids[i];
 	}
-	return pprof_location(b->p, pc, mid, pc, r.frames, r.frame_count);
+	/* the call (pc - 1), as pprof's own converters write return addresses
+	 * and as the frame was looked up, unless --no-adjust */
+	uint64_t addr = !b->o->no_adjust && pc && (!loc.mapping || pc > loc.mapping->start) ? pc - 1
+											      : pc;
+	return pprof_location(b->p, pc, mid, addr, r.frames, r.frame_count);
 }
 
 static int build(struct builder *b)
@@ -156,6 +160,14 @@ static int build(struct builder *b)
 		}
 		if (rc)
 			break;
+		uint32_t nids = r->frame_count;
+		if (nids == 0) {
+			ids[nids++] = pprof_no_frames(b->p);
+			if (!ids[0]) {
+				rc = -1;
+				break;
+			}
+		}
 		int64_t values[2] = {
 			r->count > INT64_MAX ? INT64_MAX : (int64_t)r->count,
 			r->size && r->count > INT64_MAX / r->size ? INT64_MAX
@@ -164,7 +176,7 @@ static int build(struct builder *b)
 			{"bytes", NULL, r->size > INT64_MAX ? INT64_MAX : (int64_t)r->size, "bytes"},
 			{"zygote", "true", 0, NULL},
 		};
-		rc = pprof_sample(b->p, ids, r->frame_count, values, 2, labels, r->zygote ? 2 : 1);
+		rc = pprof_sample(b->p, ids, nids, values, 2, labels, r->zygote ? 2 : 1);
 		if (b->sc)
 			cli_symctx_progress(b->sc, i, n);
 	}

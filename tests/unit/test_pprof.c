@@ -310,6 +310,37 @@ static void test_mapping_cover(void **state)
 	perftools__profiles__profile__free_unpacked(pr, NULL);
 }
 
+/* A stack without frames gets one location: no address, no mapping, a
+ * function "(no frames)"; the same one every time. */
+static void test_no_frames(void **state)
+{
+	(void)state;
+	FILE *f = tmpfile();
+	struct pprof *p = pprof_new(f);
+	assert_non_null(p);
+	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
+	uint64_t pc = pprof_location(p, 0, 0, 0, NULL, 0); /* a PC 0 is another location */
+	uint64_t id = pprof_no_frames(p);
+	assert_int_equal(pc, 1);
+	assert_int_equal(id, 2);
+	assert_int_equal(pprof_no_frames(p), id);
+	assert_int_equal(pprof_location_find(p, 0), pc);
+	int64_t v = 64;
+	assert_int_equal(pprof_sample(p, &id, 1, &v, 1, NULL, 0), 0);
+	assert_int_equal(pprof_finish(p), 0);
+	pprof_free(p);
+	Perftools__Profiles__Profile *pr = decode(f);
+	fclose(f);
+	assert_int_equal(pr->n_location, 2);
+	const Perftools__Profiles__Location *l = location(pr, id);
+	assert_int_equal(l->address, 0);
+	assert_int_equal(l->mapping_id, 0);
+	assert_int_equal(l->n_line, 1);
+	assert_string_equal(str(pr, function(pr, l->line[0]->function_id)->name), "(no frames)");
+	assert_int_equal(pr->sample[0]->location_id[0], id);
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+}
+
 /* Many samples: the compressed stream spans many output chunks; every
  * sample comes back in order, and strings stay deduplicated. */
 static void test_many_samples(void **state)
@@ -387,6 +418,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_mapping_cover),
+		cmocka_unit_test(test_no_frames),
 		cmocka_unit_test(test_many_samples),
 		cmocka_unit_test(test_errors),
 	};
