@@ -40,10 +40,11 @@ static const char convert_usage[] =
 	"                       (repeatable; as in 'leaksnap symbolize')\n"
 	"  --no-symbols         --to pprof: do not symbolize (pprof may, from the\n"
 	"                       mappings' files)\n"
-	"  --no-adjust          --to pprof: look frames up at the captured address,\n"
-	"                       not pc - 1\n"
+	"  --no-adjust          --to pprof: look frames up, and write their\n"
+	"                       addresses, as captured, not at the call (pc - 1)\n"
 	"  -h, --help           this help\n\n"
-	"Exit status: 0 success, 2 any error.\n";
+	"Exit status: 0 success, 2 any error (--to pprof: a symbol file that cannot\n"
+	"be read is reported and the profile still written, its frames unsymbolized).\n";
 
 /* What the writer leaves out, shown once the file is written. */
 struct dropped {
