@@ -85,7 +85,12 @@ struct pprof {
 	size_t nmaps, capmaps;
 	struct loc *locs;
 	size_t nlocs, caplocs;
-	struct index loc_index;
+	/* keyed locations: open addressing on the key, the key kept in the
+	 * slot (one cache line a lookup); id 0 = empty slot */
+	struct loc_slot {
+		uint64_t key, id;
+	} *loc_slots;
+	size_t loc_mask, nkeyed;
 	uint64_t no_frames; /* the location of stacks without frames, 0: none yet */
 	struct line *lines;
 	size_t nlines, caplines;
@@ -264,14 +269,14 @@ struct pprof *pprof_new(FILE *out)
 	p->strs = calloc(16, sizeof(*p->strs));
 	p->capstrs = 16;
 	if (!p->zout || !p->strs || index_grow(p, &p->str_index, 0, str_hash) ||
-	    index_grow(p, &p->loc_index, 0, NULL) || index_grow(p, &p->func_index, 0, NULL))
+	    index_grow(p, &p->func_index, 0, NULL))
 		goto fail;
 	p->strs[0].s = calloc(1, 1);
 	if (!p->strs[0].s)
 		goto fail;
 	p->nstrs = 1;
 	/* gzip: deflate with a gzip header and trailer (windowBits + 16) */
-	if (deflateInit2(&p->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+	if (deflateInit2(&p->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		goto fail;
 	p->z_ready = true;
@@ -297,7 +302,7 @@ void pprof_free(struct pprof *p)
 	free(p->comments);
 	free(p->maps);
 	free(p->locs);
-	free(p->loc_index.slots);
+	free(p->loc_slots);
 	free(p->lines);
 	free(p->funcs);
 	free(p->func_index.slots);
@@ -437,20 +442,40 @@ static uint64_t function_id(struct pprof *p, const struct sym_frame *fr)
 	return p->nfuncs;
 }
 
-/* (only keyed locations are in the index) */
-static uint64_t loc_hash(const struct pprof *p, size_t i)
-{
-	return mix(p->locs[i].key);
-}
-
 uint64_t pprof_location_find(const struct pprof *p, uint64_t key)
 {
-	size_t j = (size_t)mix(key) & p->loc_index.mask;
-	while (p->loc_index.slots[j]) {
-		if (p->locs[p->loc_index.slots[j] - 1].key == key)
-			return p->loc_index.slots[j];
-		j = (j + 1) & p->loc_index.mask;
+	if (!p->loc_slots)
+		return 0;
+	size_t j = (size_t)mix(key) & p->loc_mask;
+	while (p->loc_slots[j].id) {
+		if (p->loc_slots[j].key == key)
+			return p->loc_slots[j].id;
+		j = (j + 1) & p->loc_mask;
 	}
+	return 0;
+}
+
+/* Room for one more keyed location: -1 when out of memory. */
+static int loc_slots_grow(struct pprof *p, size_t count)
+{
+	size_t cap = p->loc_slots ? p->loc_mask + 1 : 0;
+	if ((count + 1) * 2 <= cap)
+		return 0;
+	size_t ncap = cap ? cap * 2 : 1024;
+	struct loc_slot *slots = calloc(ncap, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < cap; i++) {
+		if (!p->loc_slots[i].id)
+			continue;
+		size_t j = (size_t)mix(p->loc_slots[i].key) & (ncap - 1);
+		while (slots[j].id)
+			j = (j + 1) & (ncap - 1);
+		slots[j] = p->loc_slots[i];
+	}
+	free(p->loc_slots);
+	p->loc_slots = slots;
+	p->loc_mask = ncap - 1;
 	return 0;
 }
 
@@ -474,16 +499,17 @@ static uint64_t add_location(struct pprof *p, bool keyed, uint64_t key, uint64_t
 			return 0;
 		p->lines[p->nlines++] = (struct line){f, frames[i].line, frames[i].column};
 	}
-	p->locs[p->nlocs] = (struct loc){key, mapping_id, address, first, nframes};
-	if (!keyed)
-		return ++p->nlocs;
-	size_t j = (size_t)mix(key) & p->loc_index.mask;
-	while (p->loc_index.slots[j])
-		j = (j + 1) & p->loc_index.mask;
-	p->loc_index.slots[j] = ++p->nlocs;
-	if (index_grow(p, &p->loc_index, p->nlocs, loc_hash)) {
+	if (keyed && loc_slots_grow(p, p->nkeyed + 1)) {
 		fail_nomem(p);
 		return 0;
+	}
+	p->locs[p->nlocs++] = (struct loc){key, mapping_id, address, first, nframes};
+	if (keyed) {
+		size_t j = (size_t)mix(key) & p->loc_mask;
+		while (p->loc_slots[j].id)
+			j = (j + 1) & p->loc_mask;
+		p->loc_slots[j] = (struct loc_slot){key, p->nlocs};
+		p->nkeyed++;
 	}
 	return p->nlocs;
 }
