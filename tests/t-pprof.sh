@@ -7,7 +7,9 @@
 #    inlined wrapper's location innermost first (je_wrap, then leak_inline);
 #    --no-symbols leaves the locations bare and pprof symbolizes them itself
 #    from the mappings to the same answer; --symbols finds a stripped
-#    program's symbols; zygote records carry the zygote label;
+#    program's symbols, a corrupt one is reported (exit 2) with the profile
+#    written; zygote records carry the zygote label; a record without frames
+#    is a "(no frames)" location;
 #  - go tool pprof -diff_base of two converted snapshots of the demo server
 #    (testdata/demo/server.c) shows its leak first, by exactly its growth;
 #  - leakdiff --pprof: the suspects' growth totals of leakdiff --json, one
@@ -180,6 +182,13 @@ cp "$w/grow" "$w/syms$w/grow" && strip "$w/grow" || fail "cannot strip grow"
 pprof -raw -symbolize=none "$w/stripped.pb.gz" | grep -q ' leak_steady ' && fail "a stripped program gave its function names"
 "$L" convert --to pprof --symbols "$w/syms" "$g3" "$w/tree.pb.gz" || fail "convert --symbols"
 expect_eq "--symbols" "$(top_row "$w/tree.pb.gz" -symbolize=none)" "9000B je_wrap (inline)"
+# a corrupt symbol file: reported, exit 2, the profile still written
+mkdir -p "$w/bad$w"
+head -c 3000 "$w/syms$w/grow" >"$w/bad$w/grow"
+"$L" convert --to pprof -s "$w/bad" "$g3" "$w/bad.pb.gz" 2>"$w/bad.err"
+expect_eq "corrupt symbol file: status" $? 2
+grep -q "^leaksnap: $w/bad$w/grow: " "$w/bad.err" || fail "corrupt symbol file: no error line: $(cat "$w/bad.err")"
+expect_eq "corrupt symbol file: profile" "$(raw_sums "$w/bad.pb.gz")" "$(raw_sums "$w/g3.pb.gz")"
 
 # 5. Publishing.
 printf 'keep me\n' >"$w/exists"
