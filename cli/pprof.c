@@ -195,6 +195,39 @@ static uint64_t str_hash(const struct pprof *p, size_t i)
 	return hash_bytes(p->strs[i].s, p->strs[i].len);
 }
 
+/* @s with each byte outside a valid UTF-8 sequence replaced by U+FFFD, in
+ * a new string (*@len its length); NULL when out of memory. */
+static char *utf8_fixed(const char *s, size_t *len)
+{
+	char *t = malloc(3 * strlen(s) + 1);
+	if (!t)
+		return NULL;
+	size_t n = 0;
+	for (const unsigned char *q = (const unsigned char *)s; *q;) {
+		size_t k = cli_utf8_len(q);
+		if (k) {
+			memcpy(t + n, q, k);
+			n += k;
+			q += k;
+		} else {
+			memcpy(t + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			q++;
+		}
+	}
+	t[n] = '\0';
+	*len = n;
+	return t;
+}
+
+static bool utf8_valid(const char *s, size_t len)
+{
+	for (size_t at = 0, k; at < len; at += k)
+		if (!(k = cli_utf8_len((const unsigned char *)s + at)))
+			return false;
+	return true;
+}
+
 /* The index of @s (NULL: "") in the string table, added when new.  Text
  * that is not UTF-8 is written with U+FFFD for each bad byte (proto3
  * strings are UTF-8).  -1 when out of memory. */
@@ -204,34 +237,11 @@ static int64_t intern(struct pprof *p, const char *s)
 		return 0;
 	size_t len = strlen(s);
 	char *fixed = NULL;
-	for (size_t at = 0; at < len;) {
-		size_t n = cli_utf8_len((const unsigned char *)s + at);
-		if (!n)
-			break;
-		at += n;
-		if (at == len)
-			goto valid;
+	if (!utf8_valid(s, len)) {
+		if (!(fixed = utf8_fixed(s, &len)))
+			return fail_nomem(p);
+		s = fixed;
 	}
-	fixed = malloc(3 * len + 1);
-	if (!fixed)
-		return fail_nomem(p);
-	size_t flen = 0;
-	for (const unsigned char *q = (const unsigned char *)s; *q;) {
-		size_t n = cli_utf8_len(q);
-		if (n) {
-			memcpy(fixed + flen, q, n);
-			flen += n;
-			q += n;
-		} else {
-			memcpy(fixed + flen, "\xef\xbf\xbd", 3);
-			flen += 3;
-			q++;
-		}
-	}
-	fixed[flen] = '\0';
-	s = fixed;
-	len = flen;
-valid:;
 	uint64_t h = hash_bytes(s, len);
 	size_t j = (size_t)h & p->str_index.mask;
 	while (p->str_index.slots[j]) {

@@ -142,6 +142,8 @@ expect_eq "text dump totals" "$(raw_sums "$w/app.pb.gz")" \
 	fail "convert of the demo's snapshots"
 expect_eq "-diff_base first" "$(top_row "$w/new.pb.gz" -diff_base "$w/old.pb.gz")" \
 	"$(json "$w/s.json" '"%dB %s" % (j["suspects"][0]["bytes_delta"], j["suspects"][0]["frames"][j["suspects"][0]["site"]]["function"])')"
+expect_eq "the demo's leak on top" "$(top_row "$w/new.pb.gz")" \
+	"$(json "$w/s.json" '"%dB %s" % (j["suspects"][0]["bytes"][-1], j["suspects"][0]["frames"][j["suspects"][0]["site"]]["function"])')"
 expect_eq "the demo's leak" "$(json "$w/s.json" 'j["suspects"][0]["frames"][j["suspects"][0]["site"]]["function"]')" handle_request
 
 # 3. leakdiff --pprof: the growth of the suspects.
