@@ -112,6 +112,11 @@ bid=$(json "$w/g3.json" '[m["value"].split()[0] for m in j["metadata"] if m["key
 expect_eq "first mapping" "$(sed -n '/^Mappings/{n;p}' "$w/g3.raw")" \
 	"1: 0x$start/0x$end/0x${off:-0} $w/grow $bid [FN][FL][LN][IN]"
 expect_eq "File:" "$(pprof -top "$w/g3.pb.gz" | head -1)" "File: grow"
+# --rewrite-prefix renames the mappings' files; symbols still come from the dump's paths
+"$L" convert --to pprof --rewrite-prefix "$w/=/elsewhere/" "$g3" "$w/rw.pb.gz" || fail "--rewrite-prefix"
+expect_eq "--rewrite-prefix" "$(pprof -raw -symbolize=none "$w/rw.pb.gz" | sed -n '/^Mappings/{n;p}')" \
+	"1: 0x$start/0x$end/0x${off:-0} /elsewhere/grow $bid [FN][FL][LN][IN]"
+expect_eq "--rewrite-prefix: symbols" "$(top_row "$w/rw.pb.gz" -symbolize=none)" "9000B je_wrap (inline)"
 
 # --no-symbols: bare locations, unsymbolized mappings; pprof, reading the
 # program's file through the mapping, finds the same function and line at
