@@ -43,6 +43,7 @@ CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ilibsnapshot $(CPPFLAGS)
 CFLAGS_ALL := -std=c11 -pthread $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
 LDFLAGS_ALL := -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS := -ljansson -ldw -lelf -lzip -lz -liberty
+CLI_LIBS := -lprotobuf-c # pprof profiles (cli/pprof.c); the library does not need it
 
 DEPS_STAMP := $(B)/.deps-ok
 
@@ -115,9 +116,22 @@ $(B)/gen/report_assets.h: scripts/embed-assets.sh $(REPORT_CSS) $(REPORT_JS)
 $(B)/obj/cli/html.o: $(B)/gen/report_assets.h
 $(B)/obj/cli/html.o: CPPFLAGS_ALL += -I$(B)/gen
 
-$(B)/bin/leaksnap: $(CLI_OBJS) $(B)/lib/libleaksnap.a
+# pprof profiles: protoc-c generates the C code for cli/profile.proto (never
+# committed); cli/pprof.c and its unit test use it.
+PB_OBJ := $(B)/obj/gen/profile.pb-c.o
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: cli/%.proto | $(DEPS_STAMP)
+	$(call say,GEN,$@)
+	$(Q)mkdir -p $(@D) && protoc-c --proto_path=cli --c_out=$(B)/gen $<
+$(PB_OBJ): $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -I$(B)/gen $(CFLAGS_ALL) -c -o $@ $<
+$(B)/obj/cli/pprof.o: $(B)/gen/profile.pb-c.h
+$(B)/obj/cli/pprof.o: CPPFLAGS_ALL += -I$(B)/gen
+
+$(B)/bin/leaksnap: $(CLI_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a
 	$(call say,LD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(B)/lib/libleaksnap.a $(LIBS)
+	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a \
+		$(LIBS) $(CLI_LIBS)
 
 $(B)/bin/leakdiff: $(B)/bin/leaksnap
 	$(Q)ln -sf leaksnap $@
@@ -169,6 +183,15 @@ $(B)/tests/test_allocfail: tests/unit/test_allocfail.c $(B)/lib/libleaksnap.a $(
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL) $(ALLOC_WRAP)
+
+# The pprof test takes the profile writer and the generated code from the CLI.
+$(B)/tests/test_pprof: tests/unit/test_pprof.c $(B)/obj/cli/pprof.o $(B)/obj/cli/util.o $(B)/obj/cli/tty.o $(PB_OBJ) \
+		$(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icli -I$(B)/gen \
+		$(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) -Wno-missing-prototypes -o $@ $< \
+		$(B)/obj/cli/pprof.o $(B)/obj/cli/util.o $(B)/obj/cli/tty.o $(PB_OBJ) $(B)/lib/libleaksnap.a -lcmocka \
+		$(LIBS) $(CLI_LIBS) $(LDFLAGS_ALL)
 
 # The unwinder test builds the hook's unwinders into a program of its own,
 # without frame pointers, as ordinary Debian code is built.

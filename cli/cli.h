@@ -180,6 +180,8 @@ json_t *cli_json_str_or_null(const char *s);
  * when it is UTF-8, else with each byte outside a valid sequence replaced by
  * U+FFFD, so that JSON output is always JSON.  NULL: null. */
 json_t *cli_json_text(const char *s);
+/* The length of the valid UTF-8 sequence at @p (RFC 3629), or 0. */
+size_t cli_utf8_len(const unsigned char *p);
 
 /* An output file written through stdio (outfile.c): a temporary name beside
  * @path, published complete by cli_outfile_close.  With @replace an

@@ -1,11 +1,15 @@
-/* leaksnap convert: write any readable snapshot as a LEAKSNAP v1 file or an
- * Android text heap dump v1.2, optionally with its module paths rewritten. */
+/* leaksnap convert: write any readable snapshot as a LEAKSNAP v1 file, an
+ * Android text heap dump v1.2 or a pprof profile, optionally with its
+ * module paths rewritten. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "pprof.h"
 
 static const char convert_usage[] =
 	"Usage: leaksnap convert [OPTIONS] DUMP OUT\n\n"
@@ -16,11 +20,17 @@ static const char convert_usage[] =
 	"    writes one. The pid, capture time, unreachable counts and metadata other\n"
 	"    than the build fingerprint have no place there: a warning names what is\n"
 	"    left out.\n"
+	"  --to pprof: a gzip-compressed pprof profile (profile.proto) of the live\n"
+	"    heap: inuse_objects and inuse_space, one sample per record (labels\n"
+	"    bytes; zygote on zygote-child records; unreachable, the count no pointer\n"
+	"    reached, when the dump has reachability), each PC a location in its\n"
+	"    mapping with the module's build ID, symbolized when symbol files are\n"
+	"    found (as 'leaksnap symbolize' finds them). Read it with go tool pprof.\n"
 	"Duplicate records are merged; Android 7 counts are written corrected.\n"
 	"OUT must not exist: leaksnap never overwrites a file.\n\n"
 	"Options:\n"
 	CLI_INPUT_HELP
-	"  --to FORMAT          output format: leaksnap or android-text\n"
+	"  --to FORMAT          output format: leaksnap, android-text or pprof\n"
 	"  --rewrite-prefix OLD=NEW\n"
 	"                       write module paths that start with OLD (maps lines,\n"
 	"                       build_id and exe metadata) starting with NEW instead;\n"
@@ -28,8 +38,15 @@ static const char convert_usage[] =
 	"                       /system/lib also matches /system/lib64 (write\n"
 	"                       /system/lib/ for the directory only)\n"
 	"  --big-endian         --to leaksnap: write big-endian record fields\n"
+	"  -s, --symbols DIR    --to pprof: look for symbol files under DIR\n"
+	"                       (repeatable; as in 'leaksnap symbolize')\n"
+	"  --no-symbols         --to pprof: do not symbolize (pprof may, from the\n"
+	"                       mappings' files)\n"
+	"  --no-adjust          --to pprof: look frames up, and write their\n"
+	"                       addresses, as captured, not at the call (pc - 1)\n"
 	"  -h, --help           this help\n\n"
-	"Exit status: 0 success, 2 any error.\n";
+	"Exit status: 0 success, 2 any error (--to pprof: a symbol file that cannot\n"
+	"be read is reported and the profile still written, its frames unsymbolized).\n";
 
 /* What the writer leaves out, shown once the file is written. */
 struct dropped {
@@ -71,7 +88,7 @@ static int parse_rewrite(char *arg, struct snapshot_rewrite *r)
 }
 
 static int convert(const char *src, const char *out, const struct cli_input *in, bool text,
-		   struct snapshot_save_opts *save)
+		   struct snapshot_save_opts *save, struct pprof_convert_opts *pprof)
 {
 	struct snapshot *s = cli_open_snapshot(src, &in->open, in->maps_path);
 	if (s == NULL)
@@ -82,8 +99,21 @@ static int convert(const char *src, const char *out, const struct cli_input *in,
 		snapshot_close(s);
 		return EXIT_ERROR;
 	}
-	maps_free(m);
 	cli_print_warnings(s);
+	if (pprof) {
+		pprof->rewrites = save->rewrites;
+		pprof->rewrite_count = save->rewrite_count;
+		fflush(stdout);
+		int rc = cli_pprof_snapshot(s, m, out, pprof);
+		for (size_t i = 0; rc != EXIT_ERROR && i < save->rewrite_count; i++)
+			if (save->rewrites[i].matched == 0)
+				cli_warn(snapshot_source(s), "--rewrite-prefix '%s=%s' matched no path",
+					 save->rewrites[i].old_prefix, save->rewrites[i].new_prefix);
+		maps_free(m);
+		snapshot_close(s);
+		return rc;
+	}
+	maps_free(m);
 	struct dropped d = {0};
 	save->dropped = collect_dropped;
 	save->dropped_ctx = &d;
@@ -116,21 +146,31 @@ int cmd_convert(int argc, char **argv)
 		{"big-endian", no_argument, NULL, 'B'},
 		{"to", required_argument, NULL, 'T'},
 		{"rewrite-prefix", required_argument, NULL, 'R'},
+		{"symbols", required_argument, NULL, 's'},
+		{"no-symbols", no_argument, NULL, 'N'},
+		{"no-adjust", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct cli_input in = {0};
 	struct snapshot_save_opts save = {0};
-	bool text = false;
+	struct pprof_convert_opts po = {0};
+	bool text = false, pprof = false;
+	const char *sym_opt = NULL; /* an option that is for --to pprof only */
 	int c, r;
-	/* At most one rule per argument. */
+	/* At most one rule (or symbols directory) per argument. */
 	struct snapshot_rewrite *rules = calloc((size_t)argc, sizeof(*rules));
-	if (rules == NULL)
+	const char **dirs = calloc((size_t)argc, sizeof(*dirs));
+	if (rules == NULL || dirs == NULL) {
+		free(rules);
+		free(dirs);
 		return cli_fail("convert", "out of memory");
+	}
 	save.rewrites = rules;
+	po.dirs = dirs;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hs:", longopts, NULL)) != -1) {
 		if ((r = cli_input_option("convert", c, optarg, &in)) != 0) {
 			if (r != 1)
 				goto out;
@@ -139,16 +179,20 @@ int cmd_convert(int argc, char **argv)
 		switch (c) {
 		case 'B': save.big_endian = true; break;
 		case 'T':
-			if (strcmp(optarg, "leaksnap") == 0) {
-				text = false;
-			} else if (strcmp(optarg, "android-text") == 0) {
-				text = true;
-			} else {
+			text = strcmp(optarg, "android-text") == 0;
+			pprof = strcmp(optarg, "pprof") == 0;
+			if (!text && !pprof && strcmp(optarg, "leaksnap") != 0) {
 				r = cli_usage_error("convert", "unknown output format '%s': "
-						    "expected leaksnap or android-text", optarg);
+						    "expected leaksnap, android-text or pprof", optarg);
 				goto out;
 			}
 			break;
+		case 's':
+			dirs[po.ndirs++] = optarg;
+			sym_opt = "--symbols";
+			break;
+		case 'N': po.no_symbols = true; sym_opt = "--no-symbols"; break;
+		case 'A': po.no_adjust = true; sym_opt = "--no-adjust"; break;
 		case 'R':
 			if ((r = parse_rewrite(optarg, &rules[save.rewrite_count])) != 0)
 				goto out;
@@ -173,17 +217,42 @@ int cmd_convert(int argc, char **argv)
 				    "has no byte order");
 		goto out;
 	}
-	if (!text && strcmp(argv[optind + 1], "-") == 0 && isatty(STDOUT_FILENO)) {
-		r = cli_usage_error("convert", "refusing to write a binary LEAKSNAP file to a "
-				    "terminal");
+	if (pprof && save.big_endian) {
+		r = cli_usage_error("convert", "--big-endian is for --to leaksnap: a pprof "
+				    "profile has no byte order");
 		goto out;
+	}
+	if (!pprof && sym_opt) {
+		r = cli_usage_error("convert", "%s is for --to pprof", sym_opt);
+		goto out;
+	}
+	if (po.no_symbols && po.ndirs) {
+		r = cli_usage_error("convert", "--symbols and --no-symbols exclude each other");
+		goto out;
+	}
+	if (!text && strcmp(argv[optind + 1], "-") == 0 && isatty(STDOUT_FILENO)) {
+		r = cli_usage_error("convert", "refusing to write a binary %s to a terminal",
+				    pprof ? "pprof profile" : "LEAKSNAP file");
+		goto out;
+	}
+	for (size_t i = 0; i < po.ndirs; i++) {
+		struct stat st;
+		if (stat(dirs[i], &st) != 0) {
+			r = cli_fail(dirs[i], "%s", strerror(errno));
+			goto out;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			r = cli_fail(dirs[i], "not a directory");
+			goto out;
+		}
 	}
 	if (cli_input_check("convert", &in)) {
 		r = EXIT_ERROR;
 		goto out;
 	}
-	r = convert(argv[optind], argv[optind + 1], &in, text, &save);
+	r = convert(argv[optind], argv[optind + 1], &in, text, &save, pprof ? &po : NULL);
 out:
 	free(rules);
+	free(dirs);
 	return r;
 }

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <leaksnap/diff.h>
 
 #include "cli.h"
 #include "diff_cli.h"
+#include "pprof.h"
 
 static const char diff_usage[] =
 	"Usage: leakdiff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n"
@@ -63,6 +65,11 @@ static const char diff_usage[] =
 	"                       existing regular FILE is replaced\n"
 	"  --html-stacks N      the flame graph shows the N stacks that grew most\n"
 	"                       (default 500); the rest are summed as one\n"
+	"  --pprof FILE         also write the suspects' growth as a gzip-compressed\n"
+	"                       pprof profile (growth_objects, growth_space; one\n"
+	"                       sample per growing stack; '-' is standard output,\n"
+	"                       instead of the text report); an existing regular\n"
+	"                       FILE is replaced\n"
 	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
 	"  --fail-on-unreachable BYTES\n"
 	"                       exit 1 when the last snapshot holds BYTES or more\n"
@@ -273,7 +280,7 @@ static struct snapshot *reader_take(struct reader *r, size_t i)
 static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
 {
 	enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
-	       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH };
+	       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF };
 	static const struct option longopts[] = {
 		{"pointer-size", required_argument, NULL, 'P'},
 		{"frames", required_argument, NULL, 'F'},
@@ -293,6 +300,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"fail-on-unreachable", required_argument, NULL, O_FAIL_UNREACH},
 		{"html", required_argument, NULL, O_HTML},
 		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
+		{"pprof", required_argument, NULL, O_PPROF},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -373,6 +381,11 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 			if (!cli_parse_uint(optarg, 0, 1000000, &c->html_stacks))
 				return cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
 			break;
+		case O_PPROF:
+			if (c->pprof)
+				return cli_usage_error(cmd, "--pprof given twice");
+			c->pprof = optarg;
+			break;
 		case 'h':
 			fputs(diff_usage, stdout);
 			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;
@@ -385,6 +398,14 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	if (c->html && strcmp(c->html, "-") == 0 && (c->json || c->folded))
 		return cli_usage_error(cmd, "--html - writes the page on standard output: not with %s",
 				       c->json ? "--json" : "--folded");
+	if (c->pprof && strcmp(c->pprof, "-") == 0 &&
+	    (c->json || c->folded || (c->html && strcmp(c->html, "-") == 0)))
+		return cli_usage_error(cmd, "--pprof - writes the profile on standard output: not with %s",
+				       c->json ? "--json" : c->folded ? "--folded" : "--html -");
+	if (c->pprof && strcmp(c->pprof, "-") == 0 && isatty(STDOUT_FILENO))
+		return cli_usage_error(cmd, "refusing to write a binary pprof profile to a terminal");
+	if (c->pprof && c->html && strcmp(c->pprof, "-") != 0 && strcmp(c->pprof, c->html) == 0)
+		return cli_usage_error(cmd, "--html and --pprof name the same file");
 	if (c->no_symbols && c->ndirs)
 		return cli_usage_error(cmd, "--symbols and --no-symbols exclude each other");
 	if (argc - optind < 2)
@@ -402,10 +423,11 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		if (!S_ISDIR(st.st_mode))
 			return cli_fail(c->dirs[i], "not a directory");
 	}
-	if (c->html) {
+	for (int k = 0; k < 2; k++) {
+		const char *path = k ? c->pprof : c->html;
 		char *other[] = {(char *)(uintptr_t)c->supp_path};
-		if (cli_outfile_not_input(c->html, argv + optind, (size_t)(argc - optind)) ||
-		    cli_outfile_not_input(c->html, other, 1))
+		if (path && (cli_outfile_not_input(path, argv + optind, (size_t)(argc - optind)) ||
+			     cli_outfile_not_input(path, other, 1)))
 			return EXIT_ERROR;
 	}
 	*first_file = optind;
@@ -533,12 +555,14 @@ out_reader:
 		if (rc)
 			goto out;
 		rc = EXIT_OK;
-	} else if (!c.html || strcmp(c.html, "-") != 0) {
+	} else if ((!c.html || strcmp(c.html, "-") != 0) && (!c.pprof || strcmp(c.pprof, "-") != 0)) {
 		rc = c.json ? cli_diff_json(stdout, d, &c) : cli_diff_text(d, &c);
 		if (rc)
 			goto out;
 	}
 	if (c.html && report_html(d, &c))
+		goto out;
+	if (c.pprof && cli_pprof_diff(d, c.pprof, !c.no_adjust))
 		goto out;
 	/* problems with symbol files: reported, the report still printed */
 	status = EXIT_OK;

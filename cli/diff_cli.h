@@ -27,6 +27,7 @@ struct diff_cli {
 	bool has_fail_unreachable;  /* --fail-on-unreachable BYTES */
 	uint64_t fail_unreachable;
 	const char *html;      /* --html FILE, or NULL */
+	const char *pprof;     /* --pprof FILE, or NULL */
 	uint64_t html_stacks;
 	struct leaksnap_error err;
 };

@@ -241,7 +241,7 @@ json_t *cli_json_u64(uint64_t v)
 
 /* The length of the valid UTF-8 sequence at @p (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *p)
+size_t cli_utf8_len(const unsigned char *p)
 {
 	unsigned c = p[0];
 	if (c < 0x80)
@@ -270,7 +270,7 @@ json_t *cli_json_text(const char *s)
 	if (!t)
 		return json_null();
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = utf8_len(p);
+		size_t n = cli_utf8_len(p);
 		if (n) {
 			memcpy(t + at, p, n);
 			at += n;

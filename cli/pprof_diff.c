@@ -1,0 +1,176 @@
+/* leakdiff --pprof: the suspects' growth as a profile (growth_objects/count,
+ * growth_space/bytes), one sample per growing stack of a suspect, from
+ * diff_foreach_growing_stack_delta().
+ *
+ * A diff frame is (module, offset in its file) with the PC it was captured
+ * at in the latest snapshot that had it; its location's address is the
+ * call (pc - 1, unless --no-adjust), as pprof's own converters write
+ * return addresses, and its mapping is the range of its module at that
+ * load address (one mapping per module and load bias, from the page of the
+ * lowest address the profile uses to the highest), so that address - start
+ * + offset is the frame's offset in the file, as pprof computes it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <leaksnap/diff.h>
+
+#include "cli.h"
+#include "pprof.h"
+
+struct module_map {
+	const char *module;
+	const uint8_t *build_id;
+	size_t build_id_len;
+	uint64_t bias; /* pc - rel_pc */
+	uint64_t id;
+};
+
+struct growth {
+	struct pprof *p;
+	struct module_map *maps;
+	size_t nmaps, capmaps;
+	uint64_t *ids;
+	size_t capids;
+	bool adjust;  /* addresses are the calls: pc - 1 */
+	bool failed; /* the profile's error is set */
+};
+
+/* The mapping of frame @f, covering @addr (its PC or the call before it)
+ * and the start of @addr's page, as a maps line would (pprof matches a
+ * mapping's file offset against the file's segments). */
+static uint64_t mapping_of(struct growth *g, const struct diff_frame *f, uint64_t addr)
+{
+	uint64_t bias = f->pc - f->rel_pc, page = addr & ~(uint64_t)0xfff;
+	if (addr - bias < addr - page) /* (a file offset below the page: no page start) */
+		page = addr;
+	for (size_t i = 0; i < g->nmaps; i++) {
+		struct module_map *m = &g->maps[i];
+		if (m->bias == bias && strcmp(m->module, f->module) == 0 &&
+		    m->build_id_len == f->build_id_len &&
+		    (!f->build_id_len || memcmp(m->build_id, f->build_id, f->build_id_len) == 0)) {
+			pprof_mapping_cover(g->p, m->id, addr);
+			pprof_mapping_cover(g->p, m->id, page);
+			return m->id;
+		}
+	}
+	if (g->nmaps == g->capmaps) {
+		size_t n = g->capmaps ? g->capmaps * 2 : 16;
+		struct module_map *q = realloc(g->maps, n * sizeof(*q));
+		if (!q)
+			return 0;
+		g->maps = q;
+		g->capmaps = n;
+	}
+	uint64_t id = pprof_mapping(g->p, page, addr + 1, page - bias, f->module, f->build_id,
+				    f->build_id_len, f->sym_module && f->sym_module->file);
+	if (id)
+		g->maps[g->nmaps++] = (struct module_map){f->module, f->build_id, f->build_id_len,
+							  bias, id};
+	return id;
+}
+
+static int growth_stack(void *arg, const struct diff_frame *const *frames, size_t n,
+			uint64_t bytes, int64_t count_delta)
+{
+	struct growth *g = arg;
+	if (n + 1 > g->capids) {
+		uint64_t *q = realloc(g->ids, (n + 1) * sizeof(*q));
+		if (!q)
+			return -1; /* out of memory */
+		g->ids = q;
+		g->capids = n + 1;
+	}
+	/* frames come outermost first; a sample lists its leaf first */
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_frame *f = frames[n - 1 - i];
+		uint64_t key = (uint64_t)(uintptr_t)f, id = pprof_location_find(g->p, key);
+		if (!id) {
+			uint64_t addr = g->adjust && f->pc ? f->pc - 1 : f->pc;
+			uint64_t mid = f->module ? mapping_of(g, f, addr) : 0;
+			id = f->module && !mid ? 0
+					       : pprof_location(g->p, key, mid, addr, f->sym,
+								f->sym_count);
+		}
+		if (!id) {
+			g->failed = true;
+			return -1;
+		}
+		g->ids[i] = id;
+	}
+	size_t nids = n;
+	if (nids == 0 && !(g->ids[nids++] = pprof_no_frames(g->p))) {
+		g->failed = true;
+		return -1;
+	}
+	int64_t values[2] = {count_delta, bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes};
+	if (pprof_sample(g->p, g->ids, nids, values, 2, NULL, 0)) {
+		g->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+static int header(struct pprof *p, struct diff *d)
+{
+	size_t n = diff_snapshot_count(d);
+	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
+	if (last->has_time) {
+		int64_t t = last->time_ns > INT64_MAX ? INT64_MAX : (int64_t)last->time_ns;
+		int64_t span = first->has_time && first->time_ns <= last->time_ns
+				       ? (int64_t)(last->time_ns - first->time_ns)
+				       : 0;
+		pprof_time(p, t, span);
+	}
+	if (pprof_sample_type(p, "growth_objects", "count") ||
+	    pprof_sample_type(p, "growth_space", "bytes") ||
+	    pprof_default_sample_type(p, "growth_space") || pprof_period(p, "space", "bytes", 1))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i);
+		size_t len = strlen(s->file) + 64;
+		char *line = malloc(len);
+		if (!line)
+			return -1;
+		if (s->pid >= 0)
+			snprintf(line, len, "snapshot %zu: %s (pid %lld)", i + 1, s->file,
+				 (long long)s->pid);
+		else
+			snprintf(line, len, "snapshot %zu: %s", i + 1, s->file);
+		int rc = pprof_comment(p, line);
+		free(line);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+int cli_pprof_diff(struct diff *d, const char *path, bool adjust)
+{
+	struct cli_outfile out;
+	if (cli_outfile_open(&out, path, true))
+		return EXIT_ERROR;
+	struct growth g = {pprof_new(out.f), NULL, 0, 0, NULL, 0, adjust, false};
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	int rc;
+	if (!g.p) {
+		rc = cli_fail(out.path, "out of memory");
+	} else if (header(g.p, d)) {
+		rc = cli_fail(out.path, "%s", pprof_error(g.p));
+	} else if (diff_foreach_growing_stack_delta(d, growth_stack, &g, &err) != 0) {
+		if (g.failed)
+			rc = cli_fail(out.path, "%s", pprof_error(g.p));
+		else if (err.code != LEAKSNAP_OK)
+			rc = cli_fail_error(&err);
+		else
+			rc = cli_fail(out.path, "out of memory");
+	} else if (pprof_finish(g.p)) {
+		rc = cli_fail(out.path, "%s", pprof_error(g.p));
+	} else {
+		rc = EXIT_OK;
+	}
+	pprof_free(g.p);
+	free(g.maps);
+	free(g.ids);
+	return cli_outfile_close(&out, rc == EXIT_OK);
+}

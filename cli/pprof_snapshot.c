@@ -1,0 +1,237 @@
+/* leaksnap convert --to pprof: one snapshot as a heap profile of the live
+ * allocations (inuse_objects/count, inuse_space/bytes), one sample per
+ * record, one location per distinct PC with the maps line it falls in as
+ * its mapping, symbolized as `leaksnap symbolize` does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pprof.h"
+
+/* @path as --rewrite-prefix writes it (the first rule whose prefix starts
+ * it), in @buf when rewritten; counted in the rule's @matched when @count. */
+static const char *rewritten(const char *path, const struct pprof_convert_opts *o, char **buf,
+			     bool count)
+{
+	for (size_t i = 0; path && i < o->rewrite_count; i++) {
+		struct snapshot_rewrite *r = &o->rewrites[i];
+		size_t ol = strlen(r->old_prefix);
+		if (strncmp(path, r->old_prefix, ol) != 0)
+			continue;
+		if (count)
+			r->matched++;
+		size_t nl = strlen(r->new_prefix), rest = strlen(path + ol);
+		free(*buf);
+		*buf = malloc(nl + rest + 1);
+		if (!*buf)
+			return NULL;
+		memcpy(*buf, r->new_prefix, nl);
+		memcpy(*buf + nl, path + ol, rest + 1);
+		return *buf;
+	}
+	return path;
+}
+
+static int header(struct pprof *p, const struct snapshot *s, const struct pprof_convert_opts *o)
+{
+	uint64_t t;
+	if (snapshot_time_ns(s, &t))
+		pprof_time(p, t > INT64_MAX ? INT64_MAX : (int64_t)t, 0);
+	if (pprof_sample_type(p, "inuse_objects", "count") ||
+	    pprof_sample_type(p, "inuse_space", "bytes") ||
+	    pprof_default_sample_type(p, "inuse_space") || pprof_period(p, "space", "bytes", 1))
+		return -1;
+	char line[128];
+	const char *version = snapshot_version(s);
+	snprintf(line, sizeof(line), "format=%s%s%s", snapshot_format_name(snapshot_format(s)),
+		 version ? " " : "", version ? version : "");
+	size_t sl = strlen(snapshot_source(s)) + 8;
+	char *source = malloc(sl);
+	if (!source)
+		return -1;
+	snprintf(source, sl, "source=%s", snapshot_source(s));
+	int rc = pprof_comment(p, source);
+	free(source);
+	if (rc || pprof_comment(p, line))
+		return -1;
+	if (snapshot_pid(s) >= 0) {
+		snprintf(line, sizeof(line), "pid=%lld", (long long)snapshot_pid(s));
+		if (pprof_comment(p, line))
+			return -1;
+	}
+	/* the command line, when the dump has it (other metadata: leaksnap show) */
+	const char *cmdline = snapshot_meta_get(s, "cmdline");
+	if (cmdline) {
+		size_t n = strlen(cmdline) + 9;
+		char *kv = malloc(n);
+		if (!kv)
+			return -1;
+		snprintf(kv, n, "cmdline=%s", cmdline);
+		rc = pprof_comment(p, kv);
+		free(kv);
+		if (rc)
+			return -1;
+	}
+	char *buf = NULL;
+	const char *exe = rewritten(snapshot_meta_get(s, "exe"), o, &buf, false);
+	rc = exe ? pprof_main_file(p, exe) : 0;
+	free(buf);
+	return rc;
+}
+
+struct builder {
+	struct pprof *p;
+	const struct snapshot *s;
+	const struct maps *maps;
+	const struct pprof_convert_opts *o;
+	struct cli_symctx *sc;
+	uint64_t *map_ids; /* per maps line: its mapping's id, 0: none yet */
+	char *buf;
+};
+
+/* The location of @pc (added when new): 0 when out of memory (the
+ * profile's error), UINT64_MAX when out of memory while symbolizing
+ * (printed). */
+static uint64_t location(struct builder *b, uint64_t pc)
+{
+	uint64_t id = pprof_location_find(b->p, pc);
+	if (id)
+		return id;
+	struct maps_location loc = {0};
+	struct cli_resolved r = {0};
+	uint64_t mid = 0;
+	if (maps_locate(b->maps, pc, &loc)) {
+		if (b->sc && loc.module && cli_symctx_resolve(b->sc, &loc, &r))
+			return UINT64_MAX;
+		size_t i = (size_t)(loc.mapping - maps_mapping(b->maps, 0));
+		if (!b->map_ids[i]) {
+			const struct maps_mapping *m = loc.mapping;
+			uint8_t bid[64];
+			size_t bl = m->path ? snapshot_build_id(b->s, m->path, bid, sizeof(bid)) : 0;
+			const char *file = rewritten(m->path, b->o, &b->buf, false);
+			if (!file)
+				return 0;
+			b->map_ids[i] = pprof_mapping(b->p, m->start, m->end, m->offset, file,
+						      bl ? bid : NULL, bl, r.module && r.module->file);
+			if (!b->map_ids[i])
+				return 0;
+		}
+		mid = b->map_ids[i];
+	}
+	/* the call (pc - 1), as pprof's own converters write return addresses
+	 * and as the frame was looked up, unless --no-adjust */
+	uint64_t addr = !b->o->no_adjust && pc && (!loc.mapping || pc > loc.mapping->start) ? pc - 1
+											      : pc;
+	return pprof_location(b->p, pc, mid, addr, r.frames, r.frame_count);
+}
+
+static int build(struct builder *b)
+{
+	const struct snapshot *s = b->s;
+	size_t n = snapshot_record_count(s);
+	uint64_t *ids = malloc((snapshot_backtrace_size(s) + 1) * sizeof(*ids));
+	if (!ids)
+		return -1;
+	if (b->sc) {
+		size_t *all = malloc((n ? n : 1) * sizeof(*all));
+		if (all) {
+			for (size_t i = 0; i < n; i++)
+				all[i] = i;
+			cli_symctx_prefetch(b->sc, b->maps, s, all, n);
+			free(all);
+		}
+	}
+	int rc = 0;
+	bool reach = snapshot_has_reachability(s);
+	uint32_t cap = snapshot_backtrace_size(s) + 1;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct snapshot_record *r = snapshot_record(s, i);
+		if (r->frame_count > cap) { /* (a text dump's B is its longest stack) */
+			uint64_t *more = realloc(ids, r->frame_count * sizeof(*ids));
+			if (!more) {
+				rc = -1;
+				break;
+			}
+			ids = more;
+			cap = r->frame_count;
+		}
+		for (uint32_t k = 0; k < r->frame_count && rc == 0; k++) {
+			ids[k] = location(b, r->frames[k]);
+			rc = ids[k] == 0 ? -1 : ids[k] == UINT64_MAX ? -2 : 0;
+		}
+		if (rc)
+			break;
+		uint32_t nids = r->frame_count;
+		if (nids == 0) {
+			ids[nids++] = pprof_no_frames(b->p);
+			if (!ids[0]) {
+				rc = -1;
+				break;
+			}
+		}
+		int64_t values[2] = {
+			r->count > INT64_MAX ? INT64_MAX : (int64_t)r->count,
+			r->size && r->count > INT64_MAX / r->size ? INT64_MAX
+								  : (int64_t)(r->size * r->count)};
+		struct pprof_label labels[3] = {
+			{"bytes", NULL, r->size > INT64_MAX ? INT64_MAX : (int64_t)r->size, "bytes"},
+		};
+		size_t nl = 1;
+		if (r->zygote)
+			labels[nl++] = (struct pprof_label){"zygote", "true", 0, NULL};
+		if (reach) /* how many of the sample's blocks no pointer reached */
+			labels[nl++] = (struct pprof_label){"unreachable", NULL,
+							    (int64_t)r->unreachable, "count"};
+		rc = pprof_sample(b->p, ids, nids, values, 2, labels, nl);
+		if (b->sc)
+			cli_symctx_progress(b->sc, i, n);
+	}
+	free(ids);
+	return rc;
+}
+
+int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const char *path,
+		       const struct pprof_convert_opts *o)
+{
+	/* --rewrite-prefix: each rule counts the maps paths it matches */
+	char *buf = NULL;
+	for (size_t i = 0; i < maps_mapping_count(maps); i++)
+		if (maps_mapping(maps, i)->path &&
+		    !rewritten(maps_mapping(maps, i)->path, o, &buf, true)) {
+			free(buf);
+			return cli_fail(path, "out of memory");
+		}
+	free(buf);
+	struct cli_outfile out;
+	if (cli_outfile_open(&out, path, false))
+		return EXIT_ERROR;
+	struct builder b = {.s = s, .maps = maps, .o = o};
+	b.map_ids = calloc(maps_mapping_count(maps) + 1, sizeof(*b.map_ids));
+	b.p = pprof_new(out.f);
+	if (!o->no_symbols)
+		b.sc = cli_symctx_new(s, o->dirs, o->ndirs, !o->no_adjust);
+	int rc;
+	if (!b.map_ids || !b.p || (!o->no_symbols && !b.sc)) {
+		rc = cli_fail(out.path, "out of memory");
+	} else if (header(b.p, s, o) != 0) {
+		rc = cli_fail(out.path, "%s", pprof_error(b.p));
+	} else {
+		int br = build(&b);
+		cli_symctx_progress_end(b.sc);
+		if (br == -2)
+			rc = EXIT_ERROR; /* printed */
+		else if (br != 0 || pprof_finish(b.p) != 0)
+			rc = cli_fail(out.path, "%s", pprof_error(b.p));
+		else
+			rc = EXIT_OK;
+	}
+	/* a symbol file that could not be read was reported: the profile is
+	 * written, its frames unsymbolized, and the status says so */
+	int status = b.sc ? cli_symctx_status(b.sc) : EXIT_OK;
+	cli_symctx_free(b.sc);
+	pprof_free(b.p);
+	free(b.map_ids);
+	free(b.buf);
+	rc = cli_outfile_close(&out, rc == EXIT_OK);
+	return rc == EXIT_OK ? status : rc;
+}
