@@ -357,8 +357,8 @@ static void print_modules(struct cli_symctx *sc)
 	printf("\nsymbol files:\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct sym_module *m = cli_symctx_module(sc, i);
-		printf("  %s  %s  (build-id %s)\n", m->path, m->file_path ? m->file_path : "-",
-		       sym_build_id_status_name(m->status));
+		printf("  %s  %s  (build-id %s%s)\n", m->path, m->file_path ? m->file_path : "-",
+		       sym_build_id_status_name(m->status), cli_layout_note(m));
 	}
 }
 
@@ -542,7 +542,7 @@ static int show_main(int argc, char **argv, bool symbolize)
 	size_t limit = o.has_top && o.top < n ? (size_t)o.top : n;
 	size_t *top = malloc((limit ? limit : 1) * sizeof(*top));
 	if (symbolize)
-		o.sc = cli_symctx_new(s, o.dirs, o.ndirs, !o.no_adjust);
+		o.sc = cli_symctx_new(s, maps, o.dirs, o.ndirs, !o.no_adjust);
 	if (top == NULL || (symbolize && !o.sc)) {
 		free(top);
 		cli_symctx_free(o.sc);

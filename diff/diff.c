@@ -185,6 +185,8 @@ struct dmodule {
 	uint32_t canon;           /* the module it is one with */
 	int wrapper;              /* -1 unknown, else whether it is a wrapper library */
 	const struct sym_module *last_sym; /* the last symbols module it gave */
+	struct sym_mapping *maps;  /* its mappings in the first snapshot that had it */
+	size_t nmaps;              /* (for a debug-only symbol file's layout) */
 };
 
 struct dframe {
@@ -329,8 +331,10 @@ void diff_free(struct diff *d)
 	free(d->snaps);
 	free(d->zyg);
 	free(d->app);
-	for (size_t i = 0; i < d->mod_count; i++)
+	for (size_t i = 0; i < d->mod_count; i++) {
 		free(d->mods[i].path);
+		free(d->mods[i].maps);
+	}
 	free(d->mods);
 	free(d->mod_slots);
 	if (d->info)
@@ -529,6 +533,24 @@ static int pc_cache_grow(struct diff *d)
 	return 0;
 }
 
+/* Keep the mappings of @mm (a module of @maps) for @m, unless it has
+ * some already.  -1: out of memory. */
+static int module_keep_maps(struct dmodule *m, const struct maps *maps,
+			    const struct maps_module *mm)
+{
+	if (m->maps || !mm->mapping_count)
+		return 0;
+	m->maps = malloc(mm->mapping_count * sizeof(*m->maps));
+	if (!m->maps)
+		return -1;
+	for (size_t i = 0; i < mm->mapping_count; i++) {
+		const struct maps_mapping *x = maps_mapping(maps, mm->first_mapping + i);
+		m->maps[i] = (struct sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+	}
+	m->nmaps = mm->mapping_count;
+	return 0;
+}
+
 /* The frame of @pc in the snapshot being added.  NONE: out of memory. */
 static uint32_t pc_frame(struct adder *a, uint64_t pc)
 {
@@ -551,7 +573,8 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 			if (len > sizeof(id))
 				len = 0; /* not a build ID we can compare: use the path */
 			a->mod_of[mi] = module_intern(d, loc.module->path, id, len);
-			if (a->mod_of[mi] == NONE)
+			if (a->mod_of[mi] == NONE || module_keep_maps(&d->mods[a->mod_of[mi]], a->maps,
+								      loc.module) != 0)
 				return NONE;
 		}
 		module = a->mod_of[mi];
@@ -843,6 +866,12 @@ static int frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
 							   m->build_id_len, &rel, &e);
 	if (!sm)
 		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	if (sm->file && sm->layout == SYM_LAYOUT_NONE && !strcmp(sm->path, m->path) &&
+	    sym_module_set_mappings(sm, m->maps, m->nmaps, &e) != 0) {
+		if (e.code == LEAKSNAP_ERR_NOMEM)
+			return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		warn(d, &e);
+	}
 	note_symmod(d, m, sm);
 	fi->view.sym_module = sm;
 	if (!sm->file)
