@@ -92,6 +92,12 @@ $(B)/obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
+# libiberty (the demangler) is linked statically and cannot say its version:
+# --version names the Debian package it came from, when there is one.
+LIBIBERTY_VERSION := $(shell dpkg-query -W -f='$${Version}' libiberty-dev 2>/dev/null)
+$(B)/obj/cli/version.o: CPPFLAGS_ALL += \
+	$(if $(LIBIBERTY_VERSION),-DLEAKSNAP_LIBIBERTY_VERSION='"$(LIBIBERTY_VERSION)"')
+
 $(B)/lib/libleaksnap.a: $(LIB_OBJS)
 	$(call say,AR,$@)
 	$(Q)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^

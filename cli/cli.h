@@ -18,6 +18,12 @@ enum {
 	EXIT_ERROR = 2,   /* usage, unreadable or malformed input, I/O */
 };
 
+#define LEAKSNAP_VERSION_STRING "0.1.0"
+
+/* --version: "@prog VERSION", then one line per library ("libdw 0.188") as
+ * the libraries report themselves (version.c).  Returns the exit status. */
+int cli_print_version(const char *prog);
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);

@@ -63,7 +63,8 @@ static const char diff_usage[] =
 	"  --html-stacks N      the flame graph shows the N stacks that grew most\n"
 	"                       (default 500); the rest are summed as one\n"
 	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
-	"  -h, --help           this help\n\n"
+	"  -h, --help           this help\n"
+	"  --version            versions of leakdiff and of the libraries it runs with\n\n"
 	"BYTES is a number, optionally with a K, M or G suffix (powers of 1024).\n\n"
 	"Exit status: 0 success (and, with --fail-on, growth below the limit);\n"
 	"1 the suspects grew by --fail-on BYTES or more; 2 any error (usage,\n"
@@ -612,6 +613,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"html", required_argument, NULL, O_HTML},
 		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	static const char *const bys[] = {"stack", "site", "function", "module"};
@@ -685,6 +687,8 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 			if (!cli_parse_uint(optarg, 0, 1000000, &c->html_stacks))
 				return cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
 			break;
+		case 'V':
+			return cli_print_version("leakdiff") == EXIT_OK ? -1 : EXIT_ERROR;
 		case 'h':
 			fputs(diff_usage, stdout);
 			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;
