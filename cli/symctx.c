@@ -264,6 +264,8 @@ void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
 				leaksnap_error_clear(&err);
 				m = symbolizer_module_at(c->sym, loc.module->path, len ? id : NULL, len,
 							 &rel_pc, &err);
+				if (m)
+					layout_from_maps(c, m, loc.module);
 				size_t pl = strlen(loc.module->path);
 				if (m && nknown < sizeof(known) / sizeof(known[0]) &&
 				    !(pl >= 4 && strcmp(loc.module->path + pl - 4, ".apk") == 0)) {
