@@ -96,5 +96,5 @@ const char *cli_layout_note(const struct sym_module *m)
 	case SYM_LAYOUT_MAPS: return ", debug-only: layout from the maps";
 	case SYM_LAYOUT_NONE: break;
 	}
-	return ", debug-only: no layout (no file of its own, no maps)";
+	return ", debug-only: no layout";
 }

@@ -10,11 +10,13 @@ _leaksnap_opts()
 	case $1 in
 	show) echo "$input --top -j --json" ;;
 	maps) echo "-j --json -h --help" ;;
-	convert) echo "$input --to --rewrite-prefix --big-endian --symbols --no-symbols" ;;
-	record) echo "--out --frames --unwind --interval --no-exit-dump -h --help" ;;
+	convert) echo "$input --to --rewrite-prefix --big-endian -s --symbols --no-symbols" \
+		"--no-adjust" ;;
+	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability -h" \
+		"--help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
-		"--pprof --fail-on --version" ;;
+		"--pprof --fail-on --fail-on-unreachable --version" ;;
 	symbolize) echo "$input -s --symbols --no-adjust -v --verbose --top -j --json --html" \
 		"--html-stacks" ;;
 	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \
@@ -88,7 +90,8 @@ _leaksnap()
 	--hook)
 		_filedir so
 		return ;;
-	--frames | --top | --min-bytes | --fail-on | --html-stacks | --interval | --count | \
+	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
+		--interval | --count | \
 		--pid | --skip | --rewrite-prefix)
 		return ;;
 	esac
