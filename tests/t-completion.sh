@@ -4,9 +4,9 @@
 # on a set of command lines (commands, options, --by/--to/--unwind values,
 # files and directories, adb actions; leakdiff too); every option of every
 # --help the binary prints is offered for its command, and nothing is
-# offered that neither --help nor the man page knows.  zsh loads its
-# completion through compinit without a word on stderr, bound to both
-# programs.
+# offered that neither --help nor the man page knows.  The same for zsh,
+# whose completion is loaded by compinit (silently, for both programs) and
+# driven by typing into an interactive zsh on a pseudo-terminal.
 set -u
 B=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -127,7 +127,9 @@ done
 "$bin/leakdiff" --help >"$w/leakdiff.help"
 check leakdiff "$w/leakdiff.help" "$w/leakdiff.1.opts" leakdiff
 
-# zsh: compinit finds the function and binds it to both names, silently
+# zsh: compinit finds the function and binds it to both names, silently;
+# then zsh itself completes command lines typed into an interactive zsh on
+# a pseudo-terminal (zpty), its matches captured as compadd receives them.
 if command -v zsh >/dev/null 2>&1; then
 	HOME=$w zsh -fc '
 		fpath=("$1" $fpath)
@@ -139,9 +141,82 @@ if command -v zsh >/dev/null 2>&1; then
 	st=$?
 	[ $st = 0 ] || fail "zsh: compinit did not bind _leaksnap (status $st)"
 	[ -s "$w/zsh.out" ] && fail "zsh: output while loading: $(cat "$w/zsh.out")"
+
+	cat >"$w/capture.zsh" <<'ZSH'
+# every match offered, one per line, to $CAPTURE (calls that only query
+# matches, -O -A -D, are passed through)
+compadd() {
+	if [[ ${@[1,(i)(-|--)]} == *-(O|A|D)\ * ]]; then
+		builtin compadd "$@"
+		return
+	fi
+	local -a __m
+	builtin compadd -A __m "$@"
+	(( $#__m )) && print -rl -- $__m >>$CAPTURE
+	builtin compadd "$@"
+}
+ZSH
+	cat >"$w/drive.zsh" <<'ZSH'
+# zsh -f drive.zsh COMPDIR OUT LINE: type LINE and a tab into an interactive
+# zsh; the matches go to OUT, OUT.done says it finished
+zmodload zsh/zpty || exit 3
+dir=$1 out=$2 line=$3
+zpty z TERM=dumb HOME=${out:h} zsh -f -i
+zpty -w z "fpath=($dir \$fpath); autoload -U compinit; compinit -u -D; CAPTURE=$out;"\
+"source ${out:h}/capture.zsh; bindkey '^I' complete-word; print ready >$out.ready"
+for i in {1..200}; do [[ -f $out.ready ]] && break; sleep 0.05; done
+sleep 0.3 # until zle reads the terminal
+zpty -w -n z "$line"$'\t'
+zpty -w z $'\C-u'"print done >$out.done"
+for i in {1..200}; do [[ -f $out.done ]] && break; sleep 0.05; done
+zpty -d z
+[[ -f $out.done ]]
+ZSH
+	zoffered() { # LINE: the matches zsh offers, sorted, one per line
+		for try in 1 2 3; do
+			rm -f "$w/z" "$w/z.ready" "$w/z.done"
+			(cd "$1" && timeout 30 zsh -f "$w/drive.zsh" "$top/docs/completion" "$w/z" "$2") &&
+				break
+		done
+		[ -f "$w/z.done" ] || fail "zsh: '$2': the completion did not finish"
+		[ -f "$w/z" ] && LC_ALL=C sort -u "$w/z"
+	}
+	zcomp() { # WANT LINE: zsh offers exactly WANT
+		have=$(zoffered "$w/cwd" "$2" | tr '\n' ' ' | sed 's/ $//')
+		[ "$have" = "$1" ] || fail "zsh: '$2': offered '$have', expected '$1'"
+	}
+	zcomp "adb addr2line convert diff maps record show symbolize" 'leaksnap '
+	zcomp "function module site stack" 'leaksnap diff --by '
+	zcomp "site stack" 'leakdiff --by s'
+	zcomp "android-text leaksnap pprof" 'leaksnap convert --to '
+	zcomp "auto dwarf fp" 'leaksnap record --unwind '
+	zcomp "disable enable snapshot symbols" 'leaksnap adb '
+	zcomp "--frames --help --hook --malloc-debug" 'leaksnap adb enable --'
+	zcomp "syms" 'leaksnap symbolize -s '
+	zcomp "--json" 'leaksnap show --j'
+	zcomp "a.dump b.maps libhook.so syms" 'leaksnap show '
+	zcomp "--html --html-stacks" 'leakdiff --ht'
+	# in step with --help, as for bash
+	for c in $cmds; do
+		zoffered "$w/empty" "leaksnap $c -" >"$w/zoffered"
+		if [ "$c" = adb ]; then
+			for a in enable disable snapshot symbols; do
+				zoffered "$w/empty" "leaksnap adb $a -"
+			done | sort -u >>"$w/zoffered"
+		fi
+		m=$w/leaksnap.1.opts
+		[ "$c" = diff ] && m=$w/leakdiff.1.opts
+		for o in $(options "$w/$c.help"); do
+			grep -q -x -e "$o" "$w/zoffered" || fail "zsh: leaksnap $c: $o is in --help, not offered"
+		done
+		for o in $(grep -E '^--?[A-Za-z0-9]' "$w/zoffered" | sort -u); do
+			grep -q -x -e "$o" "$m" || options "$w/$c.help" | grep -q -x -e "$o" ||
+				fail "zsh: leaksnap $c: $o is offered, but neither in --help nor in the man page"
+		done
+	done
 else
 	echo "zsh is not installed: its completion is not checked"
 fi
 
 [ $fails = 0 ] || exit 1
-echo "completion: bash candidates exact, in step with --help; zsh loads"
+echo "completion: bash and zsh candidates exact, in step with --help"
