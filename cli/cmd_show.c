@@ -47,6 +47,7 @@ static const char symbolize_usage[] =
 	"  -s, --symbols DIR    look for symbol files under DIR (repeatable)\n"
 	"  --no-adjust          look frames up at the captured address itself\n"
 	"  -v, --verbose        say which file was used for each module\n"
+	"                       (and where a debug-only file's layout came from)\n"
 	CLI_INPUT_HELP
 	"  --top N              print only the N largest records\n"
 	"  -j, --json           JSON output: frames gain function, file, line,\n"
