@@ -7,7 +7,8 @@
 # (the mapping at offset 0, or the executable mapping alone), and
 # symbolize and leakdiff give exact functions and lines; --verbose and
 # symbols[] say so.  Maps that fit none of the file's segments are one
-# error line, exit 2, and no answer.
+# error line, exit 2, and no answer.  With libc6-dbg, libc under a path this
+# host does not have is symbolized from /usr/lib/debug the same way.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -111,6 +112,23 @@ run host "$L" symbolize -v -s "$w/syms/bid" "$new"
 clean host
 frames_ok "$w/host.out"
 expect "$w/host.out" "^  $dev/grow  $dbg  \\(build-id match, debug-only: layout from the module's own file\\)\$"
+
+# A distribution's debug package (libc6-dbg): libc of "another machine"
+# (its path rewritten to one this host does not have) from its debug file
+# under /usr/lib/debug/.build-id alone
+libc=$(sed -n 's/^[0-9a-f-]* r-xp .* \(\/.*\/libc\.so\.6\)$/\1/p' "${new%.dump}.maps" | head -1)
+libcid=$("$L" show "$new" | sed -n "s|^  build_id=\([0-9a-f]*\) $libc\$|\1|p")
+if [ -n "$libc" ] && [ -n "$libcid" ] &&
+	[ -f "/usr/lib/debug/.build-id/$(echo "$libcid" | cut -c1-2)/$(echo "$libcid" | cut -c3-).debug" ]; then
+	run rw "$L" convert --rewrite-prefix "$(dirname "$libc")/=/nonexistent/lib/" "$new" "$w/rw.dump"
+	clean rw
+	run dbgsym "$L" symbolize -v -s /usr/lib/debug "$w/rw.dump"
+	clean dbgsym
+	expect "$w/dbgsym.out" "^ +#0[0-9] 0x[0-9a-f]+  /nonexistent/lib/libc\.so\.6\+0x[0-9a-f]+  __libc_start_call_main  .*libc_start_call_main\.h:[0-9]+:[0-9]+\$"
+	expect "$w/dbgsym.out" "^  /nonexistent/lib/libc\.so\.6  /usr/lib/debug/\.build-id/.*\.debug  \(build-id match, debug-only: layout from the maps\)\$"
+else
+	echo "no libc debug file by build ID (libc6-dbg): the dbgsym case is not checked"
+fi
 
 [ $fails = 0 ] || exit 1
 echo "debug-only symbol files: layout from the maps, through symbolize and leakdiff"
