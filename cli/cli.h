@@ -216,4 +216,24 @@ void cli_format_time(uint64_t ns, char *buf, size_t size);
 /* Finish stdout; returns EXIT_ERROR if anything failed to be written. */
 int cli_finish_stdout(int status);
 
+/* Text for a terminal (tty.c).  cli_escape() copies @n bytes of @buf (at
+ * most CLI_ESCAPE_CHUNK) to @out (CLI_ESCAPE_OUT bytes), showing as \xNN
+ * every byte a terminal could act on: C0 controls (newline and tab pass when
+ * e->newlines), DEL, C1 controls and bytes outside well-formed UTF-8.  An
+ * unfinished character at the end waits in @e for the next call unless
+ * @final.  Returns the bytes written to @out. */
+#define CLI_ESCAPE_CHUNK 4096
+#define CLI_ESCAPE_OUT (4 * (CLI_ESCAPE_CHUNK + 4) + 1)
+struct cli_escaper {
+	unsigned char pend[4];
+	size_t npend;
+	bool newlines;
+};
+size_t cli_escape(struct cli_escaper *e, const char *buf, size_t n, bool final, char *out);
+/* Writes @s to @f escaped as cli_escape() does. */
+void cli_put_escaped(FILE *f, const char *s, bool newlines);
+/* When standard output is a terminal, route it through cli_escape(). */
+void cli_guard_terminal(void);
+
+
 #endif

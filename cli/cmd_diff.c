@@ -1,7 +1,7 @@
 /* leaksnap diff (also installed as leakdiff): compare two or more snapshots
  * of one program, rank what grew, and gate CI on it.  The comparison is
- * diff/'s; this file reads the inputs and prints text, JSON or folded
- * stacks. */
+ * diff/'s; this file reads the inputs and prints folded stacks or the HTML
+ * page; the text report is in diff_text.c, the JSON one in diff_json.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -13,6 +13,7 @@
 #include <leaksnap/diff.h>
 
 #include "cli.h"
+#include "diff_cli.h"
 
 static const char diff_usage[] =
 	"Usage: leakdiff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n"
@@ -63,32 +64,22 @@ static const char diff_usage[] =
 	"  --html-stacks N      the flame graph shows the N stacks that grew most\n"
 	"                       (default 500); the rest are summed as one\n"
 	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
+	"  --fail-on-unreachable BYTES\n"
+	"                       exit 1 when the last snapshot holds BYTES or more\n"
+	"                       unreachable (after suppressions); exit 2 when it does\n"
+	"                       not say which blocks are unreachable\n"
 	"  -h, --help           this help\n"
 	"  --version            versions of leakdiff and of the libraries it runs with\n\n"
 	"BYTES is a number, optionally with a K, M or G suffix (powers of 1024).\n\n"
+	"Snapshots recorded with reachability (LEAKSNAP_REACHABILITY=1) say which\n"
+	"blocks no pointer reached: a group holding such blocks in the last snapshot\n"
+	"is a definite leak, ranked before every other suspect; one that did not grow\n"
+	"is listed apart as a one-off leak.\n\n"
 	"Exit status: 0 success (and, with --fail-on, growth below the limit);\n"
-	"1 the suspects grew by --fail-on BYTES or more; 2 any error (usage,\n"
-	"unreadable, malformed or mismatched snapshots, an unreadable symbol file).\n";
+	"1 the suspects grew by --fail-on BYTES or more, or the last snapshot holds\n"
+	"--fail-on-unreachable BYTES or more; 2 any error (usage, unreadable,\n"
+	"malformed or mismatched snapshots, an unreadable symbol file).\n";
 
-#define MAX_SYMBOL_DIRS 64
-#define MAX_SKIP 256
-
-struct diff_cli {
-	struct diff_options o;
-	struct cli_input in;
-	const char *dirs[MAX_SYMBOL_DIRS];
-	size_t ndirs;
-	const char *skip[MAX_SKIP];
-	size_t nskip;
-	const char *supp_path;
-	uint64_t top;
-	bool json, folded, no_symbols, no_adjust;
-	bool has_fail_on;
-	uint64_t fail_on;
-	const char *html;      /* --html FILE, or NULL */
-	uint64_t html_stacks;
-	struct leaksnap_error err;
-};
 
 /* A byte count: digits, then optionally K, M or G (powers of 1024),
  * optionally followed by "B" or "iB". */
@@ -116,316 +107,6 @@ static bool parse_bytes(const char *s, uint64_t *out)
 		return false;
 	*out = (uint64_t)v << shift;
 	return true;
-}
-
-/* Text ------------------------------------------------------------------------- */
-
-static void print_series(const char *label, const uint64_t *v, size_t n)
-{
-	printf("    %s", label);
-	for (size_t i = 0; i < n; i++)
-		printf("%s%llu", i ? " -> " : " ", (unsigned long long)v[i]);
-	printf("\n");
-}
-
-static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t idx, bool site)
-{
-	printf("  %s #%02zu 0x%0*llx", site ? ">" : " ", idx, (int)ptr * 2,
-	       (unsigned long long)f->pc);
-	if (!f->module) {
-		printf("  (unmapped)\n");
-		return;
-	}
-	printf("  %s+0x%llx", f->module, (unsigned long long)f->rel_pc);
-	if (!f->sym_module ||
-	    (!f->sym_module->file && f->sym_module->status != SYM_BUILD_ID_MISMATCH)) {
-		printf("\n"); /* no symbol file: the summary line says so once */
-		return;
-	}
-	struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
-	cli_print_symbols(&r);
-}
-
-static const char *trend_text(const struct diff_group *g, size_t n, char *buf, size_t size)
-{
-	if (g->trend == DIFF_TREND_GREW)
-		return "grew";
-	if (g->trend == DIFF_TREND_STEADY)
-		return "grew in every interval";
-	int k = snprintf(buf, size, "grew in %u of %zu intervals", g->grew, n - 1);
-	if (g->shrank && k > 0 && (size_t)k < size)
-		k += snprintf(buf + k, size - (size_t)k, ", shrank in %u", g->shrank);
-	if (g->trend == DIFF_TREND_STOPPED && k > 0 && (size_t)k < size)
-		snprintf(buf + k, size - (size_t)k, ", not in the last");
-	return buf;
-}
-
-static int print_group(struct diff *d, const struct diff_group *g, size_t rank, unsigned ptr,
-		       bool stopped)
-{
-	struct leaksnap_error err;
-	if (!g)
-		return cli_fail("diff", "out of memory");
-	if (diff_symbolize_group(d, g, &err) != 0)
-		return cli_fail_error(&err);
-	size_t n = diff_snapshot_count(d);
-	char tbuf[128];
-	const char *allocs = g->count_delta == 1 || g->count_delta == -1 ? "allocation"
-									    : "allocations";
-	if (stopped)
-		printf("  %+lld bytes, %+lld %s, %s\n", (long long)g->bytes_delta,
-		       (long long)g->count_delta, allocs, trend_text(g, n, tbuf, sizeof(tbuf)));
-	else
-		printf("#%zu  %+lld bytes, %+lld %s%s  score %.0f  (%s)\n", rank,
-		       (long long)g->bytes_delta, (long long)g->count_delta, allocs,
-		       g->is_new ? ", new" : "", g->score, trend_text(g, n, tbuf, sizeof(tbuf)));
-	print_series("bytes:", g->bytes, n);
-	print_series("count:", g->counts, n);
-	if (g->module)
-		printf("    module: %s\n", g->module);
-	if (g->stack_count > 1)
-		printf("    largest of its %zu stacks:\n", g->stack_count);
-	if (g->frame_count == 0)
-		printf("    (no frames)\n");
-	for (size_t i = 0; i < g->frame_count; i++)
-		print_diff_frame(g->frames[i], ptr, i, i == g->site);
-	return 0;
-}
-
-static int report_text(struct diff *d, struct diff_cli *c)
-{
-	size_t n = diff_snapshot_count(d);
-	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
-	unsigned ptr = first->pointer_size;
-	uint64_t left_out = 0;
-	int w = 8;
-	for (size_t i = 0; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i);
-		left_out += s->left_out_count;
-		if ((int)strlen(s->file) > w)
-			w = strlen(s->file) > 60 ? 60 : (int)strlen(s->file);
-	}
-	printf("%zu snapshots compared, grouped by %s", n, diff_by_name(c->o.by));
-	if (left_out)
-		printf("; zygote-child allocations left out (--include-zygote)");
-	printf("\n\n  #  %-*s %8s %12s %14s\n", w, "snapshot", "pid", "allocations", "bytes");
-	for (size_t i = 0; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i);
-		char pid[32];
-		snprintf(pid, sizeof(pid), s->pid >= 0 ? "%lld" : "?", (long long)s->pid);
-		printf("%3zu  %-*s %8s %12llu %14llu", i + 1, w, s->file, pid,
-		       (unsigned long long)s->count, (unsigned long long)s->bytes);
-		if (s->left_out_count)
-			printf("  (%llu zygote-child allocation%s, %llu bytes left out)",
-			       (unsigned long long)s->left_out_count, s->left_out_count == 1 ? "" : "s",
-			       (unsigned long long)s->left_out_bytes);
-		printf("\n");
-	}
-	printf("     %-*s %8s %+12lld %+14lld\n", w, "growth", "",
-	       (long long)((int64_t)last->count - (int64_t)first->count),
-	       (long long)((int64_t)last->bytes - (int64_t)first->bytes));
-
-	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
-	size_t shown = c->top && c->top < ns ? (size_t)c->top : ns;
-	printf("\n");
-	if (ns)
-		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns, ns == 1 ? "" : "s",
-		       (long long)diff_suspects_bytes(d), (long long)diff_suspects_count(d),
-		       diff_suspects_count(d) == 1 ? "" : "s");
-	else
-		printf("no suspects: nothing grew%s\n",
-		       c->o.min_bytes ? " by --min-bytes or more" : "");
-	if (shown < ns)
-		printf("the best %zu %s shown (--top)\n", shown, shown == 1 ? "is" : "are");
-	if (nc)
-		printf("%zu %s, then stopped: %s, not %s (listed last)\n", nc,
-		       nc == 1 ? "group grew" : "groups grew", nc == 1 ? "a cache" : "caches",
-		       nc == 1 ? "a leak" : "leaks");
-	if (c->o.sym) {
-		size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0;
-		for (size_t i = 0; i < ns && i < shown; i++)
-			if (diff_symbolize_group(d, diff_suspect(d, i), &c->err) != 0)
-				return cli_fail_error(&c->err);
-		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
-			if (diff_symbolize_group(d, diff_stopped(d, i), &c->err) != 0)
-				return cli_fail_error(&c->err);
-		nm = diff_symbol_module_count(d);
-		for (size_t i = 0; i < nm; i++) {
-			const struct sym_module *m = diff_symbol_module(d, i);
-			missing += !m->file && m->status != SYM_BUILD_ID_MISMATCH;
-			mismatch += m->status == SYM_BUILD_ID_MISMATCH;
-			nolayout += m->file && m->layout == SYM_LAYOUT_NONE;
-		}
-		if (missing)
-			printf("no symbol file for %zu of %zu modules: their frames are module+offset "
-			       "(--symbols DIR)\n", missing, nm);
-		if (mismatch)
-			printf("%zu module%s found only with another build ID: not symbolized\n",
-			       mismatch, mismatch == 1 ? "" : "s");
-		if (nolayout)
-			printf("%zu module%s found only as a debug-only file that fits no mapping: "
-			       "not symbolized\n", nolayout, nolayout == 1 ? "" : "s");
-	}
-	if (c->o.suppressions && diff_suppressed_records(d))
-		printf("%llu stack%s suppressed by %s\n",
-		       (unsigned long long)diff_suppressed_records(d),
-		       diff_suppressed_records(d) == 1 ? "" : "s", c->supp_path);
-	for (size_t i = 0; i < shown; i++) {
-		printf("\n");
-		if (print_group(d, diff_suspect(d, i), i + 1, ptr, false))
-			return EXIT_ERROR;
-	}
-	if (nc) {
-		printf("\ngrew, then stopped (caches, not leaks):\n");
-		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
-			if (print_group(d, diff_stopped(d, i), 0, ptr, true))
-				return EXIT_ERROR;
-	}
-	return EXIT_OK;
-}
-
-/* JSON ----------------------------------------------------------------------------- */
-
-static json_t *json_series(const uint64_t *v, size_t n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, cli_json_u64(v[i]));
-	return a;
-}
-
-static json_t *json_group(struct diff *d, const struct diff_group *g, size_t rank)
-{
-	struct leaksnap_error err;
-	if (!g) {
-		cli_fail("diff", "out of memory");
-		return NULL;
-	}
-	if (diff_symbolize_group(d, g, &err) != 0) {
-		cli_fail_error(&err);
-		return NULL;
-	}
-	size_t n = diff_snapshot_count(d);
-	json_t *frames = json_array();
-	for (size_t i = 0; i < g->frame_count; i++) {
-		const struct diff_frame *f = g->frames[i];
-		struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
-		cli_json_frames(frames, f->pc, f->module, f->rel_pc, &r);
-	}
-	json_t *o = json_object();
-	if (rank)
-		json_object_set_new(o, "rank", json_integer((json_int_t)rank));
-	json_object_set_new(o, "bytes_delta", json_integer(g->bytes_delta));
-	json_object_set_new(o, "count_delta", json_integer(g->count_delta));
-	json_object_set_new(o, "bytes", json_series(g->bytes, n));
-	json_object_set_new(o, "counts", json_series(g->counts, n));
-	json_object_set_new(o, "new", json_boolean(g->is_new));
-	json_object_set_new(o, "score", json_real(g->score));
-	json_object_set_new(o, "trend", json_string(diff_trend_name(g->trend)));
-	json_object_set_new(o, "grew_intervals", json_integer(g->grew));
-	json_object_set_new(o, "shrank_intervals", json_integer(g->shrank));
-	json_object_set_new(o, "stacks", json_integer((json_int_t)g->stack_count));
-	if (g->module)
-		json_object_set_new(o, "module", cli_json_text(g->module));
-	/* the site's index in frames[], which has one element per inline level */
-	size_t site = g->site_level;
-	for (size_t i = 0; i < g->site && i < g->frame_count; i++)
-		site += g->frames[i]->sym_count ? g->frames[i]->sym_count : 1;
-	json_object_set_new(o, "site", g->site < g->frame_count ? json_integer((json_int_t)site)
-								 : json_null());
-	json_object_set_new(o, "frames", frames);
-	return o;
-}
-
-static void json_key(FILE *out, bool *first, const char *key)
-{
-	fprintf(out, "%s\n  \"%s\": ", *first ? "{" : ",", key);
-	*first = false;
-}
-
-static int json_list(FILE *out, struct diff *d, bool stopped, size_t count)
-{
-	fprintf(out, "[");
-	for (size_t i = 0; i < count; i++) {
-		json_t *g = json_group(d, stopped ? diff_stopped(d, i) : diff_suspect(d, i),
-				       stopped ? 0 : i + 1);
-		if (!g)
-			return EXIT_ERROR;
-		fprintf(out, "%s\n    ", i ? "," : "");
-		cli_json_print(out, g);
-	}
-	fprintf(out, "%s]", count ? "\n  " : "");
-	return 0;
-}
-
-static int report_json(FILE *out, struct diff *d, const struct diff_cli *c)
-{
-	size_t n = diff_snapshot_count(d);
-	bool first = true;
-	json_key(out, &first, "by");
-	cli_json_print(out, json_string(diff_by_name(c->o.by)));
-	json_key(out, &first, "zygote_included");
-	cli_json_print(out, json_boolean(diff_zygote_included(d)));
-	json_key(out, &first, "snapshots");
-	fprintf(out, "[");
-	for (size_t i = 0; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i);
-		fprintf(out, "%s\n    ", i ? "," : "");
-		json_t *o = json_pack("{s:o, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
-				      "file", cli_json_text(s->file), "pid",
-				      s->pid >= 0 ? json_integer(s->pid) : json_null(),
-				      "pointer_size", (int)s->pointer_size, "android", s->android,
-				      "total_memory", cli_json_u64(s->total_memory),
-				      "allocation_count", cli_json_u64(s->allocation_count), "bytes",
-				      cli_json_u64(s->bytes), "count", cli_json_u64(s->count),
-				      "left_out_bytes", cli_json_u64(s->left_out_bytes),
-				      "left_out_count", cli_json_u64(s->left_out_count));
-		char tbuf[64];
-		if (s->has_time)
-			cli_format_time(s->time_ns, tbuf, sizeof(tbuf));
-		json_object_set_new(o, "time_ns", s->has_time ? cli_json_u64(s->time_ns) : json_null());
-		json_object_set_new(o, "time", s->has_time ? json_string(tbuf) : json_null());
-		cli_json_print(out, o);
-	}
-	fprintf(out, "\n  ]");
-	const struct diff_snapshot *a = diff_snapshot(d, 0), *b = diff_snapshot(d, n - 1);
-	json_key(out, &first, "totals");
-	cli_json_print(out,
-		       json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
-				 (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
-				 (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
-				 (json_int_t)diff_suspect_count(d), "suspects_bytes_delta",
-				 (json_int_t)diff_suspects_bytes(d), "suspects_count_delta",
-				 (json_int_t)diff_suspects_count(d), "stopped",
-				 (json_int_t)diff_stopped_count(d), "suppressed_stacks",
-				 (json_int_t)diff_suppressed_records(d)));
-	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
-	json_key(out, &first, "suspects");
-	if (json_list(out, d, false, c->top && c->top < ns ? (size_t)c->top : ns))
-		return EXIT_ERROR;
-	json_key(out, &first, "stopped");
-	if (json_list(out, d, true, c->top && c->top < nc ? (size_t)c->top : nc))
-		return EXIT_ERROR;
-	if (c->o.suppressions) {
-		json_key(out, &first, "suppressions");
-		json_t *arr = json_array();
-		for (size_t i = 0; i < diff_suppressions_count(c->o.suppressions); i++)
-			json_array_append_new(
-				arr, json_pack("{s:o, s:o}", "pattern",
-					       cli_json_text(diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
-					       cli_json_u64(diff_suppressions_hits(c->o.suppressions, i))));
-		cli_json_print(out, arr);
-	}
-	if (c->o.sym) {
-		json_key(out, &first, "symbols");
-		size_t nm = diff_symbol_module_count(d);
-		fprintf(out, "[");
-		for (size_t i = 0; i < nm; i++)
-			cli_json_print_sym_module(out, diff_symbol_module(d, i), i == 0);
-		fprintf(out, "%s]", nm ? "\n  " : "");
-	}
-	fprintf(out, "\n}\n");
-	return EXIT_OK;
 }
 
 /* Folded stacks ------------------------------------------------------------------------- */
@@ -502,7 +183,7 @@ struct json_arg {
 static int page_json(FILE *out, void *arg)
 {
 	struct json_arg *a = arg;
-	return report_json(out, a->d, a->c);
+	return cli_diff_json(out, a->d, a->c);
 }
 
 static int report_html(struct diff *d, const struct diff_cli *c)
@@ -593,7 +274,7 @@ static struct snapshot *reader_take(struct reader *r, size_t i)
 static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
 {
 	enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
-	       O_HTML, O_HTML_STACKS };
+	       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH };
 	static const struct option longopts[] = {
 		{"pointer-size", required_argument, NULL, 'P'},
 		{"frames", required_argument, NULL, 'F'},
@@ -610,6 +291,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"json", no_argument, NULL, 'j'},
 		{"folded", no_argument, NULL, O_FOLDED},
 		{"fail-on", required_argument, NULL, O_FAIL},
+		{"fail-on-unreachable", required_argument, NULL, O_FAIL_UNREACH},
 		{"html", required_argument, NULL, O_HTML},
 		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
 		{"help", no_argument, NULL, 'h'},
@@ -677,6 +359,12 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 				return cli_usage_error(cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
 						       optarg);
 			c->has_fail_on = true;
+			break;
+		case O_FAIL_UNREACH:
+			if (!parse_bytes(optarg, &c->fail_unreachable))
+				return cli_usage_error(cmd, "--fail-on-unreachable needs a byte count (e.g. 1 or 4K), not '%s'",
+						       optarg);
+			c->has_fail_unreachable = true;
 			break;
 		case O_HTML:
 			if (c->html)
@@ -832,6 +520,12 @@ out_reader:
 	if (status != EXIT_OK)
 		goto out;
 	status = EXIT_ERROR;
+	if (c.has_fail_unreachable && !diff_snapshot(d, n - 1)->has_reachability) {
+		cli_fail(diff_snapshot(d, n - 1)->file,
+			 "no reachability section: --fail-on-unreachable cannot be evaluated "
+			 "(record with LEAKSNAP_REACHABILITY=1)");
+		goto out;
+	}
 	if (diff_rank(d, &err)) {
 		cli_fail_error(&err);
 		goto out;
@@ -844,7 +538,7 @@ out_reader:
 			goto out;
 		rc = EXIT_OK;
 	} else if (!c.html || strcmp(c.html, "-") != 0) {
-		rc = c.json ? report_json(stdout, d, &c) : report_text(d, &c);
+		rc = c.json ? cli_diff_json(stdout, d, &c) : cli_diff_text(d, &c);
 		if (rc)
 			goto out;
 	}
@@ -863,6 +557,8 @@ out_reader:
 			(long long)diff_suspects_bytes(d), (unsigned long long)c.fail_on);
 		status = EXIT_LEAKS;
 	}
+	if (status != EXIT_ERROR && cli_diff_unreachable_gate(d, &c))
+		status = EXIT_LEAKS;
 	status = cli_finish_stdout(status);
 out:
 	diff_free(d);

@@ -15,7 +15,9 @@ static const char show_usage[] =
 	"Print a heap snapshot: format and version, pointer size, backtrace size, pid,\n"
 	"capture time, totals, the app/zygote split, then the records sorted by total\n"
 	"bytes (size x count), each frame as module+0xREL_PC (REL_PC is the offset in\n"
-	"the mapped file) or the raw PC when no mapping covers it.\n"
+	"the mapped file) or the raw PC when no mapping covers it. A dump recorded with\n"
+	"reachability also says how many blocks no pointer reached: in all\n"
+	"('unreachable: N bytes in M allocations') and per record ('N of M unreachable').\n"
 	"DUMP is read by content: LEAKSNAP, Android text (v1.0-v1.2), DDMS NHGT, or a\n"
 	"raw get_malloc_leak_info buffer (needs --pointer-size and --frames). '-' reads\n"
 	"standard input.\n\n"
@@ -162,6 +164,10 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 		       (unsigned long long)a.records[z], a.records[z] == 1 ? "" : "s",
 		       (unsigned long long)a.allocations[z], a.allocations[z] == 1 ? "" : "s",
 		       (unsigned long long)a.bytes[z]);
+	if (snapshot_has_reachability(s))
+		printf("unreachable:     %llu bytes in %llu allocations\n",
+		       (unsigned long long)snapshot_unreachable_bytes(s),
+		       (unsigned long long)snapshot_unreachable_count(s));
 	const char *mode = count_mode_text(snapshot_count_mode(s));
 	if (mode)
 		printf("counts:          the count field held frame counts (Android 7 layout, %s);\n"
@@ -187,13 +193,18 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 	else
 		printf("records by total bytes:\n");
 	unsigned ptr = snapshot_pointer_size(s);
+	bool reach = snapshot_has_reachability(s);
 	for (size_t i = 0; i < ntop; i++) {
 		const struct snapshot_record *r = snapshot_record(s, top[i]);
 		if (o->sc)
 			cli_symctx_progress(o->sc, i, ntop);
-		printf("#%zu  %llu bytes = %llu x %llu  %s\n", i + 1,
+		printf("#%zu  %llu bytes = %llu x %llu  %s", i + 1,
 		       (unsigned long long)(r->size * r->count), (unsigned long long)r->size,
 		       (unsigned long long)r->count, r->zygote ? "zygote" : "app");
+		if (reach)
+			printf("  %llu of %llu unreachable", (unsigned long long)r->unreachable,
+			       (unsigned long long)r->count);
+		printf("\n");
 		if (r->frame_count == 0)
 			printf("    (no frames)\n");
 		for (uint32_t f = 0; f < r->frame_count; f++)
@@ -220,8 +231,8 @@ static json_t *json_frame(const struct maps *maps, uint64_t pc)
 			 mod ? cli_json_addr(loc.rel_pc) : json_null());
 }
 
-static json_t *json_record(const struct snapshot_record *r, const struct maps *maps,
-			   struct cli_symctx *sc)
+static json_t *json_record(const struct snapshot_record *r, bool reach,
+			   const struct maps *maps, struct cli_symctx *sc)
 {
 	json_t *frames = json_array();
 	for (uint32_t f = 0; f < r->frame_count; f++) {
@@ -237,9 +248,10 @@ static json_t *json_record(const struct snapshot_record *r, const struct maps *m
 		} else
 			json_array_append_new(frames, json_frame(maps, r->frames[f]));
 	}
-	return json_pack("{s:o, s:o, s:b, s:o, s:o}", "size", cli_json_u64(r->size), "count",
+	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}", "size", cli_json_u64(r->size), "count",
 			 cli_json_u64(r->count), "zygote", r->zygote, "total_bytes",
-			 cli_json_u64(r->size * r->count), "frames", frames);
+			 cli_json_u64(r->size * r->count), "unreachable_count",
+			 reach ? cli_json_u64(r->unreachable) : json_null(), "frames", frames);
 }
 
 json_t *cli_json_mapping(const struct maps_mapping *m)
@@ -306,6 +318,13 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 						 cli_json_u64(a.allocations[z]), "bytes",
 						 cli_json_u64(a.bytes[z])));
 	}
+	json_key(out, &first, "unreachable");
+	cli_json_print(out, snapshot_has_reachability(s)
+				    ? json_pack("{s:o, s:o}", "bytes",
+						cli_json_u64(snapshot_unreachable_bytes(s)),
+						"allocations",
+						cli_json_u64(snapshot_unreachable_count(s)))
+				    : json_null());
 	json_key(out, &first, "count_is_frames");
 	const char *mode = count_mode_text(snapshot_count_mode(s));
 	cli_json_print(out, mode ? json_string(mode) : json_null());
@@ -329,7 +348,8 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 		if (sc)
 			cli_symctx_progress(sc, i, ntop);
 		fprintf(out, "%s\n    ", i ? "," : "");
-		cli_json_print(out, json_record(snapshot_record(s, top[i]), maps, sc));
+		cli_json_print(out, json_record(snapshot_record(s, top[i]),
+						snapshot_has_reachability(s), maps, sc));
 	}
 	fprintf(out, "%s]", ntop ? "\n  " : "");
 	json_key(out, &first, "maps");

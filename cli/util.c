@@ -8,17 +8,12 @@
 
 #include "cli.h"
 
-/* Messages quote bytes from untrusted inputs: control characters are shown
- * as \xNN so that a message always stays one line on the terminal. */
+/* Messages quote bytes from untrusted inputs: control characters and
+ * bytes outside UTF-8 are shown as \xNN so that a message always stays one
+ * line on the terminal. */
 static void put_escaped(const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f)
-			fprintf(stderr, "\\x%02x", c);
-		else
-			fputc(c, stderr);
-	}
+	cli_put_escaped(stderr, s, false);
 }
 
 static void vmsg(const char *subject, const char *kind, const char *fmt, va_list ap)

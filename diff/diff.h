@@ -97,6 +97,12 @@ struct diff_snapshot {
 	uint64_t left_out_bytes, left_out_count; /* zygote records left out */
 	bool has_time;            /* the snapshot records its capture time: */
 	uint64_t time_ns;         /* nanoseconds since the Unix epoch */
+	/* Whether the snapshot says which blocks no pointer reached (the
+	 * LEAKSNAP reachability section), and then the unreachable bytes and
+	 * allocations of the records compared (after suppressions; set by
+	 * diff_rank()). */
+	bool has_reachability;
+	uint64_t unreachable_bytes, unreachable_count;
 };
 
 /* One frame of a group's stack. */
@@ -137,6 +143,13 @@ struct diff_group {
 	 * the site: inlined allocation wrappers are skipped too.  Set with
 	 * @site. */
 	size_t site_level;
+	/* Its unreachable bytes and allocations, one per snapshot (0 for a
+	 * snapshot without reachability: see diff_snapshot()); NULL when no
+	 * snapshot has reachability. */
+	const uint64_t *unreachable_bytes;
+	const uint64_t *unreachable_counts;
+	/* It holds unreachable bytes in the last snapshot: a definite leak. */
+	bool definite;
 };
 
 /* Suppressions ----------------------------------------------------------- */
@@ -189,14 +202,23 @@ LEAKSNAP_API const struct diff_snapshot *diff_snapshot(const struct diff *d, siz
 LEAKSNAP_API bool diff_zygote_included(const struct diff *d);
 
 /* Suspects, best first: groups that grew by at least min_bytes, still
- * growing at the last snapshot, not suppressed.  A group's view is made on
- * first access: NULL when out of memory. */
+ * growing at the last snapshot or holding unreachable bytes in it, not
+ * suppressed.  Definite leaks (@definite) come first whatever their
+ * score, each part in score order.  A group's view is made on first
+ * access: NULL when out of memory. */
 LEAKSNAP_API size_t diff_suspect_count(const struct diff *d);
 LEAKSNAP_API const struct diff_group *diff_suspect(struct diff *d, size_t rank);
-/* Groups that grew overall but not in the last interval (caches), largest
- * growth first. */
+/* How many of the suspects are definite leaks (they lead the ranking). */
+LEAKSNAP_API size_t diff_definite_count(const struct diff *d);
+/* Groups that grew overall but not in the last interval (caches) and hold
+ * no unreachable bytes in the last snapshot, largest growth first. */
 LEAKSNAP_API size_t diff_stopped_count(const struct diff *d);
 LEAKSNAP_API const struct diff_group *diff_stopped(struct diff *d, size_t index);
+/* Groups that are not suspects (they did not grow by min_bytes) but hold
+ * unreachable bytes in the last snapshot: one-off leaks, most unreachable
+ * bytes first (all @definite). */
+LEAKSNAP_API size_t diff_unreachable_count(const struct diff *d);
+LEAKSNAP_API const struct diff_group *diff_unreachable(struct diff *d, size_t index);
 /* Sum of the suspects' bytes_delta and count_delta. */
 LEAKSNAP_API int64_t diff_suspects_bytes(const struct diff *d);
 LEAKSNAP_API int64_t diff_suspects_count(const struct diff *d);

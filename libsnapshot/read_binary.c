@@ -43,6 +43,7 @@ static void decode_le(struct snapshot *s, const uint8_t *p, unsigned ptr, unsign
 	r->zygote = (raw_size & LSP_ZYGOTE_BIT) != 0;
 	r->frames = NULL;
 	r->frame_count = nf;
+	r->unreachable = 0;
 	s->frame_off[s->nrecords++] = s->nframes;
 	s->nframes += nf;
 }
@@ -139,9 +140,15 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 			break;
 		case 11:
 			h->flags = p[0];
-			if (h->flags & ~(SNAPSHOT_FLAG_BIG_ENDIAN | SNAPSHOT_FLAG_COUNT_IS_FRAMES))
+			if (h->flags & ~(SNAPSHOT_FLAG_BIG_ENDIAN | SNAPSHOT_FLAG_COUNT_IS_FRAMES |
+					 SNAPSHOT_FLAG_REACHABILITY))
 				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
 						    "unknown flag bits 0x%02x", h->flags);
+			if ((h->flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) &&
+			    (h->flags & SNAPSHOT_FLAG_REACHABILITY))
+				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
+						    "flag bits 1 (Android 7 counts) and 2 "
+						    "(reachability) are never set together");
 			break;
 		case 12:
 			h->backtrace_size = (uint32_t)lsp_load_le(p, 4);
@@ -199,11 +206,25 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 				    "meta_size %u runs past the end of the file "
 				    "(%llu bytes follow the maps)",
 				    h->meta_size, (unsigned long long)rest);
-	if (h->meta_size < rest)
-		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source,
-				    file_size - (rest - h->meta_size),
-				    "%llu trailing bytes after the metadata section",
-				    (unsigned long long)(rest - h->meta_size));
+	uint64_t after = rest - h->meta_size, start = file_size - after;
+	if (!(h->flags & SNAPSHOT_FLAG_REACHABILITY)) {
+		if (after > 0)
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
+					    "%llu trailing bytes after the metadata section",
+					    (unsigned long long)after);
+		return 0;
+	}
+	uint64_t reach = SNAPSHOT_REACHABILITY_SIZE(h->records_size, h->info_size);
+	if (after < reach)
+		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
+				    "truncated reachability section: %llu records need %llu bytes, "
+				    "%llu follow the metadata",
+				    (unsigned long long)(reach / 4), (unsigned long long)reach,
+				    (unsigned long long)after);
+	if (after > reach)
+		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, start + reach,
+				    "%llu trailing bytes after the reachability section",
+				    (unsigned long long)(after - reach));
 	return 0;
 }
 
@@ -231,6 +252,26 @@ static int parse_meta(struct snapshot *s, const uint8_t *p, uint64_t size, uint6
 			return -1;
 		i += len + 1;
 	}
+	return 0;
+}
+
+/* Reachability section: one u32 per record, in the records' byte order,
+ * each at most that record's count (read before merging, so record i is
+ * the file's record i). */
+static int read_reachability(struct snapshot *s, const uint8_t *p, uint64_t base,
+			     struct leaksnap_error *err)
+{
+	for (size_t i = 0; i < s->nrecords; i++, p += 4) {
+		uint64_t n = s->big_endian ? lsp_load_be(p, 4) : lsp_load_le(p, 4);
+		struct snapshot_record *r = &s->records[i];
+		if (n > r->count)
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + 4 * i,
+					    "record %zu: %llu unreachable allocations, more than "
+					    "its %llu",
+					    i + 1, (unsigned long long)n, (unsigned long long)r->count);
+		r->unreachable = n;
+	}
+	s->has_reach = true;
 	return 0;
 }
 
@@ -267,6 +308,9 @@ struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
 		goto fail;
 	off += h.maps_size;
 	if (parse_meta(s, blob->data + off, h.meta_size, off, err))
+		goto fail;
+	off += h.meta_size;
+	if ((h.flags & SNAPSHOT_FLAG_REACHABILITY) && read_reachability(s, blob->data + off, off, err))
 		goto fail;
 	if (lsp_snapshot_finalize(s, opts,
 				  (h.flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) != 0,

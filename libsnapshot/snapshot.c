@@ -136,6 +136,7 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 	r->zygote = zygote;
 	r->frames = NULL;
 	r->frame_count = 0;
+	r->unreachable = 0;
 	s->frame_off[s->nrecords] = s->nframes;
 	s->nrecords++;
 	return 0;
@@ -277,7 +278,9 @@ static int merge_records(struct snapshot *s, struct leaksnap_error *err)
 			    o->frame_count == r.frame_count &&
 			    memcmp(s->frames + s->frame_off[slots[slot]], fr,
 				   r.frame_count * sizeof(*fr)) == 0) {
-				if (lsp_add_u64(o->count, r.count, &o->count)) {
+				/* unreachable <= count, so it cannot overflow first */
+				if (lsp_add_u64(o->count, r.count, &o->count) ||
+				    lsp_add_u64(o->unreachable, r.unreachable, &o->unreachable)) {
 					free(slots);
 					return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 							 "allocation counts overflow when merging "
@@ -370,6 +373,14 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 	else
 		s->count_mode = SNAPSHOT_COUNTS_REAL;
 
+	if (s->has_reach && s->count_mode != SNAPSHOT_COUNTS_REAL) {
+		/* counts of blocks against frame counts mean nothing */
+		s->has_reach = false;
+		for (size_t i = 0; i < s->nrecords; i++)
+			s->records[i].unreachable = 0;
+		lsp_snapshot_warn(s, "the unreachable counts are ignored: the second field is "
+				  "read as a frame count");
+	}
 	for (size_t i = 0; i < s->nrecords; i++) {
 		if (s->count_mode != SNAPSHOT_COUNTS_REAL)
 			s->records[i].count = 1; /* each record was one allocation */
@@ -382,6 +393,8 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 
 	s->records_bytes = 0;
 	s->allocation_count = 0;
+	s->unreachable_bytes = 0;
+	s->unreachable_count = 0;
 	for (size_t i = 0; i < s->nrecords; i++) {
 		struct snapshot_record *r = &s->records[i];
 		uint64_t bytes;
@@ -393,6 +406,9 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 					 (unsigned long long)r->size,
 					 (unsigned long long)r->count);
 		r->frames = s->frames + s->frame_off[i];
+		/* unreachable <= count: neither sum can overflow now */
+		s->unreachable_bytes += r->size * r->unreachable;
+		s->unreachable_count += r->unreachable;
 	}
 	if (s->records_bytes > (uint64_t)INT64_MAX || s->allocation_count > (uint64_t)INT64_MAX)
 		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source,
@@ -459,6 +475,9 @@ uint64_t snapshot_total_memory(const struct snapshot *s)
 uint64_t snapshot_records_bytes(const struct snapshot *s) { return s->records_bytes; }
 uint64_t snapshot_allocation_count(const struct snapshot *s) { return s->allocation_count; }
 enum snapshot_count_mode snapshot_count_mode(const struct snapshot *s) { return s->count_mode; }
+bool snapshot_has_reachability(const struct snapshot *s) { return s->has_reach; }
+uint64_t snapshot_unreachable_bytes(const struct snapshot *s) { return s->unreachable_bytes; }
+uint64_t snapshot_unreachable_count(const struct snapshot *s) { return s->unreachable_count; }
 size_t snapshot_record_count(const struct snapshot *s) { return s->nrecords; }
 
 const struct snapshot_record *snapshot_record(const struct snapshot *s, size_t index)

@@ -105,6 +105,10 @@ struct snapshot_record {
 	const uint64_t *frames; /* @frame_count PCs, borrowed */
 	uint32_t frame_count;
 	bool zygote;            /* allocated in a zygote child (bit 31) */
+	/* How many of the @count allocations no pointer reached at capture
+	 * (the LEAKSNAP reachability section, flag bit 2); 0 when the
+	 * snapshot has none (snapshot_has_reachability()).  <= @count. */
+	uint64_t unreachable;
 };
 
 /* A metadata line "key=value" (LEAKSNAP), or a header fact of another
@@ -175,6 +179,15 @@ LEAKSNAP_API uint64_t snapshot_records_bytes(const struct snapshot *snap);
 LEAKSNAP_API uint64_t snapshot_allocation_count(const struct snapshot *snap);
 LEAKSNAP_API enum snapshot_count_mode snapshot_count_mode(const struct snapshot *snap);
 
+/* Whether the snapshot says which blocks were unreachable at capture (a
+ * LEAKSNAP file with the reachability section, flag bit 2).  Without it
+ * every record's @unreachable is 0 and means "not known", not "none". */
+LEAKSNAP_API bool snapshot_has_reachability(const struct snapshot *snap);
+/* Sum of unreachable * size, and of unreachable, over all records (0
+ * without the section). */
+LEAKSNAP_API uint64_t snapshot_unreachable_bytes(const struct snapshot *snap);
+LEAKSNAP_API uint64_t snapshot_unreachable_count(const struct snapshot *snap);
+
 /* Records after merging duplicates, in input order of first appearance. */
 LEAKSNAP_API size_t snapshot_record_count(const struct snapshot *snap);
 LEAKSNAP_API const struct snapshot_record *snapshot_record(const struct snapshot *snap,
@@ -239,6 +252,13 @@ struct snapshot_header {
 
 #define SNAPSHOT_FLAG_BIG_ENDIAN 0x01u
 #define SNAPSHOT_FLAG_COUNT_IS_FRAMES 0x02u
+/* A reachability section (one u32 unreachable count per record, in the
+ * records' byte order) follows the metadata; never with bit 1. */
+#define SNAPSHOT_FLAG_REACHABILITY 0x04u
+/* Bytes of the reachability section for @records_size bytes of records of
+ * @info_size bytes each. */
+#define SNAPSHOT_REACHABILITY_SIZE(records_size, info_size) \
+	(4 * ((records_size) / (info_size)))
 
 /* Encode @hdr into the 64-byte on-disk header at @out.  Never allocates;
  * safe to call from the malloc hook. */
@@ -282,8 +302,8 @@ struct snapshot_save_opts {
 };
 
 /* Write @snap as a LEAKSNAP v1 file at @path ("-": standard output), with
- * its maps embedded and its metadata kept.  Counts are written as
- * corrected (flag bit 1 clear).  The file is written under a temporary
+ * its maps embedded, its metadata and its reachability section (when it
+ * has one) kept.  Counts are written as corrected (flag bit 1 clear).  The file is written under a temporary
  * name in the same directory, then published without ever replacing an
  * existing file (exists -> error LEAKSNAP_ERR_EXISTS; nothing is
  * overwritten).  Returns 0, or -1 with @err filled. */
@@ -299,8 +319,8 @@ LEAKSNAP_API int snapshot_save(const struct snapshot *snap, const char *path,
  * `z 0` records before `z 1` ones, each group by size descending, then by
  * frame count descending, then in the snapshot's order; then MAPS, the
  * maps text and END.  The pid, the capture time, metadata other than
- * build_fingerprint, and a pointer size the PCs and maps addresses do not
- * imply are not carried: each is reported through @opts->dropped.  Maps
+ * build_fingerprint, the unreachable counts, and a pointer size the PCs
+ * and maps addresses do not imply are not carried: each is reported through @opts->dropped.  Maps
  * with a line reading "END" or a NUL byte cannot be written
  * (LEAKSNAP_ERR_FORMAT); @opts->big_endian and
  * @opts->pointer_size must be unset (LEAKSNAP_ERR_USAGE).  Published as by

@@ -26,6 +26,8 @@ struct snapshot {
 	uint64_t records_bytes;
 	uint64_t allocation_count;
 	enum snapshot_count_mode count_mode;
+	bool has_reach;             /* reachability section read */
+	uint64_t unreachable_bytes, unreachable_count;
 
 	struct snapshot_record *records;
 	size_t nrecords, records_cap;

@@ -76,7 +76,8 @@ static int write_body(const struct snapshot *s, struct lsp_out *o, unsigned ptr,
 	struct snapshot_header h = {
 		.version = LEAKSNAP_VERSION,
 		.pointer_size = (uint8_t)ptr,
-		.flags = be ? SNAPSHOT_FLAG_BIG_ENDIAN : 0,
+		.flags = (uint8_t)((be ? SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
+				   (s->has_reach ? SNAPSHOT_FLAG_REACHABILITY : 0)),
 		.backtrace_size = bt,
 		.pid = s->pid > 0 && s->pid <= UINT32_MAX ? (uint32_t)s->pid : 0,
 		.meta_size = (uint32_t)meta_len,
@@ -101,7 +102,12 @@ static int write_body(const struct snapshot *s, struct lsp_out *o, unsigned ptr,
 	}
 	if (lsp_rewrite_maps(s, opts, o, &maps_size, err))
 		return -1;
-	return lsp_out_put(o, meta, meta_len);
+	if (lsp_out_put(o, meta, meta_len))
+		return -1;
+	for (size_t i = 0; s->has_reach && i < s->nrecords; i++)
+		if (put_field(o, s->records[i].unreachable, 4, be))
+			return -1;
+	return 0;
 }
 
 /* Check that every value fits the record format before creating anything. */
@@ -110,6 +116,11 @@ static int check_fits(const struct snapshot *s, unsigned ptr, struct leaksnap_er
 	uint64_t max = ptr == 8 ? UINT64_MAX : UINT32_MAX;
 	for (size_t i = 0; i < s->nrecords; i++) {
 		const struct snapshot_record *r = &s->records[i];
+		if (r->unreachable > UINT32_MAX)
+			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+					 "record %zu: %llu unreachable allocations do not fit the "
+					 "reachability section's 32-bit counts",
+					 i + 1, (unsigned long long)r->unreachable);
 		if ((r->size & LSP_ZYGOTE_BIT) || r->size > max || r->count > max)
 			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu (size %llu, count %llu) does not fit "

@@ -108,6 +108,11 @@ static void report_dropped(const struct snapshot *s, const struct snapshot_save_
 		     (long long)s->pid);
 	if (s->has_time)
 		tell(opts, "the capture time is not written: the text format has no place for it");
+	if (s->has_reach)
+		tell(opts, "the unreachable counts (%llu bytes in %llu allocations) are not "
+		     "written: the text format has no place for them",
+		     (unsigned long long)s->unreachable_bytes,
+		     (unsigned long long)s->unreachable_count);
 
 	/* Metadata other than the fingerprint: how many lines, which keys. */
 	char keys[256] = "";

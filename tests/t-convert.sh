@@ -2,7 +2,8 @@
 # convert: every readable format becomes a LEAKSNAP file that shows the same
 # snapshot (records, totals, frames, maps), in both byte orders, and an
 # Android text dump that reads back as the same model (byte-identical for
-# bionic-laid-out text); --rewrite-prefix; convert never overwrites; reading
+# bionic-laid-out text; the reachability section survives a LEAKSNAP round
+# trip); --rewrite-prefix; convert never overwrites; reading
 # from stdin gives the same result as reading the file.
 set -eu
 B=$1
@@ -21,6 +22,7 @@ norm() {
 
 n=0
 for spec in "fx/sample64le.dump" "fx/sample32be.dump" "fx/sample64.nhgt" "fx/sample-old.nhgt" \
+	"fx/reach64le.dump" "fx/reach32be.dump" \
 	"fx/android7-flagged.dump" \
 	"--pointer-size 8 --frames 4 --maps $top/testdata/maps/sample64.maps fx/sample64.raw" \
 	"$top/testdata/text/v1.2-signal-64.txt" "$top/testdata/text/v1.2-btinfo-32-crlf.txt" \
@@ -60,15 +62,18 @@ done
 
 # Any input -> text -> LEAKSNAP gives the model the input gives: records,
 # frames, counts, zygote flags, sizes, pointer and backtrace size, maps
-# (show --json without what only the container decides).
+# (show --json without what only the container decides: a text dump has no
+# place for the unreachable counts, convert warns that they are dropped).
 normjson() {
 	sed -e '/^  "file":/d' -e '/^  "format":/d' -e '/^  "version":/d' -e '/^  "pid":/d' \
 	    -e '/^  "time_ns":/d' -e '/^  "time":/d' -e '/^  "total_memory":/d' \
 	    -e '/^  "big_endian":/d' -e '/^  "count_is_frames":/d' -e '/^  "metadata":/d' \
-	    -e '/^  "warnings":/d'
+	    -e '/^  "warnings":/d' \
+	    -e '/^  "unreachable":/d' -e 's/"unreachable_count": [0-9a-z]*, //'
 }
 n=0
 for spec in "fx/sample64le.dump" "fx/sample32be.dump" "fx/sample64.nhgt" "fx/sample-old.nhgt" \
+	"fx/reach64le.dump" "fx/reach32be.dump" \
 	"fx/android7-flagged.dump" \
 	"--pointer-size 8 --frames 4 --maps $top/testdata/maps/sample64.maps fx/sample64.raw" \
 	"--pointer-size 4 --frames 4 fx/sample32.raw" \

@@ -14,7 +14,9 @@
 #  - in a real browser (tests/tools/browser.py; skipped without one): the
 #    curve has one point per snapshot on each line, the tables the JSON's
 #    rows and sites, a row click shows the stack, sorting, a flame graph
-#    click narrows it, search, hover, and the hostile names run no script.
+#    click narrows it, search, hover, and the hostile names run no script;
+#  - reachability: definite leaks marked in the suspects table and detail,
+#    the one-off leaks' table (mkfixture's reach-diff series).
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -206,6 +208,7 @@ case $(dom 'j["tip"]') in
 *) fail "hover on the first curve point: $(dom 'j["tip"]')" ;;
 esac
 expect_eq "hostile names as text" "$(dom 'j["text"]')" "[True, True, True]"
+expect_eq "no reachability, nothing definite" "$(dom '(j["definite"], j["oneOffTable"])')" "(0, 0)"
 
 $BROWSER "$w/sym.html" "$top/tests/report/symbolize-steps.js" >"$w/sdom.json" 2>"$w/browser.err" ||
 	fail "browser, symbolize page: $(cat "$w/browser.err")"
@@ -214,4 +217,35 @@ expect_eq "symbolize page" "$(sdom '(j["ready"], j["images"], j["flameRoot"])')"
 	"('1', 0, $(json "$w/sym.json" 'j["records_bytes"]'))"
 expect_eq "record rows" "$(sdom 'j["records"]')" "$(json "$w/sym.json" '[str(r["total_bytes"]) for r in j["records"]]')"
 expect_eq "record click" "$(sdom '(j["openSite"], len(j["openFrames"]) >= 3)')" "(['leak_inline'], True)"
+
+# 5. Reachability (mkfixture's reach-diff series, tests/tools/mkfixture.c):
+# the definite leaks lead the suspects with a badge in the row and in the
+# detail, the one-off leaks have their table, the snapshots their bytes.
+"$B/tests/mkfixture" "$w/fx" || fail "mkfixture"
+R="$w/fx/reach-diff1.dump $w/fx/reach-diff2.dump $w/fx/reach-diff3.dump"
+# shellcheck disable=SC2086
+"$D" --no-symbols --json $R >"$w/reach.json" || fail "leakdiff --json, reach"
+# shellcheck disable=SC2086
+"$D" --no-symbols --html "$w/reach.html" $R >/dev/null || fail "leakdiff --html, reach"
+$PC data "$w/reach.html" leaksnap-data >"$w/reach-embedded.json"
+expect_eq "reach embedded" \
+	"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])) == json.load(open(sys.argv[2])))' "$w/reach.json" "$w/reach-embedded.json")" True
+expect_eq "reach static" "$($PC static "$w/reach.html")" ok
+$BROWSER "$w/reach.html" "$top/tests/report/reach-steps.js" >"$w/rdom.json" 2>"$w/browser.err" ||
+	fail "browser, reach page: $(cat "$w/browser.err")"
+rdom() { json "$w/rdom.json" "$1"; }
+expect_eq "reach page" "$(rdom '(j["ready"], j["images"], j["cards"][0])')" "('1', 0, 'Definite leaks: 4')"
+expect_eq "definite rows" "$(rdom 'j["suspects"]')" \
+	"[['1', 'libfoo.so+0x1100', 1], ['2', 'libfoo.so+0x1500', 1], ['3', 'libfoo.so+0x1300', 0]]"
+expect_eq "definite badge" "$(rdom '(j["badge"], j["badgeVisible"], j["caches"])')" "('definite leak', True, [0])"
+expect_eq "one-off rows" "$(rdom 'j["unreachable"]')" "[['libbar.so+0x10', 1], ['libfoo.so+0x1700', 1]]"
+expect_eq "snapshot unreachable" "$(rdom 'j["snapshotUnreachable"]')" "['720 B', '1.02 KiB', '1.52 KiB']"
+expect_eq "definite detail" "$(rdom 'ascii((j["detailNote"], j["detailSeries"][2:]))')" \
+	"('definite leak 800 B in 25 allocations no pointer reached in the last snapshot', ['unreachable bytes: 160 \u2192 480 \u2192 800', 'unreachable count: 5 \u2192 15 \u2192 25'])"
+# symbolize: the unreachable blocks of one dump, in the facts and per record
+"$L" symbolize --html "$w/rsym.html" "$w/fx/reach64le.dump" >/dev/null 2>&1 || fail "symbolize --html, reach"
+$BROWSER "$w/rsym.html" "$top/tests/report/symbolize-reach-steps.js" >"$w/rsdom.json" 2>"$w/browser.err" ||
+	fail "browser, reach symbolize page: $(cat "$w/browser.err")"
+expect_eq "reach symbolize page" "$(json "$w/rsdom.json" '(j["ready"], j["images"], j["fact"], j["unreachable"])')" \
+	"('1', 0, ['12.1 KiB in 7 allocations no pointer reached'], [['3', 1], ['4', 1], ['0', 0], ['0', 0]])"
 finish

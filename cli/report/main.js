@@ -20,6 +20,11 @@ function diffPage(app, doc, flame) {
     card('All records', fmtBytes(t.bytes_delta, true), `${fmtBytes(first.bytes)} \u2192 ` +
       `${fmtBytes(last.bytes)}, ${fmtInt(t.count_delta, true)} allocations`),
     card('Caches', fmtInt(t.stopped), 'grew, then stopped: not leaks'));
+  const r = doc.reachability;
+  if (r)
+    facts.insertBefore(card('Definite leaks', fmtInt(r.definite + r.one_off),
+      `${fmtBytes(r.unreachable_bytes)} in ${fmtInt(r.unreachable_count)} allocations ` +
+      'unreachable in the last snapshot'), facts.firstChild);
   if (t.suppressed_stacks) facts.appendChild(card('Suppressed', fmtInt(t.suppressed_stacks), 'stacks'));
   app.appendChild(facts);
 
@@ -39,11 +44,15 @@ function diffPage(app, doc, flame) {
   const shown = doc.suspects.length < t.suspects ? ` (the best ${doc.suspects.length} of ` +
     `${fmtInt(t.suspects)}: --top)` : '';
   app.appendChild(section('suspects', 'Suspects' + shown,
-    el('p', {class: 'muted', text: 'Ranked by score: growth, weighted by how steadily it ' +
-      'grew. Click a row for its whole stack, a heading to sort.'}),
+    el('p', {class: 'muted', text: (r ? 'Definite leaks (blocks no pointer reached in the ' +
+      'last snapshot) first, then by score: ' : 'Ranked by score: ') + 'growth, weighted by ' +
+      'how steadily it grew. Click a row for its whole stack, a heading to sort.'}),
     groupTable('suspects', doc.suspects, doc, true)));
   app.appendChild(section('caches', 'Grew, then stopped (caches, not leaks)',
     groupTable('caches', doc.stopped, doc, false)));
+  if (r)
+    app.appendChild(section('one-off', 'Unreachable, did not grow (one-off leaks)',
+      groupTable('unreachable', doc.unreachable, doc, false)));
   app.appendChild(section('snapshots', 'Snapshots', snapshotsTable(doc)));
   if (doc.suppressions)
     app.appendChild(section('suppressions', 'Suppressions', suppressionsTable(doc.suppressions)));
@@ -70,6 +79,9 @@ function symbolizePage(app, doc, flame) {
     fact('App / zygote', `${fmtBytes(doc.app.bytes)} in ${fmtInt(doc.app.allocations)} / ` +
       `${fmtBytes(doc.zygote.bytes)} in ${fmtInt(doc.zygote.allocations)} allocations`);
   fact('Count field', doc.count_is_frames);
+  if (doc.unreachable)
+    fact('Unreachable', `${fmtBytes(doc.unreachable.bytes)} in ` +
+      `${fmtInt(doc.unreachable.allocations)} allocations no pointer reached`);
   for (const m of doc.metadata || []) fact(m.key, m.value);
   app.appendChild(dl);
   if (doc.warnings && doc.warnings.length)

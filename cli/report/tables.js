@@ -78,6 +78,8 @@ const TREND_TEXT = {
 };
 
 function trendText(g, intervals) {
+  if (!g.grew_intervals) /* a one-off leak */
+    return g.shrank_intervals ? `shrank in ${g.shrank_intervals} of ${intervals}` : 'did not grow';
   let t = TREND_TEXT[g.trend] || g.trend;
   if (g.trend === 'growing' || g.trend === 'stopped')
     t = `grew in ${g.grew_intervals} of ${intervals}` +
@@ -86,7 +88,7 @@ function trendText(g, intervals) {
   return t;
 }
 
-/* The groups of a leakdiff document (suspects or stopped caches). */
+/* The groups of a leakdiff document (suspects, stopped caches, one-off leaks). */
 function groupTable(id, groups, doc, ranked) {
   const intervals = doc.snapshots.length - 1;
   const columns = [];
@@ -97,7 +99,7 @@ function groupTable(id, groups, doc, ranked) {
         text: fmtBytes(g.bytes_delta, true)})},
     {title: 'Count \u0394', num: true, value: g => g.count_delta,
       cell: g => fmtInt(g.count_delta, true)},
-    {title: 'Trend', value: g => g.trend, cell: g => [trendText(g, intervals),
+    {title: 'Trend', value: g => g.trend, cell: g => [definiteBadge(g), trendText(g, intervals),
       g.new ? el('span', {class: 'badge', text: 'new'}) : null]},
     {title: 'Bytes over the snapshots', num: true, value: g => g.bytes[g.bytes.length - 1],
       cell: g => sparkline(g.bytes)},
@@ -105,6 +107,21 @@ function groupTable(id, groups, doc, ranked) {
       ...siteNodes(g.frames[siteIndex(g.frames, g.site)]),
       g.module ? el('div', {class: 'src', text: g.module}) : null]});
   return renderTable(id, columns, groups, g => groupDetail(g));
+}
+
+/* A group holding unreachable blocks in the last snapshot is a leak, not a
+ * suspect: it says so first in its row and in its detail. */
+function definiteBadge(g) {
+  if (!g.definite) return null;
+  const n = g.unreachable_bytes.length - 1;
+  return el('span', {class: 'badge definite', text: 'definite leak',
+    title: `${fmtInt(g.unreachable_bytes[n])} bytes in ${fmtInt(g.unreachable_counts[n])} ` +
+      'allocations no pointer reached in the last snapshot'});
+}
+
+/* A per-snapshot series where a snapshot may not say (null): '?'. */
+function seriesText(values) {
+  return values.map(v => v === null ? '?' : fmtInt(v)).join(' \u2192 ');
 }
 
 function siteLabel(g) {
@@ -118,6 +135,18 @@ function groupDetail(g) {
     g.bytes.map(v => fmtInt(v)).join(' \u2192 ')}));
   box.appendChild(el('div', {class: 'series', text: 'count: ' +
     g.counts.map(v => fmtInt(v)).join(' \u2192 ')}));
+  if (g.definite) {
+    const n = g.unreachable_bytes.length - 1;
+    box.insertBefore(el('div', {class: 'definite-note'}, definiteBadge(g),
+      ` ${fmtBytes(g.unreachable_bytes[n])} in ${fmtInt(g.unreachable_counts[n])} ` +
+      'allocations no pointer reached in the last snapshot'), box.firstChild);
+  }
+  if (g.unreachable_bytes && g.unreachable_bytes.some(v => v !== null)) {
+    box.appendChild(el('div', {class: 'series', text: 'unreachable bytes: ' +
+      seriesText(g.unreachable_bytes)}));
+    box.appendChild(el('div', {class: 'series', text: 'unreachable count: ' +
+      seriesText(g.unreachable_counts)}));
+  }
   if (g.stacks > 1)
     box.appendChild(el('div', {class: 'muted', text: `the largest of its ${fmtInt(g.stacks)} stacks:`}));
   box.appendChild(stackView(g.frames, siteIndex(g.frames, g.site)));
@@ -126,7 +155,7 @@ function groupDetail(g) {
 
 function snapshotsTable(doc) {
   const rows = doc.snapshots.map((s, i) => Object.assign({n: i + 1}, s));
-  return renderTable('snapshots', [
+  const columns = [
     {title: '#', num: true, value: s => s.n, cell: s => String(s.n)},
     {title: 'File', value: s => s.file, cell: s => el('span', {class: 'path', text: s.file})},
     {title: 'Pid', num: true, value: s => s.pid === null ? -1 : s.pid,
@@ -137,7 +166,13 @@ function snapshotsTable(doc) {
       {title: fmtInt(s.bytes) + ' bytes', text: fmtBytes(s.bytes)})},
     {title: 'Left out (zygote)', num: true, value: s => s.left_out_bytes,
       cell: s => s.left_out_count ? `${fmtBytes(s.left_out_bytes)} in ${fmtInt(s.left_out_count)}` : ''},
-  ], rows, null);
+  ];
+  if (rows.some(s => s.unreachable_bytes !== null && s.unreachable_bytes !== undefined))
+    columns.push({title: 'Unreachable', num: true, value: s => s.unreachable_bytes === null ? -1
+      : s.unreachable_bytes, cell: s => s.unreachable_bytes === null ? '?' : el('span',
+      {title: `${fmtInt(s.unreachable_bytes)} bytes in ${fmtInt(s.unreachable_count)} allocations`,
+        text: fmtBytes(s.unreachable_bytes)})});
+  return renderTable('snapshots', columns, rows, null);
 }
 
 function suppressionsTable(list) {
@@ -169,14 +204,19 @@ function symbolsTable(list) {
 /* symbolize's records: the top records of one snapshot. */
 function recordsTable(doc) {
   const rows = doc.records.map((r, i) => Object.assign({n: i + 1, site: siteIndex(r.frames)}, r));
-  return renderTable('records', [
+  const columns = [
     {title: '#', num: true, value: r => r.n, cell: r => String(r.n)},
     {title: 'Bytes', num: true, value: r => r.total_bytes, cell: r => el('span',
       {title: fmtInt(r.total_bytes) + ' bytes', text: fmtBytes(r.total_bytes)})},
     {title: 'Size', num: true, value: r => r.size, cell: r => fmtInt(r.size)},
     {title: 'Count', num: true, value: r => r.count, cell: r => [fmtInt(r.count),
       r.zygote ? el('span', {class: 'badge', text: 'zygote'}) : null]},
-    {title: 'Site', value: r => r.site >= 0 ? frameName(r.frames[r.site]) : '',
-      cell: r => siteNodes(r.frames[r.site])},
-  ], rows, r => stackView(r.frames, r.site));
+  ];
+  if (doc.unreachable) /* the dump says which blocks no pointer reached */
+    columns.push({title: 'Unreachable', num: true, value: r => r.unreachable_count,
+      cell: r => [fmtInt(r.unreachable_count), r.unreachable_count ?
+        el('span', {class: 'badge definite', text: 'leak'}) : null]});
+  columns.push({title: 'Site', value: r => r.site >= 0 ? frameName(r.frames[r.site]) : '',
+    cell: r => siteNodes(r.frames[r.site])});
+  return renderTable('records', columns, rows, r => stackView(r.frames, r.site));
 }

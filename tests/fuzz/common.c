@@ -109,11 +109,17 @@ void fuzz_snapshot(const uint8_t *data, size_t size, const struct snapshot_open_
 
 	/* The totals are the records' sums. */
 	size_t n = snapshot_record_count(s);
-	uint64_t bytes = 0, count = 0;
+	uint64_t bytes = 0, count = 0, ubytes = 0, ucount = 0;
+	bool reach = snapshot_has_reachability(s);
 	for (size_t i = 0; i < n; i++) {
 		const struct snapshot_record *r = snapshot_record(s, i);
 		uint64_t b;
 		FUZZ_CHECK(r->count >= 1);
+		/* unreachable blocks: only with the section, never more than the count */
+		FUZZ_CHECK(r->unreachable <= r->count);
+		FUZZ_CHECK(reach || r->unreachable == 0);
+		ubytes += r->size * r->unreachable; /* <= size * count, checked below */
+		ucount += r->unreachable;
 		FUZZ_CHECK(r->frame_count <= 256);
 		FUZZ_CHECK(r->frame_count == 0 || r->frames != NULL);
 		FUZZ_CHECK(!__builtin_mul_overflow(r->size, r->count, &b));
@@ -122,6 +128,8 @@ void fuzz_snapshot(const uint8_t *data, size_t size, const struct snapshot_open_
 	}
 	FUZZ_CHECK(bytes == snapshot_records_bytes(s));
 	FUZZ_CHECK(count == snapshot_allocation_count(s));
+	FUZZ_CHECK(ubytes == snapshot_unreachable_bytes(s));
+	FUZZ_CHECK(ucount == snapshot_unreachable_count(s));
 
 	/* The top records, largest first. */
 	size_t top[8];

@@ -11,6 +11,9 @@ out.suspects = qa('#suspects tbody tr').map(site);
 out.caches = qa('#caches tbody tr').map(site);
 out.snapshots = qa('#snapshots tbody tr').map(tr => tr.cells[1].textContent);
 out.symbols = qa('#symbols tbody tr').map(tr => tr.cells[0].textContent);
+// dumps without the reachability section: nothing is called definite
+out.definite = qa('.badge.definite').length;
+out.oneOffTable = qa('#unreachable').length;
 
 // a click on the first row shows its whole stack, another closes it
 await click('#suspects tbody tr');

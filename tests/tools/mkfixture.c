@@ -15,6 +15,9 @@
  *   total 16888 bytes, 17 allocations, 4 records; backtrace size 4.
  * T = base+0x1000 (libfoo text), B = base+0x10000 (libbar); base is
  * 0x7f0000000000 for 8-byte pointers and 0xf0000000 for 4-byte ones.
+ * The reach*.dump fixtures add a reachability section (see
+ * write_reach_fixtures); the reach-diff*.dump ones are a series for
+ * leakdiff (see write_reach_diff_fixtures).
  *
  * Usage: mkfixture OUTDIR
  */
@@ -63,6 +66,7 @@ static void put_str(struct buf *b, const char *s)
 }
 
 static const char *outdir;
+static uint64_t fixture_total = 16888; /* the header's total_memory */
 
 static void save(const char *name, const struct buf *b, size_t len)
 {
@@ -162,9 +166,12 @@ static void header(struct buf *b, const struct hdr *h)
 	put_uint(b, h->maps_size, 8, 0);
 }
 
-/* Build a LEAKSNAP file; @tweak may alter the header before it is written. */
-static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
-			   void (*tweak)(struct hdr *), const char *meta)
+/* Build a LEAKSNAP file; @tweak may alter the header before it is written.
+ * With @reach, flag bit 2 is set and @nreach u32 unreachable counts follow
+ * the metadata in the records' byte order (docs/format.md). */
+static struct buf leaksnap_reach(unsigned ptr, int be, const struct rec *r, size_t n,
+				 void (*tweak)(struct hdr *), const char *meta,
+				 const uint32_t *reach, size_t nreach)
 {
 	struct buf recs = {0}, maps = {0}, out = {0};
 	record_area(&recs, ptr, be, r, n);
@@ -173,12 +180,12 @@ static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
 		.magic = "LEAKSNAP",
 		.version = 1,
 		.ptr = (uint8_t)ptr,
-		.flags = be ? 1 : 0,
+		.flags = (uint8_t)((be ? 1 : 0) | (reach ? 4 : 0)),
 		.bt = BT,
 		.pid = 4242,
 		.meta_size = (uint32_t)strlen(meta),
 		.time_ns = 1763720553123456789ull,
-		.total = 16888,
+		.total = fixture_total,
 		.info = ptr * (2 + BT),
 		.records_size = recs.len,
 		.maps_size = maps.len,
@@ -189,9 +196,17 @@ static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
 	put(&out, recs.p, recs.len);
 	put(&out, maps.p, maps.len);
 	put_str(&out, meta);
+	for (size_t i = 0; reach && i < nreach; i++)
+		put_uint(&out, reach[i], 4, be);
 	free(recs.p);
 	free(maps.p);
 	return out;
+}
+
+static struct buf leaksnap(unsigned ptr, int be, const struct rec *r, size_t n,
+			   void (*tweak)(struct hdr *), const char *meta)
+{
+	return leaksnap_reach(ptr, be, r, n, tweak, meta, NULL, 0);
 }
 
 static void emit(const char *name, struct buf b)
@@ -213,6 +228,89 @@ static void t_maps_huge(struct hdr *h) { h->maps_size = (uint64_t)1 << 62; }
 static void t_meta_huge(struct hdr *h) { h->meta_size = 0xffffffffu; }
 static void t_total(struct hdr *h) { h->total = 99999; }
 static void t_android7(struct hdr *h) { h->flags |= 2; }
+
+/* Reachability (flag bit 2): the sample with these unreachable counts,
+ * record by record: after merging, 4096 x 3 and 24 x 4 unreachable, so
+ * 12384 bytes in 7 allocations. */
+static const uint32_t sample_reach[5] = {2, 0, 1, 4, 0};
+static const char reach_meta[] = "abi=x86_64\n"
+				 "reachability=threads 3, fork\n"
+				 "reachability_pause_us=412\n"
+				 "reachability_scan_us=1873\n";
+static void t_reach_android7(struct hdr *h) { h->flags |= 2; }
+
+static void write_reach_fixtures(const struct rec *r64, const struct rec *r32)
+{
+	emit("reach64le.dump", leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, sample_reach, 5));
+	emit("reach64be.dump", leaksnap_reach(8, 1, r64, 5, NULL, reach_meta, sample_reach, 5));
+	emit("reach32le.dump", leaksnap_reach(4, 0, r32, 5, NULL, reach_meta, sample_reach, 5));
+	emit("reach32be.dump", leaksnap_reach(4, 1, r32, 5, NULL, reach_meta, sample_reach, 5));
+	/* none unreachable: the section is there, every count 0 */
+	static const uint32_t zero[5];
+	emit("reach-none.dump", leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, zero, 5));
+	/* record 4 has 10 allocations: 11 is one too many (u32 at 12 past
+	 * the section's start) */
+	uint32_t over[5] = {2, 0, 1, 11, 0};
+	emit("reach-over-count.dump", leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, over, 5));
+	emit("reach-over-count-be32.dump",
+	     leaksnap_reach(4, 1, r32, 5, NULL, reach_meta, over, 5));
+	emit("reach-android7.dump",
+	     leaksnap_reach(8, 0, r64, 5, t_reach_android7, reach_meta, sample_reach, 5));
+	struct buf b = leaksnap_reach(8, 0, r64, 5, NULL, reach_meta, sample_reach, 5);
+	save("reach-truncated.dump", &b, b.len - 3);
+	put_str(&b, "xyzw");
+	save("reach-oversized.dump", &b, b.len);
+	free(b.p);
+	/* a section where none belongs: bit 2 clear, 20 bytes after the metadata */
+	b = leaksnap(8, 0, r64, 5, NULL, reach_meta);
+	for (int i = 0; i < 5; i++)
+		put_uint(&b, sample_reach[i], 4, 0);
+	save("reach-unflagged.dump", &b, b.len);
+	free(b.p);
+}
+
+/* A series of three snapshots for leakdiff (reach-diff1..3.dump, 8-byte
+ * little-endian, the sample's maps), one record per group (by stack):
+ *                                    counts      unreachable
+ *   A  32 B  [T+0x100, T+0x200]      10 20 30     5 15 25   grows, definite
+ *   B  1000  [T+0x300]                1  3  6     0  0  0   grows, reachable
+ *   C  512   [B+0x10]                 2  2  2     1  1  1   flat: one-off leak
+ *   D  64    [T+0x400]                5  5  5     0  0  0   flat, reachable
+ *   E  100   [T+0x500]                1  4  3     0  0  2   stopped, definite
+ *   F  200   [T+0x600]                1  3  2     0  0  0   stopped cache
+ *   G  48    [T+0x700, B+0x20]        1  1  1     1  1  1   flat: one-off leak
+ * Last snapshot: 1560 unreachable bytes in 29 allocations (C and G, in
+ * libbar, hold 560 of them).  reach-diff0.dump is snapshot 1 without the
+ * reachability section. */
+static void write_reach_diff_fixtures(void)
+{
+	const uint64_t t = 0x7f0000001000ull, bar = 0x7f0000010000ull;
+	static const uint64_t size[7] = {32, 1000, 512, 64, 100, 200, 48};
+	static const uint64_t count[3][7] = {
+		{10, 1, 2, 5, 1, 1, 1}, {20, 3, 2, 5, 4, 3, 1}, {30, 6, 2, 5, 3, 2, 1}};
+	static const uint32_t unreach[3][7] = {
+		{5, 0, 1, 0, 0, 0, 1}, {15, 0, 1, 0, 0, 0, 1}, {25, 0, 1, 0, 2, 0, 1}};
+	const uint64_t pcs[7][BT] = {
+		{t + 0x100, t + 0x200}, {t + 0x300}, {bar + 0x10}, {t + 0x400},
+		{t + 0x500},            {t + 0x600}, {t + 0x700, bar + 0x20},
+	};
+	for (int k = 0; k < 3; k++) {
+		struct rec r[7];
+		fixture_total = 0;
+		for (int i = 0; i < 7; i++) {
+			r[i].size = size[i];
+			r[i].count = count[k][i];
+			memcpy(r[i].pc, pcs[i], sizeof(r[i].pc));
+			fixture_total += size[i] * count[k][i];
+		}
+		char name[32];
+		snprintf(name, sizeof(name), "reach-diff%d.dump", k + 1);
+		emit(name, leaksnap_reach(8, 0, r, 7, NULL, reach_meta, unreach[k], 7));
+		if (k == 0)
+			emit("reach-diff0.dump", leaksnap(8, 0, r, 7, NULL, "abi=x86_64\n"));
+	}
+	fixture_total = 16888;
+}
 
 static void write_leaksnap_fixtures(void)
 {
@@ -266,6 +364,9 @@ static void write_leaksnap_fixtures(void)
 	put_str(&b, "junk");
 	save("trailing-bytes.dump", &b, b.len);
 	free(b.p);
+
+	write_reach_fixtures(r64, r32);
+	write_reach_diff_fixtures();
 
 	struct rec bad[5];
 	memcpy(bad, r64, sizeof(bad));

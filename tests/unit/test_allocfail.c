@@ -239,6 +239,8 @@ static void test_leaksnap_reader(void **state)
 	chaos_open("tests/fuzz/corpus/detect/sample64le.dump", 0, 0, true, 5);
 	chaos_open("tests/fuzz/corpus/detect/sample32be.dump", 0, 0, true, 5);
 	chaos_open("tests/fuzz/corpus/detect/android7-flagged.dump", 0, 0, false, 3);
+	chaos_open("tests/fuzz/corpus/detect/reach64be.dump", 0, 0, true, 5);
+	chaos_open("tests/fuzz/corpus/detect/reach32be.dump", 0, 0, false, 3);
 }
 
 /* snapshot_open on a path (mmap), then --maps FILE's snapshot_set_maps. */
@@ -361,6 +363,14 @@ static int run_diff(void *p, struct leaksnap_error *err)
 			}
 			rc = diff_symbolize_group(d, g, err);
 		}
+		/* the one-off leaks' views too (reachability) */
+		for (size_t i = 0; rc == 0 && i < diff_unreachable_count(d); i++)
+			if (diff_unreachable(d, i) == NULL) {
+				assert_true(injected);
+				err->code = LEAKSNAP_ERR_NOMEM;
+				snprintf(err->text, sizeof(err->text), "out of memory");
+				rc = -1;
+			}
 	}
 	if (rc == 0) {
 		size_t stacks = 0;
@@ -371,6 +381,45 @@ static int run_diff(void *p, struct leaksnap_error *err)
 	diff_free(d);
 	diff_suppressions_free(supp);
 	return rc;
+}
+
+static void diff_inputs(struct diff_arg *a, const char *const paths[3])
+{
+	for (size_t i = 0; i < 3; i++) {
+		struct file in = load(paths[i]);
+		struct leaksnap_error err;
+		a->snaps[i] = snapshot_open_memory(in.data, in.len, paths[i], NULL, &err);
+		assert_non_null(a->snaps[i]);
+		size_t len;
+		unsigned long line;
+		uint64_t off;
+		const char *text = snapshot_maps(a->snaps[i], &len, &line, &off);
+		a->maps[i] = maps_parse(text, len, paths[i], line ? line : 1, off, &err);
+		assert_non_null(a->maps[i]);
+		unload(&in);
+	}
+}
+
+/* The reach-diff series (tests/tools/mkfixture.c): the unreachable sums are
+ * made once the first snapshot has them, and grouped by site too. */
+static void test_diff_reachability(void **state)
+{
+	(void)state;
+	static const char *const paths[] = {"tests/fuzz/corpus/detect/reach-diff1.dump",
+					    "tests/fuzz/corpus/detect/reach-diff2.dump",
+					    "tests/fuzz/corpus/detect/reach-diff3.dump"};
+	struct diff_arg a = {.n = 3};
+	diff_inputs(&a, paths);
+	for (int by = DIFF_BY_STACK; by <= DIFF_BY_SITE; by++) {
+		a.by = (enum diff_by)by;
+		char what[64];
+		snprintf(what, sizeof(what), "reachability diff --by %s", diff_by_name(a.by));
+		assert_true(chaos(what, run_diff, &a) >= 10);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		maps_free(a.maps[i]);
+		snapshot_close(a.snaps[i]);
+	}
 }
 
 static void test_diff(void **state)
@@ -512,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_raw_reader),
 		cmocka_unit_test(test_maps),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_reachability),
 		cmocka_unit_test(test_huge_claims),
 		cmocka_unit_test(test_memory_bounded_by_input),
 	};

@@ -1,5 +1,6 @@
 /* Unit tests for diff/: patterns, the suppressions parser, module identity
- * across snapshots (build IDs, paths, formats), scores and trends. */
+ * across snapshots (build IDs, paths, formats), scores and trends, and the
+ * definite leaks of snapshots with the reachability section. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,12 +20,13 @@ struct rec {
 	uint64_t frames[4]; /* 0-terminated */
 };
 
-/* A LEAKSNAP v1 dump (8-byte pointers, 4 frames) in memory. */
-static uint8_t *leaksnap_dump(const struct rec *recs, size_t n, const char *maps,
-			      const char *meta, size_t *len)
+/* A LEAKSNAP v1 dump (8-byte pointers, 4 frames) in memory; with @reach,
+ * flag bit 2 and the n unreachable counts after the metadata. */
+static uint8_t *leaksnap_dump_reach(const struct rec *recs, size_t n, const char *maps,
+				    const char *meta, const uint32_t *reach, size_t *len)
 {
 	size_t info = 8 * (2 + 4), ml = strlen(maps), tl = strlen(meta);
-	*len = SNAPSHOT_HEADER_SIZE + n * info + ml + tl;
+	*len = SNAPSHOT_HEADER_SIZE + n * info + ml + tl + (reach ? 4 * n : 0);
 	uint8_t *buf = calloc(1, *len);
 	assert_non_null(buf);
 	uint64_t total = 0;
@@ -32,7 +34,8 @@ static uint8_t *leaksnap_dump(const struct rec *recs, size_t n, const char *maps
 		total += recs[i].size * recs[i].count;
 	struct snapshot_header h = {.version = 1, .pointer_size = 8, .backtrace_size = 4,
 				    .pid = 100, .meta_size = (uint32_t)tl, .total_memory = total,
-				    .info_size = info, .records_size = n * info, .maps_size = ml};
+				    .info_size = info, .records_size = n * info, .maps_size = ml,
+				    .flags = reach ? SNAPSHOT_FLAG_REACHABILITY : 0};
 	snapshot_header_encode(&h, buf);
 	uint8_t *p = buf + SNAPSHOT_HEADER_SIZE;
 	for (size_t i = 0; i < n; i++) {
@@ -45,7 +48,16 @@ static uint8_t *leaksnap_dump(const struct rec *recs, size_t n, const char *maps
 	}
 	memcpy(p, maps, ml);
 	memcpy(p + ml, meta, tl);
+	for (size_t i = 0; reach && i < n; i++)
+		for (int b = 0; b < 4; b++)
+			p[ml + tl + 4 * i + b] = (uint8_t)(reach[i] >> (8 * b));
 	return buf;
+}
+
+static uint8_t *leaksnap_dump(const struct rec *recs, size_t n, const char *maps,
+			      const char *meta, size_t *len)
+{
+	return leaksnap_dump_reach(recs, n, maps, meta, NULL, len);
 }
 
 static struct snapshot *open_mem(const void *data, size_t len, const char *name)
@@ -612,6 +624,186 @@ static void test_snapshot_build_id(void **state)
 	free(a);
 }
 
+/* Reachability ----------------------------------------------------------------------
+ * Snapshots with the reachability section: definite leaks rank first,
+ * reachable caches stay caches, flat groups holding unreachable blocks are
+ * one-off leaks, and the sums follow grouping, zygote joins and
+ * suppressions. */
+
+static void add_reach(struct diff *d, const struct rec *r, size_t n, const uint32_t *reach,
+		      const char *maps)
+{
+	size_t len;
+	uint8_t *buf = leaksnap_dump_reach(r, n, maps, "", reach, &len);
+	add(d, open_mem(buf, len, reach ? "reach" : "plain"));
+	free(buf);
+}
+
+static void assert_series(const uint64_t *v, uint64_t a, uint64_t b, uint64_t c)
+{
+	assert_non_null(v);
+	assert_int_equal(v[0], a);
+	assert_int_equal(v[1], b);
+	assert_int_equal(v[2], c);
+}
+
+static void test_reach_definite_first(void **state)
+{
+	(void)state;
+	/* size, counts and unreachable counts in 3 snapshots of 6 groups:
+	 * A grows and leaks, B grows reachable (the best score), C is flat and
+	 * leaks, E stopped but leaks in the last, F a reachable cache, G flat
+	 * and leaks less than C */
+	static const uint64_t size[6] = {32, 1000, 512, 100, 200, 48};
+	static const uint64_t count[3][6] = {
+		{10, 1, 2, 1, 1, 1}, {20, 3, 2, 4, 3, 1}, {30, 6, 2, 3, 2, 1}};
+	static const uint32_t unreach[3][6] = {
+		{5, 0, 1, 0, 0, 1}, {15, 0, 1, 0, 0, 1}, {25, 0, 1, 2, 0, 1}};
+	struct diff *d = new_diff(DIFF_BY_STACK, 3);
+	for (int k = 0; k < 3; k++) {
+		struct rec r[6];
+		for (int g = 0; g < 6; g++)
+			r[g] = (struct rec){size[g], count[k][g], {0x55000001000 + 0x10 * (uint64_t)g, 0}};
+		add_reach(d, r, 6, unreach[k], MAPS_AT("5500000", "/bin/app"));
+	}
+	struct leaksnap_error err;
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 3);
+	assert_int_equal(diff_definite_count(d), 2);
+	const struct diff_group *a = diff_suspect(d, 0), *e = diff_suspect(d, 1),
+				*b = diff_suspect(d, 2);
+	assert_int_equal(a->frames[0]->rel_pc, 0x1000);
+	assert_true(a->definite);
+	assert_true(a->score == 640.0);
+	assert_series(a->unreachable_bytes, 160, 480, 800);
+	assert_series(a->unreachable_counts, 5, 15, 25);
+	assert_int_equal(e->frames[0]->rel_pc, 0x1030);
+	assert_true(e->definite);
+	assert_int_equal(e->trend, DIFF_TREND_STOPPED); /* a cache, were it not leaking */
+	assert_true(e->score == 0.0);
+	assert_series(e->unreachable_bytes, 0, 0, 200);
+	assert_int_equal(b->frames[0]->rel_pc, 0x1010);
+	assert_false(b->definite);
+	assert_true(b->score == 5000.0);
+	assert_series(b->unreachable_bytes, 0, 0, 0);
+	assert_int_equal(diff_suspects_bytes(d), 640 + 200 + 5000);
+	assert_int_equal(diff_stopped_count(d), 1);
+	assert_int_equal(diff_stopped(d, 0)->frames[0]->rel_pc, 0x1040);
+	assert_false(diff_stopped(d, 0)->definite);
+	assert_int_equal(diff_unreachable_count(d), 2);
+	const struct diff_group *c = diff_unreachable(d, 0), *g = diff_unreachable(d, 1);
+	assert_int_equal(c->frames[0]->rel_pc, 0x1020);
+	assert_true(c->definite);
+	assert_series(c->unreachable_bytes, 512, 512, 512);
+	assert_int_equal(c->bytes_delta, 0);
+	assert_int_equal(g->frames[0]->rel_pc, 0x1050);
+	assert_series(g->unreachable_counts, 1, 1, 1);
+	assert_null(diff_unreachable(d, 2));
+	static const uint64_t ubytes[3] = {720, 1040, 1560}, ucount[3] = {7, 17, 29};
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(diff_snapshot(d, i)->has_reachability);
+		assert_int_equal(diff_snapshot(d, i)->unreachable_bytes, ubytes[i]);
+		assert_int_equal(diff_snapshot(d, i)->unreachable_count, ucount[i]);
+	}
+	diff_free(d);
+}
+
+/* The first snapshot has no section (its stacks are interned before the
+ * sums exist), the second has: grouped by site, all are one group. */
+static void test_reach_mixed_and_grouped(void **state)
+{
+	(void)state;
+	struct diff *d = new_diff(DIFF_BY_SITE, 2);
+	struct rec r1[] = {{64, 4, {0x55000001000, 0x55000001100, 0}},
+			   {64, 1, {0x55000001000, 0x55000001200, 0}}};
+	add_reach(d, r1, 2, NULL, MAPS_AT("5500000", "/bin/app"));
+	struct rec r2[] = {{64, 5, {0x55000001000, 0x55000001100, 0}},
+			   {16, 3, {0x55000001000, 0x55000001300, 0}}};
+	static const uint32_t u2[] = {2, 3};
+	add_reach(d, r2, 2, u2, MAPS_AT("5500000", "/bin/app"));
+	struct leaksnap_error err;
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_false(diff_snapshot(d, 0)->has_reachability);
+	assert_int_equal(diff_snapshot(d, 0)->unreachable_bytes, 0);
+	assert_true(diff_snapshot(d, 1)->has_reachability);
+	assert_int_equal(diff_snapshot(d, 1)->unreachable_bytes, 2 * 64 + 3 * 16);
+	assert_int_equal(diff_snapshot(d, 1)->unreachable_count, 5);
+	assert_int_equal(diff_suspect_count(d), 1);
+	const struct diff_group *g = diff_suspect(d, 0);
+	assert_int_equal(g->stack_count, 3);
+	assert_true(g->definite);
+	assert_int_equal(g->unreachable_bytes[0], 0);
+	assert_int_equal(g->unreachable_bytes[1], 176);
+	assert_int_equal(g->unreachable_counts[1], 5);
+	assert_int_equal(g->bytes_delta, (64 * 5 + 16 * 3) - (64 * 4 + 64 * 1));
+	diff_free(d);
+}
+
+/* An included zygote stack joins the app stack of the same frames, its
+ * unreachable counts too; a snapshot pair without sections has none. */
+static void test_reach_zygote_and_none(void **state)
+{
+	(void)state;
+	struct diff_options o = {.by = DIFF_BY_STACK, .zygote = DIFF_ZYGOTE_INCLUDE};
+	struct leaksnap_error err;
+	struct diff *d = diff_new(&o, 2, &err);
+	assert_non_null(d);
+	struct rec r1[] = {{64, 1, {0x55000001000, 0}}};
+	static const uint32_t u1[] = {0};
+	add_reach(d, r1, 1, u1, MAPS_AT("5500000", "/bin/app"));
+	struct rec r2[] = {{64, 2, {0x55000001000, 0}}, {64 | (1ull << 31), 3, {0x55000001000, 0}}};
+	static const uint32_t u2[] = {1, 2};
+	add_reach(d, r2, 2, u2, MAPS_AT("5500000", "/bin/app"));
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 1);
+	const struct diff_group *g = diff_suspect(d, 0);
+	assert_int_equal(g->counts[1], 5);
+	assert_int_equal(g->unreachable_counts[1], 3);
+	assert_int_equal(g->unreachable_bytes[1], 192);
+	assert_int_equal(diff_snapshot(d, 1)->unreachable_bytes, 192);
+	diff_free(d);
+
+	d = new_diff(DIFF_BY_STACK, 2);
+	add_reach(d, r1, 1, NULL, MAPS_AT("5500000", "/bin/app"));
+	add_reach(d, r2, 1, NULL, MAPS_AT("5500000", "/bin/app"));
+	assert_int_equal(diff_rank(d, &err), 0);
+	g = diff_suspect(d, 0);
+	assert_null(g->unreachable_bytes);
+	assert_null(g->unreachable_counts);
+	assert_false(g->definite);
+	assert_int_equal(diff_definite_count(d), 0);
+	assert_int_equal(diff_unreachable_count(d), 0);
+	assert_false(diff_snapshot(d, 1)->has_reachability);
+	diff_free(d);
+}
+
+/* Suppressions leave a group's unreachable blocks out of every sum. */
+static void test_reach_suppressions(void **state)
+{
+	(void)state;
+	struct leaksnap_error err;
+	const char *text = "leak:libx.so\n";
+	struct diff_suppressions *supp = diff_suppressions_parse(text, strlen(text), "s", &err);
+	assert_non_null(supp);
+	struct diff_options o = {.by = DIFF_BY_STACK, .suppressions = supp};
+	struct diff *d = diff_new(&o, 2, &err);
+	assert_non_null(d);
+	struct rec r[] = {{16, 4, {0x55000001000, 0}}, {32, 2, {0x56000001000, 0}}};
+	static const uint32_t u[] = {4, 2};
+	for (int k = 0; k < 2; k++)
+		add_reach(d, r, 2, u, MAPS_AT("5500000", "/bin/app") MAPS_AT("5600000", "/lib/libx.so"));
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suppressed_records(d), 1);
+	assert_int_equal(diff_snapshot(d, 1)->unreachable_bytes, 64);
+	assert_int_equal(diff_snapshot(d, 1)->unreachable_count, 4);
+	assert_int_equal(diff_suspect_count(d), 0);
+	assert_int_equal(diff_unreachable_count(d), 1);
+	assert_int_equal(diff_unreachable(d, 0)->frames[0]->rel_pc, 0x1000);
+	assert_string_equal(diff_unreachable(d, 0)->frames[0]->module, "/bin/app");
+	diff_free(d);
+	diff_suppressions_free(supp);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -658,6 +850,10 @@ int main(void)
 		cmocka_unit_test(test_keep_duplicates),
 		cmocka_unit_test(test_threaded_add),
 		cmocka_unit_test(test_snapshot_build_id),
+		cmocka_unit_test(test_reach_definite_first),
+		cmocka_unit_test(test_reach_mixed_and_grouped),
+		cmocka_unit_test(test_reach_zygote_and_none),
+		cmocka_unit_test(test_reach_suppressions),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,44 @@
+/* leaksnap diff: the options of one leakdiff run, shared by cmd_diff.c and
+ * the files that render its reports (diff_text.c, diff_json.c). */
+#ifndef LEAKSNAP_CLI_DIFF_CLI_H
+#define LEAKSNAP_CLI_DIFF_CLI_H
+
+#include <stdio.h>
+
+#include <leaksnap/diff.h>
+
+#include "cli.h"
+
+#define MAX_SYMBOL_DIRS 64
+#define MAX_SKIP 256
+
+struct diff_cli {
+	struct diff_options o;
+	struct cli_input in;
+	const char *dirs[MAX_SYMBOL_DIRS];
+	size_t ndirs;
+	const char *skip[MAX_SKIP];
+	size_t nskip;
+	const char *supp_path;
+	uint64_t top;
+	bool json, folded, no_symbols, no_adjust;
+	bool has_fail_on;
+	uint64_t fail_on;
+	bool has_fail_unreachable;  /* --fail-on-unreachable BYTES */
+	uint64_t fail_unreachable;
+	const char *html;      /* --html FILE, or NULL */
+	uint64_t html_stacks;
+	struct leaksnap_error err;
+};
+
+/* The text report on standard output.  EXIT_OK, or EXIT_ERROR after
+ * saying why. */
+int cli_diff_text(struct diff *d, struct diff_cli *c);
+/* The JSON document on @out.  EXIT_OK, or EXIT_ERROR after saying why. */
+int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c);
+
+/* --fail-on-unreachable: whether the last snapshot's unreachable bytes
+ * reach the limit (then it says so on standard error). */
+bool cli_diff_unreachable_gate(struct diff *d, const struct diff_cli *c);
+
+#endif

@@ -1,0 +1,185 @@
+/* leaksnap diff: the JSON document (--json, and the data of the HTML page). */
+#include <stdio.h>
+#include <string.h>
+
+#include "diff_cli.h"
+
+static json_t *json_series(const uint64_t *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, cli_json_u64(v[i]));
+	return a;
+}
+
+/* Unreachable bytes or counts per snapshot: null where the snapshot does
+ * not say which blocks are unreachable. */
+static json_t *json_unreachable(struct diff *d, const uint64_t *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < diff_snapshot_count(d); i++)
+		json_array_append_new(a, v && diff_snapshot(d, i)->has_reachability
+						 ? cli_json_u64(v[i])
+						 : json_null());
+	return a;
+}
+
+static json_t *json_group(struct diff *d, const struct diff_group *g, size_t rank)
+{
+	struct leaksnap_error err;
+	if (!g) {
+		cli_fail("diff", "out of memory");
+		return NULL;
+	}
+	if (diff_symbolize_group(d, g, &err) != 0) {
+		cli_fail_error(&err);
+		return NULL;
+	}
+	size_t n = diff_snapshot_count(d);
+	json_t *frames = json_array();
+	for (size_t i = 0; i < g->frame_count; i++) {
+		const struct diff_frame *f = g->frames[i];
+		struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+		cli_json_frames(frames, f->pc, f->module, f->rel_pc, &r);
+	}
+	json_t *o = json_object();
+	if (rank)
+		json_object_set_new(o, "rank", json_integer((json_int_t)rank));
+	json_object_set_new(o, "bytes_delta", json_integer(g->bytes_delta));
+	json_object_set_new(o, "count_delta", json_integer(g->count_delta));
+	json_object_set_new(o, "bytes", json_series(g->bytes, n));
+	json_object_set_new(o, "counts", json_series(g->counts, n));
+	json_object_set_new(o, "new", json_boolean(g->is_new));
+	json_object_set_new(o, "score", json_real(g->score));
+	json_object_set_new(o, "trend", json_string(diff_trend_name(g->trend)));
+	json_object_set_new(o, "grew_intervals", json_integer(g->grew));
+	json_object_set_new(o, "shrank_intervals", json_integer(g->shrank));
+	json_object_set_new(o, "stacks", json_integer((json_int_t)g->stack_count));
+	json_object_set_new(o, "definite", json_boolean(g->definite));
+	json_object_set_new(o, "unreachable_bytes", json_unreachable(d, g->unreachable_bytes));
+	json_object_set_new(o, "unreachable_counts", json_unreachable(d, g->unreachable_counts));
+	if (g->module)
+		json_object_set_new(o, "module", cli_json_text(g->module));
+	/* the site's index in frames[], which has one element per inline level */
+	size_t site = g->site_level;
+	for (size_t i = 0; i < g->site && i < g->frame_count; i++)
+		site += g->frames[i]->sym_count ? g->frames[i]->sym_count : 1;
+	json_object_set_new(o, "site", g->site < g->frame_count ? json_integer((json_int_t)site)
+								 : json_null());
+	json_object_set_new(o, "frames", frames);
+	return o;
+}
+
+static void json_key(FILE *out, bool *first, const char *key)
+{
+	fprintf(out, "%s\n  \"%s\": ", *first ? "{" : ",", key);
+	*first = false;
+}
+
+/* Which list of groups. */
+enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
+
+static int json_list(FILE *out, struct diff *d, enum list list, size_t count)
+{
+	fprintf(out, "[");
+	for (size_t i = 0; i < count; i++) {
+		json_t *g = list == LIST_SUSPECTS  ? json_group(d, diff_suspect(d, i), i + 1)
+			    : list == LIST_STOPPED ? json_group(d, diff_stopped(d, i), 0)
+						   : json_group(d, diff_unreachable(d, i), 0);
+		if (!g)
+			return EXIT_ERROR;
+		fprintf(out, "%s\n    ", i ? "," : "");
+		cli_json_print(out, g);
+	}
+	fprintf(out, "%s]", count ? "\n  " : "");
+	return 0;
+}
+
+int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
+{
+	size_t n = diff_snapshot_count(d);
+	bool first = true;
+	json_key(out, &first, "by");
+	cli_json_print(out, json_string(diff_by_name(c->o.by)));
+	json_key(out, &first, "zygote_included");
+	cli_json_print(out, json_boolean(diff_zygote_included(d)));
+	json_key(out, &first, "snapshots");
+	fprintf(out, "[");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i);
+		fprintf(out, "%s\n    ", i ? "," : "");
+		json_t *o = json_pack("{s:o, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+				      "file", cli_json_text(s->file), "pid",
+				      s->pid >= 0 ? json_integer(s->pid) : json_null(),
+				      "pointer_size", (int)s->pointer_size, "android", s->android,
+				      "total_memory", cli_json_u64(s->total_memory),
+				      "allocation_count", cli_json_u64(s->allocation_count), "bytes",
+				      cli_json_u64(s->bytes), "count", cli_json_u64(s->count),
+				      "left_out_bytes", cli_json_u64(s->left_out_bytes),
+				      "left_out_count", cli_json_u64(s->left_out_count));
+		char tbuf[64];
+		if (s->has_time)
+			cli_format_time(s->time_ns, tbuf, sizeof(tbuf));
+		json_object_set_new(o, "time_ns", s->has_time ? cli_json_u64(s->time_ns) : json_null());
+		json_object_set_new(o, "time", s->has_time ? json_string(tbuf) : json_null());
+		bool r = s->has_reachability;
+		json_object_set_new(o, "unreachable_bytes",
+				    r ? cli_json_u64(s->unreachable_bytes) : json_null());
+		json_object_set_new(o, "unreachable_count",
+				    r ? cli_json_u64(s->unreachable_count) : json_null());
+		cli_json_print(out, o);
+	}
+	fprintf(out, "\n  ]");
+	const struct diff_snapshot *a = diff_snapshot(d, 0), *b = diff_snapshot(d, n - 1);
+	json_key(out, &first, "totals");
+	cli_json_print(out,
+		       json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
+				 (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
+				 (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
+				 (json_int_t)diff_suspect_count(d), "suspects_bytes_delta",
+				 (json_int_t)diff_suspects_bytes(d), "suspects_count_delta",
+				 (json_int_t)diff_suspects_count(d), "stopped",
+				 (json_int_t)diff_stopped_count(d), "suppressed_stacks",
+				 (json_int_t)diff_suppressed_records(d)));
+	/* what the last snapshot proves: null when it does not say */
+	json_key(out, &first, "reachability");
+	cli_json_print(out, b->has_reachability
+				    ? json_pack("{s:o, s:o, s:I, s:I}", "unreachable_bytes",
+						cli_json_u64(b->unreachable_bytes),
+						"unreachable_count",
+						cli_json_u64(b->unreachable_count), "definite",
+						(json_int_t)diff_definite_count(d), "one_off",
+						(json_int_t)diff_unreachable_count(d))
+				    : json_null());
+	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
+	size_t nu = diff_unreachable_count(d);
+	json_key(out, &first, "suspects");
+	if (json_list(out, d, LIST_SUSPECTS, c->top && c->top < ns ? (size_t)c->top : ns))
+		return EXIT_ERROR;
+	json_key(out, &first, "stopped");
+	if (json_list(out, d, LIST_STOPPED, c->top && c->top < nc ? (size_t)c->top : nc))
+		return EXIT_ERROR;
+	json_key(out, &first, "unreachable");
+	if (json_list(out, d, LIST_UNREACHABLE, c->top && c->top < nu ? (size_t)c->top : nu))
+		return EXIT_ERROR;
+	if (c->o.suppressions) {
+		json_key(out, &first, "suppressions");
+		json_t *arr = json_array();
+		for (size_t i = 0; i < diff_suppressions_count(c->o.suppressions); i++)
+			json_array_append_new(
+				arr, json_pack("{s:o, s:o}", "pattern",
+					       cli_json_text(diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
+					       cli_json_u64(diff_suppressions_hits(c->o.suppressions, i))));
+		cli_json_print(out, arr);
+	}
+	if (c->o.sym) {
+		json_key(out, &first, "symbols");
+		size_t nm = diff_symbol_module_count(d);
+		fprintf(out, "[");
+		for (size_t i = 0; i < nm; i++)
+			cli_json_print_sym_module(out, diff_symbol_module(d, i), i == 0);
+		fprintf(out, "%s]", nm ? "\n  " : "");
+	}
+	fprintf(out, "\n}\n");
+	return EXIT_OK;
+}

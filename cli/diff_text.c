@@ -1,0 +1,248 @@
+/* leaksnap diff: the text report (snapshots, suspects with the definite leaks
+ * first, caches, one-off leaks). */
+#include <stdio.h>
+#include <string.h>
+
+#include "diff_cli.h"
+
+static void print_series(const char *label, const uint64_t *v, size_t n)
+{
+	printf("    %s", label);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%llu", i ? " -> " : " ", (unsigned long long)v[i]);
+	printf("\n");
+}
+
+/* A group's unreachable series: "?" for a snapshot that does not say. */
+static void print_unreachable(struct diff *d, const char *label, const uint64_t *v)
+{
+	size_t n = diff_snapshot_count(d);
+	printf("    %s", label);
+	for (size_t i = 0; i < n; i++) {
+		printf("%s", i ? " -> " : " ");
+		if (diff_snapshot(d, i)->has_reachability)
+			printf("%llu", (unsigned long long)v[i]);
+		else
+			printf("?");
+	}
+	printf("\n");
+}
+
+/* Which list a group is printed in. */
+enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
+
+static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t idx, bool site)
+{
+	printf("  %s #%02zu 0x%0*llx", site ? ">" : " ", idx, (int)ptr * 2,
+	       (unsigned long long)f->pc);
+	if (!f->module) {
+		printf("  (unmapped)\n");
+		return;
+	}
+	printf("  %s+0x%llx", f->module, (unsigned long long)f->rel_pc);
+	if (!f->sym_module ||
+	    (!f->sym_module->file && f->sym_module->status != SYM_BUILD_ID_MISMATCH)) {
+		printf("\n"); /* no symbol file: the summary line says so once */
+		return;
+	}
+	struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+	cli_print_symbols(&r);
+}
+
+static const char *trend_text(const struct diff_group *g, size_t n, char *buf, size_t size)
+{
+	if (g->trend == DIFF_TREND_GREW)
+		return "grew";
+	if (g->trend == DIFF_TREND_STEADY)
+		return "grew in every interval";
+	int k = snprintf(buf, size, "grew in %u of %zu intervals", g->grew, n - 1);
+	if (g->shrank && k > 0 && (size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, ", shrank in %u", g->shrank);
+	if (g->trend == DIFF_TREND_STOPPED && k > 0 && (size_t)k < size)
+		snprintf(buf + k, size - (size_t)k, ", not in the last");
+	return buf;
+}
+
+static int print_group(struct diff *d, const struct diff_group *g, size_t rank, unsigned ptr,
+		       enum list list)
+{
+	struct leaksnap_error err;
+	if (!g)
+		return cli_fail("diff", "out of memory");
+	if (diff_symbolize_group(d, g, &err) != 0)
+		return cli_fail_error(&err);
+	size_t n = diff_snapshot_count(d);
+	char tbuf[128];
+	const char *allocs = g->count_delta == 1 || g->count_delta == -1 ? "allocation"
+									    : "allocations";
+	if (list == LIST_STOPPED)
+		printf("  %+lld bytes, %+lld %s, %s\n", (long long)g->bytes_delta,
+		       (long long)g->count_delta, allocs, trend_text(g, n, tbuf, sizeof(tbuf)));
+	else if (list == LIST_UNREACHABLE)
+		printf("  %llu bytes unreachable in %llu allocation%s, %+lld bytes since the "
+		       "first snapshot\n",
+		       (unsigned long long)g->unreachable_bytes[n - 1],
+		       (unsigned long long)g->unreachable_counts[n - 1],
+		       g->unreachable_counts[n - 1] == 1 ? "" : "s", (long long)g->bytes_delta);
+	else
+		printf("#%zu  %s%+lld bytes, %+lld %s%s  score %.0f  (%s)\n", rank,
+		       g->definite ? "DEFINITE LEAK  " : "", (long long)g->bytes_delta,
+		       (long long)g->count_delta, allocs, g->is_new ? ", new" : "", g->score,
+		       trend_text(g, n, tbuf, sizeof(tbuf)));
+	print_series("bytes:", g->bytes, n);
+	print_series("count:", g->counts, n);
+	if (g->unreachable_bytes) {
+		print_unreachable(d, "unreachable bytes:", g->unreachable_bytes);
+		print_unreachable(d, "unreachable count:", g->unreachable_counts);
+	}
+	if (g->module)
+		printf("    module: %s\n", g->module);
+	if (g->stack_count > 1)
+		printf("    largest of its %zu stacks:\n", g->stack_count);
+	if (g->frame_count == 0)
+		printf("    (no frames)\n");
+	for (size_t i = 0; i < g->frame_count; i++)
+		print_diff_frame(g->frames[i], ptr, i, i == g->site);
+	return 0;
+}
+
+int cli_diff_text(struct diff *d, struct diff_cli *c)
+{
+	size_t n = diff_snapshot_count(d);
+	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
+	unsigned ptr = first->pointer_size;
+	uint64_t left_out = 0;
+	int w = 8;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i);
+		left_out += s->left_out_count;
+		if ((int)strlen(s->file) > w)
+			w = strlen(s->file) > 60 ? 60 : (int)strlen(s->file);
+	}
+	printf("%zu snapshots compared, grouped by %s", n, diff_by_name(c->o.by));
+	if (left_out)
+		printf("; zygote-child allocations left out (--include-zygote)");
+	bool reach = false; /* any snapshot says which blocks are unreachable */
+	for (size_t i = 0; i < n; i++)
+		reach |= diff_snapshot(d, i)->has_reachability;
+	printf("\n\n  #  %-*s %8s %12s %14s", w, "snapshot", "pid", "allocations", "bytes");
+	printf(reach ? " %14s\n" : "\n", "unreachable");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i);
+		char pid[32];
+		snprintf(pid, sizeof(pid), s->pid >= 0 ? "%lld" : "?", (long long)s->pid);
+		printf("%3zu  %-*s %8s %12llu %14llu", i + 1, w, s->file, pid,
+		       (unsigned long long)s->count, (unsigned long long)s->bytes);
+		if (s->has_reachability)
+			printf(" %14llu", (unsigned long long)s->unreachable_bytes);
+		else if (reach)
+			printf(" %14s", "?");
+		if (s->left_out_count)
+			printf("  (%llu zygote-child allocation%s, %llu bytes left out)",
+			       (unsigned long long)s->left_out_count, s->left_out_count == 1 ? "" : "s",
+			       (unsigned long long)s->left_out_bytes);
+		printf("\n");
+	}
+	printf("     %-*s %8s %+12lld %+14lld\n", w, "growth", "",
+	       (long long)((int64_t)last->count - (int64_t)first->count),
+	       (long long)((int64_t)last->bytes - (int64_t)first->bytes));
+
+	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
+	size_t shown = c->top && c->top < ns ? (size_t)c->top : ns;
+	printf("\n");
+	if (ns)
+		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns, ns == 1 ? "" : "s",
+		       (long long)diff_suspects_bytes(d), (long long)diff_suspects_count(d),
+		       diff_suspects_count(d) == 1 ? "" : "s");
+	else
+		printf("no suspects: nothing grew%s\n",
+		       c->o.min_bytes ? " by --min-bytes or more" : "");
+	if (shown < ns)
+		printf("the best %zu %s shown (--top)\n", shown, shown == 1 ? "is" : "are");
+	size_t nu = diff_unreachable_count(d);
+	if (last->has_reachability) {
+		size_t nd = diff_definite_count(d);
+		printf("last snapshot: %llu unreachable bytes in %llu allocation%s\n",
+		       (unsigned long long)last->unreachable_bytes,
+		       (unsigned long long)last->unreachable_count,
+		       last->unreachable_count == 1 ? "" : "s");
+		if (nd)
+			printf("%zu definite leak%s (unreachable blocks, ranked first)\n", nd,
+			       nd == 1 ? "" : "s");
+		if (nu)
+			printf("%zu one-off leak%s: unreachable, did not grow%s (listed apart)\n", nu,
+			       nu == 1 ? "" : "s", c->o.min_bytes ? " by --min-bytes or more" : "");
+	} else if (reach) {
+		printf("the last snapshot does not say which blocks are unreachable: no definite "
+		       "leaks\n");
+	}
+	if (nc)
+		printf("%zu %s, then stopped: %s, not %s (listed last)\n", nc,
+		       nc == 1 ? "group grew" : "groups grew", nc == 1 ? "a cache" : "caches",
+		       nc == 1 ? "a leak" : "leaks");
+	if (c->o.sym) {
+		size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0;
+		for (size_t i = 0; i < ns && i < shown; i++)
+			if (diff_symbolize_group(d, diff_suspect(d, i), &c->err) != 0)
+				return cli_fail_error(&c->err);
+		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
+			if (diff_symbolize_group(d, diff_stopped(d, i), &c->err) != 0)
+				return cli_fail_error(&c->err);
+		for (size_t i = 0; i < nu && (!c->top || i < c->top); i++)
+			if (diff_symbolize_group(d, diff_unreachable(d, i), &c->err) != 0)
+				return cli_fail_error(&c->err);
+		nm = diff_symbol_module_count(d);
+		for (size_t i = 0; i < nm; i++) {
+			const struct sym_module *m = diff_symbol_module(d, i);
+			missing += !m->file && m->status != SYM_BUILD_ID_MISMATCH;
+			mismatch += m->status == SYM_BUILD_ID_MISMATCH;
+			nolayout += m->file && m->layout == SYM_LAYOUT_NONE;
+		}
+		if (missing)
+			printf("no symbol file for %zu of %zu modules: their frames are module+offset "
+			       "(--symbols DIR)\n", missing, nm);
+		if (mismatch)
+			printf("%zu module%s found only with another build ID: not symbolized\n",
+			       mismatch, mismatch == 1 ? "" : "s");
+		if (nolayout)
+			printf("%zu module%s found only as a debug-only file that fits no mapping: "
+			       "not symbolized\n", nolayout, nolayout == 1 ? "" : "s");
+	}
+	if (c->o.suppressions && diff_suppressed_records(d))
+		printf("%llu stack%s suppressed by %s\n",
+		       (unsigned long long)diff_suppressed_records(d),
+		       diff_suppressed_records(d) == 1 ? "" : "s", c->supp_path);
+	for (size_t i = 0; i < shown; i++) {
+		printf("\n");
+		if (print_group(d, diff_suspect(d, i), i + 1, ptr, LIST_SUSPECTS))
+			return EXIT_ERROR;
+	}
+	if (nc) {
+		printf("\ngrew, then stopped (caches, not leaks):\n");
+		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
+			if (print_group(d, diff_stopped(d, i), 0, ptr, LIST_STOPPED))
+				return EXIT_ERROR;
+	}
+	if (nu) {
+		printf("\nunreachable, did not grow%s (one-off leaks):\n",
+		       c->o.min_bytes ? " by --min-bytes or more" : "");
+		for (size_t i = 0; i < nu && (!c->top || i < c->top); i++)
+			if (print_group(d, diff_unreachable(d, i), 0, ptr, LIST_UNREACHABLE))
+				return EXIT_ERROR;
+	}
+	return EXIT_OK;
+}
+
+bool cli_diff_unreachable_gate(struct diff *d, const struct diff_cli *c)
+{
+	const struct diff_snapshot *last = diff_snapshot(d, diff_snapshot_count(d) - 1);
+	if (!c->has_fail_unreachable || !last->has_reachability || last->unreachable_bytes == 0 ||
+	    last->unreachable_bytes < c->fail_unreachable)
+		return false;
+	fflush(stdout);
+	fprintf(stderr, "leaksnap: %llu unreachable bytes in the last snapshot, at or above "
+			"--fail-on-unreachable %llu\n",
+		(unsigned long long)last->unreachable_bytes,
+		(unsigned long long)c->fail_unreachable);
+	return true;
+}
