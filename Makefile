@@ -13,6 +13,9 @@
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR ?=
 CC ?= cc
 ifeq ($(origin CC),default)
@@ -92,6 +95,12 @@ $(B)/obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# libiberty (the demangler) is linked statically and cannot say its version:
+# --version names the Debian package it came from, when there is one.
+LIBIBERTY_VERSION := $(shell dpkg-query -W -f='$${Version}' libiberty-dev 2>/dev/null)
+$(B)/obj/cli/version.o: CPPFLAGS_ALL += \
+	$(if $(LIBIBERTY_VERSION),-DLEAKSNAP_LIBIBERTY_VERSION='"$(LIBIBERTY_VERSION)"')
 
 $(B)/lib/libleaksnap.a: $(LIB_OBJS)
 	$(call say,AR,$@)
@@ -367,6 +376,14 @@ install: all
 	install -m 644 $(PUB_HEADERS) hook/leakhook.h $(DESTDIR)$(PREFIX)/include/leaksnap/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/man/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 docs/man/libleakhook.7 $(DESTDIR)$(MANDIR)/man7/
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 644 docs/completion/leaksnap.bash $(DESTDIR)$(BASHCOMPDIR)/leaksnap
+	ln -sf leaksnap $(DESTDIR)$(BASHCOMPDIR)/leakdiff
+	install -m 644 docs/completion/_leaksnap $(DESTDIR)$(ZSHCOMPDIR)/_leaksnap
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/leaksnap $(DESTDIR)$(PREFIX)/bin/leakdiff \
@@ -374,6 +391,10 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/libleakhook.so \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
+	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \
+		$(DESTDIR)$(MANDIR)/man5/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man7/libleakhook.7 \
+		$(DESTDIR)$(BASHCOMPDIR)/leaksnap $(DESTDIR)$(BASHCOMPDIR)/leakdiff \
+		$(DESTDIR)$(ZSHCOMPDIR)/_leaksnap
 
 clean:
 	rm -rf build build-san

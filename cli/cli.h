@@ -18,6 +18,12 @@ enum {
 	EXIT_ERROR = 2,   /* usage, unreadable or malformed input, I/O */
 };
 
+#define LEAKSNAP_VERSION_STRING "0.1.0"
+
+/* --version: "@prog VERSION", then one line per library ("libdw 0.188") as
+ * the libraries report themselves (version.c).  Returns the exit status. */
+int cli_print_version(const char *prog);
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -44,9 +50,10 @@ struct cli_resolved {
 	const struct sym_frame *frames;  /* innermost first; none: not found */
 	size_t frame_count;
 };
-/* NULL when out of memory. */
-struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *dirs,
-				  size_t ndirs, bool adjust);
+/* NULL when out of memory.  @maps (may be NULL) are @s's: a module found
+ * only as a debug-only file takes its layout from them. */
+struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *maps,
+				  const char *const *dirs, size_t ndirs, bool adjust);
 void cli_symctx_free(struct cli_symctx *c);
 /* Hint: the frames of @records[0..count) of @s are about to be resolved
  * (their units are indexed ahead, on threads: cli_sym_jobs). */
@@ -80,6 +87,9 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 /* One element of a JSON "symbols" list (the module, the file used, its
  * build-ID status and error) on @out, after a comma unless @first. */
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first);
+/* What --verbose adds after a module's build-ID status about its layout:
+ * "" when the file used has its own, else where it came from. */
+const char *cli_layout_note(const struct sym_module *m);
 
 /* HTML report pages (html.c). */
 struct cli_flame;

@@ -75,7 +75,8 @@ static const char diff_usage[] =
 	"                       exit 1 when the last snapshot holds BYTES or more\n"
 	"                       unreachable (after suppressions); exit 2 when it does\n"
 	"                       not say which blocks are unreachable\n"
-	"  -h, --help           this help\n\n"
+	"  -h, --help           this help\n"
+	"  --version            versions of leakdiff and of the libraries it runs with\n\n"
 	"BYTES is a number, optionally with a K, M or G suffix (powers of 1024).\n\n"
 	"Snapshots recorded with reachability (LEAKSNAP_REACHABILITY=1) say which\n"
 	"blocks no pointer reached: a group holding such blocks in the last snapshot\n"
@@ -302,6 +303,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
 		{"pprof", required_argument, NULL, O_PPROF},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	static const char *const bys[] = {"stack", "site", "function", "module"};
@@ -386,6 +388,8 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 				return cli_usage_error(cmd, "--pprof given twice");
 			c->pprof = optarg;
 			break;
+		case 'V':
+			return cli_print_version("leakdiff") == EXIT_OK ? -1 : EXIT_ERROR;
 		case 'h':
 			fputs(diff_usage, stdout);
 			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;

@@ -49,6 +49,7 @@ static const char symbolize_usage[] =
 	"  -s, --symbols DIR    look for symbol files under DIR (repeatable)\n"
 	"  --no-adjust          look frames up at the captured address itself\n"
 	"  -v, --verbose        say which file was used for each module\n"
+	"                       (and where a debug-only file's layout came from)\n"
 	CLI_INPUT_HELP
 	"  --top N              print only the N largest records\n"
 	"  -j, --json           JSON output: frames gain function, file, line,\n"
@@ -377,8 +378,8 @@ static void print_modules(struct cli_symctx *sc)
 	printf("\nsymbol files:\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct sym_module *m = cli_symctx_module(sc, i);
-		printf("  %s  %s  (build-id %s)\n", m->path, m->file_path ? m->file_path : "-",
-		       sym_build_id_status_name(m->status));
+		printf("  %s  %s  (build-id %s%s)\n", m->path, m->file_path ? m->file_path : "-",
+		       sym_build_id_status_name(m->status), cli_layout_note(m));
 	}
 }
 
@@ -562,7 +563,7 @@ static int show_main(int argc, char **argv, bool symbolize)
 	size_t limit = o.has_top && o.top < n ? (size_t)o.top : n;
 	size_t *top = malloc((limit ? limit : 1) * sizeof(*top));
 	if (symbolize)
-		o.sc = cli_symctx_new(s, o.dirs, o.ndirs, !o.no_adjust);
+		o.sc = cli_symctx_new(s, maps, o.dirs, o.ndirs, !o.no_adjust);
 	if (top == NULL || (symbolize && !o.sc)) {
 		free(top);
 		cli_symctx_free(o.sc);

@@ -4,8 +4,6 @@
 
 #include "cli.h"
 
-#define LEAKSNAP_VERSION_STRING "0.1.0"
-
 static const struct cmd cmds[] = {
 	{"show", cmd_show, "print a snapshot: header facts, totals, records by size"},
 	{"maps", cmd_maps, "print the mappings and modules of a maps file or dump"},
@@ -26,7 +24,8 @@ static void usage(FILE *f)
 		   "Commands:\n");
 	for (const struct cmd *c = cmds; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fprintf(f, "\nRun 'leaksnap COMMAND --help' for a command's options.\n\n"
+	fprintf(f, "\nRun 'leaksnap COMMAND --help' for a command's options.\n"
+		   "'leaksnap --version' prints the versions of leaksnap and of its libraries.\n\n"
 		   "Exit status: 0 success; 1 leakdiff --fail-on limit reached;\n"
 		   "             2 any error (usage, unreadable or malformed input, I/O).\n");
 }
@@ -57,8 +56,7 @@ int main(int argc, char **argv)
 		return cli_finish_stdout(EXIT_OK);
 	}
 	if (strcmp(name, "--version") == 0) {
-		printf("leaksnap %s\n", LEAKSNAP_VERSION_STRING);
-		return cli_finish_stdout(EXIT_OK);
+		return cli_print_version("leaksnap");
 	}
 	for (const struct cmd *c = cmds; c->name; c++)
 		if (strcmp(c->name, name) == 0)

@@ -209,7 +209,7 @@ int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const 
 	b.map_ids = calloc(maps_mapping_count(maps) + 1, sizeof(*b.map_ids));
 	b.p = pprof_new(out.f);
 	if (!o->no_symbols)
-		b.sc = cli_symctx_new(s, o->dirs, o->ndirs, !o->no_adjust);
+		b.sc = cli_symctx_new(s, maps, o->dirs, o->ndirs, !o->no_adjust);
 	int rc;
 	if (!b.map_ids || !b.p || (!o->no_symbols && !b.sc)) {
 		rc = cli_fail(out.path, "out of memory");

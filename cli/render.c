@@ -25,6 +25,10 @@ void cli_print_symbols(const struct cli_resolved *r)
 									    : "no symbol file");
 		return;
 	}
+	if (r->module->layout == SYM_LAYOUT_NONE) {
+		printf("  (debug-only symbol file, no layout)\n");
+		return;
+	}
 	if (r->frame_count == 0) {
 		printf("  ??\n");
 		return;
@@ -75,8 +79,22 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first)
 {
 	fprintf(out, "%s\n    ", first ? "" : ",");
-	cli_json_print(out, json_pack("{s:o, s:o, s:s, s:o}", "module", cli_json_text(m->path), "symbol_file",
+	cli_json_print(out, json_pack("{s:o, s:o, s:s, s:o, s:o}", "module", cli_json_text(m->path), "symbol_file",
 					 cli_json_str_or_null(m->file_path), "build_id_status",
 					 sym_build_id_status_name(m->status), "error",
-					 cli_json_str_or_null(m->error)));
+					 cli_json_str_or_null(m->error), "layout",
+					 cli_json_str_or_null(sym_layout_name(m->layout))));
+}
+
+const char *cli_layout_note(const struct sym_module *m)
+{
+	if (!m->file)
+		return "";
+	switch (m->layout) {
+	case SYM_LAYOUT_FILE: return "";
+	case SYM_LAYOUT_HOST: return ", debug-only: layout from the module's own file";
+	case SYM_LAYOUT_MAPS: return ", debug-only: layout from the maps";
+	case SYM_LAYOUT_NONE: break;
+	}
+	return ", debug-only: no layout";
 }

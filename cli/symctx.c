@@ -23,6 +23,7 @@ struct cli_symctx {
 	struct cache_entry *cache;
 	size_t cache_count, cache_mask;
 	const struct snapshot *snap;       /* its metadata has the build IDs */
+	const struct maps *maps;           /* its maps (a debug-only file's layout) */
 	const struct sym_module **modules; /* in the order first used */
 	size_t module_count, module_cap;
 	int status;                        /* EXIT_ERROR once a file was bad */
@@ -53,8 +54,8 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *dirs,
-				  size_t ndirs, bool adjust)
+struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *maps,
+				  const char *const *dirs, size_t ndirs, bool adjust)
 {
 	struct cli_symctx *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -68,6 +69,7 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const char *const *d
 	leaksnap_error_clear(&err);
 	c->sym = symbolizer_new(&so, &err);
 	c->snap = s;
+	c->maps = maps;
 	if (!c->sym) {
 		cli_symctx_free(c);
 		return NULL;
@@ -127,11 +129,36 @@ const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
 	return c->modules[i];
 }
 
-/* The module of a frame at *@rel_pc in @path (an APK's library: *@rel_pc
+/* A module whose file is debug-only, with no file of its own here, takes
+ * its layout from the maps (the mappings of @mm). */
+static void layout_from_maps(struct cli_symctx *c, const struct sym_module *m,
+			     const struct maps_module *mm)
+{
+	if (!m->file || m->layout != SYM_LAYOUT_NONE || !c->maps || strcmp(m->path, mm->path) != 0)
+		return;
+	struct sym_mapping *v = malloc((mm->mapping_count ? mm->mapping_count : 1) * sizeof(*v));
+	if (!v)
+		return; /* (the module's frames stay unsymbolized) */
+	for (size_t i = 0; i < mm->mapping_count; i++) {
+		const struct maps_mapping *x = maps_mapping(c->maps, mm->first_mapping + i);
+		v[i] = (struct sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+	}
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	if (sym_module_set_mappings(m, v, mm->mapping_count, &err) != 0) {
+		cli_symctx_progress_end(c);
+		cli_fail_error(&err);
+		c->status = EXIT_ERROR;
+	}
+	free(v);
+}
+
+/* The module of a frame at *@rel_pc in @mm (an APK's library: *@rel_pc
  * becomes the offset in it). */
-static const struct sym_module *module_of(struct cli_symctx *c, const char *path,
+static const struct sym_module *module_of(struct cli_symctx *c, const struct maps_module *mm,
 					  uint64_t *rel_pc)
 {
+	const char *path = mm->path;
 	uint8_t id[64];
 	size_t len = snapshot_build_id(c->snap, path, id, sizeof(id));
 	struct leaksnap_error err;
@@ -161,6 +188,7 @@ static const struct sym_module *module_of(struct cli_symctx *c, const char *path
 		cli_fail(m->error_file, "%s", m->error);
 		c->status = EXIT_ERROR;
 	}
+	layout_from_maps(c, m, mm);
 	return m;
 }
 
@@ -236,6 +264,8 @@ void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
 				leaksnap_error_clear(&err);
 				m = symbolizer_module_at(c->sym, loc.module->path, len ? id : NULL, len,
 							 &rel_pc, &err);
+				if (m)
+					layout_from_maps(c, m, loc.module);
 				size_t pl = strlen(loc.module->path);
 				if (m && nknown < sizeof(known) / sizeof(known[0]) &&
 				    !(pl >= 4 && strcmp(loc.module->path + pl - 4, ".apk") == 0)) {
@@ -285,7 +315,7 @@ int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
 	if (!loc->module)
 		return 0;
 	uint64_t rel_pc = loc->rel_pc;
-	const struct sym_module *m = module_of(c, loc->module->path, &rel_pc);
+	const struct sym_module *m = module_of(c, loc->module, &rel_pc);
 	if (!m)
 		return -1;
 	out->module = m;

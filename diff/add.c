@@ -170,6 +170,24 @@ static int pc_cache_grow(struct diff *d)
 	return 0;
 }
 
+/* Keep the mappings of @mm (a module of @maps) for @m, unless it has
+ * some already.  -1: out of memory. */
+static int module_keep_maps(struct dmodule *m, const struct maps *maps,
+			    const struct maps_module *mm)
+{
+	if (m->maps || !mm->mapping_count)
+		return 0;
+	m->maps = malloc(mm->mapping_count * sizeof(*m->maps));
+	if (!m->maps)
+		return -1;
+	for (size_t i = 0; i < mm->mapping_count; i++) {
+		const struct maps_mapping *x = maps_mapping(maps, mm->first_mapping + i);
+		m->maps[i] = (struct sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+	}
+	m->nmaps = mm->mapping_count;
+	return 0;
+}
+
 /* The frame of @pc in the snapshot being added.  NONE: out of memory. */
 static uint32_t pc_frame(struct adder *a, uint64_t pc)
 {
@@ -192,7 +210,8 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 			if (len > sizeof(id))
 				len = 0; /* not a build ID we can compare: use the path */
 			a->mod_of[mi] = module_intern(d, loc.module->path, id, len);
-			if (a->mod_of[mi] == NONE)
+			if (a->mod_of[mi] == NONE || module_keep_maps(&d->mods[a->mod_of[mi]], a->maps,
+								      loc.module) != 0)
 				return NONE;
 		}
 		module = a->mod_of[mi];

@@ -72,8 +72,10 @@ void diff_free(struct diff *d)
 	free(d->snaps);
 	free(d->zyg);
 	free(d->app);
-	for (size_t i = 0; i < d->mod_count; i++)
+	for (size_t i = 0; i < d->mod_count; i++) {
 		free(d->mods[i].path);
+		free(d->mods[i].maps);
+	}
 	free(d->mods);
 	free(d->mod_slots);
 	if (d->info)

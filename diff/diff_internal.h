@@ -102,6 +102,8 @@ struct dmodule {
 	uint32_t canon;           /* the module it is one with */
 	int wrapper;              /* -1 unknown, else whether it is a wrapper library */
 	const struct sym_module *last_sym; /* the last symbols module it gave */
+	struct sym_mapping *maps;  /* its mappings in the first snapshot that had it */
+	size_t nmaps;              /* (for a debug-only symbol file's layout) */
 };
 
 struct dframe {

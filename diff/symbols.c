@@ -60,6 +60,12 @@ int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
 							   m->build_id_len, &rel, &e);
 	if (!sm)
 		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	if (sm->file && sm->layout == SYM_LAYOUT_NONE && !strcmp(sm->path, m->path) &&
+	    sym_module_set_mappings(sm, m->maps, m->nmaps, &e) != 0) {
+		if (e.code == LEAKSNAP_ERR_NOMEM)
+			return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		warn(d, &e);
+	}
 	note_symmod(d, m, sm);
 	fi->view.sym_module = sm;
 	if (!sm->file)

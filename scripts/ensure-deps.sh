@@ -14,6 +14,9 @@ for arg in "$@"; do
 	*) echo "ensure-deps: unknown option '$arg'" >&2; exit 2 ;;
 	esac
 done
+# the man page, shell completion and --version tests (tests/t-man.sh,
+# t-completion.sh, t-version.sh)
+case " $* " in *" --check "*) pkgs="$pkgs mandoc groff-base zsh bash-completion pkg-config" ;; esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: trust the compiler to complain about missing headers.

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +31,34 @@ struct sym_dir_index {
 	size_t count, cap;
 };
 
+/* A module's file offsets [offset, offset + size) are at vaddr in its
+ * file (SYM_LAYOUT_MAPS). */
+struct sym_seg {
+	uint64_t offset, size, vaddr;
+};
+
 struct sym_module_entry {
 	struct sym_module m;     /* first: entries are found from it */
-	struct sym_file *layout; /* whose program headers convert offsets */
+	struct sym_file *layout; /* whose program headers convert offsets, or NULL */
+	struct sym_seg *segs;    /* or these, from the maps */
+	size_t nsegs;
+	bool maps_tried;         /* sym_module_set_mappings was called */
 	char *path, *file_path_own, *error_own, *error_file_own;
 	uint8_t *build_id;
 	size_t build_id_len;
 	struct sym_module_entry *next;
 };
+
+const char *sym_layout_name(enum sym_layout layout)
+{
+	switch (layout) {
+	case SYM_LAYOUT_NONE: return NULL;
+	case SYM_LAYOUT_FILE: return "file";
+	case SYM_LAYOUT_HOST: return "host";
+	case SYM_LAYOUT_MAPS: return "maps";
+	}
+	return NULL;
+}
 
 const char *sym_build_id_status_name(enum sym_build_id_status status)
 {
@@ -154,6 +175,7 @@ void sym_locate_free(struct symbolizer *sym)
 		free(e->error_own);
 		free(e->error_file_own);
 		free(e->build_id);
+		free(e->segs);
 		free(e);
 	}
 }
@@ -195,17 +217,25 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 	e->m.file = f;
 	e->m.file_path = e->file_path_own;
 	e->layout = f;
-	if (!sym_file_has_layout(f) && e->path[0] == '/' && strcmp(e->path, candidate) != 0 &&
-	    stat(e->path, &st) == 0 && S_ISREG(st.st_mode)) {
-		/* A separate debug file keeps the segments' addresses but not
-		 * their file offsets: take those from the module's own file,
-		 * if it is here and the same build. */
+	e->m.layout = SYM_LAYOUT_FILE;
+	if (sym_file_has_layout(f))
+		return TRY_USED;
+	/* A separate debug file keeps the segments' addresses but not their
+	 * file offsets: take those from the module's own file, if it is here
+	 * and the same build; else from the maps (sym_module_set_mappings). */
+	e->layout = NULL;
+	e->m.layout = SYM_LAYOUT_NONE;
+	if (e->path[0] == '/' && strcmp(e->path, candidate) != 0 && stat(e->path, &st) == 0 &&
+	    S_ISREG(st.st_mode)) {
 		leaksnap_error_clear(&err);
 		struct sym_file *own = symbolizer_open(sym, e->path, &err);
 		size_t olen;
 		const uint8_t *oid = own ? sym_file_build_id(own, &olen) : NULL;
-		if (own && sym_file_has_layout(own) && len && olen == len && memcmp(oid, id, len) == 0)
+		if (own && sym_file_has_layout(own) && len && olen == len &&
+		    memcmp(oid, id, len) == 0) {
 			e->layout = own;
+			e->m.layout = SYM_LAYOUT_HOST;
+		}
 	}
 	return TRY_USED;
 }
@@ -335,6 +365,130 @@ const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *
 	return module_get(sym, path, NULL, 0, NULL, true, err);
 }
 
+/* Where the file offset @rel_pc of @e's file is in its file. */
+static bool module_vaddr(const struct sym_module_entry *e, uint64_t rel_pc, uint64_t *vaddr)
+{
+	if (e->m.layout == SYM_LAYOUT_MAPS) {
+		for (size_t i = 0; i < e->nsegs; i++)
+			if (rel_pc >= e->segs[i].offset && rel_pc - e->segs[i].offset < e->segs[i].size) {
+				*vaddr = e->segs[i].vaddr + (rel_pc - e->segs[i].offset);
+				return true;
+			}
+		return false;
+	}
+	return e->layout && sym_file_offset_to_vaddr(e->layout, rel_pc, vaddr);
+}
+
+/* The file's loadable segments (at most @cap of them). */
+static size_t load_segments(const struct sym_file *f, GElf_Phdr *out, size_t cap)
+{
+	size_t n, k = 0;
+	if (elf_getphdrnum(f->elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n && k < cap; i++)
+		if (gelf_getphdr(f->elf, (int)i, &out[k]) && out[k].p_type == PT_LOAD)
+			k++;
+	return k;
+}
+
+/* With load bias @bias, every executable mapping lands in an executable
+ * segment. */
+static bool exec_mappings_fit(const GElf_Phdr *ph, size_t nph, const struct sym_mapping *maps,
+			      size_t count, uint64_t bias)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (!maps[i].exec)
+			continue;
+		if (maps[i].start < bias)
+			return false;
+		uint64_t lo = maps[i].start - bias, hi = maps[i].end - bias;
+		bool fits = false;
+		for (size_t k = 0; k < nph && !fits; k++)
+			fits = (ph[k].p_flags & PF_X) && lo < ph[k].p_vaddr + ph[k].p_memsz &&
+			       (ph[k].p_vaddr & ~(uint64_t)0xfff) < hi;
+		if (!fits)
+			return false;
+	}
+	return true;
+}
+
+/* The load bias of a file laid out as @ph, mapped as @maps: from the
+ * mapping at offset 0 and the first segment, checked against the
+ * executable mappings; else from an executable mapping whose length is
+ * an executable segment's, rounded out to 4, 16 or 64 KiB pages. */
+static bool maps_bias(const GElf_Phdr *ph, size_t nph, const struct sym_mapping *maps,
+		      size_t count, uint64_t *bias)
+{
+	if (!nph)
+		return false;
+	const GElf_Phdr *first = &ph[0];
+	for (size_t k = 1; k < nph; k++)
+		if (ph[k].p_vaddr < first->p_vaddr)
+			first = &ph[k];
+	for (size_t i = 0; i < count; i++) {
+		if (maps[i].offset != 0)
+			continue;
+		uint64_t b = maps[i].start - (first->p_vaddr & ~(uint64_t)0xfff);
+		if (maps[i].start >= (first->p_vaddr & ~(uint64_t)0xfff) &&
+		    exec_mappings_fit(ph, nph, maps, count, b)) {
+			*bias = b;
+			return true;
+		}
+		break;
+	}
+	static const uint64_t pages[] = {0x1000, 0x4000, 0x10000};
+	for (size_t i = 0; i < count; i++) {
+		if (!maps[i].exec || maps[i].end <= maps[i].start)
+			continue;
+		for (size_t k = 0; k < nph; k++) {
+			if (!(ph[k].p_flags & PF_X) || !ph[k].p_memsz)
+				continue;
+			for (size_t p = 0; p < sizeof(pages) / sizeof(pages[0]); p++) {
+				uint64_t pg = pages[p];
+				if (pg > 0x1000 && ph[k].p_align < pg)
+					break;
+				uint64_t lo = ph[k].p_vaddr & ~(pg - 1);
+				uint64_t hi = (ph[k].p_vaddr + ph[k].p_memsz + pg - 1) & ~(pg - 1);
+				if (maps[i].start % pg == 0 && maps[i].end - maps[i].start == hi - lo &&
+				    maps[i].start >= lo) {
+					*bias = maps[i].start - lo;
+					return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+int sym_module_set_mappings(const struct sym_module *module, const struct sym_mapping *mappings,
+			    size_t count, struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	/* the module is the symbolizer's own, handed out read-only */
+	struct sym_module_entry *e = (struct sym_module_entry *)(uintptr_t)module;
+	if (!module->file || module->layout != SYM_LAYOUT_NONE || e->maps_tried)
+		return 0;
+	e->maps_tried = true;
+	GElf_Phdr ph[64];
+	size_t nph = load_segments(module->file, ph, sizeof(ph) / sizeof(ph[0]));
+	uint64_t bias;
+	if (!maps_bias(ph, nph, mappings, count, &bias))
+		return lsp_error(err, LEAKSNAP_ERR_FORMAT, module->file_path,
+				 "a debug-only file whose segments fit none of the mappings of %s "
+				 "in the maps",
+				 module->path);
+	e->segs = malloc((count ? count : 1) * sizeof(*e->segs));
+	if (!e->segs)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, module->path, "out of memory");
+	for (size_t i = 0; i < count; i++)
+		if (mappings[i].end > mappings[i].start && mappings[i].start >= bias)
+			e->segs[e->nsegs++] = (struct sym_seg){mappings[i].offset,
+							       mappings[i].end - mappings[i].start,
+							       mappings[i].start - bias};
+	e->m.layout = SYM_LAYOUT_MAPS;
+	return 0;
+}
+
 int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool return_address,
 		      struct sym_result *out, struct leaksnap_error *err)
 {
@@ -343,7 +497,7 @@ int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool ret
 	out->frame_count = 0;
 	const struct sym_module_entry *e = (const struct sym_module_entry *)(const void *)module;
 	uint64_t vaddr;
-	if (!module->file || !sym_file_offset_to_vaddr(e->layout, rel_pc, &vaddr))
+	if (!module->file || !module_vaddr(e, rel_pc, &vaddr))
 		return 0;
 	if (return_address)
 		vaddr = sym_file_call_site(module->file, vaddr);
@@ -360,7 +514,7 @@ void sym_module_prefetch(const struct sym_module *module, const uint64_t *rel_pc
 	size_t n = 0;
 	for (size_t i = 0; i < count; i++) {
 		uint64_t vaddr;
-		if (!sym_file_offset_to_vaddr(e->layout, rel_pcs[i], &vaddr))
+		if (!module_vaddr(e, rel_pcs[i], &vaddr))
 			continue;
 		buf[n++] = return_address ? sym_file_call_site(module->file, vaddr) : vaddr;
 		if (n == sizeof(buf) / sizeof(buf[0])) {

@@ -150,6 +150,20 @@ enum sym_build_id_status {
 	SYM_BUILD_ID_MISSING,    /* no file found */
 };
 
+/* Where a module's layout -- which file offset is at which address, to
+ * turn maps' rel_pc into an address of the file -- comes from. */
+enum sym_layout {
+	SYM_LAYOUT_NONE, /* unknown: no file, or a debug-only file (from
+			  * `objcopy --only-keep-debug`, whose segments keep
+			  * their addresses but not their file offsets)
+			  * whose module's mappings were not given yet */
+	SYM_LAYOUT_FILE, /* the program headers of the file used */
+	SYM_LAYOUT_HOST, /* the file used is debug-only: the program headers
+			  * of the module's own file on this host, same build */
+	SYM_LAYOUT_MAPS, /* the file used is debug-only: the mappings of the
+			  * module in the process (sym_module_set_mappings) */
+};
+
 struct sym_module {
 	const char *path;          /* as the maps name it */
 	struct sym_file *file;     /* the file used; NULL: none */
@@ -157,6 +171,14 @@ struct sym_module {
 	enum sym_build_id_status status;
 	const char *error;         /* why a candidate could not be read, or NULL */
 	const char *error_file;    /* that candidate */
+	enum sym_layout layout;    /* SYM_LAYOUT_NONE: frames have no answer */
+};
+
+/* One mapping of a module's file in a process: a line of its maps. */
+struct sym_mapping {
+	uint64_t start, end;       /* addresses [start, end) */
+	uint64_t offset;           /* the file offset mapped at start */
+	bool exec;                 /* mapped executable ("r-xp") */
 };
 
 /* The module named @path, located once and remembered.  @build_id (may be
@@ -192,6 +214,24 @@ LEAKSNAP_API void sym_module_prefetch(const struct sym_module *module, const uin
 				      size_t count, bool return_address);
 /* "match", "unverified", "mismatch", "missing" */
 LEAKSNAP_API const char *sym_build_id_status_name(enum sym_build_id_status status);
+/* "file", "host", "maps"; NULL for SYM_LAYOUT_NONE */
+LEAKSNAP_API const char *sym_layout_name(enum sym_layout layout);
+
+/* Give @module its layout from the @count mappings of its file in the
+ * process the frames come from, when its file is debug-only and the
+ * module's own file is not here (its layout is SYM_LAYOUT_NONE and it has
+ * a file).  The load bias is taken from the mapping at file offset 0 and
+ * the file's first PT_LOAD segment, or else from an executable mapping
+ * matched to an executable segment by its length and page alignment
+ * (4, 16 or 64 KiB pages); the layout becomes SYM_LAYOUT_MAPS and the
+ * frames of any process of the same build are answered (the layout does
+ * not depend on where the file was loaded).  Tried once per module: any
+ * other call does nothing and returns 0.  Returns -1 with @err filled
+ * (LEAKSNAP_ERR_FORMAT, naming the file) when the mappings fit none of the
+ * file's segments; the module then keeps no layout. */
+LEAKSNAP_API int sym_module_set_mappings(const struct sym_module *module,
+					 const struct sym_mapping *mappings, size_t count,
+					 struct leaksnap_error *err);
 
 /* The address to look up for return address @pc in @file: a byte of the
  * call instruction, pc - 1, after clearing the Thumb bit on 32-bit ARM. */

@@ -1,5 +1,6 @@
 #!/bin/sh
-# make install lays out bin/, lib/, include/, pkgconfig; the shared library
+# make install lays out bin/, lib/, include/, pkgconfig, share/man and the
+# shell completions; the shared library
 # exports exactly the public API (libleaksnap.sym); every public header
 # compiles on its own as C and C++; a program builds against the install.
 set -eu
@@ -17,6 +18,18 @@ for f in bin/leaksnap bin/leakdiff lib/libleaksnap.a lib/libleaksnap.so lib/libl
 	[ -e "$r/$f" ] || { echo "missing after install: $f"; exit 1; }
 done
 [ "$(readlink "$r/bin/leakdiff")" = leaksnap ]
+# man pages and shell completion (leakdiff's bash completion is leaksnap's)
+for f in share/man/man1/leaksnap.1 share/man/man1/leakdiff.1 share/man/man5/leaksnap-format.5 \
+	share/man/man7/libleakhook.7 share/bash-completion/completions/leaksnap \
+	share/bash-completion/completions/leakdiff share/zsh/site-functions/_leaksnap; do
+	[ -e "$r/$f" ] || { echo "missing after install: $f"; exit 1; }
+done
+[ "$(readlink "$r/share/bash-completion/completions/leakdiff")" = leaksnap ]
+cmp -s "$r/share/man/man1/leaksnap.1" "$top/docs/man/leaksnap.1"
+if command -v man >/dev/null 2>&1; then
+	MANPATH="$r/share/man" MANWIDTH=80 man leakdiff 2>/dev/null | grep -q -- '--fail-on' ||
+		{ echo "man leakdiff does not find the installed page"; exit 1; }
+fi
 grep -q '^prefix=/usr$' "$r/lib/pkgconfig/leaksnap.pc"
 
 # Exported symbols = the documented API, nothing else.

@@ -56,7 +56,7 @@ for how in aosp bid byname; do
 	expect "$w/$how.out" "^    #00 0x[0-9a-f]+  $dev/leaky\\+0x[0-9a-f]+  handle_request  $src:$req:[0-9]+\$"
 done
 expect "$w/aosp.out" "^  $dev/leaky  $w/syms/aosp$dev/leaky  \\(build-id match\\)\$"
-expect "$w/bid.out" "^  $dev/leaky  $w/syms/bid/.build-id/.*\\.debug  \\(build-id match\\)\$"
+expect "$w/bid.out" "^  $dev/leaky  $w/syms/bid/.build-id/.*\\.debug  \\(build-id match, debug-only: layout from the module's own file\\)\$"
 expect "$w/byname.out" "^  $dev/leaky  $w/syms/byname/deep/er/leaky  \\(build-id match\\)\$"
 # libc is found on the host, its DWARF through /usr/lib/debug/.build-id
 if [ -d /usr/lib/debug/.build-id ]; then

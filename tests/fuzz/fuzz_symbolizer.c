@@ -2,7 +2,8 @@
  * file, opened (ELF, program headers, build ID, DWARF and symbol table
  * through libdw/libelf), and looked up at the virtual address of every
  * 64th file offset, both directly and as a module found in a symbol
- * directory (locate.c), as `leaksnap symbolize` does. */
+ * directory (locate.c), as `leaksnap symbolize` does; a debug-only file
+ * also gets its layout from mappings (sym_module_set_mappings). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(m->status == (with_id && idlen ? SYM_BUILD_ID_MATCH
 							  : SYM_BUILD_ID_UNVERIFIED));
 		struct sym_result r;
+		if (m->layout == SYM_LAYOUT_NONE) {
+			/* A debug-only file: its layout from the mappings a maps
+			 * file would give (the last one made of the input's bytes). */
+			struct sym_mapping maps[3] = {
+				{0x5500000000, 0x5500001000, 0, false},
+				{0x5500001000, 0x5500002000, 0x1000, true},
+				{0, 0, 0, true},
+			};
+			if (size >= 24) {
+				memcpy(&maps[2].start, data, 8);
+				memcpy(&maps[2].end, data + 8, 8);
+				memcpy(&maps[2].offset, data + 16, 8);
+			}
+			fuzz_stale_error(&err);
+			int rc = sym_module_set_mappings(m, maps, 3, &err);
+			if (rc != 0) {
+				fuzz_check_error(&err);
+				FUZZ_CHECK(m->layout == SYM_LAYOUT_NONE);
+			} else {
+				FUZZ_CHECK(err.code == LEAKSNAP_OK);
+				/* (tried once: without a build ID both passes share it) */
+				FUZZ_CHECK(m->layout == SYM_LAYOUT_MAPS || (with_id && !idlen));
+				FUZZ_CHECK(sym_module_set_mappings(m, maps, 3, &err) == 0);
+			}
+			for (uint64_t k = 0; k < 16; k++) {
+				fuzz_stale_error(&err);
+				rc = sym_module_lookup(m, 0x1000 + k, true, &r, &err);
+				check_result(rc, &r, &err);
+			}
+		}
 		fuzz_stale_error(&err);
 		int rc = sym_module_lookup(m, rel, true, &r, &err);
 		check_result(rc, &r, &err);

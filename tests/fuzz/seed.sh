@@ -57,3 +57,8 @@ for f in "$top"/tests/symbolizer/cross/*; do
 	case $f in *.c | *.sh) continue ;; esac
 	cp "$f" "$out/symbolizer/$(basename "$f")"
 done
+# A debug-only file (objcopy --only-keep-debug: segments without their file
+# offsets), whose layout the harness takes from mappings.
+printf 'int g(int x) { return x * 3; }\nvoid _start(void) { for (;;) g(1); }\n' >"$fx/debug-only.c"
+gcc -g -O1 -nostdlib -static -Wl,--build-id -o "$fx/debug-only" "$fx/debug-only.c" &&
+	objcopy --only-keep-debug "$fx/debug-only" "$out/symbolizer/debug-only"

@@ -208,6 +208,131 @@ static void test_modules(void **state)
 	symbolizer_free(s);
 }
 
+/* This program's mappings, from /proc/self/maps; *@exec_only: only its
+ * executable one(s). */
+static size_t self_mappings(struct sym_mapping *out, size_t cap, bool exec_only)
+{
+	FILE *fp = fopen("/proc/self/maps", "r");
+	assert_non_null(fp);
+	static char text[1 << 20];
+	size_t n = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct maps *m = maps_parse(text, n, "/proc/self/maps", 1, 0, &err);
+	assert_non_null(m);
+	size_t k = 0;
+	for (size_t i = 0; i < maps_mapping_count(m); i++) {
+		const struct maps_mapping *x = maps_mapping(m, i);
+		if (!x->path || strcmp(x->path, self) != 0 || k == cap ||
+		    (exec_only && x->perms[2] != 'x'))
+			continue;
+		out[k++] = (struct sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+	}
+	maps_free(m);
+	return k;
+}
+
+/* A debug-only copy of this program, as DIR/.build-id/xx/rest.debug. */
+static void make_debug_only(char *dir, size_t cap, const uint8_t *id, size_t len)
+{
+	char tmpl[] = "/tmp/test_symbolizer.XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(dir, cap, "%s", tmpl);
+	char path[4096], cmd[16384];
+	int n = snprintf(path, sizeof(path), "%s/.build-id/%02x", dir, id[0]);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	n += snprintf(path + n, sizeof(path) - (size_t)n, "/");
+	for (size_t i = 1; i < len; i++)
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
+	snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug '%s' '%s'", self, path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A module found only as a debug-only file (the module's own path is not
+ * on this host): no layout until the maps give it, then exact answers;
+ * from the mapping at offset 0 or the executable mapping alone; maps that
+ * fit no segment are an error, said once. */
+static void test_debug_only(void **state)
+{
+	(void)state;
+	if (system("objcopy --version >/dev/null 2>&1") != 0)
+		skip();
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct sym_options plain = {0};
+	struct symbolizer *s = new_sym(&plain);
+	struct sym_file *f = symbolizer_open(s, self, &err);
+	assert_non_null(f);
+	size_t len;
+	const uint8_t *fid = sym_file_build_id(f, &len);
+	assert_non_null(fid);
+	uint8_t id[64];
+	memcpy(id, fid, len);
+	const struct sym_module *own = symbolizer_module(s, self, id, len, &err);
+	assert_int_equal(own->layout, SYM_LAYOUT_FILE);
+	struct sym_mapping maps[32];
+	size_t nmaps = self_mappings(maps, 32, false);
+	assert_true(nmaps >= 2);
+	assert_int_equal(sym_module_set_mappings(own, maps, nmaps, &err), 0);
+	assert_int_equal(own->layout, SYM_LAYOUT_FILE); /* its own layout: kept */
+	symbolizer_free(s);
+
+	char dir[4096];
+	make_debug_only(dir, sizeof(dir), id, len);
+	const char *dirs[] = {dir};
+	struct sym_options o = {.symbol_dirs = dirs, .symbol_dir_count = 1, .no_host_paths = true};
+	/* the rel_pc of the call in symtest_caller, from the maps */
+	symtest_caller(1);
+	uint64_t rel_pc = 0;
+	for (size_t i = 0; i < nmaps; i++)
+		if (probe_ret >= maps[i].start && probe_ret < maps[i].end)
+			rel_pc = probe_ret - maps[i].start + maps[i].offset;
+	assert_true(rel_pc != 0);
+	for (int pass = 0; pass < 2; pass++) {
+		s = new_sym(&o);
+		const char *device = "/system/bin/test_symbolizer"; /* not on this host */
+		const struct sym_module *m = symbolizer_module(s, device, id, len, &err);
+		assert_non_null(m);
+		assert_int_equal(m->status, SYM_BUILD_ID_MATCH);
+		assert_non_null(m->file);
+		assert_non_null(strstr(m->file_path, "/.build-id/"));
+		assert_int_equal(m->layout, SYM_LAYOUT_NONE);
+		assert_null(sym_layout_name(m->layout));
+		struct sym_result r;
+		assert_int_equal(sym_module_lookup(m, rel_pc, true, &r, &err), 0);
+		assert_int_equal(r.frame_count, 0); /* no layout, no answer */
+		size_t n = pass ? self_mappings(maps, 32, true) : self_mappings(maps, 32, false);
+		assert_int_equal(sym_module_set_mappings(m, maps, n, &err), 0);
+		assert_int_equal(m->layout, SYM_LAYOUT_MAPS);
+		assert_string_equal(sym_layout_name(m->layout), "maps");
+		assert_int_equal(sym_module_lookup(m, rel_pc, true, &r, &err), 0);
+		assert_true(r.frame_count >= 1);
+		assert_string_equal(r.frames[r.frame_count - 1].function, "symtest_caller");
+		assert_int_equal(r.frames[r.frame_count - 1].line, (uint32_t)target_line);
+		symbolizer_free(s);
+	}
+
+	/* a non-executable mapping, not at offset 0: fits nothing */
+	s = new_sym(&o);
+	const struct sym_module *m = symbolizer_module(s, "/system/bin/x", id, len, &err);
+	struct sym_mapping bad = {0x7f0000001000, 0x7f0000002000, 0x1000, false};
+	assert_int_equal(sym_module_set_mappings(m, &bad, 1, &err), -1);
+	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
+	assert_string_equal(err.source, m->file_path);
+	assert_int_equal(m->layout, SYM_LAYOUT_NONE);
+	assert_int_equal(sym_module_set_mappings(m, &bad, 1, &err), 0); /* said once */
+	symbolizer_free(s);
+
+	assert_string_equal(sym_layout_name(SYM_LAYOUT_FILE), "file");
+	assert_string_equal(sym_layout_name(SYM_LAYOUT_HOST), "host");
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The executable segment of this program (file addresses). */
 static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -362,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_self),
 		cmocka_unit_test(test_offset_to_vaddr),
 		cmocka_unit_test(test_modules),
+		cmocka_unit_test(test_debug_only),
 		cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,148 @@
+# bash completion for leaksnap and leakdiff                -*- shell-script -*-
+# Installed as share/bash-completion/completions/leaksnap (and leakdiff, a
+# link to it).  Options are those of each command's --help; tests/t-completion.sh
+# keeps the two in step.
+
+# _leaksnap_opts COMMAND [ACTION]: the options of a command (of an adb action)
+_leaksnap_opts()
+{
+	local input='--maps --pointer-size --frames --count-is-frames -h --help'
+	case $1 in
+	show) echo "$input --top -j --json" ;;
+	maps) echo "-j --json -h --help" ;;
+	convert) echo "$input --to --rewrite-prefix --big-endian -s --symbols --no-symbols" \
+		"--no-adjust" ;;
+	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability -h" \
+		"--help" ;;
+	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --include-zygote --top --min-bytes --suppressions -s" \
+		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
+		"--pprof --fail-on --fail-on-unreachable --version" ;;
+	symbolize) echo "$input -s --symbols --no-adjust -v --verbose --top -j --json --html" \
+		"--html-stacks" ;;
+	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \
+		"-j --json -h --help" ;;
+	adb)
+		case $2 in
+		enable) echo "--malloc-debug --hook --frames -h --help" ;;
+		disable) echo "-h --help" ;;
+		snapshot) echo "--pid --count --interval --out -h --help" ;;
+		symbols) echo "--out --symbols -h --help" ;;
+		*) echo "-s -h --help" ;;
+		esac ;;
+	esac
+}
+
+_leaksnap()
+{
+	local cur prev words cword
+	_init_completion || return
+
+	local cmd i=1 action=
+	if [[ ${words[0]##*/} == leakdiff ]]; then
+		cmd=diff
+	else
+		# the command is the first word that is not an option
+		while ((i < cword)) && [[ ${words[i]} == -* ]]; do
+			((i++))
+		done
+		if ((i >= cword)); then
+			if [[ $cur == -* ]]; then
+				COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
+			else
+				COMPREPLY=($(compgen -W 'show maps convert record diff symbolize
+					addr2line adb' -- "$cur"))
+			fi
+			return
+		fi
+		cmd=${words[i]}
+		((i++))
+	fi
+
+	# the argument an option takes
+	case $prev in
+	--by)
+		COMPREPLY=($(compgen -W 'stack site function module' -- "$cur"))
+		return ;;
+	--to)
+		COMPREPLY=($(compgen -W 'leaksnap android-text pprof' -- "$cur"))
+		return ;;
+	--unwind)
+		COMPREPLY=($(compgen -W 'auto fp dwarf' -- "$cur"))
+		return ;;
+	--pointer-size)
+		COMPREPLY=($(compgen -W '4 8' -- "$cur"))
+		return ;;
+	--symbols)
+		_filedir -d
+		return ;;
+	-s)
+		# leaksnap adb -s SERIAL: a device, not a directory
+		[[ $cmd == adb ]] && return
+		_filedir -d
+		return ;;
+	--out)
+		# adb: a directory; record: a dump prefix (a path)
+		if [[ $cmd == adb ]]; then _filedir -d; else _filedir; fi
+		return ;;
+	--maps | --suppressions | --html | --pprof | -e | --exe)
+		_filedir
+		return ;;
+	--hook)
+		_filedir so
+		return ;;
+	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
+		--interval | --count | \
+		--pid | --skip | --rewrite-prefix)
+		return ;;
+	esac
+
+	if [[ $cmd == adb ]]; then
+		# the action: the first word after adb that is neither an option nor -s's serial
+		local j
+		for ((j = i; j < cword; j++)); do
+			case ${words[j]} in
+			-s) ((j++)) ;;
+			-*) ;;
+			*) action=${words[j]}; break ;;
+			esac
+		done
+		if [[ -z $action && $cur != -* ]]; then
+			COMPREPLY=($(compgen -W 'enable disable snapshot symbols' -- "$cur"))
+			return
+		fi
+	fi
+
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$(_leaksnap_opts "$cmd" "$action")" -- "$cur"))
+		return
+	fi
+
+	case $cmd in
+	record)
+		# the program to run, then its own arguments
+		local k
+		for ((k = i; k < cword; k++)); do
+			case ${words[k]} in
+			--) ((k++)); break ;;
+			--out | --frames | --unwind | --interval) ((k++)) ;;
+			-*) ;;
+			*) break ;;
+			esac
+		done
+		if ((k >= cword)); then
+			COMPREPLY=($(compgen -c -- "$cur" | sort -u))
+		else
+			_filedir
+		fi ;;
+	addr2line) ;; # addresses
+	adb)
+		case $action in
+		snapshot | enable | disable) ;; # a package name: on the device
+		*) _filedir ;;
+		esac ;;
+	*) _filedir ;;
+	esac
+} &&
+	complete -F _leaksnap leaksnap leakdiff
+
+# ex: filetype=sh
