@@ -50,7 +50,8 @@ int adb_shell(const struct adb *a, const char *cmd, size_t max_out, double timeo
 
 /* Find the device: "adb devices", then the one named by @serial (-s),
  * else $ANDROID_SERIAL, else the only one attached; then its SDK level
- * and whether its shell is root.  EXIT_ERROR (said) or 0. */
+ * and whether its shell is root.  A serial already in @a->serial counts as
+ * @serial.  EXIT_ERROR (said) or 0. */
 int adb_connect(struct adb *a, const char *serial);
 
 /* A device shell command: each of @args (NULL-terminated) single-quoted,

@@ -351,6 +351,9 @@ static int find_device(struct adb *a, const char *text, const char *want)
 int adb_connect(struct adb *a, const char *serial)
 {
 	const char *env = getenv("ADB");
+	char asked[256];
+	snprintf(asked, sizeof(asked), "%s", serial && *serial ? serial : a->serial);
+	serial = asked[0] ? asked : NULL;
 	a->prog = env && *env ? env : "adb";
 	a->serial[0] = '\0';
 	a->timeout = 60;
@@ -361,7 +364,7 @@ int adb_connect(struct adb *a, const char *serial)
 		if (*end == '\0' && v > 0 && v <= 86400)
 			a->timeout = v;
 	}
-	if (!serial || !*serial) {
+	if (!serial) {
 		const char *s = getenv("ANDROID_SERIAL");
 		serial = s && *s ? s : NULL;
 	}

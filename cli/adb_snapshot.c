@@ -141,8 +141,25 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 	if (hook && !plain_path(t->out))
 		return adb_fail("LEAKSNAP_OUT '%s' of pid %ld is not a plain absolute path", t->out,
 				t->pid);
-	if (a->root)
+	if (a->root) {
 		t->app = NULL; /* root reads and signals directly */
+	} else if (hook && t->app) {
+		/* signals and the app's files go through run-as */
+		char cmd[400];
+		snprintf(cmd, sizeof(cmd), "run-as '%s' id -u", t->app);
+		if (adb_shell(a, cmd, ADB_SMALL, 30, true, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		int st = r.status;
+		char why[512];
+		snprintf(why, sizeof(why), "%s", adb_first_line(r.err));
+		adb_result_free(&r);
+		if (st != 0)
+			return adb_fail("signalling pid %ld and reading its dumps need a debuggable app "
+					"or a root shell (adb root): %s",
+					t->pid, *why ? why : "run-as failed");
+	}
 	return 0;
 }
 

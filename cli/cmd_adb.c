@@ -387,7 +387,7 @@ int cmd_adb(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *serial = NULL, *hook = NULL, *out = NULL;
-	bool malloc_debug = false, frames_set = false, count_set = false, interval_set = false;
+	bool malloc_debug = false, frames_set = false;
 	uint64_t frames = 16, count = 1, pid = 0;
 	double interval = 10;
 	const char **symdirs = calloc((size_t)argc + 1, sizeof(*symdirs));
@@ -425,7 +425,6 @@ int cmd_adb(int argc, char **argv)
 				cli_usage_error("adb", "--count must be a number from 1 to 1000");
 				goto done;
 			}
-			count_set = true;
 			break;
 		case 'i': {
 			char *end;
@@ -436,7 +435,6 @@ int cmd_adb(int argc, char **argv)
 				cli_usage_error("adb", "--interval must be seconds from 0 to 86400");
 				goto done;
 			}
-			interval_set = true;
 			break;
 		}
 		case 'h':
@@ -466,8 +464,6 @@ int cmd_adb(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (seen[names[i].opt] && check_option(action, names[i].opt, names[i].name))
 			goto done;
-	(void)count_set;
-	(void)interval_set;
 	int nargs = argc - optind;
 	char **args = argv + optind;
 	struct adb a;
@@ -504,10 +500,8 @@ int cmd_adb(int argc, char **argv)
 		cli_usage_error("adb", "enable: --malloc-debug and --hook exclude each other");
 		goto done;
 	}
-	if (serial) {
-		/* adb_connect reads it from the environment the same way */
-		setenv("ANDROID_SERIAL", serial, 1);
-	}
+	if (serial) /* adb_connect starts from it */
+		snprintf(a.serial, sizeof(a.serial), "%s", serial);
 	if (strcmp(action, "enable") == 0) {
 		rc = do_enable(&a, package, hook, (unsigned)frames, frames_set);
 	} else if (strcmp(action, "disable") == 0) {

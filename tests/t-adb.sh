@@ -274,8 +274,11 @@ t kill-denied 2 FAKE_ADB_KILL=denied -- adb snapshot com.acme.app --out hk
 expect err kill-denied <<'EOF'
 leaksnap: adb: /system/bin/sh: kill: PID: Operation not permitted
 EOF
-err1 runas-refused 2 'leaksnap: adb: run-as: package not debuggable: com.acme.app' \
-	FAKE_ADB_DEBUGGABLE=0 -- adb snapshot com.acme.app --out hk
+t runas-refused 2 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot com.acme.app --out hk
+expect err runas-refused <<'EOF'
+leaksnap: adb: signalling pid PID and reading its dumps need a debuggable app or a root shell (adb root): run-as: package not debuggable: com.acme.app
+EOF
+expect out runas-refused </dev/null
 t root 0 FAKE_ADB_ROOT=1 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot com.acme.app --out hk
 grep -q -x 'hk/com.acme.app.PID.4.dump' "$w/root.nout" || fail "root: $(cat "$w/root.out")"
 
