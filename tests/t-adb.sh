@@ -25,6 +25,9 @@ echo "com.acme.app $APK" >"$S/packages"
 printf 'PK\003\004 an APK\n' >"$DEV$APK"
 cd "$w" || exit 1
 
+# the line of the leak in the app's source
+LEAKLINE=$(grep -n '/\* the leak \*/' "$top/tests/hook/adbapp.c" | cut -d: -f1)
+
 apppid() { cat "$S/pids/com.acme.app" 2>/dev/null || echo NONE; }
 
 # t NAME STATUS [VAR=VALUE...] -- ARGS...: run leaksnap ARGS with those
@@ -200,7 +203,7 @@ EOF
 cmp -s "$w/expected" "$w/symbols-md.sel" || { fail "symbols-md"; cat "$w/symbols-md.out"; }
 cmp -s "$T/adbapp" "syms-md$APPDIR/adbapp" || fail "symbols-md: the app's file differs from the device's"
 "$L" symbolize --symbols syms-md md/*.4.txt >"$w/md.sym" 2>&1 || fail "symbolize with pulled symbols failed"
-grep -q -E "^    #00 0x[0-9a-f]+  $APPDIR/adbapp\+0x[0-9a-f]+  app_leak  .*tests/hook/adbapp.c:14:12\$" "$w/md.sym" ||
+grep -q -E "^    #00 0x[0-9a-f]+  $APPDIR/adbapp\+0x[0-9a-f]+  app_leak  .*tests/hook/adbapp.c:$LEAKLINE:12\$" "$w/md.sym" ||
 	{ fail "md symbolize: app_leak not found"; grep '#00' "$w/md.sym" | head -3; }
 
 # Failures while snapshotting.
@@ -267,7 +270,11 @@ for i in 1 2 3; do
 done
 "$L" diff hk/*.1.dump hk/*.2.dump hk/*.3.dump >"$w/hk.diff" || fail "leakdiff of the pulled dumps failed"
 grep -q '^1 suspect grew by ' "$w/hk.diff" || fail "hook leakdiff: not exactly one suspect"
-grep -q -E '^  > #00 0x[0-9a-f]+  .*/adbapp\+0x[0-9a-f]+  app_leak  .*adbapp.c:14:12$' "$w/hk.diff" ||
+# every leaked block is 48 bytes
+sed -n 's/^1 suspect grew by \([0-9]*\) bytes, +\([0-9]*\) allocations$/\1 \2/p' "$w/hk.diff" | {
+	read -r bytes count && [ "$bytes" -gt 0 ] && [ "$bytes" = $((48 * count)) ]
+} || fail "hook leakdiff: growth is not 48 bytes a block"
+grep -q -E "^  > #00 0x[0-9a-f]+  .*/adbapp\+0x[0-9a-f]+  app_leak  .*adbapp.c:$LEAKLINE:12$" "$w/hk.diff" ||
 	{ fail "hook leakdiff: the site is not app_leak"; head -20 "$w/hk.diff"; }
 
 t kill-denied 2 FAKE_ADB_KILL=denied -- adb snapshot com.acme.app --out hk
@@ -297,9 +304,10 @@ t symbols-again 0 -- adb symbols hk/*.2.dump --out syms
 tail -1 "$w/symbols-again.out" | grep -q -x '0 pulled, 4 already there' || fail "symbols-again: $(cat "$w/symbols-again.out")"
 grep -c '^have ' "$w/symbols-again.out" | grep -q -x 4 || fail "symbols-again: not four 'have' lines"
 "$L" symbolize -v --symbols syms hk/*.2.dump >"$w/hk.sym" 2>&1 || fail "symbolize with pulled symbols failed"
-grep -q -E "^  /usr/lib/x86_64-linux-gnu/libc.so.6: syms/usr/lib/x86_64-linux-gnu/libc.so.6 \(build-id match\)" "$w/hk.sym" ||
-	grep -q "syms/usr/lib/x86_64-linux-gnu/libc.so.6" "$w/hk.sym" || fail "symbolize -v: libc not from the pulled tree"
-grep -q -E '^    #00 0x[0-9a-f]+  .*/adbapp\+0x[0-9a-f]+  app_leak  .*adbapp.c:14:12$' "$w/hk.sym" || fail "symbolize: app_leak"
+for m in /usr/lib/x86_64-linux-gnu/libc.so.6 "$T/adbapp"; do
+	grep -q -x "  $m  syms$m  (build-id match)" "$w/hk.sym" || fail "symbolize -v: $m not from the pulled tree"
+done
+grep -q -E "^    #00 0x[0-9a-f]+  .*/adbapp\+0x[0-9a-f]+  app_leak  .*adbapp.c:$LEAKLINE:12$" "$w/hk.sym" || fail "symbolize: app_leak"
 # a --symbols tree holding the app already: it is not pulled again
 mkdir -p "have$T" && cp "$T/adbapp" "have$T/adbapp"
 t symbols-have 0 -- adb symbols hk/*.1.dump --symbols have --out syms2
