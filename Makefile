@@ -170,6 +170,13 @@ $(B)/tests/test_allocfail: tests/unit/test_allocfail.c $(B)/lib/libleaksnap.a $(
 		-Wno-missing-prototypes -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL) $(ALLOC_WRAP)
 
+# The adb helpers of the CLI (cli/adb_run.c), tested below `leaksnap adb`.
+$(B)/tests/test_adb: tests/unit/test_adb.c cli/adb_run.c cli/util.c cli/adb.h $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icli $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< cli/adb_run.c cli/util.c $(B)/lib/libleaksnap.a -lcmocka \
+		$(LIBS) $(LDFLAGS_ALL)
+
 # The unwinder test builds the hook's unwinders into a program of its own,
 # without frame pointers, as ordinary Debian code is built.
 $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) hook/unwind.h

@@ -160,6 +160,8 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 	size_t cap_o = 0, cap_e = 0;
 	bool trunc_err = false, timed_out = false;
 	double deadline = adb_now() + timeout;
+	int st = 0;
+	bool exited = false; /* adb is gone: take what is buffered, then stop */
 	while (po[0] >= 0 || pe[0] >= 0) {
 		struct pollfd fds[2];
 		int nf = 0;
@@ -172,8 +174,9 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 			timed_out = true;
 			break;
 		}
-		int rc = poll(fds, (nfds_t)nf, (int)(left * 1000) + 1);
-		if (rc < 0 && errno != EINTR)
+		int ms = exited ? 0 : left < 0.1 ? (int)(left * 1000) + 1 : 100;
+		int rc = poll(fds, (nfds_t)nf, ms);
+		if ((rc < 0 && errno != EINTR) || (rc == 0 && exited))
 			break;
 		for (int i = 0; rc > 0 && i < nf; i++) {
 			if (!fds[i].revents)
@@ -189,6 +192,9 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 					pe[0] = -1;
 			}
 		}
+		/* a process adb left behind may hold the pipes open */
+		if (!exited && waitpid(pid, &st, WNOHANG) == pid)
+			exited = true;
 	}
 	if (timed_out)
 		kill(pid, SIGKILL);
@@ -196,8 +202,7 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 		close(po[0]);
 	if (pe[0] >= 0)
 		close(pe[0]);
-	int st = 0;
-	for (;;) {
+	for (; !exited;) {
 		pid_t w = waitpid(pid, &st, timed_out ? 0 : WNOHANG);
 		if (w == pid || (w < 0 && errno != EINTR))
 			break;
@@ -220,7 +225,7 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 	if (!r->out || !r->err)
 		return adb_fail("out of memory");
 	if (timed_out)
-		return adb_fail("'%s %s' timed out after %.0f s", a->prog, args[0], timeout);
+		return adb_fail("'%s %s' timed out after %g s", a->prog, args[0], timeout);
 	if (r->truncated)
 		return adb_fail("'%s %s' printed more than %zu MiB", a->prog, args[0], max_out >> 20);
 	if (r->status == 0 || quiet_status)
