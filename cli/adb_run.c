@@ -338,7 +338,7 @@ static int find_device(struct adb *a, const char *text, const char *want)
 		return adb_fail("device '%s' not found (%zu attached)", want, total);
 	if (count == 0)
 		return adb_fail("no devices/emulators found");
-	if (count > 1 || total > 8)
+	if (count > 1 || (!want && total > 1))
 		return adb_fail("more than one device/emulator: choose one with -s SERIAL or "
 				"$ANDROID_SERIAL");
 	const char *st = states[0];

@@ -11,6 +11,8 @@
 #include "adb.h"
 #include "cli.h"
 
+#define PATH_LEN 4400 /* local paths: --out (at most 4000 bytes) and a name */
+
 struct target {
 	char name[256];     /* the local file names' first part */
 	const char *app;    /* the package for run-as, or NULL (native, or root) */
@@ -196,10 +198,11 @@ static void remove_device(const struct adb *a, const struct target *t, const cha
 /* A temporary file in @dir for a pulled file. */
 static int temp_in(const char *dir, char *path, size_t size)
 {
-	snprintf(path, size, "%s/.leaksnap-adb.XXXXXX", dir);
-	int fd = mkstemp(path);
+	if (snprintf(path, size, "%s/.leaksnap-adb.XXXXXX", dir) >= (int)size)
+		return cli_fail(dir, "path too long"), -1;
+	int fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
-		return cli_fail(dir, "cannot create a file: %s", strerror(errno));
+		return cli_fail(dir, "cannot create a file: %s", strerror(errno)), -1;
 	return fd;
 }
 
@@ -231,11 +234,11 @@ static int check_dump(const char *tmp, const char *dev)
 
 /* Give the temporaries @tmp[0..n) their names DIR/NAME.PID.K.@ext[i] with
  * the first K >= *next that is free for all; never replaces a file. */
-static int publish(const char *dir, const struct target *t, char tmp[][600], const char *const *ext,
+static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN], const char *const *ext,
 		   size_t n, unsigned *next, char *first, size_t size)
 {
 	for (unsigned k = *next; k < *next + 100000; k++) {
-		char names[2][600];
+		char names[2][PATH_LEN];
 		size_t done = 0;
 		for (; done < n; done++) {
 			snprintf(names[done], sizeof(names[done]), "%s%s%s.%ld.%u.%s",
@@ -309,7 +312,7 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 		adb_sleep(0.25);
 	}
 	free(cmd);
-	char tmp[1][600];
+	char tmp[1][PATH_LEN];
 	int fd = rc ? -1 : temp_in(dir, tmp[0], sizeof(tmp[0]));
 	if (fd >= 0) {
 		close(fd);
@@ -334,7 +337,7 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 static int hook_list(const struct adb *a, const struct target *t, unsigned *nums, size_t cap,
 		     size_t *count)
 {
-	char dir[512], stem[300];
+	char dir[512], stem[512];
 	const char *slash = strrchr(t->out, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash == t->out ? 1 : (int)(slash - t->out), t->out);
 	snprintf(stem, sizeof(stem), "%s.%ld.", slash + 1, t->pid);
@@ -399,7 +402,7 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 		adb_sleep(0.25);
 	}
 	/* The hook publishes the maps after the dump: both are complete. */
-	char dev[2][600], tmp[2][600];
+	char dev[2][PATH_LEN], tmp[2][PATH_LEN];
 	static const char *const ext[] = {"dump", "maps"};
 	int fds[2] = {-1, -1};
 	for (int i = 0; i < 2; i++) {
@@ -427,9 +430,11 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o)
 {
 	struct target t;
+	if (strlen(o->out_dir) > 4000)
+		return cli_fail(o->out_dir, "path too long");
 	if (adb_connect(a, NULL) || find_target(a, o, &t))
 		return EXIT_ERROR;
-	char(*files)[600] = calloc(o->count, sizeof(*files));
+	char(*files)[PATH_LEN] = calloc(o->count, sizeof(*files));
 	if (!files)
 		return adb_fail("out of memory");
 	unsigned next = 1;
