@@ -135,6 +135,18 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 		mode_from(t, r.out, r.out_len, &md, &hook);
 		adb_result_free(&r);
 	}
+	if (!md && !hook) {
+		/* malloc_debug enabled for the whole device (libc.debug.malloc.*
+		 * properties) shows only in the maps */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%ld/maps", t->pid);
+		if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		md = strstr(r.out, "/libc_malloc_debug.so\n") != NULL;
+		adb_result_free(&r);
+	}
 	if (!md && !hook)
 		return adb_fail("%s (pid %ld) runs neither malloc_debug nor libleakhook.so (run "
 				"'leaksnap adb enable PACKAGE' first)",

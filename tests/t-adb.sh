@@ -219,6 +219,21 @@ sed -n '2s/ (last line: .*//p' "$w/dumpheap-no-end.nerr" | grep -q -x 'leaksnap:
 ls "$DEV/data/local/tmp" | grep -q leaksnap && fail "dumpheap-no-end: device copy left"
 err1 no-process 2 'leaksnap: adb: no process 4194000 on the device' -- adb snapshot --pid 4194000
 
+# malloc_debug for the whole device (no wrap property, nothing in the
+# environment) is known by its library in the maps.
+mv "$S/props/wrap.com.acme.app" "$w/wrap.saved"
+mkdir md2
+t md-by-maps 0 FAKE_ADB_ENVIRON=hidden FAKE_ADB_MAPS_MALLOC_DEBUG=1 -- adb snapshot com.acme.app --out md2
+expect out md-by-maps <<'EOF'
+md2/com.acme.app.PID.1.txt
+EOF
+"$L" show md2/com.acme.app.$(apppid).1.txt >/dev/null || fail "md-by-maps: not readable"
+t md-not-by-maps 2 FAKE_ADB_ENVIRON=hidden -- adb snapshot com.acme.app --out md2
+expect err md-not-by-maps <<'EOF'
+leaksnap: adb: com.acme.app (pid PID) runs neither malloc_debug nor libleakhook.so (run 'leaksnap adb enable PACKAGE' first)
+EOF
+mv "$w/wrap.saved" "$S/props/wrap.com.acme.app"
+
 # disable: undo, and snapshots then refused. -------------------------------
 t disable-md 0 -- adb disable com.acme.app
 expect out disable-md <<'EOF'
