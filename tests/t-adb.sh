@@ -16,6 +16,7 @@ export FAKE_ADB_DIR=$S ADB=$top/tests/fake-adb FAKE_ADB_APP=$T/adbapp FAKE_ADB_H
 unset ANDROID_SERIAL LEAKSNAP_ADB_TIMEOUT
 cleanup() {
 	for f in "$S"/pids/*; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+	[ -n "${npid:-}" ] && kill -9 "$npid" 2>/dev/null
 	rm -rf "$w"
 }
 trap cleanup EXIT
@@ -303,6 +304,21 @@ EOF
 expect out runas-refused </dev/null
 t root 0 FAKE_ADB_ROOT=1 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot com.acme.app --out hk
 grep -q -x 'hk/com.acme.app.PID.4.dump' "$w/root.nout" || fail "root: $(cat "$w/root.out")"
+
+# A native program the shell runs with the hook (no app, no run-as): --pid,
+# its LEAKSNAP_OUT from its environment, files named after its executable.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT=$DEV/data/local/tmp/prog "$T/adbapp" </dev/null >/dev/null 2>&1 &
+npid=$!
+sleep 0.3
+: >"$S/log"
+mkdir nat
+t native 0 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot --pid "$npid" --out nat
+echo "nat/adbapp.$npid.1.dump" | expect out native
+grep -q run-as "$S/log" && fail "native: run-as used for a native program"
+"$L" show "nat/adbapp.$npid.1.dump" | grep -q -x '  trigger=signal' || fail "native: not a signal dump"
+[ -f "nat/adbapp.$npid.1.maps" ] || fail "native: no maps pulled"
+ls "$DEV/data/local/tmp" | grep -q "^prog\." && fail "native: device copies left"
+kill -9 "$npid"
 
 # symbols: build IDs checked, nothing pulled twice. ------------------------
 t symbols 0 -- adb symbols hk/*.1.dump hk/*.3.dump --out syms
