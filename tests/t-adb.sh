@@ -130,6 +130,10 @@ t hook-ignored 2 FAKE_ADB_WRAP=ignore -- adb enable com.acme.app --hook "$HOOK"
 expect err hook-ignored <<'EOF'
 leaksnap: adb: com.acme.app (pid PID) did not start with the hook: no LD_PRELOAD of /data/local/tmp/leakhook.com.acme.app.so in its environment
 EOF
+t hook-not-loaded 2 FAKE_ADB_WRAP=noload -- adb enable com.acme.app --hook "$HOOK"
+expect err hook-not-loaded <<'EOF'
+leaksnap: adb: com.acme.app (pid PID) did not load /data/local/tmp/leakhook.com.acme.app.so (SELinux? adb root && adb shell setenforce 0)
+EOF
 t no-start 2 FAKE_ADB_NO_START=1 LEAKSNAP_ADB_TIMEOUT=1 -- adb disable com.acme.app
 tail -1 "$w/no-start.err" | grep -q -x "leaksnap: adb: com.acme.app did not start within 1 s" ||
 	fail "no-start: $(cat "$w/no-start.err")"
