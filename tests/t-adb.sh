@@ -8,6 +8,9 @@
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
+for tool in gcc python3 readelf strip; do
+	command -v $tool >/dev/null 2>&1 || { echo "SKIP: $tool is not installed"; exit 77; }
+done
 S=$w/state
 DEV=$S/device
 APK=/data/app/~~Zm9v==/com.acme.app-YmFy==/base.apk
@@ -383,6 +386,59 @@ grep -x "pulled $APK -> syms$APK (an APK: no build ID)" "$w/symbols-apk.out" >/d
 tail -1 "$w/symbols-apk.out" | grep -q -x '1 pulled, 4 already there' || fail "symbols-apk: $(tail -1 "$w/symbols-apk.out")"
 cmp -s "$DEV$APK" "syms$APK" || fail "symbols-apk: APK content"
 [ -e syms/etc/passwd ] && fail "symbols-apk: an unsafe path was written"
+
+# The app's library run straight from its APK, stripped there: symbols pulls
+# the APK, and symbolize then finds the unstripped library in the app's build
+# directory through the APK entry's build ID -- no AOSP tree.
+cat >apklib.c <<'EOF'
+static inline int apk_twice(int x)
+{
+	return x * 2 + (x >> 4); /* LINE apk_twice */
+}
+
+__attribute__((noinline)) int apk_leaf(int x)
+{
+	return apk_twice(x) ^ 0x55; /* LINE apk_leaf */
+}
+EOF
+mkdir -p appbuild/obj
+gcc -g -O2 -shared -fPIC -Wl,-z,max-page-size=4096 -Wl,--build-id -o appbuild/obj/libapk.so apklib.c ||
+	fail "cannot build the library"
+strip -o libapk-stripped.so appbuild/obj/libapk.so
+APK2=/data/app/~~YmFy==/com.acme.native-Zm9v==/base.apk
+mkdir -p "$DEV$(dirname $APK2)"
+off=$(python3 "$top/tests/tools/mkapk.py" "$DEV$APK2" libapk-stripped.so lib/x86_64/libapk.so) ||
+	fail "cannot make the APK"
+fn=$(readelf -sW appbuild/obj/libapk.so | awk '$8 == "apk_leaf" { print $2; exit }')
+fnoff=
+# the function's file offset, through the PT_LOAD that holds it
+readelf -lW appbuild/obj/libapk.so | awk '$1 == "LOAD" { print $2, $3, $5 }' >loads
+while read -r o v s; do
+	[ $((0x$fn)) -ge $((v)) ] && [ $((0x$fn)) -lt $((v + s)) ] && fnoff=$((0x$fn - v + o))
+done <loads
+base=$((0x7f0000000000))
+end=$((base + ($(stat -c %s libapk-stripped.so) + 4095) / 4096 * 4096))
+pc=$(printf '%x' $((base + fnoff + 5)))
+{
+	printf 'Android Native Heap Dump v1.2\n\nTotal memory: 96\nAllocation records: 1\nBacktrace size: 1\n\n'
+	printf 'z 0  sz       96  num    1  bt %s\n' "$pc"
+	printf 'MAPS\n'
+	printf '%x-%x r-xp %08x fd:01 77   %s\n' $base $end "$off" "$APK2"
+	printf 'END\n'
+} >apk.txt
+t symbols-app-apk 0 -- adb symbols apk.txt --out syms-apk
+printf '%s\n' "pulled $APK2 -> syms-apk$APK2 (an APK: no build ID)" "1 pulled, 0 already there" |
+	expect out symbols-app-apk
+line_of() { grep -n "LINE $1" apklib.c | cut -d: -f1; }
+"$L" symbolize -v --symbols syms-apk --symbols appbuild apk.txt >apk.sym 2>&1 || fail "symbolize apk.txt"
+grep -q -x "  $APK2!/lib/x86_64/libapk.so  appbuild/obj/libapk.so  (build-id match)" apk.sym &&
+	grep -q -E "^    #00 0x0*$pc  $APK2\\+0x[0-9a-f]+  apk_twice  $w/apklib.c:$(line_of apk_twice):[0-9]+\$" apk.sym &&
+	grep -q -E "^        inlined into  apk_leaf  $w/apklib.c:$(line_of apk_leaf):[0-9]+\$" apk.sym ||
+	{ fail "symbolize through the pulled APK"; sed -n '/^#1/,$p' apk.sym; }
+# without the pulled APK the library is unknown
+"$L" symbolize --symbols appbuild apk.txt >noapk.sym 2>&1
+grep -q -E "^    #00 0x0*$pc  $APK2\\+0x[0-9a-f]+  \\(no symbol file\\)\$" noapk.sym ||
+	{ fail "symbolize without the APK"; sed -n '/^#1/,$p' noapk.sym; }
 
 # disable with the hook: property cleared, the pushed hook removed. --------
 t disable-hook 0 -- adb disable com.acme.app
