@@ -353,7 +353,7 @@ static int hook_list(const struct adb *a, const struct target *t, unsigned *nums
 	const char *slash = strrchr(t->out, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash == t->out ? 1 : (int)(slash - t->out), t->out);
 	snprintf(stem, sizeof(stem), "%s.%ld.", slash + 1, t->pid);
-	const char *ls[] = {"ls", dir, NULL};
+	const char *ls[] = {"ls", "-a", dir, NULL}; /* -a: LEAKSNAP_OUT may end in '/' */
 	struct adb_result r;
 	*count = 0;
 	if (as_app(a, t, ls, false, &r)) {

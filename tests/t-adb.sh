@@ -314,7 +314,8 @@ grep -q -x 'hk/com.acme.app.PID.4.dump' "$w/root.nout" || fail "root: $(cat "$w/
 
 # A native program the shell runs with the hook (no app, no run-as): --pid,
 # its LEAKSNAP_OUT from its environment, files named after its executable.
-LD_PRELOAD=$HOOK LEAKSNAP_OUT=$DEV/data/local/tmp/prog "$T/adbapp" </dev/null >/dev/null 2>&1 &
+mkdir "$DEV/data/local/tmp/native" # LEAKSNAP_OUT a directory: the dumps are .PID.N.dump
+LD_PRELOAD=$HOOK LEAKSNAP_OUT=$DEV/data/local/tmp/native/ "$T/adbapp" </dev/null >/dev/null 2>&1 &
 npid=$!
 sleep 0.3
 : >"$S/log"
@@ -324,7 +325,7 @@ echo "nat/adbapp.$npid.1.dump" | expect out native
 grep -q run-as "$S/log" && fail "native: run-as used for a native program"
 "$L" show "nat/adbapp.$npid.1.dump" | grep -q -x '  trigger=signal' || fail "native: not a signal dump"
 [ -f "nat/adbapp.$npid.1.maps" ] || fail "native: no maps pulled"
-ls "$DEV/data/local/tmp" | grep -q "^prog\." && fail "native: device copies left"
+[ -z "$(ls -A "$DEV/data/local/tmp/native")" ] || fail "native: device copies left: $(ls -A "$DEV/data/local/tmp/native")"
 kill -9 "$npid"
 
 # symbols: build IDs checked, nothing pulled twice. ------------------------
