@@ -374,6 +374,16 @@ grep -q -x 'pulled /system/lib64/ld-linux-x86-64.so.2 -> syms3/system/lib64/ld-l
 tail -1 "$w/symbols-stale.out" | grep -q -x '2 pulled, 0 already there, 2 failed' || fail "symbols-stale: $(tail -1 "$w/symbols-stale.out")"
 [ -e syms3/system/lib64/libc.so.6 ] && fail "symbols-stale: the stale file was kept"
 ls -a syms3/system/lib64 | grep -q leaksnap-adb && fail "symbols-stale: a temporary file was left"
+# a file of another build already at the destination is never replaced
+cp "$T/adbapp" syms3/system/lib64/libc.so.6
+cp "$LIB64/libc.so.6" "$DEV/system/lib64/libc.so.6"
+t symbols-taken 2 -- adb symbols dev.dump --out syms3
+echo "leaksnap: adb: syms3/system/lib64/libc.so.6 exists and is not the dump's build: not replaced (remove it, or use another --out)" |
+	expect err symbols-taken
+grep -v '^have ' "$w/symbols-taken.out" >"$w/symbols-taken.sel"
+printf '%s\n' "pulled $T/adbapp -> syms3$T/adbapp (build ID match)" "1 pulled, 2 already there, 1 failed" |
+	cmp -s - "$w/symbols-taken.sel" || { fail "symbols-taken"; cat "$w/symbols-taken.out"; }
+cmp -s "$T/adbapp" syms3/system/lib64/libc.so.6 || fail "symbols-taken: the file at the destination changed"
 
 printf '%s\n' "10000000-10001000 r-xp 00001000 fe:01 7 $APK" \
 	"10002000-10003000 r-xp 00000000 fe:01 8 /system/../../etc/passwd" >evil.maps
