@@ -20,6 +20,7 @@ struct adb {
 	int sdk;            /* ro.build.version.sdk; 0: unknown */
 	bool root;          /* the device's shell runs as root (adb root) */
 	double timeout;     /* seconds a dump may take ($LEAKSNAP_ADB_TIMEOUT, 60) */
+	bool silent;        /* adb_run says nothing (cleanup after a failure) */
 };
 
 /* What one adb run gave.  out/err are NUL-terminated (never NULL after a

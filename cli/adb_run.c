@@ -111,6 +111,18 @@ static int drain(int fd, char **buf, size_t *len, size_t *cap, size_t max, bool 
 	return 0;
 }
 
+/* adb_fail, unless @a->silent (cleanup after a failure already said). */
+static int run_fail(const struct adb *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run_fail(const struct adb *a, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return a->silent ? EXIT_ERROR : adb_fail("%s", msg);
+}
+
 static char *dup_or_empty(char *s)
 {
 	return s ? s : calloc(1, 1);
@@ -134,10 +146,10 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 	int po[2] = {-1, -1}, pe[2], px[2];
 	if ((out_fd < 0 && pipe2(po, O_CLOEXEC) != 0) || pipe2(pe, O_CLOEXEC) != 0 ||
 	    pipe2(px, O_CLOEXEC) != 0)
-		return adb_fail("cannot run '%s': %s", a->prog, strerror(errno));
+		return run_fail(a, "cannot run '%s': %s", a->prog, strerror(errno));
 	pid_t pid = fork();
 	if (pid < 0)
-		return adb_fail("cannot run '%s': %s", a->prog, strerror(errno));
+		return run_fail(a, "cannot run '%s': %s", a->prog, strerror(errno));
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
@@ -220,24 +232,24 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 	r->err = dup_or_empty(r->err);
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (got == (ssize_t)sizeof(exec_errno) && exec_errno)
-		return adb_fail("cannot run '%s': %s (set $ADB or put adb on PATH)", a->prog,
+		return run_fail(a, "cannot run '%s': %s (set $ADB or put adb on PATH)", a->prog,
 				strerror(exec_errno));
 	if (!r->out || !r->err)
-		return adb_fail("out of memory");
+		return run_fail(a, "out of memory");
 	if (timed_out)
-		return adb_fail("'%s %s' timed out after %g s", a->prog, args[0], timeout);
+		return run_fail(a, "'%s %s' timed out after %g s", a->prog, args[0], timeout);
 	if (r->truncated)
-		return adb_fail("'%s %s' printed more than %zu MiB", a->prog, args[0], max_out >> 20);
+		return run_fail(a, "'%s %s' printed more than %zu MiB", a->prog, args[0], max_out >> 20);
 	if (r->status == 0 || quiet_status)
 		return 0;
 	const char *why = adb_first_line(r->err);
 	if (!*why && out_fd < 0)
 		why = adb_first_line(r->out);
 	if (*why)
-		return adb_fail("%s", why);
+		return run_fail(a, "%s", why);
 	if (!WIFEXITED(st))
-		return adb_fail("'%s %s' was killed by signal %d", a->prog, args[0], WTERMSIG(st));
-	return adb_fail("'%s %s' exited with status %d", a->prog, args[0], r->status);
+		return run_fail(a, "'%s %s' was killed by signal %d", a->prog, args[0], WTERMSIG(st));
+	return run_fail(a, "'%s %s' exited with status %d", a->prog, args[0], r->status);
 }
 
 int adb_shell(const struct adb *a, const char *cmd, size_t max_out, double timeout,
@@ -373,7 +385,7 @@ int adb_connect(struct adb *a, const char *serial)
 		const char *s = getenv("ANDROID_SERIAL");
 		serial = s && *s ? s : NULL;
 	}
-	struct adb_result r;
+	struct adb_result r = {0};
 	const char *args[] = {"devices", NULL};
 	if (adb_run(a, args, -1, ADB_SMALL, 30, false, &r)) {
 		adb_result_free(&r);

@@ -72,7 +72,7 @@ static void mode_from(struct target *t, const char *text, size_t len, bool *md, 
 static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct target *t)
 {
 	memset(t, 0, sizeof(*t));
-	struct adb_result r;
+	struct adb_result r = {0};
 	if (o->package) {
 		snprintf(t->name, sizeof(t->name), "%s", o->package);
 		if (adb_pidof(a, o->package, &t->pid))
@@ -181,6 +181,7 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 static int as_app(const struct adb *a, const struct target *t, const char *const *args,
 		  bool quiet, struct adb_result *r)
 {
+	memset(r, 0, sizeof(*r));
 	const char *v[12];
 	size_t n = 0;
 	if (t->app) {
@@ -198,13 +199,18 @@ static int as_app(const struct adb *a, const struct target *t, const char *const
 	return rc;
 }
 
-static void remove_device(const struct adb *a, const struct target *t, const char *f1,
-			  const char *f2)
+/* Remove the device copies; after a failure (@rc set) quietly, and @rc
+ * stays what it was. */
+static int remove_device(const struct adb *a, const struct target *t, const char *f1,
+			 const char *f2, int rc)
 {
 	const char *args[] = {"rm", "-f", f1, f2, NULL};
-	struct adb_result r;
-	as_app(a, t, args, false, &r);
+	struct adb q = *a;
+	q.silent = rc != 0;
+	struct adb_result r = {0};
+	int rm = as_app(&q, t, args, false, &r);
 	adb_result_free(&r);
+	return rc ? rc : rm;
 }
 
 /* A temporary file in @dir for a pulled file. */
@@ -226,7 +232,7 @@ static int fetch(const struct adb *a, const struct target *t, const char *dev, i
 	if (!cmd)
 		return adb_fail("out of memory");
 	const char *args[] = {"exec-out", cmd, NULL};
-	struct adb_result r;
+	struct adb_result r = {0};
 	int rc = adb_run(a, args, fd, ADB_SMALL, 600, false, &r);
 	adb_result_free(&r);
 	free(cmd);
@@ -281,7 +287,7 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 	char dev[400], pidbuf[32];
 	snprintf(dev, sizeof(dev), "/data/local/tmp/leaksnap.%s.%ld.%u.txt", t->name, t->pid, i);
 	snprintf(pidbuf, sizeof(pidbuf), "%ld", t->pid);
-	struct adb_result r;
+	struct adb_result r = {0};
 	const char *rm[] = {"rm", "-f", dev, NULL};
 	char *cmd = adb_cmd(NULL, rm);
 	int rc = cmd ? adb_shell(a, cmd, ADB_SMALL, 60, false, &r) : adb_fail("out of memory");
@@ -341,8 +347,7 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 	} else if (!rc) {
 		rc = EXIT_ERROR;
 	}
-	remove_device(a, &(struct target){.app = NULL}, dev, dev);
-	return rc;
+	return remove_device(a, &(struct target){.app = NULL}, dev, dev, rc);
 }
 
 /* The numbers n of STEM.PID.n.maps in the hook's directory. */
@@ -354,7 +359,7 @@ static int hook_list(const struct adb *a, const struct target *t, unsigned *nums
 	snprintf(dir, sizeof(dir), "%.*s", slash == t->out ? 1 : (int)(slash - t->out), t->out);
 	snprintf(stem, sizeof(stem), "%s.%ld.", slash + 1, t->pid);
 	const char *ls[] = {"ls", "-a", dir, NULL}; /* -a: LEAKSNAP_OUT may end in '/' */
-	struct adb_result r;
+	struct adb_result r = {0};
 	*count = 0;
 	if (as_app(a, t, ls, false, &r)) {
 		adb_result_free(&r);
@@ -383,7 +388,7 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 	char pidbuf[32];
 	snprintf(pidbuf, sizeof(pidbuf), "%ld", t->pid);
 	const char *kill[] = {"kill", "-47", pidbuf, NULL};
-	struct adb_result r;
+	struct adb_result r = {0};
 	int rc = as_app(a, t, kill, false, &r);
 	adb_result_free(&r);
 	if (rc)
@@ -435,8 +440,7 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 	for (int i = 0; rc && i < 2; i++)
 		if (fds[i] >= 0)
 			unlink(tmp[i]);
-	remove_device(a, t, dev[0], dev[1]);
-	return rc;
+	return remove_device(a, t, dev[0], dev[1], rc);
 }
 
 int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o)

@@ -195,7 +195,7 @@ static int pull_one(struct adb *a, struct symbolizer *check, const char *dir, co
 		return cli_fail(final, "cannot create a file: %s", strerror(errno));
 	close(fd);
 	const char *args[] = {"pull", w->path, tmp, NULL};
-	struct adb_result r;
+	struct adb_result r = {0};
 	int rc = adb_run(a, args, -1, ADB_SMALL, 1800, false, &r);
 	adb_result_free(&r);
 	const char *how = "an APK: no build ID";

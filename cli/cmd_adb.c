@@ -53,7 +53,7 @@ int adb_pidof(const struct adb *a, const char *package, long *pid)
 {
 	const char *args[] = {"pidof", package, NULL};
 	char *cmd = adb_cmd(NULL, args);
-	struct adb_result r;
+	struct adb_result r = {0};
 	*pid = 0;
 	if (!cmd)
 		return adb_fail("out of memory");
@@ -74,6 +74,7 @@ int adb_pidof(const struct adb *a, const char *package, long *pid)
 int adb_cat(const struct adb *a, const char *package, const char *path, size_t max,
 	    struct adb_result *r)
 {
+	memset(r, 0, sizeof(*r));
 	const char *direct[] = {"cat", path, NULL};
 	const char *runas[] = {"run-as", package, "cat", path, NULL};
 	char *cmd = adb_cmd(NULL, a->root || !package ? direct : runas);
@@ -87,6 +88,7 @@ int adb_cat(const struct adb *a, const char *package, const char *path, size_t m
 /* Run a device command made of @args (quoted); its output in @r. */
 static int device(const struct adb *a, const char *const *args, bool quiet, struct adb_result *r)
 {
+	memset(r, 0, sizeof(*r));
 	char *cmd = adb_cmd(NULL, args);
 	if (!cmd)
 		return adb_fail("out of memory");
@@ -97,7 +99,7 @@ static int device(const struct adb *a, const char *const *args, bool quiet, stru
 
 static int device_ok(const struct adb *a, const char *const *args)
 {
-	struct adb_result r;
+	struct adb_result r = {0};
 	int rc = device(a, args, false, &r);
 	adb_result_free(&r);
 	return rc;
@@ -106,7 +108,7 @@ static int device_ok(const struct adb *a, const char *const *args)
 static int check_installed(const struct adb *a, const char *package)
 {
 	const char *args[] = {"pm", "path", package, NULL};
-	struct adb_result r;
+	struct adb_result r = {0};
 	int rc = device(a, args, true, &r);
 	if (rc == 0 && strncmp(r.out, "package:", 8) != 0)
 		rc = adb_fail("package '%s' is not installed", package);
@@ -120,7 +122,7 @@ static int check_access(const struct adb *a, const char *package, const char *pr
 	if (a->root)
 		return 0;
 	const char *args[] = {"run-as", package, "id", "-u", NULL};
-	struct adb_result r;
+	struct adb_result r = {0};
 	int rc = device(a, args, true, &r);
 	if (rc == 0 && r.status != 0) {
 		const char *why = adb_first_line(r.err);
@@ -134,7 +136,7 @@ static int check_access(const struct adb *a, const char *package, const char *pr
 static int getprop(const struct adb *a, const char *prop, char **value)
 {
 	const char *args[] = {"getprop", prop, NULL};
-	struct adb_result r;
+	struct adb_result r = {0};
 	*value = NULL;
 	if (device(a, args, false, &r)) {
 		adb_result_free(&r);
@@ -172,7 +174,7 @@ static int restart(const struct adb *a, const char *package, long *pid)
 		return EXIT_ERROR;
 	const char *resolve[] = {"cmd", "package", "resolve-activity", "--brief", "-c",
 				 "android.intent.category.LAUNCHER", package, NULL};
-	struct adb_result r;
+	struct adb_result r = {0};
 	if (device(a, resolve, true, &r)) {
 		adb_result_free(&r);
 		return EXIT_ERROR;
@@ -224,7 +226,7 @@ static int check_wrapped(const struct adb *a, const char *package, long pid, con
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-	struct adb_result r;
+	struct adb_result r = {0};
 	if (adb_cat(a, package, path, ADB_LARGE, &r)) {
 		adb_result_free(&r);
 		return EXIT_ERROR;
@@ -294,7 +296,7 @@ static int do_enable(struct adb *a, const char *package, const char *hook_lib, u
 				prop, value, strlen(value), a->sdk);
 	if (hook_lib) {
 		const char *push[] = {"push", hook_lib, hook, NULL};
-		struct adb_result r;
+		struct adb_result r = {0};
 		int rc = adb_run(a, push, -1, ADB_SMALL, 300, false, &r);
 		adb_result_free(&r);
 		const char *chmod[] = {"chmod", "644", hook, NULL};

@@ -225,6 +225,19 @@ sed -n '2s/ (last line: .*//p' "$w/dumpheap-no-end.nerr" | grep -q -x 'leaksnap:
 	{ fail "dumpheap-no-end"; cat "$w/dumpheap-no-end.err"; }
 [ "$(wc -l <"$w/dumpheap-no-end.err")" = 2 ] || fail "dumpheap-no-end: not two lines (waiting, error)"
 ls "$DEV/data/local/tmp" | grep -q leaksnap && fail "dumpheap-no-end: device copy left"
+# the copy cannot be removed either: still one line for the failure
+t no-end-no-rm 2 FAKE_ADB_DUMPHEAP=noend FAKE_ADB_RM=denied LEAKSNAP_ADB_TIMEOUT=1 -- adb snapshot com.acme.app --out md
+[ "$(wc -l <"$w/no-end-no-rm.err")" = 2 ] || { fail "no-end-no-rm: not two lines"; cat "$w/no-end-no-rm.err"; }
+rm -f "$DEV"/data/local/tmp/leaksnap.*
+# pulled, but the device copy stays: said, and the file is still listed
+mkdir md3
+t pulled-no-rm 2 FAKE_ADB_RM=denied -- adb snapshot com.acme.app --out md3
+expect out pulled-no-rm <<'EOF'
+md3/com.acme.app.PID.1.txt
+EOF
+printf '%s\n' "leaksnap: waiting for pid PID to write /data/local/tmp/leaksnap.com.acme.app.PID.1.txt" \
+	"leaksnap: adb: rm: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt: Permission denied" | expect err pulled-no-rm
+rm -f "$DEV"/data/local/tmp/leaksnap.*
 err1 no-process 2 'leaksnap: adb: no process 4194000 on the device' -- adb snapshot --pid 4194000
 
 # malloc_debug for the whole device (no wrap property, nothing in the
