@@ -355,6 +355,9 @@ cmp -s "$w/expected" "$w/symbols.sorted" || { fail "symbols"; diff "$w/expected"
 t symbols-again 0 -- adb symbols hk/*.2.dump --out syms
 tail -1 "$w/symbols-again.out" | grep -q -x '0 pulled, 4 already there' || fail "symbols-again: $(cat "$w/symbols-again.out")"
 grep -c '^have ' "$w/symbols-again.out" | grep -q -x 4 || fail "symbols-again: not four 'have' lines"
+# nothing to pull: no adb, no device needed
+t symbols-no-adb 0 ADB=$w/none -- adb symbols hk/*.2.dump --out syms
+tail -1 "$w/symbols-no-adb.out" | grep -q -x '0 pulled, 4 already there' || fail "symbols-no-adb"
 "$L" symbolize -v --symbols syms hk/*.2.dump >"$w/hk.sym" 2>&1 || fail "symbolize with pulled symbols failed"
 for m in /usr/lib/x86_64-linux-gnu/libc.so.6 "$T/adbapp"; do
 	grep -q -x "  $m  syms$m  (build-id match)" "$w/hk.sym" || fail "symbolize -v: $m not from the pulled tree"
