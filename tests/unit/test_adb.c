@@ -17,6 +17,20 @@
 #include "adb.h"
 #include "cli.h"
 
+/* adb_run.c's one tie to the rest of the CLI: its messages, kept here so
+ * that each can be checked (the CLI's own prints "leaksnap: SUBJECT: ..."). */
+static char said[1024];
+int cli_fail(const char *subject, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(said, sizeof(said), "%s: %s", subject, msg);
+	return EXIT_ERROR;
+}
+
 static void test_package_names(void **state)
 {
 	(void)state;
@@ -127,10 +141,25 @@ static void test_run_status_and_output(void **state)
 	assert_int_equal(r.status, 3);
 	adb_result_free(&r);
 	assert_int_equal(adb_run(&sh, bad, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_string_equal(said, "adb: device offline");
 	adb_result_free(&r);
 	const char *sig[] = {"-c", "kill -9 $$", NULL};
 	assert_int_equal(adb_run(&sh, sig, -1, ADB_SMALL, 10, true, &r), 0);
 	assert_int_equal(r.status, 128 + 9);
+	adb_result_free(&r);
+	assert_int_equal(adb_run(&sh, sig, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_string_equal(said, "adb: 'sh -c' was killed by signal 9");
+	adb_result_free(&r);
+	const char *mute[] = {"-c", "exit 4", NULL};
+	assert_int_equal(adb_run(&sh, mute, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_string_equal(said, "adb: 'sh -c' exited with status 4");
+	adb_result_free(&r);
+	/* silent: the failure is returned, nothing is said */
+	struct adb quiet = sh;
+	quiet.silent = true;
+	said[0] = '\0';
+	assert_int_equal(adb_run(&quiet, mute, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_string_equal(said, "");
 	adb_result_free(&r);
 }
 
@@ -141,6 +170,7 @@ static void test_run_bounds(void **state)
 	/* more than the bound: an error, and memory stays at the bound */
 	const char *big[] = {"-c", "head -c 3000000 /dev/zero", NULL};
 	assert_int_equal(adb_run(&sh, big, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_string_equal(said, "adb: 'sh -c' printed more than 1 MiB");
 	assert_true(r.truncated);
 	assert_int_equal(r.out_len, ADB_SMALL);
 	adb_result_free(&r);
@@ -148,6 +178,7 @@ static void test_run_bounds(void **state)
 	double t0 = adb_now();
 	const char *slow[] = {"-c", "sleep 5", NULL};
 	assert_int_equal(adb_run(&sh, slow, -1, ADB_SMALL, 0.3, false, &r), EXIT_ERROR);
+	assert_string_equal(said, "adb: 'sh -c' timed out after 0.3 s");
 	assert_true(adb_now() - t0 < 3);
 	adb_result_free(&r);
 	/* a process left behind holding the pipes does not hold adb_run */
@@ -177,6 +208,8 @@ static void test_run_to_fd_and_missing(void **state)
 	struct adb none = {.prog = "/nonexistent/adb"};
 	const char *args[] = {"devices", NULL};
 	assert_int_equal(adb_run(&none, args, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_string_equal(said, "adb: cannot run '/nonexistent/adb': No such file or directory "
+				  "(set $ADB or put adb on PATH)");
 	adb_result_free(&r);
 }
 
