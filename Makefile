@@ -210,6 +210,13 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SR
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
 		-lcmocka -ldl -lpthread
 
+# The adb runner of the CLI (cli/adb_run.c) below `leaksnap adb`; the test
+# keeps the messages it would print (its own cli_fail) to check them.
+$(B)/tests/test_adb: tests/unit/test_adb.c cli/adb_run.c cli/adb.h $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icli $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< cli/adb_run.c -lcmocka $(LDFLAGS_ALL)
+
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
 HOOKT_CXX := $(wildcard tests/hook/*.cc)

@@ -12,6 +12,7 @@ static const struct cmd cmds[] = {
 	{"diff", cmd_diff, "compare snapshots and rank suspected leaks (leakdiff)"},
 	{"symbolize", cmd_symbolize, "show a snapshot with every frame symbolized"},
 	{"addr2line", cmd_addr2line, "addresses in an ELF file to functions and source lines"},
+	{"adb", cmd_adb, "take heap snapshots and symbol files from an Android device"},
 	{NULL, NULL, NULL},
 };
 

@@ -142,7 +142,8 @@ static int index_build(struct sym_dir_index *ix, const char *dir)
 		path[--len] = '\0';
 	if (index_walk(ix, path, len, sizeof(path), 0) != 0)
 		return -1;
-	qsort(ix->names, ix->count, sizeof(*ix->names), cmp_name);
+	if (ix->count > 1) /* an empty directory has no array: qsort(NULL) is undefined */
+		qsort(ix->names, ix->count, sizeof(*ix->names), cmp_name);
 	return 0;
 }
 

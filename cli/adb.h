@@ -1,0 +1,112 @@
+/* leaksnap adb: driving a device through the adb program (docs/adb.md).
+ *
+ * adb runs as a child process with an argument vector (never through a
+ * host shell), its output captured up to a bound and its run limited in
+ * time.  Commands for the device's shell are built by adb_cmd(), which
+ * quotes every argument, from strings checked first (package names by
+ * adb_package_valid(), paths we make ourselves).  Every failure is said
+ * once, as "leaksnap: adb: <what adb said or what is wrong>", and turns
+ * into EXIT_ERROR. */
+#ifndef LEAKSNAP_CLI_ADB_H
+#define LEAKSNAP_CLI_ADB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The device, once adb_connect() found it. */
+struct adb {
+	const char *prog;   /* $ADB, else "adb" (looked up on PATH) */
+	char serial[256];   /* the device every command goes to (-s) */
+	int sdk;            /* ro.build.version.sdk; 0: unknown */
+	bool root;          /* the device's shell runs as root (adb root) */
+	double timeout;     /* seconds a dump may take ($LEAKSNAP_ADB_TIMEOUT, 60) */
+	bool silent;        /* adb_run says nothing (cleanup after a failure) */
+};
+
+/* What one adb run gave.  out/err are NUL-terminated (never NULL after a
+ * run); each holds at most the bound asked, truncated says more came. */
+struct adb_result {
+	int status;         /* exit status; 128+N when killed by signal N */
+	char *out, *err;
+	size_t out_len, err_len;
+	bool truncated;
+};
+void adb_result_free(struct adb_result *r);
+
+/* Output bounds. */
+#define ADB_SMALL ((size_t)1 << 20)  /* properties, pids, listings */
+#define ADB_LARGE ((size_t)64 << 20) /* maps, environ */
+
+/* Run ADB [-s SERIAL] ARGS... (@args NULL-terminated).  With @out_fd >= 0
+ * stdout goes there instead of being captured.  Returns 0 when adb ran
+ * and exited 0, else EXIT_ERROR after saying why (adb not found, timed
+ * out after @timeout seconds, killed, or its first line of complaint).
+ * @quiet_status: an exit status other than 0 is not said nor an error
+ * (the caller looks at r->status). */
+int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max_out,
+	    double timeout, bool quiet_status, struct adb_result *r);
+/* "adb shell CMD": as adb_run. */
+int adb_shell(const struct adb *a, const char *cmd, size_t max_out, double timeout,
+	      bool quiet_status, struct adb_result *r);
+
+/* Find the device: "adb devices", then the one named by @serial (-s),
+ * else $ANDROID_SERIAL, else the only one attached; then its SDK level
+ * and whether its shell is root.  A serial already in @a->serial counts as
+ * @serial.  EXIT_ERROR (said) or 0. */
+int adb_connect(struct adb *a, const char *serial);
+
+/* A device shell command: each of @args (NULL-terminated) single-quoted,
+ * joined by spaces; words in @prefix (a fixed string of ours, may be
+ * NULL or "") go first as they are.  NULL when out of memory. */
+char *adb_cmd(const char *prefix, const char *const *args);
+
+/* A Java package name as Android accepts one: two or more segments of
+ * [A-Za-z_][A-Za-z0-9_]*, joined by '.', at most 255 bytes. */
+bool adb_package_valid(const char *s);
+
+/* The first line of @text with a message in it (stripped of "adb: " and
+ * "error: " prefixes), or "" (points into a static buffer). */
+const char *adb_first_line(const char *text);
+
+/* "leaksnap: adb: <message>" on stderr; EXIT_ERROR. */
+int adb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Sleep @seconds (fractions allowed). */
+void adb_sleep(double seconds);
+double adb_now(void);
+
+/* The actions (adb_snapshot.c, adb_symbols.c, cmd_adb.c). */
+struct adb_snapshot_opts {
+	const char *package; /* or NULL with pid */
+	long pid;
+	unsigned count;
+	double interval;
+	const char *out_dir;
+};
+int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o);
+
+struct adb_symbols_opts {
+	char *const *dumps;
+	size_t dump_count;
+	const char *out_dir;
+	const char *const *symbol_dirs;
+	size_t symbol_dir_count;
+};
+/* Needs no device when every module is already there; @a is connected
+ * on first use. */
+int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts *o);
+
+/* The app's wrap property name on this device (names were at most 31
+ * bytes before Android 8.0: the zygote looks the package name up cut to
+ * that length, and so do we). */
+void adb_wrap_prop(const struct adb *a, const char *package, char *buf, size_t size);
+
+/* Device commands the actions share (cmd_adb.c).  The first pid of
+ * @package (0: not running), EXIT_ERROR said. */
+int adb_pidof(const struct adb *a, const char *package, long *pid);
+/* Read a device file the app owns: through run-as @package unless the
+ * shell is root or @package is NULL.  The content in r->out. */
+int adb_cat(const struct adb *a, const char *package, const char *path, size_t max,
+	    struct adb_result *r);
+
+#endif

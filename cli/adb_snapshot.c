@@ -1,0 +1,473 @@
+/* leaksnap adb snapshot: heap snapshots of a running app, taken on the
+ * device (am dumpheap -n with malloc_debug, signal 47 with the hook),
+ * pulled under names that never replace a file, the device copies
+ * removed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adb.h"
+#include "cli.h"
+
+#define PATH_LEN 4400 /* local paths: --out (at most 4000 bytes) and a name */
+
+struct target {
+	char name[256];     /* the local file names' first part */
+	const char *app;    /* the package for run-as, or NULL (native, or root) */
+	long pid;
+	bool hook;          /* else malloc_debug */
+	char out[512];      /* hook: LEAKSNAP_OUT */
+};
+
+/* A path we will quote into device commands and split into directory and
+ * name: absolute, plain characters, no "..". */
+static bool plain_path(const char *s)
+{
+	if (s[0] != '/' || strstr(s, "/../") || strstr(s, "/./") || strlen(s) > 400)
+		return false;
+	size_t n = strlen(s);
+	if (n >= 3 && strcmp(s + n - 3, "/..") == 0)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '.' || *s == '_' || *s == '-' || *s == '/' || *s == '~' || *s == '='))
+			return false;
+	return true;
+}
+
+/* The value of @key (up to a space or NUL) in @text. */
+static bool find_value(const char *text, size_t len, const char *key, char *out, size_t size)
+{
+	size_t kl = strlen(key);
+	for (size_t i = 0; i + kl <= len; i++) {
+		if ((i == 0 || text[i - 1] == ' ' || text[i - 1] == '\0') &&
+		    memcmp(text + i, key, kl) == 0) {
+			size_t n = 0;
+			while (i + kl + n < len && text[i + kl + n] != ' ' && text[i + kl + n] != '\0' &&
+			       text[i + kl + n] != '\n')
+				n++;
+			if (n >= size)
+				return false;
+			memcpy(out, text + i + kl, n);
+			out[n] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Decide the mode from @text (a wrap property value, or an environ). */
+static void mode_from(struct target *t, const char *text, size_t len, bool *md, bool *hook)
+{
+	char v[512];
+	*md = find_value(text, len, "LIBC_DEBUG_MALLOC_OPTIONS=", v, sizeof(v)) &&
+	      strstr(v, "backtrace");
+	*hook = find_value(text, len, "LD_PRELOAD=", v, sizeof(v)) && strstr(v, "leakhook");
+	if (*hook && !find_value(text, len, "LEAKSNAP_OUT=", t->out, sizeof(t->out)))
+		snprintf(t->out, sizeof(t->out), "/data/local/tmp/leaksnap");
+}
+
+static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct target *t)
+{
+	memset(t, 0, sizeof(*t));
+	struct adb_result r = {0};
+	if (o->package) {
+		snprintf(t->name, sizeof(t->name), "%s", o->package);
+		if (adb_pidof(a, o->package, &t->pid))
+			return EXIT_ERROR;
+		if (!t->pid)
+			return adb_fail("%s is not running (start it, or 'leaksnap adb enable %s')",
+					o->package, o->package);
+		t->app = o->package;
+	} else {
+		t->pid = o->pid;
+		char cmd[64];
+		snprintf(cmd, sizeof(cmd), "cat /proc/%ld/cmdline", t->pid);
+		if (adb_shell(a, cmd, ADB_SMALL, 30, true, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		if (r.status != 0 || r.out_len == 0) {
+			adb_result_free(&r);
+			return adb_fail("no process %ld on the device", t->pid);
+		}
+		/* "com.acme.app", "com.acme.app:service" or "/data/local/tmp/prog" */
+		char *colon = strchr(r.out, ':');
+		if (colon)
+			*colon = '\0';
+		if (adb_package_valid(r.out)) {
+			snprintf(t->name, sizeof(t->name), "%s", r.out);
+			t->app = t->name;
+		} else {
+			const char *base = strrchr(r.out, '/') ? strrchr(r.out, '/') + 1 : r.out;
+			size_t n = 0;
+			for (; base[n] && n < 64; n++)
+				if (!((base[n] >= 'a' && base[n] <= 'z') || (base[n] >= 'A' && base[n] <= 'Z') ||
+				      (base[n] >= '0' && base[n] <= '9') || base[n] == '_' || base[n] == '-'))
+					break;
+			snprintf(t->name, sizeof(t->name), "%.*s", (int)n, base);
+			if (n == 0 || base[n])
+				snprintf(t->name, sizeof(t->name), "pid");
+		}
+		adb_result_free(&r);
+	}
+	bool md = false, hook = false;
+	if (t->app) {
+		char prop[300], cmd[400];
+		adb_wrap_prop(a, t->app, prop, sizeof(prop));
+		snprintf(cmd, sizeof(cmd), "getprop '%s'", prop);
+		if (adb_shell(a, cmd, ADB_SMALL, 30, false, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		mode_from(t, r.out, r.out_len, &md, &hook);
+		adb_result_free(&r);
+	}
+	if (!md && !hook) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%ld/environ", t->pid);
+		if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		mode_from(t, r.out, r.out_len, &md, &hook);
+		adb_result_free(&r);
+	}
+	if (!md && !hook) {
+		/* malloc_debug enabled for the whole device (libc.debug.malloc.*
+		 * properties) shows only in the maps */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%ld/maps", t->pid);
+		if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		md = strstr(r.out, "/libc_malloc_debug.so\n") != NULL;
+		adb_result_free(&r);
+	}
+	if (!md && !hook)
+		return adb_fail("%s (pid %ld) runs neither malloc_debug nor libleakhook.so (run "
+				"'leaksnap adb enable PACKAGE' first)",
+				t->name, t->pid);
+	t->hook = hook;
+	if (hook && !plain_path(t->out))
+		return adb_fail("LEAKSNAP_OUT '%s' of pid %ld is not a plain absolute path", t->out,
+				t->pid);
+	if (a->root) {
+		t->app = NULL; /* root reads and signals directly */
+	} else if (hook && t->app) {
+		/* signals and the app's files go through run-as */
+		char cmd[400];
+		snprintf(cmd, sizeof(cmd), "run-as '%s' id -u", t->app);
+		if (adb_shell(a, cmd, ADB_SMALL, 30, true, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		int st = r.status;
+		char why[512];
+		snprintf(why, sizeof(why), "%s", adb_first_line(r.err));
+		adb_result_free(&r);
+		if (st != 0)
+			return adb_fail("signalling pid %ld and reading its dumps need a debuggable app "
+					"or a root shell (adb root): %s",
+					t->pid, *why ? why : "run-as failed");
+	}
+	return 0;
+}
+
+/* A device command run as the app (run-as) when t->app is set. */
+static int as_app(const struct adb *a, const struct target *t, const char *const *args,
+		  bool quiet, struct adb_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	const char *v[12];
+	size_t n = 0;
+	if (t->app) {
+		v[n++] = "run-as";
+		v[n++] = t->app;
+	}
+	for (size_t i = 0; args[i] && n < 11; i++)
+		v[n++] = args[i];
+	v[n] = NULL;
+	char *cmd = adb_cmd(NULL, v);
+	if (!cmd)
+		return adb_fail("out of memory");
+	int rc = adb_shell(a, cmd, ADB_SMALL, 60, quiet, r);
+	free(cmd);
+	return rc;
+}
+
+/* Remove the device copies; after a failure (@rc set) quietly, and @rc
+ * stays what it was. */
+static int remove_device(const struct adb *a, const struct target *t, const char *f1,
+			 const char *f2, int rc)
+{
+	const char *args[] = {"rm", "-f", f1, f2, NULL};
+	struct adb q = *a;
+	q.silent = rc != 0;
+	struct adb_result r = {0};
+	int rm = as_app(&q, t, args, false, &r);
+	adb_result_free(&r);
+	return rc ? rc : rm;
+}
+
+/* A temporary file in @dir for a pulled file. */
+static int temp_in(const char *dir, char *path, size_t size)
+{
+	if (snprintf(path, size, "%s/.leaksnap-adb.XXXXXX", dir) >= (int)size)
+		return cli_fail(dir, "path too long"), -1;
+	int fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		return cli_fail(dir, "cannot create a file: %s", strerror(errno)), -1;
+	return fd;
+}
+
+/* Copy a device file to the local @fd (exec-out cat, through run-as). */
+static int fetch(const struct adb *a, const struct target *t, const char *dev, int fd)
+{
+	const char *v[] = {"run-as", t->app, "cat", dev, NULL};
+	char *cmd = adb_cmd(NULL, t->app ? v : v + 2);
+	if (!cmd)
+		return adb_fail("out of memory");
+	const char *args[] = {"exec-out", cmd, NULL};
+	struct adb_result r = {0};
+	int rc = adb_run(a, args, fd, ADB_SMALL, 600, false, &r);
+	adb_result_free(&r);
+	free(cmd);
+	return rc;
+}
+
+/* Check that @tmp is a dump the readers accept. */
+static int check_dump(const char *tmp, const char *dev)
+{
+	struct leaksnap_error err;
+	struct snapshot *s = snapshot_open(tmp, NULL, &err);
+	if (!s)
+		return adb_fail("%s: pulled, but not a readable dump: %s", dev, err.text);
+	snapshot_close(s);
+	return 0;
+}
+
+/* Give the temporaries @tmp[0..n) their names DIR/NAME.PID.K.@ext[i] with
+ * the first K >= *next that is free for all; never replaces a file. */
+static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN], const char *const *ext,
+		   size_t n, unsigned *next, char *first, size_t size)
+{
+	for (unsigned k = *next; k < *next + 100000; k++) {
+		char names[2][PATH_LEN];
+		size_t done = 0;
+		for (; done < n; done++) {
+			snprintf(names[done], sizeof(names[done]), "%s%s%s.%ld.%u.%s",
+				 strcmp(dir, ".") ? dir : "", strcmp(dir, ".") ? "/" : "", t->name, t->pid,
+				 k, ext[done]);
+			if (link(tmp[done], names[done]) != 0)
+				break;
+		}
+		if (done == n) {
+			for (size_t i = 0; i < n; i++)
+				unlink(tmp[i]);
+			*next = k + 1;
+			snprintf(first, size, "%s", names[0]);
+			return 0;
+		}
+		int e = errno;
+		for (size_t i = 0; i < done; i++)
+			unlink(names[i]);
+		if (e != EEXIST)
+			return cli_fail(names[done], "%s", strerror(e));
+	}
+	return cli_fail(dir, "no free file name for %s.%ld", t->name, t->pid);
+}
+
+static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, const char *dir,
+			     unsigned *next, char *local, size_t size)
+{
+	char dev[400], pidbuf[32];
+	snprintf(dev, sizeof(dev), "/data/local/tmp/leaksnap.%s.%ld.%u.txt", t->name, t->pid, i);
+	snprintf(pidbuf, sizeof(pidbuf), "%ld", t->pid);
+	struct adb_result r = {0};
+	const char *rm[] = {"rm", "-f", dev, NULL};
+	char *cmd = adb_cmd(NULL, rm);
+	int rc = cmd ? adb_shell(a, cmd, ADB_SMALL, 60, false, &r) : adb_fail("out of memory");
+	free(cmd);
+	adb_result_free(&r);
+	if (rc)
+		return rc;
+	const char *dump[] = {"am", "dumpheap", "-n", pidbuf, dev, NULL};
+	cmd = adb_cmd(NULL, dump);
+	rc = cmd ? adb_shell(a, cmd, ADB_SMALL, 60, false, &r) : adb_fail("out of memory");
+	free(cmd);
+	adb_result_free(&r);
+	if (rc)
+		return rc;
+	/* The app writes the file after am returns: wait for its END line. */
+	const char *tail[] = {"tail", "-n", "1", dev, NULL};
+	cmd = adb_cmd(NULL, tail);
+	if (!cmd)
+		return adb_fail("out of memory");
+	double start = adb_now();
+	bool said = false;
+	char last[128] = "";
+	for (;;) {
+		rc = adb_shell(a, cmd, ADB_SMALL, 60, true, &r);
+		bool end = rc == 0 && r.status == 0 && strcmp(adb_first_line(r.out), "END") == 0;
+		if (rc == 0)
+			snprintf(last, sizeof(last), "%s", adb_first_line(r.out));
+		adb_result_free(&r);
+		if (rc || end)
+			break;
+		if (adb_now() - start > a->timeout) {
+			rc = adb_fail("pid %ld did not finish %s within %.0f s (last line: '%s')", t->pid,
+				      dev, a->timeout, last);
+			break;
+		}
+		if (!said) {
+			fprintf(stderr, "leaksnap: waiting for pid %ld to write %s\n", t->pid, dev);
+			said = true;
+		}
+		adb_sleep(0.25);
+	}
+	free(cmd);
+	char tmp[1][PATH_LEN];
+	int fd = rc ? -1 : temp_in(dir, tmp[0], sizeof(tmp[0]));
+	if (fd >= 0) {
+		close(fd);
+		const char *pull[] = {"pull", dev, tmp[0], NULL};
+		rc = adb_run(a, pull, -1, ADB_SMALL, 600, false, &r);
+		adb_result_free(&r);
+		if (!rc)
+			rc = check_dump(tmp[0], dev);
+		static const char *const ext[] = {"txt"};
+		if (!rc)
+			rc = publish(dir, t, tmp, ext, 1, next, local, size);
+		if (rc)
+			unlink(tmp[0]);
+	} else if (!rc) {
+		rc = EXIT_ERROR;
+	}
+	return remove_device(a, &(struct target){.app = NULL}, dev, dev, rc);
+}
+
+/* The numbers n of STEM.PID.n.maps in the hook's directory. */
+static int hook_list(const struct adb *a, const struct target *t, unsigned *nums, size_t cap,
+		     size_t *count)
+{
+	char dir[512], stem[512];
+	const char *slash = strrchr(t->out, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash == t->out ? 1 : (int)(slash - t->out), t->out);
+	snprintf(stem, sizeof(stem), "%s.%ld.", slash + 1, t->pid);
+	const char *ls[] = {"ls", "-a", dir, NULL}; /* -a: LEAKSNAP_OUT may end in '/' */
+	struct adb_result r = {0};
+	*count = 0;
+	if (as_app(a, t, ls, false, &r)) {
+		adb_result_free(&r);
+		return EXIT_ERROR;
+	}
+	size_t sl = strlen(stem);
+	for (char *line = strtok(r.out, "\r\n"); line; line = strtok(NULL, "\r\n")) {
+		char *end;
+		if (strncmp(line, stem, sl) != 0 || line[sl] < '1' || line[sl] > '9')
+			continue;
+		unsigned long n = strtoul(line + sl, &end, 10);
+		if (strcmp(end, ".maps") == 0 && n < 1000000000 && *count < cap)
+			nums[(*count)++] = (unsigned)n;
+	}
+	adb_result_free(&r);
+	return 0;
+}
+
+static int snap_hook(struct adb *a, const struct target *t, const char *dir, unsigned *next,
+		     char *local, size_t size)
+{
+	static unsigned before[4096], after[4096];
+	size_t nb, na;
+	if (hook_list(a, t, before, 4096, &nb))
+		return EXIT_ERROR;
+	char pidbuf[32];
+	snprintf(pidbuf, sizeof(pidbuf), "%ld", t->pid);
+	const char *kill[] = {"kill", "-47", pidbuf, NULL};
+	struct adb_result r = {0};
+	int rc = as_app(a, t, kill, false, &r);
+	adb_result_free(&r);
+	if (rc)
+		return rc;
+	double start = adb_now();
+	bool said = false;
+	unsigned found = 0;
+	while (!found) {
+		if (hook_list(a, t, after, 4096, &na))
+			return EXIT_ERROR;
+		for (size_t i = 0; i < na; i++) {
+			bool old = false;
+			for (size_t j = 0; j < nb && !old; j++)
+				old = before[j] == after[i];
+			if (!old && (!found || after[i] < found))
+				found = after[i];
+		}
+		if (found)
+			break;
+		if (adb_now() - start > a->timeout)
+			return adb_fail("pid %ld wrote no new dump as %s.%ld.N.dump within %.0f s", t->pid,
+					t->out, t->pid, a->timeout);
+		if (!said) {
+			fprintf(stderr, "leaksnap: waiting for pid %ld to write %s.%ld.N.dump\n", t->pid,
+				t->out, t->pid);
+			said = true;
+		}
+		adb_sleep(0.25);
+	}
+	/* The hook publishes the maps after the dump: both are complete. */
+	char dev[2][PATH_LEN], tmp[2][PATH_LEN];
+	static const char *const ext[] = {"dump", "maps"};
+	int fds[2] = {-1, -1};
+	for (int i = 0; i < 2; i++) {
+		snprintf(dev[i], sizeof(dev[i]), "%s.%ld.%u.%s", t->out, t->pid, found, ext[i]);
+		fds[i] = temp_in(dir, tmp[i], sizeof(tmp[i]));
+		if (fds[i] < 0)
+			rc = EXIT_ERROR;
+	}
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = fetch(a, t, dev[i], fds[i]);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0 && close(fds[i]) != 0 && !rc)
+			rc = cli_fail(tmp[i], "%s", strerror(errno));
+	if (!rc)
+		rc = check_dump(tmp[0], dev[0]);
+	if (!rc)
+		rc = publish(dir, t, tmp, ext, 2, next, local, size);
+	for (int i = 0; rc && i < 2; i++)
+		if (fds[i] >= 0)
+			unlink(tmp[i]);
+	return remove_device(a, t, dev[0], dev[1], rc);
+}
+
+int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o)
+{
+	struct target t;
+	if (strlen(o->out_dir) > 4000)
+		return cli_fail(o->out_dir, "path too long");
+	if (adb_connect(a, NULL) || find_target(a, o, &t))
+		return EXIT_ERROR;
+	char(*files)[PATH_LEN] = calloc(o->count, sizeof(*files));
+	if (!files)
+		return adb_fail("out of memory");
+	unsigned next = 1;
+	int rc = 0;
+	for (unsigned i = 1; i <= o->count && !rc; i++) {
+		if (i > 1)
+			adb_sleep(o->interval);
+		rc = t.hook ? snap_hook(a, &t, o->out_dir, &next, files[i - 1], sizeof(files[0]))
+			    : snap_malloc_debug(a, &t, i, o->out_dir, &next, files[i - 1],
+						sizeof(files[0]));
+		if (!rc)
+			fprintf(stderr, "leaksnap: snapshot %u of %u: %s\n", i, o->count, files[i - 1]);
+	}
+	/* What was pulled, ready for leakdiff (also after a failure). */
+	for (unsigned i = 0; i < o->count && files[i][0]; i++)
+		printf("%s\n", files[i]);
+	free(files);
+	int st = cli_finish_stdout(EXIT_OK);
+	return rc ? rc : st;
+}

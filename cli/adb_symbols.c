@@ -1,0 +1,293 @@
+/* leaksnap adb symbols: the device's files of the modules in dumps' maps,
+ * pulled into a tree in the AOSP symbols layout (DIR + the device path),
+ * unless a --symbols tree (or DIR itself) already holds them with the
+ * dump's build ID; each pulled ELF file's build ID checked against the
+ * dump's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adb.h"
+#include "cli.h"
+
+struct want {
+	char *path;         /* as the maps name it */
+	uint8_t id[64];     /* the dump's build ID for it */
+	size_t id_len;
+};
+
+/* A device path that may become a file under DIR: absolute, no "." or
+ * ".." component, no empty component, no control character, no
+ * backslash. */
+static bool safe_path(const char *p)
+{
+	if (p[0] != '/' || strlen(p) > 1024)
+		return false;
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\')
+			return false;
+	for (const char *s = p + 1;;) {
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		if (!e)
+			return true;
+		s = e + 1;
+	}
+}
+
+/* Mappings that are no file on the device's disk. */
+static bool pseudo(const char *p)
+{
+	return p[0] != '/' || strncmp(p, "/dev/", 5) == 0 || strncmp(p, "/proc/", 6) == 0 ||
+	       strncmp(p, "/memfd:", 7) == 0 || strncmp(p, "/sys/", 5) == 0;
+}
+
+static bool is_apk(const char *p)
+{
+	size_t n = strlen(p);
+	return n > 4 && strcmp(p + n - 4, ".apk") == 0;
+}
+
+static void hex(const uint8_t *id, size_t len, char *out)
+{
+	for (size_t i = 0; i < len && i < 64; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * (len < 64 ? len : 64)] = '\0';
+}
+
+/* The modules of every dump, each once. */
+static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *count)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*count = 0;
+	for (size_t d = 0; d < o->dump_count; d++) {
+		struct snapshot *s = cli_open_snapshot(o->dumps[d], NULL, NULL);
+		struct maps *m = NULL;
+		if (!s || cli_snapshot_maps(s, NULL, &m)) {
+			snapshot_close(s);
+			return EXIT_ERROR;
+		}
+		if (!m) {
+			snapshot_close(s);
+			return cli_fail(o->dumps[d], "the snapshot carries no maps");
+		}
+		for (size_t i = 0; i < maps_module_count(m); i++) {
+			const char *p = maps_module(m, i)->path;
+			if (!p || pseudo(p))
+				continue;
+			if (!safe_path(p)) {
+				cli_warn(o->dumps[d], "module '%s' is not a plain device path: not pulled", p);
+				continue;
+			}
+			bool dup = false;
+			for (size_t k = 0; k < *count && !dup; k++)
+				dup = strcmp((*out)[k].path, p) == 0;
+			if (dup)
+				continue;
+			if (*count == cap) {
+				cap = cap ? cap * 2 : 32;
+				struct want *w = realloc(*out, cap * sizeof(*w));
+				if (!w) {
+					maps_free(m);
+					snapshot_close(s);
+					return cli_fail("adb", "out of memory");
+				}
+				*out = w;
+			}
+			struct want *w = &(*out)[*count];
+			w->path = strdup(p);
+			w->id_len = is_apk(p) ? 0 : snapshot_build_id(s, p, w->id, sizeof(w->id));
+			if (!w->path) {
+				maps_free(m);
+				snapshot_close(s);
+				return cli_fail("adb", "out of memory");
+			}
+			(*count)++;
+		}
+		maps_free(m);
+		snapshot_close(s);
+	}
+	return 0;
+}
+
+/* Where the trees already have @w: the file, or NULL.  *@status says how
+ * it was checked. */
+static const char *have(struct symbolizer *sym, const char *const *dirs, size_t ndirs,
+			const struct want *w, const char **status, char *buf, size_t size)
+{
+	if (is_apk(w->path)) {
+		for (size_t i = 0; i < ndirs; i++) {
+			struct stat st;
+			snprintf(buf, size, "%s%s", dirs[i], w->path);
+			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
+				*status = "an APK: no build ID";
+				return buf;
+			}
+		}
+		return NULL;
+	}
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	const struct sym_module *m =
+		symbolizer_module(sym, w->path, w->id_len ? w->id : NULL, w->id_len, &err);
+	if (!m || !m->file || m->status == SYM_BUILD_ID_MISMATCH)
+		return NULL;
+	*status = m->status == SYM_BUILD_ID_MATCH ? "build ID match" : "build ID unverified";
+	return m->file_path;
+}
+
+/* Make the directories of DIR + @path (not following symlinks below DIR);
+ * the directory's fd of the file's parent, or -1 (said). */
+static int make_parents(const char *dir, const char *path)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return cli_fail(dir, "%s", strerror(errno)), -1;
+	char part[1100];
+	for (const char *s = path + 1;;) {
+		const char *e = strchr(s, '/');
+		if (!e)
+			return fd;
+		snprintf(part, sizeof(part), "%.*s", (int)(e - s), s);
+		if (mkdirat(fd, part, 0755) != 0 && errno != EEXIST) {
+			int err = errno;
+			close(fd);
+			return cli_fail(dir, "cannot make %.*s: %s", (int)(e - path), path, strerror(err)),
+			       -1;
+		}
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int err = errno;
+		close(fd);
+		if (next < 0)
+			return cli_fail(dir, "%.*s: %s", (int)(e - path), path, strerror(err)), -1;
+		fd = next;
+		s = e + 1;
+	}
+}
+
+/* Pull @w into DIR + path; 0 when pulled and checked. */
+static int pull_one(struct adb *a, struct symbolizer *check, const char *dir, const struct want *w)
+{
+	int dfd = make_parents(dir, w->path);
+	if (dfd < 0)
+		return EXIT_ERROR;
+	const char *name = strrchr(w->path, '/') + 1;
+	char final[2200], tmp[2200];
+	snprintf(final, sizeof(final), "%s%s", dir, w->path);
+	snprintf(tmp, sizeof(tmp), "%.*s.leaksnap-adb.XXXXXX", (int)(strlen(final) - strlen(name)),
+		 final);
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		close(dfd);
+		return adb_fail("%s exists and is not the dump's build: not replaced (remove it, or "
+				"use another --out)",
+				final);
+	}
+	close(dfd);
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return cli_fail(final, "cannot create a file: %s", strerror(errno));
+	close(fd);
+	const char *args[] = {"pull", w->path, tmp, NULL};
+	struct adb_result r = {0};
+	int rc = adb_run(a, args, -1, ADB_SMALL, 1800, false, &r);
+	adb_result_free(&r);
+	const char *how = "an APK: no build ID";
+	if (!rc && !is_apk(w->path)) {
+		struct leaksnap_error err;
+		leaksnap_error_clear(&err);
+		struct sym_file *f = symbolizer_open(check, tmp, &err);
+		size_t len = 0;
+		const uint8_t *id = f ? sym_file_build_id(f, &len) : NULL;
+		char want_hex[130], got_hex[130];
+		hex(w->id, w->id_len, want_hex);
+		hex(id, id ? len : 0, got_hex);
+		if (!f && w->id_len)
+			rc = adb_fail("%s: the device's file is not an ELF file the dump's build ID can be "
+				      "checked in: %s",
+				      w->path, err.text);
+		else if (w->id_len && (len != w->id_len || memcmp(id, w->id, len) != 0))
+			rc = adb_fail("%s: the device's file has build ID %s, the dump's is %s: not kept",
+				      w->path, len ? got_hex : "(none)", want_hex);
+		how = !w->id_len ? "build ID unverified: the dump has none" : "build ID match";
+	}
+	if (!rc && link(tmp, final) != 0)
+		rc = cli_fail(final, "%s", strerror(errno));
+	unlink(tmp);
+	if (!rc)
+		printf("pulled %s -> %s (%s)\n", w->path, final, how);
+	return rc;
+}
+
+int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts *o)
+{
+	struct stat st;
+	if (stat(o->out_dir, &st) != 0 && errno == ENOENT && mkdir(o->out_dir, 0755) != 0)
+		return cli_fail(o->out_dir, "%s", strerror(errno));
+	if (stat(o->out_dir, &st) != 0)
+		return cli_fail(o->out_dir, "%s", strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cli_fail(o->out_dir, "not a directory");
+	struct want *w;
+	size_t n;
+	int rc = collect(o, &w, &n);
+	const char **dirs = calloc(o->symbol_dir_count + 1, sizeof(*dirs));
+	struct sym_options so = {.symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1,
+				 .no_host_paths = true};
+	struct leaksnap_error err;
+	struct symbolizer *sym = NULL, *check = NULL;
+	if (!rc && dirs) {
+		dirs[0] = o->out_dir;
+		for (size_t i = 0; i < o->symbol_dir_count; i++)
+			dirs[i + 1] = o->symbol_dirs[i];
+		sym = symbolizer_new(&so, &err);
+		struct sym_options plain = {.no_host_paths = true};
+		check = symbolizer_new(&plain, &err);
+	}
+	if (!rc && (!dirs || !sym || !check))
+		rc = cli_fail("adb", "out of memory");
+	size_t pulled = 0, there = 0, failed = 0;
+	bool connected = false;
+	for (size_t i = 0; !rc && i < n; i++) {
+		char buf[2200];
+		const char *status = NULL;
+		const char *file = have(sym, dirs, o->symbol_dir_count + 1, &w[i], &status, buf,
+					sizeof(buf));
+		if (file) {
+			printf("have %s: %s (%s)\n", w[i].path, file, status);
+			there++;
+			continue;
+		}
+		if (!connected) {
+			if (adb_connect(a, serial)) {
+				rc = EXIT_ERROR;
+				break;
+			}
+			connected = true;
+		}
+		if (pull_one(a, check, o->out_dir, &w[i]) == 0)
+			pulled++;
+		else
+			failed++;
+	}
+	if (!rc) {
+		printf("%zu pulled, %zu already there", pulled, there);
+		if (failed)
+			printf(", %zu failed", failed);
+		printf("\n");
+	}
+	for (size_t i = 0; i < n; i++)
+		free(w[i].path);
+	free(w);
+	symbolizer_free(sym);
+	symbolizer_free(check);
+	free(dirs);
+	int st_out = cli_finish_stdout(EXIT_OK);
+	return rc ? rc : failed ? EXIT_ERROR : st_out;
+}
