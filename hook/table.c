@@ -369,6 +369,9 @@ static void table_mem_free(void *p, size_t bytes)
 	unsigned k = SMALL_MIN_SHIFT;
 	while (((size_t)1 << k) < bytes)
 		k++;
+	/* no stale block address stays behind: reachability scans this
+	 * memory as a root once it is no shard's table */
+	memset(p, 0, (size_t)1 << k);
 	while (atomic_exchange_explicit(&small_lock, 1, memory_order_acquire))
 		cpu_relax();
 	memcpy(p, &small_free[k], sizeof(void *));
@@ -846,7 +849,7 @@ static void swap_words(uintptr_t *a, uintptr_t *b, size_t words)
 
 #define REC(i) ((uintptr_t *)(void *)(base + (i) * size))
 
-static void sift_down(uint8_t *base, size_t size, size_t root, size_t end)
+static void sift_down(uint8_t *base, size_t size, size_t root, size_t end, uint32_t *aux)
 {
 	size_t words = size / sizeof(uintptr_t);
 	for (;;) {
@@ -858,6 +861,11 @@ static void sift_down(uint8_t *base, size_t size, size_t root, size_t end)
 		if (record_cmp(REC(root), REC(child)) >= 0)
 			return;
 		swap_words(REC(root), REC(child), words);
+		if (aux) {
+			uint32_t t = aux[root];
+			aux[root] = aux[child];
+			aux[child] = t;
+		}
 		root = child;
 	}
 }
@@ -865,14 +873,19 @@ static void sift_down(uint8_t *base, size_t size, size_t root, size_t end)
 /* Heapsort of @n records of @size bytes, in place: qsort may call malloc,
  * and a dump can run where malloc must not be called (exit() from a signal
  * handler that interrupted the allocator). */
-static void sort_records(uint8_t *base, size_t n, size_t size)
+static void sort_records(uint8_t *base, size_t n, size_t size, uint32_t *aux)
 {
 	snap_frames = size / sizeof(uintptr_t) - 2;
 	for (size_t start = n / 2; start-- > 0;)
-		sift_down(base, size, start, n);
+		sift_down(base, size, start, n, aux);
 	for (size_t end = n; end-- > 1;) {
 		swap_words(REC(0), REC(end), size / sizeof(uintptr_t));
-		sift_down(base, size, 0, end);
+		if (aux) {
+			uint32_t t = aux[0];
+			aux[0] = aux[end];
+			aux[end] = t;
+		}
+		sift_down(base, size, 0, end, aux);
 	}
 }
 #undef REC
@@ -913,17 +926,17 @@ static void sort_words(uint64_t *a, size_t n)
 	}
 }
 
-int table_snapshot(struct table_snapshot *snap)
+/* The key of a live entry, as table_snapshot_locked gives its records. */
+static inline uint64_t slot_key(const struct ptr_slot *e)
+{
+	return (uint64_t)(e->stack & ~SLOT_ZYGOTE) << 33 | e->size |
+	       (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
+}
+
+int table_snapshot_locked(struct table_snapshot *snap, bool want_keys)
 {
 	memset(snap, 0, sizeof(*snap));
-	if (table_busy_here()) {
-		/* A signal handler interrupted this thread inside the tables
-		 * (exit() from a handler): waiting for the lock would hang. */
-		errno = EDEADLK;
-		return -1;
-	}
 	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
-	table_lock_all();
 	uint32_t nst = atomic_load(&stk_next);
 	if (nst > STK_MAX_CHUNKS * STK_CHUNK)
 		nst = STK_MAX_CHUNKS * STK_CHUNK;
@@ -965,9 +978,16 @@ int table_snapshot(struct table_snapshot *snap)
 	snap->records = hook_map(snap->map_size);
 	if (!snap->records)
 		goto nomem;
+	if (want_keys) {
+		snap->keys_size = (used ? used : 1) * sizeof(uint64_t);
+		snap->keys = hook_map(snap->keys_size);
+		if (!snap->keys)
+			goto nomem;
+	}
 	uintptr_t *out = (uintptr_t *)snap->records;
+	size_t r = 0;
 	for (uint32_t i = 1; i < nst; i++) {
-		const struct stk *r = stk_at(i);
+		const struct stk *st = stk_at(i);
 		for (size_t k = end[i - 1], to = end[i]; k < to;) {
 			size_t run = 1;
 			while (k + run < to && sizes[k + run] == sizes[k])
@@ -983,27 +1003,92 @@ int table_snapshot(struct table_snapshot *snap)
 			}
 			out[0] = (uintptr_t)size | (sizes[k] & SNAP_ZYGOTE ? HOOK_ZYGOTE_BIT : 0);
 			out[1] = (uintptr_t)run;
-			memcpy(out + 2, r->pcs, r->n * sizeof(uintptr_t));
+			memcpy(out + 2, st->pcs, st->n * sizeof(uintptr_t));
 			/* the rest of the slot is already zero (fresh mapping) */
 			snap->total_memory += (uint64_t)size * run;
+			/* keys ascend: stack number, then the sorted sizes */
+			if (snap->keys)
+				snap->keys[r] = (uint64_t)i << 33 | sizes[k];
+			r++;
 			out += 2 + rec_frames;
 			k += run;
 		}
 	}
-	table_unlock_all();
 	hook_unmap(end, end_size);
 	hook_unmap(sizes, sizes_size);
 	snap->record_count = used;
 	snap->records_size = used * snap->info_size;
-	sort_records(snap->records, used, snap->info_size);
 	return 0;
 nomem:
-	table_unlock_all();
 	if (end)
 		hook_unmap(end, end_size);
 	if (sizes)
 		hook_unmap(sizes, sizes_size);
+	table_snapshot_free(snap);
 	return -1;
+}
+
+void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux)
+{
+	sort_records(snap->records, snap->record_count, snap->info_size, aux);
+}
+
+int table_snapshot(struct table_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	if (table_busy_here()) {
+		/* A signal handler interrupted this thread inside the tables
+		 * (exit() from a handler): waiting for the lock would hang. */
+		errno = EDEADLK;
+		return -1;
+	}
+	table_lock_all();
+	int rc = table_snapshot_locked(snap, false);
+	table_unlock_all();
+	if (rc == 0)
+		table_snapshot_sort(snap, NULL);
+	return rc;
+}
+
+size_t table_live_count(void)
+{
+	size_t live = 0;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		live += shards[i].live;
+	return live;
+}
+
+size_t table_blocks(struct table_block *out, size_t cap)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		for (size_t j = 0; j <= shards[i].mask && n < cap; j++) {
+			const struct ptr_slot *e = &shards[i].slots[j];
+			if (!e->key)
+				continue;
+			out[n].start = e->key;
+			/* a size that saturated the slot: at least that much */
+			out[n].end = e->key + e->size;
+			if (out[n].end < e->key)
+				out[n].end = UINTPTR_MAX;
+			out[n].key = slot_key(e);
+			n++;
+		}
+	return n;
+}
+
+size_t table_own_ranges(uintptr_t (*out)[2], size_t cap)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < NSHARDS && n + 2 <= cap; i++) {
+		out[n][0] = (uintptr_t)shards[i].slots;
+		out[n][1] = (uintptr_t)(shards[i].slots + shards[i].mask + 1);
+		n++;
+		out[n][0] = (uintptr_t)shards[i].freed;
+		out[n][1] = (uintptr_t)(shards[i].freed + FREED_SET);
+		n++;
+	}
+	return n;
 }
 
 void table_snapshot_free(struct table_snapshot *snap)
@@ -1011,4 +1096,7 @@ void table_snapshot_free(struct table_snapshot *snap)
 	if (snap->records)
 		hook_unmap(snap->records, snap->map_size);
 	snap->records = NULL;
+	if (snap->keys)
+		hook_unmap(snap->keys, snap->keys_size);
+	snap->keys = NULL;
 }

@@ -1,0 +1,528 @@
+/* leaksnap hook: the mark, in the forked copy-on-write image
+ * (docs/reachability.md).
+ *
+ * The child is a copy of the dumping thread at the moment every other
+ * thread was stopped and every table lock held.  It may only make system
+ * calls and touch memory: other threads' locks (malloc's, stdio's, the
+ * dynamic loader's) were copied in whatever state they were.
+ *
+ *  1. /proc/self/maps (the child's maps are the parent's) into a list.
+ *  2. The live blocks from the tables, sorted by address, and an index
+ *     from each 4 KiB page to the blocks that overlap it (blocks larger
+ *     than BIG_PAGES pages are entered at their first and last page and
+ *     found in a sorted list of their own in between).
+ *  3. Roots: every stopped thread's saved registers and its stack from
+ *     its stack pointer (less the red zone) to the end of the mapping
+ *     holding it; this thread's from its own; every other readable,
+ *     writable mapping that holds no live block -- modules' data and bss,
+ *     static TLS and the other threads' stacks whose pointer is unknown,
+ *     anonymous mappings -- minus the hook's own tables.
+ *  4. Each aligned word that points into a live block (interior pointers
+ *     too) marks it; marked blocks go on an explicit stack (at most one
+ *     entry per block) and are scanned in turn.
+ *  5. Unmarked blocks are counted into their record (found by key). */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reach.h"
+
+#define PAGE_SHIFT 12
+#define BIG_PAGES 64
+#define NONE UINT32_MAX
+#define MAX_EXCLUDE 256
+
+#if defined(__x86_64__) || defined(__i386__)
+#define RED_ZONE 128 /* the SysV x86-64 ABI's; harmless on i386 */
+#else
+#define RED_ZONE 0
+#endif
+
+enum { A_READ = 1, A_WRITE = 2, A_SHARED = 4, A_SKIP = 8, A_HEAP = 16, A_STACK = 32 };
+
+struct area {
+	uintptr_t lo, hi;
+	unsigned flags;
+};
+
+struct page_ent {
+	uintptr_t page; /* page number + 1; 0 = empty */
+	uint32_t lo, hi;
+};
+
+static struct {
+	struct table_block *b;      /* sorted by start */
+	size_t n;
+	uintptr_t heap_lo, heap_span;
+	struct page_ent *pages;
+	size_t page_mask;
+	uint32_t *big;              /* indices of big blocks, by address */
+	size_t nbig;
+	uint64_t *marks;            /* one bit per block */
+	uint32_t *stack;
+	size_t depth;
+	uintptr_t ex[MAX_EXCLUDE][2];
+	size_t nex;
+	struct reach_shared *out;
+	sigjmp_buf fault;
+	volatile int faulting;
+} S;
+
+static void *child_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void __attribute__((noreturn)) give_up(const char *why)
+{
+	snprintf(S.out->error, sizeof(S.out->error), "%s", why);
+	atomic_store(&S.out->done, 1);
+	_exit(0);
+}
+
+/* Maps ------------------------------------------------------------------------ */
+
+static uintptr_t hex(const char **s)
+{
+	uintptr_t v = 0;
+	for (;; (*s)++) {
+		char c = **s;
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uintptr_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+static bool starts(const char *s, const char *end, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return (size_t)(end - s) >= n && !memcmp(s, prefix, n);
+}
+
+/* Read and parse /proc/self/maps; the text buffer is excluded from roots. */
+static struct area *read_maps(size_t *count)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *text = child_map(cap);
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (!text || fd < 0)
+		give_up("cannot read /proc/self/maps in the image");
+	for (;;) {
+		if (cap - len < 65536) {
+			char *t = mremap(text, cap, cap * 2, MREMAP_MAYMOVE);
+			if (t == MAP_FAILED)
+				give_up("no memory for the maps");
+			text = t;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, text + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	S.ex[S.nex][0] = (uintptr_t)text;
+	S.ex[S.nex][1] = (uintptr_t)text + cap;
+	S.nex++;
+	size_t lines = 1;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	struct area *a = child_map(lines * sizeof(*a));
+	if (!a)
+		give_up("no memory for the maps");
+	size_t n = 0;
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *s = p;
+		struct area *m = &a[n];
+		m->lo = hex(&s);
+		if (*s == '-')
+			s++;
+		m->hi = hex(&s);
+		while (s < eol && *s == ' ')
+			s++;
+		m->flags = 0;
+		if (eol - s >= 4) {
+			m->flags |= s[0] == 'r' ? A_READ : 0;
+			m->flags |= s[1] == 'w' ? A_WRITE : 0;
+			m->flags |= s[3] == 's' ? A_SHARED : 0;
+		}
+		/* the path: after perms, offset, dev and inode */
+		for (int field = 0; s < eol && field < 4; field++) {
+			while (s < eol && *s == ' ')
+				s++;
+			while (s < eol && *s != ' ')
+				s++;
+		}
+		while (s < eol && *s == ' ')
+			s++;
+		bool anon_shared = s == eol || starts(s, eol, "/dev/zero") ||
+				   starts(s, eol, "/SYSV") || starts(s, eol, "/memfd:") ||
+				   starts(s, eol, "[anon_shmem");
+		if (starts(s, eol, "[vvar") || starts(s, eol, "[vsyscall]") ||
+		    starts(s, eol, "[vdso]") || (starts(s, eol, "/dev/") && !anon_shared) ||
+		    ((m->flags & A_SHARED) && !anon_shared))
+			m->flags |= A_SKIP; /* kernel pages, devices, shared files */
+		if (starts(s, eol, "[anon:libc_malloc") || starts(s, eol, "[anon:scudo:") ||
+		    starts(s, eol, "[anon:GWP-ASan"))
+			m->flags |= A_HEAP; /* the allocator's, even with no live block */
+		if (m->hi > m->lo)
+			n++;
+		p = eol + 1;
+	}
+	*count = n;
+	return a;
+}
+
+static struct area *area_of(struct area *a, size_t n, uintptr_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && a[lo].lo <= addr && addr < a[lo].hi ? &a[lo] : NULL;
+}
+
+/* Blocks ---------------------------------------------------------------------- */
+
+/* LSD radix sort by start, 16 bits a pass over the bits that differ. */
+static void sort_blocks(struct table_block *b, size_t n)
+{
+	if (n < 2)
+		return;
+	uintptr_t diff = 0;
+	for (size_t i = 1; i < n; i++)
+		diff |= b[i].start ^ b[0].start;
+	if (!diff)
+		return;
+	struct table_block *tmp = child_map(n * sizeof(*b));
+	size_t *count = child_map(65536 * sizeof(size_t));
+	if (!tmp || !count)
+		give_up("no memory to sort the blocks");
+	unsigned lo_bit = (unsigned)__builtin_ctzll((unsigned long long)diff);
+	unsigned hi_bit = 63 - (unsigned)__builtin_clzll((unsigned long long)diff);
+	struct table_block *src = b, *dst = tmp;
+	for (unsigned shift = lo_bit; shift <= hi_bit; shift += 16) {
+		memset(count, 0, 65536 * sizeof(size_t));
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].start >> shift) & 0xffff]++;
+		size_t sum = 0;
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].start >> shift) & 0xffff]++] = src[i];
+		struct table_block *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != b)
+		memcpy(b, src, n * sizeof(*b));
+	munmap(tmp, n * sizeof(*b));
+	munmap(count, 65536 * sizeof(size_t));
+}
+
+static inline uintptr_t block_end(const struct table_block *b)
+{
+	/* a pointer to a zero-size block is to the block */
+	return b->end > b->start ? b->end : b->start + 1;
+}
+
+static inline size_t page_slot(uintptr_t page)
+{
+	return (size_t)(((uint64_t)page * 0x9e3779b97f4a7c15ULL) >> 20) & S.page_mask;
+}
+
+static void page_add(uintptr_t page, uint32_t i)
+{
+	size_t k = page_slot(page);
+	while (S.pages[k].page && S.pages[k].page != page + 1)
+		k = (k + 1) & S.page_mask;
+	if (!S.pages[k].page) {
+		S.pages[k].page = page + 1;
+		S.pages[k].lo = i;
+	}
+	S.pages[k].hi = i + 1;
+}
+
+static void build_index(void)
+{
+	size_t distinct = 0;
+	uintptr_t last = UINTPTR_MAX;
+	S.nbig = 0;
+	for (size_t i = 0; i < S.n; i++) {
+		uintptr_t a = S.b[i].start >> PAGE_SHIFT, z = (block_end(&S.b[i]) - 1) >> PAGE_SHIFT;
+		if (z - a >= BIG_PAGES) {
+			distinct += 2;
+			S.nbig++;
+		} else {
+			distinct += z - a + 1 - (a == last);
+		}
+		last = z;
+	}
+	size_t cap = 64;
+	while (cap < distinct * 2)
+		cap *= 2;
+	S.pages = child_map(cap * sizeof(*S.pages));
+	S.big = child_map((S.nbig + 1) * sizeof(uint32_t));
+	if (!S.pages || !S.big)
+		give_up("no memory for the block index");
+	S.page_mask = cap - 1;
+	S.nbig = 0;
+	for (size_t i = 0; i < S.n; i++) {
+		uintptr_t a = S.b[i].start >> PAGE_SHIFT, z = (block_end(&S.b[i]) - 1) >> PAGE_SHIFT;
+		if (z - a >= BIG_PAGES) {
+			page_add(a, (uint32_t)i);
+			page_add(z, (uint32_t)i);
+			S.big[S.nbig++] = (uint32_t)i;
+		} else {
+			for (uintptr_t p = a; p <= z; p++)
+				page_add(p, (uint32_t)i);
+		}
+	}
+	S.heap_lo = S.n ? S.b[0].start : 0;
+	S.heap_span = S.n ? block_end(&S.b[S.n - 1]) - S.heap_lo : 0;
+}
+
+/* The block holding @w, or NONE. */
+static inline uint32_t find(uintptr_t w)
+{
+	uintptr_t page = w >> PAGE_SHIFT;
+	size_t k = page_slot(page);
+	for (;; k = (k + 1) & S.page_mask) {
+		const struct page_ent *e = &S.pages[k];
+		if (e->page == page + 1) {
+			/* the last block starting at or below w */
+			uint32_t lo = e->lo, hi = e->hi;
+			while (hi - lo > 1) {
+				uint32_t mid = lo + (hi - lo) / 2;
+				if (S.b[mid].start <= w)
+					lo = mid;
+				else
+					hi = mid;
+			}
+			return S.b[lo].start <= w && w < block_end(&S.b[lo]) ? lo : NONE;
+		}
+		if (!e->page)
+			break;
+	}
+	size_t lo = 0, hi = S.nbig;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (S.b[S.big[mid]].start <= w)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NONE;
+	uint32_t i = S.big[lo - 1];
+	return w < block_end(&S.b[i]) ? i : NONE;
+}
+
+/* The mark ---------------------------------------------------------------------- */
+
+static inline void consider(uintptr_t w)
+{
+	if (w - S.heap_lo >= S.heap_span)
+		return;
+	uint32_t i = find(w);
+	if (i == NONE || (S.marks[i >> 6] >> (i & 63) & 1))
+		return;
+	S.marks[i >> 6] |= (uint64_t)1 << (i & 63);
+	S.stack[S.depth++] = i;
+}
+
+static void __attribute__((noinline)) scan_words(uintptr_t lo, uintptr_t hi)
+{
+	lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+	for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++)
+		consider(*p);
+}
+
+static void on_fault(int sig)
+{
+	(void)sig;
+	if (S.faulting)
+		siglongjmp(S.fault, 1);
+	_exit(3);
+}
+
+static void __attribute__((noinline)) scan_guarded(uintptr_t lo, uintptr_t hi)
+{
+	S.faulting = 1;
+	if (sigsetjmp(S.fault, 1) == 0) {
+		scan_words(lo, hi);
+		S.out->root_bytes += hi - lo;
+	}
+	S.faulting = 0;
+}
+
+/* A root range less the hook's own memory; a range that faults (a file
+ * mapping past its end) is dropped from the fault on. */
+static void scan_root(uintptr_t lo, uintptr_t hi)
+{
+	while (lo < hi) {
+		uintptr_t stop = hi, next = hi;
+		for (size_t i = 0; i < S.nex; i++) {
+			if (S.ex[i][1] <= lo || S.ex[i][0] >= hi)
+				continue;
+			if (S.ex[i][0] <= lo) {
+				stop = lo; /* lo itself is excluded: skip past it */
+				next = S.ex[i][1];
+				break;
+			}
+			if (S.ex[i][0] < stop) {
+				stop = S.ex[i][0];
+				next = S.ex[i][1];
+			}
+		}
+		if (stop > lo)
+			scan_guarded(lo, stop);
+		lo = next > lo ? next : hi;
+	}
+}
+
+static void drain(void)
+{
+	while (S.depth) {
+		uint32_t i = S.stack[--S.depth];
+		S.out->marked_bytes += S.b[i].end - S.b[i].start;
+		scan_words(S.b[i].start, S.b[i].end);
+	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void reach_child_main(const struct reach_child_args *a)
+{
+	uint64_t t0 = mono_ns();
+	S.out = a->out;
+	sigset_t all;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+
+	for (size_t i = 0; i < 4; i++) {
+		S.ex[S.nex][0] = a->exclude[i][0];
+		S.ex[S.nex][1] = a->exclude[i][1];
+		S.nex++;
+	}
+	S.nex += table_own_ranges(S.ex + S.nex, MAX_EXCLUDE - S.nex - 1);
+	size_t nareas;
+	struct area *areas = read_maps(&nareas);
+
+	size_t live = table_live_count();
+	S.b = child_map(live * sizeof(*S.b));
+	S.marks = child_map((live / 64 + 1) * sizeof(uint64_t));
+	S.stack = child_map((live + 1) * sizeof(uint32_t));
+	if (!S.b || !S.marks || !S.stack)
+		give_up("no memory for the block list");
+	S.n = table_blocks(S.b, live);
+	sort_blocks(S.b, S.n);
+	build_index();
+
+	/* Heap mappings: those holding a live block. */
+	for (size_t m = 0, i = 0; m < nareas; m++) {
+		while (i < S.n && block_end(&S.b[i]) <= areas[m].lo)
+			i++;
+		if (i < S.n && S.b[i].start < areas[m].hi)
+			areas[m].flags |= A_HEAP;
+		if (areas[m].flags & A_HEAP)
+			S.out->heap_mappings++;
+	}
+
+	/* The threads: registers, stacks from SP. */
+	for (size_t t = 0; t < a->nthreads; t++) {
+		const struct reach_thread *th = &a->threads[t];
+		if (th->state != REACH_SAVED)
+			continue;
+		S.out->threads_scanned++;
+		scan_words((uintptr_t)th->regs, (uintptr_t)th->regs + th->reg_bytes);
+		struct area *m = th->sp ? area_of(areas, nareas, th->sp) : NULL;
+		if (!m)
+			continue; /* unknown SP: its stack mapping is scanned whole */
+		uintptr_t lo = th->sp - RED_ZONE < m->lo ? m->lo : th->sp - RED_ZONE, hi = m->hi;
+		uint32_t in = find(th->sp);
+		if (in != NONE) /* a stack inside a heap block */
+			hi = S.b[in].end;
+		else
+			m->flags |= A_STACK;
+		scan_root(lo, hi);
+	}
+	/* This thread: from where the program called the hook (the frames
+	 * below are the hook's), or nothing on the hook's own thread. */
+	struct area *self = area_of(areas, nareas, a->self_sp);
+	if (self)
+		self->flags |= A_STACK;
+	struct area *entry = a->entry_sp ? area_of(areas, nareas, a->entry_sp) : NULL;
+	if (entry) {
+		entry->flags |= A_STACK;
+		scan_root(a->entry_sp, entry->hi);
+	}
+	/* Every other writable mapping that is not heap. */
+	for (size_t m = 0; m < nareas; m++) {
+		unsigned f = areas[m].flags;
+		if ((f & (A_READ | A_WRITE)) != (A_READ | A_WRITE) || (f & (A_SKIP | A_HEAP | A_STACK)))
+			continue;
+		S.out->root_mappings++;
+		scan_root(areas[m].lo, areas[m].hi);
+	}
+	drain();
+
+	/* Count the unmarked blocks into their records. */
+	for (size_t i = 0; i < S.n; i++) {
+		if (S.marks[i >> 6] >> (i & 63) & 1)
+			continue;
+		uint64_t key = S.b[i].key;
+		size_t lo = 0, hi = a->nrec;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (a->keys[mid] < key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < a->nrec && a->keys[lo] == key) {
+			S.out->counts[lo]++;
+			S.out->unreachable_blocks++;
+			S.out->unreachable_bytes += S.b[i].end - S.b[i].start;
+		}
+	}
+	S.out->blocks = S.n;
+	S.out->scan_ns = mono_ns() - t0;
+	atomic_store(&S.out->done, 1);
+	_exit(0);
+}
