@@ -284,7 +284,7 @@ static long list_threads(struct stopper *st, bool first)
  * thread appears.  Returns 0, or -1 with @st->why. */
 static int stop_threads_now(struct stopper *st)
 {
-	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS;
+	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS, next_look = now_ns() + 10000000;
 	for (bool first = true;; first = false) {
 		if (!first) {
 			long added = list_threads(st, false);
@@ -326,6 +326,34 @@ static int stop_threads_now(struct stopper *st)
 			if (!waiting)
 				break;
 			uint64_t now = now_ns();
+			/* Every 10 ms, look at who has not answered: one that
+			 * blocks the signal and runs fails the stop now; one in
+			 * uninterruptible sleep waits in the kernel. */
+			if (now >= next_look && now < deadline) {
+				next_look = now + 10000000;
+				for (size_t i = 0; i < st->n; i++) {
+					struct reach_thread *t = &st->threads[i];
+					if (t->state != REACH_SIGNALLED ||
+					    atomic_load_explicit(&t->answered, memory_order_acquire) ==
+						    st->phase)
+						continue;
+					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+					bool blocks;
+					char state;
+					if (!thread_status(tid, &blocks, &state)) {
+						t->state = REACH_GONE;
+					} else if (blocks && state == 'R') {
+						snprintf(st->why, sizeof(st->why),
+							 "thread %d blocks the stop signal and runs", tid);
+						return -1;
+					} else if (blocks) {
+						t->state = REACH_BLOCKED;
+					} else if (state == 'D') {
+						t->state = REACH_FROZEN;
+					}
+				}
+				continue;
+			}
 			if (now >= deadline) {
 				/* Not answered: gone, or in the kernel with the signal
 				 * pending (uninterruptible sleep, a vfork parent): such

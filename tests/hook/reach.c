@@ -1,10 +1,13 @@
 /* Ground truth for reachability (tests/t-reach.sh, docs/reachability.md).
- *   reach LIBREACH.so [DUMP_PATH]
+ *   reach LIBREACH.so [DUMP_PATH|- [wait|blockspin]]
  * Builds a heap whose every block's fate is known, prints the expected
  * "expect SIZE COUNT UNREACHABLE" per case and "expect-unreachable BYTES
  * BLOCKS", dumps through leaksnap_dump() when the hook is loaded (to
- * DUMP_PATH), then returns from main with everything still in place (so
- * that the exit dump, valgrind and LeakSanitizer see the same heap).
+ * DUMP_PATH; "-": no API dump), then returns from main with everything
+ * still in place (so that the exit dump, valgrind and LeakSanitizer see
+ * the same heap).  "wait": first print "ready" and wait until standard
+ * input ends (for dumps by signal); "blockspin": also run a thread that
+ * blocks every signal and spins (a thread that cannot be stopped).
  *
  * Each case has a size of its own, all multiples of 16: glibc's chunk
  * header of the next chunk then lies past the block's requested bytes
@@ -14,6 +17,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,7 +53,7 @@ static void *volatile g_chain;
 static char *volatile g_interior;
 static __thread void *volatile t_keep;
 static int wait_pipe[2], ready_pipe[2];
-static atomic_int reg_ready;
+static atomic_int reg_ready, blocked;
 
 NOINLINE static void lose(void)
 {
@@ -137,6 +141,18 @@ static void *spinner(void *arg)
 	return p;
 }
 
+static void *blockspin(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	atomic_store(&blocked, 1);
+	for (;;)
+		__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
 /* Overwrite the dead stack below main's frame: no stale copy of a
  * pointer stays where a later frame might leave it uninitialized. */
 NOINLINE static void scrub(void)
@@ -186,10 +202,23 @@ int main(int argc, char **argv)
 		printf("expect %d 1 0\n", kept[i]);
 	printf("expect-unreachable %d 12\n",
 	       3 * S_LOST + 2 * S_CYCLE + S_TREE_ROOT + 2 * S_TREE_MID + 4 * S_TREE_LEAF);
+	const char *mode = argc > 3 ? argv[3] : "";
+	if (!strcmp(mode, "blockspin")) {
+		pthread_t t3;
+		if (pthread_create(&t3, NULL, blockspin, NULL))
+			return 2;
+		while (!atomic_load(&blocked))
+			sched_yield();
+	}
 	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
-	if (dump && argc > 2 && dump(argv[2]) != 0) {
+	if (dump && argc > 2 && strcmp(argv[2], "-") && dump(argv[2]) != 0) {
 		perror("leaksnap_dump");
 		return 1;
+	}
+	if (!strcmp(mode, "wait") || !strcmp(mode, "blockspin")) {
+		printf("ready\n");
+		while (read(0, &c, 1) > 0)
+			;
 	}
 	return 0;
 }

@@ -6,7 +6,7 @@
  *
  * Output, one line each:
  *   flags <header flags byte>
- *   meta <line>                    for every metadata line reachability*
+ *   meta <line>                    for every metadata line
  *   rec <size> <count> <unreachable> <pc> ...   per record, in file order
  *                                               (<size> without the zygote bit;
  *                                               "-" as unreachable without bit 2)
@@ -95,8 +95,7 @@ int main(int argc, char **argv)
 	while (m < mend) {
 		const char *nl = memchr(m, '\n', (size_t)(mend - m));
 		const char *e = nl ? nl : mend;
-		if (!strncmp(m, "reachability", 12))
-			printf("meta %.*s\n", (int)(e - m), m);
+		printf("meta %.*s\n", (int)(e - m), m);
 		m = e + 1;
 	}
 	uint64_t tb = 0, ta = 0, ub = 0, ua = 0;
