@@ -127,10 +127,23 @@ static void *waiter(void *arg)
 	return on_stack;
 }
 
+/* Overwrite the dead stack below main's frame: no stale copy of a
+ * pointer stays where a later frame might leave it uninitialized. */
+NOINLINE static void scrub(void)
+{
+	volatile char junk[32768];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0;
+}
+
 static void *spinner(void *arg)
 {
 	(void)arg;
 	void *p = malloc(S_REGISTER);
+	__asm__ volatile("" : "+r"(p));
+	/* malloc's dead frames lie right below: the red zone, which the scan
+	 * takes with the stack */
+	scrub();
 	__asm__ volatile("" : "+r"(p));
 	atomic_store(&reg_ready, 1);
 	for (;;) {
@@ -151,15 +164,6 @@ static void *blockspin(void *arg)
 	for (;;)
 		__asm__ volatile("" ::: "memory");
 	return NULL;
-}
-
-/* Overwrite the dead stack below main's frame: no stale copy of a
- * pointer stays where a later frame might leave it uninitialized. */
-NOINLINE static void scrub(void)
-{
-	volatile char junk[32768];
-	for (size_t i = 0; i < sizeof(junk); i++)
-		junk[i] = 0;
 }
 
 int main(int argc, char **argv)
