@@ -211,8 +211,8 @@ CROSS_CC_arm64 := aarch64-linux-gnu-gcc
 CROSS_CC_arm := arm-linux-gnueabihf-gcc
 CROSS_FLAGS_arm64 := -mno-omit-leaf-frame-pointer
 CROSS_FLAGS_arm := -mthumb -funwind-tables
-CROSS_PROGS := leaks apkload
-CROSS_LIBS := libleaker libapk
+CROSS_PROGS := leaks apkload reach
+CROSS_LIBS := libleaker libapk libreach
 cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
 	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS))
 # The arches whose compiler is installed: make check builds and tests those.

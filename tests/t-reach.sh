@@ -12,6 +12,7 @@
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
+. "$(dirname "$0")/android-lib.sh"
 RD=$(cd "$B/tests" && pwd)/reachdump
 LIB=$T/libreach.so
 
@@ -84,6 +85,24 @@ rm -f "$w/fifo"
 "$L" record --reachability --out "$w/rec" -- "$T/reach" "$LIB" - >/dev/null 2>"$w/rec.err" ||
 	{ fail "record --reachability: status"; cat "$w/rec.err"; }
 check_dump "$(ls "$w"/rec.*.exit.dump)" "$w/expect"
+
+# arm64 and 32-bit ARM under qemu-user (`make cross`): the same counts.
+# (qemu's own helper thread blocks every signal and sleeps: not signalled.)
+for a in $ARCHES; do
+	abi_vars $a
+	if [ ! -f "$XB/tests/hook/reach" ] || ! command -v $QEMU >/dev/null 2>&1 ||
+		[ ! -f "$SYSROOT/lib/libc.so.6" ]; then
+		echo "$a: make cross, $QEMU or $SYSROOT missing: skipped"
+		continue
+	fi
+	LEAKSNAP_REACHABILITY=1 on_device $a "$w/x$a" "$XB/libleakhook.so" "$XB/tests/hook/reach" \
+		"$XB/tests/hook/libreach.so" "$w/x$a-api.dump" >"$w/x$a.out" 2>"$w/x$a.err" ||
+		{ fail "$a: reach: exit status"; cat "$w/x$a.err"; }
+	cmp -s "$w/gt.out" "$w/x$a.out" || fail "$a: expectations differ from x86-64's"
+	check_dump "$w/x$a-api.dump" "$w/expect"
+	check_dump "$(ls "$w"/x$a.*.exit.dump)" "$w/expect"
+	grep -q -x "meta abi=$a" "$w/x$a-api.dump.rd" || fail "$a: abi"
+done
 
 # A thread that blocks every signal and runs cannot be stopped: the dump is
 # still written, without the section, and says why.
