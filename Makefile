@@ -287,6 +287,7 @@ bench: all $(BENCH_BINS)
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)
+	$(Q)sh bench/reach.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
 

@@ -433,12 +433,13 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "(modules' data, TLS, anonymous) %llu bytes%s\n"
 		 "reachability_pause_us=%llu\n"
 		 "reachability_scan_us=%llu\n"
+		 "reachability_scan_cpu_us=%llu\n"
 		 "reachability_fork_us=%llu\n"
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
 		 "reachability_scanned=%llu root bytes, %llu heap bytes\n",
 		 saved, (unsigned long long)sh->root_mappings, (unsigned long long)sh->root_bytes,
 		 extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
-		 (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
+		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
 		 (unsigned long long)sh->root_bytes, (unsigned long long)sh->marked_bytes);
 }

@@ -45,7 +45,7 @@ struct reach_shared {
 	uint64_t blocks, unreachable_blocks, unreachable_bytes;
 	uint64_t root_bytes, heap_bytes, root_mappings, heap_mappings, threads_scanned;
 	uint64_t marked_bytes;    /* bytes of the blocks scanned */
-	uint64_t scan_ns;
+	uint64_t scan_ns, scan_cpu_ns;
 	uint32_t counts[];        /* one per record, in the unsorted record order */
 };
 
