@@ -85,11 +85,18 @@ rev=$(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo unk
 		"$(col dump_us "$WORK/reach.out" | spread)" "$(echo "$reach $plain" | awk '{ print $1 / $2 }')"
 	printf '%-34s %10s us [%s]\n' "bare fork of the process" "$fork" \
 		"$(cat "$WORK/plain.out" "$WORK/reach.out" | col fork_us /dev/stdin | spread)"
-	printf '%-34s %10s us [%s]  <= 5000 us + fork (%s us): %s\n' "pause (threads stopped)" "$pause" \
-		"$(meta reachability_pause_us | spread)" "$fork" \
-		"$(echo "$pause $fork" | awk '{ print ($1 <= 5000 + $2) ? "met" : "missed" }')"
-	printf '%-34s %10s us [%s]  (pause less its clone: %s us)\n' "  of which the clone" "$inner" \
-		"$(meta reachability_fork_us | spread)" "$(echo "$pause $inner" | awk '{ print $1 - $2 }')"
+	printf '%-34s %10s us [%s]\n' "pause (threads stopped)" "$pause" \
+		"$(meta reachability_pause_us | spread)"
+	printf '%-34s %10s us [%s]\n' "  of which the clone (fork)" "$inner" "$(meta reachability_fork_us | spread)"
+	# the goal: at most 5 ms more than the fork it contains
+	extra=$(for i in $(seq 1 "$DUMPS"); do
+		p=$(grep -a '^reachability_pause_us=' "$WORK/reach.$i.dump" | sed 's/.*=//')
+		f=$(grep -a '^reachability_fork_us=' "$WORK/reach.$i.dump" | sed 's/.*=//')
+		echo $((p - f))
+	done)
+	printf '%-34s %10s us [%s]  <= 5000 us: %s\n' "  pause less its fork" \
+		"$(echo "$extra" | med)" "$(echo "$extra" | spread)" \
+		"$(echo "$extra" | med | awk '{ print ($1 <= 5000) ? "met" : "missed" }')"
 	printf '%-34s %10s us [%s]\n' "scan (in the child), wall" "$scan" "$(meta reachability_scan_us | spread)"
 	printf '%-34s %10s us [%s]  (CPU time: less of the load)\n' "scan (in the child), CPU" "$cpu_scan" \
 		"$(meta reachability_scan_cpu_us | spread)"

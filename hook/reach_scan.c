@@ -57,8 +57,9 @@ struct page_ent {
 };
 
 static struct {
-	struct table_block *b;      /* sorted by start */
-	uintptr_t *start, *end;     /* the same, apart: lookups read only these */
+	struct table_block *b;      /* as the tables gave them */
+	uintptr_t *start, *end;     /* in address order (end: at least start + 1) */
+	uint32_t *idx;              /* which of b each one is */
 	size_t n;
 	uintptr_t heap_lo, heap_span;
 	struct page_ent *pages;
@@ -204,49 +205,71 @@ static struct area *area_of(struct area *a, size_t n, uintptr_t addr)
 
 /* Blocks ---------------------------------------------------------------------- */
 
-/* LSD radix sort by start, 16 bits a pass over the bits that differ. */
-static void sort_blocks(struct table_block *b, size_t n)
-{
-	if (n < 2)
-		return;
-	uintptr_t diff = 0;
-	for (size_t i = 1; i < n; i++)
-		diff |= b[i].start ^ b[0].start;
-	if (!diff)
-		return;
-	struct table_block *tmp = child_map(n * sizeof(*b));
-	size_t *count = child_map(65536 * sizeof(size_t));
-	if (!tmp || !count)
-		give_up("no memory to sort the blocks");
-	unsigned lo_bit = (unsigned)__builtin_ctzll((unsigned long long)diff);
-	unsigned hi_bit = 63 - (unsigned)__builtin_clzll((unsigned long long)diff);
-	struct table_block *src = b, *dst = tmp;
-	for (unsigned shift = lo_bit; shift <= hi_bit; shift += 16) {
-		memset(count, 0, 65536 * sizeof(size_t));
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].start >> shift) & 0xffff]++;
-		size_t sum = 0;
-		for (size_t d = 0; d < 65536; d++) {
-			size_t c = count[d];
-			count[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].start >> shift) & 0xffff]++] = src[i];
-		struct table_block *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != b)
-		memcpy(b, src, n * sizeof(*b));
-	munmap(tmp, n * sizeof(*b));
-	munmap(count, 65536 * sizeof(size_t));
-}
-
 static inline uintptr_t block_end(const struct table_block *b)
 {
 	/* a pointer to a zero-size block is to the block */
 	return b->end > b->start ? b->end : b->start + 1;
+}
+
+/* The blocks in address order, as S.start[], S.end[] and S.idx[] (the
+ * index in S.b): an LSD radix sort of {start, index} pairs, 11 bits a
+ * pass over the bits in which the starts differ. */
+struct sort_item {
+	uintptr_t start;
+	uint32_t idx;
+	uint32_t size; /* the tables keep 32 bits of it */
+};
+#define DIGIT 16
+static void __attribute__((noinline)) sort_blocks(void)
+{
+	size_t n = S.n;
+	struct sort_item *a = child_map((n + 1) * sizeof(*a)), *t = child_map((n + 1) * sizeof(*t));
+	size_t *count = child_map(((size_t)1 << DIGIT) * sizeof(size_t));
+	S.start = child_map((n + 1) * sizeof(uintptr_t));
+	S.end = child_map((n + 1) * sizeof(uintptr_t));
+	S.idx = child_map((n + 1) * sizeof(uint32_t));
+	if (!a || !t || !count || !S.start || !S.end || !S.idx)
+		give_up("no memory to sort the blocks");
+	uintptr_t diff = 0;
+	for (size_t i = 0; i < n; i++) {
+		a[i].start = S.b[i].start;
+		a[i].idx = (uint32_t)i;
+		uintptr_t size = block_end(&S.b[i]) - S.b[i].start;
+		a[i].size = size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
+		diff |= S.b[i].start ^ S.b[0].start;
+	}
+	struct sort_item *src = a, *dst = t;
+	if (diff) {
+		unsigned lo_bit = (unsigned)__builtin_ctzll((unsigned long long)diff);
+		unsigned hi_bit = 63 - (unsigned)__builtin_clzll((unsigned long long)diff);
+		size_t buckets = (size_t)1 << DIGIT, mask = buckets - 1;
+		for (unsigned shift = lo_bit; shift <= hi_bit; shift += DIGIT) {
+			memset(count, 0, buckets * sizeof(size_t));
+			for (size_t i = 0; i < n; i++)
+				count[(src[i].start >> shift) & mask]++;
+			size_t sum = 0;
+			for (size_t d = 0; d < buckets; d++) {
+				size_t c = count[d];
+				count[d] = sum;
+				sum += c;
+			}
+			for (size_t i = 0; i < n; i++)
+				dst[count[(src[i].start >> shift) & mask]++] = src[i];
+			struct sort_item *x = src;
+			src = dst;
+			dst = x;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		S.start[i] = src[i].start;
+		S.end[i] = src[i].start + src[i].size;
+		if (S.end[i] < src[i].start)
+			S.end[i] = UINTPTR_MAX;
+		S.idx[i] = src[i].idx;
+	}
+	munmap(a, (n + 1) * sizeof(*a));
+	munmap(t, (n + 1) * sizeof(*t));
+	munmap(count, ((size_t)1 << DIGIT) * sizeof(size_t));
 }
 
 static inline size_t page_slot(uintptr_t page)
@@ -266,13 +289,13 @@ static void page_add(uintptr_t page, uint32_t i)
 	S.pages[k].hi = i + 1;
 }
 
-static void build_index(void)
+static void __attribute__((noinline)) build_index(void)
 {
 	size_t distinct = 0;
 	uintptr_t last = UINTPTR_MAX;
 	S.nbig = 0;
 	for (size_t i = 0; i < S.n; i++) {
-		uintptr_t a = S.b[i].start >> PAGE_SHIFT, z = (block_end(&S.b[i]) - 1) >> PAGE_SHIFT;
+		uintptr_t a = S.start[i] >> PAGE_SHIFT, z = (S.end[i] - 1) >> PAGE_SHIFT;
 		if (z - a >= BIG_PAGES) {
 			distinct += 2;
 			S.nbig++;
@@ -290,16 +313,8 @@ static void build_index(void)
 		give_up("no memory for the block index");
 	S.page_mask = cap - 1;
 	S.nbig = 0;
-	S.start = child_map((S.n + 1) * sizeof(uintptr_t));
-	S.end = child_map((S.n + 1) * sizeof(uintptr_t));
-	if (!S.start || !S.end)
-		give_up("no memory for the block index");
 	for (size_t i = 0; i < S.n; i++) {
-		S.start[i] = S.b[i].start;
-		S.end[i] = block_end(&S.b[i]);
-	}
-	for (size_t i = 0; i < S.n; i++) {
-		uintptr_t a = S.b[i].start >> PAGE_SHIFT, z = (block_end(&S.b[i]) - 1) >> PAGE_SHIFT;
+		uintptr_t a = S.start[i] >> PAGE_SHIFT, z = (S.end[i] - 1) >> PAGE_SHIFT;
 		if (z - a >= BIG_PAGES) {
 			page_add(a, (uint32_t)i);
 			page_add(z, (uint32_t)i);
@@ -309,8 +324,8 @@ static void build_index(void)
 				page_add(p, (uint32_t)i);
 		}
 	}
-	S.heap_lo = S.n ? S.b[0].start : 0;
-	S.heap_span = S.n ? block_end(&S.b[S.n - 1]) - S.heap_lo : 0;
+	S.heap_lo = S.n ? S.start[0] : 0;
+	S.heap_span = S.n ? S.end[S.n - 1] - S.heap_lo : 0;
 }
 
 /* The block holding @w, or NONE. */
@@ -415,7 +430,7 @@ static void scan_root(uintptr_t lo, uintptr_t hi)
 /* Scan the marked blocks, a batch at a time: the batch's memory is asked
  * for first (prefetch), so that the misses of a graph walk overlap. */
 #define BATCH 16
-static void drain(void)
+static void __attribute__((noinline)) drain(void)
 {
 	uint32_t batch[BATCH];
 	while (S.depth) {
@@ -429,8 +444,9 @@ static void drain(void)
 		}
 		for (size_t k = 0; k < n; k++) {
 			uint32_t i = batch[k];
-			S.out->marked_bytes += S.b[i].end - S.b[i].start;
-			scan_words(S.b[i].start, S.b[i].end);
+			uintptr_t lo = S.start[i], hi = S.end[i];
+			S.out->marked_bytes += hi - lo;
+			scan_words(lo, hi);
 		}
 	}
 }
@@ -474,14 +490,14 @@ void reach_child_main(const struct reach_child_args *a)
 	if (!S.b || !S.marks || !S.stack)
 		give_up("no memory for the block list");
 	S.n = table_blocks(S.b, live);
-	sort_blocks(S.b, S.n);
+	sort_blocks();
 	build_index();
 
 	/* Heap mappings: those holding a live block. */
 	for (size_t m = 0, i = 0; m < nareas; m++) {
-		while (i < S.n && block_end(&S.b[i]) <= areas[m].lo)
+		while (i < S.n && S.end[i] <= areas[m].lo)
 			i++;
-		if (i < S.n && S.b[i].start < areas[m].hi)
+		if (i < S.n && S.start[i] < areas[m].hi)
 			areas[m].flags |= A_HEAP;
 		if (areas[m].flags & A_HEAP)
 			S.out->heap_mappings++;
@@ -500,7 +516,7 @@ void reach_child_main(const struct reach_child_args *a)
 		uintptr_t lo = th->sp - RED_ZONE < m->lo ? m->lo : th->sp - RED_ZONE, hi = m->hi;
 		uint32_t in = find(th->sp);
 		if (in != NONE) /* a stack inside a heap block */
-			hi = S.b[in].end;
+			hi = S.end[in];
 		else
 			m->flags |= A_STACK;
 		scan_root(lo, hi);
@@ -529,7 +545,8 @@ void reach_child_main(const struct reach_child_args *a)
 	for (size_t i = 0; i < S.n; i++) {
 		if (S.marks[i >> 6] >> (i & 63) & 1)
 			continue;
-		uint64_t key = S.b[i].key;
+		const struct table_block *blk = &S.b[S.idx[i]];
+		uint64_t key = blk->key;
 		size_t lo = 0, hi = a->nrec;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -541,7 +558,7 @@ void reach_child_main(const struct reach_child_args *a)
 		if (lo < a->nrec && a->keys[lo] == key) {
 			S.out->counts[lo]++;
 			S.out->unreachable_blocks++;
-			S.out->unreachable_bytes += S.b[i].end - S.b[i].start;
+			S.out->unreachable_bytes += blk->end - blk->start;
 		}
 	}
 	S.out->blocks = S.n;
