@@ -327,8 +327,8 @@ static int stop_threads_now(struct stopper *st)
 				break;
 			uint64_t now = now_ns();
 			/* Every 10 ms, look at who has not answered: one that
-			 * blocks the signal and runs fails the stop now; one in
-			 * uninterruptible sleep waits in the kernel. */
+			 * blocks the signal and runs for 100 ms fails the stop;
+			 * one in uninterruptible sleep waits in the kernel. */
 			if (now >= next_look && now < deadline) {
 				next_look = now + 10000000;
 				for (size_t i = 0; i < st->n; i++) {
@@ -343,13 +343,20 @@ static int stop_threads_now(struct stopper *st)
 					if (!thread_status(tid, &blocks, &state)) {
 						t->state = REACH_GONE;
 					} else if (blocks && state == 'R') {
-						snprintf(st->why, sizeof(st->why),
-							 "thread %d blocks the stop signal and runs", tid);
-						return -1;
+						/* for 100 ms on end: not a passing mask
+						 * (pthread_create's, qemu-user's own) */
+						if (++t->strikes >= 10) {
+							snprintf(st->why, sizeof(st->why),
+								 "thread %d blocks the stop signal and runs",
+								 tid);
+							return -1;
+						}
 					} else if (blocks) {
 						t->state = REACH_BLOCKED;
 					} else if (state == 'D') {
 						t->state = REACH_FROZEN;
+					} else {
+						t->strikes = 0;
 					}
 				}
 				continue;

@@ -33,6 +33,7 @@ struct reach_thread {
 	atomic_uint want;     /* the stop phase it is asked to answer */
 	atomic_uint answered; /* the phase it answered */
 	int state;            /* enum reach_thread_state (stopper only) */
+	int strikes;          /* looks that found it blocking the signal, running */
 	uintptr_t sp;
 	unsigned reg_bytes;
 	uintptr_t regs[REACH_REG_BYTES / sizeof(uintptr_t)];
