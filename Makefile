@@ -261,7 +261,7 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) \
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
 	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests

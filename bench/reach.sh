@@ -69,13 +69,19 @@ meta reachability_scanned | awk '{ print $1 + $4 }' >"$WORK/scanned"
 bytes=$(med <"$WORK/scanned")
 heap=$(awk '$1 == "heap" { print $2, $3 }' "$WORK/reach.out")
 unr=$(meta reachability_unreachable | head -n 1)
+want=$(awk '$1 == "expect-unreachable" { print $2 " bytes in " $3 " of" }' "$WORK/reach.out")
+case $unr in
+"$want "*) exact="exactly the dropped trees" ;;
+*) exact="the dropped trees are $want" ;;
+esac
 
 cpu=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1)
 rev=$(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
 	echo "leaksnap benchmark: reachability ($(date -u '+%Y-%m-%d %H:%M UTC'))"
 	echo "machine: $(nproc) CPUs, ${cpu:-$(uname -m)}, $(uname -sr); leaksnap $rev"
-	echo "workload: reachbench, heap ${heap% *} bytes in ${heap#* } blocks; unreachable: $unr"
+	echo "workload: reachbench, heap ${heap% *} bytes in ${heap#* } blocks"
+	echo "          unreachable: $unr ($exact)"
 	echo "          medians of $DUMPS dumps (min..max in brackets); one process each way"
 	echo ""
 	printf '%-34s %12s %s\n' "what" "median" "goal"

@@ -6,7 +6,8 @@
  * times: leaksnap_dump(PREFIX.N.dump) when the hook is loaded, timed; and
  * a bare fork() of the same process (clone without CLONE_VM, the child
  * _exits at once, waited for), timed, as the floor of the pause.
- * Prints "dump_us N" and "fork_us N" lines, and "heap BYTES BLOCKS". */
+ * Prints "heap BYTES BLOCKS", "expect-unreachable BYTES BLOCKS" (the
+ * dropped trees), then "dump_us N" and "fork_us N" lines. */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return 2;
-	uint64_t bytes = 0, blocks = 0;
+	uint64_t bytes = 0, blocks = 0, lost_bytes = 0, lost_blocks = 0;
 	for (size_t t = 0; t < TREES; t++) {
 		for (size_t k = 0; k < per; k++) {
 			size_t size = 24 + (t * per + k) * 7 % 160;
@@ -58,6 +59,10 @@ int main(int argc, char **argv)
 			tmp[k] = b;
 			bytes += size;
 			blocks++;
+			if (t % (TREES / DROPPED) == 0 && t / (TREES / DROPPED) < DROPPED) {
+				lost_bytes += size;
+				lost_blocks++;
+			}
 		}
 		for (size_t k = 1; k < per; k++)
 			tmp[(k - 1) / 2][(k - 1) % 2] = tmp[k];
@@ -68,6 +73,8 @@ int main(int argc, char **argv)
 	for (size_t t = 0; t < DROPPED; t++)
 		roots[t * (TREES / DROPPED)] = NULL;
 	printf("heap %llu %llu\n", (unsigned long long)bytes, (unsigned long long)blocks);
+	printf("expect-unreachable %llu %llu\n", (unsigned long long)lost_bytes,
+	       (unsigned long long)lost_blocks);
 
 	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
 	char path[4096];

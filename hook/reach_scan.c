@@ -479,6 +479,10 @@ void reach_child_main(const struct reach_child_args *a)
 		S.ex[S.nex][1] = a->exclude[i][1];
 		S.nex++;
 	}
+	/* this file's own state: the child fills it with block addresses */
+	S.ex[S.nex][0] = (uintptr_t)&S;
+	S.ex[S.nex][1] = (uintptr_t)(&S + 1);
+	S.nex++;
 	S.nex += table_own_ranges(S.ex + S.nex, MAX_EXCLUDE - S.nex - 1);
 	size_t nareas;
 	struct area *areas = read_maps(&nareas);

@@ -137,6 +137,18 @@ else
 	echo "clang -fsanitize=leak not available: comparison with LeakSanitizer skipped"
 fi
 
+# A bigger heap: 1024 trees of 48 blocks, 100 of them dropped; every
+# dropped block and no other is unreachable (bench/reachbench.c).
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$B/bench/reachbench" 50000 2 "$w/rb" \
+	>"$w/rb.out" 2>&1 || { fail "reachbench: exit status"; cat "$w/rb.out"; }
+want=$(awk '$1 == "expect-unreachable" { print $2, $3 }' "$w/rb.out")
+[ "$want" = "472800 4800" ] || fail "reachbench: expects $want"
+for d in "$w"/rb.1.dump "$w"/rb.2.dump; do
+	"$RD" "$d" >"$d.rd" 2>&1 || { fail "$d: $(cat "$d.rd")"; continue; }
+	got=$(awk '$1 == "total" { print $5, $6 }' "$d.rd")
+	[ "$got" = "$want" ] || fail "$d: unreachable $got, expected $want"
+done
+
 # Under load: ten dump signals back to back while 8 threads allocate and
 # free; every dump readable, with its section or its reason.
 LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/st" "$T/stress" 8 2000000 >"$w/st.out" 2>&1 &
