@@ -45,6 +45,7 @@ atomic_bool dump_thread_missing; /* start the dump thread at the next chance */
 static atomic_bool thread_absent;  /* no dump thread in this process yet */
 static atomic_bool report_write, report_thread, report_signal;
 atomic_int dump_thread_tid; /* the dump thread's, 0 none: never stopped */
+atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
 
 /* A growable text buffer in mmap'ed memory. ------------------------------- */
 
@@ -651,6 +652,7 @@ static void *dump_main(void *arg)
 	hook_busy = 1; /* nothing this thread allocates is the program's */
 	atomic_store(&dump_thread_tid, (int)syscall(SYS_gettid));
 	sigset_t set;
+	atomic_store(&dump_thread_stack, (uintptr_t)&set);
 	sigfillset(&set);
 	sigdelset(&set, sig_dump());
 	sigdelset(&set, sig_toggle());
@@ -748,6 +750,7 @@ void dump_after_fork_child(void)
 	pthread_mutex_init(&dump_mutex, NULL);
 	sem_init(&dump_sem, 0, 0);
 	atomic_store(&dump_thread_tid, 0);
+	atomic_store(&dump_thread_stack, 0);
 	dump_seq = 0;
 	dump_exiting = false;
 	/* No thread in the child until it needs one: a dump signal or an

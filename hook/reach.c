@@ -498,6 +498,7 @@ static int wait_child(long pid, char *why, size_t why_size)
 }
 
 extern atomic_int dump_thread_tid;
+extern atomic_uintptr_t dump_thread_stack;
 
 int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 {
@@ -570,6 +571,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		.threads = st.threads,
 		.keys = snap->keys,
 		.nrec = snap->record_count,
+		.hook_stack = atomic_load(&dump_thread_stack),
 		.out = sh,
 		.out_size = res->map_size,
 		.exclude = {

@@ -58,6 +58,7 @@ struct reach_child_args {
 	uintptr_t entry_sp;       /* where the program called into the hook on
 				   * this thread (scanned from there up), or 0:
 				   * the hook's own thread (not scanned) */
+	uintptr_t hook_stack;     /* an address on the dump thread's stack, or 0 */
 	const uint64_t *keys;     /* the records' keys, ascending */
 	size_t nrec;
 	struct reach_shared *out;

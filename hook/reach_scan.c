@@ -530,6 +530,11 @@ void reach_child_main(const struct reach_child_args *a)
 	struct area *self = area_of(areas, nareas, a->self_sp);
 	if (self)
 		self->flags |= A_STACK;
+	/* The dump thread's stack holds the hook's data only (stale block
+	 * addresses of earlier snapshots among them). */
+	struct area *hook = a->hook_stack ? area_of(areas, nareas, a->hook_stack) : NULL;
+	if (hook)
+		hook->flags |= A_STACK;
 	struct area *entry = a->entry_sp ? area_of(areas, nareas, a->entry_sp) : NULL;
 	if (entry) {
 		entry->flags |= A_STACK;
