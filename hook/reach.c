@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
@@ -204,6 +205,60 @@ static bool thread_status(int tid, bool *blocks, char *state)
 	return len > 0;
 }
 
+/* Whether thread @tid sleeps in sigwaitinfo()/sigtimedwait() waiting for
+ * the stop signal.  The kernel unblocks the waited signals for the time of
+ * the wait, so SigBlk does not show it; /proc/<tid>/syscall gives the call
+ * and its first argument, the set, read with process_vm_readv (a fault
+ * there is an error, not a crash). */
+static bool thread_sigwaits(int tid)
+{
+#if defined(SYS_rt_sigtimedwait) || defined(SYS_rt_sigtimedwait_time64)
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	char *end;
+	long nr = strtol(buf, &end, 10);
+	if (end == buf || *end != ' ')
+		return false;
+	bool wait = false;
+#ifdef SYS_rt_sigtimedwait
+	wait |= nr == SYS_rt_sigtimedwait;
+#endif
+#ifdef SYS_rt_sigtimedwait_time64
+	wait |= nr == SYS_rt_sigtimedwait_time64;
+#endif
+	if (!wait)
+		return false;
+	unsigned long long set_addr = strtoull(end + 1, NULL, 16);
+	unsigned char set[8];
+	struct iovec local = {set, sizeof(set)}, remote = {(void *)(uintptr_t)set_addr, sizeof(set)};
+	if (!set_addr || syscall(SYS_process_vm_readv, (int)getpid(), &local, 1UL, &remote, 1UL, 0UL) !=
+				 (long)sizeof(set))
+		return true; /* waiting for signals, which ones unknown: leave it */
+	int bit = reach_sig() - 1;
+	/* the kernel's sigset: 64 bits in native words, native byte order */
+	uint64_t mask = 0;
+	if (sizeof(unsigned long) == 8) {
+		memcpy(&mask, set, 8);
+	} else {
+		uint32_t w[2];
+		memcpy(w, set, 8);
+		mask = (uint64_t)w[1] << 32 | w[0];
+	}
+	return (mask >> bit) & 1;
+#else
+	(void)tid;
+	return false;
+#endif
+}
+
 /* The threads of the process, stopped ---------------------------------------- */
 
 struct stopper {
@@ -223,9 +278,9 @@ struct dirent64_ {
 	char name[];
 };
 
-/* Add the threads not listed yet (the first pass also learns which block
- * the signal).  Returns how many were added, or -1. */
-static long list_threads(struct stopper *st, bool first)
+/* Add the threads not listed yet, with whether they block the signal.
+ * Returns how many were added, or -1. */
+static long list_threads(struct stopper *st)
 {
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -263,14 +318,17 @@ static long list_threads(struct stopper *st, bool first)
 			memset(t, 0, sizeof(*t));
 			atomic_store_explicit(&t->tid, tid, memory_order_relaxed);
 			t->state = REACH_NEW;
-			if (first) {
-				bool blocks;
-				char state;
-				if (!thread_status(tid, &blocks, &state))
-					t->state = REACH_GONE;
-				else if (blocks && state != 'R')
-					t->state = REACH_BLOCKED;
-			}
+			/* A thread that blocks the signal is not sent it (a
+			 * sigwaitinfo() thread would receive it): asleep, it is
+			 * left as it is; running, it is watched. */
+			bool blocks;
+			char state;
+			if (!thread_status(tid, &blocks, &state))
+				t->state = REACH_GONE;
+			else if (blocks)
+				t->state = state == 'R' ? REACH_WATCH : REACH_BLOCKED;
+			else if (state != 'R' && thread_sigwaits(tid))
+				t->state = REACH_BLOCKED;
 			atomic_store_explicit(&stop_nthreads, st->n + 1, memory_order_release);
 			st->n++;
 			added++;
@@ -280,6 +338,23 @@ static long list_threads(struct stopper *st, bool first)
 	return added;
 }
 
+static int send_stop(struct stopper *st, struct reach_thread *t)
+{
+	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	atomic_store_explicit(&t->want, st->phase, memory_order_release);
+	if (syscall(SYS_tgkill, (int)getpid(), tid, reach_sig()) == 0) {
+		t->state = REACH_SIGNALLED;
+	} else if (errno == ESRCH) {
+		t->state = REACH_GONE;
+	} else {
+		/* (no strerror while threads wait: it may lock) */
+		snprintf(st->why, sizeof(st->why), "cannot signal thread %d (errno %d)", tid,
+			 errno);
+		return -1;
+	}
+	return 0;
+}
+
 /* Signal every new thread, wait for the answers; again until no new
  * thread appears.  Returns 0, or -1 with @st->why. */
 static int stop_threads_now(struct stopper *st)
@@ -287,7 +362,7 @@ static int stop_threads_now(struct stopper *st)
 	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS, next_look = now_ns() + 10000000;
 	for (bool first = true;; first = false) {
 		if (!first) {
-			long added = list_threads(st, false);
+			long added = list_threads(st);
 			if (added < 0)
 				return -1;
 			if (added == 0)
@@ -297,18 +372,8 @@ static int stop_threads_now(struct stopper *st)
 			struct reach_thread *t = &st->threads[i];
 			if (t->state != REACH_NEW)
 				continue;
-			int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-			atomic_store_explicit(&t->want, st->phase, memory_order_release);
-			if (syscall(SYS_tgkill, (int)getpid(), tid, reach_sig()) == 0)
-				t->state = REACH_SIGNALLED;
-			else if (errno == ESRCH)
-				t->state = REACH_GONE;
-			else {
-				/* (no strerror while threads wait: it may lock) */
-				snprintf(st->why, sizeof(st->why), "cannot signal thread %d (errno %d)",
-					 tid, errno);
+			if (send_stop(st, t) != 0)
 				return -1;
-			}
 		}
 		/* wait for every signalled thread's answer */
 		for (;;) {
@@ -316,6 +381,8 @@ static int stop_threads_now(struct stopper *st)
 			size_t waiting = 0;
 			for (size_t i = 0; i < st->n; i++) {
 				struct reach_thread *t = &st->threads[i];
+				if (t->state == REACH_WATCH)
+					waiting++;
 				if (t->state != REACH_SIGNALLED)
 					continue;
 				if (atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
@@ -333,7 +400,7 @@ static int stop_threads_now(struct stopper *st)
 				next_look = now + 10000000;
 				for (size_t i = 0; i < st->n; i++) {
 					struct reach_thread *t = &st->threads[i];
-					if (t->state != REACH_SIGNALLED ||
+					if ((t->state != REACH_SIGNALLED && t->state != REACH_WATCH) ||
 					    atomic_load_explicit(&t->answered, memory_order_acquire) ==
 						    st->phase)
 						continue;
@@ -342,6 +409,9 @@ static int stop_threads_now(struct stopper *st)
 					char state;
 					if (!thread_status(tid, &blocks, &state)) {
 						t->state = REACH_GONE;
+					} else if (t->state == REACH_WATCH && !blocks) {
+						if (send_stop(st, t) != 0)
+							return -1;
 					} else if (blocks && state == 'R') {
 						/* for 100 ms on end: not a passing mask
 						 * (pthread_create's, qemu-user's own) */
@@ -369,7 +439,7 @@ static int stop_threads_now(struct stopper *st)
 				 * that blocks the signal and runs cannot be stopped. */
 				for (size_t i = 0; i < st->n; i++) {
 					struct reach_thread *t = &st->threads[i];
-					if (t->state != REACH_SIGNALLED)
+					if (t->state != REACH_SIGNALLED && t->state != REACH_WATCH)
 						continue;
 					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
 					bool blocks;
@@ -379,6 +449,10 @@ static int stop_threads_now(struct stopper *st)
 					} else if (blocks && state == 'R') {
 						snprintf(st->why, sizeof(st->why),
 							 "thread %d blocks the stop signal and runs", tid);
+						return -1;
+					} else if (t->state == REACH_WATCH && !blocks) {
+						snprintf(st->why, sizeof(st->why),
+							 "thread %d did not stop in time", tid);
 						return -1;
 					} else {
 						t->state = blocks ? REACH_BLOCKED : REACH_FROZEN;
@@ -430,10 +504,18 @@ static void describe(struct reach_result *res, const struct stopper *st,
 	size_t saved = 0;
 	for (size_t i = 0; i < st->n; i++)
 		saved += st->threads[i].state == REACH_SAVED;
-	char extra[128] = "";
-	if (st->blocked || st->frozen)
-		snprintf(extra, sizeof(extra), "; %zu sleeping thread(s) not signalled or not yet "
-			 "answering: stack scanned whole, registers unknown", st->blocked + st->frozen);
+	char extra[192] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < st->n && len + 32 < sizeof(extra); i++) {
+		const struct reach_thread *t = &st->threads[i];
+		if (t->state != REACH_BLOCKED && t->state != REACH_FROZEN)
+			continue;
+		len += (size_t)snprintf(extra + len, sizeof(extra) - len, "%s %d (%s)",
+					len ? "," : "; not stopped, stack scanned whole, registers unknown:",
+					atomic_load_explicit(&t->tid, memory_order_relaxed),
+					t->state == REACH_BLOCKED ? "waits with the signal blocked"
+								  : "in the kernel");
+	}
 	snprintf(res->meta, sizeof(res->meta),
 		 "reachability=signal SIGRTMAX-18 stopped %zu thread(s) + this one, registers "
 		 "saved, fork image scanned: stacks from SP, %llu writable non-heap mapping(s) "
@@ -543,12 +625,10 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 	}
 	atomic_store(&stop_nthreads, 0);
 	atomic_store(&stop_threads, st.threads);
-	if (list_threads(&st, true) < 0) {
+	if (list_threads(&st) < 0) {
 		failed(res, st.why, 0);
 		goto plain;
 	}
-	for (size_t i = 0; i < st.n; i++)
-		st.blocked += st.threads[i].state == REACH_BLOCKED;
 
 	table_lock_all();
 	if (table_snapshot_locked(snap, true) != 0) {
@@ -590,8 +670,10 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 	long pid = -1;
 	uint64_t tf0 = 0, tf1 = 0;
 	if (stopped == 0) {
-		for (size_t i = 0; i < st.n; i++)
+		for (size_t i = 0; i < st.n; i++) {
 			st.frozen += st.threads[i].state == REACH_FROZEN;
+			st.blocked += st.threads[i].state == REACH_BLOCKED;
+		}
 		args.nthreads = st.n;
 		tf0 = now_ns();
 		pid = fork_image(&args);

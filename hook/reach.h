@@ -26,6 +26,7 @@ enum reach_thread_state {
 	REACH_GONE,     /* exited meanwhile */
 	REACH_BLOCKED,  /* blocks the stop signal and sleeps: not signalled */
 	REACH_FROZEN,   /* signal pending, not yet run (in the kernel) */
+	REACH_WATCH,    /* blocks the stop signal and runs: not signalled, looked at */
 };
 
 struct reach_thread {

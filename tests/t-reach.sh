@@ -114,6 +114,17 @@ grep -q -x 'flags 0' "$d.rd" || fail "blockspin: flag bit 2 set"
 grep -q -x 'meta reachability=failed: thread [0-9]* blocks the stop signal and runs' "$d.rd" ||
 	{ fail "blockspin: no reason"; cat "$d.rd"; }
 
+# A thread that blocks every signal and sleeps in sigwaitinfo() is not sent
+# the stop signal (it would receive it): the dumps are complete, and say so.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/sw" "$T/reach" "$LIB" "$w/sw-api.dump" sigwait \
+	</dev/null >"$w/sw.out" 2>&1 || { fail "sigwait: exit status"; cat "$w/sw.out"; }
+grep -q 'sigwait got' "$w/sw.out" && fail "sigwait: the program received a signal"
+for d in "$w/sw-api.dump" "$(ls "$w"/sw.*.exit.dump)"; do
+	check_dump "$d" "$w/expect"
+	grep -q '^meta reachability=.*; not stopped, stack scanned whole, registers unknown: [0-9]* (waits with the signal blocked)$' "$d.rd" ||
+		{ fail "$d: the sigwait thread is not named"; grep '^meta reachability=' "$d.rd"; }
+done
+
 # valgrind (definitely + indirectly lost) and LeakSanitizer on the same
 # program: docs/reachability.md explains each difference.
 exp=$(awk '$1 == "expect-unreachable" { print $2 }' "$w/expect")

@@ -1,5 +1,5 @@
 /* Ground truth for reachability (tests/t-reach.sh, docs/reachability.md).
- *   reach LIBREACH.so [DUMP_PATH|- [wait|blockspin]]
+ *   reach LIBREACH.so [DUMP_PATH|- [wait|blockspin|sigwait]]
  * Builds a heap whose every block's fate is known, prints the expected
  * "expect SIZE COUNT UNREACHABLE" per case and "expect-unreachable BYTES
  * BLOCKS", dumps through leaksnap_dump() when the hook is loaded (to
@@ -7,7 +7,9 @@
  * still in place (so that the exit dump, valgrind and LeakSanitizer see
  * the same heap).  "wait": first print "ready" and wait until standard
  * input ends (for dumps by signal); "blockspin": also run a thread that
- * blocks every signal and spins (a thread that cannot be stopped).
+ * blocks every signal and spins (a thread that cannot be stopped);
+ * "sigwait": one that blocks every signal and takes them with sigwaitinfo
+ * (it must never see the hook's stop signal: it exits 3 if it does).
  *
  * Each case has a size of its own, all multiples of 16: glibc's chunk
  * header of the next chunk then lies past the block's requested bytes
@@ -127,6 +129,24 @@ static void *waiter(void *arg)
 	return on_stack;
 }
 
+static void *sigwaiter(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	atomic_store(&blocked, 1);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&all, &si);
+		if (sig > 0) {
+			printf("sigwait got signal %d\n", sig);
+			exit(3);
+		}
+	}
+	return NULL;
+}
+
 /* Overwrite the dead stack below main's frame: no stale copy of a
  * pointer stays where a later frame might leave it uninitialized. */
 NOINLINE static void scrub(void)
@@ -207,9 +227,9 @@ int main(int argc, char **argv)
 	printf("expect-unreachable %d 12\n",
 	       3 * S_LOST + 2 * S_CYCLE + S_TREE_ROOT + 2 * S_TREE_MID + 4 * S_TREE_LEAF);
 	const char *mode = argc > 3 ? argv[3] : "";
-	if (!strcmp(mode, "blockspin")) {
+	if (!strcmp(mode, "blockspin") || !strcmp(mode, "sigwait")) {
 		pthread_t t3;
-		if (pthread_create(&t3, NULL, blockspin, NULL))
+		if (pthread_create(&t3, NULL, *mode == 'b' ? blockspin : sigwaiter, NULL))
 			return 2;
 		while (!atomic_load(&blocked))
 			sched_yield();
@@ -219,7 +239,7 @@ int main(int argc, char **argv)
 		perror("leaksnap_dump");
 		return 1;
 	}
-	if (!strcmp(mode, "wait") || !strcmp(mode, "blockspin")) {
+	if (!strcmp(mode, "wait") || !strcmp(mode, "blockspin") || !strcmp(mode, "sigwait")) {
 		printf("ready\n");
 		while (read(0, &c, 1) > 0)
 			;
