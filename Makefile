@@ -278,6 +278,13 @@ screenshot: demo
 		$(B)/demo/report.html scripts/screenshot.js >/dev/null
 	@echo "docs/images/report.png"
 
+# The process bench/reach.sh and t-reach.sh run under the hook: a plain
+# build like the hook tests' programs (never sanitized: ASan and the hook
+# cannot both be preloaded).
+$(B)/bench/reachbench: bench/reachbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl
+
 $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \

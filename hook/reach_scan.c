@@ -44,11 +44,12 @@
 #define RED_ZONE 0
 #endif
 
-enum { A_READ = 1, A_WRITE = 2, A_SHARED = 4, A_SKIP = 8, A_HEAP = 16, A_STACK = 32 };
+enum { A_READ = 1, A_WRITE = 2, A_SHARED = 4, A_SKIP = 8, A_HEAP = 16, A_STACK = 32, A_ANON = 64 };
 
 struct area {
 	uintptr_t lo, hi;
 	unsigned flags;
+	uintptr_t heap_lo, heap_hi; /* the pages its live blocks span, if any */
 };
 
 struct page_ent {
@@ -182,6 +183,8 @@ static struct area *read_maps(size_t *count)
 		if (starts(s, eol, "[anon:libc_malloc") || starts(s, eol, "[anon:scudo:") ||
 		    starts(s, eol, "[anon:GWP-ASan"))
 			m->flags |= A_HEAP; /* the allocator's, even with no live block */
+		if ((s == eol || starts(s, eol, "[anon:")) && !(m->flags & A_SHARED))
+			m->flags |= A_ANON;
 		if (m->hi > m->lo)
 			n++;
 		p = eol + 1;
@@ -427,6 +430,61 @@ static void scan_root(uintptr_t lo, uintptr_t hi)
 	}
 }
 
+/* Whether @pagemap describes this process's addresses: of 8 fresh pages,
+ * the even ones written, it must show exactly those as present.  (Under
+ * qemu-user it describes the host's addresses, not the program's.) */
+static bool pagemap_true(int pagemap)
+{
+	size_t page = (size_t)1 << PAGE_SHIFT;
+	volatile char *p = child_map(8 * page);
+	if (!p)
+		return false;
+	for (size_t k = 0; k < 8; k += 2)
+		p[k * page] = 1;
+	uint64_t ent[8];
+	bool ok = pread(pagemap, ent, sizeof(ent), (off_t)(((uintptr_t)p >> PAGE_SHIFT) * 8)) ==
+		  (ssize_t)sizeof(ent);
+	for (size_t k = 0; ok && k < 8; k++)
+		ok = (ent[k] >> 63) == !(k & 1);
+	munmap((void *)(uintptr_t)p, 8 * page);
+	return ok;
+}
+
+/* A private anonymous mapping of a megabyte or more: only its pages that
+ * were ever touched (present or swapped out, /proc/self/pagemap), the rest
+ * reads as zeros.  A reservation of gigabytes then costs its page table,
+ * not a read of every page. */
+#define SPARSE_MIN (1u << 20)
+static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
+{
+	if (pagemap < 0 || hi - lo < SPARSE_MIN) {
+		scan_root(lo, hi);
+		return;
+	}
+	uint64_t ent[512];
+	for (uintptr_t at = lo; at < hi;) {
+		size_t pages = (hi - at) >> PAGE_SHIFT;
+		if (pages > 512)
+			pages = 512;
+		ssize_t r = pread(pagemap, ent, pages * 8, (off_t)((at >> PAGE_SHIFT) * 8));
+		if (r != (ssize_t)(pages * 8)) {
+			scan_root(at, hi); /* cannot tell: all of it */
+			return;
+		}
+		for (size_t k = 0; k < pages;) {
+			size_t run = 0;
+			while (k + run < pages && (ent[k + run] >> 62))
+				run++;
+			if (run)
+				scan_root(at + (k << PAGE_SHIFT), at + ((k + run) << PAGE_SHIFT));
+			k += run;
+			while (k < pages && !(ent[k] >> 62))
+				k++;
+		}
+		at += pages << PAGE_SHIFT;
+	}
+}
+
 /* Scan the marked blocks, a batch at a time: the batch's memory is asked
  * for first (prefetch), so that the misses of a graph walk overlap. */
 #define BATCH 16
@@ -497,13 +555,27 @@ void reach_child_main(const struct reach_child_args *a)
 	sort_blocks();
 	build_index();
 
-	/* Heap mappings: those holding a live block. */
+	/* The heap: the pages from a mapping's first live block to the end of
+	 * its last.  Not the whole mapping: the kernel merges neighbouring
+	 * anonymous mappings, so a region the program mapped can share one
+	 * with an arena or a large block; the rest of the mapping stays a
+	 * root. */
 	for (size_t m = 0, i = 0; m < nareas; m++) {
-		while (i < S.n && S.end[i] <= areas[m].lo)
+		struct area *ar = &areas[m];
+		ar->heap_lo = ar->heap_hi = 0;
+		while (i < S.n && S.end[i] <= ar->lo)
 			i++;
-		if (i < S.n && S.start[i] < areas[m].hi)
-			areas[m].flags |= A_HEAP;
-		if (areas[m].flags & A_HEAP)
+		size_t j = i;
+		while (j < S.n && S.start[j] < ar->hi)
+			j++;
+		if (j > i) {
+			uintptr_t page = ((uintptr_t)1 << PAGE_SHIFT) - 1;
+			ar->heap_lo = S.start[i] & ~page;
+			ar->heap_hi = S.end[j - 1] > ar->hi - page ? ar->hi : (S.end[j - 1] + page) & ~page;
+			if (ar->heap_lo < ar->lo)
+				ar->heap_lo = ar->lo;
+		}
+		if ((ar->flags & A_HEAP) || j > i)
 			S.out->heap_mappings++;
 	}
 
@@ -541,13 +613,29 @@ void reach_child_main(const struct reach_child_args *a)
 		scan_root(a->entry_sp, entry->hi);
 	}
 	/* Every other writable mapping that is not heap. */
+	int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pagemap >= 0 && !pagemap_true(pagemap)) {
+		close(pagemap);
+		pagemap = -1;
+	}
 	for (size_t m = 0; m < nareas; m++) {
 		unsigned f = areas[m].flags;
 		if ((f & (A_READ | A_WRITE)) != (A_READ | A_WRITE) || (f & (A_SKIP | A_HEAP | A_STACK)))
 			continue;
 		S.out->root_mappings++;
-		scan_root(areas[m].lo, areas[m].hi);
+		uintptr_t lo = areas[m].lo, hi = areas[m].hi;
+		uintptr_t cut_lo = areas[m].heap_hi > areas[m].heap_lo ? areas[m].heap_lo : hi;
+		uintptr_t cut_hi = areas[m].heap_hi > areas[m].heap_lo ? areas[m].heap_hi : hi;
+		if (f & A_ANON) {
+			scan_anon(lo, cut_lo, pagemap);
+			scan_anon(cut_hi, hi, pagemap);
+		} else {
+			scan_root(lo, cut_lo);
+			scan_root(cut_hi, hi);
+		}
 	}
+	if (pagemap >= 0)
+		close(pagemap);
 	drain();
 
 	/* Count the unmarked blocks into their records. */
