@@ -77,10 +77,14 @@ static struct {
 	volatile int faulting;
 } S;
 
+/* Memory of the child's own.  Large arrays are faulted in by the kernel
+ * at once (MAP_POPULATE): cheaper than a fault per page. */
 static void *child_map(size_t bytes)
 {
 	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			       (bytes >= (1u << 20) ? MAP_POPULATE : 0),
+		       -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -222,16 +226,14 @@ struct sort_item {
 	uint32_t idx;
 	uint32_t size; /* the tables keep 32 bits of it */
 };
+_Static_assert(sizeof(struct sort_item) >= 2 * sizeof(uintptr_t), "start[] and end[] fit");
 #define DIGIT 16
 static void __attribute__((noinline)) sort_blocks(void)
 {
 	size_t n = S.n;
 	struct sort_item *a = child_map((n + 1) * sizeof(*a)), *t = child_map((n + 1) * sizeof(*t));
 	size_t *count = child_map(((size_t)1 << DIGIT) * sizeof(size_t));
-	S.start = child_map((n + 1) * sizeof(uintptr_t));
-	S.end = child_map((n + 1) * sizeof(uintptr_t));
-	S.idx = child_map((n + 1) * sizeof(uint32_t));
-	if (!a || !t || !count || !S.start || !S.end || !S.idx)
+	if (!a || !t || !count)
 		give_up("no memory to sort the blocks");
 	uintptr_t diff = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -263,15 +265,18 @@ static void __attribute__((noinline)) sort_blocks(void)
 			dst = x;
 		}
 	}
+	/* The sorted arrays take the two buffers' place: start[] and end[] in
+	 * the free one, idx[] over the sorted items themselves (item i is
+	 * read before idx[i] is written, which lies in an item before it). */
+	S.start = (uintptr_t *)(void *)dst;
+	S.end = S.start + n + 1;
+	S.idx = (uint32_t *)(void *)src;
 	for (size_t i = 0; i < n; i++) {
-		S.start[i] = src[i].start;
-		S.end[i] = src[i].start + src[i].size;
-		if (S.end[i] < src[i].start)
-			S.end[i] = UINTPTR_MAX;
-		S.idx[i] = src[i].idx;
+		struct sort_item it = src[i];
+		S.start[i] = it.start;
+		S.end[i] = it.start + it.size < it.start ? UINTPTR_MAX : it.start + it.size;
+		S.idx[i] = it.idx;
 	}
-	munmap(a, (n + 1) * sizeof(*a));
-	munmap(t, (n + 1) * sizeof(*t));
 	munmap(count, ((size_t)1 << DIGIT) * sizeof(size_t));
 }
 
