@@ -403,7 +403,7 @@ static void on_fault(int sig)
 static void __attribute__((noinline)) scan_guarded(uintptr_t lo, uintptr_t hi)
 {
 	S.faulting = 1;
-	if (sigsetjmp(S.fault, 1) == 0) {
+	if (sigsetjmp(S.fault, 0) == 0) { /* (SA_NODEFER: no mask to restore) */
 		scan_words(lo, hi);
 		S.out->root_bytes += hi - lo;
 	}
