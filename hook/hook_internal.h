@@ -127,14 +127,16 @@ void table_snapshot_free(struct table_snapshot *snap);
 int table_snapshot_locked(struct table_snapshot *snap, bool want_keys);
 void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux);
 
-/* A live block and its record's key (reachability).  Both with every lock
- * held, or in a forked image of such a moment. */
+/* The live blocks (reachability): each one's address, size (32 bits of it,
+ * as the tables keep it) and index @idx in @keys, where its record's key
+ * is.  Both with every lock held, or in a forked image of such a moment. */
 struct table_block {
-	uintptr_t start, end;
-	uint64_t key;
+	uintptr_t start;
+	uint32_t idx;
+	uint32_t size;
 };
 size_t table_live_count(void);
-size_t table_blocks(struct table_block *out, size_t cap);
+size_t table_blocks(struct table_block *out, uint64_t *keys, size_t cap);
 /* The tables' own memory that holds block addresses: never a root. */
 size_t table_own_ranges(uintptr_t (*out)[2], size_t cap);
 

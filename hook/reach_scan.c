@@ -58,7 +58,7 @@ struct page_ent {
 };
 
 static struct {
-	struct table_block *b;      /* as the tables gave them */
+	uint64_t *keys;             /* each block's record key, by table_blocks' index */
 	uintptr_t *start, *end;     /* in address order (end: at least start + 1) */
 	uint32_t *idx;              /* which of b each one is */
 	size_t n;
@@ -212,38 +212,23 @@ static struct area *area_of(struct area *a, size_t n, uintptr_t addr)
 
 /* Blocks ---------------------------------------------------------------------- */
 
-static inline uintptr_t block_end(const struct table_block *b)
-{
-	/* a pointer to a zero-size block is to the block */
-	return b->end > b->start ? b->end : b->start + 1;
-}
-
-/* The blocks in address order, as S.start[], S.end[] and S.idx[] (the
- * index in S.b): an LSD radix sort of {start, index} pairs, 11 bits a
+/* The blocks in address order, as S.start[], S.end[] (at least start + 1:
+ * a pointer to a zero-size block is to the block) and S.idx[] (where the
+ * key is): an LSD radix sort of the tables' {start, index, size}, 16 bits a
  * pass over the bits in which the starts differ. */
-struct sort_item {
-	uintptr_t start;
-	uint32_t idx;
-	uint32_t size; /* the tables keep 32 bits of it */
-};
-_Static_assert(sizeof(struct sort_item) >= 2 * sizeof(uintptr_t), "start[] and end[] fit");
+_Static_assert(sizeof(struct table_block) >= 2 * sizeof(uintptr_t), "start[] and end[] fit");
 #define DIGIT 16
-static void __attribute__((noinline)) sort_blocks(void)
+static void __attribute__((noinline)) sort_blocks(struct table_block *a)
 {
 	size_t n = S.n;
-	struct sort_item *a = child_map((n + 1) * sizeof(*a)), *t = child_map((n + 1) * sizeof(*t));
+	struct table_block *t = child_map((n + 1) * sizeof(*t));
 	size_t *count = child_map(((size_t)1 << DIGIT) * sizeof(size_t));
-	if (!a || !t || !count)
+	if (!t || !count)
 		give_up("no memory to sort the blocks");
 	uintptr_t diff = 0;
-	for (size_t i = 0; i < n; i++) {
-		a[i].start = S.b[i].start;
-		a[i].idx = (uint32_t)i;
-		uintptr_t size = block_end(&S.b[i]) - S.b[i].start;
-		a[i].size = size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
-		diff |= S.b[i].start ^ S.b[0].start;
-	}
-	struct sort_item *src = a, *dst = t;
+	for (size_t i = 0; i < n; i++)
+		diff |= a[i].start ^ a[0].start;
+	struct table_block *src = a, *dst = t;
 	if (diff) {
 		unsigned lo_bit = (unsigned)__builtin_ctzll((unsigned long long)diff);
 		unsigned hi_bit = 63 - (unsigned)__builtin_clzll((unsigned long long)diff);
@@ -260,7 +245,7 @@ static void __attribute__((noinline)) sort_blocks(void)
 			}
 			for (size_t i = 0; i < n; i++)
 				dst[count[(src[i].start >> shift) & mask]++] = src[i];
-			struct sort_item *x = src;
+			struct table_block *x = src;
 			src = dst;
 			dst = x;
 		}
@@ -272,9 +257,10 @@ static void __attribute__((noinline)) sort_blocks(void)
 	S.end = S.start + n + 1;
 	S.idx = (uint32_t *)(void *)src;
 	for (size_t i = 0; i < n; i++) {
-		struct sort_item it = src[i];
+		struct table_block it = src[i];
+		uintptr_t size = it.size ? it.size : 1;
 		S.start[i] = it.start;
-		S.end[i] = it.start + it.size < it.start ? UINTPTR_MAX : it.start + it.size;
+		S.end[i] = it.start + size < it.start ? UINTPTR_MAX : it.start + size;
 		S.idx[i] = it.idx;
 	}
 	munmap(count, ((size_t)1 << DIGIT) * sizeof(size_t));
@@ -560,13 +546,14 @@ void reach_child_main(const struct reach_child_args *a)
 	struct area *areas = read_maps(&nareas);
 
 	size_t live = table_live_count();
-	S.b = child_map(live * sizeof(*S.b));
+	struct table_block *blocks = child_map((live + 1) * sizeof(*blocks));
+	S.keys = child_map((live + 1) * sizeof(*S.keys));
 	S.marks = child_map((live / 64 + 1) * sizeof(uint64_t));
 	S.stack = child_map((live + 1) * sizeof(uint32_t));
-	if (!S.b || !S.marks || !S.stack)
+	if (!blocks || !S.keys || !S.marks || !S.stack)
 		give_up("no memory for the block list");
-	S.n = table_blocks(S.b, live);
-	sort_blocks();
+	S.n = table_blocks(blocks, S.keys, live);
+	sort_blocks(blocks);
 	build_index();
 
 	/* The heap: the pages from a mapping's first live block to the end of
@@ -656,8 +643,7 @@ void reach_child_main(const struct reach_child_args *a)
 	for (size_t i = 0; i < S.n; i++) {
 		if (S.marks[i >> 6] >> (i & 63) & 1)
 			continue;
-		const struct table_block *blk = &S.b[S.idx[i]];
-		uint64_t key = blk->key;
+		uint64_t key = S.keys[S.idx[i]];
 		size_t lo = 0, hi = a->nrec;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -669,7 +655,7 @@ void reach_child_main(const struct reach_child_args *a)
 		if (lo < a->nrec && a->keys[lo] == key) {
 			S.out->counts[lo]++;
 			S.out->unreachable_blocks++;
-			S.out->unreachable_bytes += blk->end - blk->start;
+			S.out->unreachable_bytes += (uint32_t)key; /* its size */
 		}
 	}
 	S.out->blocks = S.n;

@@ -250,7 +250,7 @@ size_t table_live_count(void)
 	return live;
 }
 
-size_t table_blocks(struct table_block *out, size_t cap)
+size_t table_blocks(struct table_block *out, uint64_t *keys, size_t cap)
 {
 	size_t n = 0;
 	for (unsigned i = 0; i < NSHARDS; i++)
@@ -259,11 +259,9 @@ size_t table_blocks(struct table_block *out, size_t cap)
 			if (!e->key)
 				continue;
 			out[n].start = e->key;
-			/* a size that saturated the slot: at least that much */
-			out[n].end = e->key + e->size;
-			if (out[n].end < e->key)
-				out[n].end = UINTPTR_MAX;
-			out[n].key = slot_key(e);
+			out[n].idx = (uint32_t)n;
+			out[n].size = e->size;
+			keys[n] = slot_key(e);
 			n++;
 		}
 	return n;
