@@ -114,6 +114,14 @@ grep -q -x 'flags 0' "$d.rd" || fail "blockspin: flag bit 2 set"
 grep -q -x 'meta reachability=failed: thread [0-9]* blocks the stop signal and runs' "$d.rd" ||
 	{ fail "blockspin: no reason"; cat "$d.rd"; }
 
+# The program takes the stop signal for itself: no section, the reason.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$T/reach" "$LIB" "$w/own.dump" ownsig \
+	>/dev/null 2>&1 || fail "ownsig: exit status"
+"$RD" "$w/own.dump" >"$w/own.rd" || fail "own.dump: not readable"
+grep -q -x 'flags 0' "$w/own.rd" || fail "ownsig: flag bit 2 set"
+grep -q -x "meta reachability=failed: the program replaced the stop signal's handler" "$w/own.rd" ||
+	{ fail "ownsig: no reason"; grep '^meta reach' "$w/own.rd"; }
+
 # A thread that blocks every signal and sleeps in sigwaitinfo() is not sent
 # the stop signal (it would receive it): the dumps are complete, and say so.
 LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/sw" "$T/reach" "$LIB" "$w/sw-api.dump" sigwait \

@@ -1,5 +1,5 @@
 /* Ground truth for reachability (tests/t-reach.sh, docs/reachability.md).
- *   reach LIBREACH.so [DUMP_PATH|- [wait|blockspin|sigwait]]
+ *   reach LIBREACH.so [DUMP_PATH|- [wait|blockspin|sigwait|ownsig]]
  * Builds a heap whose every block's fate is known, prints the expected
  * "expect SIZE COUNT UNREACHABLE" per case and "expect-unreachable BYTES
  * BLOCKS", dumps through leaksnap_dump() when the hook is loaded (to
@@ -9,7 +9,8 @@
  * input ends (for dumps by signal); "blockspin": also run a thread that
  * blocks every signal and spins (a thread that cannot be stopped);
  * "sigwait": one that blocks every signal and takes them with sigwaitinfo
- * (it must never see the hook's stop signal: it exits 3 if it does).
+ * (it must never see the hook's stop signal: it exits 3 if it does);
+ * "ownsig": install a handler of its own for SIGRTMAX-18 first.
  *
  * Each case has a size of its own, all multiples of 16: glibc's chunk
  * header of the next chunk then lies past the block's requested bytes
@@ -180,6 +181,11 @@ static void *spinner(void *arg)
 	return p;
 }
 
+static void own_handler(int sig)
+{
+	(void)sig;
+}
+
 static void *blockspin(void *arg)
 {
 	(void)arg;
@@ -240,6 +246,8 @@ int main(int argc, char **argv)
 		while (!atomic_load(&blocked))
 			sched_yield();
 	}
+	if (!strcmp(mode, "ownsig"))
+		signal(SIGRTMAX - 18, own_handler);
 	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
 	if (dump) {
 		/* Under the hook only: a private file mapping whose second page
