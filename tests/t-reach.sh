@@ -122,6 +122,14 @@ grep -q -x 'flags 0' "$w/own.rd" || fail "ownsig: flag bit 2 set"
 grep -q -x "meta reachability=failed: the program replaced the stop signal's handler" "$w/own.rd" ||
 	{ fail "ownsig: no reason"; grep '^meta reach' "$w/own.rd"; }
 
+# fork refused (a seccomp filter): no section, the reason.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$T/reach" "$LIB" "$w/nc.dump" noclone \
+	>/dev/null 2>&1 || fail "noclone: exit status"
+"$RD" "$w/nc.dump" >"$w/nc.rd" || fail "nc.dump: not readable"
+grep -q -x 'flags 0' "$w/nc.rd" || fail "noclone: flag bit 2 set"
+grep -q -x "meta reachability=failed: fork refused: Operation not permitted" "$w/nc.rd" ||
+	{ fail "noclone: no reason"; grep '^meta reach' "$w/nc.rd"; }
+
 # A thread that blocks every signal and sleeps in sigwaitinfo() is not sent
 # the stop signal (it would receive it): the dumps are complete, and say so.
 LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/sw" "$T/reach" "$LIB" "$w/sw-api.dump" sigwait \

@@ -1,5 +1,5 @@
 /* Ground truth for reachability (tests/t-reach.sh, docs/reachability.md).
- *   reach LIBREACH.so [DUMP_PATH|- [wait|blockspin|sigwait|ownsig]]
+ *   reach LIBREACH.so [DUMP_PATH|- [wait|blockspin|sigwait|ownsig|noclone]]
  * Builds a heap whose every block's fate is known, prints the expected
  * "expect SIZE COUNT UNREACHABLE" per case and "expect-unreachable BYTES
  * BLOCKS", dumps through leaksnap_dump() when the hook is loaded (to
@@ -10,7 +10,8 @@
  * blocks every signal and spins (a thread that cannot be stopped);
  * "sigwait": one that blocks every signal and takes them with sigwaitinfo
  * (it must never see the hook's stop signal: it exits 3 if it does);
- * "ownsig": install a handler of its own for SIGRTMAX-18 first.
+ * "ownsig": install a handler of its own for SIGRTMAX-18 first;
+ * "noclone": forbid clone() of processes (seccomp, EPERM) first.
  *
  * Each case has a size of its own, all multiples of 16: glibc's chunk
  * header of the next chunk then lies past the block's requested bytes
@@ -18,6 +19,13 @@
  * noinline function and kept only where the case says; nothing the
  * compiler could keep on main's frame or in its callee-saved registers. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -181,6 +189,22 @@ static void *spinner(void *arg)
 	return p;
 }
 
+/* A seccomp filter: clone() without CLONE_THREAD fails with EPERM. */
+static int forbid_fork(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
 static void own_handler(int sig)
 {
 	(void)sig;
@@ -248,6 +272,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "ownsig"))
 		signal(SIGRTMAX - 18, own_handler);
+	if (!strcmp(mode, "noclone") && forbid_fork() != 0)
+		return 2;
 	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
 	if (dump) {
 		/* Under the hook only: a private file mapping whose second page
