@@ -322,28 +322,39 @@ static void __attribute__((noinline)) build_index(void)
 	S.heap_span = S.n ? S.end[S.n - 1] - S.heap_lo : 0;
 }
 
-/* The block holding @w, or NONE. */
-static inline uint32_t find(uintptr_t w)
+/* The range of blocks overlapping @w's page: false if the page has none
+ * in the page index (then only a big block can hold @w). */
+static inline bool page_range(uintptr_t w, uint32_t *lo, uint32_t *hi)
 {
 	uintptr_t page = w >> PAGE_SHIFT;
-	size_t k = page_slot(page);
-	for (;; k = (k + 1) & S.page_mask) {
+	for (size_t k = page_slot(page);; k = (k + 1) & S.page_mask) {
 		const struct page_ent *e = &S.pages[k];
 		if (e->page == page + 1) {
-			/* the last block starting at or below w */
-			uint32_t lo = e->lo, hi = e->hi;
-			while (hi - lo > 1) {
-				uint32_t mid = lo + (hi - lo) / 2;
-				if (S.start[mid] <= w)
-					lo = mid;
-				else
-					hi = mid;
-			}
-			return S.start[lo] <= w && w < S.end[lo] ? lo : NONE;
+			*lo = e->lo;
+			*hi = e->hi;
+			return true;
 		}
 		if (!e->page)
-			break;
+			return false;
 	}
+}
+
+/* The block holding @w among [lo, hi) of the page's range, or NONE. */
+static inline uint32_t find_in(uintptr_t w, uint32_t lo, uint32_t hi)
+{
+	/* the last block starting at or below w */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (S.start[mid] <= w)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return S.start[lo] <= w && w < S.end[lo] ? lo : NONE;
+}
+
+static uint32_t find_big(uintptr_t w)
+{
 	size_t lo = 0, hi = S.nbig;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -358,17 +369,28 @@ static inline uint32_t find(uintptr_t w)
 	return w < S.end[i] ? i : NONE;
 }
 
+/* The block holding @w, or NONE. */
+static inline uint32_t find(uintptr_t w)
+{
+	uint32_t lo, hi;
+	return page_range(w, &lo, &hi) ? find_in(w, lo, hi) : find_big(w);
+}
+
 /* The mark ---------------------------------------------------------------------- */
+
+static inline void mark(uint32_t i)
+{
+	if (i == NONE || (S.marks[i >> 6] >> (i & 63) & 1))
+		return;
+	S.marks[i >> 6] |= (uint64_t)1 << (i & 63);
+	S.stack[S.depth++] = i;
+}
 
 static inline void consider(uintptr_t w)
 {
 	if (w - S.heap_lo >= S.heap_span)
 		return;
-	uint32_t i = find(w);
-	if (i == NONE || (S.marks[i >> 6] >> (i & 63) & 1))
-		return;
-	S.marks[i >> 6] |= (uint64_t)1 << (i & 63);
-	S.stack[S.depth++] = i;
+	mark(find(w));
 }
 
 static void __attribute__((noinline)) scan_words(uintptr_t lo, uintptr_t hi)
@@ -476,12 +498,30 @@ static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
 	}
 }
 
-/* Scan the marked blocks, a batch at a time: the batch's memory is asked
- * for first (prefetch), so that the misses of a graph walk overlap. */
-#define BATCH 16
+/* Scan the marked blocks, a batch at a time, in stages so that the cache
+ * misses of a graph walk overlap: the batch's blocks are asked for first
+ * (prefetch); then their words that fall in the heap's range are gathered,
+ * each one's page-index entry asked for; then they are looked up. */
+#define BATCH 64
+#define CAND 512
+static void resolve(const uintptr_t *cand, size_t n)
+{
+	uint32_t lo[CAND], hi[CAND];
+	for (size_t k = 0; k < n; k++) {
+		if (!page_range(cand[k], &lo[k], &hi[k])) {
+			lo[k] = NONE;
+			continue;
+		}
+		__builtin_prefetch(&S.start[lo[k] + (hi[k] - lo[k]) / 2]);
+	}
+	for (size_t k = 0; k < n; k++)
+		mark(lo[k] == NONE ? find_big(cand[k]) : find_in(cand[k], lo[k], hi[k]));
+}
+
 static void __attribute__((noinline)) drain(void)
 {
 	uint32_t batch[BATCH];
+	uintptr_t cand[CAND];
 	while (S.depth) {
 		size_t n = S.depth < BATCH ? S.depth : BATCH;
 		S.depth -= n;
@@ -491,12 +531,25 @@ static void __attribute__((noinline)) drain(void)
 			__builtin_prefetch(p);
 			__builtin_prefetch(p + 64);
 		}
+		size_t nc = 0;
 		for (size_t k = 0; k < n; k++) {
 			uint32_t i = batch[k];
 			uintptr_t lo = S.start[i], hi = S.end[i];
 			S.out->marked_bytes += hi - lo;
-			scan_words(lo, hi);
+			lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+			for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
+				uintptr_t w = *p;
+				if (w - S.heap_lo >= S.heap_span)
+					continue;
+				__builtin_prefetch(&S.pages[page_slot(w >> PAGE_SHIFT)]);
+				cand[nc++] = w;
+				if (nc == CAND) {
+					resolve(cand, nc);
+					nc = 0;
+				}
+			}
 		}
+		resolve(cand, nc);
 	}
 }
 
