@@ -20,6 +20,7 @@ LIB=$T/libreach.so
 # count and unreachable count summed over its records, the totals.
 check_dump() {
 	_d=$1 _e=$2
+	[ -n "$_d" ] && [ -f "$_d" ] || { fail "dump missing: ${_d:-(no name)}"; return; }
 	if ! "$RD" "$_d" >"$_d.rd" 2>"$_d.rderr"; then
 		fail "$_d: reachdump: $(cat "$_d.rderr")"
 		return
