@@ -83,6 +83,8 @@ done
 [ $n -ge 1 ] || fail "no interval dump checked"
 rm -f "$w/fifo"
 
+v=$("$L" record --reachability --out "$w/recenv" -- sh -c 'echo "$LEAKSNAP_REACHABILITY"' 2>/dev/null)
+[ "$v" = 1 ] || fail "record --reachability: LEAKSNAP_REACHABILITY=$v"
 "$L" record --reachability --out "$w/rec" -- "$T/reach" "$LIB" - >/dev/null 2>"$w/rec.err" ||
 	{ fail "record --reachability: status"; cat "$w/rec.err"; }
 check_dump "$(ls "$w"/rec.*.exit.dump)" "$w/expect"
