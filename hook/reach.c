@@ -542,7 +542,8 @@ static void failed(struct reach_result *res, const char *why, uint64_t pause_ns)
 		snprintf(res->meta, sizeof(res->meta), "reachability=failed: %s\n", why);
 }
 
-/* Wait for the child; 0 when it exited 0. */
+/* Wait for the child; 0 when it exited 0, 1 when the program reaped it
+ * (its result counts if it got to the end), else -1 with @why. */
 static int wait_child(long pid, char *why, size_t why_size)
 {
 	uint64_t deadline = now_ns() + CHILD_TIMEOUT_NS;
@@ -561,6 +562,8 @@ static int wait_child(long pid, char *why, size_t why_size)
 					 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 			return -1;
 		}
+		if (r < 0 && errno == ECHILD)
+			return 1; /* reaped by the program (waitpid with __WALL) */
 		if (r < 0 && errno != EINTR) {
 			snprintf(why, why_size, "the scanning child was lost: %s", strerror(errno));
 			return -1;
@@ -691,10 +694,14 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		failed(res, why, pause);
 	} else {
 		char why[160];
-		if (wait_child(pid, why, sizeof(why)) != 0) {
+		int w = wait_child(pid, why, sizeof(why));
+		if (w < 0) {
 			failed(res, why, pause);
-		} else if (!atomic_load(&sh->done) || sh->error[0]) {
-			snprintf(why, sizeof(why), "%s", sh->error[0] ? sh->error : "no result");
+		} else if (!atomic_load(&sh->done)) {
+			failed(res, w ? "the program reaped the scanning child before its end"
+				      : "the scanning child gave no result", pause);
+		} else if (sh->error[0]) {
+			snprintf(why, sizeof(why), "%s", sh->error);
 			failed(res, why, pause);
 		} else {
 			res->ok = true;
