@@ -13,10 +13,12 @@
  *     found in a sorted list of their own in between).
  *  3. Roots: every stopped thread's saved registers and its stack from
  *     its stack pointer (less the red zone) to the end of the mapping
- *     holding it; this thread's from its own; every other readable,
- *     writable mapping that holds no live block -- modules' data and bss,
- *     static TLS and the other threads' stacks whose pointer is unknown,
- *     anonymous mappings -- minus the hook's own tables.
+ *     holding it; the dumping program thread's from where it entered the
+ *     hook (none for the hook's own thread); every other readable,
+ *     writable mapping less the pages its live blocks span (the heap) --
+ *     modules' data and bss, static TLS and the other threads' stacks
+ *     whose pointer is unknown, anonymous mappings (large ones only where
+ *     pagemap shows pages) -- minus the hook's own memory.
  *  4. Each aligned word that points into a live block (interior pointers
  *     too) marks it; marked blocks go on an explicit stack (at most one
  *     entry per block) and are scanned in turn.
