@@ -632,6 +632,39 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		failed(res, st.why, 0);
 		goto plain;
 	}
+	/* A thread that blocks the signal and runs is watched for 100 ms
+	 * before anything stops (a passing mask, pthread_create's or
+	 * qemu-user's, goes away): one that keeps running so fails the dump's
+	 * reachability without a pause. */
+	for (int look = 0;; look++) {
+		int watching = 0;
+		for (size_t i = 0; i < st.n; i++) {
+			struct reach_thread *t = &st.threads[i];
+			if (t->state != REACH_WATCH)
+				continue;
+			int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+			bool blocks;
+			char state;
+			if (!thread_status(tid, &blocks, &state))
+				t->state = REACH_GONE;
+			else if (!blocks)
+				t->state = REACH_NEW;
+			else if (state != 'R')
+				t->state = REACH_BLOCKED;
+			else
+				watching = tid;
+		}
+		if (!watching)
+			break;
+		if (look == 10) {
+			snprintf(st.why, sizeof(st.why), "thread %d blocks the stop signal and runs",
+				 watching);
+			failed(res, st.why, 0);
+			goto plain;
+		}
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
 
 	table_lock_all();
 	if (table_snapshot_locked(snap, true) != 0) {
