@@ -250,8 +250,8 @@ CROSS_CC_arm64 := aarch64-linux-gnu-gcc
 CROSS_CC_arm := arm-linux-gnueabihf-gcc
 CROSS_FLAGS_arm64 := -mno-omit-leaf-frame-pointer
 CROSS_FLAGS_arm := -mthumb -funwind-tables
-CROSS_PROGS := leaks apkload
-CROSS_LIBS := libleaker libapk
+CROSS_PROGS := leaks apkload reach
+CROSS_LIBS := libleaker libapk libreach
 cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
 	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS))
 # The arches whose compiler is installed: make check builds and tests those.
@@ -300,7 +300,7 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) \
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
 	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests
@@ -317,6 +317,13 @@ screenshot: demo
 		$(B)/demo/report.html scripts/screenshot.js >/dev/null
 	@echo "docs/images/report.png"
 
+# The process bench/reach.sh and t-reach.sh run under the hook: a plain
+# build like the hook tests' programs (never sanitized: ASan and the hook
+# cannot both be preloaded).
+$(B)/bench/reachbench: bench/reachbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl
+
 $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \
@@ -326,6 +333,7 @@ bench: all $(BENCH_BINS)
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)
+	$(Q)sh bench/reach.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
 

@@ -56,6 +56,8 @@ static const char record_usage[] =
 	"  --interval SEC       also dump every SEC seconds: a decimal number from\n"
 	"                       0.001 to 1000000, fractions allowed (0.5)\n"
 	"  --no-exit-dump       do not dump when a process exits\n"
+	"  --reachability       classify every live block as reachable or not at each\n"
+	"                       dump (threads pause briefly; docs/reachability.md)\n"
 	"  -h, --help           this help\n\n"
 	"Files (PID is the process that dumped: children of CMD dump too):\n"
 	"  PREFIX.PID.N.dump    the N-th dump of PID (N = 1, 2, 3 ...), LEAKSNAP v1\n"
@@ -77,6 +79,7 @@ static const char record_usage[] =
 	"  LEAKSNAP_UNWIND      --unwind MODE\n"
 	"  LEAKSNAP_INTERVAL    --interval SEC\n"
 	"  LEAKSNAP_DUMP_ON_EXIT  0 with --no-exit-dump\n"
+	"  LEAKSNAP_REACHABILITY  1 with --reachability\n"
 	"  LEAKSNAP_START_DISABLED  1 (set it yourself) starts with capture off\n"
 	"Read by record: LEAKSNAP_HOOK=PATH uses PATH as the hook library instead of\n"
 	"../lib/libleakhook.so next to the leaksnap program.\n\n"
@@ -90,6 +93,7 @@ struct record_opts {
 	const char *unwind;   /* --unwind MODE, or NULL */
 	const char *interval; /* --interval SEC (validated, normalised), or NULL */
 	bool no_exit_dump;    /* --no-exit-dump */
+	bool reachability;    /* --reachability */
 	char interval_buf[48]; /* storage for @interval */
 };
 
@@ -780,6 +784,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{"unwind", required_argument, NULL, 'U'},
 		{"interval", required_argument, NULL, 'I'},
 		{"no-exit-dump", no_argument, NULL, 'N'},
+		{"reachability", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -814,6 +819,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			o->interval = o->interval_buf;
 			break;
 		case 'N': o->no_exit_dump = true; break;
+		case 'R': o->reachability = true; break;
 		case 'h':
 			/* The signal numbers depend on the C library: print them. */
 			printf(record_usage, HOOK_SIG_DUMP, HOOK_SIG_TOGGLE, HOOK_SIG_DUMP);
@@ -851,6 +857,8 @@ static int set_hook_env(const struct record_opts *o, const struct prefix *p, con
 		rc |= setenv("LEAKSNAP_INTERVAL", o->interval, 1);
 	if (o->no_exit_dump)
 		rc |= setenv("LEAKSNAP_DUMP_ON_EXIT", "0", 1);
+	if (o->reachability)
+		rc |= setenv("LEAKSNAP_REACHABILITY", "1", 1);
 	return rc ? cli_fail("record", "cannot set the environment: %s", strerror(errno)) : 0;
 }
 
@@ -898,7 +906,7 @@ static void no_dumps(const struct record_opts *o, const struct prefix *p, const 
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = {NULL, 0, NULL, NULL, false, ""};
+	struct record_opts o = {NULL, 0, NULL, NULL, false, false, ""};
 	struct prefix p = {NULL, NULL, NULL, NULL, NULL};
 	struct dump_list before = {NULL, 0, 0}, after = {NULL, 0, 0};
 	char *hook = NULL, *exe = NULL;

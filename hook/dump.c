@@ -31,6 +31,7 @@
 
 #include "format.h"
 #include "hook_internal.h"
+#include "reach.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -43,6 +44,8 @@ static bool dump_exiting;        /* under dump_mutex */
 atomic_bool dump_thread_missing; /* start the dump thread at the next chance */
 static atomic_bool thread_absent;  /* no dump thread in this process yet */
 static atomic_bool report_write, report_thread, report_signal;
+atomic_int dump_thread_tid; /* the dump thread's, 0 none: never stopped */
+atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
 
 /* A growable text buffer in mmap'ed memory. ------------------------------- */
 
@@ -487,17 +490,20 @@ static int numbered_name(char *out, size_t size, unsigned n)
 static int write_locked(const char *path, enum hook_trigger trigger)
 {
 	struct table_snapshot snap;
+	struct reach_result reach = {0};
 	struct buf maps = {0}, meta = {0};
 	char dump_name[PATH_MAX] = "", maps_name[PATH_MAX];
 	int rc = -1, err = ENOMEM;
 
-	if (table_snapshot(&snap) != 0)
+	if ((hook_cfg.reachability ? reach_snapshot(&snap, &reach) : table_snapshot(&snap)) != 0)
 		goto out;
 	if (!read_file("/proc/self/maps", &maps)) {
 		err = errno ? errno : EIO;
 		goto out_snap;
 	}
 	build_meta(&meta, &maps, trigger, snap.clamped);
+	if (hook_cfg.reachability)
+		buf_add(&meta, reach.meta, strlen(reach.meta));
 	if (maps.failed || meta.failed || meta.len > UINT32_MAX)
 		goto out_bufs;
 
@@ -506,9 +512,8 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 	struct snapshot_header h = {
 		.version = LEAKSNAP_VERSION,
 		.pointer_size = sizeof(uintptr_t),
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		.flags = SNAPSHOT_FLAG_BIG_ENDIAN,
-#endif
+		.flags = (uint8_t)((__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
+				   (reach.ok ? HOOK_FLAG_REACHABILITY : 0)),
 		.backtrace_size = hook_cfg.frames,
 		.pid = (uint32_t)getpid(),
 		.meta_size = (uint32_t)meta.len,
@@ -525,6 +530,8 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		{snap.records, snap.records_size},
 		{maps.p, maps.len},
 		{meta.p, meta.len},
+		/* FORMAT §2a: one u32 per record, in the records' byte order */
+		{reach.counts, reach.ok ? reach.counts_size : 0},
 	};
 	struct iovec maps_iov[] = {{maps.p, maps.len}};
 
@@ -536,7 +543,7 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		goto out_bufs;
 	}
 	struct pending pd, pm;
-	if (pending_write(dump_name, dump_iov, 4, &pd) != 0) {
+	if (pending_write(dump_name, dump_iov, 5, &pd) != 0) {
 		err = errno;
 		goto out_bufs;
 	}
@@ -570,6 +577,7 @@ out_bufs:
 	buf_free(&meta);
 out_snap:
 	table_snapshot_free(&snap);
+	reach_result_free(&reach);
 out:
 	if (rc != 0) {
 		if (trigger != HOOK_TRIGGER_API)
@@ -642,7 +650,9 @@ static void *dump_main(void *arg)
 {
 	(void)arg;
 	hook_busy = 1; /* nothing this thread allocates is the program's */
+	atomic_store(&dump_thread_tid, (int)syscall(SYS_gettid));
 	sigset_t set;
+	atomic_store(&dump_thread_stack, (uintptr_t)&set);
 	sigfillset(&set);
 	sigdelset(&set, sig_dump());
 	sigdelset(&set, sig_toggle());
@@ -724,6 +734,8 @@ static void install(int sig)
 void dump_start(void)
 {
 	sem_init(&dump_sem, 0, 0);
+	if (hook_cfg.reachability)
+		reach_init();
 	install(sig_dump());
 	install(sig_toggle());
 	atomic_store(&thread_absent, true);
@@ -737,6 +749,8 @@ void dump_after_fork_child(void)
 	 * and a dump in progress in the parent is not ours. */
 	pthread_mutex_init(&dump_mutex, NULL);
 	sem_init(&dump_sem, 0, 0);
+	atomic_store(&dump_thread_tid, 0);
+	atomic_store(&dump_thread_stack, 0);
 	dump_seq = 0;
 	dump_exiting = false;
 	/* No thread in the child until it needs one: a dump signal or an

@@ -24,6 +24,7 @@ size_t malloc_usable_size(void *p);
 #include <unistd.h>
 
 #include "hook_internal.h"
+#include "reach.h"
 #include "leakhook.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -521,7 +522,10 @@ EXPORT int leaksnap_dump(const char *path)
 		errno = ENOSYS;
 		return -1;
 	}
-	return dump_write(path, HOOK_TRIGGER_API);
+	REACH_ENTER();
+	int rc = dump_write(path, HOOK_TRIGGER_API);
+	reach_entry_sp = 0;
+	return rc;
 }
 
 /* Start-up, fork, exit -------------------------------------------------------- */
@@ -551,6 +555,7 @@ static void read_config(void)
 	c->frames = (unsigned)env_uint("LEAKSNAP_FRAMES", 16, 1, HOOK_MAX_FRAMES);
 	c->dump_on_exit = env_uint("LEAKSNAP_DUMP_ON_EXIT", 1, 0, 1) != 0;
 	c->start_disabled = env_uint("LEAKSNAP_START_DISABLED", 0, 0, 1) != 0;
+	c->reachability = env_uint("LEAKSNAP_REACHABILITY", 0, 0, 1) != 0;
 
 	const char *mode = getenv("LEAKSNAP_UNWIND");
 	c->unwind = HOOK_UNWIND_AUTO;
@@ -639,6 +644,8 @@ static void __attribute__((destructor)) hook_stop(void)
 	if (!atomic_load(&hook_active))
 		return;
 	hook_busy++;
+	REACH_ENTER();
 	dump_at_exit();
+	reach_entry_sp = 0;
 	hook_busy--;
 }

@@ -49,6 +49,7 @@ struct hook_config {
 	bool dump_on_exit;           /* LEAKSNAP_DUMP_ON_EXIT */
 	uint64_t interval_ns;        /* LEAKSNAP_INTERVAL, 0 = off */
 	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
+	bool reachability;           /* LEAKSNAP_REACHABILITY (reach.c) */
 };
 extern struct hook_config hook_cfg;
 
@@ -111,11 +112,33 @@ struct table_snapshot {
 	size_t map_size;        /* bytes mapped at @records */
 	uint64_t total_memory;  /* sum of size * count */
 	size_t clamped;         /* records of 2 GiB or more, written as 2 GiB - 1 */
+	uint64_t *keys;         /* table_snapshot_locked(.., true): each record's key */
+	size_t keys_size;       /* bytes mapped at @keys */
 };
 /* Take a consistent snapshot of the live allocations, records sorted by
  * size, then count, then stack (descending).  Returns 0 or -1 (no memory). */
 int table_snapshot(struct table_snapshot *snap);
 void table_snapshot_free(struct table_snapshot *snap);
+/* The same in two steps, for reachability: with every table lock held
+ * (table_lock_all), the records unsorted; with @want_keys, @keys[i] is
+ * record i's key (stack number and size, the keys of table_blocks), in
+ * ascending order.  Then, locks or not, sort the records, permuting
+ * @aux (one u32 per record, or NULL) alike. */
+int table_snapshot_locked(struct table_snapshot *snap, bool want_keys);
+void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux);
+
+/* The live blocks (reachability): each one's address, size (32 bits of it,
+ * as the tables keep it) and index @idx in @keys, where its record's key
+ * is.  Both with every lock held, or in a forked image of such a moment. */
+struct table_block {
+	uintptr_t start;
+	uint32_t idx;
+	uint32_t size;
+};
+size_t table_live_count(void);
+size_t table_blocks(struct table_block *out, uint64_t *keys, size_t cap);
+/* The tables' own memory that holds block addresses: never a root. */
+size_t table_own_ranges(uintptr_t (*out)[2], size_t cap);
 
 /* Dumps (dump.c) ---------------------------------------------------------- */
 

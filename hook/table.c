@@ -36,57 +36,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hook_internal.h"
+#include "table_internal.h"
 
-#define SHARD_BITS 6
-#define NSHARDS (1u << SHARD_BITS)
-#define SHARD_MIN_CAP 16u    /* slots; tables up to 4 KiB come from size classes */
-
-#define STK_CHUNK_SHIFT 12
-#define STK_CHUNK (1u << STK_CHUNK_SHIFT)
-#define STK_MAX_CHUNKS 32768u /* 134M stacks */
-#define STK_INDEX_MIN_CAP 8192u
-#define IDX_CLAIMED UINT32_MAX
-
-#define FREED_SET 512 /* recently freed addresses remembered per shard */
-
-/* 16 bytes (12 on 32-bit): four to a cache line.  A size that does not
- * fit 32 bits is kept as UINT32_MAX, which is just as good: dumps clamp
- * every size from 2 GiB up anyway (see table_snapshot). */
-struct ptr_slot {
-	uintptr_t key;    /* 0 = empty */
-	uint32_t size;    /* saturated at UINT32_MAX */
-	uint32_t stack;   /* its stack in the stack store | SLOT_ZYGOTE */
-};
-#define SLOT_ZYGOTE 0x80000000u /* stack numbers stay below 2^27 */
-
-struct shard {
-	atomic_int lock;  /* 0 free, 1 held: the shared way in */
-	atomic_uint bias; /* the thread this shard is biased to (bias_id), 0 none */
-	atomic_int owner_in; /* that thread is inside by the biased way */
-	unsigned revokes; /* biases taken away by another thread (under lock) */
-	struct ptr_slot *slots;
-	size_t mask;      /* capacity - 1; capacity is a power of two */
-	size_t live;      /* entries in use */
-	atomic_uintptr_t *freed; /* FREED_SET recently freed addresses */
-} __attribute__((aligned(64)));
-
-struct stk {
-	uintptr_t n;
-	uintptr_t pcs[];
-};
-
-struct index_entry {
-	atomic_uint_least64_t h1;
-	atomic_uint idx;  /* 0 = empty, IDX_CLAIMED = being filled */
-	uint32_t h2;
-};
-
-static struct shard shards[NSHARDS];
-static unsigned rec_frames;
-static size_t stk_stride;
-static _Atomic(uint8_t *) stk_chunks[STK_MAX_CHUNKS];
-static atomic_uint stk_next = 1;        /* slot 0 means "no stack" */
+struct shard shards[NSHARDS];
+unsigned rec_frames;
+size_t stk_stride;
+_Atomic(uint8_t *) stk_chunks[STK_MAX_CHUNKS];
+atomic_uint stk_next = 1;        /* slot 0 means "no stack" */
 static _Atomic(struct index_entry *) stk_index;
 static uint32_t stk_index_mask;
 static atomic_uint stk_indexed;        /* entries used in the index */
@@ -312,13 +268,6 @@ static HOOK_TLS struct {
 } stack_memo;
 static uint32_t stk_gen; /* changed with every lock held */
 
-static inline struct stk *stk_at(uint32_t idx)
-{
-	uint8_t *chunk = atomic_load_explicit(&stk_chunks[idx >> STK_CHUNK_SHIFT],
-					      memory_order_acquire);
-	return (struct stk *)(chunk + (size_t)(idx & (STK_CHUNK - 1)) * stk_stride);
-}
-
 /* Small tables -------------------------------------------------------------
  * Shard tables start tiny, so that a program with few live blocks keeps its
  * whole table in a few cache lines.  Tables below a page come from free
@@ -369,6 +318,9 @@ static void table_mem_free(void *p, size_t bytes)
 	unsigned k = SMALL_MIN_SHIFT;
 	while (((size_t)1 << k) < bytes)
 		k++;
+	/* no stale block address stays behind: reachability scans this
+	 * memory as a root once it is no shard's table */
+	memset(p, 0, (size_t)1 << k);
 	while (atomic_exchange_explicit(&small_lock, 1, memory_order_acquire))
 		cpu_relax();
 	memcpy(p, &small_free[k], sizeof(void *));
@@ -814,201 +766,4 @@ void table_unlock_all(void)
 void table_fork_child(void)
 {
 	bias_register();
-}
-
-/* Snapshots ----------------------------------------------------------------- */
-
-static size_t snap_frames;
-
-static int record_cmp(const uintptr_t *x, const uintptr_t *y)
-{
-	uintptr_t xs = x[0] & ~HOOK_ZYGOTE_BIT, ys = y[0] & ~HOOK_ZYGOTE_BIT;
-	if (xs != ys)
-		return xs > ys ? -1 : 1;
-	if (x[0] != y[0])
-		return x[0] > y[0] ? -1 : 1;
-	if (x[1] != y[1])
-		return x[1] > y[1] ? -1 : 1;
-	for (size_t i = 0; i < snap_frames; i++)
-		if (x[2 + i] != y[2 + i])
-			return x[2 + i] < y[2 + i] ? -1 : 1;
-	return 0;
-}
-
-static void swap_words(uintptr_t *a, uintptr_t *b, size_t words)
-{
-	for (size_t i = 0; i < words; i++) {
-		uintptr_t t = a[i];
-		a[i] = b[i];
-		b[i] = t;
-	}
-}
-
-#define REC(i) ((uintptr_t *)(void *)(base + (i) * size))
-
-static void sift_down(uint8_t *base, size_t size, size_t root, size_t end)
-{
-	size_t words = size / sizeof(uintptr_t);
-	for (;;) {
-		size_t child = 2 * root + 1;
-		if (child >= end)
-			return;
-		if (child + 1 < end && record_cmp(REC(child), REC(child + 1)) < 0)
-			child++;
-		if (record_cmp(REC(root), REC(child)) >= 0)
-			return;
-		swap_words(REC(root), REC(child), words);
-		root = child;
-	}
-}
-
-/* Heapsort of @n records of @size bytes, in place: qsort may call malloc,
- * and a dump can run where malloc must not be called (exit() from a signal
- * handler that interrupted the allocator). */
-static void sort_records(uint8_t *base, size_t n, size_t size)
-{
-	snap_frames = size / sizeof(uintptr_t) - 2;
-	for (size_t start = n / 2; start-- > 0;)
-		sift_down(base, size, start, n);
-	for (size_t end = n; end-- > 1;) {
-		swap_words(REC(0), REC(end), size / sizeof(uintptr_t));
-		sift_down(base, size, 0, end);
-	}
-}
-#undef REC
-
-#define SNAP_ZYGOTE ((uint64_t)1 << 32) /* above any slot size */
-
-/* Heapsort of @n words, ascending, in place. */
-static void sort_words(uint64_t *a, size_t n)
-{
-	/* first sift down from n/2 to 0 to build the heap, then pop */
-	size_t start = n / 2, end = n;
-	for (;;) {
-		size_t root;
-		if (start > 0) {
-			root = --start;
-		} else {
-			if (end <= 1)
-				return;
-			end--;
-			uint64_t t = a[0];
-			a[0] = a[end];
-			a[end] = t;
-			root = 0;
-		}
-		for (;;) {
-			size_t child = 2 * root + 1;
-			if (child >= end)
-				break;
-			if (child + 1 < end && a[child] < a[child + 1])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			uint64_t t = a[root];
-			a[root] = a[child];
-			a[child] = t;
-			root = child;
-		}
-	}
-}
-
-int table_snapshot(struct table_snapshot *snap)
-{
-	memset(snap, 0, sizeof(*snap));
-	if (table_busy_here()) {
-		/* A signal handler interrupted this thread inside the tables
-		 * (exit() from a handler): waiting for the lock would hang. */
-		errno = EDEADLK;
-		return -1;
-	}
-	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
-	table_lock_all();
-	uint32_t nst = atomic_load(&stk_next);
-	if (nst > STK_MAX_CHUNKS * STK_CHUNK)
-		nst = STK_MAX_CHUNKS * STK_CHUNK;
-	size_t live = 0;
-	for (unsigned i = 0; i < NSHARDS; i++)
-		live += shards[i].live;
-	/* The live sizes grouped by stack (a counting sort on the stack
-	 * number), then sorted within each stack: runs of one size are the
-	 * records, their lengths the counts. */
-	size_t end_size = ((size_t)nst + 1) * sizeof(size_t);
-	size_t sizes_size = (live ? live : 1) * sizeof(uint64_t);
-	size_t *end = hook_map(end_size);
-	uint64_t *sizes = hook_map(sizes_size);
-	if (!end || !sizes)
-		goto nomem;
-	for (unsigned i = 0; i < NSHARDS; i++)
-		for (size_t j = 0; j <= shards[i].mask; j++)
-			if (shards[i].slots[j].key)
-				end[(shards[i].slots[j].stack & ~SLOT_ZYGOTE) + 1]++;
-	for (uint32_t i = 0; i < nst; i++)
-		end[i + 1] += end[i];
-	/* now end[i] is where stack i's sizes start; filling moves it to
-	 * where they end */
-	for (unsigned i = 0; i < NSHARDS; i++)
-		for (size_t j = 0; j <= shards[i].mask; j++) {
-			const struct ptr_slot *e = &shards[i].slots[j];
-			if (e->key)
-				sizes[end[e->stack & ~SLOT_ZYGOTE]++] =
-					e->size | (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
-		}
-	size_t used = 0;
-	for (uint32_t i = 1; i < nst; i++) {
-		size_t from = end[i - 1], to = end[i];
-		sort_words(sizes + from, to - from);
-		for (size_t k = from; k < to; k++)
-			used += k == from || sizes[k] != sizes[k - 1];
-	}
-	snap->map_size = used ? used * snap->info_size : 1;
-	snap->records = hook_map(snap->map_size);
-	if (!snap->records)
-		goto nomem;
-	uintptr_t *out = (uintptr_t *)snap->records;
-	for (uint32_t i = 1; i < nst; i++) {
-		const struct stk *r = stk_at(i);
-		for (size_t k = end[i - 1], to = end[i]; k < to;) {
-			size_t run = 1;
-			while (k + run < to && sizes[k + run] == sizes[k])
-				run++;
-			/* The format's size field keeps bit 31 for the zygote
-			 * flag, also on 64-bit: a size that needs bit 31 is
-			 * clamped below it (and counted in the metadata) rather
-			 * than read as a flag. */
-			uint64_t size = sizes[k] & ~SNAP_ZYGOTE;
-			if (size >= HOOK_ZYGOTE_BIT) {
-				size = HOOK_ZYGOTE_BIT - 1;
-				snap->clamped++;
-			}
-			out[0] = (uintptr_t)size | (sizes[k] & SNAP_ZYGOTE ? HOOK_ZYGOTE_BIT : 0);
-			out[1] = (uintptr_t)run;
-			memcpy(out + 2, r->pcs, r->n * sizeof(uintptr_t));
-			/* the rest of the slot is already zero (fresh mapping) */
-			snap->total_memory += (uint64_t)size * run;
-			out += 2 + rec_frames;
-			k += run;
-		}
-	}
-	table_unlock_all();
-	hook_unmap(end, end_size);
-	hook_unmap(sizes, sizes_size);
-	snap->record_count = used;
-	snap->records_size = used * snap->info_size;
-	sort_records(snap->records, used, snap->info_size);
-	return 0;
-nomem:
-	table_unlock_all();
-	if (end)
-		hook_unmap(end, end_size);
-	if (sizes)
-		hook_unmap(sizes, sizes_size);
-	return -1;
-}
-
-void table_snapshot_free(struct table_snapshot *snap)
-{
-	if (snap->records)
-		hook_unmap(snap->records, snap->map_size);
-	snap->records = NULL;
 }

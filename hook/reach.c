@@ -1,0 +1,763 @@
+/* leaksnap hook: reachability at capture time -- stopping the threads,
+ * the copy-on-write image, the result (docs/reachability.md).
+ *
+ * With every table lock held (no block comes or goes) and the records
+ * built, the threads are stopped by a signal of their own (SIGRTMAX-18):
+ * each one's handler copies its machine context and stack pointer into a
+ * slot of the hook's memory and waits on a futex.  Then one raw clone()
+ * without CLONE_VM and without an exit signal makes a copy-on-write image
+ * of the process, the threads are released and the locks given back: the
+ * pause is the signals, the handlers' answers and the clone.  The child
+ * marks from the roots (reach_scan.c), writes one unreachable count per
+ * record into shared memory mapped before the clone, and _exits.
+ *
+ * Signals rather than ptrace: ptrace needs a tracer process (a thread
+ * cannot trace its own process), is refused under qemu-user, in many
+ * containers and by Yama's ptrace_scope, and bionic apps cannot rely on
+ * it; a signal works wherever the hook runs.  Its cost: a thread blocked
+ * in a system call that is never restarted after a handler (poll, epoll,
+ * nanosleep ...) sees EINTR, as with any signal (SA_RESTART covers the
+ * rest).  A thread that blocks the signal and sleeps is not signalled
+ * (it could be a sigwaitinfo() thread, which would receive it); its stack
+ * is scanned whole, its registers are not known.
+ *
+ * Nothing from the first signal to the release calls malloc or takes a
+ * lock that another thread may hold: /proc reads go through open/read/
+ * getdents64 into the hook's own memory, the child only makes system
+ * calls and reads memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "reach.h"
+
+#define STOP_TIMEOUT_NS 500000000ull   /* for every thread to answer */
+#define CHILD_TIMEOUT_NS 300000000000ull /* for the scan */
+
+static atomic_uint stop_phase;          /* odd while threads are to stop */
+static _Atomic(struct reach_thread *) stop_threads;
+static atomic_size_t stop_nthreads;
+static atomic_uint stop_acks;
+static const char *init_error;          /* the stop signal could not be had */
+static struct reach_thread *list;        /* the thread list (dump thread only) */
+static size_t list_cap;
+
+static int reach_sig(void)
+{
+	return SIGRTMAX - 18;
+}
+
+static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (unsigned *)(uintptr_t)addr, op, val, ts, NULL, 0);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int my_tid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+static uintptr_t context_sp(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__i386__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_ESP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.sp;
+#elif defined(__arm__)
+	return (uintptr_t)uc->uc_mcontext.arm_sp;
+#elif defined(__riscv)
+	return (uintptr_t)uc->uc_mcontext.__gregs[2];
+#else
+	(void)uc;
+	return 0; /* unknown: the whole stack mapping is scanned */
+#endif
+}
+
+/* The stop handler: save, answer, wait for the release.  Every signal is
+ * blocked while it runs (sa_mask), so nothing of the program runs on this
+ * thread until the release. */
+static void on_stop(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	int saved = errno;
+	unsigned phase = atomic_load_explicit(&stop_phase, memory_order_acquire);
+	if (!(phase & 1))
+		goto out; /* a late signal of a stop that is over */
+	struct reach_thread *ts = atomic_load_explicit(&stop_threads, memory_order_acquire);
+	size_t n = atomic_load_explicit(&stop_nthreads, memory_order_acquire);
+	int me = my_tid();
+	struct reach_thread *t = NULL;
+	for (size_t i = 0; ts && i < n; i++)
+		if (atomic_load_explicit(&ts[i].tid, memory_order_relaxed) == me &&
+		    atomic_load_explicit(&ts[i].want, memory_order_acquire) == phase) {
+			t = &ts[i];
+			break;
+		}
+	if (!t)
+		goto out;
+	const ucontext_t *uc = ucv;
+	size_t bytes = sizeof(uc->uc_mcontext) < REACH_REG_BYTES ? sizeof(uc->uc_mcontext)
+								 : REACH_REG_BYTES;
+	memcpy(t->regs, &uc->uc_mcontext, bytes);
+	t->reg_bytes = (unsigned)bytes;
+	t->sp = context_sp(uc);
+	atomic_store_explicit(&t->answered, phase, memory_order_release);
+	atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
+	futex(&stop_acks, FUTEX_WAKE_PRIVATE, 1, NULL);
+	while (atomic_load_explicit(&stop_phase, memory_order_acquire) == phase)
+		futex(&stop_phase, FUTEX_WAIT_PRIVATE, phase, NULL);
+out:
+	errno = saved;
+}
+
+void reach_init(void)
+{
+	struct sigaction old, sa;
+	if (sigaction(reach_sig(), NULL, &old) != 0) {
+		init_error = "the stop signal cannot be had";
+		return;
+	}
+	if ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+		init_error = "signal SIGRTMAX-18 already has a handler";
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stop;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(reach_sig(), &sa, NULL) != 0)
+		init_error = "the stop signal cannot be had";
+}
+
+static bool handler_is_ours(void)
+{
+	struct sigaction cur;
+	return sigaction(reach_sig(), NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	       cur.sa_sigaction == on_stop;
+}
+
+/* /proc/self/task/<tid>/status: whether the thread blocks the stop signal,
+ * and its state letter.  false if the thread is gone. */
+static bool thread_status(int tid, bool *blocks, char *state)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size_t len = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*blocks = false;
+	*state = '?';
+	const char *s = strstr(buf, "\nState:");
+	if (s) {
+		s += 7;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		*state = *s;
+	}
+	s = strstr(buf, "\nSigBlk:");
+	if (s) {
+		s += 8;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		const char *e = s;
+		while ((*e >= '0' && *e <= '9') || (*e >= 'a' && *e <= 'f'))
+			e++;
+		/* the mask is hex, signal 1 in the lowest bit of the last digit */
+		int bit = reach_sig() - 1, digit = bit / 4;
+		if (e - s > digit) {
+			char c = e[-1 - digit];
+			unsigned v = (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
+			*blocks = (v >> (bit % 4)) & 1;
+		}
+	}
+	return len > 0;
+}
+
+/* Whether thread @tid sleeps in sigwaitinfo()/sigtimedwait() waiting for
+ * the stop signal.  The kernel unblocks the waited signals for the time of
+ * the wait, so SigBlk does not show it; /proc/<tid>/syscall gives the call
+ * and its first argument, the set, read with process_vm_readv (a fault
+ * there is an error, not a crash). */
+static bool thread_sigwaits(int tid)
+{
+#if defined(SYS_rt_sigtimedwait) || defined(SYS_rt_sigtimedwait_time64)
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	char *end;
+	long nr = strtol(buf, &end, 10);
+	if (end == buf || *end != ' ')
+		return false;
+	bool wait = false;
+#ifdef SYS_rt_sigtimedwait
+	wait |= nr == SYS_rt_sigtimedwait;
+#endif
+#ifdef SYS_rt_sigtimedwait_time64
+	wait |= nr == SYS_rt_sigtimedwait_time64;
+#endif
+	if (!wait)
+		return false;
+	unsigned long long set_addr = strtoull(end + 1, NULL, 16);
+	unsigned char set[8];
+	struct iovec local = {set, sizeof(set)}, remote = {(void *)(uintptr_t)set_addr, sizeof(set)};
+	if (!set_addr || syscall(SYS_process_vm_readv, (int)getpid(), &local, 1UL, &remote, 1UL, 0UL) !=
+				 (long)sizeof(set))
+		return true; /* waiting for signals, which ones unknown: leave it */
+	int bit = reach_sig() - 1;
+	/* the kernel's sigset: 64 bits in native words, native byte order */
+	uint64_t mask = 0;
+	if (sizeof(unsigned long) == 8) {
+		memcpy(&mask, set, 8);
+	} else {
+		uint32_t w[2];
+		memcpy(w, set, 8);
+		mask = (uint64_t)w[1] << 32 | w[0];
+	}
+	return (mask >> bit) & 1;
+#else
+	(void)tid;
+	return false;
+#endif
+}
+
+/* The threads of the process, stopped ---------------------------------------- */
+
+struct stopper {
+	struct reach_thread *threads;
+	size_t n, cap, map_size;
+	int self, dump_tid;
+	unsigned phase;
+	size_t blocked, frozen;
+	char why[160];          /* non-empty: the stop failed */
+};
+
+struct dirent64_ {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* Add the threads not listed yet, with whether they block the signal.
+ * Returns how many were added, or -1. */
+static long list_threads(struct stopper *st)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(st->why, sizeof(st->why), "cannot list the threads (errno %d)", errno);
+		return -1;
+	}
+	long added = 0;
+	char buf[4096] __attribute__((aligned(8)));
+	for (;;) {
+		long r = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (r <= 0)
+			break;
+		for (long off = 0; off < r;) {
+			struct dirent64_ *d = (struct dirent64_ *)(void *)(buf + off);
+			off += d->reclen;
+			int tid = 0;
+			const char *c = d->name;
+			if (*c < '0' || *c > '9')
+				continue;
+			for (; *c >= '0' && *c <= '9'; c++)
+				tid = tid * 10 + (*c - '0');
+			if (tid == st->self || tid == st->dump_tid)
+				continue;
+			bool known = false;
+			for (size_t i = 0; i < st->n && !known; i++)
+				known = atomic_load_explicit(&st->threads[i].tid, memory_order_relaxed) == tid;
+			if (known)
+				continue;
+			if (st->n == st->cap) {
+				close(fd);
+				snprintf(st->why, sizeof(st->why), "more than %zu threads", st->cap);
+				return -1;
+			}
+			struct reach_thread *t = &st->threads[st->n];
+			memset(t, 0, sizeof(*t));
+			atomic_store_explicit(&t->tid, tid, memory_order_relaxed);
+			t->state = REACH_NEW;
+			/* A thread that blocks the signal is not sent it (a
+			 * sigwaitinfo() thread would receive it): asleep, it is
+			 * left as it is; running, it is watched. */
+			bool blocks;
+			char state;
+			if (!thread_status(tid, &blocks, &state))
+				t->state = REACH_GONE;
+			else if (blocks)
+				t->state = state == 'R' ? REACH_WATCH : REACH_BLOCKED;
+			else if (state != 'R' && thread_sigwaits(tid))
+				t->state = REACH_BLOCKED;
+			atomic_store_explicit(&stop_nthreads, st->n + 1, memory_order_release);
+			st->n++;
+			added++;
+		}
+	}
+	close(fd);
+	return added;
+}
+
+static int send_stop(struct stopper *st, struct reach_thread *t)
+{
+	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	atomic_store_explicit(&t->want, st->phase, memory_order_release);
+	if (syscall(SYS_tgkill, (int)getpid(), tid, reach_sig()) == 0) {
+		t->state = REACH_SIGNALLED;
+	} else if (errno == ESRCH) {
+		t->state = REACH_GONE;
+	} else {
+		/* (no strerror while threads wait: it may lock) */
+		snprintf(st->why, sizeof(st->why), "cannot signal thread %d (errno %d)", tid,
+			 errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* Signal every new thread, wait for the answers; again until no new
+ * thread appears.  Returns 0, or -1 with @st->why. */
+static int stop_threads_now(struct stopper *st)
+{
+	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS, next_look = now_ns() + 10000000;
+	for (bool first = true;; first = false) {
+		if (!first) {
+			long added = list_threads(st);
+			if (added < 0)
+				return -1;
+			if (added == 0)
+				return 0;
+		}
+		for (size_t i = 0; i < st->n; i++) {
+			struct reach_thread *t = &st->threads[i];
+			if (t->state != REACH_NEW)
+				continue;
+			if (send_stop(st, t) != 0)
+				return -1;
+		}
+		/* wait for every signalled thread's answer */
+		for (;;) {
+			unsigned acks = atomic_load_explicit(&stop_acks, memory_order_acquire);
+			size_t waiting = 0;
+			for (size_t i = 0; i < st->n; i++) {
+				struct reach_thread *t = &st->threads[i];
+				if (t->state == REACH_WATCH)
+					waiting++;
+				if (t->state != REACH_SIGNALLED)
+					continue;
+				if (atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
+					t->state = REACH_SAVED;
+				else
+					waiting++;
+			}
+			if (!waiting)
+				break;
+			uint64_t now = now_ns();
+			/* Every 10 ms, look at who has not answered: one that
+			 * blocks the signal and runs for 100 ms fails the stop;
+			 * one in uninterruptible sleep waits in the kernel. */
+			if (now >= next_look && now < deadline) {
+				next_look = now + 10000000;
+				for (size_t i = 0; i < st->n; i++) {
+					struct reach_thread *t = &st->threads[i];
+					if ((t->state != REACH_SIGNALLED && t->state != REACH_WATCH) ||
+					    atomic_load_explicit(&t->answered, memory_order_acquire) ==
+						    st->phase)
+						continue;
+					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+					bool blocks;
+					char state;
+					if (!thread_status(tid, &blocks, &state)) {
+						t->state = REACH_GONE;
+					} else if (t->state == REACH_WATCH && !blocks) {
+						if (send_stop(st, t) != 0)
+							return -1;
+					} else if (blocks && state == 'R') {
+						/* for 100 ms on end: not a passing mask
+						 * (pthread_create's, qemu-user's own) */
+						if (++t->strikes >= 10) {
+							snprintf(st->why, sizeof(st->why),
+								 "thread %d blocks the stop signal and runs",
+								 tid);
+							return -1;
+						}
+					} else if (blocks) {
+						t->state = REACH_BLOCKED;
+					} else if (state == 'D') {
+						t->state = REACH_FROZEN;
+					} else {
+						t->strikes = 0;
+					}
+				}
+				continue;
+			}
+			if (now >= deadline) {
+				/* Not answered: gone, or in the kernel with the signal
+				 * pending (uninterruptible sleep, a vfork parent): such
+				 * a thread runs none of its code before the handler,
+				 * so it is as stopped, only its registers unknown.  One
+				 * that blocks the signal and runs cannot be stopped. */
+				for (size_t i = 0; i < st->n; i++) {
+					struct reach_thread *t = &st->threads[i];
+					if (t->state != REACH_SIGNALLED && t->state != REACH_WATCH)
+						continue;
+					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+					bool blocks;
+					char state;
+					if (!thread_status(tid, &blocks, &state)) {
+						t->state = REACH_GONE;
+					} else if (blocks && state == 'R') {
+						snprintf(st->why, sizeof(st->why),
+							 "thread %d blocks the stop signal and runs", tid);
+						return -1;
+					} else if (t->state == REACH_WATCH && !blocks) {
+						snprintf(st->why, sizeof(st->why),
+							 "thread %d did not stop in time", tid);
+						return -1;
+					} else {
+						t->state = blocks ? REACH_BLOCKED : REACH_FROZEN;
+					}
+				}
+				break;
+			}
+			uint64_t left = deadline - now < 1000000 ? deadline - now : 1000000;
+			struct timespec ts = {0, (long)left};
+			futex(&stop_acks, FUTEX_WAIT_PRIVATE, acks, &ts);
+		}
+	}
+}
+
+/* Release every thread of this stop (also those that answer late). */
+static void release_threads(struct stopper *st)
+{
+	atomic_store_explicit(&stop_phase, st->phase + 1, memory_order_release);
+	futex(&stop_phase, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+/* The snapshot ------------------------------------------------------------------ */
+
+HOOK_TLS uintptr_t reach_entry_sp;
+
+/* Fork the image: this function's frame stays alive in the child for its
+ * whole scan.  Returns the child's pid or -errno. */
+static long __attribute__((noinline)) fork_image(struct reach_child_args *a)
+{
+	a->self_sp = reach_current_sp();
+	a->entry_sp = reach_entry_sp;
+	/* Like fork(), without fork()'s handlers and locks, and without an
+	 * exit signal: the program gets no SIGCHLD and its waitpid(-1) does
+	 * not see the child (the hook waits with __WALL). */
+	long pid = syscall(SYS_clone, 0L, 0L, 0L, 0L, 0L);
+	if (pid < 0 && errno == EINVAL) {
+		/* qemu-user takes only SIGCHLD as a fork's exit signal: the
+		 * program may then see a SIGCHLD (docs/reachability.md) */
+		pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+	}
+	if (pid == 0)
+		reach_child_main(a);
+	return pid < 0 ? -errno : pid;
+}
+
+static void describe(struct reach_result *res, const struct stopper *st,
+		     const struct reach_shared *sh, uint64_t pause_ns, uint64_t fork_ns)
+{
+	size_t saved = 0;
+	for (size_t i = 0; i < st->n; i++)
+		saved += st->threads[i].state == REACH_SAVED;
+	char extra[192] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < st->n && len + 32 < sizeof(extra); i++) {
+		const struct reach_thread *t = &st->threads[i];
+		if (t->state != REACH_BLOCKED && t->state != REACH_FROZEN)
+			continue;
+		len += (size_t)snprintf(extra + len, sizeof(extra) - len, "%s %d (%s)",
+					len ? "," : "; not stopped, stack scanned whole, registers unknown:",
+					atomic_load_explicit(&t->tid, memory_order_relaxed),
+					t->state == REACH_BLOCKED ? "waits with the signal blocked"
+								  : "in the kernel");
+	}
+	snprintf(res->meta, sizeof(res->meta),
+		 "reachability=signal SIGRTMAX-18 stopped %zu thread(s) + this one, registers "
+		 "saved, fork image scanned: stacks from SP, %llu writable non-heap mapping(s) "
+		 "(modules' data, TLS, anonymous) %llu bytes%s\n"
+		 "reachability_pause_us=%llu\n"
+		 "reachability_scan_us=%llu\n"
+		 "reachability_scan_cpu_us=%llu\n"
+		 "reachability_fork_us=%llu\n"
+		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
+		 "reachability_scanned=%llu root bytes, %llu heap bytes\n",
+		 saved, (unsigned long long)sh->root_mappings, (unsigned long long)sh->root_bytes,
+		 extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
+		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
+		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
+		 (unsigned long long)sh->root_bytes, (unsigned long long)sh->marked_bytes);
+}
+
+static void failed(struct reach_result *res, const char *why, uint64_t pause_ns)
+{
+	if (pause_ns)
+		snprintf(res->meta, sizeof(res->meta), "reachability=failed: %s\n"
+			 "reachability_pause_us=%llu\n", why, (unsigned long long)(pause_ns / 1000));
+	else
+		snprintf(res->meta, sizeof(res->meta), "reachability=failed: %s\n", why);
+}
+
+/* Wait for the child; 0 when it exited 0, 1 when the program reaped it
+ * (its result counts if it got to the end), else -1 with @why. */
+static int wait_child(long pid, char *why, size_t why_size)
+{
+	uint64_t deadline = now_ns() + CHILD_TIMEOUT_NS;
+	long sleep_ns = 50000;
+	for (;;) {
+		int st;
+		pid_t r = waitpid((pid_t)pid, &st, __WALL | WNOHANG);
+		if (r == (pid_t)pid) {
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				return 0;
+			if (WIFSIGNALED(st))
+				snprintf(why, why_size, "the scanning child died of signal %d",
+					 WTERMSIG(st));
+			else
+				snprintf(why, why_size, "the scanning child exited with status %d",
+					 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			return -1;
+		}
+		if (r < 0 && errno == ECHILD)
+			return 1; /* reaped by the program (waitpid with __WALL) */
+		if (r < 0 && errno != EINTR) {
+			snprintf(why, why_size, "the scanning child was lost: %s", strerror(errno));
+			return -1;
+		}
+		if (now_ns() > deadline) {
+			kill((pid_t)pid, SIGKILL);
+			waitpid((pid_t)pid, &st, __WALL);
+			snprintf(why, why_size, "the scan took longer than %llu s",
+				 (unsigned long long)(CHILD_TIMEOUT_NS / 1000000000u));
+			return -1;
+		}
+		struct timespec ts = {0, sleep_ns};
+		nanosleep(&ts, NULL);
+		if (sleep_ns < 10000000)
+			sleep_ns *= 2;
+	}
+}
+
+extern atomic_int dump_thread_tid;
+extern atomic_uintptr_t dump_thread_stack;
+
+int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	memset(snap, 0, sizeof(*snap));
+	if (table_busy_here()) {
+		errno = EDEADLK;
+		return -1;
+	}
+	if (init_error || !handler_is_ours()) {
+		failed(res, init_error ? init_error : "the program replaced the stop signal's handler",
+		       0);
+		return table_snapshot(snap);
+	}
+	/* The thread list, in the hook's memory, before anything stops.  It
+	 * is never unmapped: a handler that runs late may still read it. */
+	struct stopper st = {.self = my_tid(), .dump_tid = atomic_load(&dump_thread_tid)};
+	{
+		int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+		char buf[4096];
+		ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[len > 0 ? len : 0] = '\0';
+		const char *s = strstr(buf, "\nThreads:");
+		size_t threads = s ? (size_t)strtoul(s + 9, NULL, 10) : 0;
+		if (list_cap < threads * 2 + 64) {
+			size_t cap = threads * 2 + 256;
+			struct reach_thread *l = hook_map(cap * sizeof(*l));
+			if (l) {
+				list = l; /* the old one stays mapped */
+				list_cap = cap;
+			}
+		}
+	}
+	st.threads = list;
+	st.cap = list_cap;
+	st.map_size = list_cap * sizeof(struct reach_thread);
+	if (!st.threads) {
+		failed(res, "no memory for the thread list", 0);
+		return table_snapshot(snap);
+	}
+	atomic_store(&stop_nthreads, 0);
+	atomic_store(&stop_threads, st.threads);
+	if (list_threads(&st) < 0) {
+		failed(res, st.why, 0);
+		goto plain;
+	}
+	/* A thread that blocks the signal and runs is watched for 100 ms
+	 * before anything stops (a passing mask, pthread_create's or
+	 * qemu-user's, goes away): one that keeps running so fails the dump's
+	 * reachability without a pause. */
+	for (int look = 0;; look++) {
+		int watching = 0;
+		for (size_t i = 0; i < st.n; i++) {
+			struct reach_thread *t = &st.threads[i];
+			if (t->state != REACH_WATCH)
+				continue;
+			int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+			bool blocks;
+			char state;
+			if (!thread_status(tid, &blocks, &state))
+				t->state = REACH_GONE;
+			else if (!blocks)
+				t->state = REACH_NEW;
+			else if (state != 'R')
+				t->state = REACH_BLOCKED;
+			else
+				watching = tid;
+		}
+		if (!watching)
+			break;
+		if (look == 10) {
+			snprintf(st.why, sizeof(st.why), "thread %d blocks the stop signal and runs",
+				 watching);
+			failed(res, st.why, 0);
+			goto plain;
+		}
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+
+	table_lock_all();
+	if (table_snapshot_locked(snap, true) != 0) {
+		table_unlock_all();
+		atomic_store(&stop_threads, NULL);
+		return -1;
+	}
+	res->map_size = sizeof(struct reach_shared) + (snap->record_count + 1) * sizeof(uint32_t);
+	void *shm = mmap(NULL, res->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (shm == MAP_FAILED) {
+		table_unlock_all();
+		failed(res, "no shared memory for the result", 0);
+		res->map_size = 0;
+		goto sort;
+	}
+	res->map = shm;
+	struct reach_shared *sh = shm;
+	struct reach_child_args args = {
+		.threads = st.threads,
+		.keys = snap->keys,
+		.nrec = snap->record_count,
+		.hook_stack = atomic_load(&dump_thread_stack),
+		.out = sh,
+		.out_size = res->map_size,
+		.exclude = {
+			{(uintptr_t)st.threads, (uintptr_t)st.threads + st.map_size},
+			{(uintptr_t)shm, (uintptr_t)shm + res->map_size},
+			{(uintptr_t)snap->records, (uintptr_t)snap->records + snap->map_size},
+			{(uintptr_t)snap->keys, (uintptr_t)snap->keys + snap->keys_size},
+		},
+	};
+
+	/* The pause: from the first signal to the release. */
+	uint64_t t0 = now_ns();
+	st.phase = atomic_load(&stop_phase) + 1; /* odd */
+	atomic_store_explicit(&stop_phase, st.phase, memory_order_release);
+	int stopped = stop_threads_now(&st);
+	long pid = -1;
+	uint64_t tf0 = 0, tf1 = 0;
+	if (stopped == 0) {
+		for (size_t i = 0; i < st.n; i++) {
+			st.frozen += st.threads[i].state == REACH_FROZEN;
+			st.blocked += st.threads[i].state == REACH_BLOCKED;
+		}
+		args.nthreads = st.n;
+		tf0 = now_ns();
+		pid = fork_image(&args);
+		tf1 = now_ns();
+	}
+	release_threads(&st);
+	uint64_t pause = now_ns() - t0;
+	table_unlock_all();
+
+	if (stopped != 0) {
+		failed(res, st.why, pause);
+	} else if (pid < 0) {
+		char why[160];
+		snprintf(why, sizeof(why), "fork refused: %s", strerror((int)-pid));
+		failed(res, why, pause);
+	} else {
+		char why[160];
+		int w = wait_child(pid, why, sizeof(why));
+		if (w < 0) {
+			failed(res, why, pause);
+		} else if (!atomic_load(&sh->done)) {
+			failed(res, w ? "the program reaped the scanning child before its end"
+				      : "the scanning child gave no result", pause);
+		} else if (sh->error[0]) {
+			snprintf(why, sizeof(why), "%s", sh->error);
+			failed(res, why, pause);
+		} else {
+			res->ok = true;
+			res->counts = sh->counts;
+			res->counts_size = snap->record_count * sizeof(uint32_t);
+			describe(res, &st, sh, pause, tf1 - tf0);
+		}
+	}
+sort:
+	table_snapshot_sort(snap, res->ok ? res->counts : NULL);
+	atomic_store(&stop_threads, NULL);
+	atomic_store(&stop_nthreads, 0);
+	return 0;
+plain:
+	atomic_store(&stop_threads, NULL);
+	return table_snapshot(snap);
+}
+
+void reach_result_free(struct reach_result *res)
+{
+	if (res->map)
+		munmap(res->map, res->map_size);
+	res->map = NULL;
+	res->counts = NULL;
+	res->ok = false;
+}

@@ -1,0 +1,119 @@
+/* leaksnap hook: reachability at capture time (docs/reachability.md).
+ * Shared by reach.c (stopping the threads, the fork, the result) and
+ * reach_scan.c (the mark, in the forked image).  Internal to hook/. */
+#ifndef LEAKSNAP_HOOK_REACH_H
+#define LEAKSNAP_HOOK_REACH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hook_internal.h"
+
+/* Flag bit 2 of the LEAKSNAP header (FORMAT §2a). */
+#define HOOK_FLAG_REACHABILITY 0x04u
+
+/* Bytes of a thread's machine context kept: every general register on
+ * each ABI (x86-64 gregs: 184; arm64 x0-x30, sp, pc, pstate: 272; arm:
+ * 84), the rest whatever follows them in mcontext_t. */
+#define REACH_REG_BYTES 512
+
+enum reach_thread_state {
+	REACH_NEW,      /* listed, not yet signalled */
+	REACH_SIGNALLED,
+	REACH_SAVED,    /* its handler saved the registers and waits */
+	REACH_GONE,     /* exited meanwhile */
+	REACH_BLOCKED,  /* blocks the stop signal and sleeps: not signalled */
+	REACH_FROZEN,   /* signal pending, not yet run (in the kernel) */
+	REACH_WATCH,    /* blocks the stop signal and runs: not signalled, looked at */
+};
+
+struct reach_thread {
+	atomic_int tid;
+	atomic_uint want;     /* the stop phase it is asked to answer */
+	atomic_uint answered; /* the phase it answered */
+	int state;            /* enum reach_thread_state (stopper only) */
+	int strikes;          /* looks that found it blocking the signal, running */
+	uintptr_t sp;
+	unsigned reg_bytes;
+	uintptr_t regs[REACH_REG_BYTES / sizeof(uintptr_t)];
+};
+
+/* What the scanning child reports back (shared memory). */
+struct reach_shared {
+	atomic_int done;          /* 1 when the rest is written */
+	char error[120];          /* non-empty: the scan could not be done */
+	uint64_t blocks, unreachable_blocks, unreachable_bytes;
+	uint64_t root_bytes, heap_bytes, root_mappings, heap_mappings, threads_scanned;
+	uint64_t marked_bytes;    /* bytes of the blocks scanned */
+	uint64_t scan_ns, scan_cpu_ns;
+	uint32_t counts[];        /* one per record, in the unsorted record order */
+};
+
+/* Everything the child needs, in the parent's memory (its copy). */
+struct reach_child_args {
+	struct reach_thread *threads;
+	size_t nthreads;
+	uintptr_t self_sp;        /* the forking thread's stack pointer */
+	uintptr_t entry_sp;       /* where the program called into the hook on
+				   * this thread (scanned from there up), or 0:
+				   * the hook's own thread (not scanned) */
+	uintptr_t hook_stack;     /* an address on the dump thread's stack, or 0 */
+	const uint64_t *keys;     /* the records' keys, ascending */
+	size_t nrec;
+	struct reach_shared *out;
+	size_t out_size;
+	uintptr_t exclude[4][2];  /* the hook's own memory above (not roots) */
+};
+
+/* In the forked child: mark, count, report, _exit.  Never returns. */
+void reach_child_main(const struct reach_child_args *a) __attribute__((noreturn));
+
+/* The outcome of one reachable snapshot, for the dump writer. */
+struct reach_result {
+	bool ok;             /* counts are valid: write flag bit 2 */
+	uint32_t *counts;    /* one per record, in the sorted record order */
+	size_t counts_size;  /* bytes of the section (4 * records) */
+	void *map;           /* what to unmap afterwards */
+	size_t map_size;
+	char meta[768];      /* the reachability metadata lines */
+};
+
+/* The stack pointer here. */
+static inline __attribute__((always_inline)) uintptr_t reach_current_sp(void)
+{
+	uintptr_t sp;
+#if defined(__x86_64__)
+	__asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+#elif defined(__i386__)
+	__asm__ volatile("movl %%esp, %0" : "=r"(sp));
+#elif defined(__aarch64__) || defined(__arm__)
+	__asm__ volatile("mov %0, sp" : "=r"(sp));
+#elif defined(__riscv)
+	__asm__ volatile("mv %0, sp" : "=r"(sp));
+#else
+	sp = (uintptr_t)__builtin_frame_address(0) - 4096;
+#endif
+	return sp;
+}
+
+/* Where the program's thread entered the hook for a dump (leaksnap_dump,
+ * the exit destructor): set by REACH_ENTER, with every callee-saved
+ * register of the program's spilled into the frame above it. */
+extern HOOK_TLS uintptr_t reach_entry_sp;
+#define REACH_ENTER()                                   \
+	do {                                            \
+		__builtin_unwind_init();                \
+		reach_entry_sp = reach_current_sp();    \
+	} while (0)
+
+/* Install the stop signal's handler (with LEAKSNAP_REACHABILITY). */
+void reach_init(void);
+/* Take a snapshot as table_snapshot does, and classify its blocks.  Returns
+ * 0 with @snap filled (and @res->ok telling whether the counts came too),
+ * or -1 as table_snapshot. */
+int reach_snapshot(struct table_snapshot *snap, struct reach_result *res);
+void reach_result_free(struct reach_result *res);
+
+#endif

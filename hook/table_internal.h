@@ -1,0 +1,66 @@
+/* leaksnap hook: the tables' layout, shared by table.c (the tables and
+ * their locks) and table_snap.c (snapshots and the live blocks read from
+ * them, always with every lock held).  Internal to hook/. */
+#ifndef LEAKSNAP_HOOK_TABLE_INTERNAL_H
+#define LEAKSNAP_HOOK_TABLE_INTERNAL_H
+
+#include "hook_internal.h"
+
+#define SHARD_BITS 6
+#define NSHARDS (1u << SHARD_BITS)
+#define SHARD_MIN_CAP 16u    /* slots; tables up to 4 KiB come from size classes */
+
+#define STK_CHUNK_SHIFT 12
+#define STK_CHUNK (1u << STK_CHUNK_SHIFT)
+#define STK_MAX_CHUNKS 32768u /* 134M stacks */
+#define STK_INDEX_MIN_CAP 8192u
+#define IDX_CLAIMED UINT32_MAX
+
+#define FREED_SET 512 /* recently freed addresses remembered per shard */
+
+/* 16 bytes (12 on 32-bit): four to a cache line.  A size that does not
+ * fit 32 bits is kept as UINT32_MAX, which is just as good: dumps clamp
+ * every size from 2 GiB up anyway (see table_snapshot). */
+struct ptr_slot {
+	uintptr_t key;    /* 0 = empty */
+	uint32_t size;    /* saturated at UINT32_MAX */
+	uint32_t stack;   /* its stack in the stack store | SLOT_ZYGOTE */
+};
+#define SLOT_ZYGOTE 0x80000000u /* stack numbers stay below 2^27 */
+
+struct shard {
+	atomic_int lock;  /* 0 free, 1 held: the shared way in */
+	atomic_uint bias; /* the thread this shard is biased to (bias_id), 0 none */
+	atomic_int owner_in; /* that thread is inside by the biased way */
+	unsigned revokes; /* biases taken away by another thread (under lock) */
+	struct ptr_slot *slots;
+	size_t mask;      /* capacity - 1; capacity is a power of two */
+	size_t live;      /* entries in use */
+	atomic_uintptr_t *freed; /* FREED_SET recently freed addresses */
+} __attribute__((aligned(64)));
+
+struct stk {
+	uintptr_t n;
+	uintptr_t pcs[];
+};
+
+struct index_entry {
+	atomic_uint_least64_t h1;
+	atomic_uint idx;  /* 0 = empty, IDX_CLAIMED = being filled */
+	uint32_t h2;
+};
+
+extern struct shard shards[NSHARDS];
+extern unsigned rec_frames;
+extern size_t stk_stride;
+extern _Atomic(uint8_t *) stk_chunks[STK_MAX_CHUNKS];
+extern atomic_uint stk_next;        /* slot 0 means "no stack" */
+
+static inline struct stk *stk_at(uint32_t idx)
+{
+	uint8_t *chunk = atomic_load_explicit(&stk_chunks[idx >> STK_CHUNK_SHIFT],
+					      memory_order_acquire);
+	return (struct stk *)(chunk + (size_t)(idx & (STK_CHUNK - 1)) * stk_stride);
+}
+
+#endif

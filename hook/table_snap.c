@@ -1,0 +1,292 @@
+/* leaksnap hook: snapshots of the live-allocation tables (table.c), and
+ * the live blocks and the tables' own memory for reachability.  Everything
+ * here runs with every table lock held (or in a forked image of such a
+ * moment): nothing changes under it.
+ *
+ * The records of get_malloc_leak_info -- (zygote bit | size, stack) with a
+ * count -- exist only here: the live pointers are grouped by stack and
+ * size when a snapshot is taken. */
+#include <errno.h>
+#include <string.h>
+
+#include "table_internal.h"
+
+/* Snapshots ----------------------------------------------------------------- */
+
+static size_t snap_frames;
+
+static int record_cmp(const uintptr_t *x, const uintptr_t *y)
+{
+	uintptr_t xs = x[0] & ~HOOK_ZYGOTE_BIT, ys = y[0] & ~HOOK_ZYGOTE_BIT;
+	if (xs != ys)
+		return xs > ys ? -1 : 1;
+	if (x[0] != y[0])
+		return x[0] > y[0] ? -1 : 1;
+	if (x[1] != y[1])
+		return x[1] > y[1] ? -1 : 1;
+	for (size_t i = 0; i < snap_frames; i++)
+		if (x[2 + i] != y[2 + i])
+			return x[2 + i] < y[2 + i] ? -1 : 1;
+	return 0;
+}
+
+static void swap_words(uintptr_t *a, uintptr_t *b, size_t words)
+{
+	for (size_t i = 0; i < words; i++) {
+		uintptr_t t = a[i];
+		a[i] = b[i];
+		b[i] = t;
+	}
+}
+
+#define REC(i) ((uintptr_t *)(void *)(base + (i) * size))
+
+static void sift_down(uint8_t *base, size_t size, size_t root, size_t end, uint32_t *aux)
+{
+	size_t words = size / sizeof(uintptr_t);
+	for (;;) {
+		size_t child = 2 * root + 1;
+		if (child >= end)
+			return;
+		if (child + 1 < end && record_cmp(REC(child), REC(child + 1)) < 0)
+			child++;
+		if (record_cmp(REC(root), REC(child)) >= 0)
+			return;
+		swap_words(REC(root), REC(child), words);
+		if (aux) {
+			uint32_t t = aux[root];
+			aux[root] = aux[child];
+			aux[child] = t;
+		}
+		root = child;
+	}
+}
+
+/* Heapsort of @n records of @size bytes, in place: qsort may call malloc,
+ * and a dump can run where malloc must not be called (exit() from a signal
+ * handler that interrupted the allocator). */
+static void sort_records(uint8_t *base, size_t n, size_t size, uint32_t *aux)
+{
+	snap_frames = size / sizeof(uintptr_t) - 2;
+	for (size_t start = n / 2; start-- > 0;)
+		sift_down(base, size, start, n, aux);
+	for (size_t end = n; end-- > 1;) {
+		swap_words(REC(0), REC(end), size / sizeof(uintptr_t));
+		if (aux) {
+			uint32_t t = aux[0];
+			aux[0] = aux[end];
+			aux[end] = t;
+		}
+		sift_down(base, size, 0, end, aux);
+	}
+}
+#undef REC
+
+#define SNAP_ZYGOTE ((uint64_t)1 << 32) /* above any slot size */
+
+/* Heapsort of @n words, ascending, in place. */
+static void sort_words(uint64_t *a, size_t n)
+{
+	/* first sift down from n/2 to 0 to build the heap, then pop */
+	size_t start = n / 2, end = n;
+	for (;;) {
+		size_t root;
+		if (start > 0) {
+			root = --start;
+		} else {
+			if (end <= 1)
+				return;
+			end--;
+			uint64_t t = a[0];
+			a[0] = a[end];
+			a[end] = t;
+			root = 0;
+		}
+		for (;;) {
+			size_t child = 2 * root + 1;
+			if (child >= end)
+				break;
+			if (child + 1 < end && a[child] < a[child + 1])
+				child++;
+			if (a[root] >= a[child])
+				break;
+			uint64_t t = a[root];
+			a[root] = a[child];
+			a[child] = t;
+			root = child;
+		}
+	}
+}
+
+/* The key of a live entry, as table_snapshot_locked gives its records. */
+static inline uint64_t slot_key(const struct ptr_slot *e)
+{
+	return (uint64_t)(e->stack & ~SLOT_ZYGOTE) << 33 | e->size |
+	       (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
+}
+
+int table_snapshot_locked(struct table_snapshot *snap, bool want_keys)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
+	uint32_t nst = atomic_load(&stk_next);
+	if (nst > STK_MAX_CHUNKS * STK_CHUNK)
+		nst = STK_MAX_CHUNKS * STK_CHUNK;
+	size_t live = 0;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		live += shards[i].live;
+	/* The live sizes grouped by stack (a counting sort on the stack
+	 * number), then sorted within each stack: runs of one size are the
+	 * records, their lengths the counts. */
+	size_t end_size = ((size_t)nst + 1) * sizeof(size_t);
+	size_t sizes_size = (live ? live : 1) * sizeof(uint64_t);
+	size_t *end = hook_map(end_size);
+	uint64_t *sizes = hook_map(sizes_size);
+	if (!end || !sizes)
+		goto nomem;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		for (size_t j = 0; j <= shards[i].mask; j++)
+			if (shards[i].slots[j].key)
+				end[(shards[i].slots[j].stack & ~SLOT_ZYGOTE) + 1]++;
+	for (uint32_t i = 0; i < nst; i++)
+		end[i + 1] += end[i];
+	/* now end[i] is where stack i's sizes start; filling moves it to
+	 * where they end */
+	for (unsigned i = 0; i < NSHARDS; i++)
+		for (size_t j = 0; j <= shards[i].mask; j++) {
+			const struct ptr_slot *e = &shards[i].slots[j];
+			if (e->key)
+				sizes[end[e->stack & ~SLOT_ZYGOTE]++] =
+					e->size | (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
+		}
+	size_t used = 0;
+	for (uint32_t i = 1; i < nst; i++) {
+		size_t from = end[i - 1], to = end[i];
+		sort_words(sizes + from, to - from);
+		for (size_t k = from; k < to; k++)
+			used += k == from || sizes[k] != sizes[k - 1];
+	}
+	snap->map_size = used ? used * snap->info_size : 1;
+	snap->records = hook_map(snap->map_size);
+	if (!snap->records)
+		goto nomem;
+	if (want_keys) {
+		snap->keys_size = (used ? used : 1) * sizeof(uint64_t);
+		snap->keys = hook_map(snap->keys_size);
+		if (!snap->keys)
+			goto nomem;
+	}
+	uintptr_t *out = (uintptr_t *)snap->records;
+	size_t r = 0;
+	for (uint32_t i = 1; i < nst; i++) {
+		const struct stk *st = stk_at(i);
+		for (size_t k = end[i - 1], to = end[i]; k < to;) {
+			size_t run = 1;
+			while (k + run < to && sizes[k + run] == sizes[k])
+				run++;
+			/* The format's size field keeps bit 31 for the zygote
+			 * flag, also on 64-bit: a size that needs bit 31 is
+			 * clamped below it (and counted in the metadata) rather
+			 * than read as a flag. */
+			uint64_t size = sizes[k] & ~SNAP_ZYGOTE;
+			if (size >= HOOK_ZYGOTE_BIT) {
+				size = HOOK_ZYGOTE_BIT - 1;
+				snap->clamped++;
+			}
+			out[0] = (uintptr_t)size | (sizes[k] & SNAP_ZYGOTE ? HOOK_ZYGOTE_BIT : 0);
+			out[1] = (uintptr_t)run;
+			memcpy(out + 2, st->pcs, st->n * sizeof(uintptr_t));
+			/* the rest of the slot is already zero (fresh mapping) */
+			snap->total_memory += (uint64_t)size * run;
+			/* keys ascend: stack number, then the sorted sizes */
+			if (snap->keys)
+				snap->keys[r] = (uint64_t)i << 33 | sizes[k];
+			r++;
+			out += 2 + rec_frames;
+			k += run;
+		}
+	}
+	hook_unmap(end, end_size);
+	hook_unmap(sizes, sizes_size);
+	snap->record_count = used;
+	snap->records_size = used * snap->info_size;
+	return 0;
+nomem:
+	if (end)
+		hook_unmap(end, end_size);
+	if (sizes)
+		hook_unmap(sizes, sizes_size);
+	table_snapshot_free(snap);
+	return -1;
+}
+
+void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux)
+{
+	sort_records(snap->records, snap->record_count, snap->info_size, aux);
+}
+
+int table_snapshot(struct table_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	if (table_busy_here()) {
+		/* A signal handler interrupted this thread inside the tables
+		 * (exit() from a handler): waiting for the lock would hang. */
+		errno = EDEADLK;
+		return -1;
+	}
+	table_lock_all();
+	int rc = table_snapshot_locked(snap, false);
+	table_unlock_all();
+	if (rc == 0)
+		table_snapshot_sort(snap, NULL);
+	return rc;
+}
+
+size_t table_live_count(void)
+{
+	size_t live = 0;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		live += shards[i].live;
+	return live;
+}
+
+size_t table_blocks(struct table_block *out, uint64_t *keys, size_t cap)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		for (size_t j = 0; j <= shards[i].mask && n < cap; j++) {
+			const struct ptr_slot *e = &shards[i].slots[j];
+			if (!e->key)
+				continue;
+			out[n].start = e->key;
+			out[n].idx = (uint32_t)n;
+			out[n].size = e->size;
+			keys[n] = slot_key(e);
+			n++;
+		}
+	return n;
+}
+
+size_t table_own_ranges(uintptr_t (*out)[2], size_t cap)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < NSHARDS && n + 2 <= cap; i++) {
+		out[n][0] = (uintptr_t)shards[i].slots;
+		out[n][1] = (uintptr_t)(shards[i].slots + shards[i].mask + 1);
+		n++;
+		out[n][0] = (uintptr_t)shards[i].freed;
+		out[n][1] = (uintptr_t)(shards[i].freed + FREED_SET);
+		n++;
+	}
+	return n;
+}
+
+void table_snapshot_free(struct table_snapshot *snap)
+{
+	if (snap->records)
+		hook_unmap(snap->records, snap->map_size);
+	snap->records = NULL;
+	if (snap->keys)
+		hook_unmap(snap->keys, snap->keys_size);
+	snap->keys = NULL;
+}

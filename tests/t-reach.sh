@@ -1,0 +1,244 @@
+#!/bin/sh
+# Reachability at capture time (LEAKSNAP_REACHABILITY=1, FORMAT §2a), through
+# the real hook: tests/hook/reach.c builds a heap whose every block's fate
+# it knows and prints the expected unreachable count of each size; every
+# dump (API, exit, signal, interval, `leaksnap record --reachability`) must
+# carry exactly those counts, read by tests/tools/reachdump (a reader of
+# its own, independent of libsnapshot).  The same program under valgrind
+# (definitely + indirectly lost) and LeakSanitizer gives the figures that
+# docs/reachability.md explains.  Then the hook under load: the signal
+# storm, threads coming and going, dlopen/dlclose, fork+exec; and the
+# failure paths (a thread that cannot be stopped, the signal taken).
+set -u
+B=$1
+. "$(dirname "$0")/hook-lib.sh"
+. "$(dirname "$0")/android-lib.sh"
+RD=$(cd "$B/tests" && pwd)/reachdump
+LIB=$T/libreach.so
+
+# check_dump DUMP EXPECT-FILE: flag bit 2, the metadata keys, each size's
+# count and unreachable count summed over its records, the totals.
+check_dump() {
+	_d=$1 _e=$2
+	[ -n "$_d" ] && [ -f "$_d" ] || { fail "dump missing: ${_d:-(no name)}"; return; }
+	if ! "$RD" "$_d" >"$_d.rd" 2>"$_d.rderr"; then
+		fail "$_d: reachdump: $(cat "$_d.rderr")"
+		return
+	fi
+	grep -q -x 'flags 4' "$_d.rd" || { fail "$_d: flag bit 2 not set"; grep '^meta' "$_d.rd"; return; }
+	for k in 'reachability=signal ' 'reachability_pause_us=[0-9]' 'reachability_scan_us=[0-9]'; do
+		grep -q "^meta $k" "$_d.rd" || fail "$_d: no metadata $k"
+	done
+	while read -r _tag _size _count _unr; do
+		case $_tag in
+		expect)
+			_got=$(awk -v s="$_size" '$1 == "rec" && $2 == s { c += $3; u += $4 } END { print c + 0, u + 0 }' "$_d.rd")
+			[ "$_got" = "$_count $_unr" ] ||
+				fail "$_d: size $_size: count/unreachable $_got, expected $_count $_unr"
+			;;
+		expect-unreachable)
+			_got=$(awk '$1 == "total" { print $5, $6 }' "$_d.rd")
+			[ "$_got" = "$_size $_count" ] ||
+				fail "$_d: unreachable bytes/blocks $_got, expected $_size $_count"
+			;;
+		esac
+	done <"$_e"
+}
+
+# API and exit dumps of the ground-truth program.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/gt" "$T/reach" "$LIB" "$w/api.dump" \
+	>"$w/gt.out" 2>"$w/gt.err" || { fail "reach: exit status"; cat "$w/gt.err"; }
+[ -s "$w/gt.err" ] && { fail "reach: hook said something"; cat "$w/gt.err"; }
+grep '^expect' "$w/gt.out" >"$w/expect"
+[ "$(wc -l <"$w/expect")" = 17 ] || fail "reach: expectations missing"
+check_dump "$w/api.dump" "$w/expect"
+check_dump "$(ls "$w"/gt.*.exit.dump)" "$w/expect"
+grep -q -x 'meta trigger=api' "$w/api.dump.rd" || fail "api.dump: trigger"
+
+# Without the variable: no section, no key.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/off" "$T/reach" "$LIB" "$w/off.dump" >/dev/null 2>&1
+"$RD" "$w/off.dump" >"$w/off.rd" || fail "off.dump: not readable"
+grep -q -x 'flags 0' "$w/off.rd" || fail "off.dump: flags"
+grep -q '^meta reachability' "$w/off.rd" && fail "off.dump: reachability metadata without LEAKSNAP_REACHABILITY"
+
+# Signal and interval dumps while the program waits (and `record`).
+mkfifo "$w/fifo"
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_INTERVAL=0.2 LEAKSNAP_OUT="$w/sg" \
+	"$T/reach" "$LIB" - wait <"$w/fifo" >"$w/sg.out" 2>&1 &
+pid=$!
+exec 3>"$w/fifo"
+i=0
+while ! grep -q '^ready' "$w/sg.out" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -47 "$pid"
+sleep 0.5
+exec 3>&-
+wait "$pid" || fail "reach wait: exit status"
+check_dump "$w/sg.$pid.1.dump" "$w/expect"
+n=0
+for d in "$w"/sg.$pid.[0-9]*.dump; do
+	"$RD" "$d" | grep -q -x 'meta trigger=interval' || continue
+	check_dump "$d" "$w/expect"
+	n=$((n + 1))
+done
+[ $n -ge 1 ] || fail "no interval dump checked"
+rm -f "$w/fifo"
+
+v=$("$L" record --reachability --out "$w/recenv" -- sh -c 'echo "$LEAKSNAP_REACHABILITY"' 2>/dev/null)
+[ "$v" = 1 ] || fail "record --reachability: LEAKSNAP_REACHABILITY=$v"
+"$L" record --reachability --out "$w/rec" -- "$T/reach" "$LIB" - >/dev/null 2>"$w/rec.err" ||
+	{ fail "record --reachability: status"; cat "$w/rec.err"; }
+check_dump "$(ls "$w"/rec.*.exit.dump)" "$w/expect"
+
+# arm64 and 32-bit ARM under qemu-user (`make cross`): the same counts.
+# (qemu's own helper thread blocks every signal and sleeps: not signalled.)
+for a in $ARCHES; do
+	abi_vars $a
+	if [ ! -f "$XB/tests/hook/reach" ] || ! command -v $QEMU >/dev/null 2>&1 ||
+		[ ! -f "$SYSROOT/lib/libc.so.6" ]; then
+		echo "$a: make cross, $QEMU or $SYSROOT missing: skipped"
+		continue
+	fi
+	LEAKSNAP_REACHABILITY=1 on_device $a "$w/x$a" "$XB/libleakhook.so" "$XB/tests/hook/reach" \
+		"$XB/tests/hook/libreach.so" "$w/x$a-api.dump" >"$w/x$a.out" 2>"$w/x$a.err" ||
+		{ fail "$a: reach: exit status"; cat "$w/x$a.err"; }
+	cmp -s "$w/gt.out" "$w/x$a.out" || fail "$a: expectations differ from x86-64's"
+	check_dump "$w/x$a-api.dump" "$w/expect"
+	check_dump "$(ls "$w"/x$a.*.exit.dump)" "$w/expect"
+	grep -q -x "meta abi=$a" "$w/x$a-api.dump.rd" || fail "$a: abi"
+done
+
+# A thread that blocks every signal and runs cannot be stopped: the dump is
+# still written, without the section, and says why.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/bs" "$T/reach" "$LIB" - blockspin \
+	</dev/null >/dev/null 2>&1
+d=$(ls "$w"/bs.*.exit.dump)
+"$RD" "$d" >"$d.rd" || fail "$d: not readable"
+grep -q -x 'flags 0' "$d.rd" || fail "blockspin: flag bit 2 set"
+grep -q -x 'meta reachability=failed: thread [0-9]* blocks the stop signal and runs' "$d.rd" ||
+	{ fail "blockspin: no reason"; cat "$d.rd"; }
+
+# The program takes the stop signal for itself: no section, the reason.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$T/reach" "$LIB" "$w/own.dump" ownsig \
+	>/dev/null 2>&1 || fail "ownsig: exit status"
+"$RD" "$w/own.dump" >"$w/own.rd" || fail "own.dump: not readable"
+grep -q -x 'flags 0' "$w/own.rd" || fail "ownsig: flag bit 2 set"
+grep -q -x "meta reachability=failed: the program replaced the stop signal's handler" "$w/own.rd" ||
+	{ fail "ownsig: no reason"; grep '^meta reach' "$w/own.rd"; }
+
+# fork refused (a seccomp filter): no section, the reason.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$T/reach" "$LIB" "$w/nc.dump" noclone \
+	>/dev/null 2>&1 || fail "noclone: exit status"
+"$RD" "$w/nc.dump" >"$w/nc.rd" || fail "nc.dump: not readable"
+grep -q -x 'flags 0' "$w/nc.rd" || fail "noclone: flag bit 2 set"
+grep -q -x "meta reachability=failed: fork refused: Operation not permitted" "$w/nc.rd" ||
+	{ fail "noclone: no reason"; grep '^meta reach' "$w/nc.rd"; }
+
+# A thread that blocks every signal and sleeps in sigwaitinfo() is not sent
+# the stop signal (it would receive it): the dumps are complete, and say so.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/sw" "$T/reach" "$LIB" "$w/sw-api.dump" sigwait \
+	</dev/null >"$w/sw.out" 2>&1 || { fail "sigwait: exit status"; cat "$w/sw.out"; }
+grep -q 'sigwait got' "$w/sw.out" && fail "sigwait: the program received a signal"
+for d in "$w/sw-api.dump" "$(ls "$w"/sw.*.exit.dump)"; do
+	check_dump "$d" "$w/expect"
+	grep -q '^meta reachability=.*; not stopped, stack scanned whole, registers unknown: [0-9]* (waits with the signal blocked)$' "$d.rd" ||
+		{ fail "$d: the sigwait thread is not named"; grep '^meta reachability=' "$d.rd"; }
+done
+
+# valgrind (definitely + indirectly lost) and LeakSanitizer on the same
+# program: docs/reachability.md explains each difference.
+exp=$(awk '$1 == "expect-unreachable" { print $2 }' "$w/expect")
+if command -v valgrind >/dev/null 2>&1; then
+	valgrind --leak-check=full --errors-for-leak-kinds=none "$T/reach" "$LIB" \
+		>/dev/null 2>"$w/vg.err" || fail "valgrind run"
+	vg=$(awk '/definitely lost:|indirectly lost:/ { gsub(",", "", $4); s += $4 } END { print s + 0 }' "$w/vg.err")
+	[ "$vg" = "$exp" ] || fail "valgrind: definitely + indirectly lost $vg, leaksnap $exp"
+	grep -q 'possibly lost: 2,[0-9]* bytes' "$w/vg.err" || fail "valgrind: the interior-pointer block is not 'possibly lost'"
+else
+	echo "valgrind not installed: comparison with memcheck skipped"
+fi
+if command -v clang >/dev/null 2>&1 &&
+	clang -O2 -D_GNU_SOURCE -fsanitize=leak -o "$w/reach-lsan" "$top/tests/hook/reach.c" -ldl -lpthread 2>/dev/null; then
+	"$w/reach-lsan" "$LIB" >/dev/null 2>"$w/lsan.err"
+	ls=$(awk '/^(Direct|Indirect) leak of/ { s += $4 } END { print s + 0 }' "$w/lsan.err")
+	# LeakSanitizer does not scan the program's own mmap'ed memory (2192).
+	[ "$ls" = $((exp + 2192)) ] || fail "LeakSanitizer: $ls leaked, expected leaksnap's $exp + 2192"
+	grep -q '^Direct leak of 2192 byte' "$w/lsan.err" || fail "LeakSanitizer: the mmap-held block is not its difference"
+else
+	echo "clang -fsanitize=leak not available: comparison with LeakSanitizer skipped"
+fi
+
+# A bigger heap: 1024 trees of 48 blocks, 100 of them dropped; every
+# dropped block and no other is unreachable (bench/reachbench.c).
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$B/bench/reachbench" 50000 2 "$w/rb" \
+	>"$w/rb.out" 2>&1 || { fail "reachbench: exit status"; cat "$w/rb.out"; }
+want=$(awk '$1 == "expect-unreachable" { print $2, $3 }' "$w/rb.out")
+[ "$want" = "472800 4800" ] || fail "reachbench: expects $want"
+for d in "$w"/rb.1.dump "$w"/rb.2.dump; do
+	"$RD" "$d" >"$d.rd" 2>&1 || { fail "$d: $(cat "$d.rd")"; continue; }
+	got=$(awk '$1 == "total" { print $5, $6 }' "$d.rd")
+	[ "$got" = "$want" ] || fail "$d: unreachable $got, expected $want"
+done
+
+# Under load: ten dump signals back to back while 8 threads allocate and
+# free; every dump readable, with its section (none unreachable: the
+# threads keep every block) or its reason.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/st" "$T/stress" 8 2000000 >"$w/st.out" 2>&1 &
+pid=$!
+sleep 0.3
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	kill -47 "$pid"
+done
+wait "$pid" || fail "stress with reachability: exit status"
+grep -q -x "stress 8 x 2000000: checksum [0-9]*, 0 bad" "$w/st.out" || { fail "stress: output"; cat "$w/st.out"; }
+ok=0
+for n in 1 2 3 4 5 6 7 8 9 10; do
+	f="$w/st.$pid.$n.dump"
+	[ -f "$f" ] || { fail "stress: dump $n of 10 missing"; continue; }
+	"$RD" "$f" >"$f.rd" 2>&1 || { fail "$f: $(cat "$f.rd")"; continue; }
+	if grep -q -x 'flags 4' "$f.rd"; then
+		ok=$((ok + 1))
+		# its threads keep every live block in their slots
+		grep -q ' unreachable 0 0$' "$f.rd" || fail "$f: $(grep '^total' "$f.rd") (expected none unreachable)"
+	else
+		grep -q '^meta reachability=failed: ' "$f.rd" || fail "$f: neither section nor reason"
+	fi
+done
+[ $ok -ge 8 ] || fail "stress: only $ok of 10 dumps classified"
+
+# Threads coming and going with interval dumps: the blocks the program
+# keeps (in its arrays) are all reachable at exit.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_INTERVAL=0.05 LEAKSNAP_OUT="$w/ho" \
+	"$T/handoff" 25 4 20000 >"$w/ho.out" 2>&1 || { fail "handoff: exit status"; cat "$w/ho.out"; }
+grep -q -x 'handoff: kept 2007 blocks of 500 sizes, 565783 bytes, ok' "$w/ho.out" || fail "handoff: output"
+# Every block it holds is reachable at every moment (in flight between
+# threads it is in a queue or a register): any dump that classified the
+# blocks (all of them, unless a stop timed out on a loaded machine) must
+# find none unreachable.
+n=0 ok=0
+for d in "$w"/ho.*.dump; do
+	n=$((n + 1))
+	"$RD" "$d" >"$d.rd" 2>&1 || { fail "$d: $(cat "$d.rd")"; continue; }
+	if grep -q -x 'flags 4' "$d.rd"; then
+		ok=$((ok + 1))
+		grep -q ' unreachable 0 0$' "$d.rd" || fail "$d: $(grep '^total' "$d.rd") (expected none unreachable)"
+	else
+		grep -q '^meta reachability=failed: ' "$d.rd" || fail "$d: neither section nor reason"
+	fi
+done
+[ $ok -ge $((n / 2)) ] && [ $n -ge 3 ] || fail "handoff: $ok of $n dumps classified"
+d=$(ls "$w"/ho.*.exit.dump)
+grep -q -x 'flags 4' "$d.rd" || fail "handoff: exit dump without the section"
+
+# dlopen/dlclose loop and fork+exec with reachability and interval dumps.
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_INTERVAL=0.02 LEAKSNAP_OUT="$w/dl" \
+	"$T/dlloop" "$T/libleaker.so" 300 >"$w/dl.out" 2>&1
+[ $? = 0 ] && grep -q -x 'dlloop 300 ok' "$w/dl.out" || { fail "dlloop"; cat "$w/dl.out"; }
+LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/fe" "$T/forkexec" 3 >"$w/fe.out" 2>&1 ||
+	fail "forkexec: exit status"
+printf 'level 3\nlevel 2\nlevel 1\nlevel 0\n' | cmp -s - "$w/fe.out" || fail "forkexec output"
+for d in "$w"/dl.*.dump "$w"/fe.*.exit.dump; do
+	"$RD" "$d" >"$d.rd" 2>&1 || { fail "$d: $(cat "$d.rd")"; continue; }
+	grep -q -x 'flags 4' "$d.rd" || { fail "$d: no section"; grep '^meta' "$d.rd"; }
+done
+ls "$w" | grep -q '\.tmp' && fail "temporary files left behind"
+finish
