@@ -5,11 +5,13 @@
 # 2. convert it to a LEAKSNAP v1 file and show that;
 # 3. list the maps it carries as modules;
 # 4. build a small server with a real leak and a bounded cache, run it under
-#    `leaksnap record` (the malloc hook), which writes a snapshot after each of
-#    its three batches of requests;
-# 5. compare the snapshots with leakdiff: the leak ranks first with its
-#    function and source line; the cache, which stopped growing once full, is
-#    listed apart as a cache, not as a leak;
+#    `leaksnap record --reachability` (the malloc hook), which writes a
+#    snapshot after each of its three batches of requests, each saying which
+#    blocks no pointer reaches any more;
+# 5. compare the snapshots with leakdiff: the leak ranks first, a definite
+#    leak (all its blocks unreachable), with its function and source line; the
+#    cache, which stopped growing once full and is still reachable, is listed
+#    apart as a cache, not as a leak; --fail-on and --fail-on-unreachable gate;
 # 6. write the same comparison as a self-contained HTML report (kept in
 #    BUILD/demo/report.html; its path is printed last).
 set -eu
@@ -31,9 +33,9 @@ step leaksnap show --json --top 1 app-heap.dump
 "$ls_" show --json --top 1 "$w/app-heap.dump"
 step leaksnap maps app-heap.dump
 "$ls_" maps "$w/app-heap.dump"
-step cc -O2 -g server.c -o server '&&' leaksnap record --out /tmp/demo -- ./server
+step cc -O2 -g server.c -o server '&&' leaksnap record --reachability --out /tmp/demo -- ./server
 ${CC:-cc} -O2 -g -o "$w/server" server.c -ldl
-(cd "$w" && "$ls_" record --out "$w/demo" -- ./server 2>&1) | sed "s|$w|/tmp|g"
+(cd "$w" && "$ls_" record --reachability --out "$w/demo" -- ./server 2>&1) | sed "s|$w|/tmp|g"
 step leakdiff /tmp/demo.PID.1.dump /tmp/demo.PID.2.dump /tmp/demo.PID.3.dump
 set -- "$w"/demo.*.1.dump "$w"/demo.*.2.dump "$w"/demo.*.3.dump
 (cd "$w" && "$bin/leakdiff" "${1##*/}" "${2##*/}" "${3##*/}") | sed "s|$w|/tmp|g"
@@ -41,6 +43,9 @@ step leakdiff --fail-on 4K /tmp/demo.PID.'{1,2,3}'.dump '>/dev/null;' echo '$?'
 set +e
 (cd "$w" && "$bin/leakdiff" --fail-on 4K "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
 echo "$?    (1: the suspects grew by 4 KiB or more -- a CI gate; the cache does not count)"
+step leakdiff --fail-on-unreachable 1 /tmp/demo.PID.'{1,2,3}'.dump '>/dev/null;' echo '$?'
+(cd "$w" && "$bin/leakdiff" --fail-on-unreachable 1 "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
+echo "$?    (1: the last snapshot holds unreachable blocks -- leaks, whatever they grew)"
 set -e
 step leakdiff --html report.html /tmp/demo.PID.'{1,2,3}'.dump
 report_dir="$top/$B/demo"

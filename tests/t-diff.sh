@@ -51,6 +51,24 @@ done
 [ "$fails" = 0 ] || finish
 r1_1=$(snap r1 1) r1_2=$(snap r1 2) r1_3=$(snap r1 3) r2_3=$(snap r2 3) rb_3=$(snap rb 3)
 
+# 1a. With reachability (as make demo records): every leaked body is
+#     unreachable, so the leak is definite; the cache's sessions are all
+#     reachable; --fail-on-unreachable gates on the last snapshot's bytes.
+LEAKSNAP_REACHABILITY=1 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/rr" "$w/a/server" >/dev/null ||
+	fail "server run with reachability"
+set -- "$(snap rr 1)" "$(snap rr 2)" "$(snap rr 3)"
+"$D" --json "$@" >"$w/reach.json" || fail "leakdiff of reachability snapshots"
+expect_eq "reach: the leak is definite" \
+	"$(json "$w/reach.json" '(j["suspects"][0]["definite"], j["suspects"][0]["bytes"], j["suspects"][0]["unreachable_bytes"], j["suspects"][0]["unreachable_counts"])')" \
+	"(True, [2560, 5120, 7680], [2560, 5120, 7680], [5, 10, 15])"
+expect_eq "reach: the cache is reachable" \
+	"$(json "$w/reach.json" '(j["stopped"][0]["definite"], j["stopped"][0]["bytes"], j["stopped"][0]["unreachable_bytes"])')" \
+	"(False, [3200, 4096, 4096], [0, 0, 0])"
+st=0; "$D" --fail-on-unreachable 7680 "$@" >/dev/null 2>&1 || st=$?
+expect_eq "reach: --fail-on-unreachable 7680" "$st" 1
+st=0; "$D" --fail-on-unreachable 7681 "$@" >/dev/null 2>&1 || st=$?
+expect_eq "reach: --fail-on-unreachable 7681" "$st" 0
+
 # 1. Two runs of one build: the same state, different pids and addresses.
 exe_start() { grep -m1 " $w/a/server\$" "${1%.dump}.maps" | cut -d- -f1; }
 if [ "$(exe_start "$r1_3")" = "$(exe_start "$r2_3")" ]; then
