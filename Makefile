@@ -283,7 +283,13 @@ $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \
 		$(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BINS)
+# The varied workload also with frame pointers, for LEAKSNAP_UNWIND=fp.
+$(B)/bench/varbench-fp: bench/varbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fno-omit-frame-pointer -o $@ $< \
+		$(LDFLAGS_ALL)
+
+bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)

@@ -300,16 +300,54 @@ static void stack_hash(const uintptr_t *pcs, unsigned n, uint64_t *h1, uint32_t 
 }
 
 /* Programs allocate from the same stacks again and again, so each thread
- * remembers the last stack it looked up and its number: a memcmp is much
- * cheaper than hashing and probing the index.  Numbers change only when
- * the store is rebuilt (stk_gen counts rebuilds). */
+ * remembers the last stacks it looked up and their numbers, in a small
+ * direct-mapped memo keyed by a cheap hash of the frames: that hash and a
+ * compare of the frames are much cheaper than the full hash and a probe of
+ * the shared index (and touch no shared memory).  Where call paths branch,
+ * one remembered stack is not enough: a few sites behind a few callers
+ * make a few dozen stacks.  Numbers change only when the store is rebuilt
+ * (stk_gen counts rebuilds). */
 #define STACK_MEMO_FRAMES 32
-static HOOK_TLS struct {
+#define STACK_MEMO_BITS 5
+static HOOK_TLS struct stack_memo {
 	unsigned n;
 	uint32_t id;  /* 0: nothing remembered */
 	uint32_t gen;
 	uintptr_t pcs[STACK_MEMO_FRAMES];
-} stack_memo;
+} stack_memo[1u << STACK_MEMO_BITS];
+
+/* The memo entry of @pcs[0..n) (n <= STACK_MEMO_FRAMES): two lanes of a
+ * rotate and a xor a frame (frames differ in their low bits), one
+ * multiply. */
+static inline struct stack_memo *stack_memo_of(const uintptr_t *pcs, unsigned n)
+{
+	uint64_t a = n, b = 0;
+	unsigned i = 0;
+	for (; i + 1 < n; i += 2) {
+		a = (a << 5 | a >> 59) ^ (uint64_t)pcs[i];
+		b = (b << 7 | b >> 57) ^ (uint64_t)pcs[i + 1];
+	}
+	if (i < n)
+		a ^= (uint64_t)pcs[i] << 1;
+	return &stack_memo[((a ^ b) * 0x9e3779b97f4a7c15ULL) >> (64 - STACK_MEMO_BITS)];
+}
+
+/* Whether @m holds @pcs[0..n): no early exit, two frames a step (a call
+ * to memcmp costs more here). */
+static inline bool stack_memo_holds(const struct stack_memo *m, const uintptr_t *pcs,
+				    unsigned n)
+{
+	uintptr_t d0 = m->n ^ n, d1 = 0;
+	unsigned i = 0;
+	for (; i + 1 < n; i += 2) {
+		d0 |= m->pcs[i] ^ pcs[i];
+		d1 |= m->pcs[i + 1] ^ pcs[i + 1];
+	}
+	if (i < n)
+		d0 |= m->pcs[i] ^ pcs[i];
+	return !(d0 | d1);
+}
+
 static uint32_t stk_gen; /* changed with every lock held */
 
 static inline struct stk *stk_at(uint32_t idx)
@@ -436,24 +474,21 @@ static uint32_t stk_index_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t
 
 static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n)
 {
-	bool memo = n <= STACK_MEMO_FRAMES;
-	if (memo && stack_memo.n == n && stack_memo.id && stack_memo.gen == stk_gen) {
-		/* inline, no early exit: a call to memcmp costs more here */
-		uintptr_t diff = 0;
-		for (unsigned i = 0; i < n; i++)
-			diff |= stack_memo.pcs[i] ^ pcs[i];
-		if (!diff)
-			return stack_memo.id;
+	struct stack_memo *m = NULL;
+	if (n <= STACK_MEMO_FRAMES) {
+		m = stack_memo_of(pcs, n);
+		if (m->id && m->gen == stk_gen && stack_memo_holds(m, pcs, n))
+			return m->id;
 	}
 	uint64_t h1;
 	uint32_t h2;
 	stack_hash(pcs, n, &h1, &h2);
 	uint32_t id = stk_index_find_or_add(pcs, n, h1, h2);
-	if (memo && id && id != UINT32_MAX) {
-		stack_memo.n = n;
-		stack_memo.id = id;
-		stack_memo.gen = stk_gen;
-		memcpy(stack_memo.pcs, pcs, n * sizeof(uintptr_t));
+	if (m && id && id != UINT32_MAX) {
+		m->n = n;
+		m->id = id;
+		m->gen = stk_gen;
+		memcpy(m->pcs, pcs, n * sizeof(uintptr_t));
 	}
 	return id;
 }

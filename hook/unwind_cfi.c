@@ -48,20 +48,24 @@ struct rlog {
 	bool bad;	  /* more reads than room */
 };
 
-/* The word at @addr, if it lies wholly inside the stack and is aligned. */
-NO_SANITIZE
+/* The word at @addr, if it lies wholly inside the stack and is aligned.
+ * @lg NULL: a walk that writes no trace (walk_lean()). */
+NO_SANITIZE __attribute__((always_inline))
 static inline bool stack_word(const struct bounds *b, uintptr_t addr,
 			      uintptr_t *out, struct rlog *lg)
 {
 	uintptr_t v;
 
 	if (addr - b->lo > b->span || addr % WORD) {
-		if (addr < b->lo && addr % WORD == 0 && addr >= lg->lo_min)
+		if (lg != NULL && addr < b->lo && addr % WORD == 0 &&
+		    addr >= lg->lo_min)
 			lg->lo_min = addr + 1;
 		return false;
 	}
 	v = *(const uintptr_t *)addr;
 	*out = v;
+	if (lg == NULL)
+		return true;
 	if (__builtin_expect(lg->n < lg->lim, 1)) {
 		lg->r[lg->n].addr = addr;
 		lg->r[lg->n].val = v;
@@ -80,9 +84,10 @@ static inline uintptr_t addr_add(uintptr_t base, int32_t off)
 
 /* Step @f to its caller by @r; *@ra gets the return address.  On failure
  * @f is unchanged. */
-NO_SANITIZE
+NO_SANITIZE __attribute__((always_inline))
 static inline bool step_cfi(struct rule r, const struct bounds *stk,
-			    struct frame *f, uintptr_t *ra, struct rlog *lg)
+			    struct frame *f, uintptr_t *ra, struct rlog *lg,
+			    struct rlog *lgfp)
 {
 	int32_t cfa_off = rule_cfa_off(r);
 	uintptr_t cfa;
@@ -119,7 +124,7 @@ static inline bool step_cfi(struct rule r, const struct bounds *stk,
 		break;
 	case RULE_FP_AT_CFA:
 		f->fp_ok = stack_word(stk, addr_add(cfa, rule_fp_off(r)),
-				      &f->fp, lg);
+				      &f->fp, lgfp);
 		break;
 	case RULE_FP_AT_FP:
 		f->fp_ok = f->fp_ok &&
@@ -134,8 +139,8 @@ static inline bool step_cfi(struct rule r, const struct bounds *stk,
 
 /* Step @f through its frame record (fp[0] = the caller's fp, fp[1] = the
  * RA): code without CFI that keeps frame pointers, JIT code mostly. */
-NO_SANITIZE
-static bool step_fp(const struct bounds *stk, struct frame *f, uintptr_t *ra,
+NO_SANITIZE __attribute__((always_inline))
+static inline bool step_fp(const struct bounds *stk, struct frame *f, uintptr_t *ra,
 		    struct rlog *lg)
 {
 	uintptr_t next;
@@ -289,7 +294,7 @@ step:
 			}
 			if (!fp_fallback || !step_fp(&s, &f, &ra, &lg))
 				goto stop;
-		} else if (step_cfi(r, &s, &f, &ra, &lg)) {
+		} else if (step_cfi(r, &s, &f, &ra, &lg, &lg)) {
 			signal = rule_signal(r);
 		} else if (!fp_fallback || !step_fp(&s, &f, &ra, &lg)) {
 			goto stop;
@@ -323,6 +328,174 @@ out:
 	return n;
 }
 
+/* The walk without a trace: what walk() does with no trace block, every
+ * frame stepped.  @lg NULL: nothing written but @pcs; else every word read
+ * is logged there (lg->bad if there was no room), and *@keep is cleared if
+ * the walk met a "no module" rule (see the walk memo). */
+/* The pending fp read of walk_plain() is an input of the walk now. */
+static inline void fp_used(struct rlog *lg, struct rlog *fplog)
+{
+	if (lg == NULL || fplog->n == 0)
+		return;
+	if (lg->n < lg->lim)
+		lg->r[lg->n++] = fplog->r[0];
+	else
+		lg->bad = true;
+	fplog->n = 0;
+}
+
+NO_SANITIZE __attribute__((always_inline)) static inline int
+walk_plain(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
+	   uintptr_t *pcs, int max, bool fp_fallback, struct rlog *lg,
+	   bool *keep)
+{
+	struct frame f = { regs->sp, regs->fp, true, true };
+	struct bounds s = { lo, hi, hi - lo - WORD };
+	struct wstate ws = { false };
+	_Atomic uint64_t *cache = cache_map();
+	uintptr_t pc = regs->pc;
+	int n = 0;
+	/* The caller's fp read from the stack (RULE_FP_AT_CFA) is logged
+	 * only once a step uses it: code built without frame pointers keeps
+	 * any value in that register, a loop counter say, and a walk that
+	 * never uses it must not depend on it. */
+	struct tread fpread = { 0, 0 };
+	struct rlog fplog = { &fpread, 0, 1, 0, false };
+	struct rlog *lgfp = lg != NULL ? &fplog : NULL;
+
+	while (n < max) {
+		struct rule r = rule_lookup(cache, pc, &ws);
+		uintptr_t ra;
+		bool signal = false;
+
+		struct tread old = fpread; /* (unused unless old_n) */
+		unsigned int old_n = fplog.n;
+
+		if (lg != NULL) {
+			if (rule_nomod(r))
+				*keep = false;
+			if (rule_cfa(r) == RULE_CFA_FP ||
+			    rule_cfa(r) == RULE_CFA_FP_DEREF ||
+			    rule_fp(r) == RULE_FP_AT_FP) {
+				fp_used(lg, &fplog);
+				old_n = 0;
+			}
+			if (rule_cfa(r) < RULE_FALLBACK)
+				fplog.n = 0; /* room for this step's fp read */
+		}
+		if (__builtin_expect(rule_cfa(r) >= RULE_FALLBACK, 0)) {
+			if (rule_cfa(r) == RULE_END || !fp_fallback)
+				break;
+			fp_used(lg, &fplog);
+			if (!step_fp(&s, &f, &ra, lg))
+				break;
+		} else if (step_cfi(r, &s, &f, &ra, lg, lgfp)) {
+			signal = rule_signal(r);
+			if (rule_fp(r) == RULE_FP_SAME) { /* fp carried on */
+				fpread = old;
+				fplog.n = old_n;
+			}
+		} else {
+			/* f is unchanged: so is its fp, pending or not */
+			fpread = old;
+			fplog.n = old_n;
+			if (!fp_fallback)
+				break;
+			fp_used(lg, &fplog);
+			if (!step_fp(&s, &f, &ra, lg))
+				break;
+		}
+		ra = unwind_strip_pac_inline(ra);
+		if (ra < 4096)
+			break;
+		pcs[n++] = ra;
+		pc = signal ? ra : ra - 1;
+	}
+	return n;
+}
+
+NO_SANITIZE __attribute__((noinline)) static int
+walk_lean(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
+	  uintptr_t *pcs, int max, bool fp_fallback)
+{
+	return walk_plain(regs, lo, hi, pcs, max, fp_fallback, NULL, NULL);
+}
+
+NO_SANITIZE __attribute__((noinline)) static int
+walk_logged(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
+	    uintptr_t *pcs, int max, bool fp_fallback, struct rlog *lg,
+	    bool *keep)
+{
+	return walk_plain(regs, lo, hi, pcs, max, fp_fallback, lg, keep);
+}
+
+/* Whether every word @m's walk read still holds its value. */
+NO_SANITIZE
+static inline bool wmemo_replays(const struct wmemo *m)
+{
+	uintptr_t diff = 0;
+
+	for (unsigned int i = 0; i < m->nreads; i++)
+		diff |= *(const uintptr_t *)m->reads[i].addr ^ m->reads[i].val;
+	return diff == 0;
+}
+
+/* A short walk (max <= WALK_SHORT_MAX), through the walk memo of @tb
+ * (busy; NULL: there is none), whose use it ends. */
+NO_SANITIZE static int
+walk_short(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
+	   uintptr_t *pcs, int max, bool fp_fallback, struct tblock *tb)
+{
+	unsigned long gen;
+	struct wmemo *set, *m;
+	unsigned int k;
+	bool keep = true;
+	int n;
+
+	if (tb == NULL)
+		return walk_lean(regs, lo, hi, pcs, max, fp_fallback);
+	gen = atomic_load_explicit(&trace_gen, memory_order_acquire);
+	k = (unsigned int)(((uint64_t)(regs->pc ^ regs->sp) *
+			    0x9e3779b97f4a7c15ULL) >> 62) % WMEMO_SETS;
+	set = &tb->wmemo[k * WMEMO_WAYS];
+	for (int w = 0; w < WMEMO_WAYS; w++) {
+		m = &set[w];
+		if (m->valid && m->pc == regs->pc && m->sp == regs->sp &&
+		    m->fp == regs->fp && m->lo == lo && m->hi == hi &&
+		    m->gen == gen && m->max == max &&
+		    m->fp_fallback == fp_fallback && wmemo_replays(m)) {
+			memcpy(pcs, m->out, (size_t)m->n * sizeof(*pcs));
+			n = m->n;
+			trace_end(tb);
+			return n;
+		}
+	}
+	m = &set[tb->wmemo_next[k]];
+	tb->wmemo_next[k] = (uint8_t)((tb->wmemo_next[k] + 1) % WMEMO_WAYS);
+	m->valid = false;
+	{
+		struct rlog lg = { m->reads, 0, WMEMO_READS, 0, false };
+
+		n = walk_logged(regs, lo, hi, pcs, max, fp_fallback, &lg, &keep);
+		if (keep && !lg.bad) {
+			m->pc = regs->pc;
+			m->sp = regs->sp;
+			m->fp = regs->fp;
+			m->lo = lo;
+			m->hi = hi;
+			m->gen = gen;
+			m->max = max;
+			m->n = n;
+			m->nreads = lg.n;
+			m->fp_fallback = fp_fallback;
+			memcpy(m->out, pcs, (size_t)n * sizeof(*pcs));
+			m->valid = true;
+		}
+	}
+	trace_end(tb);
+	return n;
+}
+
 NO_SANITIZE
 int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	       uintptr_t *pcs, int max, bool fp_fallback)
@@ -335,6 +508,8 @@ int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	if (hi <= lo || hi - lo < WORD || max <= 0)
 		return 0;
 	tb = trace_begin(max);
+	if (max <= WALK_SHORT_MAX)
+		return walk_short(regs, lo, hi, pcs, max, fp_fallback, tb);
 	/* The common case, kept short: the walk starts at the first frame
 	 * of the trace, and the trace replays from there within max.  (The
 	 * generation is read before the trace: see unwind_cfi_flush().) */

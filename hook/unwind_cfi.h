@@ -343,7 +343,43 @@ struct trace {
 	struct tread reads[TRACE_READS * TRACE_RECS];
 };
 
+/* ------------------------------------------------------------------------
+ * The walk memo
+ * ------------------------------------------------------------------------
+ *
+ * Walks of at most WALK_SHORT_MAX frames (LEAKSNAP_FRAMES is 16 by
+ * default) do not use the trace: where call paths branch, a new walk
+ * rarely replays the previous one, and matching a trace part-way, then
+ * writing the new one, costs several times a plain walk (docs/hook.md,
+ * "Where the time goes").  Each thread keeps instead its last few short
+ * walks whole, in WMEMO_SETS sets of WMEMO_WAYS, chosen by the entry
+ * function's pc and sp: the inputs (registers, stack bounds, max,
+ * fp_fallback, trace_gen), every stack word the walk read (address and
+ * value) and its result.  A walk is a function of exactly those (and of
+ * the rules, which only change with trace_gen), so one whose inputs are
+ * equal and whose words all still hold their values gives the same
+ * result: it is copied, bit for bit.  A walk that met a "no module" rule
+ * (re-checked on every use) or read more than WMEMO_READS words is not
+ * kept.  Misses walk without a trace (walk_lean()), logging their reads
+ * into the entry they replace. */
+#define WALK_SHORT_MAX 32
+#define WMEMO_READS 96
+#define WMEMO_SETS 4
+#define WMEMO_WAYS 4
+
+struct wmemo {
+	uintptr_t pc, sp, fp, lo, hi; /* the walk's inputs */
+	unsigned long gen;
+	int max, n;
+	unsigned int nreads;
+	bool fp_fallback, valid;
+	uintptr_t out[WALK_SHORT_MAX];
+	struct tread reads[WMEMO_READS];
+};
+
 struct tblock {
+	struct wmemo wmemo[WMEMO_SETS * WMEMO_WAYS];
+	uint8_t wmemo_next[WMEMO_SETS]; /* the way each set replaces next */
 	struct trace *trace;   /* the previous walk: records [base, last] */
 	struct trace *scratch; /* the walk under way */
 	int base, last;

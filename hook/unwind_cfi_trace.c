@@ -51,6 +51,8 @@ static struct tblock *pool_take(void)
 			    memory_order_relaxed)) {
 			tb = (struct tblock *)v;
 			tb->valid = false;
+			for (size_t w = 0; w < WMEMO_SETS * WMEMO_WAYS; w++)
+				tb->wmemo[w].valid = false;
 			return tb;
 		}
 	}
