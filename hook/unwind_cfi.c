@@ -456,7 +456,7 @@ walk_short(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
 		return walk_lean(regs, lo, hi, pcs, max, fp_fallback);
 	gen = atomic_load_explicit(&trace_gen, memory_order_acquire);
 	k = (unsigned int)(((uint64_t)(regs->pc ^ regs->sp) *
-			    0x9e3779b97f4a7c15ULL) >> 62) % WMEMO_SETS;
+			    0x9e3779b97f4a7c15ULL) >> (64 - WMEMO_SET_BITS));
 	set = &tb->wmemo[k * WMEMO_WAYS];
 	for (int w = 0; w < WMEMO_WAYS; w++) {
 		m = &set[w];

@@ -363,8 +363,9 @@ struct trace {
  * kept.  Misses walk without a trace (walk_lean()), logging their reads
  * into the entry they replace. */
 #define WALK_SHORT_MAX 32
-#define WMEMO_READS 96
-#define WMEMO_SETS 4
+#define WMEMO_READS 64
+#define WMEMO_SET_BITS 3
+#define WMEMO_SETS (1 << WMEMO_SET_BITS)
 #define WMEMO_WAYS 4
 
 struct wmemo {
