@@ -724,14 +724,32 @@ frozen:
 		    "new stacks are no longer recorded");
 }
 
+/* Snapshots under way past their copy of the pointer tables (they still
+ * read the stack store, without a lock): no rebuild may move a stack then.
+ * Raised with every lock held, lowered without. */
+static atomic_uint snap_readers;
+
 static void stk_grow(void)
 {
 	/* The thread holding every lock (a fork handler allocating, say)
 	 * rebuilds in place: locking again would be a no-op, unlocking would
 	 * release the locks its caller still relies on. */
 	bool nested = holds_all;
-	if (!nested)
-		table_lock_all();
+	for (;;) {
+		if (!nested)
+			table_lock_all();
+		if (!atomic_load(&snap_readers))
+			break;
+		/* A snapshot is reading stacks: wait for it, without the
+		 * locks (it needs none) unless they are the caller's. */
+		if (nested) {
+			while (atomic_load(&snap_readers))
+				sched_yield();
+			break;
+		}
+		table_unlock_all();
+		sched_yield();
+	}
 	if (atomic_load(&stk_indexed) >= stk_index_mask / 2 && !atomic_load(&stk_frozen))
 		stk_rebuild();
 	if (!nested)
@@ -849,6 +867,8 @@ void table_unlock_all(void)
 void table_fork_child(void)
 {
 	bias_register();
+	/* (a snapshot of the parent's other threads is not going on here) */
+	atomic_store(&snap_readers, 0);
 }
 
 /* Snapshots ----------------------------------------------------------------- */
@@ -958,6 +978,10 @@ int table_snapshot(struct table_snapshot *snap)
 		return -1;
 	}
 	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
+	/* Every lock is held only while the live pointers' (stack, size)
+	 * pairs are copied out; grouping them into records, reading the
+	 * stacks (which no rebuild moves meanwhile: snap_readers) and
+	 * sorting happen while the program runs on. */
 	table_lock_all();
 	uint32_t nst = atomic_load(&stk_next);
 	if (nst > STK_MAX_CHUNKS * STK_CHUNK)
@@ -965,6 +989,22 @@ int table_snapshot(struct table_snapshot *snap)
 	size_t live = 0;
 	for (unsigned i = 0; i < NSHARDS; i++)
 		live += shards[i].live;
+	size_t pairs_size = (live ? live : 1) * sizeof(uint64_t);
+	uint64_t *pairs = hook_map(pairs_size);
+	if (!pairs) {
+		table_unlock_all();
+		return -1;
+	}
+	size_t np = 0;
+	for (unsigned i = 0; i < NSHARDS; i++) {
+		const struct ptr_slot *slots = shards[i].slots;
+		for (size_t j = 0; j <= shards[i].mask; j++)
+			if (slots[j].key && np < live)
+				pairs[np++] = (uint64_t)slots[j].stack << 32 | slots[j].size;
+	}
+	atomic_fetch_add(&snap_readers, 1);
+	table_unlock_all();
+
 	/* The live sizes grouped by stack (a counting sort on the stack
 	 * number), then sorted within each stack: runs of one size are the
 	 * records, their lengths the counts. */
@@ -974,21 +1014,19 @@ int table_snapshot(struct table_snapshot *snap)
 	uint64_t *sizes = hook_map(sizes_size);
 	if (!end || !sizes)
 		goto nomem;
-	for (unsigned i = 0; i < NSHARDS; i++)
-		for (size_t j = 0; j <= shards[i].mask; j++)
-			if (shards[i].slots[j].key)
-				end[(shards[i].slots[j].stack & ~SLOT_ZYGOTE) + 1]++;
+	for (size_t k = 0; k < np; k++)
+		end[((uint32_t)(pairs[k] >> 32) & ~SLOT_ZYGOTE) + 1]++;
 	for (uint32_t i = 0; i < nst; i++)
 		end[i + 1] += end[i];
 	/* now end[i] is where stack i's sizes start; filling moves it to
 	 * where they end */
-	for (unsigned i = 0; i < NSHARDS; i++)
-		for (size_t j = 0; j <= shards[i].mask; j++) {
-			const struct ptr_slot *e = &shards[i].slots[j];
-			if (e->key)
-				sizes[end[e->stack & ~SLOT_ZYGOTE]++] =
-					e->size | (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
-		}
+	for (size_t k = 0; k < np; k++) {
+		uint32_t stack = (uint32_t)(pairs[k] >> 32);
+		sizes[end[stack & ~SLOT_ZYGOTE]++] =
+			(uint32_t)pairs[k] | (stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
+	}
+	hook_unmap(pairs, pairs_size);
+	pairs = NULL;
 	size_t used = 0;
 	for (uint32_t i = 1; i < nst; i++) {
 		size_t from = end[i - 1], to = end[i];
@@ -1025,7 +1063,7 @@ int table_snapshot(struct table_snapshot *snap)
 			k += run;
 		}
 	}
-	table_unlock_all();
+	atomic_fetch_sub(&snap_readers, 1);
 	hook_unmap(end, end_size);
 	hook_unmap(sizes, sizes_size);
 	snap->record_count = used;
@@ -1033,7 +1071,9 @@ int table_snapshot(struct table_snapshot *snap)
 	sort_records(snap->records, used, snap->info_size);
 	return 0;
 nomem:
-	table_unlock_all();
+	atomic_fetch_sub(&snap_readers, 1);
+	if (pairs)
+		hook_unmap(pairs, pairs_size);
 	if (end)
 		hook_unmap(end, end_size);
 	if (sizes)
