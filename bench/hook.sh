@@ -12,11 +12,13 @@
 # quarter of the work each).  The runs are interleaved, round by round (one
 # warm-up round, then BENCH_RUNS), so that a change in the machine's load
 # hits every configuration alike; the table gives medians, their ratio to
-# the bare run and the spread (max/min over the rounds).  The exit dump of
-# every hooked varbench run is checked (bench/varcheck.sh): every live block
-# with a full 16-frame stack that is a real call path of the program.  With
-# perf, the user-space instructions of the 1-thread runs are counted too
-# (steady under load).  See bench/README.md.
+# the bare run, what the hook adds per iteration (ns) and the spread
+# (max/min over the rounds).  The exit dump of every hooked varbench run is
+# checked (bench/varcheck.sh): every live block with a full 16-frame stack
+# that is a real call path of the program.  With valgrind, the instructions
+# of the 1-thread runs are counted too (steady under load).  Last, the
+# hook's memory and dump pause for 1M live blocks (bench/hookmem.c).  See
+# bench/README.md.
 set -eu
 
 B=${1:-build}
@@ -33,7 +35,7 @@ die() {
 	echo "bench: $*" >&2
 	exit 1
 }
-for p in allocbench varbench varbench-fp; do
+for p in allocbench varbench varbench-fp hookmem; do
 	[ -x "$B/bench/$p" ] || die "$B/bench/$p is missing: run 'make bench'"
 done
 [ -x "$SC" ] || die "$SC is missing: run 'make bench'"
@@ -110,24 +112,56 @@ while [ $r -le "$RUNS" ]; do
 	r=$((r + 1))
 done
 
-# Instructions (user space) of the 1-thread runs, where perf may count.
-have_perf=0
-if command -v perf >/dev/null 2>&1 &&
-	perf stat -x, -e instructions:u true >/dev/null 2>&1; then
-	have_perf=1
+# Instructions of the 1-thread runs (valgrind's cachegrind: the same
+# count whatever the load), on shorter runs: per iteration.
+have_ir=0
+if [ "${BENCH_IR:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+	have_ir=1
+	: >"$WORK/instr"
 	while read -r w t what prog n; do
 		[ "$t" = 1 ] && [ "$what" != heaptrack ] || continue
+		n=$((n / 10))
 		case $what in
-		bare*) set -- "$B/bench/$prog" 1 "$n" ;;
-		*) set -- env LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="${what#hook-}" LEAKSNAP_FRAMES=16 \
-			LEAKSNAP_OUT="$WORK/d" "$B/bench/$prog" 1 "$n" ;;
+		bare*) set -- ;;
+		*) set -- LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="${what#hook-}" LEAKSNAP_FRAMES=16 \
+			LEAKSNAP_OUT="$WORK/d" ;;
 		esac
 		rm -rf "$WORK"/d.*
-		perf stat -x, -e instructions:u -o "$WORK/perf" "$@" >/dev/null 2>&1 ||
-			die "perf stat failed: $*"
-		echo "$w $what $(awk -F, '/instructions/ { print $1 }' "$WORK/perf") $n" >>"$WORK/instr"
+		ir=$(env "$@" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+			"$B/bench/$prog" 1 "$n" 2>&1 >/dev/null | awk '/I *refs/ { gsub(",", "", $4); print $4 }')
+		[ -n "$ir" ] || die "valgrind could not count $what $prog"
+		echo "$w $what $ir $n" >>"$WORK/instr"
 	done <"$WORK/configs"
 fi
+
+# The hook's memory and dump pause: bench/hookmem.c, 1M live blocks from 1
+# and from 65536 distinct stacks, bare and hooked (resident KiB after the
+# allocations), and leaksnap_dump() while another thread allocates.
+MEM_BLOCKS=${BENCH_MEM_BLOCKS:-1000000}
+mem_rss() { # STACKS [hook]
+	if [ "${2:-}" = hook ]; then
+		env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 \
+			"$B/bench/hookmem" "$MEM_BLOCKS" "$1"
+	else
+		"$B/bench/hookmem" "$MEM_BLOCKS" "$1"
+	fi | awk '/^rss_kib/ { print $2 }'
+}
+: >"$WORK/mem"
+for r in 1 2 3; do
+	echo "bare1 $(mem_rss 1)" >>"$WORK/mem"
+	echo "hook1 $(mem_rss 1 hook)" >>"$WORK/mem"
+	echo "bareS $(mem_rss 65536)" >>"$WORK/mem"
+	echo "hookS $(mem_rss 65536 hook)" >>"$WORK/mem"
+	rm -f "$WORK"/m.*
+	env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 \
+		"$B/bench/hookmem" "$MEM_BLOCKS" 1 "$WORK/m.dump" >"$WORK/pause" ||
+		die "hookmem could not dump"
+	awk '/^dump_s|^pause_s/ { print $1, $2 }' "$WORK/pause" >>"$WORK/mem"
+	rm -f "$WORK"/m.*
+done
+mmed() {
+	awk -v k="$1" '$1 == k { print $2 }' "$WORK/mem" | median
+}
 
 # median / spread of one configuration, in seconds
 med() {
@@ -155,9 +189,10 @@ load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 	echo "  sizes 16..1024; -O2 without frame pointers (fp mode: varbench-fp, with them)"
 	echo "8 threads: a quarter of the work per thread.  16 frames.  Median of $RUNS interleaved"
 	echo "rounds; spread = slowest / fastest round.  fp rows of varbench are against bare-fp."
+	echo "+ns/iter: what the hook adds to one iteration (pair), in CPU time per thread."
 	for w in alloc var; do
 		echo ""
-		printf '%-22s %9s %8s %7s %s\n' "${w}bench" "time (s)" "x bare" "spread" "goal"
+		printf '%-22s %9s %8s %8s %7s %s\n' "${w}bench" "time (s)" "x bare" "+ns/iter" "spread" "goal"
 		for t in 1 2 8; do
 			bare=$(med $w $t bare)
 			for what in bare bare-fp hook-fp hook-auto heaptrack; do
@@ -175,22 +210,38 @@ load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 					r2=$(awk -v k="$w 2 $what" '$1 " " $2 " " $3 == k { print $4 }' "$WORK/ratios")
 					goal="<= 1.2 x the 2-thread ratio: $(ratio "$x" "$r2")" ;;
 				esac
-				printf '%-22s %9.3f %7.2fx %7s %s\n' "$what ($t thr)" "$m" "$x" "$(spread $w $t $what)" "$goal"
+				n=$(awk -v k="$w $t $what" '$1 " " $2 " " $3 == k { print $5 }' "$WORK/configs")
+				printf '%-22s %9.3f %7.2fx %8.1f %7s %s\n' "$what ($t thr)" "$m" "$x" \
+					"$(echo "$m $base $n $t $(nproc)" | awk '{ c = $4 < $5 ? $4 : $5
+						print ($1 - $2) * 1e9 * c / ($3 * $4) }')" \
+					"$(spread $w $t $what)" "$goal"
 			done
 		done
 	done
-	if [ $have_perf = 1 ]; then
+	if [ $have_ir = 1 ]; then
 		echo ""
-		echo "user-space instructions, 1 thread (perf stat), per malloc/free pair or iteration:"
+		echo "instructions per malloc/free pair (alloc) or iteration (var), 1 thread, a tenth of"
+		echo "the work (valgrind --tool=cachegrind; steady under load):"
 		for w in alloc var; do
 			awk -v w=$w '$1 == w { v[$2] = $3 / $4 }
 				END { b = v["bare"]; bf = v["bare-fp"]
-					for (k in v) if (k != "bare" && k != "bare-fp")
-						printf "  %sbench %-10s %8.0f  (bare %.0f%s)\n", w, k, v[k], b,
-							w == "var" && k == "hook-fp" ? sprintf(", bare-fp %.0f", bf) : "" }' \
+					for (k in v) if (k != "bare" && k != "bare-fp") {
+						base = w == "var" && k == "hook-fp" ? bf : b
+						printf "  %sbench %-10s %6.0f  bare%s %4.0f  %5.2fx\n", w, k, v[k],
+							base == bf && w == "var" ? "-fp" : "   ", base, v[k] / base } }' \
 				"$WORK/instr" | sort
 		done
 	fi
+	echo ""
+	b1=$(mmed bare1) h1=$(mmed hook1) bs=$(mmed bareS) hs=$(mmed hookS)
+	echo "the hook's memory, $MEM_BLOCKS live blocks (bench/hookmem.c; resident KiB, median of 3):"
+	echo "$b1 $h1 $bs $hs $MEM_BLOCKS" | awk '{
+		pb = ($2 - $1) * 1024 / $5
+		ps = (($4 - $3) - ($2 - $1)) * 1024 / 65535
+		printf "  1 stack: bare %d, hooked %d KiB: %.0f bytes per live block (all included)\n", $1, $2, pb
+		printf "  65536 stacks: bare %d, hooked %d KiB: %.0f bytes more per distinct stack\n", $3, $4, ps }'
+	echo "  dump of $MEM_BLOCKS live blocks: leaksnap_dump() $(mmed dump_s) s, longest stall of another"
+	echo "  allocating thread meanwhile (the pause) $(mmed pause_s) s (goal <= 0.1 s)"
 	echo ""
 	echo "stacks checked in the exit dump of every hooked varbench run ($(wc -l <"$WORK/checks") dumps):"
 	sort "$WORK/checks" | uniq -c | sed 's/^ */  /'
