@@ -1,9 +1,9 @@
 #!/bin/sh
 # bench/hook.sh [BUILD_DIR]: the collection benchmark, two workloads side by
 # side in one run:
-#  - allocbench: one site behind one chain (10M malloc/free pairs per thread,
+#  - allocbench: one site behind one chain (4M malloc/free pairs per thread,
 #    sizes 16..4096, call depth ~10);
-#  - varbench: call paths that branch (4M iterations per thread: four sites,
+#  - varbench: call paths that branch (2M iterations per thread: four sites,
 #    two callers, a 10-deep recursive chain, 1024 live slots freed at
 #    random; bench/varbench.c), and varbench-fp, the same built with frame
 #    pointers, for LEAKSNAP_UNWIND=fp.
@@ -23,8 +23,8 @@ set -eu
 
 B=${1:-build}
 HOOK=$(cd "$B/lib" 2>/dev/null && pwd)/libleakhook.so
-PAIRS=${BENCH_PAIRS:-10000000}
-ITERS=${BENCH_ITERS:-4000000}
+PAIRS=${BENCH_PAIRS:-4000000}
+ITERS=${BENCH_ITERS:-2000000}
 RUNS=${BENCH_RUNS:-5}
 RESULTS=$B/bench/results-hook.txt
 SC=$B/tests/stackcheck
@@ -186,7 +186,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 	echo "  sizes 16..4096, blocks filled"
 	echo "varbench THREADS $ITERS: iterations per thread, sites malloc/calloc/malloc+realloc/"
 	echo "  posix_memalign, 2 callers, 10-deep recursive chain, 1024 live slots freed at random,"
-	echo "  sizes 16..1024; -O2 without frame pointers (fp mode: varbench-fp, with them)"
+	echo "  sizes 16..4096, filled; -O2 without frame pointers (fp mode: varbench-fp, with them)"
 	echo "8 threads: a quarter of the work per thread.  16 frames.  Median of $RUNS interleaved"
 	echo "rounds; spread = slowest / fastest round.  fp rows of varbench are against bare-fp."
 	echo "+ns/iter: what the hook adds to one iteration (pair), in CPU time per thread."

@@ -5,7 +5,8 @@
  * callers (caller_a, caller_b) picked at random, through a 10-deep
  * recursive chain, at one of four sites picked at random: malloc, calloc,
  * malloc + realloc (the block recorded is the realloc's) and
- * posix_memalign; then fill it (sizes 16..1024).  Built -O2 without frame
+ * posix_memalign; then fill it (sizes 16..4096, as allocbench: the two
+ * workloads differ only in their call paths).  Built -O2 without frame
  * pointers, as ordinary Debian code, and as varbench-fp with them (for
  * LEAKSNAP_UNWIND=fp).
  *
@@ -117,7 +118,7 @@ FRAME static void work(struct job *j)
 	uint64_t x = j->seed;
 	for (unsigned long i = 0; i < j->iters; i++) {
 		uint64_t r = next(&x);
-		size_t size = 16 + (r >> 8) % (1024 - 16 + 1);
+		size_t size = 16 + (r >> 8) % (4096 - 16 + 1);
 		unsigned s = (unsigned)(r >> 32) % SLOTS;
 		free(j->slot[s]);
 		char *p = (r >> 2 & 1) ? caller_a(r, size) : caller_b(r, size);

@@ -471,8 +471,25 @@ static uint32_t stk_alloc(void)
  * shard lock held (so never during a rebuild). */
 static uint32_t stk_index_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t h1,
 				      uint32_t h2);
+static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n);
 
-static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n)
+/* @slot (NULL: none): a word the unwinder keeps with these very pcs (see
+ * unwind_cfi_stack_slot()), holding stk_gen << 32 | the stack's number once
+ * known, 0 before. */
+static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t *slot)
+{
+	if (slot) {
+		uint64_t v = *slot;
+		if ((uint32_t)v && (uint32_t)(v >> 32) == stk_gen)
+			return (uint32_t)v;
+	}
+	uint32_t id = stk_lookup(pcs, n);
+	if (slot && id && id != UINT32_MAX)
+		*slot = (uint64_t)stk_gen << 32 | id;
+	return id;
+}
+
+static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n)
 {
 	struct stack_memo *m = NULL;
 	if (n <= STACK_MEMO_FRAMES) {
@@ -756,7 +773,8 @@ static void stk_grow(void)
 		table_unlock_all();
 }
 
-void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n)
+void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
+		  uint64_t *stack_slot)
 {
 	uintptr_t key = (uintptr_t)p;
 	uint64_t h = ptr_hash(key);
@@ -769,7 +787,7 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 	}
 	for (;;) {
 		bool biased = shard_lock(s);
-		uint32_t stack = stk_find_or_add(pcs, n);
+		uint32_t stack = stk_find_or_add(pcs, n, stack_slot);
 		if (stack == UINT32_MAX && atomic_load_explicit(&stk_frozen, memory_order_relaxed))
 			stack = 0;
 		if (stack != UINT32_MAX) {

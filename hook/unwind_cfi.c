@@ -440,6 +440,10 @@ static inline bool wmemo_replays(const struct wmemo *m)
 	return diff == 0;
 }
 
+/* unwind_cfi_stack_slot() */
+static _Thread_local uint64_t *memo_slot
+	__attribute__((tls_model("initial-exec")));
+
 /* A short walk (max <= WALK_SHORT_MAX), through the walk memo of @tb
  * (busy; NULL: there is none), whose use it ends. */
 NO_SANITIZE static int
@@ -466,6 +470,7 @@ walk_short(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
 		    m->fp_fallback == fp_fallback && wmemo_replays(m)) {
 			memcpy(pcs, m->out, (size_t)m->n * sizeof(*pcs));
 			n = m->n;
+			memo_slot = &m->stack_slot;
 			trace_end(tb);
 			return n;
 		}
@@ -473,6 +478,7 @@ walk_short(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
 	m = &set[tb->wmemo_next[k]];
 	tb->wmemo_next[k] = (uint8_t)((tb->wmemo_next[k] + 1) % WMEMO_WAYS);
 	m->valid = false;
+	m->stack_slot = 0;
 	{
 		struct rlog lg = { m->reads, 0, WMEMO_READS, 0, false };
 
@@ -490,6 +496,7 @@ walk_short(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
 			m->fp_fallback = fp_fallback;
 			memcpy(m->out, pcs, (size_t)n * sizeof(*pcs));
 			m->valid = true;
+			memo_slot = &m->stack_slot;
 		}
 	}
 	trace_end(tb);
@@ -505,6 +512,7 @@ int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	struct tblock *tb;
 	int skip = -1;
 
+	memo_slot = NULL;
 	if (hi <= lo || hi - lo < WORD || max <= 0)
 		return 0;
 	tb = trace_begin(max);
@@ -541,6 +549,11 @@ int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	return walk(regs, lo, hi, pcs, max, fp_fallback, tb, skip);
 }
 
+uint64_t *unwind_cfi_stack_slot(void)
+{
+	return memo_slot;
+}
+
 bool unwind_cfi_supported(void)
 {
 	return true;
@@ -571,6 +584,11 @@ int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	(void)max;
 	(void)fp_fallback;
 	return 0;
+}
+
+uint64_t *unwind_cfi_stack_slot(void)
+{
+	return NULL;
 }
 
 bool unwind_cfi_supported(void)

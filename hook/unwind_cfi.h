@@ -374,6 +374,7 @@ struct wmemo {
 	int max, n;
 	unsigned int nreads;
 	bool fp_fallback, valid;
+	uint64_t stack_slot; /* see unwind_cfi_stack_slot() */
 	uintptr_t out[WALK_SHORT_MAX];
 	struct tread reads[WMEMO_READS];
 };
