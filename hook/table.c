@@ -8,7 +8,8 @@
  *    slot} entries that is read and extended without a lock.  Lookups
  *    compare those only and never touch the stack itself (two stacks would
  *    have to agree on a 64-bit hash, depth and frame 0 to be merged); a
- *    per-thread memo of the last stack skips even that.
+ *    per-thread memo of the last 32 stacks skips even that, and so does the
+ *    number the unwinder's walk memo keeps for a walk it gives again.
  *  - pointers: 64 shards by address region, each an open-addressing table
  *    (linear probing, backward-shift deletion, at most half full) under a
  *    lock, mapping a live pointer to its size (with the zygote flag) and

@@ -12,9 +12,12 @@
  * aarch64 x29).  The rule of a PC is reduced to a struct rule that says how
  * to get those three from the frame's sp and fp; rules are cached per PC in
  * a lock-free direct-mapped table, so a warm walk is a few loads per frame.
- * On top of that each thread keeps its previous walk (the trace cache): a
- * walk that reaches a frame of it, with the stack words read from there on
- * unchanged, copies the rest instead of stepping (see "The trace cache").
+ * On top of that each thread keeps its last short walks whole (the walk
+ * memo, up to 32 frames: a walk with the same inputs whose stack words all
+ * still hold copies the result) and, for longer walks, its previous walk
+ * (the trace cache: a walk that reaches a frame of it, with the stack words
+ * read from there on unchanged, copies the rest instead of stepping); both
+ * are described in unwind_cfi.h.
  *
  * Stack reads are whole aligned words inside [stk->lo, stk->hi).  The CFI
  * itself is read from the module's own mapped memory, inside the module's
