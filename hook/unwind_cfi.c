@@ -521,6 +521,10 @@ int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	tb = trace_begin(max);
 	if (max <= WALK_SHORT_MAX)
 		return walk_short(regs, lo, hi, pcs, max, fp_fallback, tb);
+	if (tb != NULL && tb->trace == NULL && !trace_map(tb)) {
+		trace_end(tb);
+		tb = NULL;
+	}
 	/* The common case, kept short: the walk starts at the first frame
 	 * of the trace, and the trace replays from there within max.  (The
 	 * generation is read before the trace: see unwind_cfi_flush().) */

@@ -390,7 +390,8 @@ struct tblock {
 	unsigned long gen;
 	uintptr_t hi;
 	size_t pool_index;
-	struct trace arrays[2];
+	/* trace and scratch: mapped on the thread's first long walk (NULL
+	 * before), kept with the block when it is recycled */
 };
 
 
@@ -402,6 +403,9 @@ extern _Atomic unsigned long trace_gen;
 
 /* The calling thread's first walk: a block for it, NULL to go without. */
 struct tblock *trace_attach(void);
+/* Map @tb's trace and scratch (its first walk of more than
+ * WALK_SHORT_MAX frames); false if that failed (walk without). */
+bool trace_map(struct tblock *tb);
 
 static inline struct tblock *trace_begin(int max)
 {

@@ -67,12 +67,27 @@ static struct tblock *pool_take(void)
 		return NULL;
 	}
 	tb = p; /* zeroed: not valid, not busy */
-	tb->trace = &tb->arrays[0];
-	tb->scratch = &tb->arrays[1];
+	tb->trace = NULL; /* trace_map() */
+	tb->scratch = NULL;
 	tb->pool_index = i;
 	atomic_store_explicit(&trace_pool[i], (uintptr_t)tb | 1,
 			      memory_order_release);
 	return tb;
+}
+
+bool trace_map(struct tblock *tb)
+{
+	int saved_errno = errno;
+	void *p = mmap(NULL, 2 * sizeof(struct trace), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	errno = saved_errno;
+	if (p == MAP_FAILED)
+		return false;
+	tb->trace = p;
+	tb->scratch = (struct trace *)p + 1;
+	tb->valid = false;
+	return true;
 }
 
 /* The calling thread's first walk: a block for it, NULL to go without. */
