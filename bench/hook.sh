@@ -239,7 +239,8 @@ load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 		pb = ($2 - $1) * 1024 / $5
 		ps = (($4 - $3) - ($2 - $1)) * 1024 / 65535
 		printf "  1 stack: bare %d, hooked %d KiB: %.0f bytes per live block (all included)\n", $1, $2, pb
-		printf "  65536 stacks: bare %d, hooked %d KiB: %.0f bytes more per distinct stack\n", $3, $4, ps }'
+		printf "  65536 stacks: bare %d, hooked %d KiB: %.0f bytes more per distinct stack\n", $3, $4, ps
+		printf "  (resident sizes move by ~10 MiB between runs: the per-stack figure is rough)\n" }'
 	echo "  dump of $MEM_BLOCKS live blocks: leaksnap_dump() $(mmed dump_s) s, longest stall of another"
 	echo "  allocating thread meanwhile (the pause) $(mmed pause_s) s (goal <= 0.1 s)"
 	echo ""
