@@ -204,7 +204,7 @@ $(B)/tests/test_pprof: tests/unit/test_pprof.c $(B)/obj/cli/pprof.o $(B)/obj/cli
 
 # The unwinder test builds the hook's unwinders into a program of its own,
 # without frame pointers, as ordinary Debian code is built.
-$(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) hook/unwind.h
+$(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) $(wildcard hook/unwind*.h)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) -fomit-frame-pointer \
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
@@ -329,7 +329,13 @@ $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \
 		$(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BINS)
+# The varied workload also with frame pointers, for LEAKSNAP_UNWIND=fp.
+$(B)/bench/varbench-fp: bench/varbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fno-omit-frame-pointer -o $@ $< \
+		$(LDFLAGS_ALL)
+
+bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)

@@ -203,8 +203,9 @@ static void find_stack(uintptr_t sp)
 	errno = saved;
 }
 
-static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs)
+static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs, uint64_t **stack_slot)
 {
+	*stack_slot = NULL;
 	if (HOOK_UNLIKELY(!stack_known))
 		find_stack(regs->sp);
 	struct unwind_stack stk;
@@ -225,10 +226,13 @@ static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs)
 	case HOOK_UNWIND_DWARF:
 		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, false)
 					   : unwind_gcc(unwind_regs_ra(regs), pcs, max);
+		*stack_slot = unwind_cfi_supported() ? unwind_cfi_stack_slot() : NULL;
 		break;
 	default:
-		if (unwind_cfi_supported())
+		if (unwind_cfi_supported()) {
 			n = unwind_cfi(regs, &stk, pcs, max, true);
+			*stack_slot = unwind_cfi_stack_slot();
+		}
 		else if (UNWIND_FP_RECORDS)
 			n = unwind_fp(regs, &stk, pcs, max);
 		else
@@ -256,9 +260,10 @@ static void __attribute__((noinline)) track(void *p, size_t size, const struct u
 		errno = saved;
 	}
 	uintptr_t pcs[HOOK_MAX_FRAMES];
-	unsigned n = capture(regs, pcs);
+	uint64_t *stack_slot;
+	unsigned n = capture(regs, pcs, &stack_slot);
 	table_insert(p, size, atomic_load_explicit(&hook_zygote_child, memory_order_relaxed),
-		     pcs, n);
+		     pcs, n, stack_slot);
 	hook_busy--;
 }
 
@@ -363,7 +368,7 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 		/* Failed: the old block is still live, with its old stack. */
 		int saved = errno;
 		table_insert(old, key.size & ~HOOK_ZYGOTE_FLAG, (key.size & HOOK_ZYGOTE_FLAG) != 0,
-			     key.pcs, key.n);
+			     key.pcs, key.n, NULL);
 		errno = saved;
 	}
 	return p;

@@ -77,8 +77,10 @@ void hook_unmap(void *p, size_t size);
 /* Live-allocation tables (table.c) --------------------------------------- */
 
 int table_init(unsigned frames);
-/* Record the allocation @p of @size made at @pcs[0..n).  */
-void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n);
+/* Record the allocation @p of @size made at @pcs[0..n).  @stack_slot:
+ * unwind_cfi_stack_slot() for these pcs, or NULL. */
+void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
+		  uint64_t *stack_slot);
 
 /* An allocation the hook does not record (its own, or capture off): its
  * address must no longer count as recently freed. */

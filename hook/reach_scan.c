@@ -596,7 +596,7 @@ void reach_child_main(const struct reach_child_args *a)
 	S.ex[S.nex][0] = (uintptr_t)&S;
 	S.ex[S.nex][1] = (uintptr_t)(&S + 1);
 	S.nex++;
-	S.nex += table_own_ranges(S.ex + S.nex, MAX_EXCLUDE - S.nex - 1);
+	S.nex += table_own_ranges(S.ex + S.nex, MAX_EXCLUDE - S.nex - 2); /* (read_maps's, the dump thread's) */
 	size_t nareas;
 	struct area *areas = read_maps(&nareas);
 
@@ -653,16 +653,23 @@ void reach_child_main(const struct reach_child_args *a)
 			m->flags |= A_STACK;
 		scan_root(lo, hi);
 	}
-	/* This thread: from where the program called the hook (the frames
-	 * below are the hook's), or nothing on the hook's own thread. */
-	struct area *self = area_of(areas, nareas, a->self_sp);
-	if (self)
-		self->flags |= A_STACK;
-	/* The dump thread's stack holds the hook's data only (stale block
-	 * addresses of earlier snapshots among them). */
+	/* The dump thread's stack, below where its loop runs, holds the
+	 * hook's data only (stale block addresses of earlier snapshots among
+	 * them): that range is left out, not its whole mapping, which the
+	 * kernel (or qemu-user) may have merged with the anonymous mapping
+	 * above it -- on 32-bit ARM, the one that holds the main thread's
+	 * static TLS. */
 	struct area *hook = a->hook_stack ? area_of(areas, nareas, a->hook_stack) : NULL;
-	if (hook)
-		hook->flags |= A_STACK;
+	if (hook && S.nex < MAX_EXCLUDE) {
+		S.ex[S.nex][0] = hook->lo;
+		S.ex[S.nex][1] = a->hook_stack;
+		S.nex++;
+	}
+	/* This thread: from where the program called the hook (the frames
+	 * below are the hook's), or, on the dump thread, as just said. */
+	struct area *self = area_of(areas, nareas, a->self_sp);
+	if (self && self != hook)
+		self->flags |= A_STACK;
 	struct area *entry = a->entry_sp ? area_of(areas, nareas, a->entry_sp) : NULL;
 	if (entry) {
 		entry->flags |= A_STACK;

@@ -8,7 +8,8 @@
  *    slot} entries that is read and extended without a lock.  Lookups
  *    compare those only and never touch the stack itself (two stacks would
  *    have to agree on a 64-bit hash, depth and frame 0 to be merged); a
- *    per-thread memo of the last stack skips even that.
+ *    per-thread memo of the last 32 stacks skips even that, and so does the
+ *    number the unwinder's walk memo keeps for a walk it gives again.
  *  - pointers: 64 shards by address region, each an open-addressing table
  *    (linear probing, backward-shift deletion, at most half full) under a
  *    lock, mapping a live pointer to its size (with the zygote flag) and
@@ -256,16 +257,57 @@ static void stack_hash(const uintptr_t *pcs, unsigned n, uint64_t *h1, uint32_t 
 }
 
 /* Programs allocate from the same stacks again and again, so each thread
- * remembers the last stack it looked up and its number: a memcmp is much
- * cheaper than hashing and probing the index.  Numbers change only when
- * the store is rebuilt (stk_gen counts rebuilds). */
+ * remembers the last stacks it looked up and their numbers, in a small
+ * direct-mapped memo keyed by a cheap hash of the frames: that hash and a
+ * compare of the frames are much cheaper than the full hash and a probe of
+ * the shared index (and touch no shared memory).  Where call paths branch,
+ * one remembered stack is not enough: a few sites behind a few callers
+ * make a few dozen stacks.  Numbers change only when the store is rebuilt
+ * (stk_gen counts rebuilds). */
 #define STACK_MEMO_FRAMES 32
-static HOOK_TLS struct {
+#define STACK_MEMO_BITS 5
+static HOOK_TLS struct stack_memo {
 	unsigned n;
 	uint32_t id;  /* 0: nothing remembered */
 	uint32_t gen;
 	uintptr_t pcs[STACK_MEMO_FRAMES];
-} stack_memo;
+} stack_memo[1u << STACK_MEMO_BITS];
+/* The entry found or filled last: tried first, as cheaply as the one-stack
+ * memo of old, for programs that allocate from one stack at a time. */
+static HOOK_TLS struct stack_memo *stack_memo_last;
+
+/* The memo entry of @pcs[0..n) (n <= STACK_MEMO_FRAMES): two lanes of a
+ * rotate and a xor a frame (frames differ in their low bits), one
+ * multiply. */
+static inline struct stack_memo *stack_memo_of(const uintptr_t *pcs, unsigned n)
+{
+	uint64_t a = n, b = 0;
+	unsigned i = 0;
+	for (; i + 1 < n; i += 2) {
+		a = (a << 5 | a >> 59) ^ (uint64_t)pcs[i];
+		b = (b << 7 | b >> 57) ^ (uint64_t)pcs[i + 1];
+	}
+	if (i < n)
+		a ^= (uint64_t)pcs[i] << 1;
+	return &stack_memo[((a ^ b) * 0x9e3779b97f4a7c15ULL) >> (64 - STACK_MEMO_BITS)];
+}
+
+/* Whether @m holds @pcs[0..n): no early exit, two frames a step (a call
+ * to memcmp costs more here). */
+static inline bool stack_memo_holds(const struct stack_memo *m, const uintptr_t *pcs,
+				    unsigned n)
+{
+	uintptr_t d0 = m->n ^ n, d1 = 0;
+	unsigned i = 0;
+	for (; i + 1 < n; i += 2) {
+		d0 |= m->pcs[i] ^ pcs[i];
+		d1 |= m->pcs[i + 1] ^ pcs[i + 1];
+	}
+	if (i < n)
+		d0 |= m->pcs[i] ^ pcs[i];
+	return !(d0 | d1);
+}
+
 static uint32_t stk_gen; /* changed with every lock held */
 
 /* Small tables -------------------------------------------------------------
@@ -385,27 +427,48 @@ static uint32_t stk_alloc(void)
  * shard lock held (so never during a rebuild). */
 static uint32_t stk_index_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t h1,
 				      uint32_t h2);
+static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n);
 
-static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n)
+/* @slot (NULL: none): a word the unwinder keeps with these very pcs (see
+ * unwind_cfi_stack_slot()), holding stk_gen << 32 | the stack's number once
+ * known, 0 before. */
+static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t *slot)
 {
-	bool memo = n <= STACK_MEMO_FRAMES;
-	if (memo && stack_memo.n == n && stack_memo.id && stack_memo.gen == stk_gen) {
-		/* inline, no early exit: a call to memcmp costs more here */
-		uintptr_t diff = 0;
-		for (unsigned i = 0; i < n; i++)
-			diff |= stack_memo.pcs[i] ^ pcs[i];
-		if (!diff)
-			return stack_memo.id;
+	if (slot) {
+		uint64_t v = *slot;
+		if ((uint32_t)v && (uint32_t)(v >> 32) == stk_gen)
+			return (uint32_t)v;
+	}
+	uint32_t id = stk_lookup(pcs, n);
+	if (slot && id && id != UINT32_MAX)
+		*slot = (uint64_t)stk_gen << 32 | id;
+	return id;
+}
+
+static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n)
+{
+	struct stack_memo *m = NULL;
+	if (n <= STACK_MEMO_FRAMES) {
+		m = stack_memo_last;
+		if (m && m->id && m->gen == stk_gen && m->n == n && n && m->pcs[0] == pcs[0] &&
+		    stack_memo_holds(m, pcs, n))
+			return m->id;
+		m = stack_memo_of(pcs, n);
+		if (m->id && m->gen == stk_gen && stack_memo_holds(m, pcs, n)) {
+			stack_memo_last = m;
+			return m->id;
+		}
 	}
 	uint64_t h1;
 	uint32_t h2;
 	stack_hash(pcs, n, &h1, &h2);
 	uint32_t id = stk_index_find_or_add(pcs, n, h1, h2);
-	if (memo && id && id != UINT32_MAX) {
-		stack_memo.n = n;
-		stack_memo.id = id;
-		stack_memo.gen = stk_gen;
-		memcpy(stack_memo.pcs, pcs, n * sizeof(uintptr_t));
+	if (m && id && id != UINT32_MAX) {
+		m->n = n;
+		m->id = id;
+		m->gen = stk_gen;
+		memcpy(m->pcs, pcs, n * sizeof(uintptr_t));
+		stack_memo_last = m;
 	}
 	return id;
 }
@@ -641,21 +704,40 @@ frozen:
 		    "new stacks are no longer recorded");
 }
 
+/* Snapshots under way past their copy of the pointer tables (they still
+ * read the stack store, without a lock): no rebuild may move a stack then.
+ * Raised with every lock held, lowered without (table_snap.c). */
+atomic_uint snap_readers;
+
 static void stk_grow(void)
 {
 	/* The thread holding every lock (a fork handler allocating, say)
 	 * rebuilds in place: locking again would be a no-op, unlocking would
 	 * release the locks its caller still relies on. */
 	bool nested = holds_all;
-	if (!nested)
-		table_lock_all();
+	for (;;) {
+		if (!nested)
+			table_lock_all();
+		if (!atomic_load(&snap_readers))
+			break;
+		/* A snapshot is reading stacks: wait for it, without the
+		 * locks (it needs none) unless they are the caller's. */
+		if (nested) {
+			while (atomic_load(&snap_readers))
+				sched_yield();
+			break;
+		}
+		table_unlock_all();
+		sched_yield();
+	}
 	if (atomic_load(&stk_indexed) >= stk_index_mask / 2 && !atomic_load(&stk_frozen))
 		stk_rebuild();
 	if (!nested)
 		table_unlock_all();
 }
 
-void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n)
+void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
+		  uint64_t *stack_slot)
 {
 	uintptr_t key = (uintptr_t)p;
 	uint64_t h = ptr_hash(key);
@@ -668,7 +750,7 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 	}
 	for (;;) {
 		bool biased = shard_lock(s);
-		uint32_t stack = stk_find_or_add(pcs, n);
+		uint32_t stack = stk_find_or_add(pcs, n, stack_slot);
 		if (stack == UINT32_MAX && atomic_load_explicit(&stk_frozen, memory_order_relaxed))
 			stack = 0;
 		if (stack != UINT32_MAX) {
@@ -766,4 +848,6 @@ void table_unlock_all(void)
 void table_fork_child(void)
 {
 	bias_register();
+	/* (a snapshot of the parent's other threads is not going on here) */
+	atomic_store(&snap_readers, 0);
 }

@@ -55,6 +55,7 @@ extern unsigned rec_frames;
 extern size_t stk_stride;
 extern _Atomic(uint8_t *) stk_chunks[STK_MAX_CHUNKS];
 extern atomic_uint stk_next;        /* slot 0 means "no stack" */
+extern atomic_uint snap_readers;    /* snapshots reading stacks unlocked */
 
 static inline struct stk *stk_at(uint32_t idx)
 {

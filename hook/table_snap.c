@@ -1,7 +1,8 @@
 /* leaksnap hook: snapshots of the live-allocation tables (table.c), and
- * the live blocks and the tables' own memory for reachability.  Everything
- * here runs with every table lock held (or in a forked image of such a
- * moment): nothing changes under it.
+ * the live blocks and the tables' own memory for reachability.  The
+ * pointer tables are read with every table lock held (or in a forked image
+ * of such a moment); a plain snapshot then builds its records unlocked,
+ * with snap_readers keeping the stack store where it is.
  *
  * The records of get_malloc_leak_info -- (zygote bit | size, stack) with a
  * count -- exist only here: the live pointers are grouped by stack and
@@ -125,40 +126,58 @@ static inline uint64_t slot_key(const struct ptr_slot *e)
 	       (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
 }
 
-int table_snapshot_locked(struct table_snapshot *snap, bool want_keys)
+/* The live pointers' (stack number with its zygote bit, size) pairs, one
+ * u64 each (stack << 32 | size), copied out of the shards: the only part of
+ * a plain snapshot that needs the locks.  NULL when out of memory. */
+static uint64_t *copy_pairs(size_t *np, size_t *map_size)
 {
-	memset(snap, 0, sizeof(*snap));
-	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
-	uint32_t nst = atomic_load(&stk_next);
-	if (nst > STK_MAX_CHUNKS * STK_CHUNK)
-		nst = STK_MAX_CHUNKS * STK_CHUNK;
 	size_t live = 0;
 	for (unsigned i = 0; i < NSHARDS; i++)
 		live += shards[i].live;
+	*map_size = (live ? live : 1) * sizeof(uint64_t);
+	uint64_t *pairs = hook_map(*map_size);
+	if (!pairs)
+		return NULL;
+	size_t n = 0;
+	for (unsigned i = 0; i < NSHARDS; i++) {
+		const struct ptr_slot *slots = shards[i].slots;
+		for (size_t j = 0; j <= shards[i].mask; j++)
+			if (slots[j].key && n < live)
+				pairs[n++] = (uint64_t)slots[j].stack << 32 | slots[j].size;
+	}
+	*np = n;
+	return pairs;
+}
+
+/* The records of @pairs[0..np): the stacks they name must stay where they
+ * are meanwhile (every lock held, or snap_readers raised). */
+static int build_records(struct table_snapshot *snap, const uint64_t *pairs, size_t np,
+			 uint32_t nst, bool want_keys)
+{
 	/* The live sizes grouped by stack (a counting sort on the stack
 	 * number), then sorted within each stack: runs of one size are the
 	 * records, their lengths the counts. */
 	size_t end_size = ((size_t)nst + 1) * sizeof(size_t);
-	size_t sizes_size = (live ? live : 1) * sizeof(uint64_t);
+	size_t sizes_size = (np ? np : 1) * sizeof(uint64_t);
 	size_t *end = hook_map(end_size);
 	uint64_t *sizes = hook_map(sizes_size);
 	if (!end || !sizes)
 		goto nomem;
-	for (unsigned i = 0; i < NSHARDS; i++)
-		for (size_t j = 0; j <= shards[i].mask; j++)
-			if (shards[i].slots[j].key)
-				end[(shards[i].slots[j].stack & ~SLOT_ZYGOTE) + 1]++;
+	for (size_t k = 0; k < np; k++) {
+		uint32_t stack = (uint32_t)(pairs[k] >> 32) & ~SLOT_ZYGOTE;
+		if (stack < nst)
+			end[stack + 1]++;
+	}
 	for (uint32_t i = 0; i < nst; i++)
 		end[i + 1] += end[i];
 	/* now end[i] is where stack i's sizes start; filling moves it to
 	 * where they end */
-	for (unsigned i = 0; i < NSHARDS; i++)
-		for (size_t j = 0; j <= shards[i].mask; j++) {
-			const struct ptr_slot *e = &shards[i].slots[j];
-			if (e->key)
-				sizes[end[e->stack & ~SLOT_ZYGOTE]++] =
-					e->size | (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
-		}
+	for (size_t k = 0; k < np; k++) {
+		uint32_t stack = (uint32_t)(pairs[k] >> 32);
+		if ((stack & ~SLOT_ZYGOTE) < nst)
+			sizes[end[stack & ~SLOT_ZYGOTE]++] =
+				(uint32_t)pairs[k] | (stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
+	}
 	size_t used = 0;
 	for (uint32_t i = 1; i < nst; i++) {
 		size_t from = end[i - 1], to = end[i];
@@ -220,6 +239,25 @@ nomem:
 	return -1;
 }
 
+static uint32_t stack_count(void)
+{
+	uint32_t nst = atomic_load(&stk_next);
+	return nst > STK_MAX_CHUNKS * STK_CHUNK ? STK_MAX_CHUNKS * STK_CHUNK : nst;
+}
+
+int table_snapshot_locked(struct table_snapshot *snap, bool want_keys)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
+	size_t np, pairs_size;
+	uint64_t *pairs = copy_pairs(&np, &pairs_size);
+	if (!pairs)
+		return -1;
+	int rc = build_records(snap, pairs, np, stack_count(), want_keys);
+	hook_unmap(pairs, pairs_size);
+	return rc;
+}
+
 void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux)
 {
 	sort_records(snap->records, snap->record_count, snap->info_size, aux);
@@ -234,9 +272,24 @@ int table_snapshot(struct table_snapshot *snap)
 		errno = EDEADLK;
 		return -1;
 	}
+	/* Every lock is held only while the live pointers' (stack, size)
+	 * pairs are copied out; grouping them into records, reading the
+	 * stacks (which no rebuild moves meanwhile: snap_readers) and
+	 * sorting happen while the program runs on. */
+	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
 	table_lock_all();
-	int rc = table_snapshot_locked(snap, false);
+	uint32_t nst = stack_count();
+	size_t np, pairs_size;
+	uint64_t *pairs = copy_pairs(&np, &pairs_size);
+	if (!pairs) {
+		table_unlock_all();
+		return -1;
+	}
+	atomic_fetch_add(&snap_readers, 1);
 	table_unlock_all();
+	int rc = build_records(snap, pairs, np, nst, false);
+	atomic_fetch_sub(&snap_readers, 1);
+	hook_unmap(pairs, pairs_size);
 	if (rc == 0)
 		table_snapshot_sort(snap, NULL);
 	return rc;

@@ -106,6 +106,13 @@ int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
 int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	       uintptr_t *pcs, int max, bool fp_fallback);
 
+/* Where the table may keep the stack number of this thread's last
+ * unwind_cfi() result: a word of the walk memo entry it came from (0 until
+ * the table writes it, reset when the entry is refilled), or NULL.  Valid
+ * until the thread's next walk (the hook does not walk in between: its
+ * own allocations are untracked). */
+uint64_t *unwind_cfi_stack_slot(void);
+
 /* Whether unwind_cfi() is implemented on this target (else the hook uses
  * unwind_gcc()). */
 bool unwind_cfi_supported(void);

@@ -553,7 +553,8 @@ enum plan_op {
 	OP_ALLOCA,
 	OP_ALIGNED,
 	OP_FP,
-	OP_COUNT
+	OP_COUNT,
+	OP_BUSY = OP_COUNT /* test_memo_branching only: never picked at random */
 };
 
 /* One thread's run of captures along changing chains. */
@@ -653,7 +654,7 @@ CHAIN_FN int trace_capture(struct tcase *t)
 				 trace_capture(t))
 
 typedef int plan_fn(struct tcase *t);
-static plan_fn *const plan_ops[OP_COUNT];
+static plan_fn *const plan_ops[OP_COUNT + 1];
 
 /* Three siblings, the same frame each (distinct code all the same, so that
  * no compiler folds them into one). */
@@ -726,9 +727,24 @@ CHAIN_FN int plan_fp(struct tcase *t)
 	return r + 1;
 }
 
-static plan_fn *const plan_ops[OP_COUNT] = {
+/* Values that change from walk to walk, live across the call: every
+ * callee-saved register (x86-64 rbp too, without frame pointers) holds
+ * one, saved in this frame or the next, where the walk reads it. */
+int plan_busy(struct tcase *t);
+CHAIN_FN int plan_busy(struct tcase *t)
+{
+	unsigned long a = t->walks + (unsigned long)t->arg[t->pos - 1];
+	unsigned long b = a * 3, c = a ^ 0x55, d = a + 7, e = a << 2;
+	unsigned long g = a * a, h = a - 9;
+	int r = PLAN_NEXT(t);
+
+	sink += (int)(a + b + c + d + e + g + h);
+	return r + 1;
+}
+
+static plan_fn *const plan_ops[OP_COUNT + 1] = {
 	plan_sib_a, plan_sib_b, plan_sib_c, plan_rec,
-	plan_alloca, plan_aligned, plan_fp,
+	plan_alloca, plan_aligned, plan_fp, plan_busy,
 };
 
 /* The next plan: mostly the last one with one change (a sibling for
@@ -864,6 +880,47 @@ void test_trace_chains(void **state)
 	tcase_init(t, 0x9e3779b97f4a7c15ULL, true);
 	tcase_run(t, 3000);
 	tcase_assert(t);
+	free(t);
+}
+
+/* Call paths that branch, as in bench/varbench.c: each walk takes one of
+ * sixteen chains at random (two callers, a recursive middle, four leaves,
+ * a frame that keeps changing values in callee-saved registers), 16 frames
+ * (the default) and both fp_fallback: the walk memo's entries replay, miss
+ * and are replaced, and each walk must equal an uncached one. */
+void test_memo_branching(void **state);
+void test_memo_branching(void **state)
+{
+	static const int leaves[] = { OP_SIB_A, OP_SIB_B, OP_SIB_C, OP_FP };
+	struct tcase *t = malloc(sizeof(*t));
+
+	(void)state;
+	assert_non_null(t);
+	for (int pass = 0; pass < 2; pass++) {
+		tcase_init(t, 0x6a09e667f3bcc909ULL + (uint64_t)pass, false);
+		t->hi = stack_top();
+		for (int i = 0; i < 4000; i++) {
+			unsigned int r = rng_below(&t->rng, 64);
+
+			t->nplan = 6;
+			t->op[0] = OP_BUSY;
+			t->arg[0] = i;
+			t->op[1] = r & 1 ? OP_SIB_A : OP_SIB_B;
+			t->op[2] = OP_REC;
+			t->arg[2] = 6;
+			t->op[3] = OP_BUSY;
+			t->arg[3] = i * 7;
+			t->op[4] = leaves[(r >> 1) & 3];
+			t->op[5] = (r >> 3) & 1 ? OP_BUSY : OP_SIB_C;
+			t->arg[5] = i;
+			/* pass 1: some walks end inside the chain */
+			t->max = pass == 0 ? 16 : (int)(1 + (r >> 4) % 20);
+			t->fp_fallback = pass == 0 ? (r >> 4) & 1 : true;
+			t->pos = 0;
+			PLAN_NEXT(t);
+		}
+		tcase_assert(t);
+	}
 	free(t);
 }
 
@@ -1386,6 +1443,7 @@ int main(void)
 		cmocka_unit_test(test_thread),
 		cmocka_unit_test(test_threads_flush),
 		cmocka_unit_test(test_trace_chains),
+		cmocka_unit_test(test_memo_branching),
 		cmocka_unit_test(test_trace_thread),
 		cmocka_unit_test(test_trace_stress),
 		cmocka_unit_test(test_trace_synthetic),
