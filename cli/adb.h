@@ -101,7 +101,7 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
  * that length, and so do we). */
 void adb_wrap_prop(const struct adb *a, const char *package, char *buf, size_t size);
 
-/* Device commands the actions share (cmd_adb.c).  The first pid of
+/* Device commands the actions share (adb_run.c).  The first pid of
  * @package (0: not running), EXIT_ERROR said. */
 int adb_pidof(const struct adb *a, const char *package, long *pid);
 /* Read a device file the app owns: through run-as @package unless the

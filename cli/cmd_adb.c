@@ -49,42 +49,6 @@ static const char adb_usage[] =
 
 #define HOOK_DIR "/data/local/tmp"
 
-int adb_pidof(const struct adb *a, const char *package, long *pid)
-{
-	const char *args[] = {"pidof", package, NULL};
-	char *cmd = adb_cmd(NULL, args);
-	struct adb_result r = {0};
-	*pid = 0;
-	if (!cmd)
-		return adb_fail("out of memory");
-	/* pidof exits 1 when nothing runs by that name */
-	int rc = adb_shell(a, cmd, ADB_SMALL, 30, true, &r);
-	free(cmd);
-	if (rc == 0 && r.status > 1)
-		rc = adb_fail("pidof %s: %s", package, *adb_first_line(r.err) ? adb_first_line(r.err)
-									  : "failed");
-	if (rc == 0)
-		*pid = strtol(r.out, NULL, 10);
-	if (*pid < 0)
-		*pid = 0;
-	adb_result_free(&r);
-	return rc;
-}
-
-int adb_cat(const struct adb *a, const char *package, const char *path, size_t max,
-	    struct adb_result *r)
-{
-	memset(r, 0, sizeof(*r));
-	const char *direct[] = {"cat", path, NULL};
-	const char *runas[] = {"run-as", package, "cat", path, NULL};
-	char *cmd = adb_cmd(NULL, a->root || !package ? direct : runas);
-	if (!cmd)
-		return adb_fail("out of memory");
-	int rc = adb_shell(a, cmd, max, 60, false, r);
-	free(cmd);
-	return rc;
-}
-
 /* Run a device command made of @args (quoted); its output in @r. */
 static int device(const struct adb *a, const char *const *args, bool quiet, struct adb_result *r)
 {
