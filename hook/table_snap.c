@@ -85,38 +85,51 @@ static void sort_records(uint8_t *base, size_t n, size_t size, uint32_t *aux)
 
 #define SNAP_ZYGOTE ((uint64_t)1 << 32) /* above any slot size */
 
-/* Heapsort of @n words, ascending, in place. */
-static void sort_words(uint64_t *a, size_t n)
+/* Ascending sort of @a[0..n) in place, without malloc.  Short runs by
+ * insertion; longer ones by an LSD radix sort, RADIX_BITS a pass, over just
+ * the bits in which the words differ (the sizes of one stack usually
+ * differ in a few low bits: one pass), through @tmp (n words, then
+ * 1 << RADIX_BITS counters). */
+#define RADIX_BITS 11
+#define RADIX_TMP(n) ((n) + ((size_t)1 << RADIX_BITS))
+static void sort_words(uint64_t *a, size_t n, uint64_t *tmp)
 {
-	/* first sift down from n/2 to 0 to build the heap, then pop */
-	size_t start = n / 2, end = n;
-	for (;;) {
-		size_t root;
-		if (start > 0) {
-			root = --start;
-		} else {
-			if (end <= 1)
-				return;
-			end--;
-			uint64_t t = a[0];
-			a[0] = a[end];
-			a[end] = t;
-			root = 0;
+	if (n < 48) {
+		for (size_t i = 1; i < n; i++) {
+			uint64_t v = a[i];
+			size_t j = i;
+			for (; j > 0 && a[j - 1] > v; j--)
+				a[j] = a[j - 1];
+			a[j] = v;
 		}
-		for (;;) {
-			size_t child = 2 * root + 1;
-			if (child >= end)
-				break;
-			if (child + 1 < end && a[child] < a[child + 1])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			uint64_t t = a[root];
-			a[root] = a[child];
-			a[child] = t;
-			root = child;
-		}
+		return;
 	}
+	uint64_t diff = 0;
+	for (size_t i = 1; i < n; i++)
+		diff |= a[i] ^ a[0];
+	if (!diff)
+		return;
+	unsigned lo = (unsigned)__builtin_ctzll(diff), hi = 63 - (unsigned)__builtin_clzll(diff);
+	size_t buckets = (size_t)1 << RADIX_BITS, mask = buckets - 1;
+	uint64_t *count = tmp + n, *src = a, *dst = tmp;
+	for (unsigned shift = lo; shift <= hi; shift += RADIX_BITS) {
+		memset(count, 0, buckets * sizeof(*count));
+		for (size_t i = 0; i < n; i++)
+			count[(src[i] >> shift) & mask]++;
+		uint64_t sum = 0;
+		for (size_t d = 0; d < buckets; d++) {
+			uint64_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & mask]++] = src[i];
+		uint64_t *x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 }
 
 /* The key of a live entry, as table_snapshot_locked gives its records. */
@@ -159,9 +172,10 @@ static int build_records(struct table_snapshot *snap, const uint64_t *pairs, siz
 	 * records, their lengths the counts. */
 	size_t end_size = ((size_t)nst + 1) * sizeof(size_t);
 	size_t sizes_size = (np ? np : 1) * sizeof(uint64_t);
+	size_t tmp_size = RADIX_TMP(np) * sizeof(uint64_t);
 	size_t *end = hook_map(end_size);
-	uint64_t *sizes = hook_map(sizes_size);
-	if (!end || !sizes)
+	uint64_t *sizes = hook_map(sizes_size), *tmp = hook_map(tmp_size);
+	if (!end || !sizes || !tmp)
 		goto nomem;
 	for (size_t k = 0; k < np; k++) {
 		uint32_t stack = (uint32_t)(pairs[k] >> 32) & ~SLOT_ZYGOTE;
@@ -181,7 +195,7 @@ static int build_records(struct table_snapshot *snap, const uint64_t *pairs, siz
 	size_t used = 0;
 	for (uint32_t i = 1; i < nst; i++) {
 		size_t from = end[i - 1], to = end[i];
-		sort_words(sizes + from, to - from);
+		sort_words(sizes + from, to - from, tmp);
 		for (size_t k = from; k < to; k++)
 			used += k == from || sizes[k] != sizes[k - 1];
 	}
@@ -227,6 +241,7 @@ static int build_records(struct table_snapshot *snap, const uint64_t *pairs, siz
 	}
 	hook_unmap(end, end_size);
 	hook_unmap(sizes, sizes_size);
+	hook_unmap(tmp, tmp_size);
 	snap->record_count = used;
 	snap->records_size = used * snap->info_size;
 	return 0;
@@ -235,6 +250,8 @@ nomem:
 		hook_unmap(end, end_size);
 	if (sizes)
 		hook_unmap(sizes, sizes_size);
+	if (tmp)
+		hook_unmap(tmp, tmp_size);
 	table_snapshot_free(snap);
 	return -1;
 }
