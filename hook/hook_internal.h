@@ -130,15 +130,18 @@ int table_snapshot_locked(struct table_snapshot *snap, bool want_keys);
 void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux);
 
 /* The live blocks (reachability): each one's address, size (32 bits of it,
- * as the tables keep it) and index @idx in @keys, where its record's key
- * is.  Both with every lock held, or in a forked image of such a moment. */
+ * as the tables keep it) and @tag, from which table_block_key() makes its
+ * record's key.  With every lock held, or in a forked image of such a
+ * moment.  @diff receives the OR of every start XOR the first one's (the
+ * address bits in which the blocks differ). */
 struct table_block {
 	uintptr_t start;
-	uint32_t idx;
+	uint32_t tag;
 	uint32_t size;
 };
+uint64_t table_block_key(uint32_t tag, uint32_t size);
 size_t table_live_count(void);
-size_t table_blocks(struct table_block *out, uint64_t *keys, size_t cap);
+size_t table_blocks(struct table_block *out, size_t cap, uintptr_t *diff);
 /* The tables' own memory that holds block addresses: never a root. */
 size_t table_own_ranges(uintptr_t (*out)[2], size_t cap);
 

@@ -60,9 +60,8 @@ struct page_ent {
 };
 
 static struct {
-	uint64_t *keys;             /* each block's record key, by table_blocks' index */
 	uintptr_t *start, *end;     /* in address order (end: at least start + 1) */
-	uint32_t *idx;              /* which of b each one is */
+	uint32_t *tag;              /* each one's tag (table_block_key) */
 	size_t n;
 	uintptr_t heap_lo, heap_span;
 	struct page_ent *pages;
@@ -215,21 +214,18 @@ static struct area *area_of(struct area *a, size_t n, uintptr_t addr)
 /* Blocks ---------------------------------------------------------------------- */
 
 /* The blocks in address order, as S.start[], S.end[] (at least start + 1:
- * a pointer to a zero-size block is to the block) and S.idx[] (where the
- * key is): an LSD radix sort of the tables' {start, index, size}, 16 bits a
+ * a pointer to a zero-size block is to the block) and S.tag[] (its record
+ * key's makings): an LSD radix sort of the tables' {start, tag, size}, 16 bits a
  * pass over the bits in which the starts differ. */
 _Static_assert(sizeof(struct table_block) >= 2 * sizeof(uintptr_t), "start[] and end[] fit");
 #define DIGIT 16
-static void __attribute__((noinline)) sort_blocks(struct table_block *a)
+static void __attribute__((noinline)) sort_blocks(struct table_block *a, uintptr_t diff)
 {
 	size_t n = S.n;
 	struct table_block *t = child_map((n + 1) * sizeof(*t));
 	size_t *count = child_map(((size_t)1 << DIGIT) * sizeof(size_t));
 	if (!t || !count)
 		give_up("no memory to sort the blocks");
-	uintptr_t diff = 0;
-	for (size_t i = 0; i < n; i++)
-		diff |= a[i].start ^ a[0].start;
 	struct table_block *src = a, *dst = t;
 	if (diff) {
 		unsigned lo_bit = (unsigned)__builtin_ctzll((unsigned long long)diff);
@@ -253,17 +249,17 @@ static void __attribute__((noinline)) sort_blocks(struct table_block *a)
 		}
 	}
 	/* The sorted arrays take the two buffers' place: start[] and end[] in
-	 * the free one, idx[] over the sorted items themselves (item i is
-	 * read before idx[i] is written, which lies in an item before it). */
+	 * the free one, tag[] over the sorted items themselves (item i is
+	 * read before tag[i] is written, which lies in an item before it). */
 	S.start = (uintptr_t *)(void *)dst;
 	S.end = S.start + n + 1;
-	S.idx = (uint32_t *)(void *)src;
+	S.tag = (uint32_t *)(void *)src;
 	for (size_t i = 0; i < n; i++) {
 		struct table_block it = src[i];
 		uintptr_t size = it.size ? it.size : 1;
 		S.start[i] = it.start;
 		S.end[i] = it.start + size < it.start ? UINTPTR_MAX : it.start + size;
-		S.idx[i] = it.idx;
+		S.tag[i] = it.tag;
 	}
 	munmap(count, ((size_t)1 << DIGIT) * sizeof(size_t));
 }
@@ -514,7 +510,12 @@ static void resolve(const uintptr_t *cand, size_t n)
 			lo[k] = NONE;
 			continue;
 		}
-		__builtin_prefetch(&S.start[lo[k] + (hi[k] - lo[k]) / 2]);
+		/* the page's starts (a few lines: a binary search touches
+		 * most of them) and the end its answer most likely reads */
+		const uintptr_t *p = &S.start[lo[k]], *z = &S.start[hi[k]];
+		for (unsigned l = 0; p < z && l < 4; l++, p += 64 / sizeof(*p))
+			__builtin_prefetch(p);
+		__builtin_prefetch(&S.end[lo[k] + (hi[k] - lo[k]) / 2]);
 	}
 	for (size_t k = 0; k < n; k++)
 		mark(lo[k] == NONE ? find_big(cand[k]) : find_in(cand[k], lo[k], hi[k]));
@@ -602,13 +603,13 @@ void reach_child_main(const struct reach_child_args *a)
 
 	size_t live = table_live_count();
 	struct table_block *blocks = child_map((live + 1) * sizeof(*blocks));
-	S.keys = child_map((live + 1) * sizeof(*S.keys));
 	S.marks = child_map((live / 64 + 1) * sizeof(uint64_t));
 	S.stack = child_map((live + 1) * sizeof(uint32_t));
-	if (!blocks || !S.keys || !S.marks || !S.stack)
+	if (!blocks || !S.marks || !S.stack)
 		give_up("no memory for the block list");
-	S.n = table_blocks(blocks, S.keys, live);
-	sort_blocks(blocks);
+	uintptr_t diff;
+	S.n = table_blocks(blocks, live, &diff);
+	sort_blocks(blocks, diff);
 	build_index();
 
 	/* The heap: the pages from a mapping's first live block to the end of
@@ -705,7 +706,7 @@ void reach_child_main(const struct reach_child_args *a)
 	for (size_t i = 0; i < S.n; i++) {
 		if (S.marks[i >> 6] >> (i & 63) & 1)
 			continue;
-		uint64_t key = S.keys[S.idx[i]];
+		uint64_t key = table_block_key(S.tag[i], (uint32_t)(S.end[i] - S.start[i]));
 		size_t lo = 0, hi = a->nrec;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;

@@ -320,20 +320,35 @@ size_t table_live_count(void)
 	return live;
 }
 
-size_t table_blocks(struct table_block *out, uint64_t *keys, size_t cap)
+/* A block's tag: its slot's stack number and zygote bit, and whether its
+ * size is 0 (a size the start and end of the scan's block list cannot
+ * tell from 1); stack numbers stay below 2^27. */
+#define TAG_SIZE0 0x40000000u
+
+uint64_t table_block_key(uint32_t tag, uint32_t size)
+{
+	struct ptr_slot e = {.size = tag & TAG_SIZE0 ? 0 : size, .stack = tag & ~TAG_SIZE0};
+	return slot_key(&e);
+}
+
+size_t table_blocks(struct table_block *out, size_t cap, uintptr_t *diff)
 {
 	size_t n = 0;
+	uintptr_t first = 0, d = 0;
 	for (unsigned i = 0; i < NSHARDS; i++)
 		for (size_t j = 0; j <= shards[i].mask && n < cap; j++) {
 			const struct ptr_slot *e = &shards[i].slots[j];
 			if (!e->key)
 				continue;
+			if (!n)
+				first = e->key;
+			d |= e->key ^ first;
 			out[n].start = e->key;
-			out[n].idx = (uint32_t)n;
+			out[n].tag = e->stack | (e->size ? 0 : TAG_SIZE0);
 			out[n].size = e->size;
-			keys[n] = slot_key(e);
 			n++;
 		}
+	*diff = d;
 	return n;
 }
 
