@@ -193,6 +193,9 @@ json_t *cli_json_str_or_null(const char *s);
 json_t *cli_json_text(const char *s);
 /* The length of the valid UTF-8 sequence at @p (RFC 3629), or 0. */
 size_t cli_utf8_len(const unsigned char *p);
+/* @s with each byte outside a valid UTF-8 sequence replaced by U+FFFD, in
+ * a new string (*@len its length); NULL when out of memory. */
+char *cli_utf8_fixed(const char *s, size_t *len);
 
 /* An output file written through stdio (outfile.c): a temporary name beside
  * @path, published complete by cli_outfile_close.  With @replace an

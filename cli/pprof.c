@@ -195,31 +195,6 @@ static uint64_t str_hash(const struct pprof *p, size_t i)
 	return hash_bytes(p->strs[i].s, p->strs[i].len);
 }
 
-/* @s with each byte outside a valid UTF-8 sequence replaced by U+FFFD, in
- * a new string (*@len its length); NULL when out of memory. */
-static char *utf8_fixed(const char *s, size_t *len)
-{
-	char *t = malloc(3 * strlen(s) + 1);
-	if (!t)
-		return NULL;
-	size_t n = 0;
-	for (const unsigned char *q = (const unsigned char *)s; *q;) {
-		size_t k = cli_utf8_len(q);
-		if (k) {
-			memcpy(t + n, q, k);
-			n += k;
-			q += k;
-		} else {
-			memcpy(t + n, "\xef\xbf\xbd", 3);
-			n += 3;
-			q++;
-		}
-	}
-	t[n] = '\0';
-	*len = n;
-	return t;
-}
-
 static bool utf8_valid(const char *s, size_t len)
 {
 	for (size_t at = 0, k; at < len; at += k)
@@ -238,7 +213,7 @@ static int64_t intern(struct pprof *p, const char *s)
 	size_t len = strlen(s);
 	char *fixed = NULL;
 	if (!utf8_valid(s, len)) {
-		if (!(fixed = utf8_fixed(s, &len)))
+		if (!(fixed = cli_utf8_fixed(s, &len)))
 			return fail_nomem(p);
 		s = fixed;
 	}

@@ -257,18 +257,12 @@ size_t cli_utf8_len(const unsigned char *p)
 	return n;
 }
 
-json_t *cli_json_text(const char *s)
+char *cli_utf8_fixed(const char *s, size_t *len)
 {
-	if (!s)
-		return json_null();
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	/* not UTF-8: each byte outside a valid sequence becomes U+FFFD */
-	size_t len = strlen(s), at = 0;
-	char *t = malloc(3 * len + 1);
+	char *t = malloc(3 * strlen(s) + 1);
 	if (!t)
-		return json_null();
+		return NULL;
+	size_t at = 0;
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		size_t n = cli_utf8_len(p);
 		if (n) {
@@ -281,7 +275,24 @@ json_t *cli_json_text(const char *s)
 			p++;
 		}
 	}
-	j = json_stringn(t, at);
+	t[at] = '\0';
+	*len = at;
+	return t;
+}
+
+json_t *cli_json_text(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	/* not UTF-8: each byte outside a valid sequence becomes U+FFFD */
+	size_t len;
+	char *t = cli_utf8_fixed(s, &len);
+	if (!t)
+		return json_null();
+	j = json_stringn(t, len);
 	free(t);
 	return j ? j : json_null();
 }

@@ -614,7 +614,12 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 			size_t cap = threads * 2 + 256;
 			struct reach_thread *l = hook_map(cap * sizeof(*l));
 			if (l) {
-				list = l; /* the old one stays mapped */
+				/* The old one stays mapped (a late handler may
+				 * still write it) but is cleared: its registers
+				 * of earlier dumps must not be roots of this one. */
+				if (list)
+					memset(list, 0, list_cap * sizeof(*list));
+				list = l;
 				list_cap = cap;
 			}
 		}
