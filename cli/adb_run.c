@@ -183,7 +183,7 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 			fds[nf++] = (struct pollfd){pe[0], POLLIN, 0};
 		double left = deadline - adb_now();
 		if (left <= 0) {
-			timed_out = true;
+			timed_out = !exited; /* (exited: only a leftover holds the pipes) */
 			break;
 		}
 		int ms = exited ? 0 : left < 0.1 ? (int)(left * 1000) + 1 : 100;

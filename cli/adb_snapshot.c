@@ -174,6 +174,24 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 					"or a root shell (adb root): %s",
 					t->pid, *why ? why : "run-as failed");
 	}
+	if (hook) {
+		/* The wrap property says how the app starts next, not how this
+		 * process started: signal 47 ends a process without the hook,
+		 * so the hook must be in its maps first. */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%ld/maps", t->pid);
+		if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
+			adb_result_free(&r);
+			return EXIT_ERROR;
+		}
+		bool loaded = r.out && strstr(r.out, "leakhook") != NULL;
+		adb_result_free(&r);
+		if (!loaded)
+			return adb_fail("%s (pid %ld) does not map libleakhook.so (started before "
+					"'leaksnap adb enable', or the hook did not load): signal 47 "
+					"would end it, so none is sent",
+					t->name, t->pid);
+	}
 	return 0;
 }
 
@@ -247,6 +265,29 @@ static int check_dump(const char *tmp, const char *dev)
 	if (!s)
 		return adb_fail("%s: pulled, but not a readable dump: %s", dev, err.text);
 	snapshot_close(s);
+	return 0;
+}
+
+/* The hook's dump and its maps file, read together: a pulled copy that
+ * carries an error message instead of the file is refused. */
+static int check_pair(const char *tmp, const char *dev, const char *tmp_maps,
+		      const char *dev_maps)
+{
+	struct leaksnap_error err;
+	struct snapshot *s = snapshot_open(tmp, NULL, &err);
+	if (!s)
+		return adb_fail("%s: pulled, but not a readable dump: %s", dev, err.text);
+	snapshot_close(s);
+	char *text;
+	size_t len;
+	if (cli_read_file(tmp_maps, CLI_MAPS_MAX, "a maps file", &text, &len))
+		return EXIT_ERROR;
+	struct maps *m = maps_parse(text, len, dev_maps, 1, 0, &err);
+	free(text);
+	if (!m)
+		return adb_fail("%s: pulled, but not a maps file: line %lu: %s", dev_maps, err.line,
+				err.text);
+	maps_free(m);
 	return 0;
 }
 
@@ -422,8 +463,9 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 	char dev[2][PATH_LEN], tmp[2][PATH_LEN];
 	static const char *const ext[] = {"dump", "maps"};
 	int fds[2] = {-1, -1};
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		snprintf(dev[i], sizeof(dev[i]), "%s.%ld.%u.%s", t->out, t->pid, found, ext[i]);
+	for (int i = 0; i < 2 && !rc; i++) {
 		fds[i] = temp_in(dir, tmp[i], sizeof(tmp[i]));
 		if (fds[i] < 0)
 			rc = EXIT_ERROR;
@@ -434,7 +476,7 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 		if (fds[i] >= 0 && close(fds[i]) != 0 && !rc)
 			rc = cli_fail(tmp[i], "%s", strerror(errno));
 	if (!rc)
-		rc = check_dump(tmp[0], dev[0]);
+		rc = check_pair(tmp[0], dev[0], tmp[1], dev[1]);
 	if (!rc)
 		rc = publish(dir, t, tmp, ext, 2, next, local, size);
 	for (int i = 0; rc && i < 2; i++)

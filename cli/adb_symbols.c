@@ -41,6 +41,16 @@ static bool safe_path(const char *p)
 }
 
 /* Mappings that are no file on the device's disk. */
+/* Whether @mod has code mapped: only such files give symbols (fonts,
+ * .art, .vdex, jars and data files are mapped too, and are not pulled). */
+static bool executable(const struct maps *m, const struct maps_module *mod)
+{
+	for (size_t k = 0; k < mod->mapping_count; k++)
+		if (maps_mapping(m, mod->first_mapping + k)->perms[2] == 'x')
+			return true;
+	return false;
+}
+
 static bool pseudo(const char *p)
 {
 	return p[0] != '/' || strncmp(p, "/dev/", 5) == 0 || strncmp(p, "/proc/", 6) == 0 ||
@@ -78,8 +88,9 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 			return cli_fail(o->dumps[d], "the snapshot carries no maps");
 		}
 		for (size_t i = 0; i < maps_module_count(m); i++) {
-			const char *p = maps_module(m, i)->path;
-			if (!p || pseudo(p))
+			const struct maps_module *mod = maps_module(m, i);
+			const char *p = mod->path;
+			if (!p || pseudo(p) || !executable(m, mod))
 				continue;
 			if (!safe_path(p)) {
 				cli_warn(o->dumps[d], "module '%s' is not a plain device path: not pulled", p);

@@ -137,6 +137,14 @@ t hook-not-loaded 2 FAKE_ADB_WRAP=noload -- adb enable com.acme.app --hook "$HOO
 expect err hook-not-loaded <<'EOF'
 leaksnap: adb: com.acme.app (pid PID) did not load /data/local/tmp/leakhook.com.acme.app.so (SELinux? adb root && adb shell setenforce 0)
 EOF
+# The property now names the hook, but the running app has none: signal 47
+# would end it, so snapshot refuses before sending any, and the app lives.
+p0=$(apppid)
+t snap-noload 2 LEAKSNAP_ADB_TIMEOUT=2 -- adb snapshot com.acme.app --out "$w"
+expect err snap-noload <<'EOF'
+leaksnap: adb: com.acme.app (pid PID) does not map libleakhook.so (started before 'leaksnap adb enable', or the hook did not load): signal 47 would end it, so none is sent
+EOF
+kill -0 "$p0" 2>/dev/null || fail "snap-noload: the app was killed"
 t no-start 2 FAKE_ADB_NO_START=1 LEAKSNAP_ADB_TIMEOUT=1 -- adb disable com.acme.app
 tail -1 "$w/no-start.err" | grep -q -x "leaksnap: adb: com.acme.app did not start within 1 s" ||
 	fail "no-start: $(cat "$w/no-start.err")"
@@ -279,6 +287,11 @@ com.acme.app: running as pid PID with /data/local/tmp/leakhook.com.acme.app.so (
 EOF
 cmp -s "$HOOK" "$DEV/data/local/tmp/leakhook.com.acme.app.so" || fail "enable-hook: not pushed"
 grep -q "$DEV/data/local/tmp/leakhook.com.acme.app.so" "/proc/$(apppid)/maps" || fail "enable-hook: the app has no hook"
+# An --out where no file can be made: one line.
+t ro-out 2 -- adb snapshot com.acme.app --out /proc
+expect err ro-out <<'EOF'
+leaksnap: /proc: cannot create a file: No such file or directory
+EOF
 
 mkdir hk
 t snapshot-hook 0 -- adb snapshot com.acme.app --count 2 --interval 0.3 --out hk
