@@ -106,6 +106,8 @@ rev=$(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo unk
 	printf '%-34s %10s us [%s]\n' "scan (in the child), wall" "$scan" "$(meta reachability_scan_us | spread)"
 	printf '%-34s %10s us [%s]  (CPU time: less of the load)\n' "scan (in the child), CPU" "$cpu_scan" \
 		"$(meta reachability_scan_cpu_us | spread)"
+	printf '%-34s %10s us [%s]\n' "  of which sorting and indexing" "$(meta reachability_index_us | med)" \
+		"$(meta reachability_index_us | spread)"
 	printf '%-34s %10.2f GB/s (%s bytes)  >= 1 GB/s: %s\n' "scan speed" \
 		"$(echo "$bytes $scan" | awk '{ print $1 / $2 / 1000 }')" "$bytes" \
 		"$(echo "$bytes $scan" | awk '{ print ($1 / $2 / 1000 >= 1) ? "met" : "missed" }')"

@@ -105,6 +105,15 @@ void table_unlock_all(void);
 /* In a forked child, before table_unlock_all. */
 void table_fork_child(void);
 
+/* A live block (reachability): its address, size (32 bits of it, as the
+ * tables keep it) and @tag, from which table_block_key() makes its
+ * record's key. */
+struct table_block {
+	uintptr_t start;
+	uint32_t tag;
+	uint32_t size;
+};
+
 /* A snapshot in get_malloc_leak_info's layout, in hook_map()'ed memory. */
 struct table_snapshot {
 	uint8_t *records;       /* bionic record area */
@@ -116,6 +125,11 @@ struct table_snapshot {
 	size_t clamped;         /* records of 2 GiB or more, written as 2 GiB - 1 */
 	uint64_t *keys;         /* table_snapshot_locked(.., true): each record's key */
 	size_t keys_size;       /* bytes mapped at @keys */
+	struct table_block *blocks; /* table_snapshot_locked(.., true): the live blocks */
+	size_t block_count;
+	size_t blocks_size;     /* bytes mapped at @blocks */
+	uintptr_t blocks_diff;  /* the OR of every start XOR the first one's (the
+				 * address bits in which the blocks differ) */
 };
 /* Take a consistent snapshot of the live allocations, records sorted by
  * size, then count, then stack (descending).  Returns 0 or -1 (no memory). */
@@ -123,25 +137,17 @@ int table_snapshot(struct table_snapshot *snap);
 void table_snapshot_free(struct table_snapshot *snap);
 /* The same in two steps, for reachability: with every table lock held
  * (table_lock_all), the records unsorted; with @want_keys, @keys[i] is
- * record i's key (stack number and size, the keys of table_blocks), in
- * ascending order.  Then, locks or not, sort the records, permuting
- * @aux (one u32 per record, or NULL) alike. */
+ * record i's key (stack number and size, as table_block_key makes them),
+ * in ascending order, and @blocks lists the live blocks.  Then, locks or
+ * not, sort the records, permuting @aux (one u32 per record, or NULL)
+ * alike. */
 int table_snapshot_locked(struct table_snapshot *snap, bool want_keys);
 void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux);
+/* Unmap @snap's block list early (table_snapshot_free does it too). */
+void table_snapshot_blocks_free(struct table_snapshot *snap);
 
-/* The live blocks (reachability): each one's address, size (32 bits of it,
- * as the tables keep it) and @tag, from which table_block_key() makes its
- * record's key.  With every lock held, or in a forked image of such a
- * moment.  @diff receives the OR of every start XOR the first one's (the
- * address bits in which the blocks differ). */
-struct table_block {
-	uintptr_t start;
-	uint32_t tag;
-	uint32_t size;
-};
-uint64_t table_block_key(uint32_t tag, uint32_t size);
 size_t table_live_count(void);
-size_t table_blocks(struct table_block *out, size_t cap, uintptr_t *diff);
+uint64_t table_block_key(uint32_t tag, uint32_t size);
 /* The tables' own memory that holds block addresses: never a root. */
 size_t table_own_ranges(uintptr_t (*out)[2], size_t cap);
 

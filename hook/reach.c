@@ -523,12 +523,14 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "reachability_pause_us=%llu\n"
 		 "reachability_scan_us=%llu\n"
 		 "reachability_scan_cpu_us=%llu\n"
+		 "reachability_index_us=%llu\n"
 		 "reachability_fork_us=%llu\n"
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
 		 "reachability_scanned=%llu root bytes, %llu heap bytes\n",
 		 saved, (unsigned long long)sh->root_mappings, (unsigned long long)sh->root_bytes,
 		 extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
-		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
+		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(sh->index_ns / 1000),
+		 (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
 		 (unsigned long long)sh->root_bytes, (unsigned long long)sh->marked_bytes);
 }
@@ -690,6 +692,9 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 	struct reach_shared *sh = shm;
 	struct reach_child_args args = {
 		.threads = st.threads,
+		.blocks = snap->blocks,
+		.nblocks = snap->block_count,
+		.blocks_diff = snap->blocks_diff,
 		.keys = snap->keys,
 		.nrec = snap->record_count,
 		.hook_stack = atomic_load(&dump_thread_stack),
@@ -700,6 +705,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 			{(uintptr_t)shm, (uintptr_t)shm + res->map_size},
 			{(uintptr_t)snap->records, (uintptr_t)snap->records + snap->map_size},
 			{(uintptr_t)snap->keys, (uintptr_t)snap->keys + snap->keys_size},
+			{(uintptr_t)snap->blocks, (uintptr_t)snap->blocks + snap->blocks_size},
 		},
 	};
 
@@ -733,6 +739,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 	} else {
 		char why[160];
 		int w = wait_child(pid, why, sizeof(why));
+		table_snapshot_blocks_free(snap);
 		if (w < 0) {
 			failed(res, why, pause);
 		} else if (!atomic_load(&sh->done)) {

@@ -48,6 +48,7 @@ struct reach_shared {
 	uint64_t root_bytes, heap_bytes, root_mappings, heap_mappings, threads_scanned;
 	uint64_t marked_bytes;    /* bytes of the blocks scanned */
 	uint64_t scan_ns, scan_cpu_ns;
+	uint64_t index_ns;        /* of scan_ns: listing, sorting, indexing the blocks */
 	uint32_t counts[];        /* one per record, in the unsorted record order */
 };
 
@@ -60,11 +61,14 @@ struct reach_child_args {
 				   * this thread (scanned from there up), or 0:
 				   * the hook's own thread (not scanned) */
 	uintptr_t hook_stack;     /* an address on the dump thread's stack, or 0 */
+	const struct table_block *blocks; /* the live blocks, in no order */
+	size_t nblocks;
+	uintptr_t blocks_diff;    /* the address bits in which they differ */
 	const uint64_t *keys;     /* the records' keys, ascending */
 	size_t nrec;
 	struct reach_shared *out;
 	size_t out_size;
-	uintptr_t exclude[4][2];  /* the hook's own memory above (not roots) */
+	uintptr_t exclude[5][2];  /* the hook's own memory above (not roots) */
 };
 
 /* In the forked child: mark, count, report, _exit.  Never returns. */

@@ -7,10 +7,9 @@
  * dynamic loader's) were copied in whatever state they were.
  *
  *  1. /proc/self/maps (the child's maps are the parent's) into a list.
- *  2. The live blocks from the tables, sorted by address, and an index
- *     from each 4 KiB page to the blocks that overlap it (blocks larger
- *     than BIG_PAGES pages are entered at their first and last page and
- *     found in a sorted list of their own in between).
+ *  2. The live blocks the parent listed with its locks held, sorted by
+ *     address, and an index with an entry per 4 KiB page of each cluster
+ *     of blocks: the first block starting there.
  *  3. Roots: every stopped thread's saved registers and its stack from
  *     its stack pointer (less the red zone) to the end of the mapping
  *     holding it; the dumping program thread's from where it entered the
@@ -36,7 +35,6 @@
 #include "reach.h"
 
 #define PAGE_SHIFT 12
-#define BIG_PAGES 64
 #define NONE UINT32_MAX
 #define MAX_EXCLUDE 256
 
@@ -54,20 +52,21 @@ struct area {
 	uintptr_t heap_lo, heap_hi; /* the pages its live blocks span, if any */
 };
 
-struct page_ent {
-	uintptr_t page; /* page number + 1; 0 = empty */
-	uint32_t lo, hi;
+struct cluster {
+	uintptr_t lo, hi;   /* its first page's address, its last page's end */
+	uintptr_t page, last; /* the page numbers of its first and last pages */
+	uintptr_t next;     /* (while building: the next page without an entry) */
+	size_t off;         /* its first page's entry in S.first[] */
 };
 
 static struct {
 	uintptr_t *start, *end;     /* in address order (end: at least start + 1) */
 	uint32_t *tag;              /* each one's tag (table_block_key) */
 	size_t n;
-	uintptr_t heap_lo, heap_span;
-	struct page_ent *pages;
-	size_t page_mask;
-	uint32_t *big;              /* indices of big blocks, by address */
-	size_t nbig;
+	uintptr_t heap_lo, heap_span; /* the clusters' first page to their last */
+	struct cluster *cl;         /* in address order */
+	size_t ncl;
+	uint32_t *first;            /* the clusters' page entries (build_index) */
 	uint64_t *marks;            /* one bit per block */
 	uint32_t *stack;
 	size_t depth;
@@ -79,7 +78,8 @@ static struct {
 } S;
 
 /* Memory of the child's own.  Large arrays are faulted in by the kernel
- * at once (MAP_POPULATE): cheaper than a fault per page. */
+ * at once (MAP_POPULATE): cheaper than a fault per page.  (Not in huge
+ * pages: the kernel may compact memory to find them, which costs more.) */
 static void *child_map(size_t bytes)
 {
 	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
@@ -215,45 +215,55 @@ static struct area *area_of(struct area *a, size_t n, uintptr_t addr)
 
 /* The blocks in address order, as S.start[], S.end[] (at least start + 1:
  * a pointer to a zero-size block is to the block) and S.tag[] (its record
- * key's makings): an LSD radix sort of the tables' {start, tag, size}, 16 bits a
- * pass over the bits in which the starts differ. */
+ * key's makings): an LSD radix sort of the parent's list of {start, tag,
+ * size} over the bits in which the starts differ, in as few passes of at
+ * most MAX_DIGIT bits as cover them, every pass's counts taken in one read
+ * first.  The parent's list is only read (a write would copy its page);
+ * the passes go between two buffers of the child's own. */
 _Static_assert(sizeof(struct table_block) >= 2 * sizeof(uintptr_t), "start[] and end[] fit");
-#define DIGIT 16
-static void __attribute__((noinline)) sort_blocks(struct table_block *a, uintptr_t diff)
+#define MAX_DIGIT 16
+#define MAX_PASSES ((sizeof(uintptr_t) * 8 + MAX_DIGIT - 1) / MAX_DIGIT)
+static void __attribute__((noinline)) sort_blocks(const struct table_block *list, size_t n,
+						  uintptr_t diff)
 {
-	size_t n = S.n;
-	struct table_block *t = child_map((n + 1) * sizeof(*t));
-	size_t *count = child_map(((size_t)1 << DIGIT) * sizeof(size_t));
-	if (!t || !count)
+	unsigned lo_bit = diff ? (unsigned)__builtin_ctzll((unsigned long long)diff) : 0;
+	unsigned bits = diff ? 64 - (unsigned)__builtin_clzll((unsigned long long)diff) - lo_bit : 0;
+	unsigned passes = (bits + MAX_DIGIT - 1) / MAX_DIGIT;
+	unsigned digit = passes ? (bits + passes - 1) / passes : 0;
+	size_t buckets = (size_t)1 << digit, mask = buckets - 1;
+	size_t count_size = passes * buckets * sizeof(uint32_t);
+	struct table_block *t1 = child_map((n + 1) * sizeof(*t1));
+	struct table_block *t2 = child_map((n + 1) * sizeof(*t2));
+	uint32_t *count = child_map(count_size);
+	if (!t1 || !t2 || !count)
 		give_up("no memory to sort the blocks");
-	struct table_block *src = a, *dst = t;
-	if (diff) {
-		unsigned lo_bit = (unsigned)__builtin_ctzll((unsigned long long)diff);
-		unsigned hi_bit = 63 - (unsigned)__builtin_clzll((unsigned long long)diff);
-		size_t buckets = (size_t)1 << DIGIT, mask = buckets - 1;
-		for (unsigned shift = lo_bit; shift <= hi_bit; shift += DIGIT) {
-			memset(count, 0, buckets * sizeof(size_t));
-			for (size_t i = 0; i < n; i++)
-				count[(src[i].start >> shift) & mask]++;
-			size_t sum = 0;
-			for (size_t d = 0; d < buckets; d++) {
-				size_t c = count[d];
-				count[d] = sum;
-				sum += c;
-			}
-			for (size_t i = 0; i < n; i++)
-				dst[count[(src[i].start >> shift) & mask]++] = src[i];
-			struct table_block *x = src;
-			src = dst;
-			dst = x;
-		}
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t k = list[i].start >> lo_bit;
+		for (unsigned p = 0; p < passes; p++, k >>= digit)
+			count[p * buckets + (k & mask)]++;
 	}
-	/* The sorted arrays take the two buffers' place: start[] and end[] in
-	 * the free one, tag[] over the sorted items themselves (item i is
-	 * read before tag[i] is written, which lies in an item before it). */
+	const struct table_block *src = list;
+	struct table_block *dst = t1;
+	for (unsigned p = 0; p < passes; p++) {
+		uint32_t *c = count + p * buckets, sum = 0;
+		unsigned shift = lo_bit + p * digit;
+		for (size_t d = 0; d < buckets; d++) {
+			uint32_t x = c[d];
+			c[d] = sum;
+			sum += x;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[c[(src[i].start >> shift) & mask]++] = src[i];
+		src = dst;
+		dst = dst == t1 ? t2 : t1;
+	}
+	/* The sorted arrays take the buffers' place: start[] and end[] in the
+	 * free one, tag[] over the sorted items themselves (item i is read
+	 * before tag[i] is written, which lies in an item before it) -- or,
+	 * when no pass ran, in the other buffer. */
 	S.start = (uintptr_t *)(void *)dst;
 	S.end = S.start + n + 1;
-	S.tag = (uint32_t *)(void *)src;
+	S.tag = (uint32_t *)(void *)(src == list ? t2 : (struct table_block *)(uintptr_t)src);
 	for (size_t i = 0; i < n; i++) {
 		struct table_block it = src[i];
 		uintptr_t size = it.size ? it.size : 1;
@@ -261,117 +271,121 @@ static void __attribute__((noinline)) sort_blocks(struct table_block *a, uintptr
 		S.end[i] = it.start + size < it.start ? UINTPTR_MAX : it.start + size;
 		S.tag[i] = it.tag;
 	}
-	munmap(count, ((size_t)1 << DIGIT) * sizeof(size_t));
+	munmap(count, count_size);
 }
 
-static inline size_t page_slot(uintptr_t page)
-{
-	return (size_t)(((uint64_t)page * 0x9e3779b97f4a7c15ULL) >> 20) & S.page_mask;
-}
-
-static void page_add(uintptr_t page, uint32_t i)
-{
-	size_t k = page_slot(page);
-	while (S.pages[k].page && S.pages[k].page != page + 1)
-		k = (k + 1) & S.page_mask;
-	if (!S.pages[k].page) {
-		S.pages[k].page = page + 1;
-		S.pages[k].lo = i;
-	}
-	S.pages[k].hi = i + 1;
-}
-
+/* The index: the blocks fall into clusters, runs of blocks whose pages lie
+ * less than GAP_PAGES apart.  Each cluster has a dense array with one entry
+ * per page it spans, the first block starting at or after that page
+ * (S.first[]), and one past its last page.  The block holding an address
+ * is then the last one starting at or below it: among the blocks starting
+ * in its page, else the block just before them. */
+#define GAP_PAGES 4
 static void __attribute__((noinline)) build_index(void)
 {
-	size_t distinct = 0;
-	uintptr_t last = UINTPTR_MAX;
-	S.nbig = 0;
+	size_t ncl = 0, pages = 0;
+	uintptr_t page = 0, last = 0; /* the current cluster's first and last pages */
 	for (size_t i = 0; i < S.n; i++) {
 		uintptr_t a = S.start[i] >> PAGE_SHIFT, z = (S.end[i] - 1) >> PAGE_SHIFT;
-		if (z - a >= BIG_PAGES) {
-			distinct += 2;
-			S.nbig++;
-		} else {
-			distinct += z - a + 1 - (a == last);
+		if (!ncl || a > last + GAP_PAGES) {
+			if (ncl)
+				pages += last - page + 2; /* its pages and one past */
+			ncl++;
+			page = a;
+			last = z;
+		} else if (z > last) {
+			last = z;
 		}
-		last = z;
 	}
-	size_t cap = 64;
-	while (cap < distinct * 2)
-		cap *= 2;
-	S.pages = child_map(cap * sizeof(*S.pages));
-	S.big = child_map((S.nbig + 1) * sizeof(uint32_t));
-	if (!S.pages || !S.big)
+	if (ncl)
+		pages += last - page + 2;
+	S.cl = child_map((ncl + 1) * sizeof(*S.cl));
+	S.first = child_map((pages + 1) * sizeof(uint32_t));
+	if (!S.cl || !S.first)
 		give_up("no memory for the block index");
-	S.page_mask = cap - 1;
-	S.nbig = 0;
+	S.ncl = 0;
+	size_t off = 0;
+	struct cluster *c = NULL;
 	for (size_t i = 0; i < S.n; i++) {
 		uintptr_t a = S.start[i] >> PAGE_SHIFT, z = (S.end[i] - 1) >> PAGE_SHIFT;
-		if (z - a >= BIG_PAGES) {
-			page_add(a, (uint32_t)i);
-			page_add(z, (uint32_t)i);
-			S.big[S.nbig++] = (uint32_t)i;
-		} else {
-			for (uintptr_t p = a; p <= z; p++)
-				page_add(p, (uint32_t)i);
+		if (!c || a > c->last + GAP_PAGES) {
+			if (c) { /* close it: its pages past the last start, and one */
+				for (uintptr_t p = c->next; p <= c->last + 1; p++)
+					S.first[c->off + (p - c->page)] = (uint32_t)i;
+				off = c->off + (c->last - c->page) + 2;
+			}
+			c = &S.cl[S.ncl++];
+			c->page = a;
+			c->last = z;
+			c->next = a;
+			c->off = off;
+		}
+		for (uintptr_t p = c->next; p <= a; p++)
+			S.first[c->off + (p - c->page)] = (uint32_t)i;
+		if (a + 1 > c->next)
+			c->next = a + 1;
+		if (z > c->last)
+			c->last = z;
+	}
+	if (c)
+		for (uintptr_t p = c->next; p <= c->last + 1; p++)
+			S.first[c->off + (p - c->page)] = (uint32_t)S.n;
+	for (size_t k = 0; k < S.ncl; k++) {
+		S.cl[k].lo = S.cl[k].page << PAGE_SHIFT;
+		S.cl[k].hi = (S.cl[k].last + 1) << PAGE_SHIFT; /* 0 at the top of memory */
+	}
+	S.heap_lo = S.n ? S.cl[0].lo : 0;
+	S.heap_span = S.n ? S.cl[S.ncl - 1].hi - S.heap_lo : 0;
+}
+
+/* The index entry of @w's page, or NULL when no cluster holds @w. */
+static inline const uint32_t *page_entry(uintptr_t w)
+{
+	if (w - S.heap_lo >= S.heap_span)
+		return NULL;
+	const struct cluster *c = S.cl;
+	if (S.ncl > 1) {
+		size_t lo = 0, hi = S.ncl;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (S.cl[mid].lo <= w)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		c = &S.cl[lo];
+		if (w - c->lo > c->hi - c->lo - 1)
+			return NULL;
+	}
+	return &S.first[c->off + ((w >> PAGE_SHIFT) - c->page)];
+}
+
+/* The block holding @w, whose page's index entry is @e, or NONE. */
+static inline uint32_t find_at(uintptr_t w, const uint32_t *e)
+{
+	uint32_t lo = e[0], hi = e[1];
+	if (lo == hi || S.start[lo] > w) {
+		/* none starts in this page at or below w: the one before */
+		if (!lo)
+			return NONE;
+		lo--;
+	} else {
+		while (hi - lo > 1) { /* the last starting at or below w */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (S.start[mid] <= w)
+				lo = mid;
+			else
+				hi = mid;
 		}
 	}
-	S.heap_lo = S.n ? S.start[0] : 0;
-	S.heap_span = S.n ? S.end[S.n - 1] - S.heap_lo : 0;
-}
-
-/* The range of blocks overlapping @w's page: false if the page has none
- * in the page index (then only a big block can hold @w). */
-static inline bool page_range(uintptr_t w, uint32_t *lo, uint32_t *hi)
-{
-	uintptr_t page = w >> PAGE_SHIFT;
-	for (size_t k = page_slot(page);; k = (k + 1) & S.page_mask) {
-		const struct page_ent *e = &S.pages[k];
-		if (e->page == page + 1) {
-			*lo = e->lo;
-			*hi = e->hi;
-			return true;
-		}
-		if (!e->page)
-			return false;
-	}
-}
-
-/* The block holding @w among [lo, hi) of the page's range, or NONE. */
-static inline uint32_t find_in(uintptr_t w, uint32_t lo, uint32_t hi)
-{
-	/* the last block starting at or below w */
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (S.start[mid] <= w)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return S.start[lo] <= w && w < S.end[lo] ? lo : NONE;
-}
-
-static uint32_t find_big(uintptr_t w)
-{
-	size_t lo = 0, hi = S.nbig;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (S.start[S.big[mid]] <= w)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NONE;
-	uint32_t i = S.big[lo - 1];
-	return w < S.end[i] ? i : NONE;
+	return w < S.end[lo] ? lo : NONE;
 }
 
 /* The block holding @w, or NONE. */
 static inline uint32_t find(uintptr_t w)
 {
-	uint32_t lo, hi;
-	return page_range(w, &lo, &hi) ? find_in(w, lo, hi) : find_big(w);
+	const uint32_t *e = page_entry(w);
+	return e ? find_at(w, e) : NONE;
 }
 
 /* The mark ---------------------------------------------------------------------- */
@@ -386,8 +400,6 @@ static inline void mark(uint32_t i)
 
 static inline void consider(uintptr_t w)
 {
-	if (w - S.heap_lo >= S.heap_span)
-		return;
 	mark(find(w));
 }
 
@@ -498,33 +510,31 @@ static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
 
 /* Scan the marked blocks, a batch at a time, in stages so that the cache
  * misses of a graph walk overlap: the batch's blocks are asked for first
- * (prefetch); then their words that fall in the heap's range are gathered,
- * each one's page-index entry asked for; then they are looked up. */
+ * (prefetch); then their words that fall in a cluster are gathered with
+ * their page's index entry, each entry asked for; then they are looked
+ * up. */
 #define BATCH 64
 #define CAND 512
-static void resolve(const uintptr_t *cand, size_t n)
+static void resolve(const uintptr_t *cand, const uint32_t *const *ent, size_t n)
 {
-	uint32_t lo[CAND], hi[CAND];
 	for (size_t k = 0; k < n; k++) {
-		if (!page_range(cand[k], &lo[k], &hi[k])) {
-			lo[k] = NONE;
-			continue;
-		}
 		/* the page's starts (a few lines: a binary search touches
 		 * most of them) and the end its answer most likely reads */
-		const uintptr_t *p = &S.start[lo[k]], *z = &S.start[hi[k]];
+		uint32_t lo = ent[k][0], hi = ent[k][1];
+		const uintptr_t *p = &S.start[lo ? lo - 1 : 0], *z = &S.start[hi];
 		for (unsigned l = 0; p < z && l < 4; l++, p += 64 / sizeof(*p))
 			__builtin_prefetch(p);
-		__builtin_prefetch(&S.end[lo[k] + (hi[k] - lo[k]) / 2]);
+		__builtin_prefetch(&S.end[lo + (hi - lo) / 2]);
 	}
 	for (size_t k = 0; k < n; k++)
-		mark(lo[k] == NONE ? find_big(cand[k]) : find_in(cand[k], lo[k], hi[k]));
+		mark(find_at(cand[k], ent[k]));
 }
 
 static void __attribute__((noinline)) drain(void)
 {
 	uint32_t batch[BATCH];
 	uintptr_t cand[CAND];
+	const uint32_t *ent[CAND];
 	while (S.depth) {
 		size_t n = S.depth < BATCH ? S.depth : BATCH;
 		S.depth -= n;
@@ -542,17 +552,19 @@ static void __attribute__((noinline)) drain(void)
 			lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
 			for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
 				uintptr_t w = *p;
-				if (w - S.heap_lo >= S.heap_span)
+				const uint32_t *e = page_entry(w);
+				if (!e)
 					continue;
-				__builtin_prefetch(&S.pages[page_slot(w >> PAGE_SHIFT)]);
-				cand[nc++] = w;
+				__builtin_prefetch(e);
+				cand[nc] = w;
+				ent[nc++] = e;
 				if (nc == CAND) {
-					resolve(cand, nc);
+					resolve(cand, ent, nc);
 					nc = 0;
 				}
 			}
 		}
-		resolve(cand, nc);
+		resolve(cand, ent, nc);
 	}
 }
 
@@ -588,7 +600,7 @@ void reach_child_main(const struct reach_child_args *a)
 		}
 		close(oom);
 	}
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof(a->exclude) / sizeof(a->exclude[0]); i++) {
 		S.ex[S.nex][0] = a->exclude[i][0];
 		S.ex[S.nex][1] = a->exclude[i][1];
 		S.nex++;
@@ -601,16 +613,14 @@ void reach_child_main(const struct reach_child_args *a)
 	size_t nareas;
 	struct area *areas = read_maps(&nareas);
 
-	size_t live = table_live_count();
-	struct table_block *blocks = child_map((live + 1) * sizeof(*blocks));
-	S.marks = child_map((live / 64 + 1) * sizeof(uint64_t));
-	S.stack = child_map((live + 1) * sizeof(uint32_t));
-	if (!blocks || !S.marks || !S.stack)
+	S.n = a->nblocks;
+	S.marks = child_map((S.n / 64 + 1) * sizeof(uint64_t));
+	S.stack = child_map((S.n + 1) * sizeof(uint32_t));
+	if (!S.marks || !S.stack)
 		give_up("no memory for the block list");
-	uintptr_t diff;
-	S.n = table_blocks(blocks, live, &diff);
-	sort_blocks(blocks, diff);
+	sort_blocks(a->blocks, S.n, a->blocks_diff);
 	build_index();
+	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 
 	/* The heap: the pages from a mapping's first live block to the end of
 	 * its last.  Not the whole mapping: the kernel merges neighbouring

@@ -139,24 +139,70 @@ static inline uint64_t slot_key(const struct ptr_slot *e)
 	       (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
 }
 
-/* The live pointers' (stack number with its zygote bit, size) pairs, one
- * u64 each (stack << 32 | size), copied out of the shards: the only part of
- * a plain snapshot that needs the locks.  NULL when out of memory. */
-static uint64_t *copy_pairs(size_t *np, size_t *map_size)
+size_t table_live_count(void)
 {
 	size_t live = 0;
 	for (unsigned i = 0; i < NSHARDS; i++)
 		live += shards[i].live;
-	*map_size = (live ? live : 1) * sizeof(uint64_t);
+	return live;
+}
+
+/* A block's tag: its slot's stack number and zygote bit, and whether its
+ * size is 0 (a size the start and end of the scan's block list cannot
+ * tell from 1); stack numbers stay below 2^27. */
+#define TAG_SIZE0 0x40000000u
+
+/* The live pointers' (stack number with its zygote bit, size) pairs, one
+ * u64 each (stack << 32 | size), copied out of the shards: the only part of
+ * a plain snapshot that needs the locks.  With @snap, its block list too
+ * (reachability).  NULL when out of memory.
+ *
+ * No branch on whether a slot is in use (most are not, in no order a
+ * predictor could learn): every slot is written at [n] and n moves on past
+ * the used ones only. */
+static uint64_t *copy_pairs(size_t *np, size_t *map_size, struct table_snapshot *snap)
+{
+	size_t live = table_live_count();
+	*map_size = (live + 1) * sizeof(uint64_t);
 	uint64_t *pairs = hook_map(*map_size);
 	if (!pairs)
 		return NULL;
+	struct table_block *blocks = NULL;
+	if (snap) {
+		snap->blocks_size = (live + 1) * sizeof(*blocks);
+		blocks = hook_map(snap->blocks_size);
+		if (!blocks) {
+			hook_unmap(pairs, *map_size);
+			return NULL;
+		}
+	}
 	size_t n = 0;
+	uintptr_t first = 0, diff = 0;
 	for (unsigned i = 0; i < NSHARDS; i++) {
-		const struct ptr_slot *slots = shards[i].slots;
-		for (size_t j = 0; j <= shards[i].mask; j++)
-			if (slots[j].key && n < live)
-				pairs[n++] = (uint64_t)slots[j].stack << 32 | slots[j].size;
+		const struct ptr_slot *e = shards[i].slots, *z = e + shards[i].mask + 1;
+		if (!blocks) {
+			for (; e < z && n < live; e++) {
+				pairs[n] = (uint64_t)e->stack << 32 | e->size;
+				n += e->key != 0;
+			}
+			continue;
+		}
+		for (const struct ptr_slot *f = e; f < z && !first; f++)
+			first = f->key;
+		for (; e < z && n < live; e++) {
+			uintptr_t key = e->key;
+			pairs[n] = (uint64_t)e->stack << 32 | e->size;
+			blocks[n].start = key;
+			blocks[n].tag = e->stack | (e->size ? 0 : TAG_SIZE0);
+			blocks[n].size = e->size;
+			diff |= (key ^ first) & -(uintptr_t)(key != 0);
+			n += key != 0;
+		}
+	}
+	if (snap) {
+		snap->blocks = blocks;
+		snap->block_count = n;
+		snap->blocks_diff = diff;
 	}
 	*np = n;
 	return pairs;
@@ -267,7 +313,7 @@ int table_snapshot_locked(struct table_snapshot *snap, bool want_keys)
 	memset(snap, 0, sizeof(*snap));
 	snap->info_size = sizeof(uintptr_t) * (2 + rec_frames);
 	size_t np, pairs_size;
-	uint64_t *pairs = copy_pairs(&np, &pairs_size);
+	uint64_t *pairs = copy_pairs(&np, &pairs_size, want_keys ? snap : NULL);
 	if (!pairs)
 		return -1;
 	int rc = build_records(snap, pairs, np, stack_count(), want_keys);
@@ -297,7 +343,7 @@ int table_snapshot(struct table_snapshot *snap)
 	table_lock_all();
 	uint32_t nst = stack_count();
 	size_t np, pairs_size;
-	uint64_t *pairs = copy_pairs(&np, &pairs_size);
+	uint64_t *pairs = copy_pairs(&np, &pairs_size, NULL);
 	if (!pairs) {
 		table_unlock_all();
 		return -1;
@@ -312,44 +358,10 @@ int table_snapshot(struct table_snapshot *snap)
 	return rc;
 }
 
-size_t table_live_count(void)
-{
-	size_t live = 0;
-	for (unsigned i = 0; i < NSHARDS; i++)
-		live += shards[i].live;
-	return live;
-}
-
-/* A block's tag: its slot's stack number and zygote bit, and whether its
- * size is 0 (a size the start and end of the scan's block list cannot
- * tell from 1); stack numbers stay below 2^27. */
-#define TAG_SIZE0 0x40000000u
-
 uint64_t table_block_key(uint32_t tag, uint32_t size)
 {
 	struct ptr_slot e = {.size = tag & TAG_SIZE0 ? 0 : size, .stack = tag & ~TAG_SIZE0};
 	return slot_key(&e);
-}
-
-size_t table_blocks(struct table_block *out, size_t cap, uintptr_t *diff)
-{
-	size_t n = 0;
-	uintptr_t first = 0, d = 0;
-	for (unsigned i = 0; i < NSHARDS; i++)
-		for (size_t j = 0; j <= shards[i].mask && n < cap; j++) {
-			const struct ptr_slot *e = &shards[i].slots[j];
-			if (!e->key)
-				continue;
-			if (!n)
-				first = e->key;
-			d |= e->key ^ first;
-			out[n].start = e->key;
-			out[n].tag = e->stack | (e->size ? 0 : TAG_SIZE0);
-			out[n].size = e->size;
-			n++;
-		}
-	*diff = d;
-	return n;
 }
 
 size_t table_own_ranges(uintptr_t (*out)[2], size_t cap)
@@ -374,4 +386,12 @@ void table_snapshot_free(struct table_snapshot *snap)
 	if (snap->keys)
 		hook_unmap(snap->keys, snap->keys_size);
 	snap->keys = NULL;
+	table_snapshot_blocks_free(snap);
+}
+
+void table_snapshot_blocks_free(struct table_snapshot *snap)
+{
+	if (snap->blocks)
+		hook_unmap(snap->blocks, snap->blocks_size);
+	snap->blocks = NULL;
 }

@@ -58,12 +58,18 @@ enum {
 	S_REGISTER = 2208,    /* only in a register of a running thread */
 	S_CHAIN_HEAD = 2224,  /* global -> head -> tail */
 	S_CHAIN_TAIL = 2240,
+	S_BIG_INNER = 2256,   /* only by a word 2.5 MiB into the big block below */
+	S_BIG_CHILD = 2272,   /* only by a word inside the lost big block */
+	S_BIG_HELD = (3 << 20) + 48, /* mmap'ed by malloc: only by a pointer
+				      * 2 MiB into it */
+	S_BIG_LOST = (1 << 20) + 64, /* mmap'ed by malloc, lost */
 };
 
 static void *volatile g_lost;
 static void *volatile g_global;
 static void *volatile g_chain;
 static char *volatile g_interior;
+static char *volatile g_big_interior;
 static __thread void *volatile t_keep;
 static int wait_pipe[2], ready_pipe[2];
 static atomic_int reg_ready, blocked;
@@ -115,6 +121,22 @@ NOINLINE static void held(void *lib)
 	void **head = calloc(1, S_CHAIN_HEAD);
 	head[S_CHAIN_HEAD / 2 / sizeof(void *)] = malloc(S_CHAIN_TAIL);
 	g_chain = head;
+}
+
+/* Blocks big enough for malloc to map each on its own, far from the rest
+ * of the heap: a pointer deep inside one must still find it. */
+NOINLINE static void big(void)
+{
+	char *held = malloc(S_BIG_HELD);
+	memset(held, 0, S_BIG_HELD);
+	void *inner = malloc(S_BIG_INNER);
+	memcpy(held + (5 << 19), &inner, sizeof(inner));
+	g_big_interior = held + (2 << 20) + 8;
+	char *lost = malloc(S_BIG_LOST);
+	memset(lost, 0, S_BIG_LOST);
+	void *child = malloc(S_BIG_CHILD);
+	memcpy(lost + (3 << 18), &child, sizeof(child));
+	__asm__ volatile("" : : "r"(lost), "r"(child), "r"(inner) : "memory");
 }
 
 /* 256 MiB reserved, one page of it touched, far inside: the scan must find
@@ -249,19 +271,22 @@ int main(int argc, char **argv)
 	tree();
 	held(lib);
 	in_mmap();
+	big();
 	scrub();
 	printf("expect %d 3 3\n", S_LOST);
 	printf("expect %d 2 2\n", S_CYCLE);
 	printf("expect %d 1 1\n", S_TREE_ROOT);
 	printf("expect %d 2 2\n", S_TREE_MID);
 	printf("expect %d 4 4\n", S_TREE_LEAF);
+	printf("expect %d 1 1\n", S_BIG_LOST);
+	printf("expect %d 1 1\n", S_BIG_CHILD);
 	static const int kept[] = {S_GLOBAL, S_DLSTATIC, S_TLS_STATIC, S_TLS_DYN, S_THREAD_STACK,
 				   S_THREAD_TLS, S_INTERIOR, S_MMAP, S_REGISTER, S_CHAIN_HEAD,
-				   S_CHAIN_TAIL};
+				   S_CHAIN_TAIL, S_BIG_HELD, S_BIG_INNER};
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		printf("expect %d 1 0\n", kept[i]);
-	printf("expect-unreachable %d 12\n",
-	       3 * S_LOST + 2 * S_CYCLE + S_TREE_ROOT + 2 * S_TREE_MID + 4 * S_TREE_LEAF);
+	printf("expect-unreachable %d 14\n", 3 * S_LOST + 2 * S_CYCLE + S_TREE_ROOT + 2 * S_TREE_MID +
+						     4 * S_TREE_LEAF + S_BIG_LOST + S_BIG_CHILD);
 	const char *mode = argc > 3 ? argv[3] : "";
 	if (!strcmp(mode, "blockspin") || !strcmp(mode, "sigwait")) {
 		pthread_t t3;
