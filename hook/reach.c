@@ -709,7 +709,8 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		},
 	};
 
-	/* The pause: from the first signal to the release. */
+	/* The pause: from the first signal to the release (this thread's
+	 * signals wait meanwhile, as long as it holds the table locks). */
 	uint64_t t0 = now_ns();
 	st.phase = atomic_load(&stop_phase) + 1; /* odd */
 	atomic_store_explicit(&stop_phase, st.phase, memory_order_release);

@@ -31,7 +31,9 @@
  * snapshots, fork and the stack-store rebuild get a quiescent view.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -809,10 +811,25 @@ void table_note_untracked(void *p)
 							memory_order_relaxed);
 }
 
+/* The signal mask of the thread holding every lock, from before it took
+ * them (guarded by the locks themselves). */
+static sigset_t holder_mask;
+
 void table_lock_all(void)
 {
 	if (holds_all)
 		return;
+	/* The holder's signals wait until it lets go: a handler of the
+	 * program's run meanwhile could wait for a lock of the program's that
+	 * another thread holds while it waits for these (or, during a
+	 * reachability pause, while it is stopped), and none would be released.
+	 * Faults stay open: blocked, a bug's fault would kill at once. */
+	sigset_t quiet, old;
+	sigfillset(&quiet);
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&quiet, faults[i]);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
 	in_shard = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	bool any_biased = false;
@@ -834,15 +851,18 @@ void table_lock_all(void)
 				cpu_relax();
 	}
 	holds_all = 1;
+	holder_mask = old;
 }
 
 void table_unlock_all(void)
 {
+	sigset_t mask = holder_mask;
 	holds_all = 0;
 	for (unsigned i = NSHARDS; i-- > 0;)
 		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 	in_shard = 0;
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 void table_fork_child(void)

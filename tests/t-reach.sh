@@ -117,6 +117,21 @@ grep -q -x 'flags 0' "$d.rd" || fail "blockspin: flag bit 2 set"
 grep -q -x 'meta reachability=failed: thread [0-9]* blocks the stop signal and runs' "$d.rd" ||
 	{ fail "blockspin: no reason"; cat "$d.rd"; }
 
+# A handler of the program's that takes a lock another thread holds while
+# it allocates (tests/hook/reachsig.c): the dumping thread's signals wait
+# while it holds the table locks, or the handler would wait forever for a
+# thread that waits for those locks or is stopped.  Plain dumps too.
+for mode in 1 0; do
+	mkdir "$w/sig$mode"
+	out=$(LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=$mode LEAKSNAP_DUMP_ON_EXIT=0 \
+		timeout 120 "$T/reachsig" "$w/sig$mode/d" 20 2>&1)
+	st=$?
+	[ $st = 0 ] && [ "$out" = "dumps 20 handled 1" ] ||
+		fail "reachsig (reachability=$mode): status $st, '$out'"
+	n=$(grep -a -l '^reachability=signal ' "$w/sig$mode"/d.*.dump 2>/dev/null | wc -l)
+	[ "$n" = $((20 * mode)) ] || fail "reachsig (reachability=$mode): $n dumps with the section"
+done
+
 # The program takes the stop signal for itself: no section, the reason.
 LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$T/reach" "$LIB" "$w/own.dump" ownsig \
 	>/dev/null 2>&1 || fail "ownsig: exit status"

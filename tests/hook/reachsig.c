@@ -1,0 +1,97 @@
+/* reachsig DUMP_PREFIX DUMPS: dumps with reachability while a signal
+ * handler allocates on the dumping thread (tests/t-reach.sh).
+ *
+ * A worker thread holds a lock most of the time, allocating and freeing
+ * under it; SIGALRM, every 100 us, goes to the main thread (the worker
+ * blocks it), whose handler takes the same lock, frees a block the worker
+ * handed over and allocates one.  Without the hook the handler just waits
+ * for the worker.  Should it run while the threads are stopped for a dump,
+ * with the worker stopped holding the lock, it would wait for a lock no
+ * one can release: the dumping thread must keep its signals blocked for
+ * the pause.  Prints the number of dumps written and whether the handler
+ * ran. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <dlfcn.h>
+
+#define RING 64
+
+static _Atomic(void *) ring[RING];
+static atomic_int stop;
+static atomic_long handled;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	static unsigned k;
+	pthread_mutex_lock(&lock);
+	void *p = atomic_exchange(&ring[k++ % RING], NULL);
+	free(p);
+	void *volatile q = malloc(48);
+	free(q);
+	pthread_mutex_unlock(&lock);
+	atomic_fetch_add(&handled, 1);
+	errno = saved;
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	unsigned k = 0;
+	while (!atomic_load(&stop)) {
+		pthread_mutex_lock(&lock);
+		for (int i = 0; i < 200; i++, k++) {
+			void *p = malloc(32 + k % 512);
+			free(atomic_exchange(&ring[k % RING], p));
+		}
+		pthread_mutex_unlock(&lock);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: reachsig DUMP_PREFIX DUMPS\n");
+		return 2;
+	}
+	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
+	if (!dump) {
+		fprintf(stderr, "reachsig: not under the hook\n");
+		return 2;
+	}
+	pthread_t t;
+	if (pthread_create(&t, NULL, worker, NULL))
+		return 2;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = {{0, 100}, {0, 100}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	int n = atoi(argv[2]), written = 0;
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s.%d.dump", argv[1], i);
+		written += dump(path) == 0;
+	}
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	printf("dumps %d handled %ld\n", written, atomic_load(&handled) > 0 ? 1L : 0L);
+	return 0;
+}
