@@ -203,9 +203,11 @@ static void find_stack(uintptr_t sp)
 	errno = saved;
 }
 
-static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs, uint64_t **stack_slot)
+static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs, uint64_t **stack_slot,
+			uint64_t *run, bool *have_run)
 {
 	*stack_slot = NULL;
+	*have_run = false;
 	if (HOOK_UNLIKELY(!stack_known))
 		find_stack(regs->sp);
 	struct unwind_stack stk;
@@ -221,7 +223,8 @@ static unsigned capture(const struct unwind_regs *regs, uintptr_t *pcs, uint64_t
 	int max = (int)hook_cfg.frames, n;
 	switch (hook_cfg.unwind) {
 	case HOOK_UNWIND_FP:
-		n = unwind_fp(regs, &stk, pcs, max);
+		n = unwind_fp_hashed(regs, &stk, pcs, max, run);
+		*have_run = true;
 		break;
 	case HOOK_UNWIND_DWARF:
 		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, false)
@@ -259,11 +262,13 @@ static void __attribute__((noinline)) track(void *p, size_t size, const struct u
 		dump_ensure_thread();
 		errno = saved;
 	}
+	table_prefetch(p);
 	uintptr_t pcs[HOOK_MAX_FRAMES];
-	uint64_t *stack_slot;
-	unsigned n = capture(regs, pcs, &stack_slot);
+	uint64_t *stack_slot, run;
+	bool have_run;
+	unsigned n = capture(regs, pcs, &stack_slot, &run, &have_run);
 	table_insert(p, size, atomic_load_explicit(&hook_zygote_child, memory_order_relaxed),
-		     pcs, n, stack_slot);
+		     pcs, n, stack_slot, have_run ? &run : NULL);
 	hook_busy--;
 }
 
@@ -368,7 +373,7 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 		/* Failed: the old block is still live, with its old stack. */
 		int saved = errno;
 		table_insert(old, key.size & ~HOOK_ZYGOTE_FLAG, (key.size & HOOK_ZYGOTE_FLAG) != 0,
-			     key.pcs, key.n, NULL);
+			     key.pcs, key.n, NULL, NULL);
 		errno = saved;
 	}
 	return p;

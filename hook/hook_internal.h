@@ -78,9 +78,14 @@ void hook_unmap(void *p, size_t size);
 
 int table_init(unsigned frames);
 /* Record the allocation @p of @size made at @pcs[0..n).  @stack_slot:
- * unwind_cfi_stack_slot() for these pcs, or NULL. */
+ * unwind_cfi_stack_slot() for these pcs, or NULL.  @run: their running
+ * hash (unwind_fp_hashed), or NULL. */
 void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
-		  uint64_t *stack_slot);
+		  uint64_t *stack_slot, const uint64_t *run);
+
+/* Ask for the cache line where table_insert(@p, ...) will look first
+ * (before the stack walk, which then hides its latency). */
+void table_prefetch(const void *p);
 
 /* An allocation the hook does not record (its own, or capture off): its
  * address must no longer count as recently freed. */

@@ -240,75 +240,41 @@ static inline struct shard *shard_of(uintptr_t key)
 
 /* A 64-bit hash of a stack, and a 32-bit check made of its depth and
  * frame 0 themselves: two stacks are merged only if they agree on both.
- * Two lanes over alternate frames (half the multiply chain). */
-static void stack_hash(const uintptr_t *pcs, unsigned n, uint64_t *h1, uint32_t *h2)
+ * @run: unwind_hash_step() from UNWIND_HASH_SEED over the frames (the
+ * frame-pointer walk takes it as it goes). */
+static inline void stack_hash_of_run(uint64_t run, const uintptr_t *pcs, unsigned n,
+				     uint64_t *h1, uint32_t *h2)
 {
-	uint64_t a = (uint64_t)n << 48, b = 0x9e3779b97f4a7c15ULL;
-	unsigned i = 0;
-	for (; i + 1 < n; i += 2) {
-		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
-		b = (b ^ (uint64_t)pcs[i + 1]) * 0xc4ceb9fe1a85ec53ULL;
-		a ^= a >> 29;
-		b ^= b >> 31;
-	}
-	if (i < n)
-		a = (a ^ (uint64_t)pcs[i]) * 0xff51afd7ed558ccdULL;
-	*h1 = mix64(a ^ (b >> 7) ^ (b << 41));
+	*h1 = mix64(run ^ (uint64_t)n << 48);
 	uint64_t f = (uint64_t)n * 0x9e3779b97f4a7c15ULL ^ (n ? (uint64_t)pcs[0] : 0);
 	*h2 = (uint32_t)(f ^ (f >> 32));
 }
 
+static inline void stack_hash(const uintptr_t *pcs, unsigned n, uint64_t *h1, uint32_t *h2)
+{
+	uint64_t run = UNWIND_HASH_SEED;
+	for (unsigned i = 0; i < n; i++)
+		run = unwind_hash_step(run, pcs[i]);
+	stack_hash_of_run(run, pcs, n, h1, h2);
+}
+
 /* Programs allocate from the same stacks again and again, so each thread
- * remembers the last stacks it looked up and their numbers, in a small
- * direct-mapped memo keyed by a cheap hash of the frames: that hash and a
- * compare of the frames are much cheaper than the full hash and a probe of
- * the shared index (and touch no shared memory).  Where call paths branch,
- * one remembered stack is not enough: a few sites behind a few callers
- * make a few dozen stacks.  Numbers change only when the store is rebuilt
- * (stk_gen counts rebuilds). */
-#define STACK_MEMO_FRAMES 32
-#define STACK_MEMO_BITS 5
+ * remembers the stacks it looked up last and their numbers, in a
+ * direct-mapped memo keyed by the stack's hash: that and one probe of
+ * thread-local memory are much cheaper than a probe of the shared index
+ * (a cache miss, shared lines).  An entry answers for the stacks whose
+ * (h1, h2) it holds, as the index does (stack_hash).  Where call paths
+ * branch, a few sites behind a few callers make dozens of stacks; a
+ * program's whole working set of stacks is often a few hundred.  Numbers
+ * change only when the store is rebuilt (stk_gen counts rebuilds): a
+ * thread that sees a new count forgets its memo. */
+#define STACK_MEMO_BITS 9
 static HOOK_TLS struct stack_memo {
-	unsigned n;
+	uint64_t h1;
+	uint32_t h2;
 	uint32_t id;  /* 0: nothing remembered */
-	uint32_t gen;
-	uintptr_t pcs[STACK_MEMO_FRAMES];
 } stack_memo[1u << STACK_MEMO_BITS];
-/* The entry found or filled last: tried first, as cheaply as the one-stack
- * memo of old, for programs that allocate from one stack at a time. */
-static HOOK_TLS struct stack_memo *stack_memo_last;
-
-/* The memo entry of @pcs[0..n) (n <= STACK_MEMO_FRAMES): two lanes of a
- * rotate and a xor a frame (frames differ in their low bits), one
- * multiply. */
-static inline struct stack_memo *stack_memo_of(const uintptr_t *pcs, unsigned n)
-{
-	uint64_t a = n, b = 0;
-	unsigned i = 0;
-	for (; i + 1 < n; i += 2) {
-		a = (a << 5 | a >> 59) ^ (uint64_t)pcs[i];
-		b = (b << 7 | b >> 57) ^ (uint64_t)pcs[i + 1];
-	}
-	if (i < n)
-		a ^= (uint64_t)pcs[i] << 1;
-	return &stack_memo[((a ^ b) * 0x9e3779b97f4a7c15ULL) >> (64 - STACK_MEMO_BITS)];
-}
-
-/* Whether @m holds @pcs[0..n): no early exit, two frames a step (a call
- * to memcmp costs more here). */
-static inline bool stack_memo_holds(const struct stack_memo *m, const uintptr_t *pcs,
-				    unsigned n)
-{
-	uintptr_t d0 = m->n ^ n, d1 = 0;
-	unsigned i = 0;
-	for (; i + 1 < n; i += 2) {
-		d0 |= m->pcs[i] ^ pcs[i];
-		d1 |= m->pcs[i + 1] ^ pcs[i + 1];
-	}
-	if (i < n)
-		d0 |= m->pcs[i] ^ pcs[i];
-	return !(d0 | d1);
-}
+static HOOK_TLS uint32_t stack_memo_gen;
 
 static uint32_t stk_gen; /* changed with every lock held */
 
@@ -429,48 +395,45 @@ static uint32_t stk_alloc(void)
  * shard lock held (so never during a rebuild). */
 static uint32_t stk_index_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t h1,
 				      uint32_t h2);
-static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n);
+static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n, const uint64_t *run);
 
 /* @slot (NULL: none): a word the unwinder keeps with these very pcs (see
  * unwind_cfi_stack_slot()), holding stk_gen << 32 | the stack's number once
  * known, 0 before. */
-static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t *slot)
+static uint32_t stk_find_or_add(const uintptr_t *pcs, unsigned n, uint64_t *slot,
+			       const uint64_t *run)
 {
 	if (slot) {
 		uint64_t v = *slot;
 		if ((uint32_t)v && (uint32_t)(v >> 32) == stk_gen)
 			return (uint32_t)v;
 	}
-	uint32_t id = stk_lookup(pcs, n);
+	uint32_t id = stk_lookup(pcs, n, run);
 	if (slot && id && id != UINT32_MAX)
 		*slot = (uint64_t)stk_gen << 32 | id;
 	return id;
 }
 
-static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n)
+static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n, const uint64_t *run)
 {
-	struct stack_memo *m = NULL;
-	if (n <= STACK_MEMO_FRAMES) {
-		m = stack_memo_last;
-		if (m && m->id && m->gen == stk_gen && m->n == n && n && m->pcs[0] == pcs[0] &&
-		    stack_memo_holds(m, pcs, n))
-			return m->id;
-		m = stack_memo_of(pcs, n);
-		if (m->id && m->gen == stk_gen && stack_memo_holds(m, pcs, n)) {
-			stack_memo_last = m;
-			return m->id;
-		}
-	}
 	uint64_t h1;
 	uint32_t h2;
-	stack_hash(pcs, n, &h1, &h2);
+	if (run)
+		stack_hash_of_run(*run, pcs, n, &h1, &h2);
+	else
+		stack_hash(pcs, n, &h1, &h2);
+	if (HOOK_UNLIKELY(stack_memo_gen != stk_gen)) {
+		memset(stack_memo, 0, sizeof(stack_memo));
+		stack_memo_gen = stk_gen;
+	}
+	struct stack_memo *m = &stack_memo[h1 >> (64 - STACK_MEMO_BITS)];
+	if (m->id && m->h1 == h1 && m->h2 == h2)
+		return m->id;
 	uint32_t id = stk_index_find_or_add(pcs, n, h1, h2);
-	if (m && id && id != UINT32_MAX) {
-		m->n = n;
+	if (id && id != UINT32_MAX) {
+		m->h1 = h1;
+		m->h2 = h2;
 		m->id = id;
-		m->gen = stk_gen;
-		memcpy(m->pcs, pcs, n * sizeof(uintptr_t));
-		stack_memo_last = m;
 	}
 	return id;
 }
@@ -739,7 +702,7 @@ static void stk_grow(void)
 }
 
 void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
-		  uint64_t *stack_slot)
+		  uint64_t *stack_slot, const uint64_t *run)
 {
 	uintptr_t key = (uintptr_t)p;
 	uint64_t h = ptr_hash(key);
@@ -752,7 +715,7 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 	}
 	for (;;) {
 		bool biased = shard_lock(s);
-		uint32_t stack = stk_find_or_add(pcs, n, stack_slot);
+		uint32_t stack = stk_find_or_add(pcs, n, stack_slot, run);
 		if (stack == UINT32_MAX && atomic_load_explicit(&stk_frozen, memory_order_relaxed))
 			stack = 0;
 		if (stack != UINT32_MAX) {
@@ -781,6 +744,8 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	if (HOOK_UNLIKELY(in_shard) && !holds_all)
 		return res; /* a signal handler freeing while this thread is inside
 			     * the tables: its entry stays until the address is reused */
+	/* (the slot's line is on its way while the lock is taken) */
+	__builtin_prefetch(&s->slots[slot_of((uint32_t)(h >> 32), s->mask)]);
 	bool biased = shard_lock(s);
 	struct ptr_slot *e = shard_find(s->slots, s->mask, k, (uint32_t)(h >> 32));
 	atomic_uintptr_t *f = freed_slot(s, h);
@@ -799,6 +764,14 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	}
 	shard_unlock(s, biased);
 	return res;
+}
+
+void table_prefetch(const void *p)
+{
+	uintptr_t k = (uintptr_t)p;
+	struct shard *s = shard_of(k);
+	/* read without the lock: only a hint (a stale table is harmless) */
+	__builtin_prefetch(&s->slots[slot_of((uint32_t)(ptr_hash(k) >> 32), s->mask)], 1);
 }
 
 void table_note_untracked(void *p)

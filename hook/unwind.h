@@ -90,6 +90,18 @@ static inline uintptr_t unwind_strip_pac_inline(uintptr_t pc)
 }
 uintptr_t unwind_strip_pac(uintptr_t pc);
 
+/* A running hash of the return addresses a walk writes: the stacks'
+ * identity in the tables (table.c, stack_hash), taken during the frame
+ * walk where its multiplies overlap the walk's loads.  Each step is a
+ * rotate, a xor and a multiply by an odd constant: a bijection of the hash
+ * for a given frame and of the frame for a given hash, so two stacks of one
+ * depth that differ in a single frame never share a hash. */
+#define UNWIND_HASH_SEED 0x9e3779b97f4a7c15ULL
+static inline uint64_t unwind_hash_step(uint64_t h, uintptr_t pc)
+{
+	return ((h << 23 | h >> 41) ^ (uint64_t)pc) * 0xff51afd7ed558ccdULL;
+}
+
 /* Frame-pointer walk.  Writes the return addresses of the frames above the
  * entry function described by @regs: pcs[0] = the entry function's own
  * return address (its caller), pcs[1] = the caller's, ...  Stops at @max,
@@ -97,6 +109,10 @@ uintptr_t unwind_strip_pac(uintptr_t pc);
  * or at a zero return address.  Returns the number written. */
 int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	      uintptr_t *pcs, int max);
+/* The same, and @*hash: unwind_hash_step() from UNWIND_HASH_SEED over the
+ * return addresses written. */
+int unwind_fp_hashed(const struct unwind_regs *regs, const struct unwind_stack *stk,
+		     uintptr_t *pcs, int max, uint64_t *hash);
 
 /* Unwinding from the modules' DWARF call-frame information (.eh_frame via
  * PT_GNU_EH_FRAME), correct for code built without frame pointers.  Same

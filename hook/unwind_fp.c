@@ -27,46 +27,59 @@ uintptr_t unwind_strip_pac(uintptr_t pc)
 /* No frame records to follow (unwind.h): the caller only, from the return
  * address the entry function was given, its Thumb bit cleared as
  * unwind_gcc() clears it. */
-int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
-	      uintptr_t *pcs, int max)
+int unwind_fp_hashed(const struct unwind_regs *regs, const struct unwind_stack *stk,
+		     uintptr_t *pcs, int max, uint64_t *hash)
 {
 	uintptr_t ra = unwind_regs_ra(regs) & ~(uintptr_t)1;
 
 	(void)stk;
+	*hash = UNWIND_HASH_SEED;
 	if (max <= 0 || ra < 4096)
 		return 0;
 	pcs[0] = ra;
+	*hash = unwind_hash_step(*hash, ra);
 	return 1;
 }
 #else
 NO_SANITIZE
-int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
-	      uintptr_t *pcs, int max)
+int unwind_fp_hashed(const struct unwind_regs *regs, const struct unwind_stack *stk,
+		     uintptr_t *pcs, int max, uint64_t *hash)
 {
 	uintptr_t lo = stk->lo, hi = stk->hi;
 	uintptr_t fp = regs->fp;
-	int n = 0;
+	uint64_t h = UNWIND_HASH_SEED;
 
-	if (hi <= lo || hi - lo < 2 * WORD)
+	*hash = h;
+	if (max <= 0 || hi <= lo || hi - lo < 2 * WORD)
 		return 0;
-	/* Each step needs a whole record inside the stack and moves fp up by
-	 * at least one record, so the loop ends within (hi - lo) / 16 steps
+	/* Each record must lie whole inside the stack, aligned, each next one
+	 * strictly above the last: the walk ends within (hi - lo) / 16 steps
 	 * even without @max. */
-	while (n < max) {
-		if (fp < lo || fp > hi - 2 * WORD || fp % WORD)
-			break;
-
+	if (fp < lo || fp > hi - 2 * WORD || fp % WORD)
+		return 0;
+	const uintptr_t top = hi - 2 * WORD;
+	uintptr_t *out = pcs, *end = pcs + max;
+	for (;;) {
 		const uintptr_t *rec = (const uintptr_t *)fp;
 		uintptr_t next = rec[0];
-		uintptr_t ra = unwind_strip_pac(rec[1]);
+		uintptr_t ra = unwind_strip_pac_inline(rec[1]);
 
 		if (ra < 4096)
 			break;
-		pcs[n++] = ra;
-		if (next <= fp)
+		*out++ = ra;
+		h = unwind_hash_step(h, ra);
+		if (out == end || next <= fp || next > top || next % WORD)
 			break;
 		fp = next;
 	}
-	return n;
+	*hash = h;
+	return (int)(out - pcs);
 }
 #endif
+
+int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
+	      uintptr_t *pcs, int max)
+{
+	uint64_t hash;
+	return unwind_fp_hashed(regs, stk, pcs, max, &hash);
+}
