@@ -23,7 +23,7 @@ size_t malloc_usable_size(void *p);
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "hook_internal.h"
+#include "table_internal.h"
 #include "reach.h"
 #include "leakhook.h"
 

@@ -83,10 +83,6 @@ int table_init(unsigned frames);
 void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
 		  uint64_t *stack_slot, const uint64_t *run);
 
-/* Ask for the cache line where table_insert(@p, ...) will look first
- * (before the stack walk, which then hides its latency). */
-void table_prefetch(const void *p);
-
 /* An allocation the hook does not record (its own, or capture off): its
  * address must no longer count as recently freed. */
 void table_note_untracked(void *p);

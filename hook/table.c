@@ -223,21 +223,6 @@ static inline uint64_t mix64(uint64_t x)
 	return x;
 }
 
-/* Fibonacci hashing: one multiply; the high half is well mixed. */
-static inline uint64_t ptr_hash(uintptr_t p)
-{
-	return (uint64_t)p * 0x9e3779b97f4a7c15ULL;
-}
-
-/* Shards follow 64 MiB regions of the address space, which is how glibc
- * (and bionic's scudo/jemalloc) give each thread an arena of its own: a
- * thread's blocks land in its own shards, so threads rarely share a lock
- * or a cache line. */
-static inline struct shard *shard_of(uintptr_t key)
-{
-	return &shards[((uint64_t)(key >> 26) * 0x9e3779b97f4a7c15ULL) >> (64 - SHARD_BITS)];
-}
-
 /* A 64-bit hash of a stack, and a 32-bit check made of its depth and
  * frame 0 themselves: two stacks are merged only if they agree on both.
  * @run: unwind_hash_step() from UNWIND_HASH_SEED over the frames (the
@@ -477,18 +462,6 @@ taken:
 }
 
 /* Pointer shards ------------------------------------------------------------ */
-
-static inline size_t slot_of(uint32_t home, size_t mask)
-{
-	return (size_t)home & mask;
-}
-
-/* Where @key's chain starts under any mask (recomputed rather than
- * stored: one multiply is cheaper than a bigger slot). */
-static inline uint32_t home_of(uintptr_t key)
-{
-	return (uint32_t)(ptr_hash(key) >> 32);
-}
 
 /* The slot holding @key, or the empty slot that ends its chain. */
 static struct ptr_slot *shard_find(struct ptr_slot *slots, size_t mask, uintptr_t key,
@@ -764,14 +737,6 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	}
 	shard_unlock(s, biased);
 	return res;
-}
-
-void table_prefetch(const void *p)
-{
-	uintptr_t k = (uintptr_t)p;
-	struct shard *s = shard_of(k);
-	/* read without the lock: only a hint (a stale table is harmless) */
-	__builtin_prefetch(&s->slots[slot_of((uint32_t)(ptr_hash(k) >> 32), s->mask)], 1);
 }
 
 void table_note_untracked(void *p)

@@ -57,6 +57,42 @@ extern _Atomic(uint8_t *) stk_chunks[STK_MAX_CHUNKS];
 extern atomic_uint stk_next;        /* slot 0 means "no stack" */
 extern atomic_uint snap_readers;    /* snapshots reading stacks unlocked */
 
+/* Fibonacci hashing: one multiply; the high half is well mixed. */
+static inline uint64_t ptr_hash(uintptr_t p)
+{
+	return (uint64_t)p * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Shards follow 64 MiB regions of the address space, which is how glibc
+ * (and bionic's scudo/jemalloc) give each thread an arena of its own: a
+ * thread's blocks land in its own shards, so threads rarely share a lock
+ * or a cache line. */
+static inline struct shard *shard_of(uintptr_t key)
+{
+	return &shards[((uint64_t)(key >> 26) * 0x9e3779b97f4a7c15ULL) >> (64 - SHARD_BITS)];
+}
+
+static inline size_t slot_of(uint32_t home, size_t mask)
+{
+	return (size_t)home & mask;
+}
+
+/* Where @key's chain starts under any mask (recomputed rather than
+ * stored: one multiply is cheaper than a bigger slot). */
+static inline uint32_t home_of(uintptr_t key)
+{
+	return (uint32_t)(ptr_hash(key) >> 32);
+}
+
+/* Ask for the cache line where table_insert(@p, ...) will look first
+ * (before the stack walk, which then hides its latency).  Read without
+ * the lock: only a hint (a stale table is harmless). */
+static inline void table_prefetch(const void *p)
+{
+	const struct shard *s = shard_of((uintptr_t)p);
+	__builtin_prefetch(&s->slots[slot_of(home_of((uintptr_t)p), s->mask)], 1);
+}
+
 static inline struct stk *stk_at(uint32_t idx)
 {
 	uint8_t *chunk = atomic_load_explicit(&stk_chunks[idx >> STK_CHUNK_SHIFT],
