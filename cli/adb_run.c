@@ -157,6 +157,7 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 		dup2(out_fd >= 0 ? out_fd : po[1], 1);
 		dup2(pe[1], 2);
 		signal(SIGPIPE, SIG_DFL);
+		cli_restore_open_files();
 		char *xargv[64];
 		memcpy(xargv, argv, sizeof(xargv)); /* execvp takes char *const */
 		execvp(xargv[0], xargv);

@@ -241,5 +241,12 @@ void cli_put_escaped(FILE *f, const char *s, bool newlines);
 /* When standard output is a terminal, route it through cli_escape(). */
 void cli_guard_terminal(void);
 
+/* The symbolizer keeps each module's files open (two or three descriptors
+ * a module; an Android process maps hundreds of modules): raise this
+ * process's soft limit on open files to its hard limit, and, in a child
+ * about to run another program (record, adb), put it back. */
+void cli_raise_open_files(void);
+void cli_restore_open_files(void);
+
 
 #endif

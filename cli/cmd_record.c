@@ -733,6 +733,7 @@ static int run_program(char **argv, struct run_result *res)
 	if (pid == 0) {
 		close(pfd[0]);
 		sig_restore(&ss);
+		cli_restore_open_files();
 		execvp(argv[0], argv);
 		int e = errno;
 		ssize_t w;

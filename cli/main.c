@@ -36,6 +36,7 @@ int main(int argc, char **argv)
 	const char *self = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 	self = self ? self + 1 : (argc > 0 && argv[0] ? argv[0] : "leaksnap");
 	cli_guard_terminal();
+	cli_raise_open_files();
 	if (strcmp(self, "leakdiff") == 0)
 		return cmd_diff(argc, argv);
 	if (argc < 2)

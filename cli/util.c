@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -322,4 +323,25 @@ void cli_format_time(uint64_t ns, char *buf, size_t size)
 	}
 	size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf + n, size - n, ".%09lluZ", (unsigned long long)(ns % 1000000000u));
+}
+
+/* Open files ------------------------------------------------------------------ */
+
+static struct rlimit files_limit;
+static bool files_raised;
+
+void cli_raise_open_files(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max)
+		return;
+	files_limit = r;
+	r.rlim_cur = r.rlim_max;
+	files_raised = setrlimit(RLIMIT_NOFILE, &r) == 0;
+}
+
+void cli_restore_open_files(void)
+{
+	if (files_raised)
+		setrlimit(RLIMIT_NOFILE, &files_limit);
 }

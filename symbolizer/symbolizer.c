@@ -334,6 +334,12 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 		lsp_error_errno(err, path, errno);
 		goto fail;
 	}
+	/* The file is mapped whole (ELF_C_READ_MMAP): this descriptor is no
+	 * longer needed (libdwfl keeps its own), one fewer a module. */
+	if (elf_cntl(f->elf, ELF_C_FDREAD) == 0) {
+		close(f->fd);
+		f->fd = -1;
+	}
 	dwfl_report_begin(f->dwfl);
 	/* base 0, no p_vaddr added: module addresses are the file's own */
 	f->mod = dwfl_report_elf(f->dwfl, path, path, dfd, 0, false);

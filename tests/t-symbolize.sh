@@ -103,6 +103,39 @@ mods = {m['module']: m for m in d['symbols']}
 assert mods[module]['symbol_file'] == symfile and mods[module]['build_id_status'] == 'match'
 EOF
 
+# Hundreds of modules (an Android process maps that many): each open module
+# holds descriptors, so the soft limit on open files is raised to the hard
+# one.  300 links to one library, each its own path and module, one record
+# each; with a soft limit of 64 every frame must still resolve, and a
+# program run by record must get the soft limit it was started with.
+mkdir "$w/many"
+libm=$top/$B/tests/hook/libreach.so
+[ -f "$libm" ] || libm=$B/tests/hook/libreach.so
+awk -v dir="$w/many" 'BEGIN {
+	n = 300
+	printf "Android Native Heap Dump v1.2\n\nTotal memory: %d\nAllocation records: %d\nBacktrace size: 4\n\n", 100 * n, n
+	for (i = 0; i < n; i++)
+		printf "z 0  sz      100  num    1  bt %x\n", 268435456 + i * 1048576 + 4112
+	print "MAPS"
+	for (i = 0; i < n; i++) {
+		a = 268435456 + i * 1048576
+		printf "%x-%x r--p 00000000 fd:01 %d %s/lib%04d.so\n", a, a + 4096, 1000 + i, dir, i
+		printf "%x-%x r-xp 00001000 fd:01 %d %s/lib%04d.so\n", a + 4096, a + 8192, 1000 + i, dir, i
+	}
+	print "END"
+}' >"$w/many.txt"
+i=0
+while [ $i -lt 300 ]; do
+	ln "$libm" "$w/many/lib$(printf %04d $i).so" || { fail "cannot link $libm"; break; }
+	i=$((i + 1))
+done
+(ulimit -S -n 64 && "$L" symbolize "$w/many.txt" >"$w/many.out" 2>"$w/many.err")
+[ $? = 0 ] || { fail "300 modules, soft limit 64: status"; head -3 "$w/many.err"; }
+[ "$(grep -c -E 'lib[0-9]{4}\.so\+0x1010 +[A-Za-z_]' "$w/many.out")" = 300 ] ||
+	fail "300 modules, soft limit 64: not every frame resolved"
+lim=$(ulimit -S -n 64 && "$L" record --out "$w/lim" -- sh -c 'ulimit -S -n' 2>/dev/null | head -1)
+[ "$lim" = 64 ] || fail "record: the program's soft limit on open files is $lim, not 64"
+
 # Usage errors.
 "$L" symbolize -s "$w/nope" "$d" >/dev/null 2>"$w/use.err"
 [ $? = 2 ] && grep -q -x "leaksnap: $w/nope: No such file or directory" "$w/use.err" ||
