@@ -135,7 +135,8 @@ static const char *have(struct symbolizer *sym, const char *const *dirs, size_t 
 	if (is_apk(w->path)) {
 		for (size_t i = 0; i < ndirs; i++) {
 			struct stat st;
-			snprintf(buf, size, "%s%s", dirs[i], w->path);
+			if ((size_t)snprintf(buf, size, "%s%s", dirs[i], w->path) >= size)
+				continue; /* (a path that long cannot be there) */
 			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) {
 				*status = "an APK: no build ID";
 				return buf;
@@ -183,16 +184,19 @@ static int make_parents(const char *dir, const char *path)
 }
 
 /* Pull @w into DIR + path; 0 when pulled and checked. */
-static int pull_one(struct adb *a, struct symbolizer *check, const char *dir, const struct want *w)
+static int pull_one(struct adb *a, const char *dir, const struct want *w)
 {
 	int dfd = make_parents(dir, w->path);
 	if (dfd < 0)
 		return EXIT_ERROR;
 	const char *name = strrchr(w->path, '/') + 1;
 	char final[2200], tmp[2200];
-	snprintf(final, sizeof(final), "%s%s", dir, w->path);
-	snprintf(tmp, sizeof(tmp), "%.*s.leaksnap-adb.XXXXXX", (int)(strlen(final) - strlen(name)),
-		 final);
+	if ((size_t)snprintf(final, sizeof(final), "%s%s", dir, w->path) >= sizeof(final) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%.*s.leaksnap-adb.XXXXXX",
+			     (int)(strlen(final) - strlen(name)), final) >= sizeof(tmp)) {
+		close(dfd);
+		return adb_fail("%s%s: path too long", dir, w->path);
+	}
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		close(dfd);
@@ -211,9 +215,13 @@ static int pull_one(struct adb *a, struct symbolizer *check, const char *dir, co
 	adb_result_free(&r);
 	const char *how = "an APK: no build ID";
 	if (!rc && !is_apk(w->path)) {
+		/* a symbolizer of its own, freed below: it would keep the
+		 * file open (and its disk space, once unlinked) until the end */
 		struct leaksnap_error err;
 		leaksnap_error_clear(&err);
-		struct sym_file *f = symbolizer_open(check, tmp, &err);
+		struct sym_options plain = {.no_host_paths = true};
+		struct symbolizer *check = symbolizer_new(&plain, &err);
+		struct sym_file *f = check ? symbolizer_open(check, tmp, &err) : NULL;
 		size_t len = 0;
 		const uint8_t *id = f ? sym_file_build_id(f, &len) : NULL;
 		char want_hex[130], got_hex[130];
@@ -227,6 +235,7 @@ static int pull_one(struct adb *a, struct symbolizer *check, const char *dir, co
 			rc = adb_fail("%s: the device's file has build ID %s, the dump's is %s: not kept",
 				      w->path, len ? got_hex : "(none)", want_hex);
 		how = !w->id_len ? "build ID unverified: the dump has none" : "build ID match";
+		symbolizer_free(check);
 	}
 	if (!rc && link(tmp, final) != 0)
 		rc = cli_fail(final, "%s", strerror(errno));
@@ -252,16 +261,14 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 	struct sym_options so = {.symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1,
 				 .no_host_paths = true};
 	struct leaksnap_error err;
-	struct symbolizer *sym = NULL, *check = NULL;
+	struct symbolizer *sym = NULL;
 	if (!rc && dirs) {
 		dirs[0] = o->out_dir;
 		for (size_t i = 0; i < o->symbol_dir_count; i++)
 			dirs[i + 1] = o->symbol_dirs[i];
 		sym = symbolizer_new(&so, &err);
-		struct sym_options plain = {.no_host_paths = true};
-		check = symbolizer_new(&plain, &err);
 	}
-	if (!rc && (!dirs || !sym || !check))
+	if (!rc && (!dirs || !sym))
 		rc = cli_fail("adb", "out of memory");
 	size_t pulled = 0, there = 0, failed = 0;
 	bool connected = false;
@@ -282,7 +289,7 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 			}
 			connected = true;
 		}
-		if (pull_one(a, check, o->out_dir, &w[i]) == 0)
+		if (pull_one(a, o->out_dir, &w[i]) == 0)
 			pulled++;
 		else
 			failed++;
@@ -297,7 +304,6 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 		free(w[i].path);
 	free(w);
 	symbolizer_free(sym);
-	symbolizer_free(check);
 	free(dirs);
 	int st_out = cli_finish_stdout(EXIT_OK);
 	return rc ? rc : failed ? EXIT_ERROR : st_out;
