@@ -137,8 +137,12 @@ static void layout_from_maps(struct cli_symctx *c, const struct sym_module *m,
 	if (!m->file || m->layout != SYM_LAYOUT_NONE || !c->maps || strcmp(m->path, mm->path) != 0)
 		return;
 	struct sym_mapping *v = malloc((mm->mapping_count ? mm->mapping_count : 1) * sizeof(*v));
-	if (!v)
-		return; /* (the module's frames stay unsymbolized) */
+	if (!v) {
+		cli_symctx_progress_end(c);
+		cli_fail(m->path, "out of memory");
+		c->status = EXIT_ERROR;
+		return;
+	}
 	for (size_t i = 0; i < mm->mapping_count; i++) {
 		const struct maps_mapping *x = maps_mapping(c->maps, mm->first_mapping + i);
 		v[i] = (struct sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
