@@ -68,6 +68,7 @@ static struct {
 	size_t ncl;
 	uint32_t *first;            /* the clusters' page entries (build_index) */
 	uint64_t *marks;            /* one bit per block */
+	int pagemap;                /* /proc/self/pagemap, or -1 */
 	uint32_t *stack;
 	size_t depth;
 	uintptr_t ex[MAX_EXCLUDE][2];
@@ -223,8 +224,8 @@ static struct area *area_of(struct area *a, size_t n, uintptr_t addr)
 _Static_assert(sizeof(struct table_block) >= 2 * sizeof(uintptr_t), "start[] and end[] fit");
 #define MAX_DIGIT 16
 #define MAX_PASSES ((sizeof(uintptr_t) * 8 + MAX_DIGIT - 1) / MAX_DIGIT)
-static void __attribute__((noinline)) sort_blocks(const struct table_block *list, size_t n,
-						  uintptr_t diff)
+static size_t __attribute__((noinline)) sort_blocks(const struct table_block *list, size_t n,
+						    uintptr_t diff)
 {
 	unsigned lo_bit = diff ? (unsigned)__builtin_ctzll((unsigned long long)diff) : 0;
 	unsigned bits = diff ? 64 - (unsigned)__builtin_clzll((unsigned long long)diff) - lo_bit : 0;
@@ -264,14 +265,34 @@ static void __attribute__((noinline)) sort_blocks(const struct table_block *list
 	S.start = (uintptr_t *)(void *)dst;
 	S.end = S.start + n + 1;
 	S.tag = (uint32_t *)(void *)(src == list ? t2 : (struct table_block *)(uintptr_t)src);
+	size_t huge = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct table_block it = src[i];
 		uintptr_t size = it.size ? it.size : 1;
 		S.start[i] = it.start;
 		S.end[i] = it.start + size < it.start ? UINTPTR_MAX : it.start + size;
 		S.tag[i] = it.tag;
+		huge += it.size == UINT32_MAX;
 	}
 	munmap(count, count_size);
+	return huge;
+}
+
+/* Blocks of 4 GiB or more, whose sizes the tables keep as UINT32_MAX
+ * (64-bit only): every allocator maps such a block on its own, so it ends
+ * where its mapping does (or where the next block starts, if sooner). */
+static void extend_huge(struct area *areas, size_t nareas)
+{
+	for (size_t i = 0; i < S.n; i++) {
+		if (S.end[i] - S.start[i] != UINT32_MAX)
+			continue;
+		const struct area *ar = area_of(areas, nareas, S.start[i]);
+		if (!ar || !(ar->flags & A_READ))
+			continue;
+		uintptr_t end = i + 1 < S.n && S.start[i + 1] < ar->hi ? S.start[i + 1] : ar->hi;
+		if (end > S.end[i])
+			S.end[i] = end;
+	}
 }
 
 /* The index: the blocks fall into clusters, runs of blocks whose pages lie
@@ -473,39 +494,56 @@ static bool pagemap_true(int pagemap)
 	return ok;
 }
 
-/* A private anonymous mapping of a megabyte or more: only its pages that
- * were ever touched (present or swapped out, /proc/self/pagemap), the rest
- * reads as zeros.  A reservation of gigabytes then costs its page table,
- * not a read of every page. */
-#define SPARSE_MIN (1u << 20)
-static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
+/* Call @fn on the runs of [lo, hi) whose pages were ever touched (present
+ * or swapped out, /proc/self/pagemap): the rest of private anonymous
+ * memory reads as zeros.  All of it when that cannot be told. */
+static void touched_runs(uintptr_t lo, uintptr_t hi, int pagemap,
+			 void (*fn)(uintptr_t lo, uintptr_t hi))
 {
-	if (pagemap < 0 || hi - lo < SPARSE_MIN) {
-		scan_root(lo, hi);
-		return;
-	}
+	const uintptr_t page = (uintptr_t)1 << PAGE_SHIFT;
 	uint64_t ent[512];
-	for (uintptr_t at = lo; at < hi;) {
-		size_t pages = (hi - at) >> PAGE_SHIFT;
+	for (uintptr_t at = lo & ~(page - 1); at < hi;) {
+		size_t pages = ((hi - at) + page - 1) >> PAGE_SHIFT;
 		if (pages > 512)
 			pages = 512;
 		ssize_t r = pread(pagemap, ent, pages * 8, (off_t)((at >> PAGE_SHIFT) * 8));
 		if (r != (ssize_t)(pages * 8)) {
-			scan_root(at, hi); /* cannot tell: all of it */
+			fn(at > lo ? at : lo, hi); /* cannot tell: all of it */
 			return;
 		}
 		for (size_t k = 0; k < pages;) {
 			size_t run = 0;
 			while (k + run < pages && (ent[k + run] >> 62))
 				run++;
-			if (run)
-				scan_root(at + (k << PAGE_SHIFT), at + ((k + run) << PAGE_SHIFT));
+			if (run) {
+				uintptr_t a = at + (k << PAGE_SHIFT), z = at + ((k + run) << PAGE_SHIFT);
+				fn(a > lo ? a : lo, z < hi ? z : hi);
+			}
 			k += run;
 			while (k < pages && !(ent[k] >> 62))
 				k++;
 		}
 		at += pages << PAGE_SHIFT;
 	}
+}
+
+/* A private anonymous mapping of a megabyte or more: only its touched
+ * pages.  A reservation of gigabytes then costs its page table, not a read
+ * of every page. */
+#define SPARSE_MIN (1u << 20)
+static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
+{
+	if (pagemap < 0 || hi - lo < SPARSE_MIN)
+		scan_root(lo, hi);
+	else
+		touched_runs(lo, hi, pagemap, scan_root);
+}
+
+/* A run of a large marked block. */
+static void scan_block_run(uintptr_t lo, uintptr_t hi)
+{
+	S.out->marked_bytes += hi - lo;
+	scan_words(lo, hi);
 }
 
 /* Scan the marked blocks, a batch at a time, in stages so that the cache
@@ -548,6 +586,11 @@ static void __attribute__((noinline)) drain(void)
 		for (size_t k = 0; k < n; k++) {
 			uint32_t i = batch[k];
 			uintptr_t lo = S.start[i], hi = S.end[i];
+			if (hi - lo >= SPARSE_MIN && S.pagemap >= 0) {
+				/* (a block of megabytes: its touched pages only) */
+				touched_runs(lo, hi, S.pagemap, scan_block_run);
+				continue;
+			}
 			S.out->marked_bytes += hi - lo;
 			lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
 			for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
@@ -618,7 +661,8 @@ void reach_child_main(const struct reach_child_args *a)
 	S.stack = child_map((S.n + 1) * sizeof(uint32_t));
 	if (!S.marks || !S.stack)
 		give_up("no memory for the block list");
-	sort_blocks(a->blocks, S.n, a->blocks_diff);
+	if (sort_blocks(a->blocks, S.n, a->blocks_diff))
+		extend_huge(areas, nareas);
 	build_index();
 	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 
@@ -692,6 +736,7 @@ void reach_child_main(const struct reach_child_args *a)
 		close(pagemap);
 		pagemap = -1;
 	}
+	S.pagemap = pagemap;
 	for (size_t m = 0; m < nareas; m++) {
 		unsigned f = areas[m].flags;
 		if ((f & (A_READ | A_WRITE)) != (A_READ | A_WRITE) || (f & (A_SKIP | A_HEAP | A_STACK)))
@@ -708,15 +753,16 @@ void reach_child_main(const struct reach_child_args *a)
 			scan_root(cut_hi, hi);
 		}
 	}
+	drain();
 	if (pagemap >= 0)
 		close(pagemap);
-	drain();
 
 	/* Count the unmarked blocks into their records. */
 	for (size_t i = 0; i < S.n; i++) {
 		if (S.marks[i >> 6] >> (i & 63) & 1)
 			continue;
-		uint64_t key = table_block_key(S.tag[i], (uint32_t)(S.end[i] - S.start[i]));
+		uintptr_t size = S.end[i] - S.start[i]; /* (saturated, as the tables keep it) */
+		uint64_t key = table_block_key(S.tag[i], size < UINT32_MAX ? (uint32_t)size : UINT32_MAX);
 		size_t lo = 0, hi = a->nrec;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;

@@ -33,6 +33,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,6 +64,7 @@ enum {
 	S_BIG_HELD = (3 << 20) + 48, /* mmap'ed by malloc: only by a pointer
 				      * 2 MiB into it */
 	S_BIG_LOST = (1 << 20) + 64, /* mmap'ed by malloc, lost */
+	S_HUGE_INNER = 2288,  /* "huge": only by a word 4.5 GiB into a lost 5 GiB block */
 };
 
 static void *volatile g_lost;
@@ -70,6 +72,7 @@ static void *volatile g_global;
 static void *volatile g_chain;
 static char *volatile g_interior;
 static char *volatile g_big_interior;
+static char *volatile g_huge;
 static __thread void *volatile t_keep;
 static int wait_pipe[2], ready_pipe[2];
 static atomic_int reg_ready, blocked;
@@ -150,6 +153,27 @@ NOINLINE static void in_mmap(void)
 		exit(2);
 	region[(REGION / 5 * 4 + 1000) / sizeof(void *)] = malloc(S_MMAP);
 	/* the region's address is kept nowhere: it is a root by itself */
+}
+
+/* "huge" (64-bit): a block of 5 GiB, past what the tables keep of a size
+ * (32 bits), lost, holding the only pointer to a small block 4.5 GiB in:
+ * both unreachable (were the block taken as its first 4 GiB, the rest of
+ * its mapping would be a root that holds the small one).  Returns false
+ * when malloc refuses it. */
+NOINLINE static bool huge(void)
+{
+#if UINTPTR_MAX > 0xffffffffu
+	char *h = malloc((size_t)5 << 30);
+	if (!h)
+		return false;
+	void *inner = malloc(S_HUGE_INNER);
+	memcpy(h + ((size_t)9 << 29), &inner, sizeof(inner));
+	g_huge = h;
+	g_huge = NULL;
+	return true;
+#else
+	return false;
+#endif
 }
 
 static void *waiter(void *arg)
@@ -288,6 +312,11 @@ int main(int argc, char **argv)
 	printf("expect-unreachable %d 14\n", 3 * S_LOST + 2 * S_CYCLE + S_TREE_ROOT + 2 * S_TREE_MID +
 						     4 * S_TREE_LEAF + S_BIG_LOST + S_BIG_CHILD);
 	const char *mode = argc > 3 ? argv[3] : "";
+	if (!strcmp(mode, "huge")) {
+		bool made = huge();
+		scrub();
+		printf(made ? "huge %d\n" : "huge: malloc refused 5 GiB\n", S_HUGE_INNER);
+	}
 	if (!strcmp(mode, "blockspin") || !strcmp(mode, "sigwait")) {
 		pthread_t t3;
 		if (pthread_create(&t3, NULL, *mode == 'b' ? blockspin : sigwaiter, NULL))
