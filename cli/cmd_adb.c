@@ -268,8 +268,16 @@ static int do_enable(struct adb *a, const char *package, const char *hook_lib, u
 			return EXIT_ERROR;
 		printf("pushed %s to %s\n", hook_lib, hook);
 	}
-	if (setprop(a, prop, value))
+	if (setprop(a, prop, value)) {
+		if (hook_lib) { /* nothing names it: not left behind */
+			const char *rm[] = {"rm", "-f", hook, NULL};
+			struct adb_result r = {0};
+			if (device(a, rm, true, &r) == 0)
+				printf("removed %s\n", hook);
+			adb_result_free(&r);
+		}
 		return EXIT_ERROR;
+	}
 	printf("%s: %s\n", prop, value);
 	long pid;
 	if (restart(a, package, &pid) || check_wrapped(a, package, pid, hook_lib ? hook : NULL, true))
@@ -307,7 +315,17 @@ static int do_disable(struct adb *a, const char *package)
 	free(old);
 	if (rc)
 		return rc;
-	if (had_hook) {
+	/* The hook this tool pushes for the package, named by the property
+	 * or left by an enable that failed after the push. */
+	const char *ls[] = {"ls", hook, NULL};
+	struct adb_result r = {0};
+	/* (by what ls prints: adb before Android 7 does not pass on the
+	 * status of the command) */
+	bool there = had_hook || (device(a, ls, true, &r) == 0 && r.out &&
+				  strncmp(r.out, hook, strlen(hook)) == 0 &&
+				  (r.out[strlen(hook)] == '\n' || r.out[strlen(hook)] == '\r'));
+	adb_result_free(&r);
+	if (there) {
 		const char *rm[] = {"rm", "-f", hook, NULL};
 		if (device_ok(a, rm))
 			return EXIT_ERROR;

@@ -489,4 +489,21 @@ com.acme.app: running as pid PID without a wrapper
 EOF
 [ -e "$DEV/data/local/tmp/leakhook.com.acme.app.so" ] && fail "disable-hook: the hook is still on the device"
 grep -q leakhook "/proc/$(apppid)/maps" && fail "disable-hook: the app still has the hook"
+
+# An enable whose property is refused after the push leaves no hook behind;
+# a hook left on the device by other means goes with the next disable.
+t enable-refused 2 FAKE_ADB_SETPROP=fail -- adb enable com.acme.app --hook "$HOOK"
+expect out enable-refused <<EOF
+pushed $HOOK to /data/local/tmp/leakhook.com.acme.app.so
+removed /data/local/tmp/leakhook.com.acme.app.so
+EOF
+[ -e "$DEV/data/local/tmp/leakhook.com.acme.app.so" ] && fail "enable-refused: the hook is still on the device"
+cp "$HOOK" "$DEV/data/local/tmp/leakhook.com.acme.app.so"
+t disable-leftover 0 -- adb disable com.acme.app
+expect out disable-leftover <<'EOF'
+wrap.com.acme.app: was not set
+removed /data/local/tmp/leakhook.com.acme.app.so
+com.acme.app: running as pid PID without a wrapper
+EOF
+[ -e "$DEV/data/local/tmp/leakhook.com.acme.app.so" ] && fail "disable-leftover: the hook is still on the device"
 finish
