@@ -19,13 +19,17 @@ struct target {
 	long pid;
 	bool hook;          /* else malloc_debug */
 	char out[512];      /* hook: LEAKSNAP_OUT */
+	size_t out_long;    /* hook: LEAKSNAP_OUT's length when it is too long here */
 };
+
+#define OUT_MAX 400        /* the longest LEAKSNAP_OUT taken (plain_path) */
+#define HOOK_OUT_MAX 4031  /* the longest the hook takes (PATH_MAX - 65) */
 
 /* A path we will quote into device commands and split into directory and
  * name: absolute, plain characters, no "..". */
 static bool plain_path(const char *s)
 {
-	if (s[0] != '/' || strstr(s, "/../") || strstr(s, "/./") || strlen(s) > 400)
+	if (s[0] != '/' || strstr(s, "/../") || strstr(s, "/./") || strlen(s) > OUT_MAX)
 		return false;
 	size_t n = strlen(s);
 	if (n >= 3 && strcmp(s + n - 3, "/..") == 0)
@@ -65,8 +69,17 @@ static void mode_from(struct target *t, const char *text, size_t len, bool *md, 
 	*md = find_value(text, len, "LIBC_DEBUG_MALLOC_OPTIONS=", v, sizeof(v)) &&
 	      strstr(v, "backtrace");
 	*hook = find_value(text, len, "LD_PRELOAD=", v, sizeof(v)) && strstr(v, "leakhook");
-	if (*hook && !find_value(text, len, "LEAKSNAP_OUT=", t->out, sizeof(t->out)))
-		snprintf(t->out, sizeof(t->out), "/data/local/tmp/leaksnap");
+	/* as the hook reads it: unset, empty or too long for it, its default */
+	static char out[HOOK_OUT_MAX + 2];
+	snprintf(t->out, sizeof(t->out), "/data/local/tmp/leaksnap");
+	t->out_long = 0;
+	if (*hook && find_value(text, len, "LEAKSNAP_OUT=", out, sizeof(out)) && *out) {
+		size_t n = strlen(out);
+		if (n > OUT_MAX && n <= HOOK_OUT_MAX)
+			t->out_long = n;
+		else if (n <= OUT_MAX)
+			memcpy(t->out, out, n + 1);
+	}
 }
 
 static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct target *t)
@@ -152,6 +165,9 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 				"'leaksnap adb enable PACKAGE' first)",
 				t->name, t->pid);
 	t->hook = hook;
+	if (hook && t->out_long)
+		return adb_fail("LEAKSNAP_OUT of pid %ld is %zu bytes long: this tool takes up to %d",
+				t->pid, t->out_long, OUT_MAX);
 	if (hook && !plain_path(t->out))
 		return adb_fail("LEAKSNAP_OUT '%s' of pid %ld is not a plain absolute path", t->out,
 				t->pid);

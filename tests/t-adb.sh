@@ -353,6 +353,16 @@ grep -q run-as "$S/log" && fail "native: run-as used for a native program"
 [ -f "nat/adbapp.$npid.1.maps" ] || fail "native: no maps pulled"
 [ -z "$(ls -A "$DEV/data/local/tmp/native")" ] || fail "native: device copies left: $(ls -A "$DEV/data/local/tmp/native")"
 kill -9 "$npid"
+# A LEAKSNAP_OUT the hook takes (under 4032 bytes) but this tool does not
+# (over 400): said, not replaced by the default.
+long=$DEV/data/local/tmp/$(printf '%0420d' 0)
+LD_PRELOAD=$HOOK LEAKSNAP_OUT=$long "$T/adbapp" </dev/null >/dev/null 2>&1 &
+npid=$!
+sleep 0.3
+t native-long 2 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot --pid "$npid" --out nat
+echo "leaksnap: adb: LEAKSNAP_OUT of pid $npid is ${#long} bytes long: this tool takes up to 400" |
+	expect err native-long
+kill -9 "$npid"
 
 # symbols: build IDs checked, nothing pulled twice. ------------------------
 t symbols 0 -- adb symbols hk/*.1.dump hk/*.3.dump --out syms
