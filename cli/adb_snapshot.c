@@ -314,26 +314,31 @@ static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN]
 {
 	for (unsigned k = *next; k < *next + 100000; k++) {
 		char names[2][PATH_LEN];
+		int how[2] = {0, 0}, r = 0;
 		size_t done = 0;
 		for (; done < n; done++) {
 			snprintf(names[done], sizeof(names[done]), "%s%s%s.%ld.%u.%s",
 				 strcmp(dir, ".") ? dir : "", strcmp(dir, ".") ? "/" : "", t->name, t->pid,
 				 k, ext[done]);
-			if (link(tmp[done], names[done]) != 0)
+			if ((r = how[done] = cli_publish_noreplace(tmp[done], names[done])) < 0)
 				break;
 		}
 		if (done == n) {
 			for (size_t i = 0; i < n; i++)
-				unlink(tmp[i]);
+				if (how[i] == 0)
+					unlink(tmp[i]);
 			*next = k + 1;
 			snprintf(first, size, "%s", names[0]);
 			return 0;
 		}
-		int e = errno;
+		/* the pair goes back: a link is removed, a rename undone */
 		for (size_t i = 0; i < done; i++)
-			unlink(names[i]);
-		if (e != EEXIST)
-			return cli_fail(names[done], "%s", strerror(e));
+			if (how[i] == 0)
+				unlink(names[i]);
+			else
+				rename(names[i], tmp[i]);
+		if (r != -EEXIST)
+			return cli_fail(names[done], "%s", strerror(-r));
 	}
 	return cli_fail(dir, "no free file name for %s.%ld", t->name, t->pid);
 }

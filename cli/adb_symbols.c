@@ -237,9 +237,11 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 		how = !w->id_len ? "build ID unverified: the dump has none" : "build ID match";
 		symbolizer_free(check);
 	}
-	if (!rc && link(tmp, final) != 0)
-		rc = cli_fail(final, "%s", strerror(errno));
-	unlink(tmp);
+	int pub = rc ? 0 : cli_publish_noreplace(tmp, final);
+	if (pub < 0)
+		rc = cli_fail(final, "%s", strerror(-pub));
+	if (pub <= 0)
+		unlink(tmp);
 	if (!rc)
 		printf("pulled %s -> %s (%s)\n", w->path, final, how);
 	return rc;

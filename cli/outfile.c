@@ -72,6 +72,18 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, bool replace)
 	return 0;
 }
 
+int cli_publish_noreplace(const char *tmp, const char *path)
+{
+	if (link(tmp, path) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return -EEXIST;
+	/* a file system without hard links */
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+		return 1;
+	return -errno;
+}
+
 int cli_outfile_close(struct cli_outfile *o, bool ok)
 {
 	if (!o->f)
@@ -101,14 +113,14 @@ int cli_outfile_close(struct cli_outfile *o, bool ok)
 				status = EXIT_OK;
 			else
 				e = errno;
-		} else if (link(o->tmp, o->path) == 0) {
-			status = EXIT_OK;
-		} else if (errno == EEXIST) {
-			cli_fail(o->path, "already exists (leaksnap never overwrites a file)");
-		} else if (renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE) == 0) {
-			status = EXIT_OK; /* a file system without hard links */
 		} else {
-			e = errno;
+			int r = cli_publish_noreplace(o->tmp, o->path);
+			if (r >= 0)
+				status = EXIT_OK;
+			else if (r == -EEXIST)
+				cli_fail(o->path, "already exists (leaksnap never overwrites a file)");
+			else
+				e = -r;
 		}
 	}
 	if (e)

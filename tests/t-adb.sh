@@ -337,6 +337,15 @@ EOF
 expect out runas-refused </dev/null
 t root 0 FAKE_ADB_ROOT=1 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot com.acme.app --out hk
 grep -q -x 'hk/com.acme.app.PID.4.dump' "$w/root.nout" || fail "root: $(cat "$w/root.out")"
+# On a file system without hard links (libnolink.so) the pulled pair is
+# renamed into place, the next free number, no temporary left.
+t nolink 0 FAKE_ADB_ROOT=1 LD_PRELOAD=$T/libnolink.so -- adb snapshot com.acme.app --out hk
+expect out nolink <<'EOF'
+hk/com.acme.app.PID.5.dump
+EOF
+[ -s "hk/com.acme.app.$(apppid).5.maps" ] || fail "nolink: no maps"
+[ -z "$(ls -A hk | grep -v -E '^com\.acme\.app\.[0-9]+\.[1-5]\.(dump|maps)(\.show)?$')" ] ||
+	fail "nolink: other files in hk: $(ls -A hk)"
 
 # A native program the shell runs with the hook (no app, no run-as): --pid,
 # its LEAKSNAP_OUT from its environment, files named after its executable.

@@ -156,6 +156,18 @@ long=$(printf '%0250d' 0 | tr 0 n)
 "$ls_" convert "$w/fx/sample64le.dump" "$w/$long.dumpx" 2>"$w/err" && exit 1
 grep -q 'File name too long' "$w/err"
 [ -s "$w/$long" ] && [ "$(ls -A "$w" | grep -c tmp)" = 0 ] && rm "$w/$long"
+# A file system without hard links (libnolink.so makes link() fail as vfat
+# does): the output is renamed into place, still never over a file.
+nolink=$(cd "$B/tests/hook" && pwd)/libnolink.so
+"$ls_" convert "$w/fx/sample64le.dump" "$w/linked.dump"
+LD_PRELOAD=$nolink "$ls_" convert "$w/fx/sample64le.dump" "$w/nolink.dump"
+cmp -s "$w/linked.dump" "$w/nolink.dump"
+if LD_PRELOAD=$nolink "$ls_" convert "$w/fx/sample32le.dump" "$w/nolink.dump" 2>"$w/err"; then
+	echo "convert without hard links overwrote a file"; exit 1
+fi
+cmp -s "$w/linked.dump" "$w/nolink.dump"
+[ "$(cat "$w/err")" = "leaksnap: $w/nolink.dump: already exists (leaksnap never overwrites a file)" ]
+[ "$(ls -A "$w" | grep -c tmp)" = 0 ] && rm "$w/nolink.dump" "$w/linked.dump"
 
 # stdin: same output as the file, except the name.
 "$ls_" show - < "$w/fx/sample64le.dump" | sed 1d > "$w/a"
