@@ -616,12 +616,12 @@ int dump_write(const char *path, enum hook_trigger trigger)
 
 static int sig_dump(void)
 {
-	return SIGRTMAX - 17;
+	return HOOK_SIG_DUMP;
 }
 
 static int sig_toggle(void)
 {
-	return SIGRTMAX - 19;
+	return HOOK_SIG_TOGGLE;
 }
 
 static void on_signal(int sig)

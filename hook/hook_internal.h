@@ -4,6 +4,7 @@
 #define LEAKSNAP_HOOK_INTERNAL_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,6 +56,13 @@ extern struct hook_config hook_cfg;
 
 /* True once the tables exist and allocations are being tracked. */
 extern atomic_bool hook_active;
+/* The hook's signals: a dump, the stop of a reachability pause (its
+ * handler saves the thread's registers and waits on a futex, taking no
+ * lock), capture on and off. */
+#define HOOK_SIG_DUMP (SIGRTMAX - 17)
+#define HOOK_SIG_STOP (SIGRTMAX - 18)
+#define HOOK_SIG_TOGGLE (SIGRTMAX - 19)
+
 /* SIGRTMAX-19 toggles this; off = new allocations are not recorded. */
 extern atomic_int hook_capture_on;
 /* Set in a child after fork(): its allocations carry the zygote-child bit. */
@@ -106,6 +114,8 @@ void table_unlock_all(void);
 /* In a forked child, before table_unlock_all. */
 void table_fork_child(void);
 
+#define TABLE_HUGE_MAX 64
+
 /* A live block (reachability): its address, size (32 bits of it, as the
  * tables keep it) and @tag, from which table_block_key() makes its
  * record's key. */
@@ -131,6 +141,10 @@ struct table_snapshot {
 	size_t blocks_size;     /* bytes mapped at @blocks */
 	uintptr_t blocks_diff;  /* the OR of every start XOR the first one's (the
 				 * address bits in which the blocks differ) */
+	/* Blocks of 4 GiB or more among them, whose sizes the tables keep
+	 * saturated (UINT32_MAX): {start, the allocator's usable size}. */
+	uintptr_t huge[TABLE_HUGE_MAX][2];
+	size_t huge_count;
 };
 /* Take a consistent snapshot of the live allocations, records sorted by
  * size, then count, then stack (descending).  Returns 0 or -1 (no memory). */

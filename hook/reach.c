@@ -55,7 +55,7 @@ static size_t list_cap;
 
 static int reach_sig(void)
 {
-	return SIGRTMAX - 18;
+	return HOOK_SIG_STOP;
 }
 
 static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
@@ -695,6 +695,8 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		.blocks = snap->blocks,
 		.nblocks = snap->block_count,
 		.blocks_diff = snap->blocks_diff,
+		.huge = (const uintptr_t(*)[2])snap->huge,
+		.nhuge = snap->huge_count,
 		.keys = snap->keys,
 		.nrec = snap->record_count,
 		.hook_stack = atomic_load(&dump_thread_stack),

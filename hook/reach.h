@@ -64,6 +64,8 @@ struct reach_child_args {
 	const struct table_block *blocks; /* the live blocks, in no order */
 	size_t nblocks;
 	uintptr_t blocks_diff;    /* the address bits in which they differ */
+	const uintptr_t (*huge)[2]; /* {start, size} of those of 4 GiB or more */
+	size_t nhuge;
 	const uint64_t *keys;     /* the records' keys, ascending */
 	size_t nrec;
 	struct reach_shared *out;

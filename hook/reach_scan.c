@@ -279,19 +279,17 @@ static size_t __attribute__((noinline)) sort_blocks(const struct table_block *li
 }
 
 /* Blocks of 4 GiB or more, whose sizes the tables keep as UINT32_MAX
- * (64-bit only): every allocator maps such a block on its own, so it ends
- * where its mapping does (or where the next block starts, if sooner). */
-static void extend_huge(struct area *areas, size_t nareas)
+ * (64-bit only): their sizes as the allocator gave them when the parent
+ * listed them (@huge, {start, size}). */
+static void extend_huge(const uintptr_t (*huge)[2], size_t nhuge)
 {
 	for (size_t i = 0; i < S.n; i++) {
 		if (S.end[i] - S.start[i] != UINT32_MAX)
 			continue;
-		const struct area *ar = area_of(areas, nareas, S.start[i]);
-		if (!ar || !(ar->flags & A_READ))
-			continue;
-		uintptr_t end = i + 1 < S.n && S.start[i + 1] < ar->hi ? S.start[i + 1] : ar->hi;
-		if (end > S.end[i])
-			S.end[i] = end;
+		for (size_t k = 0; k < nhuge; k++)
+			if (huge[k][0] == S.start[i] && huge[k][1] > UINT32_MAX)
+				S.end[i] = S.start[i] + huge[k][1] < S.start[i] ? UINTPTR_MAX
+									  : S.start[i] + huge[k][1];
 	}
 }
 
@@ -661,8 +659,8 @@ void reach_child_main(const struct reach_child_args *a)
 	S.stack = child_map((S.n + 1) * sizeof(uint32_t));
 	if (!S.marks || !S.stack)
 		give_up("no memory for the block list");
-	if (sort_blocks(a->blocks, S.n, a->blocks_diff))
-		extend_huge(areas, nareas);
+	if (sort_blocks(a->blocks, S.n, a->blocks_diff) && a->nhuge)
+		extend_huge(a->huge, a->nhuge);
 	build_index();
 	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 

@@ -761,12 +761,16 @@ void table_lock_all(void)
 	 * program's run meanwhile could wait for a lock of the program's that
 	 * another thread holds while it waits for these (or, during a
 	 * reachability pause, while it is stopped), and none would be released.
-	 * Faults stay open: blocked, a bug's fault would kill at once. */
+	 * Faults stay open: blocked, a bug's fault would kill at once.  So does
+	 * the stop of a reachability pause: a thread waiting here for another
+	 * dump's locks must still be stopped by it (its handler takes no
+	 * lock). */
 	sigset_t quiet, old;
 	sigfillset(&quiet);
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		sigdelset(&quiet, faults[i]);
+	sigdelset(&quiet, HOOK_SIG_STOP);
 	pthread_sigmask(SIG_BLOCK, &quiet, &old);
 	in_shard = 1;
 	atomic_signal_fence(memory_order_seq_cst);

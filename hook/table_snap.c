@@ -152,6 +152,18 @@ size_t table_live_count(void)
  * tell from 1); stack numbers stay below 2^27. */
 #define TAG_SIZE0 0x40000000u
 
+/* A block whose size the slot keeps saturated (4 GiB or more, 64-bit):
+ * its size as the allocator knows it (a read of its header: no lock, no
+ * allocation; the block cannot be freed meanwhile, every lock is held). */
+static void note_huge(struct table_snapshot *snap, uintptr_t key)
+{
+	if (snap->huge_count == TABLE_HUGE_MAX || !hook_real.malloc_usable_size)
+		return; /* (the scan then takes its first 4 GiB) */
+	snap->huge[snap->huge_count][0] = key;
+	snap->huge[snap->huge_count][1] = hook_real.malloc_usable_size((void *)key);
+	snap->huge_count++;
+}
+
 /* The live pointers' (stack number with its zygote bit, size) pairs, one
  * u64 each (stack << 32 | size), copied out of the shards: the only part of
  * a plain snapshot that needs the locks.  With @snap, its block list too
@@ -197,6 +209,8 @@ static uint64_t *copy_pairs(size_t *np, size_t *map_size, struct table_snapshot 
 			blocks[n].size = e->size;
 			diff |= (key ^ first) & -(uintptr_t)(key != 0);
 			n += key != 0;
+			if (HOOK_UNLIKELY(e->size == UINT32_MAX) && key)
+				note_huge(snap, key);
 		}
 	}
 	if (snap) {

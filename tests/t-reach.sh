@@ -151,6 +151,17 @@ for mode in 1 0; do
 	[ "$n" = $((20 * mode)) ] || fail "reachsig (reachability=$mode): $n dumps with the section"
 done
 
+# A thread that forks without pause waits in the table locks with its
+# signals held back: the stop signal must still reach it, or every dump
+# would find a thread it cannot stop.
+mkdir "$w/sigfork"
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 \
+	timeout 120 "$T/reachsig" "$w/sigfork/d" 100 fork 2>&1)
+[ "$out" = "dumps 100" ] || fail "reachsig fork: '$out'"
+n=$(grep -a -l '^reachability=signal ' "$w/sigfork"/d.*.dump 2>/dev/null | wc -l)
+[ "$n" = 100 ] || { fail "reachsig fork: $n of 100 dumps with the section";
+	grep -a -h '^reachability=failed' "$w/sigfork"/d.*.dump | sort | uniq -c | head -3; }
+
 # The program takes the stop signal for itself: no section, the reason.
 LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$T/reach" "$LIB" "$w/own.dump" ownsig \
 	>/dev/null 2>&1 || fail "ownsig: exit status"

@@ -9,15 +9,23 @@
  * with the worker stopped holding the lock, it would wait for a lock no
  * one can release: the dumping thread must keep its signals blocked for
  * the pause.  Prints the number of dumps written and whether the handler
- * ran. */
+ * ran.
+ *
+ * reachsig DUMP_PREFIX DUMPS fork: instead, the worker forks without
+ * pause (each fork takes every table lock, its signals waiting meanwhile):
+ * a worker waiting there for a dump's locks must still take the dump's
+ * stop signal, or every dump would find a thread it cannot stop. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <dlfcn.h>
 
 #define RING 64
@@ -61,19 +69,33 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void *forker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: reachsig DUMP_PREFIX DUMPS\n");
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "fork"))) {
+		fprintf(stderr, "usage: reachsig DUMP_PREFIX DUMPS [fork]\n");
 		return 2;
 	}
+	bool forking = argc == 4;
 	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
 	if (!dump) {
 		fprintf(stderr, "reachsig: not under the hook\n");
 		return 2;
 	}
 	pthread_t t;
-	if (pthread_create(&t, NULL, worker, NULL))
+	if (pthread_create(&t, NULL, forking ? forker : worker, NULL))
 		return 2;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -81,7 +103,8 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
 	struct itimerval it = {{0, 100}, {0, 100}};
-	setitimer(ITIMER_REAL, &it, NULL);
+	if (!forking)
+		setitimer(ITIMER_REAL, &it, NULL);
 	int n = atoi(argv[2]), written = 0;
 	for (int i = 0; i < n; i++) {
 		char path[4096];
@@ -92,6 +115,9 @@ int main(int argc, char **argv)
 	setitimer(ITIMER_REAL, &off, NULL);
 	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
-	printf("dumps %d handled %ld\n", written, atomic_load(&handled) > 0 ? 1L : 0L);
+	if (forking)
+		printf("dumps %d\n", written);
+	else
+		printf("dumps %d handled %ld\n", written, atomic_load(&handled) > 0 ? 1L : 0L);
 	return 0;
 }
