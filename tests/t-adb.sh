@@ -339,7 +339,8 @@ t root 0 FAKE_ADB_ROOT=1 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot com.acme.app --ou
 grep -q -x 'hk/com.acme.app.PID.4.dump' "$w/root.nout" || fail "root: $(cat "$w/root.out")"
 # On a file system without hard links (libnolink.so) the pulled pair is
 # renamed into place, the next free number, no temporary left.
-t nolink 0 FAKE_ADB_ROOT=1 LD_PRELOAD=$T/libnolink.so -- adb snapshot com.acme.app --out hk
+t nolink 0 FAKE_ADB_ROOT=1 LD_PRELOAD=$T/libnolink.so \
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 -- adb snapshot com.acme.app --out hk
 expect out nolink <<'EOF'
 hk/com.acme.app.PID.5.dump
 EOF
