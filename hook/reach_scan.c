@@ -8,8 +8,9 @@
  *
  *  1. /proc/self/maps (the child's maps are the parent's) into a list.
  *  2. The live blocks the parent listed with its locks held, sorted by
- *     address, and an index with an entry per 4 KiB page of each cluster
- *     of blocks: the first block starting there.
+ *     address, and an index with an entry per grain (a power of two bytes,
+ *     about one grain a block) of each cluster of blocks: the first block
+ *     starting there.
  *  3. Roots: every stopped thread's saved registers and its stack from
  *     its stack pointer (less the red zone) to the end of the mapping
  *     holding it; the dumping program thread's from where it entered the
@@ -53,17 +54,18 @@ struct area {
 };
 
 struct cluster {
-	uintptr_t lo, hi;   /* its first page's address, its last page's end */
-	uintptr_t page, last; /* the page numbers of its first and last pages */
-	uintptr_t next;     /* (while building: the next page without an entry) */
-	size_t off;         /* its first page's entry in S.first[] */
+	uintptr_t lo, hi;   /* its first block's start, its blocks' furthest end */
+	uintptr_t base;     /* lo >> shift: the grain of its first entry */
+	unsigned shift;     /* its grains are 1 << shift bytes */
+	size_t off;         /* its first entry in S.first[] */
+	size_t first_block, nblocks;
 };
 
 static struct {
 	uintptr_t *start, *end;     /* in address order (end: at least start + 1) */
 	uint32_t *tag;              /* each one's tag (table_block_key) */
 	size_t n;
-	uintptr_t heap_lo, heap_span; /* the clusters' first page to their last */
+	uintptr_t heap_lo, heap_span; /* the clusters' first start to their last end */
 	struct cluster *cl;         /* in address order */
 	size_t ncl;
 	uint32_t *first;            /* the clusters' page entries (build_index) */
@@ -293,71 +295,78 @@ static void extend_huge(const uintptr_t (*huge)[2], size_t nhuge)
 	}
 }
 
-/* The index: the blocks fall into clusters, runs of blocks whose pages lie
- * less than GAP_PAGES apart.  Each cluster has a dense array with one entry
- * per page it spans, the first block starting at or after that page
- * (S.first[]), and one past its last page.  The block holding an address
- * is then the last one starting at or below it: among the blocks starting
- * in its page, else the block just before them. */
-#define GAP_PAGES 4
+/* The index: the blocks fall into clusters, runs of blocks less than
+ * GAP_BYTES apart (the main heap, each arena, each block malloc mapped on
+ * its own).  Each cluster is cut into grains of a power of two bytes (at
+ * least 64), no more grains than it has blocks: a dense array S.first[]
+ * gives, for each grain, the first block starting at or after it, and one
+ * entry more.  The block holding an address is the last one starting at or
+ * below it: among the few starting in its grain (one or two where blocks
+ * are as dense as grains), else the one just before them.  Memory: about
+ * one entry a block.  (Grains of 4 KiB pages, some 40 blocks of 100 bytes
+ * each, made the mark a fifth slower: the binary search's loads.) */
+#define GAP_BYTES ((uintptr_t)16 << 10)
+#define MIN_GRAIN_SHIFT 6
 static void __attribute__((noinline)) build_index(void)
 {
-	size_t ncl = 0, pages = 0;
-	uintptr_t page = 0, last = 0; /* the current cluster's first and last pages */
+	size_t ncl = 0;
+	uintptr_t hi = 0;
 	for (size_t i = 0; i < S.n; i++) {
-		uintptr_t a = S.start[i] >> PAGE_SHIFT, z = (S.end[i] - 1) >> PAGE_SHIFT;
-		if (!ncl || a > last + GAP_PAGES) {
-			if (ncl)
-				pages += last - page + 2; /* its pages and one past */
-			ncl++;
-			page = a;
-			last = z;
-		} else if (z > last) {
-			last = z;
-		}
+		if (!ncl || (S.start[i] > hi && S.start[i] - hi > GAP_BYTES))
+			ncl++, hi = 0;
+		if (S.end[i] > hi)
+			hi = S.end[i];
 	}
-	if (ncl)
-		pages += last - page + 2;
 	S.cl = child_map((ncl + 1) * sizeof(*S.cl));
-	S.first = child_map((pages + 1) * sizeof(uint32_t));
-	if (!S.cl || !S.first)
+	if (!S.cl)
 		give_up("no memory for the block index");
-	S.ncl = 0;
-	size_t off = 0;
 	struct cluster *c = NULL;
 	for (size_t i = 0; i < S.n; i++) {
-		uintptr_t a = S.start[i] >> PAGE_SHIFT, z = (S.end[i] - 1) >> PAGE_SHIFT;
-		if (!c || a > c->last + GAP_PAGES) {
-			if (c) { /* close it: its pages past the last start, and one */
-				for (uintptr_t p = c->next; p <= c->last + 1; p++)
-					S.first[c->off + (p - c->page)] = (uint32_t)i;
-				off = c->off + (c->last - c->page) + 2;
-			}
-			c = &S.cl[S.ncl++];
-			c->page = a;
-			c->last = z;
-			c->next = a;
-			c->off = off;
+		if (!c || (S.start[i] > c->hi && S.start[i] - c->hi > GAP_BYTES)) {
+			c = c ? c + 1 : S.cl;
+			c->lo = S.start[i];
+			c->hi = 0;
+			c->first_block = i;
+			c->nblocks = 0;
 		}
-		for (uintptr_t p = c->next; p <= a; p++)
-			S.first[c->off + (p - c->page)] = (uint32_t)i;
-		if (a + 1 > c->next)
-			c->next = a + 1;
-		if (z > c->last)
-			c->last = z;
+		c->nblocks++;
+		if (S.end[i] > c->hi)
+			c->hi = S.end[i];
 	}
-	if (c)
-		for (uintptr_t p = c->next; p <= c->last + 1; p++)
-			S.first[c->off + (p - c->page)] = (uint32_t)S.n;
-	for (size_t k = 0; k < S.ncl; k++) {
-		S.cl[k].lo = S.cl[k].page << PAGE_SHIFT;
-		S.cl[k].hi = (S.cl[k].last + 1) << PAGE_SHIFT; /* 0 at the top of memory */
+	S.ncl = ncl;
+	size_t entries = 0;
+	for (size_t k = 0; k < ncl; k++) {
+		c = &S.cl[k];
+		uintptr_t span = c->hi - c->lo, want = c->nblocks;
+		unsigned shift = MIN_GRAIN_SHIFT;
+		while (shift < sizeof(uintptr_t) * 8 - 1 && (span >> shift) > want)
+			shift++;
+		c->shift = shift;
+		c->base = c->lo >> shift;
+		c->off = entries;
+		entries += ((c->hi - 1) >> shift) - c->base + 2; /* its grains and one */
 	}
-	S.heap_lo = S.n ? S.cl[0].lo : 0;
-	S.heap_span = S.n ? S.cl[S.ncl - 1].hi - S.heap_lo : 0;
+	S.first = child_map((entries + 1) * sizeof(uint32_t));
+	if (!S.first)
+		give_up("no memory for the block index");
+	for (size_t k = 0; k < ncl; k++) {
+		c = &S.cl[k];
+		uint32_t *e = &S.first[c->off];
+		size_t grains = ((c->hi - 1) >> c->shift) - c->base + 1, next = 0;
+		size_t b = c->first_block, z = b + c->nblocks;
+		for (; b < z; b++) {
+			size_t g = (S.start[b] >> c->shift) - c->base;
+			for (; next <= g; next++)
+				e[next] = (uint32_t)b;
+		}
+		for (; next <= grains; next++)
+			e[next] = (uint32_t)z;
+	}
+	S.heap_lo = ncl ? S.cl[0].lo : 0;
+	S.heap_span = ncl ? S.cl[ncl - 1].hi - S.heap_lo : 0;
 }
 
-/* The index entry of @w's page, or NULL when no cluster holds @w. */
+/* The index entry of @w's grain, or NULL when no cluster holds @w. */
 static inline const uint32_t *page_entry(uintptr_t w)
 {
 	if (w - S.heap_lo >= S.heap_span)
@@ -373,13 +382,13 @@ static inline const uint32_t *page_entry(uintptr_t w)
 				hi = mid;
 		}
 		c = &S.cl[lo];
-		if (w - c->lo > c->hi - c->lo - 1)
+		if (w - c->lo >= c->hi - c->lo)
 			return NULL;
 	}
-	return &S.first[c->off + ((w >> PAGE_SHIFT) - c->page)];
+	return &S.first[c->off + ((w >> c->shift) - c->base)];
 }
 
-/* The block holding @w, whose page's index entry is @e, or NONE. */
+/* The block holding @w, whose grain's index entry is @e, or NONE. */
 static inline uint32_t find_at(uintptr_t w, const uint32_t *e)
 {
 	uint32_t lo = e[0], hi = e[1];
