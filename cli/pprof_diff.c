@@ -125,6 +125,10 @@ static int header(struct pprof *p, struct diff *d)
 	    pprof_sample_type(p, "growth_space", "bytes") ||
 	    pprof_default_sample_type(p, "growth_space") || pprof_period(p, "space", "bytes", 1))
 		return -1;
+	/* the program's mapping first, as pprof takes the first for the main
+	 * binary (the last snapshot's: the program that grew) */
+	if (last->exe && pprof_main_file(p, last->exe))
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_snapshot *s = diff_snapshot(d, i);
 		size_t len = strlen(s->file) + 64;

@@ -415,6 +415,9 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	ds->file = d->files[si] = strdup(src);
 	if (!ds->file)
 		goto nomem;
+	const char *exe = snapshot_meta_get(snap, "exe");
+	if (exe && !(ds->exe = d->exes[si] = strdup(exe)))
+		goto nomem;
 	ds->pid = snapshot_pid(snap);
 	ds->has_time = snapshot_time_ns(snap, &ds->time_ns);
 	ds->total_memory = snapshot_total_memory(snap);

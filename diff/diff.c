@@ -40,9 +40,10 @@ struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
 	d->n = nsnapshots;
 	d->snaps = calloc(nsnapshots, sizeof(*d->snaps));
 	d->files = calloc(nsnapshots, sizeof(*d->files));
+	d->exes = calloc(nsnapshots, sizeof(*d->exes));
 	d->zyg = calloc(nsnapshots, sizeof(*d->zyg));
 	d->app = calloc(nsnapshots, sizeof(*d->app));
-	if (!d->snaps || !d->files || !d->zyg || !d->app)
+	if (!d->snaps || !d->files || !d->exes || !d->zyg || !d->app)
 		goto nomem;
 	return d;
 nomem:
@@ -69,6 +70,9 @@ void diff_free(struct diff *d)
 	for (size_t i = 0; i < d->n && d->files; i++)
 		free(d->files[i]);
 	free(d->files);
+	for (size_t i = 0; i < d->n && d->exes; i++)
+		free(d->exes[i]);
+	free(d->exes);
 	free(d->snaps);
 	free(d->zyg);
 	free(d->app);

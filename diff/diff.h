@@ -103,6 +103,8 @@ struct diff_snapshot {
 	 * diff_rank()). */
 	bool has_reachability;
 	uint64_t unreachable_bytes, unreachable_count;
+	const char *exe;          /* the program that was running (the dump's
+				   * exe= metadata), or NULL */
 };
 
 /* One frame of a group's stack. */

@@ -152,6 +152,7 @@ struct diff {
 	size_t added;
 	struct diff_snapshot *snaps;
 	char **files;             /* snaps[i].file, owned */
+	char **exes;                 /* each snapshot's exe= (diff_snapshot.exe), or NULL */
 	uint64_t (*zyg)[2];       /* per snapshot: zygote bytes, count */
 	uint64_t (*app)[2];       /* per snapshot: app bytes, count */
 

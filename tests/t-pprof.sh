@@ -182,6 +182,10 @@ expect_eq "growth: inline location" "$(grep -A1 ' je_wrap ' "$w/growth.raw" | se
 	"je_wrap $src/grow.c:$wrap_line s=$((wrap_line - 2))
 leak_inline $src/grow.c:$site_line s=$((site_line - 2))"
 expect_eq "growth: time" "$(sed -n 's/^Time: \(.*\) +0000 UTC$/\1/p' "$w/growth.raw" | tr ' ' T)Z" "$gtime"
+# the program's mapping first (pprof's main binary), with its build ID
+expect_eq "growth: first mapping" "$(sed -n '/^Mappings/{n;p}' "$w/growth.raw" | awk '{ print $3, $4 }')" \
+	"$w/grow $bid"
+expect_eq "growth: File:" "$(pprof -top "$w/growth.pb.gz" | head -1)" "File: grow"
 # the growth profile's mappings say where each frame is in its file: pprof
 # symbolizes a --no-symbols growth profile to the same answer
 "$D" --no-symbols --pprof "$w/growth-nosym.pb.gz" "$g1" "$g2" "$g3" >/dev/null || fail "leakdiff --no-symbols --pprof"
