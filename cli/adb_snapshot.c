@@ -82,6 +82,20 @@ static void mode_from(struct target *t, const char *text, size_t len, bool *md, 
 	}
 }
 
+/* /proc/PID/@name of the target, read as its app when it is one; nonzero
+ * (said) on failure, @r then freed. */
+static int proc_file(struct adb *a, const struct target *t, const char *name,
+		     struct adb_result *r)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/%s", t->pid, name);
+	if (adb_cat(a, t->app, path, ADB_LARGE, r)) {
+		adb_result_free(r);
+		return EXIT_ERROR;
+	}
+	return 0;
+}
+
 static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct target *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -139,24 +153,16 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 		adb_result_free(&r);
 	}
 	if (!md && !hook) {
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%ld/environ", t->pid);
-		if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
-			adb_result_free(&r);
+		if (proc_file(a, t, "environ", &r))
 			return EXIT_ERROR;
-		}
 		mode_from(t, r.out, r.out_len, &md, &hook);
 		adb_result_free(&r);
 	}
 	if (!md && !hook) {
 		/* malloc_debug enabled for the whole device (libc.debug.malloc.*
 		 * properties) shows only in the maps */
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%ld/maps", t->pid);
-		if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
-			adb_result_free(&r);
+		if (proc_file(a, t, "maps", &r))
 			return EXIT_ERROR;
-		}
 		md = strstr(r.out, "/libc_malloc_debug.so\n") != NULL;
 		adb_result_free(&r);
 	}

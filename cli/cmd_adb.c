@@ -225,6 +225,21 @@ static int check_wrapped(const struct adb *a, const char *package, long pid, con
 	return 0;
 }
 
+/* What enable and disable both start with: the device, the package, the
+ * right to set its wrap property (named into @prop), and the name of the
+ * hook pushed for it (into @hook). */
+static int prepare(struct adb *a, const char *package, char *prop, size_t prop_size, char *hook,
+		   size_t hook_size)
+{
+	if (adb_connect(a, NULL) || check_installed(a, package))
+		return EXIT_ERROR;
+	adb_wrap_prop(a, package, prop, prop_size);
+	if (check_access(a, package, prop))
+		return EXIT_ERROR;
+	snprintf(hook, hook_size, HOOK_DIR "/leakhook.%s.so", package);
+	return 0;
+}
+
 static int do_enable(struct adb *a, const char *package, const char *hook_lib, unsigned frames,
 		     bool frames_set)
 {
@@ -239,12 +254,8 @@ static int do_enable(struct adb *a, const char *package, const char *hook_lib, u
 		if (n != 4 || memcmp(magic, "\177ELF", 4) != 0)
 			return cli_fail(hook_lib, "not an ELF shared library");
 	}
-	if (adb_connect(a, NULL) || check_installed(a, package))
+	if (prepare(a, package, prop, sizeof(prop), hook, sizeof(hook)))
 		return EXIT_ERROR;
-	adb_wrap_prop(a, package, prop, sizeof(prop));
-	if (check_access(a, package, prop))
-		return EXIT_ERROR;
-	snprintf(hook, sizeof(hook), HOOK_DIR "/leakhook.%s.so", package);
 	if (hook_lib) {
 		int n = snprintf(value, sizeof(value), "LD_PRELOAD=%s LEAKSNAP_OUT=/data/data/%s/leaksnap",
 				 hook, package);
@@ -294,12 +305,8 @@ static int do_enable(struct adb *a, const char *package, const char *hook_lib, u
 static int do_disable(struct adb *a, const char *package)
 {
 	char prop[300], hook[300];
-	if (adb_connect(a, NULL) || check_installed(a, package))
+	if (prepare(a, package, prop, sizeof(prop), hook, sizeof(hook)))
 		return EXIT_ERROR;
-	adb_wrap_prop(a, package, prop, sizeof(prop));
-	if (check_access(a, package, prop))
-		return EXIT_ERROR;
-	snprintf(hook, sizeof(hook), HOOK_DIR "/leakhook.%s.so", package);
 	char *old;
 	if (getprop(a, prop, &old))
 		return EXIT_ERROR;
