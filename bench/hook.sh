@@ -135,23 +135,42 @@ if [ "${BENCH_IR:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
 fi
 
 # The hook's memory and dump pause: bench/hookmem.c, 1M live blocks from 1
-# and from 65536 distinct stacks, bare and hooked (resident KiB after the
-# allocations), and leaksnap_dump() while another thread allocates.
+# and from 16384 distinct stacks, bare and hooked (resident KiB after the
+# allocations), and leaksnap_dump() while another thread allocates.  The
+# resident-size runs go without address randomization where setarch can
+# turn it off: the heap then lies the same way in every run, so the
+# pointer tables (one per 64 MiB of address space, each a power of two)
+# come out the same size, and the figures repeat to the KiB.
 MEM_BLOCKS=${BENCH_MEM_BLOCKS:-1000000}
+MEM_STACKS=16384
+NORAND=
+setarch "$(uname -m)" -R true 2>/dev/null && NORAND="setarch $(uname -m) -R"
 mem_rss() { # STACKS [hook]
 	if [ "${2:-}" = hook ]; then
 		env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 \
-			"$B/bench/hookmem" "$MEM_BLOCKS" "$1"
+			$NORAND "$B/bench/hookmem" "$MEM_BLOCKS" "$1"
 	else
-		"$B/bench/hookmem" "$MEM_BLOCKS" "$1"
+		$NORAND "$B/bench/hookmem" "$MEM_BLOCKS" "$1"
 	fi | awk '/^rss_kib/ { print $2 }'
 }
+# The distinct stacks of a hooked run's dump: the divisor of the
+# per-stack figure is counted, not assumed.
+rm -f "$WORK"/m.*
+env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 \
+	"$B/bench/hookmem" $((MEM_STACKS * 4)) "$MEM_STACKS" "$WORK/m.dump" >/dev/null ||
+	die "hookmem could not dump"
+mem_distinct=$("$B/bin/leaksnap" show "$WORK/m.dump" | awk '
+	/^#[0-9]/ { if (st != "") n[st] = 1; st = ""; rec = 1; next }
+	rec && /^    #[0-9]/ { st = st " " $2; next }
+	END { if (st != "") n[st] = 1; c = 0; for (k in n) c++; print c }')
+[ "$mem_distinct" -ge "$MEM_STACKS" ] || die "hookmem's dump holds $mem_distinct stacks, not $MEM_STACKS"
+rm -f "$WORK"/m.*
 : >"$WORK/mem"
 for r in 1 2 3; do
 	echo "bare1 $(mem_rss 1)" >>"$WORK/mem"
 	echo "hook1 $(mem_rss 1 hook)" >>"$WORK/mem"
-	echo "bareS $(mem_rss 65536)" >>"$WORK/mem"
-	echo "hookS $(mem_rss 65536 hook)" >>"$WORK/mem"
+	echo "bareS $(mem_rss $MEM_STACKS)" >>"$WORK/mem"
+	echo "hookS $(mem_rss $MEM_STACKS hook)" >>"$WORK/mem"
 	rm -f "$WORK"/m.*
 	env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 \
 		"$B/bench/hookmem" "$MEM_BLOCKS" 1 "$WORK/m.dump" >"$WORK/pause" ||
@@ -235,12 +254,13 @@ load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 	echo ""
 	b1=$(mmed bare1) h1=$(mmed hook1) bs=$(mmed bareS) hs=$(mmed hookS)
 	echo "the hook's memory, $MEM_BLOCKS live blocks (bench/hookmem.c; resident KiB, median of 3):"
-	echo "$b1 $h1 $bs $hs $MEM_BLOCKS" | awk '{
+	echo "$b1 $h1 $bs $hs $MEM_BLOCKS $mem_distinct" | awk -v norand="$NORAND" '{
 		pb = ($2 - $1) * 1024 / $5
-		ps = (($4 - $3) - ($2 - $1)) * 1024 / 65535
+		ps = (($4 - $3) - ($2 - $1)) * 1024 / ($6 - 1)
 		printf "  1 stack: bare %d, hooked %d KiB: %.0f bytes per live block (all included)\n", $1, $2, pb
-		printf "  65536 stacks: bare %d, hooked %d KiB: %.0f bytes more per distinct stack\n", $3, $4, ps
-		printf "  (resident sizes move by ~10 MiB between runs: the per-stack figure is rough)\n" }'
+		printf "  %d stacks: bare %d, hooked %d KiB: %.0f bytes more per distinct stack\n", $6, $3, $4, ps
+		if (norand == "")
+			printf "  (address randomization was on: resident sizes move by MiBs between runs)\n" }'
 	echo "  dump of $MEM_BLOCKS live blocks: leaksnap_dump() $(mmed dump_s) s, longest stall of another"
 	echo "  allocating thread meanwhile (the pause) $(mmed pause_s) s (goal <= 0.1 s)"
 	echo ""

@@ -1,7 +1,9 @@
 /* hookmem BLOCKS STACKS [DUMP]: the hook's memory and dump pause.
  * Allocates BLOCKS live blocks (16..64 bytes) from STACKS distinct call
  * paths (a chain of 16 levels, each reached from one of two call sites:
- * up to 65536 paths), keeps them, and prints
+ * up to 65536 paths; with 16 frames a walk keeps malloc's caller, the
+ * level that calls it and the next 14 levels, so up to 16384 distinct
+ * stacks), keeps them, and prints
  *   rss_kib <resident KiB after the allocations>
  * Run bare and under libleakhook.so: the difference is the hook's memory
  * (bench/hook.sh divides it by the blocks and the stacks).  With DUMP,
@@ -39,17 +41,19 @@ FRAME static void *leaf(size_t size)
 	return p;
 }
 
-/* One level: the path's next bit picks the call site. */
+/* One level: bit depth - 1 of the path picks the call site, so that the
+ * levels nearest the allocation (the frames a walk keeps) tell paths
+ * apart first. */
 FRAME static void *level(unsigned bits, int depth, size_t size)
 {
 	void *p;
 	if (depth == 0) {
 		p = leaf(size);
-	} else if (bits & 1) {
-		p = level(bits >> 1, depth - 1, size);
+	} else if (bits >> (depth - 1) & 1) {
+		p = level(bits, depth - 1, size);
 		sink += 1;
 	} else {
-		p = level(bits >> 1, depth - 1, size);
+		p = level(bits, depth - 1, size);
 		sink += 2;
 	}
 	sink++;

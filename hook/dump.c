@@ -513,7 +513,7 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		.version = LEAKSNAP_VERSION,
 		.pointer_size = sizeof(uintptr_t),
 		.flags = (uint8_t)((__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
-				   (reach.ok ? HOOK_FLAG_REACHABILITY : 0)),
+				   (reach.ok ? SNAPSHOT_FLAG_REACHABILITY : 0)),
 		.backtrace_size = hook_cfg.frames,
 		.pid = (uint32_t)getpid(),
 		.meta_size = (uint32_t)meta.len,

@@ -11,9 +11,6 @@
 
 #include "hook_internal.h"
 
-/* Flag bit 2 of the LEAKSNAP header (FORMAT §2a). */
-#define HOOK_FLAG_REACHABILITY 0x04u
-
 /* Bytes of a thread's machine context kept: every general register on
  * each ABI (x86-64 gregs: 184; arm64 x0-x30, sp, pc, pstate: 272; arm:
  * 84), the rest whatever follows them in mcontext_t. */
