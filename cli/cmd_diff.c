@@ -465,7 +465,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (!c.no_symbols) {
 		struct sym_options so = {.demangle = true, .symbol_dirs = c.dirs,
-					 .symbol_dir_count = c.ndirs};
+					 .symbol_dir_count = c.ndirs, .symbol_extent = true};
 		sym = symbolizer_new(&so, &err);
 		if (!sym) {
 			cli_fail_error(&err);

@@ -64,7 +64,7 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *m
 	c->tty = isatty(2) == 1;
 	c->started = now_s();
 	struct sym_options so = {.demangle = true, .symbol_dirs = dirs, .symbol_dir_count = ndirs,
-				 .jobs = cli_sym_jobs()};
+				 .symbol_extent = true, .jobs = cli_sym_jobs()};
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	c->sym = symbolizer_new(&so, &err);

@@ -561,6 +561,10 @@ static uint32_t section_of(struct sym_file *f, uint64_t addr)
 	return SHN_UNDEF;
 }
 
+/* How far below the nearest symbol find_symbol() looks for one that
+ * covers the address (symbol_extent). */
+#define SYMBOL_COVER_STEPS 16
+
 static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
 {
 	if (load_symbols(f) != 0 || !f->sym_count)
@@ -583,6 +587,15 @@ static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
 		if (s->size && addr - s->value >= s->size)
 			return NULL;
 	} else if (s->shndx != section_of(f, addr)) {
+		return NULL;
+	} else if (f->sym->opts.symbol_extent && s->size && addr - s->value >= s->size) {
+		/* a symbol a little further down may still cover it (a
+		 * function with a smaller symbol inside it) */
+		for (size_t i = lo - 1, steps = 0; i-- > 0 && steps < SYMBOL_COVER_STEPS; steps++) {
+			const struct sym_symbol *c = &f->syms[i];
+			if (c->size && addr - c->value < c->size && c->shndx == s->shndx)
+				return c;
+		}
 		return NULL;
 	}
 	return s;

@@ -48,6 +48,14 @@ struct sym_options {
 				 * "'lambda'(int)", "f() (.isra.0)", not
 				 * "{lambda(int)#1}", "f() [clone .isra.0]";
 				 * otherwise as GNU addr2line does */
+	bool symbol_extent;     /* a symbol-table name only for an address
+				 * inside the symbol's size (one of size 0
+				 * still names what follows it), not GNU
+				 * addr2line's nearest symbol below whatever
+				 * its size: code past the end of every
+				 * symbol (a local function stripped from
+				 * .dynsym) is then left unnamed rather than
+				 * named after its neighbour */
 	unsigned jobs;          /* threads that may index compile units at
 				 * once, the caller's included, after a
 				 * sym_file_prefetch hint; 0 or 1: the
