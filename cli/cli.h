@@ -78,6 +78,9 @@ const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
  * frame line ("  function  file:line:column", "(no symbol file)", ...)
  * and one "inlined into" line per caller; @r->module must be set. */
 void cli_print_symbols(const struct cli_resolved *r);
+/* The same with inline level @mark (1: the function the frame's innermost
+ * one is inlined into, ...) marked with "> "; SIZE_MAX marks none. */
+void cli_print_symbols_marked(const struct cli_resolved *r, size_t mark);
 /* Append to @frames one JSON object per inline level of the frame at @pc
  * (innermost first; one object when @r has no frames): pc, module,
  * rel_pc, function, file, line, column, inlined, symbol_file,

@@ -31,9 +31,12 @@ static void print_unreachable(struct diff *d, const char *label, const uint64_t 
 /* Which list a group is printed in. */
 enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
 
-static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t idx, bool site)
+/* @site_level: the inline level of this frame that is the group's site
+ * (0 marks the frame's own line), SIZE_MAX if the site is another frame. */
+static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t idx,
+			     size_t site_level)
 {
-	printf("  %s #%02zu 0x%0*llx", site ? ">" : " ", idx, (int)ptr * 2,
+	printf("  %s #%02zu 0x%0*llx", site_level == 0 ? ">" : " ", idx, (int)ptr * 2,
 	       (unsigned long long)f->pc);
 	if (!f->module) {
 		printf("  (unmapped)\n");
@@ -46,7 +49,7 @@ static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t id
 		return;
 	}
 	struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
-	cli_print_symbols(&r);
+	cli_print_symbols_marked(&r, site_level);
 }
 
 static const char *trend_text(const struct diff_group *g, size_t n, char *buf, size_t size)
@@ -98,11 +101,11 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 	if (g->module)
 		printf("    module: %s\n", g->module);
 	if (g->stack_count > 1)
-		printf("    largest of its %zu stacks:\n", g->stack_count);
+		printf("    the one of its %zu stacks that grew most:\n", g->stack_count);
 	if (g->frame_count == 0)
 		printf("    (no frames)\n");
 	for (size_t i = 0; i < g->frame_count; i++)
-		print_diff_frame(g->frames[i], ptr, i, i == g->site);
+		print_diff_frame(g->frames[i], ptr, i, i == g->site ? g->site_level : SIZE_MAX);
 	return 0;
 }
 

@@ -20,6 +20,11 @@ static void print_source(const struct sym_frame *f)
 
 void cli_print_symbols(const struct cli_resolved *r)
 {
+	cli_print_symbols_marked(r, SIZE_MAX);
+}
+
+void cli_print_symbols_marked(const struct cli_resolved *r, size_t mark)
+{
 	if (!r->module->file) {
 		printf("  (%s)\n", r->module->status == SYM_BUILD_ID_MISMATCH ? "build-id mismatch"
 									    : "no symbol file");
@@ -36,7 +41,7 @@ void cli_print_symbols(const struct cli_resolved *r)
 	print_source(&r->frames[0]);
 	printf("\n");
 	for (size_t i = 1; i < r->frame_count; i++) {
-		printf("        inlined into");
+		printf(i == mark ? "      > inlined into" : "        inlined into");
 		print_source(&r->frames[i]);
 		printf("\n");
 	}

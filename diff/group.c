@@ -219,6 +219,21 @@ static void move_sums(uint64_t *acc, uint32_t g, size_t s, size_t stride)
 	}
 }
 
+/* Whether a stack of bytes @a (one total a snapshot, [0, last]) shows its
+ * group better than the one of bytes @r: it grew more from the first
+ * snapshot to the last (or shrank less), or as much and holds more now. */
+static bool better_face(const uint64_t *a, const uint64_t *r, size_t last)
+{
+	bool up_a = a[last] >= a[0], up_r = r[last] >= r[0];
+	if (up_a != up_r)
+		return up_a;
+	uint64_t da = up_a ? a[last] - a[0] : a[0] - a[last];
+	uint64_t dr = up_r ? r[last] - r[0] : r[0] - r[last];
+	if (da != dr)
+		return up_a ? da > dr : da < dr;
+	return a[last] > r[last];
+}
+
 /* Group the compared stacks: group_of, rep, nstacks, gacc and guacc. */
 int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 {
@@ -303,7 +318,7 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 			for (size_t i = 0; i < stride; i++)
 				to[i] = sat_add(to[i], from[i]);
 			d->nstacks[g]++;
-			if (from[last] > d->acc[(size_t)d->rep[g] * stride + last])
+			if (better_face(from, d->acc + (size_t)d->rep[g] * stride, last))
 				d->rep[g] = (uint32_t)s;
 		}
 		if ((size_t)g + 1 > d->group_count)

@@ -201,4 +201,24 @@ expect_eq "corrupt symbol file: status" $? 2
 grep -q "^leaksnap: $w/bad$w/dev/system/bin/server: " "$w/bad.err" || { fail "corrupt symbol file: no error line"; cat "$w/bad.err"; }
 grep -q '^2 suspects grew by 6016 bytes' "$w/bad.out" || fail "corrupt symbol file: no report"
 
+# 9. A site inside an inlined function: the text report marks the
+# "inlined into" line of the site, not the frame's innermost function (a
+# library header's, here std::string's constructor).
+if command -v g++ >/dev/null 2>&1; then
+	printf '%s\n' '#include <string>' '#include <vector>' '#include <cstdlib>' \
+		'static std::vector<std::string *> keep;' \
+		'__attribute__((noinline)) void add_string(int i) { keep.push_back(new std::string(200 + i % 2, (char)(65 + i % 26))); }' \
+		'int main(int argc, char **argv) { int n = atoi(argv[1]); keep.reserve(1000); for (int i = 0; i < n; i++) add_string(i); return 0; }' \
+		>"$w/inl.cc"
+	g++ -g -O2 -o "$w/inl" "$w/inl.cc" || fail "cannot build inl"
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/inl10" "$w/inl" 10 || fail "inl 10"
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/inl40" "$w/inl" 40 || fail "inl 40"
+	"$D" "$w"/inl10.*.exit.dump "$w"/inl40.*.exit.dump >"$w/inl.out" 2>"$w/inl.err" ||
+		{ fail "leakdiff inl"; cat "$w/inl.err"; }
+	iline=$(grep -n 'void add_string' "$w/inl.cc" | cut -d: -f1)
+	grep -q -E "^      > inlined into  add_string\\(int\\)  $w/inl\\.cc:$iline:[0-9]+\$" "$w/inl.out" ||
+		{ fail "inlined site: not marked"; grep -E '^  [ >] #|inlined into' "$w/inl.out" | head -8; }
+	grep -E '^  > #' "$w/inl.out" | grep -q basic_string && fail "inlined site: the library frame is marked"
+fi
+
 finish

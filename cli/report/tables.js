@@ -148,7 +148,7 @@ function groupDetail(g) {
       seriesText(g.unreachable_counts)}));
   }
   if (g.stacks > 1)
-    box.appendChild(el('div', {class: 'muted', text: `the largest of its ${fmtInt(g.stacks)} stacks:`}));
+    box.appendChild(el('div', {class: 'muted', text: `the one of its ${fmtInt(g.stacks)} stacks that grew most:`}));
   box.appendChild(stackView(g.frames, siteIndex(g.frames, g.site)));
   return box;
 }

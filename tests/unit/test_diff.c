@@ -265,6 +265,36 @@ static void test_reinstall_and_rebuild(void **state)
 	free(c);
 }
 
+/* A group of several stacks shows the one that grew most, not the one
+ * holding most: by module, a steady 320 KB stack and two that grew. */
+static void test_group_face(void **state)
+{
+	(void)state;
+	struct rec r1[] = {{320000, 1, {0x55000001100, 0}},
+			   {64, 10, {0x55000001200, 0}},
+			   {100, 1, {0x55000001300, 0}}};
+	struct rec r2[] = {{320000, 1, {0x55000001100, 0}},
+			   {64, 40, {0x55000001200, 0}},
+			   {100, 3, {0x55000001300, 0}}};
+	size_t l1, l2;
+	uint8_t *a = leaksnap_dump(r1, 3, MAPS_AT("5500000", "/lib/libx.so"), "", &l1);
+	uint8_t *b = leaksnap_dump(r2, 3, MAPS_AT("5500000", "/lib/libx.so"), "", &l2);
+	struct leaksnap_error err;
+	struct diff *d = new_diff(DIFF_BY_MODULE, 2);
+	add(d, open_mem(a, l1, "a"));
+	add(d, open_mem(b, l2, "b"));
+	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(diff_suspect_count(d), 1);
+	const struct diff_group *g = diff_suspect(d, 0);
+	assert_int_equal(g->stack_count, 3);
+	assert_int_equal(g->bytes_delta, 30 * 64 + 2 * 100);
+	assert_int_equal(g->frame_count, 1);
+	assert_int_equal(g->frames[0]->pc, 0x55000001200);
+	diff_free(d);
+	free(a);
+	free(b);
+}
+
 /* Scores and trends over four snapshots. */
 static void test_trends(void **state)
 {
@@ -843,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_suppressions_parse),
 		cmocka_unit_test(test_build_id_and_path),
 		cmocka_unit_test(test_reinstall_and_rebuild),
+		cmocka_unit_test(test_group_face),
 		cmocka_unit_test(test_trends),
 		cmocka_unit_test(test_rank_order),
 		cmocka_unit_test(test_top_growing_stacks),
