@@ -200,19 +200,33 @@ size_t cli_utf8_len(const unsigned char *p);
  * a new string (*@len its length); NULL when out of memory. */
 char *cli_utf8_fixed(const char *s, size_t *len);
 
+/* What an output may replace: nothing, or a file of the same kind that
+ * leaksnap wrote itself (an HTML report with its generator tag, a pprof
+ * profile whose gzip header carries CLI_PPROF_GZIP_COMMENT), so that a
+ * report can be made again under its old name while nothing else the
+ * user has is ever overwritten. */
+enum cli_replace { CLI_REPLACE_NONE, CLI_REPLACE_OWN_HTML, CLI_REPLACE_OWN_PPROF };
+#define CLI_PPROF_GZIP_COMMENT "leaksnap"
+#define CLI_HTML_GENERATOR "<meta name=\"generator\" content=\"leaksnap\">"
+
 /* An output file written through stdio (outfile.c): a temporary name beside
- * @path, published complete by cli_outfile_close.  With @replace an
- * existing regular file is replaced (keeping its mode), a symlink or
- * anything else is refused; without, any existing name is refused.  "-" is
- * standard output.  Both return EXIT_OK, or EXIT_ERROR after printing. */
+ * @path, published complete by cli_outfile_close.  An existing regular
+ * file is replaced (keeping its mode) only as @replace allows; a symlink
+ * or anything else is refused.  "-" is standard output.  Both return
+ * EXIT_OK, or EXIT_ERROR after printing. */
 struct cli_outfile {
 	FILE *f;
 	const char *path;
 	char *tmp;
 	unsigned mode;
-	bool replace, keep_mode;
+	enum cli_replace replace;
+	bool keep_mode;
 };
-int cli_outfile_open(struct cli_outfile *o, const char *path, bool replace);
+int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace replace);
+/* The checks of cli_outfile_open, before any work is done: EXIT_ERROR
+ * (printed) if @path could not be written (an existing file it may not
+ * replace, a missing directory, no permission). */
+int cli_outfile_check(const char *path, enum cli_replace replace);
 /* Flush, fsync and publish when @ok; otherwise remove the temporary. */
 int cli_outfile_close(struct cli_outfile *o, bool ok);
 /* Give the complete file @tmp the name @path unless @path exists: a hard

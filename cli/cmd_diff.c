@@ -62,14 +62,15 @@ static const char diff_usage[] =
 	"  --html FILE          also write the report as one self-contained HTML page\n"
 	"                       (memory curve, growth flame graph, suspects; '-' is\n"
 	"                       standard output, instead of the text report); an\n"
-	"                       existing regular FILE is replaced\n"
+	"                       existing FILE is replaced only if it is a report\n"
+	"                       leaksnap wrote\n"
 	"  --html-stacks N      the flame graph shows the N stacks that grew most\n"
 	"                       (default 500); the rest are summed as one\n"
 	"  --pprof FILE         also write the suspects' growth as a gzip-compressed\n"
 	"                       pprof profile (growth_objects, growth_space; one\n"
 	"                       sample per growing stack; '-' is standard output,\n"
-	"                       instead of the text report); an existing regular\n"
-	"                       FILE is replaced\n"
+	"                       instead of the text report); an existing FILE is\n"
+	"                       replaced only if it is a profile leaksnap wrote\n"
 	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
 	"  --fail-on-unreachable BYTES\n"
 	"                       exit 1 when the last snapshot holds BYTES or more\n"
@@ -197,7 +198,7 @@ static int report_html(struct diff *d, const struct diff_cli *c)
 {
 	struct cli_outfile o;
 	struct leaksnap_error err;
-	if (cli_outfile_open(&o, c->html, true))
+	if (cli_outfile_open(&o, c->html, CLI_REPLACE_OWN_HTML))
 		return EXIT_ERROR;
 	struct flame_arg fa = {cli_flame_new()};
 	uint64_t rest = 0;
@@ -418,6 +419,9 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	if (argc - optind > DIFF_MAX_SNAPSHOTS)
 		return cli_usage_error(cmd, "at most %d snapshots, got %d", DIFF_MAX_SNAPSHOTS,
 				       argc - optind);
+	for (int i = optind, dash = 0; i < argc; i++)
+		if (strcmp(argv[i], "-") == 0 && dash++)
+			return cli_fail("-", "given more than once: standard input can be read only once");
 	if (cli_input_check(cmd, &c->in))
 		return EXIT_ERROR;
 	for (size_t i = 0; i < c->ndirs; i++) {
@@ -431,7 +435,8 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		const char *path = k ? c->pprof : c->html;
 		char *other[] = {(char *)(uintptr_t)c->supp_path};
 		if (path && (cli_outfile_not_input(path, argv + optind, (size_t)(argc - optind)) ||
-			     cli_outfile_not_input(path, other, 1)))
+			     cli_outfile_not_input(path, other, 1) ||
+			     cli_outfile_check(path, k ? CLI_REPLACE_OWN_PPROF : CLI_REPLACE_OWN_HTML)))
 			return EXIT_ERROR;
 	}
 	*first_file = optind;

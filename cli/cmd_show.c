@@ -57,7 +57,8 @@ static const char symbolize_usage[] =
 	"  --html FILE          also write one self-contained HTML page (header facts,\n"
 	"                       flame graph of the live bytes, the top records; '-' is\n"
 	"                       standard output, instead of the report); an existing\n"
-	"                       regular FILE is replaced; --top defaults to 1000\n"
+	"                       FILE is replaced only if it is a report leaksnap\n"
+	"                       wrote; --top defaults to 1000\n"
 	"  --html-stacks N      the flame graph shows the N largest records' stacks\n"
 	"                       (default 500); the rest are summed as one\n"
 	"  -h, --help           this help\n\n"
@@ -441,7 +442,7 @@ static int symbolize_html(const struct show_opts *o, const struct snapshot *s,
 			  const struct maps *maps, const size_t *top, size_t ntop)
 {
 	struct cli_outfile out;
-	if (cli_outfile_open(&out, o->html, true))
+	if (cli_outfile_open(&out, o->html, CLI_REPLACE_OWN_HTML))
 		return EXIT_ERROR;
 	struct cli_flame *fl = cli_flame_new();
 	uint64_t rest = 0, nrest = 0;
@@ -535,7 +536,8 @@ static int show_main(int argc, char **argv, bool symbolize)
 	if (o.html) {
 		char *other[] = {(char *)(uintptr_t)o.in.maps_path};
 		if (cli_outfile_not_input(o.html, argv + optind, 1) ||
-		    cli_outfile_not_input(o.html, other, 1))
+		    cli_outfile_not_input(o.html, other, 1) ||
+		    cli_outfile_check(o.html, CLI_REPLACE_OWN_HTML))
 			return EXIT_ERROR;
 	}
 	if (o.html && !o.has_top) {

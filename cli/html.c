@@ -27,7 +27,7 @@ static int html_head(FILE *page, const char *kind, const char *title)
 		"script-src 'sha256-%s'; style-src 'sha256-%s'; img-src 'none'; "
 		"base-uri 'none'; form-action 'none'\">\n"
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-		"<meta name=\"generator\" content=\"leaksnap\">\n"
+		CLI_HTML_GENERATOR "\n"
 		"<title>%s</title>\n<style>",
 		report_js_sha256, report_css_sha256, title);
 	fwrite(report_css, 1, sizeof(report_css) - 1, page);

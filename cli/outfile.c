@@ -12,7 +12,118 @@
 
 #include "cli.h"
 
-int cli_outfile_open(struct cli_outfile *o, const char *path, bool replace)
+/* Whether the regular file at @path is one leaksnap wrote, of the kind
+ * @replace names: its first bytes say so. */
+static bool written_by_us(const char *path, enum cli_replace replace)
+{
+	unsigned char head[1024];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n <= 0)
+		return false;
+	if (replace == CLI_REPLACE_OWN_HTML)
+		return memmem(head, (size_t)n, CLI_HTML_GENERATOR, strlen(CLI_HTML_GENERATOR)) != NULL;
+	if (replace != CLI_REPLACE_OWN_PPROF)
+		return false;
+	/* gzip (RFC 1952): magic, deflate, flags, mtime, xfl, os, then the
+	 * optional extra field and name before the comment */
+	size_t at = 10;
+	if (n < 10 || head[0] != 0x1f || head[1] != 0x8b || head[2] != 8 || !(head[3] & 0x10))
+		return false;
+	if (head[3] & 0x04) {
+		if ((size_t)n < at + 2)
+			return false;
+		at += 2 + (size_t)(head[at] | head[at + 1] << 8);
+	}
+	if (head[3] & 0x08) {
+		while (at < (size_t)n && head[at])
+			at++;
+		at++;
+	}
+	size_t clen = strlen(CLI_PPROF_GZIP_COMMENT) + 1;
+	return at + clen <= (size_t)n && memcmp(head + at, CLI_PPROF_GZIP_COMMENT, clen) == 0;
+}
+
+/* Whether @path may be written as @replace allows: 0, or EXIT_ERROR
+ * (printed); *@st is its status when it exists (@exists). */
+static int may_write(const char *path, enum cli_replace replace, struct stat *st, bool *exists)
+{
+	*exists = false;
+	if (!*path)
+		return cli_fail(NULL, "an empty output file name");
+	if (lstat(path, st) != 0) {
+		if (errno != ENOENT)
+			return cli_fail(path, "%s", strerror(errno));
+		return 0;
+	}
+	*exists = true;
+	if (replace == CLI_REPLACE_NONE)
+		return cli_fail(path, "already exists (leaksnap never overwrites a file)");
+	if (S_ISLNK(st->st_mode))
+		return cli_fail(path, "is a symbolic link: not replaced (leaksnap never "
+				      "writes through one)");
+	if (!S_ISREG(st->st_mode))
+		return cli_fail(path, "exists and is not a regular file: not replaced");
+	if (!written_by_us(path, replace))
+		return cli_fail(path, "already exists and is not %s leaksnap wrote: not replaced "
+				      "(leaksnap never overwrites a file of yours)",
+				replace == CLI_REPLACE_OWN_HTML ? "a report" : "a profile");
+	return 0;
+}
+
+/* Create a short temporary name in @path's directory (a target name near
+ * NAME_MAX still works), exclusively and never through a link: its fd,
+ * or -1 with errno set; *@tmp gets the name (NULL on failure). */
+static int make_temp(const char *path, char **tmp)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, plen = dlen + 48;
+	*tmp = malloc(plen);
+	if (!*tmp) {
+		errno = ENOMEM;
+		return -1;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int fd = -1;
+	for (unsigned attempt = 0; attempt < 100 && fd < 0; attempt++) {
+		snprintf(*tmp, plen, "%.*s.leaksnap-%ld.%lx.tmp", (int)dlen, path,
+			 (long)getpid(), (unsigned long)(ts.tv_nsec + attempt));
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		int e = errno;
+		free(*tmp);
+		*tmp = NULL;
+		errno = e;
+	}
+	return fd;
+}
+
+int cli_outfile_check(const char *path, enum cli_replace replace)
+{
+	if (strcmp(path, "-") == 0)
+		return EXIT_OK;
+	struct stat st;
+	bool exists;
+	if (may_write(path, replace, &st, &exists))
+		return EXIT_ERROR;
+	char *tmp;
+	int fd = make_temp(path, &tmp);
+	if (fd < 0)
+		return cli_fail(path, "%s", strerror(errno));
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return EXIT_OK;
+}
+
+int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace replace)
 {
 	*o = (struct cli_outfile){.path = path, .replace = replace};
 	if (strcmp(path, "-") == 0) {
@@ -20,46 +131,17 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, bool replace)
 		o->path = "<stdout>";
 		return 0;
 	}
-	if (!*path)
-		return cli_fail(NULL, "an empty output file name");
 	struct stat st;
-	if (lstat(path, &st) == 0) {
-		if (!replace)
-			return cli_fail(path, "already exists (leaksnap never overwrites a file)");
-		if (S_ISLNK(st.st_mode))
-			return cli_fail(path, "is a symbolic link: not replaced (leaksnap never "
-					      "writes through one)");
-		if (!S_ISREG(st.st_mode))
-			return cli_fail(path, "exists and is not a regular file: not replaced");
+	bool exists;
+	if (may_write(path, replace, &st, &exists))
+		return EXIT_ERROR;
+	if (exists) {
 		o->mode = st.st_mode & 07777; /* the replacement keeps it */
 		o->keep_mode = true;
-	} else if (errno != ENOENT) {
+	}
+	int fd = make_temp(path, &o->tmp);
+	if (fd < 0)
 		return cli_fail(path, "%s", strerror(errno));
-	}
-
-	/* A short temporary name in the target's directory (a target name near
-	 * NAME_MAX still works), created exclusively and never through a link. */
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, plen = dlen + 48;
-	o->tmp = malloc(plen);
-	if (!o->tmp)
-		return cli_fail(path, "out of memory");
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int fd = -1;
-	for (unsigned attempt = 0; attempt < 100 && fd < 0; attempt++) {
-		snprintf(o->tmp, plen, "%.*s.leaksnap-%ld.%lx.tmp", (int)dlen, path,
-			 (long)getpid(), (unsigned long)(ts.tv_nsec + attempt));
-		fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		int e = errno;
-		free(o->tmp);
-		o->tmp = NULL;
-		return cli_fail(path, "%s", strerror(e));
-	}
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		int e = errno;
@@ -106,10 +188,15 @@ int cli_outfile_close(struct cli_outfile *o, bool ok)
 	o->f = NULL;
 	int status = EXIT_ERROR;
 	if (ok && !e) {
-		if (o->replace) {
-			/* rename() replaces the directory entry itself: a symlink put
-			 * there since the check is replaced, never written through. */
-			if (rename(o->tmp, o->path) == 0)
+		struct stat st;
+		bool exists;
+		if (o->replace != CLI_REPLACE_NONE) {
+			/* looked at again: what is there now may be replaced too;
+			 * rename() replaces the directory entry itself, a symlink
+			 * put there since is replaced, never written through */
+			if (may_write(o->path, o->replace, &st, &exists))
+				;
+			else if (rename(o->tmp, o->path) == 0)
 				status = EXIT_OK;
 			else
 				e = errno;

@@ -65,6 +65,7 @@ struct index {
 struct pprof {
 	FILE *out;
 	z_stream z;
+	gz_header gz_head;
 	bool z_ready;
 	unsigned char *zout;
 	char error[160];
@@ -265,6 +266,12 @@ struct pprof *pprof_new(FILE *out)
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		goto fail;
 	p->z_ready = true;
+	/* the gzip header's comment says who wrote the file: leakdiff --pprof
+	 * replaces only a profile of ours (cli_outfile_open) */
+	p->gz_head.comment = (Bytef *)(uintptr_t)CLI_PPROF_GZIP_COMMENT;
+	p->gz_head.os = 3; /* Unix */
+	if (deflateSetHeader(&p->z, &p->gz_head) != Z_OK)
+		goto fail;
 	p->z.next_out = p->zout;
 	p->z.avail_out = OUT_CHUNK;
 	return p;

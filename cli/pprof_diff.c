@@ -151,7 +151,7 @@ static int header(struct pprof *p, struct diff *d)
 int cli_pprof_diff(struct diff *d, const char *path, bool adjust)
 {
 	struct cli_outfile out;
-	if (cli_outfile_open(&out, path, true))
+	if (cli_outfile_open(&out, path, CLI_REPLACE_OWN_PPROF))
 		return EXIT_ERROR;
 	struct growth g = {pprof_new(out.f), NULL, 0, 0, NULL, 0, adjust, false};
 	struct leaksnap_error err;

@@ -203,7 +203,7 @@ int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const 
 		}
 	free(buf);
 	struct cli_outfile out;
-	if (cli_outfile_open(&out, path, false))
+	if (cli_outfile_open(&out, path, CLI_REPLACE_NONE))
 		return EXIT_ERROR;
 	struct builder b = {.s = s, .maps = maps, .o = o};
 	b.map_ids = calloc(maps_mapping_count(maps) + 1, sizeof(*b.map_ids));

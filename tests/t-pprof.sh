@@ -15,7 +15,8 @@
 #  - leakdiff --pprof: the suspects' growth totals of leakdiff --json, one
 #    sample per growing stack (--folded's), the text report unchanged;
 #  - publishing: convert never overwrites (file or symlink), leakdiff
-#    replaces a regular file (mode kept), never a symlink or an input; '-'
+#    replaces an earlier profile of leaksnap's (mode kept), never a file of
+#    the user's, a symlink or an input; '-'
 #    is standard output; malformed input is one line and exit 2, no file.
 set -u
 B=$1
@@ -221,11 +222,21 @@ expect_eq "convert: symlink" "$(cat "$w/e.err")" "leaksnap: $w/link: already exi
 expect_eq "convert: nothing overwritten" "$(cat "$w/exists")" "keep me"
 "$L" convert --to pprof "$g3" - >"$w/stdout-conv.pb.gz" || fail "convert --to pprof to stdout"
 cmp -s "$w/stdout-conv.pb.gz" "$w/stripped.pb.gz" || fail "convert to '-' differs from the file"
-printf 'old profile\n' >"$w/old.pb.gz"
-chmod 600 "$w/old.pb.gz"
-"$D" --pprof "$w/old.pb.gz" "$g1" "$g2" "$g3" >/dev/null || fail "leakdiff --pprof over a regular file"
-expect_eq "replaced" "$(raw_sums "$w/old.pb.gz")" "$(raw_sums "$w/growth.pb.gz")"
-expect_eq "mode kept" "$(stat -c %a "$w/old.pb.gz")" 600
+printf 'old profile\n' >"$w/mine.pb.gz"
+gzip -c "$w/mine.pb.gz" >"$w/mine2.pb.gz"
+for f in mine mine2; do
+	cp "$w/$f.pb.gz" "$w/$f.keep"
+	status 2 "$D" --pprof "$w/$f.pb.gz" "$g1" "$g2" "$g3" >"$w/$f.out" 2>"$w/e.err"
+	expect_eq "leakdiff --pprof over a file of the user's ($f)" "$(cat "$w/e.err")" \
+		"leaksnap: $w/$f.pb.gz: already exists and is not a profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+	cmp -s "$w/$f.pb.gz" "$w/$f.keep" || fail "$f: the user's file was changed"
+	[ -s "$w/$f.out" ] && fail "$f: the report was printed before the error"
+done
+"$L" convert --to pprof "$g1" "$w/earlier.pb.gz" || fail "convert --to pprof g1"
+chmod 600 "$w/earlier.pb.gz"
+"$D" --pprof "$w/earlier.pb.gz" "$g1" "$g2" "$g3" >/dev/null || fail "leakdiff --pprof over an earlier profile"
+expect_eq "replaced" "$(raw_sums "$w/earlier.pb.gz")" "$(raw_sums "$w/growth.pb.gz")"
+expect_eq "mode kept" "$(stat -c %a "$w/earlier.pb.gz")" 600
 status 2 "$D" --pprof "$w/link" "$g1" "$g2" >/dev/null 2>"$w/e.err"
 expect_eq "leakdiff: symlink" "$(cat "$w/e.err")" \
 	"leaksnap: $w/link: is a symbolic link: not replaced (leaksnap never writes through one)"

@@ -8,7 +8,8 @@
 #    stacks that grew most, their exact bytes, --html-stacks);
 #  - the page is self-contained: parsed as HTML it has only our elements, a
 #    CSP naming the hashes of its script and style, no reference outside it;
-#  - publishing: an existing regular file is replaced (mode kept), a symlink,
+#  - publishing: an earlier report is replaced (mode kept); a file of the
+#    user's (checked before any work: nothing printed), a symlink,
 #    a directory or an unwritable place are refused with one line and exit 2,
 #    nothing is left behind; '-' is standard output;
 #  - in a real browser (tests/tools/browser.py; skipped without one): the
@@ -126,10 +127,18 @@ expect_eq "live flame, 1 stack" "$(json "$w/sflame1.json" '(len(j["stacks"]), j[
 	"(1, True, $(($(json "$w/sym.json" 'len(j["records"])') - 1)))"
 
 # 3. Publishing.
-printf 'old report\n' >"$w/old.html"
+printf 'old report\n' >"$w/mine.html"
+status 2 "$D" --html "$w/mine.html" "$d1" "$d2" "$d3" >"$w/mine.out" 2>"$w/mine.err"
+expect_eq "a file of the user's refused" "$(cat "$w/mine.err")" \
+	"leaksnap: $w/mine.html: already exists and is not a report leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+expect_eq "a file of the user's kept" "$(cat "$w/mine.html")" "old report"
+[ -s "$w/mine.out" ] && fail "a refused --html printed the report first"
+status 2 "$L" symbolize --html "$w/mine.html" "$d3" >"$w/mine.out" 2>/dev/null
+expect_eq "symbolize --html: a file of the user's kept" "$(cat "$w/mine.html")" "old report"
+cp "$w/sym1.html" "$w/old.html"
 chmod 600 "$w/old.html"
-"$D" --html "$w/old.html" "$d1" "$d2" "$d3" >/dev/null || fail "replacing a regular file"
-cmp -s "$w/old.html" "$w/diff.html" || fail "the regular file was not replaced by the page"
+"$D" --html "$w/old.html" "$d1" "$d2" "$d3" >/dev/null || fail "replacing an earlier report"
+cmp -s "$w/old.html" "$w/diff.html" || fail "the earlier report was not replaced by the page"
 expect_eq "mode kept" "$(stat -c %a "$w/old.html")" 600
 printf 'keep me\n' >"$w/target"
 ln -s target "$w/link.html"
@@ -141,9 +150,10 @@ mkdir "$w/dir.html"
 status 2 "$D" --html "$w/dir.html" "$d1" "$d2" "$d3" >/dev/null 2>"$w/dir.err"
 expect_eq "directory refused" "$(cat "$w/dir.err")" \
 	"leaksnap: $w/dir.html: exists and is not a regular file: not replaced"
-status 2 "$D" --html "$w/no/such/dir/r.html" "$d1" "$d2" "$d3" >/dev/null 2>"$w/nodir.err"
+status 2 "$D" --html "$w/no/such/dir/r.html" "$d1" "$d2" "$d3" >"$w/nodir.out" 2>"$w/nodir.err"
 expect_eq "missing directory" "$(cat "$w/nodir.err")" \
 	"leaksnap: $w/no/such/dir/r.html: No such file or directory"
+[ -s "$w/nodir.out" ] && fail "missing directory: the report was printed before the error"
 if [ "$(id -u)" != 0 ]; then
 	mkdir "$w/ro" && chmod 500 "$w/ro"
 	status 2 "$D" --html "$w/ro/r.html" "$d1" "$d2" "$d3" >/dev/null 2>"$w/ro.err"
