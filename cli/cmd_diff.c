@@ -443,6 +443,31 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	return 0;
 }
 
+/* Snapshots that are probably not what the user meant to compare: of
+ * another program than the first (another file name), or taken before the
+ * one given before them.  Said, not refused: a program can move (a reinstalled app), and
+ * a clock can step back. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static void warn_mismatch(struct diff *d, size_t n)
+{
+	const struct diff_snapshot *first = diff_snapshot(d, 0);
+	for (size_t i = 1; i < n; i++) {
+		const struct diff_snapshot *s = diff_snapshot(d, i), *prev = diff_snapshot(d, i - 1);
+		/* (by file name: a rebuilt or reinstalled program moves) */
+		if (s->exe && first->exe && strcmp(base_name(s->exe), base_name(first->exe)) != 0)
+			cli_warn(s->file, "a snapshot of another program (%s) than %s (%s): "
+				 "their stacks will not match", s->exe, first->file, first->exe);
+		if (s->has_time && prev->has_time && s->time_ns < prev->time_ns)
+			cli_warn(s->file, "taken before %s, yet given after it: snapshots are "
+				 "compared in the order given, oldest first", prev->file);
+	}
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_cli c;
@@ -546,6 +571,7 @@ out_reader:
 	free(rd.done);
 	if (status != EXIT_OK)
 		goto out;
+	warn_mismatch(d, n);
 	status = EXIT_ERROR;
 	if (c.has_fail_unreachable && !diff_snapshot(d, n - 1)->has_reachability) {
 		cli_fail(diff_snapshot(d, n - 1)->file,
