@@ -171,6 +171,24 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 			snapshot_close(s);
 			return NULL;
 		}
+		const char *not_maps = NULL;
+		size_t lead = 0;
+		while (lead < len && (text[lead] == ' ' || text[lead] == '\t' || text[lead] == '\n'))
+			lead++;
+		if (lead == len)
+			not_maps = "empty: no mappings (a maps file is a copy of /proc/PID/maps)";
+		else if (len >= 8 && memcmp(text, "LEAKSNAP", 8) == 0)
+			not_maps = "a LEAKSNAP dump, not a maps file (a dump's own maps are read "
+				   "without --maps)";
+		else if (len - lead >= 26 && memcmp(text + lead, "Android Native Heap Dump v", 26) == 0)
+			not_maps = "an Android text heap dump, not a maps file (its own maps follow "
+				   "its records: leave --maps out)";
+		if (not_maps) {
+			free(text);
+			snapshot_close(s);
+			cli_fail(maps_path, "%s", not_maps);
+			return NULL;
+		}
 		if (snapshot_set_maps(s, text, len, &err)) {
 			free(text);
 			cli_fail_error(&err);
@@ -186,6 +204,24 @@ void cli_print_warnings(const struct snapshot *s)
 {
 	for (size_t i = 0; i < snapshot_warning_count(s); i++)
 		cli_warn(snapshot_source(s), "%s", snapshot_warning(s, i));
+}
+
+/* A --maps file in which no frame of the snapshot lies was most likely
+ * taken from another process (or another run): say so once. */
+static void warn_foreign_maps(const struct snapshot *s, const struct maps *m, const char *maps_path)
+{
+	size_t frames = 0;
+	for (size_t i = 0; i < snapshot_record_count(s); i++) {
+		const struct snapshot_record *r = snapshot_record(s, i);
+		for (uint32_t f = 0; f < r->frame_count; f++) {
+			if (maps_lookup(m, r->frames[f]))
+				return;
+			frames++;
+		}
+	}
+	if (frames)
+		cli_warn(maps_path, "none of the snapshot's %zu frames lies in these mappings: "
+			 "the maps of another process?", frames);
 }
 
 int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct maps **out)
@@ -205,6 +241,8 @@ int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct ma
 				    maps_path ? 0 : off, &err);
 	if (m != NULL) {
 		*out = m;
+		if (maps_path)
+			warn_foreign_maps(s, m, maps_path);
 		return 0;
 	}
 	if (maps_path || line)
