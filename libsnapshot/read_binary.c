@@ -1,5 +1,7 @@
 /* leaksnap: binary inputs — LEAKSNAP v1, raw bionic buffers, DDMS NHGT. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
@@ -275,6 +277,27 @@ static int read_reachability(struct snapshot *s, const uint8_t *p, uint64_t base
 	return 0;
 }
 
+
+/* The hook writes a block of 2 GiB or more as 2 GiB - 1 bytes (bit 31 of
+ * the size field is the zygote flag) and counts them in clamped_sizes=N:
+ * the records' sizes are then lower bounds, which the reader says. */
+static int warn_clamped(struct snapshot *s)
+{
+	const char *v = snapshot_meta_get(s, "clamped_sizes");
+	if (!v)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || n == 0)
+		return 0;
+	return lsp_snapshot_warn(s, "%llu allocation%s of 2 GiB or more %s recorded as "
+			       "2147483647 bytes (clamped_sizes=%llu: the size field keeps 31 "
+			       "bits): sizes and totals that include %s are lower bounds",
+			       n, n == 1 ? "" : "s", n == 1 ? "is" : "are", n,
+			       n == 1 ? "it" : "them");
+}
+
 struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
 				   const struct snapshot_open_opts *opts,
 				   struct leaksnap_error *err)
@@ -310,6 +333,10 @@ struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
 	if (parse_meta(s, blob->data + off, h.meta_size, off, err))
 		goto fail;
 	off += h.meta_size;
+	if (warn_clamped(s)) {
+		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		goto fail;
+	}
 	if ((h.flags & SNAPSHOT_FLAG_REACHABILITY) && read_reachability(s, blob->data + off, off, err))
 		goto fail;
 	if (lsp_snapshot_finalize(s, opts,

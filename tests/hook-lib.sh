@@ -70,7 +70,7 @@ EOF
 
 # expect_meta DUMP KEY=VALUE
 expect_meta() {
-	"$L" show "$1" | grep -q -x "  $2" || fail "$1: metadata '$2' missing"
+	"$L" show "$1" 2>/dev/null | grep -q -x "  $2" || fail "$1: metadata '$2' missing"
 }
 
 finish() {
