@@ -23,7 +23,8 @@ static const char show_usage[] =
 	"standard input.\n\n"
 	"Options:\n"
 	CLI_INPUT_HELP
-	"  --top N              print only the N largest records\n"
+	"  --top N              print only the N largest records (0: none, the header\n"
+	"                       facts alone)\n"
 	"  -j, --json           JSON output (addresses as \"0x...\" strings)\n"
 	"  -h, --help           this help\n\n"
 	"Exit status: 0 success, 2 any error.\n";
@@ -51,7 +52,8 @@ static const char symbolize_usage[] =
 	"  -v, --verbose        say which file was used for each module\n"
 	"                       (and where a debug-only file's layout came from)\n"
 	CLI_INPUT_HELP
-	"  --top N              print only the N largest records\n"
+	"  --top N              print only the N largest records (0: none, the header\n"
+	"                       facts alone)\n"
 	"  -j, --json           JSON output: frames gain function, file, line,\n"
 	"                       column, inlined, symbol_file, build_id_status\n"
 	"  --html FILE          also write one self-contained HTML page (header facts,\n"
