@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +88,26 @@ static int parse_rewrite(char *arg, struct snapshot_rewrite *r)
 	return 0;
 }
 
+
+/* Copy what was written to @fd, from its start, to stdout. */
+static int copy_to_stdout(int fd)
+{
+	char buf[65536];
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return -1;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return fflush(stdout) == 0 ? 0 : -1;
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			return -1;
+	}
+}
+
 static int convert(const char *src, const char *out, const struct cli_input *in, bool text,
 		   struct snapshot_save_opts *save, struct pprof_convert_opts *pprof)
 {
@@ -119,9 +140,33 @@ static int convert(const char *src, const char *out, const struct cli_input *in,
 	save->dropped_ctx = &d;
 	struct leaksnap_error err;
 	fflush(stdout);
+	/* Android text on a terminal: written to memory first, then through
+	 * the terminal's escaping stdout (the library writes the descriptor
+	 * itself, and the dump's paths and fingerprint are untrusted bytes). */
+	int tty = -1, mem = -1;
+	if (text && strcmp(out, "-") == 0 && isatty(STDOUT_FILENO)) {
+		mem = memfd_create("leaksnap-convert", MFD_CLOEXEC);
+		tty = mem < 0 ? -1 : dup(STDOUT_FILENO);
+		if (tty < 0 || dup2(mem, STDOUT_FILENO) < 0) {
+			int e = errno;
+			if (tty >= 0)
+				close(tty);
+			if (mem >= 0)
+				close(mem);
+			snapshot_close(s);
+			return cli_fail("<stdout>", "%s", strerror(e));
+		}
+	}
 	int rc = (text ? snapshot_save_text(s, out, save, &err) : snapshot_save(s, out, save, &err))
 			 ? cli_fail_error(&err)
 			 : EXIT_OK;
+	if (mem >= 0) {
+		dup2(tty, STDOUT_FILENO);
+		close(tty);
+		if (rc == EXIT_OK && copy_to_stdout(mem) != 0)
+			rc = cli_fail("<stdout>", "%s", strerror(errno));
+		close(mem);
+	}
 	const char *subject = strcmp(out, "-") == 0 ? "<stdout>" : out;
 	if (rc == EXIT_OK && d.nomem)
 		rc = cli_fail(subject, "out of memory");

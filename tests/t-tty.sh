@@ -76,4 +76,19 @@ on_tty "$w/many.tty" "$L" maps "$w/many.maps" || fail "maps on a terminal, UTF-8
 "$L" maps "$w/many.maps" >"$w/many.pipe" || fail "maps to a pipe, UTF-8"
 cmp -s "$w/many.tty" "$w/many.pipe" || fail "well-formed UTF-8 changed on a terminal"
 expect_eq "UTF-8 lines" "$(grep -c 'libé€😀' "$w/many.tty")" 6000
+# 5. convert --to android-text on a terminal: the library writes the
+#    descriptor itself; the fingerprint and paths are escaped all the same,
+#    and the same bytes go to a pipe raw.
+{
+	printf 'Android Native Heap Dump v1.2\n\nBuild fingerprint: '"'"'fp\033[32mX\302\233\377'"'"'\n\n'
+	printf 'Total memory: 10\nAllocation records: 1\nBacktrace size: 1\n\n'
+	printf 'z 0  sz       10  num    1  bt 7f0000000010\nMAPS\n'
+	printf '7f0000000000-7f0000001000 r-xp 00000000 08:01 7 /data/app/x\033]0;t\007y.so\nEND\n'
+} >"$w/c.txt"
+on_tty "$w/conv.tty" "$L" convert --to android-text "$w/c.txt" - || fail "convert on a terminal"
+if tr -d '\n\t -~' <"$w/conv.tty" | grep -q .; then fail "convert on a terminal: raw control or non-ASCII bytes left"; fi
+grep -q "^Build fingerprint: 'fp\\\\x1b\[32mX\\\\xc2\\\\x9b\\\\xff'\$" "$w/conv.tty" ||
+	fail "convert on a terminal: fingerprint not escaped: $(grep Build "$w/conv.tty")"
+"$L" convert --to android-text "$w/c.txt" - >"$w/conv.pipe" || fail "convert to a pipe"
+cmp -s "$w/c.txt" "$w/conv.pipe" || fail "convert to a pipe: bytes changed"
 echo "t-tty: passed"
