@@ -104,14 +104,24 @@ static void buf_printf(struct buf *b, const char *fmt, ...)
 	}
 }
 
-/* Append @s with control bytes replaced: metadata values are one line. */
+/* Append @s with every byte but printable ASCII and well-formed, non-C1
+ * UTF-8 replaced by '?' (format.h): metadata values are one line of
+ * text. */
 static void buf_add_clean(struct buf *b, const char *s, size_t n)
 {
 	if (!buf_reserve(b, n))
 		return;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		b->p[b->len++] = (char)(c < 0x20 || c == 0x7f ? '?' : c);
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		unsigned keep = leaksnap_meta_keep(u, n, i);
+		if (!keep) {
+			b->p[b->len++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(b->p + b->len, s + i, keep);
+		b->len += keep;
+		i += keep;
 	}
 }
 

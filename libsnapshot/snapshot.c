@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "snapshot_internal.h"
 
 struct snapshot *lsp_snapshot_new(enum snapshot_format format, const char *source)
@@ -516,7 +517,8 @@ const char *snapshot_meta_get(const struct snapshot *s, const char *key)
 			return s->meta[i].value;
 	return NULL;
 }
-size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *out, size_t cap)
+/* The build_id= entry of exactly @path, or NULL. */
+static const struct lsp_build_id *find_build_id(const struct snapshot *s, const char *path)
 {
 	size_t lo = 0, hi = s->nbids; /* the first entry not below @path */
 	while (lo < hi) {
@@ -526,9 +528,43 @@ size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *ou
 		else
 			hi = mid;
 	}
-	if (lo == s->nbids || strcmp(s->bids[lo].path, path) != 0)
-		return 0;
-	const struct lsp_build_id *b = &s->bids[lo];
+	return lo < s->nbids && strcmp(s->bids[lo].path, path) == 0 ? &s->bids[lo] : NULL;
+}
+
+size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *out, size_t cap)
+{
+	const struct lsp_build_id *b = find_build_id(s, path);
+	if (!b) {
+		/* The hook writes the path with some bytes replaced by '?'
+		 * (format.h); earlier hooks replaced the ASCII controls only. */
+		size_t n = strlen(path);
+		char *clean = malloc(n + 1), *ascii = malloc(n + 1);
+		bool differs = false;
+		const unsigned char *u = (const unsigned char *)path;
+		for (size_t i = 0; clean && ascii && i < n;) {
+			unsigned keep = leaksnap_meta_keep(u, n, i);
+			ascii[i] = u[i] < 0x20 || u[i] == 0x7f ? '?' : path[i];
+			if (keep) {
+				memcpy(clean + i, path + i, keep);
+				for (unsigned k = 1; k < keep; k++)
+					ascii[i + k] = path[i + k];
+				i += keep;
+			} else {
+				clean[i++] = '?';
+				differs = true;
+			}
+		}
+		if (clean && ascii && differs) {
+			clean[n] = ascii[n] = '\0';
+			b = find_build_id(s, clean);
+			if (!b)
+				b = find_build_id(s, ascii);
+		}
+		free(clean);
+		free(ascii);
+		if (!b)
+			return 0;
+	}
 	memcpy(out, b->id, b->len < cap ? b->len : cap);
 	return b->len;
 }

@@ -163,6 +163,28 @@ expect "$w/ext.out" "libext\.so\+0x$(printf %x $((ev + es + 1)))  \?\?\$"
 "$L" addr2line -f -e "$w/libext.so" "$(printf 0x%x $((ev + es)))" >"$w/ext.a2l"
 [ "$(head -1 "$w/ext.a2l")" = ext_small ] || { fail "addr2line past ext_small: not GNU's answer"; cat "$w/ext.a2l"; }
 
+# A program whose path holds control bytes, a C1 control, a byte that is not
+# UTF-8 and a real UTF-8 letter: the hook writes its exe= and build_id=
+# paths with the first three replaced by '?', one for one, the letter kept;
+# the reader still finds the build ID for the maps path, so a rebuilt file
+# there is a mismatch, not silently used.
+hd="$w/$(printf 'h\033[31m\302\233\377\303\251d')"
+mkdir -p "$hd"
+printf '#include <stdlib.h>\nvoid *volatile keep;\nint main(void) { keep = malloc(77); return 0; }\n' >"$w/hp.c"
+printf '#include <stdlib.h>\nvoid *volatile keep;\nint other(void) { return 3; }\nint main(void) { keep = malloc(77); return other(); }\n' >"$w/hp2.c"
+gcc -g -O0 -o "$hd/prog" "$w/hp.c" || fail "cannot build the program in $hd"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/hp" "$hd/prog" || fail "hostile path: run"
+hp=$(ls "$w"/hp.*.exit.dump)
+"$L" show "$hp" 2>/dev/null | grep -a -q -F -x "  exe=$w/h?[31m???$(printf '\303\251')d/prog" ||
+	{ fail "hostile path: exe= not cleaned as documented"; "$L" show "$hp" | grep -a 'exe=' | od -c | head -3; }
+"$L" symbolize --json "$hp" >"$w/hp.json" 2>/dev/null || fail "hostile path: symbolize"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if [m["build_id_status"] for m in j["symbols"] if m["module"].endswith("/prog")] == ["match"] else 1)' "$w/hp.json" ||
+	fail "hostile path: the build ID was not found for the maps path"
+gcc -g -O0 -o "$hd/prog" "$w/hp2.c" || fail "cannot rebuild the program"
+"$L" symbolize --json "$hp" >"$w/hp2.json" 2>/dev/null
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if [m["build_id_status"] for m in j["symbols"] if m["module"].endswith("/prog")] == ["mismatch"] else 1)' "$w/hp2.json" ||
+	fail "hostile path: another build at the path was not a mismatch"
+
 # Usage errors.
 "$L" symbolize -s "$w/nope" "$d" >/dev/null 2>"$w/use.err"
 [ $? = 2 ] && grep -q -x "leaksnap: $w/nope: No such file or directory" "$w/use.err" ||
