@@ -12,6 +12,7 @@
 
 #include "adb.h"
 #include "cli.h"
+#include "format.h"
 
 struct want {
 	char *path;         /* as the maps name it */
@@ -20,15 +21,21 @@ struct want {
 };
 
 /* A device path that may become a file under DIR: absolute, no "." or
- * ".." component, no empty component, no control character, no
- * backslash. */
+ * ".." component, no empty component, nothing but printable ASCII and
+ * well-formed UTF-8 without C1 controls (what the hook keeps in metadata,
+ * format.h), no backslash. */
 static bool safe_path(const char *p)
 {
-	if (p[0] != '/' || strlen(p) > 1024)
+	size_t len = strlen(p);
+	if (p[0] != '/' || len > 1024)
 		return false;
-	for (const char *c = p; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\')
+	const unsigned char *u = (const unsigned char *)p;
+	for (size_t i = 0; i < len;) {
+		unsigned keep = leaksnap_meta_keep(u, len, i);
+		if (!keep || p[i] == '\\')
 			return false;
+		i += keep;
+	}
 	for (const char *s = p + 1;;) {
 		const char *e = strchr(s, '/');
 		size_t n = e ? (size_t)(e - s) : strlen(s);

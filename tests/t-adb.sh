@@ -435,17 +435,22 @@ printf '%s\n' "pulled $T/adbapp -> syms3$T/adbapp (build ID match)" "1 pulled, 2
 cmp -s "$T/adbapp" syms3/system/lib64/libc.so.6 || fail "symbols-taken: the file at the destination changed"
 
 printf '%s\n' "10000000-10001000 r-xp 00001000 fe:01 7 $APK" \
-	"10002000-10003000 r-xp 00000000 fe:01 8 /system/../../etc/passwd" >evil.maps
+	"10002000-10003000 r-xp 00000000 fe:01 8 /system/../../etc/passwd" \
+	"10004000-10005000 r-xp 00000000 fe:01 9 /system/lib64/c1$(printf '\302\233')x.so" \
+	"10006000-10007000 r-xp 00000000 fe:01 10 /system/lib64/ff$(printf '\377')x.so" >evil.maps
 cat "${d1%.dump}.maps" >>evil.maps
 "$L" convert --maps evil.maps "$d1" evil.dump 2>/dev/null || fail "convert evil"
 t symbols-apk 0 -- adb symbols evil.dump --out syms
 expect err symbols-apk <<'EOF'
 leaksnap: evil.dump: warning: module '/system/../../etc/passwd' is not a plain device path: not pulled
+leaksnap: evil.dump: warning: module '/system/lib64/c1\xc2\x9bx.so' is not a plain device path: not pulled
+leaksnap: evil.dump: warning: module '/system/lib64/ff\xffx.so' is not a plain device path: not pulled
 EOF
 grep -x "pulled $APK -> syms$APK (an APK: no build ID)" "$w/symbols-apk.out" >/dev/null || fail "symbols-apk: $(cat "$w/symbols-apk.out")"
 tail -1 "$w/symbols-apk.out" | grep -q -x '1 pulled, 4 already there' || fail "symbols-apk: $(tail -1 "$w/symbols-apk.out")"
 cmp -s "$DEV$APK" "syms$APK" || fail "symbols-apk: APK content"
 [ -e syms/etc/passwd ] && fail "symbols-apk: an unsafe path was written"
+ls syms/system/lib64 2>/dev/null | grep -q -a 'x\.so$' && fail "symbols-apk: a name with a C1 or non-UTF-8 byte was written"
 
 # The app's library run straight from its APK, stripped there: symbols pulls
 # the APK, and symbolize then finds the unstripped library in the app's build
