@@ -150,15 +150,15 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 		const char *colon = memchr(l, ':', n);
 		if (!colon) {
 			lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
-				       "expected 'leak:PATTERN', got '%.*s'",
-				       (int)(n > 60 ? 60 : n), l);
+				       "expected 'leak:PATTERN', got '%.*s%s'",
+				       (int)(n > 60 ? 60 : n), l, n > 60 ? "..." : "");
 			goto fail;
 		}
 		size_t tn = (size_t)(colon - l);
 		if (tn != 4 || memcmp(l, "leak", 4) != 0) {
 			lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
-				       "unsupported suppression type '%.*s' (only 'leak:' applies to heap snapshots)",
-				       (int)(tn > 40 ? 40 : tn), l);
+				       "unsupported suppression type '%.*s%s' (only 'leak:' applies to heap snapshots)",
+				       (int)(tn > 40 ? 40 : tn), l, tn > 40 ? "..." : "");
 			goto fail;
 		}
 		const char *p = colon + 1;

@@ -164,8 +164,9 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 		uint64_t pc;
 		if (!parse_hex(w, wl, &pc))
 			return lsp_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line,
-					      "malformed record: frame %u '%.*s' is not a "
-					      "hex address", nf + 1, (int)(wl > 40 ? 40 : wl), w);
+					      "malformed record: frame %u '%.*s%s' is not a "
+					      "hex address", nf + 1, (int)(wl > 40 ? 40 : wl), w,
+					      wl > 40 ? "..." : "");
 		if (++nf > LSP_MAX_FRAMES)
 			return lsp_error_line(t->err, LEAKSNAP_ERR_LIMIT, t->source, t->c.line,
 					      "record has more than %u frames", LSP_MAX_FRAMES);
@@ -251,8 +252,8 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 	if (!(vlen == 3 && (memcmp(ver, "1.0", 3) == 0 || memcmp(ver, "1.1", 3) == 0 ||
 			    memcmp(ver, "1.2", 3) == 0))) {
 		lsp_error_line(err, LEAKSNAP_ERR_VERSION, source, t.c.line,
-			       "unsupported text dump version 'v%.*s' (known: v1.0, v1.1, v1.2)",
-			       (int)(vlen > 20 ? 20 : vlen), ver);
+			       "unsupported text dump version 'v%.*s%s' (known: v1.0, v1.1, v1.2)",
+			       (int)(vlen > 20 ? 20 : vlen), ver, vlen > 20 ? "..." : "");
 		return NULL;
 	}
 	t.s = lsp_snapshot_new(SNAPSHOT_FORMAT_ANDROID_TEXT, source);

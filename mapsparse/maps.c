@@ -185,8 +185,8 @@ static int parse_line(const struct parser *ps, char *line, char *end, struct map
 		p++;
 	n = (size_t)(p - tok);
 	if (n != 4 || !perms_valid(tok))
-		return parse_fail(ps, ps->line_pos, "malformed maps line: bad permissions '%.*s'",
-				  (int)(n < QUOTE_MAX ? n : QUOTE_MAX), tok);
+		return parse_fail(ps, ps->line_pos, "malformed maps line: bad permissions '%.*s%s'",
+				  (int)(n < QUOTE_MAX ? n : QUOTE_MAX), tok, n > QUOTE_MAX ? "..." : "");
 	memcpy(m->perms, tok, 4);
 	m->perms[4] = '\0';
 
