@@ -443,16 +443,16 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	return 0;
 }
 
-/* Snapshots that are probably not what the user meant to compare: of
- * another program than the first (another file name), or taken before the
- * one given before them.  Said, not refused: a program can move (a reinstalled app), and
- * a clock can step back. */
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
 }
 
+/* Snapshots that are probably not what the user meant to compare: of
+ * another program than the first (another file name), or taken before the
+ * one given before them.  Said, not refused: a program can move (a
+ * reinstalled app), and a clock can step back. */
 static void warn_mismatch(struct diff *d, size_t n)
 {
 	const struct diff_snapshot *first = diff_snapshot(d, 0);

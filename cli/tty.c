@@ -15,33 +15,17 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "format.h"
 
 /* How many bytes at @s (of @n) form one character that is safe to show as
  * it is; 0 when s[0] must be escaped; -1 when @s is a proper prefix of a
- * character that needs more than @n bytes to decide. */
+ * character that needs more than @n bytes to decide (format.h's rule, and
+ * newline and tab where @newlines allows them). */
 static int safe_char(const unsigned char *s, size_t n, bool newlines)
 {
-	unsigned char c = s[0];
-	if (c < 0x80)
-		return (c >= 0x20 && c != 0x7f) || (newlines && (c == '\n' || c == '\t'));
-	int len;
-	unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, lo = c == 0xc2 ? 0xa0 : 0x80; /* C2 80..9F are C1 controls */
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	for (int i = 1; i < len; i++) {
-		if ((size_t)i >= n)
-			return -1;
-		unsigned char b = s[i], l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xbf;
-		if (b < l || b > h)
-			return 0;
-	}
-	return len;
+	if (newlines && (s[0] == '\n' || s[0] == '\t'))
+		return 1;
+	return leaksnap_text_char(s, n);
 }
 
 size_t cli_escape(struct cli_escaper *e, const char *buf, size_t n, bool final, char *out)

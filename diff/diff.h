@@ -133,8 +133,9 @@ struct diff_group {
 	size_t stack_count;          /* distinct stacks in the group */
 	/* A representative stack, innermost frame first: the group's stack
 	 * that grew most from the first snapshot to the last (shrank least,
-	 * if none grew; of equals, the largest in the last snapshot).  Its frames are symbolized, and @site set to
-	 * the index of its first frame outside the allocation wrappers
+	 * if none grew; of equals, the largest in the last snapshot).  Its
+	 * frames are symbolized, and @site set to the index of its first
+	 * frame outside the allocation wrappers
 	 * (frame_count when every frame is one), by diff_symbolize_group();
 	 * until then @site is SIZE_MAX. */
 	const struct diff_frame *const *frames;

@@ -531,40 +531,44 @@ static const struct lsp_build_id *find_build_id(const struct snapshot *s, const 
 	return lo < s->nbids && strcmp(s->bids[lo].path, path) == 0 ? &s->bids[lo] : NULL;
 }
 
+/* @path (@n bytes) as the hook writes it in metadata (format.h) into @buf
+ * (@n + 1 bytes); with @ascii_only as hooks before it did, replacing the
+ * ASCII controls only.  False when that spelling is @path itself. */
+static bool meta_spelling(const char *path, size_t n, bool ascii_only, char *buf)
+{
+	const unsigned char *u = (const unsigned char *)path;
+	bool differs = false;
+	for (size_t i = 0; i < n;) {
+		unsigned keep = leaksnap_meta_keep(u, n, i);
+		if (keep) {
+			memcpy(buf + i, path + i, keep);
+			i += keep;
+			continue;
+		}
+		bool control = u[i] < 0x20 || u[i] == 0x7f;
+		buf[i] = ascii_only && !control ? path[i] : '?';
+		differs |= buf[i] != path[i];
+		i++;
+	}
+	buf[n] = '\0';
+	return differs;
+}
+
 size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *out, size_t cap)
 {
 	const struct lsp_build_id *b = find_build_id(s, path);
-	if (!b) {
-		/* The hook writes the path with some bytes replaced by '?'
-		 * (format.h); earlier hooks replaced the ASCII controls only. */
+	if (!b && s->nbids) {
+		/* the metadata may spell the path with some bytes as '?' */
 		size_t n = strlen(path);
-		char *clean = malloc(n + 1), *ascii = malloc(n + 1);
-		bool differs = false;
-		const unsigned char *u = (const unsigned char *)path;
-		for (size_t i = 0; clean && ascii && i < n;) {
-			unsigned keep = leaksnap_meta_keep(u, n, i);
-			ascii[i] = u[i] < 0x20 || u[i] == 0x7f ? '?' : path[i];
-			if (keep) {
-				memcpy(clean + i, path + i, keep);
-				for (unsigned k = 1; k < keep; k++)
-					ascii[i + k] = path[i + k];
-				i += keep;
-			} else {
-				clean[i++] = '?';
-				differs = true;
-			}
-		}
-		if (clean && ascii && differs) {
-			clean[n] = ascii[n] = '\0';
-			b = find_build_id(s, clean);
-			if (!b)
-				b = find_build_id(s, ascii);
-		}
-		free(clean);
-		free(ascii);
-		if (!b)
-			return 0;
+		char *buf = malloc(n + 1);
+		if (buf && meta_spelling(path, n, false, buf))
+			b = find_build_id(s, buf);
+		if (buf && !b && meta_spelling(path, n, true, buf))
+			b = find_build_id(s, buf);
+		free(buf);
 	}
+	if (!b)
+		return 0;
 	memcpy(out, b->id, b->len < cap ? b->len : cap);
 	return b->len;
 }
