@@ -58,12 +58,6 @@ static bool executable(const struct maps *m, const struct maps_module *mod)
 	return false;
 }
 
-static bool pseudo(const char *p)
-{
-	return p[0] != '/' || strncmp(p, "/dev/", 5) == 0 || strncmp(p, "/proc/", 6) == 0 ||
-	       strncmp(p, "/memfd:", 7) == 0 || strncmp(p, "/sys/", 5) == 0;
-}
-
 static bool is_apk(const char *p)
 {
 	size_t n = strlen(p);
@@ -78,11 +72,13 @@ static void hex(const uint8_t *id, size_t len, char *out)
 }
 
 /* The modules of every dump, each once. */
-static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *count)
+static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *count,
+		   unsigned *pointer_size)
 {
 	size_t cap = 0;
 	*out = NULL;
 	*count = 0;
+	*pointer_size = 0;
 	for (size_t d = 0; d < o->dump_count; d++) {
 		struct snapshot *s = cli_open_snapshot(o->dumps[d], NULL, NULL);
 		struct maps *m = NULL;
@@ -90,6 +86,9 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 			snapshot_close(s);
 			return EXIT_ERROR;
 		}
+		/* one pointer size for all the dumps, or 0 (any class) */
+		unsigned ps = snapshot_pointer_size(s);
+		*pointer_size = d == 0 || *pointer_size == ps ? ps : 0;
 		if (!m) {
 			snapshot_close(s);
 			return cli_fail(o->dumps[d], "the snapshot carries no maps");
@@ -97,7 +96,7 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 		for (size_t i = 0; i < maps_module_count(m); i++) {
 			const struct maps_module *mod = maps_module(m, i);
 			const char *p = mod->path;
-			if (!p || pseudo(p) || !executable(m, mod))
+			if (!maps_path_is_file(p) || !executable(m, mod))
 				continue;
 			if (!safe_path(p)) {
 				cli_warn(o->dumps[d], "module '%s' is not a plain device path: not pulled", p);
@@ -265,7 +264,8 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 		return cli_fail(o->out_dir, "not a directory");
 	struct want *w;
 	size_t n;
-	int rc = collect(o, &w, &n);
+	unsigned pointer_size;
+	int rc = collect(o, &w, &n, &pointer_size);
 	const char **dirs = calloc(o->symbol_dir_count + 1, sizeof(*dirs));
 	struct sym_options so = {.symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1,
 				 .no_host_paths = true};
@@ -276,6 +276,8 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 		for (size_t i = 0; i < o->symbol_dir_count; i++)
 			dirs[i + 1] = o->symbol_dirs[i];
 		sym = symbolizer_new(&so, &err);
+		if (sym)
+			symbolizer_set_pointer_size(sym, pointer_size);
 	}
 	if (!rc && (!dirs || !sym))
 		rc = cli_fail("adb", "out of memory");

@@ -39,7 +39,8 @@ static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t id
 	printf("  %s #%02zu 0x%0*llx", site_level == 0 ? ">" : " ", idx, (int)ptr * 2,
 	       (unsigned long long)f->pc);
 	if (!f->module) {
-		printf("  (unmapped)\n");
+		/* unmapped, or in an anonymous mapping (JIT code): a raw PC */
+		printf("  (not in a file)\n");
 		return;
 	}
 	printf("  %s+0x%llx", f->module, (unsigned long long)f->rel_pc);

@@ -68,6 +68,8 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *m
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	c->sym = symbolizer_new(&so, &err);
+	if (c->sym)
+		symbolizer_set_pointer_size(c->sym, snapshot_pointer_size(s));
 	c->snap = s;
 	c->maps = maps;
 	if (!c->sym) {

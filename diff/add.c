@@ -199,7 +199,10 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 	uint32_t module = NONE;
 	uint64_t addr = pc;
 	struct maps_location loc;
-	if (a->maps && maps_locate(a->maps, pc, &loc) && loc.module) {
+	/* (code in an anonymous mapping, JIT code above all, is no file's:
+	 * its offsets mean nothing in another process, so it stays raw) */
+	if (a->maps && maps_locate(a->maps, pc, &loc) && loc.module &&
+	    maps_path_is_file(loc.module->path)) {
 		const struct maps_module *first = maps_module(a->maps, 0);
 		size_t mi = (size_t)(loc.module - first);
 		if (mi >= a->nmods)
@@ -412,6 +415,8 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 				 "%u-byte pointers, but %s has %u-byte pointers: a 32-bit and a "
 				 "64-bit process cannot be compared",
 				 ds->pointer_size, d->snaps[0].file, d->snaps[0].pointer_size);
+	if (si == 0 && d->o.sym)
+		symbolizer_set_pointer_size(d->o.sym, ds->pointer_size);
 	ds->file = d->files[si] = strdup(src);
 	if (!ds->file)
 		goto nomem;

@@ -494,3 +494,15 @@ bool maps_locate(const struct maps *maps, uint64_t pc, struct maps_location *out
 	out->rel_pc = pc - m->start + m->offset;
 	return true;
 }
+
+bool maps_path_is_file(const char *path)
+{
+	static const char *const pseudo[] = {"/dev/", "/memfd:", "/proc/", "/sys/", "/SYSV",
+					      "/anon_hugepage", "/dmabuf:", "/["};
+	if (!path || path[0] != '/')
+		return false;
+	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
+		if (strncmp(path, pseudo[i], strlen(pseudo[i])) == 0)
+			return false;
+	return true;
+}

@@ -84,6 +84,15 @@ LEAKSNAP_API const struct maps_mapping *maps_lookup(const struct maps *maps, uin
 LEAKSNAP_API bool maps_locate(const struct maps *maps, uint64_t pc,
 			      struct maps_location *out);
 
+/* Whether a mapping's @path names a file, whose offsets mean the same
+ * code in every process that maps it: not a named anonymous mapping
+ * ("[anon:dalvik-jit-code-cache]", "[stack]"), a memfd ("/memfd:jit-cache
+ * (deleted)"), a device ("/dev/ashmem/...", "/dev/kgsl-3d0"), shared
+ * memory ("/SYSV00000000 (deleted)", "/anon_hugepage (deleted)",
+ * "/dmabuf:..."), or a /proc or /sys file.  A deleted file is still a
+ * file.  NULL: false. */
+LEAKSNAP_API bool maps_path_is_file(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

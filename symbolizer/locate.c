@@ -1,7 +1,9 @@
 /* leaksnap symbolizer: finding a module's file.
  *
  * Candidates are tried in the order symbolizer.h gives; a candidate is
- * used only when its build ID is the dump's (or one of them has none).
+ * used only when its build ID is the dump's (or one of them has none) and,
+ * once the process's pointer size is known, its ELF class is the
+ * process's.
  * Each symbol directory is indexed by file name once, on the first module
  * its other two places do not hold.  Separate debug files of the file
  * found (.gnu_debuglink, /usr/lib/debug/.build-id) are libdwfl's to find.
@@ -203,6 +205,10 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 		}
 		return TRY_BROKEN;
 	}
+	/* a file of the other class is no build of this process's module */
+	if (sym->pointer_size &&
+	    gelf_getclass(f->elf) != (sym->pointer_size == 8 ? ELFCLASS64 : ELFCLASS32))
+		return TRY_MISMATCH;
 	size_t len;
 	const uint8_t *id = sym_file_build_id(f, &len);
 	if (e->build_id_len && len) {

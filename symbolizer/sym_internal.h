@@ -157,6 +157,7 @@ struct sym_pool;
 
 struct symbolizer {
 	struct sym_options opts;
+	unsigned pointer_size;    /* 4, 8; 0: modules of any ELF class */
 	struct sym_file *files;
 	struct sym_frame *frames; /* the last answer */
 	size_t frame_cap;

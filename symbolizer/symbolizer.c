@@ -58,6 +58,11 @@ static void file_free(struct sym_file *f)
 	free(f);
 }
 
+void symbolizer_set_pointer_size(struct symbolizer *sym, unsigned pointer_size)
+{
+	sym->pointer_size = pointer_size == 4 || pointer_size == 8 ? pointer_size : 0;
+}
+
 void symbolizer_free(struct symbolizer *sym)
 {
 	if (!sym)

@@ -233,4 +233,34 @@ expect_eq "reversed: warning" "$(cat "$w/rev.err")" \
 "$D" "$s1" "$s3" >/dev/null 2>"$w/fwd.err" || fail "in order: status"
 [ -s "$w/fwd.err" ] && { fail "in order: a warning"; cat "$w/fwd.err"; }
 
+# 11. JIT code (named anonymous mappings, memfd) in two processes at other
+# addresses: no file's offsets, so never matched across them: each stack is
+# new in one and gone from the other; in one process (the same addresses)
+# they match.  Such frames print as raw PCs, module null.
+jit() { # FILE BASE COUNT
+	{
+		printf 'Android Native Heap Dump v1.2\n\nTotal memory: %d\nAllocation records: 2\n' $((300 * $3))
+		printf 'Backtrace size: 4\n\n'
+		printf 'z 0  sz      100  num    %d  bt %s4f1000\n' "$3" "$2"
+		printf 'z 0  sz      200  num    %d  bt %s5f1000\n' "$3" "$2"
+		printf 'MAPS\n%s4f0000-%s4f2000 r-xp 00000000 00:05 777        /memfd:jit-cache (deleted)\n' "$2" "$2"
+		printf '%s5f0000-%s5f3000 r-xp 00000000 00:00 0          [anon:dalvik-jit-code-cache]\nEND\n' "$2" "$2"
+	} >"$1"
+}
+jit "$w/j1.txt" 7a5c 1
+jit "$w/j2.txt" 7b5c 5
+jit "$w/j3.txt" 7a5c 5
+"$D" --json --no-symbols "$w/j1.txt" "$w/j2.txt" >"$w/jit.json" || fail "jit: leakdiff"
+expect_eq "jit: other process: suspects" \
+	"$(json "$w/jit.json" '[(s["bytes"], s["new"], s["frames"][0]["pc"], s["frames"][0]["module"]) for s in j["suspects"]]')" \
+	"[([0, 1000], True, '0x7b5c5f1000', None), ([0, 500], True, '0x7b5c4f1000', None)]"
+"$D" --json --no-symbols "$w/j1.txt" "$w/j3.txt" >"$w/jit1.json" || fail "jit: leakdiff, one process"
+expect_eq "jit: one process: suspects" \
+	"$(json "$w/jit1.json" '[(s["bytes"], s["new"]) for s in j["suspects"]]')" \
+	"[([200, 1000], False), ([100, 500], False)]"
+"$D" --no-symbols "$w/j1.txt" "$w/j2.txt" >"$w/jit.out" || fail "jit: text"
+expect_eq "jit: text frames" "$(grep -E '^  [ >] #' "$w/jit.out")" \
+"  > #00 0x0000007b5c5f1000  (not in a file)
+  > #00 0x0000007b5c4f1000  (not in a file)"
+
 finish

@@ -448,5 +448,32 @@ while IFS=: read -r f class machine dwarf <&3; do
 	done
 done 3<fixtures.txt
 
+# A library of the other ELF class under the module's name: Android text
+# dumps carry no build ID, and a 64-bit process's /system/lib64/libcross.so
+# must not be symbolized with the 32-bit system/lib/libcross.so that the
+# search by name meets first; the 64-bit vendor/lib64 copy is used.  With
+# only the other class there, every frame is (build-id mismatch), never a
+# name; the same for a 32-bit process and a 64-bit file.
+frames() { awk '$1 ~ /^#[0-9][0-9]$/ { $1 = $2 = $3 = ""; sub(/^ +/, ""); print }' "$1"; }
+mkdir -p mixed/system/lib mixed/vendor/lib64 only32/system/lib only64/system/lib64
+cp "$X/thumb.so" mixed/system/lib/libcross.so
+cp "$X/arm64.so" mixed/vendor/lib64/libcross.so
+cp "$X/thumb.so" only32/system/lib/libcross.so
+cp "$X/arm64.so" only64/system/lib64/libcross.so
+"$L" symbolize --symbols syms.arm64.so dump.arm64.so >class.want 2>&1 || fail "class: reference run"
+"$L" symbolize -v --symbols mixed dump.arm64.so >class.got 2>&1 || fail "class: mixed tree"
+frames class.want >class.want.f
+frames class.got >class.got.f
+[ -s class.want.f ] && cmp -s class.want.f class.got.f ||
+	{ fail "class: the mixed tree's frames are not the 64-bit file's"; diff class.want.f class.got.f; }
+grep -q "^  /system/lib64/libcross.so  mixed/vendor/lib64/libcross.so  (build-id unverified)$" class.got ||
+	{ fail "class: symbol file of the mixed tree"; grep -A2 '^symbol files' class.got; }
+for pair in only32:dump.arm64.so only64:dump.thumb.so; do
+	"$L" symbolize --symbols ${pair%%:*} ${pair#*:} >class.$pair 2>&1 || fail "class: $pair"
+	frames class.$pair | sort -u >class.$pair.f
+	[ "$(cat class.$pair.f)" = "(build-id mismatch)" ] ||
+		{ fail "class: $pair: not every frame a mismatch"; cat class.$pair; }
+done
+
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
 exit 0
