@@ -2,6 +2,7 @@
  * as written by bionic malloc_debug and `am dumpheap -n`. */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
@@ -192,6 +193,26 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 	return 0;
 }
 
+/* The MAPS section as the snapshot's maps text, its line ends made LF:
+ * a dump saved with CRLF line ends keeps no CR in the maps it hands on
+ * (to `convert`, whose text output is LF throughout). */
+static int set_maps_lf(struct snapshot *s, const char *text, size_t len, unsigned long line,
+		       uint64_t offset, struct leaksnap_error *err)
+{
+	if (!memchr(text, '\r', len))
+		return lsp_snapshot_set_maps(s, text, len, line, offset, err);
+	char *lf = malloc(len ? len : 1);
+	if (!lf)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(s), "out of memory");
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		if (!(text[i] == '\r' && (i + 1 == len || text[i + 1] == '\n')))
+			lf[n++] = text[i];
+	int rc = lsp_snapshot_set_maps(s, lf, n, line, offset, err);
+	free(lf);
+	return rc;
+}
+
 bool lsp_text_maps_wide(const char *p, size_t len)
 {
 	const char *end = p + len;
@@ -309,8 +330,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 					       "truncated: the MAPS section has no END line");
 				goto fail;
 			}
-			if (lsp_snapshot_set_maps(s, start, (size_t)(stop - start), first, first_off,
-						  err))
+			if (set_maps_lf(s, start, (size_t)(stop - start), first, first_off, err))
 				goto fail;
 			maps_done = true;
 			break;

@@ -59,6 +59,12 @@ for f in v1.2-bionic-64 v1.2-bionic-32; do
 	printf 'leaksnap: %s: warning: %s\n' "$w/$f.txt" "1 metadata line is not written: \
 the text format keeps only the build fingerprint (source_format)" | cmp - "$w/err"
 done
+# The same dump saved with CRLF line ends: the same LF text comes back (no
+# CR kept in the maps).
+sed 's/$/\r/' "$top/testdata/text/v1.2-bionic-64.txt" >"$w/crlf.txt"
+"$ls_" convert "$w/crlf.txt" "$w/crlf.dump"
+"$ls_" convert --to android-text "$w/crlf.dump" "$w/crlf.out.txt" 2>/dev/null
+cmp "$top/testdata/text/v1.2-bionic-64.txt" "$w/crlf.out.txt"
 
 # Any input -> text -> LEAKSNAP gives the model the input gives: records,
 # frames, counts, zygote flags, sizes, pointer and backtrace size, maps
