@@ -188,7 +188,7 @@ int cli_snapshot_maps(const struct snapshot *snap, const char *maps_path, struct
 /* JSON helpers: compact one-line encoding of a value, never NULL. */
 void cli_json_print(FILE *f, json_t *value);
 json_t *cli_json_addr(uint64_t v);              /* "0x..." string */
-json_t *cli_json_u64(uint64_t v);               /* integer (values fit in 2^63) */
+json_t *cli_json_u64(uint64_t v);               /* integer; a decimal string from 2^63 */
 json_t *cli_json_str_or_null(const char *s);
 /* A string from an input (a dump, a maps file, an ELF file, a path): as is
  * when it is UTF-8, else with each byte outside a valid sequence replaced by

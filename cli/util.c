@@ -1,6 +1,8 @@
 /* leaksnap CLI: messages, option helpers, snapshot loading. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -274,7 +276,15 @@ json_t *cli_json_addr(uint64_t v)
 
 json_t *cli_json_u64(uint64_t v)
 {
-	/* The readers refuse totals above 2^63, so every value fits. */
+	/* The readers refuse totals above 2^63, so only a file's inode number
+	 * can be larger (overlayfs with xino sets the top bits): Jansson's
+	 * integers are signed, so that one is written as a decimal string
+	 * rather than as a negative number. */
+	if (v > (uint64_t)INT64_MAX) {
+		char digits[24];
+		snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+		return json_string(digits);
+	}
 	return json_integer((json_int_t)v);
 }
 
