@@ -121,7 +121,13 @@ static int check_fits(const struct snapshot *s, unsigned ptr, struct leaksnap_er
 					 "record %zu: %llu unreachable allocations do not fit the "
 					 "reachability section's 32-bit counts",
 					 i + 1, (unsigned long long)r->unreachable);
-		if ((r->size & LSP_ZYGOTE_BIT) || r->size > max || r->count > max)
+		if (r->size & LSP_ZYGOTE_BIT)
+			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+					 "record %zu: size %llu needs bit 31 of the size field, which "
+					 "the format keeps for the zygote flag (sizes of 2 GiB or more "
+					 "cannot be written)",
+					 i + 1, (unsigned long long)r->size);
+		if (r->size > max || r->count > max)
 			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu (size %llu, count %llu) does not fit "
 					 "%u-byte record fields",
