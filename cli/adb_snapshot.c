@@ -349,6 +349,28 @@ static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN]
 	return cli_fail(dir, "no free file name for %s.%ld", t->name, t->pid);
 }
 
+/* The line of am's output that says it failed, or NULL. */
+static const char *am_error(const char *out)
+{
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strcspn(l, "\r\n");
+		if (strncmp(l, "Error:", 6) == 0 ||
+		    (memmem(l, n, "Exception", 9) && strncmp(l, "java.", 5) == 0))
+			return l;
+	}
+	return NULL;
+}
+
+/* Whether the device file @dev holds bionic's "not available" advice. */
+static bool not_available(struct adb *a, const char *dev)
+{
+	struct adb_result r = {0};
+	bool na = adb_cat(a, NULL, dev, ADB_SMALL, &r) == 0 && r.out &&
+		  strncmp(r.out, "Native heap dump not available", 30) == 0;
+	adb_result_free(&r);
+	return na;
+}
+
 static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, const char *dir,
 			     unsigned *next, char *local, size_t size)
 {
@@ -367,6 +389,11 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 	cmd = adb_cmd(NULL, dump);
 	rc = cmd ? adb_shell(a, cmd, ADB_SMALL, 60, false, &r) : adb_fail("out of memory");
 	free(cmd);
+	/* Before Android 7 adb shell has no exit status: a failure of am shows
+	 * only in what it prints ("Error: ...", "java.lang....Exception: ..."). */
+	const char *said_err = rc ? NULL : am_error(r.out);
+	if (said_err)
+		rc = adb_fail("%.*s", (int)strcspn(said_err, "\r\n"), said_err);
 	adb_result_free(&r);
 	if (rc)
 		return rc;
@@ -386,6 +413,16 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 		adb_result_free(&r);
 		if (rc || end)
 			break;
+		/* bionic's answer when the process runs without malloc_debug's
+		 * backtrace option: a few lines of advice, no dump */
+		if ((strncmp(last, "# adb shell", 11) == 0 || strncmp(last, "$ adb shell", 11) == 0) &&
+		    not_available(a, dev)) {
+			rc = adb_fail("pid %ld does not run malloc_debug with its backtrace option: %s "
+				      "says 'Native heap dump not available' (was the app started before "
+				      "`leaksnap adb enable`, or by another way than the zygote?)",
+				      t->pid, dev);
+			break;
+		}
 		if (adb_now() - start > a->timeout) {
 			rc = adb_fail("pid %ld did not finish %s within %.0f s (last line: '%s')", t->pid,
 				      dev, a->timeout, last);

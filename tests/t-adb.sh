@@ -228,6 +228,15 @@ t dumpheap-fails 2 FAKE_ADB_DUMPHEAP=fail -- adb snapshot com.acme.app
 expect err dumpheap-fails <<'EOF'
 leaksnap: adb: Error: Unable to open file: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt
 EOF
+t dumpheap-fails0 2 FAKE_ADB_DUMPHEAP=fail0 LEAKSNAP_ADB_TIMEOUT=20 -- adb snapshot com.acme.app
+expect err dumpheap-fails0 <<'EOF'
+leaksnap: adb: Error: Unable to open file: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt
+EOF
+t dumpheap-off 2 FAKE_ADB_DUMPHEAP=off LEAKSNAP_ADB_TIMEOUT=20 -- adb snapshot com.acme.app --out md
+expect err dumpheap-off <<'EOF'
+leaksnap: adb: pid PID does not run malloc_debug with its backtrace option: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt says 'Native heap dump not available' (was the app started before `leaksnap adb enable`, or by another way than the zygote?)
+EOF
+ls "$DEV/data/local/tmp" | grep -q leaksnap && fail "dumpheap-off: device copy left"
 t dumpheap-no-end 2 FAKE_ADB_DUMPHEAP=noend LEAKSNAP_ADB_TIMEOUT=2 -- adb snapshot com.acme.app --out md
 sed -n '2s/ (last line: .*//p' "$w/dumpheap-no-end.nerr" | grep -q -x 'leaksnap: adb: pid PID did not finish /data/local/tmp/leaksnap.com.acme.app.PID.1.txt within 2 s' ||
 	{ fail "dumpheap-no-end"; cat "$w/dumpheap-no-end.err"; }
