@@ -322,7 +322,7 @@ void adb_wrap_prop(const struct adb *a, const char *package, char *buf, size_t s
 /* Lines "SERIAL<TAB>STATE" of adb devices (other lines skipped). */
 static int find_device(struct adb *a, const char *text, const char *want)
 {
-	char serials[8][256], states[8][64];
+	char serials[8][256], states[8][256];
 	size_t count = 0, total = 0;
 	const char *p = text;
 	while (*p) {
@@ -337,7 +337,7 @@ static int find_device(struct adb *a, const char *text, const char *want)
 				if (count < 8) {
 					memcpy(serials[count], p, sl);
 					serials[count][sl] = '\0';
-					tl = tl < 63 ? tl : 63;
+					tl = tl < 255 ? tl : 255;
 					memcpy(states[count], tab + 1, tl);
 					states[count][tl] = '\0';
 					count++;

@@ -261,6 +261,7 @@ static int temp_in(const char *dir, char *path, size_t size)
 	int fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
 		return cli_fail(dir, "cannot create a file: %s", strerror(errno)), -1;
+	cli_temp_mode(fd);
 	return fd;
 }
 
@@ -280,12 +281,25 @@ static int fetch(const struct adb *a, const struct target *t, const char *dev, i
 }
 
 /* Check that @tmp is a dump the readers accept. */
+/* A pulled file the readers refuse: said with where in it, as `leaksnap
+ * show` would say it (the local name is a temporary one: the device's is
+ * given instead). */
+static int unreadable(const char *dev, const struct leaksnap_error *err)
+{
+	char where[64] = "";
+	if (err->line)
+		snprintf(where, sizeof(where), "line %lu: ", err->line);
+	else if (err->has_offset)
+		snprintf(where, sizeof(where), "byte offset %llu: ", (unsigned long long)err->offset);
+	return adb_fail("%s: pulled, but not a readable dump: %s%s", dev, where, err->text);
+}
+
 static int check_dump(const char *tmp, const char *dev)
 {
 	struct leaksnap_error err;
 	struct snapshot *s = snapshot_open(tmp, NULL, &err);
 	if (!s)
-		return adb_fail("%s: pulled, but not a readable dump: %s", dev, err.text);
+		return unreadable(dev, &err);
 	snapshot_close(s);
 	return 0;
 }
@@ -298,7 +312,7 @@ static int check_pair(const char *tmp, const char *dev, const char *tmp_maps,
 	struct leaksnap_error err;
 	struct snapshot *s = snapshot_open(tmp, NULL, &err);
 	if (!s)
-		return adb_fail("%s: pulled, but not a readable dump: %s", dev, err.text);
+		return unreadable(dev, &err);
 	snapshot_close(s);
 	char *text;
 	size_t len;

@@ -214,6 +214,7 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return cli_fail(final, "cannot create a file: %s", strerror(errno));
+	cli_temp_mode(fd);
 	close(fd);
 	const char *args[] = {"pull", w->path, tmp, NULL};
 	struct adb_result r = {0};

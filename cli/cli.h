@@ -229,6 +229,9 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace r
 int cli_outfile_check(const char *path, enum cli_replace replace);
 /* Flush, fsync and publish when @ok; otherwise remove the temporary. */
 int cli_outfile_close(struct cli_outfile *o, bool ok);
+/* Give a temporary file made by mkstemp (mode 0600) the mode of any file
+ * leaksnap writes: 0644 less the umask. */
+void cli_temp_mode(int fd);
 /* Give the complete file @tmp the name @path unless @path exists: a hard
  * link (0: @tmp is still there, to be removed), or, on a file system
  * without hard links, a rename that never replaces (1: @tmp is gone);

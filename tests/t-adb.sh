@@ -12,6 +12,7 @@ for tool in gcc python3 readelf strip; do
 	command -v $tool >/dev/null 2>&1 || { echo "SKIP: $tool is not installed"; exit 77; }
 done
 S=$w/state
+umask 022
 DEV=$S/device
 APK=/data/app/~~Zm9v==/com.acme.app-YmFy==/base.apk
 export FAKE_ADB_DIR=$S ADB=$top/tests/fake-adb FAKE_ADB_APP=$T/adbapp FAKE_ADB_HOOK=$HOOK \
@@ -203,6 +204,8 @@ for f in md/*.3.txt md/*.4.txt; do
 	"$L" show "$f" >"$f.show" || fail "$f: not readable"
 	grep -q -x 'format:          android-text 1.2' "$f.show" || fail "$f: not an Android text dump"
 	tail -1 "$f" | grep -q -x END || fail "$f: no END line"
+	# as any file leaksnap writes (umask 022 here), not a temporary file's 0600
+	[ "$(stat -c %a "$f")" = 644 ] || fail "$f: mode $(stat -c %a "$f"), expected 644"
 done
 "$L" diff md/*.3.txt md/*.4.txt >"$w/md.diff" || fail "leakdiff of the pulled text dumps failed"
 grep -q -E '^  > #00 .*/data/app/~~Zm9v==/com.acme.app-YmFy==/lib/x86_64/adbapp\+0x[0-9a-f]+$' "$w/md.diff" ||
@@ -217,6 +220,7 @@ pulled $APPDIR/adbapp -> syms-md$APPDIR/adbapp (build ID unverified: the dump ha
 pulled /system/lib64/libc.so.6 -> syms-md/system/lib64/libc.so.6 (build ID unverified: the dump has none)
 EOF
 cmp -s "$w/expected" "$w/symbols-md.sel" || { fail "symbols-md"; cat "$w/symbols-md.out"; }
+[ "$(stat -c %a "syms-md$APPDIR/adbapp")" = 644 ] || fail "symbols-md: mode $(stat -c %a "syms-md$APPDIR/adbapp")"
 cmp -s "$T/adbapp" "syms-md$APPDIR/adbapp" || fail "symbols-md: the app's file differs from the device's"
 "$L" symbolize --symbols syms-md md/*.4.txt >"$w/md.sym" 2>&1 || fail "symbolize with pulled symbols failed"
 grep -q -E "^    #00 0x[0-9a-f]+  $APPDIR/adbapp\+0x[0-9a-f]+  app_leak  .*tests/hook/adbapp.c:$LEAKLINE:12\$" "$w/md.sym" ||
@@ -237,6 +241,11 @@ expect err dumpheap-off <<'EOF'
 leaksnap: adb: pid PID does not run malloc_debug with its backtrace option: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt says 'Native heap dump not available' (was the app started before `leaksnap adb enable`, or by another way than the zygote?)
 EOF
 ls "$DEV/data/local/tmp" | grep -q leaksnap && fail "dumpheap-off: device copy left"
+t dumpheap-badline 2 FAKE_ADB_DUMPHEAP=badline -- adb snapshot com.acme.app --out md
+expect err dumpheap-badline <<'EOF'
+leaksnap: waiting for pid PID to write /data/local/tmp/leaksnap.com.acme.app.PID.1.txt
+leaksnap: adb: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt: pulled, but not a readable dump: line 5: 'Total memory:' is not a decimal number
+EOF
 t dumpheap-no-end 2 FAKE_ADB_DUMPHEAP=noend LEAKSNAP_ADB_TIMEOUT=2 -- adb snapshot com.acme.app --out md
 sed -n '2s/ (last line: .*//p' "$w/dumpheap-no-end.nerr" | grep -q -x 'leaksnap: adb: pid PID did not finish /data/local/tmp/leaksnap.com.acme.app.PID.1.txt within 2 s' ||
 	{ fail "dumpheap-no-end"; cat "$w/dumpheap-no-end.err"; }
