@@ -87,7 +87,7 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 			return EXIT_ERROR;
 		}
 		/* one pointer size for all the dumps, or 0 (any class) */
-		unsigned ps = snapshot_pointer_size(s);
+		unsigned ps = snapshot_pointer_size_known(s);
 		*pointer_size = d == 0 || *pointer_size == ps ? ps : 0;
 		if (!m) {
 			snapshot_close(s);

@@ -69,7 +69,7 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *m
 	leaksnap_error_clear(&err);
 	c->sym = symbolizer_new(&so, &err);
 	if (c->sym)
-		symbolizer_set_pointer_size(c->sym, snapshot_pointer_size(s));
+		symbolizer_set_pointer_size(c->sym, snapshot_pointer_size_known(s));
 	c->snap = s;
 	c->maps = maps;
 	if (!c->sym) {

@@ -395,6 +395,9 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 	s->backtrace_size = t.have_bt_size ? (unsigned)t.bt_size : t.max_frames;
 	s->pointer_size =
 		(t.wide || lsp_text_maps_wide(s->maps ? s->maps : "", s->maps_len)) ? 8 : 4;
+	/* 4 only because no address needs more: a 64-bit process whose
+	 * addresses all lie below 4 GiB looks the same */
+	s->pointer_size_guessed = s->pointer_size == 4;
 	/* Only Android 7's v1.0 writer (the first with "Backtrace size:") had the
 	 * count bug; older dumps and v1.1+ are never reinterpreted unless forced. */
 	enum lsp_count_hint hint = (t.have_bt_size && strcmp(s->version, "1.0") == 0)

@@ -460,6 +460,10 @@ const char *snapshot_version(const struct snapshot *s)
 	return s->version[0] ? s->version : NULL;
 }
 unsigned snapshot_pointer_size(const struct snapshot *s) { return s->pointer_size; }
+unsigned snapshot_pointer_size_known(const struct snapshot *s)
+{
+	return s->pointer_size_guessed ? 0 : s->pointer_size;
+}
 unsigned snapshot_backtrace_size(const struct snapshot *s) { return s->backtrace_size; }
 bool snapshot_big_endian(const struct snapshot *s) { return s->big_endian; }
 int64_t snapshot_pid(const struct snapshot *s) { return s->pid; }

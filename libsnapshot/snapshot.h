@@ -162,6 +162,10 @@ LEAKSNAP_API const char *snapshot_source(const struct snapshot *snap);
  * (text), the NHGT header's version ("2"), or NULL (raw, old NHGT). */
 LEAKSNAP_API const char *snapshot_version(const struct snapshot *snap);
 LEAKSNAP_API unsigned snapshot_pointer_size(const struct snapshot *snap);
+/* The pointer size when the file says it, 0 when it was only inferred: an
+ * Android text dump none of whose addresses needs more than 32 bits reads
+ * as 4-byte pointers, yet may be a 64-bit process's. */
+LEAKSNAP_API unsigned snapshot_pointer_size_known(const struct snapshot *snap);
 /* Frames per record slot (B); for text dumps without a "Backtrace size:"
  * line, the longest stack seen. */
 LEAKSNAP_API unsigned snapshot_backtrace_size(const struct snapshot *snap);

@@ -16,6 +16,7 @@ struct snapshot {
 	enum snapshot_format format;
 	char version[8];            /* "" = none */
 	unsigned pointer_size;
+	bool pointer_size_guessed; /* text: 4 because no address is wider */
 	unsigned backtrace_size;
 	bool big_endian;
 	int64_t pid;                /* -1 = unknown */

@@ -510,8 +510,10 @@ static int load_symbols(struct sym_file *f)
 		}
 		if (!name || !*name || s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS)
 			continue;
+		/* GNU addr2line names an address by function and untyped
+		 * symbols only; llvm-symbolizer by data objects as well */
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE &&
-		    type != STT_OBJECT)
+		    !(type == STT_OBJECT && f->sym->opts.llvm_names))
 			continue;
 		if (mapping_symbol(name))
 			continue;

@@ -90,7 +90,7 @@ struct sym_result {
 LEAKSNAP_API struct symbolizer *symbolizer_new(const struct sym_options *opts,
 					       struct leaksnap_error *err);
 LEAKSNAP_API void symbolizer_free(struct symbolizer *sym);
-/* The process's pointer size, 4 or 8 (snapshot_pointer_size), before any
+/* The process's pointer size, 4 or 8 (snapshot_pointer_size_known), before any
  * module is looked up: a module's candidate file of the other ELF class is
  * then another build's (a 32-bit /system/lib library found by name for a
  * module of a 64-bit process), passed over like one whose build ID

@@ -453,7 +453,9 @@ done 3<fixtures.txt
 # must not be symbolized with the 32-bit system/lib/libcross.so that the
 # search by name meets first; the 64-bit vendor/lib64 copy is used.  With
 # only the other class there, every frame is (build-id mismatch), never a
-# name; the same for a 32-bit process and a 64-bit file.
+# name; the same for a 32-bit process (a LEAKSNAP dump, which says its
+# pointer size) and a 64-bit file.  A text dump whose addresses all fit 32
+# bits does not say it, so there any class is used.
 frames() { awk '$1 ~ /^#[0-9][0-9]$/ { $1 = $2 = $3 = ""; sub(/^ +/, ""); print }' "$1"; }
 mkdir -p mixed/system/lib mixed/vendor/lib64 only32/system/lib only64/system/lib64
 cp "$X/thumb.so" mixed/system/lib/libcross.so
@@ -468,12 +470,15 @@ frames class.got >class.got.f
 	{ fail "class: the mixed tree's frames are not the 64-bit file's"; diff class.want.f class.got.f; }
 grep -q "^  /system/lib64/libcross.so  mixed/vendor/lib64/libcross.so  (build-id unverified)$" class.got ||
 	{ fail "class: symbol file of the mixed tree"; grep -A2 '^symbol files' class.got; }
-for pair in only32:dump.arm64.so only64:dump.thumb.so; do
+"$L" convert dump.thumb.so dump.thumb.dump || fail "class: convert"
+for pair in only32:dump.arm64.so only64:dump.thumb.dump; do
 	"$L" symbolize --symbols ${pair%%:*} ${pair#*:} >class.$pair 2>&1 || fail "class: $pair"
 	frames class.$pair | sort -u >class.$pair.f
 	[ "$(cat class.$pair.f)" = "(build-id mismatch)" ] ||
 		{ fail "class: $pair: not every frame a mismatch"; cat class.$pair; }
 done
+"$L" symbolize --symbols only64 dump.thumb.so >class.open 2>&1 || fail "class: text, 32 bits"
+grep -q "(build-id mismatch)" class.open && { fail "class: a text dump's guessed size was enforced"; cat class.open; }
 
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
 exit 0
