@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -132,9 +133,25 @@ static void buf_free(struct buf *b)
 }
 
 /* Read a whole /proc file into @b; false on error. */
-static bool read_file(const char *path, struct buf *b)
+/* /proc/thread-self/@name, else (kernels before 3.17) /proc/self/@name:
+ * once the main thread has ended by pthread_exit(), /proc/self is that
+ * zombie's, whose maps, cmdline and exe are empty. */
+static int open_proc(const char *name)
 {
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	return fd;
+}
+
+/* The whole of /proc/.../@name (open_proc). */
+static bool read_proc(const char *name, struct buf *b)
+{
+	int fd = open_proc(name);
 	if (fd < 0)
 		return false;
 	for (;;) {
@@ -289,7 +306,7 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 {
 	buf_printf(meta, "abi=%s\n", abi_name());
 	struct buf tmp = {0};
-	if (read_file("/proc/self/cmdline", &tmp)) {
+	if (read_proc("cmdline", &tmp)) {
 		while (tmp.len && tmp.p[tmp.len - 1] == '\0')
 			tmp.len--;
 		for (size_t i = 0; i < tmp.len; i++)
@@ -301,7 +318,9 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 	}
 	buf_free(&tmp);
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
+	ssize_t n = readlink("/proc/thread-self/exe", exe, sizeof(exe));
+	if (n < 0)
+		n = readlink("/proc/self/exe", exe, sizeof(exe));
 	if (n > 0 && (size_t)n < sizeof(exe)) {
 		buf_add(meta, "exe=", 4);
 		buf_add_clean(meta, exe, (size_t)n);
@@ -507,7 +526,7 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 
 	if ((hook_cfg.reachability ? reach_snapshot(&snap, &reach) : table_snapshot(&snap)) != 0)
 		goto out;
-	if (!read_file("/proc/self/maps", &maps)) {
+	if (!read_proc("maps", &maps)) {
 		err = errno ? errno : EIO;
 		goto out_snap;
 	}
@@ -656,6 +675,59 @@ static void timespec_add_ns(struct timespec *t, uint64_t ns)
 	t->tv_nsec = (long)(total % 1000000000u);
 }
 
+/* exit() has begun: the dump thread takes no more requests. */
+static atomic_bool exit_begun;
+/* The main thread has called pthread_exit(): the process ends when its
+ * last thread does, and the dump thread must not be that thread. */
+static atomic_bool main_gone;
+/* Posts of dump_sem that wake the dump thread without asking for a dump. */
+static atomic_int wake_only;
+
+void dump_main_thread_gone(void)
+{
+	if (atomic_load(&thread_absent))
+		return; /* no dump thread: nothing keeps the process alive */
+	atomic_store(&main_gone, true);
+	atomic_fetch_add(&wake_only, 1);
+	sem_post(&dump_sem);
+}
+
+/* Whether every thread of the program has ended, but this one: the main
+ * thread, gone by pthread_exit(), stays a zombie until the last one
+ * ends, so two are left (/proc/self/stat's num_threads).  False when that
+ * cannot be read. */
+static bool alone(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* fields after the command, whose ")" may be in it: the last one */
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 20; field++) {
+		p = strchr(p + 1, ' ');
+		if (p)
+			while (p[1] == ' ')
+				p++;
+	}
+	if (!p)
+		return false;
+	long threads = strtol(p + 1, NULL, 10);
+	return threads >= 1 && threads <= 2;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+#define ALONE_POLL_NS 100000000u /* once the main thread is gone */
+
 static void *dump_main(void *arg)
 {
 	(void)arg;
@@ -672,26 +744,61 @@ static void *dump_main(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	timespec_add_ns(&deadline, hook_cfg.interval_ns);
 	for (;;) {
+		bool poll = atomic_load(&main_gone);
+		bool timed = hook_cfg.interval_ns != 0;
+		struct timespec until = deadline;
+		if (poll) {
+			struct timespec soon;
+			clock_gettime(CLOCK_MONOTONIC, &soon);
+			timespec_add_ns(&soon, ALONE_POLL_NS);
+			if (!timed || before(&soon, &until))
+				until = soon;
+			timed = true;
+		}
 		int r;
-		if (hook_cfg.interval_ns) {
+		if (timed) {
 #if defined(__GLIBC__)
-			r = sem_clockwait(&dump_sem, CLOCK_MONOTONIC, &deadline);
+			r = sem_clockwait(&dump_sem, CLOCK_MONOTONIC, &until);
 #else
-			r = sem_timedwait_monotonic_np(&dump_sem, &deadline);
+			r = sem_timedwait_monotonic_np(&dump_sem, &until);
 #endif
 		} else {
 			r = sem_wait(&dump_sem);
 		}
-		if (r == 0) {
+		int e = errno;
+		bool request = false;
+		if (r == 0) { /* a dump asked for, unless it was only a wake-up */
+			int w = atomic_load(&wake_only);
+			while (w > 0 && !atomic_compare_exchange_weak(&wake_only, &w, w - 1))
+				;
+			request = w <= 0;
+		}
+		if (poll && alone()) {
+			/* Returning makes this the last thread to end: the C
+			 * library then calls exit(0), as the program's last
+			 * thread would have, and the exit dump is written. */
+			if (request)
+				sem_post(&dump_sem); /* (served at exit) */
+			atomic_store(&thread_absent, true);
+			return NULL;
+		}
+		if (request && atomic_load(&exit_begun)) {
+			/* the exiting thread serves what is pending */
+			sem_post(&dump_sem);
+			for (;;)
+				pause();
+		} else if (request) {
 			dump_write(NULL, HOOK_TRIGGER_SIGNAL);
-		} else if (errno == ETIMEDOUT) {
-			dump_write(NULL, HOOK_TRIGGER_INTERVAL);
+		} else if (r != 0 && e == ETIMEDOUT && hook_cfg.interval_ns) {
 			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (before(&now, &deadline))
+				continue; /* only the poll's wait ended */
+			dump_write(NULL, HOOK_TRIGGER_INTERVAL);
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			do
 				timespec_add_ns(&deadline, hook_cfg.interval_ns);
-			while (deadline.tv_sec < now.tv_sec ||
-			       (deadline.tv_sec == now.tv_sec && deadline.tv_nsec <= now.tv_nsec));
+			while (!before(&now, &deadline));
 		}
 	}
 	return NULL;
@@ -763,6 +870,9 @@ void dump_after_fork_child(void)
 	atomic_store(&dump_thread_stack, 0);
 	dump_seq = 0;
 	dump_exiting = false;
+	atomic_store(&exit_begun, false);
+	atomic_store(&main_gone, false);
+	atomic_store(&wake_only, 0);
 	/* No thread in the child until it needs one: a dump signal or an
 	 * interval.  (A forked child stays single-threaded otherwise, which
 	 * some programs rely on, e.g. before unshare(CLONE_NEWUSER).) */
@@ -779,9 +889,18 @@ void dump_at_exit(void)
 		return;
 	}
 	hook_busy++;
-	/* Signals that arrived but were not served yet still get their dumps
-	 * (the dump thread may be taking some of them at the same time). */
-	while (sem_trywait(&dump_sem) == 0)
+	/* Signals that arrived but were not served yet are served here, all
+	 * by one dump (they ask for the same state): signals that keep coming
+	 * must not hold the exit up, as one dump each would.  The dump thread
+	 * takes no more of them (a dump it has begun is waited for, once). */
+	atomic_store(&exit_begun, true);
+	int pending = 0;
+	if (sem_getvalue(&dump_sem, &pending) != 0)
+		pending = 0;
+	int asked = 0;
+	for (int i = 0; i < pending && sem_trywait(&dump_sem) == 0; i++)
+		asked++;
+	if (asked > atomic_load(&wake_only))
 		dump_write(NULL, HOOK_TRIGGER_SIGNAL);
 	pthread_mutex_lock(&dump_mutex);
 	dump_exiting = true;

@@ -21,6 +21,7 @@ size_t malloc_usable_size(void *p);
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "table_internal.h"
@@ -485,6 +486,25 @@ EXPORT int dlclose(void *handle)
 	/* Cached unwind rules may describe the unloaded code. */
 	unwind_cfi_flush();
 	return rc;
+}
+
+/* The main thread may end by pthread_exit() and leave the process to the
+ * other threads: once they have ended too, the dump thread must end, or the
+ * process would never exit. */
+EXPORT void pthread_exit(void *ret)
+{
+	static void (*_Atomic real_exit)(void *);
+	void (*f)(void *) = atomic_load(&real_exit);
+	if (!f) {
+		*(void **)&f = dlsym(RTLD_NEXT, "pthread_exit");
+		atomic_store(&real_exit, f);
+	}
+	if (atomic_load_explicit(&hook_active, memory_order_relaxed) &&
+	    syscall(SYS_gettid) == getpid())
+		dump_main_thread_gone();
+	if (f)
+		f(ret);
+	abort(); /* (no pthread_exit under us: cannot happen) */
 }
 
 /* bionic API ------------------------------------------------------------------ */

@@ -91,6 +91,30 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 [ "$hung" = 0 ] || fail "exit() from a signal handler: $hung of 10 runs hung"
 
+# main() ends by pthread_exit(), a thread goes on, then ends: the process
+# ends (the dump thread does not keep it alive), and the exit dump, written
+# after the main thread is gone, has both blocks with their functions (its
+# maps are read from /proc/thread-self: /proc/self's are a zombie's, empty).
+timeout 20 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/px" "$T/edge" pexit
+st=$?
+[ $st = 0 ] || fail "pthread_exit from main: exit status $st (124: the process never ended)"
+d=$(ls "$w"/px.*.exit.dump 2>/dev/null | head -1)
+if [ -n "$d" ]; then
+	"$SC" "$d" >"$d.txt"
+	expect_record "$d.txt" "10 1 app main"
+	expect_record "$d.txt" "4242 1 app pexit_late"
+	[ -s "${d%.dump}.maps" ] || fail "pthread_exit from main: the exit maps are empty"
+else
+	fail "pthread_exit from main: no exit dump"
+fi
+# Dump signals that never stop while the process exits: it still ends, with
+# its exit dump (only the requests pending when exit() began are served).
+timeout 20 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/fl" "$T/edge" flood 2>/dev/null
+st=$?
+[ $st = 0 ] || fail "exit under a flood of dump signals: exit status $st (124: never ended)"
+ls "$w"/fl.*.exit.dump >/dev/null 2>&1 || fail "exit under a flood of dump signals: no exit dump"
+rm -f "$w"/fl.*
+
 # A forked child stays single-threaded until a dump is asked of it.
 out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/ch" "$T/edge" child)
 [ "$out" = "child threads 1" ] || fail "forked child: '$out' (expected 1 thread)"

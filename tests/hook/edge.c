@@ -5,7 +5,14 @@
  *                  (prints the child's thread count)
  *   edge big       a live 3 GiB block (virtual; prints "big ok" or "big
  *                  skipped" if the system refuses it)
+ *   edge pexit     main leaks 10 bytes and ends by pthread_exit(); a thread
+ *                  leaks 4242 bytes 0.2 s later and returns: the process
+ *                  must then end (exit status 0)
+ *   edge flood     a thread asks for dumps (the dump signal) without end
+ *                  while others allocate; main calls exit() after 0.1 s:
+ *                  the process must end
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +27,44 @@ static void on_alarm(int sig)
 {
 	(void)sig;
 	exit(0);
+}
+
+__attribute__((noinline)) void *pexit_main_leak(void) /* (a tail call: frame 0 is its caller) */
+{
+	return malloc(10);
+}
+
+__attribute__((noinline)) void *pexit_thread_leak(void)
+{
+	return malloc(4242);
+}
+
+static void *pexit_late(void *arg)
+{
+	(void)arg;
+	usleep(200000);
+	edge_keep = pexit_thread_leak();
+	return NULL;
+}
+
+static void *flood_ask(void *arg)
+{
+	(void)arg;
+	for (;;)
+		kill(getpid(), SIGRTMAX - 17);
+	return NULL;
+}
+
+static void *flood_churn(void *arg)
+{
+	void *k[32] = {0};
+	unsigned s = (unsigned)(unsigned long)arg;
+	for (;;) {
+		unsigned i = (unsigned)rand_r(&s) % 32;
+		free(k[i]);
+		k[i] = malloc((size_t)(rand_r(&s) % 500 + 1));
+	}
+	return NULL;
 }
 
 static int thread_count(void)
@@ -60,6 +105,24 @@ int main(int argc, char **argv)
 		int st;
 		waitpid(pid, &st, 0);
 		return 0;
+	}
+	if (!strcmp(mode, "pexit")) {
+		static void *keep;
+		keep = pexit_main_leak();
+		pthread_t t;
+		if (!keep || pthread_create(&t, NULL, pexit_late, NULL) != 0)
+			return 1;
+		pthread_detach(t);
+		pthread_exit(NULL);
+	}
+	if (!strcmp(mode, "flood")) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, flood_ask, NULL) != 0 ||
+		    pthread_create(&t, NULL, flood_churn, (void *)1) != 0 ||
+		    pthread_create(&t, NULL, flood_churn, (void *)2) != 0)
+			return 1;
+		usleep(100000);
+		exit(0);
 	}
 	if (!strcmp(mode, "big")) {
 		edge_keep = malloc((size_t)3 << 30);
