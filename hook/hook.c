@@ -255,7 +255,9 @@ static inline bool want_track(void)
 
 /* (errno: nothing on this path changes it; the rare calls that could --
  * mmap, pthread_getattr_np, pthread_create -- save and restore it.) */
-static void __attribute__((noinline)) track(void *p, size_t size, const struct unwind_regs *regs)
+static inline __attribute__((always_inline)) void track_into(void *p, size_t size,
+							   const struct unwind_regs *regs,
+							   uintptr_t *pcs)
 {
 	hook_busy++;
 	if (HOOK_UNLIKELY(atomic_load_explicit(&dump_thread_missing, memory_order_relaxed))) {
@@ -264,13 +266,33 @@ static void __attribute__((noinline)) track(void *p, size_t size, const struct u
 		errno = saved;
 	}
 	table_prefetch(p);
-	uintptr_t pcs[HOOK_MAX_FRAMES];
 	uint64_t *stack_slot, run;
 	bool have_run;
 	unsigned n = capture(regs, pcs, &stack_slot, &run, &have_run);
 	table_insert(p, size, atomic_load_explicit(&hook_zygote_child, memory_order_relaxed),
 		     pcs, n, stack_slot, have_run ? &run : NULL);
 	hook_busy--;
+}
+
+static void __attribute__((noinline)) track_big(void *p, size_t size,
+						const struct unwind_regs *regs)
+{
+	uintptr_t pcs[HOOK_MAX_FRAMES];
+	track_into(p, size, regs, pcs);
+}
+
+/* The frames' buffer is on the program's stack, which may be small (a
+ * thread of PTHREAD_STACK_MIN, 16 KiB): room for the usual depths there,
+ * the longest LEAKSNAP_FRAMES allows in a frame of its own. */
+#define TRACK_FRAMES 64
+static void __attribute__((noinline)) track(void *p, size_t size, const struct unwind_regs *regs)
+{
+	if (HOOK_UNLIKELY(hook_cfg.frames > TRACK_FRAMES)) {
+		track_big(p, size, regs);
+		return;
+	}
+	uintptr_t pcs[TRACK_FRAMES];
+	track_into(p, size, regs, pcs);
 }
 
 /* Capture the entry point's registers and record @p (expanded in each
@@ -373,8 +395,7 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 	} else if (size != 0 && res == TABLE_REMOVED) {
 		/* Failed: the old block is still live, with its old stack. */
 		int saved = errno;
-		table_insert(old, key.size & ~HOOK_ZYGOTE_FLAG, (key.size & HOOK_ZYGOTE_FLAG) != 0,
-			     key.pcs, key.n, NULL, NULL);
+		table_restore(old, &key);
 		errno = saved;
 	}
 	return p;

@@ -96,14 +96,20 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 void table_note_untracked(void *p);
 
 enum table_remove_result { TABLE_UNTRACKED, TABLE_REMOVED, TABLE_DOUBLE_FREE };
-/* A removed allocation's key, for putting it back (realloc failure). */
+/* A removed allocation's record, for putting it back (realloc failure):
+ * its stack by number, not by frames, so that realloc keeps no copy of a
+ * whole stack on the program's stack (threads may have 16 KiB of it). */
 struct table_key {
 	uintptr_t size;  /* with HOOK_ZYGOTE_FLAG */
-	unsigned n;
-	uintptr_t pcs[HOOK_MAX_FRAMES];
+	uint32_t stack;  /* its number in the stack store */
+	uint32_t gen;    /* the store's numbering then */
 };
-/* Forget @p.  With @key, the allocation's record is copied there. */
+/* Forget @p.  With @key, the allocation's record is kept there. */
 enum table_remove_result table_remove(void *p, struct table_key *key);
+/* Record @p again as table_remove() gave @key.  Should the stack store have
+ * been renumbered in between (a rebuild may drop a stack no live block
+ * uses), the block goes unrecorded. */
+void table_restore(void *p, const struct table_key *key);
 
 /* Take every table lock (fork, consistent snapshots).  The thread holding
  * them may still call malloc and free: it works on the tables directly. */

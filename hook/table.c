@@ -8,7 +8,7 @@
  *    slot} entries that is read and extended without a lock.  Lookups
  *    compare those only and never touch the stack itself (two stacks would
  *    have to agree on a 64-bit hash, depth and frame 0 to be merged); a
- *    per-thread memo of the last 32 stacks skips even that, and so does the
+ *    per-thread memo of 128 stacks skips even that, and so does the
  *    number the unwinder's walk memo keeps for a walk it gives again.
  *  - pointers: 64 shards by address region, each an open-addressing table
  *    (linear probing, backward-shift deletion, at most half full) under a
@@ -253,7 +253,8 @@ static inline void stack_hash(const uintptr_t *pcs, unsigned n, uint64_t *h1, ui
  * program's whole working set of stacks is often a few hundred.  Numbers
  * change only when the store is rebuilt (stk_gen counts rebuilds): a
  * thread that sees a new count forgets its memo. */
-#define STACK_MEMO_BITS 9
+#define STACK_MEMO_BITS 7 /* 2 KiB: thread-local storage comes out of
+			    * every thread's stack, which may be 16 KiB */
 static HOOK_TLS struct stack_memo {
 	uint64_t h1;
 	uint32_t h2;
@@ -724,10 +725,9 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	atomic_uintptr_t *f = freed_slot(s, h);
 	if (e->key) {
 		if (key) {
-			const struct stk *r = stk_at(e->stack & ~SLOT_ZYGOTE);
 			key->size = e->size | (e->stack & SLOT_ZYGOTE ? HOOK_ZYGOTE_FLAG : 0);
-			key->n = (unsigned)r->n;
-			memcpy(key->pcs, r->pcs, r->n * sizeof(uintptr_t));
+			key->stack = e->stack & ~SLOT_ZYGOTE;
+			key->gen = stk_gen;
 		}
 		shard_delete(s, e);
 		atomic_store_explicit(f, k, memory_order_relaxed);
@@ -737,6 +737,28 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	}
 	shard_unlock(s, biased);
 	return res;
+}
+
+void table_restore(void *p, const struct table_key *key)
+{
+	uintptr_t k = (uintptr_t)p;
+	uint64_t h = ptr_hash(k);
+	struct shard *s = shard_of(k);
+	if (HOOK_UNLIKELY(in_shard) && !holds_all) {
+		table_note_untracked(p);
+		return;
+	}
+	bool biased = shard_lock(s);
+	/* (stk_gen changes only with every lock held: stable here) */
+	if (key->gen == stk_gen) {
+		shard_put(s, k, h, key->size & ~(uintptr_t)HOOK_ZYGOTE_FLAG,
+			  (key->size & HOOK_ZYGOTE_FLAG) != 0, key->stack);
+	} else {
+		atomic_uintptr_t *f = freed_slot(s, h);
+		if (atomic_load_explicit(f, memory_order_relaxed) == k)
+			atomic_store_explicit(f, 0, memory_order_relaxed);
+	}
+	shard_unlock(s, biased);
 }
 
 void table_note_untracked(void *p)

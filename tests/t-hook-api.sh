@@ -115,6 +115,20 @@ st=$?
 ls "$w"/fl.*.exit.dump >/dev/null 2>&1 || fail "exit under a flood of dump signals: no exit dump"
 rm -f "$w"/fl.*
 
+# A thread with the least stack there is (PTHREAD_STACK_MIN) allocates under
+# every unwinder: the hook's frames and thread-local storage fit beside the
+# program's.
+for u in auto fp dwarf; do
+	out=$(LEAKSNAP_UNWIND=$u LD_PRELOAD=$HOOK LEAKSNAP_DUMP_ON_EXIT=0 "$T/edge" smallstack 2>&1)
+	[ "$out" = "smallstack ok" ] || fail "PTHREAD_STACK_MIN thread, $u: '$out'"
+done
+
+# A realloc that fails leaves its block live: recorded again, stack and all.
+out=$(timeout 20 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/rf" "$T/edge" refail)
+[ "$out" = "refail ok" ] || fail "failed realloc: '$out'"
+d=$(ls "$w"/rf.*.exit.dump 2>/dev/null | head -1)
+[ -n "$d" ] && "$SC" "$d" >"$d.txt" && expect_record "$d.txt" "777 1 app refail_leak main"
+
 # A forked child stays single-threaded until a dump is asked of it.
 out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/ch" "$T/edge" child)
 [ "$out" = "child threads 1" ] || fail "forked child: '$out' (expected 1 thread)"

@@ -8,10 +8,19 @@
  *   edge pexit     main leaks 10 bytes and ends by pthread_exit(); a thread
  *                  leaks 4242 bytes 0.2 s later and returns: the process
  *                  must then end (exit status 0)
+ *   edge smallstack
+ *                  a thread of PTHREAD_STACK_MIN bytes of stack, 10 frames
+ *                  of 256 bytes deep, allocates (malloc, realloc, calloc:
+ *                  the hook's own frames, its thread-local storage and
+ *                  the C library's must fit); prints "smallstack ok"
+ *   edge refail    a block of 777 bytes from refail_leak(), then a realloc
+ *                  of it that fails: the block stays recorded, with its
+ *                  stack (prints "refail ok")
  *   edge flood     a thread asks for dumps (the dump signal) without end
  *                  while others allocate; main calls exit() after 0.1 s:
  *                  the process must end
  */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,6 +76,34 @@ static void *flood_churn(void *arg)
 	return NULL;
 }
 
+__attribute__((noinline)) void refail_leak(void)
+{
+	edge_keep = malloc(777);
+	__asm__ volatile("" ::: "memory"); /* (no tail call: a frame of its own) */
+}
+
+__attribute__((noinline)) static void small_rec(int d)
+{
+	volatile char buf[256];
+	buf[0] = (char)d;
+	if (d > 0) {
+		small_rec(d - 1);
+	} else {
+		edge_keep = malloc(100);
+		edge_keep = realloc(edge_keep, 200);
+		free(edge_keep);
+		edge_keep = calloc(2, 2);
+	}
+	__asm__ volatile("" ::"r"(buf) : "memory");
+}
+
+static void *small_main(void *arg)
+{
+	(void)arg;
+	small_rec(10);
+	return NULL;
+}
+
 static int thread_count(void)
 {
 	FILE *f = fopen("/proc/self/status", "r");
@@ -114,6 +151,23 @@ int main(int argc, char **argv)
 			return 1;
 		pthread_detach(t);
 		pthread_exit(NULL);
+	}
+	if (!strcmp(mode, "smallstack")) {
+		pthread_attr_t at;
+		pthread_t t;
+		pthread_attr_init(&at);
+		if (pthread_attr_setstacksize(&at, PTHREAD_STACK_MIN) != 0 ||
+		    pthread_create(&t, &at, small_main, NULL) != 0)
+			return 1;
+		pthread_join(t, NULL);
+		printf("smallstack ok\n");
+		return 0;
+	}
+	if (!strcmp(mode, "refail")) {
+		refail_leak();
+		void *q = realloc(edge_keep, (size_t)-1 / 2);
+		printf(q == NULL && edge_keep ? "refail ok\n" : "refail: the realloc worked\n");
+		return 0;
 	}
 	if (!strcmp(mode, "flood")) {
 		pthread_t t;
