@@ -636,6 +636,20 @@ static void read_config(void)
 		out = NULL;
 	}
 	strcpy(c->out, out && *out ? out : def_out);
+	/* A relative prefix names the directory the program starts in: a
+	 * program that changes directory later must not split its dumps. */
+	char cwd[PATH_MAX];
+	if (c->out[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+		size_t cl = strlen(cwd), ol = strlen(c->out);
+		if (cl + 1 + ol < sizeof(c->out) - 64) {
+			memmove(c->out + cl + 1, c->out, ol + 1);
+			memcpy(c->out, cwd, cl);
+			c->out[cl] = '/';
+		} else {
+			hook_report(&report_env, "LEAKSNAP_OUT=%s: too long once made absolute; "
+				    "dumps go where the program is when it writes them", c->out);
+		}
+	}
 
 	c->interval_ns = 0;
 	const char *iv = getenv("LEAKSNAP_INTERVAL");

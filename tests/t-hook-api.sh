@@ -123,6 +123,15 @@ for u in auto fp dwarf; do
 	[ "$out" = "smallstack ok" ] || fail "PTHREAD_STACK_MIN thread, $u: '$out'"
 done
 
+# A relative LEAKSNAP_OUT names the directory the program started in, even
+# after it changes directory: every dump of the process in one place.
+mkdir -p "$w/cd1" "$w/cd2"
+(cd "$w/cd1" && LD_PRELOAD=$HOOK LEAKSNAP_OUT=rel "$T/edge" cd "$w/cd2") || fail "cd: status"
+[ "$(cd "$w/cd1" && ls | sed 's/\.[0-9]*\./.PID./' | sort | tr '\n' ' ')" = \
+	"rel.PID.1.dump rel.PID.1.maps rel.PID.2.dump rel.PID.2.maps rel.PID.exit.dump rel.PID.exit.maps " ] ||
+	{ fail "cd: dumps not all in the starting directory"; ls "$w/cd1" "$w/cd2"; }
+[ -z "$(ls "$w/cd2")" ] || { fail "cd: dumps in the new directory"; ls "$w/cd2"; }
+
 # A realloc that fails leaves its block live: recorded again, stack and all.
 out=$(timeout 20 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/rf" "$T/edge" refail)
 [ "$out" = "refail ok" ] || fail "failed realloc: '$out'"

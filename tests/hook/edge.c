@@ -13,6 +13,8 @@
  *                  of 256 bytes deep, allocates (malloc, realloc, calloc:
  *                  the hook's own frames, its thread-local storage and
  *                  the C library's must fit); prints "smallstack ok"
+ *   edge cd DIR    asks for a dump, changes directory to DIR, asks for
+ *                  another (0.2 s apart), exits
  *   edge refail    a block of 777 bytes from refail_leak(), then a realloc
  *                  of it that fails: the block stays recorded, with its
  *                  stack (prints "refail ok")
@@ -161,6 +163,16 @@ int main(int argc, char **argv)
 			return 1;
 		pthread_join(t, NULL);
 		printf("smallstack ok\n");
+		return 0;
+	}
+	if (!strcmp(mode, "cd") && argc > 2) {
+		edge_keep = malloc(10);
+		raise(SIGRTMAX - 17);
+		usleep(200000);
+		if (chdir(argv[2]) != 0)
+			return 1;
+		raise(SIGRTMAX - 17);
+		usleep(200000);
 		return 0;
 	}
 	if (!strcmp(mode, "refail")) {
