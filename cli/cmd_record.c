@@ -43,7 +43,8 @@ static const char record_usage[] =
 	"Usage: leaksnap record [OPTIONS] [--] CMD [ARGS...]\n\n"
 	"Run CMD with the leaksnap malloc hook (libleakhook.so) preloaded, wait for it,\n"
 	"then list on standard error every dump that CMD and its children wrote under\n"
-	"PREFIX (leaksnap_dump(path) may write elsewhere: those are not listed), with\n"
+	"PREFIX by the time CMD ended (a child still running then, a daemon, is not\n"
+	"waited for; leaksnap_dump(path) may write elsewhere: those are not listed), with\n"
 	"its record, byte and allocation counts.  Standard input, standard output and\n"
 	"the exit status are the program's; record's own messages go to standard error.\n"
 	"Options end at '--' or at the first argument that is not an option.\n\n"
@@ -903,8 +904,9 @@ static void no_dumps(const struct record_opts *o, const struct prefix *p, const 
 		note("no dumps written (the program was killed by a signal, so it did not reach its "
 		     "exit dump)");
 	} else {
-		note("no dumps written as %s.PID.*.dump (did the hook load? see any loader "
-		     "message above; a process that ends in _exit() or exec() writes no exit dump)",
+		note("no dumps written as %s.PID.*.dump (a message of the hook above, if any, says "
+		     "why; else did the hook load? see any loader message above; a process that "
+		     "ends in _exit() or exec() writes no exit dump)",
 		     p->shown);
 	}
 }
