@@ -133,25 +133,10 @@ static void buf_free(struct buf *b)
 }
 
 /* Read a whole /proc file into @b; false on error. */
-/* /proc/thread-self/@name, else (kernels before 3.17) /proc/self/@name:
- * once the main thread has ended by pthread_exit(), /proc/self is that
- * zombie's, whose maps, cmdline and exe are empty. */
-static int open_proc(const char *name)
+/* The whole of the file @path. */
+static bool read_file(const char *path, struct buf *b)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "/proc/self/%s", name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	return fd;
-}
-
-/* The whole of /proc/.../@name (open_proc). */
-static bool read_proc(const char *name, struct buf *b)
-{
-	int fd = open_proc(name);
 	if (fd < 0)
 		return false;
 	for (;;) {
@@ -168,6 +153,22 @@ static bool read_proc(const char *name, struct buf *b)
 	}
 	close(fd);
 	return false;
+}
+
+/* The whole of /proc/self/@name, or when that is empty /proc/thread-self's:
+ * once the main thread has ended by pthread_exit(), /proc/self is that
+ * zombie's, whose maps and cmdline are empty.  (/proc/self first: qemu-user
+ * shows the guest's maps there, not under /proc/thread-self.) */
+static bool read_proc(const char *name, struct buf *b)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	size_t start = b->len;
+	if (read_file(path, b) && b->len > start)
+		return true;
+	b->len = start;
+	snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
+	return read_file(path, b);
 }
 
 /* Metadata --------------------------------------------------------------------- */
@@ -318,9 +319,9 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 	}
 	buf_free(&tmp);
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/thread-self/exe", exe, sizeof(exe));
-	if (n < 0)
-		n = readlink("/proc/self/exe", exe, sizeof(exe));
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
+	if (n < 0) /* (a zombie main thread's: see read_proc) */
+		n = readlink("/proc/thread-self/exe", exe, sizeof(exe));
 	if (n > 0 && (size_t)n < sizeof(exe)) {
 		buf_add(meta, "exe=", 4);
 		buf_add_clean(meta, exe, (size_t)n);

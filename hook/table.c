@@ -480,6 +480,15 @@ static inline atomic_uintptr_t *freed_slot(struct shard *s, uint64_t h)
 	return &s->freed[(h >> 20) & (FREED_SET - 1)];
 }
 
+/* @key (hash @h) is handed out again without a record: no longer a freed
+ * address (with @s's lock held). */
+static inline void freed_forget(struct shard *s, uint64_t h, uintptr_t key)
+{
+	atomic_uintptr_t *f = freed_slot(s, h);
+	if (atomic_load_explicit(f, memory_order_relaxed) == key)
+		atomic_store_explicit(f, 0, memory_order_relaxed);
+}
+
 /* Resize @s to four times its live entries.  Returns -1 if memory ran
  * out (the old table stays, still correct, only fuller). */
 static int shard_resize(struct shard *s)
@@ -511,9 +520,7 @@ static void shard_put(struct shard *s, uintptr_t key, uint64_t h, size_t size, b
 	if (HOOK_UNLIKELY((s->live + 1) * 4 > (s->mask + 1) * 3)) {
 		/* A resize failed before (out of memory): leave this block out
 		 * rather than fill the table (lookups need an empty slot). */
-		atomic_uintptr_t *f = freed_slot(s, h);
-		if (atomic_load_explicit(f, memory_order_relaxed) == key)
-			atomic_store_explicit(f, 0, memory_order_relaxed);
+		freed_forget(s, h, key);
 		return;
 	}
 	struct ptr_slot *e = shard_find(s->slots, s->mask, key, (uint32_t)(h >> 32));
@@ -697,9 +704,7 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 				shard_put(s, key, h, size, zygote, stack);
 			} else {
 				/* not recorded: the address is no longer a freed one */
-				atomic_uintptr_t *f = freed_slot(s, h);
-				if (atomic_load_explicit(f, memory_order_relaxed) == key)
-					atomic_store_explicit(f, 0, memory_order_relaxed);
+				freed_forget(s, h, key);
 			}
 			shard_unlock(s, biased);
 			return;
@@ -750,14 +755,11 @@ void table_restore(void *p, const struct table_key *key)
 	}
 	bool biased = shard_lock(s);
 	/* (stk_gen changes only with every lock held: stable here) */
-	if (key->gen == stk_gen) {
+	if (key->gen == stk_gen)
 		shard_put(s, k, h, key->size & ~(uintptr_t)HOOK_ZYGOTE_FLAG,
 			  (key->size & HOOK_ZYGOTE_FLAG) != 0, key->stack);
-	} else {
-		atomic_uintptr_t *f = freed_slot(s, h);
-		if (atomic_load_explicit(f, memory_order_relaxed) == k)
-			atomic_store_explicit(f, 0, memory_order_relaxed);
-	}
+	else
+		freed_forget(s, h, k);
 	shard_unlock(s, biased);
 }
 
