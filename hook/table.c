@@ -514,8 +514,9 @@ static int shard_resize(struct shard *s)
 	return 0;
 }
 
-static void shard_put(struct shard *s, uintptr_t key, uint64_t h, size_t size, bool zygote,
-		      uint32_t stack)
+static inline __attribute__((always_inline)) void shard_put(struct shard *s, uintptr_t key,
+							    uint64_t h, size_t size, bool zygote,
+							    uint32_t stack)
 {
 	if (HOOK_UNLIKELY((s->live + 1) * 4 > (s->mask + 1) * 3)) {
 		/* A resize failed before (out of memory): leave this block out
