@@ -132,6 +132,21 @@ print(''.join('0x%x\\n' % r.randrange(lo, hi) for _ in range(300)), end='')
 	cmp -s $b.gnu $b.ours || { fail "$b: plain output differs from GNU addr2line"; diff $b.gnu $b.ours | head; }
 done
 
+# An address only a data object's symbol covers (crtstuff's
+# __frame_dummy_init_array_entry in .init_array): GNU addr2line names it by
+# functions and untyped symbols only ("??"), llvm-symbolizer (-j) by the
+# object.
+a=$(nm c-gcc-O2 | awk '$3 == "__frame_dummy_init_array_entry" { print "0x" $1 }')
+if [ -n "$a" ]; then
+	addr2line -f -e c-gcc-O2 "$a" >obj.gnu
+	"$L" addr2line -f -e c-gcc-O2 "$a" >obj.ours
+	cmp -s obj.gnu obj.ours || { fail "data object: differs from GNU addr2line"; diff obj.gnu obj.ours; }
+	"$L" addr2line -j -e c-gcc-O2 "$a" | grep -q '"FunctionName":"__frame_dummy_init_array_entry"' ||
+		fail "data object: -j does not name the object as llvm-symbolizer does"
+else
+	fail "c-gcc-O2: no __frame_dummy_init_array_entry"
+fi
+
 # Rust (when rustc is here): v0 names (the default mangling) at -O2, and
 # -O0 with the standard library's legacy-mangled code.
 if command -v rustc >/dev/null 2>&1; then
