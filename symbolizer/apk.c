@@ -225,9 +225,12 @@ const struct sym_module *symbolizer_module_at(struct symbolizer *sym, const char
 	if (!entry)
 		return sym_module_missing(sym, path, SYM_BUILD_ID_MISSING, err);
 
-	char name[4096], copy[64];
+	char name[4096], copy[64], host[4096];
 	if (snprintf(name, sizeof(name), "%s!/%s", path, entry) >= (int)sizeof(name))
 		return sym_module_missing(sym, path, SYM_BUILD_ID_MISSING, err);
+	/* read from the APK found here: said as that file's entry */
+	bool named = a->file && snprintf(host, sizeof(host), "%s!/%s", a->file, entry) <
+					     (int)sizeof(host);
 	const void *id = NULL;
 	ssize_t idlen = 0;
 	Elf *e = elf_memory((char *)(uintptr_t)(a->map + start), (size_t)size);
@@ -238,7 +241,8 @@ const struct sym_module *symbolizer_module_at(struct symbolizer *sym, const char
 	}
 	int memfd = copy_out(a, start, size, copy, sizeof(copy));
 	const struct sym_module *m = sym_module_locate(sym, name, idlen ? id : NULL, (size_t)idlen,
-						       memfd >= 0 ? copy : NULL, err);
+						       memfd >= 0 ? copy : NULL,
+						       named ? host : NULL, err);
 	if (e)
 		elf_end(e);
 	if (!m) {

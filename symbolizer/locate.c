@@ -248,7 +248,7 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 }
 
 static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e,
-			      const char *extra)
+			      const char *extra, const char *extra_name)
 {
 	bool mismatch = false;
 	char buf[4096];
@@ -291,7 +291,7 @@ static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e
 		if (r == TRY_USED) {
 			/* said by its name, not by the copy's /proc/self/fd path */
 			free(e->file_path_own);
-			e->file_path_own = strdup(e->path);
+			e->file_path_own = strdup(extra_name ? extra_name : e->path);
 			if (!e->file_path_own)
 				return TRY_NOMEM;
 			e->m.file_path = e->file_path_own;
@@ -303,11 +303,12 @@ static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e
 	return mismatch ? TRY_MISMATCH : TRY_NONE;
 }
 
-/* The module @path, located once: @extra (may be NULL) is tried last;
- * with @missing no candidate is tried at all. */
+/* The module @path, located once: @extra (may be NULL) is tried last, and
+ * called @extra_name (NULL: @path) when used; with @missing no candidate
+ * is tried at all. */
 static const struct sym_module *module_get(struct symbolizer *sym, const char *path,
 					   const uint8_t *build_id, size_t build_id_len,
-					   const char *extra, bool missing,
+					   const char *extra, const char *extra_name, bool missing,
 					   struct leaksnap_error *err)
 {
 	for (struct sym_module_entry *e = sym->modules; e; e = e->next)
@@ -336,7 +337,7 @@ static const struct sym_module *module_get(struct symbolizer *sym, const char *p
 	e->m.path = e->path;
 	e->next = sym->modules;
 	sym->modules = e;
-	enum try_result r = missing ? TRY_NONE : locate(sym, e, extra);
+	enum try_result r = missing ? TRY_NONE : locate(sym, e, extra, extra_name);
 	if (r == TRY_NOMEM)
 		goto nomem;
 	if (r != TRY_USED)
@@ -354,14 +355,15 @@ const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *p
 					   struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	return module_get(sym, path, build_id, build_id_len, NULL, false, err);
+	return module_get(sym, path, build_id, build_id_len, NULL, NULL, false, err);
 }
 
 const struct sym_module *sym_module_locate(struct symbolizer *sym, const char *path,
 					   const void *build_id, size_t build_id_len,
-					   const char *extra, struct leaksnap_error *err)
+					   const char *extra, const char *extra_name,
+					   struct leaksnap_error *err)
 {
-	return module_get(sym, path, build_id, build_id_len, extra, false, err);
+	return module_get(sym, path, build_id, build_id_len, extra, extra_name, false, err);
 }
 
 const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *path,
@@ -369,7 +371,7 @@ const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *
 					    struct leaksnap_error *err)
 {
 	(void)status; /* (always "missing" today) */
-	return module_get(sym, path, NULL, 0, NULL, true, err);
+	return module_get(sym, path, NULL, 0, NULL, NULL, true, err);
 }
 
 /* Where the file offset @rel_pc of @e's file is in its file. */

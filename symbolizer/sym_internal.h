@@ -206,10 +206,12 @@ bool sym_open_debug_inflated(struct sym_file *f);
 /* locate.c */
 void sym_locate_free(struct symbolizer *sym);
 /* symbolizer_module with one more candidate file tried last (@extra, may
- * be NULL; when used, the module's file_path is its own name). */
+ * be NULL; when used, the module's file_path is @extra_name, or the
+ * module's own name when that is NULL). */
 const struct sym_module *sym_module_locate(struct symbolizer *sym, const char *path,
 					   const void *build_id, size_t build_id_len,
-					   const char *extra, struct leaksnap_error *err);
+					   const char *extra, const char *extra_name,
+					   struct leaksnap_error *err);
 /* A module with no file, for @path. */
 const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *path,
 					    enum sym_build_id_status status,

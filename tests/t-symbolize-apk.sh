@@ -76,7 +76,7 @@ check() { # NAME OUT: the frame and the module line
 # the APK alone (its library has DWARF)
 "$L" symbolize -v -s "$w/apk" apk.txt >a.out 2>a.err || { fail "apk: status"; cat a.err; }
 check apk a.out
-grep -q -x "  $dev!/lib/x86_64/libapk.so  $dev!/lib/x86_64/libapk.so  (build-id match)" a.out ||
+grep -q -x "  $dev!/lib/x86_64/libapk.so  $w/apk$dev!/lib/x86_64/libapk.so  (build-id match)" a.out ||
 	{ fail "apk: module line"; tail -3 a.out; }
 # a stripped library in the APK, the real one found by name in a symbol tree,
 # the stale one (another build ID) skipped
