@@ -202,7 +202,7 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 	/* (code in an anonymous mapping, JIT code above all, is no file's:
 	 * its offsets mean nothing in another process, so it stays raw) */
 	if (a->maps && maps_locate(a->maps, pc, &loc) && loc.module &&
-	    maps_path_is_file(loc.module->path)) {
+	    maps_path_is_shared_code(loc.module->path)) {
 		const struct maps_module *first = maps_module(a->maps, 0);
 		size_t mi = (size_t)(loc.module - first);
 		if (mi >= a->nmods)

@@ -462,6 +462,13 @@ static int pending_publish(struct pending *pf, const char *final)
 		return 0;
 	if (errno == EEXIST)
 		return -1;
+	/* once the main thread is gone, /proc/self is that zombie's: its fd
+	 * directory is empty */
+	snprintf(proc, sizeof(proc), "/proc/thread-self/fd/%d", pf->fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, final, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return -1;
 	/* no /proc: AT_EMPTY_PATH works with CAP_DAC_READ_SEARCH */
 	return linkat(pf->fd, "", AT_FDCWD, final, AT_EMPTY_PATH);
 }
@@ -683,24 +690,26 @@ static atomic_bool exit_begun;
 static atomic_bool main_gone;
 /* Posts of dump_sem that wake the dump thread without asking for a dump. */
 static atomic_int wake_only;
+/* The signal mask of the thread that started the hook (the program's
+ * main thread): the dump thread's when it becomes the program's last. */
+static sigset_t program_mask;
 
 void dump_main_thread_gone(void)
 {
-	if (atomic_load(&thread_absent))
-		return; /* no dump thread: nothing keeps the process alive */
 	atomic_store(&main_gone, true);
+	if (atomic_load(&thread_absent))
+		return; /* no dump thread yet: one started later polls at once */
 	atomic_fetch_add(&wake_only, 1);
 	sem_post(&dump_sem);
 }
 
-/* Whether every thread of the program has ended, but this one: the main
- * thread, gone by pthread_exit(), stays a zombie until the last one
- * ends, so two are left (/proc/self/stat's num_threads).  False when that
- * cannot be read. */
-static bool alone(void)
+/* The state letter and the kernel's flags (field 9) of /proc/self/@path
+ * ("stat" or "task/TID/stat").  False if it cannot be read. */
+static bool task_stat(const char *path, char *state, unsigned long *flags)
 {
-	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	char name[64], buf[1024];
+	snprintf(name, sizeof(name), "/proc/self/%s", path);
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -708,18 +717,51 @@ static bool alone(void)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	/* fields after the command, whose ")" may be in it: the last one */
+	/* the fields after the command, whose ")" may be in it: the last one */
 	const char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 20; field++) {
+	if (!p || p[1] != ' ' || !p[2])
+		return false;
+	*state = p[2];
+	p += 2;
+	for (int field = 3; p && field < 9; field++)
 		p = strchr(p + 1, ' ');
-		if (p)
-			while (p[1] == ' ')
-				p++;
-	}
 	if (!p)
 		return false;
-	long threads = strtol(p + 1, NULL, 10);
-	return threads >= 1 && threads <= 2;
+	*flags = strtoul(p + 1, NULL, 10);
+	return true;
+}
+
+#define PF_IO_WORKER_ 0x10     /* io_uring's workers: tasks of ours, */
+#define PF_USER_WORKER_ 0x4000 /* vhost's too, but no threads of the program */
+
+/* Whether every thread of the program has ended but this one: the main
+ * thread, gone by pthread_exit(), is a zombie (until the last one ends),
+ * and every other task is a zombie too or a kernel worker.  False when
+ * that cannot be read. */
+static bool alone(void)
+{
+	char state;
+	unsigned long flags;
+	if (!task_stat("stat", &state, &flags) || state != 'Z')
+		return false; /* the main thread is still on its way out */
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return false;
+	long self = syscall(SYS_gettid), leader = getpid();
+	bool only = true;
+	for (struct dirent *e; only && (e = readdir(d));) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (*end || tid <= 0 || tid == self || tid == leader)
+			continue;
+		char path[64];
+		snprintf(path, sizeof(path), "task/%ld/stat", tid);
+		if (task_stat(path, &state, &flags) && state != 'Z' && state != 'X' &&
+		    !(flags & (PF_IO_WORKER_ | PF_USER_WORKER_)))
+			only = false;
+	}
+	closedir(d);
+	return only;
 }
 
 static bool before(const struct timespec *a, const struct timespec *b)
@@ -776,11 +818,18 @@ static void *dump_main(void *arg)
 		}
 		if (poll && alone()) {
 			/* Returning makes this the last thread to end: the C
-			 * library then calls exit(0), as the program's last
-			 * thread would have, and the exit dump is written. */
+			 * library then calls exit(0) here, as the program's last
+			 * thread would have (glibc; bionic ends the process
+			 * without exit handlers), and the exit dump is written.
+			 * The program's atexit handlers run here: as on one of
+			 * its threads, recorded, with its signal mask. */
 			if (request)
 				sem_post(&dump_sem); /* (served at exit) */
 			atomic_store(&thread_absent, true);
+			atomic_store(&dump_thread_tid, 0);
+			atomic_store(&dump_thread_stack, 0);
+			hook_busy = 0;
+			pthread_sigmask(SIG_SETMASK, &program_mask, NULL);
 			return NULL;
 		}
 		if (request && atomic_load(&exit_begun)) {
@@ -816,7 +865,8 @@ void dump_ensure_thread(void)
 	pthread_t t;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* (the default stack: the program's atexit handlers may end up
+	 * running on this thread, see dump_main) */
 	/* The thread starts with every signal blocked, then opens its own. */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -851,6 +901,7 @@ static void install(int sig)
 
 void dump_start(void)
 {
+	pthread_sigmask(SIG_SETMASK, NULL, &program_mask);
 	sem_init(&dump_sem, 0, 0);
 	if (hook_cfg.reachability)
 		reach_init();

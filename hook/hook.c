@@ -512,25 +512,6 @@ EXPORT int dlclose(void *handle)
 	return rc;
 }
 
-/* The main thread may end by pthread_exit() and leave the process to the
- * other threads: once they have ended too, the dump thread must end, or the
- * process would never exit. */
-EXPORT void pthread_exit(void *ret)
-{
-	static void (*_Atomic real_exit)(void *);
-	void (*f)(void *) = atomic_load(&real_exit);
-	if (!f) {
-		*(void **)&f = dlsym(RTLD_NEXT, "pthread_exit");
-		atomic_store(&real_exit, f);
-	}
-	if (atomic_load_explicit(&hook_active, memory_order_relaxed) &&
-	    syscall(SYS_gettid) == getpid())
-		dump_main_thread_gone();
-	if (f)
-		f(ret);
-	abort(); /* (no pthread_exit under us: cannot happen) */
-}
-
 /* bionic API ------------------------------------------------------------------ */
 
 EXPORT void get_malloc_leak_info(uint8_t **info, size_t *overall_size, size_t *info_size,
@@ -669,6 +650,26 @@ static void read_config(void)
 	}
 }
 
+/* The main thread may end by pthread_exit() or be cancelled, and leave the
+ * process to the other threads: once they have ended too, the dump thread
+ * must end, or the process would never exit.  A thread-specific value of
+ * the main thread's tells: its destructor runs on either way out (not on a
+ * return from main(), which is exit()). */
+static pthread_key_t main_key;
+static bool main_key_ok;
+
+static void main_leaving(void *v)
+{
+	(void)v;
+	dump_main_thread_gone();
+}
+
+static void main_key_set(void)
+{
+	if (main_key_ok && syscall(SYS_gettid) == getpid())
+		pthread_setspecific(main_key, (void *)1);
+}
+
 static void fork_prepare(void)
 {
 	table_lock_all();
@@ -685,6 +686,7 @@ static void fork_child(void)
 	table_unlock_all();
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();
+	main_key_set(); /* the forking thread is the child's main thread */
 }
 
 static void __attribute__((constructor)) hook_start(void)
@@ -701,6 +703,8 @@ static void __attribute__((constructor)) hook_start(void)
 		return;
 	}
 	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
+	main_key_ok = pthread_key_create(&main_key, main_leaving) == 0;
+	main_key_set();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atomic_store(&hook_active, true);
 	dump_start();

@@ -188,8 +188,9 @@ void dump_ensure_thread(void);
 extern atomic_bool dump_thread_missing;
 /* At exit: wait for a dump in progress, write the exit dump, stop dumping. */
 void dump_at_exit(void);
-/* The main thread calls pthread_exit(): the dump thread ends once it is the
- * only thread left, so that the process ends as it would without it. */
+/* The main thread is ending by pthread_exit() or cancellation: the dump
+ * thread ends once it is the only thread left, so that the process ends
+ * as it would without it. */
 void dump_main_thread_gone(void);
 
 #endif

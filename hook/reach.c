@@ -158,7 +158,7 @@ static bool handler_is_ours(void)
 }
 
 /* /proc/self/task/<tid>/status: whether the thread blocks the stop signal,
- * and its state letter.  false if the thread is gone. */
+ * and its state letter.  false if the thread is gone (or a zombie). */
 static bool thread_status(int tid, bool *blocks, char *state)
 {
 	char path[64], buf[4096];
@@ -186,6 +186,10 @@ static bool thread_status(int tid, bool *blocks, char *state)
 			s++;
 		*state = *s;
 	}
+	/* a zombie (the main thread after pthread_exit(), until the last
+	 * thread ends) runs no more: never answers the stop signal */
+	if (*state == 'Z' || *state == 'X')
+		return false;
 	s = strstr(buf, "\nSigBlk:");
 	if (s) {
 		s += 8;

@@ -506,3 +506,14 @@ bool maps_path_is_file(const char *path)
 			return false;
 	return true;
 }
+
+bool maps_path_is_shared_code(const char *path)
+{
+	static const char *const kernel[] = {"[vdso]", "[vsyscall]", "[vectors]", "[sigpage]"};
+	if (maps_path_is_file(path))
+		return true;
+	for (size_t i = 0; path && i < sizeof(kernel) / sizeof(kernel[0]); i++)
+		if (strcmp(path, kernel[i]) == 0)
+			return true;
+	return false;
+}

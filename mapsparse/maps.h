@@ -92,6 +92,11 @@ LEAKSNAP_API bool maps_locate(const struct maps *maps, uint64_t pc,
  * "/dmabuf:..."), or a /proc or /sys file.  A deleted file is still a
  * file.  NULL: false. */
 LEAKSNAP_API bool maps_path_is_file(const char *path);
+/* Whether offsets in a mapping of @path mean the same code in every
+ * process: a file's (maps_path_is_file), or the kernel's own code pages
+ * ("[vdso]", "[vsyscall]", "[vectors]", "[sigpage]", where signal
+ * handlers return through).  NULL: false. */
+LEAKSNAP_API bool maps_path_is_shared_code(const char *path);
 
 #ifdef __cplusplus
 }

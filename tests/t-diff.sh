@@ -258,6 +258,20 @@ expect_eq "jit: other process: suspects" \
 expect_eq "jit: one process: suspects" \
 	"$(json "$w/jit1.json" '[(s["bytes"], s["new"]) for s in j["suspects"]]')" \
 	"[([200, 1000], False), ([100, 500], False)]"
+# The kernel's [vdso] is the same code in every process: matched by offset.
+vdso() { # FILE BASE COUNT
+	{
+		printf 'Android Native Heap Dump v1.2\n\nTotal memory: %d\nAllocation records: 1\n' $((100 * $3))
+		printf 'Backtrace size: 4\n\nz 0  sz      100  num    %d  bt %s0a40\n' "$3" "$2"
+		printf 'MAPS\n%s0000-%s2000 r-xp 00000000 00:00 0          [vdso]\nEND\n' "$2" "$2"
+	} >"$1"
+}
+vdso "$w/v1.txt" 7ffd1234 1
+vdso "$w/v2.txt" 7ffe5678 5
+"$D" --json --no-symbols "$w/v1.txt" "$w/v2.txt" >"$w/vdso.json" || fail "vdso: leakdiff"
+expect_eq "vdso: matched across processes" \
+	"$(json "$w/vdso.json" '[(s["bytes"], s["new"], s["frames"][0]["module"], s["frames"][0]["rel_pc"]) for s in j["suspects"]]')" \
+	"[([100, 500], False, '[vdso]', '0xa40')]"
 "$D" --no-symbols "$w/j1.txt" "$w/j2.txt" >"$w/jit.out" || fail "jit: text"
 expect_eq "jit: text frames" "$(grep -E '^  [ >] #' "$w/jit.out")" \
 "  > #00 0x0000007b5c5f1000  (not in a file)

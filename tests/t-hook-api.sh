@@ -107,6 +107,23 @@ if [ -n "$d" ]; then
 else
 	fail "pthread_exit from main: no exit dump"
 fi
+# The same with an atexit handler: it runs on whichever thread ends last (the
+# dump thread here) as on one of the program's: recorded, with the
+# program's signal mask, with room on the stack.
+out=$(timeout 20 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/pa" "$T/edge" pexit-atexit)
+st=$?
+[ $st = 0 ] && [ "$out" = "atexit ok" ] || fail "pthread_exit + atexit: status $st, '$out'"
+d=$(ls "$w"/pa.*.exit.dump 2>/dev/null | head -1)
+[ -n "$d" ] && "$SC" "$d" >"$d.txt" && expect_record "$d.txt" "5555 1 app atexit_leak on_exit_handler"
+# main cancelled rather than ended by pthread_exit(); a forked child whose
+# main thread leaves after its dump thread has started: both end.
+timeout 20 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/pc" "$T/edge" pexit-cancel
+st=$?
+[ $st = 0 ] || fail "main cancelled: exit status $st (124: the process never ended)"
+out=$(timeout 30 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/pf" "$T/edge" pexit-fork)
+[ "$out" = "child ended" ] || fail "forked child whose main leaves: '$out'"
+rm -f "$w"/pa.* "$w"/pc.* "$w"/pf.*
+
 # Dump signals that never stop while the process exits: it still ends, with
 # its exit dump (only the requests pending when exit() began are served).
 timeout 20 env LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/fl" "$T/edge" flood 2>/dev/null

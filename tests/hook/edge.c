@@ -18,6 +18,17 @@
  *   edge refail    a block of 777 bytes from refail_leak(), then a realloc
  *                  of it that fails: the block stays recorded, with its
  *                  stack (prints "refail ok")
+ *   edge pexit-atexit
+ *                  as pexit, with an atexit handler that allocates 5555
+ *                  bytes (atexit_leak), uses 512 KiB of stack and prints
+ *                  "atexit ok" unless SIGTERM is blocked where it runs
+ *   edge pexit-cancel
+ *                  main is cancelled by a thread (pthread_cancel), which
+ *                  then ends: the process must end
+ *   edge pexit-fork
+ *                  a forked child does as pexit, after a dump signal that
+ *                  starts its dump thread; prints "child ended" if the
+ *                  child ends within 10 s
  *   edge flood     a thread asks for dumps (the dump signal) without end
  *                  while others allocate; main calls exit() after 0.1 s:
  *                  the process must end
@@ -55,6 +66,46 @@ static void *pexit_late(void *arg)
 	(void)arg;
 	usleep(200000);
 	edge_keep = pexit_thread_leak();
+	return NULL;
+}
+
+__attribute__((noinline)) void atexit_leak(void)
+{
+	edge_keep = malloc(5555);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void on_exit_handler(void)
+{
+	volatile char big[512 * 1024];
+	for (size_t i = 0; i < sizeof(big); i += 4096)
+		big[i] = 1;
+	atexit_leak();
+	sigset_t s;
+	pthread_sigmask(SIG_BLOCK, NULL, &s);
+	printf(sigismember(&s, SIGTERM) ? "atexit: SIGTERM blocked\n" : "atexit ok\n");
+	fflush(stdout);
+}
+
+static pthread_t main_thread;
+
+static void *cancel_main(void *arg)
+{
+	(void)arg;
+	usleep(100000);
+	pthread_cancel(main_thread);
+	usleep(200000);
+	return NULL;
+}
+
+static void *fork_worker(void *arg)
+{
+	(void)arg;
+	usleep(200000);
+	kill(getpid(), SIGRTMAX - 17); /* a dump: the child's dump thread starts */
+	usleep(100000);
+	edge_keep = malloc(33);
+	usleep(300000);
 	return NULL;
 }
 
@@ -180,6 +231,44 @@ int main(int argc, char **argv)
 		void *q = realloc(edge_keep, (size_t)-1 / 2);
 		printf(q == NULL && edge_keep ? "refail ok\n" : "refail: the realloc worked\n");
 		return 0;
+	}
+	if (!strcmp(mode, "pexit-atexit")) {
+		atexit(on_exit_handler);
+		pthread_t t;
+		if (pthread_create(&t, NULL, pexit_late, NULL) != 0)
+			return 1;
+		pthread_detach(t);
+		pthread_exit(NULL);
+	}
+	if (!strcmp(mode, "pexit-cancel")) {
+		main_thread = pthread_self();
+		pthread_t t;
+		if (pthread_create(&t, NULL, cancel_main, NULL) != 0)
+			return 1;
+		pthread_detach(t);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(mode, "pexit-fork")) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, fork_worker, NULL) != 0)
+				_exit(1);
+			pthread_detach(t);
+			pthread_exit(NULL);
+		}
+		for (int i = 0; i < 100; i++) {
+			int st;
+			if (waitpid(pid, &st, WNOHANG) == pid) {
+				printf("child ended\n");
+				return 0;
+			}
+			usleep(100000);
+		}
+		kill(pid, SIGKILL);
+		printf("child still running after 10 s\n");
+		return 1;
 	}
 	if (!strcmp(mode, "flood")) {
 		pthread_t t;
