@@ -764,6 +764,13 @@ static bool alone(void)
 	return only;
 }
 
+/* The program's last thread, made for its exit (dump_main). */
+static void *last_exit(void *arg)
+{
+	(void)arg;
+	exit(0);
+}
+
 static bool before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
@@ -817,19 +824,33 @@ static void *dump_main(void *arg)
 			request = w <= 0;
 		}
 		if (poll && alone()) {
-			/* Returning makes this the last thread to end: the C
-			 * library then calls exit(0) here, as the program's last
-			 * thread would have (glibc; bionic ends the process
-			 * without exit handlers), and the exit dump is written.
-			 * The program's atexit handlers run here: as on one of
-			 * its threads, recorded, with its signal mask. */
+			/* The process must end as when its last thread does:
+			 * exit(0) (glibc; bionic ends it without exit handlers),
+			 * the exit dump written at it.  The program's atexit
+			 * handlers then run as on a thread of its own: recorded,
+			 * with its signal mask and a stack of the usual size.  So
+			 * a thread made for it calls exit(); if none can be made,
+			 * this one returns, and the C library calls exit() here. */
 			if (request)
 				sem_post(&dump_sem); /* (served at exit) */
 			atomic_store(&thread_absent, true);
 			atomic_store(&dump_thread_tid, 0);
 			atomic_store(&dump_thread_stack, 0);
-			hook_busy = 0;
 			pthread_sigmask(SIG_SETMASK, &program_mask, NULL);
+			pthread_t t;
+			pthread_attr_t attr;
+			pthread_attr_init(&attr);
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			bool made = pthread_create(&t, &attr, last_exit, NULL) == 0;
+			pthread_attr_destroy(&attr);
+			if (made) {
+				sigset_t all;
+				sigfillset(&all);
+				pthread_sigmask(SIG_SETMASK, &all, NULL);
+				for (;;)
+					pause();
+			}
+			hook_busy = 0;
 			return NULL;
 		}
 		if (request && atomic_load(&exit_begun)) {
@@ -865,8 +886,7 @@ void dump_ensure_thread(void)
 	pthread_t t;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* (the default stack: the program's atexit handlers may end up
-	 * running on this thread, see dump_main) */
+	pthread_attr_setstacksize(&attr, 256 * 1024);
 	/* The thread starts with every signal blocked, then opens its own. */
 	sigset_t all, old;
 	sigfillset(&all);
