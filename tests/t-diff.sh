@@ -237,14 +237,16 @@ expect_eq "reversed: warning" "$(cat "$w/rev.err")" \
 # addresses: no file's offsets, so never matched across them: each stack is
 # new in one and gone from the other; in one process (the same addresses)
 # they match.  Such frames print as raw PCs, module null.
-jit() { # FILE BASE COUNT
+jit() { # FILE BASE COUNT [NAME1 NAME2]: one block in each of two mappings
 	{
 		printf 'Android Native Heap Dump v1.2\n\nTotal memory: %d\nAllocation records: 2\n' $((300 * $3))
 		printf 'Backtrace size: 4\n\n'
 		printf 'z 0  sz      100  num    %d  bt %s4f1000\n' "$3" "$2"
 		printf 'z 0  sz      200  num    %d  bt %s5f1000\n' "$3" "$2"
-		printf 'MAPS\n%s4f0000-%s4f2000 r-xp 00000000 00:05 777        /memfd:jit-cache (deleted)\n' "$2" "$2"
-		printf '%s5f0000-%s5f3000 r-xp 00000000 00:00 0          [anon:dalvik-jit-code-cache]\nEND\n' "$2" "$2"
+		printf 'MAPS\n%s4f0000-%s4f2000 r-xp 00000000 00:05 777        %s\n' "$2" "$2" \
+			"${4:-/memfd:jit-cache (deleted)}"
+		printf '%s5f0000-%s5f3000 r-xp 00000000 00:00 0          %s\nEND\n' "$2" "$2" \
+			"${5:-[anon:dalvik-jit-code-cache]}"
 	} >"$1"
 }
 jit "$w/j1.txt" 7a5c 1
@@ -258,20 +260,13 @@ expect_eq "jit: other process: suspects" \
 expect_eq "jit: one process: suspects" \
 	"$(json "$w/jit1.json" '[(s["bytes"], s["new"]) for s in j["suspects"]]')" \
 	"[([200, 1000], False), ([100, 500], False)]"
-# The kernel's [vdso] is the same code in every process: matched by offset.
-vdso() { # FILE BASE COUNT
-	{
-		printf 'Android Native Heap Dump v1.2\n\nTotal memory: %d\nAllocation records: 1\n' $((100 * $3))
-		printf 'Backtrace size: 4\n\nz 0  sz      100  num    %d  bt %s0a40\n' "$3" "$2"
-		printf 'MAPS\n%s0000-%s2000 r-xp 00000000 00:00 0          [vdso]\nEND\n' "$2" "$2"
-	} >"$1"
-}
-vdso "$w/v1.txt" 7ffd1234 1
-vdso "$w/v2.txt" 7ffe5678 5
+# The kernel's own code pages are the same in every process: matched by offset.
+jit "$w/v1.txt" 7ffd 1 '[vdso]' '[sigpage]'
+jit "$w/v2.txt" 7ffe 5 '[vdso]' '[sigpage]'
 "$D" --json --no-symbols "$w/v1.txt" "$w/v2.txt" >"$w/vdso.json" || fail "vdso: leakdiff"
 expect_eq "vdso: matched across processes" \
 	"$(json "$w/vdso.json" '[(s["bytes"], s["new"], s["frames"][0]["module"], s["frames"][0]["rel_pc"]) for s in j["suspects"]]')" \
-	"[([100, 500], False, '[vdso]', '0xa40')]"
+	"[([200, 1000], False, '[sigpage]', '0x1000'), ([100, 500], False, '[vdso]', '0x1000')]"
 "$D" --no-symbols "$w/j1.txt" "$w/j2.txt" >"$w/jit.out" || fail "jit: text"
 expect_eq "jit: text frames" "$(grep -E '^  [ >] #' "$w/jit.out")" \
 "  > #00 0x0000007b5c5f1000  (not in a file)
