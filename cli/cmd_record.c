@@ -236,6 +236,17 @@ static int prefix_check(struct prefix *p)
 		return cli_fail(label, "'%s' is not a directory", dir);
 	if (access(dir, W_OK | X_OK) != 0)
 		return cli_fail(label, "directory '%s' is not writable: %s", dir, strerror(errno));
+	/* access() says yes to root for a directory no file can be made in
+	 * (/proc, a read-only mount): make one */
+	char probe[PATH_MAX];
+	if (snprintf(probe, sizeof(probe), "%s/.leaksnap-record.XXXXXX", dir) >= (int)sizeof(probe))
+		return cli_fail(label, "%s", strerror(ENAMETOOLONG));
+	int pfd = mkostemp(probe, O_CLOEXEC);
+	if (pfd < 0)
+		return cli_fail(label, "cannot create a file in directory '%s': %s", dir,
+				strerror(errno));
+	close(pfd);
+	unlink(probe);
 	char *real = realpath(dir, NULL);
 	if (real == NULL)
 		return cli_fail(label, "directory '%s': %s", dir, strerror(errno));
