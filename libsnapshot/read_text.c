@@ -133,6 +133,7 @@ struct text_state {
 	unsigned max_frames;
 	uint64_t cut_at_zero;      /* records with frames after a zero address */
 	unsigned long first_cut;   /* the line of the first */
+	bool counts_forced;        /* opts->count_is_frames */
 };
 
 static int bad_line(struct text_state *t, const char *what)
@@ -157,6 +158,10 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 		return bad_line(t, "malformed record: expected 'num <decimal count>'");
 	if (!token_next(&tk, &w, &wl) || !token_is(w, wl, "bt"))
 		return bad_line(t, "malformed record: expected 'bt' before the frames");
+	/* (only Android 7's v1.0 may hold frame counts there: see the hint in
+	 * lsp_read_text; elsewhere a count of 0 is wrong on this very line) */
+	if (num == 0 && strcmp(t->s->version, "1.0") != 0 && !t->counts_forced)
+		return bad_line(t, "record has an allocation count of 0");
 	if (lsp_snapshot_add_begin(t->s, size, num, z == 1, t->err))
 		return -1;
 	unsigned nf = 0;
@@ -238,6 +243,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 	struct text_state t = {0};
 	t.source = source;
 	t.err = err;
+	t.counts_forced = opts && opts->count_is_frames;
 	t.c.base = (const char *)blob->data;
 	t.c.p = t.c.base;
 	t.c.end = t.c.base + blob->size;
