@@ -48,7 +48,8 @@ static const char diff_usage[] =
 	"  --min-bytes BYTES    suspects must have grown by at least BYTES\n"
 	"  --suppressions FILE  leave out records with a frame matching a 'leak:PATTERN'\n"
 	"                       line of FILE (function, source file or module; '*' is\n"
-	"                       a wildcard, '^' and '$' anchor, '#' starts a comment)\n"
+	"                       a wildcard, '^' and '$' anchor; a line starting with\n"
+	"                       '#' is a comment)\n"
 	"  -s, --symbols DIR    look for symbol files under DIR (repeatable; as in\n"
 	"                       'leaksnap symbolize')\n"
 	"  --no-symbols         do not symbolize: frames are module+0xOFFSET\n"
@@ -71,7 +72,7 @@ static const char diff_usage[] =
 	"                       sample per growing stack; '-' is standard output,\n"
 	"                       instead of the text report); an existing FILE is\n"
 	"                       replaced only if it is a profile leaksnap wrote\n"
-	"  --fail-on BYTES      exit 1 when the suspects grew by BYTES or more\n"
+	"  --fail-on BYTES      exit 1 when the suspects grew, by BYTES or more\n"
 	"  --fail-on-unreachable BYTES\n"
 	"                       exit 1 when the last snapshot holds BYTES or more\n"
 	"                       unreachable (after suppressions); exit 2 when it does\n"
@@ -583,6 +584,14 @@ out_reader:
 		cli_fail_error(&err);
 		goto out;
 	}
+	/* An exit dump is taken once the program has stopped working: what
+	 * grew until then did not grow in the last interval, and reads as a
+	 * cache (the definition of one). */
+	if (n > 2 && diff_snapshot(d, n - 1)->exit_dump && diff_stopped_count(d))
+		cli_warn(diff_snapshot(d, n - 1)->file,
+			 "an exit dump, taken after the program stopped working: what grew before "
+			 "it is listed as stopped (a cache); compare the dumps taken while it "
+			 "worked to see what was still growing");
 	if (c.folded) {
 		rc = diff_foreach_growing_stack(d, folded_stack, NULL, &err);
 		if (rc == -1)

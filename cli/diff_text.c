@@ -158,6 +158,10 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns, ns == 1 ? "" : "s",
 		       (long long)diff_suspects_bytes(d), (long long)diff_suspects_count(d),
 		       diff_suspects_count(d) == 1 ? "" : "s");
+	else if (nc)
+		printf("no suspects: nothing still grew in the last interval (%zu group%s grew, "
+		       "then stopped)\n",
+		       nc, nc == 1 ? "" : "s");
 	else
 		printf("no suspects: nothing grew%s\n",
 		       c->o.min_bytes ? " by --min-bytes or more" : "");

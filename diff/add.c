@@ -423,6 +423,8 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	const char *exe = snapshot_meta_get(snap, "exe");
 	if (exe && !(ds->exe = d->exes[si] = strdup(exe)))
 		goto nomem;
+	const char *trigger = snapshot_meta_get(snap, "trigger");
+	ds->exit_dump = trigger && strcmp(trigger, "exit") == 0;
 	ds->pid = snapshot_pid(snap);
 	ds->has_time = snapshot_time_ns(snap, &ds->time_ns);
 	ds->total_memory = snapshot_total_memory(snap);

@@ -105,6 +105,7 @@ struct diff_snapshot {
 	uint64_t unreachable_bytes, unreachable_count;
 	const char *exe;          /* the program that was running (the dump's
 				   * exe= metadata), or NULL */
+	bool exit_dump;           /* the hook's dump at exit (trigger=exit) */
 };
 
 /* One frame of a group's stack. */

@@ -261,8 +261,15 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 			bool supp;
 			if (stack_suppressed(d, (uint32_t)s, &supp, err) != 0)
 				goto fail;
-			if (supp)
+			if (supp) { /* not compared: out of the snapshots' totals too */
+				const uint64_t *a = d->acc + s * stride;
+				for (size_t i = 0; i < n; i++) {
+					struct diff_snapshot *sn = &d->snaps[i];
+					sn->bytes -= a[i] < sn->bytes ? a[i] : sn->bytes;
+					sn->count -= a[n + i] < sn->count ? a[n + i] : sn->count;
+				}
 				continue;
+			}
 		}
 		uint32_t g = (uint32_t)s;
 		if (by_stack) {

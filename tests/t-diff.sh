@@ -184,6 +184,17 @@ expect_eq "suppressed" "$(json "$w/supp.json" '(len(j["suspects"]), j["totals"][
 	"(1, 1, 1)"
 expect_eq "suppressed: the cache remains" \
 	"$(json "$w/supp.json" 'j["suspects"][0]["frames"][j["suspects"][0]["site"]]["function"]')" session_get
+# The snapshots' totals are those of the records compared: the suppressed
+# stack's bytes and counts are out of them (and of the totals' deltas).
+"$D" --json "$r1_1" "$r1_3" >"$w/nosupp.json" || fail "leakdiff without suppressions"
+expect_eq "suppressed: out of the snapshots' totals" "$(python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+g = [s for s in a["suspects"] if s["frames"][s["site"]]["function"] == "handle_request"]
+want = [(x["bytes"] - g[0]["bytes"][i], x["count"] - g[0]["counts"][i]) for i, x in enumerate(a["snapshots"])]
+got = [(x["bytes"], x["count"]) for x in b["snapshots"]]
+print(len(g) == 1 and want == got and b["totals"]["bytes_delta"] == got[-1][0] - got[0][0])
+' "$w/nosupp.json" "$w/supp.json")" True
 
 # A suppressions file too large to be one is refused, nothing read into memory.
 truncate -s 65M "$w/huge-supp" 2>/dev/null || head -c 68157440 /dev/zero >"$w/huge-supp"
@@ -232,6 +243,16 @@ expect_eq "reversed: warning" "$(cat "$w/rev.err")" \
 	"leaksnap: $s1: warning: taken before $s3, yet given after it: snapshots are compared in the order given, oldest first"
 "$D" "$s1" "$s3" >/dev/null 2>"$w/fwd.err" || fail "in order: status"
 [ -s "$w/fwd.err" ] && { fail "in order: a warning"; cat "$w/fwd.err"; }
+
+# 10b. The hook's exit dump last in a series: what grew while the server
+# worked did not grow in the last interval, and would pass for a cache
+# without the warning; the numbered dumps alone show the leak growing.
+rx=$(ls "$w"/r1.*.exit.dump)
+"$D" --no-symbols "$r1_1" "$r1_2" "$r1_3" "$rx" >/dev/null 2>"$w/exitlast.err" || fail "exit last: status"
+expect_eq "exit last: warning" "$(cat "$w/exitlast.err")" \
+	"leaksnap: $rx: warning: an exit dump, taken after the program stopped working: what grew before it is listed as stopped (a cache); compare the dumps taken while it worked to see what was still growing"
+"$D" --no-symbols "$r1_1" "$r1_2" "$r1_3" >/dev/null 2>"$w/numbered.err" || fail "numbered: status"
+[ -s "$w/numbered.err" ] && { fail "numbered dumps: a warning"; cat "$w/numbered.err"; }
 
 # 11. JIT code (named anonymous mappings, memfd) in two processes at other
 # addresses: no file's offsets, so never matched across them: each stack is

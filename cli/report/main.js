@@ -16,13 +16,15 @@ function diffPage(app, doc, flame) {
       el('span', {class: 'path', text: last.file}), '.')));
   const facts = el('div', {class: 'cards'},
     card('Suspects', fmtInt(t.suspects), t.suspects ? `grew by ${fmtBytes(t.suspects_bytes_delta, true)}, ` +
-      `${fmtInt(t.suspects_count_delta, true)} allocations` : 'nothing grew'),
+      `${fmtInt(t.suspects_count_delta, true)} allocations` :
+      t.stopped ? 'nothing still grew in the last interval' : 'nothing grew'),
     card('All records', fmtBytes(t.bytes_delta, true), `${fmtBytes(first.bytes)} \u2192 ` +
       `${fmtBytes(last.bytes)}, ${fmtInt(t.count_delta, true)} allocations`),
     card('Caches', fmtInt(t.stopped), 'grew, then stopped: not leaks'));
   const r = doc.reachability;
   if (r)
-    facts.insertBefore(card('Definite leaks', fmtInt(r.definite + r.one_off),
+    facts.insertBefore(card('Definite leaks', fmtInt(r.definite),
+      (r.one_off ? `and ${fmtInt(r.one_off)} one-off; ` : '') +
       `${fmtBytes(r.unreachable_bytes)} in ${fmtInt(r.unreachable_count)} allocations ` +
       'unreachable in the last snapshot'), facts.firstChild);
   if (t.suppressed_stacks) facts.appendChild(card('Suppressed', fmtInt(t.suppressed_stacks), 'stacks'));
