@@ -689,6 +689,17 @@ static void fork_child(void)
 	main_key_set(); /* the forking thread is the child's main thread */
 }
 
+/* Zero the stack below the caller's frame: the start-up runs before main()
+ * and deeper than main's frames will be, and what it leaves there (values
+ * of its own, of the C library's) would lie in main's uninitialized slots,
+ * false roots for reachability. */
+static void __attribute__((noinline)) scrub_below(void)
+{
+	volatile char junk[16384];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0;
+}
+
 static void __attribute__((constructor)) hook_start(void)
 {
 	if (!real_ready())
@@ -709,6 +720,7 @@ static void __attribute__((constructor)) hook_start(void)
 	atomic_store(&hook_active, true);
 	dump_start();
 	hook_busy--;
+	scrub_below();
 }
 
 static void __attribute__((destructor)) hook_stop(void)
