@@ -281,17 +281,16 @@ static int fetch(const struct adb *a, const struct target *t, const char *dev, i
 }
 
 /* Check that @tmp is a dump the readers accept. */
-/* A pulled file the readers refuse: said with where in it, as `leaksnap
- * show` would say it (the local name is a temporary one: the device's is
- * given instead). */
+/* A pulled file the readers refuse: said as `leaksnap show` would say it,
+ * with where in it, but named by its device path (the local name is a
+ * temporary one). */
 static int unreadable(const char *dev, const struct leaksnap_error *err)
 {
-	char where[64] = "";
-	if (err->line)
-		snprintf(where, sizeof(where), "line %lu: ", err->line);
-	else if (err->has_offset)
-		snprintf(where, sizeof(where), "byte offset %llu: ", (unsigned long long)err->offset);
-	return adb_fail("%s: pulled, but not a readable dump: %s%s", dev, where, err->text);
+	struct leaksnap_error named = *err;
+	snprintf(named.source, sizeof(named.source), "%s", dev);
+	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
+	return adb_fail("%s (pulled, but not a readable dump)",
+			leaksnap_error_format(&named, buf, sizeof(buf)));
 }
 
 static int check_dump(const char *tmp, const char *dev)

@@ -244,7 +244,7 @@ ls "$DEV/data/local/tmp" | grep -q leaksnap && fail "dumpheap-off: device copy l
 t dumpheap-badline 2 FAKE_ADB_DUMPHEAP=badline -- adb snapshot com.acme.app --out md
 expect err dumpheap-badline <<'EOF'
 leaksnap: waiting for pid PID to write /data/local/tmp/leaksnap.com.acme.app.PID.1.txt
-leaksnap: adb: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt: pulled, but not a readable dump: line 5: 'Total memory:' is not a decimal number
+leaksnap: adb: /data/local/tmp/leaksnap.com.acme.app.PID.1.txt: line 5: 'Total memory:' is not a decimal number (pulled, but not a readable dump)
 EOF
 t dumpheap-no-end 2 FAKE_ADB_DUMPHEAP=noend LEAKSNAP_ADB_TIMEOUT=2 -- adb snapshot com.acme.app --out md
 sed -n '2s/ (last line: .*//p' "$w/dumpheap-no-end.nerr" | grep -q -x 'leaksnap: adb: pid PID did not finish /data/local/tmp/leaksnap.com.acme.app.PID.1.txt within 2 s' ||
