@@ -64,6 +64,10 @@ int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t 
 	const bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 	uint64_t (*load)(const uint8_t *, unsigned) = big_endian ? lsp_load_be : lsp_load_le;
 	uint64_t pcs[LSP_MAX_FRAMES];
+	if (s->nrecords == 0) {
+		s->rec_offset = base + ptr;
+		s->rec_stride = info;
+	}
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *p = area + i * info;
 		if (host_le && !big_endian) {
@@ -86,7 +90,6 @@ int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t 
 		if ((i & 0xffff) == 0xffff)
 			lsp_blob_drop(blob, (size_t)(p - blob->data));
 	}
-	(void)base;
 	return 0;
 }
 

@@ -385,6 +385,10 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 	for (size_t i = 0; i < s->nrecords; i++) {
 		if (s->count_mode != SNAPSHOT_COUNTS_REAL)
 			s->records[i].count = 1; /* each record was one allocation */
+		else if (s->records[i].count == 0 && s->rec_stride)
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
+					    s->rec_offset + i * s->rec_stride,
+					    "record %zu has an allocation count of 0", i + 1);
 		else if (s->records[i].count == 0)
 			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu has an allocation count of 0", i + 1);

@@ -33,6 +33,9 @@ struct snapshot {
 	struct snapshot_record *records;
 	size_t nrecords, records_cap;
 	uint64_t *frame_off;        /* build time: offset of each record's frames */
+	/* Binary inputs: where record i's count field lies in the file
+	 * (rec_offset + i * rec_stride); rec_stride 0 for text. */
+	uint64_t rec_offset, rec_stride;
 	uint64_t *frames;
 	size_t nframes, frames_cap;
 

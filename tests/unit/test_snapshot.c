@@ -262,6 +262,18 @@ static void test_raw_and_detection(void **state)
 	/* Without options a raw buffer is not guessed at. */
 	assert_null(snapshot_open_memory(b.p, b.n, "raw", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_UNKNOWN_FORMAT);
+
+	/* A real count of 0 in record 3: the error gives its count field's
+	 * byte offset (2 records of 4 x 5 bytes, then the size field). */
+	o.count_is_frames = false;
+	b.n = 0;
+	records(&b, 4, 0, 0);
+	b.p[2 * 20 + 4] = 0;
+	assert_null(snapshot_open_memory(b.p, b.n, "raw", &o, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
+	assert_true(err.has_offset);
+	assert_int_equal(err.offset, 2 * 20 + 4);
+	assert_string_equal(err.text, "record 3 has an allocation count of 0");
 }
 
 static const char text_v12[] = "Android Native Heap Dump v1.2\n"
