@@ -93,6 +93,9 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first);
 /* What --verbose adds after a module's build-ID status about its layout:
  * "" when the file used has its own, else where it came from. */
+/* Why a module has no symbol file: "no symbol file", "build-id mismatch"
+ * or, when only files of the other ELF class were found, that. */
+const char *cli_no_file_note(const struct sym_module *m);
 const char *cli_layout_note(const struct sym_module *m);
 
 /* HTML report pages (html.c). */

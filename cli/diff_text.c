@@ -189,7 +189,7 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 		       nc == 1 ? "group grew" : "groups grew", nc == 1 ? "a cache" : "caches",
 		       nc == 1 ? "a leak" : "leaks");
 	if (c->o.sym) {
-		size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0;
+		size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0, wrong_class = 0;
 		for (size_t i = 0; i < ns && i < shown; i++)
 			if (diff_symbolize_group(d, diff_suspect(d, i), &c->err) != 0)
 				return cli_fail_error(&c->err);
@@ -203,7 +203,8 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 		for (size_t i = 0; i < nm; i++) {
 			const struct sym_module *m = diff_symbol_module(d, i);
 			missing += !m->file && m->status != SYM_BUILD_ID_MISMATCH;
-			mismatch += m->status == SYM_BUILD_ID_MISMATCH;
+			mismatch += m->status == SYM_BUILD_ID_MISMATCH && !m->wrong_class;
+			wrong_class += m->wrong_class != 0;
 			nolayout += m->file && m->layout == SYM_LAYOUT_NONE;
 		}
 		if (missing)
@@ -212,6 +213,9 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 		if (mismatch)
 			printf("%zu module%s found only with another build ID: not symbolized\n",
 			       mismatch, mismatch == 1 ? "" : "s");
+		if (wrong_class)
+			printf("%zu module%s found only as ELF files of the other class (32/64-bit): "
+			       "not symbolized\n", wrong_class, wrong_class == 1 ? "" : "s");
 		if (nolayout)
 			printf("%zu module%s found only as a debug-only file that fits no mapping: "
 			       "not symbolized\n", nolayout, nolayout == 1 ? "" : "s");

@@ -26,8 +26,7 @@ void cli_print_symbols(const struct cli_resolved *r)
 void cli_print_symbols_marked(const struct cli_resolved *r, size_t mark)
 {
 	if (!r->module->file) {
-		printf("  (%s)\n", r->module->status == SYM_BUILD_ID_MISMATCH ? "build-id mismatch"
-									    : "no symbol file");
+		printf("  (%s)\n", cli_no_file_note(r->module));
 		return;
 	}
 	if (r->module->layout == SYM_LAYOUT_NONE) {
@@ -91,10 +90,21 @@ void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first
 					 cli_json_str_or_null(sym_layout_name(m->layout))));
 }
 
+const char *cli_no_file_note(const struct sym_module *m)
+{
+	if (m->status != SYM_BUILD_ID_MISMATCH)
+		return "no symbol file";
+	if (m->wrong_class == 32)
+		return "ELF class mismatch: only 32-bit files, for a 64-bit process";
+	if (m->wrong_class == 64)
+		return "ELF class mismatch: only 64-bit files, for a 32-bit process";
+	return "build-id mismatch";
+}
+
 const char *cli_layout_note(const struct sym_module *m)
 {
 	if (!m->file)
-		return "";
+		return m->wrong_class ? ", ELF class mismatch" : "";
 	switch (m->layout) {
 	case SYM_LAYOUT_FILE: return "";
 	case SYM_LAYOUT_HOST: return ", debug-only: layout from the module's own file";

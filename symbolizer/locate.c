@@ -48,6 +48,8 @@ struct sym_module_entry {
 	char *path, *file_path_own, *error_own, *error_file_own;
 	uint8_t *build_id;
 	size_t build_id_len;
+	bool id_differs;         /* a candidate had another build ID */
+	unsigned class_bits;     /* a candidate had the other class: its bits */
 	struct sym_module_entry *next;
 };
 
@@ -207,13 +209,17 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 	}
 	/* a file of the other class is no build of this process's module */
 	if (sym->pointer_size &&
-	    gelf_getclass(f->elf) != (sym->pointer_size == 8 ? ELFCLASS64 : ELFCLASS32))
+	    gelf_getclass(f->elf) != (sym->pointer_size == 8 ? ELFCLASS64 : ELFCLASS32)) {
+		e->class_bits = sym->pointer_size == 8 ? 32 : 64;
 		return TRY_MISMATCH;
+	}
 	size_t len;
 	const uint8_t *id = sym_file_build_id(f, &len);
 	if (e->build_id_len && len) {
-		if (len != e->build_id_len || memcmp(id, e->build_id, len) != 0)
+		if (len != e->build_id_len || memcmp(id, e->build_id, len) != 0) {
+			e->id_differs = true;
 			return TRY_MISMATCH;
+		}
 		e->m.status = SYM_BUILD_ID_MATCH;
 	} else {
 		e->m.status = SYM_BUILD_ID_UNVERIFIED;
@@ -342,6 +348,8 @@ static const struct sym_module *module_get(struct symbolizer *sym, const char *p
 		goto nomem;
 	if (r != TRY_USED)
 		e->m.status = r == TRY_MISMATCH ? SYM_BUILD_ID_MISMATCH : SYM_BUILD_ID_MISSING;
+	if (r == TRY_MISMATCH && !e->id_differs)
+		e->m.wrong_class = e->class_bits;
 	e->m.error = e->error_own;
 	e->m.error_file = e->error_file_own;
 	return &e->m;

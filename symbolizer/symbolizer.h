@@ -186,6 +186,10 @@ struct sym_module {
 	const char *error;         /* why a candidate could not be read, or NULL */
 	const char *error_file;    /* that candidate */
 	enum sym_layout layout;    /* SYM_LAYOUT_NONE: frames have no answer */
+	/* With SYM_BUILD_ID_MISMATCH: 32 or 64 when every candidate passed
+	 * over was an ELF file of that class, the process being of the other
+	 * (no build ID disagreed); else 0. */
+	unsigned wrong_class;
 };
 
 /* One mapping of a module's file in a process: a line of its maps. */

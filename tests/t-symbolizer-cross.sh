@@ -471,11 +471,16 @@ frames class.got >class.got.f
 grep -q "^  /system/lib64/libcross.so  mixed/vendor/lib64/libcross.so  (build-id unverified)$" class.got ||
 	{ fail "class: symbol file of the mixed tree"; grep -A2 '^symbol files' class.got; }
 "$L" convert dump.thumb.so dump.thumb.dump || fail "class: convert"
-for pair in only32:dump.arm64.so only64:dump.thumb.dump; do
-	"$L" symbolize --symbols ${pair%%:*} ${pair#*:} >class.$pair 2>&1 || fail "class: $pair"
-	frames class.$pair | sort -u >class.$pair.f
-	[ "$(cat class.$pair.f)" = "(build-id mismatch)" ] ||
-		{ fail "class: $pair: not every frame a mismatch"; cat class.$pair; }
+for pair in only32:dump.arm64.so:32:64 only64:dump.thumb.dump:64:32; do
+	IFS=: read -r dir dump has want <<EOF
+$pair
+EOF
+	"$L" symbolize -v --symbols $dir $dump >class.$dir 2>&1 || fail "class: $dir"
+	frames class.$dir | sort -u >class.$dir.f
+	[ "$(cat class.$dir.f)" = "(ELF class mismatch: only $has-bit files, for a $want-bit process)" ] ||
+		{ fail "class: $dir: not every frame a class mismatch"; cat class.$dir; }
+	grep -q "^  /system/lib[64]*/libcross.so  -  (build-id mismatch, ELF class mismatch)$" class.$dir ||
+		{ fail "class: $dir: symbol files"; grep -A2 '^symbol files' class.$dir; }
 done
 "$L" symbolize --symbols only64 dump.thumb.so >class.open 2>&1 || fail "class: text, 32 bits"
 grep -q "(build-id mismatch)" class.open && { fail "class: a text dump's guessed size was enforced"; cat class.open; }
