@@ -25,7 +25,8 @@ static void print_text(const struct maps *m)
 		       (unsigned long long)p->end, p->perms, (unsigned long long)p->offset,
 		       p->dev_major, p->dev_minor, (unsigned long long)p->inode);
 		if (p->path)
-			printf(" %s%s", p->path, p->deleted ? " (deleted)" : "");
+			printf(" %s%s%s", p->path, p->deleted ? " (deleted)" : "",
+			       p->unloaded ? " (unloaded)" : "");
 		if (p->module != MAPS_NONE)
 			printf("  [module %zu]", p->module);
 		printf("\n");

@@ -261,12 +261,12 @@ json_t *cli_json_mapping(const struct maps_mapping *m)
 {
 	char dev[32];
 	snprintf(dev, sizeof(dev), "%02x:%02x", m->dev_major, m->dev_minor);
-	return json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:b}", "start",
+	return json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:b, s:b}", "start",
 			 cli_json_addr(m->start), "end", cli_json_addr(m->end), "perms",
 			 cli_json_text(m->perms),
 			 "offset", cli_json_addr(m->offset), "dev", dev, "inode",
 			 cli_json_u64(m->inode), "path", cli_json_str_or_null(m->path), "deleted",
-			 m->deleted);
+			 m->deleted, "unloaded", m->unloaded);
 }
 
 static void show_json(FILE *out, const struct snapshot *s, const struct maps *maps, const size_t *top,

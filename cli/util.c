@@ -226,6 +226,45 @@ static void warn_foreign_maps(const struct snapshot *s, const struct maps *m, co
 			 "the maps of another process?", frames);
 }
 
+/* The hook's "unloaded=" lines, the mappings of libraries dlclose()d before
+ * the dump, join its maps where nothing else is mapped now: the frames of
+ * blocks those libraries allocated still name them.  A malformed line is
+ * a warning, and none of them is used. */
+static int add_unloaded(const struct snapshot *s, struct maps *m)
+{
+	size_t n = snapshot_meta_count(s), len = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct snapshot_meta *e = snapshot_meta(s, i);
+		if (strcmp(e->key, "unloaded") == 0)
+			len += strlen(e->value) + 1;
+	}
+	if (len == 0)
+		return 0;
+	char *text = malloc(len);
+	if (!text)
+		return cli_fail(snapshot_source(s), "out of memory");
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct snapshot_meta *e = snapshot_meta(s, i);
+		if (strcmp(e->key, "unloaded") == 0) {
+			size_t k = strlen(e->value);
+			memcpy(text + at, e->value, k);
+			text[at + k] = '\n';
+			at += k + 1;
+		}
+	}
+	struct leaksnap_error err;
+	long added = maps_add_unloaded(m, text, len, snapshot_source(s), &err);
+	free(text);
+	if (added >= 0)
+		return 0;
+	if (err.code == LEAKSNAP_ERR_NOMEM)
+		return cli_fail_error(&err);
+	cli_warn(snapshot_source(s), "unloaded= line %lu of the metadata is not a maps line "
+		 "(%s): the mappings of unloaded libraries are not used", err.line, err.text);
+	return 0;
+}
+
 int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct maps **out)
 {
 	size_t len;
@@ -245,6 +284,8 @@ int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct ma
 		*out = m;
 		if (maps_path)
 			warn_foreign_maps(s, m, maps_path);
+		else if (add_unloaded(s, m))
+			return EXIT_ERROR;
 		return 0;
 	}
 	if (maps_path || line)

@@ -32,7 +32,9 @@
 
 #include "format.h"
 #include "hook_internal.h"
+#include "procbuf.h"
 #include "reach.h"
+#include "unloaded.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -47,129 +49,6 @@ static atomic_bool thread_absent;  /* no dump thread in this process yet */
 static atomic_bool report_write, report_thread, report_signal;
 atomic_int dump_thread_tid; /* the dump thread's, 0 none: never stopped */
 atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
-
-/* A growable text buffer in mmap'ed memory. ------------------------------- */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static bool buf_reserve(struct buf *b, size_t more)
-{
-	if (b->failed)
-		return false;
-	if (b->len + more <= b->cap)
-		return true;
-	size_t cap = b->cap ? b->cap : 64 * 1024;
-	while (cap < b->len + more)
-		cap *= 2;
-	void *p = b->p ? mremap(b->p, b->cap, cap, MREMAP_MAYMOVE) : hook_map(cap);
-	if (!p || p == MAP_FAILED) {
-		b->failed = true;
-		return false;
-	}
-	b->p = p;
-	b->cap = cap;
-	return true;
-}
-
-static void buf_add(struct buf *b, const void *data, size_t n)
-{
-	if (buf_reserve(b, n)) {
-		memcpy(b->p + b->len, data, n);
-		b->len += n;
-	}
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-	for (size_t want = 256;; ) {
-		if (!buf_reserve(b, want))
-			return;
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->failed = true;
-			return;
-		}
-		if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		want = (size_t)n + 1;
-	}
-}
-
-/* Append @s with every byte but printable ASCII and well-formed, non-C1
- * UTF-8 replaced by '?' (format.h): metadata values are one line of
- * text. */
-static void buf_add_clean(struct buf *b, const char *s, size_t n)
-{
-	if (!buf_reserve(b, n))
-		return;
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		unsigned keep = leaksnap_meta_keep(u, n, i);
-		if (!keep) {
-			b->p[b->len++] = '?';
-			i++;
-			continue;
-		}
-		memcpy(b->p + b->len, s + i, keep);
-		b->len += keep;
-		i += keep;
-	}
-}
-
-static void buf_free(struct buf *b)
-{
-	hook_unmap(b->p, b->cap);
-	memset(b, 0, sizeof(*b));
-}
-
-/* Read a whole /proc file into @b; false on error. */
-/* The whole of the file @path. */
-static bool read_file(const char *path, struct buf *b)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	for (;;) {
-		if (!buf_reserve(b, 64 * 1024))
-			break;
-		ssize_t n = read(fd, b->p + b->len, b->cap - b->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return n == 0;
-		}
-		b->len += (size_t)n;
-	}
-	close(fd);
-	return false;
-}
-
-/* The whole of /proc/self/@name, or when that is empty /proc/thread-self's:
- * once the main thread has ended by pthread_exit(), /proc/self is that
- * zombie's, whose maps and cmdline are empty.  (/proc/self first: qemu-user
- * shows the guest's maps there, not under /proc/thread-self.) */
-static bool read_proc(const char *name, struct buf *b)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/%s", name);
-	size_t start = b->len;
-	if (read_file(path, b) && b->len > start)
-		return true;
-	b->len = start;
-	snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
-	return read_file(path, b);
-}
 
 /* Metadata --------------------------------------------------------------------- */
 
@@ -302,6 +181,12 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+void dump_build_ids(struct buf *meta, const struct buf *maps)
+{
+	struct build_id_ctx ctx = {meta, maps};
+	dl_iterate_phdr(add_build_id, &ctx);
+}
+
 static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger,
 		       size_t clamped)
 {
@@ -333,8 +218,8 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
 	if (clamped)
 		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
-	struct build_id_ctx ctx = {meta, maps};
-	dl_iterate_phdr(add_build_id, &ctx);
+	dump_build_ids(meta, maps);
+	unloaded_meta(meta);
 }
 
 /* Files ---------------------------------------------------------------------------- */

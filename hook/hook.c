@@ -27,6 +27,7 @@ size_t malloc_usable_size(void *p);
 #include "table_internal.h"
 #include "reach.h"
 #include "leakhook.h"
+#include "unloaded.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -506,9 +507,14 @@ EXPORT int dlclose(void *handle)
 {
 	if (HOOK_UNLIKELY(!real_ready()) || !hook_real.dlclose)
 		return -1;
+	struct unload_probe pr;
+	unloaded_before(&pr);
 	int rc = hook_real.dlclose(handle);
 	/* Cached unwind rules may describe the unloaded code. */
 	unwind_cfi_flush();
+	int saved = errno;
+	unloaded_after(&pr);
+	errno = saved;
 	return rc;
 }
 
@@ -672,18 +678,21 @@ static void main_key_set(void)
 
 static void fork_prepare(void)
 {
+	unloaded_fork_prepare();
 	table_lock_all();
 }
 
 static void fork_parent(void)
 {
 	table_unlock_all();
+	unloaded_fork_parent();
 }
 
 static void fork_child(void)
 {
 	table_fork_child();
 	table_unlock_all();
+	unloaded_fork_child();
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();
 	main_key_set(); /* the forking thread is the child's main thread */

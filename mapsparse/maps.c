@@ -15,6 +15,7 @@
 
 struct maps {
 	char *text;                    /* our copy; paths point into it */
+	char *unloaded_text;           /* maps_add_unloaded's copy, likewise */
 	struct maps_mapping *mappings; /* file order, which is address order */
 	size_t mapping_count;
 	struct maps_module *modules;
@@ -419,6 +420,150 @@ fail:
 	return NULL;
 }
 
+static bool overlap(const struct maps_mapping *x, const struct maps_mapping *y)
+{
+	return x->start < y->end && y->start < x->end;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct maps_mapping *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Whether unloaded mapping @u can join the @n mappings at @v: it overlaps
+ * no other unloaded one, and no mapping of the snapshot -- except, for
+ * code, mappings that are not code: return addresses lie in code, so
+ * there the unloaded library's code was what the frame ran, and an
+ * anonymous or data mapping made at its place since only reuses the
+ * addresses. */
+static bool can_join(const struct maps_mapping *v, size_t n, const struct maps_mapping *u)
+{
+	bool code = u->perms[2] == 'x';
+	for (size_t i = 0; i < n; i++)
+		if (overlap(&v[i], u) && (v[i].unloaded || !code || v[i].perms[2] == 'x'))
+			return false;
+	return true;
+}
+
+/* Cut [@u->start, @u->end) out of the mappings at @v: each overlapping one
+ * keeps what lies on either side (a second piece appended at v[*n]); one
+ * left empty gets end = start and is dropped by the caller. */
+static void carve(struct maps_mapping *v, size_t *n, const struct maps_mapping *u)
+{
+	size_t count = *n;
+	for (size_t i = 0; i < count; i++) {
+		struct maps_mapping *m = &v[i];
+		if (m->start == m->end || !overlap(m, u))
+			continue;
+		if (m->end > u->end) {
+			struct maps_mapping *r = &v[(*n)++];
+			*r = *m;
+			if (m->inode != 0) /* a file's offset moves with the start */
+				r->offset = m->offset + (u->end - m->start);
+			r->start = u->end;
+		}
+		m->end = m->start < u->start ? u->start : m->start;
+	}
+}
+
+long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const char *source,
+		       struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	if (maps == NULL || maps->unloaded_text != NULL || (text == NULL && len > 0) ||
+	    len == SIZE_MAX)
+		return lsp_error(err, LEAKSNAP_ERR_USAGE, source, "maps_add_unloaded: bad call");
+	if (len == 0)
+		return 0;
+	size_t lines = count_lines(text, len);
+	if (memchr(text, '\0', len) != NULL)
+		return lsp_error(err, LEAKSNAP_ERR_FORMAT, source, "nul byte in unloaded mappings");
+	char *copy = malloc(len + 1);
+	struct maps_mapping *cand = calloc(lines, sizeof(*cand));
+	/* each line adds itself and may split one mapping in two */
+	size_t total = lines <= (SIZE_MAX - maps->mapping_count) / 2 ? maps->mapping_count + 2 * lines
+								       : SIZE_MAX;
+	struct maps_mapping *all = total <= SIZE_MAX / sizeof(*all) ? malloc(total * sizeof(*all))
+								     : NULL;
+	if (!copy || !cand || !all) {
+		free(copy);
+		free(cand);
+		free(all);
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	struct parser ps = {.err = err, .source = source, .line = 1};
+	size_t n = 0, pos = 0;
+	while (pos < len) {
+		char *line = copy + pos, *nl = memchr(line, '\n', len - pos);
+		char *end = nl ? nl : copy + len;
+		ps.line_pos = pos;
+		if (end > line && end[-1] == '\r')
+			end--;
+		if (!blank_line(line, end)) {
+			memset(&cand[n], 0, sizeof(cand[n]));
+			if (parse_line(&ps, line, end, &cand[n]) < 0) {
+				free(copy);
+				free(cand);
+				free(all);
+				return -1;
+			}
+			n++;
+		}
+		pos = nl ? (size_t)(nl - copy) + 1 : len;
+		ps.line++;
+	}
+	/* The latest record of an address range wins over earlier ones (a
+	 * library loaded where another was before). */
+	memcpy(all, maps->mappings, maps->mapping_count * sizeof(*all));
+	size_t kept = maps->mapping_count, added_count = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (cand[i].path == NULL || !can_join(all, kept, &cand[i]))
+			continue;
+		carve(all, &kept, &cand[i]);
+		cand[i].unloaded = true;
+		cand[i].line = 0;
+		all[kept++] = cand[i];
+		added_count++;
+	}
+	free(cand);
+	long added = (long)added_count;
+	if (added == 0) {
+		free(copy);
+		free(all);
+		return 0;
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < kept; i++)
+		if (all[i].start != all[i].end)
+			all[w++] = all[i];
+	kept = w;
+	qsort(all, kept, sizeof(*all), cmp_start);
+	struct maps_module *old_modules = maps->modules;
+	size_t old_count = maps->module_count;
+	struct maps_mapping *old_mappings = maps->mappings;
+	size_t old_mapping_count = maps->mapping_count;
+	maps->mappings = all;
+	maps->mapping_count = kept;
+	maps->modules = NULL;
+	maps->module_count = 0;
+	if (build_modules(maps, source, err) < 0) {
+		free(all);
+		free(copy);
+		maps->mappings = old_mappings;
+		maps->mapping_count = old_mapping_count;
+		maps->modules = old_modules;
+		maps->module_count = old_count;
+		return -1;
+	}
+	free(old_modules);
+	free(old_mappings);
+	maps->unloaded_text = copy;
+	return added;
+}
+
 void maps_free(struct maps *maps)
 {
 	if (maps == NULL)
@@ -426,6 +571,7 @@ void maps_free(struct maps *maps)
 	free(maps->modules);
 	free(maps->mappings);
 	free(maps->text);
+	free(maps->unloaded_text);
 	free(maps);
 }
 

@@ -34,6 +34,7 @@ struct maps_mapping {
 	uint32_t dev_minor;
 	char perms[5];           /* "r-xp", NUL-terminated */
 	bool deleted;            /* path carried " (deleted)", removed from @path */
+	bool unloaded;           /* gone before the snapshot (maps_add_unloaded) */
 	const char *path;        /* NULL for a line without a path; borrowed */
 	size_t module;           /* index of its module, or MAPS_NONE */
 	unsigned long line;      /* 1-based line in the parsed text */
@@ -67,6 +68,16 @@ struct maps;
 LEAKSNAP_API struct maps *maps_parse(const char *text, size_t len, const char *source,
 				     unsigned long first_line, uint64_t first_offset,
 				     struct leaksnap_error *err);
+
+/* Add to @maps the mappings of libraries unloaded before it was read: @len
+ * bytes of maps lines at @text (the hook's "unloaded=" metadata values,
+ * oldest first), each kept, marked unloaded, only where it overlaps no
+ * mapping of @maps and no later line; lines without a path are skipped.
+ * So the frames of blocks a dlclose()d library allocated still land in it.
+ * Once per @maps.  Returns how many were added, or -1 with @err filled (a
+ * malformed line: its line number in @text). */
+LEAKSNAP_API long maps_add_unloaded(struct maps *maps, const char *text, size_t len,
+				    const char *source, struct leaksnap_error *err);
 
 /* Release @maps. NULL-safe. */
 LEAKSNAP_API void maps_free(struct maps *maps);

@@ -2,7 +2,8 @@
 # The hook's API: get_malloc_leak_info / free_malloc_leak_info as bionic
 # callers use them, the capture toggle (SIGRTMAX-19), and leaksnap_dump():
 # an explicit path with its maps beside it, EEXIST instead of overwriting,
-# numbered dumps 1 and 2; LEAKSNAP_START_DISABLED and LEAKSNAP_DUMP_ON_EXIT.
+# numbered dumps 1 and 2; LEAKSNAP_START_DISABLED and LEAKSNAP_DUMP_ON_EXIT;
+# edge cases of odd programs (tests/hook/edge.c); a dlclose()d library's blocks.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -173,4 +174,40 @@ if [ "$out" = "big ok" ]; then
 	[ "$(cat "$d.err")" = "leaksnap: $d: warning: 1 allocation of 2 GiB or more is recorded as 2147483647 bytes (clamped_sizes=1: the size field keeps 31 bits): sizes and totals that include it are lower bounds" ] ||
 		{ fail "big: show did not say the size is clamped"; cat "$d.err"; }
 fi
+
+# A library's block outlives its dlclose(): later dumps carry the
+# library's mappings and build ID as unloaded= / build_id= metadata, so the
+# block's frames still name it, and leakdiff matches the block across the
+# unload (a dump without them makes it a new, growing stack).
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/dg" "$T/dlgone" "$T/libleaker.so" "$w/dg-a.dump" "$w/dg-b.dump")
+[ "$out" = "dlgone ok" ] || fail "dlgone: '$out'"
+lib=$(cd "$T" && pwd)/libleaker.so
+for d in "$w/dg-b.dump" "$w"/dg.*.exit.dump; do
+	"$L" show --json "$d" >"$d.json" || { fail "dlgone: show $d"; continue; }
+	python3 - "$d.json" "$lib" >"$d.meta" <<'PYEOF2' || fail "dlgone: $d: metadata"
+import json, sys
+d = json.load(open(sys.argv[1]))
+lib = sys.argv[2]
+un = [m["value"] for m in d["metadata"] if m["key"] == "unloaded"]
+ids = [m["value"] for m in d["metadata"] if m["key"] == "build_id" and m["value"].endswith(" " + lib)]
+maps = [m for m in d["maps"] if m["unloaded"]]
+assert un and all(v.endswith(" " + lib) for v in un), un
+assert any(" r-xp " in v for v in un), un
+assert len(ids) == 1, ids
+assert len(maps) == len(un) and all(m["path"] == lib for m in maps), maps
+# the exit dump: three more load/unload cycles add no copies of one line
+assert len(set(un)) == len(un), un
+print(len(un))
+PYEOF2
+	"$L" symbolize "$d" >"$d.sym" 2>&1 || fail "dlgone: symbolize $d"
+	grep -A1 '^#[0-9]*  1234 bytes = 1234 x 1  app$' "$d.sym" | tail -1 |
+		grep -q "libleaker.so+0x[0-9a-f]*  leaker_alloc  .*libleaker.c:8:12$" ||
+		{ fail "dlgone: $d: the block's frame 0 is not leaker_alloc"; cat "$d.sym"; }
+done
+"$L" maps "$w/dg-a.dump" | grep -q "(unloaded)" && fail "dlgone: a dump before dlclose has unloaded mappings"
+"$L" maps "$w/dg-b.dump" | grep -q "libleaker.so (unloaded)  \[module" ||
+	fail "dlgone: maps does not mark the unloaded mappings"
+"$L" diff "$w/dg-a.dump" "$w/dg-b.dump" >"$w/dg.diff" 2>&1 || fail "dlgone: diff"
+grep -q "^no suspects: nothing grew$" "$w/dg.diff" ||
+	{ fail "dlgone: the block was taken for a new one after dlclose"; cat "$w/dg.diff"; }
 finish

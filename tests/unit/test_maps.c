@@ -959,6 +959,75 @@ static void test_many_blank_lines(void **state)
 	free(text);
 }
 
+/* maps_add_unloaded: the mappings of dlclose()d libraries join where
+ * nothing is mapped; code replaces anonymous or data mappings made at its
+ * place since (split around it), never code; later lines win. */
+static void test_add_unloaded(void **state)
+{
+	(void)state;
+	struct maps *m = parse_ok("1000-2000 r-xp 00000000 08:01 10 /bin/app\n"
+				  "5000-9000 rw-p 00000000 00:00 0 \n"
+				  "9000-a000 r-xp 00000000 00:00 0 [anon:jit]\n"
+				  "f000-10000 rw-p 00002000 08:01 30 /data/file\n");
+	const char un[] = "3000-4000 r--p 00000000 08:01 20 /lib/libp.so\n"
+			  "4000-5000 r-xp 00001000 08:01 20 /lib/libp.so\n"
+			  "6000-7000 r-xp 00000000 08:01 21 /lib/libq.so\n"   /* carves 5000-9000 */
+			  "6000-7000 r-xp 00000000 08:01 22 /lib/libold.so\n" /* a later one... */
+			  "6800-7800 r-xp 00000000 08:01 23 /lib/libnew.so\n" /* ...wins: this */
+			  "9000-9800 r-xp 00000000 08:01 24 /lib/libjit.so\n" /* code there: no */
+			  "f000-f800 r--p 00000000 08:01 25 /lib/librd.so\n"  /* not code: no */
+			  "b000-c000 r--p 00000000 00:00 0 \n";              /* no path: no */
+	struct leaksnap_error err;
+	long n = maps_add_unloaded(m, un, strlen(un), "x.dump", &err);
+	assert_int_equal(n, 3);
+	const struct {
+		uint64_t start, end, offset;
+		const char *path;
+		bool unloaded;
+	} want[] = {
+		{0x1000, 0x2000, 0, "/bin/app", false},
+		{0x3000, 0x4000, 0, "/lib/libp.so", true},
+		{0x4000, 0x5000, 0x1000, "/lib/libp.so", true},
+		{0x5000, 0x6800, 0, NULL, false},
+		{0x6800, 0x7800, 0, "/lib/libnew.so", true},
+		{0x7800, 0x9000, 0, NULL, false},
+		{0x9000, 0xa000, 0, "[anon:jit]", false},
+		{0xf000, 0x10000, 0x2000, "/data/file", false},
+	};
+	assert_int_equal(maps_mapping_count(m), sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct maps_mapping *x = maps_mapping(m, i);
+		assert_int_equal(x->start, want[i].start);
+		assert_int_equal(x->end, want[i].end);
+		assert_int_equal(x->offset, want[i].offset);
+		if (want[i].path)
+			assert_string_equal(x->path, want[i].path);
+		else
+			assert_null(x->path);
+		assert_int_equal(x->unloaded, want[i].unloaded);
+	}
+	/* libp.so's two lines are one module, and a PC in it lands there */
+	assert_int_equal(maps_mapping(m, 1)->module, maps_mapping(m, 2)->module);
+	struct maps_location loc;
+	assert_true(maps_locate(m, 0x4010, &loc));
+	assert_string_equal(loc.module->path, "/lib/libp.so");
+	assert_int_equal(loc.rel_pc, 0x1010);
+	assert_true(maps_locate(m, 0x6900, &loc));
+	assert_string_equal(loc.module->path, "/lib/libnew.so");
+	/* once per object */
+	assert_int_equal(maps_add_unloaded(m, un, strlen(un), "x.dump", &err), -1);
+	maps_free(m);
+
+	/* a malformed line: -1, its line number */
+	m = parse_ok("1000-2000 r-xp 00000000 08:01 10 /bin/app\n");
+	const char bad[] = "3000-4000 r-xp 00000000 08:01 20 /lib/a.so\nnot a line\n";
+	assert_int_equal(maps_add_unloaded(m, bad, strlen(bad), "x.dump", &err), -1);
+	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
+	assert_int_equal(err.line, 2);
+	assert_int_equal(maps_mapping_count(m), 1);
+	maps_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -981,6 +1050,7 @@ int main(void)
 		cmocka_unit_test(test_error_without_record),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_many_blank_lines),
+		cmocka_unit_test(test_add_unloaded),
 	};
 	return cmocka_run_group_tests_name("maps", tests, NULL, NULL);
 }

@@ -1,0 +1,34 @@
+/* leaksnap hook: the mappings of libraries dlclose() unloads, kept for
+ * later dumps (unloaded.c). */
+#ifndef LEAKSNAP_HOOK_UNLOADED_H
+#define LEAKSNAP_HOOK_UNLOADED_H
+
+#include <stdbool.h>
+
+#include "procbuf.h"
+
+/* What the process had mapped just before a dlclose(). */
+struct unload_probe {
+	bool on;
+	struct buf maps, ids;
+};
+
+/* Around the real dlclose(): read the maps before; after, keep the lines
+ * of the files whose code is gone, with their build IDs. */
+void unloaded_before(struct unload_probe *pr);
+void unloaded_after(struct unload_probe *pr);
+
+/* Append the kept lines to a dump's metadata @meta, which already holds
+ * its loaded libraries' "build_id=" lines. */
+void unloaded_meta(struct buf *meta);
+
+/* Hold the record's lock across fork(). */
+void unloaded_fork_prepare(void);
+void unloaded_fork_parent(void);
+void unloaded_fork_child(void);
+
+/* The loaded libraries' "build_id=HEX PATH" lines, the paths as @maps
+ * name them (dump.c). */
+void dump_build_ids(struct buf *meta, const struct buf *maps);
+
+#endif
