@@ -37,6 +37,7 @@ struct sym_dir_index {
  * file (SYM_LAYOUT_MAPS). */
 struct sym_seg {
 	uint64_t offset, size, vaddr;
+	bool exec;
 };
 
 struct sym_module_entry {
@@ -386,11 +387,16 @@ const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *
 static bool module_vaddr(const struct sym_module_entry *e, uint64_t rel_pc, uint64_t *vaddr)
 {
 	if (e->m.layout == SYM_LAYOUT_MAPS) {
-		for (size_t i = 0; i < e->nsegs; i++)
-			if (rel_pc >= e->segs[i].offset && rel_pc - e->segs[i].offset < e->segs[i].size) {
-				*vaddr = e->segs[i].vaddr + (rel_pc - e->segs[i].offset);
-				return true;
-			}
+		/* A file page may be mapped twice, read-only and executable
+		 * (lld packs segments without page alignment): a frame's
+		 * offset means the executable one, where code ran. */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < e->nsegs; i++)
+				if ((pass || e->segs[i].exec) && rel_pc >= e->segs[i].offset &&
+				    rel_pc - e->segs[i].offset < e->segs[i].size) {
+					*vaddr = e->segs[i].vaddr + (rel_pc - e->segs[i].offset);
+					return true;
+				}
 		return false;
 	}
 	return e->layout && sym_file_offset_to_vaddr(e->layout, rel_pc, vaddr);
@@ -501,7 +507,8 @@ int sym_module_set_mappings(const struct sym_module *module, const struct sym_ma
 		if (mappings[i].end > mappings[i].start && mappings[i].start >= bias)
 			e->segs[e->nsegs++] = (struct sym_seg){mappings[i].offset,
 							       mappings[i].end - mappings[i].start,
-							       mappings[i].start - bias};
+							       mappings[i].start - bias,
+							       mappings[i].exec};
 	e->m.layout = SYM_LAYOUT_MAPS;
 	return 0;
 }

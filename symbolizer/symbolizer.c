@@ -414,6 +414,22 @@ bool sym_file_offset_to_vaddr(const struct sym_file *file, uint64_t offset, uint
 
 bool sym_file_has_layout(const struct sym_file *f)
 {
+	/* A debug-only file (objcopy --only-keep-debug, a dbgsym package)
+	 * keeps the program headers, and where the code segment starts at
+	 * file offset 0 (ld's -z noseparate-code, the arm64 default) some of
+	 * it -- the ELF header and the notes -- so the segments alone do not
+	 * tell.  Its code sections do: they are SHT_NOBITS there. */
+	bool code = false, code_bits = false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
+						      (SHF_ALLOC | SHF_EXECINSTR) || sh.sh_size == 0)
+			continue;
+		code = true;
+		code_bits |= sh.sh_type != SHT_NOBITS;
+	}
+	if (code && !code_bits)
+		return false;
 	size_t n;
 	if (elf_getphdrnum(f->elf, &n) != 0)
 		return false;

@@ -7,7 +7,8 @@
 # (the mapping at offset 0, or the executable mapping alone), and
 # symbolize and leakdiff give exact functions and lines; --verbose and
 # symbols[] say so.  Maps that fit none of the file's segments are one
-# error line, exit 2, and no answer.  With libc6-dbg, libc under a path this
+# error line, exit 2, and no answer.  A code segment at file offset 0 (ld -z
+# noseparate-code) and a file page lld maps twice.  With libc6-dbg, libc under a path this
 # host does not have is symbolized from /usr/lib/debug the same way.
 set -u
 B=$1
@@ -128,6 +129,66 @@ if [ -n "$libc" ] && [ -n "$libcid" ] &&
 	expect "$w/dbgsym.out" "^  /nonexistent/lib/libc\.so\.6  /usr/lib/debug/\.build-id/.*\.debug  \(build-id match, debug-only: layout from the maps\)\$"
 else
 	echo "no libc debug file by build ID (libc6-dbg): the dbgsym case is not checked"
+fi
+
+# ld -z noseparate-code (the arm64 and armhf default): the code segment
+# starts at file offset 0, so the debug-only file keeps some of it (the ELF
+# header, the notes), yet its code is not there: still debug-only, with
+# the layout of the module's own file.
+mkdir -p "$w/nsc" "$w/syms/nsc"
+gcc -g -O1 -Wl,-z,noseparate-code -o "$w/nsc/grow" "$src" || fail "cannot build grow -z noseparate-code"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/nsc/r" "$w/nsc/grow" || fail "grow -z noseparate-code under the hook"
+nid=$(readelf -n "$w/nsc/grow" | sed -n 's/.*Build ID: //p')
+ndbg=$w/syms/nsc/.build-id/$(echo "$nid" | cut -c1-2)/$(echo "$nid" | cut -c3-).debug
+mkdir -p "$(dirname "$ndbg")"
+objcopy --only-keep-debug "$w/nsc/grow" "$ndbg"
+run nsc "$L" symbolize -v -s "$w/syms/nsc" "$(ls "$w"/nsc/r.*.exit.dump)"
+clean nsc
+dev=$w/nsc
+frames_ok "$w/nsc.out"
+expect "$w/nsc.out" "^  $w/nsc/grow  $ndbg  \\(build-id match, debug-only: layout from the module's own file\\)\$"
+
+# lld packs segments without page alignment: one file page is mapped
+# read-only and again executable, at the same offset.  With the layout from
+# the maps, a frame there is in the executable one.
+if command -v clang >/dev/null 2>&1 && command -v ld.lld >/dev/null 2>&1; then
+	mkdir -p "$w/lld/dev" "$w/syms/lld"
+	cat >"$w/lld/lib.c" <<'X'
+#include <stdlib.h>
+void *lld_keep;
+__attribute__((noinline)) void *lld_leaf(size_t n)
+{
+	void *p = malloc(n); /* lld-alloc */
+	lld_keep = p;
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+X
+	printf 'void *lld_leaf(unsigned long);
+int main(void) { return lld_leaf(4321) == 0; }
+' >"$w/lld/main.c"
+	clang -g -O1 -fPIC -shared -fuse-ld=lld -o "$w/lld/libl.so" "$w/lld/lib.c" &&
+		clang -g -O1 -fuse-ld=lld -o "$w/lld/main" "$w/lld/main.c" -L"$w/lld" -ll \
+			-Wl,-rpath,"$w/lld/dev" || fail "cannot build with lld"
+	cp "$w/lld/libl.so" "$w/lld/dev/libl.so"
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/lld/r" "$w/lld/main" || fail "the lld program under the hook"
+	lmaps=$(ls "$w"/lld/r.*.exit.maps)
+	# the page shared: an r--p and an r-xp mapping of libl.so at one offset
+	[ "$(awk '/libl\.so$/ { print $3 }' "$lmaps" | sort | uniq -d | wc -l)" -ge 1 ] ||
+		echo "lld put no file page in two mappings here: the case is not checked"
+	lid=$(readelf -n "$w/lld/libl.so" | sed -n 's/.*Build ID: //p')
+	ldbg=$w/syms/lld/.build-id/$(echo "$lid" | cut -c1-2)/$(echo "$lid" | cut -c3-).debug
+	mkdir -p "$(dirname "$ldbg")"
+	objcopy --only-keep-debug "$w/lld/libl.so" "$ldbg"
+	# the module's own file becomes another build: the layout from the maps
+	sed 's/malloc(n)/malloc(n + 1)/' "$w/lld/lib.c" >"$w/lld/lib2.c"
+	clang -g -O1 -fPIC -shared -fuse-ld=lld -o "$w/lld/dev/libl.so" "$w/lld/lib2.c"
+	run lld "$L" symbolize -v -s "$w/syms/lld" "$(ls "$w"/lld/r.*.exit.dump)"
+	clean lld
+	expect "$w/lld.out" "^    #00 0x[0-9a-f]+  $w/lld/dev/libl\\.so\\+0x[0-9a-f]+  lld_leaf  $w/lld/lib\\.c:5:[0-9]+\$"
+	expect "$w/lld.out" "^  $w/lld/dev/libl\\.so  $ldbg  \\(build-id match, debug-only: layout from the maps\\)\$"
+else
+	echo "clang or lld is not installed: the lld layout case is not checked"
 fi
 
 [ $fails = 0 ] || exit 1
