@@ -25,6 +25,7 @@
  * lock that another thread may hold: /proc reads go through open/read/
  * getdents64 into the hook's own memory, the child only makes system
  * calls and reads memory. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -131,8 +132,25 @@ out:
 	errno = saved;
 }
 
+/* Whether the allocator underneath is glibc's (its chunk headers then
+ * tell a block that is a mapping of its own: reach_scan.c).  Asked once,
+ * at start: dladdr takes the loader's lock, which a thread stopped inside
+ * dlopen may hold at a snapshot. */
+static bool glibc_chunks;
+static bool glibc_malloc(void)
+{
+	Dl_info info;
+	const char *base = NULL;
+	if (hook_real.malloc && dladdr((void *)hook_real.malloc, &info) && info.dli_fname) {
+		base = strrchr(info.dli_fname, '/');
+		base = base ? base + 1 : info.dli_fname;
+	}
+	return base && strncmp(base, "libc.so", 7) == 0 && dlsym(RTLD_DEFAULT, "gnu_get_libc_version");
+}
+
 void reach_init(void)
 {
+	glibc_chunks = glibc_malloc();
 	struct sigaction old, sa;
 	if (sigaction(reach_sig(), NULL, &old) != 0) {
 		init_error = "the stop signal cannot be had";
@@ -695,6 +713,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 	res->map = shm;
 	struct reach_shared *sh = shm;
 	struct reach_child_args args = {
+		.glibc_chunks = glibc_chunks,
 		.threads = st.threads,
 		.blocks = snap->blocks,
 		.nblocks = snap->block_count,

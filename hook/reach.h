@@ -68,6 +68,9 @@ struct reach_child_args {
 	struct reach_shared *out;
 	size_t out_size;
 	uintptr_t exclude[5][2];  /* the hook's own memory above (not roots) */
+	bool glibc_chunks;        /* the blocks are glibc malloc's: the word
+				   * before each holds its chunk's size, bit 1
+				   * set when the chunk is a mapping of its own */
 };
 
 /* In the forked child: mark, count, report, _exit.  Never returns. */

@@ -50,7 +50,7 @@ enum { A_READ = 1, A_WRITE = 2, A_SHARED = 4, A_SKIP = 8, A_HEAP = 16, A_STACK =
 struct area {
 	uintptr_t lo, hi;
 	unsigned flags;
-	uintptr_t heap_lo, heap_hi; /* the pages its live blocks span, if any */
+	size_t first, nblocks;      /* its live blocks (indices in S.start[]) */
 };
 
 struct cluster {
@@ -72,6 +72,7 @@ static struct {
 	uint8_t *spare, *spare_end; /* what sort_blocks' buffers leave free */
 	uint64_t *marks;            /* one bit per block */
 	int pagemap;                /* /proc/self/pagemap, or -1 */
+	bool glibc;                 /* reach_child_args.glibc_chunks */
 	uint32_t *stack;
 	size_t depth;
 	uintptr_t ex[MAX_EXCLUDE][2];
@@ -563,6 +564,41 @@ static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
 }
 
 /* A run of a large marked block. */
+/* Whether block @i is a glibc chunk that is a mapping of its own (bit 1,
+ * IS_MMAPPED, of the size word before it). */
+static bool own_mapping(size_t i)
+{
+	return S.glibc && ((const uintptr_t *)S.start[i])[-1] & 2;
+}
+
+/* A mapping as a root, less its heap: the pages from the first to the
+ * end of the last of each run of its live blocks that share an arena
+ * (free chunks between them hold stale pointers), and the pages of each
+ * block that is a mapping of its own.  Not the whole mapping: the kernel
+ * merges neighbouring anonymous mappings, so a region the program mapped
+ * can share one with an arena or with large blocks -- beside them, or
+ * between two of them. */
+static void scan_area_roots(const struct area *ar, int pagemap)
+{
+	const uintptr_t page = ((uintptr_t)1 << PAGE_SHIFT) - 1;
+	uintptr_t pos = ar->lo;
+	for (size_t k = ar->first, end = ar->first + ar->nblocks; k < end; k++) {
+		uintptr_t lo = S.start[k] & ~page, hi = S.end[k];
+		if (!own_mapping(k))
+			while (k + 1 < end && !own_mapping(k + 1))
+				hi = S.end[++k] > hi ? S.end[k] : hi;
+		hi = hi > ar->hi - page ? ar->hi : (hi + page) & ~page;
+		if (lo < pos)
+			lo = pos;
+		if (lo > pos)
+			(ar->flags & A_ANON) ? scan_anon(pos, lo, pagemap) : scan_root(pos, lo);
+		if (hi > pos)
+			pos = hi;
+	}
+	if (ar->hi > pos)
+		(ar->flags & A_ANON) ? scan_anon(pos, ar->hi, pagemap) : scan_root(pos, ar->hi);
+}
+
 static void scan_block_run(uintptr_t lo, uintptr_t hi)
 {
 	S.out->marked_bytes += hi - lo;
@@ -690,29 +726,20 @@ void reach_child_main(const struct reach_child_args *a)
 	build_index();
 	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 
-	/* The heap: the pages from a mapping's first live block to the end of
-	 * its last.  Not the whole mapping: the kernel merges neighbouring
-	 * anonymous mappings, so a region the program mapped can share one
-	 * with an arena or a large block; the rest of the mapping stays a
-	 * root. */
+	/* Each mapping's live blocks (the heap cuts below). */
 	for (size_t m = 0, i = 0; m < nareas; m++) {
 		struct area *ar = &areas[m];
-		ar->heap_lo = ar->heap_hi = 0;
 		while (i < S.n && S.end[i] <= ar->lo)
 			i++;
 		size_t j = i;
 		while (j < S.n && S.start[j] < ar->hi)
 			j++;
-		if (j > i) {
-			uintptr_t page = ((uintptr_t)1 << PAGE_SHIFT) - 1;
-			ar->heap_lo = S.start[i] & ~page;
-			ar->heap_hi = S.end[j - 1] > ar->hi - page ? ar->hi : (S.end[j - 1] + page) & ~page;
-			if (ar->heap_lo < ar->lo)
-				ar->heap_lo = ar->lo;
-		}
+		ar->first = i;
+		ar->nblocks = j - i;
 		if ((ar->flags & A_HEAP) || j > i)
 			S.out->heap_mappings++;
 	}
+	S.glibc = a->glibc_chunks;
 
 	/* The threads: registers, stacks from SP. */
 	for (size_t t = 0; t < a->nthreads; t++) {
@@ -766,16 +793,7 @@ void reach_child_main(const struct reach_child_args *a)
 		if ((f & (A_READ | A_WRITE)) != (A_READ | A_WRITE) || (f & (A_SKIP | A_HEAP | A_STACK)))
 			continue;
 		S.out->root_mappings++;
-		uintptr_t lo = areas[m].lo, hi = areas[m].hi;
-		uintptr_t cut_lo = areas[m].heap_hi > areas[m].heap_lo ? areas[m].heap_lo : hi;
-		uintptr_t cut_hi = areas[m].heap_hi > areas[m].heap_lo ? areas[m].heap_hi : hi;
-		if (f & A_ANON) {
-			scan_anon(lo, cut_lo, pagemap);
-			scan_anon(cut_hi, hi, pagemap);
-		} else {
-			scan_root(lo, cut_lo);
-			scan_root(cut_hi, hi);
-		}
+		scan_area_roots(&areas[m], pagemap);
 	}
 	drain();
 	if (pagemap >= 0)

@@ -65,6 +65,10 @@ enum {
 				      * 2 MiB into it */
 	S_BIG_LOST = (1 << 20) + 64, /* mmap'ed by malloc, lost */
 	S_HUGE_INNER = 2288,  /* "huge": only by a word 4.5 GiB into a lost 5 GiB block */
+	S_BETWEEN = 2416,     /* only by a word in a region the program mapped
+			       * between two blocks malloc mapped, which the
+			       * kernel merges into one mapping */
+	S_BETWEEN_BIG = (2 << 20) + 80, /* x2: those two, held by a global */
 };
 
 static void *volatile g_lost;
@@ -140,6 +144,23 @@ NOINLINE static void big(void)
 	void *child = malloc(S_BIG_CHILD);
 	memcpy(lost + (3 << 18), &child, sizeof(child));
 	__asm__ volatile("" : : "r"(lost), "r"(child), "r"(inner) : "memory");
+}
+
+/* A region the program maps between two blocks malloc maps on their own:
+ * the kernel makes one mapping of the three, and the region, outside both
+ * blocks, is still a root (the heap cut is each block's own pages, not the
+ * span from the first to the last). */
+static void *volatile g_between[2];
+NOINLINE static void between(void)
+{
+	g_between[0] = malloc(S_BETWEEN_BIG);
+	void **region = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	if (region == MAP_FAILED)
+		exit(2);
+	g_between[1] = malloc(S_BETWEEN_BIG);
+	region[100] = malloc(S_BETWEEN);
+	/* the region's address is kept nowhere, as in in_mmap() */
 }
 
 /* 256 MiB reserved, one page of it touched, far inside: the scan must find
@@ -296,6 +317,7 @@ int main(int argc, char **argv)
 	held(lib);
 	in_mmap();
 	big();
+	between();
 	scrub();
 	printf("expect %d 3 3\n", S_LOST);
 	printf("expect %d 2 2\n", S_CYCLE);
@@ -306,9 +328,10 @@ int main(int argc, char **argv)
 	printf("expect %d 1 1\n", S_BIG_CHILD);
 	static const int kept[] = {S_GLOBAL, S_DLSTATIC, S_TLS_STATIC, S_TLS_DYN, S_THREAD_STACK,
 				   S_THREAD_TLS, S_INTERIOR, S_MMAP, S_REGISTER, S_CHAIN_HEAD,
-				   S_CHAIN_TAIL, S_BIG_HELD, S_BIG_INNER};
+				   S_CHAIN_TAIL, S_BIG_HELD, S_BIG_INNER, S_BETWEEN};
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		printf("expect %d 1 0\n", kept[i]);
+	printf("expect %d 2 0\n", S_BETWEEN_BIG);
 	printf("expect-unreachable %d 14\n", 3 * S_LOST + 2 * S_CYCLE + S_TREE_ROOT + 2 * S_TREE_MID +
 						     4 * S_TREE_LEAF + S_BIG_LOST + S_BIG_CHILD);
 	const char *mode = argc > 3 ? argv[3] : "";
