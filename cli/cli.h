@@ -210,6 +210,8 @@ char *cli_utf8_fixed(const char *s, size_t *len);
  * user has is ever overwritten. */
 enum cli_replace { CLI_REPLACE_NONE, CLI_REPLACE_OWN_HTML, CLI_REPLACE_OWN_PPROF };
 #define CLI_PPROF_GZIP_COMMENT "leaksnap"
+/* convert --to pprof's snapshot profiles: never replaced by leakdiff */
+#define CLI_PPROF_SNAPSHOT_COMMENT "leaksnap snapshot"
 #define CLI_HTML_GENERATOR "<meta name=\"generator\" content=\"leaksnap\">"
 
 /* An output file written through stdio (outfile.c): a temporary name beside

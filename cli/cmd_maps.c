@@ -88,27 +88,36 @@ int cmd_maps(int argc, char **argv)
 	const char *path = argv[optind];
 	struct maps *m = NULL;
 	struct leaksnap_error err;
-	/* A snapshot carries its own maps; anything else is parsed as maps text. */
-	struct snapshot *s = snapshot_open(path, NULL, &err);
+	/* A snapshot carries its own maps; anything else is parsed as maps text.
+	 * Standard input is read once, then tried both ways. */
+	char *in = NULL;
+	size_t in_len = 0;
+	bool is_stdin = strcmp(path, "-") == 0;
+	if (is_stdin && cli_read_file(path, CLI_MAPS_MAX, "a maps file or dump on standard input",
+				      &in, &in_len))
+		return EXIT_ERROR;
+	struct snapshot *s = is_stdin ? snapshot_open_memory(in, in_len, "<stdin>", NULL, &err)
+				      : snapshot_open(path, NULL, &err);
 	if (s != NULL) {
 		int rc = cli_snapshot_maps(s, NULL, &m);
 		if (rc == 0 && m == NULL) {
 			snapshot_close(s);
-			return cli_fail(path, "the snapshot carries no maps");
+			free(in);
+			return cli_fail(is_stdin ? "<stdin>" : path, "the snapshot carries no maps");
 		}
 		snapshot_close(s);
+		free(in);
 		if (rc)
 			return rc;
 	} else if (err.code != LEAKSNAP_ERR_UNKNOWN_FORMAT) {
+		free(in);
 		return cli_fail_error(&err);
 	} else {
 		/* Not a snapshot: parse it as maps text. */
-		char *text;
-		size_t len;
-		if (cli_read_file(path, CLI_MAPS_MAX, "a maps file", &text, &len))
+		if (!is_stdin && cli_read_file(path, CLI_MAPS_MAX, "a maps file", &in, &in_len))
 			return EXIT_ERROR;
-		m = maps_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, 1, 0, &err);
-		free(text);
+		m = maps_parse(in, in_len, is_stdin ? "<stdin>" : path, 1, 0, &err);
+		free(in);
 		if (m == NULL)
 			return cli_fail_error(&err);
 	}

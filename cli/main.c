@@ -27,8 +27,9 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'leaksnap COMMAND --help' for a command's options.\n"
 		   "'leaksnap --version' prints the versions of leaksnap and of its libraries.\n\n"
-		   "Exit status: 0 success; 1 leakdiff --fail-on limit reached;\n"
-		   "             2 any error (usage, unreadable or malformed input, I/O).\n");
+		   "Exit status: 0 success; 1 leakdiff --fail-on or --fail-on-unreachable\n"
+		   "             limit reached; 2 any error (usage, unreadable or malformed\n"
+		   "             input, I/O).\n");
 }
 
 int main(int argc, char **argv)

@@ -43,6 +43,8 @@ static bool written_by_us(const char *path, enum cli_replace replace)
 			at++;
 		at++;
 	}
+	/* (a snapshot profile, convert --to pprof's, carries another comment:
+	 * it is data, not a report, and is never replaced) */
 	size_t clen = strlen(CLI_PPROF_GZIP_COMMENT) + 1;
 	return at + clen <= (size_t)n && memcmp(head + at, CLI_PPROF_GZIP_COMMENT, clen) == 0;
 }
@@ -70,7 +72,7 @@ static int may_write(const char *path, enum cli_replace replace, struct stat *st
 	if (!written_by_us(path, replace))
 		return cli_fail(path, "already exists and is not %s leaksnap wrote: not replaced "
 				      "(leaksnap never overwrites a file of yours)",
-				replace == CLI_REPLACE_OWN_HTML ? "a report" : "a profile");
+				replace == CLI_REPLACE_OWN_HTML ? "a report" : "a growth profile");
 	return 0;
 }
 

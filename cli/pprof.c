@@ -244,7 +244,7 @@ static int64_t intern(struct pprof *p, const char *s)
 
 /* Setup ------------------------------------------------------------------- */
 
-struct pprof *pprof_new(FILE *out)
+struct pprof *pprof_new(FILE *out, const char *comment)
 {
 	struct pprof *p = calloc(1, sizeof(*p));
 	if (!p)
@@ -267,8 +267,8 @@ struct pprof *pprof_new(FILE *out)
 		goto fail;
 	p->z_ready = true;
 	/* the gzip header's comment says who wrote the file: leakdiff --pprof
-	 * replaces only a profile of ours (cli_outfile_open) */
-	p->gz_head.comment = (Bytef *)(uintptr_t)CLI_PPROF_GZIP_COMMENT;
+	 * replaces only a growth profile of ours (cli_outfile_open) */
+	p->gz_head.comment = (Bytef *)(uintptr_t)comment;
 	p->gz_head.os = 3; /* Unix */
 	if (deflateSetHeader(&p->z, &p->gz_head) != Z_OK)
 		goto fail;

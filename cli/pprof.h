@@ -32,9 +32,10 @@ struct pprof_label {
 	const char *unit;
 };
 
-/* A new profile written to @out (gzip-compressed; @out is not closed).
- * NULL when out of memory. */
-struct pprof *pprof_new(FILE *out);
+/* A new profile written to @out (gzip-compressed; @out is not closed),
+ * the gzip header's comment @comment (who wrote it, and which kind: see
+ * cli.h).  NULL when out of memory. */
+struct pprof *pprof_new(FILE *out, const char *comment);
 /* Release @p (NULL-safe); it does not finish the stream. */
 void pprof_free(struct pprof *p);
 /* What went wrong after a call returned -1 or 0 ("out of memory", or the

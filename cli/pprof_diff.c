@@ -153,7 +153,7 @@ int cli_pprof_diff(struct diff *d, const char *path, bool adjust)
 	struct cli_outfile out;
 	if (cli_outfile_open(&out, path, CLI_REPLACE_OWN_PPROF))
 		return EXIT_ERROR;
-	struct growth g = {pprof_new(out.f), NULL, 0, 0, NULL, 0, adjust, false};
+	struct growth g = {pprof_new(out.f, CLI_PPROF_GZIP_COMMENT), NULL, 0, 0, NULL, 0, adjust, false};
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	int rc;

@@ -207,7 +207,7 @@ int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const 
 		return EXIT_ERROR;
 	struct builder b = {.s = s, .maps = maps, .o = o};
 	b.map_ids = calloc(maps_mapping_count(maps) + 1, sizeof(*b.map_ids));
-	b.p = pprof_new(out.f);
+	b.p = pprof_new(out.f, CLI_PPROF_SNAPSHOT_COMMENT);
 	if (!o->no_symbols)
 		b.sc = cli_symctx_new(s, maps, o->dirs, o->ndirs, !o->no_adjust);
 	int rc;

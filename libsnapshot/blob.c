@@ -12,11 +12,15 @@
 /* Inputs larger than this are refused outright: no real dump comes close,
  * and it keeps a pipe from feeding us unbounded memory. */
 #define BLOB_MAX_SIZE ((uint64_t)64 << 30)
+/* How far a stream may run past the size its header gives (lsp_stream_bound). */
+#define STREAM_SLACK ((uint64_t)1 << 20)
 
-static int read_stream(int fd, const char *path, struct lsp_blob *blob,
-		       struct leaksnap_error *err)
+static int read_stream(int fd, const char *path, struct lsp_blob *blob, lsp_stream_bound bound,
+		       const void *ctx, struct leaksnap_error *err)
 {
 	size_t cap = 1 << 16, len = 0;
+	uint64_t limit = BLOB_MAX_SIZE;
+	bool probed = bound == NULL;
 	uint8_t *buf = malloc(cap);
 	if (buf == NULL)
 		return lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
@@ -47,6 +51,28 @@ static int read_stream(int fd, const char *path, struct lsp_blob *blob,
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		if (!probed && len >= LSP_STREAM_PROBE) {
+			probed = true;
+			uint64_t most = bound(buf, len, ctx, err);
+			if (most == 0) {
+				free(buf);
+				return -1;
+			}
+			/* a little past it, so that a few trailing bytes get the
+			 * reader's own message, which counts them */
+			if (most < limit - STREAM_SLACK)
+				limit = most + STREAM_SLACK;
+		}
+		if (len > limit) {
+			free(buf);
+			if (limit == BLOB_MAX_SIZE)
+				return lsp_error(err, LEAKSNAP_ERR_LIMIT, path,
+						 "input larger than %llu bytes",
+						 (unsigned long long)BLOB_MAX_SIZE);
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, path, limit - STREAM_SLACK,
+					    "input goes on past the %llu bytes its header gives",
+					    (unsigned long long)(limit - STREAM_SLACK));
+		}
 	}
 	blob->data = buf;
 	blob->size = len;
@@ -54,7 +80,8 @@ static int read_stream(int fd, const char *path, struct lsp_blob *blob,
 	return 0;
 }
 
-int lsp_blob_load(const char *path, struct lsp_blob *blob, struct leaksnap_error *err)
+int lsp_blob_load(const char *path, struct lsp_blob *blob, lsp_stream_bound bound,
+		  const void *ctx, struct leaksnap_error *err)
 {
 	memset(blob, 0, sizeof(*blob));
 	int fd;
@@ -84,7 +111,7 @@ int lsp_blob_load(const char *path, struct lsp_blob *blob, struct leaksnap_error
 		} else {
 			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (m == MAP_FAILED) {
-				ret = read_stream(fd, name, blob, err);
+				ret = read_stream(fd, name, blob, NULL, NULL, err);
 			} else {
 				(void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
 				blob->data = m;
@@ -94,7 +121,7 @@ int lsp_blob_load(const char *path, struct lsp_blob *blob, struct leaksnap_error
 			}
 		}
 	} else {
-		ret = read_stream(fd, name, blob, err);
+		ret = read_stream(fd, name, blob, bound, ctx, err);
 	}
 	if (fd != STDIN_FILENO)
 		close(fd);

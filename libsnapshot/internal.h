@@ -78,9 +78,19 @@ struct lsp_blob {
 	void *heap;      /* malloc'ed copy (stdin, pipes), or NULL */
 	size_t dropped;  /* bytes already returned to the kernel */
 };
+/* What a stream (a pipe, a device) may still be, from its first bytes:
+ * returns 0 when it is no input the caller reads (an error, with @err
+ * filled), or the most bytes it can hold (UINT64_MAX: no bound known). */
+typedef uint64_t (*lsp_stream_bound)(const uint8_t *data, size_t len, const void *ctx,
+				     struct leaksnap_error *err);
 /* Read all of @path ("-" = stdin): regular files are mmap'ed, anything else
- * is read into memory.  A directory is an error. */
-int lsp_blob_load(const char *path, struct lsp_blob *blob, struct leaksnap_error *err);
+ * is read into memory.  A directory is an error.  For a stream, @bound
+ * (may be NULL) is asked once its first LSP_STREAM_PROBE bytes are in, so
+ * that an endless or foreign stream (/dev/zero, a pipe of something else)
+ * is refused early, not after gigabytes. */
+#define LSP_STREAM_PROBE 64
+int lsp_blob_load(const char *path, struct lsp_blob *blob, lsp_stream_bound bound,
+		  const void *ctx, struct leaksnap_error *err);
 void lsp_blob_release(struct lsp_blob *blob);
 /* Hint that bytes before @upto will not be read again: a mapped file's pages
  * are dropped from this process (they stay in the page cache), so reading a

@@ -17,6 +17,63 @@ static bool looks_like_text(const struct lsp_blob *b)
 	return n - i >= hl && memcmp(b->data + i, LEAKSNAP_TEXT_HEADER, hl) == 0;
 }
 
+static const char unrecognized[] =
+	"unrecognized format: not a LEAKSNAP dump (bad magic), Android text dump or NHGT "
+	"payload; a raw bionic buffer needs --pointer-size and --frames";
+
+struct bound_ctx {
+	const struct snapshot_open_opts *opts;
+	const char *source;
+};
+
+/* Whether @len bytes at @p can begin a text dump: a BOM and blank lines,
+ * then as much of the header as is there. */
+static bool text_prefix(const uint8_t *p, size_t len)
+{
+	size_t i = len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+		i++;
+	size_t hl = strlen(LEAKSNAP_TEXT_HEADER), n = len - i < hl ? len - i : hl;
+	return memcmp(p + i, LEAKSNAP_TEXT_HEADER, n) == 0;
+}
+
+/* lsp_stream_bound for snapshots: the formats with a header say their
+ * size, text and raw buffers are unbounded, and anything else is refused
+ * now (an old NHGT header says little, but its size exactly). */
+static uint64_t snapshot_stream_bound(const uint8_t *p, size_t len, const void *ctx,
+				      struct leaksnap_error *err)
+{
+	const struct bound_ctx *c = ctx;
+	uint64_t total;
+	if (memcmp(p, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN) == 0) {
+		if (p[11] & SNAPSHOT_FLAG_REACHABILITY)
+			return UINT64_MAX; /* 4 bytes a record more: the reader checks */
+		if (lsp_add_u64(SNAPSHOT_HEADER_SIZE, lsp_load_le(p + 48, 8), &total) ||
+		    lsp_add_u64(total, lsp_load_le(p + 56, 8), &total) ||
+		    lsp_add_u64(total, lsp_load_le(p + 20, 4), &total))
+			return UINT64_MAX; /* absurd: the reader says so */
+		return total;
+	}
+	if (text_prefix(p, len) || (c->opts && (c->opts->pointer_size || c->opts->frames)))
+		return UINT64_MAX;
+	if (lsp_load_le(p, 4) == LEAKSNAP_NHGT_SIGNATURE) {
+		unsigned ptr = (unsigned)lsp_load_le(p + 6, 2);
+		if (ptr != 4 && ptr != 8)
+			return UINT64_MAX; /* the reader says what is wrong */
+		if (lsp_add_u64(8 + 5 * (uint64_t)ptr, lsp_load_le(p + 8, ptr), &total) ||
+		    lsp_add_u64(total, lsp_load_le(p + 8 + ptr, ptr), &total))
+			return UINT64_MAX;
+		return total;
+	}
+	uint64_t map = lsp_load_le(p, 4), alloc = lsp_load_le(p + 4, 4);
+	uint64_t info = lsp_load_le(p + 8, 4), bt = lsp_load_le(p + 16, 4);
+	if ((info == 0 && alloc == 0) ||
+	    (bt >= 1 && bt <= LSP_MAX_FRAMES && info == 4 * (2 + bt) && alloc % info == 0))
+		return 20 + map + alloc;
+	lsp_error_at(err, LEAKSNAP_ERR_UNKNOWN_FORMAT, c->source, 0, "%s", unrecognized);
+	return 0;
+}
+
 static struct snapshot *open_blob(struct lsp_blob *blob, const char *source,
 				  const struct snapshot_open_opts *opts,
 				  struct leaksnap_error *err)
@@ -47,10 +104,7 @@ static struct snapshot *open_blob(struct lsp_blob *blob, const char *source,
 		s = lsp_read_nhgt(blob, source, true, opts, err);
 		what = "an NHGT payload";
 	} else {
-		lsp_error_at(err, LEAKSNAP_ERR_UNKNOWN_FORMAT, source, 0,
-			     "unrecognized format: not a LEAKSNAP dump (bad magic), Android text "
-			     "dump or NHGT payload; a raw bionic buffer needs --pointer-size and "
-			     "--frames");
+		lsp_error_at(err, LEAKSNAP_ERR_UNKNOWN_FORMAT, source, 0, "%s", unrecognized);
 		return NULL;
 	}
 	if (s != NULL && raw_opts)
@@ -64,7 +118,8 @@ struct snapshot *snapshot_open(const char *path, const struct snapshot_open_opts
 	leaksnap_error_clear(err);
 	struct lsp_blob blob;
 	const char *source = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	if (lsp_blob_load(path, &blob, err))
+	struct bound_ctx ctx = {opts, source};
+	if (lsp_blob_load(path, &blob, snapshot_stream_bound, &ctx, err))
 		return NULL;
 	struct snapshot *s = open_blob(&blob, source, opts, err);
 	lsp_blob_release(&blob);

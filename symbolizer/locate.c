@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,22 +117,24 @@ static int index_walk(struct sym_dir_index *ix, char *path, size_t len, size_t c
 		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
 			continue;
 		size_t nl = strlen(e->d_name);
-		if (len + 1 + nl + 1 > cap)
+		size_t sep = path[len - 1] != '/'; /* (the root, "/", has one) */
+		if (len + sep + nl + 1 > cap)
 			continue; /* longer than PATH_MAX: not a path open() takes */
 		path[len] = '/';
-		memcpy(path + len + 1, e->d_name, nl + 1);
+		memcpy(path + len + sep, e->d_name, nl + 1);
 		struct stat st;
 		if (lstat(path, &st) != 0)
 			continue;
 		if (S_ISDIR(st.st_mode))
-			rc = index_walk(ix, path, len + 1 + nl, cap, depth + 1);
+			rc = index_walk(ix, path, len + sep + nl, cap, depth + 1);
 		else if ((S_ISREG(st.st_mode) || (S_ISLNK(st.st_mode) && stat(path, &st) == 0 &&
 						  S_ISREG(st.st_mode))) &&
 			 ix->count < DIR_WALK_MAX_FILES)
 			rc = index_add(ix, path);
 	}
 	closedir(d);
-	path[len] = '\0';
+	if (path[len - 1] != '/')
+		path[len] = '\0';
 	return rc;
 }
 
@@ -188,13 +191,27 @@ void sym_locate_free(struct symbolizer *sym)
 
 enum try_result { TRY_NONE, TRY_USED, TRY_MISMATCH, TRY_BROKEN, TRY_NOMEM };
 
+/* Whether @path starts as an ELF file does.  A file of the module's name
+ * that is no ELF file at all (a linker script called libc.so under a
+ * sysroot, a text file) is no candidate: passed over, not an error. */
+static bool elf_magic(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return true; /* let the open say why */
+	unsigned char m[4];
+	ssize_t n = read(fd, m, sizeof(m));
+	close(fd);
+	return n == (ssize_t)sizeof(m) && memcmp(m, "\177ELF", 4) == 0;
+}
+
 /* Try @candidate for @e: open it (unless it does not exist) and compare
  * build IDs. */
 static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry *e,
 				const char *candidate)
 {
 	struct stat st;
-	if (stat(candidate, &st) != 0 || !S_ISREG(st.st_mode))
+	if (stat(candidate, &st) != 0 || !S_ISREG(st.st_mode) || !elf_magic(candidate))
 		return TRY_NONE;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
@@ -271,8 +288,11 @@ static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e
 	base = base ? base + 1 : e->path;
 	for (size_t i = 0; i < sym->opts.symbol_dir_count; i++) {
 		const char *dir = sym->opts.symbol_dirs[i];
-		if (snprintf(buf, sizeof(buf), "%s%s%s", dir, e->path[0] == '/' ? "" : "/", e->path) <
-		    (int)sizeof(buf))
+		size_t dl = strlen(dir);
+		bool dir_slash = dl && dir[dl - 1] == '/';
+		const char *rel = e->path[0] == '/' && dir_slash ? e->path + 1 : e->path;
+		if (snprintf(buf, sizeof(buf), "%s%s%s", dir, rel[0] == '/' || dir_slash ? "" : "/",
+			     rel) < (int)sizeof(buf))
 			TRY(buf);
 		if (e->build_id_len >= 2) {
 			int n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", dir, e->build_id[0]);

@@ -183,4 +183,23 @@ cmp -s "$w/linked.dump" "$w/nolink.dump"
 cmp -s "$w/a" "$w/b"
 "$ls_" show - < "$w/fx/sample64le.dump" | head -1 | grep -q '<stdin>'
 cat "$top/testdata/text/v1.2-signal-64.txt" | "$ls_" show --json - | grep -q '"format": "android-text"'
+# maps -: standard input read once, a dump or maps text, through a pipe too
+"$ls_" maps "$w/fx/sample64le.dump" > "$w/mb"
+cat "$w/fx/sample64le.dump" | "$ls_" maps - > "$w/ma"
+cmp -s "$w/ma" "$w/mb"
+grep -q '^[1-9][0-9]* mappings' "$w/ma"
+"$ls_" show "$w/fx/sample64le.dump" --json >/dev/null
+printf '1000-2000 r-xp 00000000 08:01 10 /bin/app\n' | "$ls_" maps - | grep -q '^1 mappings, 1 modules$'
+! printf 'abc\0def\n' | "$ls_" maps - 2>/dev/null
+# A stream that is no snapshot, or runs past its header's size, is refused
+# at once: not read to its end (/dev/zero has none).
+st=0; "$ls_" show /dev/zero 2> "$w/z.err" || st=$?
+[ $st = 2 ] && [ "$(cat "$w/z.err")" = "leaksnap: /dev/zero: byte offset 20: input goes on past the 20 bytes its header gives" ]
+st=0; head -c 300000000 /dev/zero | "$ls_" show - 2> "$w/z.err" || st=$?
+[ $st = 2 ] && grep -q '^leaksnap: <stdin>: byte offset 20: input goes on past' "$w/z.err"
+st=0; head -c 300000000 /dev/urandom | "$ls_" diff - "$w/fx/sample64le.dump" 2> "$w/z.err" || st=$?
+[ $st = 2 ] && grep -q '^leaksnap: <stdin>: byte offset 0: unrecognized format' "$w/z.err"
+# a few bytes past the header's size: the reader's own message
+st=0; cat "$w/fx/trailing-bytes.dump" | "$ls_" show - 2> "$w/z.err" || st=$?
+[ $st = 2 ] && [ "$(cat "$w/z.err")" = "leaksnap: <stdin>: byte offset 928: 4 trailing bytes after the metadata section" ]
 echo ok

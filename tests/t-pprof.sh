@@ -228,11 +228,18 @@ for f in mine mine2; do
 	cp "$w/$f.pb.gz" "$w/$f.keep"
 	status 2 "$D" --pprof "$w/$f.pb.gz" "$g1" "$g2" "$g3" >"$w/$f.out" 2>"$w/e.err"
 	expect_eq "leakdiff --pprof over a file of the user's ($f)" "$(cat "$w/e.err")" \
-		"leaksnap: $w/$f.pb.gz: already exists and is not a profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+		"leaksnap: $w/$f.pb.gz: already exists and is not a growth profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
 	cmp -s "$w/$f.pb.gz" "$w/$f.keep" || fail "$f: the user's file was changed"
 	[ -s "$w/$f.out" ] && fail "$f: the report was printed before the error"
 done
-"$L" convert --to pprof "$g1" "$w/earlier.pb.gz" || fail "convert --to pprof g1"
+# a snapshot profile (convert --to pprof) is data, not a report: kept
+"$L" convert --to pprof "$g1" "$w/snap.pb.gz" || fail "convert --to pprof g1"
+cp "$w/snap.pb.gz" "$w/snap.keep"
+status 2 "$D" --pprof "$w/snap.pb.gz" "$g1" "$g2" >/dev/null 2>"$w/e.err"
+expect_eq "leakdiff --pprof over a snapshot profile" "$(cat "$w/e.err")" \
+	"leaksnap: $w/snap.pb.gz: already exists and is not a growth profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+cmp -s "$w/snap.pb.gz" "$w/snap.keep" || fail "the snapshot profile was changed"
+"$D" --pprof "$w/earlier.pb.gz" "$g1" "$g2" >/dev/null || fail "leakdiff --pprof g1 g2"
 chmod 600 "$w/earlier.pb.gz"
 "$D" --pprof "$w/earlier.pb.gz" "$g1" "$g2" "$g3" >/dev/null || fail "leakdiff --pprof over an earlier profile"
 expect_eq "replaced" "$(raw_sums "$w/earlier.pb.gz")" "$(raw_sums "$w/growth.pb.gz")"

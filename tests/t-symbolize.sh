@@ -84,7 +84,20 @@ symbolize bad -s "$w/syms/bad" -s "$w/syms/aosp"
 grep -q -x "leaksnap: $w/syms/bad$dev/leaky: .*" "$w/bad.err" && [ "$(wc -l <"$w/bad.err")" = 1 ] ||
 	{ fail "corrupt symbol file: stderr"; cat "$w/bad.err"; }
 expect "$w/bad.out" "  cache_put  $src:$put:"
+# A file of the module's name that is no ELF file at all (a linker script,
+# as libc.so is under a sysroot): no candidate, passed over, no error.
+mkdir -p "$w/syms/script$dev" "$w/syms/script/lib"
+printf '/* GNU ld script */\nGROUP ( /lib/libc.so.6 )\n' >"$w/syms/script$dev/leaky"
+cp "$w/syms/script$dev/leaky" "$w/syms/script/lib/leaky"
+symbolize script -v -s "$w/syms/script" -s "$w/syms/aosp"
+[ "$(cat "$w/script.st")" = 0 ] && [ ! -s "$w/script.err" ] ||
+	{ fail "a linker script of the module's name: status $(cat "$w/script.st")"; cat "$w/script.err"; }
+expect "$w/script.out" "^  $dev/leaky  $w/syms/aosp$dev/leaky  \\(build-id match\\)\$"
 mv "$dev/leaky.away" "$dev/leaky"
+# --symbols /: the files at their own paths, named without a doubled slash
+symbolize root -v -s /
+expect "$w/root.out" "^  $dev/leaky  $dev/leaky  \\(build-id match\\)\$"
+grep -q '//' "$w/root.err" "$w/root.out" && { fail "--symbols /: a path with //"; grep '//' "$w/root.err" "$w/root.out" | head -3; }
 
 # JSON: the frame objects and the modules.
 symbolize json --json -s "$w/syms/aosp"

@@ -113,7 +113,7 @@ static void test_roundtrip(void **state)
 	(void)state;
 	FILE *f = tmpfile();
 	assert_non_null(f);
-	struct pprof *p = pprof_new(f);
+	struct pprof *p = pprof_new(f, "leaksnap");
 	assert_non_null(p);
 	assert_int_equal(pprof_sample_type(p, "inuse_objects", "count"), 0);
 	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
@@ -289,7 +289,7 @@ static void test_mapping_cover(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f);
+	struct pprof *p = pprof_new(f, "leaksnap");
 	assert_non_null(p);
 	assert_int_equal(pprof_sample_type(p, "growth_space", "bytes"), 0);
 	/* rel_pc 0x234 at pc 0x401234: load bias 0x401000 */
@@ -316,7 +316,7 @@ static void test_no_frames(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f);
+	struct pprof *p = pprof_new(f, "leaksnap");
 	assert_non_null(p);
 	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	uint64_t pc = pprof_location(p, 0, 0, 0, NULL, 0); /* a PC 0 is another location */
@@ -347,7 +347,7 @@ static void test_many_samples(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f);
+	struct pprof *p = pprof_new(f, "leaksnap");
 	assert_non_null(p);
 	assert_int_equal(pprof_sample_type(p, "inuse_objects", "count"), 0);
 	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
@@ -391,7 +391,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f);
+	struct pprof *p = pprof_new(f, "leaksnap");
 	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	int64_t v[2] = {1, 2};
 	assert_int_equal(pprof_sample(p, NULL, 0, v, 2, NULL, 0), -1);
@@ -404,7 +404,7 @@ static void test_errors(void **state)
 	FILE *full = fopen("/dev/full", "w");
 	if (!full)
 		skip();
-	p = pprof_new(full);
+	p = pprof_new(full, "leaksnap");
 	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	assert_int_equal(pprof_sample(p, NULL, 0, v, 1, NULL, 0), 0);
 	assert_int_equal(pprof_finish(p), -1);
