@@ -715,12 +715,13 @@ int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *lo
 			if (dwarf_linediscriminator(line, &disc) == 0)
 				fr->discriminator = disc;
 		}
-		uint32_t deepest = node;
+		uint32_t outer = SYM_NONE; /* the function the inlined ones are in */
 		/* innermost first: each inlined node's call site is where its
 		 * caller's frame stands */
 		for (unsigned guard = 0; node != SYM_NONE && guard < 4096; guard++) {
 			struct sym_node *n = &cu->nodes[node];
 			sym_dwarf_resolve_node(f, cu, n);
+			outer = node;
 			fr->function = n->name;
 			fr->start_file = n->decl_file;
 			fr->start_line = n->decl_line;
@@ -742,16 +743,18 @@ int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *lo
 		 * With llvm_names the outermost frame always is where there is
 		 * a symbol, as llvm-symbolizer does: the symbol says what the
 		 * code really is (a clone like foo.isra.0). */
-		if (!sym->opts.llvm_names && deepest != SYM_NONE) {
+		if (!sym->opts.llvm_names && outer != SYM_NONE) {
 			/* GNU addr2line: a function DWARF names without a
-			 * linkage name (not inlined) takes the name of the symbol that starts
-			 * where it starts (a C++ method's qualified name, a
-			 * clone's "[clone .constprop.0]") */
-			const struct sym_node *n = &cu->nodes[deepest];
+			 * linkage name (not inlined: the outermost frame, below
+			 * any inlined into it) takes the name of the symbol that
+			 * starts where it starts (a C++ method's qualified name,
+			 * as gcc leaves it out for a lambda's std::function
+			 * _M_invoke; a clone's "[clone .constprop.0]") */
+			const struct sym_node *n = &cu->nodes[outer];
 			const struct sym_symbol *s0 = n->linkage || n->inlined || !n->has_start ? NULL
 						    : find_symbol(f, vaddr);
 			if (s0 && s0->value == n->start + f->bias)
-				sym->frames[0].function = sym_demangle(sym, s0->name);
+				sym->frames[count - 1].function = sym_demangle(sym, s0->name);
 		}
 		struct sym_frame *last = &sym->frames[count - 1];
 		const struct sym_symbol *s =

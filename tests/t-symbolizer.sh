@@ -17,7 +17,7 @@ fail() {
 	echo "FAIL: $*"
 	fails=$((fails + 1))
 }
-for tool in llvm-symbolizer addr2line objdump clang gcc g++ objcopy readelf python3; do
+for tool in llvm-symbolizer addr2line objdump clang gcc g++ objcopy readelf python3 c++filt; do
 	command -v $tool >/dev/null 2>&1 || { echo "$tool is not installed"; exit 77; }
 done
 cd "$w" || exit 1
@@ -106,6 +106,35 @@ want="square
 $w/plain.c:$(line_of plain.c square)
 plain_leaf"
 [ "$(head -3 inl.txt)" = "$want" ] || { fail "inline chain of square in plain_leaf:"; cat inl.txt; }
+
+# gcc -O2 gives a lambda's std::function handler no linkage name: the
+# outermost frame, below the lambda inlined into it, is named by its
+# symbol, as GNU addr2line and llvm-symbolizer name it (the two lambdas'
+# handlers would both be '_M_invoke', and leakdiff --by function would
+# merge them).
+cat >lambda.cc <<'X'
+#include <cstdlib>
+#include <functional>
+void *keep[8];
+int main(int argc, char **)
+{
+	std::function<void(int)> f1 = [](int n) { keep[n & 7] = malloc(1000); };
+	std::function<void(int)> f2 = [](int n) { keep[n & 7] = malloc(10); };
+	f1(argc);
+	f2(argc + 1);
+	return 0;
+}
+X
+g++ -g -O2 -o lambda lambda.cc || fail "cannot build lambda.cc"
+readelf -sW lambda | awk '$8 ~ /_M_invoke/ { print $2, $8 }' >handlers.txt
+[ "$(wc -l <handlers.txt)" = 2 ] || { fail "lambda: not two _M_invoke handlers"; cat handlers.txt; }
+while read -r at mangled; do
+	call=$(objdump -d --no-show-raw-insn --start-address=0x$at --stop-address=$((0x$at + 64)) lambda |
+		awk '/call.*malloc/ { sub(":", "", $1); print "0x" $1; exit }')
+	[ -n "$call" ] || { fail "lambda: no call to malloc in $mangled"; continue; }
+	got=$("$L" addr2line -f -i -C -e lambda "$call" | tail -2 | head -1)
+	[ "$got" = "$(echo "$mangled" | c++filt)" ] || fail "lambda handler at $call: '$got', expected '$(echo "$mangled" | c++filt)'"
+done <handlers.txt
 
 # Agreement with llvm-symbolizer on random addresses of every build.
 for b in c-gcc-O0 c-gcc-O2 c-clang-O2 c-gcc-dw4 cc-gcc-O0 cc-gcc-O2 cc-gcc-dw4 cc-gcc-gz \
