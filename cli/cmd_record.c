@@ -723,6 +723,7 @@ static void sig_restore(const struct sig_state *s)
 struct run_result {
 	int exec_errno;  /* the child's execvp() failed with this, else 0 */
 	int wait_status; /* waitpid() status of the program */
+	pid_t pid;       /* the program's */
 };
 
 /* Fork and exec @argv; wait for it, forwarding signals.  Returns 0, or
@@ -733,6 +734,7 @@ static int run_program(char **argv, struct run_result *res)
 	int pfd[2];
 	res->exec_errno = 0;
 	res->wait_status = 0;
+	res->pid = 0;
 	if (pipe2(pfd, O_CLOEXEC) != 0)
 		return cli_fail(argv[0], "cannot start: %s", strerror(errno));
 	sig_init(&ss);
@@ -759,6 +761,7 @@ static int run_program(char **argv, struct run_result *res)
 		_exit(127);
 	}
 	close(pfd[1]);
+	res->pid = pid;
 	fwd_pid = pid;
 	sigprocmask(SIG_SETMASK, &ss.old_mask, NULL);
 	/* Empty read: the exec succeeded and closed the pipe. */
@@ -892,6 +895,31 @@ static int exec_failure(const char *cmd, int e)
 	return e == ENOENT ? 127 : 126;
 }
 
+/* The program exited, the exit dump was wanted, and its name was taken by
+ * a file from before the run (a pid used again): the hook never replaces
+ * a file, and its own message may be lost (a program that closes standard
+ * error at exit, as coreutils do).  Says so, after the dumps that were
+ * written; true if it did. */
+static bool exit_name_taken(const struct record_opts *o, const struct prefix *p,
+			    const struct dump_list *before, const struct dump_list *after,
+			    const struct run_result *res)
+{
+	const char *exit_env = getenv("LEAKSNAP_DUMP_ON_EXIT");
+	if (o->no_exit_dump || (exit_env && strcmp(exit_env, "0") == 0) ||
+	    !WIFEXITED(res->wait_status) || res->pid <= 0)
+		return false;
+	struct dump_name d = {NULL, (unsigned long)res->pid, UINT64_MAX};
+	char name[64 + NAME_MAX];
+	snprintf(name, sizeof(name), "%s.%lu.exit.dump", p->base, (unsigned long)res->pid);
+	d.name = name;
+	if (!dump_list_has(before, &d) || dump_list_has(after, &d))
+		return false;
+	list_dumps(p, after);
+	cli_warn(p->shown, "%s%s was there before this run: the hook never replaces a file, so "
+		 "process %lu's exit dump was not written", p->dir, name, (unsigned long)res->pid);
+	return true;
+}
+
 /* The hint of "no dumps written (HINT)". */
 static void no_dumps(const struct record_opts *o, const struct prefix *p, const char *cmd,
 		     const char *exe, const char *hook, int wait_status)
@@ -984,6 +1012,8 @@ int cmd_record(int argc, char **argv)
 	if ((e = scan_dumps(&p, &before, &after)) != 0)
 		cli_warn(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
 			 strerror(e));
+	else if (exit_name_taken(&o, &p, &before, &after, &res))
+		; /* said */
 	else if (list_dumps(&p, &after) == 0)
 		no_dumps(&o, &p, cmd[0], exe, hook, res.wait_status);
 
