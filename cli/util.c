@@ -27,8 +27,9 @@ static void vmsg(const char *subject, const char *kind, const char *fmt, va_list
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
 	fputs("leaksnap: ", stderr);
-	if (subject && *subject) {
-		put_escaped(subject);
+	if (subject) {
+		/* an empty file name given as an argument is shown as '' */
+		put_escaped(*subject ? subject : "''");
 		fputs(": ", stderr);
 	}
 	if (kind)
@@ -394,6 +395,12 @@ json_t *cli_json_str_or_null(const char *s)
 
 int cli_finish_stdout(int status)
 {
+	/* a command that failed has said why, once (a write error on
+	 * standard output may be that reason: said by who wrote it) */
+	if (status == EXIT_ERROR) {
+		fflush(stdout);
+		return status;
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		int e = errno;
 		fprintf(stderr, "leaksnap: <stdout>: write error: %s\n", strerror(e ? e : EIO));

@@ -300,7 +300,8 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 		return NULL;
 	}
 	f->sym = sym;
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* (O_NONBLOCK: a FIFO is refused below instead of waiting for a writer) */
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f->fd < 0) {
 		lsp_error_errno(err, path, errno);
 		goto fail;
@@ -316,7 +317,18 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 	}
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
-		lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "not an ELF file");
+		unsigned char magic[4];
+		bool elf = pread(f->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+			   memcmp(magic, ELFMAG, SELFMAG) == 0;
+		if (elf && st.st_size < (off_t)sizeof(Elf64_Ehdr))
+			lsp_error(err, LEAKSNAP_ERR_FORMAT, path,
+				  "truncated ELF file: %lld bytes, less than its header",
+				  (long long)st.st_size);
+		else if (elf)
+			lsp_error(err, LEAKSNAP_ERR_FORMAT, path,
+				  "corrupt ELF file: its identification bytes are invalid");
+		else
+			lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "not an ELF file");
 		goto fail;
 	}
 	GElf_Ehdr eh;

@@ -199,6 +199,9 @@ st=0; head -c 300000000 /dev/zero | "$ls_" show - 2> "$w/z.err" || st=$?
 [ $st = 2 ] && grep -q '^leaksnap: <stdin>: byte offset 20: input goes on past' "$w/z.err"
 st=0; head -c 300000000 /dev/urandom | "$ls_" diff - "$w/fx/sample64le.dump" 2> "$w/z.err" || st=$?
 [ $st = 2 ] && grep -q '^leaksnap: <stdin>: byte offset 0: unrecognized format' "$w/z.err"
+# a failed write to standard output: said once
+st=0; "$ls_" symbolize --html - "$w/fx/sample64le.dump" > /dev/full 2> "$w/z.err" || st=$?
+[ $st = 2 ] && [ "$(cat "$w/z.err")" = "leaksnap: <stdout>: write error: No space left on device" ]
 # a few bytes past the header's size: the reader's own message
 st=0; cat "$w/fx/trailing-bytes.dump" | "$ls_" show - 2> "$w/z.err" || st=$?
 [ $st = 2 ] && [ "$(cat "$w/z.err")" = "leaksnap: <stdin>: byte offset 928: 4 trailing bytes after the metadata section" ]

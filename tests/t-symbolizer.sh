@@ -228,6 +228,11 @@ head -c $((size - 5000)) cc-gcc-O2 >cut.elf
 [ $? = 2 ] && grep -q "^leaksnap: cut.elf: byte offset [0-9]*: truncated ELF file: section headers end at" cut.err ||
 	{ fail "ELF cut short"; cat cut.err; }
 check_err "leaksnap: .: not a regular file" -e . 0x1
+mkfifo fifo.elf
+check_err "leaksnap: fifo.elf: not a regular file" -e fifo.elf 0x1
+head -c 63 c-gcc-O2 >short.elf
+check_err "leaksnap: short.elf: truncated ELF file: 63 bytes, less than its header" -e short.elf 0x1
+check_err "leaksnap: '': No such file or directory" -e '' 0x1
 check_err "leaksnap: addr2line: missing -e FILE (see 'leaksnap addr2line --help')" 0x1
 check_err "leaksnap: zz: not a hexadecimal address" -e c-gcc-O2 zz
 [ "$(cat err.out)" = "??:0" ] || fail "a bad address is not answered as unknown"
