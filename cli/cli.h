@@ -164,6 +164,9 @@ struct cli_input {
 int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *in);
 /* Checks once all options are read: EXIT_ERROR (printed) or 0. */
 int cli_input_check(const char *cmd, const struct cli_input *in);
+/* EXIT_ERROR (said) when both @a and @b (either may be NULL) are "-":
+ * standard input can be read once. */
+int cli_stdin_once(const char *a, const char *b);
 
 /* Report an unknown option or missing argument seen by getopt_long. */
 int cli_bad_option(const char *cmd, char **argv, int optopt_value);

@@ -291,7 +291,7 @@ int cmd_convert(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (cli_input_check("convert", &in)) {
+	if (cli_input_check("convert", &in) || cli_stdin_once(argv[optind], in.maps_path)) {
 		r = EXIT_ERROR;
 		goto out;
 	}

@@ -421,7 +421,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	if (argc - optind > DIFF_MAX_SNAPSHOTS)
 		return cli_usage_error(cmd, "at most %d snapshots, got %d", DIFF_MAX_SNAPSHOTS,
 				       argc - optind);
-	for (int i = optind, dash = 0; i < argc; i++)
+	for (int i = optind, dash = c->supp_path && strcmp(c->supp_path, "-") == 0; i < argc; i++)
 		if (strcmp(argv[i], "-") == 0 && dash++)
 			return cli_fail("-", "given more than once: standard input can be read only once");
 	if (cli_input_check(cmd, &c->in))

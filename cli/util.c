@@ -115,6 +115,13 @@ int cli_input_check(const char *cmd, const struct cli_input *in)
 	return 0;
 }
 
+int cli_stdin_once(const char *a, const char *b)
+{
+	if (a && b && strcmp(a, "-") == 0 && strcmp(b, "-") == 0)
+		return cli_fail("-", "given more than once: standard input can be read only once");
+	return 0;
+}
+
 int cli_bad_option(const char *cmd, char **argv, int opt)
 {
 	extern int optind;
