@@ -392,6 +392,14 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 		else if (s->records[i].count == 0)
 			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu has an allocation count of 0", i + 1);
+		uint64_t bytes;
+		const struct snapshot_record *r = &s->records[i];
+		if (s->rec_stride && lsp_mul_u64(r->size, r->count, &bytes))
+			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
+					    s->rec_offset + i * s->rec_stride,
+					    "record %zu: size %llu x count %llu overflows 64 bits",
+					    i + 1, (unsigned long long)r->size,
+					    (unsigned long long)r->count);
 	}
 	if (!opts->keep_duplicates && merge_records(s, err))
 		return -1;
