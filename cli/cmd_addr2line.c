@@ -17,9 +17,9 @@ static const char addr2line_usage[] =
 	"Print the source line (and with -f the function) of each ADDRESS in the ELF\n"
 	"file FILE, reading its DWARF in-process (the file's own, a .gnu_debuglink\n"
 	"file, or /usr/lib/debug/.build-id). Addresses are hexadecimal, with or\n"
-	"without 0x, and are looked up exactly as given. With no ADDRESS, addresses\n"
-	"are read from standard input, one per line, and each answer is written as\n"
-	"soon as it is known.\n\n"
+	"without 0x (or +), and are looked up exactly as given; a blank one is 0,\n"
+	"as in GNU addr2line. With no ADDRESS, addresses are read from standard\n"
+	"input, one per line, and each answer is written as soon as it is known.\n\n"
 	"Options:\n"
 	"  -e, --exe FILE    the ELF file (required)\n"
 	"  -a, --addresses   print each address before its answer\n"
@@ -52,6 +52,14 @@ static int hex_digit(char c)
 static bool parse_address(const char *s, uint64_t *out)
 {
 	while (isspace((unsigned char)*s))
+		s++;
+	/* as GNU addr2line: a blank line is address 0 (answered "??"), and a
+	 * leading '+' is allowed */
+	if (!*s) {
+		*out = 0;
+		return true;
+	}
+	if (*s == '+')
 		s++;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;

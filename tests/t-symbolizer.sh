@@ -228,6 +228,12 @@ head -c $((size - 5000)) cc-gcc-O2 >cut.elf
 [ $? = 2 ] && grep -q "^leaksnap: cut.elf: byte offset [0-9]*: truncated ELF file: section headers end at" cut.err ||
 	{ fail "ELF cut short"; cat cut.err; }
 check_err "leaksnap: .: not a regular file" -e . 0x1
+# a blank line is address 0 and a leading '+' is allowed, as in GNU's
+a=$(addr_of c-gcc-O2 plain_leaf)
+printf '%s\n\n+%s\n' "$a" "$a" | "$L" addr2line -a -f -e c-gcc-O2 >blank.ours 2>&1 ||
+	fail "addr2line: a blank line or '+' was refused"
+printf '%s\n\n+%s\n' "$a" "$a" | addr2line -a -f -e c-gcc-O2 >blank.gnu
+cmp -s blank.ours blank.gnu || { fail "addr2line: blank line / '+' not as GNU's"; diff blank.gnu blank.ours; }
 mkfifo fifo.elf
 check_err "leaksnap: fifo.elf: not a regular file" -e fifo.elf 0x1
 head -c 63 c-gcc-O2 >short.elf
