@@ -195,11 +195,6 @@ static int parse_line(const struct parser *ps, char *line, char *end, struct map
 		return parse_fail(ps, ps->line_pos, "malformed maps line: missing offset");
 	if (!scan_hex(&p, end, ADDR_DIGITS_MAX, &m->offset) || !field_end(p, end))
 		return parse_fail(ps, ps->line_pos, "malformed maps line: bad offset");
-	if (m->offset > UINT64_MAX - (m->end - m->start - 1))
-		return parse_fail(ps, ps->line_pos,
-				  "malformed maps line: offset %llx + length %llx passes 2^64",
-				  (unsigned long long)m->offset,
-				  (unsigned long long)(m->end - m->start));
 
 	if (!next_field(&p, end))
 		return parse_fail(ps, ps->line_pos, "malformed maps line: missing device");
