@@ -517,7 +517,8 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 	}
 	/* The latest record of an address range wins over earlier ones (a
 	 * library loaded where another was before). */
-	memcpy(all, maps->mappings, maps->mapping_count * sizeof(*all));
+	if (maps->mapping_count) /* (none: mappings is NULL) */
+		memcpy(all, maps->mappings, maps->mapping_count * sizeof(*all));
 	size_t kept = maps->mapping_count, added_count = 0;
 	for (size_t i = n; i-- > 0;) {
 		if (cand[i].path == NULL || !can_join(all, kept, &cand[i]))

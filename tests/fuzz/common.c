@@ -74,6 +74,43 @@ static void check_maps(const struct snapshot *s, const struct maps *m)
 	}
 }
 
+/* The "unloaded=" metadata lines join the maps, as the CLI joins them
+ * (cli/util.c); a malformed one leaves the maps as they were. */
+static void add_unloaded(const struct snapshot *s, struct maps *m)
+{
+	size_t cap = 0, len = 0, before = maps_mapping_count(m);
+	for (size_t i = 0; i < snapshot_meta_count(s); i++)
+		if (strcmp(snapshot_meta(s, i)->key, "unloaded") == 0)
+			cap += strlen(snapshot_meta(s, i)->value) + 1;
+	if (cap == 0)
+		return;
+	char *text = malloc(cap);
+	FUZZ_CHECK(text != NULL);
+	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
+		const struct snapshot_meta *mt = snapshot_meta(s, i);
+		if (strcmp(mt->key, "unloaded") != 0)
+			continue;
+		size_t k = strlen(mt->value);
+		memcpy(text + len, mt->value, k);
+		text[len + k] = '\n';
+		len += k + 1;
+	}
+	struct leaksnap_error err;
+	fuzz_stale_error(&err);
+	long added = maps_add_unloaded(m, text, len, "fuzz", &err);
+	free(text);
+	if (added < 0) {
+		fuzz_check_error(&err);
+		FUZZ_CHECK(maps_mapping_count(m) == before);
+		return;
+	}
+	FUZZ_CHECK(err.code == LEAKSNAP_OK);
+	size_t marked = 0;
+	for (size_t i = 0; i < maps_mapping_count(m); i++)
+		marked += maps_mapping(m, i)->unloaded;
+	FUZZ_CHECK(marked == (size_t)added);
+}
+
 /* A diff of the snapshot against itself: nothing grows, but every PC is
  * turned into a frame and every record into a stack. */
 static void diff_self(const struct snapshot *s, const struct maps *m, enum diff_by by)
@@ -164,6 +201,8 @@ void fuzz_snapshot(const uint8_t *data, size_t size, const struct snapshot_open_
 		if (m == NULL)
 			fuzz_check_error(&err);
 		else
+			add_unloaded(s, m);
+		if (m != NULL)
 			check_maps(s, m);
 	}
 	diff_self(s, m, (enum diff_by)(size % 4));
