@@ -164,6 +164,10 @@ struct cli_input {
 int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *in);
 /* Checks once all options are read: EXIT_ERROR (printed) or 0. */
 int cli_input_check(const char *cmd, const struct cli_input *in);
+/* EXIT_ERROR (said: "'': No such file or directory") when one of the @n
+ * file names at @names is empty, as the system would say, but naming it:
+ * a library error of an empty name would name none. */
+int cli_no_empty_names(char **names, int n);
 /* EXIT_ERROR (said) when both @a and @b (either may be NULL) are "-":
  * standard input can be read once. */
 int cli_stdin_once(const char *a, const char *b);

@@ -445,6 +445,9 @@ int cmd_addr2line(int argc, char **argv)
 	}
 	if (!o.module)
 		return cli_usage_error("addr2line", "missing -e FILE");
+	char *module = (char *)(uintptr_t)o.module;
+	if (cli_no_empty_names(&module, 1))
+		return EXIT_ERROR;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	struct sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json,

@@ -291,7 +291,8 @@ int cmd_convert(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (cli_input_check("convert", &in) || cli_stdin_once(argv[optind], in.maps_path)) {
+	if (cli_input_check("convert", &in) || cli_stdin_once(argv[optind], in.maps_path) ||
+	    cli_no_empty_names(argv + optind, 2)) {
 		r = EXIT_ERROR;
 		goto out;
 	}

@@ -421,6 +421,8 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	if (argc - optind > DIFF_MAX_SNAPSHOTS)
 		return cli_usage_error(cmd, "at most %d snapshots, got %d", DIFF_MAX_SNAPSHOTS,
 				       argc - optind);
+	if (cli_no_empty_names(argv + optind, argc - optind))
+		return EXIT_ERROR;
 	for (int i = optind, dash = c->supp_path && strcmp(c->supp_path, "-") == 0; i < argc; i++)
 		if (strcmp(argv[i], "-") == 0 && dash++)
 			return cli_fail("-", "given more than once: standard input can be read only once");

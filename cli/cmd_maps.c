@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -86,6 +87,8 @@ int cmd_maps(int argc, char **argv)
 							      : "missing FILE operand%.0d",
 				       argc - optind);
 	const char *path = argv[optind];
+	if (cli_no_empty_names(argv + optind, 1))
+		return EXIT_ERROR;
 	struct maps *m = NULL;
 	struct leaksnap_error err;
 	/* A snapshot carries its own maps; anything else is parsed as maps text.
@@ -93,17 +96,22 @@ int cmd_maps(int argc, char **argv)
 	char *in = NULL;
 	size_t in_len = 0;
 	bool is_stdin = strcmp(path, "-") == 0;
-	if (is_stdin && cli_read_file(path, CLI_MAPS_MAX, "a maps file or dump on standard input",
-				      &in, &in_len))
+	/* so is any input that is not a regular file (a pipe, <(...)) */
+	struct stat st;
+	bool once = is_stdin || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+				 !S_ISDIR(st.st_mode));
+	if (once && cli_read_file(path, CLI_MAPS_MAX, "a maps file or dump read as a stream",
+				  &in, &in_len))
 		return EXIT_ERROR;
-	struct snapshot *s = is_stdin ? snapshot_open_memory(in, in_len, "<stdin>", NULL, &err)
-				      : snapshot_open(path, NULL, &err);
+	const char *name = is_stdin ? "<stdin>" : path;
+	struct snapshot *s = once ? snapshot_open_memory(in, in_len, name, NULL, &err)
+				  : snapshot_open(path, NULL, &err);
 	if (s != NULL) {
 		int rc = cli_snapshot_maps(s, NULL, &m);
 		if (rc == 0 && m == NULL) {
 			snapshot_close(s);
 			free(in);
-			return cli_fail(is_stdin ? "<stdin>" : path, "the snapshot carries no maps");
+			return cli_fail(name, "the snapshot carries no maps");
 		}
 		snapshot_close(s);
 		free(in);
@@ -114,9 +122,9 @@ int cmd_maps(int argc, char **argv)
 		return cli_fail_error(&err);
 	} else {
 		/* Not a snapshot: parse it as maps text. */
-		if (!is_stdin && cli_read_file(path, CLI_MAPS_MAX, "a maps file", &in, &in_len))
+		if (!once && cli_read_file(path, CLI_MAPS_MAX, "a maps file", &in, &in_len))
 			return EXIT_ERROR;
-		m = maps_parse(in, in_len, is_stdin ? "<stdin>" : path, 1, 0, &err);
+		m = maps_parse(in, in_len, name, 1, 0, &err);
 		free(in);
 		if (m == NULL)
 			return cli_fail_error(&err);

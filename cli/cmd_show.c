@@ -531,7 +531,8 @@ static int show_main(int argc, char **argv, bool symbolize)
 		return cli_usage_error(cmd, argc - optind ? "expected one DUMP, got %d files"
 							 : "missing DUMP operand%.0d",
 				       argc - optind);
-	if (cli_input_check(cmd, &o.in) || cli_stdin_once(argv[optind], o.in.maps_path))
+	if (cli_input_check(cmd, &o.in) || cli_stdin_once(argv[optind], o.in.maps_path) ||
+	    cli_no_empty_names(argv + optind, 1))
 		return EXIT_ERROR;
 	if (o.html && strcmp(o.html, "-") == 0 && o.json)
 		return cli_usage_error(cmd, "--html - writes the page on standard output: not with --json");

@@ -115,6 +115,14 @@ int cli_input_check(const char *cmd, const struct cli_input *in)
 	return 0;
 }
 
+int cli_no_empty_names(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && !names[i][0])
+			return cli_fail("", "%s", strerror(ENOENT)); /* shown as '' */
+	return 0;
+}
+
 int cli_stdin_once(const char *a, const char *b)
 {
 	if (a && b && strcmp(a, "-") == 0 && strcmp(b, "-") == 0)

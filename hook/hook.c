@@ -507,6 +507,10 @@ EXPORT int dlclose(void *handle)
 {
 	if (HOOK_UNLIKELY(!real_ready()) || !hook_real.dlclose)
 		return -1;
+	/* dlclose is no cancellation point: the reads of the maps around it
+	 * must not make it one */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	struct unload_probe pr;
 	unloaded_before(&pr);
 	int rc = hook_real.dlclose(handle);
@@ -514,6 +518,7 @@ EXPORT int dlclose(void *handle)
 	unwind_cfi_flush();
 	int saved = errno;
 	unloaded_after(&pr);
+	pthread_setcancelstate(cancel, NULL);
 	errno = saved;
 	return rc;
 }

@@ -564,17 +564,19 @@ static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
 }
 
 /* A run of a large marked block. */
-/* Whether block @i is a glibc chunk that is a mapping of its own (bit 1,
- * IS_MMAPPED, of the size word before it). */
-static bool own_mapping(size_t i)
+/* Whether block @i of mapping @ar is a glibc chunk that is a mapping of
+ * its own (bit 1, IS_MMAPPED, of the size word before it; read only where
+ * the mapping holds that word). */
+static bool own_mapping(const struct area *ar, size_t i)
 {
-	return S.glibc && ((const uintptr_t *)S.start[i])[-1] & 2;
+	return S.glibc && S.start[i] - ar->lo >= sizeof(uintptr_t) && S.start[i] < ar->hi &&
+	       ((const uintptr_t *)S.start[i])[-1] & 2;
 }
 
 /* A mapping as a root, less its heap: the pages from the first to the
- * end of the last of each run of its live blocks that share an arena
- * (free chunks between them hold stale pointers), and the pages of each
- * block that is a mapping of its own.  Not the whole mapping: the kernel
+ * end of the last of each run of its live blocks between blocks that are
+ * mappings of their own (an arena's: free chunks between them hold stale
+ * pointers), and the pages of each block that is a mapping of its own.  Not the whole mapping: the kernel
  * merges neighbouring anonymous mappings, so a region the program mapped
  * can share one with an arena or with large blocks -- beside them, or
  * between two of them. */
@@ -584,8 +586,8 @@ static void scan_area_roots(const struct area *ar, int pagemap)
 	uintptr_t pos = ar->lo;
 	for (size_t k = ar->first, end = ar->first + ar->nblocks; k < end; k++) {
 		uintptr_t lo = S.start[k] & ~page, hi = S.end[k];
-		if (!own_mapping(k))
-			while (k + 1 < end && !own_mapping(k + 1))
+		if (!own_mapping(ar, k))
+			while (k + 1 < end && !own_mapping(ar, k + 1))
 				hi = S.end[++k] > hi ? S.end[k] : hi;
 		hi = hi > ar->hi - page ? ar->hi : (hi + page) & ~page;
 		if (lo < pos)

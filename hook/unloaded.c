@@ -28,6 +28,7 @@
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct buf kept;        /* "unloaded=" and "build_id=" lines */
 static atomic_ulong dropped;   /* libraries not kept: over UNLOADED_MAX */
+static HOOK_TLS int in_kept;   /* this thread holds kept_lock */
 
 void unloaded_fork_prepare(void)
 {
@@ -146,14 +147,16 @@ static bool path_had_code(const struct buf *gone, const char *path, size_t len)
 	return false;
 }
 
-/* The "build_id=HEX PATH" line of @ids for @path: its start, or NULL. */
+/* The "build_id=HEX PATH" line of @ids (other lines are passed over: a
+ * cmdline= may end in the same path) for @path: its start, or NULL. */
 static const char *build_id_line(const struct buf *ids, const char *path, size_t len,
 				 size_t *n)
 {
 	for (const char *p = ids->p, *end = ids->p + ids->len; p < end;) {
 		const char *e = line_end(ids, p);
 		const char *sp = memchr(p, ' ', (size_t)(e - p));
-		if (sp && (size_t)(e - sp - 1) == len && memcmp(sp + 1, path, len) == 0) {
+		if (sp && e - p > 9 && memcmp(p, "build_id=", 9) == 0 &&
+		    (size_t)(e - sp - 1) == len && memcmp(sp + 1, path, len) == 0) {
 			*n = (size_t)(e - p);
 			return p;
 		}
@@ -174,8 +177,8 @@ void unloaded_before(struct unload_probe *pr)
 
 void unloaded_after(struct unload_probe *pr)
 {
-	struct buf after = {0}, gone = {0}, add = {0};
-	if (!pr->on || !read_proc("maps", &after) || after.failed || pr->maps.failed)
+	struct buf after = {0}, gone = {0}, add = {0}, path_clean = {0}, merged = {0};
+	if (!pr->on || in_kept || !read_proc("maps", &after) || after.failed || pr->maps.failed)
 		goto out;
 	gone_lines(&pr->maps, &after, &gone);
 	unsigned long libs = 0;
@@ -187,7 +190,11 @@ void unloaded_after(struct unload_probe *pr)
 			buf_add(&add, "unloaded=", 9);
 			buf_add_clean(&add, p, (size_t)(e - p));
 			buf_add(&add, "\n", 1);
-			const char *id = build_id_line(&pr->ids, path, n, &k);
+			/* the build IDs' paths went through the same cleaning */
+			path_clean.len = 0;
+			buf_add_clean(&path_clean, path, n);
+			const char *id = path_clean.failed ? NULL
+				: build_id_line(&pr->ids, path_clean.p, path_clean.len, &k);
 			if (id && line_exec(p, e)) {
 				buf_add(&add, id, k + 1);
 				libs++;
@@ -198,29 +205,50 @@ void unloaded_after(struct unload_probe *pr)
 	if (!add.len || add.failed)
 		goto out;
 	pthread_mutex_lock(&kept_lock);
-	if (kept.len + add.len > UNLOADED_MAX) {
+	in_kept = 1;
+	/* A line kept before moves to the end: readers take the latest
+	 * record of an address range (a library unloaded again where another
+	 * was unloaded since). */
+	for (const char *p = kept.p, *end = kept.p + kept.len; p < end;) {
+		const char *e = line_end(&kept, p);
+		if (!has_line(&add, p, (size_t)(e - p)))
+			buf_add(&merged, p, (size_t)(e - p) + 1);
+		p = e + 1;
+	}
+	for (const char *p = add.p, *end = add.p + add.len; p < end;) {
+		const char *e = line_end(&add, p);
+		if (!has_line(&merged, p, (size_t)(e - p)))
+			buf_add(&merged, p, (size_t)(e - p) + 1);
+		p = e + 1;
+	}
+	if (merged.failed || merged.len > UNLOADED_MAX) {
 		atomic_fetch_add(&dropped, libs ? libs : 1);
 	} else {
-		/* a library loaded and unloaded again at the same place: once */
-		for (const char *p = add.p, *end = add.p + add.len; p < end;) {
-			const char *e = line_end(&add, p);
-			if (!has_line(&kept, p, (size_t)(e - p)))
-				buf_add(&kept, p, (size_t)(e - p) + 1);
-			p = e + 1;
-		}
+		struct buf old = kept;
+		kept = merged;
+		merged = old;
 	}
+	in_kept = 0;
 	pthread_mutex_unlock(&kept_lock);
 out:
 	buf_free(&after);
 	buf_free(&gone);
 	buf_free(&add);
+	buf_free(&path_clean);
+	buf_free(&merged);
 	buf_free(&pr->maps);
 	buf_free(&pr->ids);
 }
 
 void unloaded_meta(struct buf *meta)
 {
+	/* a dump from a signal handler that interrupted this thread's own
+	 * update (in_kept): without the kept lines, rather than wait for
+	 * itself */
+	if (in_kept)
+		return;
 	pthread_mutex_lock(&kept_lock);
+	in_kept = 1;
 	/* @meta holds the loaded libraries' build IDs already: a kept one for
 	 * the same path would contradict them, and the loaded one wins. */
 	size_t loaded = meta->len;
@@ -238,6 +266,7 @@ void unloaded_meta(struct buf *meta)
 		buf_add(meta, p, (size_t)(e - p) + 1);
 		p = e + 1;
 	}
+	in_kept = 0;
 	pthread_mutex_unlock(&kept_lock);
 	unsigned long d = atomic_load(&dropped);
 	if (d)

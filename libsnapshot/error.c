@@ -56,8 +56,7 @@ static int error_vset(struct leaksnap_error *err, int code, const char *source,
 	if (err == NULL || err->code != LEAKSNAP_OK)
 		return -1;
 	err->code = code;
-	/* NULL: no file; "": a file name given empty, shown as '' */
-	snprintf(err->source, sizeof(err->source), "%s", source ? *source ? source : "''" : "");
+	snprintf(err->source, sizeof(err->source), "%s", source ? source : "");
 	err->has_offset = has_offset != 0;
 	err->offset = offset;
 	err->line = line;

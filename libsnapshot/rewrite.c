@@ -48,7 +48,7 @@ static bool blank(char c)
  * (range, perms, offset, dev, inode) and the padding; @end when it has
  * none.  The line's grammar is mapsparse's business: here it is only
  * split on blanks. */
-static const char *path_start(const char *p, const char *end)
+const char *lsp_maps_line_path(const char *p, const char *end)
 {
 	while (p < end && blank(*p))
 		p++;
@@ -81,7 +81,7 @@ int lsp_rewrite_maps(const struct snapshot *s, const struct snapshot_save_opts *
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *stop = nl ? nl : end, *next = nl ? nl + 1 : end;
 		const char *text_end = stop > p && stop[-1] == '\r' ? stop - 1 : stop;
-		const char *path = path_start(p, text_end);
+		const char *path = lsp_maps_line_path(p, text_end);
 		struct snapshot_rewrite *r =
 			lsp_rewrite_match(opts, path, (size_t)(text_end - path), o == NULL);
 		if (r == NULL) {

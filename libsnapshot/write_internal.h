@@ -54,4 +54,9 @@ struct snapshot_rewrite *lsp_rewrite_match(const struct snapshot_save_opts *opts
 int lsp_rewrite_maps(const struct snapshot *s, const struct snapshot_save_opts *opts,
 		     struct lsp_out *o, uint64_t *size, struct leaksnap_error *err);
 
+/* Where the path of the maps line [@p, @end) starts: after the five fields
+ * (range, perms, offset, dev, inode) and the padding; @end when it has
+ * none. */
+const char *lsp_maps_line_path(const char *p, const char *end);
+
 #endif

@@ -249,7 +249,8 @@ static size_t count_lines(const char *text, size_t len)
 
 static bool same_file(const struct maps_mapping *a, const struct maps_mapping *b)
 {
-	return a->path != NULL && b->path != NULL && a->inode == b->inode &&
+	return a->path != NULL && b->path != NULL && a->unloaded == b->unloaded &&
+	       a->inode == b->inode &&
 	       a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
 	       strcmp(a->path, b->path) == 0;
 }
@@ -420,51 +421,126 @@ fail:
 	return NULL;
 }
 
-static bool overlap(const struct maps_mapping *x, const struct maps_mapping *y)
-{
-	return x->start < y->end && y->start < x->end;
-}
-
 static int cmp_start(const void *a, const void *b)
 {
 	const struct maps_mapping *x = a, *y = b;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Whether unloaded mapping @u can join the @n mappings at @v: it overlaps
- * no other unloaded one, and no mapping of the snapshot -- except, for
- * code, mappings that are not code: return addresses lie in code, so
- * there the unloaded library's code was what the frame ran, and an
- * anonymous or data mapping made at its place since only reuses the
- * addresses. */
-static bool can_join(const struct maps_mapping *v, size_t n, const struct maps_mapping *u)
+/* At most this many unloaded lines are taken, the latest (the hook keeps
+ * 256 KiB of them, about 2,500): the work, O(lines^2) at worst, is bounded
+ * whatever a dump says. */
+#define UNLOADED_LINES_MAX 4096
+
+/* A growable array of mappings. */
+struct mvec {
+	struct maps_mapping *v;
+	size_t n, cap;
+};
+
+static int mvec_add(struct mvec *a, const struct maps_mapping *m)
 {
-	bool code = u->perms[2] == 'x';
-	for (size_t i = 0; i < n; i++)
-		if (overlap(&v[i], u) && (v[i].unloaded || !code || v[i].perms[2] == 'x'))
-			return false;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		struct maps_mapping *v = cap <= SIZE_MAX / sizeof(*v) ? realloc(a->v, cap * sizeof(*v))
+								    : NULL;
+		if (!v)
+			return -1;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = *m;
+	return 0;
+}
+
+/* @m's part [lo, hi) (within it): its file offset moves with the start. */
+static struct maps_mapping piece(const struct maps_mapping *m, uint64_t lo, uint64_t hi)
+{
+	struct maps_mapping p = *m;
+	if (m->inode != 0)
+		p.offset = m->offset + (lo - m->start);
+	p.start = lo;
+	p.end = hi;
+	return p;
+}
+
+/* The first of the @n sorted, disjoint mappings at @v that ends above @addr. */
+static size_t first_ending_above(const struct maps_mapping *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether [lo, hi) lies in a hole of the sorted, disjoint @v (@code: the
+ * mappings that are not code do not count); else *@next is where the
+ * first obstacle ends, *@stop where it starts. */
+static bool free_span(const struct maps_mapping *v, size_t n, bool code, uint64_t lo,
+		      uint64_t hi, uint64_t *stop, uint64_t *next)
+{
+	for (size_t i = first_ending_above(v, n, lo); i < n && v[i].start < hi; i++) {
+		if (code && v[i].perms[2] != 'x')
+			continue;
+		*stop = v[i].start > lo ? v[i].start : lo;
+		*next = v[i].end;
+		return false;
+	}
 	return true;
 }
 
-/* Cut [@u->start, @u->end) out of the mappings at @v: each overlapping one
- * keeps what lies on either side (a second piece appended at v[*n]); one
- * left empty gets end = start and is dropped by the caller. */
-static void carve(struct maps_mapping *v, size_t *n, const struct maps_mapping *u)
+/* Add to @out the parts of unloaded mapping @u that neither the snapshot's
+ * own mappings (@own; for code, only its code) nor the unloaded parts
+ * taken already (@taken, kept sorted) cover. */
+static int add_free_parts(const struct maps_mapping *u, const struct maps_mapping *own, size_t nown,
+			  struct mvec *taken)
 {
-	size_t count = *n;
-	for (size_t i = 0; i < count; i++) {
-		struct maps_mapping *m = &v[i];
-		if (m->start == m->end || !overlap(m, u))
-			continue;
-		if (m->end > u->end) {
-			struct maps_mapping *r = &v[(*n)++];
-			*r = *m;
-			if (m->inode != 0) /* a file's offset moves with the start */
-				r->offset = m->offset + (u->end - m->start);
-			r->start = u->end;
+	bool code = u->perms[2] == 'x';
+	uint64_t lo = u->start;
+	size_t first_new = taken->n;
+	while (lo < u->end) {
+		uint64_t stop1 = u->end, next1 = u->end, stop2 = u->end, next2 = u->end;
+		bool f1 = free_span(own, nown, code, lo, u->end, &stop1, &next1);
+		bool f2 = free_span(taken->v, first_new, false, lo, u->end, &stop2, &next2);
+		uint64_t stop = f1 ? stop2 : f2 ? stop1 : (stop1 < stop2 ? stop1 : stop2);
+		if (stop > lo) {
+			struct maps_mapping p = piece(u, lo, stop);
+			p.unloaded = true;
+			p.line = 0;
+			if (mvec_add(taken, &p))
+				return -1;
 		}
-		m->end = m->start < u->start ? u->start : m->start;
+		if (f1 && f2)
+			break;
+		/* past the obstacle that starts first */
+		uint64_t next = (!f1 && stop1 == stop) ? next1 : next2;
+		if (!f2 && stop2 == stop && next2 > next)
+			next = next2;
+		lo = next;
 	}
+	/* The new parts, in order, lie in holes of the taken ones: merged in
+	 * from the back, the array stays sorted (O(taken) a line). */
+	size_t k = taken->n, i = first_new, j = taken->n - first_new;
+	if (j == 0 || i == 0)
+		return 0;
+	struct maps_mapping tmp[8], *fresh = j <= 8 ? tmp : malloc(j * sizeof(*fresh));
+	if (!fresh)
+		return -1;
+	memcpy(fresh, taken->v + first_new, j * sizeof(*fresh));
+	while (j > 0) {
+		if (i > 0 && taken->v[i - 1].start > fresh[j - 1].start)
+			taken->v[--k] = taken->v[--i];
+		else
+			taken->v[--k] = fresh[--j];
+	}
+	if (fresh != tmp)
+		free(fresh);
+	return 0;
 }
 
 long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const char *source,
@@ -476,22 +552,14 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 		return lsp_error(err, LEAKSNAP_ERR_USAGE, source, "maps_add_unloaded: bad call");
 	if (len == 0)
 		return 0;
-	size_t lines = count_lines(text, len);
 	if (memchr(text, '\0', len) != NULL)
 		return lsp_error(err, LEAKSNAP_ERR_FORMAT, source, "nul byte in unloaded mappings");
+	size_t lines = count_lines(text, len);
 	char *copy = malloc(len + 1);
 	struct maps_mapping *cand = calloc(lines, sizeof(*cand));
-	/* each line adds itself and may split one mapping in two */
-	size_t total = lines <= (SIZE_MAX - maps->mapping_count) / 2 ? maps->mapping_count + 2 * lines
-								       : SIZE_MAX;
-	struct maps_mapping *all = total <= SIZE_MAX / sizeof(*all) ? malloc(total * sizeof(*all))
-								     : NULL;
-	if (!copy || !cand || !all) {
-		free(copy);
-		free(cand);
-		free(all);
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
-	}
+	struct mvec taken = {NULL, 0, 0}, all = {NULL, 0, 0};
+	if (!copy || !cand)
+		goto nomem;
 	memcpy(copy, text, len);
 	copy[len] = '\0';
 	struct parser ps = {.err = err, .source = source, .line = 1};
@@ -504,54 +572,65 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 			end--;
 		if (!blank_line(line, end)) {
 			memset(&cand[n], 0, sizeof(cand[n]));
-			if (parse_line(&ps, line, end, &cand[n]) < 0) {
-				free(copy);
-				free(cand);
-				free(all);
-				return -1;
-			}
+			if (parse_line(&ps, line, end, &cand[n]) < 0)
+				goto fail;
 			n++;
 		}
 		pos = nl ? (size_t)(nl - copy) + 1 : len;
 		ps.line++;
 	}
 	/* The latest record of an address range wins over earlier ones (a
-	 * library loaded where another was before). */
-	if (maps->mapping_count) /* (none: mappings is NULL) */
-		memcpy(all, maps->mappings, maps->mapping_count * sizeof(*all));
-	size_t kept = maps->mapping_count, added_count = 0;
-	for (size_t i = n; i-- > 0;) {
-		if (cand[i].path == NULL || !can_join(all, kept, &cand[i]))
-			continue;
-		carve(all, &kept, &cand[i]);
-		cand[i].unloaded = true;
-		cand[i].line = 0;
-		all[kept++] = cand[i];
-		added_count++;
-	}
+	 * library loaded where another was before); the snapshot's own
+	 * mappings over all of them, but for its mappings that are not code
+	 * where an unloaded library's code was. */
+	const struct maps_mapping *own = maps->mappings;
+	size_t nown = maps->mapping_count;
+	for (size_t i = n, k = 0; i-- > 0 && k < UNLOADED_LINES_MAX; k++)
+		if (cand[i].path != NULL && add_free_parts(&cand[i], own, nown, &taken))
+			goto nomem;
 	free(cand);
-	long added = (long)added_count;
-	if (added == 0) {
+	cand = NULL;
+	if (taken.n == 0) {
 		free(copy);
-		free(all);
 		return 0;
 	}
-	size_t w = 0;
-	for (size_t i = 0; i < kept; i++)
-		if (all[i].start != all[i].end)
-			all[w++] = all[i];
-	kept = w;
-	qsort(all, kept, sizeof(*all), cmp_start);
+	/* The snapshot's own mappings, less the unloaded code put over them. */
+	for (size_t i = 0; i < nown; i++) {
+		const struct maps_mapping *m = &own[i];
+		uint64_t lo = m->start;
+		if (m->perms[2] != 'x')
+			for (size_t t = first_ending_above(taken.v, taken.n, lo);
+			     t < taken.n && taken.v[t].start < m->end; t++) {
+				if (taken.v[t].start > lo) {
+					struct maps_mapping p = piece(m, lo, taken.v[t].start);
+					if (mvec_add(&all, &p))
+						goto nomem;
+				}
+				lo = taken.v[t].end;
+			}
+		if (lo < m->end) {
+			struct maps_mapping p = piece(m, lo, m->end);
+			if (mvec_add(&all, &p))
+				goto nomem;
+		}
+	}
+	for (size_t t = 0; t < taken.n; t++)
+		if (mvec_add(&all, &taken.v[t]))
+			goto nomem;
+	long added = (long)taken.n;
+	free(taken.v);
+	taken.v = NULL;
+	qsort(all.v, all.n, sizeof(*all.v), cmp_start);
 	struct maps_module *old_modules = maps->modules;
 	size_t old_count = maps->module_count;
 	struct maps_mapping *old_mappings = maps->mappings;
 	size_t old_mapping_count = maps->mapping_count;
-	maps->mappings = all;
-	maps->mapping_count = kept;
+	maps->mappings = all.v;
+	maps->mapping_count = all.n;
 	maps->modules = NULL;
 	maps->module_count = 0;
 	if (build_modules(maps, source, err) < 0) {
-		free(all);
+		free(all.v);
 		free(copy);
 		maps->mappings = old_mappings;
 		maps->mapping_count = old_mapping_count;
@@ -563,6 +642,14 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 	free(old_mappings);
 	maps->unloaded_text = copy;
 	return added;
+nomem:
+	lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+fail:
+	free(copy);
+	free(cand);
+	free(taken.v);
+	free(all.v);
+	return -1;
 }
 
 void maps_free(struct maps *maps)

@@ -34,10 +34,10 @@ struct maps_mapping {
 	uint32_t dev_minor;
 	char perms[5];           /* "r-xp", NUL-terminated */
 	bool deleted;            /* path carried " (deleted)", removed from @path */
-	bool unloaded;           /* gone before the snapshot (maps_add_unloaded) */
 	const char *path;        /* NULL for a line without a path; borrowed */
 	size_t module;           /* index of its module, or MAPS_NONE */
-	unsigned long line;      /* 1-based line in the parsed text */
+	unsigned long line;      /* 1-based line in the parsed text (0: unloaded) */
+	bool unloaded;           /* gone before the snapshot (maps_add_unloaded) */
 };
 
 /* Consecutive mappings of one file (same path, device and inode). */
@@ -71,11 +71,14 @@ LEAKSNAP_API struct maps *maps_parse(const char *text, size_t len, const char *s
 
 /* Add to @maps the mappings of libraries unloaded before it was read: @len
  * bytes of maps lines at @text (the hook's "unloaded=" metadata values,
- * oldest first), each kept, marked unloaded, only where it overlaps no
- * mapping of @maps and no later line; lines without a path are skipped.
- * So the frames of blocks a dlclose()d library allocated still land in it.
- * Once per @maps.  Returns how many were added, or -1 with @err filled (a
- * malformed line: its line number in @text). */
+ * oldest first; the latest 4,096 are taken).  Each line's addresses that
+ * no later line and no mapping of @maps covers are added, marked
+ * unloaded -- and, for code, those that only mappings of @maps that are
+ * not code cover (return addresses lie in code: those were mapped there
+ * since, and give way).  Lines without a path are skipped.  So the frames
+ * of blocks a dlclose()d library allocated still land in it.  Once per
+ * @maps.  Returns how many mappings were added, or -1 with @err filled
+ * (a malformed line: its line number in @text). */
 LEAKSNAP_API long maps_add_unloaded(struct maps *maps, const char *text, size_t len,
 				    const char *source, struct leaksnap_error *err);
 

@@ -295,7 +295,8 @@ static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e
 			     rel) < (int)sizeof(buf))
 			TRY(buf);
 		if (e->build_id_len >= 2) {
-			int n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", dir, e->build_id[0]);
+			int n = snprintf(buf, sizeof(buf), "%s%s.build-id/%02x/", dir, dir_slash ? "" : "/",
+					 e->build_id[0]);
 			for (size_t k = 1; k < e->build_id_len && n > 0 && (size_t)n + 3 < sizeof(buf); k++)
 				n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x", e->build_id[k]);
 			if (n > 0 && (size_t)n + 7 < sizeof(buf)) {

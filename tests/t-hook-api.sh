@@ -210,4 +210,13 @@ done
 "$L" diff "$w/dg-a.dump" "$w/dg-b.dump" >"$w/dg.diff" 2>&1 || fail "dlgone: diff"
 grep -q "^no suspects: nothing grew$" "$w/dg.diff" ||
 	{ fail "dlgone: the block was taken for a new one after dlclose"; cat "$w/dg.diff"; }
+# convert --rewrite-prefix rewrites the unloaded mappings' paths too, and
+# their build ID line with them
+"$L" convert --rewrite-prefix "$(dirname "$lib")/=/system/lib64/" "$w/dg-b.dump" "$w/dg-rw.dump" ||
+	fail "dlgone: convert --rewrite-prefix"
+"$L" show "$w/dg-rw.dump" >"$w/dg-rw.txt" 2>&1
+grep -q "^  unloaded=.* /system/lib64/libleaker\.so$" "$w/dg-rw.txt" &&
+	grep -q "^  build_id=[0-9a-f]* /system/lib64/libleaker\.so$" "$w/dg-rw.txt" &&
+	! grep -q "unloaded=.*$lib" "$w/dg-rw.txt" ||
+	{ fail "dlgone: --rewrite-prefix left the unloaded lines"; grep -e unloaded= -e build_id= "$w/dg-rw.txt"; }
 finish

@@ -972,15 +972,15 @@ static void test_add_unloaded(void **state)
 				  "f000-10000 rw-p 00002000 08:01 30 /data/file\n");
 	const char un[] = "3000-4000 r--p 00000000 08:01 20 /lib/libp.so\n"
 			  "4000-5000 r-xp 00001000 08:01 20 /lib/libp.so\n"
-			  "6000-7000 r-xp 00000000 08:01 21 /lib/libq.so\n"   /* carves 5000-9000 */
-			  "6000-7000 r-xp 00000000 08:01 22 /lib/libold.so\n" /* a later one... */
-			  "6800-7800 r-xp 00000000 08:01 23 /lib/libnew.so\n" /* ...wins: this */
+			  "6000-7000 r-xp 00000000 08:01 21 /lib/libq.so\n"   /* under the next two */
+			  "6000-7000 r-xp 00001000 08:01 22 /lib/libold.so\n" /* where the next is not */
+			  "6800-7800 r-xp 00000000 08:01 23 /lib/libnew.so\n" /* the latest: whole */
 			  "9000-9800 r-xp 00000000 08:01 24 /lib/libjit.so\n" /* code there: no */
 			  "f000-f800 r--p 00000000 08:01 25 /lib/librd.so\n"  /* not code: no */
 			  "b000-c000 r--p 00000000 00:00 0 \n";              /* no path: no */
 	struct leaksnap_error err;
 	long n = maps_add_unloaded(m, un, strlen(un), "x.dump", &err);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	const struct {
 		uint64_t start, end, offset;
 		const char *path;
@@ -989,7 +989,8 @@ static void test_add_unloaded(void **state)
 		{0x1000, 0x2000, 0, "/bin/app", false},
 		{0x3000, 0x4000, 0, "/lib/libp.so", true},
 		{0x4000, 0x5000, 0x1000, "/lib/libp.so", true},
-		{0x5000, 0x6800, 0, NULL, false},
+		{0x5000, 0x6000, 0, NULL, false},
+		{0x6000, 0x6800, 0x1000, "/lib/libold.so", true},
 		{0x6800, 0x7800, 0, "/lib/libnew.so", true},
 		{0x7800, 0x9000, 0, NULL, false},
 		{0x9000, 0xa000, 0, "[anon:jit]", false},
@@ -1015,8 +1016,27 @@ static void test_add_unloaded(void **state)
 	assert_int_equal(loc.rel_pc, 0x1010);
 	assert_true(maps_locate(m, 0x6900, &loc));
 	assert_string_equal(loc.module->path, "/lib/libnew.so");
+	assert_true(maps_locate(m, 0x6010, &loc));
+	assert_string_equal(loc.module->path, "/lib/libold.so");
+	assert_int_equal(loc.rel_pc, 0x1010);
 	/* once per object */
 	assert_int_equal(maps_add_unloaded(m, un, strlen(un), "x.dump", &err), -1);
+	maps_free(m);
+
+	/* partly under loaded code: the rest of the line is kept */
+	m = parse_ok("5000-6000 r-xp 00000000 08:01 10 /bin/app\n");
+	const char part[] = "3000-6000 r-xp 00000000 08:01 20 /lib/libold.so\n"
+			    "8000-a000 r-xp 00000000 08:01 21 /lib/liba.so\n"
+			    "9000-b000 r-xp 00000000 08:01 22 /lib/libb.so\n";
+	assert_int_equal(maps_add_unloaded(m, part, strlen(part), "x.dump", &err), 3);
+	assert_true(maps_locate(m, 0x3100, &loc));
+	assert_string_equal(loc.module->path, "/lib/libold.so");
+	assert_true(maps_locate(m, 0x5100, &loc));
+	assert_string_equal(loc.module->path, "/bin/app");
+	assert_true(maps_locate(m, 0x8100, &loc));
+	assert_string_equal(loc.module->path, "/lib/liba.so");
+	assert_true(maps_locate(m, 0x9100, &loc));
+	assert_string_equal(loc.module->path, "/lib/libb.so");
 	maps_free(m);
 
 	/* a malformed line: -1, its line number */
