@@ -107,7 +107,10 @@ static uint64_t location(struct builder *b, uint64_t pc)
 		if (!b->map_ids[i]) {
 			const struct maps_mapping *m = loc.mapping;
 			uint8_t bid[64];
-			size_t bl = m->path ? snapshot_build_id(b->s, m->path, bid, sizeof(bid)) : 0;
+			size_t bl = !m->path ? 0
+				    : m->unloaded ? snapshot_unloaded_build_id(b->s, m->path, m->inode, bid,
+									    sizeof(bid))
+						  : snapshot_build_id(b->s, m->path, bid, sizeof(bid));
 			const char *file = rewritten(m->path, b->o, &b->buf, false);
 			if (!file)
 				return 0;

@@ -166,7 +166,7 @@ static const struct sym_module *module_of(struct cli_symctx *c, const struct map
 {
 	const char *path = mm->path;
 	uint8_t id[64];
-	size_t len = snapshot_build_id(c->snap, path, id, sizeof(id));
+	size_t len = maps_module_build_id(c->maps, mm, c->snap, id, sizeof(id));
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	const struct sym_module *m = symbolizer_module_at(c->sym, path, len ? id : NULL, len,
@@ -264,7 +264,7 @@ void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
 					m = known[b].m;
 			if (!m) {
 				uint8_t id[64];
-				size_t len = snapshot_build_id(s, loc.module->path, id, sizeof(id));
+				size_t len = maps_module_build_id(maps, loc.module, s, id, sizeof(id));
 				/* (errors are said when the frame is resolved) */
 				struct leaksnap_error err;
 				leaksnap_error_clear(&err);

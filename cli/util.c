@@ -270,10 +270,17 @@ static int add_unloaded(const struct snapshot *s, struct maps *m)
 		}
 	}
 	struct leaksnap_error err;
-	long added = maps_add_unloaded(m, text, len, snapshot_source(s), &err);
+	size_t shadowed = 0;
+	long added = maps_add_unloaded(m, text, len, snapshot_source(s), &shadowed, &err);
 	free(text);
-	if (added >= 0)
+	if (added >= 0) {
+		if (shadowed)
+			cli_warn(snapshot_source(s), "the code of %zu mapping%s of libraries unloaded "
+				 "before the dump lies under code another file loaded since: frames "
+				 "there are said to be in that file, whichever ran them",
+				 shadowed, shadowed == 1 ? "" : "s");
 		return 0;
+	}
 	if (err.code == LEAKSNAP_ERR_NOMEM)
 		return cli_fail_error(&err);
 	cli_warn(snapshot_source(s), "unloaded= line %lu of the metadata is not a maps line "

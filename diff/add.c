@@ -209,7 +209,7 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 			return NONE; /* cannot happen: modules are one array */
 		if (a->mod_of[mi] == NONE) {
 			uint8_t id[MAX_BUILD_ID];
-			size_t len = snapshot_build_id(a->snap, loc.module->path, id, sizeof(id));
+			size_t len = maps_module_build_id(a->maps, loc.module, a->snap, id, sizeof(id));
 			if (len > sizeof(id))
 				len = 0; /* not a build ID we can compare: use the path */
 			a->mod_of[mi] = module_intern(d, loc.module->path, id, len);

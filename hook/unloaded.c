@@ -6,14 +6,16 @@
  * reads /proc/self/maps before and after the real call; the lines of a
  * file that are gone, when one of them was executable, are kept, with the
  * file's build ID, and every later dump carries them as "unloaded=<maps
- * line>" metadata (and a "build_id=" line when no loaded library has that
- * path).  Readers add them where nothing else is mapped (docs/format.md).
+ * line>" and "unloaded_build_id=<hex> <inode> <path>" metadata (a key of
+ * its own: a library of that path loaded again may be another build).
+ * Readers put them back where nothing else is mapped (docs/format.md).
  *
- * dlclose is rare and slow already: two reads of the maps cost about what
- * the unmapping does.  What is kept is bounded (UNLOADED_MAX bytes); past
- * that, further libraries are counted in "unloaded_dropped=N". */
+ * A dlclose costs two reads of the maps more (about 0.16 ms).  What is
+ * kept is bounded (UNLOADED_MAX bytes): past that, the oldest lines go,
+ * counted in "unloaded_dropped=N" (libraries). */
 #include <elf.h>
 #include <link.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -77,6 +79,21 @@ static const char *line_path(const char *p, const char *e, size_t *n)
 		return NULL;
 	*n = (size_t)(e - p);
 	return p;
+}
+
+/* The inode of maps line [p, e) (its fifth field), or 0. */
+static unsigned long long line_inode(const char *p, const char *e)
+{
+	for (int field = 0; field < 4; field++) {
+		while (p < e && *p != ' ')
+			p++;
+		while (p < e && *p == ' ')
+			p++;
+	}
+	unsigned long long v = 0;
+	for (; p < e && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (unsigned)(*p - '0');
+	return v;
 }
 
 /* Whether maps line [p, e) is executable ("r-xp": perms' third letter). */
@@ -165,14 +182,41 @@ static const char *build_id_line(const struct buf *ids, const char *path, size_t
 	return NULL;
 }
 
+static int count_loads(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long long *c = data;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1; /* the first module says it for all */
+}
+
 void unloaded_before(struct unload_probe *pr)
 {
 	memset(pr, 0, sizeof(*pr));
 	if (!atomic_load(&hook_active))
 		return;
-	pr->on = read_proc("maps", &pr->maps);
-	if (pr->on)
+	/* The build IDs pair each loaded library's address with its path in
+	 * the maps, read just before: a library another thread loaded or
+	 * unloaded meanwhile could pair one file's ID with another's path, and
+	 * this record is kept for good.  So the loader's load and unload
+	 * counts must be the same on both sides of the reads, or there is no
+	 * ID at all (the path alone then says which file). */
+	for (int tries = 0; tries < 3; tries++) {
+		unsigned long long c0[2] = {0, 0}, c1[2] = {1, 1};
+		dl_iterate_phdr(count_loads, c0);
+		pr->maps.len = 0;
+		pr->ids.len = 0;
+		pr->on = read_proc("maps", &pr->maps);
+		if (!pr->on)
+			return;
 		dump_build_ids(&pr->ids, &pr->maps);
+		dl_iterate_phdr(count_loads, c1);
+		if (c0[0] == c1[0] && c0[1] == c1[1])
+			return;
+	}
+	pr->ids.len = 0;
 }
 
 void unloaded_after(struct unload_probe *pr)
@@ -181,10 +225,9 @@ void unloaded_after(struct unload_probe *pr)
 	if (!pr->on || in_kept || !read_proc("maps", &after) || after.failed || pr->maps.failed)
 		goto out;
 	gone_lines(&pr->maps, &after, &gone);
-	unsigned long libs = 0;
 	for (const char *p = gone.p, *end = gone.p + gone.len; p < end;) {
 		const char *e = line_end(&gone, p);
-		size_t n, k;
+		size_t n, k = 0;
 		const char *path = line_path(p, e, &n);
 		if (path && path_had_code(&gone, path, n)) {
 			buf_add(&add, "unloaded=", 9);
@@ -196,8 +239,17 @@ void unloaded_after(struct unload_probe *pr)
 			const char *id = path_clean.failed ? NULL
 				: build_id_line(&pr->ids, path_clean.p, path_clean.len, &k);
 			if (id && line_exec(p, e)) {
-				buf_add(&add, id, k + 1);
-				libs++;
+				/* "build_id=HEX PATH" -> "unloaded_build_id=HEX INODE PATH":
+				 * its own key, as a library of that path may be loaded
+				 * again in another build; the inode tells the files */
+				const char *hex = id + 9, *sp = memchr(hex, ' ', k - 9);
+				if (sp) {
+					buf_add(&add, "unloaded_build_id=", 18);
+					buf_add(&add, hex, (size_t)(sp - hex));
+					buf_printf(&add, " %llu ", (unsigned long long)line_inode(p, e));
+					buf_add(&add, sp + 1, (size_t)(id + k - sp - 1));
+					buf_add(&add, "\n", 1);
+				}
 			}
 		}
 		p = e + 1;
@@ -221,9 +273,18 @@ void unloaded_after(struct unload_probe *pr)
 			buf_add(&merged, p, (size_t)(e - p) + 1);
 		p = e + 1;
 	}
-	if (merged.failed || merged.len > UNLOADED_MAX) {
-		atomic_fetch_add(&dropped, libs ? libs : 1);
-	} else {
+	/* Full: the oldest lines go (a long-running process's recent unloads
+	 * matter most), each library's code line counted as one dropped. */
+	size_t cut = 0;
+	while (!merged.failed && merged.len - cut > UNLOADED_MAX) {
+		const char *p = merged.p + cut, *e = line_end(&merged, p);
+		if (e - p > 9 && memcmp(p, "unloaded=", 9) == 0 && line_exec(p + 9, e))
+			atomic_fetch_add(&dropped, 1);
+		cut = (size_t)(e - merged.p) + 1;
+	}
+	if (!merged.failed) {
+		memmove(merged.p, merged.p + cut, merged.len - cut);
+		merged.len -= cut;
 		struct buf old = kept;
 		kept = merged;
 		merged = old;
@@ -249,23 +310,7 @@ void unloaded_meta(struct buf *meta)
 		return;
 	pthread_mutex_lock(&kept_lock);
 	in_kept = 1;
-	/* @meta holds the loaded libraries' build IDs already: a kept one for
-	 * the same path would contradict them, and the loaded one wins. */
-	size_t loaded = meta->len;
-	for (const char *p = kept.p, *end = kept.p + kept.len; p < end;) {
-		const char *e = line_end(&kept, p);
-		if (e - p > 9 && memcmp(p, "build_id=", 9) == 0) {
-			const char *sp = memchr(p, ' ', (size_t)(e - p));
-			size_t n;
-			struct buf head = {meta->p, loaded, loaded, false};
-			if (sp && build_id_line(&head, sp + 1, (size_t)(e - sp - 1), &n)) {
-				p = e + 1;
-				continue;
-			}
-		}
-		buf_add(meta, p, (size_t)(e - p) + 1);
-		p = e + 1;
-	}
+	buf_add(meta, kept.p, kept.len);
 	in_kept = 0;
 	pthread_mutex_unlock(&kept_lock);
 	unsigned long d = atomic_load(&dropped);

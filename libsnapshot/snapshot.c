@@ -1,4 +1,5 @@
 /* leaksnap: the snapshot model — builder, merging, accessors. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -587,6 +588,40 @@ size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *ou
 		return 0;
 	memcpy(out, b->id, b->len < cap ? b->len : cap);
 	return b->len;
+}
+
+size_t snapshot_unloaded_build_id(const struct snapshot *s, const char *path, uint64_t inode,
+				  uint8_t *out, size_t cap)
+{
+	/* "unloaded_build_id=HEX INODE PATH": few lines, read as asked */
+	for (size_t i = 0; i < s->nmeta; i++) {
+		if (strcmp(s->meta[i].key, "unloaded_build_id") != 0)
+			continue;
+		const char *v = s->meta[i].value, *sp = strchr(v, ' ');
+		if (!sp)
+			continue;
+		char *end;
+		errno = 0;
+		unsigned long long ino = strtoull(sp + 1, &end, 10);
+		if (errno || end == sp + 1 || *end != ' ' || ino != inode || strcmp(end + 1, path) != 0)
+			continue;
+		size_t hex = (size_t)(sp - v);
+		if (hex == 0 || hex % 2 || hex / 2 > 64)
+			continue;
+		uint8_t id[64];
+		bool ok = true;
+		for (size_t k = 0; ok && k < hex / 2; k++) {
+			int hi = hex_digit(v[2 * k]), lo = hex_digit(v[2 * k + 1]);
+			ok = hi >= 0 && lo >= 0;
+			if (ok)
+				id[k] = (uint8_t)(hi << 4 | lo);
+		}
+		if (!ok)
+			continue;
+		memcpy(out, id, hex / 2 < cap ? hex / 2 : cap);
+		return hex / 2;
+	}
+	return 0;
 }
 
 size_t snapshot_warning_count(const struct snapshot *s) { return s->nwarnings; }

@@ -227,6 +227,12 @@ LEAKSNAP_API const char *snapshot_meta_get(const struct snapshot *snap, const ch
  * 0 when none is recorded or the line is malformed.  O(log n). */
 LEAKSNAP_API size_t snapshot_build_id(const struct snapshot *snap, const char *path,
 				      uint8_t *out, size_t cap);
+/* The build ID the metadata records for a library unloaded before the
+ * dump, the file @path with inode @inode as its "unloaded=" lines name it
+ * (a line "unloaded_build_id=<hex> <inode> <path>": a library of that
+ * path loaded now may be another build).  As snapshot_build_id(). */
+LEAKSNAP_API size_t snapshot_unloaded_build_id(const struct snapshot *snap, const char *path,
+					       uint64_t inode, uint8_t *out, size_t cap);
 
 /* Non-fatal findings while reading (e.g. total_memory differs from the
  * records' sum), as complete sentences without the file name. */

@@ -25,6 +25,11 @@ static const char *meta_path(const char *key, const char *v)
 		const char *sp = strchr(v, ' ');
 		return sp ? sp + 1 : NULL;
 	}
+	if (strcmp(key, "unloaded_build_id") == 0) { /* HEX INODE PATH */
+		const char *sp = strchr(v, ' ');
+		sp = sp ? strchr(sp + 1, ' ') : NULL;
+		return sp ? sp + 1 : NULL;
+	}
 	if (strcmp(key, "unloaded") == 0) { /* a maps line */
 		const char *end = v + strlen(v), *path = lsp_maps_line_path(v, end);
 		return path < end ? path : NULL;

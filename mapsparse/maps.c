@@ -543,10 +543,28 @@ static int add_free_parts(const struct maps_mapping *u, const struct maps_mappin
 	return 0;
 }
 
+/* Whether unloaded code @u lies partly under code of another file that
+ * the snapshot's own maps hold. */
+static bool under_other_code(const struct maps_mapping *u, const struct maps_mapping *own,
+			     size_t nown)
+{
+	if (u->perms[2] != 'x')
+		return false;
+	for (size_t i = first_ending_above(own, nown, u->start); i < nown && own[i].start < u->end;
+	     i++)
+		if (own[i].perms[2] == 'x' &&
+		    (own[i].inode != u->inode || own[i].dev_major != u->dev_major ||
+		     own[i].dev_minor != u->dev_minor || !own[i].path || strcmp(own[i].path, u->path)))
+			return true;
+	return false;
+}
+
 long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const char *source,
-		       struct leaksnap_error *err)
+		       size_t *shadowed, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
+	if (shadowed)
+		*shadowed = 0;
 	if (maps == NULL || maps->unloaded_text != NULL || (text == NULL && len > 0) ||
 	    len == SIZE_MAX)
 		return lsp_error(err, LEAKSNAP_ERR_USAGE, source, "maps_add_unloaded: bad call");
@@ -586,8 +604,12 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 	const struct maps_mapping *own = maps->mappings;
 	size_t nown = maps->mapping_count;
 	for (size_t i = n, k = 0; i-- > 0 && k < UNLOADED_LINES_MAX; k++)
-		if (cand[i].path != NULL && add_free_parts(&cand[i], own, nown, &taken))
-			goto nomem;
+		if (cand[i].path != NULL) {
+			if (add_free_parts(&cand[i], own, nown, &taken))
+				goto nomem;
+			if (shadowed && under_other_code(&cand[i], own, nown))
+				(*shadowed)++;
+		}
 	free(cand);
 	cand = NULL;
 	if (taken.n == 0) {
@@ -650,6 +672,15 @@ fail:
 	free(taken.v);
 	free(all.v);
 	return -1;
+}
+
+size_t maps_module_build_id(const struct maps *maps, const struct maps_module *mm,
+			    const struct snapshot *snap, uint8_t *out, size_t cap)
+{
+	const struct maps_mapping *m = maps_mapping(maps, mm->first_mapping);
+	if (m && m->unloaded)
+		return snapshot_unloaded_build_id(snap, mm->path, m->inode, out, cap);
+	return snapshot_build_id(snap, mm->path, out, cap);
 }
 
 void maps_free(struct maps *maps)

@@ -77,10 +77,20 @@ LEAKSNAP_API struct maps *maps_parse(const char *text, size_t len, const char *s
  * not code cover (return addresses lie in code: those were mapped there
  * since, and give way).  Lines without a path are skipped.  So the frames
  * of blocks a dlclose()d library allocated still land in it.  Once per
- * @maps.  Returns how many mappings were added, or -1 with @err filled
- * (a malformed line: its line number in @text). */
+ * @maps.  *@shadowed (may be NULL) counts the unloaded code lines that lie
+ * partly under code of another file loaded since: a frame there is said to
+ * be in that file, whichever it ran in.  Returns how many mappings were
+ * added, or -1 with @err filled (a malformed line: its line number in
+ * @text). */
 LEAKSNAP_API long maps_add_unloaded(struct maps *maps, const char *text, size_t len,
-				    const char *source, struct leaksnap_error *err);
+				    const char *source, size_t *shadowed,
+				    struct leaksnap_error *err);
+
+/* The build ID @snap's metadata records for module @mm of @maps: a
+ * module of unloaded mappings by its "unloaded_build_id=" line (path and
+ * inode), any other by its "build_id=" line.  As snapshot_build_id(). */
+LEAKSNAP_API size_t maps_module_build_id(const struct maps *maps, const struct maps_module *mm,
+					 const struct snapshot *snap, uint8_t *out, size_t cap);
 
 /* Release @maps. NULL-safe. */
 LEAKSNAP_API void maps_free(struct maps *maps);

@@ -189,7 +189,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 lib = sys.argv[2]
 un = [m["value"] for m in d["metadata"] if m["key"] == "unloaded"]
-ids = [m["value"] for m in d["metadata"] if m["key"] == "build_id" and m["value"].endswith(" " + lib)]
+ids = [m["value"] for m in d["metadata"] if m["key"] == "unloaded_build_id" and m["value"].endswith(" " + lib)]
+# HEX INODE PATH, the inode the unloaded lines name
+assert all(v.split(" ")[1] == un[0].split()[4] for v in ids), (ids, un)
 maps = [m for m in d["maps"] if m["unloaded"]]
 assert un and all(v.endswith(" " + lib) for v in un), un
 assert any(" r-xp " in v for v in un), un
@@ -216,7 +218,7 @@ grep -q "^no suspects: nothing grew$" "$w/dg.diff" ||
 	fail "dlgone: convert --rewrite-prefix"
 "$L" show "$w/dg-rw.dump" >"$w/dg-rw.txt" 2>&1
 grep -q "^  unloaded=.* /system/lib64/libleaker\.so$" "$w/dg-rw.txt" &&
-	grep -q "^  build_id=[0-9a-f]* /system/lib64/libleaker\.so$" "$w/dg-rw.txt" &&
+	grep -q "^  unloaded_build_id=[0-9a-f]* [0-9]* /system/lib64/libleaker\.so$" "$w/dg-rw.txt" &&
 	! grep -q "unloaded=.*$lib" "$w/dg-rw.txt" ||
 	{ fail "dlgone: --rewrite-prefix left the unloaded lines"; grep -e unloaded= -e build_id= "$w/dg-rw.txt"; }
 finish

@@ -97,7 +97,7 @@ static void add_unloaded(const struct snapshot *s, struct maps *m)
 	}
 	struct leaksnap_error err;
 	fuzz_stale_error(&err);
-	long added = maps_add_unloaded(m, text, len, "fuzz", &err);
+	long added = maps_add_unloaded(m, text, len, "fuzz", NULL, &err);
 	free(text);
 	if (added < 0) {
 		fuzz_check_error(&err);

@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(orig != NULL);
 	size_t before = maps_mapping_count(m);
 	fuzz_stale_error(&err);
-	long added = maps_add_unloaded(m, (const char *)nul + 1, size - mlen - 1, "fuzz", &err);
+	long added =
+		maps_add_unloaded(m, (const char *)nul + 1, size - mlen - 1, "fuzz", NULL, &err);
 	if (added < 0) {
 		fuzz_check_error(&err);
 		FUZZ_CHECK(maps_mapping_count(m) == before);

@@ -979,8 +979,10 @@ static void test_add_unloaded(void **state)
 			  "f000-f800 r--p 00000000 08:01 25 /lib/librd.so\n"  /* not code: no */
 			  "b000-c000 r--p 00000000 00:00 0 \n";              /* no path: no */
 	struct leaksnap_error err;
-	long n = maps_add_unloaded(m, un, strlen(un), "x.dump", &err);
+	size_t shadowed = 99;
+	long n = maps_add_unloaded(m, un, strlen(un), "x.dump", &shadowed, &err);
 	assert_int_equal(n, 4);
+	assert_int_equal(shadowed, 1); /* libjit.so under the [anon:jit] code */
 	const struct {
 		uint64_t start, end, offset;
 		const char *path;
@@ -1020,7 +1022,7 @@ static void test_add_unloaded(void **state)
 	assert_string_equal(loc.module->path, "/lib/libold.so");
 	assert_int_equal(loc.rel_pc, 0x1010);
 	/* once per object */
-	assert_int_equal(maps_add_unloaded(m, un, strlen(un), "x.dump", &err), -1);
+	assert_int_equal(maps_add_unloaded(m, un, strlen(un), "x.dump", NULL, &err), -1);
 	maps_free(m);
 
 	/* partly under loaded code: the rest of the line is kept */
@@ -1028,7 +1030,8 @@ static void test_add_unloaded(void **state)
 	const char part[] = "3000-6000 r-xp 00000000 08:01 20 /lib/libold.so\n"
 			    "8000-a000 r-xp 00000000 08:01 21 /lib/liba.so\n"
 			    "9000-b000 r-xp 00000000 08:01 22 /lib/libb.so\n";
-	assert_int_equal(maps_add_unloaded(m, part, strlen(part), "x.dump", &err), 3);
+	assert_int_equal(maps_add_unloaded(m, part, strlen(part), "x.dump", &shadowed, &err), 3);
+	assert_int_equal(shadowed, 1); /* libold.so, partly under /bin/app */
 	assert_true(maps_locate(m, 0x3100, &loc));
 	assert_string_equal(loc.module->path, "/lib/libold.so");
 	assert_true(maps_locate(m, 0x5100, &loc));
@@ -1042,7 +1045,7 @@ static void test_add_unloaded(void **state)
 	/* a malformed line: -1, its line number */
 	m = parse_ok("1000-2000 r-xp 00000000 08:01 10 /bin/app\n");
 	const char bad[] = "3000-4000 r-xp 00000000 08:01 20 /lib/a.so\nnot a line\n";
-	assert_int_equal(maps_add_unloaded(m, bad, strlen(bad), "x.dump", &err), -1);
+	assert_int_equal(maps_add_unloaded(m, bad, strlen(bad), "x.dump", NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_int_equal(err.line, 2);
 	assert_int_equal(maps_mapping_count(m), 1);
