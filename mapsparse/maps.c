@@ -720,25 +720,12 @@ const struct maps_module *maps_module(const struct maps *maps, size_t index)
 
 const struct maps_mapping *maps_lookup(const struct maps *maps, uint64_t pc)
 {
-	const struct maps_mapping *m;
-	size_t lo = 0, hi;
-
 	if (maps == NULL || maps->mapping_count == 0)
 		return NULL;
-	/* Find the last mapping starting at or below @pc; mappings are
-	 * sorted and disjoint, so only that one can cover it. */
-	hi = maps->mapping_count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (maps->mappings[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	m = &maps->mappings[lo - 1];
-	return pc < m->end ? m : NULL;
+	/* mappings are sorted and disjoint: only the first that ends above
+	 * @pc can cover it */
+	size_t i = first_ending_above(maps->mappings, maps->mapping_count, pc);
+	return i < maps->mapping_count && maps->mappings[i].start <= pc ? &maps->mappings[i] : NULL;
 }
 
 bool maps_locate(const struct maps *maps, uint64_t pc, struct maps_location *out)
