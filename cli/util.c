@@ -248,31 +248,9 @@ static void warn_foreign_maps(const struct snapshot *s, const struct maps *m, co
  * a warning, and none of them is used. */
 static int add_unloaded(const struct snapshot *s, struct maps *m)
 {
-	size_t n = snapshot_meta_count(s), len = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct snapshot_meta *e = snapshot_meta(s, i);
-		if (strcmp(e->key, "unloaded") == 0)
-			len += strlen(e->value) + 1;
-	}
-	if (len == 0)
-		return 0;
-	char *text = malloc(len);
-	if (!text)
-		return cli_fail(snapshot_source(s), "out of memory");
-	size_t at = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct snapshot_meta *e = snapshot_meta(s, i);
-		if (strcmp(e->key, "unloaded") == 0) {
-			size_t k = strlen(e->value);
-			memcpy(text + at, e->value, k);
-			text[at + k] = '\n';
-			at += k + 1;
-		}
-	}
 	struct leaksnap_error err;
 	size_t shadowed = 0;
-	long added = maps_add_unloaded(m, text, len, snapshot_source(s), &shadowed, &err);
-	free(text);
+	long added = maps_add_snapshot_unloaded(m, s, &shadowed, &err);
 	if (added >= 0) {
 		if (shadowed)
 			cli_warn(snapshot_source(s), "the code of %zu mapping%s of libraries unloaded "

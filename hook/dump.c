@@ -76,22 +76,6 @@ static const char *const trigger_names[] = {
 	[HOOK_TRIGGER_INTERVAL] = "interval",
 };
 
-static uintptr_t parse_hex(const char **s)
-{
-	uintptr_t v = 0;
-	for (;; (*s)++) {
-		char c = **s;
-		unsigned d;
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else
-			return v;
-		v = v << 4 | d;
-	}
-}
-
 /* The path maps gives for the mapping containing @addr (the name the
  * symbolizer will see), or NULL. */
 static const char *maps_path_of(const struct buf *maps, uintptr_t addr, size_t *len)
@@ -99,29 +83,16 @@ static const char *maps_path_of(const struct buf *maps, uintptr_t addr, size_t *
 	const char *p = maps->p, *end = maps->p + maps->len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		const char *s = p;
-		uintptr_t lo = parse_hex(&s), hi = 0;
-		if (*s == '-') {
-			s++;
-			hi = parse_hex(&s);
-		}
+		const char *eol = nl ? nl : end, *s;
+		uintptr_t lo = maps_line_hex(p, eol, &s), hi = 0;
+		if (s < eol && *s == '-')
+			hi = maps_line_hex(s + 1, eol, NULL);
 		if (addr >= lo && addr < hi) {
-			/* the path follows perms, offset, dev and inode */
-			int field = 0;
-			while (s < eol && field < 4) {
-				while (s < eol && *s == ' ')
-					s++;
-				while (s < eol && *s != ' ')
-					s++;
-				field++;
-			}
-			while (s < eol && *s == ' ')
-				s++;
-			if (s >= eol)
+			const char *path = maps_line_field(p, eol, 5);
+			if (path >= eol)
 				return NULL;
-			*len = (size_t)(eol - s);
-			return s;
+			*len = (size_t)(eol - path);
+			return path;
 		}
 		p = eol + 1;
 	}
@@ -133,15 +104,14 @@ struct build_id_ctx {
 	const struct buf *maps;
 };
 
-static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
+unsigned module_build_id(const struct dl_phdr_info *info, uintptr_t *first_load,
+			 const uint8_t **id)
 {
-	struct build_id_ctx *ctx = data;
-	(void)size;
-	uintptr_t first_load = 0;
 	bool have_load = false;
-	for (unsigned i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD && !have_load) {
-			first_load = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	*first_load = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum && !have_load; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			*first_load = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
 			have_load = true;
 		}
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
@@ -158,22 +128,8 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 				break;
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4) && nh->n_descsz > 0 && nh->n_descsz <= 64) {
-				size_t plen = 0;
-				const char *path = have_load ? maps_path_of(ctx->maps, first_load, &plen)
-							     : NULL;
-				if (!path) {
-					path = info->dlpi_name;
-					plen = path ? strlen(path) : 0;
-				}
-				if (!plen)
-					return 0;
-				buf_add(ctx->meta, "build_id=", 9);
-				for (unsigned k = 0; k < nh->n_descsz; k++)
-					buf_printf(ctx->meta, "%02x", desc[k]);
-				buf_add(ctx->meta, " ", 1);
-				buf_add_clean(ctx->meta, path, plen);
-				buf_add(ctx->meta, "\n", 1);
-				return 0;
+				*id = desc;
+				return nh->n_descsz;
 			}
 			p = desc + desc_sz;
 		}
@@ -181,10 +137,30 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-void dump_build_ids(struct buf *meta, const struct buf *maps)
+static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 {
-	struct build_id_ctx ctx = {meta, maps};
-	dl_iterate_phdr(add_build_id, &ctx);
+	struct build_id_ctx *ctx = data;
+	(void)size;
+	uintptr_t first_load;
+	const uint8_t *id;
+	unsigned len = module_build_id(info, &first_load, &id);
+	if (!len)
+		return 0;
+	size_t plen = 0;
+	const char *path = first_load ? maps_path_of(ctx->maps, first_load, &plen) : NULL;
+	if (!path) {
+		path = info->dlpi_name;
+		plen = path ? strlen(path) : 0;
+	}
+	if (!plen)
+		return 0;
+	buf_add(ctx->meta, "build_id=", 9);
+	for (unsigned k = 0; k < len; k++)
+		buf_printf(ctx->meta, "%02x", id[k]);
+	buf_add(ctx->meta, " ", 1);
+	buf_add_clean(ctx->meta, path, plen);
+	buf_add(ctx->meta, "\n", 1);
+	return 0;
 }
 
 static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger,
@@ -218,7 +194,8 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
 	if (clamped)
 		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
-	dump_build_ids(meta, maps);
+	struct build_id_ctx ctx = {meta, maps};
+	dl_iterate_phdr(add_build_id, &ctx);
 	unloaded_meta(meta);
 }
 

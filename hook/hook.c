@@ -602,6 +602,7 @@ static void read_config(void)
 	c->dump_on_exit = env_uint("LEAKSNAP_DUMP_ON_EXIT", 1, 0, 1) != 0;
 	c->start_disabled = env_uint("LEAKSNAP_START_DISABLED", 0, 0, 1) != 0;
 	c->reachability = env_uint("LEAKSNAP_REACHABILITY", 0, 0, 1) != 0;
+	c->keep_unloaded = env_uint("LEAKSNAP_KEEP_UNLOADED", 1, 0, 1) != 0;
 
 	const char *mode = getenv("LEAKSNAP_UNWIND");
 	c->unwind = HOOK_UNWIND_AUTO;

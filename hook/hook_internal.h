@@ -51,6 +51,7 @@ struct hook_config {
 	uint64_t interval_ns;        /* LEAKSNAP_INTERVAL, 0 = off */
 	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
 	bool reachability;           /* LEAKSNAP_REACHABILITY (reach.c) */
+	bool keep_unloaded;          /* LEAKSNAP_KEEP_UNLOADED (unloaded.c) */
 };
 extern struct hook_config hook_cfg;
 

@@ -124,3 +124,29 @@ bool read_proc(const char *name, struct buf *b)
 	snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
 	return read_file(path, b);
 }
+
+const char *maps_line_field(const char *p, const char *e, int n)
+{
+	for (int field = 0; field < n; field++) {
+		while (p < e && *p != ' ')
+			p++;
+		while (p < e && *p == ' ')
+			p++;
+	}
+	return p;
+}
+
+uintptr_t maps_line_hex(const char *p, const char *e, const char **after)
+{
+	uintptr_t v = 0;
+	for (; p < e; p++) {
+		unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0')
+			   : *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10) : 16;
+		if (d == 16)
+			break;
+		v = v << 4 | d;
+	}
+	if (after)
+		*after = p;
+	return v;
+}

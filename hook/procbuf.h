@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Text in hook_map()'ed memory; a failed growth sets @failed and every
  * later append is dropped (the writer checks @failed once, at the end). */
@@ -28,5 +29,13 @@ void buf_free(struct buf *b);
  * /proc/thread-self's (a zombie main thread's /proc/self shows nothing);
  * false on error. */
 bool read_proc(const char *name, struct buf *b);
+
+/* Maps lines, as /proc/self/maps prints them: "range perms offset dev
+ * inode path".  [@p, @e) is one line, without its newline. */
+/* Where field @n (0 the range ... 4 the inode, 5 the path) starts, or @e. */
+const char *maps_line_field(const char *p, const char *e, int n);
+/* The hex number at @p, stopping at @e or the first other byte (*@after,
+ * if not NULL, is set there). */
+uintptr_t maps_line_hex(const char *p, const char *e, const char **after);
 
 #endif

@@ -28,8 +28,8 @@
 #define UNLOADED_MAX (256 * 1024)
 
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct buf kept;        /* "unloaded=" and "build_id=" lines */
-static atomic_ulong dropped;   /* libraries not kept: over UNLOADED_MAX */
+static struct buf kept;        /* "unloaded=" and "unloaded_build_id=" lines */
+static atomic_ulong dropped;   /* libraries whose lines went: over UNLOADED_MAX */
 static HOOK_TLS int in_kept;   /* this thread holds kept_lock */
 
 void unloaded_fork_prepare(void)
@@ -65,33 +65,22 @@ static bool has_line(const struct buf *b, const char *s, size_t n)
 	return false;
 }
 
-/* The path of maps line [p, e) (after perms, offset, dev and inode), or
- * NULL; *@n its length. */
+/* The path of maps line [p, e), or NULL (none, or no file's); *@n its
+ * length. */
 static const char *line_path(const char *p, const char *e, size_t *n)
 {
-	for (int field = 0; field < 5; field++) {
-		while (p < e && *p != ' ')
-			p++;
-		while (p < e && *p == ' ')
-			p++;
-	}
+	p = maps_line_field(p, e, 5);
 	if (p >= e || *p != '/')
 		return NULL;
 	*n = (size_t)(e - p);
 	return p;
 }
 
-/* The inode of maps line [p, e) (its fifth field), or 0. */
+/* The inode of maps line [p, e), or 0. */
 static unsigned long long line_inode(const char *p, const char *e)
 {
-	for (int field = 0; field < 4; field++) {
-		while (p < e && *p != ' ')
-			p++;
-		while (p < e && *p == ' ')
-			p++;
-	}
 	unsigned long long v = 0;
-	for (; p < e && *p >= '0' && *p <= '9'; p++)
+	for (p = maps_line_field(p, e, 4); p < e && *p >= '0' && *p <= '9'; p++)
 		v = v * 10 + (unsigned)(*p - '0');
 	return v;
 }
@@ -99,23 +88,8 @@ static unsigned long long line_inode(const char *p, const char *e)
 /* Whether maps line [p, e) is executable ("r-xp": perms' third letter). */
 static bool line_exec(const char *p, const char *e)
 {
-	while (p < e && *p != ' ')
-		p++;
-	return e - p > 3 && p[3] == 'x';
-}
-
-/* The start address of maps line @p. */
-static uintptr_t line_start(const char *p, const char *e)
-{
-	uintptr_t v = 0;
-	for (; p < e; p++) {
-		unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0')
-			   : *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10) : 16;
-		if (d == 16)
-			break;
-		v = v << 4 | d;
-	}
-	return v;
+	p = maps_line_field(p, e, 1);
+	return e - p > 3 && p[2] == 'x';
 }
 
 /* Lines of @before (file-backed) that @after does not have.  Both are in
@@ -125,10 +99,10 @@ static void gone_lines(const struct buf *before, const struct buf *after, struct
 	const char *q = after->p, *qend = after->p + after->len;
 	for (const char *p = before->p, *end = before->p + before->len; p < end;) {
 		const char *e = line_end(before, p);
-		uintptr_t start = line_start(p, e);
+		uintptr_t start = maps_line_hex(p, e, NULL);
 		while (q < qend) {
 			const char *qe = line_end(after, q);
-			if (line_start(q, qe) >= start)
+			if (maps_line_hex(q, qe, NULL) >= start)
 				break;
 			q = qe + 1;
 		}
@@ -136,7 +110,7 @@ static void gone_lines(const struct buf *before, const struct buf *after, struct
 		bool stays = false;
 		for (const char *r = q; r < qend;) {
 			const char *re = line_end(after, r);
-			if (line_start(r, re) != start)
+			if (maps_line_hex(r, re, NULL) != start)
 				break;
 			if (re - r == e - p && memcmp(r, p, (size_t)(e - p)) == 0) {
 				stays = true;
@@ -164,18 +138,44 @@ static bool path_had_code(const struct buf *gone, const char *path, size_t len)
 	return false;
 }
 
-/* The "build_id=HEX PATH" line of @ids (other lines are passed over: a
- * cmdline= may end in the same path) for @path: its start, or NULL. */
-static const char *build_id_line(const struct buf *ids, const char *path, size_t len,
-				 size_t *n)
+/* A loaded module's build ID, as unloaded_before() keeps them: paired
+ * with a path only after dlclose, for the few libraries gone. */
+struct mod_id {
+	uintptr_t first_load;
+	unsigned len;
+	uint8_t id[64];
+};
+
+static int collect_id(struct dl_phdr_info *info, size_t size, void *data)
 {
-	for (const char *p = ids->p, *end = ids->p + ids->len; p < end;) {
-		const char *e = line_end(ids, p);
-		const char *sp = memchr(p, ' ', (size_t)(e - p));
-		if (sp && e - p > 9 && memcmp(p, "build_id=", 9) == 0 &&
-		    (size_t)(e - sp - 1) == len && memcmp(sp + 1, path, len) == 0) {
-			*n = (size_t)(e - p);
-			return p;
+	(void)size;
+	struct mod_id m;
+	const uint8_t *id;
+	m.len = module_build_id(info, &m.first_load, &id);
+	if (m.len && m.first_load) {
+		memcpy(m.id, id, m.len);
+		buf_add(data, &m, sizeof(m));
+	}
+	return 0;
+}
+
+/* The kept build ID of the library whose mappings [p, e) of @gone with
+ * @path hold its first loadable segment, or NULL. */
+static const struct mod_id *gone_id(const struct buf *ids, const struct buf *gone,
+				    const char *path, size_t len)
+{
+	for (const char *p = gone->p, *end = gone->p + gone->len; p < end;) {
+		const char *e = line_end(gone, p), *s;
+		size_t n;
+		const char *q = line_path(p, e, &n);
+		if (q && n == len && memcmp(q, path, n) == 0) {
+			uintptr_t lo = maps_line_hex(p, e, &s), hi = 0;
+			if (s < e && *s == '-')
+				hi = maps_line_hex(s + 1, e, NULL);
+			const struct mod_id *m = (const struct mod_id *)(const void *)ids->p;
+			for (size_t i = 0; i < ids->len / sizeof(*m); i++)
+				if (m[i].first_load >= lo && m[i].first_load < hi)
+					return &m[i];
 		}
 		p = e + 1;
 	}
@@ -195,7 +195,7 @@ static int count_loads(struct dl_phdr_info *info, size_t size, void *data)
 void unloaded_before(struct unload_probe *pr)
 {
 	memset(pr, 0, sizeof(*pr));
-	if (!atomic_load(&hook_active))
+	if (!atomic_load(&hook_active) || !hook_cfg.keep_unloaded)
 		return;
 	/* The build IDs pair each loaded library's address with its path in
 	 * the maps, read just before: a library another thread loaded or
@@ -211,7 +211,7 @@ void unloaded_before(struct unload_probe *pr)
 		pr->on = read_proc("maps", &pr->maps);
 		if (!pr->on)
 			return;
-		dump_build_ids(&pr->ids, &pr->maps);
+		dl_iterate_phdr(collect_id, &pr->ids);
 		dl_iterate_phdr(count_loads, c1);
 		if (c0[0] == c1[0] && c0[1] == c1[1])
 			return;
@@ -221,35 +221,31 @@ void unloaded_before(struct unload_probe *pr)
 
 void unloaded_after(struct unload_probe *pr)
 {
-	struct buf after = {0}, gone = {0}, add = {0}, path_clean = {0}, merged = {0};
+	struct buf after = {0}, gone = {0}, add = {0}, merged = {0};
 	if (!pr->on || in_kept || !read_proc("maps", &after) || after.failed || pr->maps.failed)
 		goto out;
 	gone_lines(&pr->maps, &after, &gone);
 	for (const char *p = gone.p, *end = gone.p + gone.len; p < end;) {
 		const char *e = line_end(&gone, p);
-		size_t n, k = 0;
+		size_t n;
 		const char *path = line_path(p, e, &n);
 		if (path && path_had_code(&gone, path, n)) {
 			buf_add(&add, "unloaded=", 9);
 			buf_add_clean(&add, p, (size_t)(e - p));
 			buf_add(&add, "\n", 1);
-			/* the build IDs' paths went through the same cleaning */
-			path_clean.len = 0;
-			buf_add_clean(&path_clean, path, n);
-			const char *id = path_clean.failed ? NULL
-				: build_id_line(&pr->ids, path_clean.p, path_clean.len, &k);
-			if (id && line_exec(p, e)) {
-				/* "build_id=HEX PATH" -> "unloaded_build_id=HEX INODE PATH":
-				 * its own key, as a library of that path may be loaded
-				 * again in another build; the inode tells the files */
-				const char *hex = id + 9, *sp = memchr(hex, ' ', k - 9);
-				if (sp) {
-					buf_add(&add, "unloaded_build_id=", 18);
-					buf_add(&add, hex, (size_t)(sp - hex));
-					buf_printf(&add, " %llu ", (unsigned long long)line_inode(p, e));
-					buf_add(&add, sp + 1, (size_t)(id + k - sp - 1));
-					buf_add(&add, "\n", 1);
-				}
+			/* "unloaded_build_id=HEX INODE PATH": a key of its own, as a
+			 * library of that path may be loaded again in another
+			 * build; the inode tells the files */
+			const struct mod_id *m = line_exec(p, e) && !pr->ids.failed
+							 ? gone_id(&pr->ids, &gone, path, n)
+							 : NULL;
+			if (m) {
+				buf_add(&add, "unloaded_build_id=", 18);
+				for (unsigned k = 0; k < m->len; k++)
+					buf_printf(&add, "%02x", m->id[k]);
+				buf_printf(&add, " %llu ", line_inode(p, e));
+				buf_add_clean(&add, path, n);
+				buf_add(&add, "\n", 1);
 			}
 		}
 		p = e + 1;
@@ -295,7 +291,6 @@ out:
 	buf_free(&after);
 	buf_free(&gone);
 	buf_free(&add);
-	buf_free(&path_clean);
 	buf_free(&merged);
 	buf_free(&pr->maps);
 	buf_free(&pr->ids);

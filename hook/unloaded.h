@@ -4,6 +4,7 @@
 #define LEAKSNAP_HOOK_UNLOADED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "procbuf.h"
 
@@ -27,8 +28,11 @@ void unloaded_fork_prepare(void);
 void unloaded_fork_parent(void);
 void unloaded_fork_child(void);
 
-/* The loaded libraries' "build_id=HEX PATH" lines, the paths as @maps
- * name them (dump.c). */
-void dump_build_ids(struct buf *meta, const struct buf *maps);
+/* The GNU build ID of the module @info describes: its length (0: none),
+ * with *@id pointing at it in the module's memory, and *@first_load the
+ * address of its first loadable segment (dump.c). */
+struct dl_phdr_info;
+unsigned module_build_id(const struct dl_phdr_info *info, uintptr_t *first_load,
+			 const uint8_t **id);
 
 #endif

@@ -674,6 +674,35 @@ fail:
 	return -1;
 }
 
+long maps_add_snapshot_unloaded(struct maps *maps, const struct snapshot *snap, size_t *shadowed,
+				struct leaksnap_error *err)
+{
+	size_t n = snapshot_meta_count(snap), len = 0;
+	leaksnap_error_clear(err);
+	if (shadowed)
+		*shadowed = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(snapshot_meta(snap, i)->key, "unloaded") == 0)
+			len += strlen(snapshot_meta(snap, i)->value) + 1;
+	if (len == 0)
+		return 0;
+	char *text = malloc(len), *at = text;
+	if (!text)
+		return lsp_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(snap), "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct snapshot_meta *e = snapshot_meta(snap, i);
+		if (strcmp(e->key, "unloaded") == 0) {
+			size_t k = strlen(e->value);
+			memcpy(at, e->value, k);
+			at[k] = '\n';
+			at += k + 1;
+		}
+	}
+	long added = maps_add_unloaded(maps, text, len, snapshot_source(snap), shadowed, err);
+	free(text);
+	return added;
+}
+
 size_t maps_module_build_id(const struct maps *maps, const struct maps_module *mm,
 			    const struct snapshot *snap, uint8_t *out, size_t cap)
 {

@@ -86,6 +86,11 @@ LEAKSNAP_API long maps_add_unloaded(struct maps *maps, const char *text, size_t 
 				    const char *source, size_t *shadowed,
 				    struct leaksnap_error *err);
 
+/* maps_add_unloaded() with the "unloaded=" metadata lines of @snap, whose
+ * maps @maps are (line numbers in errors count those lines). */
+LEAKSNAP_API long maps_add_snapshot_unloaded(struct maps *maps, const struct snapshot *snap,
+					     size_t *shadowed, struct leaksnap_error *err);
+
 /* The build ID @snap's metadata records for module @mm of @maps: a
  * module of unloaded mappings by its "unloaded_build_id=" line (path and
  * inode), any other by its "build_id=" line.  As snapshot_build_id(). */

@@ -212,6 +212,11 @@ done
 "$L" diff "$w/dg-a.dump" "$w/dg-b.dump" >"$w/dg.diff" 2>&1 || fail "dlgone: diff"
 grep -q "^no suspects: nothing grew$" "$w/dg.diff" ||
 	{ fail "dlgone: the block was taken for a new one after dlclose"; cat "$w/dg.diff"; }
+# LEAKSNAP_KEEP_UNLOADED=0: nothing kept
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_KEEP_UNLOADED=0 LEAKSNAP_OUT="$w/dg0" "$T/dlgone" "$T/libleaker.so" \
+	"$w/dg0-a.dump" "$w/dg0-b.dump")
+[ "$out" = "dlgone ok" ] || fail "dlgone, KEEP_UNLOADED=0: '$out'"
+"$L" show "$w/dg0-b.dump" | grep -q "unloaded" && fail "dlgone: LEAKSNAP_KEEP_UNLOADED=0 kept mappings"
 # convert --rewrite-prefix rewrites the unloaded mappings' paths too, and
 # their build ID line with them
 "$L" convert --rewrite-prefix "$(dirname "$lib")/=/system/lib64/" "$w/dg-b.dump" "$w/dg-rw.dump" ||

@@ -78,27 +78,10 @@ static void check_maps(const struct snapshot *s, const struct maps *m)
  * (cli/util.c); a malformed one leaves the maps as they were. */
 static void add_unloaded(const struct snapshot *s, struct maps *m)
 {
-	size_t cap = 0, len = 0, before = maps_mapping_count(m);
-	for (size_t i = 0; i < snapshot_meta_count(s); i++)
-		if (strcmp(snapshot_meta(s, i)->key, "unloaded") == 0)
-			cap += strlen(snapshot_meta(s, i)->value) + 1;
-	if (cap == 0)
-		return;
-	char *text = malloc(cap);
-	FUZZ_CHECK(text != NULL);
-	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
-		const struct snapshot_meta *mt = snapshot_meta(s, i);
-		if (strcmp(mt->key, "unloaded") != 0)
-			continue;
-		size_t k = strlen(mt->value);
-		memcpy(text + len, mt->value, k);
-		text[len + k] = '\n';
-		len += k + 1;
-	}
+	size_t before = maps_mapping_count(m);
 	struct leaksnap_error err;
 	fuzz_stale_error(&err);
-	long added = maps_add_unloaded(m, text, len, "fuzz", NULL, &err);
-	free(text);
+	long added = maps_add_snapshot_unloaded(m, s, NULL, &err);
 	if (added < 0) {
 		fuzz_check_error(&err);
 		FUZZ_CHECK(maps_mapping_count(m) == before);
