@@ -51,7 +51,8 @@ CLI_LIBS := -lprotobuf-c # pprof profiles (cli/pprof.c); the library does not ne
 DEPS_STAMP := $(B)/.deps-ok
 
 # Library sources: one folder per pipeline stage, one public header each.
-LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h diff/diff.h
+LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h resolve/resolve.h \
+	diff/diff.h
 LIB_SRCS := $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
 	$(wildcard diff/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
@@ -88,6 +89,8 @@ $(B)/include/leaksnap/%.h: mapsparse/%.h | $(DEPS_STAMP)
 $(B)/include/leaksnap/%.h: symbolizer/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 $(B)/include/leaksnap/%.h: diff/%.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D) && cp $< $@
+$(B)/include/leaksnap/%.h: resolve/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 
 $(B)/obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)

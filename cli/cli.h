@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <leaksnap/maps.h>
+#include <leaksnap/resolve.h>
 #include <leaksnap/snapshot.h>
 #include <leaksnap/symbolizer.h>
 
@@ -46,11 +47,6 @@ unsigned cli_sym_jobs(void);
 
 /* Symbolizing a snapshot's frames (symctx.c). */
 struct cli_symctx;
-struct cli_resolved {
-	const struct sym_module *module; /* NULL: the frame is in no module */
-	const struct sym_frame *frames;  /* innermost first; none: not found */
-	size_t frame_count;
-};
 /* NULL when out of memory.  @maps (may be NULL) are @s's: a module found
  * only as a debug-only file takes its layout from them. */
 struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *maps,
@@ -64,7 +60,7 @@ void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
  * with symbol files are reported on stderr as they are met.  -1: out of
  * memory (reported). */
 int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
-		       struct cli_resolved *out);
+		       struct leaksnap_resolved *out);
 /* Progress on stderr when it is a terminal and symbolizing takes a while;
  * _end erases it. */
 void cli_symctx_progress(struct cli_symctx *c, size_t done, size_t total);
@@ -77,16 +73,16 @@ const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
 /* Rendering a symbolized frame (render.c).  The symbolized part of a text
  * frame line ("  function  file:line:column", "(no symbol file)", ...)
  * and one "inlined into" line per caller; @r->module must be set. */
-void cli_print_symbols(const struct cli_resolved *r);
+void cli_print_symbols(const struct leaksnap_resolved *r);
 /* The same with inline level @mark (1: the function the frame's innermost
  * one is inlined into, ...) marked with "> "; SIZE_MAX marks none. */
-void cli_print_symbols_marked(const struct cli_resolved *r, size_t mark);
+void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark);
 /* Append to @frames one JSON object per inline level of the frame at @pc
  * (innermost first; one object when @r has no frames): pc, module,
  * rel_pc, function, file, line, column, inlined, symbol_file,
  * build_id_status.  @module NULL: the PC is in no module. */
 void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t rel_pc,
-		     const struct cli_resolved *r);
+		     const struct leaksnap_resolved *r);
 
 /* One element of a JSON "symbols" list (the module, the file used, its
  * build-ID status and error) on @out, after a comma unless @first. */
@@ -125,7 +121,7 @@ struct cli_flame *cli_flame_new(void);
 void cli_flame_free(struct cli_flame *fl);
 int cli_flame_stack(struct cli_flame *fl, uint64_t bytes);
 int cli_flame_frame(struct cli_flame *fl, uint64_t key, uint64_t pc, const char *module,
-		    uint64_t rel_pc, const struct cli_resolved *r);
+		    uint64_t rel_pc, const struct leaksnap_resolved *r);
 /* Write the data object ("what": "growth" or "live"; the stacks left out
  * and their bytes). */
 int cli_flame_write(const struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,

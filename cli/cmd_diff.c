@@ -178,7 +178,7 @@ static int flame_stack(void *arg, const struct diff_frame *const *frames, size_t
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_frame *f = frames[i];
-		struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+		struct leaksnap_resolved r = {f->sym_module, f->sym, f->sym_count};
 		if (cli_flame_frame(fl, (uintptr_t)f, f->pc, f->module, f->rel_pc, &r))
 			return -1;
 	}

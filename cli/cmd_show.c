@@ -120,7 +120,7 @@ static void print_frame(const struct maps *maps, struct cli_symctx *sc, unsigned
 {
 	struct maps_location loc;
 	printf("    #%02u 0x%0*llx", idx, (int)ptr * 2, (unsigned long long)pc);
-	struct cli_resolved r;
+	struct leaksnap_resolved r;
 	if (maps_locate(maps, pc, &loc) && loc.module) {
 		printf("  %s+0x%llx", loc.module->path, (unsigned long long)loc.rel_pc);
 		if (sc && cli_symctx_resolve(sc, &loc, &r) == 0 && r.module)
@@ -241,7 +241,7 @@ static json_t *json_record(const struct snapshot_record *r, bool reach,
 	for (uint32_t f = 0; f < r->frame_count; f++) {
 		if (sc) {
 			struct maps_location loc = {0};
-			struct cli_resolved res = {0};
+			struct leaksnap_resolved res = {0};
 			if (!maps_locate(maps, r->frames[f], &loc) || !loc.module)
 				loc.module = NULL;
 			else
@@ -409,7 +409,7 @@ static int flame_records(const struct show_opts *o, const struct snapshot *s,
 		rc = cli_flame_stack(fl, r->size * r->count);
 		for (uint32_t f = r->frame_count; f-- > 0 && rc == 0;) {
 			struct maps_location loc = {0};
-			struct cli_resolved res = {0};
+			struct leaksnap_resolved res = {0};
 			if (!maps_locate(maps, r->frames[f], &loc) || !loc.module)
 				loc.module = NULL;
 			else if (cli_symctx_resolve(o->sc, &loc, &res))

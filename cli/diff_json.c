@@ -39,7 +39,7 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	json_t *frames = json_array();
 	for (size_t i = 0; i < g->frame_count; i++) {
 		const struct diff_frame *f = g->frames[i];
-		struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+		struct leaksnap_resolved r = {f->sym_module, f->sym, f->sym_count};
 		cli_json_frames(frames, f->pc, f->module, f->rel_pc, &r);
 	}
 	json_t *o = json_object();

@@ -49,7 +49,7 @@ static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t id
 		printf("\n"); /* no symbol file: the summary line says so once */
 		return;
 	}
-	struct cli_resolved r = {f->sym_module, f->sym, f->sym_count};
+	struct leaksnap_resolved r = {f->sym_module, f->sym, f->sym_count};
 	cli_print_symbols_marked(&r, site_level);
 }
 

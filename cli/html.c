@@ -153,7 +153,7 @@ int cli_flame_stack(struct cli_flame *fl, uint64_t bytes)
 }
 
 int cli_flame_frame(struct cli_flame *fl, uint64_t key, uint64_t pc, const char *module,
-		    uint64_t rel_pc, const struct cli_resolved *r)
+		    uint64_t rel_pc, const struct leaksnap_resolved *r)
 {
 	char k[24];
 	snprintf(k, sizeof(k), "%" PRIx64, key);

@@ -98,7 +98,7 @@ static uint64_t location(struct builder *b, uint64_t pc)
 	if (id)
 		return id;
 	struct maps_location loc = {0};
-	struct cli_resolved r = {0};
+	struct leaksnap_resolved r = {0};
 	uint64_t mid = 0;
 	if (maps_locate(b->maps, pc, &loc)) {
 		if (b->sc && loc.module && cli_symctx_resolve(b->sc, &loc, &r))

@@ -18,12 +18,12 @@ static void print_source(const struct sym_frame *f)
 	}
 }
 
-void cli_print_symbols(const struct cli_resolved *r)
+void cli_print_symbols(const struct leaksnap_resolved *r)
 {
 	cli_print_symbols_marked(r, SIZE_MAX);
 }
 
-void cli_print_symbols_marked(const struct cli_resolved *r, size_t mark)
+void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark)
 {
 	if (!r->module->file) {
 		printf("  (%s)\n", cli_no_file_note(r->module));
@@ -47,7 +47,7 @@ void cli_print_symbols_marked(const struct cli_resolved *r, size_t mark)
 }
 
 void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t rel_pc,
-		     const struct cli_resolved *r)
+		     const struct leaksnap_resolved *r)
 {
 	size_t n = r->frame_count ? r->frame_count : 1;
 	for (size_t i = 0; i < n; i++) {

@@ -315,7 +315,7 @@ out:
 }
 
 int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
-		       struct cli_resolved *out)
+		       struct leaksnap_resolved *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!loc->module)
