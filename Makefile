@@ -42,7 +42,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes 
 	-Wformat=2 -Wwrite-strings -Wvla -Wimplicit-fallthrough -Wpointer-arith \
 	-Wcast-qual -Wundef -Wnull-dereference -Wold-style-definition
 OPT ?= -O2 -g
-CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ilibsnapshot $(CPPFLAGS)
+CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ikit $(CPPFLAGS)
 CFLAGS_ALL := -std=c11 -pthread $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
 LDFLAGS_ALL := -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS := -ljansson -ldw -lelf -lzip -lz -liberty
@@ -50,10 +50,14 @@ CLI_LIBS := -lprotobuf-c # pprof profiles (cli/pprof.c); the library does not ne
 
 DEPS_STAMP := $(B)/.deps-ok
 
+# The common kit (kit/): helpers every part shares, never public API; its
+# tool-only modules (process running) are linked into the CLI, not the library.
+KIT_TOOL_SRCS := $(wildcard kit/kit_run.c)
+KIT_SRCS := $(filter-out $(KIT_TOOL_SRCS),$(wildcard kit/*.c))
 # Library sources: one folder per pipeline stage, one public header each.
 LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h resolve/resolve.h \
 	diff/diff.h
-LIB_SRCS := $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
+LIB_SRCS := $(KIT_SRCS) $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
 	$(wildcard diff/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard cli/*.c)

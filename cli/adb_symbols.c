@@ -12,7 +12,7 @@
 
 #include "adb.h"
 #include "cli.h"
-#include "format.h"
+#include "kit_format.h"
 
 struct want {
 	char *path;         /* as the maps name it */
@@ -31,7 +31,7 @@ static bool safe_path(const char *p)
 		return false;
 	const unsigned char *u = (const unsigned char *)p;
 	for (size_t i = 0; i < len;) {
-		unsigned keep = leaksnap_meta_keep(u, len, i);
+		unsigned keep = kit_meta_keep(u, len, i);
 		if (!keep || p[i] == '\\')
 			return false;
 		i += keep;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "format.h"
+#include "kit_format.h"
 
 /* How many bytes at @s (of @n) form one character that is safe to show as
  * it is; 0 when s[0] must be escaped; -1 when @s is a proper prefix of a
@@ -25,7 +25,7 @@ static int safe_char(const unsigned char *s, size_t n, bool newlines)
 {
 	if (newlines && (s[0] == '\n' || s[0] == '\t'))
 		return 1;
-	return leaksnap_text_char(s, n);
+	return kit_text_char(s, n);
 }
 
 size_t cli_escape(struct cli_escaper *e, const char *buf, size_t n, bool final, char *out)

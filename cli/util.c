@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kit_utf8.h"
 
 /* Messages quote bytes from untrusted inputs: control characters and
  * bytes outside UTF-8 are shown as \xNN so that a message always stays one
@@ -332,43 +333,16 @@ json_t *cli_json_u64(uint64_t v)
 
 /* The length of the valid UTF-8 sequence at @p (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF), or 0. */
+/* (kept for cli/pprof.c until it moves to export/) */
 size_t cli_utf8_len(const unsigned char *p)
 {
-	unsigned c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-					       : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) ||
-	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-		return 0;
-	return n;
+	int n = kit_utf8_len(p, (size_t)-1);
+	return n > 0 ? (size_t)n : 0;
 }
 
 char *cli_utf8_fixed(const char *s, size_t *len)
 {
-	char *t = malloc(3 * strlen(s) + 1);
-	if (!t)
-		return NULL;
-	size_t at = 0;
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = cli_utf8_len(p);
-		if (n) {
-			memcpy(t + at, p, n);
-			at += n;
-			p += n;
-		} else {
-			memcpy(t + at, "\xef\xbf\xbd", 3);
-			at += 3;
-			p++;
-		}
-	}
-	t[at] = '\0';
-	*len = at;
-	return t;
+	return kit_utf8_fixed(s, len);
 }
 
 json_t *cli_json_text(const char *s)
@@ -380,7 +354,7 @@ json_t *cli_json_text(const char *s)
 		return j;
 	/* not UTF-8: each byte outside a valid sequence becomes U+FFFD */
 	size_t len;
-	char *t = cli_utf8_fixed(s, &len);
+	char *t = kit_utf8_fixed(s, &len);
 	if (!t)
 		return json_null();
 	j = json_stringn(t, len);

@@ -20,7 +20,7 @@ uint32_t lsd_module_hash(const char *path, const uint8_t *id, size_t len)
 		h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ id[i]) * 0x100000001b3ULL;
-	return (uint32_t)mix(h ^ len);
+	return (uint32_t)kit_mix64(h ^ len);
 }
 
 /* Open addressing over u32 ids (modules, frames): a table of @n slots, a
@@ -84,7 +84,7 @@ static uint32_t module_intern(struct diff *d, const char *path, const uint8_t *i
 			return e;
 	}
 	if (d->mod_count >= MAX_ITEMS ||
-	    lsp_grow((void **)&d->mods, &d->mod_cap, d->mod_count + 1, sizeof(*d->mods)) != 0)
+	    kit_grow((void **)&d->mods, &d->mod_cap, d->mod_count + 1, sizeof(*d->mods)) != 0)
 		return NONE;
 	struct dmodule *m = &d->mods[d->mod_count];
 	memset(m, 0, sizeof(*m));
@@ -104,7 +104,7 @@ static uint32_t module_intern(struct diff *d, const char *path, const uint8_t *i
 
 uint32_t lsd_frame_hash(uint32_t module, uint64_t addr)
 {
-	return (uint32_t)mix(addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)module << 17) ^ module);
+	return (uint32_t)kit_mix64(addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)module << 17) ^ module);
 }
 
 static uint32_t frame_intern(struct diff *d, uint32_t module, uint64_t addr, uint64_t pc)
@@ -121,7 +121,7 @@ static uint32_t frame_intern(struct diff *d, uint32_t module, uint64_t addr, uin
 		}
 	}
 	if (d->frame_count >= MAX_ITEMS ||
-	    lsp_grow((void **)&d->frames, &d->frame_cap, d->frame_count + 1, sizeof(*d->frames)) != 0)
+	    kit_grow((void **)&d->frames, &d->frame_cap, d->frame_count + 1, sizeof(*d->frames)) != 0)
 		return NONE;
 	d->frames[d->frame_count] = (struct dframe){module, (uint32_t)d->frame_count, addr, pc};
 	d->frame_slots[k] = (uint32_t)d->frame_count;
@@ -159,7 +159,7 @@ static int pc_cache_grow(struct diff *d)
 	for (size_t i = 0; d->pcs && i <= d->pc_mask; i++) {
 		if (d->pcs[i].frame == NONE)
 			continue;
-		size_t k = mix(d->pcs[i].pc) & (n - 1);
+		size_t k = kit_mix64(d->pcs[i].pc) & (n - 1);
 		while (s[k].frame != NONE)
 			k = (k + 1) & (n - 1);
 		s[k] = d->pcs[i];
@@ -192,7 +192,7 @@ static int module_keep_maps(struct dmodule *m, const struct maps *maps,
 static uint32_t pc_frame(struct adder *a, uint64_t pc)
 {
 	struct diff *d = a->d;
-	size_t k = mix(pc) & d->pc_mask;
+	size_t k = kit_mix64(pc) & d->pc_mask;
 	for (; d->pcs[k].frame != NONE; k = (k + 1) & d->pc_mask)
 		if (d->pcs[k].pc == pc)
 			return d->pcs[k].frame;
@@ -233,7 +233,7 @@ static void pc_prefetch(const struct diff *d, const struct snapshot_record *rec)
 {
 	uint32_t nf = rec->frame_count > 256 ? 256 : rec->frame_count;
 	for (uint32_t f = 0; f < nf; f++)
-		__builtin_prefetch(&d->pcs[mix(rec->frames[f]) & d->pc_mask]);
+		__builtin_prefetch(&d->pcs[kit_mix64(rec->frames[f]) & d->pc_mask]);
 }
 
 /* A snapshot is added in batches of records, in two steps: translate (PCs
@@ -292,12 +292,12 @@ static int intern(struct diff *d, const struct snapshot *snap, size_t si, const 
 					 b->hash[i], &sid, &added) != 0)
 			return -1;
 		if (added) {
-			if (lsp_grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
+			if (kit_grow((void **)&d->acc, &d->acc_cap, ((size_t)sid + 1) * stride,
 				     sizeof(*d->acc)) != 0)
 				return -1;
 			memset(d->acc + (size_t)sid * stride, 0, stride * sizeof(*d->acc));
 			if (d->uacc) {
-				if (lsp_grow((void **)&d->uacc, &d->uacc_cap,
+				if (kit_grow((void **)&d->uacc, &d->uacc_cap,
 					     ((size_t)sid + 1) * stride, sizeof(*d->uacc)) != 0)
 					return -1;
 				memset(d->uacc + (size_t)sid * stride, 0, stride * sizeof(*d->uacc));
@@ -405,13 +405,13 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	leaksnap_error_clear(err);
 	const char *src = snapshot_source(snap);
 	if (d->ranked || d->added >= d->n)
-		return lsp_error(err, LEAKSNAP_ERR_USAGE, src,
+		return kit_error(err, LEAKSNAP_ERR_USAGE, src,
 				 "more snapshots than the %zu the diff was made for", d->n);
 	size_t si = d->added;
 	struct diff_snapshot *ds = &d->snaps[si];
 	ds->pointer_size = snapshot_pointer_size(snap);
 	if (si > 0 && ds->pointer_size != d->snaps[0].pointer_size)
-		return lsp_error(err, LEAKSNAP_ERR_USAGE, src,
+		return kit_error(err, LEAKSNAP_ERR_USAGE, src,
 				 "%u-byte pointers, but %s has %u-byte pointers: a 32-bit and a "
 				 "64-bit process cannot be compared",
 				 ds->pointer_size, d->snaps[0].file, d->snaps[0].pointer_size);
@@ -458,15 +458,15 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 	ds->has_reachability = snapshot_has_reachability(snap);
 	if (ds->has_reachability && !d->uacc) {
 		size_t have = d->stacks.count * stride;
-		if (lsp_grow((void **)&d->uacc, &d->uacc_cap, have + 1, sizeof(*d->uacc)) != 0)
+		if (kit_grow((void **)&d->uacc, &d->uacc_cap, have + 1, sizeof(*d->uacc)) != 0)
 			goto nomem_a;
 		memset(d->uacc, 0, have * sizeof(*d->uacc));
 	}
 	/* every record may be a new stack: room for all, reserved once */
-	if ((d->uacc && lsp_grow((void **)&d->uacc, &d->uacc_cap,
+	if ((d->uacc && kit_grow((void **)&d->uacc, &d->uacc_cap,
 				 (d->stacks.count + nrec) * stride, sizeof(*d->uacc)) != 0) ||
 	    lsd_seqtab_reserve(&d->stacks, nrec, words) != 0 ||
-	    lsp_grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
+	    kit_grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,
 		     sizeof(*d->acc)) != 0 ||
 	    add_records(&a, si, nrec) != 0)
 		goto nomem_a;
@@ -476,6 +476,6 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 nomem_a:
 	free(a.mod_of);
 nomem:
-	return lsp_error(err, LEAKSNAP_ERR_NOMEM, src, "out of memory");
+	return kit_error(err, LEAKSNAP_ERR_NOMEM, src, "out of memory");
 }
 

@@ -24,12 +24,12 @@ struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
 {
 	leaksnap_error_clear(err);
 	if (nsnapshots < 2 || nsnapshots > DIFF_MAX_SNAPSHOTS) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, "diff",
+		kit_error(err, LEAKSNAP_ERR_USAGE, "diff",
 			  "a diff needs 2 to %d snapshots, got %zu", DIFF_MAX_SNAPSHOTS, nsnapshots);
 		return NULL;
 	}
 	if (opts && (unsigned)opts->by > DIFF_BY_MODULE) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "unknown grouping %d", (int)opts->by);
+		kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "unknown grouping %d", (int)opts->by);
 		return NULL;
 	}
 	struct diff *d = calloc(1, sizeof(*d));
@@ -48,7 +48,7 @@ struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
 	return d;
 nomem:
 	diff_free(d);
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	return NULL;
 }
 

@@ -14,7 +14,7 @@
 #define LEAKSNAP_DIFF_INTERNAL_H
 
 #include "diff.h"
-#include "internal.h"
+#include "kit.h"
 
 /* match.c: suppressions as the diff applies them */
 void lsd_suppressions_reset(const struct diff_suppressions *s);
@@ -27,15 +27,6 @@ void lsd_suppressions_hit(const struct diff_suppressions *s, size_t index, uint6
 #define MAX_ITEMS (UINT32_MAX / 4) /* frames, stacks, groups, modules */
 #define UNKNOWN_NAME 0x80000000u   /* function keys: an unnamed frame */
 
-static inline uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
 
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
 {

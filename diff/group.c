@@ -138,7 +138,7 @@ static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **ke
 		const char *fn = levels ? fi->view.sym[l].function : NULL;
 		if (fn && name_id(d, fn, &id) != 0)
 			return -1;
-		if (lsp_grow((void **)key, cap, *len + 1, sizeof(**key)) != 0)
+		if (kit_grow((void **)key, cap, *len + 1, sizeof(**key)) != 0)
 			return -1;
 		(*key)[(*len)++] = id;
 	}
@@ -176,8 +176,8 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 	*klen = 0;
 	if (d->o.by != DIFF_BY_STACK && lsd_stack_site(d, s, &site, &level, err) != 0)
 		return -1;
-	if (lsp_grow((void **)key, key_cap, len + 1, sizeof(**key)) != 0)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	if (kit_grow((void **)key, key_cap, len + 1, sizeof(**key)) != 0)
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	switch (d->o.by) {
 	case DIFF_BY_STACK:
 		for (uint32_t i = 0; i < len; i++)
@@ -193,7 +193,7 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 			uint32_t id = NONE;
 			if (f->module != NONE &&
 			    name_id(d, d->mods[d->mods[f->module].canon].path, &id) != 0)
-				return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+				return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 			(*key)[(*klen)++] = id;
 		}
 		break;
@@ -203,7 +203,7 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 		for (size_t i = site; i < len; i++)
 			if (append_names(d, d->frames[ids[i]].canon, i == site ? level : 0, key, klen,
 					 key_cap, err) != 0)
-				return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+				return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 		break;
 	}
 	return 0;
@@ -242,7 +242,7 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 	d->rep = malloc((nst ? nst : 1) * sizeof(*d->rep));
 	d->nstacks = calloc(nst ? nst : 1, sizeof(*d->nstacks));
 	if (!d->group_of || !d->rep || !d->nstacks)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	/* Whole stacks of unmerged modules: a group is a stack (an included
 	 * zygote stack joins the app stack with the same frames). */
 	bool by_stack = d->o.by == DIFF_BY_STACK && !merged;
@@ -301,12 +301,12 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 			if (lsd_seqtab_intern(&d->keys, key, (uint32_t)klen, 0, &g, &added) != 0)
 				goto nomem;
 			if (added) {
-				if (lsp_grow((void **)&d->gacc, &gacc_cap, ((size_t)g + 1) * stride,
+				if (kit_grow((void **)&d->gacc, &gacc_cap, ((size_t)g + 1) * stride,
 					 sizeof(*d->gacc)) != 0)
 					goto nomem;
 				memset(d->gacc + (size_t)g * stride, 0, stride * sizeof(*d->gacc));
 				if (d->uacc) {
-					if (lsp_grow((void **)&d->guacc, &guacc_cap,
+					if (kit_grow((void **)&d->guacc, &guacc_cap,
 						     ((size_t)g + 1) * stride, sizeof(*d->guacc)) != 0)
 						goto nomem;
 					memset(d->guacc + (size_t)g * stride, 0,
@@ -335,7 +335,7 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 	free(key);
 	return 0;
 nomem:
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 fail:
 	free(key);
 	return -1;

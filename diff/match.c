@@ -121,7 +121,7 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 {
 	leaksnap_error_clear(err);
 	if (len > DIFF_SUPPRESSIONS_MAX) {
-		lsp_error(err, LEAKSNAP_ERR_LIMIT, source, "suppressions text of %zu bytes (limit %zu)",
+		kit_error(err, LEAKSNAP_ERR_LIMIT, source, "suppressions text of %zu bytes (limit %zu)",
 			  len, DIFF_SUPPRESSIONS_MAX);
 		return NULL;
 	}
@@ -137,7 +137,7 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 		pos += n + (nl != NULL);
 		line++;
 		if (memchr(l, '\0', n)) {
-			lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
+			kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
 				       "NUL byte in a suppressions file");
 			goto fail;
 		}
@@ -149,14 +149,14 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 			continue;
 		const char *colon = memchr(l, ':', n);
 		if (!colon) {
-			lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
+			kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
 				       "expected 'leak:PATTERN', got '%.*s%s'",
 				       (int)(n > 60 ? 60 : n), l, n > 60 ? "..." : "");
 			goto fail;
 		}
 		size_t tn = (size_t)(colon - l);
 		if (tn != 4 || memcmp(l, "leak", 4) != 0) {
-			lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
+			kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
 				       "unsupported suppression type '%.*s%s' (only 'leak:' applies to heap snapshots)",
 				       (int)(tn > 40 ? 40 : tn), l, tn > 40 ? "..." : "");
 			goto fail;
@@ -166,12 +166,12 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 		while (pn && is_space(*p))
 			p++, pn--;
 		if (pn == 0) {
-			lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
+			kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
 				       "empty pattern after 'leak:'");
 			goto fail;
 		}
 		if (s->count == SUPP_MAX_PATTERNS) {
-			lsp_error_line(err, LEAKSNAP_ERR_LIMIT, source, line,
+			kit_error_line(err, LEAKSNAP_ERR_LIMIT, source, line,
 				       "more than %d suppressions", SUPP_MAX_PATTERNS);
 			goto fail;
 		}
@@ -193,7 +193,7 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 		goto nomem;
 	return s;
 nomem:
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 fail:
 	diff_suppressions_free(s);
 	return NULL;

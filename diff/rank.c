@@ -141,7 +141,7 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 	if (d->ranked)
 		return 0;
 	if (d->added != d->n)
-		return lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "%zu of %zu snapshots added",
+		return kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "%zu of %zu snapshots added",
 				 d->added, d->n);
 	d->ranked = true;
 	bool android = false;
@@ -242,7 +242,7 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 	}
 	return 0;
 nomem:
-	return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+	return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 }
 
 /* The API's view of candidate @c, made once into *@slot.  NULL: out of

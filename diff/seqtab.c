@@ -17,7 +17,7 @@ uint32_t lsd_seq_hash(const uint32_t *v, uint32_t n, uint32_t salt)
 	uint64_t h = 0x9e3779b97f4a7c15ULL ^ salt ^ ((uint64_t)n << 40);
 	for (uint32_t i = 0; i < n; i++)
 		h = (h ^ v[i]) * 0x100000001b3ULL + (h >> 29);
-	return (uint32_t)mix(h);
+	return (uint32_t)kit_mix64(h);
 }
 
 static int seqtab_rehash_to(struct seqtab *t, size_t n)
@@ -25,7 +25,7 @@ static int seqtab_rehash_to(struct seqtab *t, size_t n)
 	uint64_t *s = malloc(n * sizeof(*s));
 	if (!s)
 		return -1;
-	lsp_huge_hint(s, n * sizeof(*s));
+	kit_huge_hint(s, n * sizeof(*s));
 	memset(s, 0xff, n * sizeof(*s));
 	for (size_t i = 0; i < t->count; i++) {
 		size_t k = t->ents[i].hash & (n - 1);
@@ -56,8 +56,8 @@ int lsd_seqtab_reserve(struct seqtab *t, size_t more, size_t words)
 	}
 	if ((!t->slots || n != t->mask + 1) && seqtab_rehash_to(t, n) != 0)
 		return -1;
-	if (lsp_grow((void **)&t->ents, &t->cap, t->count + more, sizeof(*t->ents)) != 0 ||
-	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + words, sizeof(*t->pool)) != 0)
+	if (kit_grow((void **)&t->ents, &t->cap, t->count + more, sizeof(*t->ents)) != 0 ||
+	    kit_grow((void **)&t->pool, &t->pool_cap, t->pool_len + words, sizeof(*t->pool)) != 0)
 		return -1;
 	return 0;
 }
@@ -82,10 +82,10 @@ int lsd_seqtab_intern_hashed(struct seqtab *t, const uint32_t *v, uint32_t n,
 		}
 	}
 	if (t->count >= MAX_ITEMS || n > 0x7fffffffu ||
-	    lsp_grow((void **)&t->ents, &t->cap, t->count + 1, sizeof(*t->ents)) != 0 ||
+	    kit_grow((void **)&t->ents, &t->cap, t->count + 1, sizeof(*t->ents)) != 0 ||
 	    /* (+ 1: the pool exists even if every sequence is empty, as
 	     * pool + offset is computed for each) */
-	    lsp_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n + 1, sizeof(*t->pool)) != 0)
+	    kit_grow((void **)&t->pool, &t->pool_cap, t->pool_len + n + 1, sizeof(*t->pool)) != 0)
 		return -1;
 	if (n)
 		memcpy(t->pool + t->pool_len, v, n * sizeof(*v));

@@ -59,7 +59,7 @@ static int foreach_growing(struct diff *d, diff_stack_fn fn, diff_stack_delta_fn
 	const struct diff_frame **frames = malloc(256 * sizeof(*frames));
 	int rc = 0;
 	if (!start || !order || !frames) {
-		rc = lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 		goto out;
 	}
 	for (size_t s = 0; s < nst; s++)
@@ -149,7 +149,7 @@ int diff_foreach_top_growing_stack(struct diff *d, size_t max, diff_stack_fn fn,
 	const struct diff_frame **frames = malloc(256 * sizeof(*frames));
 	int rc = 0;
 	if (!is_suspect || !heap || !frames) {
-		rc = lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < d->nsuspects; i++)

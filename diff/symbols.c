@@ -14,7 +14,7 @@ static void warn(struct diff *d, const struct leaksnap_error *e)
 		if (!strcmp(d->warnings[i], buf))
 			return;
 	char *w = strdup(buf);
-	if (!w || lsp_grow((void **)&d->warnings, &d->warn_cap, d->nwarnings + 1,
+	if (!w || kit_grow((void **)&d->warnings, &d->warn_cap, d->nwarnings + 1,
 		       sizeof(*d->warnings)) != 0) {
 		free(w);
 		return; /* a lost warning is better than a lost report */
@@ -30,13 +30,13 @@ static void note_symmod(struct diff *d, struct dmodule *m, const struct sym_modu
 	for (size_t i = 0; i < d->nsymmods; i++)
 		if (d->symmods[i] == sm)
 			return;
-	if (lsp_grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) != 0)
+	if (kit_grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) != 0)
 		return;
 	d->symmods[d->nsymmods++] = sm;
 	if (sm->error) {
 		struct leaksnap_error e;
 		leaksnap_error_clear(&e);
-		lsp_error(&e, LEAKSNAP_ERR_FORMAT, sm->error_file, "%s", sm->error);
+		kit_error(&e, LEAKSNAP_ERR_FORMAT, sm->error_file, "%s", sm->error);
 		warn(d, &e);
 	}
 }
@@ -59,11 +59,11 @@ int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
 							   m->build_id_len ? m->build_id : NULL,
 							   m->build_id_len, &rel, &e);
 	if (!sm)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	if (sm->file && sm->layout == SYM_LAYOUT_NONE && !strcmp(sm->path, m->path) &&
 	    sym_module_set_mappings(sm, m->maps, m->nmaps, &e) != 0) {
 		if (e.code == LEAKSNAP_ERR_NOMEM)
-			return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 		warn(d, &e);
 	}
 	note_symmod(d, m, sm);
@@ -78,7 +78,7 @@ int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
 	if (r.frame_count) {
 		fi->sym_owned = malloc(r.frame_count * sizeof(*fi->sym_owned));
 		if (!fi->sym_owned)
-			return lsp_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 		memcpy(fi->sym_owned, r.frames, r.frame_count * sizeof(*fi->sym_owned));
 		fi->view.sym = fi->sym_owned;
 		fi->view.sym_count = r.frame_count;
@@ -209,7 +209,7 @@ int diff_symbolize_group(struct diff *d, const struct diff_group *group,
 		uint32_t f = (uint32_t)(((const char *)group->frames[i] - (const char *)d->info) /
 					sizeof(*d->info));
 		if (f >= d->frame_count)
-			return lsp_error(err, LEAKSNAP_ERR_USAGE, "diff", "not a group of this diff");
+			return kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "not a group of this diff");
 		if (lsd_frame_symbols(d, f, err) != 0)
 			return -1;
 	}

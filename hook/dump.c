@@ -30,7 +30,7 @@
 
 #include <leaksnap/snapshot.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "hook_internal.h"
 #include "procbuf.h"
 #include "reach.h"

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "hook_internal.h"
 #include "procbuf.h"
 
@@ -69,7 +69,7 @@ void buf_add_clean(struct buf *b, const char *s, size_t n)
 		return;
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
-		unsigned keep = leaksnap_meta_keep(u, n, i);
+		unsigned keep = kit_meta_keep(u, n, i);
 		if (!keep) {
 			b->p[b->len++] = '?';
 			i++;

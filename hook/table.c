@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kit_hash.h"
 #include "table_internal.h"
 
 struct shard shards[NSHARDS];
@@ -213,15 +214,6 @@ bool table_busy_here(void)
 	return in_shard || holds_all;
 }
 
-static inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* A 64-bit hash of a stack, and a 32-bit check made of its depth and
  * frame 0 themselves: two stacks are merged only if they agree on both.
@@ -230,7 +222,7 @@ static inline uint64_t mix64(uint64_t x)
 static inline void stack_hash_of_run(uint64_t run, const uintptr_t *pcs, unsigned n,
 				     uint64_t *h1, uint32_t *h2)
 {
-	*h1 = mix64(run ^ (uint64_t)n << 48);
+	*h1 = kit_mix64(run ^ (uint64_t)n << 48);
 	uint64_t f = (uint64_t)n * 0x9e3779b97f4a7c15ULL ^ (n ? (uint64_t)pcs[0] : 0);
 	*h2 = (uint32_t)(f ^ (f >> 32));
 }

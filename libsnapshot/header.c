@@ -3,21 +3,21 @@
  * malloc hook (hook/) compiles it too. */
 #include <string.h>
 
-#include "format.h"
-#include "internal.h"
+#include "kit_format.h"
+#include "kit.h"
 
 void snapshot_header_encode(const struct snapshot_header *h, uint8_t out[SNAPSHOT_HEADER_SIZE])
 {
 	memcpy(out, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN);
-	lsp_store_le(out + 8, 2, h->version);
+	kit_store_le(out + 8, 2, h->version);
 	out[10] = h->pointer_size;
 	out[11] = h->flags;
-	lsp_store_le(out + 12, 4, h->backtrace_size);
-	lsp_store_le(out + 16, 4, h->pid);
-	lsp_store_le(out + 20, 4, h->meta_size);
-	lsp_store_le(out + 24, 8, h->time_ns);
-	lsp_store_le(out + 32, 8, h->total_memory);
-	lsp_store_le(out + 40, 8, h->info_size);
-	lsp_store_le(out + 48, 8, h->records_size);
-	lsp_store_le(out + 56, 8, h->maps_size);
+	kit_store_le(out + 12, 4, h->backtrace_size);
+	kit_store_le(out + 16, 4, h->pid);
+	kit_store_le(out + 20, 4, h->meta_size);
+	kit_store_le(out + 24, 8, h->time_ns);
+	kit_store_le(out + 32, 8, h->total_memory);
+	kit_store_le(out + 40, 8, h->info_size);
+	kit_store_le(out + 48, 8, h->records_size);
+	kit_store_le(out + 56, 8, h->maps_size);
 }

@@ -1,11 +1,11 @@
 /* leaksnap: snapshot_open — detect the format from the content and read. */
 #include <string.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "snapshot_internal.h"
 
 /* Skip a UTF-8 BOM and blank lines, then look for the text dump header. */
-static bool looks_like_text(const struct lsp_blob *b)
+static bool looks_like_text(const struct kit_blob *b)
 {
 	size_t i = 0, n = b->size;
 	if (n >= 3 && memcmp(b->data, "\xef\xbb\xbf", 3) == 0)
@@ -37,7 +37,7 @@ static bool text_prefix(const uint8_t *p, size_t len)
 	return memcmp(p + i, LEAKSNAP_TEXT_HEADER, n) == 0;
 }
 
-/* lsp_stream_bound for snapshots: the formats with a header say their
+/* kit_stream_bound for snapshots: the formats with a header say their
  * size, text and raw buffers are unbounded, and anything else is refused
  * now (an old NHGT header says little, but its size exactly). */
 static uint64_t snapshot_stream_bound(const uint8_t *p, size_t len, const void *ctx,
@@ -48,33 +48,33 @@ static uint64_t snapshot_stream_bound(const uint8_t *p, size_t len, const void *
 	if (memcmp(p, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN) == 0) {
 		if (p[11] & SNAPSHOT_FLAG_REACHABILITY)
 			return UINT64_MAX; /* 4 bytes a record more: the reader checks */
-		if (lsp_add_u64(SNAPSHOT_HEADER_SIZE, lsp_load_le(p + 48, 8), &total) ||
-		    lsp_add_u64(total, lsp_load_le(p + 56, 8), &total) ||
-		    lsp_add_u64(total, lsp_load_le(p + 20, 4), &total))
+		if (kit_add_u64(SNAPSHOT_HEADER_SIZE, kit_load_le(p + 48, 8), &total) ||
+		    kit_add_u64(total, kit_load_le(p + 56, 8), &total) ||
+		    kit_add_u64(total, kit_load_le(p + 20, 4), &total))
 			return UINT64_MAX; /* absurd: the reader says so */
 		return total;
 	}
 	if (text_prefix(p, len) || (c->opts && (c->opts->pointer_size || c->opts->frames)))
 		return UINT64_MAX;
-	if (lsp_load_le(p, 4) == LEAKSNAP_NHGT_SIGNATURE) {
-		unsigned ptr = (unsigned)lsp_load_le(p + 6, 2);
+	if (kit_load_le(p, 4) == LEAKSNAP_NHGT_SIGNATURE) {
+		unsigned ptr = (unsigned)kit_load_le(p + 6, 2);
 		if (ptr != 4 && ptr != 8)
 			return UINT64_MAX; /* the reader says what is wrong */
-		if (lsp_add_u64(8 + 5 * (uint64_t)ptr, lsp_load_le(p + 8, ptr), &total) ||
-		    lsp_add_u64(total, lsp_load_le(p + 8 + ptr, ptr), &total))
+		if (kit_add_u64(8 + 5 * (uint64_t)ptr, kit_load_le(p + 8, ptr), &total) ||
+		    kit_add_u64(total, kit_load_le(p + 8 + ptr, ptr), &total))
 			return UINT64_MAX;
 		return total;
 	}
-	uint64_t map = lsp_load_le(p, 4), alloc = lsp_load_le(p + 4, 4);
-	uint64_t info = lsp_load_le(p + 8, 4), bt = lsp_load_le(p + 16, 4);
+	uint64_t map = kit_load_le(p, 4), alloc = kit_load_le(p + 4, 4);
+	uint64_t info = kit_load_le(p + 8, 4), bt = kit_load_le(p + 16, 4);
 	if ((info == 0 && alloc == 0) ||
 	    (bt >= 1 && bt <= LSP_MAX_FRAMES && info == 4 * (2 + bt) && alloc % info == 0))
 		return 20 + map + alloc;
-	lsp_error_at(err, LEAKSNAP_ERR_UNKNOWN_FORMAT, c->source, 0, "%s", unrecognized);
+	kit_error_at(err, LEAKSNAP_ERR_UNKNOWN_FORMAT, c->source, 0, "%s", unrecognized);
 	return 0;
 }
 
-static struct snapshot *open_blob(struct lsp_blob *blob, const char *source,
+static struct snapshot *open_blob(struct kit_blob *blob, const char *source,
 				  const struct snapshot_open_opts *opts,
 				  struct leaksnap_error *err)
 {
@@ -83,7 +83,7 @@ static struct snapshot *open_blob(struct lsp_blob *blob, const char *source,
 		opts = &defaults;
 	bool raw_opts = opts->pointer_size != 0 || opts->frames != 0;
 	if (blob->size == 0) {
-		lsp_error(err, LEAKSNAP_ERR_FORMAT, source, "empty file");
+		kit_error(err, LEAKSNAP_ERR_FORMAT, source, "empty file");
 		return NULL;
 	}
 	struct snapshot *s = NULL;
@@ -92,7 +92,7 @@ static struct snapshot *open_blob(struct lsp_blob *blob, const char *source,
 	if (memcmp(blob->data, LEAKSNAP_MAGIC, m) == 0) {
 		s = lsp_read_leaksnap(blob, source, opts, err);
 		what = "a leaksnap dump";
-	} else if (blob->size >= 4 && lsp_load_le(blob->data, 4) == LEAKSNAP_NHGT_SIGNATURE) {
+	} else if (blob->size >= 4 && kit_load_le(blob->data, 4) == LEAKSNAP_NHGT_SIGNATURE) {
 		s = lsp_read_nhgt(blob, source, false, opts, err);
 		what = "an NHGT payload";
 	} else if (looks_like_text(blob)) {
@@ -104,7 +104,7 @@ static struct snapshot *open_blob(struct lsp_blob *blob, const char *source,
 		s = lsp_read_nhgt(blob, source, true, opts, err);
 		what = "an NHGT payload";
 	} else {
-		lsp_error_at(err, LEAKSNAP_ERR_UNKNOWN_FORMAT, source, 0, "%s", unrecognized);
+		kit_error_at(err, LEAKSNAP_ERR_UNKNOWN_FORMAT, source, 0, "%s", unrecognized);
 		return NULL;
 	}
 	if (s != NULL && raw_opts)
@@ -116,13 +116,13 @@ struct snapshot *snapshot_open(const char *path, const struct snapshot_open_opts
 			       struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	struct lsp_blob blob;
+	struct kit_blob blob;
 	const char *source = strcmp(path, "-") == 0 ? "<stdin>" : path;
 	struct bound_ctx ctx = {opts, source};
-	if (lsp_blob_load(path, &blob, snapshot_stream_bound, &ctx, err))
+	if (kit_blob_load(path, &blob, snapshot_stream_bound, &ctx, err))
 		return NULL;
 	struct snapshot *s = open_blob(&blob, source, opts, err);
-	lsp_blob_release(&blob);
+	kit_blob_release(&blob);
 	return s;
 }
 
@@ -131,6 +131,6 @@ struct snapshot *snapshot_open_memory(const void *data, size_t size, const char 
 				      struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	struct lsp_blob blob = {.data = data, .size = size};
+	struct kit_blob blob = {.data = data, .size = size};
 	return open_blob(&blob, source ? source : "<memory>", opts, err);
 }

@@ -15,7 +15,7 @@
 
 static int already_exists(const char *path, struct leaksnap_error *err)
 {
-	return lsp_error(err, LEAKSNAP_ERR_EXISTS, path,
+	return kit_error(err, LEAKSNAP_ERR_EXISTS, path,
 			 "already exists (leaksnap never overwrites a file)");
 }
 
@@ -28,7 +28,7 @@ int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err
 		return already_exists(path, err);
 	o->buf = malloc(OUT_BUFFER);
 	if (o->buf == NULL)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, o->path, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, o->path, "out of memory");
 	o->cap = OUT_BUFFER;
 	if (to_stdout) {
 		o->fd = STDOUT_FILENO;
@@ -45,7 +45,7 @@ int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err
 	o->tmp = malloc(plen);
 	if (o->tmp == NULL) {
 		free(o->buf);
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 	}
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -60,7 +60,7 @@ int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err
 		int e = errno;
 		free(o->tmp);
 		free(o->buf);
-		return lsp_error_errno(err, path, e);
+		return kit_error_errno(err, path, e);
 	}
 	return 0;
 }
@@ -73,7 +73,7 @@ static int out_flush(struct lsp_out *o)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return lsp_error_errno(o->err, o->path, errno);
+			return kit_error_errno(o->err, o->path, errno);
 		}
 		done += (size_t)n;
 	}
@@ -101,15 +101,15 @@ int lsp_out_close(struct lsp_out *o, bool ok)
 	int ret = ok ? out_flush(o) : -1;
 	if (o->tmp != NULL) {
 		if (ret == 0 && fsync(o->fd) != 0)
-			ret = lsp_error_errno(o->err, o->path, errno);
+			ret = kit_error_errno(o->err, o->path, errno);
 		if (close(o->fd) != 0 && ret == 0)
-			ret = lsp_error_errno(o->err, o->path, errno);
+			ret = kit_error_errno(o->err, o->path, errno);
 		if (ret == 0 && link(o->tmp, o->path) != 0) {
 			int e = errno;
 			if (e == EEXIST)
 				ret = already_exists(o->path, o->err);
 			else if (renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE) != 0)
-				ret = lsp_error_errno(o->err, o->path, errno == EEXIST ? EEXIST : e);
+				ret = kit_error_errno(o->err, o->path, errno == EEXIST ? EEXIST : e);
 		}
 		unlink(o->tmp); /* no-op after a successful rename */
 		free(o->tmp);

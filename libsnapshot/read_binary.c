@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "snapshot_internal.h"
 
 /* Decode a get_malloc_leak_info record area into @s. */
@@ -50,7 +50,7 @@ static void decode_le(struct snapshot *s, const uint8_t *p, unsigned ptr, unsign
 	s->nframes += nf;
 }
 
-int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t *area,
+int lsp_decode_records(struct snapshot *s, struct kit_blob *blob, const uint8_t *area,
 		       uint64_t size, uint64_t base, unsigned ptr, unsigned frames,
 		       bool big_endian, struct leaksnap_error *err)
 {
@@ -62,7 +62,7 @@ int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t 
 				 err))
 		return -1;
 	const bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-	uint64_t (*load)(const uint8_t *, unsigned) = big_endian ? lsp_load_be : lsp_load_le;
+	uint64_t (*load)(const uint8_t *, unsigned) = big_endian ? kit_load_be : kit_load_le;
 	uint64_t pcs[LSP_MAX_FRAMES];
 	if (s->nrecords == 0) {
 		s->rec_offset = base + ptr;
@@ -88,7 +88,7 @@ int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t 
 		}
 		/* Every 16 MiB, let the kernel drop what is decoded. */
 		if ((i & 0xffff) == 0xffff)
-			lsp_blob_drop(blob, (size_t)(p - blob->data));
+			kit_blob_drop(blob, (size_t)(p - blob->data));
 	}
 	return 0;
 }
@@ -117,7 +117,7 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 	for (size_t i = 0; i < sizeof(header_fields) / sizeof(header_fields[0]); i++) {
 		const struct field *f = &header_fields[i];
 		if (len < (size_t)f->offset + f->width)
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, len,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, len,
 					    "truncated header: field '%s' needs bytes %u-%u, "
 					    "file ends after %zu bytes",
 					    f->name, f->offset, f->offset + f->width - 1, len);
@@ -125,13 +125,13 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 		switch (f->offset) {
 		case 0:
 			if (memcmp(p, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN) != 0)
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 0,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 0,
 						    "bad magic (expected 'LEAKSNAP')");
 			break;
 		case 8:
-			h->version = (uint16_t)lsp_load_le(p, 2);
+			h->version = (uint16_t)kit_load_le(p, 2);
 			if (h->version != LEAKSNAP_VERSION)
-				return lsp_error_at(err, LEAKSNAP_ERR_VERSION, source, 8,
+				return kit_error_at(err, LEAKSNAP_ERR_VERSION, source, 8,
 						    "unsupported LEAKSNAP version %u "
 						    "(this reader knows version %u)",
 						    h->version, LEAKSNAP_VERSION);
@@ -139,7 +139,7 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 		case 10:
 			h->pointer_size = p[0];
 			if (h->pointer_size != 4 && h->pointer_size != 8)
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 10,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 10,
 						    "bad pointer_size %u (must be 4 or 8)",
 						    h->pointer_size);
 			break;
@@ -147,29 +147,29 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 			h->flags = p[0];
 			if (h->flags & ~(SNAPSHOT_FLAG_BIG_ENDIAN | SNAPSHOT_FLAG_COUNT_IS_FRAMES |
 					 SNAPSHOT_FLAG_REACHABILITY))
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
 						    "unknown flag bits 0x%02x", h->flags);
 			if ((h->flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) &&
 			    (h->flags & SNAPSHOT_FLAG_REACHABILITY))
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
 						    "flag bits 1 (Android 7 counts) and 2 "
 						    "(reachability) are never set together");
 			break;
 		case 12:
-			h->backtrace_size = (uint32_t)lsp_load_le(p, 4);
+			h->backtrace_size = (uint32_t)kit_load_le(p, 4);
 			if (h->backtrace_size < 1 || h->backtrace_size > LSP_MAX_FRAMES)
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 12,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 12,
 						    "bad backtrace_size %u (must be 1..%u)",
 						    h->backtrace_size, LSP_MAX_FRAMES);
 			break;
-		case 16: h->pid = (uint32_t)lsp_load_le(p, 4); break;
-		case 20: h->meta_size = (uint32_t)lsp_load_le(p, 4); break;
-		case 24: h->time_ns = lsp_load_le(p, 8); break;
-		case 32: h->total_memory = lsp_load_le(p, 8); break;
+		case 16: h->pid = (uint32_t)kit_load_le(p, 4); break;
+		case 20: h->meta_size = (uint32_t)kit_load_le(p, 4); break;
+		case 24: h->time_ns = kit_load_le(p, 8); break;
+		case 32: h->total_memory = kit_load_le(p, 8); break;
 		case 40:
-			h->info_size = lsp_load_le(p, 8);
+			h->info_size = kit_load_le(p, 8);
 			if (h->info_size != (uint64_t)h->pointer_size * (2 + h->backtrace_size))
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 40,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 40,
 						    "info_size %llu is inconsistent: pointer_size %u "
 						    "x (2 + backtrace_size %u) is %u",
 						    (unsigned long long)h->info_size, h->pointer_size,
@@ -177,26 +177,26 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 						    h->pointer_size * (2 + h->backtrace_size));
 			break;
 		case 48:
-			h->records_size = lsp_load_le(p, 8);
+			h->records_size = kit_load_le(p, 8);
 			if (file_size < SNAPSHOT_HEADER_SIZE)
 				break; /* reported as a truncated header below */
 			if (h->records_size % h->info_size != 0)
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
 						    "records_size %llu is not a multiple of "
 						    "info_size %llu",
 						    (unsigned long long)h->records_size,
 						    (unsigned long long)h->info_size);
 			if (h->records_size > file_size - SNAPSHOT_HEADER_SIZE)
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
 						    "records_size %llu runs past the end of the file "
 						    "(%llu bytes follow the header)",
 						    (unsigned long long)h->records_size,
 						    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE));
 			break;
 		case 56:
-			h->maps_size = lsp_load_le(p, 8);
+			h->maps_size = kit_load_le(p, 8);
 			if (h->maps_size > file_size - SNAPSHOT_HEADER_SIZE - h->records_size)
-				return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 56,
+				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 56,
 						    "maps_size %llu runs past the end of the file "
 						    "(%llu bytes follow the records)",
 						    (unsigned long long)h->maps_size,
@@ -207,27 +207,27 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 	}
 	uint64_t rest = file_size - SNAPSHOT_HEADER_SIZE - h->records_size - h->maps_size;
 	if (h->meta_size > rest)
-		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 20,
+		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 20,
 				    "meta_size %u runs past the end of the file "
 				    "(%llu bytes follow the maps)",
 				    h->meta_size, (unsigned long long)rest);
 	uint64_t after = rest - h->meta_size, start = file_size - after;
 	if (!(h->flags & SNAPSHOT_FLAG_REACHABILITY)) {
 		if (after > 0)
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
 					    "%llu trailing bytes after the metadata section",
 					    (unsigned long long)after);
 		return 0;
 	}
 	uint64_t reach = SNAPSHOT_REACHABILITY_SIZE(h->records_size, h->info_size);
 	if (after < reach)
-		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
+		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
 				    "truncated reachability section: %llu records need %llu bytes, "
 				    "%llu follow the metadata",
 				    (unsigned long long)(reach / 4), (unsigned long long)reach,
 				    (unsigned long long)after);
 	if (after > reach)
-		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, start + reach,
+		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, start + reach,
 				    "%llu trailing bytes after the reachability section",
 				    (unsigned long long)(after - reach));
 	return 0;
@@ -242,15 +242,15 @@ static int parse_meta(struct snapshot *s, const uint8_t *p, uint64_t size, uint6
 		const uint8_t *line = p + i;
 		const uint8_t *nl = memchr(line, '\n', size - i);
 		if (nl == NULL)
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
 					    "metadata line does not end with a newline");
 		size_t len = (size_t)(nl - line);
 		if (memchr(line, '\0', len) != NULL)
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
 					    "NUL byte in metadata");
 		const uint8_t *eq = memchr(line, '=', len);
 		if (eq == NULL || eq == line)
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + i,
 					    "metadata line is not 'key=value'");
 		if (lsp_snapshot_add_meta(s, (const char *)line, (size_t)(eq - line),
 					  (const char *)eq + 1, len - (size_t)(eq - line) - 1, err))
@@ -267,10 +267,10 @@ static int read_reachability(struct snapshot *s, const uint8_t *p, uint64_t base
 			     struct leaksnap_error *err)
 {
 	for (size_t i = 0; i < s->nrecords; i++, p += 4) {
-		uint64_t n = s->big_endian ? lsp_load_be(p, 4) : lsp_load_le(p, 4);
+		uint64_t n = s->big_endian ? kit_load_be(p, 4) : kit_load_le(p, 4);
 		struct snapshot_record *r = &s->records[i];
 		if (n > r->count)
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + 4 * i,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + 4 * i,
 					    "record %zu: %llu unreachable allocations, more than "
 					    "its %llu",
 					    i + 1, (unsigned long long)n, (unsigned long long)r->count);
@@ -301,7 +301,7 @@ static int warn_clamped(struct snapshot *s)
 			       n == 1 ? "it" : "them");
 }
 
-struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
+struct snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
 				   const struct snapshot_open_opts *opts,
 				   struct leaksnap_error *err)
 {
@@ -310,7 +310,7 @@ struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
 		return NULL;
 	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_LEAKSNAP, source);
 	if (s == NULL) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
 	}
 	snprintf(s->version, sizeof(s->version), "%u", h.version);
@@ -337,7 +337,7 @@ struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
 		goto fail;
 	off += h.meta_size;
 	if (warn_clamped(s)) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		goto fail;
 	}
 	if ((h.flags & SNAPSHOT_FLAG_REACHABILITY) && read_reachability(s, blob->data + off, off, err))
@@ -354,21 +354,21 @@ fail:
 
 /* Raw bionic buffer ---------------------------------------------------------- */
 
-struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
+struct snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
 			      const struct snapshot_open_opts *opts, struct leaksnap_error *err)
 {
 	unsigned ptr = opts->pointer_size, frames = opts->frames;
 	if (ptr != 4 && ptr != 8) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "--pointer-size must be 4 or 8");
+		kit_error(err, LEAKSNAP_ERR_USAGE, source, "--pointer-size must be 4 or 8");
 		return NULL;
 	}
 	if (frames < 1 || frames > LSP_MAX_FRAMES) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "--frames must be 1..%u", LSP_MAX_FRAMES);
+		kit_error(err, LEAKSNAP_ERR_USAGE, source, "--frames must be 1..%u", LSP_MAX_FRAMES);
 		return NULL;
 	}
 	uint64_t info = (uint64_t)ptr * (2 + frames);
 	if (blob->size % info != 0) {
-		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size / info * info,
+		kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size / info * info,
 			     "size %zu is not a multiple of the record size %llu "
 			     "(pointer size %u, %u frames): truncated or wrong --frames",
 			     blob->size, (unsigned long long)info, ptr, frames);
@@ -376,7 +376,7 @@ struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
 	}
 	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_BIONIC_RAW, source);
 	if (s == NULL) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
 	}
 	s->pointer_size = ptr;
@@ -398,13 +398,13 @@ struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
 static const char *const nhgt_fields[] = {"mapSize", "allocSize", "allocInfoSize",
 					  "totalMemory", "backtraceSize"};
 
-bool lsp_nhgt_old_matches(const struct lsp_blob *blob)
+bool lsp_nhgt_old_matches(const struct kit_blob *blob)
 {
 	if (blob->size < 20)
 		return false;
 	uint64_t v[5];
 	for (int i = 0; i < 5; i++)
-		v[i] = lsp_load_le(blob->data + 4 * i, 4);
+		v[i] = kit_load_le(blob->data + 4 * i, 4);
 	uint64_t map = v[0], alloc = v[1], info = v[2], bt = v[4];
 	if (20 + map + alloc != blob->size)
 		return false;
@@ -421,21 +421,21 @@ bool lsp_nhgt_old_matches(const struct lsp_blob *blob)
 	return true;
 }
 
-struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool old_header,
+struct snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool old_header,
 			       const struct snapshot_open_opts *opts, struct leaksnap_error *err)
 {
 	unsigned ptr = 4, version = 0;
 	uint64_t off = 0;
 	if (!old_header) {
 		if (blob->size < 8) {
-			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size,
+			kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size,
 				     "truncated NHGT header (%zu of 8 bytes)", blob->size);
 			return NULL;
 		}
-		version = (unsigned)lsp_load_le(blob->data + 4, 2);
-		ptr = (unsigned)lsp_load_le(blob->data + 6, 2);
+		version = (unsigned)kit_load_le(blob->data + 4, 2);
+		ptr = (unsigned)kit_load_le(blob->data + 6, 2);
 		if (ptr != 4 && ptr != 8) {
-			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, 6,
+			kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 6,
 				     "bad NHGT pointerSize %u (must be 4 or 8)", ptr);
 			return NULL;
 		}
@@ -444,25 +444,25 @@ struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool o
 	uint64_t v[5];
 	for (int i = 0; i < 5; i++) {
 		if (blob->size < off + ptr) {
-			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size,
+			kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size,
 				     "truncated NHGT header: field '%s' at byte offset %llu "
 				     "needs %u bytes", nhgt_fields[i], (unsigned long long)off, ptr);
 			return NULL;
 		}
-		v[i] = lsp_load_le(blob->data + off, ptr);
+		v[i] = kit_load_le(blob->data + off, ptr);
 		off += ptr;
 	}
 	uint64_t map = v[0], alloc = v[1], info = v[2], total = v[3], bt = v[4];
 	uint64_t hdr = off, field_base = old_header ? 0 : 8;
 	if (info != 0 || alloc != 0) {
 		if (bt < 1 || bt > LSP_MAX_FRAMES) {
-			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + 4 * ptr,
+			kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + 4 * ptr,
 				     "bad backtraceSize %llu (must be 1..%u)",
 				     (unsigned long long)bt, LSP_MAX_FRAMES);
 			return NULL;
 		}
 		if (info != ptr * (2 + bt)) {
-			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + 2 * ptr,
+			kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + 2 * ptr,
 				     "allocInfoSize %llu is inconsistent: pointer size %u x "
 				     "(2 + backtraceSize %llu) is %llu",
 				     (unsigned long long)info, ptr, (unsigned long long)bt,
@@ -470,7 +470,7 @@ struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool o
 			return NULL;
 		}
 		if (alloc % info) {
-			lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + ptr,
+			kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + ptr,
 				     "allocSize %llu is not a multiple of allocInfoSize %llu",
 				     (unsigned long long)alloc, (unsigned long long)info);
 			return NULL;
@@ -478,27 +478,27 @@ struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool o
 	}
 	uint64_t avail = blob->size - hdr;
 	if (map > avail) {
-		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base,
+		kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base,
 			     "mapSize %llu runs past the end of the file (%llu bytes follow the "
 			     "header)", (unsigned long long)map, (unsigned long long)avail);
 		return NULL;
 	}
 	if (alloc > avail - map) {
-		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + ptr,
+		kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, field_base + ptr,
 			     "allocSize %llu runs past the end of the file (%llu bytes follow "
 			     "the maps)", (unsigned long long)alloc,
 			     (unsigned long long)(avail - map));
 		return NULL;
 	}
 	if (alloc < avail - map) {
-		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, hdr + map + alloc,
+		kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, hdr + map + alloc,
 			     "%llu trailing bytes after the record area",
 			     (unsigned long long)(avail - map - alloc));
 		return NULL;
 	}
 	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_DDMS_NHGT, source);
 	if (s == NULL) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
 	}
 	if (!old_header)

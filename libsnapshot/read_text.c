@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "snapshot_internal.h"
 
 struct cursor {
@@ -77,7 +77,7 @@ static bool parse_dec(const char *s, size_t len, uint64_t *out)
 	for (size_t i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return false;
-		if (lsp_mul_u64(v, 10, &v) || lsp_add_u64(v, (uint64_t)(s[i] - '0'), &v))
+		if (kit_mul_u64(v, 10, &v) || kit_add_u64(v, (uint64_t)(s[i] - '0'), &v))
 			return false;
 	}
 	*out = v;
@@ -138,7 +138,7 @@ struct text_state {
 
 static int bad_line(struct text_state *t, const char *what)
 {
-	return lsp_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line, "%s", what);
+	return kit_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line, "%s", what);
 }
 
 static int parse_record(struct text_state *t, const char *line, size_t len)
@@ -169,15 +169,15 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 	while (token_next(&tk, &w, &wl)) {
 		uint64_t pc;
 		if (!parse_hex(w, wl, &pc))
-			return lsp_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line,
+			return kit_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line,
 					      "malformed record: frame %u '%.*s%s' is not a "
 					      "hex address", nf + 1, (int)(wl > 40 ? 40 : wl), w,
 					      wl > 40 ? "..." : "");
 		if (++nf > LSP_MAX_FRAMES)
-			return lsp_error_line(t->err, LEAKSNAP_ERR_LIMIT, t->source, t->c.line,
+			return kit_error_line(t->err, LEAKSNAP_ERR_LIMIT, t->source, t->c.line,
 					      "record has more than %u frames", LSP_MAX_FRAMES);
 		if (t->have_bt_size && nf > t->bt_size)
-			return lsp_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line,
+			return kit_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line,
 					      "record has more frames than the backtrace "
 					      "size %llu", (unsigned long long)t->bt_size);
 		if (wl == 16 || pc > 0xffffffffu)
@@ -208,7 +208,7 @@ static int set_maps_lf(struct snapshot *s, const char *text, size_t len, unsigne
 		return lsp_snapshot_set_maps(s, text, len, line, offset, err);
 	char *lf = malloc(len ? len : 1);
 	if (!lf)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(s), "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(s), "out of memory");
 	size_t n = 0;
 	for (size_t i = 0; i < len; i++)
 		if (!(text[i] == '\r' && (i + 1 == len || text[i + 1] == '\n')))
@@ -237,7 +237,7 @@ bool lsp_text_maps_wide(const char *p, size_t len)
 	return false;
 }
 
-struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
+struct snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
 			       const struct snapshot_open_opts *opts, struct leaksnap_error *err)
 {
 	struct text_state t = {0};
@@ -251,7 +251,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 		t.c.p += 3; /* UTF-8 byte order mark */
 	if (memchr(blob->data, '\0', blob->size) != NULL) {
 		const uint8_t *nul = memchr(blob->data, '\0', blob->size);
-		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, (uint64_t)(nul - blob->data),
+		kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, (uint64_t)(nul - blob->data),
 			     "NUL byte in a text dump");
 		return NULL;
 	}
@@ -260,14 +260,14 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 	size_t len;
 	do {
 		if (!next_line(&t.c, &line, &len)) {
-			lsp_error(err, LEAKSNAP_ERR_FORMAT, source, "empty text dump");
+			kit_error(err, LEAKSNAP_ERR_FORMAT, source, "empty text dump");
 			return NULL;
 		}
 	} while (is_blank(line, len));
 
 	size_t hl = strlen(LEAKSNAP_TEXT_HEADER);
 	if (!starts_with(line, len, LEAKSNAP_TEXT_HEADER)) {
-		lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
+		kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
 			       "not an Android text heap dump (expected '%sX.Y')",
 			       LEAKSNAP_TEXT_HEADER);
 		return NULL;
@@ -278,14 +278,14 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 		vlen--;
 	if (!(vlen == 3 && (memcmp(ver, "1.0", 3) == 0 || memcmp(ver, "1.1", 3) == 0 ||
 			    memcmp(ver, "1.2", 3) == 0))) {
-		lsp_error_line(err, LEAKSNAP_ERR_VERSION, source, t.c.line,
+		kit_error_line(err, LEAKSNAP_ERR_VERSION, source, t.c.line,
 			       "unsupported text dump version 'v%.*s%s' (known: v1.0, v1.1, v1.2)",
 			       (int)(vlen > 20 ? 20 : vlen), ver, vlen > 20 ? "..." : "");
 		return NULL;
 	}
 	t.s = lsp_snapshot_new(SNAPSHOT_FORMAT_ANDROID_TEXT, source);
 	if (t.s == NULL) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
 	}
 	struct snapshot *s = t.s;
@@ -303,7 +303,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 			/* Records are copied into the model: let the kernel drop the
 			 * mapped text behind us (a no-op for inputs read into memory). */
 			if ((t.nrecords_read & 0xffff) == 0)
-				lsp_blob_drop(blob, (size_t)t.c.line_off);
+				kit_blob_drop(blob, (size_t)t.c.line_off);
 			continue;
 		}
 		if ((line[0] == ' ' || line[0] == '\t')) {
@@ -332,7 +332,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 				stop = t.c.p;
 			}
 			if (!ended) {
-				lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
+				kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
 					       "truncated: the MAPS section has no END line");
 				goto fail;
 			}
@@ -367,7 +367,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 		} else if (header_value(line, len, "Backtrace size:", &v, &vl)) {
 			if (!parse_dec(v, vl, &t.bt_size) || t.bt_size < 1 ||
 			    t.bt_size > LSP_MAX_FRAMES) {
-				lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
+				kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
 					       "'Backtrace size:' must be a number from 1 to %u",
 					       LSP_MAX_FRAMES);
 				goto fail;
@@ -379,7 +379,7 @@ struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
 		}
 	}
 	if (!maps_done) {
-		lsp_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line + 1,
+		kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line + 1,
 			       "truncated: no MAPS section (the dump ends after line %lu)",
 			       t.c.line);
 		goto fail;

@@ -9,14 +9,14 @@ int lsp_rewrite_check(const struct snapshot_save_opts *opts, const char *source,
 	for (size_t i = 0; i < opts->rewrite_count; i++) {
 		struct snapshot_rewrite *r = &opts->rewrites[i];
 		if (r->old_prefix == NULL || r->old_prefix[0] == '\0' || r->new_prefix == NULL)
-			return lsp_error(err, LEAKSNAP_ERR_USAGE, source,
+			return kit_error(err, LEAKSNAP_ERR_USAGE, source,
 					 "a rewrite rule needs a non-empty old prefix");
 		if (strpbrk(r->old_prefix, "\r\n") || strpbrk(r->new_prefix, "\r\n"))
-			return lsp_error(err, LEAKSNAP_ERR_USAGE, source,
+			return kit_error(err, LEAKSNAP_ERR_USAGE, source,
 					 "a rewrite prefix cannot hold a line break");
 		/* a maps path never starts with a blank: the parser skips them */
 		if (r->new_prefix[0] == ' ' || r->new_prefix[0] == '\t')
-			return lsp_error(err, LEAKSNAP_ERR_USAGE, source,
+			return kit_error(err, LEAKSNAP_ERR_USAGE, source,
 					 "the new prefix '%s' starts with a blank: no maps path "
 					 "can", r->new_prefix);
 		r->matched = 0;
@@ -92,7 +92,7 @@ int lsp_rewrite_maps(const struct snapshot *s, const struct snapshot_save_opts *
 			const char *rest = path + old;
 			if (o == NULL && neu == 0 &&
 			    (rest == text_end || *rest == ' ' || *rest == '\t'))
-				return lsp_error(err, LEAKSNAP_ERR_USAGE, s->source,
+				return kit_error(err, LEAKSNAP_ERR_USAGE, s->source,
 						 "rewriting '%s' would leave the path of "
 						 "maps line %lu empty or starting with a blank",
 						 r->old_prefix, line);

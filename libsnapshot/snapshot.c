@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "snapshot_internal.h"
 
 struct snapshot *lsp_snapshot_new(enum snapshot_format format, const char *source)
@@ -43,45 +43,7 @@ void snapshot_close(struct snapshot *s)
 
 static int nomem(const struct snapshot *s, struct leaksnap_error *err)
 {
-	return lsp_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
-}
-
-int lsp_grow(void **arr, size_t *cap, size_t need, size_t elsize)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 64;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elsize)
-			return -1;
-		ncap *= 2;
-	}
-	void *n = realloc(*arr, ncap * elsize);
-	if (n == NULL)
-		return -1;
-	lsp_huge_hint(n, ncap * elsize);
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
-#define HUGE_HINT_MIN ((size_t)4 << 20)
-
-void lsp_huge_hint(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-	if (bytes < HUGE_HINT_MIN)
-		return;
-	/* From the page the block starts in to the end of its last page: for a
-	 * block malloc mapped by itself, its whole mapping (no split). */
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = (uintptr_t)p & ~(page - 1);
-	uintptr_t e = ((uintptr_t)p + bytes + page - 1) & ~(page - 1);
-	(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)bytes;
-#endif
+	return kit_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
 }
 
 int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
@@ -96,11 +58,11 @@ int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
 		if (r == NULL)
 			return nomem(s, err);
 		s->records = r;
-		lsp_huge_hint(r, records * sizeof(*s->records));
+		kit_huge_hint(r, records * sizeof(*s->records));
 		void *o = realloc(s->frame_off, records * sizeof(*s->frame_off));
 		if (o == NULL)
 			return nomem(s, err);
-		lsp_huge_hint(o, records * sizeof(*s->frame_off));
+		kit_huge_hint(o, records * sizeof(*s->frame_off));
 		s->frame_off = o;
 		s->records_cap = records;
 	}
@@ -108,7 +70,7 @@ int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
 		void *f = realloc(s->frames, frames * sizeof(*s->frames));
 		if (f == NULL)
 			return nomem(s, err);
-		lsp_huge_hint(f, frames * sizeof(*s->frames));
+		kit_huge_hint(f, frames * sizeof(*s->frames));
 		s->frames = f;
 		s->frames_cap = frames;
 	}
@@ -120,17 +82,17 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 {
 	if (s->nrecords == s->records_cap) {
 		size_t cap = s->records_cap;
-		if (lsp_grow((void **)&s->records, &cap, s->nrecords + 1, sizeof(*s->records)))
+		if (kit_grow((void **)&s->records, &cap, s->nrecords + 1, sizeof(*s->records)))
 			return nomem(s, err);
 		size_t ocap = s->records_cap;
-		if (lsp_grow((void **)&s->frame_off, &ocap, cap, sizeof(*s->frame_off)) || ocap < cap)
+		if (kit_grow((void **)&s->frame_off, &ocap, cap, sizeof(*s->frame_off)) || ocap < cap)
 			return nomem(s, err);
 		s->records_cap = cap;
 	}
 	/* Records' frames are s->frames + offset, even for records without
 	 * any: the array exists once a record does. */
 	if (s->frames == NULL &&
-	    lsp_grow((void **)&s->frames, &s->frames_cap, 1, sizeof(*s->frames)))
+	    kit_grow((void **)&s->frames, &s->frames_cap, 1, sizeof(*s->frames)))
 		return nomem(s, err);
 	struct snapshot_record *r = &s->records[s->nrecords];
 	r->size = size;
@@ -147,7 +109,7 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 int lsp_snapshot_add_frame(struct snapshot *s, uint64_t pc, struct leaksnap_error *err)
 {
 	if (s->nframes == s->frames_cap &&
-	    lsp_grow((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames)))
+	    kit_grow((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames)))
 		return nomem(s, err);
 	s->frames[s->nframes++] = pc;
 	s->records[s->nrecords - 1].frame_count++;
@@ -159,7 +121,7 @@ int lsp_snapshot_add(struct snapshot *s, uint64_t size, uint64_t count, bool zyg
 {
 	if (lsp_snapshot_add_begin(s, size, count, zygote, err))
 		return -1;
-	if (lsp_grow((void **)&s->frames, &s->frames_cap, s->nframes + nframes, sizeof(*s->frames)))
+	if (kit_grow((void **)&s->frames, &s->frames_cap, s->nframes + nframes, sizeof(*s->frames)))
 		return nomem(s, err);
 	memcpy(s->frames + s->nframes, frames, nframes * sizeof(*frames));
 	s->nframes += nframes;
@@ -186,7 +148,7 @@ int lsp_snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
 int lsp_snapshot_add_meta(struct snapshot *s, const char *key, size_t key_len,
 			  const char *value, size_t value_len, struct leaksnap_error *err)
 {
-	if (lsp_grow((void **)&s->meta, &s->meta_cap, s->nmeta + 1, sizeof(*s->meta)))
+	if (kit_grow((void **)&s->meta, &s->meta_cap, s->nmeta + 1, sizeof(*s->meta)))
 		return nomem(s, err);
 	char *k = strndup(key, key_len);
 	char *v = strndup(value, value_len);
@@ -264,7 +226,7 @@ static int merge_records(struct snapshot *s, struct leaksnap_error *err)
 	uint32_t *slots = malloc(cap * sizeof(*slots));
 	if (slots == NULL)
 		return nomem(s, err);
-	lsp_huge_hint(slots, cap * sizeof(*slots));
+	kit_huge_hint(slots, cap * sizeof(*slots));
 	memset(slots, 0xff, cap * sizeof(*slots));
 
 	size_t out = 0, fout = 0;
@@ -281,10 +243,10 @@ static int merge_records(struct snapshot *s, struct leaksnap_error *err)
 			    memcmp(s->frames + s->frame_off[slots[slot]], fr,
 				   r.frame_count * sizeof(*fr)) == 0) {
 				/* unreachable <= count, so it cannot overflow first */
-				if (lsp_add_u64(o->count, r.count, &o->count) ||
-				    lsp_add_u64(o->unreachable, r.unreachable, &o->unreachable)) {
+				if (kit_add_u64(o->count, r.count, &o->count) ||
+				    kit_add_u64(o->unreachable, r.unreachable, &o->unreachable)) {
 					free(slots);
-					return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+					return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 							 "allocation counts overflow when merging "
 							 "duplicate records");
 				}
@@ -364,7 +326,7 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 {
 	bool force = opts->count_is_frames;
 	if (s->nrecords > UINT32_MAX - 1)
-		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source, "more than %u records",
+		return kit_error(err, LEAKSNAP_ERR_LIMIT, s->source, "more than %u records",
 				 UINT32_MAX - 1);
 	if (force)
 		s->count_mode = SNAPSHOT_COUNTS_FORCED;
@@ -387,16 +349,16 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 		if (s->count_mode != SNAPSHOT_COUNTS_REAL)
 			s->records[i].count = 1; /* each record was one allocation */
 		else if (s->records[i].count == 0 && s->rec_stride)
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
 					    s->rec_offset + i * s->rec_stride,
 					    "record %zu has an allocation count of 0", i + 1);
 		else if (s->records[i].count == 0)
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu has an allocation count of 0", i + 1);
 		uint64_t bytes;
 		const struct snapshot_record *r = &s->records[i];
-		if (s->rec_stride && lsp_mul_u64(r->size, r->count, &bytes))
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
+		if (s->rec_stride && kit_mul_u64(r->size, r->count, &bytes))
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
 					    s->rec_offset + i * s->rec_stride,
 					    "record %zu: size %llu x count %llu overflows 64 bits",
 					    i + 1, (unsigned long long)r->size,
@@ -412,10 +374,10 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 	for (size_t i = 0; i < s->nrecords; i++) {
 		struct snapshot_record *r = &s->records[i];
 		uint64_t bytes;
-		if (lsp_mul_u64(r->size, r->count, &bytes) ||
-		    lsp_add_u64(s->records_bytes, bytes, &s->records_bytes) ||
-		    lsp_add_u64(s->allocation_count, r->count, &s->allocation_count))
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+		if (kit_mul_u64(r->size, r->count, &bytes) ||
+		    kit_add_u64(s->records_bytes, bytes, &s->records_bytes) ||
+		    kit_add_u64(s->allocation_count, r->count, &s->allocation_count))
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record sizes overflow 64 bits (size %llu x count %llu)",
 					 (unsigned long long)r->size,
 					 (unsigned long long)r->count);
@@ -425,12 +387,12 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 		s->unreachable_count += r->unreachable;
 	}
 	if (s->records_bytes > (uint64_t)INT64_MAX || s->allocation_count > (uint64_t)INT64_MAX)
-		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source,
+		return kit_error(err, LEAKSNAP_ERR_LIMIT, s->source,
 				 "absurd totals: %llu bytes in %llu allocations (limit 2^63)",
 				 (unsigned long long)s->records_bytes,
 				 (unsigned long long)s->allocation_count);
 	if (s->has_producer_total && s->producer_total > (uint64_t)INT64_MAX)
-		return lsp_error(err, LEAKSNAP_ERR_LIMIT, s->source,
+		return kit_error(err, LEAKSNAP_ERR_LIMIT, s->source,
 				 "absurd total memory %llu (limit 2^63)",
 				 (unsigned long long)s->producer_total);
 	free(s->frame_off);
@@ -556,7 +518,7 @@ static bool meta_spelling(const char *path, size_t n, bool ascii_only, char *buf
 	const unsigned char *u = (const unsigned char *)path;
 	bool differs = false;
 	for (size_t i = 0; i < n;) {
-		unsigned keep = leaksnap_meta_keep(u, n, i);
+		unsigned keep = kit_meta_keep(u, n, i);
 		if (keep) {
 			memcpy(buf + i, path + i, keep);
 			i += keep;

@@ -2,7 +2,8 @@
 #ifndef LEAKSNAP_SNAPSHOT_INTERNAL_H
 #define LEAKSNAP_SNAPSHOT_INTERNAL_H
 
-#include "internal.h"
+#include "kit.h"
+#include "kit_blob.h"
 
 /* A build ID from the metadata, indexed by the module path. */
 struct lsp_build_id {
@@ -78,7 +79,7 @@ int lsp_snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
 /* Add a metadata pair (both copied). */
 int lsp_snapshot_add_meta(struct snapshot *s, const char *key, size_t key_len,
 			  const char *value, size_t value_len, struct leaksnap_error *err);
-int lsp_snapshot_warn(struct snapshot *s, const char *fmt, ...) LSP_PRINTF(2, 3);
+int lsp_snapshot_warn(struct snapshot *s, const char *fmt, ...) KIT_PRINTF(2, 3);
 
 /* May the content of this input be the Android 7 layout (raw, text v1.0)? */
 enum lsp_count_hint { LSP_COUNTS_NEVER_DETECT, LSP_COUNTS_MAY_DETECT };
@@ -87,25 +88,25 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 
 /* Record area decoding shared by the LEAKSNAP, raw and NHGT readers.
  * Decodes @size bytes at @area (file offset @base) of @ptr-byte fields. */
-int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t *area,
+int lsp_decode_records(struct snapshot *s, struct kit_blob *blob, const uint8_t *area,
 		       uint64_t size, uint64_t base, unsigned ptr, unsigned frames,
 		       bool big_endian, struct leaksnap_error *err);
 
 /* Format readers. */
-struct snapshot *lsp_read_leaksnap(struct lsp_blob *blob, const char *source,
+struct snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
 				   const struct snapshot_open_opts *opts,
 				   struct leaksnap_error *err);
-struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
+struct snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
 			      const struct snapshot_open_opts *opts, struct leaksnap_error *err);
-struct snapshot *lsp_read_text(struct lsp_blob *blob, const char *source,
+struct snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
 			       const struct snapshot_open_opts *opts, struct leaksnap_error *err);
 /* Does the maps text name addresses above 4 GiB (a 64-bit process)?  The
  * text reader's pointer-size rule, which the text writer predicts. */
 bool lsp_text_maps_wide(const char *text, size_t len);
-struct snapshot *lsp_read_nhgt(struct lsp_blob *blob, const char *source, bool old_header,
+struct snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool old_header,
 			       const struct snapshot_open_opts *opts, struct leaksnap_error *err);
 /* Does @blob look like an NHGT payload with the old (signature-less) header? */
-bool lsp_nhgt_old_matches(const struct lsp_blob *blob);
+bool lsp_nhgt_old_matches(const struct kit_blob *blob);
 
 #define LSP_MAX_FRAMES 256
 #define LSP_ZYGOTE_BIT ((uint64_t)1 << 31)

@@ -3,16 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "write_internal.h"
 
 static int put_field(struct lsp_out *o, uint64_t v, unsigned width, bool be)
 {
 	uint8_t b[8];
 	if (be)
-		lsp_store_be(b, width, v);
+		kit_store_be(b, width, v);
 	else
-		lsp_store_le(b, width, v);
+		kit_store_le(b, width, v);
 	return lsp_out_put(o, b, width);
 }
 
@@ -46,13 +46,13 @@ static int meta_text(const struct snapshot *s, const struct snapshot_save_opts *
 	size_t size = 0;
 	FILE *f = open_memstream(&buf, &size);
 	if (f == NULL)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
 	for (size_t i = 0; i < s->nmeta; i++) {
 		const char *k = s->meta[i].key, *v = s->meta[i].value;
 		if (strchr(k, '\n') || strchr(k, '=') || strchr(v, '\n')) {
 			fclose(f);
 			free(buf);
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "metadata key '%s' cannot be written as one line", k);
 		}
 		const char *path = meta_path(k, v);
@@ -69,7 +69,7 @@ static int meta_text(const struct snapshot *s, const struct snapshot_save_opts *
 			s->version[0] ? " " : "", s->version);
 	if (fclose(f) != 0) {
 		free(buf);
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
 	}
 	*text = buf;
 	*len = size;
@@ -126,30 +126,30 @@ static int check_fits(const struct snapshot *s, unsigned ptr, struct leaksnap_er
 	for (size_t i = 0; i < s->nrecords; i++) {
 		const struct snapshot_record *r = &s->records[i];
 		if (r->unreachable > UINT32_MAX)
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu: %llu unreachable allocations do not fit the "
 					 "reachability section's 32-bit counts",
 					 i + 1, (unsigned long long)r->unreachable);
 		if (r->size & LSP_ZYGOTE_BIT)
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu: size %llu needs bit 31 of the size field, which "
 					 "the format keeps for the zygote flag (sizes of 2 GiB or more "
 					 "cannot be written)",
 					 i + 1, (unsigned long long)r->size);
 		if (r->size > max || r->count > max)
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu (size %llu, count %llu) does not fit "
 					 "%u-byte record fields",
 					 i + 1, (unsigned long long)r->size,
 					 (unsigned long long)r->count, ptr);
 		for (uint32_t f = 0; f < r->frame_count; f++)
 			if (r->frames[f] > max)
-				return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+				return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 						 "frame 0x%llx does not fit %u-byte pointers",
 						 (unsigned long long)r->frames[f], ptr);
 	}
 	if (s->backtrace_size > LSP_MAX_FRAMES)
-		return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source, "backtrace size %u > %u",
+		return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source, "backtrace size %u > %u",
 				 s->backtrace_size, LSP_MAX_FRAMES);
 	return 0;
 }
@@ -163,7 +163,7 @@ int snapshot_save(const struct snapshot *s, const char *path,
 		opts = &defaults;
 	unsigned ptr = opts->pointer_size ? opts->pointer_size : s->pointer_size;
 	if (ptr != 4 && ptr != 8)
-		return lsp_error(err, LEAKSNAP_ERR_USAGE, path, "pointer size must be 4 or 8");
+		return kit_error(err, LEAKSNAP_ERR_USAGE, path, "pointer size must be 4 or 8");
 	uint64_t maps_size;
 	if (check_fits(s, ptr, err) || lsp_rewrite_check(opts, path, err) ||
 	    lsp_rewrite_maps(s, opts, NULL, &maps_size, err))
@@ -174,7 +174,7 @@ int snapshot_save(const struct snapshot *s, const char *path,
 		return -1;
 	if (meta_len > UINT32_MAX) {
 		free(meta);
-		return lsp_error(err, LEAKSNAP_ERR_LIMIT, path, "metadata larger than 4 GiB");
+		return kit_error(err, LEAKSNAP_ERR_LIMIT, path, "metadata larger than 4 GiB");
 	}
 	struct lsp_out o;
 	int ret = lsp_out_open(&o, path, err);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "kit_format.h"
 #include "write_internal.h"
 
 /* A record's place in bionic's order, compact so that sorting a million
@@ -55,7 +55,7 @@ static int check_expressible(const struct snapshot *s, struct leaksnap_error *er
 	if (s->maps == NULL)
 		return 0;
 	if (memchr(s->maps, '\0', s->maps_len))
-		return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+		return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 				 "the maps hold a NUL byte: a text dump cannot carry it");
 	const char *p = s->maps, *end = s->maps + s->maps_len;
 	for (unsigned long line = 1; p < end; line++) {
@@ -63,7 +63,7 @@ static int check_expressible(const struct snapshot *s, struct leaksnap_error *er
 		const char *e = nl ? nl : end;
 		size_t len = (size_t)(e - p) - (e > p && e[-1] == '\r');
 		if (len == 3 && memcmp(p, "END", 3) == 0)
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, s->source,
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "maps line %lu reads 'END': in a text dump it would "
 					 "end the maps", line);
 		p = nl ? nl + 1 : end;
@@ -71,7 +71,7 @@ static int check_expressible(const struct snapshot *s, struct leaksnap_error *er
 	return 0;
 }
 
-static void tell(const struct snapshot_save_opts *opts, const char *fmt, ...) LSP_PRINTF(2, 3);
+static void tell(const struct snapshot_save_opts *opts, const char *fmt, ...) KIT_PRINTF(2, 3);
 static void tell(const struct snapshot_save_opts *opts, const char *fmt, ...)
 {
 	if (opts->dropped == NULL)
@@ -210,7 +210,7 @@ int snapshot_save_text(const struct snapshot *s, const char *path,
 	if (opts == NULL)
 		opts = &defaults;
 	if (opts->big_endian || opts->pointer_size)
-		return lsp_error(err, LEAKSNAP_ERR_USAGE, path,
+		return kit_error(err, LEAKSNAP_ERR_USAGE, path,
 				 "a text dump has no byte order or pointer size to choose");
 	const char *fingerprint = snapshot_meta_get(s, "build_fingerprint");
 	uint64_t maps_size;
@@ -220,7 +220,7 @@ int snapshot_save_text(const struct snapshot *s, const char *path,
 	/* finalize caps the records below 2^32, backtrace sizes at 256 */
 	struct order_key *order = malloc((s->nrecords ? s->nrecords : 1) * sizeof(*order));
 	if (order == NULL)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
 	for (size_t i = 0; i < s->nrecords; i++)
 		order[i] = (struct order_key){.size = s->records[i].size,
 					      .index = (uint32_t)i,

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include <leaksnap/maps.h>
-#include "internal.h"
+#include "kit.h"
 
 struct maps {
 	char *text;                    /* our copy; paths point into it */
@@ -45,7 +45,7 @@ struct parser {
 };
 
 static int parse_fail(const struct parser *ps, size_t pos, const char *fmt, ...)
-	LSP_PRINTF(3, 4);
+	KIT_PRINTF(3, 4);
 
 /* Report a malformed line.  The line number is what users see; the byte
  * offset (@pos from the start of the text, shifted by first_offset) is
@@ -63,8 +63,8 @@ static int parse_fail(const struct parser *ps, size_t pos, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	lsp_error_line(err, LEAKSNAP_ERR_FORMAT, ps->source, ps->line, "%s", text);
-	if (lsp_add_u64(ps->first_offset, pos, &off) == 0) {
+	kit_error_line(err, LEAKSNAP_ERR_FORMAT, ps->source, ps->line, "%s", text);
+	if (kit_add_u64(ps->first_offset, pos, &off) == 0) {
 		err->has_offset = true;
 		err->offset = off;
 	}
@@ -124,7 +124,7 @@ static bool scan_dec(const char **pp, const char *end, uint64_t *out)
 	uint64_t v = 0;
 
 	while (p < end && (unsigned)(*p - '0') < 10u) {
-		if (lsp_mul_u64(v, 10, &v) || lsp_add_u64(v, (uint64_t)(*p - '0'), &v))
+		if (kit_mul_u64(v, 10, &v) || kit_add_u64(v, (uint64_t)(*p - '0'), &v))
 			return false;
 		p++;
 	}
@@ -276,7 +276,7 @@ static int build_modules(struct maps *maps, const char *source, struct leaksnap_
 
 	maps->modules = calloc(count, sizeof(*maps->modules));
 	if (maps->modules == NULL)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 	maps->module_count = count;
 	for (size_t i = 0; i < maps->mapping_count; i++) {
 		struct maps_module *mod;
@@ -331,7 +331,7 @@ struct maps *maps_parse(const char *text, size_t len, const char *source,
 
 	leaksnap_error_clear(err);
 	if (text == NULL && len > 0) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "maps text is NULL");
+		kit_error(err, LEAKSNAP_ERR_USAGE, source, "maps text is NULL");
 		return NULL;
 	}
 	if (len == SIZE_MAX)
@@ -414,7 +414,7 @@ struct maps *maps_parse(const char *text, size_t len, const char *source,
 nomem_free:
 	maps_free(maps);
 nomem:
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 	return NULL;
 fail:
 	maps_free(maps);
@@ -567,11 +567,11 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 		*shadowed = 0;
 	if (maps == NULL || maps->unloaded_text != NULL || (text == NULL && len > 0) ||
 	    len == SIZE_MAX)
-		return lsp_error(err, LEAKSNAP_ERR_USAGE, source, "maps_add_unloaded: bad call");
+		return kit_error(err, LEAKSNAP_ERR_USAGE, source, "maps_add_unloaded: bad call");
 	if (len == 0)
 		return 0;
 	if (memchr(text, '\0', len) != NULL)
-		return lsp_error(err, LEAKSNAP_ERR_FORMAT, source, "nul byte in unloaded mappings");
+		return kit_error(err, LEAKSNAP_ERR_FORMAT, source, "nul byte in unloaded mappings");
 	size_t lines = count_lines(text, len);
 	char *copy = malloc(len + 1);
 	struct maps_mapping *cand = calloc(lines, sizeof(*cand));
@@ -665,7 +665,7 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 	maps->unloaded_text = copy;
 	return added;
 nomem:
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 fail:
 	free(copy);
 	free(cand);
@@ -688,7 +688,7 @@ long maps_add_snapshot_unloaded(struct maps *maps, const struct snapshot *snap, 
 		return 0;
 	char *text = malloc(len), *at = text;
 	if (!text)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(snap), "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(snap), "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const struct snapshot_meta *e = snapshot_meta(snap, i);
 		if (strcmp(e->key, "unloaded") == 0) {

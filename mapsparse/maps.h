@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapshot.h" /* struct leaksnap_error, LEAKSNAP_API */
+#include <leaksnap/snapshot.h> /* struct leaksnap_error, LEAKSNAP_API */
 
 #ifdef __cplusplus
 extern "C" {

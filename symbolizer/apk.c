@@ -265,6 +265,6 @@ const struct sym_module *symbolizer_module_at(struct symbolizer *sym, const char
 	*rel_pc -= start;
 	return m;
 nomem:
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 	return NULL;
 }

@@ -93,7 +93,7 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 			tree = subdie;
 		if (unit_type != DW_UT_compile)
 			f->split_units = true;
-		if (lsp_grow((void **)&f->cus, &cu_cap, f->cu_count + 1, sizeof(*f->cus)) != 0)
+		if (kit_grow((void **)&f->cus, &cu_cap, f->cu_count + 1, sizeof(*f->cus)) != 0)
 			goto nomem;
 		struct sym_cu *c = &f->cus[f->cu_count];
 		memset(c, 0, sizeof(*c));
@@ -110,7 +110,7 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (lsp_grow((void **)&f->cu_ranges, &range_cap, f->cu_range_count + 1,
+			if (kit_grow((void **)&f->cu_ranges, &range_cap, f->cu_range_count + 1,
 				 sizeof(*f->cu_ranges)) != 0)
 				goto nomem;
 			f->cu_ranges[f->cu_range_count++] =
@@ -121,7 +121,7 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 			break;
 	}
 	if (rc < 0)
-		lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path, "corrupt DWARF unit headers: %s",
+		kit_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path, "corrupt DWARF unit headers: %s",
 			  dwarf_errmsg(-1));
 	/* (the units read before an error still answer) */
 	if (f->cu_range_count > 1) /* (cu_ranges is NULL when there are none) */
@@ -143,7 +143,7 @@ int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
 nomem:
 	/* no unit answers: the symbol table does */
 	f->cu_count = f->cu_range_count = 0;
-	return lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+	return kit_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
 }
 
 /* The unit whose DIE is at @offset, or NULL. */
@@ -232,7 +232,7 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t paren
 		struct sym_cu *cu = w->cu;
 		if (id == SYM_NONE) {
 			if (cu->node_count >= SYM_NONE - 2 ||
-			    lsp_grow((void **)&cu->nodes, &w->node_cap, cu->node_count + 1,
+			    kit_grow((void **)&cu->nodes, &w->node_cap, cu->node_count + 1,
 				 sizeof(*cu->nodes)) != 0)
 				return SYM_NONE - 1;
 			id = (uint32_t)cu->node_count++;
@@ -242,8 +242,8 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t paren
 			n->parent = parent;
 			n->inlined = tag == DW_TAG_inlined_subroutine;
 		}
-		if (lsp_grow((void **)&w->tmp, &w->tmp_cap, w->tmp_count + 1, sizeof(*w->tmp)) != 0 ||
-		    lsp_grow((void **)&w->tmp_parent, &w->tmp_parent_cap, w->tmp_count + 1,
+		if (kit_grow((void **)&w->tmp, &w->tmp_cap, w->tmp_count + 1, sizeof(*w->tmp)) != 0 ||
+		    kit_grow((void **)&w->tmp_parent, &w->tmp_parent_cap, w->tmp_count + 1,
 			 sizeof(*w->tmp_parent)) != 0)
 			return SYM_NONE - 1;
 		w->tmp[w->tmp_count] = (struct sym_range){lo, hi, id};
@@ -443,7 +443,7 @@ int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie
 				break;
 			if (r < 0) {
 				cu->broken = true;
-				lsp_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path,
+				kit_error(err, LEAKSNAP_ERR_FORMAT, f->debug_path,
 					  "corrupt DWARF in the unit at offset 0x%llx: %s",
 					  (unsigned long long)dwarf_dieoffset(treedie),
 					  dwarf_errmsg(-1));
@@ -509,7 +509,7 @@ done:
 	return 0;
 nomem:
 	cu->broken = true;
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
 fail:
 	free(w.tmp);
 	free(w.tmp_parent);
@@ -653,7 +653,7 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 	if ((n->inlined || (!na.has[NA_NAME] && !na.has[NA_LINKAGE] && !na.has[NA_MIPS_LINKAGE] &&
 			    !na.has[NA_DECL_FILE])) &&
 	    na.has[NA_ORIGIN] && dwarf_formref_die(&na.at[NA_ORIGIN], &origin))
-		slot = sym_map_slot(&f->sym->origins, cu, origin.addr);
+		slot = kit_table_slot(&f->sym->origins, kit_key(cu), kit_key(origin.addr));
 	const struct sym_origin *o = slot ? *slot : NULL;
 	if (o) {
 		n->name = o->name;

@@ -376,7 +376,7 @@ static const struct sym_module *module_get(struct symbolizer *sym, const char *p
 	e->m.error_file = e->error_file_own;
 	return &e->m;
 nomem:
-	lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+	kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 	return NULL;
 }
 
@@ -517,13 +517,13 @@ int sym_module_set_mappings(const struct sym_module *module, const struct sym_ma
 	size_t nph = load_segments(module->file, ph, sizeof(ph) / sizeof(ph[0]));
 	uint64_t bias;
 	if (!maps_bias(ph, nph, mappings, count, &bias))
-		return lsp_error(err, LEAKSNAP_ERR_FORMAT, module->file_path,
+		return kit_error(err, LEAKSNAP_ERR_FORMAT, module->file_path,
 				 "a debug-only file whose segments fit none of the mappings of %s "
 				 "in the maps",
 				 module->path);
 	e->segs = malloc((count ? count : 1) * sizeof(*e->segs));
 	if (!e->segs)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, module->path, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, module->path, "out of memory");
 	for (size_t i = 0; i < count; i++)
 		if (mappings[i].end > mappings[i].start && mappings[i].start >= bias)
 			e->segs[e->nsegs++] = (struct sym_seg){mappings[i].offset,

@@ -8,7 +8,8 @@
 
 #include <stdatomic.h>
 
-#include "internal.h"
+#include "kit.h"
+#include "kit_table.h"
 #include "symbolizer.h"
 
 #define SYM_NONE UINT32_MAX
@@ -131,21 +132,6 @@ struct sym_file {
 struct sym_dir_index;
 struct sym_module_entry;
 
-/* A hash table keyed by a pair of pointers (map.c). */
-struct sym_map_entry {
-	const void *a, *b;
-	void *v;
-	bool used;
-};
-struct sym_map {
-	struct sym_map_entry *e;
-	size_t count, mask;
-};
-/* The value slot of (@a, @b), added (holding NULL) if new; NULL when out
- * of memory. */
-void **sym_map_slot(struct sym_map *m, const void *a, const void *b);
-void sym_map_free(struct sym_map *m, bool free_values);
-
 /* What the inlined instances of one abstract origin share. */
 struct sym_origin {
 	const char *name, *decl_file;
@@ -163,9 +149,9 @@ struct symbolizer {
 	size_t frame_cap;
 	char **owned;             /* strings made here (demangled names, paths) */
 	size_t owned_count, owned_cap;
-	struct sym_map origins;   /* (unit, origin DIE) -> struct sym_origin * */
-	struct sym_map demangled; /* (raw name, NULL) -> demangled name */
-	struct sym_map paths;     /* (unit, relative path) -> joined path */
+	struct kit_table origins;   /* (unit, origin DIE) -> struct sym_origin * */
+	struct kit_table demangled; /* (raw name, NULL) -> demangled name */
+	struct kit_table paths;     /* (unit, relative path) -> joined path */
 	struct sym_dir_index *dirs;       /* one per opts.symbol_dirs (locate.c) */
 	struct sym_module_entry *modules; /* located modules (locate.c) */
 	struct sym_apk *apks;             /* APKs met (apk.c) */

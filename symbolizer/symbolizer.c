@@ -26,7 +26,7 @@ struct symbolizer *symbolizer_new(const struct sym_options *opts, struct leaksna
 	leaksnap_error_clear(err);
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, "", "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, "", "out of memory");
 		return NULL;
 	}
 	if (opts)
@@ -78,9 +78,9 @@ void symbolizer_free(struct symbolizer *sym)
 	for (size_t i = 0; i < sym->owned_count; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
-	sym_map_free(&sym->paths, false);    /* values are in sym->owned */
-	sym_map_free(&sym->demangled, false);
-	sym_map_free(&sym->origins, true);
+	kit_table_free(&sym->paths, false);    /* values are in sym->owned */
+	kit_table_free(&sym->demangled, false);
+	kit_table_free(&sym->origins, true);
 	free(sym->frames);
 	free(sym);
 }
@@ -184,7 +184,7 @@ const char *sym_demangle(struct symbolizer *sym, const char *name)
 	/* Itanium C++ (_Z), Rust v0 (_R); Rust legacy names are _ZN...E too */
 	if (!(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
 		return name;
-	void **slot = sym_map_slot(&sym->demangled, name, NULL);
+	void **slot = kit_table_slot(&sym->demangled, kit_key(name), 0);
 	if (!slot)
 		return demangle_new(sym, name); /* no room to remember: still right */
 	if (!*slot)
@@ -225,7 +225,7 @@ const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, con
 	size_t cl = strlen(cu->comp_dir);
 	if (cu->version < 5 && strncmp(path, cu->comp_dir, cl) == 0 && path[cl] == '/')
 		return path;
-	void **slot = sym_map_slot(&sym->paths, cu, path);
+	void **slot = kit_table_slot(&sym->paths, kit_key(cu), kit_key(path));
 	if (!slot)
 		return path;
 	if (*slot)
@@ -268,17 +268,17 @@ static int check_extent(Elf *elf, const GElf_Ehdr *eh, uint64_t size, const char
 		shnum = eh->e_shnum; /* libelf reports none when they are out of reach */
 	uint64_t end = eh->e_shoff + (uint64_t)shnum * eh->e_shentsize;
 	if (eh->e_shoff && (eh->e_shoff > size || end > size))
-		return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, path, eh->e_shoff,
+		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, path, eh->e_shoff,
 				    "truncated ELF file: section headers end at %llu, the file has %llu "
 				    "bytes", (unsigned long long)end, (unsigned long long)size);
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
-			return lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt section header: %s",
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt section header: %s",
 					 elf_errmsg(-1));
 		if (sh.sh_type != SHT_NOBITS && sh.sh_size &&
 		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, path, sh.sh_offset,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, path, sh.sh_offset,
 					    "truncated ELF file: section %zu (%llu bytes) ends past the "
 					    "end of the file (%llu bytes)", elf_ndxscn(scn),
 					    (unsigned long long)sh.sh_size, (unsigned long long)size);
@@ -296,23 +296,23 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 	struct sym_file *f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 		return NULL;
 	}
 	f->sym = sym;
 	/* (O_NONBLOCK: a FIFO is refused below instead of waiting for a writer) */
 	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f->fd < 0) {
-		lsp_error_errno(err, path, errno);
+		kit_error_errno(err, path, errno);
 		goto fail;
 	}
 	struct stat st;
 	if (fstat(f->fd, &st) != 0) {
-		lsp_error_errno(err, path, errno);
+		kit_error_errno(err, path, errno);
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, path, "not a regular file");
+		kit_error(err, LEAKSNAP_ERR_USAGE, path, "not a regular file");
 		goto fail;
 	}
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
@@ -321,19 +321,19 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 		bool elf = pread(f->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
 			   memcmp(magic, ELFMAG, SELFMAG) == 0;
 		if (elf && st.st_size < (off_t)sizeof(Elf64_Ehdr))
-			lsp_error(err, LEAKSNAP_ERR_FORMAT, path,
+			kit_error(err, LEAKSNAP_ERR_FORMAT, path,
 				  "truncated ELF file: %lld bytes, less than its header",
 				  (long long)st.st_size);
 		else if (elf)
-			lsp_error(err, LEAKSNAP_ERR_FORMAT, path,
+			kit_error(err, LEAKSNAP_ERR_FORMAT, path,
 				  "corrupt ELF file: its identification bytes are invalid");
 		else
-			lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "not an ELF file");
+			kit_error(err, LEAKSNAP_ERR_FORMAT, path, "not an ELF file");
 		goto fail;
 	}
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(f->elf, &eh)) {
-		lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt ELF header: %s", elf_errmsg(-1));
+		kit_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt ELF header: %s", elf_errmsg(-1));
 		goto fail;
 	}
 	if (check_extent(f->elf, &eh, (uint64_t)st.st_size, path, err) != 0)
@@ -342,13 +342,13 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 	f->address_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
 	f->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!f->dwfl) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "%s", dwfl_errmsg(-1));
+		kit_error(err, LEAKSNAP_ERR_NOMEM, path, "%s", dwfl_errmsg(-1));
 		goto fail;
 	}
 	/* libdwfl gets its own descriptor: it closes what it is given */
 	int dfd = dup(f->fd);
 	if (dfd < 0) {
-		lsp_error_errno(err, path, errno);
+		kit_error_errno(err, path, errno);
 		goto fail;
 	}
 	/* The file is mapped whole (ELF_C_READ_MMAP): this descriptor is no
@@ -363,12 +363,12 @@ struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
 	dwfl_report_end(f->dwfl, NULL, NULL);
 	if (!f->mod) {
 		close(dfd);
-		lsp_error(err, LEAKSNAP_ERR_FORMAT, path, "cannot read the ELF file: %s",
+		kit_error(err, LEAKSNAP_ERR_FORMAT, path, "cannot read the ELF file: %s",
 			  dwfl_errmsg(-1));
 		goto fail;
 	}
 	if (read_build_id(f) != 0) {
-		lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 		goto fail;
 	}
 	if (!sym_open_debug_inflated(f))
@@ -797,7 +797,7 @@ int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *lo
 	out->frame_count = count;
 	return 0;
 nomem:
-	return lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+	return kit_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
 }
 
 void sym_file_prefetch(struct sym_file *f, const uint64_t *vaddrs, size_t count)

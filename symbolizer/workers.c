@@ -373,7 +373,7 @@ int sym_unit_ready(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error 
 	if (!cu->broken)
 		return 0;
 	if (!cu->error)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
 	if (err && !err->code)
 		*err = *cu->error;
 	free(cu->error);

@@ -7,15 +7,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "kit.h"
+#include "kit_blob.h"
 
 /* Inputs larger than this are refused outright: no real dump comes close,
  * and it keeps a pipe from feeding us unbounded memory. */
 #define BLOB_MAX_SIZE ((uint64_t)64 << 30)
-/* How far a stream may run past the size its header gives (lsp_stream_bound). */
+/* How far a stream may run past the size its header gives (kit_stream_bound). */
 #define STREAM_SLACK ((uint64_t)1 << 20)
 
-static int read_stream(int fd, const char *path, struct lsp_blob *blob, lsp_stream_bound bound,
+static int read_stream(int fd, const char *path, struct kit_blob *blob, kit_stream_bound bound,
 		       const void *ctx, struct leaksnap_error *err)
 {
 	size_t cap = 1 << 16, len = 0;
@@ -23,19 +24,19 @@ static int read_stream(int fd, const char *path, struct lsp_blob *blob, lsp_stre
 	bool probed = bound == NULL;
 	uint8_t *buf = malloc(cap);
 	if (buf == NULL)
-		return lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 	for (;;) {
 		if (len == cap) {
 			if (cap >= BLOB_MAX_SIZE) {
 				free(buf);
-				return lsp_error(err, LEAKSNAP_ERR_LIMIT, path,
+				return kit_error(err, LEAKSNAP_ERR_LIMIT, path,
 						 "input larger than %llu bytes",
 						 (unsigned long long)BLOB_MAX_SIZE);
 			}
 			uint8_t *nb = realloc(buf, cap * 2);
 			if (nb == NULL) {
 				free(buf);
-				return lsp_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
+				return kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 			}
 			buf = nb;
 			cap *= 2;
@@ -46,12 +47,12 @@ static int read_stream(int fd, const char *path, struct lsp_blob *blob, lsp_stre
 				continue;
 			int e = errno;
 			free(buf);
-			return lsp_error_errno(err, path, e);
+			return kit_error_errno(err, path, e);
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		if (!probed && len >= LSP_STREAM_PROBE) {
+		if (!probed && len >= KIT_STREAM_PROBE) {
 			probed = true;
 			uint64_t most = bound(buf, len, ctx, err);
 			if (most == 0) {
@@ -66,10 +67,10 @@ static int read_stream(int fd, const char *path, struct lsp_blob *blob, lsp_stre
 		if (len > limit) {
 			free(buf);
 			if (limit == BLOB_MAX_SIZE)
-				return lsp_error(err, LEAKSNAP_ERR_LIMIT, path,
+				return kit_error(err, LEAKSNAP_ERR_LIMIT, path,
 						 "input larger than %llu bytes",
 						 (unsigned long long)BLOB_MAX_SIZE);
-			return lsp_error_at(err, LEAKSNAP_ERR_FORMAT, path, limit - STREAM_SLACK,
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, path, limit - STREAM_SLACK,
 					    "input goes on past the %llu bytes its header gives",
 					    (unsigned long long)(limit - STREAM_SLACK));
 		}
@@ -80,7 +81,7 @@ static int read_stream(int fd, const char *path, struct lsp_blob *blob, lsp_stre
 	return 0;
 }
 
-int lsp_blob_load(const char *path, struct lsp_blob *blob, lsp_stream_bound bound,
+int kit_blob_load(const char *path, struct kit_blob *blob, kit_stream_bound bound,
 		  const void *ctx, struct leaksnap_error *err)
 {
 	memset(blob, 0, sizeof(*blob));
@@ -92,21 +93,21 @@ int lsp_blob_load(const char *path, struct lsp_blob *blob, lsp_stream_bound boun
 	} else {
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
-			return lsp_error_errno(err, path, errno);
+			return kit_error_errno(err, path, errno);
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		if (fd != STDIN_FILENO)
 			close(fd);
-		return lsp_error_errno(err, name, e);
+		return kit_error_errno(err, name, e);
 	}
 	int ret;
 	if (S_ISDIR(st.st_mode)) {
-		ret = lsp_error(err, LEAKSNAP_ERR_IO, name, "is a directory");
+		ret = kit_error(err, LEAKSNAP_ERR_IO, name, "is a directory");
 	} else if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		if ((uint64_t)st.st_size > BLOB_MAX_SIZE) {
-			ret = lsp_error(err, LEAKSNAP_ERR_LIMIT, name, "input larger than %llu bytes",
+			ret = kit_error(err, LEAKSNAP_ERR_LIMIT, name, "input larger than %llu bytes",
 					(unsigned long long)BLOB_MAX_SIZE);
 		} else {
 			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -128,7 +129,7 @@ int lsp_blob_load(const char *path, struct lsp_blob *blob, lsp_stream_bound boun
 	return ret;
 }
 
-void lsp_blob_release(struct lsp_blob *blob)
+void kit_blob_release(struct kit_blob *blob)
 {
 	if (blob == NULL)
 		return;
@@ -138,7 +139,7 @@ void lsp_blob_release(struct lsp_blob *blob)
 	memset(blob, 0, sizeof(*blob));
 }
 
-void lsp_blob_drop(struct lsp_blob *blob, size_t upto)
+void kit_blob_drop(struct kit_blob *blob, size_t upto)
 {
 	if (blob->mapping == NULL)
 		return;
