@@ -58,7 +58,7 @@ KIT_SRCS := $(filter-out $(KIT_TOOL_SRCS),$(wildcard kit/*.c))
 LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h resolve/resolve.h \
 	diff/diff.h
 LIB_SRCS := $(KIT_SRCS) $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
-	$(wildcard diff/*.c)
+	$(wildcard resolve/*.c) $(wildcard diff/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))

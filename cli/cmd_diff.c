@@ -482,7 +482,7 @@ int cmd_diff(int argc, char **argv)
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	struct diff_suppressions *supp = NULL;
-	struct symbolizer *sym = NULL;
+	struct leaksnap_resolver *resolver = NULL;
 	struct diff *d = NULL;
 	int status = EXIT_ERROR;
 	if (c.supp_path) {
@@ -498,10 +498,10 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	if (!c.no_symbols) {
-		struct sym_options so = {.demangle = true, .symbol_dirs = c.dirs,
-					 .symbol_dir_count = c.ndirs, .symbol_extent = true};
-		sym = symbolizer_new(&so, &err);
-		if (!sym) {
+		LEAKSNAP_RESOLVER_OPTS(ro, .symbol_dirs = c.dirs, .symbol_dir_count = c.ndirs,
+				       .return_addresses = !c.no_adjust);
+		resolver = leaksnap_resolver_new(&ro, &err);
+		if (!resolver) {
 			cli_fail_error(&err);
 			goto out;
 		}
@@ -509,8 +509,7 @@ int cmd_diff(int argc, char **argv)
 	c.o.skip = c.skip;
 	c.o.skip_count = c.nskip;
 	c.o.suppressions = supp;
-	c.o.sym = sym;
-	c.o.adjust = !c.no_adjust;
+	c.o.resolver = resolver;
 	c.o.jobs = cli_sym_jobs();
 	d = diff_new(&c.o, (size_t)(argc - first), &err);
 	if (!d) {
@@ -629,7 +628,7 @@ out_reader:
 	status = cli_finish_stdout(status);
 out:
 	diff_free(d);
-	symbolizer_free(sym);
+	leaksnap_resolver_free(resolver);
 	diff_suppressions_free(supp);
 	return status;
 }

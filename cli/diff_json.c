@@ -172,7 +172,7 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 					       cli_json_u64(diff_suppressions_hits(c->o.suppressions, i))));
 		cli_json_print(out, arr);
 	}
-	if (c->o.sym) {
+	if (c->o.resolver) {
 		json_key(out, &first, "symbols");
 		size_t nm = diff_symbol_module_count(d);
 		fprintf(out, "[");

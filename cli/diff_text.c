@@ -188,7 +188,7 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 		printf("%zu %s, then stopped: %s, not %s (listed last)\n", nc,
 		       nc == 1 ? "group grew" : "groups grew", nc == 1 ? "a cache" : "caches",
 		       nc == 1 ? "a leak" : "leaks");
-	if (c->o.sym) {
+	if (c->o.resolver) {
 		size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0, wrong_class = 0;
 		for (size_t i = 0; i < ns && i < shown; i++)
 			if (diff_symbolize_group(d, diff_suspect(d, i), &c->err) != 0)

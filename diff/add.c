@@ -415,8 +415,9 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 				 "%u-byte pointers, but %s has %u-byte pointers: a 32-bit and a "
 				 "64-bit process cannot be compared",
 				 ds->pointer_size, d->snaps[0].file, d->snaps[0].pointer_size);
-	if (d->o.sym && snapshot_pointer_size_known(snap))
-		symbolizer_set_pointer_size(d->o.sym, ds->pointer_size);
+	if (d->o.resolver && snapshot_pointer_size_known(snap))
+		symbolizer_set_pointer_size(leaksnap_resolver_symbolizer(d->o.resolver),
+					    ds->pointer_size);
 	ds->file = d->files[si] = strdup(src);
 	if (!ds->file)
 		goto nomem;

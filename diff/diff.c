@@ -45,6 +45,7 @@ struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
 	d->app = calloc(nsnapshots, sizeof(*d->app));
 	if (!d->snaps || !d->files || !d->exes || !d->zyg || !d->app)
 		goto nomem;
+	lsd_resolver_attach(d);
 	return d;
 nomem:
 	diff_free(d);
@@ -67,6 +68,7 @@ void diff_free(struct diff *d)
 {
 	if (!d)
 		return;
+	lsd_resolver_detach(d);
 	for (size_t i = 0; i < d->n && d->files; i++)
 		free(d->files[i]);
 	free(d->files);
@@ -82,9 +84,6 @@ void diff_free(struct diff *d)
 	}
 	free(d->mods);
 	free(d->mod_slots);
-	if (d->info)
-		for (size_t i = 0; i < d->frame_count; i++)
-			free(d->info[i].sym_owned);
 	free(d->info);
 	free(d->frames);
 	free(d->frame_slots);

@@ -30,7 +30,8 @@
 
 #include <leaksnap/maps.h>       /* struct maps */
 #include <leaksnap/snapshot.h>   /* struct snapshot, struct leaksnap_error, LEAKSNAP_API */
-#include <leaksnap/symbolizer.h> /* struct symbolizer, struct sym_frame, struct sym_module */
+#include <leaksnap/resolve.h>    /* struct leaksnap_resolver */
+#include <leaksnap/symbolizer.h> /* struct sym_frame, struct sym_module */
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,8 +77,10 @@ struct diff_options {
 	size_t skip_count;
 	const struct diff_suppressions *suppressions; /* NULL: none */
 	uint64_t min_bytes;      /* suspects grew by at least this many bytes */
-	struct symbolizer *sym;  /* NULL: frames stay module+offset */
-	bool adjust;             /* look frames up at the call (pc - 1) */
+	/* Symbolizes frames (NULL: they stay module+offset); it must outlive
+	 * the diff, whose frames point into its answers.  While the diff
+	 * lives, the resolver's problems become the diff's warnings. */
+	struct leaksnap_resolver *resolver;
 	/* Threads diff_add_snapshot may use: 0 or 1, none; 2 or more, a
 	 * thread maps PCs to frames while the caller interns stacks (large
 	 * snapshots only).  The result is the same either way. */

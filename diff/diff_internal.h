@@ -106,8 +106,7 @@ struct dframe {
 
 /* What ranking learns about a canonical frame. */
 struct frame_info {
-	struct diff_frame view;
-	struct sym_frame *sym_owned;
+	struct diff_frame view;   /* its symbols belong to the resolver */
 	uint32_t site_level;      /* first level outside wrappers; NONE: all wrappers */
 	uint32_t supp;            /* first matching suppression, NONE: none */
 	uint8_t have;             /* HAVE_* */
@@ -189,6 +188,9 @@ struct diff {
 
 	char **warnings;
 	size_t nwarnings, warn_cap;
+	leaksnap_resolve_warn_fn saved_warn; /* the resolver's own, while attached */
+	void *saved_warn_arg;
+	bool attached;
 	const struct sym_module **symmods;
 	size_t nsymmods, symmod_cap;
 };
@@ -202,6 +204,9 @@ uint32_t *lsd_slots_new(size_t n);
 /* symbols.c */
 /* Symbolize canonical frame @f (once).  -1: out of memory. */
 int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err);
+/* While the diff lives, the resolver's problems are its warnings. */
+void lsd_resolver_attach(struct diff *d);
+void lsd_resolver_detach(struct diff *d);
 /* The first suppression matching a level of canonical frame @f (NONE: none). */
 int lsd_frame_suppression(struct diff *d, uint32_t f, uint32_t *supp,
 			  struct leaksnap_error *err);

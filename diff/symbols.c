@@ -33,12 +33,27 @@ static void note_symmod(struct diff *d, struct dmodule *m, const struct sym_modu
 	if (kit_grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) != 0)
 		return;
 	d->symmods[d->nsymmods++] = sm;
-	if (sm->error) {
-		struct leaksnap_error e;
-		leaksnap_error_clear(&e);
-		kit_error(&e, LEAKSNAP_ERR_FORMAT, sm->error_file, "%s", sm->error);
-		warn(d, &e);
-	}
+}
+
+/* The resolver's problems, while this diff uses it: among its warnings. */
+static void resolver_problem(void *arg, const struct leaksnap_error *e)
+{
+	warn(arg, e);
+}
+
+void lsd_resolver_attach(struct diff *d)
+{
+	d->attached = d->o.resolver != NULL;
+	if (d->attached)
+		leaksnap_resolver_set_warn(d->o.resolver, resolver_problem, d, &d->saved_warn,
+					   &d->saved_warn_arg);
+}
+
+void lsd_resolver_detach(struct diff *d)
+{
+	if (d->attached)
+		leaksnap_resolver_set_warn(d->o.resolver, d->saved_warn, d->saved_warn_arg, NULL,
+					   NULL);
 }
 
 /* Symbolize canonical frame @f (once).  -1: out of memory. */
@@ -49,40 +64,22 @@ int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
 		return 0;
 	fi->have |= HAVE_SYMBOLS;
 	const struct dframe *fr = &d->frames[f];
-	if (!d->o.sym || fr->module == NONE)
+	if (!d->o.resolver || fr->module == NONE)
 		return 0;
 	struct dmodule *m = &d->mods[d->mods[fr->module].canon];
 	uint64_t rel = fr->addr;
-	struct leaksnap_error e;
-	leaksnap_error_clear(&e);
-	const struct sym_module *sm = symbolizer_module_at(d->o.sym, m->path,
-							   m->build_id_len ? m->build_id : NULL,
-							   m->build_id_len, &rel, &e);
+	const struct sym_module *sm = leaksnap_resolve_module(d->o.resolver, m->path, m->build_id,
+							      m->build_id_len, m->maps, m->nmaps,
+							      &rel, err);
 	if (!sm)
-		return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
-	if (sm->file && sm->layout == SYM_LAYOUT_NONE && !strcmp(sm->path, m->path) &&
-	    sym_module_set_mappings(sm, m->maps, m->nmaps, &e) != 0) {
-		if (e.code == LEAKSNAP_ERR_NOMEM)
-			return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
-		warn(d, &e);
-	}
+		return -1;
 	note_symmod(d, m, sm);
 	fi->view.sym_module = sm;
-	if (!sm->file)
-		return 0;
-	struct sym_result r;
-	if (sym_module_lookup(sm, rel, d->o.adjust, &r, &e) != 0) {
-		warn(d, &e);
-		return 0;
-	}
-	if (r.frame_count) {
-		fi->sym_owned = malloc(r.frame_count * sizeof(*fi->sym_owned));
-		if (!fi->sym_owned)
-			return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
-		memcpy(fi->sym_owned, r.frames, r.frame_count * sizeof(*fi->sym_owned));
-		fi->view.sym = fi->sym_owned;
-		fi->view.sym_count = r.frame_count;
-	}
+	struct leaksnap_resolved r;
+	if (leaksnap_resolve_frame(d->o.resolver, sm, rel, &r, err) != 0)
+		return -1;
+	fi->view.sym = r.frames;
+	fi->view.sym_count = r.frame_count;
 	return 0;
 }
 
