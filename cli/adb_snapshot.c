@@ -10,6 +10,7 @@
 
 #include "adb.h"
 #include "cli.h"
+#include "kit_publish.h"
 
 #define PATH_LEN 4400 /* local paths: --out (at most 4000 bytes) and a name */
 
@@ -339,7 +340,7 @@ static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN]
 			snprintf(names[done], sizeof(names[done]), "%s%s%s.%ld.%u.%s",
 				 strcmp(dir, ".") ? dir : "", strcmp(dir, ".") ? "/" : "", t->name, t->pid,
 				 k, ext[done]);
-			if ((r = how[done] = cli_publish_noreplace(tmp[done], names[done])) < 0)
+			if ((r = how[done] = kit_publish_noreplace(tmp[done], names[done])) < 0)
 				break;
 		}
 		if (done == n) {

@@ -12,6 +12,7 @@
 
 #include "adb.h"
 #include "cli.h"
+#include "kit_publish.h"
 #include "kit_format.h"
 
 struct want {
@@ -244,7 +245,7 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 		how = !w->id_len ? "build ID unverified: the dump has none" : "build ID match";
 		symbolizer_free(check);
 	}
-	int pub = rc ? 0 : cli_publish_noreplace(tmp, final);
+	int pub = rc ? 0 : kit_publish_noreplace(tmp, final);
 	if (pub < 0)
 		rc = cli_fail(final, "%s", strerror(-pub));
 	if (pub <= 0)

@@ -240,11 +240,6 @@ int cli_outfile_close(struct cli_outfile *o, bool ok);
 /* Give a temporary file made by mkstemp (mode 0600) the mode of any file
  * leaksnap writes: 0644 less the umask. */
 void cli_temp_mode(int fd);
-/* Give the complete file @tmp the name @path unless @path exists: a hard
- * link (0: @tmp is still there, to be removed), or, on a file system
- * without hard links, a rename that never replaces (1: @tmp is gone);
- * -errno on failure (-EEXIST: @path exists). */
-int cli_publish_noreplace(const char *tmp, const char *path);
 /* EXIT_ERROR (printed) when @path names the same file as one of @inputs
  * (NULL entries skipped): a report never replaces what it was made from. */
 int cli_outfile_not_input(const char *path, char *const *inputs, size_t n);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kit_publish.h"
 
 /* Whether the regular file at @path is one leaksnap wrote, of the kind
  * @replace names: its first bytes say so. */
@@ -63,7 +64,7 @@ static int may_write(const char *path, enum cli_replace replace, struct stat *st
 	}
 	*exists = true;
 	if (replace == CLI_REPLACE_NONE)
-		return cli_fail(path, "already exists (leaksnap never overwrites a file)");
+		return cli_fail(path, KIT_NEVER_OVERWRITES);
 	if (S_ISLNK(st->st_mode))
 		return cli_fail(path, "is a symbolic link: not replaced (leaksnap never "
 				      "writes through one)");
@@ -76,37 +77,6 @@ static int may_write(const char *path, enum cli_replace replace, struct stat *st
 	return 0;
 }
 
-/* Create a short temporary name in @path's directory (a target name near
- * NAME_MAX still works), exclusively and never through a link: its fd,
- * or -1 with errno set; *@tmp gets the name (NULL on failure). */
-static int make_temp(const char *path, char **tmp)
-{
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, plen = dlen + 48;
-	*tmp = malloc(plen);
-	if (!*tmp) {
-		errno = ENOMEM;
-		return -1;
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int fd = -1;
-	for (unsigned attempt = 0; attempt < 100 && fd < 0; attempt++) {
-		snprintf(*tmp, plen, "%.*s.leaksnap-%ld.%lx.tmp", (int)dlen, path,
-			 (long)getpid(), (unsigned long)(ts.tv_nsec + attempt));
-		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		int e = errno;
-		free(*tmp);
-		*tmp = NULL;
-		errno = e;
-	}
-	return fd;
-}
-
 int cli_outfile_check(const char *path, enum cli_replace replace)
 {
 	if (strcmp(path, "-") == 0)
@@ -116,7 +86,7 @@ int cli_outfile_check(const char *path, enum cli_replace replace)
 	if (may_write(path, replace, &st, &exists))
 		return EXIT_ERROR;
 	char *tmp;
-	int fd = make_temp(path, &tmp);
+	int fd = kit_temp_beside(path, &tmp);
 	if (fd < 0)
 		return cli_fail(path, "%s", strerror(errno));
 	close(fd);
@@ -141,7 +111,7 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace r
 		o->mode = st.st_mode & 07777; /* the replacement keeps it */
 		o->keep_mode = true;
 	}
-	int fd = make_temp(path, &o->tmp);
+	int fd = kit_temp_beside(path, &o->tmp);
 	if (fd < 0)
 		return cli_fail(path, "%s", strerror(errno));
 	o->f = fdopen(fd, "w");
@@ -161,18 +131,6 @@ void cli_temp_mode(int fd)
 	mode_t mask = umask(0); /* (read: there is no other way) */
 	umask(mask);
 	(void)fchmod(fd, 0644 & ~mask);
-}
-
-int cli_publish_noreplace(const char *tmp, const char *path)
-{
-	if (link(tmp, path) == 0)
-		return 0;
-	if (errno == EEXIST)
-		return -EEXIST;
-	/* a file system without hard links */
-	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
-		return 1;
-	return -errno;
 }
 
 int cli_outfile_close(struct cli_outfile *o, bool ok)
@@ -210,11 +168,11 @@ int cli_outfile_close(struct cli_outfile *o, bool ok)
 			else
 				e = errno;
 		} else {
-			int r = cli_publish_noreplace(o->tmp, o->path);
+			int r = kit_publish_noreplace(o->tmp, o->path);
 			if (r >= 0)
 				status = EXIT_OK;
 			else if (r == -EEXIST)
-				cli_fail(o->path, "already exists (leaksnap never overwrites a file)");
+				cli_fail(o->path, KIT_NEVER_OVERWRITES);
 			else
 				e = -r;
 		}

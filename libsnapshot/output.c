@@ -9,14 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kit_publish.h"
 #include "write_internal.h"
 
 #define OUT_BUFFER (1u << 20)
 
 static int already_exists(const char *path, struct leaksnap_error *err)
 {
-	return kit_error(err, LEAKSNAP_ERR_EXISTS, path,
-			 "already exists (leaksnap never overwrites a file)");
+	return kit_error(err, LEAKSNAP_ERR_EXISTS, path, KIT_NEVER_OVERWRITES);
 }
 
 int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err)
@@ -37,28 +37,10 @@ int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err
 
 	/* A temporary name beside the target, then link(): the final name
 	 * appears complete or not at all, and an existing file is never
-	 * replaced (link fails with EEXIST).  The temporary name is short
-	 * (not the target's name plus a suffix), so that a target name near
-	 * NAME_MAX still works. */
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, plen = dlen + 48;
-	o->tmp = malloc(plen);
-	if (o->tmp == NULL) {
-		free(o->buf);
-		return kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	for (unsigned attempt = 0; attempt < 100 && o->fd < 0; attempt++) {
-		snprintf(o->tmp, plen, "%.*s.leaksnap-%ld.%lx.tmp", (int)dlen, path,
-			 (long)getpid(), (unsigned long)(ts.tv_nsec + attempt));
-		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (o->fd < 0 && errno != EEXIST)
-			break;
-	}
+	 * replaced (link fails with EEXIST). */
+	o->fd = kit_temp_beside(path, &o->tmp);
 	if (o->fd < 0) {
 		int e = errno;
-		free(o->tmp);
 		free(o->buf);
 		return kit_error_errno(err, path, e);
 	}
@@ -104,13 +86,11 @@ int lsp_out_close(struct lsp_out *o, bool ok)
 			ret = kit_error_errno(o->err, o->path, errno);
 		if (close(o->fd) != 0 && ret == 0)
 			ret = kit_error_errno(o->err, o->path, errno);
-		if (ret == 0 && link(o->tmp, o->path) != 0) {
-			int e = errno;
-			if (e == EEXIST)
-				ret = already_exists(o->path, o->err);
-			else if (renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE) != 0)
-				ret = kit_error_errno(o->err, o->path, errno == EEXIST ? EEXIST : e);
-		}
+		int pub = ret == 0 ? kit_publish_noreplace(o->tmp, o->path) : 0;
+		if (pub == -EEXIST)
+			ret = already_exists(o->path, o->err);
+		else if (pub < 0)
+			ret = kit_error_errno(o->err, o->path, -pub);
 		unlink(o->tmp); /* no-op after a successful rename */
 		free(o->tmp);
 	}
