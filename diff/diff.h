@@ -146,7 +146,6 @@ struct diff_group {
 	size_t frame_count;
 	size_t site;
 	const char *module;          /* DIFF_BY_MODULE: the site's module, or NULL */
-	uint32_t rep_stack;          /* (the diff's own reference to that stack) */
 	/* The inline level of frame @site (0: its innermost function) that is
 	 * the site: inlined allocation wrappers are skipped too.  Set with
 	 * @site. */

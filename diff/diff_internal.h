@@ -131,9 +131,16 @@ struct cand {
 };
 
 /* A group as the API shows it, made on first access. */
+/* The lists of groups the API shows. */
+enum group_list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
+
+/* A group's view: what the API shows first, then what only the diff knows. */
 struct group_priv {
 	struct diff_group pub;
 	const struct diff_frame **frames;
+	uint32_t rep_stack;       /* the representative stack */
+	enum group_list list;     /* where the view is: pub_<list>[index] */
+	size_t index;
 };
 
 struct diff {

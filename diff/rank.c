@@ -248,6 +248,7 @@ nomem:
 /* The API's view of candidate @c, made once into *@slot.  NULL: out of
  * memory (or a symbol lookup failed that way). */
 static const struct diff_group *materialize(struct diff *d, const struct cand *c,
+					    enum group_list list, size_t index,
 					    struct group_priv **slot)
 {
 	if (*slot)
@@ -271,7 +272,9 @@ static const struct diff_group *materialize(struct diff *d, const struct cand *c
 	gp->pub.frames = gp->frames;
 	gp->pub.frame_count = len;
 	gp->pub.site = SIZE_MAX;
-	gp->pub.rep_stack = rep;
+	gp->rep_stack = rep;
+	gp->list = list;
+	gp->index = index;
 	if (d->o.by == DIFF_BY_MODULE && len) {
 		struct leaksnap_error e;
 		size_t site;
@@ -294,7 +297,7 @@ const struct diff_group *diff_suspect(struct diff *d, size_t i)
 	if (i >= d->nsuspects)
 		return NULL;
 	lsd_order_cands(d->suspects, d->nsuspects, &d->suspects_ordered, i + 1, lsd_cmp_suspect);
-	return materialize(d, &d->suspects[i], &d->pub_suspects[i]);
+	return materialize(d, &d->suspects[i], LIST_SUSPECTS, i, &d->pub_suspects[i]);
 }
 size_t diff_stopped_count(const struct diff *d) { return d->nstopped; }
 size_t diff_definite_count(const struct diff *d) { return d->ndefinite; }
@@ -304,12 +307,12 @@ const struct diff_group *diff_unreachable(struct diff *d, size_t i)
 	if (i >= d->nunreach)
 		return NULL;
 	lsd_order_cands(d->unreach, d->nunreach, &d->unreach_ordered, i + 1, cmp_unreach);
-	return materialize(d, &d->unreach[i], &d->pub_unreach[i]);
+	return materialize(d, &d->unreach[i], LIST_UNREACHABLE, i, &d->pub_unreach[i]);
 }
 const struct diff_group *diff_stopped(struct diff *d, size_t i)
 {
 	if (i >= d->nstopped)
 		return NULL;
 	lsd_order_cands(d->stopped, d->nstopped, &d->stopped_ordered, i + 1, cmp_stopped);
-	return materialize(d, &d->stopped[i], &d->pub_stopped[i]);
+	return materialize(d, &d->stopped[i], LIST_STOPPED, i, &d->pub_stopped[i]);
 }

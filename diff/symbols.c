@@ -196,27 +196,45 @@ int lsd_stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level,
 	return 0;
 }
 
+/* The diff's own (writable) view behind @group, or NULL when @group is
+ * not one of its views. */
+static struct group_priv *own_view(struct diff *d, const struct diff_group *group)
+{
+	const struct group_priv *seen = (const struct group_priv *)group; /* pub comes first */
+	struct group_priv **views = seen->list == LIST_SUSPECTS	   ? d->pub_suspects
+				    : seen->list == LIST_STOPPED   ? d->pub_stopped
+				    : seen->list == LIST_UNREACHABLE ? d->pub_unreach
+								     : NULL;
+	size_t n = seen->list == LIST_SUSPECTS	 ? d->nsuspects
+		   : seen->list == LIST_STOPPED	 ? d->nstopped
+		   : seen->list == LIST_UNREACHABLE ? d->nunreach
+						    : 0;
+	if (!views || seen->index >= n || views[seen->index] != seen)
+		return NULL;
+	return views[seen->index];
+}
+
 int diff_symbolize_group(struct diff *d, const struct diff_group *group,
 			 struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (!d->ranked || !group)
 		return 0;
+	struct group_priv *g = own_view(d, group);
+	if (!g)
+		return kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "not a group of this diff");
 	for (size_t i = 0; i < group->frame_count; i++) {
 		uint32_t f = (uint32_t)(((const char *)group->frames[i] - (const char *)d->info) /
 					sizeof(*d->info));
-		if (f >= d->frame_count)
-			return kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "not a group of this diff");
 		if (lsd_frame_symbols(d, f, err) != 0)
 			return -1;
 	}
 	size_t site;
 	uint32_t level;
-	if (lsd_stack_site(d, group->rep_stack, &site, &level, err) != 0)
+	if (lsd_stack_site(d, g->rep_stack, &site, &level, err) != 0)
 		return -1;
-	struct diff_group *g = (struct diff_group *)(uintptr_t)group;
-	g->site = site;
-	g->site_level = site < group->frame_count && level != NONE ? level : 0;
+	g->pub.site = site;
+	g->pub.site_level = site < group->frame_count && level != NONE ? level : 0;
 	return 0;
 }
 

@@ -368,6 +368,30 @@ static struct diff *order_diff(void)
 	return d;
 }
 
+/* diff_symbolize_group() finds its own view of a group (without a
+ * symbolizer it only sets the site); a group of another diff is refused. */
+static void test_symbolize_group_owner(void **state)
+{
+	(void)state;
+	struct diff *a = order_diff(), *b = order_diff();
+	const struct diff_group *ga = diff_suspect(a, 0), *gb = diff_suspect(b, 3);
+	assert_non_null(ga);
+	assert_non_null(gb);
+	assert_int_equal(ga->site, SIZE_MAX);
+	struct leaksnap_error err;
+	assert_int_equal(diff_symbolize_group(a, ga, &err), 0);
+	assert_int_equal(ga->site, 0);
+	assert_int_equal(ga->site_level, 0);
+	assert_int_equal(diff_symbolize_group(a, gb, &err), -1);
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_string_equal(err.text, "not a group of this diff");
+	assert_int_equal(gb->site, SIZE_MAX);
+	assert_int_equal(diff_symbolize_group(b, gb, &err), 0);
+	assert_int_equal(gb->site, 0);
+	diff_free(a);
+	diff_free(b);
+}
+
 static void test_rank_order(void **state)
 {
 	(void)state;
@@ -876,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_group_face),
 		cmocka_unit_test(test_trends),
 		cmocka_unit_test(test_rank_order),
+		cmocka_unit_test(test_symbolize_group_owner),
 		cmocka_unit_test(test_top_growing_stacks),
 		cmocka_unit_test(test_growing_stack_delta),
 		cmocka_unit_test(test_keep_duplicates),
