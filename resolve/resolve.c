@@ -161,7 +161,7 @@ static int take_layout(struct leaksnap_resolver *r, const struct sym_module *m, 
 	struct leaksnap_error e;
 	leaksnap_error_clear(&e);
 	int rc = 0;
-	if (sym_module_set_mappings(m, v, n, &e) != 0) {
+	if (sym_module_set_mappings(r->sym, m, v, n, &e) != 0) {
 		if (e.code == LEAKSNAP_ERR_NOMEM && !src->maps)
 			rc = nomem(err);
 		else

@@ -504,12 +504,18 @@ static bool maps_bias(const GElf_Phdr *ph, size_t nph, const struct sym_mapping 
 	return false;
 }
 
-int sym_module_set_mappings(const struct sym_module *module, const struct sym_mapping *mappings,
-			    size_t count, struct leaksnap_error *err)
+int sym_module_set_mappings(struct symbolizer *sym, const struct sym_module *module,
+			    const struct sym_mapping *mappings, size_t count,
+			    struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	/* the module is the symbolizer's own, handed out read-only */
-	struct sym_module_entry *e = (struct sym_module_entry *)(uintptr_t)module;
+	/* the module is handed out read-only: this is its writable entry */
+	struct sym_module_entry *e = sym->modules;
+	while (e && &e->m != module)
+		e = e->next;
+	if (!e)
+		return kit_error(err, LEAKSNAP_ERR_USAGE, module ? module->path : "",
+				 "not a module of this symbolizer");
 	if (!module->file || module->layout != SYM_LAYOUT_NONE || e->maps_tried)
 		return 0;
 	e->maps_tried = true;

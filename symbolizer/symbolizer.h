@@ -246,8 +246,9 @@ LEAKSNAP_API const char *sym_layout_name(enum sym_layout layout);
  * not depend on where the file was loaded).  Tried once per module: any
  * other call does nothing and returns 0.  Returns -1 with @err filled
  * (LEAKSNAP_ERR_FORMAT, naming the file) when the mappings fit none of the
- * file's segments; the module then keeps no layout. */
-LEAKSNAP_API int sym_module_set_mappings(const struct sym_module *module,
+ * file's segments; the module then keeps no layout.  @module must be one
+ * @sym handed out (else LEAKSNAP_ERR_USAGE). */
+LEAKSNAP_API int sym_module_set_mappings(struct symbolizer *sym, const struct sym_module *module,
 					 const struct sym_mapping *mappings, size_t count,
 					 struct leaksnap_error *err);
 

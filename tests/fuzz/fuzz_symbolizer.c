@@ -115,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				memcpy(&maps[2].offset, data + 16, 8);
 			}
 			fuzz_stale_error(&err);
-			int rc = sym_module_set_mappings(m, maps, 3, &err);
+			int rc = sym_module_set_mappings(sym, m, maps, 3, &err);
 			if (rc != 0) {
 				fuzz_check_error(&err);
 				FUZZ_CHECK(m->layout == SYM_LAYOUT_NONE);
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_CHECK(err.code == LEAKSNAP_OK);
 				/* (tried once: without a build ID both passes share it) */
 				FUZZ_CHECK(m->layout == SYM_LAYOUT_MAPS || (with_id && !idlen));
-				FUZZ_CHECK(sym_module_set_mappings(m, maps, 3, &err) == 0);
+				FUZZ_CHECK(sym_module_set_mappings(sym, m, maps, 3, &err) == 0);
 			}
 			for (uint64_t k = 0; k < 16; k++) {
 				fuzz_stale_error(&err);

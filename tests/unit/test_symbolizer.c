@@ -276,7 +276,7 @@ static void test_debug_only(void **state)
 	struct sym_mapping maps[32];
 	size_t nmaps = self_mappings(maps, 32, false);
 	assert_true(nmaps >= 2);
-	assert_int_equal(sym_module_set_mappings(own, maps, nmaps, &err), 0);
+	assert_int_equal(sym_module_set_mappings(s, own, maps, nmaps, &err), 0);
 	assert_int_equal(own->layout, SYM_LAYOUT_FILE); /* its own layout: kept */
 	symbolizer_free(s);
 
@@ -305,7 +305,7 @@ static void test_debug_only(void **state)
 		assert_int_equal(sym_module_lookup(m, rel_pc, true, &r, &err), 0);
 		assert_int_equal(r.frame_count, 0); /* no layout, no answer */
 		size_t n = pass ? self_mappings(maps, 32, true) : self_mappings(maps, 32, false);
-		assert_int_equal(sym_module_set_mappings(m, maps, n, &err), 0);
+		assert_int_equal(sym_module_set_mappings(s, m, maps, n, &err), 0);
 		assert_int_equal(m->layout, SYM_LAYOUT_MAPS);
 		assert_string_equal(sym_layout_name(m->layout), "maps");
 		assert_int_equal(sym_module_lookup(m, rel_pc, true, &r, &err), 0);
@@ -319,11 +319,19 @@ static void test_debug_only(void **state)
 	s = new_sym(&o);
 	const struct sym_module *m = symbolizer_module(s, "/system/bin/x", id, len, &err);
 	struct sym_mapping bad = {0x7f0000001000, 0x7f0000002000, 0x1000, false};
-	assert_int_equal(sym_module_set_mappings(m, &bad, 1, &err), -1);
+	assert_int_equal(sym_module_set_mappings(s, m, &bad, 1, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_string_equal(err.source, m->file_path);
 	assert_int_equal(m->layout, SYM_LAYOUT_NONE);
-	assert_int_equal(sym_module_set_mappings(m, &bad, 1, &err), 0); /* said once */
+	assert_int_equal(sym_module_set_mappings(s, m, &bad, 1, &err), 0); /* said once */
+	/* a module of another symbolizer is refused, and left as it was */
+	struct symbolizer *other = new_sym(&o);
+	const struct sym_module *m2 = symbolizer_module(other, "/system/bin/x", id, len, &err);
+	assert_int_equal(sym_module_set_mappings(s, m2, maps, 1, &err), -1);
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_string_equal(err.text, "not a module of this symbolizer");
+	assert_int_equal(m2->layout, SYM_LAYOUT_NONE);
+	symbolizer_free(other);
 	symbolizer_free(s);
 
 	assert_string_equal(sym_layout_name(SYM_LAYOUT_FILE), "file");
