@@ -359,18 +359,18 @@ struct snapshot *lsp_read_raw(struct lsp_blob *blob, const char *source,
 {
 	unsigned ptr = opts->pointer_size, frames = opts->frames;
 	if (ptr != 4 && ptr != 8) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "--pointer-size must be 4 or 8");
+		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "opts.pointer_size must be 4 or 8");
 		return NULL;
 	}
 	if (frames < 1 || frames > LSP_MAX_FRAMES) {
-		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "--frames must be 1..%u", LSP_MAX_FRAMES);
+		lsp_error(err, LEAKSNAP_ERR_USAGE, source, "opts.frames must be 1..%u", LSP_MAX_FRAMES);
 		return NULL;
 	}
 	uint64_t info = (uint64_t)ptr * (2 + frames);
 	if (blob->size % info != 0) {
 		lsp_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size / info * info,
 			     "size %zu is not a multiple of the record size %llu "
-			     "(pointer size %u, %u frames): truncated or wrong --frames",
+			     "(pointer size %u, %u frames): truncated or wrong opts.frames",
 			     blob->size, (unsigned long long)info, ptr, frames);
 		return NULL;
 	}

@@ -118,7 +118,10 @@ struct snapshot_meta {
 	const char *value;
 };
 
-/* Options for snapshot_open().  Zero-initialise, then set what you need. */
+/* Options for snapshot_open().  Zero-initialise, then set what you need.
+ * Error texts and warnings that concern an option name it as "opts.FIELD"
+ * ("opts.pointer_size", "opts.frames", "opts.count_is_frames"), so that a
+ * front end can show the name under which its user sets it instead. */
 struct snapshot_open_opts {
 	unsigned pointer_size;  /* raw buffers: 4 or 8 (0 = not given) */
 	unsigned frames;        /* raw buffers: backtrace size (0 = not given) */
