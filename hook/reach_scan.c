@@ -563,7 +563,6 @@ static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
 		touched_runs(lo, hi, pagemap, scan_root);
 }
 
-/* A run of a large marked block. */
 /* Whether block @i of mapping @ar is a glibc chunk that is a mapping of
  * its own (bit 1, IS_MMAPPED, of the size word before it; read only where
  * the mapping holds that word). */
@@ -601,6 +600,7 @@ static void scan_area_roots(const struct area *ar, int pagemap)
 		(ar->flags & A_ANON) ? scan_anon(pos, ar->hi, pagemap) : scan_root(pos, ar->hi);
 }
 
+/* A run of a large marked block. */
 static void scan_block_run(uintptr_t lo, uintptr_t hi)
 {
 	S.out->marked_bytes += hi - lo;

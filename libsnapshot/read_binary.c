@@ -7,7 +7,6 @@
 #include "format.h"
 #include "snapshot_internal.h"
 
-/* Decode a get_malloc_leak_info record area into @s. */
 /* Little-endian records of @ptr-byte fields on a little-endian host: the
  * common case, decoded straight into the snapshot's arrays (the generic loop
  * below costs a call per field and a copy per record). */
@@ -50,6 +49,7 @@ static void decode_le(struct snapshot *s, const uint8_t *p, unsigned ptr, unsign
 	s->nframes += nf;
 }
 
+/* Decode a get_malloc_leak_info record area into @s. */
 int lsp_decode_records(struct snapshot *s, struct lsp_blob *blob, const uint8_t *area,
 		       uint64_t size, uint64_t base, unsigned ptr, unsigned frames,
 		       bool big_endian, struct leaksnap_error *err)
