@@ -377,6 +377,92 @@ static int send_stop(struct stopper *st, struct reach_thread *t)
 	return 0;
 }
 
+/* Mark the signalled threads that answered as saved; returns how many
+ * are still waited for (signalled without an answer, or watched). */
+static size_t count_waiting(struct stopper *st)
+{
+	size_t waiting = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if (t->state == REACH_WATCH)
+			waiting++;
+		if (t->state != REACH_SIGNALLED)
+			continue;
+		if (atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
+			t->state = REACH_SAVED;
+		else
+			waiting++;
+	}
+	return waiting;
+}
+
+/* Every 10 ms, look at who has not answered: one that blocks the signal
+ * and runs for 100 ms fails the stop; one in uninterruptible sleep waits
+ * in the kernel.  Returns 0, or -1 with @st->why. */
+static int look_at_late(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if ((t->state != REACH_SIGNALLED && t->state != REACH_WATCH) ||
+		    atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
+			continue;
+		int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+		bool blocks;
+		char state;
+		if (!thread_status(tid, &blocks, &state)) {
+			t->state = REACH_GONE;
+		} else if (t->state == REACH_WATCH && !blocks) {
+			if (send_stop(st, t) != 0)
+				return -1;
+		} else if (blocks && state == 'R') {
+			/* for 100 ms on end: not a passing mask
+			 * (pthread_create's, qemu-user's own) */
+			if (++t->strikes >= 10) {
+				snprintf(st->why, sizeof(st->why),
+					 "thread %d blocks the stop signal and runs", tid);
+				return -1;
+			}
+		} else if (blocks) {
+			t->state = REACH_BLOCKED;
+		} else if (state == 'D') {
+			t->state = REACH_FROZEN;
+		} else {
+			t->strikes = 0;
+		}
+	}
+	return 0;
+}
+
+/* At the deadline, the threads that have not answered: gone, or in the
+ * kernel with the signal pending (uninterruptible sleep, a vfork parent):
+ * such a thread runs none of its code before the handler, so it is as
+ * stopped, only its registers unknown.  One that blocks the signal and
+ * runs cannot be stopped.  Returns 0, or -1 with @st->why. */
+static int settle_unanswered(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if (t->state != REACH_SIGNALLED && t->state != REACH_WATCH)
+			continue;
+		int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+		bool blocks;
+		char state;
+		if (!thread_status(tid, &blocks, &state)) {
+			t->state = REACH_GONE;
+		} else if (blocks && state == 'R') {
+			snprintf(st->why, sizeof(st->why),
+				 "thread %d blocks the stop signal and runs", tid);
+			return -1;
+		} else if (t->state == REACH_WATCH && !blocks) {
+			snprintf(st->why, sizeof(st->why), "thread %d did not stop in time", tid);
+			return -1;
+		} else {
+			t->state = blocks ? REACH_BLOCKED : REACH_FROZEN;
+		}
+	}
+	return 0;
+}
+
 /* Signal every new thread, wait for the answers; again until no new
  * thread appears.  Returns 0, or -1 with @st->why. */
 static int stop_threads_now(struct stopper *st)
@@ -400,86 +486,18 @@ static int stop_threads_now(struct stopper *st)
 		/* wait for every signalled thread's answer */
 		for (;;) {
 			unsigned acks = atomic_load_explicit(&stop_acks, memory_order_acquire);
-			size_t waiting = 0;
-			for (size_t i = 0; i < st->n; i++) {
-				struct reach_thread *t = &st->threads[i];
-				if (t->state == REACH_WATCH)
-					waiting++;
-				if (t->state != REACH_SIGNALLED)
-					continue;
-				if (atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
-					t->state = REACH_SAVED;
-				else
-					waiting++;
-			}
-			if (!waiting)
+			if (!count_waiting(st))
 				break;
 			uint64_t now = now_ns();
-			/* Every 10 ms, look at who has not answered: one that
-			 * blocks the signal and runs for 100 ms fails the stop;
-			 * one in uninterruptible sleep waits in the kernel. */
 			if (now >= next_look && now < deadline) {
 				next_look = now + 10000000;
-				for (size_t i = 0; i < st->n; i++) {
-					struct reach_thread *t = &st->threads[i];
-					if ((t->state != REACH_SIGNALLED && t->state != REACH_WATCH) ||
-					    atomic_load_explicit(&t->answered, memory_order_acquire) ==
-						    st->phase)
-						continue;
-					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-					bool blocks;
-					char state;
-					if (!thread_status(tid, &blocks, &state)) {
-						t->state = REACH_GONE;
-					} else if (t->state == REACH_WATCH && !blocks) {
-						if (send_stop(st, t) != 0)
-							return -1;
-					} else if (blocks && state == 'R') {
-						/* for 100 ms on end: not a passing mask
-						 * (pthread_create's, qemu-user's own) */
-						if (++t->strikes >= 10) {
-							snprintf(st->why, sizeof(st->why),
-								 "thread %d blocks the stop signal and runs",
-								 tid);
-							return -1;
-						}
-					} else if (blocks) {
-						t->state = REACH_BLOCKED;
-					} else if (state == 'D') {
-						t->state = REACH_FROZEN;
-					} else {
-						t->strikes = 0;
-					}
-				}
+				if (look_at_late(st) != 0)
+					return -1;
 				continue;
 			}
 			if (now >= deadline) {
-				/* Not answered: gone, or in the kernel with the signal
-				 * pending (uninterruptible sleep, a vfork parent): such
-				 * a thread runs none of its code before the handler,
-				 * so it is as stopped, only its registers unknown.  One
-				 * that blocks the signal and runs cannot be stopped. */
-				for (size_t i = 0; i < st->n; i++) {
-					struct reach_thread *t = &st->threads[i];
-					if (t->state != REACH_SIGNALLED && t->state != REACH_WATCH)
-						continue;
-					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-					bool blocks;
-					char state;
-					if (!thread_status(tid, &blocks, &state)) {
-						t->state = REACH_GONE;
-					} else if (blocks && state == 'R') {
-						snprintf(st->why, sizeof(st->why),
-							 "thread %d blocks the stop signal and runs", tid);
-						return -1;
-					} else if (t->state == REACH_WATCH && !blocks) {
-						snprintf(st->why, sizeof(st->why),
-							 "thread %d did not stop in time", tid);
-						return -1;
-					} else {
-						t->state = blocks ? REACH_BLOCKED : REACH_FROZEN;
-					}
-				}
+				if (settle_unanswered(st) != 0)
+					return -1;
 				break;
 			}
 			uint64_t left = deadline - now < 1000000 ? deadline - now : 1000000;
