@@ -279,7 +279,7 @@ LEAKSNAP_API void snapshot_header_encode(const struct snapshot_header *hdr,
 					 uint8_t out[SNAPSHOT_HEADER_SIZE]);
 
 /* Decode and validate a LEAKSNAP header from the first @len bytes at @buf of
- * a file of @file_size bytes (every FORMAT.md rule, including the file size).
+ * a file of @file_size bytes (every rule of docs/format.md, including the file size).
  * Returns 0, or -1 with @err filled (byte offset of the bad field). */
 LEAKSNAP_API int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 					struct snapshot_header *hdr, const char *source,
