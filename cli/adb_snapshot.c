@@ -289,6 +289,7 @@ static int unreadable(const char *dev, const struct leaksnap_error *err)
 {
 	struct leaksnap_error named = *err;
 	snprintf(named.source, sizeof(named.source), "%s", dev);
+	cli_input_error(&named);
 	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
 	return adb_fail("%s (pulled, but not a readable dump)",
 			leaksnap_error_format(&named, buf, sizeof(buf)));

@@ -160,6 +160,13 @@ struct cli_input {
 int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *in);
 /* Checks once all options are read: EXIT_ERROR (printed) or 0. */
 int cli_input_check(const char *cmd, const struct cli_input *in);
+/* A library text (error or warning) as the user should read it: the
+ * snapshot_open_opts fields it names as "opts.FIELD" become the options that
+ * set them ("--pointer-size").  Returns @text itself when nothing changes,
+ * else @buf. */
+const char *cli_input_text(const char *text, char *buf, size_t size);
+/* The same, in place, for the text of @err. */
+void cli_input_error(struct leaksnap_error *err);
 /* EXIT_ERROR (said: "'': No such file or directory") when one of the @n
  * file names at @names is empty, as the system would say, but naming it:
  * a library error of an empty name would name none. */

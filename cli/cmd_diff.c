@@ -539,6 +539,7 @@ int cmd_diff(int argc, char **argv)
 			s = snapshot_open(rd.paths[i], rd.opts, &rd.errs[i]);
 		}
 		if (!s) {
+			cli_input_error(&rd.errs[i]);
 			cli_fail_error(&rd.errs[i]);
 			goto out_reader;
 		}

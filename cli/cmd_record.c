@@ -512,6 +512,7 @@ static size_t list_dumps(const struct prefix *p, const struct dump_list *l)
 		struct leaksnap_error err;
 		struct snapshot *s = snapshot_open(path, NULL, &err);
 		if (s == NULL) {
+			cli_input_error(&err);
 			char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
 			const char *msg = leaksnap_error_format(&err, buf, sizeof(buf));
 			size_t slen = strlen(err.source);

@@ -341,8 +341,10 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 	cli_json_print(out, meta);
 	json_key(out, &first, "warnings");
 	json_t *warn = json_array();
+	char buf[1024];
 	for (size_t i = 0; i < snapshot_warning_count(s); i++)
-		json_array_append_new(warn, cli_json_text(snapshot_warning(s, i)));
+		json_array_append_new(warn, cli_json_text(cli_input_text(snapshot_warning(s, i), buf,
+									 sizeof(buf))));
 	cli_json_print(out, warn);
 
 	json_key(out, &first, "records");

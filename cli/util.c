@@ -116,6 +116,47 @@ int cli_input_check(const char *cmd, const struct cli_input *in)
 	return 0;
 }
 
+/* The library names a snapshot_open_opts field in its texts as "opts.FIELD";
+ * the user sets it with this option. */
+static const struct {
+	const char *api, *option;
+} input_names[] = {
+	{"opts.pointer_size", "--pointer-size"},
+	{"opts.frames", "--frames"},
+	{"opts.count_is_frames", "--count-is-frames"},
+};
+
+const char *cli_input_text(const char *text, char *buf, size_t size)
+{
+	if (size == 0 || strstr(text, "opts.") == NULL)
+		return text;
+	size_t n = 0;
+	while (*text && n + 1 < size) {
+		size_t k = 0;
+		while (k < sizeof(input_names) / sizeof(input_names[0]) &&
+		       strncmp(text, input_names[k].api, strlen(input_names[k].api)) != 0)
+			k++;
+		if (k == sizeof(input_names) / sizeof(input_names[0])) {
+			buf[n++] = *text++;
+			continue;
+		}
+		n += (size_t)snprintf(buf + n, size - n, "%s", input_names[k].option);
+		if (n >= size)
+			n = size - 1;
+		text += strlen(input_names[k].api);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+void cli_input_error(struct leaksnap_error *err)
+{
+	char buf[sizeof(err->text)];
+	const char *text = cli_input_text(err->text, buf, sizeof(buf));
+	if (text == buf)
+		memcpy(err->text, buf, sizeof(buf));
+}
+
 int cli_no_empty_names(char **names, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -180,6 +221,7 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 	struct leaksnap_error err;
 	struct snapshot *s = snapshot_open(path, opts, &err);
 	if (s == NULL) {
+		cli_input_error(&err);
 		cli_fail_error(&err);
 		return NULL;
 	}
@@ -221,8 +263,10 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 
 void cli_print_warnings(const struct snapshot *s)
 {
+	char buf[1024];
 	for (size_t i = 0; i < snapshot_warning_count(s); i++)
-		cli_warn(snapshot_source(s), "%s", snapshot_warning(s, i));
+		cli_warn(snapshot_source(s), "%s",
+			 cli_input_text(snapshot_warning(s, i), buf, sizeof(buf)));
 }
 
 /* A --maps file in which no frame of the snapshot lies was most likely

@@ -429,7 +429,8 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		{snap.records, snap.records_size},
 		{maps.p, maps.len},
 		{meta.p, meta.len},
-		/* FORMAT §2a: one u32 per record, in the records' byte order */
+		/* docs/format.md, reachability section: one u32 per record,
+		 * in the records' byte order */
 		{reach.counts, reach.ok ? reach.counts_size : 0},
 	};
 	struct iovec maps_iov[] = {{maps.p, maps.len}};

@@ -377,6 +377,92 @@ static int send_stop(struct stopper *st, struct reach_thread *t)
 	return 0;
 }
 
+/* Mark the signalled threads that answered as saved; returns how many
+ * are still waited for (signalled without an answer, or watched). */
+static size_t count_waiting(struct stopper *st)
+{
+	size_t waiting = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if (t->state == REACH_WATCH)
+			waiting++;
+		if (t->state != REACH_SIGNALLED)
+			continue;
+		if (atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
+			t->state = REACH_SAVED;
+		else
+			waiting++;
+	}
+	return waiting;
+}
+
+/* Every 10 ms, look at who has not answered: one that blocks the signal
+ * and runs for 100 ms fails the stop; one in uninterruptible sleep waits
+ * in the kernel.  Returns 0, or -1 with @st->why. */
+static int look_at_late(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if ((t->state != REACH_SIGNALLED && t->state != REACH_WATCH) ||
+		    atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
+			continue;
+		int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+		bool blocks;
+		char state;
+		if (!thread_status(tid, &blocks, &state)) {
+			t->state = REACH_GONE;
+		} else if (t->state == REACH_WATCH && !blocks) {
+			if (send_stop(st, t) != 0)
+				return -1;
+		} else if (blocks && state == 'R') {
+			/* for 100 ms on end: not a passing mask
+			 * (pthread_create's, qemu-user's own) */
+			if (++t->strikes >= 10) {
+				snprintf(st->why, sizeof(st->why),
+					 "thread %d blocks the stop signal and runs", tid);
+				return -1;
+			}
+		} else if (blocks) {
+			t->state = REACH_BLOCKED;
+		} else if (state == 'D') {
+			t->state = REACH_FROZEN;
+		} else {
+			t->strikes = 0;
+		}
+	}
+	return 0;
+}
+
+/* At the deadline, the threads that have not answered: gone, or in the
+ * kernel with the signal pending (uninterruptible sleep, a vfork parent):
+ * such a thread runs none of its code before the handler, so it is as
+ * stopped, only its registers unknown.  One that blocks the signal and
+ * runs cannot be stopped.  Returns 0, or -1 with @st->why. */
+static int settle_unanswered(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if (t->state != REACH_SIGNALLED && t->state != REACH_WATCH)
+			continue;
+		int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+		bool blocks;
+		char state;
+		if (!thread_status(tid, &blocks, &state)) {
+			t->state = REACH_GONE;
+		} else if (blocks && state == 'R') {
+			snprintf(st->why, sizeof(st->why),
+				 "thread %d blocks the stop signal and runs", tid);
+			return -1;
+		} else if (t->state == REACH_WATCH && !blocks) {
+			snprintf(st->why, sizeof(st->why), "thread %d did not stop in time", tid);
+			return -1;
+		} else {
+			t->state = blocks ? REACH_BLOCKED : REACH_FROZEN;
+		}
+	}
+	return 0;
+}
+
 /* Signal every new thread, wait for the answers; again until no new
  * thread appears.  Returns 0, or -1 with @st->why. */
 static int stop_threads_now(struct stopper *st)
@@ -400,86 +486,18 @@ static int stop_threads_now(struct stopper *st)
 		/* wait for every signalled thread's answer */
 		for (;;) {
 			unsigned acks = atomic_load_explicit(&stop_acks, memory_order_acquire);
-			size_t waiting = 0;
-			for (size_t i = 0; i < st->n; i++) {
-				struct reach_thread *t = &st->threads[i];
-				if (t->state == REACH_WATCH)
-					waiting++;
-				if (t->state != REACH_SIGNALLED)
-					continue;
-				if (atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
-					t->state = REACH_SAVED;
-				else
-					waiting++;
-			}
-			if (!waiting)
+			if (!count_waiting(st))
 				break;
 			uint64_t now = now_ns();
-			/* Every 10 ms, look at who has not answered: one that
-			 * blocks the signal and runs for 100 ms fails the stop;
-			 * one in uninterruptible sleep waits in the kernel. */
 			if (now >= next_look && now < deadline) {
 				next_look = now + 10000000;
-				for (size_t i = 0; i < st->n; i++) {
-					struct reach_thread *t = &st->threads[i];
-					if ((t->state != REACH_SIGNALLED && t->state != REACH_WATCH) ||
-					    atomic_load_explicit(&t->answered, memory_order_acquire) ==
-						    st->phase)
-						continue;
-					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-					bool blocks;
-					char state;
-					if (!thread_status(tid, &blocks, &state)) {
-						t->state = REACH_GONE;
-					} else if (t->state == REACH_WATCH && !blocks) {
-						if (send_stop(st, t) != 0)
-							return -1;
-					} else if (blocks && state == 'R') {
-						/* for 100 ms on end: not a passing mask
-						 * (pthread_create's, qemu-user's own) */
-						if (++t->strikes >= 10) {
-							snprintf(st->why, sizeof(st->why),
-								 "thread %d blocks the stop signal and runs",
-								 tid);
-							return -1;
-						}
-					} else if (blocks) {
-						t->state = REACH_BLOCKED;
-					} else if (state == 'D') {
-						t->state = REACH_FROZEN;
-					} else {
-						t->strikes = 0;
-					}
-				}
+				if (look_at_late(st) != 0)
+					return -1;
 				continue;
 			}
 			if (now >= deadline) {
-				/* Not answered: gone, or in the kernel with the signal
-				 * pending (uninterruptible sleep, a vfork parent): such
-				 * a thread runs none of its code before the handler,
-				 * so it is as stopped, only its registers unknown.  One
-				 * that blocks the signal and runs cannot be stopped. */
-				for (size_t i = 0; i < st->n; i++) {
-					struct reach_thread *t = &st->threads[i];
-					if (t->state != REACH_SIGNALLED && t->state != REACH_WATCH)
-						continue;
-					int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-					bool blocks;
-					char state;
-					if (!thread_status(tid, &blocks, &state)) {
-						t->state = REACH_GONE;
-					} else if (blocks && state == 'R') {
-						snprintf(st->why, sizeof(st->why),
-							 "thread %d blocks the stop signal and runs", tid);
-						return -1;
-					} else if (t->state == REACH_WATCH && !blocks) {
-						snprintf(st->why, sizeof(st->why),
-							 "thread %d did not stop in time", tid);
-						return -1;
-					} else {
-						t->state = blocks ? REACH_BLOCKED : REACH_FROZEN;
-					}
-				}
+				if (settle_unanswered(st) != 0)
+					return -1;
 				break;
 			}
 			uint64_t left = deadline - now < 1000000 ? deadline - now : 1000000;
@@ -609,66 +627,48 @@ static int wait_child(long pid, char *why, size_t why_size)
 extern atomic_int dump_thread_tid;
 extern atomic_uintptr_t dump_thread_stack;
 
-int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
+/* The thread list, in the hook's memory, sized for the threads the
+ * process has now with room to spare, before anything stops.  It is never
+ * unmapped: a handler that runs late may still read it.  @st->threads is
+ * NULL when there is none. */
+static void prepare_thread_list(struct stopper *st)
 {
-	memset(res, 0, sizeof(*res));
-	memset(snap, 0, sizeof(*snap));
-	if (table_busy_here()) {
-		errno = EDEADLK;
-		return -1;
-	}
-	if (init_error || !handler_is_ours()) {
-		failed(res, init_error ? init_error : "the program replaced the stop signal's handler",
-		       0);
-		return table_snapshot(snap);
-	}
-	/* The thread list, in the hook's memory, before anything stops.  It
-	 * is never unmapped: a handler that runs late may still read it. */
-	struct stopper st = {.self = my_tid(), .dump_tid = atomic_load(&dump_thread_tid)};
-	{
-		int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-		char buf[4096];
-		ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		buf[len > 0 ? len : 0] = '\0';
-		const char *s = strstr(buf, "\nThreads:");
-		size_t threads = s ? (size_t)strtoul(s + 9, NULL, 10) : 0;
-		if (list_cap < threads * 2 + 64) {
-			size_t cap = threads * 2 + 256;
-			struct reach_thread *l = hook_map(cap * sizeof(*l));
-			if (l) {
-				/* The old one stays mapped (a late handler may
-				 * still write it) but is cleared: its registers
-				 * of earlier dumps must not be roots of this one. */
-				if (list)
-					memset(list, 0, list_cap * sizeof(*list));
-				list = l;
-				list_cap = cap;
-			}
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	char buf[4096];
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[len > 0 ? len : 0] = '\0';
+	const char *s = strstr(buf, "\nThreads:");
+	size_t threads = s ? (size_t)strtoul(s + 9, NULL, 10) : 0;
+	if (list_cap < threads * 2 + 64) {
+		size_t cap = threads * 2 + 256;
+		struct reach_thread *l = hook_map(cap * sizeof(*l));
+		if (l) {
+			/* The old one stays mapped (a late handler may
+			 * still write it) but is cleared: its registers
+			 * of earlier dumps must not be roots of this one. */
+			if (list)
+				memset(list, 0, list_cap * sizeof(*list));
+			list = l;
+			list_cap = cap;
 		}
 	}
-	st.threads = list;
-	st.cap = list_cap;
-	st.map_size = list_cap * sizeof(struct reach_thread);
-	if (!st.threads) {
-		failed(res, "no memory for the thread list", 0);
-		return table_snapshot(snap);
-	}
-	atomic_store(&stop_nthreads, 0);
-	atomic_store(&stop_threads, st.threads);
-	if (list_threads(&st) < 0) {
-		failed(res, st.why, 0);
-		goto plain;
-	}
-	/* A thread that blocks the signal and runs is watched for 100 ms
-	 * before anything stops (a passing mask, pthread_create's or
-	 * qemu-user's, goes away): one that keeps running so fails the dump's
-	 * reachability without a pause. */
+	st->threads = list;
+	st->cap = list_cap;
+	st->map_size = list_cap * sizeof(struct reach_thread);
+}
+
+/* A thread that blocks the signal and runs is watched for 100 ms before
+ * anything stops (a passing mask, pthread_create's or qemu-user's, goes
+ * away): one that keeps running so fails the dump's reachability without
+ * a pause.  Returns 0, or -1 with @st->why. */
+static int watch_blocking_threads(struct stopper *st)
+{
 	for (int look = 0;; look++) {
 		int watching = 0;
-		for (size_t i = 0; i < st.n; i++) {
-			struct reach_thread *t = &st.threads[i];
+		for (size_t i = 0; i < st->n; i++) {
+			struct reach_thread *t = &st->threads[i];
 			if (t->state != REACH_WATCH)
 				continue;
 			int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
@@ -684,15 +684,135 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 				watching = tid;
 		}
 		if (!watching)
-			break;
+			return 0;
 		if (look == 10) {
-			snprintf(st.why, sizeof(st.why), "thread %d blocks the stop signal and runs",
+			snprintf(st->why, sizeof(st->why), "thread %d blocks the stop signal and runs",
 				 watching);
-			failed(res, st.why, 0);
-			goto plain;
+			return -1;
 		}
 		struct timespec ts = {0, 10000000};
 		nanosleep(&ts, NULL);
+	}
+}
+
+/* What the scanning child is given: the stopped threads, the tables'
+ * blocks and records, where to write, and the hook's own memory that is
+ * never a root. */
+static void child_args(struct reach_child_args *args, const struct stopper *st,
+		       const struct table_snapshot *snap, struct reach_shared *sh,
+		       size_t map_size)
+{
+	*args = (struct reach_child_args){
+		.glibc_chunks = glibc_chunks,
+		.threads = st->threads,
+		.blocks = snap->blocks,
+		.nblocks = snap->block_count,
+		.blocks_diff = snap->blocks_diff,
+		.huge = (const uintptr_t(*)[2])snap->huge,
+		.nhuge = snap->huge_count,
+		.keys = snap->keys,
+		.nrec = snap->record_count,
+		.hook_stack = atomic_load(&dump_thread_stack),
+		.out = sh,
+		.out_size = map_size,
+		.exclude = {
+			{(uintptr_t)st->threads, (uintptr_t)st->threads + st->map_size},
+			{(uintptr_t)sh, (uintptr_t)sh + map_size},
+			{(uintptr_t)snap->records, (uintptr_t)snap->records + snap->map_size},
+			{(uintptr_t)snap->keys, (uintptr_t)snap->keys + snap->keys_size},
+			{(uintptr_t)snap->blocks, (uintptr_t)snap->blocks + snap->blocks_size},
+		},
+	};
+}
+
+/* The pause: from the first signal to the release (this thread's signals
+ * wait meanwhile, as long as it holds the table locks).  Stops the threads
+ * and, when they stopped, forks the image (*@pid: its pid or -errno; the
+ * fork's time in *@fork_ns).  Returns stop_threads_now()'s answer, the
+ * pause's length in *@pause_ns. */
+static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long *pid,
+			 uint64_t *pause_ns, uint64_t *fork_ns)
+{
+	uint64_t t0 = now_ns();
+	st->phase = atomic_load(&stop_phase) + 1; /* odd */
+	atomic_store_explicit(&stop_phase, st->phase, memory_order_release);
+	int stopped = stop_threads_now(st);
+	uint64_t tf0 = 0, tf1 = 0;
+	*pid = -1;
+	if (stopped == 0) {
+		for (size_t i = 0; i < st->n; i++) {
+			st->frozen += st->threads[i].state == REACH_FROZEN;
+			st->blocked += st->threads[i].state == REACH_BLOCKED;
+		}
+		args->nthreads = st->n;
+		tf0 = now_ns();
+		*pid = fork_image(args);
+		tf1 = now_ns();
+	}
+	release_threads(st);
+	*pause_ns = now_ns() - t0;
+	*fork_ns = tf1 - tf0;
+	return stopped;
+}
+
+/* The child's answer, or why there is none, into @res. */
+static void take_result(struct reach_result *res, const struct stopper *st,
+			struct table_snapshot *snap, struct reach_shared *sh, int stopped, long pid,
+			uint64_t pause, uint64_t fork_ns)
+{
+	char why[160];
+	if (stopped != 0) {
+		failed(res, st->why, pause);
+		return;
+	}
+	if (pid < 0) {
+		snprintf(why, sizeof(why), "fork refused: %s", strerror((int)-pid));
+		failed(res, why, pause);
+		return;
+	}
+	int w = wait_child(pid, why, sizeof(why));
+	table_snapshot_blocks_free(snap);
+	if (w < 0) {
+		failed(res, why, pause);
+	} else if (!atomic_load(&sh->done)) {
+		failed(res, w ? "the program reaped the scanning child before its end"
+			      : "the scanning child gave no result", pause);
+	} else if (sh->error[0]) {
+		snprintf(why, sizeof(why), "%s", sh->error);
+		failed(res, why, pause);
+	} else {
+		res->ok = true;
+		res->counts = sh->counts;
+		res->counts_size = snap->record_count * sizeof(uint32_t);
+		describe(res, st, sh, pause, fork_ns);
+	}
+}
+
+int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	memset(snap, 0, sizeof(*snap));
+	if (table_busy_here()) {
+		errno = EDEADLK;
+		return -1;
+	}
+	if (init_error || !handler_is_ours()) {
+		failed(res, init_error ? init_error : "the program replaced the stop signal's handler",
+		       0);
+		return table_snapshot(snap);
+	}
+	struct stopper st = {.self = my_tid(), .dump_tid = atomic_load(&dump_thread_tid)};
+	prepare_thread_list(&st);
+	if (!st.threads) {
+		failed(res, "no memory for the thread list", 0);
+		return table_snapshot(snap);
+	}
+	atomic_store(&stop_nthreads, 0);
+	atomic_store(&stop_threads, st.threads);
+	if (list_threads(&st) < 0 || watch_blocking_threads(&st) < 0) {
+		failed(res, st.why, 0);
+		atomic_store(&stop_threads, NULL);
+		return table_snapshot(snap);
 	}
 
 	table_lock_all();
@@ -708,87 +828,20 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		table_unlock_all();
 		failed(res, "no shared memory for the result", 0);
 		res->map_size = 0;
-		goto sort;
-	}
-	res->map = shm;
-	struct reach_shared *sh = shm;
-	struct reach_child_args args = {
-		.glibc_chunks = glibc_chunks,
-		.threads = st.threads,
-		.blocks = snap->blocks,
-		.nblocks = snap->block_count,
-		.blocks_diff = snap->blocks_diff,
-		.huge = (const uintptr_t(*)[2])snap->huge,
-		.nhuge = snap->huge_count,
-		.keys = snap->keys,
-		.nrec = snap->record_count,
-		.hook_stack = atomic_load(&dump_thread_stack),
-		.out = sh,
-		.out_size = res->map_size,
-		.exclude = {
-			{(uintptr_t)st.threads, (uintptr_t)st.threads + st.map_size},
-			{(uintptr_t)shm, (uintptr_t)shm + res->map_size},
-			{(uintptr_t)snap->records, (uintptr_t)snap->records + snap->map_size},
-			{(uintptr_t)snap->keys, (uintptr_t)snap->keys + snap->keys_size},
-			{(uintptr_t)snap->blocks, (uintptr_t)snap->blocks + snap->blocks_size},
-		},
-	};
-
-	/* The pause: from the first signal to the release (this thread's
-	 * signals wait meanwhile, as long as it holds the table locks). */
-	uint64_t t0 = now_ns();
-	st.phase = atomic_load(&stop_phase) + 1; /* odd */
-	atomic_store_explicit(&stop_phase, st.phase, memory_order_release);
-	int stopped = stop_threads_now(&st);
-	long pid = -1;
-	uint64_t tf0 = 0, tf1 = 0;
-	if (stopped == 0) {
-		for (size_t i = 0; i < st.n; i++) {
-			st.frozen += st.threads[i].state == REACH_FROZEN;
-			st.blocked += st.threads[i].state == REACH_BLOCKED;
-		}
-		args.nthreads = st.n;
-		tf0 = now_ns();
-		pid = fork_image(&args);
-		tf1 = now_ns();
-	}
-	release_threads(&st);
-	uint64_t pause = now_ns() - t0;
-	table_unlock_all();
-
-	if (stopped != 0) {
-		failed(res, st.why, pause);
-	} else if (pid < 0) {
-		char why[160];
-		snprintf(why, sizeof(why), "fork refused: %s", strerror((int)-pid));
-		failed(res, why, pause);
 	} else {
-		char why[160];
-		int w = wait_child(pid, why, sizeof(why));
-		table_snapshot_blocks_free(snap);
-		if (w < 0) {
-			failed(res, why, pause);
-		} else if (!atomic_load(&sh->done)) {
-			failed(res, w ? "the program reaped the scanning child before its end"
-				      : "the scanning child gave no result", pause);
-		} else if (sh->error[0]) {
-			snprintf(why, sizeof(why), "%s", sh->error);
-			failed(res, why, pause);
-		} else {
-			res->ok = true;
-			res->counts = sh->counts;
-			res->counts_size = snap->record_count * sizeof(uint32_t);
-			describe(res, &st, sh, pause, tf1 - tf0);
-		}
+		res->map = shm;
+		struct reach_child_args args;
+		child_args(&args, &st, snap, shm, res->map_size);
+		long pid;
+		uint64_t pause, fork_ns;
+		int stopped = stop_and_fork(&st, &args, &pid, &pause, &fork_ns);
+		table_unlock_all();
+		take_result(res, &st, snap, shm, stopped, pid, pause, fork_ns);
 	}
-sort:
 	table_snapshot_sort(snap, res->ok ? res->counts : NULL);
 	atomic_store(&stop_threads, NULL);
 	atomic_store(&stop_nthreads, 0);
 	return 0;
-plain:
-	atomic_store(&stop_threads, NULL);
-	return table_snapshot(snap);
 }
 
 void reach_result_free(struct reach_result *res)

@@ -563,7 +563,6 @@ static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
 		touched_runs(lo, hi, pagemap, scan_root);
 }
 
-/* A run of a large marked block. */
 /* Whether block @i of mapping @ar is a glibc chunk that is a mapping of
  * its own (bit 1, IS_MMAPPED, of the size word before it; read only where
  * the mapping holds that word). */
@@ -601,6 +600,7 @@ static void scan_area_roots(const struct area *ar, int pagemap)
 		(ar->flags & A_ANON) ? scan_anon(pos, ar->hi, pagemap) : scan_root(pos, ar->hi);
 }
 
+/* A run of a large marked block. */
 static void scan_block_run(uintptr_t lo, uintptr_t hi)
 {
 	S.out->marked_bytes += hi - lo;
@@ -679,10 +679,11 @@ static uint64_t clock_ns(clockid_t c)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void reach_child_main(const struct reach_child_args *a)
+/* The child's own setup: faults are the only signals it takes (see
+ * on_fault), the OOM killer is to pick it first, and the hook's own memory
+ * is never a root. */
+static void child_setup(const struct reach_child_args *a)
 {
-	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	S.out = a->out;
 	sigset_t all;
 	sigfillset(&all);
 	sigdelset(&all, SIGSEGV);
@@ -714,9 +715,11 @@ void reach_child_main(const struct reach_child_args *a)
 	S.ex[S.nex][1] = (uintptr_t)(&S + 1);
 	S.nex++;
 	S.nex += table_own_ranges(S.ex + S.nex, MAX_EXCLUDE - S.nex - 2); /* (read_maps's, the dump thread's) */
-	size_t nareas;
-	struct area *areas = read_maps(&nareas);
+}
 
+/* The blocks sorted, with their marks, the mark stack and the page index. */
+static void index_blocks(const struct reach_child_args *a)
+{
 	S.n = a->nblocks;
 	if (sort_blocks(a->blocks, S.n, a->blocks_diff) && a->nhuge)
 		extend_huge(a->huge, a->nhuge);
@@ -726,9 +729,11 @@ void reach_child_main(const struct reach_child_args *a)
 		give_up("no memory for the block list");
 	memset(S.marks, 0, (S.n / 64 + 1) * sizeof(uint64_t));
 	build_index();
-	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+}
 
-	/* Each mapping's live blocks (the heap cuts below). */
+/* Each mapping's live blocks (the heap cuts of scan_area_roots). */
+static void assign_blocks(struct area *areas, size_t nareas)
+{
 	for (size_t m = 0, i = 0; m < nareas; m++) {
 		struct area *ar = &areas[m];
 		while (i < S.n && S.end[i] <= ar->lo)
@@ -741,9 +746,13 @@ void reach_child_main(const struct reach_child_args *a)
 		if ((ar->flags & A_HEAP) || j > i)
 			S.out->heap_mappings++;
 	}
-	S.glibc = a->glibc_chunks;
+}
 
-	/* The threads: registers, stacks from SP. */
+/* The stopped threads: registers, stacks from SP.  Then the hook's own
+ * stacks: the dump thread's, below where its loop runs, is left out;
+ * this thread's is scanned from where the program called the hook. */
+static void scan_threads(const struct reach_child_args *a, struct area *areas, size_t nareas)
+{
 	for (size_t t = 0; t < a->nthreads; t++) {
 		const struct reach_thread *th = &a->threads[t];
 		if (th->state != REACH_SAVED)
@@ -783,7 +792,12 @@ void reach_child_main(const struct reach_child_args *a)
 		entry->flags |= A_STACK;
 		scan_root(a->entry_sp, entry->hi);
 	}
-	/* Every other writable mapping that is not heap. */
+}
+
+/* Every other writable mapping that is not heap, then what is reached
+ * from the roots. */
+static void scan_mappings(struct area *areas, size_t nareas)
+{
 	int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (pagemap >= 0 && !pagemap_true(pagemap)) {
 		close(pagemap);
@@ -800,8 +814,11 @@ void reach_child_main(const struct reach_child_args *a)
 	drain();
 	if (pagemap >= 0)
 		close(pagemap);
+}
 
-	/* Count the unmarked blocks into their records. */
+/* Count the unmarked blocks into their records. */
+static void count_unreachable(const struct reach_child_args *a)
+{
 	for (size_t i = 0; i < S.n; i++) {
 		if (S.marks[i >> 6] >> (i & 63) & 1)
 			continue;
@@ -822,6 +839,22 @@ void reach_child_main(const struct reach_child_args *a)
 		}
 	}
 	S.out->blocks = S.n;
+}
+
+void reach_child_main(const struct reach_child_args *a)
+{
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	S.out = a->out;
+	child_setup(a);
+	size_t nareas;
+	struct area *areas = read_maps(&nareas);
+	index_blocks(a);
+	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	assign_blocks(areas, nareas);
+	S.glibc = a->glibc_chunks;
+	scan_threads(a, areas, nareas);
+	scan_mappings(areas, nareas);
+	count_unreachable(a);
 	S.out->scan_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	S.out->scan_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	atomic_store(&S.out->done, 1);

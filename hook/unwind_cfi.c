@@ -331,10 +331,6 @@ out:
 	return n;
 }
 
-/* The walk without a trace: what walk() does with no trace block, every
- * frame stepped.  @lg NULL: nothing written but @pcs; else every word read
- * is logged there (lg->bad if there was no room), and *@keep is cleared if
- * the walk met a "no module" rule (see the walk memo). */
 /* The pending fp read of walk_plain() is an input of the walk now. */
 static inline void fp_used(struct rlog *lg, struct rlog *fplog)
 {
@@ -347,6 +343,10 @@ static inline void fp_used(struct rlog *lg, struct rlog *fplog)
 	fplog->n = 0;
 }
 
+/* The walk without a trace: what walk() does with no trace block, every
+ * frame stepped.  @lg NULL: nothing written but @pcs; else every word read
+ * is logged there (lg->bad if there was no room), and *@keep is cleared if
+ * the walk met a "no module" rule (see the walk memo). */
 NO_SANITIZE __attribute__((always_inline)) static inline int
 walk_plain(const struct unwind_regs *regs, uintptr_t lo, uintptr_t hi,
 	   uintptr_t *pcs, int max, bool fp_fallback, struct rlog *lg,

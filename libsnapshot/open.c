@@ -19,7 +19,7 @@ static bool looks_like_text(const struct kit_blob *b)
 
 static const char unrecognized[] =
 	"unrecognized format: not a LEAKSNAP dump (bad magic), Android text dump or NHGT "
-	"payload; a raw bionic buffer needs --pointer-size and --frames";
+	"payload; a raw bionic buffer needs opts.pointer_size and opts.frames";
 
 struct bound_ctx {
 	const struct snapshot_open_opts *opts;
@@ -108,7 +108,8 @@ static struct snapshot *open_blob(struct kit_blob *blob, const char *source,
 		return NULL;
 	}
 	if (s != NULL && raw_opts)
-		lsp_snapshot_warn(s, "--pointer-size and --frames ignored: the input is %s", what);
+		lsp_snapshot_warn(s, "opts.pointer_size and opts.frames ignored: the input is %s",
+				  what);
 	return s;
 }
 

@@ -7,7 +7,6 @@
 #include "kit_format.h"
 #include "snapshot_internal.h"
 
-/* Decode a get_malloc_leak_info record area into @s. */
 /* Little-endian records of @ptr-byte fields on a little-endian host: the
  * common case, decoded straight into the snapshot's arrays (the generic loop
  * below costs a call per field and a copy per record). */
@@ -50,6 +49,7 @@ static void decode_le(struct snapshot *s, const uint8_t *p, unsigned ptr, unsign
 	s->nframes += nf;
 }
 
+/* Decode a get_malloc_leak_info record area into @s. */
 int lsp_decode_records(struct snapshot *s, struct kit_blob *blob, const uint8_t *area,
 		       uint64_t size, uint64_t base, unsigned ptr, unsigned frames,
 		       bool big_endian, struct leaksnap_error *err)
@@ -95,116 +95,140 @@ int lsp_decode_records(struct snapshot *s, struct kit_blob *blob, const uint8_t 
 
 /* LEAKSNAP v1 --------------------------------------------------------------- */
 
+/* One field of the 64-byte header, and the step that takes it: each step
+ * stores the field in the header and checks what can be checked once the
+ * fields before it are known.  0, or -1 with @err filled. */
+struct field;
+typedef int (*field_step)(const struct field *f, const uint8_t *p, uint64_t file_size,
+			  struct snapshot_header *h, const char *source, struct leaksnap_error *err);
 struct field {
 	const char *name;
 	unsigned offset, width;
+	field_step take;
 };
+
+/* magic, version, pointer_size, flags, backtrace_size: what the records are. */
+static int take_layout(const struct field *f, const uint8_t *p, uint64_t file_size,
+		       struct snapshot_header *h, const char *source, struct leaksnap_error *err)
+{
+	(void)file_size;
+	switch (f->offset) {
+	case 0:
+		if (memcmp(p, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN) != 0)
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 0,
+					    "bad magic (expected 'LEAKSNAP')");
+		break;
+	case 8:
+		h->version = (uint16_t)kit_load_le(p, 2);
+		if (h->version != LEAKSNAP_VERSION)
+			return kit_error_at(err, LEAKSNAP_ERR_VERSION, source, 8,
+					    "unsupported LEAKSNAP version %u "
+					    "(this reader knows version %u)",
+					    h->version, LEAKSNAP_VERSION);
+		break;
+	case 10:
+		h->pointer_size = p[0];
+		if (h->pointer_size != 4 && h->pointer_size != 8)
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 10,
+					    "bad pointer_size %u (must be 4 or 8)", h->pointer_size);
+		break;
+	case 11:
+		h->flags = p[0];
+		if (h->flags & ~(SNAPSHOT_FLAG_BIG_ENDIAN | SNAPSHOT_FLAG_COUNT_IS_FRAMES |
+				 SNAPSHOT_FLAG_REACHABILITY))
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
+					    "unknown flag bits 0x%02x", h->flags);
+		if ((h->flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) &&
+		    (h->flags & SNAPSHOT_FLAG_REACHABILITY))
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
+					    "flag bits 1 (Android 7 counts) and 2 "
+					    "(reachability) are never set together");
+		break;
+	case 12:
+		h->backtrace_size = (uint32_t)kit_load_le(p, 4);
+		if (h->backtrace_size < 1 || h->backtrace_size > LSP_MAX_FRAMES)
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 12,
+					    "bad backtrace_size %u (must be 1..%u)",
+					    h->backtrace_size, LSP_MAX_FRAMES);
+		break;
+	}
+	return 0;
+}
+
+/* pid, meta_size, time_ns, total_memory: taken as they are (meta_size is
+ * checked with the sections, once the sizes before it are known). */
+static int take_plain(const struct field *f, const uint8_t *p, uint64_t file_size,
+		      struct snapshot_header *h, const char *source, struct leaksnap_error *err)
+{
+	(void)file_size, (void)source, (void)err;
+	switch (f->offset) {
+	case 16: h->pid = (uint32_t)kit_load_le(p, 4); break;
+	case 20: h->meta_size = (uint32_t)kit_load_le(p, 4); break;
+	case 24: h->time_ns = kit_load_le(p, 8); break;
+	case 32: h->total_memory = kit_load_le(p, 8); break;
+	}
+	return 0;
+}
+
+/* info_size, records_size, maps_size: against the layout and the file. */
+static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size,
+		     struct snapshot_header *h, const char *source, struct leaksnap_error *err)
+{
+	switch (f->offset) {
+	case 40:
+		h->info_size = kit_load_le(p, 8);
+		if (h->info_size != (uint64_t)h->pointer_size * (2 + h->backtrace_size))
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 40,
+					    "info_size %llu is inconsistent: pointer_size %u "
+					    "x (2 + backtrace_size %u) is %u",
+					    (unsigned long long)h->info_size, h->pointer_size,
+					    h->backtrace_size, h->pointer_size * (2 + h->backtrace_size));
+		break;
+	case 48:
+		h->records_size = kit_load_le(p, 8);
+		if (file_size < SNAPSHOT_HEADER_SIZE)
+			break; /* reported as a truncated header */
+		if (h->records_size % h->info_size != 0)
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
+					    "records_size %llu is not a multiple of "
+					    "info_size %llu",
+					    (unsigned long long)h->records_size,
+					    (unsigned long long)h->info_size);
+		if (h->records_size > file_size - SNAPSHOT_HEADER_SIZE)
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
+					    "records_size %llu runs past the end of the file "
+					    "(%llu bytes follow the header)",
+					    (unsigned long long)h->records_size,
+					    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE));
+		break;
+	case 56:
+		h->maps_size = kit_load_le(p, 8);
+		if (h->maps_size > file_size - SNAPSHOT_HEADER_SIZE - h->records_size)
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 56,
+					    "maps_size %llu runs past the end of the file "
+					    "(%llu bytes follow the records)",
+					    (unsigned long long)h->maps_size,
+					    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE -
+								 h->records_size));
+		break;
+	}
+	return 0;
+}
 
 static const struct field header_fields[] = {
-	{"magic", 0, 8},          {"version", 8, 2},      {"pointer_size", 10, 1},
-	{"flags", 11, 1},         {"backtrace_size", 12, 4}, {"pid", 16, 4},
-	{"meta_size", 20, 4},     {"time_ns", 24, 8},     {"total_memory", 32, 8},
-	{"info_size", 40, 8},     {"records_size", 48, 8}, {"maps_size", 56, 8},
+	{"magic", 0, 8, take_layout},         {"version", 8, 2, take_layout},
+	{"pointer_size", 10, 1, take_layout}, {"flags", 11, 1, take_layout},
+	{"backtrace_size", 12, 4, take_layout}, {"pid", 16, 4, take_plain},
+	{"meta_size", 20, 4, take_plain},     {"time_ns", 24, 8, take_plain},
+	{"total_memory", 32, 8, take_plain},  {"info_size", 40, 8, take_size},
+	{"records_size", 48, 8, take_size},   {"maps_size", 56, 8, take_size},
 };
 
-int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
-			   struct snapshot_header *h, const char *source,
-			   struct leaksnap_error *err)
+/* What follows the maps: the metadata, then the reachability section when
+ * flag bit 2 says so, and nothing after them. */
+static int check_sections(const struct snapshot_header *h, uint64_t file_size,
+			  const char *source, struct leaksnap_error *err)
 {
-	leaksnap_error_clear(err);
-	memset(h, 0, sizeof(*h));
-	/* Check each complete field in order; stop at the first incomplete one. */
-	for (size_t i = 0; i < sizeof(header_fields) / sizeof(header_fields[0]); i++) {
-		const struct field *f = &header_fields[i];
-		if (len < (size_t)f->offset + f->width)
-			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, len,
-					    "truncated header: field '%s' needs bytes %u-%u, "
-					    "file ends after %zu bytes",
-					    f->name, f->offset, f->offset + f->width - 1, len);
-		const uint8_t *p = buf + f->offset;
-		switch (f->offset) {
-		case 0:
-			if (memcmp(p, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN) != 0)
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 0,
-						    "bad magic (expected 'LEAKSNAP')");
-			break;
-		case 8:
-			h->version = (uint16_t)kit_load_le(p, 2);
-			if (h->version != LEAKSNAP_VERSION)
-				return kit_error_at(err, LEAKSNAP_ERR_VERSION, source, 8,
-						    "unsupported LEAKSNAP version %u "
-						    "(this reader knows version %u)",
-						    h->version, LEAKSNAP_VERSION);
-			break;
-		case 10:
-			h->pointer_size = p[0];
-			if (h->pointer_size != 4 && h->pointer_size != 8)
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 10,
-						    "bad pointer_size %u (must be 4 or 8)",
-						    h->pointer_size);
-			break;
-		case 11:
-			h->flags = p[0];
-			if (h->flags & ~(SNAPSHOT_FLAG_BIG_ENDIAN | SNAPSHOT_FLAG_COUNT_IS_FRAMES |
-					 SNAPSHOT_FLAG_REACHABILITY))
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
-						    "unknown flag bits 0x%02x", h->flags);
-			if ((h->flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) &&
-			    (h->flags & SNAPSHOT_FLAG_REACHABILITY))
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
-						    "flag bits 1 (Android 7 counts) and 2 "
-						    "(reachability) are never set together");
-			break;
-		case 12:
-			h->backtrace_size = (uint32_t)kit_load_le(p, 4);
-			if (h->backtrace_size < 1 || h->backtrace_size > LSP_MAX_FRAMES)
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 12,
-						    "bad backtrace_size %u (must be 1..%u)",
-						    h->backtrace_size, LSP_MAX_FRAMES);
-			break;
-		case 16: h->pid = (uint32_t)kit_load_le(p, 4); break;
-		case 20: h->meta_size = (uint32_t)kit_load_le(p, 4); break;
-		case 24: h->time_ns = kit_load_le(p, 8); break;
-		case 32: h->total_memory = kit_load_le(p, 8); break;
-		case 40:
-			h->info_size = kit_load_le(p, 8);
-			if (h->info_size != (uint64_t)h->pointer_size * (2 + h->backtrace_size))
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 40,
-						    "info_size %llu is inconsistent: pointer_size %u "
-						    "x (2 + backtrace_size %u) is %u",
-						    (unsigned long long)h->info_size, h->pointer_size,
-						    h->backtrace_size,
-						    h->pointer_size * (2 + h->backtrace_size));
-			break;
-		case 48:
-			h->records_size = kit_load_le(p, 8);
-			if (file_size < SNAPSHOT_HEADER_SIZE)
-				break; /* reported as a truncated header below */
-			if (h->records_size % h->info_size != 0)
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
-						    "records_size %llu is not a multiple of "
-						    "info_size %llu",
-						    (unsigned long long)h->records_size,
-						    (unsigned long long)h->info_size);
-			if (h->records_size > file_size - SNAPSHOT_HEADER_SIZE)
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
-						    "records_size %llu runs past the end of the file "
-						    "(%llu bytes follow the header)",
-						    (unsigned long long)h->records_size,
-						    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE));
-			break;
-		case 56:
-			h->maps_size = kit_load_le(p, 8);
-			if (h->maps_size > file_size - SNAPSHOT_HEADER_SIZE - h->records_size)
-				return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 56,
-						    "maps_size %llu runs past the end of the file "
-						    "(%llu bytes follow the records)",
-						    (unsigned long long)h->maps_size,
-						    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE -
-									 h->records_size));
-			break;
-		}
-	}
 	uint64_t rest = file_size - SNAPSHOT_HEADER_SIZE - h->records_size - h->maps_size;
 	if (h->meta_size > rest)
 		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 20,
@@ -231,6 +255,26 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 				    "%llu trailing bytes after the reachability section",
 				    (unsigned long long)(after - reach));
 	return 0;
+}
+
+int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
+			   struct snapshot_header *h, const char *source,
+			   struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	memset(h, 0, sizeof(*h));
+	/* Check each complete field in order; stop at the first incomplete one. */
+	for (size_t i = 0; i < sizeof(header_fields) / sizeof(header_fields[0]); i++) {
+		const struct field *f = &header_fields[i];
+		if (len < (size_t)f->offset + f->width)
+			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, len,
+					    "truncated header: field '%s' needs bytes %u-%u, "
+					    "file ends after %zu bytes",
+					    f->name, f->offset, f->offset + f->width - 1, len);
+		if (f->take(f, buf + f->offset, file_size, h, source, err))
+			return -1;
+	}
+	return check_sections(h, file_size, source, err);
 }
 
 /* Metadata: "key=value\n" lines. */
@@ -359,18 +403,18 @@ struct snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
 {
 	unsigned ptr = opts->pointer_size, frames = opts->frames;
 	if (ptr != 4 && ptr != 8) {
-		kit_error(err, LEAKSNAP_ERR_USAGE, source, "--pointer-size must be 4 or 8");
+		kit_error(err, LEAKSNAP_ERR_USAGE, source, "opts.pointer_size must be 4 or 8");
 		return NULL;
 	}
 	if (frames < 1 || frames > LSP_MAX_FRAMES) {
-		kit_error(err, LEAKSNAP_ERR_USAGE, source, "--frames must be 1..%u", LSP_MAX_FRAMES);
+		kit_error(err, LEAKSNAP_ERR_USAGE, source, "opts.frames must be 1..%u", LSP_MAX_FRAMES);
 		return NULL;
 	}
 	uint64_t info = (uint64_t)ptr * (2 + frames);
 	if (blob->size % info != 0) {
 		kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size / info * info,
 			     "size %zu is not a multiple of the record size %llu "
-			     "(pointer size %u, %u frames): truncated or wrong --frames",
+			     "(pointer size %u, %u frames): truncated or wrong opts.frames",
 			     blob->size, (unsigned long long)info, ptr, frames);
 		return NULL;
 	}

@@ -237,6 +237,190 @@ bool lsp_text_maps_wide(const char *p, size_t len)
 	return false;
 }
 
+/* The first line that is not blank must be the header with a known
+ * version: a new snapshot of that version, or NULL with t->err filled. */
+static struct snapshot *read_title(struct text_state *t, const struct kit_blob *blob)
+{
+	const char *source = t->source, *line;
+	size_t len;
+	if (memchr(blob->data, '\0', blob->size) != NULL) {
+		const uint8_t *nul = memchr(blob->data, '\0', blob->size);
+		kit_error_at(t->err, LEAKSNAP_ERR_FORMAT, source, (uint64_t)(nul - blob->data),
+			     "NUL byte in a text dump");
+		return NULL;
+	}
+	do {
+		if (!next_line(&t->c, &line, &len)) {
+			kit_error(t->err, LEAKSNAP_ERR_FORMAT, source, "empty text dump");
+			return NULL;
+		}
+	} while (is_blank(line, len));
+
+	size_t hl = strlen(LEAKSNAP_TEXT_HEADER);
+	if (!starts_with(line, len, LEAKSNAP_TEXT_HEADER)) {
+		kit_error_line(t->err, LEAKSNAP_ERR_FORMAT, source, t->c.line,
+			       "not an Android text heap dump (expected '%sX.Y')",
+			       LEAKSNAP_TEXT_HEADER);
+		return NULL;
+	}
+	const char *ver = line + hl;
+	size_t vlen = len - hl;
+	while (vlen > 0 && (ver[vlen - 1] == ' ' || ver[vlen - 1] == '\t'))
+		vlen--;
+	if (!(vlen == 3 && (memcmp(ver, "1.0", 3) == 0 || memcmp(ver, "1.1", 3) == 0 ||
+			    memcmp(ver, "1.2", 3) == 0))) {
+		kit_error_line(t->err, LEAKSNAP_ERR_VERSION, source, t->c.line,
+			       "unsupported text dump version 'v%.*s%s' (known: v1.0, v1.1, v1.2)",
+			       (int)(vlen > 20 ? 20 : vlen), ver, vlen > 20 ? "..." : "");
+		return NULL;
+	}
+	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_ANDROID_TEXT, source);
+	if (s == NULL) {
+		kit_error(t->err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
+		return NULL;
+	}
+	memcpy(s->version, ver, 3);
+	return s;
+}
+
+/* A line of the header block (before the first record): 0, or -1 with
+ * t->err filled. */
+static int read_header_line(struct text_state *t, const char *line, size_t len)
+{
+	struct snapshot *s = t->s;
+	const char *v;
+	size_t vl;
+	if (header_value(line, len, "Build fingerprint:", &v, &vl)) {
+		if (vl >= 2 && v[0] == '\'' && v[vl - 1] == '\'') {
+			v++;
+			vl -= 2;
+		}
+		return lsp_snapshot_add_meta(s, "build_fingerprint", 17, v, vl, t->err);
+	}
+	if (header_value(line, len, "Total memory:", &v, &vl)) {
+		if (!parse_dec(v, vl, &s->producer_total))
+			return bad_line(t, "'Total memory:' is not a decimal number");
+		s->has_producer_total = true;
+		return 0;
+	}
+	if (header_value(line, len, "Allocation records:", &v, &vl)) {
+		if (!parse_dec(v, vl, &t->declared_records))
+			return bad_line(t, "'Allocation records:' is not a decimal number");
+		t->have_declared = true;
+		return 0;
+	}
+	if (header_value(line, len, "Backtrace size:", &v, &vl)) {
+		if (!parse_dec(v, vl, &t->bt_size) || t->bt_size < 1 || t->bt_size > LSP_MAX_FRAMES)
+			return kit_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line,
+					      "'Backtrace size:' must be a number from 1 to %u",
+					      LSP_MAX_FRAMES);
+		t->have_bt_size = true;
+		return 0;
+	}
+	return bad_line(t, "unexpected line in the text dump header");
+}
+
+/* The MAPS section, its "MAPS" line just read, up to its END line: 0, or
+ * -1 with t->err filled. */
+static int read_maps_section(struct text_state *t)
+{
+	const char *start = t->c.p, *stop = start, *line;
+	unsigned long first = t->c.line + 1;
+	uint64_t first_off = (uint64_t)(t->c.p - t->c.base);
+	size_t len;
+	while (next_line(&t->c, &line, &len)) {
+		if (len == 3 && memcmp(line, "END", 3) == 0)
+			return set_maps_lf(t->s, start, (size_t)(stop - start), first, first_off,
+					   t->err);
+		stop = t->c.p;
+	}
+	return kit_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line,
+			      "truncated: the MAPS section has no END line");
+}
+
+/* Whether @line is a bt_info line (device-side symbolization, skipped:
+ * leaksnap symbolizes itself). */
+static bool is_bt_info(const char *line, size_t len)
+{
+	if (line[0] != ' ' && line[0] != '\t')
+		return false;
+	struct tokens tk = {line, line + len};
+	const char *w;
+	size_t wl;
+	return token_next(&tk, &w, &wl) && token_is(w, wl, "bt_info");
+}
+
+/* Header lines, records and their bt_info lines, the MAPS section, then
+ * nothing but blank lines: 0, or -1 with t->err filled. */
+static int read_body(struct text_state *t, struct kit_blob *blob)
+{
+	const char *line;
+	size_t len;
+	bool maps_done = false;
+	while (!maps_done && next_line(&t->c, &line, &len)) {
+		if (is_blank(line, len))
+			continue;
+		if (line[0] == 'z' && len > 1 && (line[1] == ' ' || line[1] == '\t')) {
+			if (parse_record(t, line, len))
+				return -1;
+			/* Records are copied into the model: let the kernel drop the
+			 * mapped text behind us (a no-op for inputs read into memory). */
+			if ((t->nrecords_read & 0xffff) == 0)
+				kit_blob_drop(blob, (size_t)t->c.line_off);
+			continue;
+		}
+		if (is_bt_info(line, len)) {
+			if (!t->seen_record)
+				return bad_line(t, "bt_info line before any record");
+			continue;
+		}
+		if (len == 4 && memcmp(line, "MAPS", 4) == 0) {
+			if (read_maps_section(t))
+				return -1;
+			maps_done = true;
+		} else if (t->seen_record) {
+			return bad_line(t, "unexpected line (expected a record, bt_info or MAPS)");
+		} else if (read_header_line(t, line, len)) {
+			return -1;
+		}
+	}
+	if (!maps_done)
+		return kit_error_line(t->err, LEAKSNAP_ERR_FORMAT, t->source, t->c.line + 1,
+				      "truncated: no MAPS section (the dump ends after line %lu)",
+				      t->c.line);
+	while (next_line(&t->c, &line, &len))
+		if (!is_blank(line, len))
+			return bad_line(t, "unexpected text after the END line");
+	return 0;
+}
+
+/* What the whole dump says: its warnings, backtrace and pointer sizes, and
+ * whether its counts may be Android 7's frame counts. */
+static int text_finish(struct text_state *t, const struct snapshot_open_opts *opts)
+{
+	struct snapshot *s = t->s;
+	if (t->cut_at_zero)
+		lsp_snapshot_warn(s, "%llu record(s) list frames after a zero address (first at line "
+				  "%lu): each stack ends at its zero, as in binary dumps",
+				  (unsigned long long)t->cut_at_zero, t->first_cut);
+	if (t->have_declared && t->declared_records != t->nrecords_read)
+		lsp_snapshot_warn(s, "'Allocation records:' says %llu but the dump lists %llu",
+				  (unsigned long long)t->declared_records,
+				  (unsigned long long)t->nrecords_read);
+	s->backtrace_size = t->have_bt_size ? (unsigned)t->bt_size : t->max_frames;
+	s->pointer_size =
+		(t->wide || lsp_text_maps_wide(s->maps ? s->maps : "", s->maps_len)) ? 8 : 4;
+	/* 4 only because no address needs more: a 64-bit process whose
+	 * addresses all lie below 4 GiB looks the same */
+	s->pointer_size_guessed = s->pointer_size == 4;
+	/* Only Android 7's v1.0 writer (the first with "Backtrace size:") had the
+	 * count bug; older dumps and v1.1+ are never reinterpreted unless forced. */
+	enum lsp_count_hint hint = (t->have_bt_size && strcmp(s->version, "1.0") == 0)
+					   ? LSP_COUNTS_MAY_DETECT
+					   : LSP_COUNTS_NEVER_DETECT;
+	return lsp_snapshot_finalize(s, opts, false, hint, t->err);
+}
+
 struct snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
 			       const struct snapshot_open_opts *opts, struct leaksnap_error *err)
 {
@@ -249,170 +433,12 @@ struct snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
 	t.c.end = t.c.base + blob->size;
 	if (blob->size >= 3 && memcmp(t.c.p, "\xef\xbb\xbf", 3) == 0)
 		t.c.p += 3; /* UTF-8 byte order mark */
-	if (memchr(blob->data, '\0', blob->size) != NULL) {
-		const uint8_t *nul = memchr(blob->data, '\0', blob->size);
-		kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, (uint64_t)(nul - blob->data),
-			     "NUL byte in a text dump");
+	t.s = read_title(&t, blob);
+	if (t.s == NULL)
+		return NULL;
+	if (read_body(&t, blob) || text_finish(&t, opts)) {
+		snapshot_close(t.s);
 		return NULL;
 	}
-
-	const char *line;
-	size_t len;
-	do {
-		if (!next_line(&t.c, &line, &len)) {
-			kit_error(err, LEAKSNAP_ERR_FORMAT, source, "empty text dump");
-			return NULL;
-		}
-	} while (is_blank(line, len));
-
-	size_t hl = strlen(LEAKSNAP_TEXT_HEADER);
-	if (!starts_with(line, len, LEAKSNAP_TEXT_HEADER)) {
-		kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
-			       "not an Android text heap dump (expected '%sX.Y')",
-			       LEAKSNAP_TEXT_HEADER);
-		return NULL;
-	}
-	const char *ver = line + hl;
-	size_t vlen = len - hl;
-	while (vlen > 0 && (ver[vlen - 1] == ' ' || ver[vlen - 1] == '\t'))
-		vlen--;
-	if (!(vlen == 3 && (memcmp(ver, "1.0", 3) == 0 || memcmp(ver, "1.1", 3) == 0 ||
-			    memcmp(ver, "1.2", 3) == 0))) {
-		kit_error_line(err, LEAKSNAP_ERR_VERSION, source, t.c.line,
-			       "unsupported text dump version 'v%.*s%s' (known: v1.0, v1.1, v1.2)",
-			       (int)(vlen > 20 ? 20 : vlen), ver, vlen > 20 ? "..." : "");
-		return NULL;
-	}
-	t.s = lsp_snapshot_new(SNAPSHOT_FORMAT_ANDROID_TEXT, source);
-	if (t.s == NULL) {
-		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
-		return NULL;
-	}
-	struct snapshot *s = t.s;
-	memcpy(s->version, ver, 3);
-
-	bool maps_done = false;
-	while (next_line(&t.c, &line, &len)) {
-		const char *v;
-		size_t vl;
-		if (is_blank(line, len))
-			continue;
-		if (line[0] == 'z' && len > 1 && (line[1] == ' ' || line[1] == '\t')) {
-			if (parse_record(&t, line, len))
-				goto fail;
-			/* Records are copied into the model: let the kernel drop the
-			 * mapped text behind us (a no-op for inputs read into memory). */
-			if ((t.nrecords_read & 0xffff) == 0)
-				kit_blob_drop(blob, (size_t)t.c.line_off);
-			continue;
-		}
-		if ((line[0] == ' ' || line[0] == '\t')) {
-			struct tokens tk = {line, line + len};
-			const char *w;
-			size_t wl;
-			if (token_next(&tk, &w, &wl) && token_is(w, wl, "bt_info")) {
-				if (!t.seen_record) {
-					bad_line(&t, "bt_info line before any record");
-					goto fail;
-				}
-				continue; /* device-side symbolization; we symbolize ourselves */
-			}
-		}
-		if (len == 4 && memcmp(line, "MAPS", 4) == 0) {
-			const char *start = t.c.p;
-			unsigned long first = t.c.line + 1;
-			uint64_t first_off = (uint64_t)(t.c.p - t.c.base);
-			bool ended = false;
-			const char *stop = start;
-			while (next_line(&t.c, &line, &len)) {
-				if (len == 3 && memcmp(line, "END", 3) == 0) {
-					ended = true;
-					break;
-				}
-				stop = t.c.p;
-			}
-			if (!ended) {
-				kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
-					       "truncated: the MAPS section has no END line");
-				goto fail;
-			}
-			if (set_maps_lf(s, start, (size_t)(stop - start), first, first_off, err))
-				goto fail;
-			maps_done = true;
-			break;
-		}
-		if (t.seen_record) {
-			bad_line(&t, "unexpected line (expected a record, bt_info or MAPS)");
-			goto fail;
-		}
-		if (header_value(line, len, "Build fingerprint:", &v, &vl)) {
-			if (vl >= 2 && v[0] == '\'' && v[vl - 1] == '\'') {
-				v++;
-				vl -= 2;
-			}
-			if (lsp_snapshot_add_meta(s, "build_fingerprint", 17, v, vl, err))
-				goto fail;
-		} else if (header_value(line, len, "Total memory:", &v, &vl)) {
-			if (!parse_dec(v, vl, &s->producer_total)) {
-				bad_line(&t, "'Total memory:' is not a decimal number");
-				goto fail;
-			}
-			s->has_producer_total = true;
-		} else if (header_value(line, len, "Allocation records:", &v, &vl)) {
-			if (!parse_dec(v, vl, &t.declared_records)) {
-				bad_line(&t, "'Allocation records:' is not a decimal number");
-				goto fail;
-			}
-			t.have_declared = true;
-		} else if (header_value(line, len, "Backtrace size:", &v, &vl)) {
-			if (!parse_dec(v, vl, &t.bt_size) || t.bt_size < 1 ||
-			    t.bt_size > LSP_MAX_FRAMES) {
-				kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line,
-					       "'Backtrace size:' must be a number from 1 to %u",
-					       LSP_MAX_FRAMES);
-				goto fail;
-			}
-			t.have_bt_size = true;
-		} else {
-			bad_line(&t, "unexpected line in the text dump header");
-			goto fail;
-		}
-	}
-	if (!maps_done) {
-		kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, t.c.line + 1,
-			       "truncated: no MAPS section (the dump ends after line %lu)",
-			       t.c.line);
-		goto fail;
-	}
-	while (next_line(&t.c, &line, &len)) {
-		if (!is_blank(line, len)) {
-			bad_line(&t, "unexpected text after the END line");
-			goto fail;
-		}
-	}
-	if (t.cut_at_zero)
-		lsp_snapshot_warn(s, "%llu record(s) list frames after a zero address (first at line "
-				  "%lu): each stack ends at its zero, as in binary dumps",
-				  (unsigned long long)t.cut_at_zero, t.first_cut);
-	if (t.have_declared && t.declared_records != t.nrecords_read)
-		lsp_snapshot_warn(s, "'Allocation records:' says %llu but the dump lists %llu",
-				  (unsigned long long)t.declared_records,
-				  (unsigned long long)t.nrecords_read);
-	s->backtrace_size = t.have_bt_size ? (unsigned)t.bt_size : t.max_frames;
-	s->pointer_size =
-		(t.wide || lsp_text_maps_wide(s->maps ? s->maps : "", s->maps_len)) ? 8 : 4;
-	/* 4 only because no address needs more: a 64-bit process whose
-	 * addresses all lie below 4 GiB looks the same */
-	s->pointer_size_guessed = s->pointer_size == 4;
-	/* Only Android 7's v1.0 writer (the first with "Backtrace size:") had the
-	 * count bug; older dumps and v1.1+ are never reinterpreted unless forced. */
-	enum lsp_count_hint hint = (t.have_bt_size && strcmp(s->version, "1.0") == 0)
-					   ? LSP_COUNTS_MAY_DETECT
-					   : LSP_COUNTS_NEVER_DETECT;
-	if (lsp_snapshot_finalize(s, opts, false, hint, err))
-		goto fail;
-	return s;
-fail:
-	snapshot_close(s);
-	return NULL;
+	return t.s;
 }

@@ -118,7 +118,10 @@ struct snapshot_meta {
 	const char *value;
 };
 
-/* Options for snapshot_open().  Zero-initialise, then set what you need. */
+/* Options for snapshot_open().  Zero-initialise, then set what you need.
+ * Error texts and warnings that concern an option name it as "opts.FIELD"
+ * ("opts.pointer_size", "opts.frames", "opts.count_is_frames"), so that a
+ * front end can show the name under which its user sets it instead. */
 struct snapshot_open_opts {
 	unsigned pointer_size;  /* raw buffers: 4 or 8 (0 = not given) */
 	unsigned frames;        /* raw buffers: backtrace size (0 = not given) */
@@ -276,7 +279,7 @@ LEAKSNAP_API void snapshot_header_encode(const struct snapshot_header *hdr,
 					 uint8_t out[SNAPSHOT_HEADER_SIZE]);
 
 /* Decode and validate a LEAKSNAP header from the first @len bytes at @buf of
- * a file of @file_size bytes (every FORMAT.md rule, including the file size).
+ * a file of @file_size bytes (every rule of docs/format.md, including the file size).
  * Returns 0, or -1 with @err filled (byte offset of the bad field). */
 LEAKSNAP_API int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 					struct snapshot_header *hdr, const char *source,

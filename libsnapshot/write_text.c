@@ -84,7 +84,6 @@ static void tell(const struct snapshot_save_opts *opts, const char *fmt, ...)
 	opts->dropped(opts->dropped_ctx, msg);
 }
 
-/* Report what the text format leaves out, one sentence each. */
 /* Is @key one of the ", "-separated names in @list? */
 static bool key_listed(const char *list, const char *key)
 {
@@ -101,6 +100,7 @@ static bool key_listed(const char *list, const char *key)
 	return false;
 }
 
+/* Report what the text format leaves out, one sentence each. */
 static void report_dropped(const struct snapshot *s, const struct snapshot_save_opts *opts)
 {
 	if (s->pid >= 0)

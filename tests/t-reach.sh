@@ -1,5 +1,6 @@
 #!/bin/sh
-# Reachability at capture time (LEAKSNAP_REACHABILITY=1, FORMAT §2a), through
+# Reachability at capture time (LEAKSNAP_REACHABILITY=1, the reachability
+# section of docs/format.md), through
 # the real hook: tests/hook/reach.c builds a heap whose every block's fate
 # it knows and prints the expected unreachable count of each size; every
 # dump (API, exit, signal, interval, `leaksnap record --reachability`) must

@@ -1,7 +1,8 @@
 /* reachdump: print the reachability section of a LEAKSNAP dump.
  *
  * A reader written independently of libsnapshot (it includes none of its
- * headers), from FORMAT §2 and §2a alone, so that the hook's writer is
+ * headers), from docs/format.md (LEAKSNAP v1 and its reachability
+ * section) alone, so that the hook's writer is
  * checked against the layout rather than against the host readers.
  *
  * Output, one line each:

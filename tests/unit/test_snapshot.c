@@ -259,9 +259,23 @@ static void test_raw_and_detection(void **state)
 	assert_int_equal(snapshot_allocation_count(s), 3);
 	snapshot_close(s);
 
-	/* Without options a raw buffer is not guessed at. */
+	/* Without options a raw buffer is not guessed at.  The library's texts
+	 * name the options as API fields, never as a tool's flags. */
 	assert_null(snapshot_open_memory(b.p, b.n, "raw", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_UNKNOWN_FORMAT);
+	assert_non_null(strstr(err.text, "a raw bionic buffer needs opts.pointer_size and "
+				       "opts.frames"));
+	struct snapshot_open_opts bad = {.pointer_size = 5, .frames = 3};
+	assert_null(snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_string_equal(err.text, "opts.pointer_size must be 4 or 8");
+	bad = (struct snapshot_open_opts){.pointer_size = 4, .frames = 300};
+	assert_null(snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
+	assert_string_equal(err.text, "opts.frames must be 1..256");
+	bad.frames = 4;
+	assert_null(snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
+	assert_string_equal(err.text, "size 60 is not a multiple of the record size 24 "
+				      "(pointer size 4, 4 frames): truncated or wrong opts.frames");
 
 	/* A real count of 0 in record 3: the error gives its count field's
 	 * byte offset (2 records of 4 x 5 bytes, then the size field). */
