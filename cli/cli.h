@@ -19,6 +19,11 @@ enum {
 	EXIT_ERROR = 2,   /* usage, unreadable or malformed input, I/O */
 };
 
+/* What a command's option parser returns besides 0 (go on) and -1 (an
+ * error, printed): the help (or the version) was printed and written out;
+ * the command ends there with EXIT_OK. */
+enum { CLI_HELP_SHOWN = 1 };
+
 #define LEAKSNAP_VERSION_STRING "0.1.0"
 
 /* --version: "@prog VERSION", then one line per library ("libdw 0.188") as
