@@ -34,9 +34,9 @@ static void usage(FILE *f)
 
 /* A command's exit status: a negative one (an error said by a function
  * that returns -1) is taken for EXIT_ERROR. */
-static int run(const struct cmd *c, int argc, char **argv)
+static int run(int (*fn)(int argc, char **argv), int argc, char **argv)
 {
-	int status = c->fn(argc, argv);
+	int status = fn(argc, argv);
 	return status < 0 ? EXIT_ERROR : status;
 }
 
@@ -46,10 +46,8 @@ int main(int argc, char **argv)
 	self = self ? self + 1 : (argc > 0 && argv[0] ? argv[0] : "leaksnap");
 	cli_guard_terminal();
 	cli_raise_open_files();
-	if (strcmp(self, "leakdiff") == 0) {
-		static const struct cmd leakdiff = {"diff", cmd_diff, NULL};
-		return run(&leakdiff, argc, argv);
-	}
+	if (strcmp(self, "leakdiff") == 0)
+		return run(cmd_diff, argc, argv);
 	if (argc < 2) {
 		cli_fail(NULL, "missing command (see 'leaksnap --help')");
 		return EXIT_ERROR;
@@ -62,7 +60,7 @@ int main(int argc, char **argv)
 				if (strcmp(c->name, argv[2]) == 0) {
 					static char help_opt[] = "--help";
 					char *av[] = {argv[2], help_opt, NULL};
-					return run(c, 2, av);
+					return run(c->fn, 2, av);
 				}
 			}
 			cli_fail(NULL, "unknown command '%s'", argv[2]);
@@ -76,7 +74,7 @@ int main(int argc, char **argv)
 	}
 	for (const struct cmd *c = cmds; c->name; c++)
 		if (strcmp(c->name, name) == 0)
-			return run(c, argc - 1, argv + 1);
+			return run(c->fn, argc - 1, argv + 1);
 	cli_fail(NULL, "unknown command '%s' (see 'leaksnap --help')", name);
 	return EXIT_ERROR;
 }
