@@ -12,12 +12,23 @@
 #include <leaksnap/snapshot.h>
 #include <leaksnap/symbolizer.h>
 
-/* Exit statuses (documented in --help and the README). */
+/* Exit statuses (documented in --help and the README).
+ *
+ * Return values, one rule: a function that printed an error returns -1
+ * (never an exit status); a command (cmd_*) returns an exit status below;
+ * main() takes a negative one for EXIT_ERROR, defensively.  --help printed
+ * is success: a command's option parser says so with CLI_HELP_SHOWN, and
+ * the command returns EXIT_OK. */
 enum {
 	EXIT_OK = 0,
 	EXIT_LEAKS = 1,   /* leakdiff --fail-on: growth at or above the limit */
 	EXIT_ERROR = 2,   /* usage, unreadable or malformed input, I/O */
 };
+
+/* What a command's option parser returns besides 0 (go on) and -1 (an
+ * error, printed): the help (or the version) was printed and written out;
+ * the command ends there with EXIT_OK. */
+enum { CLI_HELP_SHOWN = 1 };
 
 #define LEAKSNAP_VERSION_STRING "0.1.0"
 
@@ -87,11 +98,11 @@ void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t r
 /* One element of a JSON "symbols" list (the module, the file used, its
  * build-ID status and error) on @out, after a comma unless @first. */
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first);
-/* What --verbose adds after a module's build-ID status about its layout:
- * "" when the file used has its own, else where it came from. */
 /* Why a module has no symbol file: "no symbol file", "build-id mismatch"
  * or, when only files of the other ELF class were found, that. */
 const char *cli_no_file_note(const struct sym_module *m);
+/* What --verbose adds after a module's build-ID status about its layout:
+ * "" when the file used has its own, else where it came from. */
 const char *cli_layout_note(const struct sym_module *m);
 
 /* HTML report pages (html.c). */
@@ -127,13 +138,16 @@ int cli_flame_frame(struct cli_flame *fl, uint64_t key, uint64_t pc, const char 
 int cli_flame_write(const struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,
 		    uint64_t rest_stacks);
 
-/* "leaksnap: <subject>: <message>" on stderr; returns EXIT_ERROR. */
+/* Messages.  The cli_fail family returns -1, so that a helper may end
+ * with "return cli_fail(...);"; a command writes "return EXIT_ERROR;".
+ * "leaksnap: <subject>: <message>" on stderr; returns -1. */
 int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Print a library error record; returns EXIT_ERROR. */
+/* Print a library error record; returns -1. */
 int cli_fail_error(const struct leaksnap_error *err);
 /* "leaksnap: <subject>: warning: <message>" on stderr. */
 void cli_warn(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Usage error for subcommand @cmd: message plus a hint to --help. */
+/* Usage error for subcommand @cmd: message plus a hint to --help; returns
+ * -1. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Parse an unsigned decimal option value in [min, max]. */
@@ -156,9 +170,9 @@ struct cli_input {
 	"  --count-is-frames    the count field holds the frame count (Android 7):\n"    \
 	"                       count each record as one allocation\n"
 /* Apply option @c (from CLI_INPUT_LONGOPTS) with @arg to @in.  Returns 1 if
- * @c is an input option, 0 if not, EXIT_ERROR (printed) for a bad value. */
+ * @c is an input option, 0 if not, -1 (printed) for a bad value. */
 int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *in);
-/* Checks once all options are read: EXIT_ERROR (printed) or 0. */
+/* Checks once all options are read: -1 (printed) or 0. */
 int cli_input_check(const char *cmd, const struct cli_input *in);
 /* A library text (error or warning) as the user should read it: the
  * snapshot_open_opts fields it names as "opts.FIELD" become the options that
@@ -167,19 +181,20 @@ int cli_input_check(const char *cmd, const struct cli_input *in);
 const char *cli_input_text(const char *text, char *buf, size_t size);
 /* The same, in place, for the text of @err. */
 void cli_input_error(struct leaksnap_error *err);
-/* EXIT_ERROR (said: "'': No such file or directory") when one of the @n
- * file names at @names is empty, as the system would say, but naming it:
- * a library error of an empty name would name none. */
+/* -1 (said: "'': No such file or directory") when one of the @n file
+ * names at @names is empty, as the system would say, but naming it: a
+ * library error of an empty name would name none.  Else 0. */
 int cli_no_empty_names(char **names, int n);
-/* EXIT_ERROR (said) when both @a and @b (either may be NULL) are "-":
- * standard input can be read once. */
+/* -1 (said) when both @a and @b (either may be NULL) are "-": standard
+ * input can be read once.  Else 0. */
 int cli_stdin_once(const char *a, const char *b);
 
-/* Report an unknown option or missing argument seen by getopt_long. */
+/* Report an unknown option or missing argument seen by getopt_long;
+ * returns -1. */
 int cli_bad_option(const char *cmd, char **argv, int optopt_value);
 
 /* Read all of @path ("-" = stdin) into a NUL-terminated heap buffer.
- * Returns 0, or EXIT_ERROR after printing the error. */
+ * Returns 0, or -1 after printing the error. */
 int cli_read_file(const char *path, size_t max, const char *what, char **text, size_t *len);
 /* Bigger inputs are refused ("FILE: more than N MiB: too large for WHAT"). */
 #define CLI_MAPS_MAX ((size_t)256 << 20)
@@ -194,8 +209,8 @@ void cli_print_warnings(const struct snapshot *snap);
 struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_opts *opts,
 				   const char *maps_path);
 /* Parse the snapshot's maps (NULL maps when it has none: every PC is then
- * unmapped).  Returns 0, or EXIT_ERROR after printing the error, which
- * points into the file the maps came from. */
+ * unmapped).  Returns 0, or -1 (*@out NULL) after printing the error,
+ * which points into the file the maps came from. */
 int cli_snapshot_maps(const struct snapshot *snap, const char *maps_path, struct maps **out);
 
 /* JSON helpers: compact one-line encoding of a value, never NULL. */
@@ -254,7 +269,10 @@ int cli_outfile_not_input(const char *path, char *const *inputs, size_t n);
 /* @ns (since the Unix epoch) as "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ". */
 void cli_format_time(uint64_t ns, char *buf, size_t size);
 
-/* Finish stdout; returns EXIT_ERROR if anything failed to be written. */
+/* Finish stdout at the end of a command whose exit status so far is
+ * @status: EXIT_ERROR when anything failed to be written (said), else
+ * @status.  After an error (@status EXIT_ERROR, or negative: taken for
+ * EXIT_ERROR) stdout is only flushed. */
 int cli_finish_stdout(int status);
 
 /* Text for a terminal (tty.c).  cli_escape() copies @n bytes of @buf (at

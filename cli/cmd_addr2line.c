@@ -293,125 +293,203 @@ static bool readable_now(int fd)
 #define BATCH_BYTES (1u << 20)
 #define LINE_MAX_BYTES (1u << 24)
 
+struct stdin_buf {
+	char *buf;
+	size_t cap, have, pos; /* unread: buf[pos..have) */
+	bool eof;
+};
+
+/* Read until a whole line is at hand, or the end of the input (line
+ * @lineno + 1 is the first unread).  0; -1 (printed); 1: the answers
+ * could not be written (said when stdout is finished). */
+static int wait_line(struct stdin_buf *in, unsigned long lineno)
+{
+	while (!in->eof && !memchr(in->buf + in->pos, '\n', in->have - in->pos)) {
+		if (fflush(stdout) != 0)
+			return 1;
+		memmove(in->buf, in->buf + in->pos, in->have - in->pos);
+		in->have -= in->pos;
+		in->pos = 0;
+		if (in->have == in->cap) {
+			char *nb = in->cap < LINE_MAX_BYTES ? realloc(in->buf, in->cap * 2) : NULL;
+			if (!nb)
+				return cli_fail("<stdin>", "line %lu: line too long", lineno + 1);
+			in->buf = nb;
+			in->cap *= 2;
+		}
+		ssize_t n = read(0, in->buf + in->have, in->cap - in->have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cli_fail("<stdin>", "read error: %s", strerror(errno));
+		if (n == 0)
+			in->eof = true;
+		in->have += (size_t)n;
+	}
+	return 0;
+}
+
+/* Add what else can be read without waiting, up to a batch's worth (a
+ * failure here is left to the read that waits). */
+static void read_ready(struct stdin_buf *in)
+{
+	while (!in->eof && in->have - in->pos < BATCH_BYTES && readable_now(0)) {
+		if (in->have == in->cap) {
+			memmove(in->buf, in->buf + in->pos, in->have - in->pos);
+			in->have -= in->pos;
+			in->pos = 0;
+		}
+		if (in->have == in->cap) {
+			char *nb = realloc(in->buf, in->cap * 2);
+			if (!nb)
+				break;
+			in->buf = nb;
+			in->cap *= 2;
+		}
+		ssize_t n = read(0, in->buf + in->have, in->cap - in->have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break; /* said by the read that waits */
+		if (n == 0)
+			in->eof = true;
+		in->have += (size_t)n;
+	}
+}
+
+/* The end of the whole lines unread (and at the end of the input, of a
+ * last one without '\n', given room for its '\0') in *@end: 0, or -1
+ * (printed). */
+static int lines_end(struct stdin_buf *in, size_t *end)
+{
+	if (!in->eof) {
+		char *nl = memrchr(in->buf + in->pos, '\n', in->have - in->pos);
+		*end = (size_t)(nl - in->buf) + 1;
+		return 0;
+	}
+	if (in->have == in->cap) {
+		char *nb = realloc(in->buf, in->cap + 1);
+		if (!nb)
+			return cli_fail("addr2line", "out of memory");
+		in->buf = nb;
+		in->cap++;
+	}
+	*end = in->have;
+	return 0;
+}
+
+/* The addresses of one batch of lines. */
+struct batch {
+	uint64_t *addrs;
+	bool *bad; /* per line: did not parse (answered as unknown) */
+	size_t count, cap;
+};
+
+/* Parse the lines at [@p, @end) (each line's '\n', or @end, is overwritten
+ * with '\0') into @b.  0, or -1 (printed). */
+static int parse_lines(const struct a2l *o, struct batch *b, char *p, char *end)
+{
+	b->count = 0;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *stop = nl ? nl : end;
+		if (b->count == b->cap) {
+			size_t n = b->cap ? b->cap * 2 : 1024;
+			uint64_t *na = realloc(b->addrs, n * sizeof(*na));
+			bool *nbad = na ? realloc(b->bad, n * sizeof(*nbad)) : NULL;
+			if (na)
+				b->addrs = na;
+			if (!nbad)
+				return cli_fail("addr2line", "out of memory");
+			b->bad = nbad;
+			b->cap = n;
+		}
+		*stop = '\0';
+		size_t i = b->count;
+		b->addrs[i] = 0;
+		b->bad[i] = !parse_address(p, &b->addrs[i]);
+		if (b->bad[i])
+			b->addrs[i] = 0; /* answered as unknown */
+		if (++b->count == 1024) /* threads start on these meanwhile */
+			sym_file_prefetch(o->file, b->addrs, b->count);
+		p = stop + 1;
+	}
+	return 0;
+}
+
+/* Answer the addresses on standard input: EXIT_OK, or EXIT_ERROR (each
+ * problem said). */
 static int answer_stdin(struct a2l *o)
 {
-	size_t cap = 1 << 16, have = 0, pos = 0; /* unread: buf[pos..have) */
-	char *buf = malloc(cap);
-	uint64_t *addrs = NULL;
-	bool *bad = NULL;
-	size_t acap = 0;
+	struct stdin_buf in = {.cap = 1 << 16};
+	struct batch b = {0};
 	unsigned long lineno = 0;
-	bool eof = false;
 	int status = EXIT_OK;
-	if (!buf)
-		return cli_fail("addr2line", "out of memory");
+	in.buf = malloc(in.cap);
+	if (!in.buf) {
+		cli_fail("addr2line", "out of memory");
+		return EXIT_ERROR;
+	}
 	for (;;) {
-		/* a whole line, or the end of the input */
-		while (!eof && !memchr(buf + pos, '\n', have - pos)) {
-			if (fflush(stdout) != 0)
-				goto out;
-			memmove(buf, buf + pos, have - pos);
-			have -= pos;
-			pos = 0;
-			if (have == cap) {
-				char *nb = cap < LINE_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
-				if (!nb) {
-					status = cli_fail("<stdin>", "line %lu: line too long", lineno + 1);
-					goto out;
-				}
-				buf = nb;
-				cap *= 2;
-			}
-			ssize_t n = read(0, buf + have, cap - have);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				status = cli_fail("<stdin>", "read error: %s", strerror(errno));
-				goto out;
-			}
-			if (n == 0)
-				eof = true;
-			have += (size_t)n;
+		int r = wait_line(&in, lineno);
+		if (r != 0) {
+			if (r < 0)
+				status = EXIT_ERROR;
+			break; /* (r > 0: said when stdout is finished) */
 		}
-		/* and what else there is already */
-		while (!eof && have - pos < BATCH_BYTES && readable_now(0)) {
-			if (have == cap) {
-				memmove(buf, buf + pos, have - pos);
-				have -= pos;
-				pos = 0;
-			}
-			if (have == cap) {
-				char *nb = realloc(buf, cap * 2);
-				if (!nb)
-					break;
-				buf = nb;
-				cap *= 2;
-			}
-			ssize_t n = read(0, buf + have, cap - have);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				break; /* said by the read that waits */
-			if (n == 0)
-				eof = true;
-			have += (size_t)n;
-		}
-		if (pos == have)
+		read_ready(&in);
+		if (in.pos == in.have)
 			break; /* (eof) */
-		/* the whole lines (and at the end, a last one without '\n') */
-		size_t end = have;
-		if (!eof) {
-			char *nl = memrchr(buf + pos, '\n', have - pos);
-			end = (size_t)(nl - buf) + 1;
-		} else if (have == cap) {
-			char *nb = realloc(buf, cap + 1); /* room for its '\0' */
-			if (!nb) {
-				status = cli_fail("addr2line", "out of memory");
-				goto out;
-			}
-			buf = nb;
-			cap++;
-		}
-		size_t count = 0;
-		for (char *p = buf + pos; p < buf + end;) {
-			char *nl = memchr(p, '\n', (size_t)(buf + end - p));
-			char *stop = nl ? nl : buf + end;
-			if (count == acap) {
-				size_t n = acap ? acap * 2 : 1024;
-				uint64_t *na = realloc(addrs, n * sizeof(*na));
-				bool *nbad = na ? realloc(bad, n * sizeof(*nbad)) : NULL;
-				if (na)
-					addrs = na;
-				if (!nbad) {
-					status = cli_fail("addr2line", "out of memory");
-					goto out;
-				}
-				bad = nbad;
-				acap = n;
-			}
-			*stop = '\0';
-			addrs[count] = 0;
-			bad[count] = !parse_address(p, &addrs[count]);
-			if (bad[count])
-				addrs[count] = 0; /* answered as unknown */
-			if (++count == 1024) /* threads start on these meanwhile */
-				sym_file_prefetch(o->file, addrs, count);
-			p = stop + 1;
+		size_t end = 0;
+		if (lines_end(&in, &end) || parse_lines(o, &b, in.buf + in.pos, in.buf + end)) {
+			status = EXIT_ERROR;
+			break;
 		}
 		struct stdin_lines l = {lineno + 1};
-		lineno += count;
-		if (answer_all(o, addrs, bad, count, say_bad_line, &l, NULL) != EXIT_OK)
+		lineno += b.count;
+		if (answer_all(o, b.addrs, b.bad, b.count, say_bad_line, &l, NULL) != EXIT_OK)
 			status = EXIT_ERROR;
-		pos = end;
+		in.pos = end;
+	}
+	free(in.buf);
+	free(b.addrs);
+	free(b.bad);
+	return status;
+}
+
+/* Answer the @n addresses at @args, the command line's: EXIT_OK, or
+ * EXIT_ERROR (each problem said). */
+static int answer_args(struct a2l *o, char **args, size_t n)
+{
+	uint64_t *addrs = malloc(n * sizeof(*addrs));
+	bool *bad = malloc(n * sizeof(*bad));
+	json_t *array = o->json ? json_array() : NULL;
+	int status = EXIT_ERROR;
+	if (!addrs || !bad || (o->json && !array)) {
+		cli_fail("addr2line", "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bad[i] = !parse_address(args[i], &addrs[i]);
+		if (bad[i])
+			addrs[i] = 0; /* answered as unknown */
+	}
+	status = answer_all(o, addrs, bad, n, say_bad_arg, args, array);
+	if (array) {
+		json_out(array);
+		array = NULL;
+		putchar('\n');
 	}
 out:
-	free(buf);
+	json_decref(array);
 	free(addrs);
 	free(bad);
 	return status;
 }
 
-int cmd_addr2line(int argc, char **argv)
+/* Read the options into @o and *@demangle: 0, CLI_HELP_SHOWN, or -1
+ * (printed). */
+static int parse_options(int argc, char **argv, struct a2l *o, bool *demangle)
 {
 	static const struct option longopts[] = {
 		{"exe", required_argument, NULL, 'e'},
@@ -423,42 +501,51 @@ int cmd_addr2line(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct a2l o = {0};
-	bool demangle = false;
 	int c;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":e:afiCjh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': o.module = optarg; break;
-		case 'a': o.addresses = true; break;
-		case 'f': o.functions = true; break;
-		case 'i': o.inlines = true; break;
-		case 'C': demangle = true; break;
-		case 'j': o.json = true; break;
+		case 'e': o->module = optarg; break;
+		case 'a': o->addresses = true; break;
+		case 'f': o->functions = true; break;
+		case 'i': o->inlines = true; break;
+		case 'C': *demangle = true; break;
+		case 'j': o->json = true; break;
 		case 'h':
 			fputs(addr2line_usage, stdout);
-			return cli_finish_stdout(EXIT_OK);
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		default:
 			return cli_bad_option("addr2line", argv, c == ':' ? ':' : optopt);
 		}
 	}
-	if (!o.module)
+	if (!o->module)
 		return cli_usage_error("addr2line", "missing -e FILE");
-	char *module = (char *)(uintptr_t)o.module;
-	if (cli_no_empty_names(&module, 1))
-		return EXIT_ERROR;
+	char *module = (char *)(uintptr_t)o->module;
+	return cli_no_empty_names(&module, 1);
+}
+
+int cmd_addr2line(int argc, char **argv)
+{
+	struct a2l o = {0};
+	bool demangle = false;
+	int r = parse_options(argc, argv, &o, &demangle);
+	if (r != 0)
+		return r == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	struct sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json,
 				 .jobs = cli_sym_jobs()};
 	struct symbolizer *sym = symbolizer_new(&so, &err);
-	if (!sym)
-		return cli_fail_error(&err);
+	if (!sym) {
+		cli_fail_error(&err);
+		return EXIT_ERROR;
+	}
 	o.file = symbolizer_open(sym, o.module, &err);
 	if (!o.file) {
 		symbolizer_free(sym);
-		return cli_fail_error(&err);
+		cli_fail_error(&err);
+		return EXIT_ERROR;
 	}
 	o.addr_width = sym_file_address_size(o.file) * 2; /* as binutils prints it */
 	/* answers come in batches: written in large blocks, unless to a
@@ -467,34 +554,8 @@ int cmd_addr2line(int argc, char **argv)
 	o.tty = isatty(1) == 1;
 	if (!o.tty)
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	int status = EXIT_OK;
-	if (optind < argc) {
-		size_t n = (size_t)(argc - optind);
-		uint64_t *addrs = malloc(n * sizeof(*addrs));
-		bool *bad = malloc(n * sizeof(*bad));
-		json_t *array = o.json ? json_array() : NULL;
-		if (!addrs || !bad || (o.json && !array)) {
-			free(addrs);
-			free(bad);
-			json_decref(array);
-			symbolizer_free(sym);
-			return cli_fail("addr2line", "out of memory");
-		}
-		for (size_t i = 0; i < n; i++) {
-			bad[i] = !parse_address(argv[optind + (int)i], &addrs[i]);
-			if (bad[i])
-				addrs[i] = 0; /* answered as unknown */
-		}
-		status = answer_all(&o, addrs, bad, n, say_bad_arg, argv + optind, array);
-		if (array) {
-			json_out(array);
-			putchar('\n');
-		}
-		free(addrs);
-		free(bad);
-	} else {
-		status = answer_stdin(&o);
-	}
+	int status = optind < argc ? answer_args(&o, argv + optind, (size_t)(argc - optind))
+				   : answer_stdin(&o);
 	symbolizer_free(sym);
 	return cli_finish_stdout(status);
 }

@@ -71,7 +71,8 @@ static void collect_dropped(void *ctx, const char *what)
 	d->lines[d->n++] = copy;
 }
 
-/* "OLD=NEW" (the first '=' splits: OLD cannot hold one) into @r. */
+/* "OLD=NEW" (the first '=' splits: OLD cannot hold one) into @r.  0, or -1
+ * (printed). */
 static int parse_rewrite(char *arg, struct snapshot_rewrite *r)
 {
 	char *eq = strchr(arg, '=');
@@ -108,6 +109,63 @@ static int copy_to_stdout(int fd)
 	}
 }
 
+static void warn_unmatched_rewrites(const struct snapshot *s, const struct snapshot_save_opts *save)
+{
+	for (size_t i = 0; i < save->rewrite_count; i++)
+		if (save->rewrites[i].matched == 0)
+			cli_warn(snapshot_source(s), "--rewrite-prefix '%s=%s' matched no path",
+				 save->rewrites[i].old_prefix, save->rewrites[i].new_prefix);
+}
+
+/* --to pprof: the command's exit status. */
+static int convert_pprof(const struct snapshot *s, const struct maps *m, const char *out,
+			 const struct snapshot_save_opts *save, struct pprof_convert_opts *pprof)
+{
+	pprof->rewrites = save->rewrites;
+	pprof->rewrite_count = save->rewrite_count;
+	fflush(stdout);
+	int rc = cli_pprof_snapshot(s, m, out, pprof);
+	if (rc != EXIT_ERROR)
+		warn_unmatched_rewrites(s, save);
+	return rc;
+}
+
+/* Write @s as LEAKSNAP (or Android text when @text) on @out.  Android text
+ * on a terminal is written to memory first, then through the terminal's
+ * escaping stdout (the library writes the descriptor itself, and the
+ * dump's paths and fingerprint are untrusted bytes).  0, or -1 (printed). */
+static int save_snapshot(const struct snapshot *s, const char *out, bool text,
+			 const struct snapshot_save_opts *save)
+{
+	struct leaksnap_error err;
+	fflush(stdout);
+	int tty = -1, mem = -1;
+	if (text && strcmp(out, "-") == 0 && isatty(STDOUT_FILENO)) {
+		mem = memfd_create("leaksnap-convert", MFD_CLOEXEC);
+		tty = mem < 0 ? -1 : dup(STDOUT_FILENO);
+		if (tty < 0 || dup2(mem, STDOUT_FILENO) < 0) {
+			int e = errno;
+			if (tty >= 0)
+				close(tty);
+			if (mem >= 0)
+				close(mem);
+			return cli_fail("<stdout>", "%s", strerror(e));
+		}
+	}
+	int rc = 0;
+	if (text ? snapshot_save_text(s, out, save, &err) : snapshot_save(s, out, save, &err))
+		rc = cli_fail_error(&err);
+	if (mem >= 0) {
+		dup2(tty, STDOUT_FILENO);
+		close(tty);
+		if (rc == 0 && copy_to_stdout(mem) != 0)
+			rc = cli_fail("<stdout>", "%s", strerror(errno));
+		close(mem);
+	}
+	return rc;
+}
+
+/* Read @src and write it on @out: the command's exit status. */
 static int convert(const char *src, const char *out, const struct cli_input *in, bool text,
 		   struct snapshot_save_opts *save, struct pprof_convert_opts *pprof)
 {
@@ -122,14 +180,7 @@ static int convert(const char *src, const char *out, const struct cli_input *in,
 	}
 	cli_print_warnings(s);
 	if (pprof) {
-		pprof->rewrites = save->rewrites;
-		pprof->rewrite_count = save->rewrite_count;
-		fflush(stdout);
-		int rc = cli_pprof_snapshot(s, m, out, pprof);
-		for (size_t i = 0; rc != EXIT_ERROR && i < save->rewrite_count; i++)
-			if (save->rewrites[i].matched == 0)
-				cli_warn(snapshot_source(s), "--rewrite-prefix '%s=%s' matched no path",
-					 save->rewrites[i].old_prefix, save->rewrites[i].new_prefix);
+		int rc = convert_pprof(s, m, out, save, pprof);
 		maps_free(m);
 		snapshot_close(s);
 		return rc;
@@ -138,53 +189,36 @@ static int convert(const char *src, const char *out, const struct cli_input *in,
 	struct dropped d = {0};
 	save->dropped = collect_dropped;
 	save->dropped_ctx = &d;
-	struct leaksnap_error err;
-	fflush(stdout);
-	/* Android text on a terminal: written to memory first, then through
-	 * the terminal's escaping stdout (the library writes the descriptor
-	 * itself, and the dump's paths and fingerprint are untrusted bytes). */
-	int tty = -1, mem = -1;
-	if (text && strcmp(out, "-") == 0 && isatty(STDOUT_FILENO)) {
-		mem = memfd_create("leaksnap-convert", MFD_CLOEXEC);
-		tty = mem < 0 ? -1 : dup(STDOUT_FILENO);
-		if (tty < 0 || dup2(mem, STDOUT_FILENO) < 0) {
-			int e = errno;
-			if (tty >= 0)
-				close(tty);
-			if (mem >= 0)
-				close(mem);
-			snapshot_close(s);
-			return cli_fail("<stdout>", "%s", strerror(e));
-		}
-	}
-	int rc = (text ? snapshot_save_text(s, out, save, &err) : snapshot_save(s, out, save, &err))
-			 ? cli_fail_error(&err)
-			 : EXIT_OK;
-	if (mem >= 0) {
-		dup2(tty, STDOUT_FILENO);
-		close(tty);
-		if (rc == EXIT_OK && copy_to_stdout(mem) != 0)
-			rc = cli_fail("<stdout>", "%s", strerror(errno));
-		close(mem);
-	}
+	int rc = save_snapshot(s, out, text, save);
+	/* what the writer left out, once the file is written */
 	const char *subject = strcmp(out, "-") == 0 ? "<stdout>" : out;
-	if (rc == EXIT_OK && d.nomem)
+	if (rc == 0 && d.nomem)
 		rc = cli_fail(subject, "out of memory");
 	for (size_t i = 0; i < d.n; i++) {
-		if (rc == EXIT_OK)
+		if (rc == 0)
 			cli_warn(subject, "%s", d.lines[i]);
 		free(d.lines[i]);
 	}
 	free(d.lines);
-	for (size_t i = 0; rc == EXIT_OK && i < save->rewrite_count; i++)
-		if (save->rewrites[i].matched == 0)
-			cli_warn(snapshot_source(s), "--rewrite-prefix '%s=%s' matched no path",
-				 save->rewrites[i].old_prefix, save->rewrites[i].new_prefix);
+	if (rc == 0)
+		warn_unmatched_rewrites(s, save);
 	snapshot_close(s);
-	return rc;
+	return rc == 0 ? EXIT_OK : EXIT_ERROR;
 }
 
-int cmd_convert(int argc, char **argv)
+/* What the command line asks for. */
+struct convert_cli {
+	struct cli_input in;
+	struct snapshot_save_opts save;
+	struct pprof_convert_opts po;
+	bool text, pprof;
+	const char *sym_opt; /* an option that is for --to pprof only */
+	struct snapshot_rewrite *rules; /* at most one rule... */
+	const char **dirs;              /* ...or symbols directory per argument */
+};
+
+/* Read the options: 0, CLI_HELP_SHOWN, or -1 (printed). */
+static int parse_options(int argc, char **argv, struct convert_cli *o)
 {
 	static const struct option longopts[] = {
 		CLI_INPUT_LONGOPTS,
@@ -197,108 +231,99 @@ int cmd_convert(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct cli_input in = {0};
-	struct snapshot_save_opts save = {0};
-	struct pprof_convert_opts po = {0};
-	bool text = false, pprof = false;
-	const char *sym_opt = NULL; /* an option that is for --to pprof only */
 	int c, r;
-	/* At most one rule (or symbols directory) per argument. */
-	struct snapshot_rewrite *rules = calloc((size_t)argc, sizeof(*rules));
-	const char **dirs = calloc((size_t)argc, sizeof(*dirs));
-	if (rules == NULL || dirs == NULL) {
-		free(rules);
-		free(dirs);
-		return cli_fail("convert", "out of memory");
-	}
-	save.rewrites = rules;
-	po.dirs = dirs;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hs:", longopts, NULL)) != -1) {
-		if ((r = cli_input_option("convert", c, optarg, &in)) != 0) {
+		if ((r = cli_input_option("convert", c, optarg, &o->in)) != 0) {
 			if (r != 1)
-				goto out;
+				return -1;
 			continue;
 		}
 		switch (c) {
-		case 'B': save.big_endian = true; break;
+		case 'B': o->save.big_endian = true; break;
 		case 'T':
-			text = strcmp(optarg, "android-text") == 0;
-			pprof = strcmp(optarg, "pprof") == 0;
-			if (!text && !pprof && strcmp(optarg, "leaksnap") != 0) {
-				r = cli_usage_error("convert", "unknown output format '%s': "
-						    "expected leaksnap, android-text or pprof", optarg);
-				goto out;
-			}
+			o->text = strcmp(optarg, "android-text") == 0;
+			o->pprof = strcmp(optarg, "pprof") == 0;
+			if (!o->text && !o->pprof && strcmp(optarg, "leaksnap") != 0)
+				return cli_usage_error("convert", "unknown output format '%s': "
+						       "expected leaksnap, android-text or pprof",
+						       optarg);
 			break;
 		case 's':
-			dirs[po.ndirs++] = optarg;
-			sym_opt = "--symbols";
+			o->dirs[o->po.ndirs++] = optarg;
+			o->sym_opt = "--symbols";
 			break;
-		case 'N': po.no_symbols = true; sym_opt = "--no-symbols"; break;
-		case 'A': po.no_adjust = true; sym_opt = "--no-adjust"; break;
+		case 'N': o->po.no_symbols = true; o->sym_opt = "--no-symbols"; break;
+		case 'A': o->po.no_adjust = true; o->sym_opt = "--no-adjust"; break;
 		case 'R':
-			if ((r = parse_rewrite(optarg, &rules[save.rewrite_count])) != 0)
-				goto out;
-			save.rewrite_count++;
+			if (parse_rewrite(optarg, &o->rules[o->save.rewrite_count]) != 0)
+				return -1;
+			o->save.rewrite_count++;
 			break;
 		case 'h':
 			fputs(convert_usage, stdout);
-			r = cli_finish_stdout(EXIT_OK);
-			goto out;
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		default:
-			r = cli_bad_option("convert", argv, c == ':' ? ':' : optopt);
-			goto out;
+			return cli_bad_option("convert", argv, c == ':' ? ':' : optopt);
 		}
 	}
-	if (argc - optind != 2) {
-		r = cli_usage_error("convert", "expected DUMP and OUT, got %d operand%s",
-				    argc - optind, argc - optind == 1 ? "" : "s");
-		goto out;
-	}
-	if (text && save.big_endian) {
-		r = cli_usage_error("convert", "--big-endian is for --to leaksnap: a text dump "
-				    "has no byte order");
-		goto out;
-	}
-	if (pprof && save.big_endian) {
-		r = cli_usage_error("convert", "--big-endian is for --to leaksnap: a pprof "
-				    "profile has no byte order");
-		goto out;
-	}
-	if (!pprof && sym_opt) {
-		r = cli_usage_error("convert", "%s is for --to pprof", sym_opt);
-		goto out;
-	}
-	if (po.no_symbols && po.ndirs) {
-		r = cli_usage_error("convert", "--symbols and --no-symbols exclude each other");
-		goto out;
-	}
-	if (!text && strcmp(argv[optind + 1], "-") == 0 && isatty(STDOUT_FILENO)) {
-		r = cli_usage_error("convert", "refusing to write a binary %s to a terminal",
-				    pprof ? "pprof profile" : "LEAKSNAP file");
-		goto out;
-	}
-	for (size_t i = 0; i < po.ndirs; i++) {
+	return 0;
+}
+
+/* The operands DUMP and OUT at @argv[0..@n) and what the options allow
+ * together: 0, or -1 (printed). */
+static int check_args(char **argv, int n, const struct convert_cli *o)
+{
+	if (n != 2)
+		return cli_usage_error("convert", "expected DUMP and OUT, got %d operand%s", n,
+				       n == 1 ? "" : "s");
+	if (o->text && o->save.big_endian)
+		return cli_usage_error("convert", "--big-endian is for --to leaksnap: a text dump "
+				       "has no byte order");
+	if (o->pprof && o->save.big_endian)
+		return cli_usage_error("convert", "--big-endian is for --to leaksnap: a pprof "
+				       "profile has no byte order");
+	if (!o->pprof && o->sym_opt)
+		return cli_usage_error("convert", "%s is for --to pprof", o->sym_opt);
+	if (o->po.no_symbols && o->po.ndirs)
+		return cli_usage_error("convert", "--symbols and --no-symbols exclude each other");
+	if (!o->text && strcmp(argv[1], "-") == 0 && isatty(STDOUT_FILENO))
+		return cli_usage_error("convert", "refusing to write a binary %s to a terminal",
+				       o->pprof ? "pprof profile" : "LEAKSNAP file");
+	for (size_t i = 0; i < o->po.ndirs; i++) {
 		struct stat st;
-		if (stat(dirs[i], &st) != 0) {
-			r = cli_fail(dirs[i], "%s", strerror(errno));
-			goto out;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			r = cli_fail(dirs[i], "not a directory");
-			goto out;
-		}
+		if (stat(o->dirs[i], &st) != 0)
+			return cli_fail(o->dirs[i], "%s", strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return cli_fail(o->dirs[i], "not a directory");
 	}
-	if (cli_input_check("convert", &in) || cli_stdin_once(argv[optind], in.maps_path) ||
-	    cli_no_empty_names(argv + optind, 2)) {
-		r = EXIT_ERROR;
+	if (cli_input_check("convert", &o->in) || cli_stdin_once(argv[0], o->in.maps_path) ||
+	    cli_no_empty_names(argv, 2))
+		return -1;
+	return 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct convert_cli o = {0};
+	o.rules = calloc((size_t)argc, sizeof(*o.rules));
+	o.dirs = calloc((size_t)argc, sizeof(*o.dirs));
+	int status = EXIT_ERROR;
+	if (o.rules == NULL || o.dirs == NULL) {
+		cli_fail("convert", "out of memory");
 		goto out;
 	}
-	r = convert(argv[optind], argv[optind + 1], &in, text, &save, pprof ? &po : NULL);
+	o.save.rewrites = o.rules;
+	o.po.dirs = o.dirs;
+	int r = parse_options(argc, argv, &o);
+	if (r == CLI_HELP_SHOWN)
+		status = EXIT_OK;
+	else if (r == 0 && check_args(argv + optind, argc - optind, &o) == 0)
+		status = convert(argv[optind], argv[optind + 1], &o.in, o.text, &o.save,
+				 o.pprof ? &o.po : NULL);
 out:
-	free(rules);
-	free(dirs);
-	return r;
+	free(o.rules);
+	free(o.dirs);
+	return status;
 }

@@ -392,10 +392,10 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 			c->pprof = optarg;
 			break;
 		case 'V':
-			return cli_print_version("leakdiff") == EXIT_OK ? -1 : EXIT_ERROR;
+			return cli_print_version("leakdiff") == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		case 'h':
 			fputs(diff_usage, stdout);
-			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		default:
 			return cli_bad_option(cmd, argv, opt == ':' ? ':' : optopt);
 		}
@@ -478,7 +478,7 @@ int cmd_diff(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	int first = 0, rc = parse_args(argc, argv, &c, &first);
 	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
+		return rc == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	struct diff_suppressions *supp = NULL;

@@ -63,6 +63,49 @@ static void print_json(const struct maps *m)
 	printf("%s]\n}\n", maps_module_count(m) ? "\n  " : "");
 }
 
+/* The maps of @path: a snapshot carries its own; anything else is parsed
+ * as maps text.  NULL after printing the error. */
+static struct maps *load_maps(const char *path)
+{
+	struct maps *m = NULL;
+	struct leaksnap_error err;
+	/* Standard input is read once, then tried both ways. */
+	char *in = NULL;
+	size_t in_len = 0;
+	bool is_stdin = strcmp(path, "-") == 0;
+	/* so is any input that is not a regular file (a pipe, <(...)) */
+	struct stat st;
+	bool once = is_stdin || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+				 !S_ISDIR(st.st_mode));
+	if (once && cli_read_file(path, CLI_MAPS_MAX, "a maps file or dump read as a stream",
+				  &in, &in_len))
+		return NULL;
+	const char *name = is_stdin ? "<stdin>" : path;
+	struct snapshot *s = once ? snapshot_open_memory(in, in_len, name, NULL, &err)
+				  : snapshot_open(path, NULL, &err);
+	if (s != NULL) {
+		int rc = cli_snapshot_maps(s, NULL, &m);
+		snapshot_close(s);
+		free(in);
+		if (rc == 0 && m == NULL)
+			cli_fail(name, "the snapshot carries no maps");
+		return m;
+	}
+	if (err.code != LEAKSNAP_ERR_UNKNOWN_FORMAT) {
+		free(in);
+		cli_fail_error(&err);
+		return NULL;
+	}
+	/* Not a snapshot: parse it as maps text. */
+	if (!once && cli_read_file(path, CLI_MAPS_MAX, "a maps file", &in, &in_len))
+		return NULL;
+	m = maps_parse(in, in_len, name, 1, 0, &err);
+	free(in);
+	if (m == NULL)
+		cli_fail_error(&err);
+	return m;
+}
+
 int cmd_maps(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -81,56 +124,21 @@ int cmd_maps(int argc, char **argv)
 			fputs(maps_usage, stdout);
 			return cli_finish_stdout(EXIT_OK);
 		default:
-			return cli_bad_option("maps", argv, c == ':' ? ':' : optopt);
+			cli_bad_option("maps", argv, c == ':' ? ':' : optopt);
+			return EXIT_ERROR;
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage_error("maps", argc - optind ? "expected one FILE, got %d files"
-							      : "missing FILE operand%.0d",
-				       argc - optind);
-	const char *path = argv[optind];
+	if (argc - optind != 1) {
+		cli_usage_error("maps", argc - optind ? "expected one FILE, got %d files"
+						      : "missing FILE operand%.0d",
+				argc - optind);
+		return EXIT_ERROR;
+	}
 	if (cli_no_empty_names(argv + optind, 1))
 		return EXIT_ERROR;
-	struct maps *m = NULL;
-	struct leaksnap_error err;
-	/* A snapshot carries its own maps; anything else is parsed as maps text.
-	 * Standard input is read once, then tried both ways. */
-	char *in = NULL;
-	size_t in_len = 0;
-	bool is_stdin = strcmp(path, "-") == 0;
-	/* so is any input that is not a regular file (a pipe, <(...)) */
-	struct stat st;
-	bool once = is_stdin || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
-				 !S_ISDIR(st.st_mode));
-	if (once && cli_read_file(path, CLI_MAPS_MAX, "a maps file or dump read as a stream",
-				  &in, &in_len))
+	struct maps *m = load_maps(argv[optind]);
+	if (m == NULL)
 		return EXIT_ERROR;
-	const char *name = is_stdin ? "<stdin>" : path;
-	struct snapshot *s = once ? snapshot_open_memory(in, in_len, name, NULL, &err)
-				  : snapshot_open(path, NULL, &err);
-	if (s != NULL) {
-		int rc = cli_snapshot_maps(s, NULL, &m);
-		if (rc == 0 && m == NULL) {
-			snapshot_close(s);
-			free(in);
-			return cli_fail(name, "the snapshot carries no maps");
-		}
-		snapshot_close(s);
-		free(in);
-		if (rc)
-			return rc;
-	} else if (err.code != LEAKSNAP_ERR_UNKNOWN_FORMAT) {
-		free(in);
-		return cli_fail_error(&err);
-	} else {
-		/* Not a snapshot: parse it as maps text. */
-		if (!once && cli_read_file(path, CLI_MAPS_MAX, "a maps file", &in, &in_len))
-			return EXIT_ERROR;
-		m = maps_parse(in, in_len, name, 1, 0, &err);
-		free(in);
-		if (m == NULL)
-			return cli_fail_error(&err);
-	}
 	if (json)
 		print_json(m);
 	else

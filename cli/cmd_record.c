@@ -694,7 +694,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		case 'h':
 			/* The signal numbers depend on the C library: print them. */
 			printf(record_usage, HOOK_SIG_DUMP, HOOK_SIG_TOGGLE, HOOK_SIG_DUMP);
-			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? -1 : EXIT_ERROR;
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		default:
 			return cli_bad_option("record", argv, c == ':' ? ':' : optopt);
 		}
@@ -809,7 +809,7 @@ int cmd_record(int argc, char **argv)
 	char *hook = NULL, *exe = NULL;
 	int ret = parse_options(argc, argv, &o);
 	if (ret != 0)
-		return ret < 0 ? EXIT_OK : ret;
+		return ret == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	char **cmd = argv + optind;
 
 	const char *env_out = getenv("LEAKSNAP_OUT");

@@ -32,6 +32,14 @@ static void usage(FILE *f)
 		   "             input, I/O).\n");
 }
 
+/* A command's exit status: a negative one (an error said by a function
+ * that returns -1) is taken for EXIT_ERROR. */
+static int run(int (*fn)(int argc, char **argv), int argc, char **argv)
+{
+	int status = fn(argc, argv);
+	return status < 0 ? EXIT_ERROR : status;
+}
+
 int main(int argc, char **argv)
 {
 	const char *self = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
@@ -39,9 +47,11 @@ int main(int argc, char **argv)
 	cli_guard_terminal();
 	cli_raise_open_files();
 	if (strcmp(self, "leakdiff") == 0)
-		return cmd_diff(argc, argv);
-	if (argc < 2)
-		return cli_fail(NULL, "missing command (see 'leaksnap --help')");
+		return run(cmd_diff, argc, argv);
+	if (argc < 2) {
+		cli_fail(NULL, "missing command (see 'leaksnap --help')");
+		return EXIT_ERROR;
+	}
 	const char *name = argv[1];
 	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
 	    strcmp(name, "help") == 0) {
@@ -50,10 +60,11 @@ int main(int argc, char **argv)
 				if (strcmp(c->name, argv[2]) == 0) {
 					static char help_opt[] = "--help";
 					char *av[] = {argv[2], help_opt, NULL};
-					return c->fn(2, av);
+					return run(c->fn, 2, av);
 				}
 			}
-			return cli_fail(NULL, "unknown command '%s'", argv[2]);
+			cli_fail(NULL, "unknown command '%s'", argv[2]);
+			return EXIT_ERROR;
 		}
 		usage(stdout);
 		return cli_finish_stdout(EXIT_OK);
@@ -63,6 +74,7 @@ int main(int argc, char **argv)
 	}
 	for (const struct cmd *c = cmds; c->name; c++)
 		if (strcmp(c->name, name) == 0)
-			return c->fn(argc - 1, argv + 1);
-	return cli_fail(NULL, "unknown command '%s' (see 'leaksnap --help')", name);
+			return run(c->fn, argc - 1, argv + 1);
+	cli_fail(NULL, "unknown command '%s' (see 'leaksnap --help')", name);
+	return EXIT_ERROR;
 }

@@ -45,7 +45,7 @@ int cli_fail(const char *subject, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(subject, NULL, fmt, ap);
 	va_end(ap);
-	return EXIT_ERROR;
+	return -1;
 }
 
 void cli_warn(const char *subject, const char *fmt, ...)
@@ -63,13 +63,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return cli_fail(cmd, "%s (see 'leaksnap %s --help')", msg, cmd);
+	cli_fail(cmd, "%s (see 'leaksnap %s --help')", msg, cmd);
+	return -1;
 }
 
 int cli_fail_error(const struct leaksnap_error *err)
 {
 	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
-	return cli_fail(NULL, "%s", leaksnap_error_format(err, buf, sizeof(buf)));
+	cli_fail(NULL, "%s", leaksnap_error_format(err, buf, sizeof(buf)));
+	return -1;
 }
 
 bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -159,16 +161,21 @@ void cli_input_error(struct leaksnap_error *err)
 
 int cli_no_empty_names(char **names, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (names[i] && !names[i][0])
-			return cli_fail("", "%s", strerror(ENOENT)); /* shown as '' */
+	for (int i = 0; i < n; i++) {
+		if (names[i] && !names[i][0]) {
+			cli_fail("", "%s", strerror(ENOENT)); /* shown as '' */
+			return -1;
+		}
+	}
 	return 0;
 }
 
 int cli_stdin_once(const char *a, const char *b)
 {
-	if (a && b && strcmp(a, "-") == 0 && strcmp(b, "-") == 0)
-		return cli_fail("-", "given more than once: standard input can be read only once");
+	if (a && b && strcmp(a, "-") == 0 && strcmp(b, "-") == 0) {
+		cli_fail("-", "given more than once: standard input can be read only once");
+		return -1;
+	}
 	return 0;
 }
 
@@ -177,8 +184,10 @@ int cli_bad_option(const char *cmd, char **argv, int opt)
 	extern int optind;
 	const char *arg = argv[optind - 1];
 	if (opt == ':')
-		return cli_usage_error(cmd, "option '%s' needs a value", arg);
-	return cli_usage_error(cmd, "unknown option '%s'", arg);
+		cli_usage_error(cmd, "option '%s' needs a value", arg);
+	else
+		cli_usage_error(cmd, "unknown option '%s'", arg);
+	return -1;
 }
 
 int cli_read_file(const char *path, size_t max, const char *what, char **text, size_t *len)
@@ -187,8 +196,10 @@ int cli_read_file(const char *path, size_t max, const char *what, char **text, s
 	*text = NULL;
 	*len = 0;
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (f == NULL)
-		return cli_fail(name, "%s", strerror(errno));
+	if (f == NULL) {
+		cli_fail(name, "%s", strerror(errno));
+		return -1;
+	}
 	FILE *mem = open_memstream(text, len);
 	char buf[65536];
 	size_t n;
@@ -209,8 +220,10 @@ int cli_read_file(const char *path, size_t max, const char *what, char **text, s
 		free(*text);
 		*text = NULL;
 		if (too_big)
-			return cli_fail(name, "more than %zu MiB: too large for %s", max >> 20, what);
-		return cli_fail(name, "%s", strerror(e ? e : ENOMEM));
+			cli_fail(name, "more than %zu MiB: too large for %s", max >> 20, what);
+		else
+			cli_fail(name, "%s", strerror(e ? e : ENOMEM));
+		return -1;
 	}
 	return 0;
 }
@@ -290,7 +303,7 @@ static void warn_foreign_maps(const struct snapshot *s, const struct maps *m, co
 /* The hook's "unloaded=" lines, the mappings of libraries dlclose()d before
  * the dump, join its maps where nothing else is mapped now: the frames of
  * blocks those libraries allocated still name them.  A malformed line is
- * a warning, and none of them is used. */
+ * a warning, and none of them is used.  0, or -1 (printed): out of memory. */
 static int add_unloaded(const struct snapshot *s, struct maps *m)
 {
 	struct leaksnap_error err;
@@ -304,8 +317,10 @@ static int add_unloaded(const struct snapshot *s, struct maps *m)
 				 shadowed, shadowed == 1 ? "" : "s");
 		return 0;
 	}
-	if (err.code == LEAKSNAP_ERR_NOMEM)
-		return cli_fail_error(&err);
+	if (err.code == LEAKSNAP_ERR_NOMEM) {
+		cli_fail_error(&err);
+		return -1;
+	}
 	cli_warn(snapshot_source(s), "unloaded= line %lu of the metadata is not a maps line "
 		 "(%s): the mappings of unloaded libraries are not used", err.line, err.text);
 	return 0;
@@ -327,15 +342,19 @@ int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct ma
 	struct maps *m = maps_parse(text, len, src, maps_path ? 1 : (line ? line : 1),
 				    maps_path ? 0 : off, &err);
 	if (m != NULL) {
-		*out = m;
-		if (maps_path)
+		if (maps_path) {
 			warn_foreign_maps(s, m, maps_path);
-		else if (add_unloaded(s, m))
-			return EXIT_ERROR;
+		} else if (add_unloaded(s, m)) {
+			maps_free(m);
+			return -1;
+		}
+		*out = m;
 		return 0;
 	}
-	if (maps_path || line)
-		return cli_fail_error(&err);
+	if (maps_path || line) {
+		cli_fail_error(&err);
+		return -1;
+	}
 	/* Binary container: point at the byte offset of the bad maps line. */
 	uint64_t at = off;
 	unsigned long l = 1;
@@ -344,8 +363,9 @@ int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct ma
 			l++;
 			at = off + i + 1;
 		}
-	return cli_fail(err.source, "byte offset %llu: maps line %lu: %s", (unsigned long long)at,
-			err.line, err.text);
+	cli_fail(err.source, "byte offset %llu: maps line %lu: %s", (unsigned long long)at, err.line,
+		 err.text);
+	return -1;
 }
 
 void cli_json_print(FILE *f, json_t *value)
@@ -415,9 +435,9 @@ int cli_finish_stdout(int status)
 {
 	/* a command that failed has said why, once (a write error on
 	 * standard output may be that reason: said by who wrote it) */
-	if (status == EXIT_ERROR) {
+	if (status == EXIT_ERROR || status < 0) {
 		fflush(stdout);
-		return status;
+		return EXIT_ERROR;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		int e = errno;
