@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <leaksnap/export.h>
+
 #include "diff_cli.h"
 
 static json_t *json_series(const uint64_t *v, size_t n)
@@ -39,8 +41,9 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	json_t *frames = json_array();
 	for (size_t i = 0; i < g->frame_count; i++) {
 		const struct diff_frame *f = g->frames[i];
-		struct leaksnap_resolved r = {f->sym_module, f->sym, f->sym_count};
-		cli_json_frames(frames, f->pc, f->module, f->rel_pc, &r);
+		struct leaksnap_export_frame ef = {(uintptr_t)f, f->pc, f->module, f->rel_pc,
+						   {f->sym_module, f->sym, f->sym_count}};
+		leaksnap_export_json_frames(frames, &ef);
 	}
 	json_t *o = json_object();
 	if (rank)
