@@ -274,69 +274,68 @@ json_t *cli_json_mapping(const struct maps_mapping *m)
 			 m->deleted, "unloaded", m->unloaded);
 }
 
-static void show_json(FILE *out, const struct snapshot *s, const struct maps *maps, const size_t *top,
-		      size_t ntop, struct cli_symctx *sc)
+/* The snapshot's facts: header, totals, metadata and warnings. */
+static void json_facts(FILE *out, bool *first, const struct snapshot *s)
 {
-	bool first = true;
 	const char *ver = snapshot_version(s);
 	enum snapshot_format fmt = snapshot_format(s);
 	uint64_t t;
 	char tbuf[64];
 
-	json_key(out, &first, "file");
+	json_key(out, first, "file");
 	cli_json_print(out, cli_json_text(snapshot_source(s)));
-	json_key(out, &first, "format");
+	json_key(out, first, "format");
 	cli_json_print(out, json_string(snapshot_format_name(fmt)));
-	json_key(out, &first, "version");
+	json_key(out, first, "version");
 	if (ver == NULL)
 		cli_json_print(out, json_null());
 	else if (fmt == SNAPSHOT_FORMAT_ANDROID_TEXT)
 		cli_json_print(out, cli_json_text(ver));
 	else
 		cli_json_print(out, json_integer(atoi(ver)));
-	json_key(out, &first, "pointer_size");
+	json_key(out, first, "pointer_size");
 	cli_json_print(out, json_integer(snapshot_pointer_size(s)));
-	json_key(out, &first, "big_endian");
+	json_key(out, first, "big_endian");
 	cli_json_print(out, json_boolean(snapshot_big_endian(s)));
-	json_key(out, &first, "backtrace_size");
+	json_key(out, first, "backtrace_size");
 	cli_json_print(out, json_integer(snapshot_backtrace_size(s)));
-	json_key(out, &first, "pid");
+	json_key(out, first, "pid");
 	cli_json_print(out, snapshot_pid(s) >= 0 ? json_integer(snapshot_pid(s)) : json_null());
-	json_key(out, &first, "time_ns");
+	json_key(out, first, "time_ns");
 	bool has_time = snapshot_time_ns(s, &t);
 	cli_json_print(out, has_time ? cli_json_u64(t) : json_null());
-	json_key(out, &first, "time");
+	json_key(out, first, "time");
 	if (has_time)
 		cli_format_time(t, tbuf, sizeof(tbuf));
 	cli_json_print(out, has_time ? json_string(tbuf) : json_null());
-	json_key(out, &first, "total_memory");
+	json_key(out, first, "total_memory");
 	cli_json_print(out, cli_json_u64(snapshot_total_memory(s)));
-	json_key(out, &first, "records_bytes");
+	json_key(out, first, "records_bytes");
 	cli_json_print(out, cli_json_u64(snapshot_records_bytes(s)));
-	json_key(out, &first, "record_count");
+	json_key(out, first, "record_count");
 	cli_json_print(out, cli_json_u64(snapshot_record_count(s)));
-	json_key(out, &first, "allocation_count");
+	json_key(out, first, "allocation_count");
 	cli_json_print(out, cli_json_u64(snapshot_allocation_count(s)));
 	struct app_split a = split_of(s);
 	static const char *const split_keys[] = {"app", "zygote"};
 	for (int z = 0; z < 2; z++) {
-		json_key(out, &first, split_keys[z]);
+		json_key(out, first, split_keys[z]);
 		cli_json_print(out, json_pack("{s:o, s:o, s:o}", "records",
 						 cli_json_u64(a.records[z]), "allocations",
 						 cli_json_u64(a.allocations[z]), "bytes",
 						 cli_json_u64(a.bytes[z])));
 	}
-	json_key(out, &first, "unreachable");
+	json_key(out, first, "unreachable");
 	cli_json_print(out, snapshot_has_reachability(s)
 				    ? json_pack("{s:o, s:o}", "bytes",
 						cli_json_u64(snapshot_unreachable_bytes(s)),
 						"allocations",
 						cli_json_u64(snapshot_unreachable_count(s)))
 				    : json_null());
-	json_key(out, &first, "count_is_frames");
+	json_key(out, first, "count_is_frames");
 	const char *mode = count_mode_text(snapshot_count_mode(s));
 	cli_json_print(out, mode ? json_string(mode) : json_null());
-	json_key(out, &first, "metadata");
+	json_key(out, first, "metadata");
 	json_t *meta = json_array();
 	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
 		const struct snapshot_meta *m = snapshot_meta(s, i);
@@ -344,12 +343,18 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 						      cli_json_text(m->value)));
 	}
 	cli_json_print(out, meta);
-	json_key(out, &first, "warnings");
+	json_key(out, first, "warnings");
 	json_t *warn = json_array();
 	for (size_t i = 0; i < snapshot_warning_count(s); i++)
 		json_array_append_new(warn, cli_json_text(snapshot_warning(s, i)));
 	cli_json_print(out, warn);
+}
 
+static void show_json(FILE *out, const struct snapshot *s, const struct maps *maps, const size_t *top,
+		      size_t ntop, struct cli_symctx *sc)
+{
+	bool first = true;
+	json_facts(out, &first, s);
 	json_key(out, &first, "records");
 	fprintf(out, "[");
 	for (size_t i = 0; i < ntop; i++) {
