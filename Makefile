@@ -46,7 +46,10 @@ CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ikit $(CPPFLAGS)
 CFLAGS_ALL := -std=c11 -pthread $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
 LDFLAGS_ALL := -pthread $(SANFLAGS) $(LDFLAGS)
 LIBS := -ljansson -ldw -lelf -lzip -lz -liberty
-CLI_LIBS := -lprotobuf-c # pprof profiles (cli/pprof.c); the library does not need it
+# The export library (export/: pprof profiles, flame-graph folding) is a
+# second library on top of libleaksnap, so that libleaksnap needs no protobuf-c.
+EXPORT_LIBS := -lprotobuf-c -lz -ljansson
+CLI_LIBS := -lprotobuf-c
 
 DEPS_STAMP := $(B)/.deps-ok
 
@@ -56,10 +59,15 @@ KIT_TOOL_SRCS := $(wildcard kit/kit_run.c)
 KIT_SRCS := $(filter-out $(KIT_TOOL_SRCS),$(wildcard kit/*.c))
 # Library sources: one folder per pipeline stage, one public header each.
 LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h resolve/resolve.h \
-	diff/diff.h
+	diff/diff.h export/export.h
 LIB_SRCS := $(KIT_SRCS) $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
 	$(wildcard resolve/*.c) $(wildcard diff/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
+EXPORT_SRCS := $(wildcard export/*.c)
+EXPORT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(EXPORT_SRCS))
+# The report page (report/): the tool's, not installed.
+REPORT_SRCS := $(wildcard report/*.c)
+REPORT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRCS))
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
@@ -75,7 +83,8 @@ SOMAJOR := 0
 
 all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 	$(B)/lib/libleaksnap.so $(B)/lib/pkgconfig/leaksnap.pc $(B)/lib/libleakhook.so \
-	$(B)/include/leaksnap/leakhook.h
+	$(B)/include/leaksnap/leakhook.h $(B)/lib/libleaksnap-export.a \
+	$(B)/lib/libleaksnap-export.so $(B)/lib/pkgconfig/leaksnap-export.pc
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(PUB_HEADERS)
@@ -95,6 +104,8 @@ $(B)/include/leaksnap/%.h: symbolizer/%.h | $(DEPS_STAMP)
 $(B)/include/leaksnap/%.h: diff/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 $(B)/include/leaksnap/%.h: resolve/%.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D) && cp $< $@
+$(B)/include/leaksnap/%.h: export/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 
 $(B)/obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
@@ -118,36 +129,48 @@ $(B)/lib/libleaksnap.so: $(LIB_OBJS)
 	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,-soname,libleaksnap.so.$(SOMAJOR) \
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(B)/lib/pkgconfig/leaksnap.pc: leaksnap.pc.in Makefile
+$(B)/lib/pkgconfig/%.pc: %.pc.in Makefile
 	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
-# The HTML report's style and script, embedded in the CLI (cli/html.c); the
-# script's parts are joined in this order.
-REPORT_CSS := cli/report/report.css
-REPORT_JS := cli/report/util.js cli/report/curve.js cli/report/flame.js \
-	cli/report/tables.js cli/report/main.js
+# The HTML report's style and script, embedded in the page (report/page.c);
+# the script's parts are joined in this order.
+REPORT_CSS := report/report.css
+REPORT_JS := report/util.js report/curve.js report/flame.js report/tables.js report/main.js
 $(B)/gen/report_assets.h: scripts/embed-assets.sh $(REPORT_CSS) $(REPORT_JS)
 	$(call say,GEN,$@)
 	$(Q)mkdir -p $(@D) && sh scripts/embed-assets.sh $@ $(REPORT_CSS) $(REPORT_JS)
-$(B)/obj/cli/html.o: $(B)/gen/report_assets.h
-$(B)/obj/cli/html.o: CPPFLAGS_ALL += -I$(B)/gen
+$(B)/obj/report/page.o: $(B)/gen/report_assets.h
+$(B)/obj/report/page.o: CPPFLAGS_ALL += -I$(B)/gen
+# The commands include report/'s header.
+$(CLI_OBJS): CPPFLAGS_ALL += -Ireport
 
-# pprof profiles: protoc-c generates the C code for cli/profile.proto (never
-# committed); cli/pprof.c and its unit test use it.
+# pprof profiles: protoc-c generates the C code for export/profile.proto
+# (never committed); export/pprof.c and its unit test use it.
 PB_OBJ := $(B)/obj/gen/profile.pb-c.o
-$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: cli/%.proto | $(DEPS_STAMP)
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: export/%.proto | $(DEPS_STAMP)
 	$(call say,GEN,$@)
-	$(Q)mkdir -p $(@D) && protoc-c --proto_path=cli --c_out=$(B)/gen $<
+	$(Q)mkdir -p $(@D) && protoc-c --proto_path=export --c_out=$(B)/gen $<
 $(PB_OBJ): $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -I$(B)/gen $(CFLAGS_ALL) -c -o $@ $<
-$(B)/obj/cli/pprof.o: $(B)/gen/profile.pb-c.h
-$(B)/obj/cli/pprof.o: CPPFLAGS_ALL += -I$(B)/gen
+$(B)/obj/export/pprof.o: $(B)/gen/profile.pb-c.h
+$(B)/obj/export/pprof.o: CPPFLAGS_ALL += -I$(B)/gen
 
-$(B)/bin/leaksnap: $(CLI_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a
+# libleaksnap-export: exports exactly libleaksnap-export.sym (LEAKSNAP_API).
+$(B)/lib/libleaksnap-export.a: $(EXPORT_OBJS) $(PB_OBJ)
+	$(call say,AR,$@)
+	$(Q)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^
+
+$(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 	$(call say,LD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a \
-		$(LIBS) $(CLI_LIBS)
+	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,-soname,libleaksnap-export.so.$(SOMAJOR) \
+		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
+		-L$(B)/lib -lleaksnap $(EXPORT_LIBS)
+
+$(B)/bin/leaksnap: $(CLI_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(REPORT_OBJS) \
+		$(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a $(LIBS) $(CLI_LIBS)
 
 $(B)/bin/leakdiff: $(B)/bin/leaksnap
 	$(Q)ln -sf leaksnap $@
@@ -200,14 +223,15 @@ $(B)/tests/test_allocfail: tests/unit/test_allocfail.c $(B)/lib/libleaksnap.a $(
 		-Wno-missing-prototypes -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL) $(ALLOC_WRAP)
 
-# The pprof test takes the profile writer and the generated code from the CLI.
-$(B)/tests/test_pprof: tests/unit/test_pprof.c $(B)/obj/cli/pprof.o $(B)/obj/cli/util.o $(B)/obj/cli/tty.o $(PB_OBJ) \
-		$(B)/lib/libleaksnap.a $(PUB_HEADERS)
+# The pprof test takes the profile writer from the export library and the
+# generated code to decode what it wrote.
+$(B)/tests/test_pprof: tests/unit/test_pprof.c $(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a \
+		$(PUB_HEADERS)
 	$(call say,CC,$<)
-	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icli -I$(B)/gen \
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -I$(B)/gen \
 		$(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) -Wno-missing-prototypes -o $@ $< \
-		$(B)/obj/cli/pprof.o $(B)/obj/cli/util.o $(B)/obj/cli/tty.o $(PB_OBJ) $(B)/lib/libleaksnap.a -lcmocka \
-		$(LIBS) $(CLI_LIBS) $(LDFLAGS_ALL)
+		$(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a -lcmocka \
+		$(LIBS) $(EXPORT_LIBS) $(LDFLAGS_ALL)
 
 # The unwinder test builds the hook's unwinders into a program of its own,
 # without frame pointers, as ordinary Debian code is built.
@@ -400,10 +424,17 @@ install: all
 	install -m 755 $(B)/lib/libleaksnap.so $(DESTDIR)$(PREFIX)/lib/libleaksnap.so.$(VERSION)
 	ln -sf libleaksnap.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libleaksnap.so.$(SOMAJOR)
 	ln -sf libleaksnap.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libleaksnap.so
+	install -m 644 $(B)/lib/libleaksnap-export.a $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.a
+	install -m 755 $(B)/lib/libleaksnap-export.so \
+		$(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so.$(VERSION)
+	ln -sf libleaksnap-export.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so.$(SOMAJOR)
+	ln -sf libleaksnap-export.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so
 	install -m 755 $(B)/lib/libleakhook.so $(DESTDIR)$(PREFIX)/lib/libleakhook.so
 	install -m 644 $(PUB_HEADERS) hook/leakhook.h $(DESTDIR)$(PREFIX)/include/leaksnap/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap-export.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/man/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man5/
@@ -416,8 +447,9 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/leaksnap $(DESTDIR)$(PREFIX)/bin/leakdiff \
 		$(DESTDIR)$(PREFIX)/lib/libleaksnap.a $(DESTDIR)$(PREFIX)/lib/libleaksnap.so* \
+		$(DESTDIR)$(PREFIX)/lib/libleaksnap-export.a $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so* \
 		$(DESTDIR)$(PREFIX)/lib/libleakhook.so \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \
 		$(DESTDIR)$(MANDIR)/man5/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man7/libleakhook.7 \

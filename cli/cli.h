@@ -88,13 +88,6 @@ void cli_print_symbols(const struct leaksnap_resolved *r);
 /* The same with inline level @mark (1: the function the frame's innermost
  * one is inlined into, ...) marked with "> "; SIZE_MAX marks none. */
 void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark);
-/* Append to @frames one JSON object per inline level of the frame at @pc
- * (innermost first; one object when @r has no frames): pc, module,
- * rel_pc, function, file, line, column, inlined, symbol_file,
- * build_id_status.  @module NULL: the PC is in no module. */
-void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t rel_pc,
-		     const struct leaksnap_resolved *r);
-
 /* One element of a JSON "symbols" list (the module, the file used, its
  * build-ID status and error) on @out, after a comma unless @first. */
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first);
@@ -105,38 +98,15 @@ const char *cli_no_file_note(const struct sym_module *m);
  * "" when the file used has its own, else where it came from. */
 const char *cli_layout_note(const struct sym_module *m);
 
-/* HTML report pages (html.c). */
-struct cli_flame;
-struct cli_html_doc {
-	const char *kind;   /* "diff" or "symbolize" */
-	const char *title;  /* a fixed title (the page's script sets a better one) */
-	/* writes the document --json prints on the stream it is given (one that
-	 * escapes it for the page): EXIT_OK, or EXIT_ERROR after printing */
-	int (*write_json)(FILE *out, void *arg);
-	void *arg;
-	const struct cli_flame *flame; /* the flame graph's stacks */
-	const char *what;              /* "growth" or "live" */
-	uint64_t rest_bytes, rest_stacks; /* what the flame data left out */
-};
-/* Write one self-contained page on @page (@path names it in errors): the
- * head with its Content-Security-Policy and style, the document and the
- * flame data as JSON elements that no string can end, and the script that
- * draws them.  EXIT_OK, or EXIT_ERROR after printing. */
-int cli_html_page(FILE *page, const char *path, const struct cli_html_doc *doc);
-/* The stacks a page's flame graph shows unless --html-stacks says. */
-#define CLI_HTML_STACKS 500
-/* Flame graph data: stacks of frames (every inline level its own frame,
- * the outermost first) with their bytes.  A frame is identified by @key:
- * the same key is the same frame.  -1 or NULL: out of memory. */
-struct cli_flame *cli_flame_new(void);
-void cli_flame_free(struct cli_flame *fl);
-int cli_flame_stack(struct cli_flame *fl, uint64_t bytes);
-int cli_flame_frame(struct cli_flame *fl, uint64_t key, uint64_t pc, const char *module,
-		    uint64_t rel_pc, const struct leaksnap_resolved *r);
-/* Write the data object ("what": "growth" or "live"; the stacks left out
- * and their bytes). */
-int cli_flame_write(const struct cli_flame *fl, FILE *data, const char *what, uint64_t rest_bytes,
-		    uint64_t rest_stacks);
+/* The HTML report page (report/report.h) at @path, published as
+ * cli_outfile_open does (a page leaksnap wrote may be replaced): EXIT_OK,
+ * or EXIT_ERROR after printing; out of memory is said of @subject
+ * (render.c). */
+struct report_page;
+int cli_report_page(const char *path, const struct report_page *page, const char *subject);
+/* Print the error record of an export or the report page (render.c): one
+ * with an empty source is the output's own, said of @output. */
+void cli_fail_output(const char *output, const struct leaksnap_error *err);
 
 /* Messages.  The cli_fail family returns -1, so that a helper may end
  * with "return cli_fail(...);"; a command writes "return EXIT_ERROR;".

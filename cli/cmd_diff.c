@@ -1,7 +1,8 @@
 /* leaksnap diff (also installed as leakdiff): compare two or more snapshots
  * of one program, rank what grew, and gate CI on it.  The comparison is
- * diff/'s; this file reads the inputs and prints folded stacks or the HTML
- * page; the text report is in diff_text.c, the JSON one in diff_json.c. */
+ * diff/'s; this file reads the inputs and hands the ranked diff to its
+ * renderers: the text report (diff_text.c), the JSON one (diff_json.c),
+ * folded stacks and pprof (export/), the HTML page (report/). */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -12,10 +13,12 @@
 #include <unistd.h>
 
 #include <leaksnap/diff.h>
+#include <leaksnap/export.h>
 
 #include "cli.h"
 #include "diff_cli.h"
 #include "pprof.h"
+#include "report.h"
 
 static const char diff_usage[] =
 	"Usage: leakdiff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n"
@@ -119,107 +122,39 @@ static bool parse_bytes(const char *s, uint64_t *out)
 	return true;
 }
 
-/* Folded stacks ------------------------------------------------------------------------- */
-
-static void folded_name(const char *s)
-{
-	for (; *s; s++)
-		putchar(*s == ';' ? ',' : *s == '\n' ? ' ' : *s);
-}
-
-static int folded_stack(void *arg, const struct diff_frame *const *frames, size_t n,
-			uint64_t bytes)
-{
-	(void)arg;
-	bool sep = false;
-	for (size_t i = 0; i < n; i++) {
-		const struct diff_frame *f = frames[i];
-		if (f->sym_count) { /* callers first: the inline chain outermost first */
-			for (size_t l = f->sym_count; l-- > 0;) {
-				const struct sym_frame *s = &f->sym[l];
-				if (sep)
-					putchar(';');
-				sep = true;
-				if (s->function)
-					folded_name(s->function);
-				else
-					printf("??");
-			}
-			continue;
-		}
-		if (sep)
-			putchar(';');
-		sep = true;
-		if (f->module) {
-			const char *base = strrchr(f->module, '/');
-			folded_name(base ? base + 1 : f->module);
-			printf("+0x%llx", (unsigned long long)f->rel_pc);
-		} else {
-			printf("0x%llx", (unsigned long long)f->pc);
-		}
-	}
-	printf("%s%llu\n", sep ? " " : "(no frames) ", (unsigned long long)bytes);
-	return ferror(stdout) ? EXIT_ERROR : 0;
-}
-
 /* HTML page ---------------------------------------------------------------------------
  * The page embeds the document --json prints and the growth of the stacks
  * that grew most, for the flame graph. */
 
-struct flame_arg {
-	struct cli_flame *fl;
-};
-
-static int flame_stack(void *arg, const struct diff_frame *const *frames, size_t n,
-		       uint64_t bytes)
-{
-	struct cli_flame *fl = ((struct flame_arg *)arg)->fl;
-	if (cli_flame_stack(fl, bytes))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct diff_frame *f = frames[i];
-		struct leaksnap_resolved r = {f->sym_module, f->sym, f->sym_count};
-		if (cli_flame_frame(fl, (uintptr_t)f, f->pc, f->module, f->rel_pc, &r))
-			return -1;
-	}
-	return 0;
-}
-
-struct json_arg {
+struct page_arg {
 	struct diff *d;
 	const struct diff_cli *c;
 };
 
 static int page_json(FILE *out, void *arg)
 {
-	struct json_arg *a = arg;
+	struct page_arg *a = arg;
 	return cli_diff_json(out, a->d, a->c);
 }
 
+static int page_flame(struct leaksnap_export_flame *fl, void *arg, uint64_t *rest_bytes,
+		      uint64_t *rest_stacks)
+{
+	struct page_arg *a = arg;
+	struct leaksnap_error err;
+	if (leaksnap_export_flame_diff(fl, a->d, (size_t)a->c->html_stacks, rest_bytes,
+				       rest_stacks, &err) == 0)
+		return 0;
+	cli_fail_output(a->c->html, &err);
+	return EXIT_ERROR;
+}
+
+/* The page at --html: -1 after saying why. */
 static int report_html(struct diff *d, const struct diff_cli *c)
 {
-	struct cli_outfile o;
-	struct leaksnap_error err;
-	if (cli_outfile_open(&o, c->html, CLI_REPLACE_OWN_HTML))
-		return EXIT_ERROR;
-	struct flame_arg fa = {cli_flame_new()};
-	uint64_t rest = 0;
-	size_t nrest = 0;
-	int rc = fa.fl ? diff_foreach_top_growing_stack(d, (size_t)c->html_stacks, flame_stack, &fa,
-							 &rest, &nrest, &err)
-		       : -1;
-	if (rc && fa.fl && err.code != LEAKSNAP_OK)
-		cli_fail_error(&err);
-	else if (rc)
-		cli_fail(c->html, "out of memory");
-	else {
-		struct json_arg ja = {d, c};
-		struct cli_html_doc doc = {"diff", "leakdiff report", page_json, &ja, fa.fl,
-					   "growth", rest, nrest};
-		rc = cli_html_page(o.f, o.path, &doc);
-	}
-	cli_flame_free(fa.fl);
-	return cli_outfile_close(&o, rc == 0);
+	struct page_arg a = {d, c};
+	struct report_page page = {"diff", "leakdiff report", "growth", page_json, page_flame, &a};
+	return cli_report_page(c->html, &page, c->html) == EXIT_OK ? 0 : -1;
 }
 
 /* Reading ahead -----------------------------------------------------------------------------
@@ -279,12 +214,196 @@ static struct snapshot *reader_take(struct reader *r, size_t i)
 	return s;
 }
 
-/* Main ------------------------------------------------------------------------------------- */
+enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
+       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF };
 
+/* Options -------------------------------------------------------------------------------- */
+
+/* One option @opt of getopt_long (its argument in optarg) into @c: 0; 1
+ * when --help or --version was printed (the command is done); -1 after
+ * saying what is wrong. */
+static int parse_option(struct diff_cli *c, int opt, char **argv)
+{
+	const char *cmd = "diff";
+	switch (opt) {
+	case O_BY: {
+		size_t k = DIFF_BY_STACK;
+		while (k <= DIFF_BY_MODULE && strcmp(optarg, diff_by_name((enum diff_by)k)) != 0)
+			k++;
+		if (k > DIFF_BY_MODULE) {
+			cli_usage_error(cmd, "--by must be stack, site, function or module, not '%s'",
+					optarg);
+			return -1;
+		}
+		c->o.by = (enum diff_by)k;
+		return 0;
+	}
+	case O_SKIP:
+		if (c->nskip == MAX_SKIP) {
+			cli_usage_error(cmd, "more than %d --skip patterns", MAX_SKIP);
+			return -1;
+		}
+		if (!*optarg) {
+			cli_usage_error(cmd, "--skip needs a pattern");
+			return -1;
+		}
+		c->skip[c->nskip++] = optarg;
+		return 0;
+	case O_ZYG: c->o.zygote = DIFF_ZYGOTE_INCLUDE; return 0;
+	case O_TOP:
+		if (!cli_parse_uint(optarg, 0, SIZE_MAX / 2, &c->top)) {
+			cli_usage_error(cmd, "--top needs a number");
+			return -1;
+		}
+		return 0;
+	case O_MIN:
+		if (!parse_bytes(optarg, &c->o.min_bytes)) {
+			cli_usage_error(cmd, "--min-bytes needs a byte count (e.g. 4096 or 4K), not '%s'",
+					optarg);
+			return -1;
+		}
+		return 0;
+	case O_SUPP:
+		if (c->supp_path) {
+			cli_usage_error(cmd, "--suppressions given twice");
+			return -1;
+		}
+		c->supp_path = optarg;
+		return 0;
+	case 's':
+		if (c->ndirs == MAX_SYMBOL_DIRS) {
+			cli_usage_error(cmd, "more than %d --symbols directories", MAX_SYMBOL_DIRS);
+			return -1;
+		}
+		c->dirs[c->ndirs++] = optarg;
+		return 0;
+	case O_NOSYM: c->no_symbols = true; return 0;
+	case O_NOADJ: c->no_adjust = true; return 0;
+	case 'j': c->json = true; return 0;
+	case O_FOLDED: c->folded = true; return 0;
+	case O_FAIL:
+		if (!parse_bytes(optarg, &c->fail_on)) {
+			cli_usage_error(cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
+					optarg);
+			return -1;
+		}
+		c->has_fail_on = true;
+		return 0;
+	case O_FAIL_UNREACH:
+		if (!parse_bytes(optarg, &c->fail_unreachable)) {
+			cli_usage_error(cmd, "--fail-on-unreachable needs a byte count (e.g. 1 or 4K), not '%s'",
+					optarg);
+			return -1;
+		}
+		c->has_fail_unreachable = true;
+		return 0;
+	case O_HTML:
+		if (c->html) {
+			cli_usage_error(cmd, "--html given twice");
+			return -1;
+		}
+		c->html = optarg;
+		return 0;
+	case O_HTML_STACKS:
+		if (!cli_parse_uint(optarg, 0, 1000000, &c->html_stacks)) {
+			cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
+			return -1;
+		}
+		return 0;
+	case O_PPROF:
+		if (c->pprof) {
+			cli_usage_error(cmd, "--pprof given twice");
+			return -1;
+		}
+		c->pprof = optarg;
+		return 0;
+	case 'V':
+		return cli_print_version("leakdiff") == EXIT_OK ? 1 : -1;
+	case 'h':
+		fputs(diff_usage, stdout);
+		return cli_finish_stdout(EXIT_OK) == EXIT_OK ? 1 : -1;
+	default:
+		cli_bad_option(cmd, argv, opt == ':' ? ':' : optopt);
+		return -1;
+	}
+}
+
+/* The options that exclude each other, and the outputs: -1 after saying
+ * what is wrong. */
+static int check_outputs(const struct diff_cli *c)
+{
+	const char *cmd = "diff";
+	bool html_out = c->html && strcmp(c->html, "-") == 0;
+	bool pprof_out = c->pprof && strcmp(c->pprof, "-") == 0;
+	if (c->json && c->folded)
+		cli_usage_error(cmd, "--json and --folded exclude each other");
+	else if (html_out && (c->json || c->folded))
+		cli_usage_error(cmd, "--html - writes the page on standard output: not with %s",
+				c->json ? "--json" : "--folded");
+	else if (pprof_out && (c->json || c->folded || html_out))
+		cli_usage_error(cmd, "--pprof - writes the profile on standard output: not with %s",
+				c->json ? "--json" : c->folded ? "--folded" : "--html -");
+	else if (pprof_out && isatty(STDOUT_FILENO))
+		cli_usage_error(cmd, "refusing to write a binary pprof profile to a terminal");
+	else if (c->pprof && c->html && !pprof_out && strcmp(c->pprof, c->html) == 0)
+		cli_usage_error(cmd, "--html and --pprof name the same file");
+	else if (c->no_symbols && c->ndirs)
+		cli_usage_error(cmd, "--symbols and --no-symbols exclude each other");
+	else
+		return 0;
+	return -1;
+}
+
+/* The snapshots @files[0..n), the --symbols trees and the outputs, once
+ * every option is read: -1 after saying what is wrong. */
+static int check_inputs(const struct diff_cli *c, char **files, int n)
+{
+	const char *cmd = "diff";
+	if (n < 2) {
+		cli_usage_error(cmd, n ? "expected at least two snapshots, got one"
+				       : "missing snapshots: expected OLD.dump NEW.dump");
+		return -1;
+	}
+	if (n > DIFF_MAX_SNAPSHOTS) {
+		cli_usage_error(cmd, "at most %d snapshots, got %d", DIFF_MAX_SNAPSHOTS, n);
+		return -1;
+	}
+	if (cli_no_empty_names(files, n))
+		return -1;
+	for (int i = 0, dash = c->supp_path && strcmp(c->supp_path, "-") == 0; i < n; i++)
+		if (strcmp(files[i], "-") == 0 && dash++) {
+			cli_fail("-", "given more than once: standard input can be read only once");
+			return -1;
+		}
+	if (cli_input_check(cmd, &c->in))
+		return -1;
+	for (size_t i = 0; i < c->ndirs; i++) {
+		struct stat st;
+		if (stat(c->dirs[i], &st) != 0) {
+			cli_fail(c->dirs[i], "%s", strerror(errno));
+			return -1;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			cli_fail(c->dirs[i], "not a directory");
+			return -1;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *path = k ? c->pprof : c->html;
+		char *other[] = {(char *)(uintptr_t)c->supp_path};
+		if (path && (cli_outfile_not_input(path, files, (size_t)n) ||
+			     cli_outfile_not_input(path, other, 1) ||
+			     cli_outfile_check(path, k ? CLI_REPLACE_OWN_PPROF : CLI_REPLACE_OWN_HTML)))
+			return -1;
+	}
+	return 0;
+}
+
+/* The command line into @c, the first snapshot's index in *@first_file:
+ * 0; 1 when --help or --version was printed; -1 after saying what is
+ * wrong. */
 static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
 {
-	enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
-	       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF };
 	static const struct option longopts[] = {
 		{"pointer-size", required_argument, NULL, 'P'},
 		{"frames", required_argument, NULL, 'F'},
@@ -309,140 +428,22 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	static const char *const bys[] = {"stack", "site", "function", "module"};
-	const char *cmd = "diff";
 	int opt, r;
 	optind = 0;
 	opterr = 0;
 	c->top = 20;
-	c->html_stacks = CLI_HTML_STACKS;
+	c->html_stacks = REPORT_STACKS;
 	while ((opt = getopt_long(argc, argv, ":js:h", longopts, NULL)) != -1) {
-		if ((r = cli_input_option(cmd, opt, optarg, &c->in)) != 0) {
+		if ((r = cli_input_option("diff", opt, optarg, &c->in)) != 0) {
 			if (r != 1)
-				return r;
+				return -1; /* said */
 			continue;
 		}
-		switch (opt) {
-		case O_BY: {
-			size_t k = 0;
-			while (k < 4 && strcmp(optarg, bys[k]) != 0)
-				k++;
-			if (k == 4)
-				return cli_usage_error(cmd, "--by must be stack, site, function or module, not '%s'",
-						       optarg);
-			c->o.by = (enum diff_by)k;
-			break;
-		}
-		case O_SKIP:
-			if (c->nskip == MAX_SKIP)
-				return cli_usage_error(cmd, "more than %d --skip patterns", MAX_SKIP);
-			if (!*optarg)
-				return cli_usage_error(cmd, "--skip needs a pattern");
-			c->skip[c->nskip++] = optarg;
-			break;
-		case O_ZYG: c->o.zygote = DIFF_ZYGOTE_INCLUDE; break;
-		case O_TOP:
-			if (!cli_parse_uint(optarg, 0, SIZE_MAX / 2, &c->top))
-				return cli_usage_error(cmd, "--top needs a number");
-			break;
-		case O_MIN:
-			if (!parse_bytes(optarg, &c->o.min_bytes))
-				return cli_usage_error(cmd, "--min-bytes needs a byte count (e.g. 4096 or 4K), not '%s'",
-						       optarg);
-			break;
-		case O_SUPP:
-			if (c->supp_path)
-				return cli_usage_error(cmd, "--suppressions given twice");
-			c->supp_path = optarg;
-			break;
-		case 's':
-			if (c->ndirs == MAX_SYMBOL_DIRS)
-				return cli_usage_error(cmd, "more than %d --symbols directories",
-						       MAX_SYMBOL_DIRS);
-			c->dirs[c->ndirs++] = optarg;
-			break;
-		case O_NOSYM: c->no_symbols = true; break;
-		case O_NOADJ: c->no_adjust = true; break;
-		case 'j': c->json = true; break;
-		case O_FOLDED: c->folded = true; break;
-		case O_FAIL:
-			if (!parse_bytes(optarg, &c->fail_on))
-				return cli_usage_error(cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
-						       optarg);
-			c->has_fail_on = true;
-			break;
-		case O_FAIL_UNREACH:
-			if (!parse_bytes(optarg, &c->fail_unreachable))
-				return cli_usage_error(cmd, "--fail-on-unreachable needs a byte count (e.g. 1 or 4K), not '%s'",
-						       optarg);
-			c->has_fail_unreachable = true;
-			break;
-		case O_HTML:
-			if (c->html)
-				return cli_usage_error(cmd, "--html given twice");
-			c->html = optarg;
-			break;
-		case O_HTML_STACKS:
-			if (!cli_parse_uint(optarg, 0, 1000000, &c->html_stacks))
-				return cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
-			break;
-		case O_PPROF:
-			if (c->pprof)
-				return cli_usage_error(cmd, "--pprof given twice");
-			c->pprof = optarg;
-			break;
-		case 'V':
-			return cli_print_version("leakdiff") == EXIT_OK ? CLI_HELP_SHOWN : -1;
-		case 'h':
-			fputs(diff_usage, stdout);
-			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
-		default:
-			return cli_bad_option(cmd, argv, opt == ':' ? ':' : optopt);
-		}
+		if ((r = parse_option(c, opt, argv)) != 0)
+			return r;
 	}
-	if (c->json && c->folded)
-		return cli_usage_error(cmd, "--json and --folded exclude each other");
-	if (c->html && strcmp(c->html, "-") == 0 && (c->json || c->folded))
-		return cli_usage_error(cmd, "--html - writes the page on standard output: not with %s",
-				       c->json ? "--json" : "--folded");
-	if (c->pprof && strcmp(c->pprof, "-") == 0 &&
-	    (c->json || c->folded || (c->html && strcmp(c->html, "-") == 0)))
-		return cli_usage_error(cmd, "--pprof - writes the profile on standard output: not with %s",
-				       c->json ? "--json" : c->folded ? "--folded" : "--html -");
-	if (c->pprof && strcmp(c->pprof, "-") == 0 && isatty(STDOUT_FILENO))
-		return cli_usage_error(cmd, "refusing to write a binary pprof profile to a terminal");
-	if (c->pprof && c->html && strcmp(c->pprof, "-") != 0 && strcmp(c->pprof, c->html) == 0)
-		return cli_usage_error(cmd, "--html and --pprof name the same file");
-	if (c->no_symbols && c->ndirs)
-		return cli_usage_error(cmd, "--symbols and --no-symbols exclude each other");
-	if (argc - optind < 2)
-		return cli_usage_error(cmd, argc - optind ? "expected at least two snapshots, got one"
-							 : "missing snapshots: expected OLD.dump NEW.dump");
-	if (argc - optind > DIFF_MAX_SNAPSHOTS)
-		return cli_usage_error(cmd, "at most %d snapshots, got %d", DIFF_MAX_SNAPSHOTS,
-				       argc - optind);
-	if (cli_no_empty_names(argv + optind, argc - optind))
-		return EXIT_ERROR;
-	for (int i = optind, dash = c->supp_path && strcmp(c->supp_path, "-") == 0; i < argc; i++)
-		if (strcmp(argv[i], "-") == 0 && dash++)
-			return cli_fail("-", "given more than once: standard input can be read only once");
-	if (cli_input_check(cmd, &c->in))
-		return EXIT_ERROR;
-	for (size_t i = 0; i < c->ndirs; i++) {
-		struct stat st;
-		if (stat(c->dirs[i], &st) != 0)
-			return cli_fail(c->dirs[i], "%s", strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return cli_fail(c->dirs[i], "not a directory");
-	}
-	for (int k = 0; k < 2; k++) {
-		const char *path = k ? c->pprof : c->html;
-		char *other[] = {(char *)(uintptr_t)c->supp_path};
-		if (path && (cli_outfile_not_input(path, argv + optind, (size_t)(argc - optind)) ||
-			     cli_outfile_not_input(path, other, 1) ||
-			     cli_outfile_check(path, k ? CLI_REPLACE_OWN_PPROF : CLI_REPLACE_OWN_HTML)))
-			return EXIT_ERROR;
-	}
+	if (check_outputs(c) || check_inputs(c, argv + optind, argc - optind))
+		return -1;
 	*first_file = optind;
 	return 0;
 }
@@ -472,95 +473,109 @@ static void warn_mismatch(struct diff *d, size_t n)
 	}
 }
 
-int cmd_diff(int argc, char **argv)
+/* Running -------------------------------------------------------------------------------- */
+
+/* The --suppressions file, parsed, in *@out (NULL: none): -1 after saying
+ * why. */
+static int read_suppressions(const struct diff_cli *c, struct diff_suppressions **out)
 {
-	struct diff_cli c;
-	memset(&c, 0, sizeof(c));
-	int first = 0, rc = parse_args(argc, argv, &c, &first);
-	if (rc)
-		return rc == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
+	*out = NULL;
+	if (!c->supp_path)
+		return 0;
+	char *text;
+	size_t len;
+	if (cli_read_file(c->supp_path, DIFF_SUPPRESSIONS_MAX, "a suppressions file", &text, &len))
+		return -1;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct diff_suppressions *supp = NULL;
-	struct leaksnap_resolver *resolver = NULL;
-	struct diff *d = NULL;
-	int status = EXIT_ERROR;
-	if (c.supp_path) {
-		char *text;
-		size_t len;
-		if (cli_read_file(c.supp_path, DIFF_SUPPRESSIONS_MAX, "a suppressions file", &text, &len))
-			goto out;
-		supp = diff_suppressions_parse(text, len, c.supp_path, &err);
-		free(text);
-		if (!supp) {
-			cli_fail_error(&err);
-			goto out;
-		}
-	}
-	if (!c.no_symbols) {
-		LEAKSNAP_RESOLVER_OPTS(ro, .symbol_dirs = c.dirs, .symbol_dir_count = c.ndirs,
-				       .return_addresses = !c.no_adjust);
-		resolver = leaksnap_resolver_new(&ro, &err);
-		if (!resolver) {
-			cli_fail_error(&err);
-			goto out;
-		}
-	}
-	c.o.skip = c.skip;
-	c.o.skip_count = c.nskip;
-	c.o.suppressions = supp;
-	c.o.resolver = resolver;
-	c.o.jobs = cli_sym_jobs();
-	d = diff_new(&c.o, (size_t)(argc - first), &err);
-	if (!d) {
+	*out = diff_suppressions_parse(text, len, c->supp_path, &err);
+	free(text);
+	if (!*out) {
 		cli_fail_error(&err);
-		goto out;
+		return -1;
 	}
-	/* Each snapshot is added, then closed; the next one is read meanwhile. */
-	size_t n = (size_t)(argc - first);
-	c.in.open.keep_duplicates = true; /* the diff merges equal stacks itself */
-	struct reader rd = {.paths = argv + first, .n = n, .opts = &c.in.open,
+	return 0;
+}
+
+/* A diff of @n snapshots with @c's options, symbolizing through a new
+ * resolver in *@resolver unless --no-symbols: NULL after saying why. */
+static struct diff *new_diff(struct diff_cli *c, size_t n, struct diff_suppressions *supp,
+			     struct leaksnap_resolver **resolver)
+{
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	*resolver = NULL;
+	if (!c->no_symbols) {
+		LEAKSNAP_RESOLVER_OPTS(ro, .symbol_dirs = c->dirs, .symbol_dir_count = c->ndirs,
+				       .return_addresses = !c->no_adjust);
+		*resolver = leaksnap_resolver_new(&ro, &err);
+		if (!*resolver) {
+			cli_fail_error(&err);
+			return NULL;
+		}
+	}
+	c->o.skip = c->skip;
+	c->o.skip_count = c->nskip;
+	c->o.suppressions = supp;
+	c->o.resolver = *resolver;
+	c->o.jobs = cli_sym_jobs();
+	struct diff *d = diff_new(&c->o, n, &err);
+	if (!d)
+		cli_fail_error(&err);
+	return d;
+}
+
+/* Snapshot @i of @rd, added to @d with its maps: -1 after saying why. */
+static int add_snapshot(struct diff *d, struct reader *rd, bool threaded, size_t i)
+{
+	struct snapshot *s = threaded && i > 0 ? reader_take(rd, i)
+					       : snapshot_open(rd->paths[i], rd->opts, &rd->errs[i]);
+	if (!s) {
+		cli_input_error(&rd->errs[i]);
+		cli_fail_error(&rd->errs[i]);
+		return -1;
+	}
+	struct maps *maps = NULL;
+	if (cli_snapshot_maps(s, NULL, &maps)) {
+		snapshot_close(s);
+		return -1;
+	}
+	cli_print_warnings(s);
+	if (!maps)
+		cli_warn(rd->paths[i], "no maps: its frames are compared as raw addresses");
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	int rc = diff_add_snapshot(d, s, maps, &err);
+	maps_free(maps);
+	snapshot_close(s);
+	if (rc) {
+		cli_fail_error(&err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Each of the @n snapshots at @paths added to @d, then closed; the next
+ * one is read meanwhile.  -1 after saying why. */
+static int add_snapshots(struct diff *d, struct diff_cli *c, char **paths, size_t n)
+{
+	c->in.open.keep_duplicates = true; /* the diff merges equal stacks itself */
+	struct reader rd = {.paths = paths, .n = n, .opts = &c->in.open,
 			    .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 	rd.snaps = calloc(n, sizeof(*rd.snaps));
 	rd.errs = calloc(n, sizeof(*rd.errs));
 	rd.done = calloc(n, sizeof(*rd.done));
 	pthread_t tid;
 	bool threaded = false;
+	int rc = -1;
 	if (!rd.snaps || !rd.errs || !rd.done) {
 		cli_fail("diff", "out of memory");
-		goto out_reader;
+	} else {
+		threaded = pthread_create(&tid, NULL, reader_main, &rd) == 0;
+		rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = add_snapshot(d, &rd, threaded, i);
 	}
-	threaded = pthread_create(&tid, NULL, reader_main, &rd) == 0;
-	for (size_t i = 0; i < n; i++) {
-		struct snapshot *s;
-		if (threaded && i > 0) {
-			s = reader_take(&rd, i);
-		} else {
-			s = snapshot_open(rd.paths[i], rd.opts, &rd.errs[i]);
-		}
-		if (!s) {
-			cli_input_error(&rd.errs[i]);
-			cli_fail_error(&rd.errs[i]);
-			goto out_reader;
-		}
-		struct maps *maps = NULL;
-		if (cli_snapshot_maps(s, NULL, &maps)) {
-			snapshot_close(s);
-			goto out_reader;
-		}
-		cli_print_warnings(s);
-		if (!maps)
-			cli_warn(rd.paths[i], "no maps: its frames are compared as raw addresses");
-		rc = diff_add_snapshot(d, s, maps, &err);
-		maps_free(maps);
-		snapshot_close(s);
-		if (rc) {
-			cli_fail_error(&err);
-			goto out_reader;
-		}
-	}
-	status = EXIT_OK;
-out_reader:
 	if (threaded) {
 		pthread_mutex_lock(&rd.mu);
 		rd.stop = true;
@@ -573,61 +588,97 @@ out_reader:
 	free(rd.snaps);
 	free(rd.errs);
 	free(rd.done);
-	if (status != EXIT_OK)
-		goto out;
-	warn_mismatch(d, n);
-	status = EXIT_ERROR;
-	if (c.has_fail_unreachable && !diff_snapshot(d, n - 1)->has_reachability) {
-		cli_fail(diff_snapshot(d, n - 1)->file,
-			 "no reachability section: --fail-on-unreachable cannot be evaluated "
+	return rc;
+}
+
+/* Rank the @n snapshots' growth: -1 after saying why. */
+static int rank(struct diff *d, const struct diff_cli *c, size_t n)
+{
+	const struct diff_snapshot *last = diff_snapshot(d, n - 1);
+	if (c->has_fail_unreachable && !last->has_reachability) {
+		cli_fail(last->file, "no reachability section: --fail-on-unreachable cannot be evaluated "
 			 "(record with LEAKSNAP_REACHABILITY=1)");
-		goto out;
+		return -1;
 	}
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
 	if (diff_rank(d, &err)) {
 		cli_fail_error(&err);
-		goto out;
+		return -1;
 	}
 	/* An exit dump is taken once the program has stopped working: what
 	 * grew until then did not grow in the last interval, and reads as a
 	 * cache (the definition of one). */
-	if (n > 2 && diff_snapshot(d, n - 1)->exit_dump && diff_stopped_count(d))
-		cli_warn(diff_snapshot(d, n - 1)->file,
+	if (n > 2 && last->exit_dump && diff_stopped_count(d))
+		cli_warn(last->file,
 			 "an exit dump, taken after the program stopped working: what grew before "
 			 "it is listed as stopped (a cache); compare the dumps taken while it "
 			 "worked to see what was still growing");
-	if (c.folded) {
-		rc = diff_foreach_growing_stack(d, folded_stack, NULL, &err);
+	return 0;
+}
+
+/* The reports the options ask for: -1 after saying why. */
+static int render(struct diff *d, struct diff_cli *c)
+{
+	if (c->folded) {
+		struct leaksnap_error err;
+		int rc = leaksnap_export_folded_diff(stdout, d, &err);
 		if (rc == -1)
-			cli_fail_error(&err);
-		if (rc)
-			goto out;
-		rc = EXIT_OK;
-	} else if ((!c.html || strcmp(c.html, "-") != 0) && (!c.pprof || strcmp(c.pprof, "-") != 0)) {
-		rc = c.json ? cli_diff_json(stdout, d, &c) : cli_diff_text(d, &c);
-		if (rc)
-			goto out;
+			cli_fail_output("diff", &err);
+		if (rc) /* (or a write error on standard output) */
+			return -1;
+	} else if ((!c->html || strcmp(c->html, "-") != 0) &&
+		   (!c->pprof || strcmp(c->pprof, "-") != 0)) {
+		if (c->json ? cli_diff_json(stdout, d, c) : cli_diff_text(d, c))
+			return -1;
 	}
-	if (c.html && report_html(d, &c))
-		goto out;
-	if (c.pprof && cli_pprof_diff(d, c.pprof, !c.no_adjust))
-		goto out;
+	if (c->html && report_html(d, c))
+		return -1;
+	if (c->pprof && cli_pprof_diff(d, c->pprof, !c->no_adjust))
+		return -1;
+	return 0;
+}
+
+/* The exit status once the reports are out: problems with symbol files,
+ * then the --fail-on gates. */
+static int exit_status(struct diff *d, const struct diff_cli *c)
+{
 	/* problems with symbol files: reported, the report still printed */
-	status = EXIT_OK;
+	int status = EXIT_OK;
 	for (size_t i = 0; i < diff_warning_count(d); i++) {
 		cli_fail(NULL, "%s", diff_warning(d, i));
 		status = EXIT_ERROR;
 	}
-	if (status == EXIT_OK && c.has_fail_on && diff_suspects_bytes(d) > 0 &&
-	    (uint64_t)diff_suspects_bytes(d) >= c.fail_on) {
+	if (status == EXIT_OK && c->has_fail_on && diff_suspects_bytes(d) > 0 &&
+	    (uint64_t)diff_suspects_bytes(d) >= c->fail_on) {
 		fflush(stdout);
 		fprintf(stderr, "leaksnap: suspects grew by %lld bytes, at or above --fail-on %llu\n",
-			(long long)diff_suspects_bytes(d), (unsigned long long)c.fail_on);
+			(long long)diff_suspects_bytes(d), (unsigned long long)c->fail_on);
 		status = EXIT_LEAKS;
 	}
-	if (status != EXIT_ERROR && cli_diff_unreachable_gate(d, &c))
+	if (status != EXIT_ERROR && cli_diff_unreachable_gate(d, c))
 		status = EXIT_LEAKS;
-	status = cli_finish_stdout(status);
-out:
+	return cli_finish_stdout(status);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_cli c;
+	memset(&c, 0, sizeof(c));
+	int first = 0, rc = parse_args(argc, argv, &c, &first);
+	if (rc)
+		return rc > 0 ? EXIT_OK : EXIT_ERROR;
+	size_t n = (size_t)(argc - first);
+	struct diff_suppressions *supp = NULL;
+	struct leaksnap_resolver *resolver = NULL;
+	struct diff *d = NULL;
+	int status = EXIT_ERROR;
+	if (read_suppressions(&c, &supp) == 0 && (d = new_diff(&c, n, supp, &resolver)) != NULL &&
+	    add_snapshots(d, &c, argv + first, n) == 0) {
+		warn_mismatch(d, n);
+		if (rank(d, &c, n) == 0 && render(d, &c) == 0)
+			status = exit_status(d, &c);
+	}
 	diff_free(d);
 	leaksnap_resolver_free(resolver);
 	diff_suppressions_free(supp);

@@ -8,7 +8,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <leaksnap/export.h>
+
 #include "cli.h"
+#include "report.h"
 
 static const char show_usage[] =
 	"Usage: leaksnap show [OPTIONS] DUMP\n\n"
@@ -246,8 +249,10 @@ static json_t *json_record(const struct snapshot_record *r, bool reach,
 				loc.module = NULL;
 			else
 				cli_symctx_resolve(sc, &loc, &res);
-			cli_json_frames(frames, r->frames[f], loc.module ? loc.module->path : NULL,
-					loc.rel_pc, &res);
+			struct leaksnap_export_frame ef = {r->frames[f], r->frames[f],
+							   loc.module ? loc.module->path : NULL,
+							   loc.rel_pc, res};
+			leaksnap_export_json_frames(frames, &ef);
 		} else
 			json_array_append_new(frames, json_frame(maps, r->frames[f]));
 	}
@@ -269,69 +274,68 @@ json_t *cli_json_mapping(const struct maps_mapping *m)
 			 m->deleted, "unloaded", m->unloaded);
 }
 
-static void show_json(FILE *out, const struct snapshot *s, const struct maps *maps, const size_t *top,
-		      size_t ntop, struct cli_symctx *sc)
+/* The snapshot's facts: header, totals, metadata and warnings. */
+static void json_facts(FILE *out, bool *first, const struct snapshot *s)
 {
-	bool first = true;
 	const char *ver = snapshot_version(s);
 	enum snapshot_format fmt = snapshot_format(s);
 	uint64_t t;
 	char tbuf[64];
 
-	json_key(out, &first, "file");
+	json_key(out, first, "file");
 	cli_json_print(out, cli_json_text(snapshot_source(s)));
-	json_key(out, &first, "format");
+	json_key(out, first, "format");
 	cli_json_print(out, json_string(snapshot_format_name(fmt)));
-	json_key(out, &first, "version");
+	json_key(out, first, "version");
 	if (ver == NULL)
 		cli_json_print(out, json_null());
 	else if (fmt == SNAPSHOT_FORMAT_ANDROID_TEXT)
 		cli_json_print(out, cli_json_text(ver));
 	else
 		cli_json_print(out, json_integer(atoi(ver)));
-	json_key(out, &first, "pointer_size");
+	json_key(out, first, "pointer_size");
 	cli_json_print(out, json_integer(snapshot_pointer_size(s)));
-	json_key(out, &first, "big_endian");
+	json_key(out, first, "big_endian");
 	cli_json_print(out, json_boolean(snapshot_big_endian(s)));
-	json_key(out, &first, "backtrace_size");
+	json_key(out, first, "backtrace_size");
 	cli_json_print(out, json_integer(snapshot_backtrace_size(s)));
-	json_key(out, &first, "pid");
+	json_key(out, first, "pid");
 	cli_json_print(out, snapshot_pid(s) >= 0 ? json_integer(snapshot_pid(s)) : json_null());
-	json_key(out, &first, "time_ns");
+	json_key(out, first, "time_ns");
 	bool has_time = snapshot_time_ns(s, &t);
 	cli_json_print(out, has_time ? cli_json_u64(t) : json_null());
-	json_key(out, &first, "time");
+	json_key(out, first, "time");
 	if (has_time)
 		cli_format_time(t, tbuf, sizeof(tbuf));
 	cli_json_print(out, has_time ? json_string(tbuf) : json_null());
-	json_key(out, &first, "total_memory");
+	json_key(out, first, "total_memory");
 	cli_json_print(out, cli_json_u64(snapshot_total_memory(s)));
-	json_key(out, &first, "records_bytes");
+	json_key(out, first, "records_bytes");
 	cli_json_print(out, cli_json_u64(snapshot_records_bytes(s)));
-	json_key(out, &first, "record_count");
+	json_key(out, first, "record_count");
 	cli_json_print(out, cli_json_u64(snapshot_record_count(s)));
-	json_key(out, &first, "allocation_count");
+	json_key(out, first, "allocation_count");
 	cli_json_print(out, cli_json_u64(snapshot_allocation_count(s)));
 	struct app_split a = split_of(s);
 	static const char *const split_keys[] = {"app", "zygote"};
 	for (int z = 0; z < 2; z++) {
-		json_key(out, &first, split_keys[z]);
+		json_key(out, first, split_keys[z]);
 		cli_json_print(out, json_pack("{s:o, s:o, s:o}", "records",
 						 cli_json_u64(a.records[z]), "allocations",
 						 cli_json_u64(a.allocations[z]), "bytes",
 						 cli_json_u64(a.bytes[z])));
 	}
-	json_key(out, &first, "unreachable");
+	json_key(out, first, "unreachable");
 	cli_json_print(out, snapshot_has_reachability(s)
 				    ? json_pack("{s:o, s:o}", "bytes",
 						cli_json_u64(snapshot_unreachable_bytes(s)),
 						"allocations",
 						cli_json_u64(snapshot_unreachable_count(s)))
 				    : json_null());
-	json_key(out, &first, "count_is_frames");
+	json_key(out, first, "count_is_frames");
 	const char *mode = count_mode_text(snapshot_count_mode(s));
 	cli_json_print(out, mode ? json_string(mode) : json_null());
-	json_key(out, &first, "metadata");
+	json_key(out, first, "metadata");
 	json_t *meta = json_array();
 	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
 		const struct snapshot_meta *m = snapshot_meta(s, i);
@@ -339,14 +343,20 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 						      cli_json_text(m->value)));
 	}
 	cli_json_print(out, meta);
-	json_key(out, &first, "warnings");
+	json_key(out, first, "warnings");
 	json_t *warn = json_array();
 	char buf[1024];
 	for (size_t i = 0; i < snapshot_warning_count(s); i++)
 		json_array_append_new(warn, cli_json_text(cli_input_text(snapshot_warning(s, i), buf,
 									 sizeof(buf))));
 	cli_json_print(out, warn);
+}
 
+static void show_json(FILE *out, const struct snapshot *s, const struct maps *maps, const size_t *top,
+		      size_t ntop, struct cli_symctx *sc)
+{
+	bool first = true;
+	json_facts(out, &first, s);
 	json_key(out, &first, "records");
 	fprintf(out, "[");
 	for (size_t i = 0; i < ntop; i++) {
@@ -392,33 +402,52 @@ static void print_modules(struct cli_symctx *sc)
  * The --json document and the stacks of the largest records for the flame
  * graph. */
 
-static int flame_records(const struct show_opts *o, const struct snapshot *s,
-			 const struct maps *maps, struct cli_flame *fl, uint64_t *rest,
-			 uint64_t *nrest)
+struct page_arg {
+	const struct show_opts *o;
+	const struct snapshot *s;
+	const struct maps *maps;
+	const size_t *top;
+	size_t ntop;
+};
+
+static int page_json(FILE *out, void *arg)
 {
+	struct page_arg *a = arg;
+	show_json(out, a->s, a->maps, a->top, a->ntop, a->o->sc);
+	return 0;
+}
+
+/* The stacks of the --html-stacks largest records into @fl: -1 when out of
+ * memory. */
+static int flame_records(const struct page_arg *a, struct leaksnap_export_flame *fl,
+			 uint64_t *rest, uint64_t *nrest)
+{
+	const struct snapshot *s = a->s;
 	size_t n = snapshot_record_count(s);
-	size_t k = o->html_stacks < n ? (size_t)o->html_stacks : n;
+	size_t k = a->o->html_stacks < n ? (size_t)a->o->html_stacks : n;
 	size_t *idx = malloc((k ? k : 1) * sizeof(*idx));
 	if (!idx)
 		return -1;
 	k = snapshot_records_top(s, k, idx);
-	cli_symctx_prefetch(o->sc, maps, s, idx, k);
+	cli_symctx_prefetch(a->o->sc, a->maps, s, idx, k);
 	uint64_t kept = 0;
 	int rc = 0;
 	for (size_t i = 0; i < k && rc == 0; i++) {
 		const struct snapshot_record *r = snapshot_record(s, idx[i]);
 		kept += r->size * r->count;
-		rc = cli_flame_stack(fl, r->size * r->count);
+		rc = leaksnap_export_flame_stack(fl, r->size * r->count, NULL);
 		for (uint32_t f = r->frame_count; f-- > 0 && rc == 0;) {
 			struct maps_location loc = {0};
 			struct leaksnap_resolved res = {0};
-			if (!maps_locate(maps, r->frames[f], &loc) || !loc.module)
+			if (!maps_locate(a->maps, r->frames[f], &loc) || !loc.module)
 				loc.module = NULL;
-			else if (cli_symctx_resolve(o->sc, &loc, &res))
+			else if (cli_symctx_resolve(a->o->sc, &loc, &res))
 				rc = -1;
+			struct leaksnap_export_frame ef = {r->frames[f], r->frames[f],
+							   loc.module ? loc.module->path : NULL,
+							   loc.rel_pc, res};
 			if (rc == 0)
-				rc = cli_flame_frame(fl, r->frames[f], r->frames[f],
-						     loc.module ? loc.module->path : NULL, loc.rel_pc, &res);
+				rc = leaksnap_export_flame_frame(fl, &ef, NULL);
 		}
 	}
 	free(idx);
@@ -427,45 +456,33 @@ static int flame_records(const struct show_opts *o, const struct snapshot *s,
 	return rc;
 }
 
-struct json_arg {
-	const struct snapshot *s;
-	const struct maps *maps;
-	const size_t *top;
-	size_t ntop;
-	struct cli_symctx *sc;
-};
-
-static int page_json(FILE *out, void *arg)
+static int page_flame(struct leaksnap_export_flame *fl, void *arg, uint64_t *rest_bytes,
+		      uint64_t *rest_stacks)
 {
-	struct json_arg *a = arg;
-	show_json(out, a->s, a->maps, a->top, a->ntop, a->sc);
-	return EXIT_OK;
+	struct page_arg *a = arg;
+	if (flame_records(a, fl, rest_bytes, rest_stacks) == 0)
+		return 0;
+	cli_fail(snapshot_source(a->s), "out of memory");
+	return EXIT_ERROR;
 }
 
+/* The page at --html: -1 after saying why. */
 static int symbolize_html(const struct show_opts *o, const struct snapshot *s,
 			  const struct maps *maps, const size_t *top, size_t ntop)
 {
-	struct cli_outfile out;
-	if (cli_outfile_open(&out, o->html, CLI_REPLACE_OWN_HTML))
-		return EXIT_ERROR;
-	struct cli_flame *fl = cli_flame_new();
-	uint64_t rest = 0, nrest = 0;
-	int rc;
-	if (!fl || flame_records(o, s, maps, fl, &rest, &nrest)) {
-		rc = cli_fail(snapshot_source(s), "out of memory");
-	} else {
-		struct json_arg ja = {s, maps, top, ntop, o->sc};
-		struct cli_html_doc doc = {"symbolize", "leaksnap heap snapshot", page_json, &ja, fl,
-					   "live", rest, nrest};
-		rc = cli_html_page(out.f, out.path, &doc);
-	}
-	cli_flame_free(fl);
-	return cli_outfile_close(&out, rc == 0);
+	struct page_arg a = {o, s, maps, top, ntop};
+	struct report_page page = {"symbolize", "leaksnap heap snapshot", "live", page_json,
+				   page_flame, &a};
+	return cli_report_page(o->html, &page, snapshot_source(s)) == EXIT_OK ? 0 : -1;
 }
 
-static int show_main(int argc, char **argv, bool symbolize)
+/* Main ---------------------------------------------------------------------------- */
+
+/* The command line into @o, the DUMP's index in *@file: 0; 1 when --help
+ * was printed (the command is done); -1 after saying what is wrong. */
+static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 {
-	const char *cmd = symbolize ? "symbolize" : "show";
+	const char *cmd = o->symbolize ? "symbolize" : "show";
 	static const struct option show_longopts[] = {
 		CLI_INPUT_LONGOPTS,
 		{"top", required_argument, NULL, 't'},
@@ -485,79 +502,135 @@ static int show_main(int argc, char **argv, bool symbolize)
 		{"html-stacks", required_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
-	const struct option *longopts = symbolize ? symbolize_longopts : show_longopts;
-	struct show_opts o = {0};
-	o.symbolize = symbolize;
-	o.html_stacks = CLI_HTML_STACKS;
+	const struct option *longopts = o->symbolize ? symbolize_longopts : show_longopts;
 	int c, r;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, symbolize ? ":jhs:v" : ":jh", longopts, NULL)) != -1) {
-		if ((r = cli_input_option(cmd, c, optarg, &o.in)) != 0) {
+	while ((c = getopt_long(argc, argv, o->symbolize ? ":jhs:v" : ":jh", longopts, NULL)) != -1) {
+		if ((r = cli_input_option(cmd, c, optarg, &o->in)) != 0) {
 			if (r != 1)
-				return r;
+				return -1; /* said */
 			continue;
 		}
 		switch (c) {
 		case 't':
-			if (!cli_parse_uint(optarg, 0, SIZE_MAX / sizeof(size_t), &o.top))
-				return cli_usage_error(cmd, "--top needs a number");
-			o.has_top = true;
+			if (!cli_parse_uint(optarg, 0, SIZE_MAX / sizeof(size_t), &o->top)) {
+				cli_usage_error(cmd, "--top needs a number");
+				return -1;
+			}
+			o->has_top = true;
 			break;
-		case 'j': o.json = true; break;
+		case 'j': o->json = true; break;
 		case 's':
-			if (o.ndirs == MAX_SYMBOL_DIRS)
-				return cli_usage_error(cmd, "more than %d --symbols directories",
-						       MAX_SYMBOL_DIRS);
-			o.dirs[o.ndirs++] = optarg;
+			if (o->ndirs == MAX_SYMBOL_DIRS) {
+				cli_usage_error(cmd, "more than %d --symbols directories", MAX_SYMBOL_DIRS);
+				return -1;
+			}
+			o->dirs[o->ndirs++] = optarg;
 			break;
-		case 'A': o.no_adjust = true; break;
-		case 'v': o.verbose = true; break;
+		case 'A': o->no_adjust = true; break;
+		case 'v': o->verbose = true; break;
 		case 'H':
-			if (o.html)
-				return cli_usage_error(cmd, "--html given twice");
-			o.html = optarg;
+			if (o->html) {
+				cli_usage_error(cmd, "--html given twice");
+				return -1;
+			}
+			o->html = optarg;
 			break;
 		case 'S':
-			if (!cli_parse_uint(optarg, 0, 1000000, &o.html_stacks))
-				return cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
+			if (!cli_parse_uint(optarg, 0, 1000000, &o->html_stacks)) {
+				cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
+				return -1;
+			}
 			break;
 		case 'h':
-			fputs(symbolize ? symbolize_usage : show_usage, stdout);
-			return cli_finish_stdout(EXIT_OK);
+			fputs(o->symbolize ? symbolize_usage : show_usage, stdout);
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? 1 : -1;
 		default:
-			return cli_bad_option(cmd, argv, c == ':' ? ':' : optopt);
+			cli_bad_option(cmd, argv, c == ':' ? ':' : optopt);
+			return -1;
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage_error(cmd, argc - optind ? "expected one DUMP, got %d files"
-							 : "missing DUMP operand%.0d",
-				       argc - optind);
-	if (cli_input_check(cmd, &o.in) || cli_stdin_once(argv[optind], o.in.maps_path) ||
-	    cli_no_empty_names(argv + optind, 1))
-		return EXIT_ERROR;
-	if (o.html && strcmp(o.html, "-") == 0 && o.json)
-		return cli_usage_error(cmd, "--html - writes the page on standard output: not with --json");
-	if (o.html) {
-		char *other[] = {(char *)(uintptr_t)o.in.maps_path};
-		if (cli_outfile_not_input(o.html, argv + optind, 1) ||
-		    cli_outfile_not_input(o.html, other, 1) ||
-		    cli_outfile_check(o.html, CLI_REPLACE_OWN_HTML))
-			return EXIT_ERROR;
+	if (argc - optind != 1) {
+		cli_usage_error(cmd, argc - optind ? "expected one DUMP, got %d files"
+						   : "missing DUMP operand%.0d",
+				argc - optind);
+		return -1;
 	}
-	if (o.html && !o.has_top) {
-		o.top = HTML_DEFAULT_TOP;
-		o.has_top = true;
-	}
-	for (size_t i = 0; i < o.ndirs; i++) {
-		struct stat st;
-		if (stat(o.dirs[i], &st) != 0)
-			return cli_fail(o.dirs[i], "%s", strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return cli_fail(o.dirs[i], "not a directory");
-	}
+	*file = optind;
+	return 0;
+}
 
-	struct snapshot *s = cli_open_snapshot(argv[optind], &o.in.open, o.in.maps_path);
+/* The DUMP at @path, the --html page and the --symbols trees, once every
+ * option is read: -1 after saying what is wrong. */
+static int check_args(struct show_opts *o, char **path)
+{
+	const char *cmd = o->symbolize ? "symbolize" : "show";
+	if (cli_input_check(cmd, &o->in) || cli_stdin_once(*path, o->in.maps_path) ||
+	    cli_no_empty_names(path, 1))
+		return -1;
+	if (o->html && strcmp(o->html, "-") == 0 && o->json) {
+		cli_usage_error(cmd, "--html - writes the page on standard output: not with --json");
+		return -1;
+	}
+	if (o->html) {
+		char *other[] = {(char *)(uintptr_t)o->in.maps_path};
+		if (cli_outfile_not_input(o->html, path, 1) ||
+		    cli_outfile_not_input(o->html, other, 1) ||
+		    cli_outfile_check(o->html, CLI_REPLACE_OWN_HTML))
+			return -1;
+	}
+	if (o->html && !o->has_top) {
+		o->top = HTML_DEFAULT_TOP;
+		o->has_top = true;
+	}
+	for (size_t i = 0; i < o->ndirs; i++) {
+		struct stat st;
+		if (stat(o->dirs[i], &st) != 0) {
+			cli_fail(o->dirs[i], "%s", strerror(errno));
+			return -1;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			cli_fail(o->dirs[i], "not a directory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The reports of snapshot @s (its @maps) and its @ntop largest records
+ * @top: the exit status. */
+static int report(struct show_opts *o, const struct snapshot *s, const struct maps *maps,
+		  const size_t *top, size_t ntop)
+{
+	if (o->sc)
+		cli_symctx_prefetch(o->sc, maps, s, top, ntop);
+	bool to_stdout = !o->html || strcmp(o->html, "-") != 0;
+	if (to_stdout && o->json)
+		show_json(stdout, s, maps, top, ntop, o->sc);
+	else if (to_stdout)
+		show_text(s, maps, o, top, ntop);
+	cli_symctx_progress_end(o->sc);
+	if (to_stdout && o->sc && o->verbose && !o->json)
+		print_modules(o->sc);
+	int status = o->sc ? cli_symctx_status(o->sc) : EXIT_OK;
+	if (o->html && symbolize_html(o, s, maps, top, ntop))
+		status = EXIT_ERROR;
+	return status;
+}
+
+static int show_main(int argc, char **argv, bool symbolize)
+{
+	struct show_opts o = {0};
+	o.symbolize = symbolize;
+	o.html_stacks = REPORT_STACKS;
+	int file = 0, rc = parse_args(argc, argv, &o, &file);
+	if (rc)
+		return rc > 0 ? EXIT_OK : EXIT_ERROR;
+	if (check_args(&o, argv + file))
+		return EXIT_ERROR;
+	const char *path = argv[file];
+	struct snapshot *s = cli_open_snapshot(path, &o.in.open, o.in.maps_path);
 	if (s == NULL)
 		return EXIT_ERROR;
 	struct maps *maps = NULL;
@@ -571,32 +644,17 @@ static int show_main(int argc, char **argv, bool symbolize)
 	size_t *top = malloc((limit ? limit : 1) * sizeof(*top));
 	if (symbolize)
 		o.sc = cli_symctx_new(s, maps, o.dirs, o.ndirs, !o.no_adjust);
-	if (top == NULL || (symbolize && !o.sc)) {
-		free(top);
-		cli_symctx_free(o.sc);
-		maps_free(maps);
-		snapshot_close(s);
-		return cli_fail(argv[optind], "out of memory");
-	}
-	size_t ntop = snapshot_records_top(s, limit, top);
-	if (o.sc)
-		cli_symctx_prefetch(o.sc, maps, s, top, ntop);
-	bool to_stdout = !o.html || strcmp(o.html, "-") != 0;
-	if (to_stdout && o.json)
-		show_json(stdout, s, maps, top, ntop, o.sc);
-	else if (to_stdout)
-		show_text(s, maps, &o, top, ntop);
-	cli_symctx_progress_end(o.sc);
-	if (to_stdout && o.sc && o.verbose && !o.json)
-		print_modules(o.sc);
-	int status = o.sc ? cli_symctx_status(o.sc) : EXIT_OK;
-	if (o.html && symbolize_html(&o, s, maps, top, ntop))
-		status = EXIT_ERROR;
+	bool nomem = top == NULL || (symbolize && !o.sc);
+	int status = EXIT_ERROR;
+	if (nomem)
+		cli_fail(path, "out of memory");
+	else
+		status = report(&o, s, maps, top, snapshot_records_top(s, limit, top));
 	cli_symctx_free(o.sc);
 	free(top);
 	maps_free(maps);
 	snapshot_close(s);
-	return cli_finish_stdout(status);
+	return nomem ? EXIT_ERROR : cli_finish_stdout(status);
 }
 
 int cmd_show(int argc, char **argv)

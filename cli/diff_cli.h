@@ -32,10 +32,9 @@ struct diff_cli {
 	struct leaksnap_error err;
 };
 
-/* The text report on standard output.  EXIT_OK, or EXIT_ERROR after
- * saying why. */
+/* The text report on standard output.  0, or -1 after saying why. */
 int cli_diff_text(struct diff *d, struct diff_cli *c);
-/* The JSON document on @out.  EXIT_OK, or EXIT_ERROR after saying why. */
+/* The JSON document on @out.  0, or -1 after saying why. */
 int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c);
 
 /* --fail-on-unreachable: whether the last snapshot's unreachable bytes

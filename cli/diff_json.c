@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <leaksnap/export.h>
+
 #include "diff_cli.h"
 
 static json_t *json_series(const uint64_t *v, size_t n)
@@ -39,8 +41,9 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	json_t *frames = json_array();
 	for (size_t i = 0; i < g->frame_count; i++) {
 		const struct diff_frame *f = g->frames[i];
-		struct leaksnap_resolved r = {f->sym_module, f->sym, f->sym_count};
-		cli_json_frames(frames, f->pc, f->module, f->rel_pc, &r);
+		struct leaksnap_export_frame ef = {(uintptr_t)f, f->pc, f->module, f->rel_pc,
+						   {f->sym_module, f->sym, f->sym_count}};
+		leaksnap_export_json_frames(frames, &ef);
 	}
 	json_t *o = json_object();
 	if (rank)
@@ -87,7 +90,7 @@ static int json_list(FILE *out, struct diff *d, enum list list, size_t count)
 			    : list == LIST_STOPPED ? json_group(d, diff_stopped(d, i), 0)
 						   : json_group(d, diff_unreachable(d, i), 0);
 		if (!g)
-			return EXIT_ERROR;
+			return -1; /* said */
 		fprintf(out, "%s\n    ", i ? "," : "");
 		cli_json_print(out, g);
 	}
@@ -155,13 +158,13 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 	size_t nu = diff_unreachable_count(d);
 	json_key(out, &first, "suspects");
 	if (json_list(out, d, LIST_SUSPECTS, c->top && c->top < ns ? (size_t)c->top : ns))
-		return EXIT_ERROR;
+		return -1;
 	json_key(out, &first, "stopped");
 	if (json_list(out, d, LIST_STOPPED, c->top && c->top < nc ? (size_t)c->top : nc))
-		return EXIT_ERROR;
+		return -1;
 	json_key(out, &first, "unreachable");
 	if (json_list(out, d, LIST_UNREACHABLE, c->top && c->top < nu ? (size_t)c->top : nu))
-		return EXIT_ERROR;
+		return -1;
 	if (c->o.suppressions) {
 		json_key(out, &first, "suppressions");
 		json_t *arr = json_array();
@@ -181,5 +184,5 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 		fprintf(out, "%s]", nm ? "\n  " : "");
 	}
 	fprintf(out, "\n}\n");
-	return EXIT_OK;
+	return 0;
 }

@@ -71,10 +71,14 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 		       enum list list)
 {
 	struct leaksnap_error err;
-	if (!g)
-		return cli_fail("diff", "out of memory");
-	if (diff_symbolize_group(d, g, &err) != 0)
-		return cli_fail_error(&err);
+	if (!g) {
+		cli_fail("diff", "out of memory");
+		return -1;
+	}
+	if (diff_symbolize_group(d, g, &err) != 0) {
+		cli_fail_error(&err);
+		return -1;
+	}
 	size_t n = diff_snapshot_count(d);
 	char tbuf[128];
 	const char *allocs = g->count_delta == 1 || g->count_delta == -1 ? "allocation"
@@ -110,11 +114,12 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 	return 0;
 }
 
-int cli_diff_text(struct diff *d, struct diff_cli *c)
+/* The snapshots compared, one line each, and the growth from the first to
+ * the last. */
+static void print_snapshots(struct diff *d, const struct diff_cli *c, bool reach)
 {
 	size_t n = diff_snapshot_count(d);
 	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
-	unsigned ptr = first->pointer_size;
 	uint64_t left_out = 0;
 	int w = 8;
 	for (size_t i = 0; i < n; i++) {
@@ -126,9 +131,6 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 	printf("%zu snapshots compared, grouped by %s", n, diff_by_name(c->o.by));
 	if (left_out)
 		printf("; zygote-child allocations left out (--include-zygote)");
-	bool reach = false; /* any snapshot says which blocks are unreachable */
-	for (size_t i = 0; i < n; i++)
-		reach |= diff_snapshot(d, i)->has_reachability;
 	printf("\n\n  #  %-*s %8s %12s %14s", w, "snapshot", "pid", "allocations", "bytes");
 	printf(reach ? " %14s\n" : "\n", "unreachable");
 	for (size_t i = 0; i < n; i++) {
@@ -150,9 +152,14 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 	printf("     %-*s %8s %+12lld %+14lld\n", w, "growth", "",
 	       (long long)((int64_t)last->count - (int64_t)first->count),
 	       (long long)((int64_t)last->bytes - (int64_t)first->bytes));
+}
 
+/* What was found: the suspects (@shown of them listed), the definite and
+ * one-off leaks, the caches. */
+static void print_findings(struct diff *d, const struct diff_cli *c, bool reach, size_t shown)
+{
+	const struct diff_snapshot *last = diff_snapshot(d, diff_snapshot_count(d) - 1);
 	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
-	size_t shown = c->top && c->top < ns ? (size_t)c->top : ns;
 	printf("\n");
 	if (ns)
 		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns, ns == 1 ? "" : "s",
@@ -188,61 +195,91 @@ int cli_diff_text(struct diff *d, struct diff_cli *c)
 		printf("%zu %s, then stopped: %s, not %s (listed last)\n", nc,
 		       nc == 1 ? "group grew" : "groups grew", nc == 1 ? "a cache" : "caches",
 		       nc == 1 ? "a leak" : "leaks");
-	if (c->o.resolver) {
-		size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0, wrong_class = 0;
-		for (size_t i = 0; i < ns && i < shown; i++)
-			if (diff_symbolize_group(d, diff_suspect(d, i), &c->err) != 0)
-				return cli_fail_error(&c->err);
-		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
-			if (diff_symbolize_group(d, diff_stopped(d, i), &c->err) != 0)
-				return cli_fail_error(&c->err);
-		for (size_t i = 0; i < nu && (!c->top || i < c->top); i++)
-			if (diff_symbolize_group(d, diff_unreachable(d, i), &c->err) != 0)
-				return cli_fail_error(&c->err);
-		nm = diff_symbol_module_count(d);
-		for (size_t i = 0; i < nm; i++) {
-			const struct sym_module *m = diff_symbol_module(d, i);
-			missing += !m->file && m->status != SYM_BUILD_ID_MISMATCH;
-			mismatch += m->status == SYM_BUILD_ID_MISMATCH && !m->wrong_class;
-			wrong_class += m->wrong_class != 0;
-			nolayout += m->file && m->layout == SYM_LAYOUT_NONE;
-		}
-		if (missing)
-			printf("no symbol file for %zu of %zu modules: their frames are module+offset "
-			       "(--symbols DIR)\n", missing, nm);
-		if (mismatch)
-			printf("%zu module%s found only with another build ID: not symbolized\n",
-			       mismatch, mismatch == 1 ? "" : "s");
-		if (wrong_class)
-			printf("%zu module%s found only as ELF files of the other class (32/64-bit): "
-			       "not symbolized\n", wrong_class, wrong_class == 1 ? "" : "s");
-		if (nolayout)
-			printf("%zu module%s found only as a debug-only file that fits no mapping: "
-			       "not symbolized\n", nolayout, nolayout == 1 ? "" : "s");
+}
+
+/* Symbolize the groups to be listed (@shown suspects), then say which
+ * modules could not be: -1 after saying why. */
+static int print_symbol_files(struct diff *d, struct diff_cli *c, size_t shown)
+{
+	size_t nc = diff_stopped_count(d), nu = diff_unreachable_count(d);
+	size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0, wrong_class = 0;
+	int rc = 0;
+	for (size_t i = 0; i < shown && rc == 0; i++)
+		rc = diff_symbolize_group(d, diff_suspect(d, i), &c->err);
+	for (size_t i = 0; i < nc && (!c->top || i < c->top) && rc == 0; i++)
+		rc = diff_symbolize_group(d, diff_stopped(d, i), &c->err);
+	for (size_t i = 0; i < nu && (!c->top || i < c->top) && rc == 0; i++)
+		rc = diff_symbolize_group(d, diff_unreachable(d, i), &c->err);
+	if (rc) {
+		cli_fail_error(&c->err);
+		return -1;
 	}
-	if (c->o.suppressions && diff_suppressed_records(d))
-		printf("%llu stack%s suppressed by %s\n",
-		       (unsigned long long)diff_suppressed_records(d),
-		       diff_suppressed_records(d) == 1 ? "" : "s", c->supp_path);
+	nm = diff_symbol_module_count(d);
+	for (size_t i = 0; i < nm; i++) {
+		const struct sym_module *m = diff_symbol_module(d, i);
+		missing += !m->file && m->status != SYM_BUILD_ID_MISMATCH;
+		mismatch += m->status == SYM_BUILD_ID_MISMATCH && !m->wrong_class;
+		wrong_class += m->wrong_class != 0;
+		nolayout += m->file && m->layout == SYM_LAYOUT_NONE;
+	}
+	if (missing)
+		printf("no symbol file for %zu of %zu modules: their frames are module+offset "
+		       "(--symbols DIR)\n", missing, nm);
+	if (mismatch)
+		printf("%zu module%s found only with another build ID: not symbolized\n",
+		       mismatch, mismatch == 1 ? "" : "s");
+	if (wrong_class)
+		printf("%zu module%s found only as ELF files of the other class (32/64-bit): "
+		       "not symbolized\n", wrong_class, wrong_class == 1 ? "" : "s");
+	if (nolayout)
+		printf("%zu module%s found only as a debug-only file that fits no mapping: "
+		       "not symbolized\n", nolayout, nolayout == 1 ? "" : "s");
+	return 0;
+}
+
+/* The groups: the @shown best suspects, the caches, the one-off leaks.
+ * -1 after saying why. */
+static int print_groups(struct diff *d, const struct diff_cli *c, size_t shown)
+{
+	unsigned ptr = diff_snapshot(d, 0)->pointer_size;
+	size_t nc = diff_stopped_count(d), nu = diff_unreachable_count(d);
 	for (size_t i = 0; i < shown; i++) {
 		printf("\n");
 		if (print_group(d, diff_suspect(d, i), i + 1, ptr, LIST_SUSPECTS))
-			return EXIT_ERROR;
+			return -1;
 	}
 	if (nc) {
 		printf("\ngrew, then stopped (caches, not leaks):\n");
 		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
 			if (print_group(d, diff_stopped(d, i), 0, ptr, LIST_STOPPED))
-				return EXIT_ERROR;
+				return -1;
 	}
 	if (nu) {
 		printf("\nunreachable, did not grow%s (one-off leaks):\n",
 		       c->o.min_bytes ? " by --min-bytes or more" : "");
 		for (size_t i = 0; i < nu && (!c->top || i < c->top); i++)
 			if (print_group(d, diff_unreachable(d, i), 0, ptr, LIST_UNREACHABLE))
-				return EXIT_ERROR;
+				return -1;
 	}
-	return EXIT_OK;
+	return 0;
+}
+
+int cli_diff_text(struct diff *d, struct diff_cli *c)
+{
+	size_t ns = diff_suspect_count(d);
+	size_t shown = c->top && c->top < ns ? (size_t)c->top : ns;
+	bool reach = false; /* any snapshot says which blocks are unreachable */
+	for (size_t i = 0; i < diff_snapshot_count(d); i++)
+		reach |= diff_snapshot(d, i)->has_reachability;
+	print_snapshots(d, c, reach);
+	print_findings(d, c, reach, shown);
+	if (c->o.resolver && print_symbol_files(d, c, shown))
+		return -1;
+	if (c->o.suppressions && diff_suppressed_records(d))
+		printf("%llu stack%s suppressed by %s\n",
+		       (unsigned long long)diff_suppressed_records(d),
+		       diff_suppressed_records(d) == 1 ? "" : "s", c->supp_path);
+	return print_groups(d, c, shown);
 }
 
 bool cli_diff_unreachable_gate(struct diff *d, const struct diff_cli *c)

@@ -1,9 +1,10 @@
 /* leaksnap CLI: how a symbolized frame is printed, shared by symbolize and
- * diff. */
+ * diff, and the report page and the exports' errors, shared by both too. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
+#include "report.h"
 
 static void print_source(const struct sym_frame *f)
 {
@@ -46,40 +47,6 @@ void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark)
 	}
 }
 
-void cli_json_frames(json_t *frames, uint64_t pc, const char *module, uint64_t rel_pc,
-		     const struct leaksnap_resolved *r)
-{
-	size_t n = r->frame_count ? r->frame_count : 1;
-	for (size_t i = 0; i < n; i++) {
-		const struct sym_frame *f = r->frame_count ? &r->frames[i] : NULL;
-		json_t *fn = NULL;
-		if (f && f->function && f->from_symtab) {
-			char *t;
-			if (asprintf(&t, "%s+0x%llx", f->function,
-				     (unsigned long long)f->symbol_offset) >= 0) {
-				fn = cli_json_text(t);
-				free(t);
-			}
-		} else if (f && f->function) {
-			fn = cli_json_text(f->function);
-		}
-		json_t *o = json_pack("{s:o, s:o, s:o}", "pc", cli_json_addr(pc), "module",
-				      cli_json_str_or_null(module), "rel_pc",
-				      module ? cli_json_addr(rel_pc) : json_null());
-		json_object_set_new(o, "function", fn ? fn : json_null());
-		json_object_set_new(o, "file", f ? cli_json_str_or_null(f->file) : json_null());
-		json_object_set_new(o, "line", f && f->line ? json_integer(f->line) : json_null());
-		json_object_set_new(o, "column", f && f->column ? json_integer(f->column) : json_null());
-		json_object_set_new(o, "inlined", json_boolean(f && f->inlined));
-		json_object_set_new(o, "symbol_file", r->module ? cli_json_str_or_null(r->module->file_path)
-								: json_null());
-		json_object_set_new(o, "build_id_status",
-				    r->module ? json_string(sym_build_id_status_name(r->module->status))
-					      : json_null());
-		json_array_append_new(frames, o);
-	}
-}
-
 void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first)
 {
 	fprintf(out, "%s\n    ", first ? "" : ",");
@@ -112,4 +79,25 @@ const char *cli_layout_note(const struct sym_module *m)
 	case SYM_LAYOUT_NONE: break;
 	}
 	return ", debug-only: no layout";
+}
+
+void cli_fail_output(const char *output, const struct leaksnap_error *err)
+{
+	if (err->source[0])
+		cli_fail_error(err);
+	else
+		cli_fail(output, "%s", err->text[0] ? err->text : leaksnap_code_string(err->code));
+}
+
+int cli_report_page(const char *path, const struct report_page *page, const char *subject)
+{
+	struct cli_outfile o;
+	if (cli_outfile_open(&o, path, CLI_REPLACE_OWN_HTML))
+		return EXIT_ERROR;
+	struct leaksnap_error err;
+	int rc = report_write(o.f, page, &err);
+	/* (a callback's failure was said by the callback) */
+	if (rc == -1 && err.code != LEAKSNAP_OK)
+		cli_fail_output(err.code == LEAKSNAP_ERR_IO ? o.path : subject, &err);
+	return cli_outfile_close(&o, rc == 0);
 }

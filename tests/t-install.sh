@@ -1,8 +1,9 @@
 #!/bin/sh
 # make install lays out bin/, lib/, include/, pkgconfig, share/man and the
-# shell completions; the shared library
-# exports exactly the public API (libleaksnap.sym); every public header
-# compiles on its own as C and C++; a program builds against the install.
+# shell completions; the shared libraries
+# export exactly their public API (libleaksnap.sym, libleaksnap-export.sym),
+# and only libleaksnap-export needs protobuf-c; every public header
+# compiles on its own as C and C++; programs build against the install.
 set -eu
 B=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +15,9 @@ make -s -C "$top" install $san B="$B" DESTDIR="$w/root" PREFIX=/usr >/dev/null
 r="$w/root/usr"
 for f in bin/leaksnap bin/leakdiff lib/libleaksnap.a lib/libleaksnap.so lib/libleaksnap.so.0 \
 	include/leaksnap/snapshot.h include/leaksnap/maps.h include/leaksnap/leakhook.h \
-	lib/libleakhook.so lib/pkgconfig/leaksnap.pc; do
+	lib/libleakhook.so lib/pkgconfig/leaksnap.pc lib/libleaksnap-export.a \
+	lib/libleaksnap-export.so lib/libleaksnap-export.so.0 include/leaksnap/export.h \
+	lib/pkgconfig/leaksnap-export.pc; do
 	[ -e "$r/$f" ] || { echo "missing after install: $f"; exit 1; }
 done
 [ "$(readlink "$r/bin/leakdiff")" = leaksnap ]
@@ -31,6 +34,7 @@ if command -v man >/dev/null 2>&1; then
 		{ echo "man leakdiff does not find the installed page"; exit 1; }
 fi
 grep -q '^prefix=/usr$' "$r/lib/pkgconfig/leaksnap.pc"
+grep -q '^prefix=/usr$' "$r/lib/pkgconfig/leaksnap-export.pc"
 
 # Exported symbols = the documented API, nothing else.
 nm -D --defined-only "$r/lib/libleaksnap.so" | awk '$2 == "T" { print $3 }' | sort > "$w/exports"
@@ -38,6 +42,18 @@ grep -v '^#' "$top/libleaksnap.sym" | sort > "$w/expected"
 if ! cmp -s "$w/expected" "$w/exports"; then
 	echo "exported symbols differ from libleaksnap.sym:"; diff "$w/expected" "$w/exports"; exit 1
 fi
+nm -D --defined-only "$r/lib/libleaksnap-export.so" | awk '$2 == "T" { print $3 }' | sort > "$w/xexports"
+grep -v '^#' "$top/libleaksnap-export.sym" | sort > "$w/xexpected"
+if ! cmp -s "$w/xexpected" "$w/xexports"; then
+	echo "exported symbols differ from libleaksnap-export.sym:"; diff "$w/xexpected" "$w/xexports"
+	exit 1
+fi
+# protobuf-c is the export library's dependency, not libleaksnap's
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+needed "$r/lib/libleaksnap.so" | grep -q protobuf &&
+	{ echo "libleaksnap.so needs protobuf-c"; exit 1; }
+needed "$r/lib/libleaksnap-export.so" | grep -q '^libleaksnap\.so\.0$' ||
+	{ echo "libleaksnap-export.so does not need libleaksnap.so.0"; exit 1; }
 
 # The hook exports exactly its interface (hook/libleakhook.sym) and needs
 # nothing but libc; the installed record finds the installed hook.
@@ -83,4 +99,22 @@ sanflags=
 cc $sanflags -I"$r/include" "$w/p.c" -o "$w/p" -L"$r/lib" -lleaksnap -Wl,-rpath,"$r/lib"
 out=$("$w/p" "$top/testdata/text/v1.2-signal-64.txt")
 [ "$out" = "4 16888" ] || { echo "installed library read: '$out'"; exit 1; }
+
+# A program using the installed export library folds a stack.
+cat > "$w/x.c" <<'C'
+#include <stdio.h>
+#include <leaksnap/export.h>
+int main(void)
+{
+	struct leaksnap_export_frame f[2] = {
+		{.key = 1, .pc = 0x1234, .module = "/lib/libx.so", .rel_pc = 0x234},
+		{.key = 2, .pc = 0x99},
+	};
+	return leaksnap_export_folded_line(stdout, f, 2, 64) != 0;
+}
+C
+cc $sanflags -I"$r/include" "$w/x.c" -o "$w/x" -L"$r/lib" -lleaksnap-export -lleaksnap \
+	-Wl,-rpath,"$r/lib"
+out=$(LD_LIBRARY_PATH="$r/lib" "$w/x") # (its libleaksnap.so.0 too)
+[ "$out" = "libx.so+0x234;0x99 64" ] || { echo "installed export library folded: '$out'"; exit 1; }
 echo ok

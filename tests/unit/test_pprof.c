@@ -1,6 +1,6 @@
-/* Unit tests for the pprof profile writer (cli/pprof.c): a profile is built,
+/* Unit tests for the pprof profile writer (export/pprof.c): a profile is built,
  * written, gunzipped with zlib and decoded with the protobuf-c unpacker
- * generated from cli/profile.proto; every field is checked against what
+ * generated from export/profile.proto; every field is checked against what
  * was put in: sample values and labels, location order (leaf first),
  * mappings with their build IDs, inline chains (innermost first), the
  * deduplicated string table with "" first. */
@@ -15,7 +15,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "pprof.h"
+#include <leaksnap/export.h>
+
 #include "profile.pb-c.h"
 
 /* Helpers ------------------------------------------------------------------------ */
@@ -113,24 +114,24 @@ static void test_roundtrip(void **state)
 	(void)state;
 	FILE *f = tmpfile();
 	assert_non_null(f);
-	struct pprof *p = pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
 	assert_non_null(p);
-	assert_int_equal(pprof_sample_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(pprof_default_sample_type(p, "inuse_space"), 0);
-	assert_int_equal(pprof_period(p, "space", "bytes", 1), 0);
-	pprof_time(p, 1764081900123456789LL, 5000);
-	assert_int_equal(pprof_comment(p, "source=x.dump"), 0);
-	assert_int_equal(pprof_comment(p, "pid=42"), 0);
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_objects", "count"), 0);
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
+	assert_int_equal(leaksnap_export_pprof_default_sample_type(p, "inuse_space"), 0);
+	assert_int_equal(leaksnap_export_pprof_period(p, "space", "bytes", 1), 0);
+	leaksnap_export_pprof_time(p, 1764081900123456789LL, 5000);
+	assert_int_equal(leaksnap_export_pprof_comment(p, "source=x.dump"), 0);
+	assert_int_equal(leaksnap_export_pprof_comment(p, "pid=42"), 0);
 
 	/* two mappings; the program's (the second) is written first */
 	static const uint8_t bid[] = {0x1f, 0xb7, 0x00, 0xab, 0xcd};
-	uint64_t lib = pprof_mapping(p, 0x7f0000001000, 0x7f0000003000, 0x1000,
+	uint64_t lib = leaksnap_export_pprof_mapping(p, 0x7f0000001000, 0x7f0000003000, 0x1000,
 				     "/system/lib64/libfoo.so", NULL, 0, false);
-	uint64_t exe = pprof_mapping(p, 0x5000, 0x6000, 0x0, "/bin/app", bid, sizeof(bid), true);
+	uint64_t exe = leaksnap_export_pprof_mapping(p, 0x5000, 0x6000, 0x0, "/bin/app", bid, sizeof(bid), true);
 	assert_int_equal(lib, 1);
 	assert_int_equal(exe, 2);
-	assert_int_equal(pprof_main_file(p, "/bin/app"), 0);
+	assert_int_equal(leaksnap_export_pprof_main_file(p, "/bin/app"), 0);
 
 	/* an inline chain (innermost first), a function shared with another
 	 * location, a name that is not UTF-8, a PC in no mapping */
@@ -141,27 +142,27 @@ static void test_roundtrip(void **state)
 	struct sym_frame outer_again = {.function = "outer", .file = "a.c", .line = 25,
 					.start_line = 15};
 	struct sym_frame bad = {.function = "bad\xffname", .file = NULL, .line = 0};
-	assert_int_equal(pprof_location_find(p, 0x5123), 0);
-	uint64_t a = pprof_location(p, 0x5123, exe, 0x5123, chain, 2);
-	uint64_t b = pprof_location(p, 0x5200, exe, 0x5200, &outer_again, 1);
-	uint64_t c = pprof_location(p, 0x7f0000001234, lib, 0x7f0000001234, &bad, 1);
-	uint64_t d = pprof_location(p, 0x99, 0, 0x99, NULL, 0);
+	assert_int_equal(leaksnap_export_pprof_location_find(p, 0x5123), 0);
+	uint64_t a = leaksnap_export_pprof_location(p, 0x5123, exe, 0x5123, chain, 2);
+	uint64_t b = leaksnap_export_pprof_location(p, 0x5200, exe, 0x5200, &outer_again, 1);
+	uint64_t c = leaksnap_export_pprof_location(p, 0x7f0000001234, lib, 0x7f0000001234, &bad, 1);
+	uint64_t d = leaksnap_export_pprof_location(p, 0x99, 0, 0x99, NULL, 0);
 	assert_int_equal(a, 1);
 	assert_int_equal(b, 2);
 	assert_int_equal(c, 3);
 	assert_int_equal(d, 4);
 	/* the same key is the same location, whatever else is passed */
-	assert_int_equal(pprof_location(p, 0x5123, lib, 0x1, NULL, 0), a);
-	assert_int_equal(pprof_location_find(p, 0x5200), b);
+	assert_int_equal(leaksnap_export_pprof_location(p, 0x5123, lib, 0x1, NULL, 0), a);
+	assert_int_equal(leaksnap_export_pprof_location_find(p, 0x5200), b);
 
 	uint64_t s1[] = {a, b, c}, s2[] = {d};
 	int64_t v1[] = {3, 96}, v2[] = {1, 4096};
-	struct pprof_label l1[] = {{"bytes", NULL, 32, "bytes"}, {"zygote", "true", 0, NULL}};
-	assert_int_equal(pprof_sample(p, s1, 3, v1, 2, l1, 2), 0);
-	assert_int_equal(pprof_sample(p, s2, 1, v2, 2, l1, 1), 0);
-	assert_int_equal(pprof_sample(p, NULL, 0, v2, 2, NULL, 0), 0); /* no frames */
-	assert_int_equal(pprof_finish(p), 0);
-	pprof_free(p);
+	struct leaksnap_export_pprof_label l1[] = {{"bytes", NULL, 32, "bytes"}, {"zygote", "true", 0, NULL}};
+	assert_int_equal(leaksnap_export_pprof_sample(p, s1, 3, v1, 2, l1, 2), 0);
+	assert_int_equal(leaksnap_export_pprof_sample(p, s2, 1, v2, 2, l1, 1), 0);
+	assert_int_equal(leaksnap_export_pprof_sample(p, NULL, 0, v2, 2, NULL, 0), 0); /* no frames */
+	assert_int_equal(leaksnap_export_pprof_finish(p), 0);
+	leaksnap_export_pprof_free(p);
 
 	Perftools__Profiles__Profile *pr = decode(f);
 	fclose(f);
@@ -289,16 +290,16 @@ static void test_mapping_cover(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
 	assert_non_null(p);
-	assert_int_equal(pprof_sample_type(p, "growth_space", "bytes"), 0);
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "growth_space", "bytes"), 0);
 	/* rel_pc 0x234 at pc 0x401234: load bias 0x401000 */
-	uint64_t m = pprof_mapping(p, 0x401234, 0x401235, 0x234, "/bin/x", NULL, 0, false);
-	pprof_mapping_cover(p, m, 0x401100);
-	pprof_mapping_cover(p, m, 0x409000);
-	pprof_mapping_cover(p, m, 0x401200);
-	assert_int_equal(pprof_finish(p), 0);
-	pprof_free(p);
+	uint64_t m = leaksnap_export_pprof_mapping(p, 0x401234, 0x401235, 0x234, "/bin/x", NULL, 0, false);
+	leaksnap_export_pprof_mapping_cover(p, m, 0x401100);
+	leaksnap_export_pprof_mapping_cover(p, m, 0x409000);
+	leaksnap_export_pprof_mapping_cover(p, m, 0x401200);
+	assert_int_equal(leaksnap_export_pprof_finish(p), 0);
+	leaksnap_export_pprof_free(p);
 	Perftools__Profiles__Profile *pr = decode(f);
 	fclose(f);
 	assert_int_equal(pr->n_mapping, 1);
@@ -316,19 +317,19 @@ static void test_no_frames(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
 	assert_non_null(p);
-	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
-	uint64_t pc = pprof_location(p, 0, 0, 0, NULL, 0); /* a PC 0 is another location */
-	uint64_t id = pprof_no_frames(p);
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
+	uint64_t pc = leaksnap_export_pprof_location(p, 0, 0, 0, NULL, 0); /* a PC 0 is another location */
+	uint64_t id = leaksnap_export_pprof_no_frames(p);
 	assert_int_equal(pc, 1);
 	assert_int_equal(id, 2);
-	assert_int_equal(pprof_no_frames(p), id);
-	assert_int_equal(pprof_location_find(p, 0), pc);
+	assert_int_equal(leaksnap_export_pprof_no_frames(p), id);
+	assert_int_equal(leaksnap_export_pprof_location_find(p, 0), pc);
 	int64_t v = 64;
-	assert_int_equal(pprof_sample(p, &id, 1, &v, 1, NULL, 0), 0);
-	assert_int_equal(pprof_finish(p), 0);
-	pprof_free(p);
+	assert_int_equal(leaksnap_export_pprof_sample(p, &id, 1, &v, 1, NULL, 0), 0);
+	assert_int_equal(leaksnap_export_pprof_finish(p), 0);
+	leaksnap_export_pprof_free(p);
 	Perftools__Profiles__Profile *pr = decode(f);
 	fclose(f);
 	assert_int_equal(pr->n_location, 2);
@@ -347,16 +348,16 @@ static void test_many_samples(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
 	assert_non_null(p);
-	assert_int_equal(pprof_sample_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_objects", "count"), 0);
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	enum { N = 200000, PCS = 5000 };
 	char name[32];
 	for (uint64_t i = 0; i < PCS; i++) {
 		snprintf(name, sizeof(name), "fn%llu", (unsigned long long)(i % 1000));
 		struct sym_frame fr = {.function = name, .file = "big.c", .line = (uint32_t)i};
-		assert_int_equal(pprof_location(p, 0x10000 + i * 0x10, 0, 0x10000 + i * 0x10, &fr, 1),
+		assert_int_equal(leaksnap_export_pprof_location(p, 0x10000 + i * 0x10, 0, 0x10000 + i * 0x10, &fr, 1),
 				 i + 1);
 	}
 	uint64_t total = 0;
@@ -364,11 +365,11 @@ static void test_many_samples(void **state)
 		uint64_t ids[3] = {1 + i % PCS, 1 + (i * 7) % PCS, 1 + (i * 13) % PCS};
 		int64_t v[2] = {(int64_t)(i % 5 + 1), (int64_t)((i % 5 + 1) * (i % 4096))};
 		total += (uint64_t)v[1];
-		struct pprof_label lab = {"bytes", NULL, (int64_t)(i % 4096), "bytes"};
-		assert_int_equal(pprof_sample(p, ids, 3, v, 2, &lab, 1), 0);
+		struct leaksnap_export_pprof_label lab = {"bytes", NULL, (int64_t)(i % 4096), "bytes"};
+		assert_int_equal(leaksnap_export_pprof_sample(p, ids, 3, v, 2, &lab, 1), 0);
 	}
-	assert_int_equal(pprof_finish(p), 0);
-	pprof_free(p);
+	assert_int_equal(leaksnap_export_pprof_finish(p), 0);
+	leaksnap_export_pprof_free(p);
 	Perftools__Profiles__Profile *pr = decode(f);
 	fclose(f);
 	assert_int_equal(pr->n_sample, N);
@@ -391,25 +392,25 @@ static void test_errors(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct pprof *p = pprof_new(f, "leaksnap");
-	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	int64_t v[2] = {1, 2};
-	assert_int_equal(pprof_sample(p, NULL, 0, v, 2, NULL, 0), -1);
-	assert_string_equal(pprof_error(p), "a sample with 2 values for 1 types");
-	assert_int_equal(pprof_finish(p), -1); /* the first error stays */
-	assert_string_equal(pprof_error(p), "a sample with 2 values for 1 types");
-	pprof_free(p);
+	assert_int_equal(leaksnap_export_pprof_sample(p, NULL, 0, v, 2, NULL, 0), -1);
+	assert_string_equal(leaksnap_export_pprof_error(p), "a sample with 2 values for 1 types");
+	assert_int_equal(leaksnap_export_pprof_finish(p), -1); /* the first error stays */
+	assert_string_equal(leaksnap_export_pprof_error(p), "a sample with 2 values for 1 types");
+	leaksnap_export_pprof_free(p);
 	fclose(f);
 
 	FILE *full = fopen("/dev/full", "w");
 	if (!full)
 		skip();
-	p = pprof_new(full, "leaksnap");
-	assert_int_equal(pprof_sample_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(pprof_sample(p, NULL, 0, v, 1, NULL, 0), 0);
-	assert_int_equal(pprof_finish(p), -1);
-	assert_string_equal(pprof_error(p), "No space left on device");
-	pprof_free(p);
+	p = leaksnap_export_pprof_new(full, "leaksnap");
+	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
+	assert_int_equal(leaksnap_export_pprof_sample(p, NULL, 0, v, 1, NULL, 0), 0);
+	assert_int_equal(leaksnap_export_pprof_finish(p), -1);
+	assert_string_equal(leaksnap_export_pprof_error(p), "No space left on device");
+	leaksnap_export_pprof_free(p);
 	fclose(full);
 }
 

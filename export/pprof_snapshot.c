@@ -1,17 +1,18 @@
-/* leaksnap convert --to pprof: one snapshot as a heap profile of the live
- * allocations (inuse_objects/count, inuse_space/bytes), one sample per
- * record, one location per distinct PC with the maps line it falls in as
- * its mapping, symbolized as `leaksnap symbolize` does. */
+/* A snapshot as a heap profile of the live allocations (inuse_objects/count,
+ * inuse_space/bytes), one sample per record, one location per distinct PC
+ * with the maps line it falls in as its mapping, its frames resolved by the
+ * caller (`leaksnap convert --to pprof`). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "pprof.h"
+#include <leaksnap/export.h>
 
-/* @path as --rewrite-prefix writes it (the first rule whose prefix starts
+#include "internal.h"
+
+/* @path as the rewrite rules write it (the first rule whose prefix starts
  * it), in @buf when rewritten; counted in the rule's @matched when @count. */
-static const char *rewritten(const char *path, const struct pprof_convert_opts *o, char **buf,
-			     bool count)
+static const char *rewritten(const char *path, const struct leaksnap_export_pprof_snapshot_opts *o,
+			     char **buf, bool count)
 {
 	for (size_t i = 0; path && i < o->rewrite_count; i++) {
 		struct snapshot_rewrite *r = &o->rewrites[i];
@@ -32,14 +33,16 @@ static const char *rewritten(const char *path, const struct pprof_convert_opts *
 	return path;
 }
 
-static int header(struct pprof *p, const struct snapshot *s, const struct pprof_convert_opts *o)
+static int header(struct leaksnap_export_pprof *p, const struct snapshot *s,
+		  const struct leaksnap_export_pprof_snapshot_opts *o)
 {
 	uint64_t t;
 	if (snapshot_time_ns(s, &t))
-		pprof_time(p, t > INT64_MAX ? INT64_MAX : (int64_t)t, 0);
-	if (pprof_sample_type(p, "inuse_objects", "count") ||
-	    pprof_sample_type(p, "inuse_space", "bytes") ||
-	    pprof_default_sample_type(p, "inuse_space") || pprof_period(p, "space", "bytes", 1))
+		leaksnap_export_pprof_time(p, t > INT64_MAX ? INT64_MAX : (int64_t)t, 0);
+	if (leaksnap_export_pprof_sample_type(p, "inuse_objects", "count") ||
+	    leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes") ||
+	    leaksnap_export_pprof_default_sample_type(p, "inuse_space") ||
+	    leaksnap_export_pprof_period(p, "space", "bytes", 1))
 		return -1;
 	char line[128];
 	const char *version = snapshot_version(s);
@@ -50,13 +53,13 @@ static int header(struct pprof *p, const struct snapshot *s, const struct pprof_
 	if (!source)
 		return -1;
 	snprintf(source, sl, "source=%s", snapshot_source(s));
-	int rc = pprof_comment(p, source);
+	int rc = leaksnap_export_pprof_comment(p, source);
 	free(source);
-	if (rc || pprof_comment(p, line))
+	if (rc || leaksnap_export_pprof_comment(p, line))
 		return -1;
 	if (snapshot_pid(s) >= 0) {
 		snprintf(line, sizeof(line), "pid=%lld", (long long)snapshot_pid(s));
-		if (pprof_comment(p, line))
+		if (leaksnap_export_pprof_comment(p, line))
 			return -1;
 	}
 	/* the command line, when the dump has it (other metadata: leaksnap show) */
@@ -67,41 +70,42 @@ static int header(struct pprof *p, const struct snapshot *s, const struct pprof_
 		if (!kv)
 			return -1;
 		snprintf(kv, n, "cmdline=%s", cmdline);
-		rc = pprof_comment(p, kv);
+		rc = leaksnap_export_pprof_comment(p, kv);
 		free(kv);
 		if (rc)
 			return -1;
 	}
 	char *buf = NULL;
 	const char *exe = rewritten(snapshot_meta_get(s, "exe"), o, &buf, false);
-	rc = exe ? pprof_main_file(p, exe) : 0;
+	rc = exe ? leaksnap_export_pprof_main_file(p, exe) : 0;
 	free(buf);
 	return rc;
 }
 
 struct builder {
-	struct pprof *p;
+	struct leaksnap_export_pprof *p;
 	const struct snapshot *s;
 	const struct maps *maps;
-	const struct pprof_convert_opts *o;
-	struct cli_symctx *sc;
+	const struct leaksnap_export_pprof_snapshot_opts *o;
+	int resolve_rc; /* what the resolve callback returned when it failed */
 	uint64_t *map_ids; /* per maps line: its mapping's id, 0: none yet */
 	char *buf;
 };
 
 /* The location of @pc (added when new): 0 when out of memory (the
- * profile's error), UINT64_MAX when out of memory while symbolizing
- * (printed). */
+ * profile's error), UINT64_MAX when the resolve callback failed
+ * (b->resolve_rc). */
 static uint64_t location(struct builder *b, uint64_t pc)
 {
-	uint64_t id = pprof_location_find(b->p, pc);
+	uint64_t id = leaksnap_export_pprof_location_find(b->p, pc);
 	if (id)
 		return id;
 	struct maps_location loc = {0};
 	struct leaksnap_resolved r = {0};
 	uint64_t mid = 0;
 	if (maps_locate(b->maps, pc, &loc)) {
-		if (b->sc && loc.module && cli_symctx_resolve(b->sc, &loc, &r))
+		if (b->o->resolve && loc.module &&
+		    (b->resolve_rc = b->o->resolve(b->o->arg, &loc, &r)) != 0)
 			return UINT64_MAX;
 		size_t i = (size_t)(loc.mapping - maps_mapping(b->maps, 0));
 		if (!b->map_ids[i]) {
@@ -114,7 +118,7 @@ static uint64_t location(struct builder *b, uint64_t pc)
 			const char *file = rewritten(m->path, b->o, &b->buf, false);
 			if (!file)
 				return 0;
-			b->map_ids[i] = pprof_mapping(b->p, m->start, m->end, m->offset, file,
+			b->map_ids[i] = leaksnap_export_pprof_mapping(b->p, m->start, m->end, m->offset, file,
 						      bl ? bid : NULL, bl, r.module && r.module->file);
 			if (!b->map_ids[i])
 				return 0;
@@ -122,10 +126,10 @@ static uint64_t location(struct builder *b, uint64_t pc)
 		mid = b->map_ids[i];
 	}
 	/* the call (pc - 1), as pprof's own converters write return addresses
-	 * and as the frame was looked up, unless --no-adjust */
-	uint64_t addr = !b->o->no_adjust && pc && (!loc.mapping || pc > loc.mapping->start) ? pc - 1
+	 * and as the frame was looked up, unless the caller says not */
+	uint64_t addr = b->o->adjust && pc && (!loc.mapping || pc > loc.mapping->start) ? pc - 1
 											      : pc;
-	return pprof_location(b->p, pc, mid, addr, r.frames, r.frame_count);
+	return leaksnap_export_pprof_location(b->p, pc, mid, addr, r.frames, r.frame_count);
 }
 
 static int build(struct builder *b)
@@ -135,15 +139,6 @@ static int build(struct builder *b)
 	uint64_t *ids = malloc((snapshot_backtrace_size(s) + 1) * sizeof(*ids));
 	if (!ids)
 		return -1;
-	if (b->sc) {
-		size_t *all = malloc((n ? n : 1) * sizeof(*all));
-		if (all) {
-			for (size_t i = 0; i < n; i++)
-				all[i] = i;
-			cli_symctx_prefetch(b->sc, b->maps, s, all, n);
-			free(all);
-		}
-	}
 	int rc = 0;
 	bool reach = snapshot_has_reachability(s);
 	uint32_t cap = snapshot_backtrace_size(s) + 1;
@@ -166,7 +161,7 @@ static int build(struct builder *b)
 			break;
 		uint32_t nids = r->frame_count;
 		if (nids == 0) {
-			ids[nids++] = pprof_no_frames(b->p);
+			ids[nids++] = leaksnap_export_pprof_no_frames(b->p);
 			if (!ids[0]) {
 				rc = -1;
 				break;
@@ -176,65 +171,54 @@ static int build(struct builder *b)
 			r->count > INT64_MAX ? INT64_MAX : (int64_t)r->count,
 			r->size && r->count > INT64_MAX / r->size ? INT64_MAX
 								  : (int64_t)(r->size * r->count)};
-		struct pprof_label labels[3] = {
+		struct leaksnap_export_pprof_label labels[3] = {
 			{"bytes", NULL, r->size > INT64_MAX ? INT64_MAX : (int64_t)r->size, "bytes"},
 		};
 		size_t nl = 1;
 		if (r->zygote)
-			labels[nl++] = (struct pprof_label){"zygote", "true", 0, NULL};
+			labels[nl++] = (struct leaksnap_export_pprof_label){"zygote", "true", 0, NULL};
 		if (reach) /* how many of the sample's blocks no pointer reached */
-			labels[nl++] = (struct pprof_label){"unreachable", NULL,
+			labels[nl++] = (struct leaksnap_export_pprof_label){"unreachable", NULL,
 							    (int64_t)r->unreachable, "count"};
-		rc = pprof_sample(b->p, ids, nids, values, 2, labels, nl);
-		if (b->sc)
-			cli_symctx_progress(b->sc, i, n);
+		rc = leaksnap_export_pprof_sample(b->p, ids, nids, values, 2, labels, nl);
+		if (b->o->progress)
+			b->o->progress(b->o->arg, i, n);
 	}
 	free(ids);
 	return rc;
 }
 
-int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const char *path,
-		       const struct pprof_convert_opts *o)
+int leaksnap_export_pprof_snapshot(FILE *out, const struct snapshot *s, const struct maps *maps,
+				   const struct leaksnap_export_pprof_snapshot_opts *o,
+				   struct leaksnap_error *err)
 {
-	/* --rewrite-prefix: each rule counts the maps paths it matches */
+	leaksnap_error_clear(err);
+	/* the rewrite rules count the maps paths they match */
 	char *buf = NULL;
 	for (size_t i = 0; i < maps_mapping_count(maps); i++)
 		if (maps_mapping(maps, i)->path &&
 		    !rewritten(maps_mapping(maps, i)->path, o, &buf, true)) {
 			free(buf);
-			return cli_fail(path, "out of memory");
+			return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
 		}
 	free(buf);
-	struct cli_outfile out;
-	if (cli_outfile_open(&out, path, CLI_REPLACE_NONE))
-		return EXIT_ERROR;
 	struct builder b = {.s = s, .maps = maps, .o = o};
 	b.map_ids = calloc(maps_mapping_count(maps) + 1, sizeof(*b.map_ids));
-	b.p = pprof_new(out.f, CLI_PPROF_SNAPSHOT_COMMENT);
-	if (!o->no_symbols)
-		b.sc = cli_symctx_new(s, maps, o->dirs, o->ndirs, !o->no_adjust);
-	int rc;
-	if (!b.map_ids || !b.p || (!o->no_symbols && !b.sc)) {
-		rc = cli_fail(out.path, "out of memory");
+	b.p = leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_SNAPSHOT_COMMENT);
+	int rc = 0;
+	if (!b.map_ids || !b.p) {
+		rc = lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
 	} else if (header(b.p, s, o) != 0) {
-		rc = cli_fail(out.path, "%s", pprof_error(b.p));
+		rc = lsx_pprof_fail(err, b.p);
 	} else {
 		int br = build(&b);
-		cli_symctx_progress_end(b.sc);
 		if (br == -2)
-			rc = EXIT_ERROR; /* printed */
-		else if (br != 0 || pprof_finish(b.p) != 0)
-			rc = cli_fail(out.path, "%s", pprof_error(b.p));
-		else
-			rc = EXIT_OK;
+			rc = b.resolve_rc; /* the callback's own failure */
+		else if (br != 0 || leaksnap_export_pprof_finish(b.p) != 0)
+			rc = lsx_pprof_fail(err, b.p);
 	}
-	/* a symbol file that could not be read was reported: the profile is
-	 * written, its frames unsymbolized, and the status says so */
-	int status = b.sc ? cli_symctx_status(b.sc) : EXIT_OK;
-	cli_symctx_free(b.sc);
-	pprof_free(b.p);
+	leaksnap_export_pprof_free(b.p);
 	free(b.map_ids);
 	free(b.buf);
-	rc = cli_outfile_close(&out, rc == EXIT_OK);
-	return rc == EXIT_OK ? status : rc;
+	return rc;
 }

@@ -1,10 +1,10 @@
-/* leakdiff --pprof: the suspects' growth as a profile (growth_objects/count,
- * growth_space/bytes), one sample per growing stack of a suspect, from
- * diff_foreach_growing_stack_delta().
+/* A diff's growth as a profile (leakdiff --pprof): the suspects' growth
+ * (growth_objects/count, growth_space/bytes), one sample per growing stack
+ * of a suspect, from diff_foreach_growing_stack_delta().
  *
  * A diff frame is (module, offset in its file) with the PC it was captured
  * at in the latest snapshot that had it; its location's address is the
- * call (pc - 1, unless --no-adjust), as pprof's own converters write
+ * call (pc - 1, when the frames were looked up there), as pprof's own converters write
  * return addresses, and its mapping is the range of its module at that
  * load address (one mapping per module and load bias, from the page of the
  * lowest address the profile uses to the highest), so that address - start
@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <leaksnap/diff.h>
+#include <leaksnap/export.h>
 
-#include "cli.h"
-#include "pprof.h"
+#include "internal.h"
 
 struct module_map {
 	const char *module;
@@ -26,7 +25,7 @@ struct module_map {
 };
 
 struct growth {
-	struct pprof *p;
+	struct leaksnap_export_pprof *p;
 	struct module_map *maps;
 	size_t nmaps, capmaps;
 	uint64_t *ids;
@@ -48,8 +47,8 @@ static uint64_t mapping_of(struct growth *g, const struct diff_frame *f, uint64_
 		if (m->bias == bias && strcmp(m->module, f->module) == 0 &&
 		    m->build_id_len == f->build_id_len &&
 		    (!f->build_id_len || memcmp(m->build_id, f->build_id, f->build_id_len) == 0)) {
-			pprof_mapping_cover(g->p, m->id, addr);
-			pprof_mapping_cover(g->p, m->id, page);
+			leaksnap_export_pprof_mapping_cover(g->p, m->id, addr);
+			leaksnap_export_pprof_mapping_cover(g->p, m->id, page);
 			return m->id;
 		}
 	}
@@ -61,8 +60,9 @@ static uint64_t mapping_of(struct growth *g, const struct diff_frame *f, uint64_
 		g->maps = q;
 		g->capmaps = n;
 	}
-	uint64_t id = pprof_mapping(g->p, page, addr + 1, page - bias, f->module, f->build_id,
-				    f->build_id_len, f->sym_module && f->sym_module->file);
+	uint64_t id = leaksnap_export_pprof_mapping(g->p, page, addr + 1, page - bias, f->module,
+						    f->build_id, f->build_id_len,
+						    f->sym_module && f->sym_module->file);
 	if (id)
 		g->maps[g->nmaps++] = (struct module_map){f->module, f->build_id, f->build_id_len,
 							  bias, id};
@@ -83,12 +83,12 @@ static int growth_stack(void *arg, const struct diff_frame *const *frames, size_
 	/* frames come outermost first; a sample lists its leaf first */
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_frame *f = frames[n - 1 - i];
-		uint64_t key = (uint64_t)(uintptr_t)f, id = pprof_location_find(g->p, key);
+		uint64_t key = (uint64_t)(uintptr_t)f, id = leaksnap_export_pprof_location_find(g->p, key);
 		if (!id) {
 			uint64_t addr = g->adjust && f->pc ? f->pc - 1 : f->pc;
 			uint64_t mid = f->module ? mapping_of(g, f, addr) : 0;
 			id = f->module && !mid ? 0
-					       : pprof_location(g->p, key, mid, addr, f->sym,
+					       : leaksnap_export_pprof_location(g->p, key, mid, addr, f->sym,
 								f->sym_count);
 		}
 		if (!id) {
@@ -98,19 +98,19 @@ static int growth_stack(void *arg, const struct diff_frame *const *frames, size_
 		g->ids[i] = id;
 	}
 	size_t nids = n;
-	if (nids == 0 && !(g->ids[nids++] = pprof_no_frames(g->p))) {
+	if (nids == 0 && !(g->ids[nids++] = leaksnap_export_pprof_no_frames(g->p))) {
 		g->failed = true;
 		return -1;
 	}
 	int64_t values[2] = {count_delta, bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes};
-	if (pprof_sample(g->p, g->ids, nids, values, 2, NULL, 0)) {
+	if (leaksnap_export_pprof_sample(g->p, g->ids, nids, values, 2, NULL, 0)) {
 		g->failed = true;
 		return -1;
 	}
 	return 0;
 }
 
-static int header(struct pprof *p, struct diff *d)
+static int header(struct leaksnap_export_pprof *p, struct diff *d)
 {
 	size_t n = diff_snapshot_count(d);
 	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
@@ -119,15 +119,16 @@ static int header(struct pprof *p, struct diff *d)
 		int64_t span = first->has_time && first->time_ns <= last->time_ns
 				       ? (int64_t)(last->time_ns - first->time_ns)
 				       : 0;
-		pprof_time(p, t, span);
+		leaksnap_export_pprof_time(p, t, span);
 	}
-	if (pprof_sample_type(p, "growth_objects", "count") ||
-	    pprof_sample_type(p, "growth_space", "bytes") ||
-	    pprof_default_sample_type(p, "growth_space") || pprof_period(p, "space", "bytes", 1))
+	if (leaksnap_export_pprof_sample_type(p, "growth_objects", "count") ||
+	    leaksnap_export_pprof_sample_type(p, "growth_space", "bytes") ||
+	    leaksnap_export_pprof_default_sample_type(p, "growth_space") ||
+	    leaksnap_export_pprof_period(p, "space", "bytes", 1))
 		return -1;
 	/* the program's mapping first, as pprof takes the first for the main
 	 * binary (the last snapshot's: the program that grew) */
-	if (last->exe && pprof_main_file(p, last->exe))
+	if (last->exe && leaksnap_export_pprof_main_file(p, last->exe))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_snapshot *s = diff_snapshot(d, i);
@@ -140,7 +141,7 @@ static int header(struct pprof *p, struct diff *d)
 				 (long long)s->pid);
 		else
 			snprintf(line, len, "snapshot %zu: %s", i + 1, s->file);
-		int rc = pprof_comment(p, line);
+		int rc = leaksnap_export_pprof_comment(p, line);
 		free(line);
 		if (rc)
 			return -1;
@@ -148,33 +149,29 @@ static int header(struct pprof *p, struct diff *d)
 	return 0;
 }
 
-int cli_pprof_diff(struct diff *d, const char *path, bool adjust)
+int leaksnap_export_pprof_diff(FILE *out, struct diff *d, bool adjust, struct leaksnap_error *err)
 {
-	struct cli_outfile out;
-	if (cli_outfile_open(&out, path, CLI_REPLACE_OWN_PPROF))
-		return EXIT_ERROR;
-	struct growth g = {pprof_new(out.f, CLI_PPROF_GZIP_COMMENT), NULL, 0, 0, NULL, 0, adjust, false};
-	struct leaksnap_error err;
-	leaksnap_error_clear(&err);
-	int rc;
+	leaksnap_error_clear(err);
+	struct growth g = {leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT), NULL, 0,
+			   0, NULL, 0, adjust, false};
+	int rc = 0;
 	if (!g.p) {
-		rc = cli_fail(out.path, "out of memory");
+		rc = lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
 	} else if (header(g.p, d)) {
-		rc = cli_fail(out.path, "%s", pprof_error(g.p));
-	} else if (diff_foreach_growing_stack_delta(d, growth_stack, &g, &err) != 0) {
+		rc = lsx_pprof_fail(err, g.p);
+	} else if (diff_foreach_growing_stack_delta(d, growth_stack, &g, err) != 0) {
+		/* the diff's error, or the profile's, or out of memory here */
 		if (g.failed)
-			rc = cli_fail(out.path, "%s", pprof_error(g.p));
-		else if (err.code != LEAKSNAP_OK)
-			rc = cli_fail_error(&err);
+			rc = lsx_pprof_fail(err, g.p);
+		else if (err && err->code == LEAKSNAP_OK)
+			rc = lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
 		else
-			rc = cli_fail(out.path, "out of memory");
-	} else if (pprof_finish(g.p)) {
-		rc = cli_fail(out.path, "%s", pprof_error(g.p));
-	} else {
-		rc = EXIT_OK;
+			rc = -1;
+	} else if (leaksnap_export_pprof_finish(g.p)) {
+		rc = lsx_pprof_fail(err, g.p);
 	}
-	pprof_free(g.p);
+	leaksnap_export_pprof_free(g.p);
 	free(g.maps);
 	free(g.ids);
-	return cli_outfile_close(&out, rc == EXIT_OK);
+	return rc;
 }
