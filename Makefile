@@ -58,6 +58,12 @@ LIB_SRCS := $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard sym
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
+# The process runner (kit/kit_run.c): tool-only, linked into the CLI and
+# test_adb, never into libleaksnap.  The Android device driver (adb/) runs
+# adb through it; the CLI's `leaksnap adb` drives it.
+KIT_TOOL_SRCS := kit/kit_run.c
+ADB_SRCS := $(wildcard adb/*.c)
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS))
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -140,9 +146,11 @@ $(PB_OBJ): $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h
 $(B)/obj/cli/pprof.o: $(B)/gen/profile.pb-c.h
 $(B)/obj/cli/pprof.o: CPPFLAGS_ALL += -I$(B)/gen
 
-$(B)/bin/leaksnap: $(CLI_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Ikit -Iadb
+$(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
+$(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a
 	$(call say,LD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a \
+	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(TOOL_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.a \
 		$(LIBS) $(CLI_LIBS)
 
 $(B)/bin/leakdiff: $(B)/bin/leaksnap
@@ -213,12 +221,14 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SR
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
 		-lcmocka -ldl -lpthread
 
-# The adb runner of the CLI (cli/adb_run.c) below `leaksnap adb`; the test
-# keeps the messages it would print (its own cli_fail) to check them.
-$(B)/tests/test_adb: tests/unit/test_adb.c cli/adb_run.c cli/adb.h $(PUB_HEADERS)
+# The adb runner of the device driver (adb/adb_run.c, over kit/kit_run.c);
+# the test keeps the messages it would print (its own adb_output) to check
+# them.
+$(B)/tests/test_adb: tests/unit/test_adb.c adb/adb_run.c adb/adb.h $(KIT_TOOL_SRCS) kit/kit_run.h \
+		$(PUB_HEADERS)
 	$(call say,CC,$<)
-	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icli $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
-		-Wno-missing-prototypes -o $@ $< cli/adb_run.c -lcmocka $(LDFLAGS_ALL)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iadb -Ikit $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< adb/adb_run.c $(KIT_TOOL_SRCS) -lcmocka $(LDFLAGS_ALL)
 
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
@@ -228,6 +238,7 @@ HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hoo
 	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
 	$(B)/tests/hook/leaks-fp
 HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
+$(HOOKT_BINS): hook/leakhook.h
 
 $(B)/tests/hook/lib%.so: tests/hook/lib%.c
 	$(call say,CC,$<)
