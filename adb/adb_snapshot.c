@@ -248,11 +248,12 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 		return -1;
 	t->hook = hook;
 	if (hook && t->out_long)
-		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " of pid %ld is %zu bytes long: this tool takes up to %d",
+		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " of pid %ld is %zu bytes long: this tool takes "
+						      "up to %d",
 				t->pid, t->out_long, OUT_MAX);
 	if (hook && !plain_path(t->out))
-		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " '%s' of pid %ld is not a plain absolute path", t->out,
-				t->pid);
+		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " '%s' of pid %ld is not a plain absolute path",
+				t->out, t->pid);
 	if (target_access(a, t))
 		return -1;
 	return hook ? target_hook_loaded(a, t) : 0;
