@@ -70,6 +70,10 @@ REPORT_SRCS := $(wildcard report/*.c)
 REPORT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRCS))
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
+# The Android device driver (adb/) runs adb through the kit's process
+# runner; the CLI's `leaksnap adb` drives it.
+ADB_SRCS := $(wildcard adb/*.c)
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS))
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -167,9 +171,12 @@ $(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
 		-L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
-$(B)/bin/leaksnap: $(CLI_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb
+$(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
+$(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a \
+		$(B)/lib/libleaksnap.a
 	$(call say,LD,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(REPORT_OBJS) \
+	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) \
 		$(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a $(LIBS) $(CLI_LIBS)
 
 $(B)/bin/leakdiff: $(B)/bin/leaksnap
@@ -241,12 +248,14 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SR
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
 		-lcmocka -ldl -lpthread
 
-# The adb runner of the CLI (cli/adb_run.c) below `leaksnap adb`; the test
-# keeps the messages it would print (its own cli_fail) to check them.
-$(B)/tests/test_adb: tests/unit/test_adb.c cli/adb_run.c cli/adb.h $(PUB_HEADERS)
+# The adb runner of the device driver (adb/adb_run.c, over kit/kit_run.c);
+# the test keeps the messages it would print (its own adb_output) to check
+# them.
+$(B)/tests/test_adb: tests/unit/test_adb.c adb/adb_run.c adb/adb.h $(KIT_TOOL_SRCS) kit/kit_run.h \
+		$(PUB_HEADERS)
 	$(call say,CC,$<)
-	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icli $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
-		-Wno-missing-prototypes -o $@ $< cli/adb_run.c -lcmocka $(LDFLAGS_ALL)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iadb -Ikit $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< adb/adb_run.c $(KIT_TOOL_SRCS) -lcmocka $(LDFLAGS_ALL)
 
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
@@ -256,6 +265,7 @@ HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hoo
 	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
 	$(B)/tests/hook/leaks-fp
 HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
+$(HOOKT_BINS): hook/leakhook.h
 
 $(B)/tests/hook/lib%.so: tests/hook/lib%.c
 	$(call say,CC,$<)

@@ -229,9 +229,6 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace r
 int cli_outfile_check(const char *path, enum cli_replace replace);
 /* Flush, fsync and publish when @ok; otherwise remove the temporary. */
 int cli_outfile_close(struct cli_outfile *o, bool ok);
-/* Give a temporary file made by mkstemp (mode 0600) the mode of any file
- * leaksnap writes: 0644 less the umask. */
-void cli_temp_mode(int fd);
 /* EXIT_ERROR (printed) when @path names the same file as one of @inputs
  * (NULL entries skipped): a report never replaces what it was made from. */
 int cli_outfile_not_input(const char *path, char *const *inputs, size_t n);

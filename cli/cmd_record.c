@@ -21,20 +21,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <leaksnap/leakhook.h>
+
 #include "cli.h"
 #include "record.h"
 
 #ifdef __BIONIC__
-#define DEFAULT_PREFIX "/data/local/tmp/leaksnap" /* the hook's default there */
+#define DEFAULT_PREFIX LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT /* the hook's default there */
 #else
-#define DEFAULT_PREFIX "/tmp/leaksnap"
+#define DEFAULT_PREFIX LEAKSNAP_HOOK_DEFAULT_OUT
 #endif
 /* The range the hook accepts for LEAKSNAP_INTERVAL (it ignores others). */
 #define INTERVAL_MIN_SEC 0.001
 #define INTERVAL_MAX_SEC 1000000.0
-/* The hook keeps 64 bytes of PATH_MAX for ".PID.N.dump" and a temporary
- * suffix; a longer LEAKSNAP_OUT makes it fall back to its default. */
-#define PREFIX_MAX (PATH_MAX - 64)
 
 static const char record_usage[] =
 	"Usage: leaksnap record [OPTIONS] [--] CMD [ARGS...]\n\n"
@@ -137,7 +136,20 @@ static void note(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	(void)cli_fail(NULL, "%s", msg);
+	cli_fail(NULL, "%s", msg);
+}
+
+/* cli_fail, then -1: the helpers below return -1 after printing. */
+static int fail(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const char *subject, const char *fmt, ...)
+{
+	char msg[2 * PATH_MAX + 256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_fail(subject, "%s", msg);
+	return -1;
 }
 
 static const char *signal_name(int sig, char *buf, size_t size)
@@ -166,7 +178,8 @@ static const char *signal_name(int sig, char *buf, size_t size)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].sig == sig)
 			return names[i].name;
-	if (sig == HOOK_SIG_DUMP || sig == HOOK_SIG_TOGGLE) { /* as the hook's docs name them */
+	/* the hook's two signals as its docs name them */
+	if (sig == LEAKSNAP_HOOK_SIG_DUMP || sig == LEAKSNAP_HOOK_SIG_TOGGLE) {
 		snprintf(buf, size, "SIGRTMAX-%d", SIGRTMAX - sig);
 	} else if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
 		/* Name real-time signals the way kill -l does: from the nearer end. */
@@ -204,7 +217,8 @@ static bool interval_ok(const char *s)
 }
 
 /* Split the prefix into directory and base, check the directory is one we
- * can write in, and make the prefix absolute.  Returns 0 or EXIT_ERROR. */
+ * can write in, and make the prefix absolute.  Returns 0, or -1 after
+ * printing why not. */
 static int prefix_check(struct prefix *p)
 {
 	const char *slash = strrchr(p->shown, '/');
@@ -213,12 +227,12 @@ static int prefix_check(struct prefix *p)
 	snprintf(label, sizeof(label), "%s%s", p->origin, p->shown);
 	p->base = p->shown + dlen;
 	if (*p->base == '\0' || strcmp(p->base, ".") == 0 || strcmp(p->base, "..") == 0)
-		return cli_fail(label, "must end in a file name prefix, e.g. DIR/app "
-				       "(dumps are named PREFIX.PID.N.dump)");
+		return fail(label, "must end in a file name prefix, e.g. DIR/app "
+				   "(dumps are named PREFIX.PID.N.dump)");
 	if (dlen >= sizeof(dir))
-		return cli_fail(label, "%s", strerror(ENAMETOOLONG));
+		return fail(label, "%s", strerror(ENAMETOOLONG));
 	if ((p->dir = strndup(p->shown, dlen)) == NULL)
-		return cli_fail(label, "out of memory");
+		return fail(label, "out of memory");
 	/* The directory as messages show it: "out", "/", ".". */
 	snprintf(dir, sizeof(dir), "%.*s", (int)(dlen > 1 ? dlen - 1 : dlen), p->shown);
 	if (dlen == 0)
@@ -227,40 +241,40 @@ static int prefix_check(struct prefix *p)
 	if (stat(dir, &st) != 0) {
 		int e = errno;
 		if (e == ENOENT)
-			return cli_fail(label, "directory '%s' does not exist", dir);
-		return cli_fail(label, "directory '%s': %s", dir, strerror(e));
+			return fail(label, "directory '%s' does not exist", dir);
+		return fail(label, "directory '%s': %s", dir, strerror(e));
 	}
 	if (!S_ISDIR(st.st_mode))
-		return cli_fail(label, "'%s' is not a directory", dir);
+		return fail(label, "'%s' is not a directory", dir);
 	if (access(dir, W_OK | X_OK) != 0)
-		return cli_fail(label, "directory '%s' is not writable: %s", dir, strerror(errno));
+		return fail(label, "directory '%s' is not writable: %s", dir, strerror(errno));
 	/* access() says yes to root for a directory no file can be made in
 	 * (/proc, a read-only mount): make one */
 	char probe[PATH_MAX];
 	if (snprintf(probe, sizeof(probe), "%s/.leaksnap-record.XXXXXX", dir) >= (int)sizeof(probe))
-		return cli_fail(label, "%s", strerror(ENAMETOOLONG));
+		return fail(label, "%s", strerror(ENAMETOOLONG));
 	int pfd = mkostemp(probe, O_CLOEXEC);
 	if (pfd < 0)
-		return cli_fail(label, "cannot create a file in directory '%s': %s", dir,
-				strerror(errno));
+		return fail(label, "cannot create a file in directory '%s': %s", dir,
+			    strerror(errno));
 	close(pfd);
 	unlink(probe);
 	char *real = realpath(dir, NULL);
 	if (real == NULL)
-		return cli_fail(label, "directory '%s': %s", dir, strerror(errno));
+		return fail(label, "directory '%s': %s", dir, strerror(errno));
 	size_t rlen = strlen(real);
 	p->abs = malloc(rlen + 1 + strlen(p->base) + 1);
 	if (p->abs == NULL) {
 		free(real);
-		return cli_fail(label, "out of memory");
+		return fail(label, "out of memory");
 	}
 	/* realpath("/") is "/": no second slash. */
 	sprintf(p->abs, "%s%s%s", real, real[rlen - 1] == '/' ? "" : "/", p->base);
 	free(real);
-	if (strlen(p->abs) >= PREFIX_MAX)
-		return cli_fail("record", "%sPREFIX is too long: %zu bytes once absolute, the hook "
-					  "takes at most %d",
-				p->origin, strlen(p->abs), PREFIX_MAX - 1);
+	if (strlen(p->abs) > LEAKSNAP_HOOK_OUT_MAX)
+		return fail("record", "%sPREFIX is too long: %zu bytes once absolute, the hook "
+				      "takes at most %d",
+			    p->origin, strlen(p->abs), LEAKSNAP_HOOK_OUT_MAX);
 	/* "--out build" next to a directory "build" is almost certainly meant as
 	 * "build/NAME": say where the files will really go. */
 	if (stat(p->shown, &st) == 0 && S_ISDIR(st.st_mode))
@@ -413,13 +427,13 @@ static bool parse_dump_name(const char *name, const char *base, size_t blen, uin
 	const char *p = name + blen + 1;
 	if (!parse_digits(&p, pid) || *p++ != '.')
 		return false;
-	if (strncmp(p, "exit", 4) == 0) {
+	if (strncmp(p, LEAKSNAP_HOOK_EXIT_TAG, strlen(LEAKSNAP_HOOK_EXIT_TAG)) == 0) {
 		*num = UINT64_MAX;
-		p += 4;
+		p += strlen(LEAKSNAP_HOOK_EXIT_TAG);
 	} else if (!parse_digits(&p, num) || *num == 0 || *num == UINT64_MAX) {
 		return false;
 	}
-	return strcmp(p, ".dump") == 0;
+	return strcmp(p, LEAKSNAP_HOOK_DUMP_SUFFIX) == 0;
 }
 
 static void dump_list_release(struct dump_list *l)
@@ -647,6 +661,8 @@ static const char *preload_blocker(const char *cmd, const char *exe, const char 
  * The command
  * ------------------------------------------------------------------------ */
 
+/* The options: 0 to go on, 1 when the help was printed, -1 after printing
+ * an error. */
 static int parse_options(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -668,20 +684,26 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'F':
-			if (!cli_parse_uint(optarg, 1, 256, &v))
-				return cli_usage_error("record", "--frames must be a number from 1 to 256");
+			if (!cli_parse_uint(optarg, 1, 256, &v)) {
+				cli_usage_error("record", "--frames must be a number from 1 to 256");
+				return -1;
+			}
 			o->frames = (unsigned)v;
 			break;
 		case 'U':
 			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "fp") != 0 &&
-			    strcmp(optarg, "dwarf") != 0)
-				return cli_usage_error("record", "--unwind must be auto, fp or dwarf");
+			    strcmp(optarg, "dwarf") != 0) {
+				cli_usage_error("record", "--unwind must be auto, fp or dwarf");
+				return -1;
+			}
 			o->unwind = optarg;
 			break;
 		case 'I':
-			if (!interval_ok(optarg) || strlen(optarg) + 2 > sizeof(o->interval_buf))
-				return cli_usage_error("record", "--interval must be a number of seconds "
-								 "from 0.001 to 1000000, e.g. 0.5");
+			if (!interval_ok(optarg) || strlen(optarg) + 2 > sizeof(o->interval_buf)) {
+				cli_usage_error("record", "--interval must be a number of seconds "
+							  "from 0.001 to 1000000, e.g. 0.5");
+				return -1;
+			}
 			/* Hand the hook plain DIGITS[.DIGITS]: ".5" -> "0.5", "2." -> "2". */
 			snprintf(o->interval_buf, sizeof(o->interval_buf), "%s%s",
 				 *optarg == '.' ? "0" : "", optarg);
@@ -693,19 +715,23 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		case 'R': o->reachability = true; break;
 		case 'h':
 			/* The signal numbers depend on the C library: print them. */
-			printf(record_usage, HOOK_SIG_DUMP, HOOK_SIG_TOGGLE, HOOK_SIG_DUMP);
+			printf(record_usage, LEAKSNAP_HOOK_SIG_DUMP, LEAKSNAP_HOOK_SIG_TOGGLE,
+			       LEAKSNAP_HOOK_SIG_DUMP);
 			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		default:
-			return cli_bad_option("record", argv, c == ':' ? ':' : optopt);
+			cli_bad_option("record", argv, c == ':' ? ':' : optopt);
+			return -1;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error("record", "missing CMD to run");
+	if (optind >= argc) {
+		cli_usage_error("record", "missing CMD to run");
+		return -1;
+	}
 	return 0;
 }
 
 /* Set the hook's environment for the child (and, harmlessly, for record,
- * which execs nothing else).  Returns 0 or EXIT_ERROR. */
+ * which execs nothing else).  Returns 0, or -1 after printing why not. */
 static int set_hook_env(const struct record_opts *o, const struct prefix *p, const char *hook)
 {
 	char num[16];
@@ -713,28 +739,29 @@ static int set_hook_env(const struct record_opts *o, const struct prefix *p, con
 	size_t len = strlen(hook) + (old ? strlen(old) : 0) + 2;
 	char *preload = malloc(len);
 	if (preload == NULL)
-		return cli_fail("record", "out of memory");
+		return fail("record", "out of memory");
 	snprintf(preload, len, "%s%s%s", hook, old && *old ? ":" : "", old ? old : "");
 	int rc = setenv("LD_PRELOAD", preload, 1);
 	free(preload);
-	rc |= setenv("LEAKSNAP_OUT", p->abs, 1);
+	rc |= setenv(LEAKSNAP_HOOK_ENV_OUT, p->abs, 1);
 	if (o->frames) {
 		snprintf(num, sizeof(num), "%u", o->frames);
-		rc |= setenv("LEAKSNAP_FRAMES", num, 1);
+		rc |= setenv(LEAKSNAP_HOOK_ENV_FRAMES, num, 1);
 	}
 	if (o->unwind)
-		rc |= setenv("LEAKSNAP_UNWIND", o->unwind, 1);
+		rc |= setenv(LEAKSNAP_HOOK_ENV_UNWIND, o->unwind, 1);
 	if (o->interval)
-		rc |= setenv("LEAKSNAP_INTERVAL", o->interval, 1);
+		rc |= setenv(LEAKSNAP_HOOK_ENV_INTERVAL, o->interval, 1);
 	if (o->no_exit_dump)
-		rc |= setenv("LEAKSNAP_DUMP_ON_EXIT", "0", 1);
+		rc |= setenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, "0", 1);
 	if (o->reachability)
-		rc |= setenv("LEAKSNAP_REACHABILITY", "1", 1);
-	return rc ? cli_fail("record", "cannot set the environment: %s", strerror(errno)) : 0;
+		rc |= setenv(LEAKSNAP_HOOK_ENV_REACHABILITY, "1", 1);
+	return rc ? fail("record", "cannot set the environment: %s", strerror(errno)) : 0;
 }
 
 /* Report that @cmd could not be executed (errno @e); returns the exit
- * status env(1) and the shells use: 127 not found, 126 anything else. */
+ * status record ends with, the one env(1) and the shells use: 127 not
+ * found, 126 anything else. */
 static int exec_failure(const char *cmd, int e)
 {
 	if (*cmd == '\0')
@@ -755,13 +782,13 @@ static bool exit_name_taken(const struct record_opts *o, const struct prefix *p,
 			    const struct dump_list *before, const struct dump_list *after,
 			    const struct run_result *res)
 {
-	const char *exit_env = getenv("LEAKSNAP_DUMP_ON_EXIT");
+	const char *exit_env = getenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT);
 	if (o->no_exit_dump || (exit_env && strcmp(exit_env, "0") == 0) ||
 	    !WIFEXITED(res->wait_status) || res->pid <= 0)
 		return false;
 	struct dump_name d = {NULL, (unsigned long)res->pid, UINT64_MAX};
 	char name[64 + NAME_MAX];
-	snprintf(name, sizeof(name), "%s.%lu.exit.dump", p->base, (unsigned long)res->pid);
+	snprintf(name, sizeof(name), LEAKSNAP_HOOK_EXIT_DUMP_NAME, p->base, (int)res->pid);
 	d.name = name;
 	if (!dump_list_has(before, &d) || dump_list_has(after, &d))
 		return false;
@@ -776,7 +803,7 @@ static void no_dumps(const struct record_opts *o, const struct prefix *p, const 
 		     const char *exe, const char *hook, int wait_status)
 {
 	char buf[2 * PATH_MAX + 128];
-	const char *exit_env = getenv("LEAKSNAP_DUMP_ON_EXIT");
+	const char *exit_env = getenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT);
 	bool exit_off = o->no_exit_dump || (exit_env && strcmp(exit_env, "0") == 0);
 	const char *why = preload_blocker(cmd, exe, hook, buf, sizeof(buf));
 	if (why) {
@@ -784,10 +811,11 @@ static void no_dumps(const struct record_opts *o, const struct prefix *p, const 
 	} else if (exit_off) {
 		note("no dumps written (%s: request dumps with --interval SEC or "
 		     "kill -%d <record's pid>)",
-		     o->no_exit_dump ? "--no-exit-dump was given" : "LEAKSNAP_DUMP_ON_EXIT=0",
-		     HOOK_SIG_DUMP);
-	} else if (WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == HOOK_SIG_DUMP ||
-						WTERMSIG(wait_status) == HOOK_SIG_TOGGLE)) {
+		     o->no_exit_dump ? "--no-exit-dump was given"
+				     : LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT "=0",
+		     LEAKSNAP_HOOK_SIG_DUMP);
+	} else if (WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == LEAKSNAP_HOOK_SIG_DUMP ||
+						WTERMSIG(wait_status) == LEAKSNAP_HOOK_SIG_TOGGLE)) {
 		note("no dumps written (the hook's signal killed the program: the hook was not "
 		     "loaded; see any loader message above)");
 	} else if (WIFSIGNALED(wait_status)) {
@@ -812,19 +840,21 @@ int cmd_record(int argc, char **argv)
 		return ret == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	char **cmd = argv + optind;
 
-	const char *env_out = getenv("LEAKSNAP_OUT");
+	const char *env_out = getenv(LEAKSNAP_HOOK_ENV_OUT);
 	if (o.out) {
 		p.shown = o.out;
 		p.origin = "--out ";
 	} else if (env_out && *env_out) {
 		p.shown = env_out;
-		p.origin = "LEAKSNAP_OUT=";
+		p.origin = LEAKSNAP_HOOK_ENV_OUT "=";
 	} else {
 		p.shown = DEFAULT_PREFIX;
 		p.origin = "default prefix ";
 	}
-	if ((ret = prefix_check(&p)) != 0)
+	if (prefix_check(&p) != 0) {
+		ret = EXIT_ERROR;
 		goto cleanup;
+	}
 
 	/* Looked up here too (execvp() decides), so that a typo fails before
 	 * anything else is needed, and for the hints about static programs. */
@@ -838,16 +868,16 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	if ((e = scan_dumps(&p, NULL, &before)) != 0) {
-		ret = cli_fail(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
-			       strerror(e));
+		cli_fail(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
+			 strerror(e));
+		ret = EXIT_ERROR;
 		goto cleanup;
 	}
-	if ((ret = set_hook_env(&o, &p, hook)) != 0)
-		goto cleanup;
-
 	struct run_result res;
-	if ((ret = record_run(cmd, &res)) != 0)
+	if (set_hook_env(&o, &p, hook) != 0 || record_run(cmd, &res) != 0) {
+		ret = EXIT_ERROR;
 		goto cleanup;
+	}
 	if (res.exec_errno) {
 		ret = exec_failure(cmd[0], res.exec_errno);
 		goto cleanup;

@@ -126,13 +126,6 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace r
 	return 0;
 }
 
-void cli_temp_mode(int fd)
-{
-	mode_t mask = umask(0); /* (read: there is no other way) */
-	umask(mask);
-	(void)fchmod(fd, 0644 & ~mask);
-}
-
 int cli_outfile_close(struct cli_outfile *o, bool ok)
 {
 	if (!o->f)

@@ -3,13 +3,7 @@
 #ifndef LEAKSNAP_CLI_RECORD_H
 #define LEAKSNAP_CLI_RECORD_H
 
-#include <signal.h>
 #include <sys/types.h>
-
-/* The hook's control signals (hook/dump.c).  Their numbers depend on the C
- * library (47 and 45 with glibc), and shells name SIGRTMAX-17 RTMIN+13. */
-#define HOOK_SIG_DUMP (SIGRTMAX - 17)
-#define HOOK_SIG_TOGGLE (SIGRTMAX - 19)
 
 struct run_result {
 	int exec_errno;  /* the child's execvp() failed with this, else 0 */
@@ -17,9 +11,10 @@ struct run_result {
 	pid_t pid;       /* the program's */
 };
 
-/* Fork and exec @argv; wait for it, forwarding SIGTERM, SIGHUP, SIGUSR1,
- * SIGUSR2 and the hook's two signals to it (SIGINT and SIGQUIT reach it
- * from the terminal).  Returns 0, or EXIT_ERROR after printing why it
+/* Fork and exec @argv (kit_run); wait for it, forwarding SIGTERM, SIGHUP,
+ * SIGUSR1, SIGUSR2 and the hook's two signals (leakhook.h; their numbers
+ * depend on the C library, 47 and 45 with glibc) to it (SIGINT and SIGQUIT
+ * reach it from the terminal).  Returns 0, or -1 after printing why it
  * could not start. */
 int record_run(char **argv, struct run_result *res);
 

@@ -1,14 +1,17 @@
-/* leaksnap record: running the program -- fork, exec, forward signals
- * while it runs, reap it (record.h). */
+/* leaksnap record: running the program -- started by kit_run (fork, exec,
+ * errno pipe), signals forwarded while it runs, reaped (record.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <leaksnap/leakhook.h>
+
 #include "cli.h"
+#include "kit_run.h"
 #include "record.h"
 
 /* The child, while record may forward signals to it; 0 once it is reaped
@@ -44,8 +47,8 @@ struct sig_state {
 
 static void sig_init(struct sig_state *s)
 {
-	const int sig[N_SIGS] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, HOOK_SIG_DUMP, HOOK_SIG_TOGGLE,
-				 SIGINT, SIGQUIT, SIGCHLD};
+	const int sig[N_SIGS] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, LEAKSNAP_HOOK_SIG_DUMP,
+				 LEAKSNAP_HOOK_SIG_TOGGLE, SIGINT, SIGQUIT, SIGCHLD};
 	sigemptyset(&s->set);
 	for (int i = 0; i < N_SIGS; i++) {
 		s->sig[i] = sig[i];
@@ -83,66 +86,58 @@ static void sig_restore(const struct sig_state *s)
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 }
 
-int record_run(char **argv, struct run_result *res)
+/* In the child before exec: what record inherited, given back. */
+static void child_setup(void *ctx)
 {
-	struct sig_state ss;
-	int pfd[2];
-	res->exec_errno = 0;
-	res->wait_status = 0;
-	res->pid = 0;
-	if (pipe2(pfd, O_CLOEXEC) != 0)
-		return cli_fail(argv[0], "cannot start: %s", strerror(errno));
-	sig_init(&ss);
-	sig_take(&ss);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		sig_restore(&ss);
-		close(pfd[0]);
-		close(pfd[1]);
-		return cli_fail(argv[0], "cannot start: fork: %s", strerror(e));
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		sig_restore(&ss);
-		cli_restore_open_files();
-		execvp(argv[0], argv);
-		int e = errno;
-		ssize_t w;
-		do
-			w = write(pfd[1], &e, sizeof(e));
-		while (w < 0 && errno == EINTR);
-		_exit(127);
-	}
-	close(pfd[1]);
-	res->pid = pid;
-	fwd_pid = pid;
-	sigprocmask(SIG_SETMASK, &ss.old_mask, NULL);
-	/* Empty read: the exec succeeded and closed the pipe. */
-	int e = 0;
-	ssize_t n;
-	do
-		n = read(pfd[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(pfd[0]);
-	if (n == (ssize_t)sizeof(e))
-		res->exec_errno = e ? e : ENOEXEC;
-	/* Wait without reaping, so that the pid stays ours while a forwarded
-	 * signal may still be on its way; then block, forget, reap. */
+	sig_restore(ctx);
+	cli_restore_open_files();
+}
+
+/* Wait for the program without reaping it, so that its pid stays ours
+ * while a forwarded signal may still be on its way; then block, forget,
+ * reap.  0, or -1 with @e. */
+static int reap(pid_t pid, struct sig_state *ss, int *status, struct kit_run_error *e)
+{
 	siginfo_t si;
 	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR)
 		;
-	sigprocmask(SIG_BLOCK, &ss.set, NULL);
+	sigprocmask(SIG_BLOCK, &ss->set, NULL);
 	fwd_pid = 0;
-	int st = 0;
-	pid_t r;
-	do
-		r = waitpid(pid, &st, 0);
-	while (r < 0 && errno == EINTR);
+	*status = 0;
+	return kit_wait(pid, status, e);
+}
+
+int record_run(char **argv, struct run_result *res)
+{
+	struct sig_state ss;
+	res->exec_errno = 0;
+	res->wait_status = 0;
+	res->pid = 0;
+	sig_init(&ss);
+	sig_take(&ss);
+	fflush(NULL);
+	const struct kit_spawn_opts so = {KIT_RUN_INHERIT, KIT_RUN_INHERIT, KIT_RUN_INHERIT, false,
+					  child_setup, &ss};
+	struct kit_proc p;
+	struct kit_run_error e;
+	if (kit_spawn((const char *const *)argv, &so, &p, &e) != 0) {
+		sig_restore(&ss);
+		if (strcmp(e.call, "fork") == 0)
+			cli_fail(argv[0], "cannot start: fork: %s", strerror(e.errnum));
+		else
+			cli_fail(argv[0], "cannot start: %s", strerror(e.errnum));
+		return -1;
+	}
+	res->pid = p.pid;
+	fwd_pid = p.pid;
+	sigprocmask(SIG_SETMASK, &ss.old_mask, NULL);
+	res->exec_errno = kit_exec_errno(&p);
+	int st, rc = reap(p.pid, &ss, &st, &e);
 	sig_restore(&ss);
-	if (r < 0)
-		return cli_fail(argv[0], "waitpid: %s", strerror(errno));
+	if (rc != 0) {
+		cli_fail(argv[0], "waitpid: %s", strerror(e.errnum));
+		return -1;
+	}
 	res->wait_status = st;
 	return 0;
 }

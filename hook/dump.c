@@ -373,17 +373,18 @@ static int publish_pair(struct pending *d, struct pending *m, const char *dump, 
 static int maps_name_for(const char *dump, char *maps, size_t size)
 {
 	size_t n = strlen(dump);
-	if (n >= 5 && !strcmp(dump + n - 5, ".dump"))
-		return name_printf(maps, size, "%.*s.maps", (int)(n - 5), dump);
-	return name_printf(maps, size, "%s.maps", dump);
+	size_t sl = strlen(LEAKSNAP_HOOK_DUMP_SUFFIX);
+	if (n >= sl && !strcmp(dump + n - sl, LEAKSNAP_HOOK_DUMP_SUFFIX))
+		return name_printf(maps, size, "%.*s" LEAKSNAP_HOOK_MAPS_SUFFIX, (int)(n - sl), dump);
+	return name_printf(maps, size, "%s" LEAKSNAP_HOOK_MAPS_SUFFIX, dump);
 }
 
 /* The name of dump @n (0 = the exit dump). */
 static int numbered_name(char *out, size_t size, unsigned n)
 {
 	if (!n)
-		return name_printf(out, size, "%s.%d.exit.dump", hook_cfg.out, (int)getpid());
-	return name_printf(out, size, "%s.%d.%u.dump", hook_cfg.out, (int)getpid(), n);
+		return name_printf(out, size, LEAKSNAP_HOOK_EXIT_DUMP_NAME, hook_cfg.out, (int)getpid());
+	return name_printf(out, size, LEAKSNAP_HOOK_DUMP_NAME, hook_cfg.out, (int)getpid(), n);
 }
 
 static int write_locked(const char *path, enum hook_trigger trigger)
@@ -516,12 +517,12 @@ int dump_write(const char *path, enum hook_trigger trigger)
 
 static int sig_dump(void)
 {
-	return HOOK_SIG_DUMP;
+	return LEAKSNAP_HOOK_SIG_DUMP;
 }
 
 static int sig_toggle(void)
 {
-	return HOOK_SIG_TOGGLE;
+	return LEAKSNAP_HOOK_SIG_TOGGLE;
 }
 
 static void on_signal(int sig)

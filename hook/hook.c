@@ -598,20 +598,20 @@ static unsigned long env_uint(const char *name, unsigned long def, unsigned long
 static void read_config(void)
 {
 	struct hook_config *c = &hook_cfg;
-	c->frames = (unsigned)env_uint("LEAKSNAP_FRAMES", 16, 1, HOOK_MAX_FRAMES);
-	c->dump_on_exit = env_uint("LEAKSNAP_DUMP_ON_EXIT", 1, 0, 1) != 0;
-	c->start_disabled = env_uint("LEAKSNAP_START_DISABLED", 0, 0, 1) != 0;
-	c->reachability = env_uint("LEAKSNAP_REACHABILITY", 0, 0, 1) != 0;
-	c->keep_unloaded = env_uint("LEAKSNAP_KEEP_UNLOADED", 1, 0, 1) != 0;
+	c->frames = (unsigned)env_uint(LEAKSNAP_HOOK_ENV_FRAMES, 16, 1, HOOK_MAX_FRAMES);
+	c->dump_on_exit = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, 1, 0, 1) != 0;
+	c->start_disabled = env_uint(LEAKSNAP_HOOK_ENV_START_DISABLED, 0, 0, 1) != 0;
+	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
+	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;
 
-	const char *mode = getenv("LEAKSNAP_UNWIND");
+	const char *mode = getenv(LEAKSNAP_HOOK_ENV_UNWIND);
 	c->unwind = HOOK_UNWIND_AUTO;
 	if (mode && !strcmp(mode, "fp"))
 		c->unwind = HOOK_UNWIND_FP;
 	else if (mode && !strcmp(mode, "dwarf"))
 		c->unwind = HOOK_UNWIND_DWARF;
 	else if (mode && *mode && strcmp(mode, "auto"))
-		hook_report(&report_env, "LEAKSNAP_UNWIND=%s: not auto, fp or dwarf; using auto",
+		hook_report(&report_env, LEAKSNAP_HOOK_ENV_UNWIND "=%s: not auto, fp or dwarf; using auto",
 			    mode);
 	if (c->unwind == HOOK_UNWIND_FP)
 		c->unwinder_name = "fp";
@@ -622,13 +622,13 @@ static void read_config(void)
 		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF ? "dwarf" : "dwarf+fp";
 
 #ifdef __BIONIC__
-	const char *def_out = "/data/local/tmp/leaksnap";
+	const char *def_out = LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT;
 #else
-	const char *def_out = "/tmp/leaksnap";
+	const char *def_out = LEAKSNAP_HOOK_DEFAULT_OUT;
 #endif
-	const char *out = getenv("LEAKSNAP_OUT");
-	if (out && strlen(out) >= sizeof(c->out) - 64) {
-		hook_report(&report_env, "LEAKSNAP_OUT is too long; using %s", def_out);
+	const char *out = getenv(LEAKSNAP_HOOK_ENV_OUT);
+	if (out && strlen(out) > LEAKSNAP_HOOK_OUT_MAX) {
+		hook_report(&report_env, LEAKSNAP_HOOK_ENV_OUT " is too long; using %s", def_out);
 		out = NULL;
 	}
 	strcpy(c->out, out && *out ? out : def_out);
@@ -637,25 +637,25 @@ static void read_config(void)
 	char cwd[PATH_MAX];
 	if (c->out[0] != '/' && getcwd(cwd, sizeof(cwd))) {
 		size_t cl = strlen(cwd), ol = strlen(c->out);
-		if (cl + 1 + ol < sizeof(c->out) - 64) {
+		if (cl + 1 + ol <= LEAKSNAP_HOOK_OUT_MAX) {
 			memmove(c->out + cl + 1, c->out, ol + 1);
 			memcpy(c->out, cwd, cl);
 			c->out[cl] = '/';
 		} else {
-			hook_report(&report_env, "LEAKSNAP_OUT=%s: too long once made absolute; "
+			hook_report(&report_env, LEAKSNAP_HOOK_ENV_OUT "=%s: too long once made absolute; "
 				    "dumps go where the program is when it writes them", c->out);
 		}
 	}
 
 	c->interval_ns = 0;
-	const char *iv = getenv("LEAKSNAP_INTERVAL");
+	const char *iv = getenv(LEAKSNAP_HOOK_ENV_INTERVAL);
 	if (iv && *iv) {
 		char *end;
 		errno = 0;
 		double s = strtod(iv, &end);
 		if (errno || *end || !(s >= 0.001 && s <= 1e6))
 			hook_report(&report_env,
-				    "LEAKSNAP_INTERVAL=%s: not a number of seconds from 0.001 "
+				    LEAKSNAP_HOOK_ENV_INTERVAL "=%s: not a number of seconds from 0.001 "
 				    "to 1000000; no interval dumps", iv);
 		else
 			c->interval_ns = (uint64_t)(s * 1e9);

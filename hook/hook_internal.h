@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "leakhook.h"
 #include "unwind.h"
 
 #define HOOK_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -57,12 +58,10 @@ extern struct hook_config hook_cfg;
 
 /* True once the tables exist and allocations are being tracked. */
 extern atomic_bool hook_active;
-/* The hook's signals: a dump, the stop of a reachability pause (its
- * handler saves the thread's registers and waits on a futex, taking no
- * lock), capture on and off. */
-#define HOOK_SIG_DUMP (SIGRTMAX - 17)
-#define HOOK_SIG_STOP (SIGRTMAX - 18)
-#define HOOK_SIG_TOGGLE (SIGRTMAX - 19)
+/* The hook's signals (leakhook.h): a dump, the stop of a reachability
+ * pause (its handler saves the thread's registers and waits on a futex,
+ * taking no lock), capture on and off. */
+_Static_assert(PATH_MAX == LEAKSNAP_HOOK_PATH_MAX, "leakhook.h: LEAKSNAP_HOOK_PATH_MAX is PATH_MAX");
 
 /* SIGRTMAX-19 toggles this; off = new allocations are not recorded. */
 extern atomic_int hook_capture_on;

@@ -14,6 +14,57 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The hook's runtime contract ------------------------------------------------
+ * What a program, `leaksnap record`, `leaksnap adb` and the tests share with
+ * the hook: its signals, the environment it reads, the length limit of the
+ * output prefix and the names of the files it writes (docs/hook.md). */
+
+/* Signals, as offsets below SIGRTMAX (a run-time value with glibc: the
+ * macros below need <signal.h>, and are numbers like SIGRTMAX itself). */
+#define LEAKSNAP_HOOK_SIG_DUMP_OFFSET 17   /* write a dump now */
+#define LEAKSNAP_HOOK_SIG_STOP_OFFSET 18   /* the reachability pause (taken) */
+#define LEAKSNAP_HOOK_SIG_TOGGLE_OFFSET 19 /* capture off and on */
+#define LEAKSNAP_HOOK_SIG_DUMP (SIGRTMAX - LEAKSNAP_HOOK_SIG_DUMP_OFFSET)
+#define LEAKSNAP_HOOK_SIG_STOP (SIGRTMAX - LEAKSNAP_HOOK_SIG_STOP_OFFSET)
+#define LEAKSNAP_HOOK_SIG_TOGGLE (SIGRTMAX - LEAKSNAP_HOOK_SIG_TOGGLE_OFFSET)
+/* SIGRTMAX on Android (bionic, every architecture): the numbers a host
+ * sends to a device's process, 47 to dump, 45 to toggle (47 is also the
+ * number malloc_debug's dump listens to). */
+#define LEAKSNAP_HOOK_ANDROID_SIGRTMAX 64
+#define LEAKSNAP_HOOK_ANDROID_SIG_DUMP (LEAKSNAP_HOOK_ANDROID_SIGRTMAX - LEAKSNAP_HOOK_SIG_DUMP_OFFSET)
+#define LEAKSNAP_HOOK_ANDROID_SIG_TOGGLE \
+	(LEAKSNAP_HOOK_ANDROID_SIGRTMAX - LEAKSNAP_HOOK_SIG_TOGGLE_OFFSET)
+
+/* The environment the hook reads when it starts. */
+#define LEAKSNAP_HOOK_ENV_OUT "LEAKSNAP_OUT"                       /* dump prefix */
+#define LEAKSNAP_HOOK_ENV_FRAMES "LEAKSNAP_FRAMES"                 /* 1..256, 16 */
+#define LEAKSNAP_HOOK_ENV_UNWIND "LEAKSNAP_UNWIND"                 /* auto, fp, dwarf */
+#define LEAKSNAP_HOOK_ENV_INTERVAL "LEAKSNAP_INTERVAL"             /* seconds, 0.001..1e6 */
+#define LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT "LEAKSNAP_DUMP_ON_EXIT"     /* 0 or 1 (default) */
+#define LEAKSNAP_HOOK_ENV_START_DISABLED "LEAKSNAP_START_DISABLED" /* 0 (default) or 1 */
+#define LEAKSNAP_HOOK_ENV_REACHABILITY "LEAKSNAP_REACHABILITY"     /* 0 (default) or 1 */
+#define LEAKSNAP_HOOK_ENV_KEEP_UNLOADED "LEAKSNAP_KEEP_UNLOADED"   /* 0 or 1 (default) */
+
+/* The output prefix: LEAKSNAP_OUT, else the default.  The hook keeps
+ * LEAKSNAP_HOOK_OUT_RESERVE bytes of a PATH_MAX (4096 on Linux and
+ * Android) path for ".PID.N.dump" and a temporary suffix: a longer
+ * LEAKSNAP_OUT (more than LEAKSNAP_HOOK_OUT_MAX bytes, made absolute)
+ * makes it use its default. */
+#define LEAKSNAP_HOOK_PATH_MAX 4096
+#define LEAKSNAP_HOOK_OUT_RESERVE 64
+#define LEAKSNAP_HOOK_OUT_MAX (LEAKSNAP_HOOK_PATH_MAX - LEAKSNAP_HOOK_OUT_RESERVE - 1)
+#define LEAKSNAP_HOOK_DEFAULT_OUT "/tmp/leaksnap"
+#define LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT "/data/local/tmp/leaksnap"
+
+/* The files: PREFIX.PID.N.dump (N = 1, 2, ...), PREFIX.PID.exit.dump, and
+ * beside each STEM.dump its maps, STEM.maps.  The formats take (const char
+ * *prefix, int pid, unsigned n) and (const char *prefix, int pid). */
+#define LEAKSNAP_HOOK_DUMP_SUFFIX ".dump"
+#define LEAKSNAP_HOOK_MAPS_SUFFIX ".maps"
+#define LEAKSNAP_HOOK_EXIT_TAG "exit"
+#define LEAKSNAP_HOOK_DUMP_NAME "%s.%d.%u" LEAKSNAP_HOOK_DUMP_SUFFIX
+#define LEAKSNAP_HOOK_EXIT_DUMP_NAME "%s.%d." LEAKSNAP_HOOK_EXIT_TAG LEAKSNAP_HOOK_DUMP_SUFFIX
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -56,7 +56,7 @@ static size_t list_cap;
 
 static int reach_sig(void)
 {
-	return HOOK_SIG_STOP;
+	return LEAKSNAP_HOOK_SIG_STOP;
 }
 
 static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)

@@ -787,7 +787,7 @@ void table_lock_all(void)
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		sigdelset(&quiet, faults[i]);
-	sigdelset(&quiet, HOOK_SIG_STOP);
+	sigdelset(&quiet, LEAKSNAP_HOOK_SIG_STOP);
 	pthread_sigmask(SIG_BLOCK, &quiet, &old);
 	in_shard = 1;
 	atomic_signal_fence(memory_order_seq_cst);

@@ -15,6 +15,10 @@
  * gets the name (to free), NULL on failure. */
 int kit_temp_beside(const char *path, char **tmp);
 
+/* Give a temporary file made by mkstemp (mode 0600) the mode of any file
+ * leaksnap writes: 0644 less the umask. */
+void kit_temp_mode(int fd);
+
 /* Give the complete file @tmp the name @path unless @path exists: a hard
  * link (0: @tmp is still there, to be removed), or, on a file system
  * without hard links, a rename that never replaces (1: @tmp is gone);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,4 +48,11 @@ int kit_publish_noreplace(const char *tmp, const char *path)
 	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
 		return 1;
 	return -errno;
+}
+
+void kit_temp_mode(int fd)
+{
+	mode_t mask = umask(0); /* (read: there is no other way) */
+	umask(mask);
+	(void)fchmod(fd, 0644 & ~mask);
 }

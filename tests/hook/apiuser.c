@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "leakhook.h"
+
 typedef void (*get_info_fn)(uint8_t **, size_t *, size_t *, size_t *, size_t *);
 typedef void (*free_info_fn)(uint8_t *);
 typedef int (*dump_fn)(const char *);
@@ -82,7 +84,7 @@ int main(int argc, char **argv)
 	printf("after free: 2 x 1201\n");
 
 	/* Capture off: new blocks are not recorded, frees still are. */
-	raise(SIGRTMAX - 19);
+	raise(LEAKSNAP_HOOK_SIG_TOGGLE);
 	api_leak(1202, 1); /* keep[0]: untracked, kept */
 	free(keep[1]);     /* a block tracked before: its free still counts */
 	n = find(get, release, 1202, &total);
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
 	n = find(get, release, 1201, &total);
 	if (n != 1)
 		FAIL("capture off: free not honoured, %ld x 1201 left, expected 1", n);
-	raise(SIGRTMAX - 19);
+	raise(LEAKSNAP_HOOK_SIG_TOGGLE);
 	api_leak(1203, 1);
 	n = find(get, release, 1203, &total);
 	if (n != 1)

@@ -43,6 +43,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "leakhook.h"
+
 void *edge_keep;
 
 static void on_alarm(int sig)
@@ -102,7 +104,7 @@ static void *fork_worker(void *arg)
 {
 	(void)arg;
 	usleep(200000);
-	kill(getpid(), SIGRTMAX - 17); /* a dump: the child's dump thread starts */
+	kill(getpid(), LEAKSNAP_HOOK_SIG_DUMP); /* a dump: the child's dump thread starts */
 	usleep(100000);
 	edge_keep = malloc(33);
 	usleep(300000);
@@ -113,7 +115,7 @@ static void *flood_ask(void *arg)
 {
 	(void)arg;
 	for (;;)
-		kill(getpid(), SIGRTMAX - 17);
+		kill(getpid(), LEAKSNAP_HOOK_SIG_DUMP);
 	return NULL;
 }
 
@@ -218,11 +220,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "cd") && argc > 2) {
 		edge_keep = malloc(10);
-		raise(SIGRTMAX - 17);
+		raise(LEAKSNAP_HOOK_SIG_DUMP);
 		usleep(200000);
 		if (chdir(argv[2]) != 0)
 			return 1;
-		raise(SIGRTMAX - 17);
+		raise(LEAKSNAP_HOOK_SIG_DUMP);
 		usleep(200000);
 		return 0;
 	}

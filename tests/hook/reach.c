@@ -39,6 +39,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "leakhook.h"
+
 #define NOINLINE __attribute__((noinline))
 
 enum {
@@ -348,7 +350,7 @@ int main(int argc, char **argv)
 			sched_yield();
 	}
 	if (!strcmp(mode, "ownsig"))
-		signal(SIGRTMAX - 18, own_handler);
+		signal(LEAKSNAP_HOOK_SIG_STOP, own_handler);
 	if (!strcmp(mode, "noclone") && forbid_fork() != 0)
 		return 2;
 	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");

@@ -28,6 +28,8 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "leakhook.h"
+
 #define RING 64
 
 static _Atomic(void *) ring[RING];
@@ -108,7 +110,7 @@ int main(int argc, char **argv)
 	int n = atoi(argv[2]), written = 0;
 	for (int i = 0; i < n; i++) {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s.%d.dump", argv[1], i);
+		snprintf(path, sizeof(path), "%s.%d" LEAKSNAP_HOOK_DUMP_SUFFIX, argv[1], i);
 		written += dump(path) == 0;
 	}
 	struct itimerval off = {{0, 0}, {0, 0}};

@@ -1,7 +1,8 @@
-/* Unit tests for cli/adb_run.c, below `leaksnap adb`: package names,
+/* Unit tests for adb/adb_run.c, below `leaksnap adb`: package names,
  * quoting of device shell commands (checked by a real sh parsing them
  * back), adb's messages reduced to one line, wrap property names, and
- * running a program with bounded output, exit statuses and time limits. */
+ * running a program (kit_run) with bounded output, exit statuses and time
+ * limits. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,26 +16,24 @@
 #include <unistd.h>
 
 #include "adb.h"
-#include "cli.h"
+#include "kit_run.h"
 
-/* adb_run.c's ties to the rest of the CLI: its messages, kept here so that
- * each can be checked (the CLI's own prints "leaksnap: SUBJECT: ..."), and
- * the open-files limit its children get back (never raised here). */
-void cli_restore_open_files(void)
-{
-}
-
+/* The driver's messages, kept here so that each can be checked (the CLI
+ * prints "leaksnap: SUBJECT: ..."). */
 static char said[1024];
 
-int cli_fail(const char *subject, const char *fmt, ...)
+static void keep_error(const char *subject, const char *text)
 {
-	char msg[900];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(said, sizeof(said), "%s: %s", subject, msg);
-	return EXIT_ERROR;
+	snprintf(said, sizeof(said), "%s: %s", subject, text);
+}
+
+static const struct adb_output test_output = {.error = keep_error};
+
+static int setup(void **state)
+{
+	(void)state;
+	adb_set_output(&test_output);
+	return 0;
 }
 
 static void test_package_names(void **state)
@@ -146,25 +145,25 @@ static void test_run_status_and_output(void **state)
 	assert_int_equal(adb_run(&sh, bad, -1, ADB_SMALL, 10, true, &r), 0);
 	assert_int_equal(r.status, 3);
 	adb_result_free(&r);
-	assert_int_equal(adb_run(&sh, bad, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_int_equal(adb_run(&sh, bad, -1, ADB_SMALL, 10, false, &r), -1);
 	assert_string_equal(said, "adb: device offline");
 	adb_result_free(&r);
 	const char *sig[] = {"-c", "kill -9 $$", NULL};
 	assert_int_equal(adb_run(&sh, sig, -1, ADB_SMALL, 10, true, &r), 0);
 	assert_int_equal(r.status, 128 + 9);
 	adb_result_free(&r);
-	assert_int_equal(adb_run(&sh, sig, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_int_equal(adb_run(&sh, sig, -1, ADB_SMALL, 10, false, &r), -1);
 	assert_string_equal(said, "adb: 'sh -c' was killed by signal 9");
 	adb_result_free(&r);
 	const char *mute[] = {"-c", "exit 4", NULL};
-	assert_int_equal(adb_run(&sh, mute, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_int_equal(adb_run(&sh, mute, -1, ADB_SMALL, 10, false, &r), -1);
 	assert_string_equal(said, "adb: 'sh -c' exited with status 4");
 	adb_result_free(&r);
 	/* silent: the failure is returned, nothing is said */
 	struct adb quiet = sh;
 	quiet.silent = true;
 	said[0] = '\0';
-	assert_int_equal(adb_run(&quiet, mute, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_int_equal(adb_run(&quiet, mute, -1, ADB_SMALL, 10, false, &r), -1);
 	assert_string_equal(said, "");
 	adb_result_free(&r);
 }
@@ -175,24 +174,24 @@ static void test_run_bounds(void **state)
 	struct adb_result r;
 	/* more than the bound: an error, and memory stays at the bound */
 	const char *big[] = {"-c", "head -c 3000000 /dev/zero", NULL};
-	assert_int_equal(adb_run(&sh, big, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_int_equal(adb_run(&sh, big, -1, ADB_SMALL, 10, false, &r), -1);
 	assert_string_equal(said, "adb: 'sh -c' printed more than 1 MiB");
 	assert_true(r.truncated);
 	assert_int_equal(r.out_len, ADB_SMALL);
 	adb_result_free(&r);
 	/* a time limit */
-	double t0 = adb_now();
+	double t0 = kit_now();
 	const char *slow[] = {"-c", "sleep 5", NULL};
-	assert_int_equal(adb_run(&sh, slow, -1, ADB_SMALL, 0.3, false, &r), EXIT_ERROR);
+	assert_int_equal(adb_run(&sh, slow, -1, ADB_SMALL, 0.3, false, &r), -1);
 	assert_string_equal(said, "adb: 'sh -c' timed out after 0.3 s");
-	assert_true(adb_now() - t0 < 3);
+	assert_true(kit_now() - t0 < 3);
 	adb_result_free(&r);
 	/* a process left behind holding the pipes does not hold adb_run */
-	t0 = adb_now();
+	t0 = kit_now();
 	const char *bg[] = {"-c", "sleep 3 & echo done", NULL};
 	assert_int_equal(adb_run(&sh, bg, -1, ADB_SMALL, 10, false, &r), 0);
 	assert_string_equal(r.out, "done\n");
-	assert_true(adb_now() - t0 < 2);
+	assert_true(kit_now() - t0 < 2);
 	adb_result_free(&r);
 }
 
@@ -213,7 +212,7 @@ static void test_run_to_fd_and_missing(void **state)
 	fclose(f);
 	struct adb none = {.prog = "/nonexistent/adb"};
 	const char *args[] = {"devices", NULL};
-	assert_int_equal(adb_run(&none, args, -1, ADB_SMALL, 10, false, &r), EXIT_ERROR);
+	assert_int_equal(adb_run(&none, args, -1, ADB_SMALL, 10, false, &r), -1);
 	assert_string_equal(said, "adb: cannot run '/nonexistent/adb': No such file or directory "
 				  "(set $ADB or put adb on PATH)");
 	adb_result_free(&r);
@@ -231,5 +230,5 @@ int main(void)
 		cmocka_unit_test(test_run_bounds),
 		cmocka_unit_test(test_run_to_fd_and_missing),
 	};
-	return cmocka_run_group_tests_name("adb", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("adb", tests, setup, NULL);
 }

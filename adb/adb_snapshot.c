@@ -1,16 +1,22 @@
 /* leaksnap adb snapshot: heap snapshots of a running app, taken on the
- * device (am dumpheap -n with malloc_debug, signal 47 with the hook),
+ * device (am dumpheap -n with malloc_debug, the hook's dump signal, 47,
+ * with the hook),
  * pulled under names that never replace a file, the device copies
  * removed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <leaksnap/leakhook.h>
+#include <leaksnap/maps.h>
+#include <leaksnap/snapshot.h>
+
 #include "adb.h"
-#include "cli.h"
 #include "kit_publish.h"
+#include "kit_run.h"
 
 #define PATH_LEN 4400 /* local paths: --out (at most 4000 bytes) and a name */
 
@@ -23,8 +29,7 @@ struct target {
 	size_t out_long;    /* hook: LEAKSNAP_OUT's length when it is too long here */
 };
 
-#define OUT_MAX 400        /* the longest LEAKSNAP_OUT taken (plain_path) */
-#define HOOK_OUT_MAX 4031  /* the longest the hook takes (PATH_MAX - 65) */
+#define OUT_MAX 400 /* the longest LEAKSNAP_OUT taken (plain_path) */
 
 /* A path we will quote into device commands and split into directory and
  * name: absolute, plain characters, no "..". */
@@ -71,12 +76,12 @@ static void mode_from(struct target *t, const char *text, size_t len, bool *md, 
 	      strstr(v, "backtrace");
 	*hook = find_value(text, len, "LD_PRELOAD=", v, sizeof(v)) && strstr(v, "leakhook");
 	/* as the hook reads it: unset, empty or too long for it, its default */
-	static char out[HOOK_OUT_MAX + 2];
-	snprintf(t->out, sizeof(t->out), "/data/local/tmp/leaksnap");
+	static char out[LEAKSNAP_HOOK_OUT_MAX + 2];
+	snprintf(t->out, sizeof(t->out), LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT);
 	t->out_long = 0;
-	if (*hook && find_value(text, len, "LEAKSNAP_OUT=", out, sizeof(out)) && *out) {
+	if (*hook && find_value(text, len, LEAKSNAP_HOOK_ENV_OUT "=", out, sizeof(out)) && *out) {
 		size_t n = strlen(out);
-		if (n > OUT_MAX && n <= HOOK_OUT_MAX)
+		if (n > OUT_MAX && n <= LEAKSNAP_HOOK_OUT_MAX)
 			t->out_long = n;
 		else if (n <= OUT_MAX)
 			memcpy(t->out, out, n + 1);
@@ -92,130 +97,167 @@ static int proc_file(struct adb *a, const struct target *t, const char *name,
 	snprintf(path, sizeof(path), "/proc/%ld/%s", t->pid, name);
 	if (adb_cat(a, t->app, path, ADB_LARGE, r)) {
 		adb_result_free(r);
-		return EXIT_ERROR;
+		return -1;
 	}
 	return 0;
 }
 
-static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct target *t)
+/* The process: @o's package (its first pid) or pid (named by its command
+ * line: a package, else the program's base name, else "pid"). */
+static int target_process(struct adb *a, const struct adb_snapshot_opts *o, struct target *t)
 {
-	memset(t, 0, sizeof(*t));
 	struct adb_result r = {0};
 	if (o->package) {
 		snprintf(t->name, sizeof(t->name), "%s", o->package);
 		if (adb_pidof(a, o->package, &t->pid))
-			return EXIT_ERROR;
+			return -1;
 		if (!t->pid)
 			return adb_fail("%s is not running (start it, or 'leaksnap adb enable %s')",
 					o->package, o->package);
 		t->app = o->package;
-	} else {
-		t->pid = o->pid;
-		char cmd[64];
-		snprintf(cmd, sizeof(cmd), "cat /proc/%ld/cmdline", t->pid);
-		if (adb_shell(a, cmd, ADB_SMALL, 30, true, &r)) {
-			adb_result_free(&r);
-			return EXIT_ERROR;
-		}
-		if (r.status != 0 || r.out_len == 0) {
-			adb_result_free(&r);
-			return adb_fail("no process %ld on the device", t->pid);
-		}
-		/* "com.acme.app", "com.acme.app:service" or "/data/local/tmp/prog" */
-		char *colon = strchr(r.out, ':');
-		if (colon)
-			*colon = '\0';
-		if (adb_package_valid(r.out)) {
-			snprintf(t->name, sizeof(t->name), "%s", r.out);
-			t->app = t->name;
-		} else {
-			const char *base = strrchr(r.out, '/') ? strrchr(r.out, '/') + 1 : r.out;
-			size_t n = 0;
-			for (; base[n] && n < 64; n++)
-				if (!((base[n] >= 'a' && base[n] <= 'z') || (base[n] >= 'A' && base[n] <= 'Z') ||
-				      (base[n] >= '0' && base[n] <= '9') || base[n] == '_' || base[n] == '-'))
-					break;
-			snprintf(t->name, sizeof(t->name), "%.*s", (int)n, base);
-			if (n == 0 || base[n])
-				snprintf(t->name, sizeof(t->name), "pid");
-		}
-		adb_result_free(&r);
+		return 0;
 	}
-	bool md = false, hook = false;
+	t->pid = o->pid;
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "cat /proc/%ld/cmdline", t->pid);
+	if (adb_shell(a, cmd, ADB_SMALL, 30, true, &r)) {
+		adb_result_free(&r);
+		return -1;
+	}
+	if (r.status != 0 || r.out_len == 0) {
+		adb_result_free(&r);
+		return adb_fail("no process %ld on the device", t->pid);
+	}
+	/* "com.acme.app", "com.acme.app:service" or "/data/local/tmp/prog" */
+	char *colon = strchr(r.out, ':');
+	if (colon)
+		*colon = '\0';
+	if (adb_package_valid(r.out)) {
+		snprintf(t->name, sizeof(t->name), "%s", r.out);
+		t->app = t->name;
+	} else {
+		const char *base = strrchr(r.out, '/') ? strrchr(r.out, '/') + 1 : r.out;
+		size_t n = 0;
+		for (; base[n] && n < 64; n++)
+			if (!((base[n] >= 'a' && base[n] <= 'z') || (base[n] >= 'A' && base[n] <= 'Z') ||
+			      (base[n] >= '0' && base[n] <= '9') || base[n] == '_' || base[n] == '-'))
+				break;
+		snprintf(t->name, sizeof(t->name), "%.*s", (int)n, base);
+		if (n == 0 || base[n])
+			snprintf(t->name, sizeof(t->name), "pid");
+	}
+	adb_result_free(&r);
+	return 0;
+}
+
+/* malloc_debug or the hook: from the app's wrap property, else the
+ * process's environment, else (malloc_debug for the whole device) its
+ * maps. */
+static int target_mode(struct adb *a, struct target *t, bool *md, bool *hook)
+{
+	struct adb_result r = {0};
+	*md = *hook = false;
 	if (t->app) {
 		char prop[300], cmd[400];
 		adb_wrap_prop(a, t->app, prop, sizeof(prop));
 		snprintf(cmd, sizeof(cmd), "getprop '%s'", prop);
 		if (adb_shell(a, cmd, ADB_SMALL, 30, false, &r)) {
 			adb_result_free(&r);
-			return EXIT_ERROR;
+			return -1;
 		}
-		mode_from(t, r.out, r.out_len, &md, &hook);
+		mode_from(t, r.out, r.out_len, md, hook);
 		adb_result_free(&r);
 	}
-	if (!md && !hook) {
+	if (!*md && !*hook) {
 		if (proc_file(a, t, "environ", &r))
-			return EXIT_ERROR;
-		mode_from(t, r.out, r.out_len, &md, &hook);
+			return -1;
+		mode_from(t, r.out, r.out_len, md, hook);
 		adb_result_free(&r);
 	}
-	if (!md && !hook) {
+	if (!*md && !*hook) {
 		/* malloc_debug enabled for the whole device (libc.debug.malloc.*
 		 * properties) shows only in the maps */
 		if (proc_file(a, t, "maps", &r))
-			return EXIT_ERROR;
-		md = strstr(r.out, "/libc_malloc_debug.so\n") != NULL;
+			return -1;
+		*md = strstr(r.out, "/libc_malloc_debug.so\n") != NULL;
 		adb_result_free(&r);
 	}
-	if (!md && !hook)
+	if (!*md && !*hook)
 		return adb_fail("%s (pid %ld) runs neither malloc_debug nor libleakhook.so (run "
 				"'leaksnap adb enable PACKAGE' first)",
 				t->name, t->pid);
-	t->hook = hook;
-	if (hook && t->out_long)
-		return adb_fail("LEAKSNAP_OUT of pid %ld is %zu bytes long: this tool takes up to %d",
-				t->pid, t->out_long, OUT_MAX);
-	if (hook && !plain_path(t->out))
-		return adb_fail("LEAKSNAP_OUT '%s' of pid %ld is not a plain absolute path", t->out,
-				t->pid);
+	return 0;
+}
+
+/* Who reads and signals: root directly, else the app through run-as
+ * (which must work for the hook's signal and files). */
+static int target_access(struct adb *a, struct target *t)
+{
 	if (a->root) {
 		t->app = NULL; /* root reads and signals directly */
-	} else if (hook && t->app) {
-		/* signals and the app's files go through run-as */
-		char cmd[400];
-		snprintf(cmd, sizeof(cmd), "run-as '%s' id -u", t->app);
-		if (adb_shell(a, cmd, ADB_SMALL, 30, true, &r)) {
-			adb_result_free(&r);
-			return EXIT_ERROR;
-		}
-		int st = r.status;
-		char why[512];
-		snprintf(why, sizeof(why), "%s", adb_first_line(r.err));
-		adb_result_free(&r);
-		if (st != 0)
-			return adb_fail("signalling pid %ld and reading its dumps need a debuggable app "
-					"or a root shell (adb root): %s",
-					t->pid, *why ? why : "run-as failed");
+		return 0;
 	}
-	if (hook) {
-		/* The wrap property says how the app starts next, not how this
-		 * process started: signal 47 ends a process without the hook,
-		 * so the hook must be in its maps first. */
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%ld/maps", t->pid);
-		if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
-			adb_result_free(&r);
-			return EXIT_ERROR;
-		}
-		bool loaded = r.out && strstr(r.out, "leakhook") != NULL;
+	if (!t->hook || !t->app)
+		return 0;
+	/* signals and the app's files go through run-as */
+	struct adb_result r = {0};
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "run-as '%s' id -u", t->app);
+	if (adb_shell(a, cmd, ADB_SMALL, 30, true, &r)) {
 		adb_result_free(&r);
-		if (!loaded)
-			return adb_fail("%s (pid %ld) does not map libleakhook.so (started before "
-					"'leaksnap adb enable', or the hook did not load): signal 47 "
-					"would end it, so none is sent",
-					t->name, t->pid);
+		return -1;
 	}
+	int st = r.status;
+	char why[512];
+	snprintf(why, sizeof(why), "%s", adb_first_line(r.err));
+	adb_result_free(&r);
+	if (st != 0)
+		return adb_fail("signalling pid %ld and reading its dumps need a debuggable app "
+				"or a root shell (adb root): %s",
+				t->pid, *why ? why : "run-as failed");
 	return 0;
+}
+
+/* The wrap property says how the app starts next, not how this process
+ * started: the dump signal ends a process without the hook, so the hook
+ * must be in its maps first. */
+static int target_hook_loaded(struct adb *a, const struct target *t)
+{
+	struct adb_result r = {0};
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/maps", t->pid);
+	if (adb_cat(a, t->app, path, ADB_LARGE, &r)) {
+		adb_result_free(&r);
+		return -1;
+	}
+	bool loaded = r.out && strstr(r.out, "leakhook") != NULL;
+	adb_result_free(&r);
+	if (!loaded)
+		return adb_fail("%s (pid %ld) does not map libleakhook.so (started before "
+				"'leaksnap adb enable', or the hook did not load): signal %d "
+				"would end it, so none is sent",
+				t->name, t->pid, LEAKSNAP_HOOK_ANDROID_SIG_DUMP);
+	return 0;
+}
+
+/* The process to snapshot, how it runs, and how to reach it. */
+static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct target *t)
+{
+	memset(t, 0, sizeof(*t));
+	bool md, hook;
+	if (target_process(a, o, t) || target_mode(a, t, &md, &hook))
+		return -1;
+	t->hook = hook;
+	if (hook && t->out_long)
+		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " of pid %ld is %zu bytes long: this tool takes "
+						      "up to %d",
+				t->pid, t->out_long, OUT_MAX);
+	if (hook && !plain_path(t->out))
+		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " '%s' of pid %ld is not a plain absolute path",
+				t->out, t->pid);
+	if (target_access(a, t))
+		return -1;
+	return hook ? target_hook_loaded(a, t) : 0;
 }
 
 /* A device command run as the app (run-as) when t->app is set. */
@@ -258,11 +300,11 @@ static int remove_device(const struct adb *a, const struct target *t, const char
 static int temp_in(const char *dir, char *path, size_t size)
 {
 	if (snprintf(path, size, "%s/.leaksnap-adb.XXXXXX", dir) >= (int)size)
-		return cli_fail(dir, "path too long"), -1;
+		return adb_fail_at(dir, "path too long");
 	int fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
-		return cli_fail(dir, "cannot create a file: %s", strerror(errno)), -1;
-	cli_temp_mode(fd);
+		return adb_fail_at(dir, "cannot create a file: %s", strerror(errno));
+	kit_temp_mode(fd);
 	return fd;
 }
 
@@ -281,7 +323,6 @@ static int fetch(const struct adb *a, const struct target *t, const char *dev, i
 	return rc;
 }
 
-/* Check that @tmp is a dump the readers accept. */
 /* A pulled file the readers refuse: said as `leaksnap show` would say it,
  * with where in it, but named by its device path (the local name is a
  * temporary one). */
@@ -289,12 +330,12 @@ static int unreadable(const char *dev, const struct leaksnap_error *err)
 {
 	struct leaksnap_error named = *err;
 	snprintf(named.source, sizeof(named.source), "%s", dev);
-	cli_input_error(&named);
 	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
 	return adb_fail("%s (pulled, but not a readable dump)",
 			leaksnap_error_format(&named, buf, sizeof(buf)));
 }
 
+/* Check that @tmp is a dump the readers accept. */
 static int check_dump(const char *tmp, const char *dev)
 {
 	struct leaksnap_error err;
@@ -317,8 +358,8 @@ static int check_pair(const char *tmp, const char *dev, const char *tmp_maps,
 	snapshot_close(s);
 	char *text;
 	size_t len;
-	if (cli_read_file(tmp_maps, CLI_MAPS_MAX, "a maps file", &text, &len))
-		return EXIT_ERROR;
+	if (adb_out()->read_maps(tmp_maps, &text, &len))
+		return -1;
 	struct maps *m = maps_parse(text, len, dev_maps, 1, 0, &err);
 	free(text);
 	if (!m)
@@ -359,9 +400,9 @@ static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN]
 			else
 				rename(names[i], tmp[i]);
 		if (r != -EEXIST)
-			return cli_fail(names[done], "%s", strerror(-r));
+			return adb_fail_at(names[done], "%s", strerror(-r));
 	}
-	return cli_fail(dir, "no free file name for %s.%ld", t->name, t->pid);
+	return adb_fail_at(dir, "no free file name for %s.%ld", t->name, t->pid);
 }
 
 /* The line of am's output that says it failed, or NULL. */
@@ -417,7 +458,7 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 	cmd = adb_cmd(NULL, tail);
 	if (!cmd)
 		return adb_fail("out of memory");
-	double start = adb_now();
+	double start = kit_now();
 	bool said = false;
 	char last[128] = "";
 	for (;;) {
@@ -438,16 +479,16 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 				      t->pid, dev);
 			break;
 		}
-		if (adb_now() - start > a->timeout) {
+		if (kit_now() - start > a->timeout) {
 			rc = adb_fail("pid %ld did not finish %s within %.0f s (last line: '%s')", t->pid,
 				      dev, a->timeout, last);
 			break;
 		}
 		if (!said) {
-			fprintf(stderr, "leaksnap: waiting for pid %ld to write %s\n", t->pid, dev);
+			adb_progress("waiting for pid %ld to write %s", t->pid, dev);
 			said = true;
 		}
-		adb_sleep(0.25);
+		kit_sleep(0.25);
 	}
 	free(cmd);
 	char tmp[1][PATH_LEN];
@@ -465,7 +506,7 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 		if (rc)
 			unlink(tmp[0]);
 	} else if (!rc) {
-		rc = EXIT_ERROR;
+		rc = -1;
 	}
 	return remove_device(a, &(struct target){.app = NULL}, dev, dev, rc);
 }
@@ -483,7 +524,7 @@ static int hook_list(const struct adb *a, const struct target *t, unsigned *nums
 	*count = 0;
 	if (as_app(a, t, ls, false, &r)) {
 		adb_result_free(&r);
-		return EXIT_ERROR;
+		return -1;
 	}
 	size_t sl = strlen(stem);
 	for (char *line = strtok(r.out, "\r\n"); line; line = strtok(NULL, "\r\n")) {
@@ -491,7 +532,7 @@ static int hook_list(const struct adb *a, const struct target *t, unsigned *nums
 		if (strncmp(line, stem, sl) != 0 || line[sl] < '1' || line[sl] > '9')
 			continue;
 		unsigned long n = strtoul(line + sl, &end, 10);
-		if (strcmp(end, ".maps") == 0 && n < 1000000000 && *count < cap)
+		if (strcmp(end, LEAKSNAP_HOOK_MAPS_SUFFIX) == 0 && n < 1000000000 && *count < cap)
 			nums[(*count)++] = (unsigned)n;
 	}
 	adb_result_free(&r);
@@ -504,21 +545,22 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 	static unsigned before[4096], after[4096];
 	size_t nb, na;
 	if (hook_list(a, t, before, 4096, &nb))
-		return EXIT_ERROR;
-	char pidbuf[32];
+		return -1;
+	char pidbuf[32], sigbuf[16];
 	snprintf(pidbuf, sizeof(pidbuf), "%ld", t->pid);
-	const char *kill[] = {"kill", "-47", pidbuf, NULL};
+	snprintf(sigbuf, sizeof(sigbuf), "-%d", LEAKSNAP_HOOK_ANDROID_SIG_DUMP);
+	const char *kill[] = {"kill", sigbuf, pidbuf, NULL};
 	struct adb_result r = {0};
 	int rc = as_app(a, t, kill, false, &r);
 	adb_result_free(&r);
 	if (rc)
 		return rc;
-	double start = adb_now();
+	double start = kit_now();
 	bool said = false;
 	unsigned found = 0;
 	while (!found) {
 		if (hook_list(a, t, after, 4096, &na))
-			return EXIT_ERROR;
+			return -1;
 		for (size_t i = 0; i < na; i++) {
 			bool old = false;
 			for (size_t j = 0; j < nb && !old; j++)
@@ -528,32 +570,33 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 		}
 		if (found)
 			break;
-		if (adb_now() - start > a->timeout)
+		if (kit_now() - start > a->timeout)
 			return adb_fail("pid %ld wrote no new dump as %s.%ld.N.dump within %.0f s", t->pid,
 					t->out, t->pid, a->timeout);
 		if (!said) {
-			fprintf(stderr, "leaksnap: waiting for pid %ld to write %s.%ld.N.dump\n", t->pid,
+			adb_progress("waiting for pid %ld to write %s.%ld.N.dump", t->pid,
 				t->out, t->pid);
 			said = true;
 		}
-		adb_sleep(0.25);
+		kit_sleep(0.25);
 	}
 	/* The hook publishes the maps after the dump: both are complete. */
 	char dev[2][PATH_LEN], tmp[2][PATH_LEN];
 	static const char *const ext[] = {"dump", "maps"};
+	static const char *const suffix[] = {LEAKSNAP_HOOK_DUMP_SUFFIX, LEAKSNAP_HOOK_MAPS_SUFFIX};
 	int fds[2] = {-1, -1};
 	for (int i = 0; i < 2; i++)
-		snprintf(dev[i], sizeof(dev[i]), "%s.%ld.%u.%s", t->out, t->pid, found, ext[i]);
+		snprintf(dev[i], sizeof(dev[i]), "%s.%ld.%u%s", t->out, t->pid, found, suffix[i]);
 	for (int i = 0; i < 2 && !rc; i++) {
 		fds[i] = temp_in(dir, tmp[i], sizeof(tmp[i]));
 		if (fds[i] < 0)
-			rc = EXIT_ERROR;
+			rc = -1;
 	}
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = fetch(a, t, dev[i], fds[i]);
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0 && close(fds[i]) != 0 && !rc)
-			rc = cli_fail(tmp[i], "%s", strerror(errno));
+			rc = adb_fail_at(tmp[i], "%s", strerror(errno));
 	if (!rc)
 		rc = check_pair(tmp[0], dev[0], tmp[1], dev[1]);
 	if (!rc)
@@ -568,9 +611,9 @@ int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o)
 {
 	struct target t;
 	if (strlen(o->out_dir) > 4000)
-		return cli_fail(o->out_dir, "path too long");
+		return adb_fail_at(o->out_dir, "path too long");
 	if (adb_connect(a, NULL) || find_target(a, o, &t))
-		return EXIT_ERROR;
+		return -1;
 	char(*files)[PATH_LEN] = calloc(o->count, sizeof(*files));
 	if (!files)
 		return adb_fail("out of memory");
@@ -578,17 +621,16 @@ int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o)
 	int rc = 0;
 	for (unsigned i = 1; i <= o->count && !rc; i++) {
 		if (i > 1)
-			adb_sleep(o->interval);
+			kit_sleep(o->interval);
 		rc = t.hook ? snap_hook(a, &t, o->out_dir, &next, files[i - 1], sizeof(files[0]))
 			    : snap_malloc_debug(a, &t, i, o->out_dir, &next, files[i - 1],
 						sizeof(files[0]));
 		if (!rc)
-			fprintf(stderr, "leaksnap: snapshot %u of %u: %s\n", i, o->count, files[i - 1]);
+			adb_progress("snapshot %u of %u: %s", i, o->count, files[i - 1]);
 	}
 	/* What was pulled, ready for leakdiff (also after a failure). */
 	for (unsigned i = 0; i < o->count && files[i][0]; i++)
-		printf("%s\n", files[i]);
+		adb_result_line("%s", files[i]);
 	free(files);
-	int st = cli_finish_stdout(EXIT_OK);
-	return rc ? rc : st;
+	return rc;
 }

@@ -1,19 +1,40 @@
-/* leaksnap adb: running adb (fork + exec of an argument vector, no host
- * shell), its output captured with bounds and a time limit; finding the
- * device; quoting device shell commands. */
+/* leaksnap adb: running adb (over kit_run: an argument vector, no host
+ * shell, its output captured with bounds and a time limit); the driver's
+ * messages; finding the device; quoting device shell commands. */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "adb.h"
-#include "cli.h"
+#include "kit_run.h"
+
+/* The driver's messages --------------------------------------------------- */
+
+static const struct adb_output *output;
+
+void adb_set_output(const struct adb_output *out)
+{
+	output = out;
+}
+
+const struct adb_output *adb_out(void)
+{
+	return output;
+}
+
+int adb_fail_at(const char *subject, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	output->error(subject, msg);
+	return -1;
+}
 
 int adb_fail(const char *fmt, ...)
 {
@@ -22,24 +43,41 @@ int adb_fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return cli_fail("adb", "%s", msg);
+	output->error("adb", msg);
+	return -1;
 }
 
-double adb_now(void)
+void adb_warn(const char *subject, const char *fmt, ...)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	output->warning(subject, msg);
 }
 
-void adb_sleep(double seconds)
+void adb_progress(const char *fmt, ...)
 {
-	if (seconds <= 0)
-		return;
-	struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	char msg[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	output->progress(msg);
 }
+
+void adb_result_line(const char *fmt, ...)
+{
+	char msg[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	output->result(msg);
+}
+
+/* Running adb -------------------------------------------------------------- */
 
 void adb_result_free(struct adb_result *r)
 {
@@ -78,39 +116,6 @@ const char *adb_first_line(const char *text)
 	return "";
 }
 
-/* Append what @fd has to @buf (at most @max bytes kept).  0: more may
- * come, 1: end of file. */
-static int drain(int fd, char **buf, size_t *len, size_t *cap, size_t max, bool *truncated)
-{
-	char tmp[65536];
-	ssize_t n = read(fd, tmp, sizeof(tmp));
-	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : 1;
-	if (n == 0)
-		return 1;
-	size_t keep = (size_t)n;
-	if (keep > max - *len) {
-		keep = max - *len;
-		*truncated = true;
-	}
-	if (*len + keep + 1 > *cap) {
-		size_t c = *cap ? *cap : 4096;
-		while (c < *len + keep + 1)
-			c *= 2;
-		char *p = realloc(*buf, c);
-		if (!p) {
-			*truncated = true;
-			return 0;
-		}
-		*buf = p;
-		*cap = c;
-	}
-	memcpy(*buf + *len, tmp, keep);
-	*len += keep;
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
 /* adb_fail, unless @a->silent (cleanup after a failure already said). */
 static int run_fail(const struct adb *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int run_fail(const struct adb *a, const char *fmt, ...)
@@ -120,12 +125,40 @@ static int run_fail(const struct adb *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return a->silent ? EXIT_ERROR : adb_fail("%s", msg);
+	return a->silent ? -1 : adb_fail("%s", msg);
 }
 
-static char *dup_or_empty(char *s)
+static void child_setup(void *ctx)
 {
-	return s ? s : calloc(1, 1);
+	(void)ctx;
+	if (output && output->child_setup)
+		output->child_setup();
+}
+
+/* What a finished run means: 0, or -1 after saying why. */
+static int run_verdict(const struct adb *a, const char *const *args, int out_fd, size_t max_out,
+		       double timeout, bool quiet_status, const struct kit_run_result *k)
+{
+	int st = k->wait_status;
+	if (k->exec_errno)
+		return run_fail(a, "cannot run '%s': %s (set $ADB or put adb on PATH)", a->prog,
+				strerror(k->exec_errno));
+	if (!k->out || !k->err)
+		return run_fail(a, "out of memory");
+	if (k->timed_out)
+		return run_fail(a, "'%s %s' timed out after %g s", a->prog, args[0], timeout);
+	if (k->out_truncated)
+		return run_fail(a, "'%s %s' printed more than %zu MiB", a->prog, args[0], max_out >> 20);
+	if (k->status == 0 || quiet_status)
+		return 0;
+	const char *why = adb_first_line(k->err);
+	if (!*why && out_fd < 0)
+		why = adb_first_line(k->out);
+	if (*why)
+		return run_fail(a, "%s", why);
+	if (!WIFEXITED(st))
+		return run_fail(a, "'%s %s' was killed by signal %d", a->prog, args[0], WTERMSIG(st));
+	return run_fail(a, "'%s %s' exited with status %d", a->prog, args[0], k->status);
 }
 
 int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max_out,
@@ -143,114 +176,20 @@ int adb_run(const struct adb *a, const char *const *args, int out_fd, size_t max
 		argv[n++] = args[i];
 	argv[n] = NULL;
 
-	int po[2] = {-1, -1}, pe[2], px[2];
-	if ((out_fd < 0 && pipe2(po, O_CLOEXEC) != 0) || pipe2(pe, O_CLOEXEC) != 0 ||
-	    pipe2(px, O_CLOEXEC) != 0)
-		return run_fail(a, "cannot run '%s': %s", a->prog, strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0)
-		return run_fail(a, "cannot run '%s': %s", a->prog, strerror(errno));
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(out_fd >= 0 ? out_fd : po[1], 1);
-		dup2(pe[1], 2);
-		signal(SIGPIPE, SIG_DFL);
-		cli_restore_open_files();
-		char *xargv[64];
-		memcpy(xargv, argv, sizeof(xargv)); /* execvp takes char *const */
-		execvp(xargv[0], xargv);
-		int e = errno;
-		if (write(px[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	if (po[1] >= 0)
-		close(po[1]);
-	close(pe[1]);
-	close(px[1]);
-	size_t cap_o = 0, cap_e = 0;
-	bool trunc_err = false, timed_out = false;
-	double deadline = adb_now() + timeout;
-	int st = 0;
-	bool exited = false; /* adb is gone: take what is buffered, then stop */
-	while (po[0] >= 0 || pe[0] >= 0) {
-		struct pollfd fds[2];
-		int nf = 0;
-		if (po[0] >= 0)
-			fds[nf++] = (struct pollfd){po[0], POLLIN, 0};
-		if (pe[0] >= 0)
-			fds[nf++] = (struct pollfd){pe[0], POLLIN, 0};
-		double left = deadline - adb_now();
-		if (left <= 0) {
-			timed_out = !exited; /* (exited: only a leftover holds the pipes) */
-			break;
-		}
-		int ms = exited ? 0 : left < 0.1 ? (int)(left * 1000) + 1 : 100;
-		int rc = poll(fds, (nfds_t)nf, ms);
-		if ((rc < 0 && errno != EINTR) || (rc == 0 && exited))
-			break;
-		for (int i = 0; rc > 0 && i < nf; i++) {
-			if (!fds[i].revents)
-				continue;
-			bool is_out = fds[i].fd == po[0];
-			int end = is_out ? drain(po[0], &r->out, &r->out_len, &cap_o, max_out, &r->truncated)
-					 : drain(pe[0], &r->err, &r->err_len, &cap_e, 65536, &trunc_err);
-			if (end) {
-				close(fds[i].fd);
-				if (is_out)
-					po[0] = -1;
-				else
-					pe[0] = -1;
-			}
-		}
-		/* a process adb left behind may hold the pipes open */
-		if (!exited && waitpid(pid, &st, WNOHANG) == pid)
-			exited = true;
-	}
-	if (timed_out)
-		kill(pid, SIGKILL);
-	if (po[0] >= 0)
-		close(po[0]);
-	if (pe[0] >= 0)
-		close(pe[0]);
-	for (; !exited;) {
-		pid_t w = waitpid(pid, &st, timed_out ? 0 : WNOHANG);
-		if (w == pid || (w < 0 && errno != EINTR))
-			break;
-		if (w == 0 && adb_now() > deadline) {
-			timed_out = true;
-			kill(pid, SIGKILL);
-		} else if (w == 0) {
-			adb_sleep(0.01);
-		}
-	}
-	int exec_errno = 0;
-	ssize_t got = read(px[0], &exec_errno, sizeof(exec_errno));
-	close(px[0]);
-	r->out = dup_or_empty(r->out);
-	r->err = dup_or_empty(r->err);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	if (got == (ssize_t)sizeof(exec_errno) && exec_errno)
-		return run_fail(a, "cannot run '%s': %s (set $ADB or put adb on PATH)", a->prog,
-				strerror(exec_errno));
-	if (!r->out || !r->err)
-		return run_fail(a, "out of memory");
-	if (timed_out)
-		return run_fail(a, "'%s %s' timed out after %g s", a->prog, args[0], timeout);
-	if (r->truncated)
-		return run_fail(a, "'%s %s' printed more than %zu MiB", a->prog, args[0], max_out >> 20);
-	if (r->status == 0 || quiet_status)
-		return 0;
-	const char *why = adb_first_line(r->err);
-	if (!*why && out_fd < 0)
-		why = adb_first_line(r->out);
-	if (*why)
-		return run_fail(a, "%s", why);
-	if (!WIFEXITED(st))
-		return run_fail(a, "'%s %s' was killed by signal %d", a->prog, args[0], WTERMSIG(st));
-	return run_fail(a, "'%s %s' exited with status %d", a->prog, args[0], r->status);
+	struct kit_run_opts o = {out_fd >= 0 ? out_fd : KIT_RUN_CAPTURE, max_out, 65536, timeout,
+				 child_setup, NULL};
+	struct kit_run_result k;
+	struct kit_run_error e;
+	if (kit_run_capture(argv, &o, &k, &e) != 0)
+		return run_fail(a, "cannot run '%s': %s", a->prog, strerror(e.errnum));
+	int rc = run_verdict(a, args, out_fd, max_out, timeout, quiet_status, &k);
+	r->status = k.status;
+	r->out = k.out;
+	r->err = k.err;
+	r->out_len = k.out_len;
+	r->err_len = k.err_len;
+	r->truncated = k.out_truncated;
+	return rc;
 }
 
 int adb_shell(const struct adb *a, const char *cmd, size_t max_out, double timeout,
@@ -390,7 +329,7 @@ int adb_connect(struct adb *a, const char *serial)
 	const char *args[] = {"devices", NULL};
 	if (adb_run(a, args, -1, ADB_SMALL, 30, false, &r)) {
 		adb_result_free(&r);
-		return EXIT_ERROR;
+		return -1;
 	}
 	int rc = find_device(a, r.out, serial);
 	adb_result_free(&r);
@@ -398,13 +337,13 @@ int adb_connect(struct adb *a, const char *serial)
 		return rc;
 	if (adb_shell(a, "getprop ro.build.version.sdk", ADB_SMALL, 30, false, &r)) {
 		adb_result_free(&r);
-		return EXIT_ERROR;
+		return -1;
 	}
 	a->sdk = atoi(r.out);
 	adb_result_free(&r);
 	if (adb_shell(a, "id -u", ADB_SMALL, 30, false, &r)) {
 		adb_result_free(&r);
-		return EXIT_ERROR;
+		return -1;
 	}
 	a->root = strcmp(adb_first_line(r.out), "0") == 0;
 	adb_result_free(&r);

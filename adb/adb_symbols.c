@@ -5,13 +5,17 @@
  * dump's. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <leaksnap/maps.h>
+#include <leaksnap/snapshot.h>
+#include <leaksnap/symbolizer.h>
+
 #include "adb.h"
-#include "cli.h"
 #include "kit_publish.h"
 #include "kit_format.h"
 
@@ -48,7 +52,6 @@ static bool safe_path(const char *p)
 	}
 }
 
-/* Mappings that are no file on the device's disk. */
 /* Whether @mod has code mapped: only such files give symbols (fonts,
  * .art, .vdex, jars and data files are mapped too, and are not pulled). */
 static bool executable(const struct maps *m, const struct maps_module *mod)
@@ -81,18 +84,16 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 	*count = 0;
 	*pointer_size = 0;
 	for (size_t d = 0; d < o->dump_count; d++) {
-		struct snapshot *s = cli_open_snapshot(o->dumps[d], NULL, NULL);
-		struct maps *m = NULL;
-		if (!s || cli_snapshot_maps(s, NULL, &m)) {
-			snapshot_close(s);
-			return EXIT_ERROR;
-		}
+		struct snapshot *s;
+		struct maps *m;
+		if (adb_out()->open_dump(o->dumps[d], &s, &m))
+			return -1;
 		/* one pointer size for all the dumps, or 0 (any class) */
 		unsigned ps = snapshot_pointer_size_known(s);
 		*pointer_size = d == 0 || *pointer_size == ps ? ps : 0;
 		if (!m) {
 			snapshot_close(s);
-			return cli_fail(o->dumps[d], "the snapshot carries no maps");
+			return adb_fail_at(o->dumps[d], "the snapshot carries no maps");
 		}
 		for (size_t i = 0; i < maps_module_count(m); i++) {
 			const struct maps_module *mod = maps_module(m, i);
@@ -100,7 +101,7 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 			if (!maps_path_is_file(p) || !executable(m, mod))
 				continue;
 			if (!safe_path(p)) {
-				cli_warn(o->dumps[d], "module '%s' is not a plain device path: not pulled", p);
+				adb_warn(o->dumps[d], "module '%s' is not a plain device path: not pulled", p);
 				continue;
 			}
 			bool dup = false;
@@ -114,7 +115,7 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 				if (!w) {
 					maps_free(m);
 					snapshot_close(s);
-					return cli_fail("adb", "out of memory");
+					return adb_fail("out of memory");
 				}
 				*out = w;
 			}
@@ -124,7 +125,7 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 			if (!w->path) {
 				maps_free(m);
 				snapshot_close(s);
-				return cli_fail("adb", "out of memory");
+				return adb_fail("out of memory");
 			}
 			(*count)++;
 		}
@@ -167,7 +168,7 @@ static int make_parents(const char *dir, const char *path)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return cli_fail(dir, "%s", strerror(errno)), -1;
+		return adb_fail_at(dir, "%s", strerror(errno));
 	char part[1100];
 	for (const char *s = path + 1;;) {
 		const char *e = strchr(s, '/');
@@ -177,14 +178,14 @@ static int make_parents(const char *dir, const char *path)
 		if (mkdirat(fd, part, 0755) != 0 && errno != EEXIST) {
 			int err = errno;
 			close(fd);
-			return cli_fail(dir, "cannot make %.*s: %s", (int)(e - path), path, strerror(err)),
+			return adb_fail_at(dir, "cannot make %.*s: %s", (int)(e - path), path, strerror(err)),
 			       -1;
 		}
 		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int err = errno;
 		close(fd);
 		if (next < 0)
-			return cli_fail(dir, "%.*s: %s", (int)(e - path), path, strerror(err)), -1;
+			return adb_fail_at(dir, "%.*s: %s", (int)(e - path), path, strerror(err));
 		fd = next;
 		s = e + 1;
 	}
@@ -195,7 +196,7 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 {
 	int dfd = make_parents(dir, w->path);
 	if (dfd < 0)
-		return EXIT_ERROR;
+		return -1;
 	const char *name = strrchr(w->path, '/') + 1;
 	char final[2200], tmp[2200];
 	if ((size_t)snprintf(final, sizeof(final), "%s%s", dir, w->path) >= sizeof(final) ||
@@ -214,8 +215,8 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 	close(dfd);
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
-		return cli_fail(final, "cannot create a file: %s", strerror(errno));
-	cli_temp_mode(fd);
+		return adb_fail_at(final, "cannot create a file: %s", strerror(errno));
+	kit_temp_mode(fd);
 	close(fd);
 	const char *args[] = {"pull", w->path, tmp, NULL};
 	struct adb_result r = {0};
@@ -247,11 +248,11 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 	}
 	int pub = rc ? 0 : kit_publish_noreplace(tmp, final);
 	if (pub < 0)
-		rc = cli_fail(final, "%s", strerror(-pub));
+		rc = adb_fail_at(final, "%s", strerror(-pub));
 	if (pub <= 0)
 		unlink(tmp);
 	if (!rc)
-		printf("pulled %s -> %s (%s)\n", w->path, final, how);
+		adb_result_line("pulled %s -> %s (%s)", w->path, final, how);
 	return rc;
 }
 
@@ -259,11 +260,11 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 {
 	struct stat st;
 	if (stat(o->out_dir, &st) != 0 && errno == ENOENT && mkdir(o->out_dir, 0755) != 0)
-		return cli_fail(o->out_dir, "%s", strerror(errno));
+		return adb_fail_at(o->out_dir, "%s", strerror(errno));
 	if (stat(o->out_dir, &st) != 0)
-		return cli_fail(o->out_dir, "%s", strerror(errno));
+		return adb_fail_at(o->out_dir, "%s", strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return cli_fail(o->out_dir, "not a directory");
+		return adb_fail_at(o->out_dir, "not a directory");
 	struct want *w;
 	size_t n;
 	unsigned pointer_size;
@@ -282,7 +283,7 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 			symbolizer_set_pointer_size(sym, pointer_size);
 	}
 	if (!rc && (!dirs || !sym))
-		rc = cli_fail("adb", "out of memory");
+		rc = adb_fail("out of memory");
 	size_t pulled = 0, there = 0, failed = 0;
 	bool connected = false;
 	for (size_t i = 0; !rc && i < n; i++) {
@@ -291,13 +292,13 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 		const char *file = have(sym, dirs, o->symbol_dir_count + 1, &w[i], &status, buf,
 					sizeof(buf));
 		if (file) {
-			printf("have %s: %s (%s)\n", w[i].path, file, status);
+			adb_result_line("have %s: %s (%s)", w[i].path, file, status);
 			there++;
 			continue;
 		}
 		if (!connected) {
 			if (adb_connect(a, serial)) {
-				rc = EXIT_ERROR;
+				rc = -1;
 				break;
 			}
 			connected = true;
@@ -307,17 +308,14 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 		else
 			failed++;
 	}
-	if (!rc) {
-		printf("%zu pulled, %zu already there", pulled, there);
-		if (failed)
-			printf(", %zu failed", failed);
-		printf("\n");
-	}
+	if (!rc && failed)
+		adb_result_line("%zu pulled, %zu already there, %zu failed", pulled, there, failed);
+	else if (!rc)
+		adb_result_line("%zu pulled, %zu already there", pulled, there);
 	for (size_t i = 0; i < n; i++)
 		free(w[i].path);
 	free(w);
 	symbolizer_free(sym);
 	free(dirs);
-	int st_out = cli_finish_stdout(EXIT_OK);
-	return rc ? rc : failed ? EXIT_ERROR : st_out;
+	return rc || failed ? -1 : 0;
 }
