@@ -339,10 +339,10 @@ static int unreadable(const char *dev, const struct leaksnap_error *err)
 static int check_dump(const char *tmp, const char *dev)
 {
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open(tmp, NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open(tmp, NULL, &err);
 	if (!s)
 		return unreadable(dev, &err);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	return 0;
 }
 
@@ -352,20 +352,20 @@ static int check_pair(const char *tmp, const char *dev, const char *tmp_maps,
 		      const char *dev_maps)
 {
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open(tmp, NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open(tmp, NULL, &err);
 	if (!s)
 		return unreadable(dev, &err);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	char *text;
 	size_t len;
 	if (adb_out()->read_maps(tmp_maps, &text, &len))
 		return -1;
-	struct maps *m = maps_parse(text, len, dev_maps, 1, 0, &err);
+	struct leaksnap_maps *m = leaksnap_maps_parse(text, len, dev_maps, 1, 0, &err);
 	free(text);
 	if (!m)
 		return adb_fail("%s: pulled, but not a maps file: line %lu: %s", dev_maps, err.line,
 				err.text);
-	maps_free(m);
+	leaksnap_maps_free(m);
 	return 0;
 }
 

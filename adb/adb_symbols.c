@@ -54,10 +54,10 @@ static bool safe_path(const char *p)
 
 /* Whether @mod has code mapped: only such files give symbols (fonts,
  * .art, .vdex, jars and data files are mapped too, and are not pulled). */
-static bool executable(const struct maps *m, const struct maps_module *mod)
+static bool executable(const struct leaksnap_maps *m, const struct leaksnap_maps_module *mod)
 {
 	for (size_t k = 0; k < mod->mapping_count; k++)
-		if (maps_mapping(m, mod->first_mapping + k)->perms[2] == 'x')
+		if (leaksnap_maps_mapping(m, mod->first_mapping + k)->perms[2] == 'x')
 			return true;
 	return false;
 }
@@ -84,21 +84,21 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 	*count = 0;
 	*pointer_size = 0;
 	for (size_t d = 0; d < o->dump_count; d++) {
-		struct snapshot *s;
-		struct maps *m;
+		struct leaksnap_snapshot *s;
+		struct leaksnap_maps *m;
 		if (adb_out()->open_dump(o->dumps[d], &s, &m))
 			return -1;
 		/* one pointer size for all the dumps, or 0 (any class) */
-		unsigned ps = snapshot_pointer_size_known(s);
+		unsigned ps = leaksnap_snapshot_pointer_size_known(s);
 		*pointer_size = d == 0 || *pointer_size == ps ? ps : 0;
 		if (!m) {
-			snapshot_close(s);
+			leaksnap_snapshot_close(s);
 			return adb_fail_at(o->dumps[d], "the snapshot carries no maps");
 		}
-		for (size_t i = 0; i < maps_module_count(m); i++) {
-			const struct maps_module *mod = maps_module(m, i);
+		for (size_t i = 0; i < leaksnap_maps_module_count(m); i++) {
+			const struct leaksnap_maps_module *mod = leaksnap_maps_module(m, i);
 			const char *p = mod->path;
-			if (!maps_path_is_file(p) || !executable(m, mod))
+			if (!leaksnap_maps_path_is_file(p) || !executable(m, mod))
 				continue;
 			if (!safe_path(p)) {
 				adb_warn(o->dumps[d], "module '%s' is not a plain device path: not pulled", p);
@@ -113,31 +113,31 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 				cap = cap ? cap * 2 : 32;
 				struct want *w = realloc(*out, cap * sizeof(*w));
 				if (!w) {
-					maps_free(m);
-					snapshot_close(s);
+					leaksnap_maps_free(m);
+					leaksnap_snapshot_close(s);
 					return adb_fail("out of memory");
 				}
 				*out = w;
 			}
 			struct want *w = &(*out)[*count];
 			w->path = strdup(p);
-			w->id_len = is_apk(p) ? 0 : snapshot_build_id(s, p, w->id, sizeof(w->id));
+			w->id_len = is_apk(p) ? 0 : leaksnap_snapshot_build_id(s, p, w->id, sizeof(w->id));
 			if (!w->path) {
-				maps_free(m);
-				snapshot_close(s);
+				leaksnap_maps_free(m);
+				leaksnap_snapshot_close(s);
 				return adb_fail("out of memory");
 			}
 			(*count)++;
 		}
-		maps_free(m);
-		snapshot_close(s);
+		leaksnap_maps_free(m);
+		leaksnap_snapshot_close(s);
 	}
 	return 0;
 }
 
 /* Where the trees already have @w: the file, or NULL.  *@status says how
  * it was checked. */
-static const char *have(struct symbolizer *sym, const char *const *dirs, size_t ndirs,
+static const char *have(struct leaksnap_symbolizer *sym, const char *const *dirs, size_t ndirs,
 			const struct want *w, const char **status, char *buf, size_t size)
 {
 	if (is_apk(w->path)) {
@@ -154,11 +154,11 @@ static const char *have(struct symbolizer *sym, const char *const *dirs, size_t 
 	}
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	const struct sym_module *m =
-		symbolizer_module(sym, w->path, w->id_len ? w->id : NULL, w->id_len, &err);
-	if (!m || !m->file || m->status == SYM_BUILD_ID_MISMATCH)
+	const struct leaksnap_sym_module *m =
+		leaksnap_symbolizer_module(sym, w->path, w->id_len ? w->id : NULL, w->id_len, &err);
+	if (!m || !m->file || m->status == LEAKSNAP_SYM_BUILD_ID_MISMATCH)
 		return NULL;
-	*status = m->status == SYM_BUILD_ID_MATCH ? "build ID match" : "build ID unverified";
+	*status = m->status == LEAKSNAP_SYM_BUILD_ID_MATCH ? "build ID match" : "build ID unverified";
 	return m->file_path;
 }
 
@@ -228,11 +228,11 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 		 * file open (and its disk space, once unlinked) until the end */
 		struct leaksnap_error err;
 		leaksnap_error_clear(&err);
-		struct sym_options plain = {.no_host_paths = true};
-		struct symbolizer *check = symbolizer_new(&plain, &err);
-		struct sym_file *f = check ? symbolizer_open(check, tmp, &err) : NULL;
+		struct leaksnap_sym_options plain = {.no_host_paths = true};
+		struct leaksnap_symbolizer *check = leaksnap_symbolizer_new(&plain, &err);
+		struct leaksnap_sym_file *f = check ? leaksnap_symbolizer_open(check, tmp, &err) : NULL;
 		size_t len = 0;
-		const uint8_t *id = f ? sym_file_build_id(f, &len) : NULL;
+		const uint8_t *id = f ? leaksnap_sym_file_build_id(f, &len) : NULL;
 		char want_hex[130], got_hex[130];
 		hex(w->id, w->id_len, want_hex);
 		hex(id, id ? len : 0, got_hex);
@@ -244,7 +244,7 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 			rc = adb_fail("%s: the device's file has build ID %s, the dump's is %s: not kept",
 				      w->path, len ? got_hex : "(none)", want_hex);
 		how = !w->id_len ? "build ID unverified: the dump has none" : "build ID match";
-		symbolizer_free(check);
+		leaksnap_symbolizer_free(check);
 	}
 	int pub = rc ? 0 : kit_publish_noreplace(tmp, final);
 	if (pub < 0)
@@ -270,17 +270,17 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 	unsigned pointer_size;
 	int rc = collect(o, &w, &n, &pointer_size);
 	const char **dirs = calloc(o->symbol_dir_count + 1, sizeof(*dirs));
-	struct sym_options so = {.symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1,
+	struct leaksnap_sym_options so = {.symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1,
 				 .no_host_paths = true};
 	struct leaksnap_error err;
-	struct symbolizer *sym = NULL;
+	struct leaksnap_symbolizer *sym = NULL;
 	if (!rc && dirs) {
 		dirs[0] = o->out_dir;
 		for (size_t i = 0; i < o->symbol_dir_count; i++)
 			dirs[i + 1] = o->symbol_dirs[i];
-		sym = symbolizer_new(&so, &err);
+		sym = leaksnap_symbolizer_new(&so, &err);
 		if (sym)
-			symbolizer_set_pointer_size(sym, pointer_size);
+			leaksnap_symbolizer_set_pointer_size(sym, pointer_size);
 	}
 	if (!rc && (!dirs || !sym))
 		rc = adb_fail("out of memory");
@@ -315,7 +315,7 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 	for (size_t i = 0; i < n; i++)
 		free(w[i].path);
 	free(w);
-	symbolizer_free(sym);
+	leaksnap_symbolizer_free(sym);
 	free(dirs);
 	return rc || failed ? -1 : 0;
 }

@@ -671,7 +671,7 @@ static void generate(struct gen *g, const char *path)
 		if (g->im.maps.len > UINT32_MAX || meta.len > UINT32_MAX ||
 		    g->nrecords > UINT64_MAX / info)
 			die("dump too large");
-		struct snapshot_header h = {
+		struct leaksnap_snapshot_header h = {
 			.version = 1,
 			.pointer_size = (uint8_t)ptr,
 			.flags = 0,
@@ -684,8 +684,8 @@ static void generate(struct gen *g, const char *path)
 			.records_size = g->nrecords * info,
 			.maps_size = g->im.maps.len,
 		};
-		uint8_t hdr[SNAPSHOT_HEADER_SIZE];
-		snapshot_header_encode(&h, hdr);
+		uint8_t hdr[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
+		leaksnap_snapshot_header_encode(&h, hdr);
 		out_write(&o, hdr, sizeof(hdr));
 	}
 

@@ -51,7 +51,7 @@ int cmd_addr2line(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_adb(int argc, char **argv);
 
-/* The symbolizer's jobs option (struct sym_options): the CPUs this process
+/* The symbolizer's jobs option (struct leaksnap_sym_options): the CPUs this process
  * may run on (at most 4), or LEAKSNAP_JOBS when set (0 to 64; 0 or 1: no
  * threads).  symctx.c */
 unsigned cli_sym_jobs(void);
@@ -60,17 +60,17 @@ unsigned cli_sym_jobs(void);
 struct cli_symctx;
 /* NULL when out of memory.  @maps (may be NULL) are @s's: a module found
  * only as a debug-only file takes its layout from them. */
-struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *maps,
+struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
 				  const char *const *dirs, size_t ndirs, bool adjust);
 void cli_symctx_free(struct cli_symctx *c);
 /* Hint: the frames of @records[0..count) of @s are about to be resolved
  * (their units are indexed ahead, on threads: cli_sym_jobs). */
-void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
-			 const struct snapshot *s, const size_t *records, size_t count);
+void cli_symctx_prefetch(struct cli_symctx *c, const struct leaksnap_maps *maps,
+			 const struct leaksnap_snapshot *s, const size_t *records, size_t count);
 /* Symbolize the frame at @loc (each module and rel_pc once).  Problems
  * with symbol files are reported on stderr as they are met.  -1: out of
  * memory (reported). */
-int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
+int cli_symctx_resolve(struct cli_symctx *c, const struct leaksnap_maps_location *loc,
 		       struct leaksnap_resolved *out);
 /* Progress on stderr when it is a terminal and symbolizing takes a while;
  * _end erases it. */
@@ -79,7 +79,7 @@ void cli_symctx_progress_end(struct cli_symctx *c);
 /* EXIT_ERROR once a symbol file was unreadable, else EXIT_OK. */
 int cli_symctx_status(const struct cli_symctx *c);
 size_t cli_symctx_module_count(const struct cli_symctx *c);
-const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i);
+const struct leaksnap_sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i);
 
 /* Rendering a symbolized frame (render.c).  The symbolized part of a text
  * frame line ("  function  file:line:column", "(no symbol file)", ...)
@@ -90,13 +90,13 @@ void cli_print_symbols(const struct leaksnap_resolved *r);
 void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark);
 /* One element of a JSON "symbols" list (the module, the file used, its
  * build-ID status and error) on @out, after a comma unless @first. */
-void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first);
+void cli_json_print_sym_module(FILE *out, const struct leaksnap_sym_module *m, bool first);
 /* Why a module has no symbol file: "no symbol file", "build-id mismatch"
  * or, when only files of the other ELF class were found, that. */
-const char *cli_no_file_note(const struct sym_module *m);
+const char *cli_no_file_note(const struct leaksnap_sym_module *m);
 /* What --verbose adds after a module's build-ID status about its layout:
  * "" when the file used has its own, else where it came from. */
-const char *cli_layout_note(const struct sym_module *m);
+const char *cli_layout_note(const struct leaksnap_sym_module *m);
 
 /* The HTML report page (report/report.h) at @path, published as
  * cli_outfile_open does (a page leaksnap wrote may be replaced): EXIT_OK,
@@ -125,7 +125,7 @@ bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /* The input options shared by every command that opens a snapshot. */
 struct cli_input {
-	struct snapshot_open_opts open;
+	struct leaksnap_snapshot_open_opts open;
 	const char *maps_path; /* --maps FILE, or NULL */
 };
 #define CLI_INPUT_LONGOPTS                                         \
@@ -169,19 +169,19 @@ int cli_read_file(const char *path, size_t max, const char *what, char **text, s
 /* Bigger inputs are refused ("FILE: more than N MiB: too large for WHAT"). */
 #define CLI_MAPS_MAX ((size_t)256 << 20)
 /* JSON object for one mapping (shared by show and maps). */
-json_t *cli_json_mapping(const struct maps_mapping *m);
+json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m);
 
 /* Print the snapshot's warnings (call once the input is known to be good,
  * so that a failing input yields exactly one line on stderr). */
-void cli_print_warnings(const struct snapshot *snap);
+void cli_print_warnings(const struct leaksnap_snapshot *snap);
 /* Open a snapshot and optionally replace its maps with
  * @maps_path.  Returns NULL after printing the error. */
-struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_opts *opts,
+struct leaksnap_snapshot *cli_open_snapshot(const char *path, const struct leaksnap_snapshot_open_opts *opts,
 				   const char *maps_path);
 /* Parse the snapshot's maps (NULL maps when it has none: every PC is then
  * unmapped).  Returns 0, or -1 (*@out NULL) after printing the error,
  * which points into the file the maps came from. */
-int cli_snapshot_maps(const struct snapshot *snap, const char *maps_path, struct maps **out);
+int cli_snapshot_maps(const struct leaksnap_snapshot *snap, const char *maps_path, struct leaksnap_maps **out);
 
 /* JSON helpers: compact one-line encoding of a value, never NULL. */
 void cli_json_print(FILE *f, json_t *value);

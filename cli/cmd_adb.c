@@ -72,13 +72,13 @@ static int out_read_maps(const char *path, char **text, size_t *len)
 	return cli_read_file(path, CLI_MAPS_MAX, "a maps file", text, len) ? -1 : 0;
 }
 
-static int out_open_dump(const char *path, struct snapshot **snap, struct maps **maps)
+static int out_open_dump(const char *path, struct leaksnap_snapshot **snap, struct leaksnap_maps **maps)
 {
-	struct snapshot *s = cli_open_snapshot(path, NULL, NULL);
+	struct leaksnap_snapshot *s = cli_open_snapshot(path, NULL, NULL);
 	*snap = NULL;
 	*maps = NULL;
 	if (!s || cli_snapshot_maps(s, NULL, maps)) {
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		return -1;
 	}
 	*snap = s;

@@ -36,7 +36,7 @@ static const char addr2line_usage[] =
 	"answered as unknown, reported on stderr, and makes the status 2).\n";
 
 struct a2l {
-	struct sym_file *file;
+	struct leaksnap_sym_file *file;
 	const char *module;   /* -e as given */
 	bool addresses, functions, inlines, json;
 	bool tty;             /* stdout is a terminal */
@@ -143,7 +143,7 @@ static void out_uint(unsigned long long v)
 	out_mem(p, (size_t)(b + sizeof(b) - p));
 }
 
-static void print_plain(const struct a2l *o, uint64_t addr, const struct sym_result *r)
+static void print_plain(const struct a2l *o, uint64_t addr, const struct leaksnap_sym_result *r)
 {
 	if (o->addresses) {
 		char b[24];
@@ -161,7 +161,7 @@ static void print_plain(const struct a2l *o, uint64_t addr, const struct sym_res
 	 * inlined frame it prints */
 	unsigned disc = r->frames[0].discriminator;
 	for (size_t i = 0; i < r->frame_count; i++) {
-		const struct sym_frame *f = &r->frames[i];
+		const struct leaksnap_sym_frame *f = &r->frames[i];
 		if (o->functions) {
 			out_str(f->function && *f->function ? f->function : "??");
 			out_char('\n');
@@ -184,13 +184,13 @@ static void print_plain(const struct a2l *o, uint64_t addr, const struct sym_res
 	}
 }
 
-static json_t *json_answer(const struct a2l *o, uint64_t addr, const struct sym_result *r)
+static json_t *json_answer(const struct a2l *o, uint64_t addr, const struct leaksnap_sym_result *r)
 {
 	json_t *symbols = json_array();
 	size_t n = r->frame_count ? r->frame_count : 1;
 	for (size_t i = 0; i < n; i++) {
-		static const struct sym_frame none;
-		const struct sym_frame *f = r->frame_count ? &r->frames[i] : &none;
+		static const struct leaksnap_sym_frame none;
+		const struct leaksnap_sym_frame *f = r->frame_count ? &r->frames[i] : &none;
 		char start[24] = "";
 		if (f->has_start)
 			snprintf(start, sizeof(start), "0x%llx", (unsigned long long)f->start_address);
@@ -228,7 +228,7 @@ static void json_out(json_t *v)
 	json_decref(v);
 }
 
-static void on_answer(void *ctx, size_t index, const struct sym_result *r,
+static void on_answer(void *ctx, size_t index, const struct leaksnap_sym_result *r,
 		      const struct leaksnap_error *err)
 {
 	struct answers *a = ctx;
@@ -259,7 +259,7 @@ static int answer_all(struct a2l *o, const uint64_t *addrs, const bool *bad, siz
 		      void (*say_bad)(void *, size_t), void *bad_ctx, json_t *array)
 {
 	struct answers a = {o, addrs, bad, say_bad, bad_ctx, array, EXIT_OK};
-	sym_file_lookup_batch(o->file, addrs, count, on_answer, &a);
+	leaksnap_sym_file_lookup_batch(o->file, addrs, count, on_answer, &a);
 	out_flush();
 	return a.status;
 }
@@ -411,7 +411,7 @@ static int parse_lines(const struct a2l *o, struct batch *b, char *p, char *end)
 		if (b->bad[i])
 			b->addrs[i] = 0; /* answered as unknown */
 		if (++b->count == 1024) /* threads start on these meanwhile */
-			sym_file_prefetch(o->file, b->addrs, b->count);
+			leaksnap_sym_file_prefetch(o->file, b->addrs, b->count);
 		p = stop + 1;
 	}
 	return 0;
@@ -534,20 +534,20 @@ int cmd_addr2line(int argc, char **argv)
 		return r == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json,
+	struct leaksnap_sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json,
 				 .jobs = cli_sym_jobs()};
-	struct symbolizer *sym = symbolizer_new(&so, &err);
+	struct leaksnap_symbolizer *sym = leaksnap_symbolizer_new(&so, &err);
 	if (!sym) {
 		cli_fail_error(&err);
 		return EXIT_ERROR;
 	}
-	o.file = symbolizer_open(sym, o.module, &err);
+	o.file = leaksnap_symbolizer_open(sym, o.module, &err);
 	if (!o.file) {
-		symbolizer_free(sym);
+		leaksnap_symbolizer_free(sym);
 		cli_fail_error(&err);
 		return EXIT_ERROR;
 	}
-	o.addr_width = sym_file_address_size(o.file) * 2; /* as binutils prints it */
+	o.addr_width = leaksnap_sym_file_address_size(o.file) * 2; /* as binutils prints it */
 	/* answers come in batches: written in large blocks, unless to a
 	 * terminal (where each is seen as soon as it is written) */
 	static char outbuf[1 << 18]; /* (glibc sizes its own by st_blksize) */
@@ -556,6 +556,6 @@ int cmd_addr2line(int argc, char **argv)
 		setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	int status = optind < argc ? answer_args(&o, argv + optind, (size_t)(argc - optind))
 				   : answer_stdin(&o);
-	symbolizer_free(sym);
+	leaksnap_symbolizer_free(sym);
 	return cli_finish_stdout(status);
 }

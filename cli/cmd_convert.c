@@ -73,7 +73,7 @@ static void collect_dropped(void *ctx, const char *what)
 
 /* "OLD=NEW" (the first '=' splits: OLD cannot hold one) into @r.  0, or -1
  * (printed). */
-static int parse_rewrite(char *arg, struct snapshot_rewrite *r)
+static int parse_rewrite(char *arg, struct leaksnap_snapshot_rewrite *r)
 {
 	char *eq = strchr(arg, '=');
 	if (eq == NULL)
@@ -109,17 +109,17 @@ static int copy_to_stdout(int fd)
 	}
 }
 
-static void warn_unmatched_rewrites(const struct snapshot *s, const struct snapshot_save_opts *save)
+static void warn_unmatched_rewrites(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *save)
 {
 	for (size_t i = 0; i < save->rewrite_count; i++)
 		if (save->rewrites[i].matched == 0)
-			cli_warn(snapshot_source(s), "--rewrite-prefix '%s=%s' matched no path",
+			cli_warn(leaksnap_snapshot_source(s), "--rewrite-prefix '%s=%s' matched no path",
 				 save->rewrites[i].old_prefix, save->rewrites[i].new_prefix);
 }
 
 /* --to pprof: the command's exit status. */
-static int convert_pprof(const struct snapshot *s, const struct maps *m, const char *out,
-			 const struct snapshot_save_opts *save, struct pprof_convert_opts *pprof)
+static int convert_pprof(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m, const char *out,
+			 const struct leaksnap_snapshot_save_opts *save, struct pprof_convert_opts *pprof)
 {
 	pprof->rewrites = save->rewrites;
 	pprof->rewrite_count = save->rewrite_count;
@@ -134,8 +134,8 @@ static int convert_pprof(const struct snapshot *s, const struct maps *m, const c
  * on a terminal is written to memory first, then through the terminal's
  * escaping stdout (the library writes the descriptor itself, and the
  * dump's paths and fingerprint are untrusted bytes).  0, or -1 (printed). */
-static int save_snapshot(const struct snapshot *s, const char *out, bool text,
-			 const struct snapshot_save_opts *save)
+static int save_snapshot(const struct leaksnap_snapshot *s, const char *out, bool text,
+			 const struct leaksnap_snapshot_save_opts *save)
 {
 	struct leaksnap_error err;
 	fflush(stdout);
@@ -153,7 +153,7 @@ static int save_snapshot(const struct snapshot *s, const char *out, bool text,
 		}
 	}
 	int rc = 0;
-	if (text ? snapshot_save_text(s, out, save, &err) : snapshot_save(s, out, save, &err))
+	if (text ? leaksnap_snapshot_save_text(s, out, save, &err) : leaksnap_snapshot_save(s, out, save, &err))
 		rc = cli_fail_error(&err);
 	if (mem >= 0) {
 		dup2(tty, STDOUT_FILENO);
@@ -167,25 +167,25 @@ static int save_snapshot(const struct snapshot *s, const char *out, bool text,
 
 /* Read @src and write it on @out: the command's exit status. */
 static int convert(const char *src, const char *out, const struct cli_input *in, bool text,
-		   struct snapshot_save_opts *save, struct pprof_convert_opts *pprof)
+		   struct leaksnap_snapshot_save_opts *save, struct pprof_convert_opts *pprof)
 {
-	struct snapshot *s = cli_open_snapshot(src, &in->open, in->maps_path);
+	struct leaksnap_snapshot *s = cli_open_snapshot(src, &in->open, in->maps_path);
 	if (s == NULL)
 		return EXIT_ERROR;
 	/* Refuse maps we could not read back. */
-	struct maps *m = NULL;
+	struct leaksnap_maps *m = NULL;
 	if (cli_snapshot_maps(s, in->maps_path, &m)) {
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		return EXIT_ERROR;
 	}
 	cli_print_warnings(s);
 	if (pprof) {
 		int rc = convert_pprof(s, m, out, save, pprof);
-		maps_free(m);
-		snapshot_close(s);
+		leaksnap_maps_free(m);
+		leaksnap_snapshot_close(s);
 		return rc;
 	}
-	maps_free(m);
+	leaksnap_maps_free(m);
 	struct dropped d = {0};
 	save->dropped = collect_dropped;
 	save->dropped_ctx = &d;
@@ -202,18 +202,18 @@ static int convert(const char *src, const char *out, const struct cli_input *in,
 	free(d.lines);
 	if (rc == 0)
 		warn_unmatched_rewrites(s, save);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	return rc == 0 ? EXIT_OK : EXIT_ERROR;
 }
 
 /* What the command line asks for. */
 struct convert_cli {
 	struct cli_input in;
-	struct snapshot_save_opts save;
+	struct leaksnap_snapshot_save_opts save;
 	struct pprof_convert_opts po;
 	bool text, pprof;
 	const char *sym_opt; /* an option that is for --to pprof only */
-	struct snapshot_rewrite *rules; /* at most one rule... */
+	struct leaksnap_snapshot_rewrite *rules; /* at most one rule... */
 	const char **dirs;              /* ...or symbols directory per argument */
 };
 

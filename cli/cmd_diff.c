@@ -127,7 +127,7 @@ static bool parse_bytes(const char *s, uint64_t *out)
  * that grew most, for the flame graph. */
 
 struct page_arg {
-	struct diff *d;
+	struct leaksnap_diff *d;
 	const struct diff_cli *c;
 };
 
@@ -150,7 +150,7 @@ static int page_flame(struct leaksnap_export_flame *fl, void *arg, uint64_t *res
 }
 
 /* The page at --html: -1 after saying why. */
-static int report_html(struct diff *d, const struct diff_cli *c)
+static int report_html(struct leaksnap_diff *d, const struct diff_cli *c)
 {
 	struct page_arg a = {d, c};
 	struct report_page page = {"diff", "leakdiff report", "growth", page_json, page_flame, &a};
@@ -167,8 +167,8 @@ static int report_html(struct diff *d, const struct diff_cli *c)
 struct reader {
 	char **paths;
 	size_t n;
-	const struct snapshot_open_opts *opts;
-	struct snapshot **snaps;
+	const struct leaksnap_snapshot_open_opts *opts;
+	struct leaksnap_snapshot **snaps;
 	struct leaksnap_error *errs;
 	bool *done;
 	size_t consumed; /* snapshots the main thread has taken */
@@ -188,7 +188,7 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&r->mu);
 		if (stop)
 			break;
-		struct snapshot *s = snapshot_open(r->paths[i], r->opts, &r->errs[i]);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open(r->paths[i], r->opts, &r->errs[i]);
 		pthread_mutex_lock(&r->mu);
 		r->snaps[i] = s;
 		r->done[i] = true;
@@ -201,12 +201,12 @@ static void *reader_main(void *arg)
 }
 
 /* Snapshot @i, or NULL with its error in r->errs[i]. */
-static struct snapshot *reader_take(struct reader *r, size_t i)
+static struct leaksnap_snapshot *reader_take(struct reader *r, size_t i)
 {
 	pthread_mutex_lock(&r->mu);
 	while (!r->done[i])
 		pthread_cond_wait(&r->cv, &r->mu);
-	struct snapshot *s = r->snaps[i];
+	struct leaksnap_snapshot *s = r->snaps[i];
 	r->snaps[i] = NULL;
 	r->consumed = i + 1;
 	pthread_cond_broadcast(&r->cv);
@@ -227,15 +227,15 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 	const char *cmd = "diff";
 	switch (opt) {
 	case O_BY: {
-		size_t k = DIFF_BY_STACK;
-		while (k <= DIFF_BY_MODULE && strcmp(optarg, diff_by_name((enum diff_by)k)) != 0)
+		size_t k = LEAKSNAP_DIFF_BY_STACK;
+		while (k <= LEAKSNAP_DIFF_BY_MODULE && strcmp(optarg, leaksnap_diff_by_name((enum leaksnap_diff_by)k)) != 0)
 			k++;
-		if (k > DIFF_BY_MODULE) {
+		if (k > LEAKSNAP_DIFF_BY_MODULE) {
 			cli_usage_error(cmd, "--by must be stack, site, function or module, not '%s'",
 					optarg);
 			return -1;
 		}
-		c->o.by = (enum diff_by)k;
+		c->o.by = (enum leaksnap_diff_by)k;
 		return 0;
 	}
 	case O_SKIP:
@@ -249,7 +249,7 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		}
 		c->skip[c->nskip++] = optarg;
 		return 0;
-	case O_ZYG: c->o.zygote = DIFF_ZYGOTE_INCLUDE; return 0;
+	case O_ZYG: c->o.zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE; return 0;
 	case O_TOP:
 		if (!cli_parse_uint(optarg, 0, SIZE_MAX / 2, &c->top)) {
 			cli_usage_error(cmd, "--top needs a number");
@@ -364,8 +364,8 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 				       : "missing snapshots: expected OLD.dump NEW.dump");
 		return -1;
 	}
-	if (n > DIFF_MAX_SNAPSHOTS) {
-		cli_usage_error(cmd, "at most %d snapshots, got %d", DIFF_MAX_SNAPSHOTS, n);
+	if (n > LEAKSNAP_DIFF_MAX_SNAPSHOTS) {
+		cli_usage_error(cmd, "at most %d snapshots, got %d", LEAKSNAP_DIFF_MAX_SNAPSHOTS, n);
 		return -1;
 	}
 	if (cli_no_empty_names(files, n))
@@ -458,11 +458,11 @@ static const char *base_name(const char *path)
  * another program than the first (another file name), or taken before the
  * one given before them.  Said, not refused: a program can move (a
  * reinstalled app), and a clock can step back. */
-static void warn_mismatch(struct diff *d, size_t n)
+static void warn_mismatch(struct leaksnap_diff *d, size_t n)
 {
-	const struct diff_snapshot *first = diff_snapshot(d, 0);
+	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0);
 	for (size_t i = 1; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i), *prev = diff_snapshot(d, i - 1);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i), *prev = leaksnap_diff_snapshot(d, i - 1);
 		/* (by file name: a rebuilt or reinstalled program moves) */
 		if (s->exe && first->exe && strcmp(base_name(s->exe), base_name(first->exe)) != 0)
 			cli_warn(s->file, "a snapshot of another program (%s) than %s (%s): "
@@ -477,18 +477,18 @@ static void warn_mismatch(struct diff *d, size_t n)
 
 /* The --suppressions file, parsed, in *@out (NULL: none): -1 after saying
  * why. */
-static int read_suppressions(const struct diff_cli *c, struct diff_suppressions **out)
+static int read_suppressions(const struct diff_cli *c, struct leaksnap_diff_suppressions **out)
 {
 	*out = NULL;
 	if (!c->supp_path)
 		return 0;
 	char *text;
 	size_t len;
-	if (cli_read_file(c->supp_path, DIFF_SUPPRESSIONS_MAX, "a suppressions file", &text, &len))
+	if (cli_read_file(c->supp_path, LEAKSNAP_DIFF_SUPPRESSIONS_MAX, "a suppressions file", &text, &len))
 		return -1;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	*out = diff_suppressions_parse(text, len, c->supp_path, &err);
+	*out = leaksnap_diff_suppressions_parse(text, len, c->supp_path, &err);
 	free(text);
 	if (!*out) {
 		cli_fail_error(&err);
@@ -499,7 +499,7 @@ static int read_suppressions(const struct diff_cli *c, struct diff_suppressions 
 
 /* A diff of @n snapshots with @c's options, symbolizing through a new
  * resolver in *@resolver unless --no-symbols: NULL after saying why. */
-static struct diff *new_diff(struct diff_cli *c, size_t n, struct diff_suppressions *supp,
+static struct leaksnap_diff *new_diff(struct diff_cli *c, size_t n, struct leaksnap_diff_suppressions *supp,
 			     struct leaksnap_resolver **resolver)
 {
 	struct leaksnap_error err;
@@ -519,25 +519,25 @@ static struct diff *new_diff(struct diff_cli *c, size_t n, struct diff_suppressi
 	c->o.suppressions = supp;
 	c->o.resolver = *resolver;
 	c->o.jobs = cli_sym_jobs();
-	struct diff *d = diff_new(&c->o, n, &err);
+	struct leaksnap_diff *d = leaksnap_diff_new(&c->o, n, &err);
 	if (!d)
 		cli_fail_error(&err);
 	return d;
 }
 
 /* Snapshot @i of @rd, added to @d with its maps: -1 after saying why. */
-static int add_snapshot(struct diff *d, struct reader *rd, bool threaded, size_t i)
+static int add_snapshot(struct leaksnap_diff *d, struct reader *rd, bool threaded, size_t i)
 {
-	struct snapshot *s = threaded && i > 0 ? reader_take(rd, i)
-					       : snapshot_open(rd->paths[i], rd->opts, &rd->errs[i]);
+	struct leaksnap_snapshot *s = threaded && i > 0 ? reader_take(rd, i)
+					       : leaksnap_snapshot_open(rd->paths[i], rd->opts, &rd->errs[i]);
 	if (!s) {
 		cli_input_error(&rd->errs[i]);
 		cli_fail_error(&rd->errs[i]);
 		return -1;
 	}
-	struct maps *maps = NULL;
+	struct leaksnap_maps *maps = NULL;
 	if (cli_snapshot_maps(s, NULL, &maps)) {
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		return -1;
 	}
 	cli_print_warnings(s);
@@ -545,9 +545,9 @@ static int add_snapshot(struct diff *d, struct reader *rd, bool threaded, size_t
 		cli_warn(rd->paths[i], "no maps: its frames are compared as raw addresses");
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	int rc = diff_add_snapshot(d, s, maps, &err);
-	maps_free(maps);
-	snapshot_close(s);
+	int rc = leaksnap_diff_add_snapshot(d, s, maps, &err);
+	leaksnap_maps_free(maps);
+	leaksnap_snapshot_close(s);
 	if (rc) {
 		cli_fail_error(&err);
 		return -1;
@@ -557,7 +557,7 @@ static int add_snapshot(struct diff *d, struct reader *rd, bool threaded, size_t
 
 /* Each of the @n snapshots at @paths added to @d, then closed; the next
  * one is read meanwhile.  -1 after saying why. */
-static int add_snapshots(struct diff *d, struct diff_cli *c, char **paths, size_t n)
+static int add_snapshots(struct leaksnap_diff *d, struct diff_cli *c, char **paths, size_t n)
 {
 	c->in.open.keep_duplicates = true; /* the diff merges equal stacks itself */
 	struct reader rd = {.paths = paths, .n = n, .opts = &c->in.open,
@@ -584,7 +584,7 @@ static int add_snapshots(struct diff *d, struct diff_cli *c, char **paths, size_
 		pthread_join(tid, NULL);
 	}
 	for (size_t i = 0; rd.snaps && i < n; i++)
-		snapshot_close(rd.snaps[i]);
+		leaksnap_snapshot_close(rd.snaps[i]);
 	free(rd.snaps);
 	free(rd.errs);
 	free(rd.done);
@@ -592,9 +592,9 @@ static int add_snapshots(struct diff *d, struct diff_cli *c, char **paths, size_
 }
 
 /* Rank the @n snapshots' growth: -1 after saying why. */
-static int rank(struct diff *d, const struct diff_cli *c, size_t n)
+static int rank(struct leaksnap_diff *d, const struct diff_cli *c, size_t n)
 {
-	const struct diff_snapshot *last = diff_snapshot(d, n - 1);
+	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(d, n - 1);
 	if (c->has_fail_unreachable && !last->has_reachability) {
 		cli_fail(last->file, "no reachability section: --fail-on-unreachable cannot be evaluated "
 			 "(record with LEAKSNAP_REACHABILITY=1)");
@@ -602,14 +602,14 @@ static int rank(struct diff *d, const struct diff_cli *c, size_t n)
 	}
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	if (diff_rank(d, &err)) {
+	if (leaksnap_diff_rank(d, &err)) {
 		cli_fail_error(&err);
 		return -1;
 	}
 	/* An exit dump is taken once the program has stopped working: what
 	 * grew until then did not grow in the last interval, and reads as a
 	 * cache (the definition of one). */
-	if (n > 2 && last->exit_dump && diff_stopped_count(d))
+	if (n > 2 && last->exit_dump && leaksnap_diff_stopped_count(d))
 		cli_warn(last->file,
 			 "an exit dump, taken after the program stopped working: what grew before "
 			 "it is listed as stopped (a cache); compare the dumps taken while it "
@@ -618,7 +618,7 @@ static int rank(struct diff *d, const struct diff_cli *c, size_t n)
 }
 
 /* The reports the options ask for: -1 after saying why. */
-static int render(struct diff *d, struct diff_cli *c)
+static int render(struct leaksnap_diff *d, struct diff_cli *c)
 {
 	if (c->folded) {
 		struct leaksnap_error err;
@@ -641,19 +641,19 @@ static int render(struct diff *d, struct diff_cli *c)
 
 /* The exit status once the reports are out: problems with symbol files,
  * then the --fail-on gates. */
-static int exit_status(struct diff *d, const struct diff_cli *c)
+static int exit_status(struct leaksnap_diff *d, const struct diff_cli *c)
 {
 	/* problems with symbol files: reported, the report still printed */
 	int status = EXIT_OK;
-	for (size_t i = 0; i < diff_warning_count(d); i++) {
-		cli_fail(NULL, "%s", diff_warning(d, i));
+	for (size_t i = 0; i < leaksnap_diff_warning_count(d); i++) {
+		cli_fail(NULL, "%s", leaksnap_diff_warning(d, i));
 		status = EXIT_ERROR;
 	}
-	if (status == EXIT_OK && c->has_fail_on && diff_suspects_bytes(d) > 0 &&
-	    (uint64_t)diff_suspects_bytes(d) >= c->fail_on) {
+	if (status == EXIT_OK && c->has_fail_on && leaksnap_diff_suspects_bytes(d) > 0 &&
+	    (uint64_t)leaksnap_diff_suspects_bytes(d) >= c->fail_on) {
 		fflush(stdout);
 		fprintf(stderr, "leaksnap: suspects grew by %lld bytes, at or above --fail-on %llu\n",
-			(long long)diff_suspects_bytes(d), (unsigned long long)c->fail_on);
+			(long long)leaksnap_diff_suspects_bytes(d), (unsigned long long)c->fail_on);
 		status = EXIT_LEAKS;
 	}
 	if (status != EXIT_ERROR && cli_diff_unreachable_gate(d, c))
@@ -669,9 +669,9 @@ int cmd_diff(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_ERROR;
 	size_t n = (size_t)(argc - first);
-	struct diff_suppressions *supp = NULL;
+	struct leaksnap_diff_suppressions *supp = NULL;
 	struct leaksnap_resolver *resolver = NULL;
-	struct diff *d = NULL;
+	struct leaksnap_diff *d = NULL;
 	int status = EXIT_ERROR;
 	if (read_suppressions(&c, &supp) == 0 && (d = new_diff(&c, n, supp, &resolver)) != NULL &&
 	    add_snapshots(d, &c, argv + first, n) == 0) {
@@ -679,8 +679,8 @@ int cmd_diff(int argc, char **argv)
 		if (rank(d, &c, n) == 0 && render(d, &c) == 0)
 			status = exit_status(d, &c);
 	}
-	diff_free(d);
+	leaksnap_diff_free(d);
 	leaksnap_resolver_free(resolver);
-	diff_suppressions_free(supp);
+	leaksnap_diff_suppressions_free(supp);
 	return status;
 }

@@ -18,41 +18,41 @@ static const char maps_usage[] =
 	"  -h, --help    this help\n\n"
 	"Exit status: 0 success, 2 any error.\n";
 
-static void print_text(const struct maps *m)
+static void print_text(const struct leaksnap_maps *m)
 {
-	printf("%zu mappings, %zu modules\n\nmappings:\n", maps_mapping_count(m),
-	       maps_module_count(m));
-	for (size_t i = 0; i < maps_mapping_count(m); i++) {
-		const struct maps_mapping *p = maps_mapping(m, i);
+	printf("%zu mappings, %zu modules\n\nmappings:\n", leaksnap_maps_mapping_count(m),
+	       leaksnap_maps_module_count(m));
+	for (size_t i = 0; i < leaksnap_maps_mapping_count(m); i++) {
+		const struct leaksnap_maps_mapping *p = leaksnap_maps_mapping(m, i);
 		printf("  %016llx-%016llx %s %08llx %02x:%02x %-10llu", (unsigned long long)p->start,
 		       (unsigned long long)p->end, p->perms, (unsigned long long)p->offset,
 		       p->dev_major, p->dev_minor, (unsigned long long)p->inode);
 		if (p->path)
 			printf(" %s%s%s", p->path, p->deleted ? " (deleted)" : "",
 			       p->unloaded ? " (unloaded)" : "");
-		if (p->module != MAPS_NONE)
+		if (p->module != LEAKSNAP_MAPS_NONE)
 			printf("  [module %zu]", p->module);
 		printf("\n");
 	}
 	printf("\nmodules:\n");
-	for (size_t i = 0; i < maps_module_count(m); i++) {
-		const struct maps_module *d = maps_module(m, i);
+	for (size_t i = 0; i < leaksnap_maps_module_count(m); i++) {
+		const struct leaksnap_maps_module *d = leaksnap_maps_module(m, i);
 		printf("  %zu  %016llx-%016llx  %zu mapping%s  %s\n", i, (unsigned long long)d->start,
 		       (unsigned long long)d->end, d->mapping_count, d->mapping_count == 1 ? "" : "s",
 		       d->path);
 	}
 }
 
-static void print_json(const struct maps *m)
+static void print_json(const struct leaksnap_maps *m)
 {
 	printf("{\n  \"mappings\": [");
-	for (size_t i = 0; i < maps_mapping_count(m); i++) {
+	for (size_t i = 0; i < leaksnap_maps_mapping_count(m); i++) {
 		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, cli_json_mapping(maps_mapping(m, i)));
+		cli_json_print(stdout, cli_json_mapping(leaksnap_maps_mapping(m, i)));
 	}
-	printf("%s],\n  \"modules\": [", maps_mapping_count(m) ? "\n  " : "");
-	for (size_t i = 0; i < maps_module_count(m); i++) {
-		const struct maps_module *d = maps_module(m, i);
+	printf("%s],\n  \"modules\": [", leaksnap_maps_mapping_count(m) ? "\n  " : "");
+	for (size_t i = 0; i < leaksnap_maps_module_count(m); i++) {
+		const struct leaksnap_maps_module *d = leaksnap_maps_module(m, i);
 		printf("%s\n    ", i ? "," : "");
 		cli_json_print(stdout, json_pack("{s:o, s:o, s:o, s:o, s:o}", "path", cli_json_text(d->path),
 						 "start", cli_json_addr(d->start), "end",
@@ -60,14 +60,14 @@ static void print_json(const struct maps *m)
 						 cli_json_u64(d->first_mapping), "mapping_count",
 						 cli_json_u64(d->mapping_count)));
 	}
-	printf("%s]\n}\n", maps_module_count(m) ? "\n  " : "");
+	printf("%s]\n}\n", leaksnap_maps_module_count(m) ? "\n  " : "");
 }
 
 /* The maps of @path: a snapshot carries its own; anything else is parsed
  * as maps text.  NULL after printing the error. */
-static struct maps *load_maps(const char *path)
+static struct leaksnap_maps *load_maps(const char *path)
 {
-	struct maps *m = NULL;
+	struct leaksnap_maps *m = NULL;
 	struct leaksnap_error err;
 	/* Standard input is read once, then tried both ways. */
 	char *in = NULL;
@@ -81,11 +81,11 @@ static struct maps *load_maps(const char *path)
 				  &in, &in_len))
 		return NULL;
 	const char *name = is_stdin ? "<stdin>" : path;
-	struct snapshot *s = once ? snapshot_open_memory(in, in_len, name, NULL, &err)
-				  : snapshot_open(path, NULL, &err);
+	struct leaksnap_snapshot *s = once ? leaksnap_snapshot_open_memory(in, in_len, name, NULL, &err)
+				  : leaksnap_snapshot_open(path, NULL, &err);
 	if (s != NULL) {
 		int rc = cli_snapshot_maps(s, NULL, &m);
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		free(in);
 		if (rc == 0 && m == NULL)
 			cli_fail(name, "the snapshot carries no maps");
@@ -99,7 +99,7 @@ static struct maps *load_maps(const char *path)
 	/* Not a snapshot: parse it as maps text. */
 	if (!once && cli_read_file(path, CLI_MAPS_MAX, "a maps file", &in, &in_len))
 		return NULL;
-	m = maps_parse(in, in_len, name, 1, 0, &err);
+	m = leaksnap_maps_parse(in, in_len, name, 1, 0, &err);
 	free(in);
 	if (m == NULL)
 		cli_fail_error(&err);
@@ -136,13 +136,13 @@ int cmd_maps(int argc, char **argv)
 	}
 	if (cli_no_empty_names(argv + optind, 1))
 		return EXIT_ERROR;
-	struct maps *m = load_maps(argv[optind]);
+	struct leaksnap_maps *m = load_maps(argv[optind]);
 	if (m == NULL)
 		return EXIT_ERROR;
 	if (json)
 		print_json(m);
 	else
 		print_text(m);
-	maps_free(m);
+	leaksnap_maps_free(m);
 	return cli_finish_stdout(EXIT_OK);
 }

@@ -524,7 +524,7 @@ static size_t list_dumps(const struct prefix *p, const struct dump_list *l)
 		}
 		snprintf(path, len, "%s%s", p->dir, l->v[i].name);
 		struct leaksnap_error err;
-		struct snapshot *s = snapshot_open(path, NULL, &err);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open(path, NULL, &err);
 		if (s == NULL) {
 			cli_input_error(&err);
 			char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
@@ -537,10 +537,10 @@ static size_t list_dumps(const struct prefix *p, const struct dump_list *l)
 				cli_warn(path, "%s", msg);
 		} else {
 			note("wrote %s: %zu records, %llu bytes in %llu allocations", path,
-			     snapshot_record_count(s), (unsigned long long)snapshot_records_bytes(s),
-			     (unsigned long long)snapshot_allocation_count(s));
+			     leaksnap_snapshot_record_count(s), (unsigned long long)leaksnap_snapshot_records_bytes(s),
+			     (unsigned long long)leaksnap_snapshot_allocation_count(s));
 			cli_print_warnings(s);
-			snapshot_close(s);
+			leaksnap_snapshot_close(s);
 		}
 		free(path);
 	}

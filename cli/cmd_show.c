@@ -92,11 +92,11 @@ struct app_split {
 	uint64_t records[2], allocations[2], bytes[2]; /* [0] app, [1] zygote */
 };
 
-static struct app_split split_of(const struct snapshot *s)
+static struct app_split split_of(const struct leaksnap_snapshot *s)
 {
 	struct app_split a = {{0}, {0}, {0}};
-	for (size_t i = 0; i < snapshot_record_count(s); i++) {
-		const struct snapshot_record *r = snapshot_record(s, i);
+	for (size_t i = 0; i < leaksnap_snapshot_record_count(s); i++) {
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, i);
 		int z = r->zygote ? 1 : 0;
 		a.records[z]++;
 		a.allocations[z] += r->count;
@@ -105,26 +105,26 @@ static struct app_split split_of(const struct snapshot *s)
 	return a;
 }
 
-static const char *count_mode_text(enum snapshot_count_mode m)
+static const char *count_mode_text(enum leaksnap_snapshot_count_mode m)
 {
 	switch (m) {
-	case SNAPSHOT_COUNTS_FLAGGED: return "flagged";
-	case SNAPSHOT_COUNTS_DETECTED: return "detected";
-	case SNAPSHOT_COUNTS_FORCED: return "forced";
-	case SNAPSHOT_COUNTS_REAL: break;
+	case LEAKSNAP_SNAPSHOT_COUNTS_FLAGGED: return "flagged";
+	case LEAKSNAP_SNAPSHOT_COUNTS_DETECTED: return "detected";
+	case LEAKSNAP_SNAPSHOT_COUNTS_FORCED: return "forced";
+	case LEAKSNAP_SNAPSHOT_COUNTS_REAL: break;
 	}
 	return NULL;
 }
 
 /* Text output ---------------------------------------------------------------- */
 
-static void print_frame(const struct maps *maps, struct cli_symctx *sc, unsigned ptr,
+static void print_frame(const struct leaksnap_maps *maps, struct cli_symctx *sc, unsigned ptr,
 			unsigned idx, uint64_t pc)
 {
-	struct maps_location loc;
+	struct leaksnap_maps_location loc;
 	printf("    #%02u 0x%0*llx", idx, (int)ptr * 2, (unsigned long long)pc);
 	struct leaksnap_resolved r;
-	if (maps_locate(maps, pc, &loc) && loc.module) {
+	if (leaksnap_maps_locate(maps, pc, &loc) && loc.module) {
 		printf("  %s+0x%llx", loc.module->path, (unsigned long long)loc.rel_pc);
 		if (sc && cli_symctx_resolve(sc, &loc, &r) == 0 && r.module)
 			cli_print_symbols(&r);
@@ -137,32 +137,32 @@ static void print_frame(const struct maps *maps, struct cli_symctx *sc, unsigned
 		printf("  (unmapped)\n");
 }
 
-static void show_text(const struct snapshot *s, const struct maps *maps,
+static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
 		      const struct show_opts *o, const size_t *top, size_t ntop)
 {
-	const char *ver = snapshot_version(s);
+	const char *ver = leaksnap_snapshot_version(s);
 	uint64_t t;
 	char tbuf[64];
-	printf("file:            %s\n", snapshot_source(s));
-	printf("format:          %s%s%s\n", snapshot_format_name(snapshot_format(s)),
+	printf("file:            %s\n", leaksnap_snapshot_source(s));
+	printf("format:          %s%s%s\n", leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)),
 	       ver ? " " : "", ver ? ver : "");
-	printf("pointer size:    %u%s\n", snapshot_pointer_size(s),
-	       snapshot_big_endian(s) ? " (big-endian records)" : "");
-	printf("backtrace size:  %u\n", snapshot_backtrace_size(s));
-	if (snapshot_pid(s) >= 0)
-		printf("pid:             %lld\n", (long long)snapshot_pid(s));
+	printf("pointer size:    %u%s\n", leaksnap_snapshot_pointer_size(s),
+	       leaksnap_snapshot_big_endian(s) ? " (big-endian records)" : "");
+	printf("backtrace size:  %u\n", leaksnap_snapshot_backtrace_size(s));
+	if (leaksnap_snapshot_pid(s) >= 0)
+		printf("pid:             %lld\n", (long long)leaksnap_snapshot_pid(s));
 	else
 		printf("pid:             unknown\n");
-	if (snapshot_time_ns(s, &t)) {
+	if (leaksnap_snapshot_time_ns(s, &t)) {
 		cli_format_time(t, tbuf, sizeof(tbuf));
 		printf("time:            %s\n", tbuf);
 	} else {
 		printf("time:            unknown\n");
 	}
-	printf("total memory:    %llu bytes\n", (unsigned long long)snapshot_total_memory(s));
-	printf("records:         %zu (%llu allocations, %llu bytes)\n", snapshot_record_count(s),
-	       (unsigned long long)snapshot_allocation_count(s),
-	       (unsigned long long)snapshot_records_bytes(s));
+	printf("total memory:    %llu bytes\n", (unsigned long long)leaksnap_snapshot_total_memory(s));
+	printf("records:         %zu (%llu allocations, %llu bytes)\n", leaksnap_snapshot_record_count(s),
+	       (unsigned long long)leaksnap_snapshot_allocation_count(s),
+	       (unsigned long long)leaksnap_snapshot_records_bytes(s));
 	struct app_split a = split_of(s);
 	static const char *const names[] = {"app:   ", "zygote:"};
 	for (int z = 0; z < 2; z++)
@@ -170,38 +170,38 @@ static void show_text(const struct snapshot *s, const struct maps *maps,
 		       (unsigned long long)a.records[z], a.records[z] == 1 ? "" : "s",
 		       (unsigned long long)a.allocations[z], a.allocations[z] == 1 ? "" : "s",
 		       (unsigned long long)a.bytes[z]);
-	if (snapshot_has_reachability(s))
+	if (leaksnap_snapshot_has_reachability(s))
 		printf("unreachable:     %llu bytes in %llu allocations\n",
-		       (unsigned long long)snapshot_unreachable_bytes(s),
-		       (unsigned long long)snapshot_unreachable_count(s));
-	const char *mode = count_mode_text(snapshot_count_mode(s));
+		       (unsigned long long)leaksnap_snapshot_unreachable_bytes(s),
+		       (unsigned long long)leaksnap_snapshot_unreachable_count(s));
+	const char *mode = count_mode_text(leaksnap_snapshot_count_mode(s));
 	if (mode)
 		printf("counts:          the count field held frame counts (Android 7 layout, %s);\n"
 		       "                 each record was counted as one allocation\n",
 		       mode);
 	if (maps)
-		printf("maps:            %zu mappings, %zu modules%s%s\n", maps_mapping_count(maps),
-		       maps_module_count(maps), o->in.maps_path ? " from " : "",
+		printf("maps:            %zu mappings, %zu modules%s%s\n", leaksnap_maps_mapping_count(maps),
+		       leaksnap_maps_module_count(maps), o->in.maps_path ? " from " : "",
 		       o->in.maps_path ? o->in.maps_path : "");
 	else
 		printf("maps:            none (frames are shown as raw PCs)\n");
-	if (snapshot_meta_count(s) > 0) {
+	if (leaksnap_snapshot_meta_count(s) > 0) {
 		printf("metadata:\n");
-		for (size_t i = 0; i < snapshot_meta_count(s); i++) {
-			const struct snapshot_meta *m = snapshot_meta(s, i);
+		for (size_t i = 0; i < leaksnap_snapshot_meta_count(s); i++) {
+			const struct leaksnap_snapshot_meta *m = leaksnap_snapshot_meta(s, i);
 			printf("  %s=%s\n", m->key, m->value);
 		}
 	}
-	size_t n = snapshot_record_count(s);
+	size_t n = leaksnap_snapshot_record_count(s);
 	printf("\n");
 	if (ntop < n)
 		printf("records by total bytes (top %zu of %zu):\n", ntop, n);
 	else
 		printf("records by total bytes:\n");
-	unsigned ptr = snapshot_pointer_size(s);
-	bool reach = snapshot_has_reachability(s);
+	unsigned ptr = leaksnap_snapshot_pointer_size(s);
+	bool reach = leaksnap_snapshot_has_reachability(s);
 	for (size_t i = 0; i < ntop; i++) {
-		const struct snapshot_record *r = snapshot_record(s, top[i]);
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, top[i]);
 		if (o->sc)
 			cli_symctx_progress(o->sc, i, ntop);
 		printf("#%zu  %llu bytes = %llu x %llu  %s", i + 1,
@@ -228,24 +228,24 @@ static void json_key(FILE *out, bool *first, const char *key)
 	*first = false;
 }
 
-static json_t *json_frame(const struct maps *maps, uint64_t pc)
+static json_t *json_frame(const struct leaksnap_maps *maps, uint64_t pc)
 {
-	struct maps_location loc;
-	bool mod = maps_locate(maps, pc, &loc) && loc.module;
+	struct leaksnap_maps_location loc;
+	bool mod = leaksnap_maps_locate(maps, pc, &loc) && loc.module;
 	return json_pack("{s:o, s:o, s:o}", "pc", cli_json_addr(pc), "module",
 			 mod ? cli_json_text(loc.module->path) : json_null(), "rel_pc",
 			 mod ? cli_json_addr(loc.rel_pc) : json_null());
 }
 
-static json_t *json_record(const struct snapshot_record *r, bool reach,
-			   const struct maps *maps, struct cli_symctx *sc)
+static json_t *json_record(const struct leaksnap_snapshot_record *r, bool reach,
+			   const struct leaksnap_maps *maps, struct cli_symctx *sc)
 {
 	json_t *frames = json_array();
 	for (uint32_t f = 0; f < r->frame_count; f++) {
 		if (sc) {
-			struct maps_location loc = {0};
+			struct leaksnap_maps_location loc = {0};
 			struct leaksnap_resolved res = {0};
-			if (!maps_locate(maps, r->frames[f], &loc) || !loc.module)
+			if (!leaksnap_maps_locate(maps, r->frames[f], &loc) || !loc.module)
 				loc.module = NULL;
 			else
 				cli_symctx_resolve(sc, &loc, &res);
@@ -262,7 +262,7 @@ static json_t *json_record(const struct snapshot_record *r, bool reach,
 			 reach ? cli_json_u64(r->unreachable) : json_null(), "frames", frames);
 }
 
-json_t *cli_json_mapping(const struct maps_mapping *m)
+json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m)
 {
 	char dev[32];
 	snprintf(dev, sizeof(dev), "%02x:%02x", m->dev_major, m->dev_minor);
@@ -275,47 +275,47 @@ json_t *cli_json_mapping(const struct maps_mapping *m)
 }
 
 /* The snapshot's facts: header, totals, metadata and warnings. */
-static void json_facts(FILE *out, bool *first, const struct snapshot *s)
+static void json_facts(FILE *out, bool *first, const struct leaksnap_snapshot *s)
 {
-	const char *ver = snapshot_version(s);
-	enum snapshot_format fmt = snapshot_format(s);
+	const char *ver = leaksnap_snapshot_version(s);
+	enum leaksnap_snapshot_format fmt = leaksnap_snapshot_format(s);
 	uint64_t t;
 	char tbuf[64];
 
 	json_key(out, first, "file");
-	cli_json_print(out, cli_json_text(snapshot_source(s)));
+	cli_json_print(out, cli_json_text(leaksnap_snapshot_source(s)));
 	json_key(out, first, "format");
-	cli_json_print(out, json_string(snapshot_format_name(fmt)));
+	cli_json_print(out, json_string(leaksnap_snapshot_format_name(fmt)));
 	json_key(out, first, "version");
 	if (ver == NULL)
 		cli_json_print(out, json_null());
-	else if (fmt == SNAPSHOT_FORMAT_ANDROID_TEXT)
+	else if (fmt == LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT)
 		cli_json_print(out, cli_json_text(ver));
 	else
 		cli_json_print(out, json_integer(atoi(ver)));
 	json_key(out, first, "pointer_size");
-	cli_json_print(out, json_integer(snapshot_pointer_size(s)));
+	cli_json_print(out, json_integer(leaksnap_snapshot_pointer_size(s)));
 	json_key(out, first, "big_endian");
-	cli_json_print(out, json_boolean(snapshot_big_endian(s)));
+	cli_json_print(out, json_boolean(leaksnap_snapshot_big_endian(s)));
 	json_key(out, first, "backtrace_size");
-	cli_json_print(out, json_integer(snapshot_backtrace_size(s)));
+	cli_json_print(out, json_integer(leaksnap_snapshot_backtrace_size(s)));
 	json_key(out, first, "pid");
-	cli_json_print(out, snapshot_pid(s) >= 0 ? json_integer(snapshot_pid(s)) : json_null());
+	cli_json_print(out, leaksnap_snapshot_pid(s) >= 0 ? json_integer(leaksnap_snapshot_pid(s)) : json_null());
 	json_key(out, first, "time_ns");
-	bool has_time = snapshot_time_ns(s, &t);
+	bool has_time = leaksnap_snapshot_time_ns(s, &t);
 	cli_json_print(out, has_time ? cli_json_u64(t) : json_null());
 	json_key(out, first, "time");
 	if (has_time)
 		cli_format_time(t, tbuf, sizeof(tbuf));
 	cli_json_print(out, has_time ? json_string(tbuf) : json_null());
 	json_key(out, first, "total_memory");
-	cli_json_print(out, cli_json_u64(snapshot_total_memory(s)));
+	cli_json_print(out, cli_json_u64(leaksnap_snapshot_total_memory(s)));
 	json_key(out, first, "records_bytes");
-	cli_json_print(out, cli_json_u64(snapshot_records_bytes(s)));
+	cli_json_print(out, cli_json_u64(leaksnap_snapshot_records_bytes(s)));
 	json_key(out, first, "record_count");
-	cli_json_print(out, cli_json_u64(snapshot_record_count(s)));
+	cli_json_print(out, cli_json_u64(leaksnap_snapshot_record_count(s)));
 	json_key(out, first, "allocation_count");
-	cli_json_print(out, cli_json_u64(snapshot_allocation_count(s)));
+	cli_json_print(out, cli_json_u64(leaksnap_snapshot_allocation_count(s)));
 	struct app_split a = split_of(s);
 	static const char *const split_keys[] = {"app", "zygote"};
 	for (int z = 0; z < 2; z++) {
@@ -326,19 +326,19 @@ static void json_facts(FILE *out, bool *first, const struct snapshot *s)
 						 cli_json_u64(a.bytes[z])));
 	}
 	json_key(out, first, "unreachable");
-	cli_json_print(out, snapshot_has_reachability(s)
+	cli_json_print(out, leaksnap_snapshot_has_reachability(s)
 				    ? json_pack("{s:o, s:o}", "bytes",
-						cli_json_u64(snapshot_unreachable_bytes(s)),
+						cli_json_u64(leaksnap_snapshot_unreachable_bytes(s)),
 						"allocations",
-						cli_json_u64(snapshot_unreachable_count(s)))
+						cli_json_u64(leaksnap_snapshot_unreachable_count(s)))
 				    : json_null());
 	json_key(out, first, "count_is_frames");
-	const char *mode = count_mode_text(snapshot_count_mode(s));
+	const char *mode = count_mode_text(leaksnap_snapshot_count_mode(s));
 	cli_json_print(out, mode ? json_string(mode) : json_null());
 	json_key(out, first, "metadata");
 	json_t *meta = json_array();
-	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
-		const struct snapshot_meta *m = snapshot_meta(s, i);
+	for (size_t i = 0; i < leaksnap_snapshot_meta_count(s); i++) {
+		const struct leaksnap_snapshot_meta *m = leaksnap_snapshot_meta(s, i);
 		json_array_append_new(meta, json_pack("{s:o, s:o}", "key", cli_json_text(m->key), "value",
 						      cli_json_text(m->value)));
 	}
@@ -346,13 +346,13 @@ static void json_facts(FILE *out, bool *first, const struct snapshot *s)
 	json_key(out, first, "warnings");
 	json_t *warn = json_array();
 	char buf[1024];
-	for (size_t i = 0; i < snapshot_warning_count(s); i++)
-		json_array_append_new(warn, cli_json_text(cli_input_text(snapshot_warning(s, i), buf,
+	for (size_t i = 0; i < leaksnap_snapshot_warning_count(s); i++)
+		json_array_append_new(warn, cli_json_text(cli_input_text(leaksnap_snapshot_warning(s, i), buf,
 									 sizeof(buf))));
 	cli_json_print(out, warn);
 }
 
-static void show_json(FILE *out, const struct snapshot *s, const struct maps *maps, const size_t *top,
+static void show_json(FILE *out, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const size_t *top,
 		      size_t ntop, struct cli_symctx *sc)
 {
 	bool first = true;
@@ -363,16 +363,16 @@ static void show_json(FILE *out, const struct snapshot *s, const struct maps *ma
 		if (sc)
 			cli_symctx_progress(sc, i, ntop);
 		fprintf(out, "%s\n    ", i ? "," : "");
-		cli_json_print(out, json_record(snapshot_record(s, top[i]),
-						snapshot_has_reachability(s), maps, sc));
+		cli_json_print(out, json_record(leaksnap_snapshot_record(s, top[i]),
+						leaksnap_snapshot_has_reachability(s), maps, sc));
 	}
 	fprintf(out, "%s]", ntop ? "\n  " : "");
 	json_key(out, &first, "maps");
 	fprintf(out, "[");
-	size_t nm = maps ? maps_mapping_count(maps) : 0;
+	size_t nm = maps ? leaksnap_maps_mapping_count(maps) : 0;
 	for (size_t i = 0; i < nm; i++) {
 		fprintf(out, "%s\n    ", i ? "," : "");
-		cli_json_print(out, cli_json_mapping(maps_mapping(maps, i)));
+		cli_json_print(out, cli_json_mapping(leaksnap_maps_mapping(maps, i)));
 	}
 	fprintf(out, "%s]", nm ? "\n  " : "");
 	if (sc) {
@@ -392,9 +392,9 @@ static void print_modules(struct cli_symctx *sc)
 	size_t n = cli_symctx_module_count(sc);
 	printf("\nsymbol files:\n");
 	for (size_t i = 0; i < n; i++) {
-		const struct sym_module *m = cli_symctx_module(sc, i);
+		const struct leaksnap_sym_module *m = cli_symctx_module(sc, i);
 		printf("  %s  %s  (build-id %s%s)\n", m->path, m->file_path ? m->file_path : "-",
-		       sym_build_id_status_name(m->status), cli_layout_note(m));
+		       leaksnap_sym_build_id_status_name(m->status), cli_layout_note(m));
 	}
 }
 
@@ -404,8 +404,8 @@ static void print_modules(struct cli_symctx *sc)
 
 struct page_arg {
 	const struct show_opts *o;
-	const struct snapshot *s;
-	const struct maps *maps;
+	const struct leaksnap_snapshot *s;
+	const struct leaksnap_maps *maps;
 	const size_t *top;
 	size_t ntop;
 };
@@ -422,24 +422,24 @@ static int page_json(FILE *out, void *arg)
 static int flame_records(const struct page_arg *a, struct leaksnap_export_flame *fl,
 			 uint64_t *rest, uint64_t *nrest)
 {
-	const struct snapshot *s = a->s;
-	size_t n = snapshot_record_count(s);
+	const struct leaksnap_snapshot *s = a->s;
+	size_t n = leaksnap_snapshot_record_count(s);
 	size_t k = a->o->html_stacks < n ? (size_t)a->o->html_stacks : n;
 	size_t *idx = malloc((k ? k : 1) * sizeof(*idx));
 	if (!idx)
 		return -1;
-	k = snapshot_records_top(s, k, idx);
+	k = leaksnap_snapshot_records_top(s, k, idx);
 	cli_symctx_prefetch(a->o->sc, a->maps, s, idx, k);
 	uint64_t kept = 0;
 	int rc = 0;
 	for (size_t i = 0; i < k && rc == 0; i++) {
-		const struct snapshot_record *r = snapshot_record(s, idx[i]);
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, idx[i]);
 		kept += r->size * r->count;
 		rc = leaksnap_export_flame_stack(fl, r->size * r->count, NULL);
 		for (uint32_t f = r->frame_count; f-- > 0 && rc == 0;) {
-			struct maps_location loc = {0};
+			struct leaksnap_maps_location loc = {0};
 			struct leaksnap_resolved res = {0};
-			if (!maps_locate(a->maps, r->frames[f], &loc) || !loc.module)
+			if (!leaksnap_maps_locate(a->maps, r->frames[f], &loc) || !loc.module)
 				loc.module = NULL;
 			else if (cli_symctx_resolve(a->o->sc, &loc, &res))
 				rc = -1;
@@ -451,7 +451,7 @@ static int flame_records(const struct page_arg *a, struct leaksnap_export_flame 
 		}
 	}
 	free(idx);
-	*rest = snapshot_records_bytes(s) - kept;
+	*rest = leaksnap_snapshot_records_bytes(s) - kept;
 	*nrest = n - k;
 	return rc;
 }
@@ -462,18 +462,18 @@ static int page_flame(struct leaksnap_export_flame *fl, void *arg, uint64_t *res
 	struct page_arg *a = arg;
 	if (flame_records(a, fl, rest_bytes, rest_stacks) == 0)
 		return 0;
-	cli_fail(snapshot_source(a->s), "out of memory");
+	cli_fail(leaksnap_snapshot_source(a->s), "out of memory");
 	return EXIT_ERROR;
 }
 
 /* The page at --html: -1 after saying why. */
-static int symbolize_html(const struct show_opts *o, const struct snapshot *s,
-			  const struct maps *maps, const size_t *top, size_t ntop)
+static int symbolize_html(const struct show_opts *o, const struct leaksnap_snapshot *s,
+			  const struct leaksnap_maps *maps, const size_t *top, size_t ntop)
 {
 	struct page_arg a = {o, s, maps, top, ntop};
 	struct report_page page = {"symbolize", "leaksnap heap snapshot", "live", page_json,
 				   page_flame, &a};
-	return cli_report_page(o->html, &page, snapshot_source(s)) == EXIT_OK ? 0 : -1;
+	return cli_report_page(o->html, &page, leaksnap_snapshot_source(s)) == EXIT_OK ? 0 : -1;
 }
 
 /* Main ---------------------------------------------------------------------------- */
@@ -600,7 +600,7 @@ static int check_args(struct show_opts *o, char **path)
 
 /* The reports of snapshot @s (its @maps) and its @ntop largest records
  * @top: the exit status. */
-static int report(struct show_opts *o, const struct snapshot *s, const struct maps *maps,
+static int report(struct show_opts *o, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
 		  const size_t *top, size_t ntop)
 {
 	if (o->sc)
@@ -630,16 +630,16 @@ static int show_main(int argc, char **argv, bool symbolize)
 	if (check_args(&o, argv + file))
 		return EXIT_ERROR;
 	const char *path = argv[file];
-	struct snapshot *s = cli_open_snapshot(path, &o.in.open, o.in.maps_path);
+	struct leaksnap_snapshot *s = cli_open_snapshot(path, &o.in.open, o.in.maps_path);
 	if (s == NULL)
 		return EXIT_ERROR;
-	struct maps *maps = NULL;
+	struct leaksnap_maps *maps = NULL;
 	if (cli_snapshot_maps(s, o.in.maps_path, &maps)) {
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		return EXIT_ERROR;
 	}
 	cli_print_warnings(s);
-	size_t n = snapshot_record_count(s);
+	size_t n = leaksnap_snapshot_record_count(s);
 	size_t limit = o.has_top && o.top < n ? (size_t)o.top : n;
 	size_t *top = malloc((limit ? limit : 1) * sizeof(*top));
 	if (symbolize)
@@ -649,11 +649,11 @@ static int show_main(int argc, char **argv, bool symbolize)
 	if (nomem)
 		cli_fail(path, "out of memory");
 	else
-		status = report(&o, s, maps, top, snapshot_records_top(s, limit, top));
+		status = report(&o, s, maps, top, leaksnap_snapshot_records_top(s, limit, top));
 	cli_symctx_free(o.sc);
 	free(top);
-	maps_free(maps);
-	snapshot_close(s);
+	leaksnap_maps_free(maps);
+	leaksnap_snapshot_close(s);
 	return nomem ? EXIT_ERROR : cli_finish_stdout(status);
 }
 

@@ -13,7 +13,7 @@
 #define MAX_SKIP 256
 
 struct diff_cli {
-	struct diff_options o;
+	struct leaksnap_diff_options o;
 	struct cli_input in;
 	const char *dirs[MAX_SYMBOL_DIRS];
 	size_t ndirs;
@@ -33,12 +33,12 @@ struct diff_cli {
 };
 
 /* The text report on standard output.  0, or -1 after saying why. */
-int cli_diff_text(struct diff *d, struct diff_cli *c);
+int cli_diff_text(struct leaksnap_diff *d, struct diff_cli *c);
 /* The JSON document on @out.  0, or -1 after saying why. */
-int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c);
+int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c);
 
 /* --fail-on-unreachable: whether the last snapshot's unreachable bytes
  * reach the limit (then it says so on standard error). */
-bool cli_diff_unreachable_gate(struct diff *d, const struct diff_cli *c);
+bool cli_diff_unreachable_gate(struct leaksnap_diff *d, const struct diff_cli *c);
 
 #endif

@@ -16,31 +16,31 @@ static json_t *json_series(const uint64_t *v, size_t n)
 
 /* Unreachable bytes or counts per snapshot: null where the snapshot does
  * not say which blocks are unreachable. */
-static json_t *json_unreachable(struct diff *d, const uint64_t *v)
+static json_t *json_unreachable(struct leaksnap_diff *d, const uint64_t *v)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; i < diff_snapshot_count(d); i++)
-		json_array_append_new(a, v && diff_snapshot(d, i)->has_reachability
+	for (size_t i = 0; i < leaksnap_diff_snapshot_count(d); i++)
+		json_array_append_new(a, v && leaksnap_diff_snapshot(d, i)->has_reachability
 						 ? cli_json_u64(v[i])
 						 : json_null());
 	return a;
 }
 
-static json_t *json_group(struct diff *d, const struct diff_group *g, size_t rank)
+static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *g, size_t rank)
 {
 	struct leaksnap_error err;
 	if (!g) {
 		cli_fail("diff", "out of memory");
 		return NULL;
 	}
-	if (diff_symbolize_group(d, g, &err) != 0) {
+	if (leaksnap_diff_symbolize_group(d, g, &err) != 0) {
 		cli_fail_error(&err);
 		return NULL;
 	}
-	size_t n = diff_snapshot_count(d);
+	size_t n = leaksnap_diff_snapshot_count(d);
 	json_t *frames = json_array();
 	for (size_t i = 0; i < g->frame_count; i++) {
-		const struct diff_frame *f = g->frames[i];
+		const struct leaksnap_diff_frame *f = g->frames[i];
 		struct leaksnap_export_frame ef = {(uintptr_t)f, f->pc, f->module, f->rel_pc,
 						   {f->sym_module, f->sym, f->sym_count}};
 		leaksnap_export_json_frames(frames, &ef);
@@ -54,7 +54,7 @@ static json_t *json_group(struct diff *d, const struct diff_group *g, size_t ran
 	json_object_set_new(o, "counts", json_series(g->counts, n));
 	json_object_set_new(o, "new", json_boolean(g->is_new));
 	json_object_set_new(o, "score", json_real(g->score));
-	json_object_set_new(o, "trend", json_string(diff_trend_name(g->trend)));
+	json_object_set_new(o, "trend", json_string(leaksnap_diff_trend_name(g->trend)));
 	json_object_set_new(o, "grew_intervals", json_integer(g->grew));
 	json_object_set_new(o, "shrank_intervals", json_integer(g->shrank));
 	json_object_set_new(o, "stacks", json_integer((json_int_t)g->stack_count));
@@ -82,13 +82,13 @@ static void json_key(FILE *out, bool *first, const char *key)
 /* Which list of groups. */
 enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
 
-static int json_list(FILE *out, struct diff *d, enum list list, size_t count)
+static int json_list(FILE *out, struct leaksnap_diff *d, enum list list, size_t count)
 {
 	fprintf(out, "[");
 	for (size_t i = 0; i < count; i++) {
-		json_t *g = list == LIST_SUSPECTS  ? json_group(d, diff_suspect(d, i), i + 1)
-			    : list == LIST_STOPPED ? json_group(d, diff_stopped(d, i), 0)
-						   : json_group(d, diff_unreachable(d, i), 0);
+		json_t *g = list == LIST_SUSPECTS  ? json_group(d, leaksnap_diff_suspect(d, i), i + 1)
+			    : list == LIST_STOPPED ? json_group(d, leaksnap_diff_stopped(d, i), 0)
+						   : json_group(d, leaksnap_diff_unreachable(d, i), 0);
 		if (!g)
 			return -1; /* said */
 		fprintf(out, "%s\n    ", i ? "," : "");
@@ -98,18 +98,18 @@ static int json_list(FILE *out, struct diff *d, enum list list, size_t count)
 	return 0;
 }
 
-int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
+int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 {
-	size_t n = diff_snapshot_count(d);
+	size_t n = leaksnap_diff_snapshot_count(d);
 	bool first = true;
 	json_key(out, &first, "by");
-	cli_json_print(out, json_string(diff_by_name(c->o.by)));
+	cli_json_print(out, json_string(leaksnap_diff_by_name(c->o.by)));
 	json_key(out, &first, "zygote_included");
-	cli_json_print(out, json_boolean(diff_zygote_included(d)));
+	cli_json_print(out, json_boolean(leaksnap_diff_zygote_included(d)));
 	json_key(out, &first, "snapshots");
 	fprintf(out, "[");
 	for (size_t i = 0; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
 		fprintf(out, "%s\n    ", i ? "," : "");
 		json_t *o = json_pack("{s:o, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
 				      "file", cli_json_text(s->file), "pid",
@@ -133,17 +133,17 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 		cli_json_print(out, o);
 	}
 	fprintf(out, "\n  ]");
-	const struct diff_snapshot *a = diff_snapshot(d, 0), *b = diff_snapshot(d, n - 1);
+	const struct leaksnap_diff_snapshot *a = leaksnap_diff_snapshot(d, 0), *b = leaksnap_diff_snapshot(d, n - 1);
 	json_key(out, &first, "totals");
 	cli_json_print(out,
 		       json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
 				 (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
 				 (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
-				 (json_int_t)diff_suspect_count(d), "suspects_bytes_delta",
-				 (json_int_t)diff_suspects_bytes(d), "suspects_count_delta",
-				 (json_int_t)diff_suspects_count(d), "stopped",
-				 (json_int_t)diff_stopped_count(d), "suppressed_stacks",
-				 (json_int_t)diff_suppressed_records(d)));
+				 (json_int_t)leaksnap_diff_suspect_count(d), "suspects_bytes_delta",
+				 (json_int_t)leaksnap_diff_suspects_bytes(d), "suspects_count_delta",
+				 (json_int_t)leaksnap_diff_suspects_count(d), "stopped",
+				 (json_int_t)leaksnap_diff_stopped_count(d), "suppressed_stacks",
+				 (json_int_t)leaksnap_diff_suppressed_records(d)));
 	/* what the last snapshot proves: null when it does not say */
 	json_key(out, &first, "reachability");
 	cli_json_print(out, b->has_reachability
@@ -151,11 +151,11 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 						cli_json_u64(b->unreachable_bytes),
 						"unreachable_count",
 						cli_json_u64(b->unreachable_count), "definite",
-						(json_int_t)diff_definite_count(d), "one_off",
-						(json_int_t)diff_unreachable_count(d))
+						(json_int_t)leaksnap_diff_definite_count(d), "one_off",
+						(json_int_t)leaksnap_diff_unreachable_count(d))
 				    : json_null());
-	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
-	size_t nu = diff_unreachable_count(d);
+	size_t ns = leaksnap_diff_suspect_count(d), nc = leaksnap_diff_stopped_count(d);
+	size_t nu = leaksnap_diff_unreachable_count(d);
 	json_key(out, &first, "suspects");
 	if (json_list(out, d, LIST_SUSPECTS, c->top && c->top < ns ? (size_t)c->top : ns))
 		return -1;
@@ -168,19 +168,19 @@ int cli_diff_json(FILE *out, struct diff *d, const struct diff_cli *c)
 	if (c->o.suppressions) {
 		json_key(out, &first, "suppressions");
 		json_t *arr = json_array();
-		for (size_t i = 0; i < diff_suppressions_count(c->o.suppressions); i++)
+		for (size_t i = 0; i < leaksnap_diff_suppressions_count(c->o.suppressions); i++)
 			json_array_append_new(
 				arr, json_pack("{s:o, s:o}", "pattern",
-					       cli_json_text(diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
-					       cli_json_u64(diff_suppressions_hits(c->o.suppressions, i))));
+					       cli_json_text(leaksnap_diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
+					       cli_json_u64(leaksnap_diff_suppressions_hits(c->o.suppressions, i))));
 		cli_json_print(out, arr);
 	}
 	if (c->o.resolver) {
 		json_key(out, &first, "symbols");
-		size_t nm = diff_symbol_module_count(d);
+		size_t nm = leaksnap_diff_symbol_module_count(d);
 		fprintf(out, "[");
 		for (size_t i = 0; i < nm; i++)
-			cli_json_print_sym_module(out, diff_symbol_module(d, i), i == 0);
+			cli_json_print_sym_module(out, leaksnap_diff_symbol_module(d, i), i == 0);
 		fprintf(out, "%s]", nm ? "\n  " : "");
 	}
 	fprintf(out, "\n}\n");

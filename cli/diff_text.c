@@ -14,13 +14,13 @@ static void print_series(const char *label, const uint64_t *v, size_t n)
 }
 
 /* A group's unreachable series: "?" for a snapshot that does not say. */
-static void print_unreachable(struct diff *d, const char *label, const uint64_t *v)
+static void print_unreachable(struct leaksnap_diff *d, const char *label, const uint64_t *v)
 {
-	size_t n = diff_snapshot_count(d);
+	size_t n = leaksnap_diff_snapshot_count(d);
 	printf("    %s", label);
 	for (size_t i = 0; i < n; i++) {
 		printf("%s", i ? " -> " : " ");
-		if (diff_snapshot(d, i)->has_reachability)
+		if (leaksnap_diff_snapshot(d, i)->has_reachability)
 			printf("%llu", (unsigned long long)v[i]);
 		else
 			printf("?");
@@ -33,7 +33,7 @@ enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
 
 /* @site_level: the inline level of this frame that is the group's site
  * (0 marks the frame's own line), SIZE_MAX if the site is another frame. */
-static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t idx,
+static void print_diff_frame(const struct leaksnap_diff_frame *f, unsigned ptr, size_t idx,
 			     size_t site_level)
 {
 	printf("  %s #%02zu 0x%0*llx", site_level == 0 ? ">" : " ", idx, (int)ptr * 2,
@@ -45,7 +45,7 @@ static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t id
 	}
 	printf("  %s+0x%llx", f->module, (unsigned long long)f->rel_pc);
 	if (!f->sym_module ||
-	    (!f->sym_module->file && f->sym_module->status != SYM_BUILD_ID_MISMATCH)) {
+	    (!f->sym_module->file && f->sym_module->status != LEAKSNAP_SYM_BUILD_ID_MISMATCH)) {
 		printf("\n"); /* no symbol file: the summary line says so once */
 		return;
 	}
@@ -53,21 +53,21 @@ static void print_diff_frame(const struct diff_frame *f, unsigned ptr, size_t id
 	cli_print_symbols_marked(&r, site_level);
 }
 
-static const char *trend_text(const struct diff_group *g, size_t n, char *buf, size_t size)
+static const char *trend_text(const struct leaksnap_diff_group *g, size_t n, char *buf, size_t size)
 {
-	if (g->trend == DIFF_TREND_GREW)
+	if (g->trend == LEAKSNAP_DIFF_TREND_GREW)
 		return "grew";
-	if (g->trend == DIFF_TREND_STEADY)
+	if (g->trend == LEAKSNAP_DIFF_TREND_STEADY)
 		return "grew in every interval";
 	int k = snprintf(buf, size, "grew in %u of %zu intervals", g->grew, n - 1);
 	if (g->shrank && k > 0 && (size_t)k < size)
 		k += snprintf(buf + k, size - (size_t)k, ", shrank in %u", g->shrank);
-	if (g->trend == DIFF_TREND_STOPPED && k > 0 && (size_t)k < size)
+	if (g->trend == LEAKSNAP_DIFF_TREND_STOPPED && k > 0 && (size_t)k < size)
 		snprintf(buf + k, size - (size_t)k, ", not in the last");
 	return buf;
 }
 
-static int print_group(struct diff *d, const struct diff_group *g, size_t rank, unsigned ptr,
+static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *g, size_t rank, unsigned ptr,
 		       enum list list)
 {
 	struct leaksnap_error err;
@@ -75,11 +75,11 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 		cli_fail("diff", "out of memory");
 		return -1;
 	}
-	if (diff_symbolize_group(d, g, &err) != 0) {
+	if (leaksnap_diff_symbolize_group(d, g, &err) != 0) {
 		cli_fail_error(&err);
 		return -1;
 	}
-	size_t n = diff_snapshot_count(d);
+	size_t n = leaksnap_diff_snapshot_count(d);
 	char tbuf[128];
 	const char *allocs = g->count_delta == 1 || g->count_delta == -1 ? "allocation"
 									    : "allocations";
@@ -116,25 +116,25 @@ static int print_group(struct diff *d, const struct diff_group *g, size_t rank, 
 
 /* The snapshots compared, one line each, and the growth from the first to
  * the last. */
-static void print_snapshots(struct diff *d, const struct diff_cli *c, bool reach)
+static void print_snapshots(struct leaksnap_diff *d, const struct diff_cli *c, bool reach)
 {
-	size_t n = diff_snapshot_count(d);
-	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
+	size_t n = leaksnap_diff_snapshot_count(d);
+	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0), *last = leaksnap_diff_snapshot(d, n - 1);
 	uint64_t left_out = 0;
 	int w = 8;
 	for (size_t i = 0; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
 		left_out += s->left_out_count;
 		if ((int)strlen(s->file) > w)
 			w = strlen(s->file) > 60 ? 60 : (int)strlen(s->file);
 	}
-	printf("%zu snapshots compared, grouped by %s", n, diff_by_name(c->o.by));
+	printf("%zu snapshots compared, grouped by %s", n, leaksnap_diff_by_name(c->o.by));
 	if (left_out)
 		printf("; zygote-child allocations left out (--include-zygote)");
 	printf("\n\n  #  %-*s %8s %12s %14s", w, "snapshot", "pid", "allocations", "bytes");
 	printf(reach ? " %14s\n" : "\n", "unreachable");
 	for (size_t i = 0; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
 		char pid[32];
 		snprintf(pid, sizeof(pid), s->pid >= 0 ? "%lld" : "?", (long long)s->pid);
 		printf("%3zu  %-*s %8s %12llu %14llu", i + 1, w, s->file, pid,
@@ -156,15 +156,15 @@ static void print_snapshots(struct diff *d, const struct diff_cli *c, bool reach
 
 /* What was found: the suspects (@shown of them listed), the definite and
  * one-off leaks, the caches. */
-static void print_findings(struct diff *d, const struct diff_cli *c, bool reach, size_t shown)
+static void print_findings(struct leaksnap_diff *d, const struct diff_cli *c, bool reach, size_t shown)
 {
-	const struct diff_snapshot *last = diff_snapshot(d, diff_snapshot_count(d) - 1);
-	size_t ns = diff_suspect_count(d), nc = diff_stopped_count(d);
+	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(d, leaksnap_diff_snapshot_count(d) - 1);
+	size_t ns = leaksnap_diff_suspect_count(d), nc = leaksnap_diff_stopped_count(d);
 	printf("\n");
 	if (ns)
 		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns, ns == 1 ? "" : "s",
-		       (long long)diff_suspects_bytes(d), (long long)diff_suspects_count(d),
-		       diff_suspects_count(d) == 1 ? "" : "s");
+		       (long long)leaksnap_diff_suspects_bytes(d), (long long)leaksnap_diff_suspects_count(d),
+		       leaksnap_diff_suspects_count(d) == 1 ? "" : "s");
 	else if (nc)
 		printf("no suspects: nothing still grew in the last interval (%zu group%s grew, "
 		       "then stopped)\n",
@@ -174,9 +174,9 @@ static void print_findings(struct diff *d, const struct diff_cli *c, bool reach,
 		       c->o.min_bytes ? " by --min-bytes or more" : "");
 	if (shown < ns)
 		printf("the best %zu %s shown (--top)\n", shown, shown == 1 ? "is" : "are");
-	size_t nu = diff_unreachable_count(d);
+	size_t nu = leaksnap_diff_unreachable_count(d);
 	if (last->has_reachability) {
-		size_t nd = diff_definite_count(d);
+		size_t nd = leaksnap_diff_definite_count(d);
 		printf("last snapshot: %llu unreachable bytes in %llu allocation%s\n",
 		       (unsigned long long)last->unreachable_bytes,
 		       (unsigned long long)last->unreachable_count,
@@ -199,28 +199,28 @@ static void print_findings(struct diff *d, const struct diff_cli *c, bool reach,
 
 /* Symbolize the groups to be listed (@shown suspects), then say which
  * modules could not be: -1 after saying why. */
-static int print_symbol_files(struct diff *d, struct diff_cli *c, size_t shown)
+static int print_symbol_files(struct leaksnap_diff *d, struct diff_cli *c, size_t shown)
 {
-	size_t nc = diff_stopped_count(d), nu = diff_unreachable_count(d);
+	size_t nc = leaksnap_diff_stopped_count(d), nu = leaksnap_diff_unreachable_count(d);
 	size_t nm = 0, missing = 0, mismatch = 0, nolayout = 0, wrong_class = 0;
 	int rc = 0;
 	for (size_t i = 0; i < shown && rc == 0; i++)
-		rc = diff_symbolize_group(d, diff_suspect(d, i), &c->err);
+		rc = leaksnap_diff_symbolize_group(d, leaksnap_diff_suspect(d, i), &c->err);
 	for (size_t i = 0; i < nc && (!c->top || i < c->top) && rc == 0; i++)
-		rc = diff_symbolize_group(d, diff_stopped(d, i), &c->err);
+		rc = leaksnap_diff_symbolize_group(d, leaksnap_diff_stopped(d, i), &c->err);
 	for (size_t i = 0; i < nu && (!c->top || i < c->top) && rc == 0; i++)
-		rc = diff_symbolize_group(d, diff_unreachable(d, i), &c->err);
+		rc = leaksnap_diff_symbolize_group(d, leaksnap_diff_unreachable(d, i), &c->err);
 	if (rc) {
 		cli_fail_error(&c->err);
 		return -1;
 	}
-	nm = diff_symbol_module_count(d);
+	nm = leaksnap_diff_symbol_module_count(d);
 	for (size_t i = 0; i < nm; i++) {
-		const struct sym_module *m = diff_symbol_module(d, i);
-		missing += !m->file && m->status != SYM_BUILD_ID_MISMATCH;
-		mismatch += m->status == SYM_BUILD_ID_MISMATCH && !m->wrong_class;
+		const struct leaksnap_sym_module *m = leaksnap_diff_symbol_module(d, i);
+		missing += !m->file && m->status != LEAKSNAP_SYM_BUILD_ID_MISMATCH;
+		mismatch += m->status == LEAKSNAP_SYM_BUILD_ID_MISMATCH && !m->wrong_class;
 		wrong_class += m->wrong_class != 0;
-		nolayout += m->file && m->layout == SYM_LAYOUT_NONE;
+		nolayout += m->file && m->layout == LEAKSNAP_SYM_LAYOUT_NONE;
 	}
 	if (missing)
 		printf("no symbol file for %zu of %zu modules: their frames are module+offset "
@@ -239,52 +239,52 @@ static int print_symbol_files(struct diff *d, struct diff_cli *c, size_t shown)
 
 /* The groups: the @shown best suspects, the caches, the one-off leaks.
  * -1 after saying why. */
-static int print_groups(struct diff *d, const struct diff_cli *c, size_t shown)
+static int print_groups(struct leaksnap_diff *d, const struct diff_cli *c, size_t shown)
 {
-	unsigned ptr = diff_snapshot(d, 0)->pointer_size;
-	size_t nc = diff_stopped_count(d), nu = diff_unreachable_count(d);
+	unsigned ptr = leaksnap_diff_snapshot(d, 0)->pointer_size;
+	size_t nc = leaksnap_diff_stopped_count(d), nu = leaksnap_diff_unreachable_count(d);
 	for (size_t i = 0; i < shown; i++) {
 		printf("\n");
-		if (print_group(d, diff_suspect(d, i), i + 1, ptr, LIST_SUSPECTS))
+		if (print_group(d, leaksnap_diff_suspect(d, i), i + 1, ptr, LIST_SUSPECTS))
 			return -1;
 	}
 	if (nc) {
 		printf("\ngrew, then stopped (caches, not leaks):\n");
 		for (size_t i = 0; i < nc && (!c->top || i < c->top); i++)
-			if (print_group(d, diff_stopped(d, i), 0, ptr, LIST_STOPPED))
+			if (print_group(d, leaksnap_diff_stopped(d, i), 0, ptr, LIST_STOPPED))
 				return -1;
 	}
 	if (nu) {
 		printf("\nunreachable, did not grow%s (one-off leaks):\n",
 		       c->o.min_bytes ? " by --min-bytes or more" : "");
 		for (size_t i = 0; i < nu && (!c->top || i < c->top); i++)
-			if (print_group(d, diff_unreachable(d, i), 0, ptr, LIST_UNREACHABLE))
+			if (print_group(d, leaksnap_diff_unreachable(d, i), 0, ptr, LIST_UNREACHABLE))
 				return -1;
 	}
 	return 0;
 }
 
-int cli_diff_text(struct diff *d, struct diff_cli *c)
+int cli_diff_text(struct leaksnap_diff *d, struct diff_cli *c)
 {
-	size_t ns = diff_suspect_count(d);
+	size_t ns = leaksnap_diff_suspect_count(d);
 	size_t shown = c->top && c->top < ns ? (size_t)c->top : ns;
 	bool reach = false; /* any snapshot says which blocks are unreachable */
-	for (size_t i = 0; i < diff_snapshot_count(d); i++)
-		reach |= diff_snapshot(d, i)->has_reachability;
+	for (size_t i = 0; i < leaksnap_diff_snapshot_count(d); i++)
+		reach |= leaksnap_diff_snapshot(d, i)->has_reachability;
 	print_snapshots(d, c, reach);
 	print_findings(d, c, reach, shown);
 	if (c->o.resolver && print_symbol_files(d, c, shown))
 		return -1;
-	if (c->o.suppressions && diff_suppressed_records(d))
+	if (c->o.suppressions && leaksnap_diff_suppressed_records(d))
 		printf("%llu stack%s suppressed by %s\n",
-		       (unsigned long long)diff_suppressed_records(d),
-		       diff_suppressed_records(d) == 1 ? "" : "s", c->supp_path);
+		       (unsigned long long)leaksnap_diff_suppressed_records(d),
+		       leaksnap_diff_suppressed_records(d) == 1 ? "" : "s", c->supp_path);
 	return print_groups(d, c, shown);
 }
 
-bool cli_diff_unreachable_gate(struct diff *d, const struct diff_cli *c)
+bool cli_diff_unreachable_gate(struct leaksnap_diff *d, const struct diff_cli *c)
 {
-	const struct diff_snapshot *last = diff_snapshot(d, diff_snapshot_count(d) - 1);
+	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(d, leaksnap_diff_snapshot_count(d) - 1);
 	if (!c->has_fail_unreachable || !last->has_reachability || last->unreachable_bytes == 0 ||
 	    last->unreachable_bytes < c->fail_unreachable)
 		return false;

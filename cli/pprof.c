@@ -9,7 +9,7 @@
 #include "pprof.h"
 
 /* The export's resolve callback: symctx's frames. */
-static int resolve_frames(void *arg, const struct maps_location *loc, struct leaksnap_resolved *out)
+static int resolve_frames(void *arg, const struct leaksnap_maps_location *loc, struct leaksnap_resolved *out)
 {
 	return cli_symctx_resolve(arg, loc, out) ? EXIT_ERROR : 0; /* (said) */
 }
@@ -20,9 +20,9 @@ static void progress(void *arg, size_t done, size_t total)
 }
 
 /* Every record's frames are about to be resolved. */
-static void prefetch_all(struct cli_symctx *sc, const struct maps *maps, const struct snapshot *s)
+static void prefetch_all(struct cli_symctx *sc, const struct leaksnap_maps *maps, const struct leaksnap_snapshot *s)
 {
-	size_t n = snapshot_record_count(s);
+	size_t n = leaksnap_snapshot_record_count(s);
 	size_t *all = malloc((n ? n : 1) * sizeof(*all));
 	if (!all)
 		return;
@@ -32,7 +32,7 @@ static void prefetch_all(struct cli_symctx *sc, const struct maps *maps, const s
 	free(all);
 }
 
-int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const char *path,
+int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const char *path,
 		       const struct pprof_convert_opts *o)
 {
 	struct cli_outfile out;
@@ -67,7 +67,7 @@ int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const 
 	return rc == EXIT_OK ? status : rc;
 }
 
-int cli_pprof_diff(struct diff *d, const char *path, bool adjust)
+int cli_pprof_diff(struct leaksnap_diff *d, const char *path, bool adjust)
 {
 	struct cli_outfile out;
 	if (cli_outfile_open(&out, path, CLI_REPLACE_OWN_PPROF))

@@ -16,19 +16,19 @@ struct pprof_convert_opts {
 	const char *const *dirs; /* --symbols trees */
 	size_t ndirs;
 	bool no_symbols, no_adjust;
-	struct snapshot_rewrite *rewrites; /* --rewrite-prefix, applied to file names */
+	struct leaksnap_snapshot_rewrite *rewrites; /* --rewrite-prefix, applied to file names */
 	size_t rewrite_count;
 };
 /* Write @s (with its parsed @maps, NULL: none) as a profile at @path,
  * never replacing a file ("-": standard output).  EXIT_OK or EXIT_ERROR
  * (said). */
-int cli_pprof_snapshot(const struct snapshot *s, const struct maps *maps, const char *path,
+int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const char *path,
 		       const struct pprof_convert_opts *o);
 
 /* Write the suspects' growth of the ranked @d as a profile at @path (an
  * existing regular file is replaced only if it is a growth profile
  * leaksnap wrote; "-": standard output); @adjust: the frames were looked
  * up at pc - 1.  EXIT_OK or EXIT_ERROR (said). */
-int cli_pprof_diff(struct diff *d, const char *path, bool adjust);
+int cli_pprof_diff(struct leaksnap_diff *d, const char *path, bool adjust);
 
 #endif

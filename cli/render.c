@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "report.h"
 
-static void print_source(const struct sym_frame *f)
+static void print_source(const struct leaksnap_sym_frame *f)
 {
 	if (f->from_symtab)
 		printf("  %s+0x%llx", f->function, (unsigned long long)f->symbol_offset);
@@ -30,7 +30,7 @@ void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark)
 		printf("  (%s)\n", cli_no_file_note(r->module));
 		return;
 	}
-	if (r->module->layout == SYM_LAYOUT_NONE) {
+	if (r->module->layout == LEAKSNAP_SYM_LAYOUT_NONE) {
 		printf("  (debug-only symbol file, no layout)\n");
 		return;
 	}
@@ -47,19 +47,19 @@ void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark)
 	}
 }
 
-void cli_json_print_sym_module(FILE *out, const struct sym_module *m, bool first)
+void cli_json_print_sym_module(FILE *out, const struct leaksnap_sym_module *m, bool first)
 {
 	fprintf(out, "%s\n    ", first ? "" : ",");
 	cli_json_print(out, json_pack("{s:o, s:o, s:s, s:o, s:o}", "module", cli_json_text(m->path), "symbol_file",
 					 cli_json_str_or_null(m->file_path), "build_id_status",
-					 sym_build_id_status_name(m->status), "error",
+					 leaksnap_sym_build_id_status_name(m->status), "error",
 					 cli_json_str_or_null(m->error), "layout",
-					 cli_json_str_or_null(sym_layout_name(m->layout))));
+					 cli_json_str_or_null(leaksnap_sym_layout_name(m->layout))));
 }
 
-const char *cli_no_file_note(const struct sym_module *m)
+const char *cli_no_file_note(const struct leaksnap_sym_module *m)
 {
-	if (m->status != SYM_BUILD_ID_MISMATCH)
+	if (m->status != LEAKSNAP_SYM_BUILD_ID_MISMATCH)
 		return "no symbol file";
 	if (m->wrong_class == 32)
 		return "ELF class mismatch: only 32-bit files, for a 64-bit process";
@@ -68,15 +68,15 @@ const char *cli_no_file_note(const struct sym_module *m)
 	return "build-id mismatch";
 }
 
-const char *cli_layout_note(const struct sym_module *m)
+const char *cli_layout_note(const struct leaksnap_sym_module *m)
 {
 	if (!m->file)
 		return m->wrong_class ? ", ELF class mismatch" : "";
 	switch (m->layout) {
-	case SYM_LAYOUT_FILE: return "";
-	case SYM_LAYOUT_HOST: return ", debug-only: layout from the module's own file";
-	case SYM_LAYOUT_MAPS: return ", debug-only: layout from the maps";
-	case SYM_LAYOUT_NONE: break;
+	case LEAKSNAP_SYM_LAYOUT_FILE: return "";
+	case LEAKSNAP_SYM_LAYOUT_HOST: return ", debug-only: layout from the module's own file";
+	case LEAKSNAP_SYM_LAYOUT_MAPS: return ", debug-only: layout from the maps";
+	case LEAKSNAP_SYM_LAYOUT_NONE: break;
 	}
 	return ", debug-only: no layout";
 }

@@ -11,8 +11,8 @@
 
 struct cli_symctx {
 	struct leaksnap_resolver *r;
-	const struct snapshot *snap;       /* its metadata has the build IDs */
-	const struct maps *maps;           /* its maps (a debug-only file's layout) */
+	const struct leaksnap_snapshot *snap;       /* its metadata has the build IDs */
+	const struct leaksnap_maps *maps;           /* its maps (a debug-only file's layout) */
 	int status;                        /* EXIT_ERROR once a problem was said */
 	bool tty;                          /* stderr is a terminal: progress */
 	bool progress_shown;
@@ -50,7 +50,7 @@ static void say_problem(void *arg, const struct leaksnap_error *e)
 	c->status = EXIT_ERROR;
 }
 
-struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *maps,
+struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
 				  const char *const *dirs, size_t ndirs, bool adjust)
 {
 	struct cli_symctx *c = calloc(1, sizeof(*c));
@@ -62,7 +62,7 @@ struct cli_symctx *cli_symctx_new(const struct snapshot *s, const struct maps *m
 	c->maps = maps;
 	LEAKSNAP_RESOLVER_OPTS(o, .symbol_dirs = dirs, .symbol_dir_count = ndirs,
 			       .return_addresses = adjust, .jobs = cli_sym_jobs(),
-			       .pointer_size = snapshot_pointer_size_known(s), .warn = say_problem,
+			       .pointer_size = leaksnap_snapshot_pointer_size_known(s), .warn = say_problem,
 			       .warn_arg = c);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
@@ -118,18 +118,18 @@ size_t cli_symctx_module_count(const struct cli_symctx *c)
 	return leaksnap_resolver_module_count(c->r);
 }
 
-const struct sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
+const struct leaksnap_sym_module *cli_symctx_module(const struct cli_symctx *c, size_t i)
 {
 	return leaksnap_resolver_module(c->r, i);
 }
 
-void cli_symctx_prefetch(struct cli_symctx *c, const struct maps *maps,
-			 const struct snapshot *s, const size_t *records, size_t count)
+void cli_symctx_prefetch(struct cli_symctx *c, const struct leaksnap_maps *maps,
+			 const struct leaksnap_snapshot *s, const size_t *records, size_t count)
 {
 	leaksnap_resolve_prefetch(c->r, s, maps, records, count);
 }
 
-int cli_symctx_resolve(struct cli_symctx *c, const struct maps_location *loc,
+int cli_symctx_resolve(struct cli_symctx *c, const struct leaksnap_maps_location *loc,
 		       struct leaksnap_resolved *out)
 {
 	struct leaksnap_error err;

@@ -228,11 +228,11 @@ int cli_read_file(const char *path, size_t max, const char *what, char **text, s
 	return 0;
 }
 
-struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_opts *opts,
+struct leaksnap_snapshot *cli_open_snapshot(const char *path, const struct leaksnap_snapshot_open_opts *opts,
 				   const char *maps_path)
 {
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open(path, opts, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open(path, opts, &err);
 	if (s == NULL) {
 		cli_input_error(&err);
 		cli_fail_error(&err);
@@ -242,7 +242,7 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 		char *text;
 		size_t len;
 		if (cli_read_file(maps_path, CLI_MAPS_MAX, "a maps file", &text, &len)) {
-			snapshot_close(s);
+			leaksnap_snapshot_close(s);
 			return NULL;
 		}
 		const char *not_maps = NULL;
@@ -259,14 +259,14 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 				   "its records: leave --maps out)";
 		if (not_maps) {
 			free(text);
-			snapshot_close(s);
+			leaksnap_snapshot_close(s);
 			cli_fail(maps_path, "%s", not_maps);
 			return NULL;
 		}
-		if (snapshot_set_maps(s, text, len, &err)) {
+		if (leaksnap_snapshot_set_maps(s, text, len, &err)) {
 			free(text);
 			cli_fail_error(&err);
-			snapshot_close(s);
+			leaksnap_snapshot_close(s);
 			return NULL;
 		}
 		free(text);
@@ -274,23 +274,23 @@ struct snapshot *cli_open_snapshot(const char *path, const struct snapshot_open_
 	return s;
 }
 
-void cli_print_warnings(const struct snapshot *s)
+void cli_print_warnings(const struct leaksnap_snapshot *s)
 {
 	char buf[1024];
-	for (size_t i = 0; i < snapshot_warning_count(s); i++)
-		cli_warn(snapshot_source(s), "%s",
-			 cli_input_text(snapshot_warning(s, i), buf, sizeof(buf)));
+	for (size_t i = 0; i < leaksnap_snapshot_warning_count(s); i++)
+		cli_warn(leaksnap_snapshot_source(s), "%s",
+			 cli_input_text(leaksnap_snapshot_warning(s, i), buf, sizeof(buf)));
 }
 
 /* A --maps file in which no frame of the snapshot lies was most likely
  * taken from another process (or another run): say so once. */
-static void warn_foreign_maps(const struct snapshot *s, const struct maps *m, const char *maps_path)
+static void warn_foreign_maps(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m, const char *maps_path)
 {
 	size_t frames = 0;
-	for (size_t i = 0; i < snapshot_record_count(s); i++) {
-		const struct snapshot_record *r = snapshot_record(s, i);
+	for (size_t i = 0; i < leaksnap_snapshot_record_count(s); i++) {
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, i);
 		for (uint32_t f = 0; f < r->frame_count; f++) {
-			if (maps_lookup(m, r->frames[f]))
+			if (leaksnap_maps_lookup(m, r->frames[f]))
 				return;
 			frames++;
 		}
@@ -304,14 +304,14 @@ static void warn_foreign_maps(const struct snapshot *s, const struct maps *m, co
  * the dump, join its maps where nothing else is mapped now: the frames of
  * blocks those libraries allocated still name them.  A malformed line is
  * a warning, and none of them is used.  0, or -1 (printed): out of memory. */
-static int add_unloaded(const struct snapshot *s, struct maps *m)
+static int add_unloaded(const struct leaksnap_snapshot *s, struct leaksnap_maps *m)
 {
 	struct leaksnap_error err;
 	size_t shadowed = 0;
-	long added = maps_add_snapshot_unloaded(m, s, &shadowed, &err);
+	long added = leaksnap_maps_add_snapshot_unloaded(m, s, &shadowed, &err);
 	if (added >= 0) {
 		if (shadowed)
-			cli_warn(snapshot_source(s), "the code of %zu mapping%s of libraries unloaded "
+			cli_warn(leaksnap_snapshot_source(s), "the code of %zu mapping%s of libraries unloaded "
 				 "before the dump lies under code another file loaded since: frames "
 				 "there are said to be in that file, whichever ran them",
 				 shadowed, shadowed == 1 ? "" : "s");
@@ -321,31 +321,31 @@ static int add_unloaded(const struct snapshot *s, struct maps *m)
 		cli_fail_error(&err);
 		return -1;
 	}
-	cli_warn(snapshot_source(s), "unloaded= line %lu of the metadata is not a maps line "
+	cli_warn(leaksnap_snapshot_source(s), "unloaded= line %lu of the metadata is not a maps line "
 		 "(%s): the mappings of unloaded libraries are not used", err.line, err.text);
 	return 0;
 }
 
-int cli_snapshot_maps(const struct snapshot *s, const char *maps_path, struct maps **out)
+int cli_snapshot_maps(const struct leaksnap_snapshot *s, const char *maps_path, struct leaksnap_maps **out)
 {
 	size_t len;
 	unsigned long line;
 	uint64_t off;
-	const char *text = snapshot_maps(s, &len, &line, &off);
+	const char *text = leaksnap_snapshot_maps(s, &len, &line, &off);
 	*out = NULL;
 	if (text == NULL)
 		return 0;
 	/* Errors name the file the maps came from: the --maps file, or the dump
 	 * (line numbers for text dumps, byte offsets for binary ones). */
-	const char *src = maps_path ? maps_path : snapshot_source(s);
+	const char *src = maps_path ? maps_path : leaksnap_snapshot_source(s);
 	struct leaksnap_error err;
-	struct maps *m = maps_parse(text, len, src, maps_path ? 1 : (line ? line : 1),
+	struct leaksnap_maps *m = leaksnap_maps_parse(text, len, src, maps_path ? 1 : (line ? line : 1),
 				    maps_path ? 0 : off, &err);
 	if (m != NULL) {
 		if (maps_path) {
 			warn_foreign_maps(s, m, maps_path);
 		} else if (add_unloaded(s, m)) {
-			maps_free(m);
+			leaksnap_maps_free(m);
 			return -1;
 		}
 		*out = m;

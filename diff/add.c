@@ -1,6 +1,6 @@
 /* leaksnap diff: adding a snapshot.
  *
- * diff_add_snapshot() turns each PC into a frame (module, offset) through
+ * leaksnap_diff_add_snapshot() turns each PC into a frame (module, offset) through
  * the snapshot's maps -- a per-snapshot cache keeps that to one maps
  * lookup per distinct PC -- and each record's frames into an interned
  * stack whose bytes and count are summed per snapshot.  The snapshot
@@ -42,20 +42,20 @@ static size_t slot_free(const uint32_t *s, size_t mask, uint32_t h)
 	return k;
 }
 
-static uint32_t module_hash_of(const struct diff *d, size_t i)
+static uint32_t module_hash_of(const struct leaksnap_diff *d, size_t i)
 {
 	return d->mods[i].hash;
 }
 
 uint32_t lsd_frame_hash(uint32_t module, uint64_t addr);
-static uint32_t frame_hash_of(const struct diff *d, size_t i)
+static uint32_t frame_hash_of(const struct leaksnap_diff *d, size_t i)
 {
 	return lsd_frame_hash(d->frames[i].module, d->frames[i].addr);
 }
 
 /* Double *@slots (or make it with @first slots) and put ids 0..@count back. */
-static int ids_rehash(const struct diff *d, uint32_t **slots, size_t *mask, size_t first,
-		      size_t count, uint32_t (*hash_of)(const struct diff *, size_t))
+static int ids_rehash(const struct leaksnap_diff *d, uint32_t **slots, size_t *mask, size_t first,
+		      size_t count, uint32_t (*hash_of)(const struct leaksnap_diff *, size_t))
 {
 	size_t n = *slots ? (*mask + 1) * 2 : first;
 	uint32_t *s = lsd_slots_new(n);
@@ -70,7 +70,7 @@ static int ids_rehash(const struct diff *d, uint32_t **slots, size_t *mask, size
 }
 
 /* The module (@path, build ID), added when new.  NONE: out of memory. */
-static uint32_t module_intern(struct diff *d, const char *path, const uint8_t *id, size_t len)
+static uint32_t module_intern(struct leaksnap_diff *d, const char *path, const uint8_t *id, size_t len)
 {
 	if ((d->mod_count + 1) * 2 > (d->mod_slots ? d->mod_mask + 1 : 0) &&
 	    ids_rehash(d, &d->mod_slots, &d->mod_mask, 256, d->mod_count, module_hash_of) != 0)
@@ -107,7 +107,7 @@ uint32_t lsd_frame_hash(uint32_t module, uint64_t addr)
 	return (uint32_t)kit_mix64(addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)module << 17) ^ module);
 }
 
-static uint32_t frame_intern(struct diff *d, uint32_t module, uint64_t addr, uint64_t pc)
+static uint32_t frame_intern(struct leaksnap_diff *d, uint32_t module, uint64_t addr, uint64_t pc)
 {
 	if ((d->frame_count + 1) * 2 > (d->frame_slots ? d->frame_mask + 1 : 0) &&
 	    ids_rehash(d, &d->frame_slots, &d->frame_mask, 4096, d->frame_count, frame_hash_of) != 0)
@@ -141,14 +141,14 @@ static bool android_path(const char *p)
 }
 
 struct adder {
-	struct diff *d;
-	const struct snapshot *snap;
-	const struct maps *maps;
+	struct leaksnap_diff *d;
+	const struct leaksnap_snapshot *snap;
+	const struct leaksnap_maps *maps;
 	uint32_t *mod_of;   /* per maps module: our module, NONE: not yet */
 	size_t nmods;
 };
 
-static int pc_cache_grow(struct diff *d)
+static int pc_cache_grow(struct leaksnap_diff *d)
 {
 	size_t n = d->pcs ? (d->pc_mask + 1) * 2 : 8192;
 	struct pc_slot *s = malloc(n * sizeof(*s));
@@ -172,8 +172,8 @@ static int pc_cache_grow(struct diff *d)
 
 /* Keep the mappings of @mm (a module of @maps) for @m, unless it has
  * some already.  -1: out of memory. */
-static int module_keep_maps(struct dmodule *m, const struct maps *maps,
-			    const struct maps_module *mm)
+static int module_keep_maps(struct dmodule *m, const struct leaksnap_maps *maps,
+			    const struct leaksnap_maps_module *mm)
 {
 	if (m->maps || !mm->mapping_count)
 		return 0;
@@ -181,8 +181,8 @@ static int module_keep_maps(struct dmodule *m, const struct maps *maps,
 	if (!m->maps)
 		return -1;
 	for (size_t i = 0; i < mm->mapping_count; i++) {
-		const struct maps_mapping *x = maps_mapping(maps, mm->first_mapping + i);
-		m->maps[i] = (struct sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+		const struct leaksnap_maps_mapping *x = leaksnap_maps_mapping(maps, mm->first_mapping + i);
+		m->maps[i] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
 	}
 	m->nmaps = mm->mapping_count;
 	return 0;
@@ -191,25 +191,25 @@ static int module_keep_maps(struct dmodule *m, const struct maps *maps,
 /* The frame of @pc in the snapshot being added.  NONE: out of memory. */
 static uint32_t pc_frame(struct adder *a, uint64_t pc)
 {
-	struct diff *d = a->d;
+	struct leaksnap_diff *d = a->d;
 	size_t k = kit_mix64(pc) & d->pc_mask;
 	for (; d->pcs[k].frame != NONE; k = (k + 1) & d->pc_mask)
 		if (d->pcs[k].pc == pc)
 			return d->pcs[k].frame;
 	uint32_t module = NONE;
 	uint64_t addr = pc;
-	struct maps_location loc;
+	struct leaksnap_maps_location loc;
 	/* (code in an anonymous mapping, JIT code above all, is no file's:
 	 * its offsets mean nothing in another process, so it stays raw) */
-	if (a->maps && maps_locate(a->maps, pc, &loc) && loc.module &&
-	    maps_path_is_shared_code(loc.module->path)) {
-		const struct maps_module *first = maps_module(a->maps, 0);
+	if (a->maps && leaksnap_maps_locate(a->maps, pc, &loc) && loc.module &&
+	    leaksnap_maps_path_is_shared_code(loc.module->path)) {
+		const struct leaksnap_maps_module *first = leaksnap_maps_module(a->maps, 0);
 		size_t mi = (size_t)(loc.module - first);
 		if (mi >= a->nmods)
 			return NONE; /* cannot happen: modules are one array */
 		if (a->mod_of[mi] == NONE) {
 			uint8_t id[MAX_BUILD_ID];
-			size_t len = maps_module_build_id(a->maps, loc.module, a->snap, id, sizeof(id));
+			size_t len = leaksnap_maps_module_build_id(a->maps, loc.module, a->snap, id, sizeof(id));
 			if (len > sizeof(id))
 				len = 0; /* not a build ID we can compare: use the path */
 			a->mod_of[mi] = module_intern(d, loc.module->path, id, len);
@@ -229,7 +229,7 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 	return f;
 }
 
-static void pc_prefetch(const struct diff *d, const struct snapshot_record *rec)
+static void pc_prefetch(const struct leaksnap_diff *d, const struct leaksnap_snapshot_record *rec)
 {
 	uint32_t nf = rec->frame_count > 256 ? 256 : rec->frame_count;
 	for (uint32_t f = 0; f < nf; f++)
@@ -260,12 +260,12 @@ enum { BATCH_EMPTY, BATCH_FULL, BATCH_FAILED };
 
 static int translate(struct adder *a, struct batch *b)
 {
-	const struct snapshot *snap = a->snap;
+	const struct leaksnap_snapshot *snap = a->snap;
 	uint32_t off = 0;
 	for (size_t i = 0; i < b->count; i++) {
 		if (i + PC_AHEAD < b->count)
-			pc_prefetch(a->d, snapshot_record(snap, b->first + i + PC_AHEAD));
-		const struct snapshot_record *rec = snapshot_record(snap, b->first + i);
+			pc_prefetch(a->d, leaksnap_snapshot_record(snap, b->first + i + PC_AHEAD));
+		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(snap, b->first + i);
 		uint32_t n = rec->frame_count > 256 ? 256 : rec->frame_count, *ids = b->ids + off;
 		for (uint32_t f = 0; f < n; f++)
 			if ((ids[f] = pc_frame(a, rec->frames[f])) == NONE)
@@ -279,13 +279,13 @@ static int translate(struct adder *a, struct batch *b)
 }
 
 /* Room was reserved for every record to be a new stack. */
-static int intern(struct diff *d, const struct snapshot *snap, size_t si, const struct batch *b)
+static int intern(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap, size_t si, const struct batch *b)
 {
 	size_t stride = 2 * d->n;
 	for (size_t i = 0; i < b->count; i++) {
 		if (i + STACK_AHEAD < b->count)
 			lsd_seqtab_prefetch(&d->stacks, b->hash[i + STACK_AHEAD]);
-		const struct snapshot_record *rec = snapshot_record(snap, b->first + i);
+		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(snap, b->first + i);
 		uint32_t sid;
 		bool added;
 		if (lsd_seqtab_intern_hashed(&d->stacks, b->ids + b->off[i], b->len[i], rec->zygote,
@@ -358,7 +358,7 @@ static void *translator(void *arg)
 /* All records of the snapshot being added.  -1: out of memory. */
 static int add_records(struct adder *a, size_t si, size_t nrec)
 {
-	struct diff *d = a->d;
+	struct leaksnap_diff *d = a->d;
 	bool threaded = d->o.jobs > 1 && nrec >= THREAD_MIN_RECORDS;
 	struct pipe p = {a, NULL, nrec, false, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 	p.ring = malloc((threaded ? RING : 1) * sizeof(*p.ring));
@@ -399,44 +399,44 @@ static int add_records(struct adder *a, size_t si, size_t nrec)
 	return rc;
 }
 
-int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct maps *maps,
+int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap, const struct leaksnap_maps *maps,
 		      struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	const char *src = snapshot_source(snap);
+	const char *src = leaksnap_snapshot_source(snap);
 	if (d->ranked || d->added >= d->n)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, src,
 				 "more snapshots than the %zu the diff was made for", d->n);
 	size_t si = d->added;
-	struct diff_snapshot *ds = &d->snaps[si];
-	ds->pointer_size = snapshot_pointer_size(snap);
+	struct leaksnap_diff_snapshot *ds = &d->snaps[si];
+	ds->pointer_size = leaksnap_snapshot_pointer_size(snap);
 	if (si > 0 && ds->pointer_size != d->snaps[0].pointer_size)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, src,
 				 "%u-byte pointers, but %s has %u-byte pointers: a 32-bit and a "
 				 "64-bit process cannot be compared",
 				 ds->pointer_size, d->snaps[0].file, d->snaps[0].pointer_size);
-	if (d->o.resolver && snapshot_pointer_size_known(snap))
-		symbolizer_set_pointer_size(leaksnap_resolver_symbolizer(d->o.resolver),
+	if (d->o.resolver && leaksnap_snapshot_pointer_size_known(snap))
+		leaksnap_symbolizer_set_pointer_size(leaksnap_resolver_symbolizer(d->o.resolver),
 					    ds->pointer_size);
 	ds->file = d->files[si] = strdup(src);
 	if (!ds->file)
 		goto nomem;
-	const char *exe = snapshot_meta_get(snap, "exe");
+	const char *exe = leaksnap_snapshot_meta_get(snap, "exe");
 	if (exe && !(ds->exe = d->exes[si] = strdup(exe)))
 		goto nomem;
-	const char *trigger = snapshot_meta_get(snap, "trigger");
+	const char *trigger = leaksnap_snapshot_meta_get(snap, "trigger");
 	ds->exit_dump = trigger && strcmp(trigger, "exit") == 0;
-	ds->pid = snapshot_pid(snap);
-	ds->has_time = snapshot_time_ns(snap, &ds->time_ns);
-	ds->total_memory = snapshot_total_memory(snap);
-	ds->allocation_count = snapshot_allocation_count(snap);
+	ds->pid = leaksnap_snapshot_pid(snap);
+	ds->has_time = leaksnap_snapshot_time_ns(snap, &ds->time_ns);
+	ds->total_memory = leaksnap_snapshot_total_memory(snap);
+	ds->allocation_count = leaksnap_snapshot_allocation_count(snap);
 	ds->has_maps = maps != NULL;
-	enum snapshot_format fmt = snapshot_format(snap);
-	ds->android = fmt == SNAPSHOT_FORMAT_ANDROID_TEXT || fmt == SNAPSHOT_FORMAT_DDMS_NHGT;
-	for (size_t i = 0; maps && !ds->android && i < maps_module_count(maps); i++)
-		ds->android = android_path(maps_module(maps, i)->path);
+	enum leaksnap_snapshot_format fmt = leaksnap_snapshot_format(snap);
+	ds->android = fmt == LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT || fmt == LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT;
+	for (size_t i = 0; maps && !ds->android && i < leaksnap_maps_module_count(maps); i++)
+		ds->android = android_path(leaksnap_maps_module(maps, i)->path);
 
-	struct adder a = {d, snap, maps, NULL, maps ? maps_module_count(maps) : 0};
+	struct adder a = {d, snap, maps, NULL, maps ? leaksnap_maps_module_count(maps) : 0};
 	a.mod_of = malloc((a.nmods ? a.nmods : 1) * sizeof(*a.mod_of));
 	if (!a.mod_of)
 		goto nomem;
@@ -449,14 +449,14 @@ int diff_add_snapshot(struct diff *d, const struct snapshot *snap, const struct 
 		goto nomem_a;
 	d->pc_count = 0;
 
-	size_t stride = 2 * d->n, nrec = snapshot_record_count(snap), words = 0;
+	size_t stride = 2 * d->n, nrec = leaksnap_snapshot_record_count(snap), words = 0;
 	for (size_t r = 0; r < nrec; r++) {
-		uint32_t nf = snapshot_record(snap, r)->frame_count;
+		uint32_t nf = leaksnap_snapshot_record(snap, r)->frame_count;
 		words += nf > 256 ? 256 : nf;
 	}
 	/* The unreachable sums exist from the first snapshot that has them
 	 * on, zero for the stacks interned before. */
-	ds->has_reachability = snapshot_has_reachability(snap);
+	ds->has_reachability = leaksnap_snapshot_has_reachability(snap);
 	if (ds->has_reachability && !d->uacc) {
 		size_t have = d->stacks.count * stride;
 		if (kit_grow((void **)&d->uacc, &d->uacc_cap, have + 1, sizeof(*d->uacc)) != 0)

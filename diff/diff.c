@@ -9,30 +9,30 @@
 static const char *const by_names[] = {"stack", "site", "function", "module"};
 static const char *const trend_names[] = {"grew", "steady", "growing", "stopped"};
 
-const char *diff_by_name(enum diff_by by)
+const char *leaksnap_diff_by_name(enum leaksnap_diff_by by)
 {
 	return (unsigned)by < 4 ? by_names[by] : "?";
 }
 
-const char *diff_trend_name(enum diff_trend t)
+const char *leaksnap_diff_trend_name(enum leaksnap_diff_trend t)
 {
 	return (unsigned)t < 4 ? trend_names[t] : "?";
 }
 
-struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
+struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts, size_t nsnapshots,
 		      struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	if (nsnapshots < 2 || nsnapshots > DIFF_MAX_SNAPSHOTS) {
+	if (nsnapshots < 2 || nsnapshots > LEAKSNAP_DIFF_MAX_SNAPSHOTS) {
 		kit_error(err, LEAKSNAP_ERR_USAGE, "diff",
-			  "a diff needs 2 to %d snapshots, got %zu", DIFF_MAX_SNAPSHOTS, nsnapshots);
+			  "a diff needs 2 to %d snapshots, got %zu", LEAKSNAP_DIFF_MAX_SNAPSHOTS, nsnapshots);
 		return NULL;
 	}
-	if (opts && (unsigned)opts->by > DIFF_BY_MODULE) {
+	if (opts && (unsigned)opts->by > LEAKSNAP_DIFF_BY_MODULE) {
 		kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "unknown grouping %d", (int)opts->by);
 		return NULL;
 	}
-	struct diff *d = calloc(1, sizeof(*d));
+	struct leaksnap_diff *d = calloc(1, sizeof(*d));
 	if (!d)
 		goto nomem;
 	if (opts)
@@ -48,7 +48,7 @@ struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
 	lsd_resolver_attach(d);
 	return d;
 nomem:
-	diff_free(d);
+	leaksnap_diff_free(d);
 	kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	return NULL;
 }
@@ -64,7 +64,7 @@ static void free_views(struct group_priv **views, size_t n)
 	free(views);
 }
 
-void diff_free(struct diff *d)
+void leaksnap_diff_free(struct leaksnap_diff *d)
 {
 	if (!d)
 		return;
@@ -115,22 +115,22 @@ void diff_free(struct diff *d)
 
 /* Accessors ---------------------------------------------------------------------- */
 
-size_t diff_snapshot_count(const struct diff *d) { return d->n; }
-const struct diff_snapshot *diff_snapshot(const struct diff *d, size_t i)
+size_t leaksnap_diff_snapshot_count(const struct leaksnap_diff *d) { return d->n; }
+const struct leaksnap_diff_snapshot *leaksnap_diff_snapshot(const struct leaksnap_diff *d, size_t i)
 {
 	return i < d->added ? &d->snaps[i] : NULL;
 }
-bool diff_zygote_included(const struct diff *d) { return d->include_zygote; }
-int64_t diff_suspects_bytes(const struct diff *d) { return d->suspect_bytes; }
-int64_t diff_suspects_count(const struct diff *d) { return d->suspect_count; }
-uint64_t diff_suppressed_records(const struct diff *d) { return d->suppressed; }
-size_t diff_warning_count(const struct diff *d) { return d->nwarnings; }
-const char *diff_warning(const struct diff *d, size_t i)
+bool leaksnap_diff_zygote_included(const struct leaksnap_diff *d) { return d->include_zygote; }
+int64_t leaksnap_diff_suspects_bytes(const struct leaksnap_diff *d) { return d->suspect_bytes; }
+int64_t leaksnap_diff_suspects_count(const struct leaksnap_diff *d) { return d->suspect_count; }
+uint64_t leaksnap_diff_suppressed_records(const struct leaksnap_diff *d) { return d->suppressed; }
+size_t leaksnap_diff_warning_count(const struct leaksnap_diff *d) { return d->nwarnings; }
+const char *leaksnap_diff_warning(const struct leaksnap_diff *d, size_t i)
 {
 	return i < d->nwarnings ? d->warnings[i] : NULL;
 }
-size_t diff_symbol_module_count(const struct diff *d) { return d->nsymmods; }
-const struct sym_module *diff_symbol_module(const struct diff *d, size_t i)
+size_t leaksnap_diff_symbol_module_count(const struct leaksnap_diff *d) { return d->nsymmods; }
+const struct leaksnap_sym_module *leaksnap_diff_symbol_module(const struct leaksnap_diff *d, size_t i)
 {
 	return i < d->nsymmods ? d->symmods[i] : NULL;
 }

@@ -12,14 +12,14 @@
  *
  * Nothing here prints; strings returned belong to the diff (or, for
  * symbolized frames, to the symbolizer given in the options) and live
- * until diff_free().
+ * until leaksnap_diff_free().
  *
- *   struct diff *d = diff_new(&opts, nsnapshots, &err);
+ *   struct leaksnap_diff *d = leaksnap_diff_new(&opts, nsnapshots, &err);
  *   for each snapshot, oldest first:
- *           diff_add_snapshot(d, snap, maps, &err);   (snap may be closed after)
- *   diff_rank(d, &err);
- *   diff_suspect_count(d), diff_suspect(d, i), ...
- *   diff_free(d);
+ *           leaksnap_diff_add_snapshot(d, snap, maps, &err);   (snap may be closed after)
+ *   leaksnap_diff_rank(d, &err);
+ *   leaksnap_diff_suspect_count(d), leaksnap_diff_suspect(d, i), ...
+ *   leaksnap_diff_free(d);
  */
 #ifndef LEAKSNAP_DIFF_H
 #define LEAKSNAP_DIFF_H
@@ -28,67 +28,67 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <leaksnap/maps.h>       /* struct maps */
-#include <leaksnap/snapshot.h>   /* struct snapshot, struct leaksnap_error, LEAKSNAP_API */
+#include <leaksnap/maps.h>       /* struct leaksnap_maps */
+#include <leaksnap/snapshot.h>   /* struct leaksnap_snapshot, struct leaksnap_error, LEAKSNAP_API */
 #include <leaksnap/resolve.h>    /* struct leaksnap_resolver */
-#include <leaksnap/symbolizer.h> /* struct sym_frame, struct sym_module */
+#include <leaksnap/symbolizer.h> /* struct leaksnap_sym_frame, struct leaksnap_sym_module */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define DIFF_MAX_SNAPSHOTS 1024
+#define LEAKSNAP_DIFF_MAX_SNAPSHOTS 1024
 
 /* What records are grouped by. */
-enum diff_by {
-	DIFF_BY_STACK = 0, /* the whole normalized stack */
-	DIFF_BY_SITE,      /* the first frame outside allocation wrappers */
-	DIFF_BY_FUNCTION,  /* the stack's function names (matches across builds) */
-	DIFF_BY_MODULE,    /* the module of that first frame */
+enum leaksnap_diff_by {
+	LEAKSNAP_DIFF_BY_STACK = 0, /* the whole normalized stack */
+	LEAKSNAP_DIFF_BY_SITE,      /* the first frame outside allocation wrappers */
+	LEAKSNAP_DIFF_BY_FUNCTION,  /* the stack's function names (matches across builds) */
+	LEAKSNAP_DIFF_BY_MODULE,    /* the module of that first frame */
 };
 
 /* Allocations made in a zygote child (bit 31 of the size). */
-enum diff_zygote {
-	DIFF_ZYGOTE_AUTO = 0, /* left out of Android snapshots, kept for Linux */
-	DIFF_ZYGOTE_EXCLUDE,
-	DIFF_ZYGOTE_INCLUDE,  /* folded in with the app's own allocations */
+enum leaksnap_diff_zygote {
+	LEAKSNAP_DIFF_ZYGOTE_AUTO = 0, /* left out of Android snapshots, kept for Linux */
+	LEAKSNAP_DIFF_ZYGOTE_EXCLUDE,
+	LEAKSNAP_DIFF_ZYGOTE_INCLUDE,  /* folded in with the app's own allocations */
 };
 
 /* How a group's bytes moved across the snapshots. */
-enum diff_trend {
-	DIFF_TREND_GREW = 0,   /* two snapshots: it grew */
-	DIFF_TREND_STEADY,     /* grew in every interval: a strong suspect */
-	DIFF_TREND_GROWING,    /* grew in the last interval, not in every one */
-	DIFF_TREND_STOPPED,    /* grew overall, not in the last interval: a cache */
+enum leaksnap_diff_trend {
+	LEAKSNAP_DIFF_TREND_GREW = 0,   /* two snapshots: it grew */
+	LEAKSNAP_DIFF_TREND_STEADY,     /* grew in every interval: a strong suspect */
+	LEAKSNAP_DIFF_TREND_GROWING,    /* grew in the last interval, not in every one */
+	LEAKSNAP_DIFF_TREND_STOPPED,    /* grew overall, not in the last interval: a cache */
 };
 
-struct diff_suppressions;
+struct leaksnap_diff_suppressions;
 
-/* The largest suppressions text diff_suppressions_parse() accepts. */
-#define DIFF_SUPPRESSIONS_MAX ((size_t)64 << 20)
+/* The largest suppressions text leaksnap_diff_suppressions_parse() accepts. */
+#define LEAKSNAP_DIFF_SUPPRESSIONS_MAX ((size_t)64 << 20)
 
-struct diff_options {
-	enum diff_by by;
-	enum diff_zygote zygote;
+struct leaksnap_diff_options {
+	enum leaksnap_diff_by by;
+	enum leaksnap_diff_zygote zygote;
 	/* Extra allocation-wrapper patterns for the site (same syntax as
 	 * suppressions: '*' wildcard, '^'/'$' anchors, else a substring),
 	 * matched against function names and module paths. */
 	const char *const *skip;
 	size_t skip_count;
-	const struct diff_suppressions *suppressions; /* NULL: none */
+	const struct leaksnap_diff_suppressions *suppressions; /* NULL: none */
 	uint64_t min_bytes;      /* suspects grew by at least this many bytes */
 	/* Symbolizes frames (NULL: they stay module+offset); it must outlive
 	 * the diff, whose frames point into its answers.  While the diff
 	 * lives, the resolver's problems become the diff's warnings. */
 	struct leaksnap_resolver *resolver;
-	/* Threads diff_add_snapshot may use: 0 or 1, none; 2 or more, a
+	/* Threads leaksnap_diff_add_snapshot may use: 0 or 1, none; 2 or more, a
 	 * thread maps PCs to frames while the caller interns stacks (large
 	 * snapshots only).  The result is the same either way. */
 	unsigned jobs;
 };
 
 /* One input snapshot as the diff saw it. */
-struct diff_snapshot {
+struct leaksnap_diff_snapshot {
 	const char *file;
 	int64_t pid;              /* -1: unknown */
 	unsigned pointer_size;
@@ -103,7 +103,7 @@ struct diff_snapshot {
 	/* Whether the snapshot says which blocks no pointer reached (the
 	 * LEAKSNAP reachability section), and then the unreachable bytes and
 	 * allocations of the records compared (after suppressions; set by
-	 * diff_rank()). */
+	 * leaksnap_diff_rank()). */
 	bool has_reachability;
 	uint64_t unreachable_bytes, unreachable_count;
 	const char *exe;          /* the program that was running (the dump's
@@ -112,26 +112,26 @@ struct diff_snapshot {
 };
 
 /* One frame of a group's stack. */
-struct diff_frame {
+struct leaksnap_diff_frame {
 	const char *module;          /* path as the maps name it; NULL: unmapped */
 	const uint8_t *build_id;     /* NULL: none recorded */
 	size_t build_id_len;
 	uint64_t rel_pc;             /* offset in the module's file (or the raw PC) */
 	uint64_t pc;                 /* the PC as captured (latest snapshot seen) */
 	/* Symbols (only when a symbolizer was given): */
-	const struct sym_module *sym_module; /* NULL: not symbolized */
-	const struct sym_frame *sym;         /* innermost first */
+	const struct leaksnap_sym_module *sym_module; /* NULL: not symbolized */
+	const struct leaksnap_sym_frame *sym;         /* innermost first */
 	size_t sym_count;
 };
 
 /* A group of records and how it changed. */
-struct diff_group {
+struct leaksnap_diff_group {
 	const uint64_t *bytes;       /* one per snapshot */
 	const uint64_t *counts;      /* one per snapshot */
 	int64_t bytes_delta;         /* last - first (saturated) */
 	int64_t count_delta;
 	bool is_new;                 /* nothing of it in the first snapshot */
-	enum diff_trend trend;
+	enum leaksnap_diff_trend trend;
 	unsigned grew, shrank;       /* intervals in which its bytes rose / fell */
 	double score;
 	size_t stack_count;          /* distinct stacks in the group */
@@ -140,18 +140,18 @@ struct diff_group {
 	 * if none grew; of equals, the largest in the last snapshot).  Its
 	 * frames are symbolized, and @site set to the index of its first
 	 * frame outside the allocation wrappers
-	 * (frame_count when every frame is one), by diff_symbolize_group();
+	 * (frame_count when every frame is one), by leaksnap_diff_symbolize_group();
 	 * until then @site is SIZE_MAX. */
-	const struct diff_frame *const *frames;
+	const struct leaksnap_diff_frame *const *frames;
 	size_t frame_count;
 	size_t site;
-	const char *module;          /* DIFF_BY_MODULE: the site's module, or NULL */
+	const char *module;          /* LEAKSNAP_DIFF_BY_MODULE: the site's module, or NULL */
 	/* The inline level of frame @site (0: its innermost function) that is
 	 * the site: inlined allocation wrappers are skipped too.  Set with
 	 * @site. */
 	size_t site_level;
 	/* Its unreachable bytes and allocations, one per snapshot (0 for a
-	 * snapshot without reachability: see diff_snapshot()); NULL when no
+	 * snapshot without reachability: see leaksnap_diff_snapshot()); NULL when no
 	 * snapshot has reachability. */
 	const uint64_t *unreachable_bytes;
 	const uint64_t *unreachable_counts;
@@ -165,119 +165,119 @@ struct diff_group {
  * blank lines and '#' comments ignored.  A record is suppressed when any
  * frame's function, source file or module matches a pattern.  @source
  * names the text in errors (line numbers).  NULL on error. */
-LEAKSNAP_API struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
+LEAKSNAP_API struct leaksnap_diff_suppressions *leaksnap_diff_suppressions_parse(const char *text, size_t len,
 								const char *source,
 								struct leaksnap_error *err);
-LEAKSNAP_API void diff_suppressions_free(struct diff_suppressions *s);
-LEAKSNAP_API size_t diff_suppressions_count(const struct diff_suppressions *s);
+LEAKSNAP_API void leaksnap_diff_suppressions_free(struct leaksnap_diff_suppressions *s);
+LEAKSNAP_API size_t leaksnap_diff_suppressions_count(const struct leaksnap_diff_suppressions *s);
 /* How many records of the diff the pattern at @index suppressed (after
- * diff_rank()), summed over snapshots. */
-LEAKSNAP_API uint64_t diff_suppressions_hits(const struct diff_suppressions *s, size_t index);
-LEAKSNAP_API const char *diff_suppressions_pattern(const struct diff_suppressions *s,
+ * leaksnap_diff_rank()), summed over snapshots. */
+LEAKSNAP_API uint64_t leaksnap_diff_suppressions_hits(const struct leaksnap_diff_suppressions *s, size_t index);
+LEAKSNAP_API const char *leaksnap_diff_suppressions_pattern(const struct leaksnap_diff_suppressions *s,
 						   size_t index);
 
 /* '*' matches any run of characters; a leading '^' anchors the pattern to
  * the start of @s and a trailing '$' to its end; otherwise it may match
  * anywhere in @s. */
-LEAKSNAP_API bool diff_pattern_match(const char *pattern, const char *s);
+LEAKSNAP_API bool leaksnap_diff_pattern_match(const char *pattern, const char *s);
 
 /* The diff ----------------------------------------------------------------- */
 
-struct diff;
+struct leaksnap_diff;
 
-/* A diff of @nsnapshots (2..DIFF_MAX_SNAPSHOTS) snapshots.  @opts is
+/* A diff of @nsnapshots (2..LEAKSNAP_DIFF_MAX_SNAPSHOTS) snapshots.  @opts is
  * copied; the suppressions and symbolizer it points to must outlive the
  * diff.  NULL on error. */
-LEAKSNAP_API struct diff *diff_new(const struct diff_options *opts, size_t nsnapshots,
+LEAKSNAP_API struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts, size_t nsnapshots,
 				   struct leaksnap_error *err);
-LEAKSNAP_API void diff_free(struct diff *d);
+LEAKSNAP_API void leaksnap_diff_free(struct leaksnap_diff *d);
 
 /* Add the next snapshot (oldest first) with its parsed maps (NULL: none,
  * frames keep their raw PCs).  Nothing of @snap or @maps is kept: both
  * may be freed afterwards.  A snapshot whose pointer size differs from
  * the first one's is refused (LEAKSNAP_ERR_USAGE). */
-LEAKSNAP_API int diff_add_snapshot(struct diff *d, const struct snapshot *snap,
-				   const struct maps *maps, struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap,
+				   const struct leaksnap_maps *maps, struct leaksnap_error *err);
 
 /* Once every snapshot is added: group, symbolize what grouping needs,
  * apply suppressions and rank. */
-LEAKSNAP_API int diff_rank(struct diff *d, struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_diff_rank(struct leaksnap_diff *d, struct leaksnap_error *err);
 
-LEAKSNAP_API size_t diff_snapshot_count(const struct diff *d);
-LEAKSNAP_API const struct diff_snapshot *diff_snapshot(const struct diff *d, size_t index);
+LEAKSNAP_API size_t leaksnap_diff_snapshot_count(const struct leaksnap_diff *d);
+LEAKSNAP_API const struct leaksnap_diff_snapshot *leaksnap_diff_snapshot(const struct leaksnap_diff *d, size_t index);
 /* Whether zygote-child records were compared. */
-LEAKSNAP_API bool diff_zygote_included(const struct diff *d);
+LEAKSNAP_API bool leaksnap_diff_zygote_included(const struct leaksnap_diff *d);
 
 /* Suspects, best first: groups that grew by at least min_bytes, still
  * growing at the last snapshot or holding unreachable bytes in it, not
  * suppressed.  Definite leaks (@definite) come first whatever their
  * score, each part in score order.  A group's view is made on first
  * access: NULL when out of memory. */
-LEAKSNAP_API size_t diff_suspect_count(const struct diff *d);
-LEAKSNAP_API const struct diff_group *diff_suspect(struct diff *d, size_t rank);
+LEAKSNAP_API size_t leaksnap_diff_suspect_count(const struct leaksnap_diff *d);
+LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_suspect(struct leaksnap_diff *d, size_t rank);
 /* How many of the suspects are definite leaks (they lead the ranking). */
-LEAKSNAP_API size_t diff_definite_count(const struct diff *d);
+LEAKSNAP_API size_t leaksnap_diff_definite_count(const struct leaksnap_diff *d);
 /* Groups that grew overall but not in the last interval (caches) and hold
  * no unreachable bytes in the last snapshot, largest growth first. */
-LEAKSNAP_API size_t diff_stopped_count(const struct diff *d);
-LEAKSNAP_API const struct diff_group *diff_stopped(struct diff *d, size_t index);
+LEAKSNAP_API size_t leaksnap_diff_stopped_count(const struct leaksnap_diff *d);
+LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_stopped(struct leaksnap_diff *d, size_t index);
 /* Groups that are not suspects (they did not grow by min_bytes) but hold
  * unreachable bytes in the last snapshot: one-off leaks, most unreachable
  * bytes first (all @definite). */
-LEAKSNAP_API size_t diff_unreachable_count(const struct diff *d);
-LEAKSNAP_API const struct diff_group *diff_unreachable(struct diff *d, size_t index);
+LEAKSNAP_API size_t leaksnap_diff_unreachable_count(const struct leaksnap_diff *d);
+LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_unreachable(struct leaksnap_diff *d, size_t index);
 /* Sum of the suspects' bytes_delta and count_delta. */
-LEAKSNAP_API int64_t diff_suspects_bytes(const struct diff *d);
-LEAKSNAP_API int64_t diff_suspects_count(const struct diff *d);
+LEAKSNAP_API int64_t leaksnap_diff_suspects_bytes(const struct leaksnap_diff *d);
+LEAKSNAP_API int64_t leaksnap_diff_suspects_count(const struct leaksnap_diff *d);
 /* Records and bytes (in the last snapshot) that suppressions removed. */
-LEAKSNAP_API uint64_t diff_suppressed_records(const struct diff *d);
+LEAKSNAP_API uint64_t leaksnap_diff_suppressed_records(const struct leaksnap_diff *d);
 
 /* Symbolize the frames of @group's stack (when the diff has a symbolizer)
  * and find its site.  Problems with symbol files become warnings; -1 only
  * when out of memory. */
-LEAKSNAP_API int diff_symbolize_group(struct diff *d, const struct diff_group *group,
+LEAKSNAP_API int leaksnap_diff_symbolize_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *group,
 				      struct leaksnap_error *err);
 
 /* The growing stacks of the suspects, for folded output: @fn is called
  * once per stack whose own bytes grew, suspects in rank order, with its
  * frames outermost first (symbolized) and its growth in bytes.  Stops and
  * returns @fn's value when it is not 0; -1 when out of memory. */
-typedef int (*diff_stack_fn)(void *arg, const struct diff_frame *const *frames, size_t n,
+typedef int (*leaksnap_diff_stack_fn)(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 			     uint64_t bytes);
-LEAKSNAP_API int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
+LEAKSNAP_API int leaksnap_diff_foreach_growing_stack(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, void *arg,
 					    struct leaksnap_error *err);
 
-/* As diff_foreach_growing_stack, with the stack's change in allocation
+/* As leaksnap_diff_foreach_growing_stack, with the stack's change in allocation
  * count between the first and the last snapshot as well (which may be
  * negative: fewer, larger blocks). */
-typedef int (*diff_stack_delta_fn)(void *arg, const struct diff_frame *const *frames, size_t n,
+typedef int (*leaksnap_diff_stack_delta_fn)(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 				   uint64_t bytes, int64_t count_delta);
-LEAKSNAP_API int diff_foreach_growing_stack_delta(struct diff *d, diff_stack_delta_fn fn,
+LEAKSNAP_API int leaksnap_diff_foreach_growing_stack_delta(struct leaksnap_diff *d, leaksnap_diff_stack_delta_fn fn,
 						  void *arg, struct leaksnap_error *err);
 
 /* The @max growing stacks of the suspects whose bytes grew most, largest
  * first (ties: the diff's stack order), called as for
- * diff_foreach_growing_stack: what a flame graph of the growth shows when
+ * leaksnap_diff_foreach_growing_stack: what a flame graph of the growth shows when
  * it cannot show everything.  Only those stacks are symbolized.
  * @rest_bytes and @rest_stacks (either may be NULL) receive the growth and
  * the number of the growing stacks left out. */
-LEAKSNAP_API int diff_foreach_top_growing_stack(struct diff *d, size_t max, diff_stack_fn fn,
+LEAKSNAP_API int leaksnap_diff_foreach_top_growing_stack(struct leaksnap_diff *d, size_t max, leaksnap_diff_stack_fn fn,
 						void *arg, uint64_t *rest_bytes,
 						size_t *rest_stacks, struct leaksnap_error *err);
 
 /* Non-fatal problems met while symbolizing (a corrupt symbol file): one
  * line each, "FILE: what is wrong". */
-LEAKSNAP_API size_t diff_warning_count(const struct diff *d);
-LEAKSNAP_API const char *diff_warning(const struct diff *d, size_t index);
+LEAKSNAP_API size_t leaksnap_diff_warning_count(const struct leaksnap_diff *d);
+LEAKSNAP_API const char *leaksnap_diff_warning(const struct leaksnap_diff *d, size_t index);
 
 /* The modules symbols were looked for, in the order first used. */
-LEAKSNAP_API size_t diff_symbol_module_count(const struct diff *d);
-LEAKSNAP_API const struct sym_module *diff_symbol_module(const struct diff *d, size_t index);
+LEAKSNAP_API size_t leaksnap_diff_symbol_module_count(const struct leaksnap_diff *d);
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_diff_symbol_module(const struct leaksnap_diff *d, size_t index);
 
 /* "stack", "site", "function", "module"; "grew", "steady", "growing",
  * "stopped". */
-LEAKSNAP_API const char *diff_by_name(enum diff_by by);
-LEAKSNAP_API const char *diff_trend_name(enum diff_trend trend);
+LEAKSNAP_API const char *leaksnap_diff_by_name(enum leaksnap_diff_by by);
+LEAKSNAP_API const char *leaksnap_diff_trend_name(enum leaksnap_diff_trend trend);
 
 #ifdef __cplusplus
 }

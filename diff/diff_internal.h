@@ -2,7 +2,7 @@
  *
  * The diff is built in stages, one file each:
  *   seqtab.c   interned u32 sequences (stacks, group keys, names)
- *   add.c      diff_add_snapshot: PCs to frames, records to stacks
+ *   add.c      leaksnap_diff_add_snapshot: PCs to frames, records to stacks
  *   symbols.c  symbolizing frames, allocation sites, suppression matches
  *   group.c    unifying modules and frames, grouping stacks
  *   rank.c     scoring, ranking, the groups' public view
@@ -17,10 +17,10 @@
 #include "kit.h"
 
 /* match.c: suppressions as the diff applies them */
-void lsd_suppressions_reset(const struct diff_suppressions *s);
+void lsd_suppressions_reset(const struct leaksnap_diff_suppressions *s);
 /* index of the first pattern matching @str, or SIZE_MAX */
-size_t lsd_suppressions_find(const struct diff_suppressions *s, const char *str);
-void lsd_suppressions_hit(const struct diff_suppressions *s, size_t index, uint64_t n);
+size_t lsd_suppressions_find(const struct leaksnap_diff_suppressions *s, const char *str);
+void lsd_suppressions_hit(const struct leaksnap_diff_suppressions *s, size_t index, uint64_t n);
 
 #define NONE UINT32_MAX
 #define MAX_BUILD_ID 64
@@ -92,8 +92,8 @@ struct dmodule {
 	uint32_t hash;
 	uint32_t canon;           /* the module it is one with */
 	int wrapper;              /* -1 unknown, else whether it is a wrapper library */
-	const struct sym_module *last_sym; /* the last symbols module it gave */
-	struct sym_mapping *maps;  /* its mappings in the first snapshot that had it */
+	const struct leaksnap_sym_module *last_sym; /* the last symbols module it gave */
+	struct leaksnap_sym_mapping *maps;  /* its mappings in the first snapshot that had it */
 	size_t nmaps;              /* (for a debug-only symbol file's layout) */
 };
 
@@ -106,7 +106,7 @@ struct dframe {
 
 /* What ranking learns about a canonical frame. */
 struct frame_info {
-	struct diff_frame view;   /* its symbols belong to the resolver */
+	struct leaksnap_diff_frame view;   /* its symbols belong to the resolver */
 	uint32_t site_level;      /* first level outside wrappers; NONE: all wrappers */
 	uint32_t supp;            /* first matching suppression, NONE: none */
 	uint8_t have;             /* HAVE_* */
@@ -123,7 +123,7 @@ struct pc_slot {
 /* A group in a list: a suspect, a stopped cache or a one-off leak. */
 struct cand {
 	uint32_t group;
-	enum diff_trend trend;
+	enum leaksnap_diff_trend trend;
 	double score;
 	int64_t bytes_delta, count_delta;
 	uint64_t unreachable;     /* bytes, last snapshot */
@@ -136,20 +136,20 @@ enum group_list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
 
 /* A group's view: what the API shows first, then what only the diff knows. */
 struct group_priv {
-	struct diff_group pub;
-	const struct diff_frame **frames;
+	struct leaksnap_diff_group pub;
+	const struct leaksnap_diff_frame **frames;
 	uint32_t rep_stack;       /* the representative stack */
 	enum group_list list;     /* where the view is: pub_<list>[index] */
 	size_t index;
 };
 
-struct diff {
-	struct diff_options o;
+struct leaksnap_diff {
+	struct leaksnap_diff_options o;
 	size_t n;                 /* snapshots expected */
 	size_t added;
-	struct diff_snapshot *snaps;
+	struct leaksnap_diff_snapshot *snaps;
 	char **files;             /* snaps[i].file, owned */
-	char **exes;                 /* each snapshot's exe= (diff_snapshot.exe), or NULL */
+	char **exes;                 /* each snapshot's exe= (leaksnap_diff_snapshot.exe), or NULL */
 	uint64_t (*zyg)[2];       /* per snapshot: zygote bytes, count */
 	uint64_t (*app)[2];       /* per snapshot: app bytes, count */
 
@@ -198,7 +198,7 @@ struct diff {
 	leaksnap_resolve_warn_fn saved_warn; /* the resolver's own, while attached */
 	void *saved_warn_arg;
 	bool attached;
-	const struct sym_module **symmods;
+	const struct leaksnap_sym_module **symmods;
 	size_t nsymmods, symmod_cap;
 };
 
@@ -210,25 +210,25 @@ uint32_t *lsd_slots_new(size_t n);
 
 /* symbols.c */
 /* Symbolize canonical frame @f (once).  -1: out of memory. */
-int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err);
+int lsd_frame_symbols(struct leaksnap_diff *d, uint32_t f, struct leaksnap_error *err);
 /* While the diff lives, the resolver's problems are its warnings. */
-void lsd_resolver_attach(struct diff *d);
-void lsd_resolver_detach(struct diff *d);
+void lsd_resolver_attach(struct leaksnap_diff *d);
+void lsd_resolver_detach(struct leaksnap_diff *d);
 /* The first suppression matching a level of canonical frame @f (NONE: none). */
-int lsd_frame_suppression(struct diff *d, uint32_t f, uint32_t *supp,
+int lsd_frame_suppression(struct leaksnap_diff *d, uint32_t f, uint32_t *supp,
 			  struct leaksnap_error *err);
 /* The site of stack @s: the index of its first frame outside the wrappers
  * and that frame's level, or the stack's length when all are wrappers. */
-int lsd_stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level,
+int lsd_stack_site(struct leaksnap_diff *d, uint32_t s, size_t *frame, uint32_t *level,
 		   struct leaksnap_error *err);
 
 /* group.c */
 /* Which modules are one (*@merged: whether any two were made one). */
-int lsd_unify_modules(struct diff *d, bool *merged);
+int lsd_unify_modules(struct leaksnap_diff *d, bool *merged);
 /* Frames of unified modules at the same offset are one frame. */
-int lsd_unify_frames(struct diff *d);
+int lsd_unify_frames(struct leaksnap_diff *d);
 /* Group the compared stacks: group_of, rep, nstacks and gacc. */
-int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err);
+int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error *err);
 
 /* rank.c: candidates in rank order, lazily (the first @need of @n) */
 int lsd_cmp_suspect(const void *a, const void *b);

@@ -8,7 +8,7 @@
 /* Which modules are one: the same build ID whatever the path; a module
  * without a build ID joins the single build recorded for its path.
  * Returns whether any two modules were made one. */
-int lsd_unify_modules(struct diff *d, bool *merged)
+int lsd_unify_modules(struct leaksnap_diff *d, bool *merged)
 {
 	*merged = false;
 	size_t n = d->mod_count;
@@ -81,7 +81,7 @@ int lsd_unify_modules(struct diff *d, bool *merged)
 }
 
 /* Frames of unified modules at the same offset are one frame. */
-int lsd_unify_frames(struct diff *d)
+int lsd_unify_frames(struct leaksnap_diff *d)
 {
 	size_t cap = 16;
 	while (cap < 2 * d->frame_count)
@@ -109,7 +109,7 @@ int lsd_unify_frames(struct diff *d)
 }
 
 /* The id of string @str in the names table. */
-static int name_id(struct diff *d, const char *str, uint32_t *id)
+static int name_id(struct leaksnap_diff *d, const char *str, uint32_t *id)
 {
 	size_t bytes = strlen(str), words = bytes / 4 + 1;
 	if (words > 0x7fffffffu)
@@ -126,7 +126,7 @@ static int name_id(struct diff *d, const char *str, uint32_t *id)
 
 /* Function-name ids of canonical frame @f's levels from @from outward,
  * appended to @key. */
-static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **key,
+static int append_names(struct leaksnap_diff *d, uint32_t f, uint32_t from, uint32_t **key,
 			size_t *len, size_t *cap, struct leaksnap_error *err)
 {
 	if (lsd_frame_symbols(d, f, err) != 0)
@@ -146,7 +146,7 @@ static int append_names(struct diff *d, uint32_t f, uint32_t from, uint32_t **ke
 }
 
 /* Whether stack @s is suppressed (counted in the hits).  -1: out of memory. */
-static int stack_suppressed(struct diff *d, uint32_t s, bool *out, struct leaksnap_error *err)
+static int stack_suppressed(struct leaksnap_diff *d, uint32_t s, bool *out, struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
 	const uint32_t *ids = d->stacks.pool + st->off;
@@ -166,7 +166,7 @@ static int stack_suppressed(struct diff *d, uint32_t s, bool *out, struct leaksn
 }
 
 /* The key of stack @s's group into *@key (length *@klen). */
-static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap, size_t *klen,
+static int group_key(struct leaksnap_diff *d, uint32_t s, uint32_t **key, size_t *key_cap, size_t *klen,
 		     struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
@@ -174,20 +174,20 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 	uint32_t len = SEQ_LEN(st), level = 0;
 	size_t site = 0;
 	*klen = 0;
-	if (d->o.by != DIFF_BY_STACK && lsd_stack_site(d, s, &site, &level, err) != 0)
+	if (d->o.by != LEAKSNAP_DIFF_BY_STACK && lsd_stack_site(d, s, &site, &level, err) != 0)
 		return -1;
 	if (kit_grow((void **)key, key_cap, len + 1, sizeof(**key)) != 0)
 		return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	switch (d->o.by) {
-	case DIFF_BY_STACK:
+	case LEAKSNAP_DIFF_BY_STACK:
 		for (uint32_t i = 0; i < len; i++)
 			(*key)[(*klen)++] = d->frames[ids[i]].canon;
 		break;
-	case DIFF_BY_SITE:
+	case LEAKSNAP_DIFF_BY_SITE:
 		if (len)
 			(*key)[(*klen)++] = d->frames[ids[site < len ? site : 0]].canon;
 		break;
-	case DIFF_BY_MODULE: /* by path: two builds of a library are one library */
+	case LEAKSNAP_DIFF_BY_MODULE: /* by path: two builds of a library are one library */
 		if (len) {
 			const struct dframe *f = &d->frames[ids[site < len ? site : 0]];
 			uint32_t id = NONE;
@@ -197,7 +197,7 @@ static int group_key(struct diff *d, uint32_t s, uint32_t **key, size_t *key_cap
 			(*key)[(*klen)++] = id;
 		}
 		break;
-	case DIFF_BY_FUNCTION:
+	case LEAKSNAP_DIFF_BY_FUNCTION:
 		if (site == len) /* all wrappers: the whole stack */
 			site = level = 0;
 		for (size_t i = site; i < len; i++)
@@ -235,7 +235,7 @@ static bool better_face(const uint64_t *a, const uint64_t *r, size_t last)
 }
 
 /* Group the compared stacks: group_of, rep, nstacks, gacc and guacc. */
-int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
+int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error *err)
 {
 	size_t nst = d->stacks.count, n = d->n, stride = 2 * n, last = n - 1;
 	d->group_of = malloc((nst ? nst : 1) * sizeof(*d->group_of));
@@ -245,7 +245,7 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 		return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 	/* Whole stacks of unmerged modules: a group is a stack (an included
 	 * zygote stack joins the app stack with the same frames). */
-	bool by_stack = d->o.by == DIFF_BY_STACK && !merged;
+	bool by_stack = d->o.by == LEAKSNAP_DIFF_BY_STACK && !merged;
 	uint32_t *key = NULL;
 	size_t key_cap = 0, klen, gacc_cap = 0, guacc_cap = 0;
 	if (by_stack) {
@@ -264,7 +264,7 @@ int lsd_group_stacks(struct diff *d, bool merged, struct leaksnap_error *err)
 			if (supp) { /* not compared: out of the snapshots' totals too */
 				const uint64_t *a = d->acc + s * stride;
 				for (size_t i = 0; i < n; i++) {
-					struct diff_snapshot *sn = &d->snaps[i];
+					struct leaksnap_diff_snapshot *sn = &d->snaps[i];
 					sn->bytes -= a[i] < sn->bytes ? a[i] : sn->bytes;
 					sn->count -= a[n + i] < sn->count ? a[n + i] : sn->count;
 				}

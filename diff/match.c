@@ -40,7 +40,7 @@ static bool glob(const char *p, size_t pn, bool lead, bool trail, const char *s,
 	return pi == n;
 }
 
-bool diff_pattern_match(const char *pattern, const char *s)
+bool leaksnap_diff_pattern_match(const char *pattern, const char *s)
 {
 	if (!pattern || !s)
 		return false;
@@ -54,13 +54,13 @@ bool diff_pattern_match(const char *pattern, const char *s)
 
 #define SUPP_MAX_PATTERNS 100000
 
-struct diff_suppressions {
+struct leaksnap_diff_suppressions {
 	char **patterns;
 	uint64_t *hits;
 	size_t count;
 };
 
-void diff_suppressions_free(struct diff_suppressions *s)
+void leaksnap_diff_suppressions_free(struct leaksnap_diff_suppressions *s)
 {
 	if (!s)
 		return;
@@ -71,39 +71,39 @@ void diff_suppressions_free(struct diff_suppressions *s)
 	free(s);
 }
 
-size_t diff_suppressions_count(const struct diff_suppressions *s)
+size_t leaksnap_diff_suppressions_count(const struct leaksnap_diff_suppressions *s)
 {
 	return s ? s->count : 0;
 }
 
-const char *diff_suppressions_pattern(const struct diff_suppressions *s, size_t index)
+const char *leaksnap_diff_suppressions_pattern(const struct leaksnap_diff_suppressions *s, size_t index)
 {
 	return s && index < s->count ? s->patterns[index] : NULL;
 }
 
-uint64_t diff_suppressions_hits(const struct diff_suppressions *s, size_t index)
+uint64_t leaksnap_diff_suppressions_hits(const struct leaksnap_diff_suppressions *s, size_t index)
 {
 	return s && index < s->count ? s->hits[index] : 0;
 }
 
-void lsd_suppressions_reset(const struct diff_suppressions *s)
+void lsd_suppressions_reset(const struct leaksnap_diff_suppressions *s)
 {
 	if (s && s->count)
 		memset(s->hits, 0, s->count * sizeof(*s->hits));
 }
 
 /* The first pattern matching @str, or SIZE_MAX. */
-size_t lsd_suppressions_find(const struct diff_suppressions *s, const char *str)
+size_t lsd_suppressions_find(const struct leaksnap_diff_suppressions *s, const char *str)
 {
 	if (!s || !str)
 		return SIZE_MAX;
 	for (size_t i = 0; i < s->count; i++)
-		if (diff_pattern_match(s->patterns[i], str))
+		if (leaksnap_diff_pattern_match(s->patterns[i], str))
 			return i;
 	return SIZE_MAX;
 }
 
-void lsd_suppressions_hit(const struct diff_suppressions *s, size_t index, uint64_t n)
+void lsd_suppressions_hit(const struct leaksnap_diff_suppressions *s, size_t index, uint64_t n)
 {
 	/* the hit counters are bookkeeping of the caller's diff, not part of
 	 * the parsed text: kept in a separately allocated array */
@@ -116,16 +116,16 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
+struct leaksnap_diff_suppressions *leaksnap_diff_suppressions_parse(const char *text, size_t len,
 						  const char *source, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	if (len > DIFF_SUPPRESSIONS_MAX) {
+	if (len > LEAKSNAP_DIFF_SUPPRESSIONS_MAX) {
 		kit_error(err, LEAKSNAP_ERR_LIMIT, source, "suppressions text of %zu bytes (limit %zu)",
-			  len, DIFF_SUPPRESSIONS_MAX);
+			  len, LEAKSNAP_DIFF_SUPPRESSIONS_MAX);
 		return NULL;
 	}
-	struct diff_suppressions *s = calloc(1, sizeof(*s));
+	struct leaksnap_diff_suppressions *s = calloc(1, sizeof(*s));
 	if (!s)
 		goto nomem;
 	size_t cap = 0;
@@ -195,6 +195,6 @@ struct diff_suppressions *diff_suppressions_parse(const char *text, size_t len,
 nomem:
 	kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 fail:
-	diff_suppressions_free(s);
+	leaksnap_diff_suppressions_free(s);
 	return NULL;
 }

@@ -1,5 +1,5 @@
 /* leaksnap diff: scoring and ranking the groups, and their public view.
- * diff_rank() unifies modules (a build ID names one module whatever its
+ * leaksnap_diff_rank() unifies modules (a build ID names one module whatever its
  * path; a module without one joins the only build of its path), groups the
  * stacks, and scores the groups.  The arithmetic of the score is in
  * docs/diff.md. */
@@ -91,7 +91,7 @@ void lsd_order_cands(struct cand *c, size_t n, size_t *ordered, size_t need,
 }
 
 /* How group @g's bytes moved (into @p's delta, trend and score fields). */
-static void score_group(const struct diff *d, uint32_t g, struct diff_group *p)
+static void score_group(const struct leaksnap_diff *d, uint32_t g, struct leaksnap_diff_group *p)
 {
 	size_t n = d->n, last = n - 1;
 	const uint64_t *b = d->gacc + (size_t)g * 2 * n, *c = b + n;
@@ -108,13 +108,13 @@ static void score_group(const struct diff *d, uint32_t g, struct diff_group *p)
 			p->shrank++;
 	}
 	if (n == 2)
-		p->trend = DIFF_TREND_GREW;
+		p->trend = LEAKSNAP_DIFF_TREND_GREW;
 	else if (p->grew == last)
-		p->trend = DIFF_TREND_STEADY;
+		p->trend = LEAKSNAP_DIFF_TREND_STEADY;
 	else if (b[last] > b[last - 1])
-		p->trend = DIFF_TREND_GROWING;
+		p->trend = LEAKSNAP_DIFF_TREND_GROWING;
 	else
-		p->trend = DIFF_TREND_STOPPED;
+		p->trend = LEAKSNAP_DIFF_TREND_STOPPED;
 	double weight = p->grew > p->shrank ? (double)(p->grew - p->shrank) / (double)last : 0.0;
 	p->score = p->bytes_delta > 0 ? (double)p->bytes_delta * weight : 0.0;
 	p->unreachable_bytes = d->guacc ? d->guacc + (size_t)g * 2 * n : NULL;
@@ -127,15 +127,15 @@ static void score_group(const struct diff *d, uint32_t g, struct diff_group *p)
  * (it did not grow but holds unreachable bytes), or nowhere. */
 enum place { PLACE_NONE, PLACE_SUSPECT, PLACE_STOPPED, PLACE_UNREACH };
 
-static enum place place_group(const struct diff *d, const struct diff_group *p)
+static enum place place_group(const struct leaksnap_diff *d, const struct leaksnap_diff_group *p)
 {
 	bool grew = p->bytes_delta > 0 && (uint64_t)p->bytes_delta >= d->o.min_bytes;
 	if (!grew)
 		return p->definite ? PLACE_UNREACH : PLACE_NONE;
-	return p->trend == DIFF_TREND_STOPPED && !p->definite ? PLACE_STOPPED : PLACE_SUSPECT;
+	return p->trend == LEAKSNAP_DIFF_TREND_STOPPED && !p->definite ? PLACE_STOPPED : PLACE_SUSPECT;
 }
 
-int diff_rank(struct diff *d, struct leaksnap_error *err)
+int leaksnap_diff_rank(struct leaksnap_diff *d, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (d->ranked)
@@ -147,10 +147,10 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 	bool android = false;
 	for (size_t i = 0; i < d->n; i++)
 		android |= d->snaps[i].android;
-	d->include_zygote = d->o.zygote == DIFF_ZYGOTE_INCLUDE ||
-			    (d->o.zygote == DIFF_ZYGOTE_AUTO && !android);
+	d->include_zygote = d->o.zygote == LEAKSNAP_DIFF_ZYGOTE_INCLUDE ||
+			    (d->o.zygote == LEAKSNAP_DIFF_ZYGOTE_AUTO && !android);
 	for (size_t i = 0; i < d->n; i++) {
-		struct diff_snapshot *s = &d->snaps[i];
+		struct leaksnap_diff_snapshot *s = &d->snaps[i];
 		s->bytes = d->app[i][0];
 		s->count = d->app[i][1];
 		if (d->include_zygote) {
@@ -174,7 +174,7 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 		const struct dframe *f = &d->frames[i];
 		if (f->canon != i)
 			continue;
-		struct diff_frame *v = &d->info[i].view;
+		struct leaksnap_diff_frame *v = &d->info[i].view;
 		v->rel_pc = f->addr;
 		v->pc = f->pc;
 		if (f->module != NONE) {
@@ -195,11 +195,11 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 	for (size_t g = 0; g < d->group_count; g++) {
 		if (!d->nstacks[g])
 			continue;
-		struct diff_group p;
+		struct leaksnap_diff_group p;
 		score_group(d, (uint32_t)g, &p);
 		count[place_group(d, &p)]++;
 		for (size_t i = 0; p.unreachable_bytes && i < n; i++) {
-			struct diff_snapshot *s = &d->snaps[i];
+			struct leaksnap_diff_snapshot *s = &d->snaps[i];
 			s->unreachable_bytes = sat_add(s->unreachable_bytes, p.unreachable_bytes[i]);
 			s->unreachable_count = sat_add(s->unreachable_count, p.unreachable_counts[i]);
 		}
@@ -217,7 +217,7 @@ int diff_rank(struct diff *d, struct leaksnap_error *err)
 	for (size_t g = 0; g < d->group_count; g++) {
 		if (!d->nstacks[g])
 			continue;
-		struct diff_group p;
+		struct leaksnap_diff_group p;
 		score_group(d, (uint32_t)g, &p);
 		struct cand c = {(uint32_t)g, p.trend, p.score, p.bytes_delta, p.count_delta,
 				 p.unreachable_bytes ? p.unreachable_bytes[last] : 0, p.definite};
@@ -247,7 +247,7 @@ nomem:
 
 /* The API's view of candidate @c, made once into *@slot.  NULL: out of
  * memory (or a symbol lookup failed that way). */
-static const struct diff_group *materialize(struct diff *d, const struct cand *c,
+static const struct leaksnap_diff_group *materialize(struct leaksnap_diff *d, const struct cand *c,
 					    enum group_list list, size_t index,
 					    struct group_priv **slot)
 {
@@ -275,7 +275,7 @@ static const struct diff_group *materialize(struct diff *d, const struct cand *c
 	gp->rep_stack = rep;
 	gp->list = list;
 	gp->index = index;
-	if (d->o.by == DIFF_BY_MODULE && len) {
+	if (d->o.by == LEAKSNAP_DIFF_BY_MODULE && len) {
 		struct leaksnap_error e;
 		size_t site;
 		uint32_t level;
@@ -291,25 +291,25 @@ static const struct diff_group *materialize(struct diff *d, const struct cand *c
 	return &gp->pub;
 }
 
-size_t diff_suspect_count(const struct diff *d) { return d->nsuspects; }
-const struct diff_group *diff_suspect(struct diff *d, size_t i)
+size_t leaksnap_diff_suspect_count(const struct leaksnap_diff *d) { return d->nsuspects; }
+const struct leaksnap_diff_group *leaksnap_diff_suspect(struct leaksnap_diff *d, size_t i)
 {
 	if (i >= d->nsuspects)
 		return NULL;
 	lsd_order_cands(d->suspects, d->nsuspects, &d->suspects_ordered, i + 1, lsd_cmp_suspect);
 	return materialize(d, &d->suspects[i], LIST_SUSPECTS, i, &d->pub_suspects[i]);
 }
-size_t diff_stopped_count(const struct diff *d) { return d->nstopped; }
-size_t diff_definite_count(const struct diff *d) { return d->ndefinite; }
-size_t diff_unreachable_count(const struct diff *d) { return d->nunreach; }
-const struct diff_group *diff_unreachable(struct diff *d, size_t i)
+size_t leaksnap_diff_stopped_count(const struct leaksnap_diff *d) { return d->nstopped; }
+size_t leaksnap_diff_definite_count(const struct leaksnap_diff *d) { return d->ndefinite; }
+size_t leaksnap_diff_unreachable_count(const struct leaksnap_diff *d) { return d->nunreach; }
+const struct leaksnap_diff_group *leaksnap_diff_unreachable(struct leaksnap_diff *d, size_t i)
 {
 	if (i >= d->nunreach)
 		return NULL;
 	lsd_order_cands(d->unreach, d->nunreach, &d->unreach_ordered, i + 1, cmp_unreach);
 	return materialize(d, &d->unreach[i], LIST_UNREACHABLE, i, &d->pub_unreach[i]);
 }
-const struct diff_group *diff_stopped(struct diff *d, size_t i)
+const struct leaksnap_diff_group *leaksnap_diff_stopped(struct leaksnap_diff *d, size_t i)
 {
 	if (i >= d->nstopped)
 		return NULL;

@@ -6,7 +6,7 @@
 
 /* Fill @frames (room for 256) with stack @s's frames, outermost first,
  * symbolized; returns their number, or -1 when out of memory. */
-static int stack_frames(struct diff *d, size_t s, const struct diff_frame **frames,
+static int stack_frames(struct leaksnap_diff *d, size_t s, const struct leaksnap_diff_frame **frames,
 			struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
@@ -22,31 +22,31 @@ static int stack_frames(struct diff *d, size_t s, const struct diff_frame **fram
 }
 
 /* Call @fn with stack @s's frames; @frames has room for 256. */
-static int emit_stack(struct diff *d, size_t s, const struct diff_frame **frames,
-		      diff_stack_fn fn, void *arg, uint64_t bytes, struct leaksnap_error *err)
+static int emit_stack(struct leaksnap_diff *d, size_t s, const struct leaksnap_diff_frame **frames,
+		      leaksnap_diff_stack_fn fn, void *arg, uint64_t bytes, struct leaksnap_error *err)
 {
 	int len = stack_frames(d, s, frames, err);
 	return len < 0 ? -1 : fn(arg, frames, (size_t)len, bytes);
 }
 
-/* diff_foreach_growing_stack and its _delta form: exactly one of @fn and
+/* leaksnap_diff_foreach_growing_stack and its _delta form: exactly one of @fn and
  * @dfn is set. */
-static int foreach_growing(struct diff *d, diff_stack_fn fn, diff_stack_delta_fn dfn, void *arg,
+static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, leaksnap_diff_stack_delta_fn dfn, void *arg,
 			   struct leaksnap_error *err);
 
-int diff_foreach_growing_stack(struct diff *d, diff_stack_fn fn, void *arg,
+int leaksnap_diff_foreach_growing_stack(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, void *arg,
 			       struct leaksnap_error *err)
 {
 	return foreach_growing(d, fn, NULL, arg, err);
 }
 
-int diff_foreach_growing_stack_delta(struct diff *d, diff_stack_delta_fn fn, void *arg,
+int leaksnap_diff_foreach_growing_stack_delta(struct leaksnap_diff *d, leaksnap_diff_stack_delta_fn fn, void *arg,
 				     struct leaksnap_error *err)
 {
 	return foreach_growing(d, NULL, fn, arg, err);
 }
 
-static int foreach_growing(struct diff *d, diff_stack_fn fn, diff_stack_delta_fn dfn, void *arg,
+static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, leaksnap_diff_stack_delta_fn dfn, void *arg,
 			   struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
@@ -56,7 +56,7 @@ static int foreach_growing(struct diff *d, diff_stack_fn fn, diff_stack_delta_fn
 	size_t nst = d->stacks.count, stride = 2 * d->n, last = d->n - 1;
 	size_t *start = calloc(d->group_count + 2, sizeof(*start));
 	uint32_t *order = malloc((nst ? nst : 1) * sizeof(*order));
-	const struct diff_frame **frames = malloc(256 * sizeof(*frames));
+	const struct leaksnap_diff_frame **frames = malloc(256 * sizeof(*frames));
 	int rc = 0;
 	if (!start || !order || !frames) {
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
@@ -96,7 +96,7 @@ out:
 	return rc;
 }
 
-/* A growing stack kept for diff_foreach_top_growing_stack: a min-heap on
+/* A growing stack kept for leaksnap_diff_foreach_top_growing_stack: a min-heap on
  * (bytes, then the later stack first), so the root is the weakest kept. */
 struct top_stack {
 	uint64_t bytes;
@@ -131,7 +131,7 @@ static int cmp_top_stack(const void *a, const void *b)
 	return top_weaker(y, x) ? -1 : top_weaker(x, y) ? 1 : 0;
 }
 
-int diff_foreach_top_growing_stack(struct diff *d, size_t max, diff_stack_fn fn, void *arg,
+int leaksnap_diff_foreach_top_growing_stack(struct leaksnap_diff *d, size_t max, leaksnap_diff_stack_fn fn, void *arg,
 				   uint64_t *rest_bytes, size_t *rest_stacks,
 				   struct leaksnap_error *err)
 {
@@ -146,7 +146,7 @@ int diff_foreach_top_growing_stack(struct diff *d, size_t max, diff_stack_fn fn,
 	uint64_t rest = 0, nrest = 0;
 	uint8_t *is_suspect = calloc(d->group_count ? d->group_count : 1, 1);
 	struct top_stack *heap = malloc((max ? max : 1) * sizeof(*heap));
-	const struct diff_frame **frames = malloc(256 * sizeof(*frames));
+	const struct leaksnap_diff_frame **frames = malloc(256 * sizeof(*frames));
 	int rc = 0;
 	if (!is_suspect || !heap || !frames) {
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");

@@ -6,7 +6,7 @@
 
 /* Symbols ------------------------------------------------------------------------- */
 
-static void warn(struct diff *d, const struct leaksnap_error *e)
+static void warn(struct leaksnap_diff *d, const struct leaksnap_error *e)
 {
 	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
 	leaksnap_error_format(e, buf, sizeof(buf));
@@ -22,7 +22,7 @@ static void warn(struct diff *d, const struct leaksnap_error *e)
 	d->warnings[d->nwarnings++] = w;
 }
 
-static void note_symmod(struct diff *d, struct dmodule *m, const struct sym_module *sm)
+static void note_symmod(struct leaksnap_diff *d, struct dmodule *m, const struct leaksnap_sym_module *sm)
 {
 	if (m->last_sym == sm)
 		return;
@@ -41,7 +41,7 @@ static void resolver_problem(void *arg, const struct leaksnap_error *e)
 	warn(arg, e);
 }
 
-void lsd_resolver_attach(struct diff *d)
+void lsd_resolver_attach(struct leaksnap_diff *d)
 {
 	d->attached = d->o.resolver != NULL;
 	if (d->attached)
@@ -49,7 +49,7 @@ void lsd_resolver_attach(struct diff *d)
 					   &d->saved_warn_arg);
 }
 
-void lsd_resolver_detach(struct diff *d)
+void lsd_resolver_detach(struct leaksnap_diff *d)
 {
 	if (d->attached)
 		leaksnap_resolver_set_warn(d->o.resolver, d->saved_warn, d->saved_warn_arg, NULL,
@@ -57,7 +57,7 @@ void lsd_resolver_detach(struct diff *d)
 }
 
 /* Symbolize canonical frame @f (once).  -1: out of memory. */
-int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
+int lsd_frame_symbols(struct leaksnap_diff *d, uint32_t f, struct leaksnap_error *err)
 {
 	struct frame_info *fi = &d->info[f];
 	if (fi->have & HAVE_SYMBOLS)
@@ -68,7 +68,7 @@ int lsd_frame_symbols(struct diff *d, uint32_t f, struct leaksnap_error *err)
 		return 0;
 	struct dmodule *m = &d->mods[d->mods[fr->module].canon];
 	uint64_t rel = fr->addr;
-	const struct sym_module *sm = leaksnap_resolve_module(d->o.resolver, m->path, m->build_id,
+	const struct leaksnap_sym_module *sm = leaksnap_resolve_module(d->o.resolver, m->path, m->build_id,
 							      m->build_id_len, m->maps, m->nmaps,
 							      &rel, err);
 	if (!sm)
@@ -100,12 +100,12 @@ static const char *const wrapper_modules[] = {
 static bool matches_any(const char *const *pats, size_t n, const char *s)
 {
 	for (size_t i = 0; s && i < n; i++)
-		if (diff_pattern_match(pats[i], s))
+		if (leaksnap_diff_pattern_match(pats[i], s))
 			return true;
 	return false;
 }
 
-static bool module_is_wrapper(struct diff *d, uint32_t mi)
+static bool module_is_wrapper(struct leaksnap_diff *d, uint32_t mi)
 {
 	struct dmodule *m = &d->mods[mi];
 	if (m->wrapper < 0)
@@ -115,7 +115,7 @@ static bool module_is_wrapper(struct diff *d, uint32_t mi)
 	return m->wrapper > 0;
 }
 
-static bool function_is_wrapper(const struct diff *d, const char *fn)
+static bool function_is_wrapper(const struct leaksnap_diff *d, const char *fn)
 {
 	return matches_any(wrapper_functions, sizeof(wrapper_functions) / sizeof(*wrapper_functions),
 			   fn) ||
@@ -124,7 +124,7 @@ static bool function_is_wrapper(const struct diff *d, const char *fn)
 
 /* The first level (innermost first) of canonical frame @f that is not an
  * allocation wrapper; NONE when all are. */
-static int frame_site(struct diff *d, uint32_t f, uint32_t *level, struct leaksnap_error *err)
+static int frame_site(struct leaksnap_diff *d, uint32_t f, uint32_t *level, struct leaksnap_error *err)
 {
 	struct frame_info *fi = &d->info[f];
 	if (!(fi->have & HAVE_SITE)) {
@@ -148,7 +148,7 @@ static int frame_site(struct diff *d, uint32_t f, uint32_t *level, struct leaksn
 }
 
 /* The first suppression matching a level of canonical frame @f. */
-int lsd_frame_suppression(struct diff *d, uint32_t f, uint32_t *supp,
+int lsd_frame_suppression(struct leaksnap_diff *d, uint32_t f, uint32_t *supp,
 			     struct leaksnap_error *err)
 {
 	struct frame_info *fi = &d->info[f];
@@ -156,11 +156,11 @@ int lsd_frame_suppression(struct diff *d, uint32_t f, uint32_t *supp,
 		if (lsd_frame_symbols(d, f, err) != 0)
 			return -1;
 		fi->have |= HAVE_SUPP;
-		const struct diff_suppressions *s = d->o.suppressions;
+		const struct leaksnap_diff_suppressions *s = d->o.suppressions;
 		const struct dframe *fr = &d->frames[f];
 		size_t best = SIZE_MAX, k;
 		for (size_t l = 0; l < fi->view.sym_count; l++) {
-			const struct sym_frame *sf = &fi->view.sym[l];
+			const struct leaksnap_sym_frame *sf = &fi->view.sym[l];
 			if ((k = lsd_suppressions_find(s, sf->function)) < best)
 				best = k;
 			if ((k = lsd_suppressions_find(s, sf->file)) < best)
@@ -177,7 +177,7 @@ int lsd_frame_suppression(struct diff *d, uint32_t f, uint32_t *supp,
 
 /* The site of stack @s: the index of its first frame outside the wrappers
  * and that frame's level, or the stack's length when all are wrappers. */
-int lsd_stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level,
+int lsd_stack_site(struct leaksnap_diff *d, uint32_t s, size_t *frame, uint32_t *level,
 		      struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
@@ -198,7 +198,7 @@ int lsd_stack_site(struct diff *d, uint32_t s, size_t *frame, uint32_t *level,
 
 /* The diff's own (writable) view behind @group, or NULL when @group is
  * not one of its views. */
-static struct group_priv *own_view(struct diff *d, const struct diff_group *group)
+static struct group_priv *own_view(struct leaksnap_diff *d, const struct leaksnap_diff_group *group)
 {
 	const struct group_priv *seen = (const struct group_priv *)group; /* pub comes first */
 	struct group_priv **views = seen->list == LIST_SUSPECTS	   ? d->pub_suspects
@@ -214,7 +214,7 @@ static struct group_priv *own_view(struct diff *d, const struct diff_group *grou
 	return views[seen->index];
 }
 
-int diff_symbolize_group(struct diff *d, const struct diff_group *group,
+int leaksnap_diff_symbolize_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *group,
 			 struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);

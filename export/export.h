@@ -110,7 +110,7 @@ LEAKSNAP_API uint64_t leaksnap_export_pprof_location_find(const struct leaksnap_
 LEAKSNAP_API uint64_t leaksnap_export_pprof_location(struct leaksnap_export_pprof *p,
 						     uint64_t key, uint64_t mapping_id,
 						     uint64_t address,
-						     const struct sym_frame *frames,
+						     const struct leaksnap_sym_frame *frames,
 						     size_t nframes);
 
 /* The location a sample without frames is given (pprof leaves out
@@ -142,12 +142,12 @@ struct leaksnap_export_pprof_snapshot_opts {
 	bool adjust;
 	/* applied to file names (mappings, the program); each rule counts
 	 * the maps paths it matches in its @matched */
-	struct snapshot_rewrite *rewrites;
+	struct leaksnap_snapshot_rewrite *rewrites;
 	size_t rewrite_count;
 	/* the frames of @loc (a PC in a module), filled in @out and owned by
 	 * the caller; NULL: no PC is symbolized.  A nonzero return stops the
 	 * profile, which returns that value (the callback said why). */
-	int (*resolve)(void *arg, const struct maps_location *loc, struct leaksnap_resolved *out);
+	int (*resolve)(void *arg, const struct leaksnap_maps_location *loc, struct leaksnap_resolved *out);
 	/* told of each record written (@done of @total); NULL: not told */
 	void (*progress)(void *arg, size_t done, size_t total);
 	void *arg;
@@ -158,8 +158,8 @@ struct leaksnap_export_pprof_snapshot_opts {
  * sample per record, one location per distinct PC with the maps line it
  * falls in as its mapping.  0; -1 with @err set; or the resolve callback's
  * nonzero value. */
-LEAKSNAP_API int leaksnap_export_pprof_snapshot(FILE *out, const struct snapshot *s,
-						const struct maps *maps,
+LEAKSNAP_API int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s,
+						const struct leaksnap_maps *maps,
 						const struct leaksnap_export_pprof_snapshot_opts *o,
 						struct leaksnap_error *err);
 
@@ -168,7 +168,7 @@ LEAKSNAP_API int leaksnap_export_pprof_snapshot(FILE *out, const struct snapshot
  * of a suspect); @adjust: the frames were looked up at pc - 1, which the
  * locations' addresses are.  0, or -1 with @err set (the diff's errors
  * carry their source). */
-LEAKSNAP_API int leaksnap_export_pprof_diff(FILE *out, struct diff *d, bool adjust,
+LEAKSNAP_API int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, bool adjust,
 					    struct leaksnap_error *err);
 
 /* ------------------------------------------------------------------------
@@ -190,7 +190,7 @@ struct leaksnap_export_frame {
 /* The levels of @r: its frame count, or 1 when it has no frames. */
 LEAKSNAP_API size_t leaksnap_export_fold_levels(const struct leaksnap_resolved *r);
 /* Level @i of @r, outermost first: a frame of @r, NULL when it has none. */
-LEAKSNAP_API const struct sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolved *r,
+LEAKSNAP_API const struct leaksnap_sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolved *r,
 								size_t i);
 
 /* One folded line on @out: the levels of @frames[0..n) (outermost frame
@@ -201,7 +201,7 @@ LEAKSNAP_API int leaksnap_export_folded_line(FILE *out, const struct leaksnap_ex
 					     size_t n, uint64_t bytes);
 /* Every growing stack of a suspect of the ranked @d as folded lines on
  * @out.  0, or -1 with @err set. */
-LEAKSNAP_API int leaksnap_export_folded_diff(FILE *out, struct diff *d, struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d, struct leaksnap_error *err);
 
 /* The frames of @f as JSON objects appended to the Jansson array @frames,
  * innermost level first (one object when @f has no symbolized frames):
@@ -228,7 +228,7 @@ LEAKSNAP_API int leaksnap_export_flame_frame(struct leaksnap_export_flame *fl,
 /* The @max stacks of the ranked @d that grew most, with the bytes and the
  * count of the stacks left out in @rest_bytes and @rest_stacks.  0, or -1
  * with @err set. */
-LEAKSNAP_API int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct diff *d,
+LEAKSNAP_API int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct leaksnap_diff *d,
 					    size_t max, uint64_t *rest_bytes, uint64_t *rest_stacks,
 					    struct leaksnap_error *err);
 /* Write the data object on @out: {"what": @what, "total": bytes of every

@@ -16,7 +16,7 @@ size_t leaksnap_export_fold_levels(const struct leaksnap_resolved *r)
 	return r->frame_count ? r->frame_count : 1;
 }
 
-const struct sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolved *r, size_t i)
+const struct leaksnap_sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolved *r, size_t i)
 {
 	/* the symbolizer answers innermost first: callers come first here */
 	return i < r->frame_count ? &r->frames[r->frame_count - 1 - i] : NULL;
@@ -24,7 +24,7 @@ const struct sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolve
 
 /* A diff frame as an export frame, keyed by its address (a diff's frames
  * are shared by its stacks). */
-static struct leaksnap_export_frame diff_frame(const struct diff_frame *f)
+static struct leaksnap_export_frame diff_frame(const struct leaksnap_diff_frame *f)
 {
 	return (struct leaksnap_export_frame){(uint64_t)(uintptr_t)f, f->pc, f->module, f->rel_pc,
 					      {f->sym_module, f->sym, f->sym_count}};
@@ -45,7 +45,7 @@ int leaksnap_export_folded_line(FILE *out, const struct leaksnap_export_frame *f
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_export_frame *f = &frames[i];
 		for (size_t l = 0; l < leaksnap_export_fold_levels(&f->r); l++) {
-			const struct sym_frame *s = leaksnap_export_fold_level(&f->r, l);
+			const struct leaksnap_sym_frame *s = leaksnap_export_fold_level(&f->r, l);
 			if (sep)
 				putc(';', out);
 			sep = true;
@@ -88,7 +88,7 @@ static int frames_room(struct folded_arg *a, size_t n)
 	return 0;
 }
 
-static int folded_stack(void *arg, const struct diff_frame *const *frames, size_t n,
+static int folded_stack(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 			uint64_t bytes)
 {
 	struct folded_arg *a = arg;
@@ -99,10 +99,10 @@ static int folded_stack(void *arg, const struct diff_frame *const *frames, size_
 	return leaksnap_export_folded_line(a->out, a->frames, n, bytes) ? 1 : 0;
 }
 
-int leaksnap_export_folded_diff(FILE *out, struct diff *d, struct leaksnap_error *err)
+int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d, struct leaksnap_error *err)
 {
 	struct folded_arg a = {out, NULL, 0, false};
-	int rc = diff_foreach_growing_stack(d, folded_stack, &a, err);
+	int rc = leaksnap_diff_foreach_growing_stack(d, folded_stack, &a, err);
 	free(a.frames);
 	if (rc == -1 && a.nomem)
 		return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
@@ -117,7 +117,7 @@ int leaksnap_export_json_frames(json_t *frames, const struct leaksnap_export_fra
 	size_t n = leaksnap_export_fold_levels(r);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct sym_frame *s = r->frame_count ? &r->frames[i] : NULL;
+		const struct leaksnap_sym_frame *s = r->frame_count ? &r->frames[i] : NULL;
 		json_t *fn = NULL;
 		if (s && s->function && s->from_symtab) {
 			char *t;
@@ -140,7 +140,7 @@ int leaksnap_export_json_frames(json_t *frames, const struct leaksnap_export_fra
 		json_object_set_new(o, "symbol_file", r->module ? lsx_json_text(r->module->file_path)
 								: json_null());
 		json_object_set_new(o, "build_id_status",
-				    r->module ? json_string(sym_build_id_status_name(r->module->status))
+				    r->module ? json_string(leaksnap_sym_build_id_status_name(r->module->status))
 					      : json_null());
 		if (json_array_append_new(frames, o))
 			rc = -1;
@@ -237,7 +237,7 @@ struct flame_arg {
 	struct leaksnap_error own; /* out of memory here */
 };
 
-static int flame_stack(void *arg, const struct diff_frame *const *frames, size_t n,
+static int flame_stack(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 		       uint64_t bytes)
 {
 	struct flame_arg *a = arg;
@@ -251,14 +251,14 @@ static int flame_stack(void *arg, const struct diff_frame *const *frames, size_t
 	return 0;
 }
 
-int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct diff *d, size_t max,
+int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct leaksnap_diff *d, size_t max,
 			       uint64_t *rest_bytes, uint64_t *rest_stacks,
 			       struct leaksnap_error *err)
 {
 	struct flame_arg a = {.fl = fl};
 	leaksnap_error_clear(&a.own);
 	size_t nrest = 0;
-	int rc = diff_foreach_top_growing_stack(d, max, flame_stack, &a, rest_bytes, &nrest, err);
+	int rc = leaksnap_diff_foreach_top_growing_stack(d, max, flame_stack, &a, rest_bytes, &nrest, err);
 	if (rest_stacks)
 		*rest_stacks = nrest;
 	if (rc && a.own.code != LEAKSNAP_OK) {

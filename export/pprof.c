@@ -418,7 +418,7 @@ static uint64_t func_hash(const struct leaksnap_export_pprof *p, size_t i)
 }
 
 /* The id of the function (added when new), 0 when out of memory. */
-static uint64_t function_id(struct leaksnap_export_pprof *p, const struct sym_frame *fr)
+static uint64_t function_id(struct leaksnap_export_pprof *p, const struct leaksnap_sym_frame *fr)
 {
 	struct func f = {intern(p, fr->function ? fr->function : "??"), 0,
 			 intern(p, fr->file), fr->start_line};
@@ -485,7 +485,7 @@ static int loc_slots_grow(struct leaksnap_export_pprof *p, size_t count)
 }
 
 static uint64_t add_location(struct leaksnap_export_pprof *p, bool keyed, uint64_t key,
-			     uint64_t mapping_id, uint64_t address, const struct sym_frame *frames,
+			     uint64_t mapping_id, uint64_t address, const struct leaksnap_sym_frame *frames,
 			     size_t nframes)
 {
 	if (keyed) {
@@ -522,7 +522,7 @@ static uint64_t add_location(struct leaksnap_export_pprof *p, bool keyed, uint64
 
 uint64_t leaksnap_export_pprof_location(struct leaksnap_export_pprof *p, uint64_t key,
 					uint64_t mapping_id, uint64_t address,
-					const struct sym_frame *frames, size_t nframes)
+					const struct leaksnap_sym_frame *frames, size_t nframes)
 {
 	return add_location(p, true, key, mapping_id, address, frames, nframes);
 }
@@ -530,7 +530,7 @@ uint64_t leaksnap_export_pprof_location(struct leaksnap_export_pprof *p, uint64_
 uint64_t leaksnap_export_pprof_no_frames(struct leaksnap_export_pprof *p)
 {
 	if (!p->no_frames) {
-		struct sym_frame f = {.function = "(no frames)"};
+		struct leaksnap_sym_frame f = {.function = "(no frames)"};
 		p->no_frames = add_location(p, false, 0, 0, 0, &f, 1);
 	}
 	return p->no_frames;

@@ -1,6 +1,6 @@
 /* A diff's growth as a profile (leakdiff --pprof): the suspects' growth
  * (growth_objects/count, growth_space/bytes), one sample per growing stack
- * of a suspect, from diff_foreach_growing_stack_delta().
+ * of a suspect, from leaksnap_diff_foreach_growing_stack_delta().
  *
  * A diff frame is (module, offset in its file) with the PC it was captured
  * at in the latest snapshot that had it; its location's address is the
@@ -37,7 +37,7 @@ struct growth {
 /* The mapping of frame @f, covering @addr (its PC or the call before it)
  * and the start of @addr's page, as a maps line would (pprof matches a
  * mapping's file offset against the file's segments). */
-static uint64_t mapping_of(struct growth *g, const struct diff_frame *f, uint64_t addr)
+static uint64_t mapping_of(struct growth *g, const struct leaksnap_diff_frame *f, uint64_t addr)
 {
 	uint64_t bias = f->pc - f->rel_pc, page = addr & ~(uint64_t)0xfff;
 	if (addr - bias < addr - page) /* (a file offset below the page: no page start) */
@@ -69,7 +69,7 @@ static uint64_t mapping_of(struct growth *g, const struct diff_frame *f, uint64_
 	return id;
 }
 
-static int growth_stack(void *arg, const struct diff_frame *const *frames, size_t n,
+static int growth_stack(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 			uint64_t bytes, int64_t count_delta)
 {
 	struct growth *g = arg;
@@ -82,7 +82,7 @@ static int growth_stack(void *arg, const struct diff_frame *const *frames, size_
 	}
 	/* frames come outermost first; a sample lists its leaf first */
 	for (size_t i = 0; i < n; i++) {
-		const struct diff_frame *f = frames[n - 1 - i];
+		const struct leaksnap_diff_frame *f = frames[n - 1 - i];
 		uint64_t key = (uint64_t)(uintptr_t)f, id = leaksnap_export_pprof_location_find(g->p, key);
 		if (!id) {
 			uint64_t addr = g->adjust && f->pc ? f->pc - 1 : f->pc;
@@ -110,10 +110,10 @@ static int growth_stack(void *arg, const struct diff_frame *const *frames, size_
 	return 0;
 }
 
-static int header(struct leaksnap_export_pprof *p, struct diff *d)
+static int header(struct leaksnap_export_pprof *p, struct leaksnap_diff *d)
 {
-	size_t n = diff_snapshot_count(d);
-	const struct diff_snapshot *first = diff_snapshot(d, 0), *last = diff_snapshot(d, n - 1);
+	size_t n = leaksnap_diff_snapshot_count(d);
+	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0), *last = leaksnap_diff_snapshot(d, n - 1);
 	if (last->has_time) {
 		int64_t t = last->time_ns > INT64_MAX ? INT64_MAX : (int64_t)last->time_ns;
 		int64_t span = first->has_time && first->time_ns <= last->time_ns
@@ -131,7 +131,7 @@ static int header(struct leaksnap_export_pprof *p, struct diff *d)
 	if (last->exe && leaksnap_export_pprof_main_file(p, last->exe))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		const struct diff_snapshot *s = diff_snapshot(d, i);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
 		size_t len = strlen(s->file) + 64;
 		char *line = malloc(len);
 		if (!line)
@@ -149,7 +149,7 @@ static int header(struct leaksnap_export_pprof *p, struct diff *d)
 	return 0;
 }
 
-int leaksnap_export_pprof_diff(FILE *out, struct diff *d, bool adjust, struct leaksnap_error *err)
+int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, bool adjust, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	struct growth g = {leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT), NULL, 0,
@@ -159,7 +159,7 @@ int leaksnap_export_pprof_diff(FILE *out, struct diff *d, bool adjust, struct le
 		rc = lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
 	} else if (header(g.p, d)) {
 		rc = lsx_pprof_fail(err, g.p);
-	} else if (diff_foreach_growing_stack_delta(d, growth_stack, &g, err) != 0) {
+	} else if (leaksnap_diff_foreach_growing_stack_delta(d, growth_stack, &g, err) != 0) {
 		/* the diff's error, or the profile's, or out of memory here */
 		if (g.failed)
 			rc = lsx_pprof_fail(err, g.p);

@@ -15,7 +15,7 @@ static const char *rewritten(const char *path, const struct leaksnap_export_ppro
 			     char **buf, bool count)
 {
 	for (size_t i = 0; path && i < o->rewrite_count; i++) {
-		struct snapshot_rewrite *r = &o->rewrites[i];
+		struct leaksnap_snapshot_rewrite *r = &o->rewrites[i];
 		size_t ol = strlen(r->old_prefix);
 		if (strncmp(path, r->old_prefix, ol) != 0)
 			continue;
@@ -33,11 +33,11 @@ static const char *rewritten(const char *path, const struct leaksnap_export_ppro
 	return path;
 }
 
-static int header(struct leaksnap_export_pprof *p, const struct snapshot *s,
+static int header(struct leaksnap_export_pprof *p, const struct leaksnap_snapshot *s,
 		  const struct leaksnap_export_pprof_snapshot_opts *o)
 {
 	uint64_t t;
-	if (snapshot_time_ns(s, &t))
+	if (leaksnap_snapshot_time_ns(s, &t))
 		leaksnap_export_pprof_time(p, t > INT64_MAX ? INT64_MAX : (int64_t)t, 0);
 	if (leaksnap_export_pprof_sample_type(p, "inuse_objects", "count") ||
 	    leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes") ||
@@ -45,25 +45,25 @@ static int header(struct leaksnap_export_pprof *p, const struct snapshot *s,
 	    leaksnap_export_pprof_period(p, "space", "bytes", 1))
 		return -1;
 	char line[128];
-	const char *version = snapshot_version(s);
-	snprintf(line, sizeof(line), "format=%s%s%s", snapshot_format_name(snapshot_format(s)),
+	const char *version = leaksnap_snapshot_version(s);
+	snprintf(line, sizeof(line), "format=%s%s%s", leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)),
 		 version ? " " : "", version ? version : "");
-	size_t sl = strlen(snapshot_source(s)) + 8;
+	size_t sl = strlen(leaksnap_snapshot_source(s)) + 8;
 	char *source = malloc(sl);
 	if (!source)
 		return -1;
-	snprintf(source, sl, "source=%s", snapshot_source(s));
+	snprintf(source, sl, "source=%s", leaksnap_snapshot_source(s));
 	int rc = leaksnap_export_pprof_comment(p, source);
 	free(source);
 	if (rc || leaksnap_export_pprof_comment(p, line))
 		return -1;
-	if (snapshot_pid(s) >= 0) {
-		snprintf(line, sizeof(line), "pid=%lld", (long long)snapshot_pid(s));
+	if (leaksnap_snapshot_pid(s) >= 0) {
+		snprintf(line, sizeof(line), "pid=%lld", (long long)leaksnap_snapshot_pid(s));
 		if (leaksnap_export_pprof_comment(p, line))
 			return -1;
 	}
 	/* the command line, when the dump has it (other metadata: leaksnap show) */
-	const char *cmdline = snapshot_meta_get(s, "cmdline");
+	const char *cmdline = leaksnap_snapshot_meta_get(s, "cmdline");
 	if (cmdline) {
 		size_t n = strlen(cmdline) + 9;
 		char *kv = malloc(n);
@@ -76,7 +76,7 @@ static int header(struct leaksnap_export_pprof *p, const struct snapshot *s,
 			return -1;
 	}
 	char *buf = NULL;
-	const char *exe = rewritten(snapshot_meta_get(s, "exe"), o, &buf, false);
+	const char *exe = rewritten(leaksnap_snapshot_meta_get(s, "exe"), o, &buf, false);
 	rc = exe ? leaksnap_export_pprof_main_file(p, exe) : 0;
 	free(buf);
 	return rc;
@@ -84,8 +84,8 @@ static int header(struct leaksnap_export_pprof *p, const struct snapshot *s,
 
 struct builder {
 	struct leaksnap_export_pprof *p;
-	const struct snapshot *s;
-	const struct maps *maps;
+	const struct leaksnap_snapshot *s;
+	const struct leaksnap_maps *maps;
 	const struct leaksnap_export_pprof_snapshot_opts *o;
 	int resolve_rc; /* what the resolve callback returned when it failed */
 	uint64_t *map_ids; /* per maps line: its mapping's id, 0: none yet */
@@ -100,21 +100,21 @@ static uint64_t location(struct builder *b, uint64_t pc)
 	uint64_t id = leaksnap_export_pprof_location_find(b->p, pc);
 	if (id)
 		return id;
-	struct maps_location loc = {0};
+	struct leaksnap_maps_location loc = {0};
 	struct leaksnap_resolved r = {0};
 	uint64_t mid = 0;
-	if (maps_locate(b->maps, pc, &loc)) {
+	if (leaksnap_maps_locate(b->maps, pc, &loc)) {
 		if (b->o->resolve && loc.module &&
 		    (b->resolve_rc = b->o->resolve(b->o->arg, &loc, &r)) != 0)
 			return UINT64_MAX;
-		size_t i = (size_t)(loc.mapping - maps_mapping(b->maps, 0));
+		size_t i = (size_t)(loc.mapping - leaksnap_maps_mapping(b->maps, 0));
 		if (!b->map_ids[i]) {
-			const struct maps_mapping *m = loc.mapping;
+			const struct leaksnap_maps_mapping *m = loc.mapping;
 			uint8_t bid[64];
 			size_t bl = !m->path ? 0
-				    : m->unloaded ? snapshot_unloaded_build_id(b->s, m->path, m->inode, bid,
+				    : m->unloaded ? leaksnap_snapshot_unloaded_build_id(b->s, m->path, m->inode, bid,
 									    sizeof(bid))
-						  : snapshot_build_id(b->s, m->path, bid, sizeof(bid));
+						  : leaksnap_snapshot_build_id(b->s, m->path, bid, sizeof(bid));
 			const char *file = rewritten(m->path, b->o, &b->buf, false);
 			if (!file)
 				return 0;
@@ -134,16 +134,16 @@ static uint64_t location(struct builder *b, uint64_t pc)
 
 static int build(struct builder *b)
 {
-	const struct snapshot *s = b->s;
-	size_t n = snapshot_record_count(s);
-	uint64_t *ids = malloc((snapshot_backtrace_size(s) + 1) * sizeof(*ids));
+	const struct leaksnap_snapshot *s = b->s;
+	size_t n = leaksnap_snapshot_record_count(s);
+	uint64_t *ids = malloc((leaksnap_snapshot_backtrace_size(s) + 1) * sizeof(*ids));
 	if (!ids)
 		return -1;
 	int rc = 0;
-	bool reach = snapshot_has_reachability(s);
-	uint32_t cap = snapshot_backtrace_size(s) + 1;
+	bool reach = leaksnap_snapshot_has_reachability(s);
+	uint32_t cap = leaksnap_snapshot_backtrace_size(s) + 1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		const struct snapshot_record *r = snapshot_record(s, i);
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, i);
 		if (r->frame_count > cap) { /* (a text dump's B is its longest stack) */
 			uint64_t *more = realloc(ids, r->frame_count * sizeof(*ids));
 			if (!more) {
@@ -188,22 +188,22 @@ static int build(struct builder *b)
 	return rc;
 }
 
-int leaksnap_export_pprof_snapshot(FILE *out, const struct snapshot *s, const struct maps *maps,
+int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
 				   const struct leaksnap_export_pprof_snapshot_opts *o,
 				   struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	/* the rewrite rules count the maps paths they match */
 	char *buf = NULL;
-	for (size_t i = 0; i < maps_mapping_count(maps); i++)
-		if (maps_mapping(maps, i)->path &&
-		    !rewritten(maps_mapping(maps, i)->path, o, &buf, true)) {
+	for (size_t i = 0; i < leaksnap_maps_mapping_count(maps); i++)
+		if (leaksnap_maps_mapping(maps, i)->path &&
+		    !rewritten(leaksnap_maps_mapping(maps, i)->path, o, &buf, true)) {
 			free(buf);
 			return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
 		}
 	free(buf);
 	struct builder b = {.s = s, .maps = maps, .o = o};
-	b.map_ids = calloc(maps_mapping_count(maps) + 1, sizeof(*b.map_ids));
+	b.map_ids = calloc(leaksnap_maps_mapping_count(maps) + 1, sizeof(*b.map_ids));
 	b.p = leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_SNAPSHOT_COMMENT);
 	int rc = 0;
 	if (!b.map_ids || !b.p) {

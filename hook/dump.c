@@ -409,11 +409,11 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	struct snapshot_header h = {
+	struct leaksnap_snapshot_header h = {
 		.version = LEAKSNAP_VERSION,
 		.pointer_size = sizeof(uintptr_t),
-		.flags = (uint8_t)((__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
-				   (reach.ok ? SNAPSHOT_FLAG_REACHABILITY : 0)),
+		.flags = (uint8_t)((__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
+				   (reach.ok ? LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY : 0)),
 		.backtrace_size = hook_cfg.frames,
 		.pid = (uint32_t)getpid(),
 		.meta_size = (uint32_t)meta.len,
@@ -423,8 +423,8 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		.records_size = snap.records_size,
 		.maps_size = maps.len,
 	};
-	uint8_t header[SNAPSHOT_HEADER_SIZE];
-	snapshot_header_encode(&h, header);
+	uint8_t header[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
+	leaksnap_snapshot_header_encode(&h, header);
 	struct iovec dump_iov[] = {
 		{header, sizeof(header)},
 		{snap.records, snap.records_size},

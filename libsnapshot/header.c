@@ -6,7 +6,7 @@
 #include "kit_format.h"
 #include "kit.h"
 
-void snapshot_header_encode(const struct snapshot_header *h, uint8_t out[SNAPSHOT_HEADER_SIZE])
+void leaksnap_snapshot_header_encode(const struct leaksnap_snapshot_header *h, uint8_t out[LEAKSNAP_SNAPSHOT_HEADER_SIZE])
 {
 	memcpy(out, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN);
 	kit_store_le(out + 8, 2, h->version);

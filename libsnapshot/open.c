@@ -1,4 +1,4 @@
-/* leaksnap: snapshot_open — detect the format from the content and read. */
+/* leaksnap: leaksnap_snapshot_open — detect the format from the content and read. */
 #include <string.h>
 
 #include "kit_format.h"
@@ -22,7 +22,7 @@ static const char unrecognized[] =
 	"payload; a raw bionic buffer needs opts.pointer_size and opts.frames";
 
 struct bound_ctx {
-	const struct snapshot_open_opts *opts;
+	const struct leaksnap_snapshot_open_opts *opts;
 	const char *source;
 };
 
@@ -46,9 +46,9 @@ static uint64_t snapshot_stream_bound(const uint8_t *p, size_t len, const void *
 	const struct bound_ctx *c = ctx;
 	uint64_t total;
 	if (memcmp(p, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN) == 0) {
-		if (p[11] & SNAPSHOT_FLAG_REACHABILITY)
+		if (p[11] & LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY)
 			return UINT64_MAX; /* 4 bytes a record more: the reader checks */
-		if (kit_add_u64(SNAPSHOT_HEADER_SIZE, kit_load_le(p + 48, 8), &total) ||
+		if (kit_add_u64(LEAKSNAP_SNAPSHOT_HEADER_SIZE, kit_load_le(p + 48, 8), &total) ||
 		    kit_add_u64(total, kit_load_le(p + 56, 8), &total) ||
 		    kit_add_u64(total, kit_load_le(p + 20, 4), &total))
 			return UINT64_MAX; /* absurd: the reader says so */
@@ -74,11 +74,11 @@ static uint64_t snapshot_stream_bound(const uint8_t *p, size_t len, const void *
 	return 0;
 }
 
-static struct snapshot *open_blob(struct kit_blob *blob, const char *source,
-				  const struct snapshot_open_opts *opts,
+static struct leaksnap_snapshot *open_blob(struct kit_blob *blob, const char *source,
+				  const struct leaksnap_snapshot_open_opts *opts,
 				  struct leaksnap_error *err)
 {
-	static const struct snapshot_open_opts defaults;
+	static const struct leaksnap_snapshot_open_opts defaults;
 	if (opts == NULL)
 		opts = &defaults;
 	bool raw_opts = opts->pointer_size != 0 || opts->frames != 0;
@@ -86,7 +86,7 @@ static struct snapshot *open_blob(struct kit_blob *blob, const char *source,
 		kit_error(err, LEAKSNAP_ERR_FORMAT, source, "empty file");
 		return NULL;
 	}
-	struct snapshot *s = NULL;
+	struct leaksnap_snapshot *s = NULL;
 	const char *what = NULL;
 	size_t m = blob->size < LEAKSNAP_MAGIC_LEN ? blob->size : LEAKSNAP_MAGIC_LEN;
 	if (memcmp(blob->data, LEAKSNAP_MAGIC, m) == 0) {
@@ -113,7 +113,7 @@ static struct snapshot *open_blob(struct kit_blob *blob, const char *source,
 	return s;
 }
 
-struct snapshot *snapshot_open(const char *path, const struct snapshot_open_opts *opts,
+struct leaksnap_snapshot *leaksnap_snapshot_open(const char *path, const struct leaksnap_snapshot_open_opts *opts,
 			       struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
@@ -122,13 +122,13 @@ struct snapshot *snapshot_open(const char *path, const struct snapshot_open_opts
 	struct bound_ctx ctx = {opts, source};
 	if (kit_blob_load(path, &blob, snapshot_stream_bound, &ctx, err))
 		return NULL;
-	struct snapshot *s = open_blob(&blob, source, opts, err);
+	struct leaksnap_snapshot *s = open_blob(&blob, source, opts, err);
 	kit_blob_release(&blob);
 	return s;
 }
 
-struct snapshot *snapshot_open_memory(const void *data, size_t size, const char *source,
-				      const struct snapshot_open_opts *opts,
+struct leaksnap_snapshot *leaksnap_snapshot_open_memory(const void *data, size_t size, const char *source,
+				      const struct leaksnap_snapshot_open_opts *opts,
 				      struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);

@@ -10,9 +10,9 @@
 /* Little-endian records of @ptr-byte fields on a little-endian host: the
  * common case, decoded straight into the snapshot's arrays (the generic loop
  * below costs a call per field and a copy per record). */
-static void decode_le(struct snapshot *s, const uint8_t *p, unsigned ptr, unsigned frames)
+static void decode_le(struct leaksnap_snapshot *s, const uint8_t *p, unsigned ptr, unsigned frames)
 {
-	struct snapshot_record *r = &s->records[s->nrecords];
+	struct leaksnap_snapshot_record *r = &s->records[s->nrecords];
 	uint64_t *out = s->frames + s->nframes;
 	uint64_t raw_size, count;
 	uint32_t nf = 0;
@@ -50,7 +50,7 @@ static void decode_le(struct snapshot *s, const uint8_t *p, unsigned ptr, unsign
 }
 
 /* Decode a get_malloc_leak_info record area into @s. */
-int lsp_decode_records(struct snapshot *s, struct kit_blob *blob, const uint8_t *area,
+int lsp_decode_records(struct leaksnap_snapshot *s, struct kit_blob *blob, const uint8_t *area,
 		       uint64_t size, uint64_t base, unsigned ptr, unsigned frames,
 		       bool big_endian, struct leaksnap_error *err)
 {
@@ -100,7 +100,7 @@ int lsp_decode_records(struct snapshot *s, struct kit_blob *blob, const uint8_t 
  * fields before it are known.  0, or -1 with @err filled. */
 struct field;
 typedef int (*field_step)(const struct field *f, const uint8_t *p, uint64_t file_size,
-			  struct snapshot_header *h, const char *source, struct leaksnap_error *err);
+			  struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err);
 struct field {
 	const char *name;
 	unsigned offset, width;
@@ -109,7 +109,7 @@ struct field {
 
 /* magic, version, pointer_size, flags, backtrace_size: what the records are. */
 static int take_layout(const struct field *f, const uint8_t *p, uint64_t file_size,
-		       struct snapshot_header *h, const char *source, struct leaksnap_error *err)
+		       struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err)
 {
 	(void)file_size;
 	switch (f->offset) {
@@ -134,12 +134,12 @@ static int take_layout(const struct field *f, const uint8_t *p, uint64_t file_si
 		break;
 	case 11:
 		h->flags = p[0];
-		if (h->flags & ~(SNAPSHOT_FLAG_BIG_ENDIAN | SNAPSHOT_FLAG_COUNT_IS_FRAMES |
-				 SNAPSHOT_FLAG_REACHABILITY))
+		if (h->flags & ~(LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN | LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES |
+				 LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY))
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
 					    "unknown flag bits 0x%02x", h->flags);
-		if ((h->flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) &&
-		    (h->flags & SNAPSHOT_FLAG_REACHABILITY))
+		if ((h->flags & LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES) &&
+		    (h->flags & LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY))
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
 					    "flag bits 1 (Android 7 counts) and 2 "
 					    "(reachability) are never set together");
@@ -158,7 +158,7 @@ static int take_layout(const struct field *f, const uint8_t *p, uint64_t file_si
 /* pid, meta_size, time_ns, total_memory: taken as they are (meta_size is
  * checked with the sections, once the sizes before it are known). */
 static int take_plain(const struct field *f, const uint8_t *p, uint64_t file_size,
-		      struct snapshot_header *h, const char *source, struct leaksnap_error *err)
+		      struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err)
 {
 	(void)file_size, (void)source, (void)err;
 	switch (f->offset) {
@@ -172,7 +172,7 @@ static int take_plain(const struct field *f, const uint8_t *p, uint64_t file_siz
 
 /* info_size, records_size, maps_size: against the layout and the file. */
 static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size,
-		     struct snapshot_header *h, const char *source, struct leaksnap_error *err)
+		     struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err)
 {
 	switch (f->offset) {
 	case 40:
@@ -186,7 +186,7 @@ static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size
 		break;
 	case 48:
 		h->records_size = kit_load_le(p, 8);
-		if (file_size < SNAPSHOT_HEADER_SIZE)
+		if (file_size < LEAKSNAP_SNAPSHOT_HEADER_SIZE)
 			break; /* reported as a truncated header */
 		if (h->records_size % h->info_size != 0)
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
@@ -194,21 +194,21 @@ static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size
 					    "info_size %llu",
 					    (unsigned long long)h->records_size,
 					    (unsigned long long)h->info_size);
-		if (h->records_size > file_size - SNAPSHOT_HEADER_SIZE)
+		if (h->records_size > file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE)
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
 					    "records_size %llu runs past the end of the file "
 					    "(%llu bytes follow the header)",
 					    (unsigned long long)h->records_size,
-					    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE));
+					    (unsigned long long)(file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE));
 		break;
 	case 56:
 		h->maps_size = kit_load_le(p, 8);
-		if (h->maps_size > file_size - SNAPSHOT_HEADER_SIZE - h->records_size)
+		if (h->maps_size > file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE - h->records_size)
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 56,
 					    "maps_size %llu runs past the end of the file "
 					    "(%llu bytes follow the records)",
 					    (unsigned long long)h->maps_size,
-					    (unsigned long long)(file_size - SNAPSHOT_HEADER_SIZE -
+					    (unsigned long long)(file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE -
 								 h->records_size));
 		break;
 	}
@@ -226,24 +226,24 @@ static const struct field header_fields[] = {
 
 /* What follows the maps: the metadata, then the reachability section when
  * flag bit 2 says so, and nothing after them. */
-static int check_sections(const struct snapshot_header *h, uint64_t file_size,
+static int check_sections(const struct leaksnap_snapshot_header *h, uint64_t file_size,
 			  const char *source, struct leaksnap_error *err)
 {
-	uint64_t rest = file_size - SNAPSHOT_HEADER_SIZE - h->records_size - h->maps_size;
+	uint64_t rest = file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE - h->records_size - h->maps_size;
 	if (h->meta_size > rest)
 		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 20,
 				    "meta_size %u runs past the end of the file "
 				    "(%llu bytes follow the maps)",
 				    h->meta_size, (unsigned long long)rest);
 	uint64_t after = rest - h->meta_size, start = file_size - after;
-	if (!(h->flags & SNAPSHOT_FLAG_REACHABILITY)) {
+	if (!(h->flags & LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY)) {
 		if (after > 0)
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
 					    "%llu trailing bytes after the metadata section",
 					    (unsigned long long)after);
 		return 0;
 	}
-	uint64_t reach = SNAPSHOT_REACHABILITY_SIZE(h->records_size, h->info_size);
+	uint64_t reach = LEAKSNAP_SNAPSHOT_REACHABILITY_SIZE(h->records_size, h->info_size);
 	if (after < reach)
 		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, start,
 				    "truncated reachability section: %llu records need %llu bytes, "
@@ -257,8 +257,8 @@ static int check_sections(const struct snapshot_header *h, uint64_t file_size,
 	return 0;
 }
 
-int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
-			   struct snapshot_header *h, const char *source,
+int leaksnap_snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
+			   struct leaksnap_snapshot_header *h, const char *source,
 			   struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
@@ -278,7 +278,7 @@ int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
 }
 
 /* Metadata: "key=value\n" lines. */
-static int parse_meta(struct snapshot *s, const uint8_t *p, uint64_t size, uint64_t base,
+static int parse_meta(struct leaksnap_snapshot *s, const uint8_t *p, uint64_t size, uint64_t base,
 		      struct leaksnap_error *err)
 {
 	uint64_t i = 0;
@@ -307,12 +307,12 @@ static int parse_meta(struct snapshot *s, const uint8_t *p, uint64_t size, uint6
 /* Reachability section: one u32 per record, in the records' byte order,
  * each at most that record's count (read before merging, so record i is
  * the file's record i). */
-static int read_reachability(struct snapshot *s, const uint8_t *p, uint64_t base,
+static int read_reachability(struct leaksnap_snapshot *s, const uint8_t *p, uint64_t base,
 			     struct leaksnap_error *err)
 {
 	for (size_t i = 0; i < s->nrecords; i++, p += 4) {
 		uint64_t n = s->big_endian ? kit_load_be(p, 4) : kit_load_le(p, 4);
-		struct snapshot_record *r = &s->records[i];
+		struct leaksnap_snapshot_record *r = &s->records[i];
 		if (n > r->count)
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + 4 * i,
 					    "record %zu: %llu unreachable allocations, more than "
@@ -328,9 +328,9 @@ static int read_reachability(struct snapshot *s, const uint8_t *p, uint64_t base
 /* The hook writes a block of 2 GiB or more as 2 GiB - 1 bytes (bit 31 of
  * the size field is the zygote flag) and counts them in clamped_sizes=N:
  * the records' sizes are then lower bounds, which the reader says. */
-static int warn_clamped(struct snapshot *s)
+static int warn_clamped(struct leaksnap_snapshot *s)
 {
-	const char *v = snapshot_meta_get(s, "clamped_sizes");
+	const char *v = leaksnap_snapshot_meta_get(s, "clamped_sizes");
 	if (!v)
 		return 0;
 	char *end;
@@ -345,14 +345,14 @@ static int warn_clamped(struct snapshot *s)
 			       n == 1 ? "it" : "them");
 }
 
-struct snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
-				   const struct snapshot_open_opts *opts,
+struct leaksnap_snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
+				   const struct leaksnap_snapshot_open_opts *opts,
 				   struct leaksnap_error *err)
 {
-	struct snapshot_header h;
-	if (snapshot_header_decode(blob->data, blob->size, blob->size, &h, source, err))
+	struct leaksnap_snapshot_header h;
+	if (leaksnap_snapshot_header_decode(blob->data, blob->size, blob->size, &h, source, err))
 		return NULL;
-	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_LEAKSNAP, source);
+	struct leaksnap_snapshot *s = lsp_snapshot_new(LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP, source);
 	if (s == NULL) {
 		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
@@ -360,14 +360,14 @@ struct snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
 	snprintf(s->version, sizeof(s->version), "%u", h.version);
 	s->pointer_size = h.pointer_size;
 	s->backtrace_size = h.backtrace_size;
-	s->big_endian = (h.flags & SNAPSHOT_FLAG_BIG_ENDIAN) != 0;
+	s->big_endian = (h.flags & LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN) != 0;
 	s->pid = h.pid ? (int64_t)h.pid : -1;
 	s->has_time = h.time_ns != 0;
 	s->time_ns = h.time_ns;
 	s->has_producer_total = true;
 	s->producer_total = h.total_memory;
 
-	uint64_t off = SNAPSHOT_HEADER_SIZE;
+	uint64_t off = LEAKSNAP_SNAPSHOT_HEADER_SIZE;
 	if (lsp_decode_records(s, blob, blob->data + off, h.records_size, off, h.pointer_size,
 			       h.backtrace_size, s->big_endian, err))
 		goto fail;
@@ -384,22 +384,22 @@ struct snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
 		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		goto fail;
 	}
-	if ((h.flags & SNAPSHOT_FLAG_REACHABILITY) && read_reachability(s, blob->data + off, off, err))
+	if ((h.flags & LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY) && read_reachability(s, blob->data + off, off, err))
 		goto fail;
 	if (lsp_snapshot_finalize(s, opts,
-				  (h.flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES) != 0,
+				  (h.flags & LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES) != 0,
 				  LSP_COUNTS_NEVER_DETECT, err))
 		goto fail;
 	return s;
 fail:
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	return NULL;
 }
 
 /* Raw bionic buffer ---------------------------------------------------------- */
 
-struct snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
-			      const struct snapshot_open_opts *opts, struct leaksnap_error *err)
+struct leaksnap_snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
+			      const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err)
 {
 	unsigned ptr = opts->pointer_size, frames = opts->frames;
 	if (ptr != 4 && ptr != 8) {
@@ -418,7 +418,7 @@ struct snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
 			     blob->size, (unsigned long long)info, ptr, frames);
 		return NULL;
 	}
-	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_BIONIC_RAW, source);
+	struct leaksnap_snapshot *s = lsp_snapshot_new(LEAKSNAP_SNAPSHOT_FORMAT_BIONIC_RAW, source);
 	if (s == NULL) {
 		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
@@ -427,7 +427,7 @@ struct snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
 	s->backtrace_size = frames;
 	if (lsp_decode_records(s, blob, blob->data, blob->size, 0, ptr, frames, false, err) ||
 	    lsp_snapshot_finalize(s, opts, false, LSP_COUNTS_MAY_DETECT, err)) {
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		return NULL;
 	}
 	return s;
@@ -465,8 +465,8 @@ bool lsp_nhgt_old_matches(const struct kit_blob *blob)
 	return true;
 }
 
-struct snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool old_header,
-			       const struct snapshot_open_opts *opts, struct leaksnap_error *err)
+struct leaksnap_snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool old_header,
+			       const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err)
 {
 	unsigned ptr = 4, version = 0;
 	uint64_t off = 0;
@@ -540,7 +540,7 @@ struct snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool o
 			     (unsigned long long)(avail - map - alloc));
 		return NULL;
 	}
-	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_DDMS_NHGT, source);
+	struct leaksnap_snapshot *s = lsp_snapshot_new(LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT, source);
 	if (s == NULL) {
 		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
@@ -556,7 +556,7 @@ struct snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool o
 	    (alloc && lsp_decode_records(s, blob, blob->data + hdr + map, alloc, hdr + map, ptr,
 					 (unsigned)bt, false, err)) ||
 	    lsp_snapshot_finalize(s, opts, false, LSP_COUNTS_MAY_DETECT, err)) {
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		return NULL;
 	}
 	return s;

@@ -123,7 +123,7 @@ static bool header_value(const char *s, size_t len, const char *key, const char 
 }
 
 struct text_state {
-	struct snapshot *s;
+	struct leaksnap_snapshot *s;
 	struct cursor c;
 	const char *source;
 	struct leaksnap_error *err;
@@ -201,14 +201,14 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 /* The MAPS section as the snapshot's maps text, its line ends made LF:
  * a dump saved with CRLF line ends keeps no CR in the maps it hands on
  * (to `convert`, whose text output is LF throughout). */
-static int set_maps_lf(struct snapshot *s, const char *text, size_t len, unsigned long line,
+static int set_maps_lf(struct leaksnap_snapshot *s, const char *text, size_t len, unsigned long line,
 		       uint64_t offset, struct leaksnap_error *err)
 {
 	if (!memchr(text, '\r', len))
 		return lsp_snapshot_set_maps(s, text, len, line, offset, err);
 	char *lf = malloc(len ? len : 1);
 	if (!lf)
-		return kit_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(s), "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, leaksnap_snapshot_source(s), "out of memory");
 	size_t n = 0;
 	for (size_t i = 0; i < len; i++)
 		if (!(text[i] == '\r' && (i + 1 == len || text[i + 1] == '\n')))
@@ -239,7 +239,7 @@ bool lsp_text_maps_wide(const char *p, size_t len)
 
 /* The first line that is not blank must be the header with a known
  * version: a new snapshot of that version, or NULL with t->err filled. */
-static struct snapshot *read_title(struct text_state *t, const struct kit_blob *blob)
+static struct leaksnap_snapshot *read_title(struct text_state *t, const struct kit_blob *blob)
 {
 	const char *source = t->source, *line;
 	size_t len;
@@ -274,7 +274,7 @@ static struct snapshot *read_title(struct text_state *t, const struct kit_blob *
 			       (int)(vlen > 20 ? 20 : vlen), ver, vlen > 20 ? "..." : "");
 		return NULL;
 	}
-	struct snapshot *s = lsp_snapshot_new(SNAPSHOT_FORMAT_ANDROID_TEXT, source);
+	struct leaksnap_snapshot *s = lsp_snapshot_new(LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT, source);
 	if (s == NULL) {
 		kit_error(t->err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
@@ -287,7 +287,7 @@ static struct snapshot *read_title(struct text_state *t, const struct kit_blob *
  * t->err filled. */
 static int read_header_line(struct text_state *t, const char *line, size_t len)
 {
-	struct snapshot *s = t->s;
+	struct leaksnap_snapshot *s = t->s;
 	const char *v;
 	size_t vl;
 	if (header_value(line, len, "Build fingerprint:", &v, &vl)) {
@@ -396,9 +396,9 @@ static int read_body(struct text_state *t, struct kit_blob *blob)
 
 /* What the whole dump says: its warnings, backtrace and pointer sizes, and
  * whether its counts may be Android 7's frame counts. */
-static int text_finish(struct text_state *t, const struct snapshot_open_opts *opts)
+static int text_finish(struct text_state *t, const struct leaksnap_snapshot_open_opts *opts)
 {
-	struct snapshot *s = t->s;
+	struct leaksnap_snapshot *s = t->s;
 	if (t->cut_at_zero)
 		lsp_snapshot_warn(s, "%llu record(s) list frames after a zero address (first at line "
 				  "%lu): each stack ends at its zero, as in binary dumps",
@@ -421,8 +421,8 @@ static int text_finish(struct text_state *t, const struct snapshot_open_opts *op
 	return lsp_snapshot_finalize(s, opts, false, hint, t->err);
 }
 
-struct snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
-			       const struct snapshot_open_opts *opts, struct leaksnap_error *err)
+struct leaksnap_snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
+			       const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err)
 {
 	struct text_state t = {0};
 	t.source = source;
@@ -437,7 +437,7 @@ struct snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
 	if (t.s == NULL)
 		return NULL;
 	if (read_body(&t, blob) || text_finish(&t, opts)) {
-		snapshot_close(t.s);
+		leaksnap_snapshot_close(t.s);
 		return NULL;
 	}
 	return t.s;

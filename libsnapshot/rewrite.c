@@ -3,11 +3,11 @@
 
 #include "write_internal.h"
 
-int lsp_rewrite_check(const struct snapshot_save_opts *opts, const char *source,
+int lsp_rewrite_check(const struct leaksnap_snapshot_save_opts *opts, const char *source,
 		      struct leaksnap_error *err)
 {
 	for (size_t i = 0; i < opts->rewrite_count; i++) {
-		struct snapshot_rewrite *r = &opts->rewrites[i];
+		struct leaksnap_snapshot_rewrite *r = &opts->rewrites[i];
 		if (r->old_prefix == NULL || r->old_prefix[0] == '\0' || r->new_prefix == NULL)
 			return kit_error(err, LEAKSNAP_ERR_USAGE, source,
 					 "a rewrite rule needs a non-empty old prefix");
@@ -24,11 +24,11 @@ int lsp_rewrite_check(const struct snapshot_save_opts *opts, const char *source,
 	return 0;
 }
 
-struct snapshot_rewrite *lsp_rewrite_match(const struct snapshot_save_opts *opts,
+struct leaksnap_snapshot_rewrite *lsp_rewrite_match(const struct leaksnap_snapshot_save_opts *opts,
 					   const char *path, size_t len, bool count)
 {
 	for (size_t i = 0; i < opts->rewrite_count; i++) {
-		struct snapshot_rewrite *r = &opts->rewrites[i];
+		struct leaksnap_snapshot_rewrite *r = &opts->rewrites[i];
 		size_t n = strlen(r->old_prefix);
 		if (n <= len && memcmp(path, r->old_prefix, n) == 0) {
 			if (count)
@@ -67,7 +67,7 @@ static int emit(struct lsp_out *o, uint64_t *size, const char *p, size_t n)
 	return o ? lsp_out_put(o, p, n) : 0;
 }
 
-int lsp_rewrite_maps(const struct snapshot *s, const struct snapshot_save_opts *opts,
+int lsp_rewrite_maps(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
 		     struct lsp_out *o, uint64_t *size, struct leaksnap_error *err)
 {
 	*size = 0;
@@ -82,7 +82,7 @@ int lsp_rewrite_maps(const struct snapshot *s, const struct snapshot_save_opts *
 		const char *stop = nl ? nl : end, *next = nl ? nl + 1 : end;
 		const char *text_end = stop > p && stop[-1] == '\r' ? stop - 1 : stop;
 		const char *path = lsp_maps_line_path(p, text_end);
-		struct snapshot_rewrite *r =
+		struct leaksnap_snapshot_rewrite *r =
 			lsp_rewrite_match(opts, path, (size_t)(text_end - path), o == NULL);
 		if (r == NULL) {
 			if (emit(o, size, p, (size_t)(next - p)))

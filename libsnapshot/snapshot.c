@@ -10,9 +10,9 @@
 #include "kit_format.h"
 #include "snapshot_internal.h"
 
-struct snapshot *lsp_snapshot_new(enum snapshot_format format, const char *source)
+struct leaksnap_snapshot *lsp_snapshot_new(enum leaksnap_snapshot_format format, const char *source)
 {
-	struct snapshot *s = calloc(1, sizeof(*s));
+	struct leaksnap_snapshot *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return NULL;
 	s->format = format;
@@ -21,7 +21,7 @@ struct snapshot *lsp_snapshot_new(enum snapshot_format format, const char *sourc
 	return s;
 }
 
-void snapshot_close(struct snapshot *s)
+void leaksnap_snapshot_close(struct leaksnap_snapshot *s)
 {
 	if (s == NULL)
 		return;
@@ -41,16 +41,16 @@ void snapshot_close(struct snapshot *s)
 	free(s);
 }
 
-static int nomem(const struct snapshot *s, struct leaksnap_error *err)
+static int nomem(const struct leaksnap_snapshot *s, struct leaksnap_error *err)
 {
 	return kit_error(err, LEAKSNAP_ERR_NOMEM, s->source, "out of memory");
 }
 
-int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
+int lsp_snapshot_reserve(struct leaksnap_snapshot *s, size_t records, size_t frames,
 			 struct leaksnap_error *err)
 {
 	size_t rcap = s->records_cap;
-	if (records > SIZE_MAX / sizeof(struct snapshot_record) ||
+	if (records > SIZE_MAX / sizeof(struct leaksnap_snapshot_record) ||
 	    frames > SIZE_MAX / sizeof(uint64_t))
 		return nomem(s, err);
 	if (records > rcap) {
@@ -77,7 +77,7 @@ int lsp_snapshot_reserve(struct snapshot *s, size_t records, size_t frames,
 	return 0;
 }
 
-int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bool zygote,
+int lsp_snapshot_add_begin(struct leaksnap_snapshot *s, uint64_t size, uint64_t count, bool zygote,
 			   struct leaksnap_error *err)
 {
 	if (s->nrecords == s->records_cap) {
@@ -94,7 +94,7 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 	if (s->frames == NULL &&
 	    kit_grow((void **)&s->frames, &s->frames_cap, 1, sizeof(*s->frames)))
 		return nomem(s, err);
-	struct snapshot_record *r = &s->records[s->nrecords];
+	struct leaksnap_snapshot_record *r = &s->records[s->nrecords];
 	r->size = size;
 	r->count = count;
 	r->zygote = zygote;
@@ -106,7 +106,7 @@ int lsp_snapshot_add_begin(struct snapshot *s, uint64_t size, uint64_t count, bo
 	return 0;
 }
 
-int lsp_snapshot_add_frame(struct snapshot *s, uint64_t pc, struct leaksnap_error *err)
+int lsp_snapshot_add_frame(struct leaksnap_snapshot *s, uint64_t pc, struct leaksnap_error *err)
 {
 	if (s->nframes == s->frames_cap &&
 	    kit_grow((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames)))
@@ -116,7 +116,7 @@ int lsp_snapshot_add_frame(struct snapshot *s, uint64_t pc, struct leaksnap_erro
 	return 0;
 }
 
-int lsp_snapshot_add(struct snapshot *s, uint64_t size, uint64_t count, bool zygote,
+int lsp_snapshot_add(struct leaksnap_snapshot *s, uint64_t size, uint64_t count, bool zygote,
 		     const uint64_t *frames, uint32_t nframes, struct leaksnap_error *err)
 {
 	if (lsp_snapshot_add_begin(s, size, count, zygote, err))
@@ -129,7 +129,7 @@ int lsp_snapshot_add(struct snapshot *s, uint64_t size, uint64_t count, bool zyg
 	return 0;
 }
 
-int lsp_snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
+int lsp_snapshot_set_maps(struct leaksnap_snapshot *s, const char *text, size_t len,
 			  unsigned long line, uint64_t offset, struct leaksnap_error *err)
 {
 	char *copy = malloc(len + 1);
@@ -145,7 +145,7 @@ int lsp_snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
 	return 0;
 }
 
-int lsp_snapshot_add_meta(struct snapshot *s, const char *key, size_t key_len,
+int lsp_snapshot_add_meta(struct leaksnap_snapshot *s, const char *key, size_t key_len,
 			  const char *value, size_t value_len, struct leaksnap_error *err)
 {
 	if (kit_grow((void **)&s->meta, &s->meta_cap, s->nmeta + 1, sizeof(*s->meta)))
@@ -163,7 +163,7 @@ int lsp_snapshot_add_meta(struct snapshot *s, const char *key, size_t key_len,
 	return 0;
 }
 
-int lsp_snapshot_warn(struct snapshot *s, const char *fmt, ...)
+int lsp_snapshot_warn(struct leaksnap_snapshot *s, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -189,7 +189,7 @@ static inline uint64_t mix64(uint64_t h, uint64_t v)
 	return h ^ (h >> 32);
 }
 
-static uint64_t record_hash(const struct snapshot_record *r, const uint64_t *frames)
+static uint64_t record_hash(const struct leaksnap_snapshot_record *r, const uint64_t *frames)
 {
 	uint64_t h = mix64(r->size, r->zygote ? 0x5a5a : 0xa5a5);
 	h = mix64(h, r->frame_count);
@@ -202,11 +202,11 @@ static uint64_t record_hash(const struct snapshot_record *r, const uint64_t *fra
  * count belongs.  Recognise it only when every record fits that pattern and
  * at least one "count" exceeds 1: a real dump with all counts equal to the
  * stack depth is implausible. */
-static bool counts_look_like_frames(const struct snapshot *s)
+static bool counts_look_like_frames(const struct leaksnap_snapshot *s)
 {
 	bool above_one = false;
 	for (size_t i = 0; i < s->nrecords; i++) {
-		const struct snapshot_record *r = &s->records[i];
+		const struct leaksnap_snapshot_record *r = &s->records[i];
 		if (r->count != r->frame_count && r->count != s->backtrace_size)
 			return false;
 		if (r->count > 1)
@@ -215,7 +215,7 @@ static bool counts_look_like_frames(const struct snapshot *s)
 	return above_one;
 }
 
-static int merge_records(struct snapshot *s, struct leaksnap_error *err)
+static int merge_records(struct leaksnap_snapshot *s, struct leaksnap_error *err)
 {
 	size_t n = s->nrecords;
 	if (n == 0)
@@ -231,13 +231,13 @@ static int merge_records(struct snapshot *s, struct leaksnap_error *err)
 
 	size_t out = 0, fout = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct snapshot_record r = s->records[i];
+		struct leaksnap_snapshot_record r = s->records[i];
 		const uint64_t *fr = s->frames + s->frame_off[i];
 		uint64_t h = record_hash(&r, fr);
 		size_t slot = h & (cap - 1);
 		bool merged = false;
 		while (slots[slot] != UINT32_MAX) {
-			struct snapshot_record *o = &s->records[slots[slot]];
+			struct leaksnap_snapshot_record *o = &s->records[slots[slot]];
 			if (o->size == r.size && o->zygote == r.zygote &&
 			    o->frame_count == r.frame_count &&
 			    memcmp(s->frames + s->frame_off[slots[slot]], fr,
@@ -286,8 +286,8 @@ static int cmp_build_id(const void *a, const void *b)
 }
 
 /* Index the metadata's well-formed "build_id=HEX PATH" lines (at most 64
- * bytes of ID) by path, so that snapshot_build_id() is a binary search. */
-static int index_build_ids(struct snapshot *s)
+ * bytes of ID) by path, so that leaksnap_snapshot_build_id() is a binary search. */
+static int index_build_ids(struct leaksnap_snapshot *s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->nmeta; i++)
@@ -321,7 +321,7 @@ static int index_build_ids(struct snapshot *s)
 	return 0;
 }
 
-int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *opts,
+int lsp_snapshot_finalize(struct leaksnap_snapshot *s, const struct leaksnap_snapshot_open_opts *opts,
 			  bool flagged, enum lsp_count_hint hint, struct leaksnap_error *err)
 {
 	bool force = opts->count_is_frames;
@@ -329,15 +329,15 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 		return kit_error(err, LEAKSNAP_ERR_LIMIT, s->source, "more than %u records",
 				 UINT32_MAX - 1);
 	if (force)
-		s->count_mode = SNAPSHOT_COUNTS_FORCED;
+		s->count_mode = LEAKSNAP_SNAPSHOT_COUNTS_FORCED;
 	else if (flagged)
-		s->count_mode = SNAPSHOT_COUNTS_FLAGGED;
+		s->count_mode = LEAKSNAP_SNAPSHOT_COUNTS_FLAGGED;
 	else if (hint == LSP_COUNTS_MAY_DETECT && counts_look_like_frames(s))
-		s->count_mode = SNAPSHOT_COUNTS_DETECTED;
+		s->count_mode = LEAKSNAP_SNAPSHOT_COUNTS_DETECTED;
 	else
-		s->count_mode = SNAPSHOT_COUNTS_REAL;
+		s->count_mode = LEAKSNAP_SNAPSHOT_COUNTS_REAL;
 
-	if (s->has_reach && s->count_mode != SNAPSHOT_COUNTS_REAL) {
+	if (s->has_reach && s->count_mode != LEAKSNAP_SNAPSHOT_COUNTS_REAL) {
 		/* counts of blocks against frame counts mean nothing */
 		s->has_reach = false;
 		for (size_t i = 0; i < s->nrecords; i++)
@@ -346,7 +346,7 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 				  "read as a frame count");
 	}
 	for (size_t i = 0; i < s->nrecords; i++) {
-		if (s->count_mode != SNAPSHOT_COUNTS_REAL)
+		if (s->count_mode != LEAKSNAP_SNAPSHOT_COUNTS_REAL)
 			s->records[i].count = 1; /* each record was one allocation */
 		else if (s->records[i].count == 0 && s->rec_stride)
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
@@ -356,7 +356,7 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu has an allocation count of 0", i + 1);
 		uint64_t bytes;
-		const struct snapshot_record *r = &s->records[i];
+		const struct leaksnap_snapshot_record *r = &s->records[i];
 		if (s->rec_stride && kit_mul_u64(r->size, r->count, &bytes))
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source,
 					    s->rec_offset + i * s->rec_stride,
@@ -372,7 +372,7 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 	s->unreachable_bytes = 0;
 	s->unreachable_count = 0;
 	for (size_t i = 0; i < s->nrecords; i++) {
-		struct snapshot_record *r = &s->records[i];
+		struct leaksnap_snapshot_record *r = &s->records[i];
 		uint64_t bytes;
 		if (kit_mul_u64(r->size, r->count, &bytes) ||
 		    kit_add_u64(s->records_bytes, bytes, &s->records_bytes) ||
@@ -408,7 +408,7 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 		}
 	}
 	if (s->has_producer_total && s->producer_total != s->records_bytes &&
-	    s->count_mode == SNAPSHOT_COUNTS_REAL)
+	    s->count_mode == LEAKSNAP_SNAPSHOT_COUNTS_REAL)
 		lsp_snapshot_warn(s, "total memory %llu differs from the records' sum %llu",
 				  (unsigned long long)s->producer_total,
 				  (unsigned long long)s->records_bytes);
@@ -417,55 +417,55 @@ int lsp_snapshot_finalize(struct snapshot *s, const struct snapshot_open_opts *o
 
 /* Accessors ---------------------------------------------------------------- */
 
-const char *snapshot_format_name(enum snapshot_format format)
+const char *leaksnap_snapshot_format_name(enum leaksnap_snapshot_format format)
 {
 	switch (format) {
-	case SNAPSHOT_FORMAT_LEAKSNAP: return "leaksnap";
-	case SNAPSHOT_FORMAT_BIONIC_RAW: return "bionic-raw";
-	case SNAPSHOT_FORMAT_ANDROID_TEXT: return "android-text";
-	case SNAPSHOT_FORMAT_DDMS_NHGT: return "ddms-nhgt";
+	case LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP: return "leaksnap";
+	case LEAKSNAP_SNAPSHOT_FORMAT_BIONIC_RAW: return "bionic-raw";
+	case LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT: return "android-text";
+	case LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT: return "ddms-nhgt";
 	}
 	return "unknown";
 }
 
-enum snapshot_format snapshot_format(const struct snapshot *s) { return s->format; }
-const char *snapshot_source(const struct snapshot *s) { return s->source; }
-const char *snapshot_version(const struct snapshot *s)
+enum leaksnap_snapshot_format leaksnap_snapshot_format(const struct leaksnap_snapshot *s) { return s->format; }
+const char *leaksnap_snapshot_source(const struct leaksnap_snapshot *s) { return s->source; }
+const char *leaksnap_snapshot_version(const struct leaksnap_snapshot *s)
 {
 	return s->version[0] ? s->version : NULL;
 }
-unsigned snapshot_pointer_size(const struct snapshot *s) { return s->pointer_size; }
-unsigned snapshot_pointer_size_known(const struct snapshot *s)
+unsigned leaksnap_snapshot_pointer_size(const struct leaksnap_snapshot *s) { return s->pointer_size; }
+unsigned leaksnap_snapshot_pointer_size_known(const struct leaksnap_snapshot *s)
 {
 	return s->pointer_size_guessed ? 0 : s->pointer_size;
 }
-unsigned snapshot_backtrace_size(const struct snapshot *s) { return s->backtrace_size; }
-bool snapshot_big_endian(const struct snapshot *s) { return s->big_endian; }
-int64_t snapshot_pid(const struct snapshot *s) { return s->pid; }
-bool snapshot_time_ns(const struct snapshot *s, uint64_t *out)
+unsigned leaksnap_snapshot_backtrace_size(const struct leaksnap_snapshot *s) { return s->backtrace_size; }
+bool leaksnap_snapshot_big_endian(const struct leaksnap_snapshot *s) { return s->big_endian; }
+int64_t leaksnap_snapshot_pid(const struct leaksnap_snapshot *s) { return s->pid; }
+bool leaksnap_snapshot_time_ns(const struct leaksnap_snapshot *s, uint64_t *out)
 {
 	if (out)
 		*out = s->time_ns;
 	return s->has_time;
 }
-uint64_t snapshot_total_memory(const struct snapshot *s)
+uint64_t leaksnap_snapshot_total_memory(const struct leaksnap_snapshot *s)
 {
 	return s->has_producer_total ? s->producer_total : s->records_bytes;
 }
-uint64_t snapshot_records_bytes(const struct snapshot *s) { return s->records_bytes; }
-uint64_t snapshot_allocation_count(const struct snapshot *s) { return s->allocation_count; }
-enum snapshot_count_mode snapshot_count_mode(const struct snapshot *s) { return s->count_mode; }
-bool snapshot_has_reachability(const struct snapshot *s) { return s->has_reach; }
-uint64_t snapshot_unreachable_bytes(const struct snapshot *s) { return s->unreachable_bytes; }
-uint64_t snapshot_unreachable_count(const struct snapshot *s) { return s->unreachable_count; }
-size_t snapshot_record_count(const struct snapshot *s) { return s->nrecords; }
+uint64_t leaksnap_snapshot_records_bytes(const struct leaksnap_snapshot *s) { return s->records_bytes; }
+uint64_t leaksnap_snapshot_allocation_count(const struct leaksnap_snapshot *s) { return s->allocation_count; }
+enum leaksnap_snapshot_count_mode leaksnap_snapshot_count_mode(const struct leaksnap_snapshot *s) { return s->count_mode; }
+bool leaksnap_snapshot_has_reachability(const struct leaksnap_snapshot *s) { return s->has_reach; }
+uint64_t leaksnap_snapshot_unreachable_bytes(const struct leaksnap_snapshot *s) { return s->unreachable_bytes; }
+uint64_t leaksnap_snapshot_unreachable_count(const struct leaksnap_snapshot *s) { return s->unreachable_count; }
+size_t leaksnap_snapshot_record_count(const struct leaksnap_snapshot *s) { return s->nrecords; }
 
-const struct snapshot_record *snapshot_record(const struct snapshot *s, size_t index)
+const struct leaksnap_snapshot_record *leaksnap_snapshot_record(const struct leaksnap_snapshot *s, size_t index)
 {
 	return index < s->nrecords ? &s->records[index] : NULL;
 }
 
-const char *snapshot_maps(const struct snapshot *s, size_t *len, unsigned long *line,
+const char *leaksnap_snapshot_maps(const struct leaksnap_snapshot *s, size_t *len, unsigned long *line,
 			  uint64_t *offset)
 {
 	if (len)
@@ -477,19 +477,19 @@ const char *snapshot_maps(const struct snapshot *s, size_t *len, unsigned long *
 	return s->maps;
 }
 
-int snapshot_set_maps(struct snapshot *s, const char *text, size_t len,
+int leaksnap_snapshot_set_maps(struct leaksnap_snapshot *s, const char *text, size_t len,
 		      struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	return lsp_snapshot_set_maps(s, text, len, 1, 0, err);
 }
 
-size_t snapshot_meta_count(const struct snapshot *s) { return s->nmeta; }
-const struct snapshot_meta *snapshot_meta(const struct snapshot *s, size_t index)
+size_t leaksnap_snapshot_meta_count(const struct leaksnap_snapshot *s) { return s->nmeta; }
+const struct leaksnap_snapshot_meta *leaksnap_snapshot_meta(const struct leaksnap_snapshot *s, size_t index)
 {
 	return index < s->nmeta ? &s->meta[index] : NULL;
 }
-const char *snapshot_meta_get(const struct snapshot *s, const char *key)
+const char *leaksnap_snapshot_meta_get(const struct leaksnap_snapshot *s, const char *key)
 {
 	for (size_t i = 0; i < s->nmeta; i++)
 		if (strcmp(s->meta[i].key, key) == 0)
@@ -497,7 +497,7 @@ const char *snapshot_meta_get(const struct snapshot *s, const char *key)
 	return NULL;
 }
 /* The build_id= entry of exactly @path, or NULL. */
-static const struct lsp_build_id *find_build_id(const struct snapshot *s, const char *path)
+static const struct lsp_build_id *find_build_id(const struct leaksnap_snapshot *s, const char *path)
 {
 	size_t lo = 0, hi = s->nbids; /* the first entry not below @path */
 	while (lo < hi) {
@@ -533,7 +533,7 @@ static bool meta_spelling(const char *path, size_t n, bool ascii_only, char *buf
 	return differs;
 }
 
-size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *out, size_t cap)
+size_t leaksnap_snapshot_build_id(const struct leaksnap_snapshot *s, const char *path, uint8_t *out, size_t cap)
 {
 	const struct lsp_build_id *b = find_build_id(s, path);
 	if (!b && s->nbids) {
@@ -552,7 +552,7 @@ size_t snapshot_build_id(const struct snapshot *s, const char *path, uint8_t *ou
 	return b->len;
 }
 
-size_t snapshot_unloaded_build_id(const struct snapshot *s, const char *path, uint64_t inode,
+size_t leaksnap_snapshot_unloaded_build_id(const struct leaksnap_snapshot *s, const char *path, uint64_t inode,
 				  uint8_t *out, size_t cap)
 {
 	/* "unloaded_build_id=HEX INODE PATH": few lines, read as asked */
@@ -586,8 +586,8 @@ size_t snapshot_unloaded_build_id(const struct snapshot *s, const char *path, ui
 	return 0;
 }
 
-size_t snapshot_warning_count(const struct snapshot *s) { return s->nwarnings; }
-const char *snapshot_warning(const struct snapshot *s, size_t index)
+size_t leaksnap_snapshot_warning_count(const struct leaksnap_snapshot *s) { return s->nwarnings; }
+const char *leaksnap_snapshot_warning(const struct leaksnap_snapshot *s, size_t index)
 {
 	return index < s->nwarnings ? s->warnings[index] : NULL;
 }
@@ -595,7 +595,7 @@ const char *snapshot_warning(const struct snapshot *s, size_t index)
 /* Ranking ------------------------------------------------------------------ */
 
 /* > 0 when record a ranks before record b. */
-static int rank_cmp(const struct snapshot_record *a, size_t ia, const struct snapshot_record *b,
+static int rank_cmp(const struct leaksnap_snapshot_record *a, size_t ia, const struct leaksnap_snapshot_record *b,
 		    size_t ib)
 {
 	uint64_t ta = a->size * a->count, tb = b->size * b->count; /* checked at finalize */
@@ -617,7 +617,7 @@ static int rank_cmp(const struct snapshot_record *a, size_t ia, const struct sna
 }
 
 /* Min-heap on rank: the root is the weakest of the current top. */
-static void heap_sift_down(const struct snapshot *s, size_t *h, size_t n, size_t i)
+static void heap_sift_down(const struct leaksnap_snapshot *s, size_t *h, size_t n, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
@@ -634,7 +634,7 @@ static void heap_sift_down(const struct snapshot *s, size_t *h, size_t n, size_t
 	}
 }
 
-size_t snapshot_records_top(const struct snapshot *s, size_t limit, size_t *out)
+size_t leaksnap_snapshot_records_top(const struct leaksnap_snapshot *s, size_t limit, size_t *out)
 {
 	size_t n = limit < s->nrecords ? limit : s->nrecords;
 	if (n == 0)

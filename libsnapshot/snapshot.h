@@ -81,25 +81,25 @@ LEAKSNAP_API char *leaksnap_error_format(const struct leaksnap_error *err,
  * The snapshot model
  * ------------------------------------------------------------------------ */
 
-enum snapshot_format {
-	SNAPSHOT_FORMAT_LEAKSNAP = 0,   /* LEAKSNAP v1 container */
-	SNAPSHOT_FORMAT_BIONIC_RAW,     /* bare get_malloc_leak_info buffer */
-	SNAPSHOT_FORMAT_ANDROID_TEXT,   /* "Android Native Heap Dump v1.x" */
-	SNAPSHOT_FORMAT_DDMS_NHGT,      /* DDMS native heap payload */
+enum leaksnap_snapshot_format {
+	LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP = 0,   /* LEAKSNAP v1 container */
+	LEAKSNAP_SNAPSHOT_FORMAT_BIONIC_RAW,     /* bare get_malloc_leak_info buffer */
+	LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT,   /* "Android Native Heap Dump v1.x" */
+	LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT,      /* DDMS native heap payload */
 };
 
 /* How the Android 7 layout (second field = frame count) was decided. */
-enum snapshot_count_mode {
-	SNAPSHOT_COUNTS_REAL = 0,       /* second field is the allocation count */
-	SNAPSHOT_COUNTS_FLAGGED,        /* LEAKSNAP header flag bit 1 */
-	SNAPSHOT_COUNTS_DETECTED,       /* recognised from the content */
-	SNAPSHOT_COUNTS_FORCED,         /* --count-is-frames */
+enum leaksnap_snapshot_count_mode {
+	LEAKSNAP_SNAPSHOT_COUNTS_REAL = 0,       /* second field is the allocation count */
+	LEAKSNAP_SNAPSHOT_COUNTS_FLAGGED,        /* LEAKSNAP header flag bit 1 */
+	LEAKSNAP_SNAPSHOT_COUNTS_DETECTED,       /* recognised from the content */
+	LEAKSNAP_SNAPSHOT_COUNTS_FORCED,         /* --count-is-frames */
 };
 
 /* One aggregated record: @count live allocations of @size bytes each with
  * the same stack.  @frames are PCs widened to 64 bits, innermost first,
  * return addresses as captured; trailing zero padding is not included. */
-struct snapshot_record {
+struct leaksnap_snapshot_record {
 	uint64_t size;          /* real size (zygote bit removed) */
 	uint64_t count;         /* live allocations (>= 1 after correction) */
 	const uint64_t *frames; /* @frame_count PCs, borrowed */
@@ -107,22 +107,22 @@ struct snapshot_record {
 	bool zygote;            /* allocated in a zygote child (bit 31) */
 	/* How many of the @count allocations no pointer reached at capture
 	 * (the LEAKSNAP reachability section, flag bit 2); 0 when the
-	 * snapshot has none (snapshot_has_reachability()).  <= @count. */
+	 * snapshot has none (leaksnap_snapshot_has_reachability()).  <= @count. */
 	uint64_t unreachable;
 };
 
 /* A metadata line "key=value" (LEAKSNAP), or a header fact of another
  * format (e.g. "build_fingerprint" from a text dump).  Borrowed strings. */
-struct snapshot_meta {
+struct leaksnap_snapshot_meta {
 	const char *key;
 	const char *value;
 };
 
-/* Options for snapshot_open().  Zero-initialise, then set what you need.
+/* Options for leaksnap_snapshot_open().  Zero-initialise, then set what you need.
  * Error texts and warnings that concern an option name it as "opts.FIELD"
  * ("opts.pointer_size", "opts.frames", "opts.count_is_frames"), so that a
  * front end can show the name under which its user sets it instead. */
-struct snapshot_open_opts {
+struct leaksnap_snapshot_open_opts {
 	unsigned pointer_size;  /* raw buffers: 4 or 8 (0 = not given) */
 	unsigned frames;        /* raw buffers: backtrace size (0 = not given) */
 	bool count_is_frames;   /* force the Android 7 interpretation */
@@ -132,127 +132,127 @@ struct snapshot_open_opts {
 	bool keep_duplicates;
 };
 
-struct snapshot;
+struct leaksnap_snapshot;
 
 /* Open the snapshot at @path ("-" reads standard input) in any supported
  * format.  A LEAKSNAP, text or NHGT input is recognised by its content;
  * anything else is read as a raw bionic buffer when @opts gives both
  * pointer_size and frames.
- * Returns a new snapshot to be released with snapshot_close(), or NULL with
+ * Returns a new snapshot to be released with leaksnap_snapshot_close(), or NULL with
  * @err filled (file name plus byte offset or line number). */
-LEAKSNAP_API struct snapshot *snapshot_open(const char *path,
-					    const struct snapshot_open_opts *opts,
+LEAKSNAP_API struct leaksnap_snapshot *leaksnap_snapshot_open(const char *path,
+					    const struct leaksnap_snapshot_open_opts *opts,
 					    struct leaksnap_error *err);
 
-/* Same as snapshot_open() for @size bytes at @data; @source names it in
+/* Same as leaksnap_snapshot_open() for @size bytes at @data; @source names it in
  * errors.  @data is not retained. */
-LEAKSNAP_API struct snapshot *snapshot_open_memory(const void *data, size_t size,
+LEAKSNAP_API struct leaksnap_snapshot *leaksnap_snapshot_open_memory(const void *data, size_t size,
 						   const char *source,
-						   const struct snapshot_open_opts *opts,
+						   const struct leaksnap_snapshot_open_opts *opts,
 						   struct leaksnap_error *err);
 
 /* Release @snap and everything borrowed from it.  NULL-safe. */
-LEAKSNAP_API void snapshot_close(struct snapshot *snap);
+LEAKSNAP_API void leaksnap_snapshot_close(struct leaksnap_snapshot *snap);
 
 /* "leaksnap", "bionic-raw", "android-text", "ddms-nhgt". */
-LEAKSNAP_API const char *snapshot_format_name(enum snapshot_format format);
+LEAKSNAP_API const char *leaksnap_snapshot_format_name(enum leaksnap_snapshot_format format);
 
-LEAKSNAP_API enum snapshot_format snapshot_format(const struct snapshot *snap);
+LEAKSNAP_API enum leaksnap_snapshot_format leaksnap_snapshot_format(const struct leaksnap_snapshot *snap);
 /* The name the snapshot was opened under (path, "<stdin>" or the source
- * given to snapshot_open_memory). */
-LEAKSNAP_API const char *snapshot_source(const struct snapshot *snap);
+ * given to leaksnap_snapshot_open_memory). */
+LEAKSNAP_API const char *leaksnap_snapshot_source(const struct leaksnap_snapshot *snap);
 /* Version as written by the producer: "1" (LEAKSNAP), "1.0"/"1.1"/"1.2"
  * (text), the NHGT header's version ("2"), or NULL (raw, old NHGT). */
-LEAKSNAP_API const char *snapshot_version(const struct snapshot *snap);
-LEAKSNAP_API unsigned snapshot_pointer_size(const struct snapshot *snap);
+LEAKSNAP_API const char *leaksnap_snapshot_version(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API unsigned leaksnap_snapshot_pointer_size(const struct leaksnap_snapshot *snap);
 /* The pointer size when the file says it, 0 when it was only inferred: an
  * Android text dump none of whose addresses needs more than 32 bits reads
  * as 4-byte pointers, yet may be a 64-bit process's. */
-LEAKSNAP_API unsigned snapshot_pointer_size_known(const struct snapshot *snap);
+LEAKSNAP_API unsigned leaksnap_snapshot_pointer_size_known(const struct leaksnap_snapshot *snap);
 /* Frames per record slot (B); for text dumps without a "Backtrace size:"
  * line, the longest stack seen. */
-LEAKSNAP_API unsigned snapshot_backtrace_size(const struct snapshot *snap);
+LEAKSNAP_API unsigned leaksnap_snapshot_backtrace_size(const struct leaksnap_snapshot *snap);
 /* True when the records' fields were big-endian (LEAKSNAP flag bit 0). */
-LEAKSNAP_API bool snapshot_big_endian(const struct snapshot *snap);
+LEAKSNAP_API bool leaksnap_snapshot_big_endian(const struct leaksnap_snapshot *snap);
 /* Process id, or -1 when the format does not carry one. */
-LEAKSNAP_API int64_t snapshot_pid(const struct snapshot *snap);
+LEAKSNAP_API int64_t leaksnap_snapshot_pid(const struct leaksnap_snapshot *snap);
 /* Capture time in ns since the epoch; false when unknown. */
-LEAKSNAP_API bool snapshot_time_ns(const struct snapshot *snap, uint64_t *out);
+LEAKSNAP_API bool leaksnap_snapshot_time_ns(const struct leaksnap_snapshot *snap, uint64_t *out);
 /* The producer's own total (header or "Total memory:"), else the records'. */
-LEAKSNAP_API uint64_t snapshot_total_memory(const struct snapshot *snap);
+LEAKSNAP_API uint64_t leaksnap_snapshot_total_memory(const struct leaksnap_snapshot *snap);
 /* Sum of size * count over all records. */
-LEAKSNAP_API uint64_t snapshot_records_bytes(const struct snapshot *snap);
+LEAKSNAP_API uint64_t leaksnap_snapshot_records_bytes(const struct leaksnap_snapshot *snap);
 /* Sum of count over all records. */
-LEAKSNAP_API uint64_t snapshot_allocation_count(const struct snapshot *snap);
-LEAKSNAP_API enum snapshot_count_mode snapshot_count_mode(const struct snapshot *snap);
+LEAKSNAP_API uint64_t leaksnap_snapshot_allocation_count(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API enum leaksnap_snapshot_count_mode leaksnap_snapshot_count_mode(const struct leaksnap_snapshot *snap);
 
 /* Whether the snapshot says which blocks were unreachable at capture (a
  * LEAKSNAP file with the reachability section, flag bit 2).  Without it
  * every record's @unreachable is 0 and means "not known", not "none". */
-LEAKSNAP_API bool snapshot_has_reachability(const struct snapshot *snap);
+LEAKSNAP_API bool leaksnap_snapshot_has_reachability(const struct leaksnap_snapshot *snap);
 /* Sum of unreachable * size, and of unreachable, over all records (0
  * without the section). */
-LEAKSNAP_API uint64_t snapshot_unreachable_bytes(const struct snapshot *snap);
-LEAKSNAP_API uint64_t snapshot_unreachable_count(const struct snapshot *snap);
+LEAKSNAP_API uint64_t leaksnap_snapshot_unreachable_bytes(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API uint64_t leaksnap_snapshot_unreachable_count(const struct leaksnap_snapshot *snap);
 
 /* Records after merging duplicates, in input order of first appearance. */
-LEAKSNAP_API size_t snapshot_record_count(const struct snapshot *snap);
-LEAKSNAP_API const struct snapshot_record *snapshot_record(const struct snapshot *snap,
+LEAKSNAP_API size_t leaksnap_snapshot_record_count(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API const struct leaksnap_snapshot_record *leaksnap_snapshot_record(const struct leaksnap_snapshot *snap,
 							   size_t index);
 
 /* Fill @out with the indexes of the @limit largest records by total bytes
  * (size * count), largest first; ties broken by size, count, app before
  * zygote, then stack.  Returns the number written (min(@limit, count)). */
-LEAKSNAP_API size_t snapshot_records_top(const struct snapshot *snap, size_t limit,
+LEAKSNAP_API size_t leaksnap_snapshot_records_top(const struct leaksnap_snapshot *snap, size_t limit,
 					 size_t *out);
 
 /* Maps text (/proc/pid/maps) carried by the input; NULL with *len = 0 when
  * it has none.  *line and *offset (either may be NULL) receive the 1-based
  * line number (text inputs, else 0) and byte offset of its first byte in
  * the input, so that maps errors can point into the original file. */
-LEAKSNAP_API const char *snapshot_maps(const struct snapshot *snap, size_t *len,
+LEAKSNAP_API const char *leaksnap_snapshot_maps(const struct leaksnap_snapshot *snap, size_t *len,
 				       unsigned long *line, uint64_t *offset);
 
 /* Replace the maps text with a copy of @len bytes at @text (--maps FILE).
  * Returns 0, or -1 with @err filled. */
-LEAKSNAP_API int snapshot_set_maps(struct snapshot *snap, const char *text, size_t len,
+LEAKSNAP_API int leaksnap_snapshot_set_maps(struct leaksnap_snapshot *snap, const char *text, size_t len,
 				   struct leaksnap_error *err);
 
 /* Metadata lines in input order. */
-LEAKSNAP_API size_t snapshot_meta_count(const struct snapshot *snap);
-LEAKSNAP_API const struct snapshot_meta *snapshot_meta(const struct snapshot *snap,
+LEAKSNAP_API size_t leaksnap_snapshot_meta_count(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API const struct leaksnap_snapshot_meta *leaksnap_snapshot_meta(const struct leaksnap_snapshot *snap,
 						       size_t index);
 /* Value of the first metadata line with @key, or NULL. */
-LEAKSNAP_API const char *snapshot_meta_get(const struct snapshot *snap, const char *key);
+LEAKSNAP_API const char *leaksnap_snapshot_meta_get(const struct leaksnap_snapshot *snap, const char *key);
 /* The build ID the metadata records for the module at @path (the first
  * line "build_id=<hex> <path>", as the hook writes one per module): its
  * length in bytes (at most 64), with up to @cap bytes of it written to @out;
  * 0 when none is recorded or the line is malformed.  O(log n). */
-LEAKSNAP_API size_t snapshot_build_id(const struct snapshot *snap, const char *path,
+LEAKSNAP_API size_t leaksnap_snapshot_build_id(const struct leaksnap_snapshot *snap, const char *path,
 				      uint8_t *out, size_t cap);
 /* The build ID the metadata records for a library unloaded before the
  * dump, the file @path with inode @inode as its "unloaded=" lines name it
  * (a line "unloaded_build_id=<hex> <inode> <path>": a library of that
- * path loaded now may be another build).  As snapshot_build_id(). */
-LEAKSNAP_API size_t snapshot_unloaded_build_id(const struct snapshot *snap, const char *path,
+ * path loaded now may be another build).  As leaksnap_snapshot_build_id(). */
+LEAKSNAP_API size_t leaksnap_snapshot_unloaded_build_id(const struct leaksnap_snapshot *snap, const char *path,
 					       uint64_t inode, uint8_t *out, size_t cap);
 
 /* Non-fatal findings while reading (e.g. total_memory differs from the
  * records' sum), as complete sentences without the file name. */
-LEAKSNAP_API size_t snapshot_warning_count(const struct snapshot *snap);
-LEAKSNAP_API const char *snapshot_warning(const struct snapshot *snap, size_t index);
+LEAKSNAP_API size_t leaksnap_snapshot_warning_count(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API const char *leaksnap_snapshot_warning(const struct leaksnap_snapshot *snap, size_t index);
 
 /* ------------------------------------------------------------------------
  * Writing LEAKSNAP v1 and Android text dumps
  * ------------------------------------------------------------------------ */
 
-#define SNAPSHOT_HEADER_SIZE 64
+#define LEAKSNAP_SNAPSHOT_HEADER_SIZE 64
 
 /* Header fields of a LEAKSNAP v1 file, host byte order. */
-struct snapshot_header {
+struct leaksnap_snapshot_header {
 	uint16_t version;        /* 1 */
 	uint8_t pointer_size;    /* 4 or 8 */
-	uint8_t flags;           /* SNAPSHOT_FLAG_* */
+	uint8_t flags;           /* LEAKSNAP_SNAPSHOT_FLAG_* */
 	uint32_t backtrace_size; /* 1..256 */
 	uint32_t pid;
 	uint32_t meta_size;
@@ -263,26 +263,26 @@ struct snapshot_header {
 	uint64_t maps_size;
 };
 
-#define SNAPSHOT_FLAG_BIG_ENDIAN 0x01u
-#define SNAPSHOT_FLAG_COUNT_IS_FRAMES 0x02u
+#define LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN 0x01u
+#define LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES 0x02u
 /* A reachability section (one u32 unreachable count per record, in the
  * records' byte order) follows the metadata; never with bit 1. */
-#define SNAPSHOT_FLAG_REACHABILITY 0x04u
+#define LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY 0x04u
 /* Bytes of the reachability section for @records_size bytes of records of
  * @info_size bytes each. */
-#define SNAPSHOT_REACHABILITY_SIZE(records_size, info_size) \
+#define LEAKSNAP_SNAPSHOT_REACHABILITY_SIZE(records_size, info_size) \
 	(4 * ((records_size) / (info_size)))
 
 /* Encode @hdr into the 64-byte on-disk header at @out.  Never allocates;
  * safe to call from the malloc hook. */
-LEAKSNAP_API void snapshot_header_encode(const struct snapshot_header *hdr,
-					 uint8_t out[SNAPSHOT_HEADER_SIZE]);
+LEAKSNAP_API void leaksnap_snapshot_header_encode(const struct leaksnap_snapshot_header *hdr,
+					 uint8_t out[LEAKSNAP_SNAPSHOT_HEADER_SIZE]);
 
 /* Decode and validate a LEAKSNAP header from the first @len bytes at @buf of
  * a file of @file_size bytes (every rule of docs/format.md, including the file size).
  * Returns 0, or -1 with @err filled (byte offset of the bad field). */
-LEAKSNAP_API int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
-					struct snapshot_header *hdr, const char *source,
+LEAKSNAP_API int leaksnap_snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t file_size,
+					struct leaksnap_snapshot_header *hdr, const char *source,
 					struct leaksnap_error *err);
 
 /* A module path rewrite (leaksnap convert --rewrite-prefix OLD=NEW): a
@@ -290,14 +290,14 @@ LEAKSNAP_API int snapshot_header_decode(const uint8_t *buf, size_t len, uint64_t
  * instead.  The match is a plain byte prefix, not a path component:
  * "/system/lib" also matches "/system/lib64/libc.so"; end the prefix with
  * "/" to match a directory only. */
-struct snapshot_rewrite {
+struct leaksnap_snapshot_rewrite {
 	const char *old_prefix; /* non-empty, no line break */
 	const char *new_prefix; /* may be empty, no line break */
 	size_t matched;         /* out: paths this rule rewrote */
 };
 
-/* Options for snapshot_save() and snapshot_save_text().  Zero-initialise. */
-struct snapshot_save_opts {
+/* Options for leaksnap_snapshot_save() and leaksnap_snapshot_save_text().  Zero-initialise. */
+struct leaksnap_snapshot_save_opts {
 	bool big_endian;        /* LEAKSNAP: write record fields big-endian */
 	unsigned pointer_size;  /* LEAKSNAP: 0 = the snapshot's own */
 	/* Path rewrites, tried in order: the first rule whose old prefix
@@ -305,7 +305,7 @@ struct snapshot_save_opts {
 	 * maps line and to the paths in the metadata values
 	 * "build_id=<hex> <path>" and "exe=<path>".  The snapshot itself is
 	 * not changed; each rule's @matched is set to the paths it rewrote. */
-	struct snapshot_rewrite *rewrites;
+	struct leaksnap_snapshot_rewrite *rewrites;
 	size_t rewrite_count;
 	/* Called (when not NULL) with one sentence for each thing of the
 	 * snapshot that the output format cannot carry and leaves out, before
@@ -320,8 +320,8 @@ struct snapshot_save_opts {
  * name in the same directory, then published without ever replacing an
  * existing file (exists -> error LEAKSNAP_ERR_EXISTS; nothing is
  * overwritten).  Returns 0, or -1 with @err filled. */
-LEAKSNAP_API int snapshot_save(const struct snapshot *snap, const char *path,
-			       const struct snapshot_save_opts *opts,
+LEAKSNAP_API int leaksnap_snapshot_save(const struct leaksnap_snapshot *snap, const char *path,
+			       const struct leaksnap_snapshot_save_opts *opts,
 			       struct leaksnap_error *err);
 
 /* Write @snap as an Android text heap dump v1.2 at @path ("-": standard
@@ -337,10 +337,10 @@ LEAKSNAP_API int snapshot_save(const struct snapshot *snap, const char *path,
  * with a line reading "END" or a NUL byte cannot be written
  * (LEAKSNAP_ERR_FORMAT); @opts->big_endian and
  * @opts->pointer_size must be unset (LEAKSNAP_ERR_USAGE).  Published as by
- * snapshot_save(), never replacing a file.  Returns 0, or -1 with @err
+ * leaksnap_snapshot_save(), never replacing a file.  Returns 0, or -1 with @err
  * filled. */
-LEAKSNAP_API int snapshot_save_text(const struct snapshot *snap, const char *path,
-				    const struct snapshot_save_opts *opts,
+LEAKSNAP_API int leaksnap_snapshot_save_text(const struct leaksnap_snapshot *snap, const char *path,
+				    const struct leaksnap_snapshot_save_opts *opts,
 				    struct leaksnap_error *err);
 
 #ifdef __cplusplus

@@ -39,7 +39,7 @@ static const char *meta_path(const char *key, const char *v)
 
 /* Metadata text as written: the snapshot's lines (module paths rewritten
  * by @opts), plus where it came from. */
-static int meta_text(const struct snapshot *s, const struct snapshot_save_opts *opts,
+static int meta_text(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
 		     char **text, size_t *len, struct leaksnap_error *err)
 {
 	char *buf = NULL;
@@ -56,7 +56,7 @@ static int meta_text(const struct snapshot *s, const struct snapshot_save_opts *
 					 "metadata key '%s' cannot be written as one line", k);
 		}
 		const char *path = meta_path(k, v);
-		const struct snapshot_rewrite *r =
+		const struct leaksnap_snapshot_rewrite *r =
 			path ? lsp_rewrite_match(opts, path, strlen(path), true) : NULL;
 		if (r)
 			fprintf(f, "%s=%.*s%s%s\n", k, (int)(path - v), v, r->new_prefix,
@@ -64,8 +64,8 @@ static int meta_text(const struct snapshot *s, const struct snapshot_save_opts *
 		else
 			fprintf(f, "%s=%s\n", k, v);
 	}
-	if (s->format != SNAPSHOT_FORMAT_LEAKSNAP && snapshot_meta_get(s, "source_format") == NULL)
-		fprintf(f, "source_format=%s%s%s\n", snapshot_format_name(s->format),
+	if (s->format != LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP && leaksnap_snapshot_meta_get(s, "source_format") == NULL)
+		fprintf(f, "source_format=%s%s%s\n", leaksnap_snapshot_format_name(s->format),
 			s->version[0] ? " " : "", s->version);
 	if (fclose(f) != 0) {
 		free(buf);
@@ -76,17 +76,17 @@ static int meta_text(const struct snapshot *s, const struct snapshot_save_opts *
 	return 0;
 }
 
-static int write_body(const struct snapshot *s, struct lsp_out *o, unsigned ptr,
-		      const struct snapshot_save_opts *opts, uint64_t maps_size,
+static int write_body(const struct leaksnap_snapshot *s, struct lsp_out *o, unsigned ptr,
+		      const struct leaksnap_snapshot_save_opts *opts, uint64_t maps_size,
 		      const char *meta, size_t meta_len, struct leaksnap_error *err)
 {
 	bool be = opts->big_endian;
 	unsigned bt = s->backtrace_size ? s->backtrace_size : 1;
-	struct snapshot_header h = {
+	struct leaksnap_snapshot_header h = {
 		.version = LEAKSNAP_VERSION,
 		.pointer_size = (uint8_t)ptr,
-		.flags = (uint8_t)((be ? SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
-				   (s->has_reach ? SNAPSHOT_FLAG_REACHABILITY : 0)),
+		.flags = (uint8_t)((be ? LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
+				   (s->has_reach ? LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY : 0)),
 		.backtrace_size = bt,
 		.pid = s->pid > 0 && s->pid <= UINT32_MAX ? (uint32_t)s->pid : 0,
 		.meta_size = (uint32_t)meta_len,
@@ -96,12 +96,12 @@ static int write_body(const struct snapshot *s, struct lsp_out *o, unsigned ptr,
 		.maps_size = maps_size,
 	};
 	h.records_size = h.info_size * s->nrecords;
-	uint8_t hdr[SNAPSHOT_HEADER_SIZE];
-	snapshot_header_encode(&h, hdr);
+	uint8_t hdr[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
+	leaksnap_snapshot_header_encode(&h, hdr);
 	if (lsp_out_put(o, hdr, sizeof(hdr)))
 		return -1;
 	for (size_t i = 0; i < s->nrecords; i++) {
-		const struct snapshot_record *r = &s->records[i];
+		const struct leaksnap_snapshot_record *r = &s->records[i];
 		uint64_t size = r->size | (r->zygote ? LSP_ZYGOTE_BIT : 0);
 		if (put_field(o, size, ptr, be) || put_field(o, r->count, ptr, be))
 			return -1;
@@ -120,11 +120,11 @@ static int write_body(const struct snapshot *s, struct lsp_out *o, unsigned ptr,
 }
 
 /* Check that every value fits the record format before creating anything. */
-static int check_fits(const struct snapshot *s, unsigned ptr, struct leaksnap_error *err)
+static int check_fits(const struct leaksnap_snapshot *s, unsigned ptr, struct leaksnap_error *err)
 {
 	uint64_t max = ptr == 8 ? UINT64_MAX : UINT32_MAX;
 	for (size_t i = 0; i < s->nrecords; i++) {
-		const struct snapshot_record *r = &s->records[i];
+		const struct leaksnap_snapshot_record *r = &s->records[i];
 		if (r->unreachable > UINT32_MAX)
 			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu: %llu unreachable allocations do not fit the "
@@ -154,11 +154,11 @@ static int check_fits(const struct snapshot *s, unsigned ptr, struct leaksnap_er
 	return 0;
 }
 
-int snapshot_save(const struct snapshot *s, const char *path,
-		  const struct snapshot_save_opts *opts, struct leaksnap_error *err)
+int leaksnap_snapshot_save(const struct leaksnap_snapshot *s, const char *path,
+		  const struct leaksnap_snapshot_save_opts *opts, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	static const struct snapshot_save_opts defaults;
+	static const struct leaksnap_snapshot_save_opts defaults;
 	if (opts == NULL)
 		opts = &defaults;
 	unsigned ptr = opts->pointer_size ? opts->pointer_size : s->pointer_size;

@@ -40,18 +40,18 @@ int lsp_out_close(struct lsp_out *o, bool ok);
 /* Check @opts' rewrite rules (a non-empty old prefix; no newline in either
  * prefix) and zero their match counts.  Returns 0, or -1 with @err filled
  * (LEAKSNAP_ERR_USAGE). */
-int lsp_rewrite_check(const struct snapshot_save_opts *opts, const char *source,
+int lsp_rewrite_check(const struct leaksnap_snapshot_save_opts *opts, const char *source,
 		      struct leaksnap_error *err);
 /* The first rule of @opts whose old prefix starts the @len bytes at @path
  * (its match count incremented when @count), or NULL. */
-struct snapshot_rewrite *lsp_rewrite_match(const struct snapshot_save_opts *opts,
+struct leaksnap_snapshot_rewrite *lsp_rewrite_match(const struct leaksnap_snapshot_save_opts *opts,
 					   const char *path, size_t len, bool count);
 /* Emit the snapshot's maps text with each line's path rewritten by the
  * first matching rule.  With @o NULL, only measure: *@size receives the
  * output's length, the rules' match counts are incremented and a rewrite
  * that would leave a line without a path is an error.  With @o, write.
  * Returns 0, or -1 with @err filled. */
-int lsp_rewrite_maps(const struct snapshot *s, const struct snapshot_save_opts *opts,
+int lsp_rewrite_maps(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
 		     struct lsp_out *o, uint64_t *size, struct leaksnap_error *err);
 
 /* Where the path of the maps line [@p, @end) starts: after the five fields

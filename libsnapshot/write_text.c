@@ -50,7 +50,7 @@ static size_t put_hex(char *out, uint64_t v)
 /* What the text cannot hold at all: refuse before anything is written.
  * (A fingerprint cannot hold a line break: every reader takes it from one
  * line.) */
-static int check_expressible(const struct snapshot *s, struct leaksnap_error *err)
+static int check_expressible(const struct leaksnap_snapshot *s, struct leaksnap_error *err)
 {
 	if (s->maps == NULL)
 		return 0;
@@ -71,8 +71,8 @@ static int check_expressible(const struct snapshot *s, struct leaksnap_error *er
 	return 0;
 }
 
-static void tell(const struct snapshot_save_opts *opts, const char *fmt, ...) KIT_PRINTF(2, 3);
-static void tell(const struct snapshot_save_opts *opts, const char *fmt, ...)
+static void tell(const struct leaksnap_snapshot_save_opts *opts, const char *fmt, ...) KIT_PRINTF(2, 3);
+static void tell(const struct leaksnap_snapshot_save_opts *opts, const char *fmt, ...)
 {
 	if (opts->dropped == NULL)
 		return;
@@ -101,7 +101,7 @@ static bool key_listed(const char *list, const char *key)
 }
 
 /* Report what the text format leaves out, one sentence each. */
-static void report_dropped(const struct snapshot *s, const struct snapshot_save_opts *opts)
+static void report_dropped(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts)
 {
 	if (s->pid >= 0)
 		tell(opts, "the pid (%lld) is not written: the text format has no place for it",
@@ -154,12 +154,12 @@ static void report_dropped(const struct snapshot *s, const struct snapshot_save_
 		tell(opts, "backtrace size 0 is written as 1, the smallest a text dump states");
 }
 
-static int write_records(const struct snapshot *s, const struct order_key *order,
+static int write_records(const struct leaksnap_snapshot *s, const struct order_key *order,
 			 struct lsp_out *o)
 {
 	char line[64 + 17 * 16];
 	for (size_t i = 0; i < s->nrecords; i++) {
-		const struct snapshot_record *r = &s->records[order[i].index];
+		const struct leaksnap_snapshot_record *r = &s->records[order[i].index];
 		int n = snprintf(line, sizeof(line), "z %d  sz %8llu  num    %llu  bt",
 				 r->zygote ? 1 : 0, (unsigned long long)r->size,
 				 (unsigned long long)r->count);
@@ -180,7 +180,7 @@ static int write_records(const struct snapshot *s, const struct order_key *order
 	return 0;
 }
 
-static int write_text(const struct snapshot *s, const struct snapshot_save_opts *opts,
+static int write_text(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
 		      const char *fingerprint, const struct order_key *order,
 		      struct lsp_out *o, struct leaksnap_error *err)
 {
@@ -202,17 +202,17 @@ static int write_text(const struct snapshot *s, const struct snapshot_save_opts 
 	return lsp_out_str(o, "END\n");
 }
 
-int snapshot_save_text(const struct snapshot *s, const char *path,
-		       const struct snapshot_save_opts *opts, struct leaksnap_error *err)
+int leaksnap_snapshot_save_text(const struct leaksnap_snapshot *s, const char *path,
+		       const struct leaksnap_snapshot_save_opts *opts, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	static const struct snapshot_save_opts defaults;
+	static const struct leaksnap_snapshot_save_opts defaults;
 	if (opts == NULL)
 		opts = &defaults;
 	if (opts->big_endian || opts->pointer_size)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, path,
 				 "a text dump has no byte order or pointer size to choose");
-	const char *fingerprint = snapshot_meta_get(s, "build_fingerprint");
+	const char *fingerprint = leaksnap_snapshot_meta_get(s, "build_fingerprint");
 	uint64_t maps_size;
 	if (lsp_rewrite_check(opts, path, err) || check_expressible(s, err) ||
 	    lsp_rewrite_maps(s, opts, NULL, &maps_size, err))

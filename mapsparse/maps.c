@@ -13,12 +13,12 @@
 #include <leaksnap/maps.h>
 #include "kit.h"
 
-struct maps {
+struct leaksnap_maps {
 	char *text;                    /* our copy; paths point into it */
-	char *unloaded_text;           /* maps_add_unloaded's copy, likewise */
-	struct maps_mapping *mappings; /* file order, which is address order */
+	char *unloaded_text;           /* leaksnap_maps_add_unloaded's copy, likewise */
+	struct leaksnap_maps_mapping *mappings; /* file order, which is address order */
 	size_t mapping_count;
-	struct maps_module *modules;
+	struct leaksnap_maps_module *modules;
 	size_t module_count;
 };
 
@@ -162,7 +162,7 @@ static bool perms_valid(const char *s)
 
 /* Parse one non-blank line [@line, @end) into @m.  Writes the path's
  * terminating NUL into the line (at @end or where " (deleted)" began). */
-static int parse_line(const struct parser *ps, char *line, char *end, struct maps_mapping *m)
+static int parse_line(const struct parser *ps, char *line, char *end, struct leaksnap_maps_mapping *m)
 {
 	const char *p = line;
 	const char *tok;
@@ -247,7 +247,7 @@ static size_t count_lines(const char *text, size_t len)
 	return n;
 }
 
-static bool same_file(const struct maps_mapping *a, const struct maps_mapping *b)
+static bool same_file(const struct leaksnap_maps_mapping *a, const struct leaksnap_maps_mapping *b)
 {
 	return a->path != NULL && b->path != NULL && a->unloaded == b->unloaded &&
 	       a->inode == b->inode &&
@@ -258,14 +258,14 @@ static bool same_file(const struct maps_mapping *a, const struct maps_mapping *b
 /* Group runs of consecutive mappings of one file into modules.  A mapping
  * without a path breaks a run, so the same file mapped twice with anything
  * in between yields two modules. */
-static int build_modules(struct maps *maps, const char *source, struct leaksnap_error *err)
+static int build_modules(struct leaksnap_maps *maps, const char *source, struct leaksnap_error *err)
 {
-	struct maps_mapping *m = maps->mappings;
+	struct leaksnap_maps_mapping *m = maps->mappings;
 	size_t count = 0;
 
 	for (size_t i = 0; i < maps->mapping_count; i++) {
 		if (m[i].path == NULL)
-			m[i].module = MAPS_NONE;
+			m[i].module = LEAKSNAP_MAPS_NONE;
 		else if (i > 0 && same_file(&m[i - 1], &m[i]))
 			m[i].module = m[i - 1].module;
 		else
@@ -279,9 +279,9 @@ static int build_modules(struct maps *maps, const char *source, struct leaksnap_
 		return kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 	maps->module_count = count;
 	for (size_t i = 0; i < maps->mapping_count; i++) {
-		struct maps_module *mod;
+		struct leaksnap_maps_module *mod;
 
-		if (m[i].module == MAPS_NONE)
+		if (m[i].module == LEAKSNAP_MAPS_NONE)
 			continue;
 		mod = &maps->modules[m[i].module];
 		if (mod->mapping_count == 0) {
@@ -297,9 +297,9 @@ static int build_modules(struct maps *maps, const char *source, struct leaksnap_
 
 /* Make room for one more mapping.  The initial capacity is already an
  * upper bound; growing is only a safety net. */
-static int reserve_mapping(struct maps *maps, size_t *cap)
+static int reserve_mapping(struct leaksnap_maps *maps, size_t *cap)
 {
-	struct maps_mapping *nm;
+	struct leaksnap_maps_mapping *nm;
 	size_t ncap;
 
 	if (maps->mapping_count < *cap)
@@ -315,7 +315,7 @@ static int reserve_mapping(struct maps *maps, size_t *cap)
 	return 0;
 }
 
-struct maps *maps_parse(const char *text, size_t len, const char *source,
+struct leaksnap_maps *leaksnap_maps_parse(const char *text, size_t len, const char *source,
 			unsigned long first_line, uint64_t first_offset,
 			struct leaksnap_error *err)
 {
@@ -325,7 +325,7 @@ struct maps *maps_parse(const char *text, size_t len, const char *source,
 		.first_offset = first_offset,
 		.line = first_line ? first_line : 1,
 	};
-	struct maps *maps;
+	struct leaksnap_maps *maps;
 	const char *nul;
 	size_t cap, pos = 0;
 
@@ -365,7 +365,7 @@ struct maps *maps_parse(const char *text, size_t len, const char *source,
 		char *nl = memchr(line, '\n', len - pos);
 		char *end = nl ? nl : maps->text + len;
 		size_t next = nl ? (size_t)(nl - maps->text) + 1 : len;
-		struct maps_mapping *m;
+		struct leaksnap_maps_mapping *m;
 
 		ps.line_pos = pos;
 		/* Lines are visited in order, so the first NUL can only be
@@ -402,7 +402,7 @@ struct maps *maps_parse(const char *text, size_t len, const char *source,
 		free(maps->mappings);
 		maps->mappings = NULL;
 	} else if (maps->mapping_count < cap) {
-		struct maps_mapping *nm =
+		struct leaksnap_maps_mapping *nm =
 			realloc(maps->mappings, maps->mapping_count * sizeof(*nm));
 		if (nm != NULL)
 			maps->mappings = nm;
@@ -412,18 +412,18 @@ struct maps *maps_parse(const char *text, size_t len, const char *source,
 	return maps;
 
 nomem_free:
-	maps_free(maps);
+	leaksnap_maps_free(maps);
 nomem:
 	kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 	return NULL;
 fail:
-	maps_free(maps);
+	leaksnap_maps_free(maps);
 	return NULL;
 }
 
 static int cmp_start(const void *a, const void *b)
 {
-	const struct maps_mapping *x = a, *y = b;
+	const struct leaksnap_maps_mapping *x = a, *y = b;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
@@ -434,15 +434,15 @@ static int cmp_start(const void *a, const void *b)
 
 /* A growable array of mappings. */
 struct mvec {
-	struct maps_mapping *v;
+	struct leaksnap_maps_mapping *v;
 	size_t n, cap;
 };
 
-static int mvec_add(struct mvec *a, const struct maps_mapping *m)
+static int mvec_add(struct mvec *a, const struct leaksnap_maps_mapping *m)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 64;
-		struct maps_mapping *v = cap <= SIZE_MAX / sizeof(*v) ? realloc(a->v, cap * sizeof(*v))
+		struct leaksnap_maps_mapping *v = cap <= SIZE_MAX / sizeof(*v) ? realloc(a->v, cap * sizeof(*v))
 								    : NULL;
 		if (!v)
 			return -1;
@@ -454,9 +454,9 @@ static int mvec_add(struct mvec *a, const struct maps_mapping *m)
 }
 
 /* @m's part [lo, hi) (within it): its file offset moves with the start. */
-static struct maps_mapping piece(const struct maps_mapping *m, uint64_t lo, uint64_t hi)
+static struct leaksnap_maps_mapping piece(const struct leaksnap_maps_mapping *m, uint64_t lo, uint64_t hi)
 {
-	struct maps_mapping p = *m;
+	struct leaksnap_maps_mapping p = *m;
 	if (m->inode != 0)
 		p.offset = m->offset + (lo - m->start);
 	p.start = lo;
@@ -465,7 +465,7 @@ static struct maps_mapping piece(const struct maps_mapping *m, uint64_t lo, uint
 }
 
 /* The first of the @n sorted, disjoint mappings at @v that ends above @addr. */
-static size_t first_ending_above(const struct maps_mapping *v, size_t n, uint64_t addr)
+static size_t first_ending_above(const struct leaksnap_maps_mapping *v, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -481,7 +481,7 @@ static size_t first_ending_above(const struct maps_mapping *v, size_t n, uint64_
 /* Whether [lo, hi) lies in a hole of the sorted, disjoint @v (@code: the
  * mappings that are not code do not count); else *@next is where the
  * first obstacle ends, *@stop where it starts. */
-static bool free_span(const struct maps_mapping *v, size_t n, bool code, uint64_t lo,
+static bool free_span(const struct leaksnap_maps_mapping *v, size_t n, bool code, uint64_t lo,
 		      uint64_t hi, uint64_t *stop, uint64_t *next)
 {
 	for (size_t i = first_ending_above(v, n, lo); i < n && v[i].start < hi; i++) {
@@ -497,7 +497,7 @@ static bool free_span(const struct maps_mapping *v, size_t n, bool code, uint64_
 /* Add to @out the parts of unloaded mapping @u that neither the snapshot's
  * own mappings (@own; for code, only its code) nor the unloaded parts
  * taken already (@taken, kept sorted) cover. */
-static int add_free_parts(const struct maps_mapping *u, const struct maps_mapping *own, size_t nown,
+static int add_free_parts(const struct leaksnap_maps_mapping *u, const struct leaksnap_maps_mapping *own, size_t nown,
 			  struct mvec *taken)
 {
 	bool code = u->perms[2] == 'x';
@@ -509,7 +509,7 @@ static int add_free_parts(const struct maps_mapping *u, const struct maps_mappin
 		bool f2 = free_span(taken->v, first_new, false, lo, u->end, &stop2, &next2);
 		uint64_t stop = f1 ? stop2 : f2 ? stop1 : (stop1 < stop2 ? stop1 : stop2);
 		if (stop > lo) {
-			struct maps_mapping p = piece(u, lo, stop);
+			struct leaksnap_maps_mapping p = piece(u, lo, stop);
 			p.unloaded = true;
 			p.line = 0;
 			if (mvec_add(taken, &p))
@@ -528,7 +528,7 @@ static int add_free_parts(const struct maps_mapping *u, const struct maps_mappin
 	size_t k = taken->n, i = first_new, j = taken->n - first_new;
 	if (j == 0 || i == 0)
 		return 0;
-	struct maps_mapping tmp[8], *fresh = j <= 8 ? tmp : malloc(j * sizeof(*fresh));
+	struct leaksnap_maps_mapping tmp[8], *fresh = j <= 8 ? tmp : malloc(j * sizeof(*fresh));
 	if (!fresh)
 		return -1;
 	memcpy(fresh, taken->v + first_new, j * sizeof(*fresh));
@@ -545,7 +545,7 @@ static int add_free_parts(const struct maps_mapping *u, const struct maps_mappin
 
 /* Whether unloaded code @u lies partly under code of another file that
  * the snapshot's own maps hold. */
-static bool under_other_code(const struct maps_mapping *u, const struct maps_mapping *own,
+static bool under_other_code(const struct leaksnap_maps_mapping *u, const struct leaksnap_maps_mapping *own,
 			     size_t nown)
 {
 	if (u->perms[2] != 'x')
@@ -559,7 +559,7 @@ static bool under_other_code(const struct maps_mapping *u, const struct maps_map
 	return false;
 }
 
-long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const char *source,
+long leaksnap_maps_add_unloaded(struct leaksnap_maps *maps, const char *text, size_t len, const char *source,
 		       size_t *shadowed, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
@@ -567,14 +567,14 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 		*shadowed = 0;
 	if (maps == NULL || maps->unloaded_text != NULL || (text == NULL && len > 0) ||
 	    len == SIZE_MAX)
-		return kit_error(err, LEAKSNAP_ERR_USAGE, source, "maps_add_unloaded: bad call");
+		return kit_error(err, LEAKSNAP_ERR_USAGE, source, "leaksnap_maps_add_unloaded: bad call");
 	if (len == 0)
 		return 0;
 	if (memchr(text, '\0', len) != NULL)
 		return kit_error(err, LEAKSNAP_ERR_FORMAT, source, "nul byte in unloaded mappings");
 	size_t lines = count_lines(text, len);
 	char *copy = malloc(len + 1);
-	struct maps_mapping *cand = calloc(lines, sizeof(*cand));
+	struct leaksnap_maps_mapping *cand = calloc(lines, sizeof(*cand));
 	struct mvec taken = {NULL, 0, 0}, all = {NULL, 0, 0};
 	if (!copy || !cand)
 		goto nomem;
@@ -601,7 +601,7 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 	 * library loaded where another was before); the snapshot's own
 	 * mappings over all of them, but for its mappings that are not code
 	 * where an unloaded library's code was. */
-	const struct maps_mapping *own = maps->mappings;
+	const struct leaksnap_maps_mapping *own = maps->mappings;
 	size_t nown = maps->mapping_count;
 	for (size_t i = n, k = 0; i-- > 0 && k < UNLOADED_LINES_MAX; k++)
 		if (cand[i].path != NULL) {
@@ -618,20 +618,20 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 	}
 	/* The snapshot's own mappings, less the unloaded code put over them. */
 	for (size_t i = 0; i < nown; i++) {
-		const struct maps_mapping *m = &own[i];
+		const struct leaksnap_maps_mapping *m = &own[i];
 		uint64_t lo = m->start;
 		if (m->perms[2] != 'x')
 			for (size_t t = first_ending_above(taken.v, taken.n, lo);
 			     t < taken.n && taken.v[t].start < m->end; t++) {
 				if (taken.v[t].start > lo) {
-					struct maps_mapping p = piece(m, lo, taken.v[t].start);
+					struct leaksnap_maps_mapping p = piece(m, lo, taken.v[t].start);
 					if (mvec_add(&all, &p))
 						goto nomem;
 				}
 				lo = taken.v[t].end;
 			}
 		if (lo < m->end) {
-			struct maps_mapping p = piece(m, lo, m->end);
+			struct leaksnap_maps_mapping p = piece(m, lo, m->end);
 			if (mvec_add(&all, &p))
 				goto nomem;
 		}
@@ -643,9 +643,9 @@ long maps_add_unloaded(struct maps *maps, const char *text, size_t len, const ch
 	free(taken.v);
 	taken.v = NULL;
 	qsort(all.v, all.n, sizeof(*all.v), cmp_start);
-	struct maps_module *old_modules = maps->modules;
+	struct leaksnap_maps_module *old_modules = maps->modules;
 	size_t old_count = maps->module_count;
-	struct maps_mapping *old_mappings = maps->mappings;
+	struct leaksnap_maps_mapping *old_mappings = maps->mappings;
 	size_t old_mapping_count = maps->mapping_count;
 	maps->mappings = all.v;
 	maps->mapping_count = all.n;
@@ -674,23 +674,23 @@ fail:
 	return -1;
 }
 
-long maps_add_snapshot_unloaded(struct maps *maps, const struct snapshot *snap, size_t *shadowed,
+long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps, const struct leaksnap_snapshot *snap, size_t *shadowed,
 				struct leaksnap_error *err)
 {
-	size_t n = snapshot_meta_count(snap), len = 0;
+	size_t n = leaksnap_snapshot_meta_count(snap), len = 0;
 	leaksnap_error_clear(err);
 	if (shadowed)
 		*shadowed = 0;
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(snapshot_meta(snap, i)->key, "unloaded") == 0)
-			len += strlen(snapshot_meta(snap, i)->value) + 1;
+		if (strcmp(leaksnap_snapshot_meta(snap, i)->key, "unloaded") == 0)
+			len += strlen(leaksnap_snapshot_meta(snap, i)->value) + 1;
 	if (len == 0)
 		return 0;
 	char *text = malloc(len), *at = text;
 	if (!text)
-		return kit_error(err, LEAKSNAP_ERR_NOMEM, snapshot_source(snap), "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, leaksnap_snapshot_source(snap), "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct snapshot_meta *e = snapshot_meta(snap, i);
+		const struct leaksnap_snapshot_meta *e = leaksnap_snapshot_meta(snap, i);
 		if (strcmp(e->key, "unloaded") == 0) {
 			size_t k = strlen(e->value);
 			memcpy(at, e->value, k);
@@ -698,21 +698,21 @@ long maps_add_snapshot_unloaded(struct maps *maps, const struct snapshot *snap, 
 			at += k + 1;
 		}
 	}
-	long added = maps_add_unloaded(maps, text, len, snapshot_source(snap), shadowed, err);
+	long added = leaksnap_maps_add_unloaded(maps, text, len, leaksnap_snapshot_source(snap), shadowed, err);
 	free(text);
 	return added;
 }
 
-size_t maps_module_build_id(const struct maps *maps, const struct maps_module *mm,
-			    const struct snapshot *snap, uint8_t *out, size_t cap)
+size_t leaksnap_maps_module_build_id(const struct leaksnap_maps *maps, const struct leaksnap_maps_module *mm,
+			    const struct leaksnap_snapshot *snap, uint8_t *out, size_t cap)
 {
-	const struct maps_mapping *m = maps_mapping(maps, mm->first_mapping);
+	const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(maps, mm->first_mapping);
 	if (m && m->unloaded)
-		return snapshot_unloaded_build_id(snap, mm->path, m->inode, out, cap);
-	return snapshot_build_id(snap, mm->path, out, cap);
+		return leaksnap_snapshot_unloaded_build_id(snap, mm->path, m->inode, out, cap);
+	return leaksnap_snapshot_build_id(snap, mm->path, out, cap);
 }
 
-void maps_free(struct maps *maps)
+void leaksnap_maps_free(struct leaksnap_maps *maps)
 {
 	if (maps == NULL)
 		return;
@@ -723,31 +723,31 @@ void maps_free(struct maps *maps)
 	free(maps);
 }
 
-size_t maps_mapping_count(const struct maps *maps)
+size_t leaksnap_maps_mapping_count(const struct leaksnap_maps *maps)
 {
 	return maps ? maps->mapping_count : 0;
 }
 
-const struct maps_mapping *maps_mapping(const struct maps *maps, size_t index)
+const struct leaksnap_maps_mapping *leaksnap_maps_mapping(const struct leaksnap_maps *maps, size_t index)
 {
 	if (maps == NULL || index >= maps->mapping_count)
 		return NULL;
 	return &maps->mappings[index];
 }
 
-size_t maps_module_count(const struct maps *maps)
+size_t leaksnap_maps_module_count(const struct leaksnap_maps *maps)
 {
 	return maps ? maps->module_count : 0;
 }
 
-const struct maps_module *maps_module(const struct maps *maps, size_t index)
+const struct leaksnap_maps_module *leaksnap_maps_module(const struct leaksnap_maps *maps, size_t index)
 {
 	if (maps == NULL || index >= maps->module_count)
 		return NULL;
 	return &maps->modules[index];
 }
 
-const struct maps_mapping *maps_lookup(const struct maps *maps, uint64_t pc)
+const struct leaksnap_maps_mapping *leaksnap_maps_lookup(const struct leaksnap_maps *maps, uint64_t pc)
 {
 	if (maps == NULL || maps->mapping_count == 0)
 		return NULL;
@@ -757,9 +757,9 @@ const struct maps_mapping *maps_lookup(const struct maps *maps, uint64_t pc)
 	return i < maps->mapping_count && maps->mappings[i].start <= pc ? &maps->mappings[i] : NULL;
 }
 
-bool maps_locate(const struct maps *maps, uint64_t pc, struct maps_location *out)
+bool leaksnap_maps_locate(const struct leaksnap_maps *maps, uint64_t pc, struct leaksnap_maps_location *out)
 {
-	const struct maps_mapping *m = maps_lookup(maps, pc);
+	const struct leaksnap_maps_mapping *m = leaksnap_maps_lookup(maps, pc);
 
 	if (out == NULL)
 		return m != NULL;
@@ -768,7 +768,7 @@ bool maps_locate(const struct maps *maps, uint64_t pc, struct maps_location *out
 	out->rel_pc = 0;
 	if (m == NULL)
 		return false;
-	if (m->module != MAPS_NONE)
+	if (m->module != LEAKSNAP_MAPS_NONE)
 		out->module = &maps->modules[m->module];
 	/* Unsigned arithmetic wraps, which is what a file offset near the top
 	 * of the range needs. */
@@ -776,7 +776,7 @@ bool maps_locate(const struct maps *maps, uint64_t pc, struct maps_location *out
 	return true;
 }
 
-bool maps_path_is_file(const char *path)
+bool leaksnap_maps_path_is_file(const char *path)
 {
 	static const char *const pseudo[] = {"/dev/", "/memfd:", "/proc/", "/sys/", "/SYSV",
 					      "/anon_hugepage", "/dmabuf:", "/["};
@@ -788,10 +788,10 @@ bool maps_path_is_file(const char *path)
 	return true;
 }
 
-bool maps_path_is_shared_code(const char *path)
+bool leaksnap_maps_path_is_shared_code(const char *path)
 {
 	static const char *const kernel[] = {"[vdso]", "[vsyscall]", "[vectors]", "[sigpage]"};
-	if (maps_path_is_file(path))
+	if (leaksnap_maps_path_is_file(path))
 		return true;
 	for (size_t i = 0; path && i < sizeof(kernel) / sizeof(kernel[0]); i++)
 		if (strcmp(path, kernel[i]) == 0)

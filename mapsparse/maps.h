@@ -22,10 +22,10 @@
 extern "C" {
 #endif
 
-#define MAPS_NONE ((size_t)-1)
+#define LEAKSNAP_MAPS_NONE ((size_t)-1)
 
 /* One line of a maps file. */
-struct maps_mapping {
+struct leaksnap_maps_mapping {
 	uint64_t start;          /* first address */
 	uint64_t end;            /* one past the last address */
 	uint64_t offset;         /* file offset of @start */
@@ -35,13 +35,13 @@ struct maps_mapping {
 	char perms[5];           /* "r-xp", NUL-terminated */
 	bool deleted;            /* path carried " (deleted)", removed from @path */
 	const char *path;        /* NULL for a line without a path; borrowed */
-	size_t module;           /* index of its module, or MAPS_NONE */
+	size_t module;           /* index of its module, or LEAKSNAP_MAPS_NONE */
 	unsigned long line;      /* 1-based line in the parsed text (0: unloaded) */
-	bool unloaded;           /* gone before the snapshot (maps_add_unloaded) */
+	bool unloaded;           /* gone before the snapshot (leaksnap_maps_add_unloaded) */
 };
 
 /* Consecutive mappings of one file (same path, device and inode). */
-struct maps_module {
+struct leaksnap_maps_module {
 	const char *path;        /* borrowed */
 	uint64_t start;          /* lowest start of its mappings */
 	uint64_t end;            /* highest end of its mappings */
@@ -50,22 +50,22 @@ struct maps_module {
 };
 
 /* Where a PC lands. */
-struct maps_location {
-	const struct maps_mapping *mapping; /* NULL: no mapping covers the PC */
-	const struct maps_module *module;   /* NULL: unmapped, or no path */
+struct leaksnap_maps_location {
+	const struct leaksnap_maps_mapping *mapping; /* NULL: no mapping covers the PC */
+	const struct leaksnap_maps_module *module;   /* NULL: unmapped, or no path */
 	uint64_t rel_pc;                    /* pc - start + offset (if mapping) */
 };
 
-struct maps;
+struct leaksnap_maps;
 
 /* Parse @len bytes of maps text at @text.  Lines are numbered from
  * @first_line and bytes from @first_offset in error messages, so text
  * embedded in a larger file is reported where it really is; @source names
  * the file.  Accepts an empty text (no mappings).  A malformed line,
  * addresses out of order or overlapping are errors naming the line.
- * Returns a new object to release with maps_free(), or NULL with @err
+ * Returns a new object to release with leaksnap_maps_free(), or NULL with @err
  * filled.  @text is copied. */
-LEAKSNAP_API struct maps *maps_parse(const char *text, size_t len, const char *source,
+LEAKSNAP_API struct leaksnap_maps *leaksnap_maps_parse(const char *text, size_t len, const char *source,
 				     unsigned long first_line, uint64_t first_offset,
 				     struct leaksnap_error *err);
 
@@ -82,36 +82,36 @@ LEAKSNAP_API struct maps *maps_parse(const char *text, size_t len, const char *s
  * be in that file, whichever it ran in.  Returns how many mappings were
  * added, or -1 with @err filled (a malformed line: its line number in
  * @text). */
-LEAKSNAP_API long maps_add_unloaded(struct maps *maps, const char *text, size_t len,
+LEAKSNAP_API long leaksnap_maps_add_unloaded(struct leaksnap_maps *maps, const char *text, size_t len,
 				    const char *source, size_t *shadowed,
 				    struct leaksnap_error *err);
 
-/* maps_add_unloaded() with the "unloaded=" metadata lines of @snap, whose
+/* leaksnap_maps_add_unloaded() with the "unloaded=" metadata lines of @snap, whose
  * maps @maps are (line numbers in errors count those lines). */
-LEAKSNAP_API long maps_add_snapshot_unloaded(struct maps *maps, const struct snapshot *snap,
+LEAKSNAP_API long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps, const struct leaksnap_snapshot *snap,
 					     size_t *shadowed, struct leaksnap_error *err);
 
 /* The build ID @snap's metadata records for module @mm of @maps: a
  * module of unloaded mappings by its "unloaded_build_id=" line (path and
- * inode), any other by its "build_id=" line.  As snapshot_build_id(). */
-LEAKSNAP_API size_t maps_module_build_id(const struct maps *maps, const struct maps_module *mm,
-					 const struct snapshot *snap, uint8_t *out, size_t cap);
+ * inode), any other by its "build_id=" line.  As leaksnap_snapshot_build_id(). */
+LEAKSNAP_API size_t leaksnap_maps_module_build_id(const struct leaksnap_maps *maps, const struct leaksnap_maps_module *mm,
+					 const struct leaksnap_snapshot *snap, uint8_t *out, size_t cap);
 
 /* Release @maps. NULL-safe. */
-LEAKSNAP_API void maps_free(struct maps *maps);
+LEAKSNAP_API void leaksnap_maps_free(struct leaksnap_maps *maps);
 
-LEAKSNAP_API size_t maps_mapping_count(const struct maps *maps);
-LEAKSNAP_API const struct maps_mapping *maps_mapping(const struct maps *maps, size_t index);
-LEAKSNAP_API size_t maps_module_count(const struct maps *maps);
-LEAKSNAP_API const struct maps_module *maps_module(const struct maps *maps, size_t index);
+LEAKSNAP_API size_t leaksnap_maps_mapping_count(const struct leaksnap_maps *maps);
+LEAKSNAP_API const struct leaksnap_maps_mapping *leaksnap_maps_mapping(const struct leaksnap_maps *maps, size_t index);
+LEAKSNAP_API size_t leaksnap_maps_module_count(const struct leaksnap_maps *maps);
+LEAKSNAP_API const struct leaksnap_maps_module *leaksnap_maps_module(const struct leaksnap_maps *maps, size_t index);
 
 /* The mapping covering @pc, or NULL.  O(log n). */
-LEAKSNAP_API const struct maps_mapping *maps_lookup(const struct maps *maps, uint64_t pc);
+LEAKSNAP_API const struct leaksnap_maps_mapping *leaksnap_maps_lookup(const struct leaksnap_maps *maps, uint64_t pc);
 
 /* Fill @out for @pc (mapping, module, rel_pc).  Returns true when a mapping
  * covers @pc.  @maps may be NULL (nothing is mapped). */
-LEAKSNAP_API bool maps_locate(const struct maps *maps, uint64_t pc,
-			      struct maps_location *out);
+LEAKSNAP_API bool leaksnap_maps_locate(const struct leaksnap_maps *maps, uint64_t pc,
+			      struct leaksnap_maps_location *out);
 
 /* Whether a mapping's @path names a file, whose offsets mean the same
  * code in every process that maps it: not a named anonymous mapping
@@ -120,12 +120,12 @@ LEAKSNAP_API bool maps_locate(const struct maps *maps, uint64_t pc,
  * memory ("/SYSV00000000 (deleted)", "/anon_hugepage (deleted)",
  * "/dmabuf:..."), or a /proc or /sys file.  A deleted file is still a
  * file.  NULL: false. */
-LEAKSNAP_API bool maps_path_is_file(const char *path);
+LEAKSNAP_API bool leaksnap_maps_path_is_file(const char *path);
 /* Whether offsets in a mapping of @path mean the same code in every
- * process: a file's (maps_path_is_file), or the kernel's own code pages
+ * process: a file's (leaksnap_maps_path_is_file), or the kernel's own code pages
  * ("[vdso]", "[vsyscall]", "[vectors]", "[sigpage]", where signal
  * handlers return through).  NULL: false. */
-LEAKSNAP_API bool maps_path_is_shared_code(const char *path);
+LEAKSNAP_API bool leaksnap_maps_path_is_shared_code(const char *path);
 
 #ifdef __cplusplus
 }

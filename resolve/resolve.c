@@ -12,11 +12,11 @@
 /* One cached answer: the frames of (module, rel_pc), copied. */
 struct answer {
 	size_t frame_count;
-	struct sym_frame frames[];
+	struct leaksnap_sym_frame frames[];
 };
 
 struct leaksnap_resolver {
-	struct symbolizer *sym;
+	struct leaksnap_symbolizer *sym;
 	bool return_addresses;
 	bool failed;                       /* a problem was reported */
 	unsigned jobs;
@@ -24,7 +24,7 @@ struct leaksnap_resolver {
 	void *warn_arg;
 	struct kit_table answers;          /* (module, rel_pc) -> struct answer * */
 	struct kit_table seen;             /* module -> itself: modules met */
-	const struct sym_module **modules; /* in the order first met */
+	const struct leaksnap_sym_module **modules; /* in the order first met */
 	size_t module_count, module_cap;
 };
 
@@ -61,16 +61,16 @@ struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_o
 	r->jobs = o.jobs;
 	r->warn = o.warn;
 	r->warn_arg = o.warn_arg;
-	struct sym_options so = {.demangle = true, .symbol_dirs = o.symbol_dirs,
+	struct leaksnap_sym_options so = {.demangle = true, .symbol_dirs = o.symbol_dirs,
 				 .symbol_dir_count = o.symbol_dir_count, .symbol_extent = true,
 				 .jobs = o.jobs};
-	r->sym = symbolizer_new(&so, err);
+	r->sym = leaksnap_symbolizer_new(&so, err);
 	if (!r->sym) {
 		free(r);
 		return NULL;
 	}
 	if (o.pointer_size)
-		symbolizer_set_pointer_size(r->sym, o.pointer_size);
+		leaksnap_symbolizer_set_pointer_size(r->sym, o.pointer_size);
 	return r;
 }
 
@@ -81,11 +81,11 @@ void leaksnap_resolver_free(struct leaksnap_resolver *r)
 	kit_table_free(&r->answers, true);
 	kit_table_free(&r->seen, false);
 	free(r->modules);
-	symbolizer_free(r->sym);
+	leaksnap_symbolizer_free(r->sym);
 	free(r);
 }
 
-struct symbolizer *leaksnap_resolver_symbolizer(struct leaksnap_resolver *r)
+struct leaksnap_symbolizer *leaksnap_resolver_symbolizer(struct leaksnap_resolver *r)
 {
 	return r->sym;
 }
@@ -111,7 +111,7 @@ size_t leaksnap_resolver_module_count(const struct leaksnap_resolver *r)
 	return r->module_count;
 }
 
-const struct sym_module *leaksnap_resolver_module(const struct leaksnap_resolver *r, size_t i)
+const struct leaksnap_sym_module *leaksnap_resolver_module(const struct leaksnap_resolver *r, size_t i)
 {
 	return i < r->module_count ? r->modules[i] : NULL;
 }
@@ -124,22 +124,22 @@ size_t leaksnap_resolver_address_count(const struct leaksnap_resolver *r)
 /* Where a module's mappings come from when its layout is wanted: an array
  * the caller has, or the module of a parsed maps. */
 struct mappings {
-	const struct sym_mapping *v;
+	const struct leaksnap_sym_mapping *v;
 	size_t n;
-	const struct maps *maps;
-	const struct maps_module *mm;
+	const struct leaksnap_maps *maps;
+	const struct leaksnap_maps_module *mm;
 };
 
 /* A module whose file is debug-only, with no file of its own here, takes
  * its layout from the process's mappings.  -1: out of memory. */
-static int take_layout(struct leaksnap_resolver *r, const struct sym_module *m, const char *path,
+static int take_layout(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m, const char *path,
 		       const struct mappings *src, struct leaksnap_error *err)
 {
-	if (!m->file || m->layout != SYM_LAYOUT_NONE || strcmp(m->path, path) != 0)
+	if (!m->file || m->layout != LEAKSNAP_SYM_LAYOUT_NONE || strcmp(m->path, path) != 0)
 		return 0;
-	const struct sym_mapping *v = src->v;
+	const struct leaksnap_sym_mapping *v = src->v;
 	size_t n = src->n;
-	struct sym_mapping *built = NULL;
+	struct leaksnap_sym_mapping *built = NULL;
 	if (src->maps) {
 		n = src->mm->mapping_count;
 		built = malloc((n ? n : 1) * sizeof(*built));
@@ -151,8 +151,8 @@ static int take_layout(struct leaksnap_resolver *r, const struct sym_module *m, 
 			return 0;
 		}
 		for (size_t i = 0; i < n; i++) {
-			const struct maps_mapping *x = maps_mapping(src->maps, src->mm->first_mapping + i);
-			built[i] = (struct sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+			const struct leaksnap_maps_mapping *x = leaksnap_maps_mapping(src->maps, src->mm->first_mapping + i);
+			built[i] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
 		}
 		v = built;
 	} else if (!v) {
@@ -161,7 +161,7 @@ static int take_layout(struct leaksnap_resolver *r, const struct sym_module *m, 
 	struct leaksnap_error e;
 	leaksnap_error_clear(&e);
 	int rc = 0;
-	if (sym_module_set_mappings(r->sym, m, v, n, &e) != 0) {
+	if (leaksnap_sym_module_set_mappings(r->sym, m, v, n, &e) != 0) {
 		if (e.code == LEAKSNAP_ERR_NOMEM && !src->maps)
 			rc = nomem(err);
 		else
@@ -173,7 +173,7 @@ static int take_layout(struct leaksnap_resolver *r, const struct sym_module *m, 
 
 /* Note @m as met: the first time, report why a candidate file could not
  * be read, and give it its layout.  -1: out of memory. */
-static int meet(struct leaksnap_resolver *r, const struct sym_module *m, const char *path,
+static int meet(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m, const char *path,
 		const struct mappings *src, struct leaksnap_error *err)
 {
 	void **slot = kit_table_slot(&r->seen, kit_key(m), 0);
@@ -195,28 +195,28 @@ static int meet(struct leaksnap_resolver *r, const struct sym_module *m, const c
 	return take_layout(r, m, path, src, err);
 }
 
-static const struct sym_module *module_at(struct leaksnap_resolver *r, const char *path,
+static const struct leaksnap_sym_module *module_at(struct leaksnap_resolver *r, const char *path,
 					  const uint8_t *build_id, size_t build_id_len,
 					  const struct mappings *src, uint64_t *rel_pc,
 					  struct leaksnap_error *err)
 {
-	const struct sym_module *m = symbolizer_module_at(r->sym, path, build_id_len ? build_id : NULL,
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(r->sym, path, build_id_len ? build_id : NULL,
 							  build_id_len, rel_pc, err);
 	if (!m || meet(r, m, path, src, err) != 0)
 		return NULL;
 	return m;
 }
 
-const struct sym_module *leaksnap_resolve_module(struct leaksnap_resolver *r, const char *path,
+const struct leaksnap_sym_module *leaksnap_resolve_module(struct leaksnap_resolver *r, const char *path,
 						 const uint8_t *build_id, size_t build_id_len,
-						 const struct sym_mapping *mappings, size_t count,
+						 const struct leaksnap_sym_mapping *mappings, size_t count,
 						 uint64_t *rel_pc, struct leaksnap_error *err)
 {
 	struct mappings src = {mappings, count, NULL, NULL};
 	return module_at(r, path, build_id, build_id_len, &src, rel_pc, err);
 }
 
-int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct sym_module *m,
+int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
 			   uint64_t rel_pc, struct leaksnap_resolved *out, struct leaksnap_error *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -228,10 +228,10 @@ int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct sym_module 
 		return nomem(err);
 	struct answer *a = *slot;
 	if (!a) {
-		struct sym_result res;
+		struct leaksnap_sym_result res;
 		struct leaksnap_error e;
 		leaksnap_error_clear(&e);
-		if (sym_module_lookup(m, rel_pc, r->return_addresses, &res, &e) != 0) {
+		if (leaksnap_sym_module_lookup(m, rel_pc, r->return_addresses, &res, &e) != 0) {
 			problem(r, &e);
 			res.frame_count = 0;
 		}
@@ -250,13 +250,13 @@ int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct sym_module 
 
 /* The module of a snapshot's frame in @mm, located with the build ID the
  * dump recorded for it. */
-static const struct sym_module *snapshot_module(struct leaksnap_resolver *r,
-						const struct snapshot *s, const struct maps *maps,
-						const struct maps_module *mm, uint64_t *rel_pc,
+static const struct leaksnap_sym_module *snapshot_module(struct leaksnap_resolver *r,
+						const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
+						const struct leaksnap_maps_module *mm, uint64_t *rel_pc,
 						struct leaksnap_error *err)
 {
 	uint8_t id[64];
-	size_t len = maps_module_build_id(maps, mm, s, id, sizeof(id));
+	size_t len = leaksnap_maps_module_build_id(maps, mm, s, id, sizeof(id));
 	struct mappings src = {NULL, 0, maps, mm};
 	return module_at(r, mm->path, id, len, &src, rel_pc, err);
 }
@@ -264,15 +264,15 @@ static const struct sym_module *snapshot_module(struct leaksnap_resolver *r,
 /* The same for a prefetch: the module is located and given its layout,
  * but not yet met (modules are listed, and their problems said, in the
  * order frames are resolved). */
-static const struct sym_module *prefetch_module(struct leaksnap_resolver *r,
-						const struct snapshot *s, const struct maps *maps,
-						const struct maps_module *mm, uint64_t *rel_pc)
+static const struct leaksnap_sym_module *prefetch_module(struct leaksnap_resolver *r,
+						const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
+						const struct leaksnap_maps_module *mm, uint64_t *rel_pc)
 {
 	uint8_t id[64];
-	size_t len = maps_module_build_id(maps, mm, s, id, sizeof(id));
+	size_t len = leaksnap_maps_module_build_id(maps, mm, s, id, sizeof(id));
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err); /* (out of memory is said when the frame is resolved) */
-	const struct sym_module *m = symbolizer_module_at(r->sym, mm->path, len ? id : NULL, len,
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(r->sym, mm->path, len ? id : NULL, len,
 							  rel_pc, &err);
 	struct mappings src = {NULL, 0, maps, mm};
 	if (m)
@@ -280,15 +280,15 @@ static const struct sym_module *prefetch_module(struct leaksnap_resolver *r,
 	return m;
 }
 
-int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct snapshot *s,
-			const struct maps *maps, const struct maps_location *loc,
+int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct leaksnap_snapshot *s,
+			const struct leaksnap_maps *maps, const struct leaksnap_maps_location *loc,
 			struct leaksnap_resolved *out, struct leaksnap_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!loc->module)
 		return 0;
 	uint64_t rel_pc = loc->rel_pc;
-	const struct sym_module *m = snapshot_module(r, s, maps, loc->module, &rel_pc, err);
+	const struct leaksnap_sym_module *m = snapshot_module(r, s, maps, loc->module, &rel_pc, err);
 	if (!m)
 		return -1;
 	return leaksnap_resolve_frame(r, m, rel_pc, out, err);
@@ -297,13 +297,13 @@ int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct snapshot *s,
 /* Prefetching: the rel_pcs of each module, handed to the symbolizer
  * together. */
 struct hint {
-	const struct sym_module *module;
+	const struct leaksnap_sym_module *module;
 	uint64_t *pcs;
 	size_t count, cap;
 };
 
 static struct hint *hint_for(struct hint **h, size_t *nh, size_t *caph,
-			     const struct sym_module *m)
+			     const struct leaksnap_sym_module *m)
 {
 	size_t j = 0;
 	while (j < *nh && (*h)[j].module != m)
@@ -322,8 +322,8 @@ static bool is_apk(const char *path)
 	return pl >= 4 && strcmp(path + pl - 4, ".apk") == 0;
 }
 
-void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct snapshot *s,
-			       const struct maps *maps, const size_t *records, size_t count)
+void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct leaksnap_snapshot *s,
+			       const struct leaksnap_maps *maps, const size_t *records, size_t count)
 {
 	if (!maps || r->jobs < 2)
 		return;
@@ -331,23 +331,23 @@ void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct snapsho
 	size_t nh = 0, caph = 0;
 	uint64_t seen[4096] = {0}; /* PCs met lately: stacks share most */
 	struct {
-		const struct maps_module *mm;
-		const struct sym_module *m;
+		const struct leaksnap_maps_module *mm;
+		const struct leaksnap_sym_module *m;
 	} known[64]; /* modules located (not APKs: their libraries vary by offset) */
 	size_t nknown = 0;
 	for (size_t i = 0; i < count; i++) {
-		const struct snapshot_record *rec = snapshot_record(s, records[i]);
+		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(s, records[i]);
 		for (uint32_t k = 0; rec && k < rec->frame_count; k++) {
 			uint64_t pc = rec->frames[k];
 			size_t at = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 52);
 			if (seen[at] == pc + 1)
 				continue;
 			seen[at] = pc + 1;
-			struct maps_location loc;
-			if (!maps_locate(maps, pc, &loc) || !loc.module)
+			struct leaksnap_maps_location loc;
+			if (!leaksnap_maps_locate(maps, pc, &loc) || !loc.module)
 				continue;
 			uint64_t rel_pc = loc.rel_pc;
-			const struct sym_module *m = NULL;
+			const struct leaksnap_sym_module *m = NULL;
 			for (size_t b = 0; b < nknown && !m; b++)
 				if (known[b].mm == loc.module)
 					m = known[b].m;
@@ -369,7 +369,7 @@ void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct snapsho
 	}
 out:
 	for (size_t j = 0; j < nh; j++) {
-		sym_module_prefetch(h[j].module, h[j].pcs, h[j].count, r->return_addresses);
+		leaksnap_sym_module_prefetch(h[j].module, h[j].pcs, h[j].count, r->return_addresses);
 		free(h[j].pcs);
 	}
 	free(h);

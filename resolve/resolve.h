@@ -24,8 +24,8 @@ extern "C" {
 /* One resolved frame (a PC): the module it lies in and its symbolized
  * frames, innermost first.  Everything belongs to the resolver. */
 struct leaksnap_resolved {
-	const struct sym_module *module; /* NULL: the frame is in no module */
-	const struct sym_frame *frames;  /* innermost first; none: not found */
+	const struct leaksnap_sym_module *module; /* NULL: the frame is in no module */
+	const struct leaksnap_sym_frame *frames;  /* innermost first; none: not found */
 	size_t frame_count;
 };
 
@@ -42,7 +42,7 @@ typedef void (*leaksnap_resolve_warn_fn)(void *arg, const struct leaksnap_error 
  * added fields at the end. */
 struct leaksnap_resolver_opts {
 	size_t sz;
-	/* Where module files are looked for, in order (symbolizer_module);
+	/* Where module files are looked for, in order (leaksnap_symbolizer_module);
 	 * the strings must live as long as the resolver. */
 	const char *const *symbol_dirs;
 	size_t symbol_dir_count;
@@ -63,20 +63,20 @@ LEAKSNAP_API struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksn
 /* Release @r and every answer it gave.  NULL-safe. */
 LEAKSNAP_API void leaksnap_resolver_free(struct leaksnap_resolver *r);
 /* Its symbolizer (e.g. to tell it a snapshot's pointer size). */
-LEAKSNAP_API struct symbolizer *leaksnap_resolver_symbolizer(struct leaksnap_resolver *r);
+LEAKSNAP_API struct leaksnap_symbolizer *leaksnap_resolver_symbolizer(struct leaksnap_resolver *r);
 
-/* Resolve the frame at @loc (maps_locate() of a PC in @maps, the maps of
+/* Resolve the frame at @loc (leaksnap_maps_locate() of a PC in @maps, the maps of
  * snapshot @s): its module (located with the build ID @s recorded for it)
  * and its frames.  0, or -1 with @err filled when out of memory; problems
  * with symbol files go to the warn callback and leave the frame without
  * frames. */
-LEAKSNAP_API int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct snapshot *s,
-				     const struct maps *maps, const struct maps_location *loc,
+LEAKSNAP_API int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct leaksnap_snapshot *s,
+				     const struct leaksnap_maps *maps, const struct leaksnap_maps_location *loc,
 				     struct leaksnap_resolved *out, struct leaksnap_error *err);
 /* Hint: the frames of @records[0..count) of @s are about to be resolved;
  * their compile units are indexed ahead on the resolver's threads (jobs). */
-LEAKSNAP_API void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct snapshot *s,
-					    const struct maps *maps, const size_t *records,
+LEAKSNAP_API void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct leaksnap_snapshot *s,
+					    const struct leaksnap_maps *maps, const size_t *records,
 					    size_t count);
 
 /* The same by parts, for callers with their own module identity (diff):
@@ -85,16 +85,16 @@ LEAKSNAP_API void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const s
  * @mappings of it (for a debug-only file's layout; may be none).  An APK's
  * library becomes its own module and *@rel_pc an offset in it.  NULL with
  * @err filled only when out of memory. */
-LEAKSNAP_API const struct sym_module *leaksnap_resolve_module(struct leaksnap_resolver *r,
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_resolve_module(struct leaksnap_resolver *r,
 							      const char *path,
 							      const uint8_t *build_id,
 							      size_t build_id_len,
-							      const struct sym_mapping *mappings,
+							      const struct leaksnap_sym_mapping *mappings,
 							      size_t count, uint64_t *rel_pc,
 							      struct leaksnap_error *err);
 /* The frames of @rel_pc in @module (NULL: no module), each (module,
  * rel_pc) looked up once.  As leaksnap_resolve_pc. */
-LEAKSNAP_API int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct sym_module *module,
+LEAKSNAP_API int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sym_module *module,
 					uint64_t rel_pc, struct leaksnap_resolved *out,
 					struct leaksnap_error *err);
 
@@ -107,7 +107,7 @@ LEAKSNAP_API void leaksnap_resolver_set_warn(struct leaksnap_resolver *r, leaksn
 LEAKSNAP_API bool leaksnap_resolver_failed(const struct leaksnap_resolver *r);
 /* The modules met, in the order their first frame was resolved. */
 LEAKSNAP_API size_t leaksnap_resolver_module_count(const struct leaksnap_resolver *r);
-LEAKSNAP_API const struct sym_module *leaksnap_resolver_module(const struct leaksnap_resolver *r,
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_resolver_module(const struct leaksnap_resolver *r,
 							       size_t i);
 /* The distinct (module, rel_pc) answered so far. */
 LEAKSNAP_API size_t leaksnap_resolver_address_count(const struct leaksnap_resolver *r);

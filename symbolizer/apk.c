@@ -29,7 +29,7 @@
 
 struct apk_lib {
 	uint64_t start, size;
-	const struct sym_module *module;
+	const struct leaksnap_sym_module *module;
 	int memfd;                /* the library's bytes, when read from the APK */
 };
 
@@ -50,7 +50,7 @@ bool sym_is_apk(const char *path)
 	return n > 4 && strcasecmp(path + n - 4, ".apk") == 0;
 }
 
-void sym_apk_free(struct symbolizer *sym)
+void sym_apk_free(struct leaksnap_symbolizer *sym)
 {
 	for (struct sym_apk *a = sym->apks, *next; a; a = next) {
 		next = a->next;
@@ -71,7 +71,7 @@ void sym_apk_free(struct symbolizer *sym)
 /* The APK for @path: found with the module rules (a symbol directory +
  * path, a file of the same name in a symbol directory is not used: every
  * app's APK is called base.apk), then the host path. */
-static struct sym_apk *apk_get(struct symbolizer *sym, const char *path)
+static struct sym_apk *apk_get(struct leaksnap_symbolizer *sym, const char *path)
 {
 	for (struct sym_apk *a = sym->apks; a; a = a->next)
 		if (strcmp(a->path, path) == 0)
@@ -189,18 +189,18 @@ static int copy_out(const struct sym_apk *a, uint64_t start, uint64_t size, char
 	return fd;
 }
 
-const struct sym_module *symbolizer_module_at(struct symbolizer *sym, const char *path,
+const struct leaksnap_sym_module *leaksnap_symbolizer_module_at(struct leaksnap_symbolizer *sym, const char *path,
 					      const uint8_t *build_id, size_t build_id_len,
 					      uint64_t *rel_pc, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (!sym_is_apk(path))
-		return symbolizer_module(sym, path, build_id, build_id_len, err);
+		return leaksnap_symbolizer_module(sym, path, build_id, build_id_len, err);
 	struct sym_apk *a = apk_get(sym, path);
 	if (!a)
 		goto nomem;
 	if (!a->map)
-		return sym_module_missing(sym, path, SYM_BUILD_ID_MISSING, err);
+		return sym_module_missing(sym, path, LEAKSNAP_SYM_BUILD_ID_MISSING, err);
 	for (size_t i = 0; i < a->count; i++)
 		if (*rel_pc >= a->libs[i].start && *rel_pc - a->libs[i].start < a->libs[i].size) {
 			*rel_pc -= a->libs[i].start;
@@ -223,11 +223,11 @@ const struct sym_module *symbolizer_module_at(struct symbolizer *sym, const char
 	}
 	const char *entry = start != UINT64_MAX ? entry_at(a, start, size) : NULL;
 	if (!entry)
-		return sym_module_missing(sym, path, SYM_BUILD_ID_MISSING, err);
+		return sym_module_missing(sym, path, LEAKSNAP_SYM_BUILD_ID_MISSING, err);
 
 	char name[4096], copy[64], host[4096];
 	if (snprintf(name, sizeof(name), "%s!/%s", path, entry) >= (int)sizeof(name))
-		return sym_module_missing(sym, path, SYM_BUILD_ID_MISSING, err);
+		return sym_module_missing(sym, path, LEAKSNAP_SYM_BUILD_ID_MISSING, err);
 	/* read from the APK found here: said as that file's entry */
 	bool named = a->file && snprintf(host, sizeof(host), "%s!/%s", a->file, entry) <
 					     (int)sizeof(host);
@@ -240,7 +240,7 @@ const struct sym_module *symbolizer_module_at(struct symbolizer *sym, const char
 			idlen = 0;
 	}
 	int memfd = copy_out(a, start, size, copy, sizeof(copy));
-	const struct sym_module *m = sym_module_locate(sym, name, idlen ? id : NULL, (size_t)idlen,
+	const struct leaksnap_sym_module *m = sym_module_locate(sym, name, idlen ? id : NULL, (size_t)idlen,
 						       memfd >= 0 ? copy : NULL,
 						       named ? host : NULL, err);
 	if (e)

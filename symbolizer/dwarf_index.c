@@ -73,7 +73,7 @@ static size_t sum_search(const uint64_t *key, size_t n, const uint64_t *sum, uns
 
 /* Units ---------------------------------------------------------------------- */
 
-int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err)
+int sym_dwarf_load_units(struct leaksnap_sym_file *f, struct leaksnap_error *err)
 {
 	if (f->cus_loaded)
 		return 0;
@@ -147,7 +147,7 @@ nomem:
 }
 
 /* The unit whose DIE is at @offset, or NULL. */
-static struct sym_cu *unit_at_offset(struct sym_file *f, Dwarf_Off offset)
+static struct sym_cu *unit_at_offset(struct leaksnap_sym_file *f, Dwarf_Off offset)
 {
 	if (!f->cus_sorted) {
 		for (size_t i = 0; i < f->cu_count; i++)
@@ -180,7 +180,7 @@ static size_t last_at_or_below(const struct sym_range *r, size_t n, uint64_t add
 	return lo ? lo - 1 : SIZE_MAX;
 }
 
-struct sym_cu *sym_dwarf_find_unit(struct sym_file *f, uint64_t addr)
+struct sym_cu *sym_dwarf_find_unit(struct leaksnap_sym_file *f, uint64_t addr)
 {
 	size_t i = last_at_or_below(f->cu_ranges, f->cu_range_count, addr);
 	/* Units may overlap (bad or unusual DWARF): the running maximum of hi
@@ -403,7 +403,7 @@ static int flatten(struct sym_cu *cu, size_t range_count)
 	return 0;
 }
 
-int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
+int sym_dwarf_index_unit(struct leaksnap_sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
 			 Dwarf_Die *treedie, const _Atomic bool *cancel,
 			 struct leaksnap_error *err)
 {
@@ -566,7 +566,7 @@ static const char *die_string(Dwarf_Die *die, unsigned name)
  * read the whole line table again), else this Dwarf's.  (dwarf_decl_file
  * asserts when that unit's files were never loaded, as happens with split
  * DWARF.) */
-static const char *decl_file(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *die)
+static const char *decl_file(struct leaksnap_sym_file *f, struct sym_cu *cu, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word idx;
@@ -634,7 +634,7 @@ static uint32_t attr_udata(struct node_attrs *na, int k)
 	return (uint32_t)v;
 }
 
-void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n)
+void sym_dwarf_resolve_node(struct leaksnap_sym_file *f, struct sym_cu *cu, struct sym_node *n)
 {
 	if (n->resolved)
 		return;
@@ -698,7 +698,7 @@ void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_no
 	}
 }
 
-void sym_dwarf_free_units(struct sym_file *f)
+void sym_dwarf_free_units(struct leaksnap_sym_file *f)
 {
 	for (size_t i = 0; i < f->cu_count; i++) {
 		free(f->cus[i].nodes);

@@ -35,18 +35,18 @@ struct sym_dir_index {
 };
 
 /* A module's file offsets [offset, offset + size) are at vaddr in its
- * file (SYM_LAYOUT_MAPS). */
+ * file (LEAKSNAP_SYM_LAYOUT_MAPS). */
 struct sym_seg {
 	uint64_t offset, size, vaddr;
 	bool exec;
 };
 
 struct sym_module_entry {
-	struct sym_module m;     /* first: entries are found from it */
-	struct sym_file *layout; /* whose program headers convert offsets, or NULL */
+	struct leaksnap_sym_module m;     /* first: entries are found from it */
+	struct leaksnap_sym_file *layout; /* whose program headers convert offsets, or NULL */
 	struct sym_seg *segs;    /* or these, from the maps */
 	size_t nsegs;
-	bool maps_tried;         /* sym_module_set_mappings was called */
+	bool maps_tried;         /* leaksnap_sym_module_set_mappings was called */
 	char *path, *file_path_own, *error_own, *error_file_own;
 	uint8_t *build_id;
 	size_t build_id_len;
@@ -55,24 +55,24 @@ struct sym_module_entry {
 	struct sym_module_entry *next;
 };
 
-const char *sym_layout_name(enum sym_layout layout)
+const char *leaksnap_sym_layout_name(enum leaksnap_sym_layout layout)
 {
 	switch (layout) {
-	case SYM_LAYOUT_NONE: return NULL;
-	case SYM_LAYOUT_FILE: return "file";
-	case SYM_LAYOUT_HOST: return "host";
-	case SYM_LAYOUT_MAPS: return "maps";
+	case LEAKSNAP_SYM_LAYOUT_NONE: return NULL;
+	case LEAKSNAP_SYM_LAYOUT_FILE: return "file";
+	case LEAKSNAP_SYM_LAYOUT_HOST: return "host";
+	case LEAKSNAP_SYM_LAYOUT_MAPS: return "maps";
 	}
 	return NULL;
 }
 
-const char *sym_build_id_status_name(enum sym_build_id_status status)
+const char *leaksnap_sym_build_id_status_name(enum leaksnap_sym_build_id_status status)
 {
 	switch (status) {
-	case SYM_BUILD_ID_MATCH: return "match";
-	case SYM_BUILD_ID_UNVERIFIED: return "unverified";
-	case SYM_BUILD_ID_MISMATCH: return "mismatch";
-	case SYM_BUILD_ID_MISSING: return "missing";
+	case LEAKSNAP_SYM_BUILD_ID_MATCH: return "match";
+	case LEAKSNAP_SYM_BUILD_ID_UNVERIFIED: return "unverified";
+	case LEAKSNAP_SYM_BUILD_ID_MISMATCH: return "mismatch";
+	case LEAKSNAP_SYM_BUILD_ID_MISSING: return "missing";
 	}
 	return "unknown";
 }
@@ -169,7 +169,7 @@ static const struct name_entry *index_find(const struct sym_dir_index *ix, const
 	return lo < ix->count && strcmp(ix->names[lo].base, base) == 0 ? &ix->names[lo] : NULL;
 }
 
-void sym_locate_free(struct symbolizer *sym)
+void sym_locate_free(struct leaksnap_symbolizer *sym)
 {
 	for (size_t i = 0; i < sym->opts.symbol_dir_count && sym->dirs; i++) {
 		for (size_t j = 0; j < sym->dirs[i].count; j++)
@@ -207,7 +207,7 @@ static bool elf_magic(const char *path)
 
 /* Try @candidate for @e: open it (unless it does not exist) and compare
  * build IDs. */
-static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry *e,
+static enum try_result try_file(struct leaksnap_symbolizer *sym, struct sym_module_entry *e,
 				const char *candidate)
 {
 	struct stat st;
@@ -215,7 +215,7 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 		return TRY_NONE;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct sym_file *f = symbolizer_open(sym, candidate, &err);
+	struct leaksnap_sym_file *f = leaksnap_symbolizer_open(sym, candidate, &err);
 	if (!f) {
 		if (err.code == LEAKSNAP_ERR_NOMEM)
 			return TRY_NOMEM;
@@ -232,15 +232,15 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 		return TRY_MISMATCH;
 	}
 	size_t len;
-	const uint8_t *id = sym_file_build_id(f, &len);
+	const uint8_t *id = leaksnap_sym_file_build_id(f, &len);
 	if (e->build_id_len && len) {
 		if (len != e->build_id_len || memcmp(id, e->build_id, len) != 0) {
 			e->id_differs = true;
 			return TRY_MISMATCH;
 		}
-		e->m.status = SYM_BUILD_ID_MATCH;
+		e->m.status = LEAKSNAP_SYM_BUILD_ID_MATCH;
 	} else {
-		e->m.status = SYM_BUILD_ID_UNVERIFIED;
+		e->m.status = LEAKSNAP_SYM_BUILD_ID_UNVERIFIED;
 	}
 	e->file_path_own = strdup(candidate);
 	if (!e->file_path_own)
@@ -248,30 +248,30 @@ static enum try_result try_file(struct symbolizer *sym, struct sym_module_entry 
 	e->m.file = f;
 	e->m.file_path = e->file_path_own;
 	e->layout = f;
-	e->m.layout = SYM_LAYOUT_FILE;
+	e->m.layout = LEAKSNAP_SYM_LAYOUT_FILE;
 	if (sym_file_has_layout(f))
 		return TRY_USED;
 	/* A separate debug file keeps the segments' addresses but not their
 	 * file offsets: take those from the module's own file, if it is here
-	 * and the same build; else from the maps (sym_module_set_mappings). */
+	 * and the same build; else from the maps (leaksnap_sym_module_set_mappings). */
 	e->layout = NULL;
-	e->m.layout = SYM_LAYOUT_NONE;
+	e->m.layout = LEAKSNAP_SYM_LAYOUT_NONE;
 	if (e->path[0] == '/' && strcmp(e->path, candidate) != 0 && stat(e->path, &st) == 0 &&
 	    S_ISREG(st.st_mode)) {
 		leaksnap_error_clear(&err);
-		struct sym_file *own = symbolizer_open(sym, e->path, &err);
+		struct leaksnap_sym_file *own = leaksnap_symbolizer_open(sym, e->path, &err);
 		size_t olen;
-		const uint8_t *oid = own ? sym_file_build_id(own, &olen) : NULL;
+		const uint8_t *oid = own ? leaksnap_sym_file_build_id(own, &olen) : NULL;
 		if (own && sym_file_has_layout(own) && len && olen == len &&
 		    memcmp(oid, id, len) == 0) {
 			e->layout = own;
-			e->m.layout = SYM_LAYOUT_HOST;
+			e->m.layout = LEAKSNAP_SYM_LAYOUT_HOST;
 		}
 	}
 	return TRY_USED;
 }
 
-static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e,
+static enum try_result locate(struct leaksnap_symbolizer *sym, struct sym_module_entry *e,
 			      const char *extra, const char *extra_name)
 {
 	bool mismatch = false;
@@ -334,7 +334,7 @@ static enum try_result locate(struct symbolizer *sym, struct sym_module_entry *e
 /* The module @path, located once: @extra (may be NULL) is tried last, and
  * called @extra_name (NULL: @path) when used; with @missing no candidate
  * is tried at all. */
-static const struct sym_module *module_get(struct symbolizer *sym, const char *path,
+static const struct leaksnap_sym_module *module_get(struct leaksnap_symbolizer *sym, const char *path,
 					   const uint8_t *build_id, size_t build_id_len,
 					   const char *extra, const char *extra_name, bool missing,
 					   struct leaksnap_error *err)
@@ -369,7 +369,7 @@ static const struct sym_module *module_get(struct symbolizer *sym, const char *p
 	if (r == TRY_NOMEM)
 		goto nomem;
 	if (r != TRY_USED)
-		e->m.status = r == TRY_MISMATCH ? SYM_BUILD_ID_MISMATCH : SYM_BUILD_ID_MISSING;
+		e->m.status = r == TRY_MISMATCH ? LEAKSNAP_SYM_BUILD_ID_MISMATCH : LEAKSNAP_SYM_BUILD_ID_MISSING;
 	if (r == TRY_MISMATCH && !e->id_differs)
 		e->m.wrong_class = e->class_bits;
 	e->m.error = e->error_own;
@@ -380,7 +380,7 @@ nomem:
 	return NULL;
 }
 
-const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *path,
+const struct leaksnap_sym_module *leaksnap_symbolizer_module(struct leaksnap_symbolizer *sym, const char *path,
 					   const uint8_t *build_id, size_t build_id_len,
 					   struct leaksnap_error *err)
 {
@@ -388,7 +388,7 @@ const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *p
 	return module_get(sym, path, build_id, build_id_len, NULL, NULL, false, err);
 }
 
-const struct sym_module *sym_module_locate(struct symbolizer *sym, const char *path,
+const struct leaksnap_sym_module *sym_module_locate(struct leaksnap_symbolizer *sym, const char *path,
 					   const void *build_id, size_t build_id_len,
 					   const char *extra, const char *extra_name,
 					   struct leaksnap_error *err)
@@ -396,8 +396,8 @@ const struct sym_module *sym_module_locate(struct symbolizer *sym, const char *p
 	return module_get(sym, path, build_id, build_id_len, extra, extra_name, false, err);
 }
 
-const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *path,
-					    enum sym_build_id_status status,
+const struct leaksnap_sym_module *sym_module_missing(struct leaksnap_symbolizer *sym, const char *path,
+					    enum leaksnap_sym_build_id_status status,
 					    struct leaksnap_error *err)
 {
 	(void)status; /* (always "missing" today) */
@@ -407,7 +407,7 @@ const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *
 /* Where the file offset @rel_pc of @e's file is in its file. */
 static bool module_vaddr(const struct sym_module_entry *e, uint64_t rel_pc, uint64_t *vaddr)
 {
-	if (e->m.layout == SYM_LAYOUT_MAPS) {
+	if (e->m.layout == LEAKSNAP_SYM_LAYOUT_MAPS) {
 		/* A file page may be mapped twice, read-only and executable
 		 * (lld packs segments without page alignment): a frame's
 		 * offset means the executable one, where code ran. */
@@ -420,11 +420,11 @@ static bool module_vaddr(const struct sym_module_entry *e, uint64_t rel_pc, uint
 				}
 		return false;
 	}
-	return e->layout && sym_file_offset_to_vaddr(e->layout, rel_pc, vaddr);
+	return e->layout && leaksnap_sym_file_offset_to_vaddr(e->layout, rel_pc, vaddr);
 }
 
 /* The file's loadable segments (at most @cap of them). */
-static size_t load_segments(const struct sym_file *f, GElf_Phdr *out, size_t cap)
+static size_t load_segments(const struct leaksnap_sym_file *f, GElf_Phdr *out, size_t cap)
 {
 	size_t n, k = 0;
 	if (elf_getphdrnum(f->elf, &n) != 0)
@@ -437,7 +437,7 @@ static size_t load_segments(const struct sym_file *f, GElf_Phdr *out, size_t cap
 
 /* With load bias @bias, every executable mapping lands in an executable
  * segment. */
-static bool exec_mappings_fit(const GElf_Phdr *ph, size_t nph, const struct sym_mapping *maps,
+static bool exec_mappings_fit(const GElf_Phdr *ph, size_t nph, const struct leaksnap_sym_mapping *maps,
 			      size_t count, uint64_t bias)
 {
 	for (size_t i = 0; i < count; i++) {
@@ -460,7 +460,7 @@ static bool exec_mappings_fit(const GElf_Phdr *ph, size_t nph, const struct sym_
  * mapping at offset 0 and the first segment, checked against the
  * executable mappings; else from an executable mapping whose length is
  * an executable segment's, rounded out to 4, 16 or 64 KiB pages. */
-static bool maps_bias(const GElf_Phdr *ph, size_t nph, const struct sym_mapping *maps,
+static bool maps_bias(const GElf_Phdr *ph, size_t nph, const struct leaksnap_sym_mapping *maps,
 		      size_t count, uint64_t *bias)
 {
 	if (!nph)
@@ -504,8 +504,8 @@ static bool maps_bias(const GElf_Phdr *ph, size_t nph, const struct sym_mapping 
 	return false;
 }
 
-int sym_module_set_mappings(struct symbolizer *sym, const struct sym_module *module,
-			    const struct sym_mapping *mappings, size_t count,
+int leaksnap_sym_module_set_mappings(struct leaksnap_symbolizer *sym, const struct leaksnap_sym_module *module,
+			    const struct leaksnap_sym_mapping *mappings, size_t count,
 			    struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
@@ -516,7 +516,7 @@ int sym_module_set_mappings(struct symbolizer *sym, const struct sym_module *mod
 	if (!e)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, module ? module->path : "",
 				 "not a module of this symbolizer");
-	if (!module->file || module->layout != SYM_LAYOUT_NONE || e->maps_tried)
+	if (!module->file || module->layout != LEAKSNAP_SYM_LAYOUT_NONE || e->maps_tried)
 		return 0;
 	e->maps_tried = true;
 	GElf_Phdr ph[64];
@@ -536,12 +536,12 @@ int sym_module_set_mappings(struct symbolizer *sym, const struct sym_module *mod
 							       mappings[i].end - mappings[i].start,
 							       mappings[i].start - bias,
 							       mappings[i].exec};
-	e->m.layout = SYM_LAYOUT_MAPS;
+	e->m.layout = LEAKSNAP_SYM_LAYOUT_MAPS;
 	return 0;
 }
 
-int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool return_address,
-		      struct sym_result *out, struct leaksnap_error *err)
+int leaksnap_sym_module_lookup(const struct leaksnap_sym_module *module, uint64_t rel_pc, bool return_address,
+		      struct leaksnap_sym_result *out, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	out->frames = NULL;
@@ -551,11 +551,11 @@ int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc, bool ret
 	if (!module->file || !module_vaddr(e, rel_pc, &vaddr))
 		return 0;
 	if (return_address)
-		vaddr = sym_file_call_site(module->file, vaddr);
-	return sym_file_lookup(module->file, vaddr, out, err);
+		vaddr = leaksnap_sym_file_call_site(module->file, vaddr);
+	return leaksnap_sym_file_lookup(module->file, vaddr, out, err);
 }
 
-void sym_module_prefetch(const struct sym_module *module, const uint64_t *rel_pcs, size_t count,
+void leaksnap_sym_module_prefetch(const struct leaksnap_sym_module *module, const uint64_t *rel_pcs, size_t count,
 			 bool return_address)
 {
 	const struct sym_module_entry *e = (const struct sym_module_entry *)(const void *)module;
@@ -567,12 +567,12 @@ void sym_module_prefetch(const struct sym_module *module, const uint64_t *rel_pc
 		uint64_t vaddr;
 		if (!module_vaddr(e, rel_pcs[i], &vaddr))
 			continue;
-		buf[n++] = return_address ? sym_file_call_site(module->file, vaddr) : vaddr;
+		buf[n++] = return_address ? leaksnap_sym_file_call_site(module->file, vaddr) : vaddr;
 		if (n == sizeof(buf) / sizeof(buf[0])) {
-			sym_file_prefetch(module->file, buf, n);
+			leaksnap_sym_file_prefetch(module->file, buf, n);
 			n = 0;
 		}
 	}
 	if (n)
-		sym_file_prefetch(module->file, buf, n);
+		leaksnap_sym_file_prefetch(module->file, buf, n);
 }

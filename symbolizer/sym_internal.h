@@ -88,8 +88,8 @@ struct sym_section {
 	uint32_t index;
 };
 
-struct sym_file {
-	struct symbolizer *sym;
+struct leaksnap_sym_file {
+	struct leaksnap_symbolizer *sym;
 	char *path;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
@@ -126,7 +126,7 @@ struct sym_file {
 	bool syms_loaded;
 	struct sym_symbol *syms;
 	size_t sym_count;
-	struct sym_file *next;
+	struct leaksnap_sym_file *next;
 };
 
 struct sym_dir_index;
@@ -141,11 +141,11 @@ struct sym_origin {
 
 struct sym_pool;
 
-struct symbolizer {
-	struct sym_options opts;
+struct leaksnap_symbolizer {
+	struct leaksnap_sym_options opts;
 	unsigned pointer_size;    /* 4, 8; 0: modules of any ELF class */
-	struct sym_file *files;
-	struct sym_frame *frames; /* the last answer */
+	struct leaksnap_sym_file *files;
+	struct leaksnap_sym_frame *frames; /* the last answer */
 	size_t frame_cap;
 	char **owned;             /* strings made here (demangled names, paths) */
 	size_t owned_count, owned_cap;
@@ -158,55 +158,55 @@ struct symbolizer {
 };
 
 /* dwarf_index.c */
-int sym_dwarf_load_units(struct sym_file *f, struct leaksnap_error *err);
+int sym_dwarf_load_units(struct leaksnap_sym_file *f, struct leaksnap_error *err);
 /* The unit covering @addr, or NULL. */
-struct sym_cu *sym_dwarf_find_unit(struct sym_file *f, uint64_t addr);
+struct sym_cu *sym_dwarf_find_unit(struct leaksnap_sym_file *f, uint64_t addr);
 /* Index @cu from @cudie and @treedie, its DIEs in the Dwarf of the
  * calling thread (any thread: it touches nothing but @cu and that Dwarf).
  * Stops early, as broken, when *@cancel becomes true (may be NULL).  On
  * failure, @cu is broken and @err filled. */
-int sym_dwarf_index_unit(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
+int sym_dwarf_index_unit(struct leaksnap_sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
 			 Dwarf_Die *treedie, const _Atomic bool *cancel,
 			 struct leaksnap_error *err);
 /* The deepest node of @cu covering @addr, or SYM_NONE. */
 uint32_t sym_dwarf_find_node(const struct sym_cu *cu, uint64_t addr);
 /* The line table row for @addr in @cu, or NULL. */
 Dwarf_Line *sym_dwarf_find_line(const struct sym_cu *cu, uint64_t addr);
-void sym_dwarf_resolve_node(struct sym_file *f, struct sym_cu *cu, struct sym_node *n);
-void sym_dwarf_free_units(struct sym_file *f);
+void sym_dwarf_resolve_node(struct leaksnap_sym_file *f, struct sym_cu *cu, struct sym_node *n);
+void sym_dwarf_free_units(struct leaksnap_sym_file *f);
 
 /* workers.c */
 /* Make @cu ready to answer from the caller's thread: index it here, or
  * wait for the thread indexing it.  -1 with @err filled when it is broken
  * (said once: afterwards it is ready, and broken). */
-int sym_unit_ready(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err);
+int sym_unit_ready(struct leaksnap_sym_file *f, struct sym_cu *cu, struct leaksnap_error *err);
 /* Queue the units of @vaddrs (in that order) for background threads. */
-void sym_pool_hint(struct sym_file *f, const uint64_t *vaddrs, size_t count);
+void sym_pool_hint(struct leaksnap_sym_file *f, const uint64_t *vaddrs, size_t count);
 /* Stop and join the threads, close their Dwarfs. */
-void sym_pool_free(struct sym_file *f);
+void sym_pool_free(struct leaksnap_sym_file *f);
 /* With threads allowed, open @f's DWARF from its compressed debug file
  * (found by build ID), inflating its sections on several threads first:
  * f->dbg, f->bias and f->own_* set.  false: leave it to libdwfl. */
-bool sym_open_debug_inflated(struct sym_file *f);
+bool sym_open_debug_inflated(struct leaksnap_sym_file *f);
 
 /* locate.c */
-void sym_locate_free(struct symbolizer *sym);
-/* symbolizer_module with one more candidate file tried last (@extra, may
+void sym_locate_free(struct leaksnap_symbolizer *sym);
+/* leaksnap_symbolizer_module with one more candidate file tried last (@extra, may
  * be NULL; when used, the module's file_path is @extra_name, or the
  * module's own name when that is NULL). */
-const struct sym_module *sym_module_locate(struct symbolizer *sym, const char *path,
+const struct leaksnap_sym_module *sym_module_locate(struct leaksnap_symbolizer *sym, const char *path,
 					   const void *build_id, size_t build_id_len,
 					   const char *extra, const char *extra_name,
 					   struct leaksnap_error *err);
 /* A module with no file, for @path. */
-const struct sym_module *sym_module_missing(struct symbolizer *sym, const char *path,
-					    enum sym_build_id_status status,
+const struct leaksnap_sym_module *sym_module_missing(struct leaksnap_symbolizer *sym, const char *path,
+					    enum leaksnap_sym_build_id_status status,
 					    struct leaksnap_error *err);
 
 /* apk.c */
 struct sym_apk;
 bool sym_is_apk(const char *path);
-void sym_apk_free(struct symbolizer *sym);
+void sym_apk_free(struct leaksnap_symbolizer *sym);
 
 /* symbolizer.c */
 /* Where an address is: its unit (NULL: none, or broken), deepest node and
@@ -217,18 +217,18 @@ struct sym_loc {
 	Dwarf_Line *line;
 };
 /* The place of @vaddr in @cu (ready, not broken; or NULL). */
-void sym_file_locate_in(struct sym_file *f, struct sym_cu *cu, uint64_t vaddr,
+void sym_file_locate_in(struct leaksnap_sym_file *f, struct sym_cu *cu, uint64_t vaddr,
 			struct sym_loc *loc);
-/* sym_file_lookup's answer for @vaddr, found at @loc. */
-int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *loc,
-		    struct sym_result *out, struct leaksnap_error *err);
+/* leaksnap_sym_file_lookup's answer for @vaddr, found at @loc. */
+int sym_file_answer(struct leaksnap_sym_file *f, uint64_t vaddr, const struct sym_loc *loc,
+		    struct leaksnap_sym_result *out, struct leaksnap_error *err);
 /* The file's loadable segments have their contents (not a debug-only file,
  * whose program headers keep addresses but not file offsets). */
-bool sym_file_has_layout(const struct sym_file *f);
+bool sym_file_has_layout(const struct leaksnap_sym_file *f);
 /* A unit's source path as llvm-symbolizer and GNU addr2line spell it:
  * relative paths are prefixed with the unit's DW_AT_comp_dir. */
-const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, const char *path);
+const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu, const char *path);
 /* @name demangled when asked and possible (the copy belongs to @sym). */
-const char *sym_demangle(struct symbolizer *sym, const char *name);
+const char *sym_demangle(struct leaksnap_symbolizer *sym, const char *name);
 
 #endif

@@ -21,10 +21,10 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-struct symbolizer *symbolizer_new(const struct sym_options *opts, struct leaksnap_error *err)
+struct leaksnap_symbolizer *leaksnap_symbolizer_new(const struct leaksnap_sym_options *opts, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	struct symbolizer *sym = calloc(1, sizeof(*sym));
+	struct leaksnap_symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym) {
 		kit_error(err, LEAKSNAP_ERR_NOMEM, "", "out of memory");
 		return NULL;
@@ -35,7 +35,7 @@ struct symbolizer *symbolizer_new(const struct sym_options *opts, struct leaksna
 	return sym;
 }
 
-static void file_free(struct sym_file *f)
+static void file_free(struct leaksnap_sym_file *f)
 {
 	sym_pool_free(f); /* first: its threads use the units and the Dwarf */
 	sym_dwarf_free_units(f);
@@ -58,20 +58,20 @@ static void file_free(struct sym_file *f)
 	free(f);
 }
 
-void symbolizer_set_pointer_size(struct symbolizer *sym, unsigned pointer_size)
+void leaksnap_symbolizer_set_pointer_size(struct leaksnap_symbolizer *sym, unsigned pointer_size)
 {
 	sym->pointer_size = pointer_size == 4 || pointer_size == 8 ? pointer_size : 0;
 }
 
-void symbolizer_free(struct symbolizer *sym)
+void leaksnap_symbolizer_free(struct leaksnap_symbolizer *sym)
 {
 	if (!sym)
 		return;
-	for (struct sym_file *f = sym->files; f; f = f->next)
+	for (struct leaksnap_sym_file *f = sym->files; f; f = f->next)
 		sym_pool_free(f); /* its threads stop before anything goes */
 	sym_apk_free(sym);
 	sym_locate_free(sym);
-	for (struct sym_file *f = sym->files, *next; f; f = next) {
+	for (struct leaksnap_sym_file *f = sym->files, *next; f; f = next) {
 		next = f->next;
 		file_free(f);
 	}
@@ -85,7 +85,7 @@ void symbolizer_free(struct symbolizer *sym)
 	free(sym);
 }
 
-static int keep_string(struct symbolizer *sym, char *s)
+static int keep_string(struct leaksnap_symbolizer *sym, char *s)
 {
 	if (sym->owned_count == sym->owned_cap) {
 		size_t n = sym->owned_cap ? sym->owned_cap * 2 : 64;
@@ -172,12 +172,12 @@ static void llvm_spelling(char *d)
 	*w = '\0';
 }
 
-static const char *demangle_new(struct symbolizer *sym, const char *name);
+static const char *demangle_new(struct leaksnap_symbolizer *sym, const char *name);
 
 /* Demangled names are remembered by the address of the raw name (names
  * live in the files' string tables, which stay mapped): thousands of
  * inlined instances and symbol lookups share a few hundred names. */
-const char *sym_demangle(struct symbolizer *sym, const char *name)
+const char *sym_demangle(struct leaksnap_symbolizer *sym, const char *name)
 {
 	if (!sym->opts.demangle || !name)
 		return name;
@@ -192,7 +192,7 @@ const char *sym_demangle(struct symbolizer *sym, const char *name)
 	return *slot;
 }
 
-static const char *demangle_new(struct symbolizer *sym, const char *name)
+static const char *demangle_new(struct leaksnap_symbolizer *sym, const char *name)
 {
 	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 	if (!d)
@@ -216,7 +216,7 @@ static const char *demangle_new(struct symbolizer *sym, const char *name)
 	return d;
 }
 
-const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, const char *path)
+const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu, const char *path)
 {
 	if (!path || path[0] == '/' || !cu->comp_dir || !cu->comp_dir[0])
 		return path;
@@ -243,7 +243,7 @@ const char *sym_source_path(struct symbolizer *sym, const struct sym_cu *cu, con
 
 /* Opening --------------------------------------------------------------------- */
 
-static int read_build_id(struct sym_file *f)
+static int read_build_id(struct leaksnap_sym_file *f)
 {
 	const void *bits;
 	GElf_Addr vaddr;
@@ -286,14 +286,14 @@ static int check_extent(Elf *elf, const GElf_Ehdr *eh, uint64_t size, const char
 	return 0;
 }
 
-struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
+struct leaksnap_sym_file *leaksnap_symbolizer_open(struct leaksnap_symbolizer *sym, const char *path,
 				 struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	for (struct sym_file *f = sym->files; f; f = f->next)
+	for (struct leaksnap_sym_file *f = sym->files; f; f = f->next)
 		if (strcmp(f->path, path) == 0)
 			return f;
-	struct sym_file *f = calloc(1, sizeof(*f));
+	struct leaksnap_sym_file *f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
 		kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
@@ -386,28 +386,28 @@ fail:
 	return NULL;
 }
 
-const uint8_t *sym_file_build_id(const struct sym_file *file, size_t *len)
+const uint8_t *leaksnap_sym_file_build_id(const struct leaksnap_sym_file *file, size_t *len)
 {
 	*len = file->build_id_len;
 	return file->build_id;
 }
 
-const char *sym_file_debug_path(const struct sym_file *file)
+const char *leaksnap_sym_file_debug_path(const struct leaksnap_sym_file *file)
 {
 	return file->dbg ? file->debug_path : NULL;
 }
 
-unsigned sym_file_machine(const struct sym_file *file)
+unsigned leaksnap_sym_file_machine(const struct leaksnap_sym_file *file)
 {
 	return file->machine;
 }
 
-unsigned sym_file_address_size(const struct sym_file *file)
+unsigned leaksnap_sym_file_address_size(const struct leaksnap_sym_file *file)
 {
 	return file->address_size;
 }
 
-bool sym_file_offset_to_vaddr(const struct sym_file *file, uint64_t offset, uint64_t *vaddr)
+bool leaksnap_sym_file_offset_to_vaddr(const struct leaksnap_sym_file *file, uint64_t offset, uint64_t *vaddr)
 {
 	size_t n;
 	if (elf_getphdrnum(file->elf, &n) != 0)
@@ -424,7 +424,7 @@ bool sym_file_offset_to_vaddr(const struct sym_file *file, uint64_t offset, uint
 	return false;
 }
 
-bool sym_file_has_layout(const struct sym_file *f)
+bool sym_file_has_layout(const struct leaksnap_sym_file *f)
 {
 	/* A debug-only file (objcopy --only-keep-debug, a dbgsym package)
 	 * keeps the program headers, and where the code segment starts at
@@ -454,7 +454,7 @@ bool sym_file_has_layout(const struct sym_file *f)
 	return false;
 }
 
-uint64_t sym_file_call_site(const struct sym_file *file, uint64_t pc)
+uint64_t leaksnap_sym_file_call_site(const struct leaksnap_sym_file *file, uint64_t pc)
 {
 	if (file->machine == EM_ARM)
 		pc &= ~(uint64_t)1;
@@ -507,7 +507,7 @@ static Elf_Scn *symbol_section(Elf *elf, GElf_Shdr *sh)
 	return dyn;
 }
 
-static int load_symbols(struct sym_file *f)
+static int load_symbols(struct leaksnap_sym_file *f)
 {
 	if (f->syms_loaded)
 		return 0;
@@ -557,7 +557,7 @@ static int load_symbols(struct sym_file *f)
 }
 
 /* The file's allocated sections, in the order of the section table. */
-static int load_sections(struct sym_file *f)
+static int load_sections(struct leaksnap_sym_file *f)
 {
 	f->sections_loaded = true;
 	size_t n = 0;
@@ -576,7 +576,7 @@ static int load_sections(struct sym_file *f)
 }
 
 /* The index of the allocated section holding @addr, or SHN_UNDEF. */
-static uint32_t section_of(struct sym_file *f, uint64_t addr)
+static uint32_t section_of(struct leaksnap_sym_file *f, uint64_t addr)
 {
 	if (!f->sections_loaded && load_sections(f) != 0)
 		f->section_count = 0;
@@ -600,7 +600,7 @@ static uint32_t section_of(struct sym_file *f, uint64_t addr)
  * covers the address (symbol_extent). */
 #define SYMBOL_COVER_STEPS 16
 
-static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
+static const struct sym_symbol *find_symbol(struct leaksnap_sym_file *f, uint64_t addr)
 {
 	if (load_symbols(f) != 0 || !f->sym_count)
 		return NULL;
@@ -638,22 +638,22 @@ static const struct sym_symbol *find_symbol(struct sym_file *f, uint64_t addr)
 
 /* Lookups --------------------------------------------------------------------- */
 
-static struct sym_frame *new_frame(struct symbolizer *sym, size_t *count)
+static struct leaksnap_sym_frame *new_frame(struct leaksnap_symbolizer *sym, size_t *count)
 {
 	if (*count == sym->frame_cap) {
 		size_t n = sym->frame_cap ? sym->frame_cap * 2 : 16;
-		struct sym_frame *p = realloc(sym->frames, n * sizeof(*p));
+		struct leaksnap_sym_frame *p = realloc(sym->frames, n * sizeof(*p));
 		if (!p)
 			return NULL;
 		sym->frames = p;
 		sym->frame_cap = n;
 	}
-	struct sym_frame *fr = &sym->frames[(*count)++];
+	struct leaksnap_sym_frame *fr = &sym->frames[(*count)++];
 	memset(fr, 0, sizeof(*fr));
 	return fr;
 }
 
-void sym_file_locate_in(struct sym_file *f, struct sym_cu *cu, uint64_t vaddr,
+void sym_file_locate_in(struct leaksnap_sym_file *f, struct sym_cu *cu, uint64_t vaddr,
 			struct sym_loc *loc)
 {
 	loc->cu = cu;
@@ -667,7 +667,7 @@ void sym_file_locate_in(struct sym_file *f, struct sym_cu *cu, uint64_t vaddr,
 }
 
 /* Where @vaddr is in the DWARF (its unit ready, or no unit). */
-static int locate(struct sym_file *f, uint64_t vaddr, struct sym_loc *loc,
+static int locate(struct leaksnap_sym_file *f, uint64_t vaddr, struct sym_loc *loc,
 		  struct leaksnap_error *err)
 {
 	struct sym_cu *cu = NULL;
@@ -690,7 +690,7 @@ static int locate(struct sym_file *f, uint64_t vaddr, struct sym_loc *loc,
 	return 0;
 }
 
-int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
+int leaksnap_sym_file_lookup(struct leaksnap_sym_file *f, uint64_t vaddr, struct leaksnap_sym_result *out,
 		    struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
@@ -702,17 +702,17 @@ int sym_file_lookup(struct sym_file *f, uint64_t vaddr, struct sym_result *out,
 	return sym_file_answer(f, vaddr, &loc, out, err);
 }
 
-int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *loc,
-		    struct sym_result *out, struct leaksnap_error *err)
+int sym_file_answer(struct leaksnap_sym_file *f, uint64_t vaddr, const struct sym_loc *loc,
+		    struct leaksnap_sym_result *out, struct leaksnap_error *err)
 {
-	struct symbolizer *sym = f->sym;
+	struct leaksnap_symbolizer *sym = f->sym;
 	size_t count = 0;
 	struct sym_cu *cu = loc->cu;
 	out->frames = NULL;
 	out->frame_count = 0;
 	if (cu) {
 		uint32_t node = loc->node;
-		struct sym_frame *fr = new_frame(sym, &count);
+		struct leaksnap_sym_frame *fr = new_frame(sym, &count);
 		if (!fr)
 			goto nomem;
 		Dwarf_Line *line = loc->line;
@@ -768,7 +768,7 @@ int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *lo
 			if (s0 && s0->value == n->start + f->bias)
 				sym->frames[count - 1].function = sym_demangle(sym, s0->name);
 		}
-		struct sym_frame *last = &sym->frames[count - 1];
+		struct leaksnap_sym_frame *last = &sym->frames[count - 1];
 		const struct sym_symbol *s =
 			sym->opts.llvm_names || !last->function ? find_symbol(f, vaddr) : NULL;
 		if (s) {
@@ -782,7 +782,7 @@ int sym_file_answer(struct sym_file *f, uint64_t vaddr, const struct sym_loc *lo
 	if (count == 0) {
 		const struct sym_symbol *s = find_symbol(f, vaddr);
 		if (s) {
-			struct sym_frame *fr = new_frame(sym, &count);
+			struct leaksnap_sym_frame *fr = new_frame(sym, &count);
 			if (!fr)
 				goto nomem;
 			fr->function = sym_demangle(sym, s->name);
@@ -800,7 +800,7 @@ nomem:
 	return kit_error(err, LEAKSNAP_ERR_NOMEM, f->path, "out of memory");
 }
 
-void sym_file_prefetch(struct sym_file *f, const uint64_t *vaddrs, size_t count)
+void leaksnap_sym_file_prefetch(struct leaksnap_sym_file *f, const uint64_t *vaddrs, size_t count)
 {
 	if (f->sym->opts.jobs < 2 || !f->dbg || f->no_pool || !count)
 		return;

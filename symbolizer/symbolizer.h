@@ -1,20 +1,20 @@
 /* leaksnap symbolizer: addresses in ELF files to functions, source lines and
  * inline chains, in-process with elfutils libdw/libelf.
  *
- * A `struct symbolizer` keeps every file it opened and what it learned from
+ * A `struct leaksnap_symbolizer` keeps every file it opened and what it learned from
  * it: each compile unit is indexed once, on the first address that falls in
  * it (its functions and inlined calls as nested address ranges, searched by
  * binary search), and a sorted symbol table answers where there is no
  * DWARF.  It knows nothing about dumps: callers hand it a file and an
  * address.
  *
- * Addresses given to sym_file_lookup() are ELF virtual addresses of the file
- * (what `nm` shows, what addr2line takes); sym_file_offset_to_vaddr()
+ * Addresses given to leaksnap_sym_file_lookup() are ELF virtual addresses of the file
+ * (what `nm` shows, what addr2line takes); leaksnap_sym_file_offset_to_vaddr()
  * converts the file offsets that maps give.
  *
  * Not thread-safe: use one symbolizer per thread.  (With opts.jobs > 1 it
  * starts threads of its own, which index units in the background after a
- * hint -- sym_file_prefetch -- and are joined by symbolizer_free; answers
+ * hint -- leaksnap_sym_file_prefetch -- and are joined by leaksnap_symbolizer_free; answers
  * are the same.)  Errors follow the library's rule: a status and a filled
  * `struct leaksnap_error`, never a message printed.
  */
@@ -31,12 +31,12 @@
 extern "C" {
 #endif
 
-struct symbolizer;
-struct sym_file;
+struct leaksnap_symbolizer;
+struct leaksnap_sym_file;
 
-struct sym_options {
+struct leaksnap_sym_options {
 	bool demangle;          /* C++ and Rust names through libiberty */
-	/* Where module files are looked for, in order (symbolizer_module);
+	/* Where module files are looked for, in order (leaksnap_symbolizer_module);
 	 * the strings must live as long as the symbolizer */
 	const char *const *symbol_dirs;
 	size_t symbol_dir_count;
@@ -58,13 +58,13 @@ struct sym_options {
 				 * named after its neighbour */
 	unsigned jobs;          /* threads that may index compile units at
 				 * once, the caller's included, after a
-				 * sym_file_prefetch hint; 0 or 1: the
+				 * leaksnap_sym_file_prefetch hint; 0 or 1: the
 				 * caller's thread alone */
 };
 
 /* One frame of an address's answer.  Strings belong to the symbolizer and
  * live as long as it does. */
-struct sym_frame {
+struct leaksnap_sym_frame {
 	const char *function;   /* NULL: unknown */
 	const char *file;       /* NULL: unknown */
 	uint32_t line;          /* 0: unknown */
@@ -81,52 +81,52 @@ struct sym_frame {
 
 /* The answer for one address: frames innermost first.  frame_count = 0
  * means nothing is known about the address. */
-struct sym_result {
-	const struct sym_frame *frames;
+struct leaksnap_sym_result {
+	const struct leaksnap_sym_frame *frames;
 	size_t frame_count;
 };
 
 /* A new symbolizer, or NULL with @err filled (out of memory). */
-LEAKSNAP_API struct symbolizer *symbolizer_new(const struct sym_options *opts,
+LEAKSNAP_API struct leaksnap_symbolizer *leaksnap_symbolizer_new(const struct leaksnap_sym_options *opts,
 					       struct leaksnap_error *err);
-LEAKSNAP_API void symbolizer_free(struct symbolizer *sym);
-/* The process's pointer size, 4 or 8 (snapshot_pointer_size_known), before any
+LEAKSNAP_API void leaksnap_symbolizer_free(struct leaksnap_symbolizer *sym);
+/* The process's pointer size, 4 or 8 (leaksnap_snapshot_pointer_size_known), before any
  * module is looked up: a module's candidate file of the other ELF class is
  * then another build's (a 32-bit /system/lib library found by name for a
  * module of a 64-bit process), passed over like one whose build ID
  * differs.  0 (the default): any class. */
-LEAKSNAP_API void symbolizer_set_pointer_size(struct symbolizer *sym, unsigned pointer_size);
+LEAKSNAP_API void leaksnap_symbolizer_set_pointer_size(struct leaksnap_symbolizer *sym, unsigned pointer_size);
 
 /* Open the ELF file at @path, with its DWARF wherever libdwfl finds it (the
  * file itself, a `.gnu_debuglink` file or /usr/lib/debug/.build-id).  Opening
  * the same path again returns the same object.  NULL with @err filled when
  * the file cannot be read or is not a usable ELF file. */
-LEAKSNAP_API struct sym_file *symbolizer_open(struct symbolizer *sym, const char *path,
+LEAKSNAP_API struct leaksnap_sym_file *leaksnap_symbolizer_open(struct leaksnap_symbolizer *sym, const char *path,
 					      struct leaksnap_error *err);
 
 /* The file's GNU build ID (NULL with *len = 0 when it has none). */
-LEAKSNAP_API const uint8_t *sym_file_build_id(const struct sym_file *file, size_t *len);
+LEAKSNAP_API const uint8_t *leaksnap_sym_file_build_id(const struct leaksnap_sym_file *file, size_t *len);
 /* The file DWARF was read from (the file itself or its separate debug
  * file), or NULL when it has no DWARF. */
-LEAKSNAP_API const char *sym_file_debug_path(const struct sym_file *file);
+LEAKSNAP_API const char *leaksnap_sym_file_debug_path(const struct leaksnap_sym_file *file);
 /* Convert a file offset (maps' rel_pc) to a virtual address through the
  * PT_LOAD program headers.  Returns false when no loadable segment holds
  * the offset. */
-LEAKSNAP_API bool sym_file_offset_to_vaddr(const struct sym_file *file, uint64_t offset,
+LEAKSNAP_API bool leaksnap_sym_file_offset_to_vaddr(const struct leaksnap_sym_file *file, uint64_t offset,
 					   uint64_t *vaddr);
 /* The file's ELF machine (EM_*). */
-LEAKSNAP_API unsigned sym_file_machine(const struct sym_file *file);
+LEAKSNAP_API unsigned leaksnap_sym_file_machine(const struct leaksnap_sym_file *file);
 /* The file's address size in bytes: 4 (ELFCLASS32) or 8. */
-LEAKSNAP_API unsigned sym_file_address_size(const struct sym_file *file);
+LEAKSNAP_API unsigned leaksnap_sym_file_address_size(const struct leaksnap_sym_file *file);
 
 /* Look up @vaddr exactly (no adjustment).  @out stays valid until the next
  * lookup through the same symbolizer.  Returns 0, or -1 with @err filled
  * when the file's debug information is corrupt at that address (the
  * symbolizer stays usable for other addresses and files). */
-LEAKSNAP_API int sym_file_lookup(struct sym_file *file, uint64_t vaddr, struct sym_result *out,
+LEAKSNAP_API int leaksnap_sym_file_lookup(struct leaksnap_sym_file *file, uint64_t vaddr, struct leaksnap_sym_result *out,
 				 struct leaksnap_error *err);
 
-/* A hint: @vaddrs (as sym_file_lookup takes them) are about to be looked
+/* A hint: @vaddrs (as leaksnap_sym_file_lookup takes them) are about to be looked
  * up, roughly in this order.  With opts.jobs > 1, the compile units they
  * fall in are indexed ahead, by up to jobs - 1 threads of the symbolizer's
  * own, while the caller's thread looks up (and, when it needs a unit
@@ -134,20 +134,20 @@ LEAKSNAP_API int sym_file_lookup(struct sym_file *file, uint64_t vaddr, struct s
  * and the order errors are said in do not change; without threads (jobs
  * < 2) it does nothing.  Files whose DWARF is split (.dwo) or in a dwz
  * file are indexed by the caller's thread alone. */
-LEAKSNAP_API void sym_file_prefetch(struct sym_file *file, const uint64_t *vaddrs, size_t count);
+LEAKSNAP_API void leaksnap_sym_file_prefetch(struct leaksnap_sym_file *file, const uint64_t *vaddrs, size_t count);
 
 /* The answer to the @index'th address of a batch: @result as
- * sym_file_lookup gives it (valid during the call, and until the next
- * lookup); @err, when not NULL, the error sym_file_lookup returned (then
+ * leaksnap_sym_file_lookup gives it (valid during the call, and until the next
+ * lookup); @err, when not NULL, the error leaksnap_sym_file_lookup returned (then
  * @result has no frames).  Called on the caller's thread. */
-typedef void (*sym_answer_fn)(void *ctx, size_t index, const struct sym_result *result,
+typedef void (*leaksnap_sym_answer_fn)(void *ctx, size_t index, const struct leaksnap_sym_result *result,
 			      const struct leaksnap_error *err);
 /* Look up @count addresses, in order, handing each answer to @fn: the same
- * answers and errors as sym_file_lookup on each.  With threads (opts.jobs
+ * answers and errors as leaksnap_sym_file_lookup on each.  With threads (opts.jobs
  * > 1) the addresses are looked up ahead, out of order, as the units they
  * are in get indexed, while other units still are. */
-LEAKSNAP_API void sym_file_lookup_batch(struct sym_file *file, const uint64_t *vaddrs,
-					size_t count, sym_answer_fn fn, void *ctx);
+LEAKSNAP_API void leaksnap_sym_file_lookup_batch(struct leaksnap_sym_file *file, const uint64_t *vaddrs,
+					size_t count, leaksnap_sym_answer_fn fn, void *ctx);
 
 /* Modules ----------------------------------------------------------------
  * A module is a file as a process's maps name it ("/system/lib64/libc.so").
@@ -157,43 +157,43 @@ LEAKSNAP_API void sym_file_lookup_batch(struct sym_file *file, const uint64_t *v
  * DIR; then the module path itself on this host.  When the dump gave the
  * module's build ID, a candidate with another build ID is never used. */
 
-enum sym_build_id_status {
-	SYM_BUILD_ID_MATCH,      /* the file's build ID is the dump's */
-	SYM_BUILD_ID_UNVERIFIED, /* the dump or the file has no build ID */
-	SYM_BUILD_ID_MISMATCH,   /* files were found, none with the dump's build ID */
-	SYM_BUILD_ID_MISSING,    /* no file found */
+enum leaksnap_sym_build_id_status {
+	LEAKSNAP_SYM_BUILD_ID_MATCH,      /* the file's build ID is the dump's */
+	LEAKSNAP_SYM_BUILD_ID_UNVERIFIED, /* the dump or the file has no build ID */
+	LEAKSNAP_SYM_BUILD_ID_MISMATCH,   /* files were found, none with the dump's build ID */
+	LEAKSNAP_SYM_BUILD_ID_MISSING,    /* no file found */
 };
 
 /* Where a module's layout -- which file offset is at which address, to
  * turn maps' rel_pc into an address of the file -- comes from. */
-enum sym_layout {
-	SYM_LAYOUT_NONE, /* unknown: no file, or a debug-only file (from
+enum leaksnap_sym_layout {
+	LEAKSNAP_SYM_LAYOUT_NONE, /* unknown: no file, or a debug-only file (from
 			  * `objcopy --only-keep-debug`, whose segments keep
 			  * their addresses but not their file offsets)
 			  * whose module's mappings were not given yet */
-	SYM_LAYOUT_FILE, /* the program headers of the file used */
-	SYM_LAYOUT_HOST, /* the file used is debug-only: the program headers
+	LEAKSNAP_SYM_LAYOUT_FILE, /* the program headers of the file used */
+	LEAKSNAP_SYM_LAYOUT_HOST, /* the file used is debug-only: the program headers
 			  * of the module's own file on this host, same build */
-	SYM_LAYOUT_MAPS, /* the file used is debug-only: the mappings of the
-			  * module in the process (sym_module_set_mappings) */
+	LEAKSNAP_SYM_LAYOUT_MAPS, /* the file used is debug-only: the mappings of the
+			  * module in the process (leaksnap_sym_module_set_mappings) */
 };
 
-struct sym_module {
+struct leaksnap_sym_module {
 	const char *path;          /* as the maps name it */
-	struct sym_file *file;     /* the file used; NULL: none */
+	struct leaksnap_sym_file *file;     /* the file used; NULL: none */
 	const char *file_path;     /* its path; NULL: none */
-	enum sym_build_id_status status;
+	enum leaksnap_sym_build_id_status status;
 	const char *error;         /* why a candidate could not be read, or NULL */
 	const char *error_file;    /* that candidate */
-	enum sym_layout layout;    /* SYM_LAYOUT_NONE: frames have no answer */
-	/* With SYM_BUILD_ID_MISMATCH: 32 or 64 when every candidate passed
+	enum leaksnap_sym_layout layout;    /* LEAKSNAP_SYM_LAYOUT_NONE: frames have no answer */
+	/* With LEAKSNAP_SYM_BUILD_ID_MISMATCH: 32 or 64 when every candidate passed
 	 * over was an ELF file of that class, the process being of the other
 	 * (no build ID disagreed); else 0. */
 	unsigned wrong_class;
 };
 
 /* One mapping of a module's file in a process: a line of its maps. */
-struct sym_mapping {
+struct leaksnap_sym_mapping {
 	uint64_t start, end;       /* addresses [start, end) */
 	uint64_t offset;           /* the file offset mapped at start */
 	bool exec;                 /* mapped executable ("r-xp") */
@@ -203,58 +203,58 @@ struct sym_mapping {
  * NULL) is the build ID the dump recorded for it.  NULL only when out of
  * memory (with @err filled); a module with no usable file is returned with
  * file = NULL and its status. */
-LEAKSNAP_API const struct sym_module *symbolizer_module(struct symbolizer *sym, const char *path,
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_symbolizer_module(struct leaksnap_symbolizer *sym, const char *path,
 							const uint8_t *build_id,
 							size_t build_id_len,
 							struct leaksnap_error *err);
 /* The module a frame at offset *@rel_pc of the file @path (as the maps
- * name it) belongs to.  Usually symbolizer_module(); but when @path is an
+ * name it) belongs to.  Usually leaksnap_symbolizer_module(); but when @path is an
  * APK, the library stored in it at that offset, as a module named
  * "PATH!/ENTRY" (e.g. ".../base.apk!/lib/arm64-v8a/libfoo.so") with the
  * library's own build ID, and *@rel_pc made an offset in that library.
  * The library's file is looked for as any module's (its build ID, its
  * name), then read from the APK itself.  NULL only when out of memory. */
-LEAKSNAP_API const struct sym_module *symbolizer_module_at(struct symbolizer *sym,
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_symbolizer_module_at(struct leaksnap_symbolizer *sym,
 							   const char *path,
 							   const uint8_t *build_id,
 							   size_t build_id_len, uint64_t *rel_pc,
 							   struct leaksnap_error *err);
 /* Look up a frame of @module: @rel_pc is the offset in the file (maps'
  * rel_pc).  With @return_address, the call instruction is looked up
- * (sym_file_call_site).  As sym_file_lookup; no frames when the module has
+ * (leaksnap_sym_file_call_site).  As leaksnap_sym_file_lookup; no frames when the module has
  * no file or no segment holds the offset. */
-LEAKSNAP_API int sym_module_lookup(const struct sym_module *module, uint64_t rel_pc,
-				   bool return_address, struct sym_result *out,
+LEAKSNAP_API int leaksnap_sym_module_lookup(const struct leaksnap_sym_module *module, uint64_t rel_pc,
+				   bool return_address, struct leaksnap_sym_result *out,
 				   struct leaksnap_error *err);
-/* sym_file_prefetch for frames of @module at @rel_pcs (as sym_module_lookup
+/* leaksnap_sym_file_prefetch for frames of @module at @rel_pcs (as leaksnap_sym_module_lookup
  * takes them, with @return_address). */
-LEAKSNAP_API void sym_module_prefetch(const struct sym_module *module, const uint64_t *rel_pcs,
+LEAKSNAP_API void leaksnap_sym_module_prefetch(const struct leaksnap_sym_module *module, const uint64_t *rel_pcs,
 				      size_t count, bool return_address);
 /* "match", "unverified", "mismatch", "missing" */
-LEAKSNAP_API const char *sym_build_id_status_name(enum sym_build_id_status status);
-/* "file", "host", "maps"; NULL for SYM_LAYOUT_NONE */
-LEAKSNAP_API const char *sym_layout_name(enum sym_layout layout);
+LEAKSNAP_API const char *leaksnap_sym_build_id_status_name(enum leaksnap_sym_build_id_status status);
+/* "file", "host", "maps"; NULL for LEAKSNAP_SYM_LAYOUT_NONE */
+LEAKSNAP_API const char *leaksnap_sym_layout_name(enum leaksnap_sym_layout layout);
 
 /* Give @module its layout from the @count mappings of its file in the
  * process the frames come from, when its file is debug-only and the
- * module's own file is not here (its layout is SYM_LAYOUT_NONE and it has
+ * module's own file is not here (its layout is LEAKSNAP_SYM_LAYOUT_NONE and it has
  * a file).  The load bias is taken from the mapping at file offset 0 and
  * the file's first PT_LOAD segment, or else from an executable mapping
  * matched to an executable segment by its length and page alignment
- * (4, 16 or 64 KiB pages); the layout becomes SYM_LAYOUT_MAPS and the
+ * (4, 16 or 64 KiB pages); the layout becomes LEAKSNAP_SYM_LAYOUT_MAPS and the
  * frames of any process of the same build are answered (the layout does
  * not depend on where the file was loaded).  Tried once per module: any
  * other call does nothing and returns 0.  Returns -1 with @err filled
  * (LEAKSNAP_ERR_FORMAT, naming the file) when the mappings fit none of the
  * file's segments; the module then keeps no layout.  @module must be one
  * @sym handed out (else LEAKSNAP_ERR_USAGE). */
-LEAKSNAP_API int sym_module_set_mappings(struct symbolizer *sym, const struct sym_module *module,
-					 const struct sym_mapping *mappings, size_t count,
+LEAKSNAP_API int leaksnap_sym_module_set_mappings(struct leaksnap_symbolizer *sym, const struct leaksnap_sym_module *module,
+					 const struct leaksnap_sym_mapping *mappings, size_t count,
 					 struct leaksnap_error *err);
 
 /* The address to look up for return address @pc in @file: a byte of the
  * call instruction, pc - 1, after clearing the Thumb bit on 32-bit ARM. */
-LEAKSNAP_API uint64_t sym_file_call_site(const struct sym_file *file, uint64_t pc);
+LEAKSNAP_API uint64_t leaksnap_sym_file_call_site(const struct leaksnap_sym_file *file, uint64_t pc);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,8 @@
  *
  * Indexing the units a list of addresses falls in is most of the work of
  * symbolizing it when the list is long, and units are independent.  After
- * a hint (sym_file_prefetch), up to jobs - 1 worker threads index the
- * hinted units, in the order they are first needed; sym_file_lookup_batch
+ * a hint (leaksnap_sym_file_prefetch), up to jobs - 1 worker threads index the
+ * hinted units, in the order they are first needed; leaksnap_sym_file_lookup_batch
  * hints a whole list and looks its addresses up as their units get done.
  *
  * libdw is not safe to share between threads: a Dwarf fills its caches
@@ -53,7 +53,7 @@ struct sym_worker {
 };
 
 struct sym_pool {
-	struct sym_file *f;
+	struct leaksnap_sym_file *f;
 	pthread_mutex_t lock;
 	pthread_cond_t work;      /* units queued, or cancel */
 	pthread_cond_t done;      /* a unit indexed */
@@ -61,7 +61,7 @@ struct sym_pool {
 	size_t head, count, cap;  /* queue[head..count): not taken yet */
 	uint32_t *finished;       /* unit indexes, in the order they were done */
 	size_t nfinished;
-	_Atomic bool cancel;      /* symbolizer_free: stop */
+	_Atomic bool cancel;      /* leaksnap_symbolizer_free: stop */
 	struct sym_worker *workers;
 	size_t nworkers;
 };
@@ -90,7 +90,7 @@ static void finish(struct sym_pool *p, struct sym_cu *cu)
 
 /* Index a claimed unit that nobody is waiting for: a failure is kept for
  * the caller's thread to say. */
-static void index_for_later(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
+static void index_for_later(struct leaksnap_sym_file *f, struct sym_cu *cu, Dwarf_Die *cudie,
 			    Dwarf_Die *treedie, const _Atomic bool *cancel)
 {
 	struct leaksnap_error e;
@@ -107,7 +107,7 @@ static void index_for_later(struct sym_file *f, struct sym_cu *cu, Dwarf_Die *cu
  * nothing: the caller's thread does it all). */
 static Dwarf_Die *worker_units(struct sym_worker *w)
 {
-	struct sym_file *f = w->pool->f;
+	struct leaksnap_sym_file *f = w->pool->f;
 	Dwarf_Die *dies = malloc(f->cu_count * sizeof(*dies));
 	if (!dies)
 		return NULL;
@@ -137,7 +137,7 @@ static void *worker_main(void *arg)
 {
 	struct sym_worker *w = arg;
 	struct sym_pool *p = w->pool;
-	struct sym_file *f = p->f;
+	struct leaksnap_sym_file *f = p->f;
 	Dwarf_Die *dies = worker_units(w);
 	pthread_mutex_lock(&p->lock);
 	while (dies && !atomic_load_explicit(&p->cancel, memory_order_relaxed)) {
@@ -175,7 +175,7 @@ static bool has_section(Elf *elf, const char *name)
  * the file's sees.  Not for split DWARF (units in .dwo files, opened by
  * libdw as needed) nor dwz files (the alternate file, likewise), nor for
  * relocatable files (libdwfl relocates their DWARF). */
-static bool threads_possible(struct sym_file *f)
+static bool threads_possible(struct leaksnap_sym_file *f)
 {
 	Elf *elf = dwarf_getelf(f->dbg);
 	GElf_Ehdr eh;
@@ -205,7 +205,7 @@ static void pool_destroy(struct sym_pool *p)
 }
 
 /* The pool of @f with its workers running, or NULL (no threads then). */
-static struct sym_pool *pool_start(struct sym_file *f)
+static struct sym_pool *pool_start(struct leaksnap_sym_file *f)
 {
 	unsigned jobs = f->sym->opts.jobs;
 	size_t want = jobs - 1 < SYM_MAX_WORKERS ? jobs - 1 : SYM_MAX_WORKERS;
@@ -266,7 +266,7 @@ fail:
  * that nobody has asked for yet; the threads start the first time two
  * units or more would wait.  -1 when there are no threads for the file or
  * out of memory (units not queued stay idle). */
-static int queue(struct sym_file *f, const uint32_t *units, size_t n)
+static int queue(struct leaksnap_sym_file *f, const uint32_t *units, size_t n)
 {
 	if (!f->pool) {
 		uint32_t first = SYM_NONE;
@@ -314,7 +314,7 @@ static int queue(struct sym_file *f, const uint32_t *units, size_t n)
 	return rc;
 }
 
-void sym_pool_hint(struct sym_file *f, const uint64_t *vaddrs, size_t count)
+void sym_pool_hint(struct leaksnap_sym_file *f, const uint64_t *vaddrs, size_t count)
 {
 	uint32_t units[1024];
 	while (count) {
@@ -331,7 +331,7 @@ void sym_pool_hint(struct sym_file *f, const uint64_t *vaddrs, size_t count)
 
 /* With p->lock held: index one queued unit (the lock is dropped meanwhile),
  * or, when none is queued, wait until some unit is finished. */
-static void help_or_wait(struct sym_file *f, struct sym_pool *p)
+static void help_or_wait(struct leaksnap_sym_file *f, struct sym_pool *p)
 {
 	struct sym_cu *cu = take(p);
 	if (!cu) {
@@ -344,7 +344,7 @@ static void help_or_wait(struct sym_file *f, struct sym_pool *p)
 	finish(p, cu);
 }
 
-int sym_unit_ready(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error *err)
+int sym_unit_ready(struct leaksnap_sym_file *f, struct sym_cu *cu, struct leaksnap_error *err)
 {
 	struct sym_pool *p = f->pool;
 	if (!p) {
@@ -381,7 +381,7 @@ int sym_unit_ready(struct sym_file *f, struct sym_cu *cu, struct leaksnap_error 
 	return -1;
 }
 
-void sym_pool_free(struct sym_file *f)
+void sym_pool_free(struct leaksnap_sym_file *f)
 {
 	if (f->pool)
 		pool_destroy(f->pool);
@@ -412,13 +412,13 @@ struct item {
 };
 
 struct batch {
-	struct sym_file *f;
+	struct leaksnap_sym_file *f;
 	const uint64_t *vaddrs;
 	size_t count, next;        /* answers given: [0, next) */
-	sym_answer_fn fn;
+	leaksnap_sym_answer_fn fn;
 	void *ctx;
 	struct ahead *ahead;       /* per address */
-	struct sym_frame *frames;
+	struct leaksnap_sym_frame *frames;
 	size_t frame_count, frame_cap;
 	struct leaksnap_error err; /* clear between lookups */
 };
@@ -426,8 +426,8 @@ struct batch {
 /* The answer of address @i, looked up now. */
 static void give_lookup(struct batch *b, size_t i)
 {
-	struct sym_result r;
-	if (sym_file_lookup(b->f, b->vaddrs[i], &r, &b->err) == 0) {
+	struct leaksnap_sym_result r;
+	if (leaksnap_sym_file_lookup(b->f, b->vaddrs[i], &r, &b->err) == 0) {
 		b->fn(b->ctx, i, &r, NULL);
 		return;
 	}
@@ -452,7 +452,7 @@ static void prefetch_answer(const struct batch *b, size_t i, bool strings)
 	const struct ahead *a = &b->ahead[i];
 	if (a->nframes == AHEAD_NOT || a->nframes == AHEAD_LOOKUP || !a->nframes)
 		return;
-	const struct sym_frame *f = &b->frames[a->first];
+	const struct leaksnap_sym_frame *f = &b->frames[a->first];
 	if (!strings) {
 		prefetch(f);
 		prefetch(f + a->nframes - 1);
@@ -477,19 +477,19 @@ static void give_ready(struct batch *b)
 			give_lookup(b, b->next);
 			continue;
 		}
-		struct sym_result r = {b->frames + a->first, a->nframes};
+		struct leaksnap_sym_result r = {b->frames + a->first, a->nframes};
 		b->fn(b->ctx, b->next, &r, NULL);
 	}
 }
 
 /* Keep the frames of an answer found ahead. */
-static bool keep(struct batch *b, size_t i, const struct sym_result *r)
+static bool keep(struct batch *b, size_t i, const struct leaksnap_sym_result *r)
 {
 	if (b->frame_count + r->frame_count > b->frame_cap) {
 		size_t cap = b->frame_cap ? b->frame_cap : 4096;
 		while (cap < b->frame_count + r->frame_count)
 			cap *= 2;
-		struct sym_frame *fr = cap < UINT32_MAX ? realloc(b->frames, cap * sizeof(*fr)) : NULL;
+		struct leaksnap_sym_frame *fr = cap < UINT32_MAX ? realloc(b->frames, cap * sizeof(*fr)) : NULL;
 		if (!fr)
 			return false;
 		b->frames = fr;
@@ -523,7 +523,7 @@ static void find_ahead(struct batch *b, struct sym_cu *cu, struct item *items, s
 	qsort(items, n, sizeof(*items), cmp_item);
 	for (size_t k = 0; k < n; k++) {
 		struct sym_loc loc;
-		struct sym_result r;
+		struct leaksnap_sym_result r;
 		sym_file_locate_in(b->f, cu, items[k].vaddr, &loc);
 		if (sym_file_answer(b->f, items[k].vaddr, &loc, &r, &b->err) != 0 ||
 		    !keep(b, items[k].index, &r)) {
@@ -537,7 +537,7 @@ static void find_ahead(struct batch *b, struct sym_cu *cu, struct item *items, s
  * (nothing answered then). */
 static int answer_ahead(struct batch *b)
 {
-	struct sym_file *f = b->f;
+	struct leaksnap_sym_file *f = b->f;
 	size_t count = b->count, nu = f->cu_count;
 	int rc = -1;
 	if (count >= UINT32_MAX || !nu)
@@ -620,8 +620,8 @@ out:
 	return rc;
 }
 
-void sym_file_lookup_batch(struct sym_file *f, const uint64_t *vaddrs, size_t count,
-			   sym_answer_fn fn, void *ctx)
+void leaksnap_sym_file_lookup_batch(struct leaksnap_sym_file *f, const uint64_t *vaddrs, size_t count,
+			   leaksnap_sym_answer_fn fn, void *ctx)
 {
 	struct batch b = {.f = f, .vaddrs = vaddrs, .count = count, .fn = fn, .ctx = ctx};
 	if (f->sym->opts.jobs > 1 && f->dbg && !f->no_pool && count > 1) {
@@ -709,7 +709,7 @@ static bool address_sync(Elf *elf, uint64_t *sync)
 	return true;
 }
 
-bool sym_open_debug_inflated(struct sym_file *f)
+bool sym_open_debug_inflated(struct leaksnap_sym_file *f)
 {
 	unsigned jobs = f->sym->opts.jobs;
 	if (jobs < 2 || f->build_id_len < 2 || has_debug_sections(f->elf) ||

@@ -87,10 +87,10 @@ cat > "$w/p.c" <<'C'
 int main(int argc, char **argv)
 {
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open(argv[argc - 1], NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open(argv[argc - 1], NULL, &err);
 	if (!s) { char b[600]; puts(leaksnap_error_format(&err, b, sizeof b)); return 2; }
-	printf("%zu %llu\n", snapshot_record_count(s), (unsigned long long)snapshot_records_bytes(s));
-	snapshot_close(s);
+	printf("%zu %llu\n", leaksnap_snapshot_record_count(s), (unsigned long long)leaksnap_snapshot_records_bytes(s));
+	leaksnap_snapshot_close(s);
 	return 0;
 }
 C

@@ -343,7 +343,7 @@ $SRC:$(line_of scale_call)"
 
 	# call sites: each captured return address (Thumb bit set where the
 	# caller is Thumb code) answers with itself and its caller; the byte
-	# before it (Thumb bit cleared first, as sym_file_call_site does) is
+	# before it (Thumb bit cleared first, as leaksnap_sym_file_call_site does) is
 	# the call, on the marked line
 	[ "$(grep -c '^call ' facts.$f)" = $([ $dwarf = dwarf ] && echo 4 || echo 0) ] ||
 		fail "$f: $(grep -c '^call ' facts.$f) DWARF call sites, expected 4"

@@ -40,32 +40,32 @@ void fuzz_check_error(const struct leaksnap_error *err)
  * path, few enough that one large input stays fast. */
 #define LOCATE_RECORDS 64
 
-static void check_maps(const struct snapshot *s, const struct maps *m)
+static void check_maps(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m)
 {
-	size_t nm = maps_mapping_count(m), nmod = maps_module_count(m);
+	size_t nm = leaksnap_maps_mapping_count(m), nmod = leaksnap_maps_module_count(m);
 	for (size_t i = 0; i < nm; i++) {
-		const struct maps_mapping *mp = maps_mapping(m, i);
+		const struct leaksnap_maps_mapping *mp = leaksnap_maps_mapping(m, i);
 		FUZZ_CHECK(mp->start < mp->end);
-		FUZZ_CHECK(i == 0 || maps_mapping(m, i - 1)->end <= mp->start);
-		FUZZ_CHECK(mp->module == MAPS_NONE || mp->module < nmod);
-		FUZZ_CHECK(maps_lookup(m, mp->start) == mp);
-		FUZZ_CHECK(maps_lookup(m, mp->end - 1) == mp);
+		FUZZ_CHECK(i == 0 || leaksnap_maps_mapping(m, i - 1)->end <= mp->start);
+		FUZZ_CHECK(mp->module == LEAKSNAP_MAPS_NONE || mp->module < nmod);
+		FUZZ_CHECK(leaksnap_maps_lookup(m, mp->start) == mp);
+		FUZZ_CHECK(leaksnap_maps_lookup(m, mp->end - 1) == mp);
 	}
 	uint8_t id[64];
 	for (size_t i = 0; i < nmod; i++) {
-		const struct maps_module *mod = maps_module(m, i);
+		const struct leaksnap_maps_module *mod = leaksnap_maps_module(m, i);
 		FUZZ_CHECK(mod->mapping_count >= 1);
 		FUZZ_CHECK(mod->first_mapping + mod->mapping_count <= nm);
 		FUZZ_CHECK(mod->path != NULL);
-		size_t n = snapshot_build_id(s, mod->path, id, sizeof(id));
+		size_t n = leaksnap_snapshot_build_id(s, mod->path, id, sizeof(id));
 		FUZZ_CHECK(n <= 64);
 	}
-	size_t n = snapshot_record_count(s);
+	size_t n = leaksnap_snapshot_record_count(s);
 	for (size_t i = 0; i < n && i < LOCATE_RECORDS; i++) {
-		const struct snapshot_record *r = snapshot_record(s, i);
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, i);
 		for (uint32_t k = 0; k < r->frame_count; k++) {
-			struct maps_location loc;
-			bool hit = maps_locate(m, r->frames[k], &loc);
+			struct leaksnap_maps_location loc;
+			bool hit = leaksnap_maps_locate(m, r->frames[k], &loc);
 			FUZZ_CHECK(hit == (loc.mapping != NULL));
 			if (hit)
 				FUZZ_CHECK(loc.mapping->start <= r->frames[k] &&
@@ -76,63 +76,63 @@ static void check_maps(const struct snapshot *s, const struct maps *m)
 
 /* The "unloaded=" metadata lines join the maps, as the CLI joins them
  * (cli/util.c); a malformed one leaves the maps as they were. */
-static void add_unloaded(const struct snapshot *s, struct maps *m)
+static void add_unloaded(const struct leaksnap_snapshot *s, struct leaksnap_maps *m)
 {
-	size_t before = maps_mapping_count(m);
+	size_t before = leaksnap_maps_mapping_count(m);
 	struct leaksnap_error err;
 	fuzz_stale_error(&err);
-	long added = maps_add_snapshot_unloaded(m, s, NULL, &err);
+	long added = leaksnap_maps_add_snapshot_unloaded(m, s, NULL, &err);
 	if (added < 0) {
 		fuzz_check_error(&err);
-		FUZZ_CHECK(maps_mapping_count(m) == before);
+		FUZZ_CHECK(leaksnap_maps_mapping_count(m) == before);
 		return;
 	}
 	FUZZ_CHECK(err.code == LEAKSNAP_OK);
 	size_t marked = 0;
-	for (size_t i = 0; i < maps_mapping_count(m); i++)
-		marked += maps_mapping(m, i)->unloaded;
+	for (size_t i = 0; i < leaksnap_maps_mapping_count(m); i++)
+		marked += leaksnap_maps_mapping(m, i)->unloaded;
 	FUZZ_CHECK(marked == (size_t)added);
 }
 
 /* A diff of the snapshot against itself: nothing grows, but every PC is
  * turned into a frame and every record into a stack. */
-static void diff_self(const struct snapshot *s, const struct maps *m, enum diff_by by)
+static void diff_self(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m, enum leaksnap_diff_by by)
 {
 	struct leaksnap_error err;
-	struct diff_options o = {.by = by, .zygote = DIFF_ZYGOTE_INCLUDE};
+	struct leaksnap_diff_options o = {.by = by, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE};
 	fuzz_stale_error(&err);
-	struct diff *d = diff_new(&o, 2, &err);
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	FUZZ_CHECK(d != NULL);
 	for (int i = 0; i < 2; i++)
-		FUZZ_CHECK(diff_add_snapshot(d, s, m, &err) == 0);
-	FUZZ_CHECK(diff_rank(d, &err) == 0);
-	FUZZ_CHECK(diff_suspect_count(d) == 0);
-	FUZZ_CHECK(diff_stopped_count(d) == 0);
-	const struct diff_snapshot *ds = diff_snapshot(d, 1);
-	FUZZ_CHECK(ds->bytes == snapshot_records_bytes(s));
-	FUZZ_CHECK(ds->count == snapshot_allocation_count(s));
-	diff_free(d);
+		FUZZ_CHECK(leaksnap_diff_add_snapshot(d, s, m, &err) == 0);
+	FUZZ_CHECK(leaksnap_diff_rank(d, &err) == 0);
+	FUZZ_CHECK(leaksnap_diff_suspect_count(d) == 0);
+	FUZZ_CHECK(leaksnap_diff_stopped_count(d) == 0);
+	const struct leaksnap_diff_snapshot *ds = leaksnap_diff_snapshot(d, 1);
+	FUZZ_CHECK(ds->bytes == leaksnap_snapshot_records_bytes(s));
+	FUZZ_CHECK(ds->count == leaksnap_snapshot_allocation_count(s));
+	leaksnap_diff_free(d);
 }
 
-void fuzz_snapshot(const uint8_t *data, size_t size, const struct snapshot_open_opts *opts)
+void fuzz_snapshot(const uint8_t *data, size_t size, const struct leaksnap_snapshot_open_opts *opts)
 {
 	struct leaksnap_error err;
 	fuzz_stale_error(&err);
-	struct snapshot *s = snapshot_open_memory(data, size, "fuzz", opts, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(data, size, "fuzz", opts, &err);
 	if (s == NULL) {
 		fuzz_check_error(&err);
 		return;
 	}
 	FUZZ_CHECK(err.code == LEAKSNAP_OK);
-	FUZZ_CHECK(snapshot_pointer_size(s) == 4 || snapshot_pointer_size(s) == 8);
-	FUZZ_CHECK(snapshot_format_name(snapshot_format(s)) != NULL);
+	FUZZ_CHECK(leaksnap_snapshot_pointer_size(s) == 4 || leaksnap_snapshot_pointer_size(s) == 8);
+	FUZZ_CHECK(leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)) != NULL);
 
 	/* The totals are the records' sums. */
-	size_t n = snapshot_record_count(s);
+	size_t n = leaksnap_snapshot_record_count(s);
 	uint64_t bytes = 0, count = 0, ubytes = 0, ucount = 0;
-	bool reach = snapshot_has_reachability(s);
+	bool reach = leaksnap_snapshot_has_reachability(s);
 	for (size_t i = 0; i < n; i++) {
-		const struct snapshot_record *r = snapshot_record(s, i);
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, i);
 		uint64_t b;
 		FUZZ_CHECK(r->count >= 1);
 		/* unreachable blocks: only with the section, never more than the count */
@@ -146,41 +146,41 @@ void fuzz_snapshot(const uint8_t *data, size_t size, const struct snapshot_open_
 		FUZZ_CHECK(!__builtin_add_overflow(bytes, b, &bytes));
 		FUZZ_CHECK(!__builtin_add_overflow(count, r->count, &count));
 	}
-	FUZZ_CHECK(bytes == snapshot_records_bytes(s));
-	FUZZ_CHECK(count == snapshot_allocation_count(s));
-	FUZZ_CHECK(ubytes == snapshot_unreachable_bytes(s));
-	FUZZ_CHECK(ucount == snapshot_unreachable_count(s));
+	FUZZ_CHECK(bytes == leaksnap_snapshot_records_bytes(s));
+	FUZZ_CHECK(count == leaksnap_snapshot_allocation_count(s));
+	FUZZ_CHECK(ubytes == leaksnap_snapshot_unreachable_bytes(s));
+	FUZZ_CHECK(ucount == leaksnap_snapshot_unreachable_count(s));
 
 	/* The top records, largest first. */
 	size_t top[8];
-	size_t nt = snapshot_records_top(s, 8, top);
+	size_t nt = leaksnap_snapshot_records_top(s, 8, top);
 	FUZZ_CHECK(nt == (n < 8 ? n : 8));
 	for (size_t i = 0; i < nt; i++) {
 		FUZZ_CHECK(top[i] < n);
 		if (i > 0) {
-			const struct snapshot_record *a = snapshot_record(s, top[i - 1]);
-			const struct snapshot_record *b = snapshot_record(s, top[i]);
+			const struct leaksnap_snapshot_record *a = leaksnap_snapshot_record(s, top[i - 1]);
+			const struct leaksnap_snapshot_record *b = leaksnap_snapshot_record(s, top[i]);
 			FUZZ_CHECK(a->size * a->count >= b->size * b->count);
 		}
 	}
 
-	for (size_t i = 0; i < snapshot_meta_count(s); i++) {
-		const struct snapshot_meta *mt = snapshot_meta(s, i);
+	for (size_t i = 0; i < leaksnap_snapshot_meta_count(s); i++) {
+		const struct leaksnap_snapshot_meta *mt = leaksnap_snapshot_meta(s, i);
 		FUZZ_CHECK(mt->key != NULL && mt->value != NULL);
-		FUZZ_CHECK(snapshot_meta_get(s, mt->key) != NULL);
+		FUZZ_CHECK(leaksnap_snapshot_meta_get(s, mt->key) != NULL);
 	}
-	for (size_t i = 0; i < snapshot_warning_count(s); i++)
-		FUZZ_CHECK(snapshot_warning(s, i)[0] != '\0');
+	for (size_t i = 0; i < leaksnap_snapshot_warning_count(s); i++)
+		FUZZ_CHECK(leaksnap_snapshot_warning(s, i)[0] != '\0');
 
 	/* The maps it carries, as `leaksnap show` and leakdiff parse them. */
 	size_t len;
 	unsigned long line;
 	uint64_t off;
-	const char *text = snapshot_maps(s, &len, &line, &off);
-	struct maps *m = NULL;
+	const char *text = leaksnap_snapshot_maps(s, &len, &line, &off);
+	struct leaksnap_maps *m = NULL;
 	if (text != NULL) {
 		fuzz_stale_error(&err);
-		m = maps_parse(text, len, "fuzz", line ? line : 1, off, &err);
+		m = leaksnap_maps_parse(text, len, "fuzz", line ? line : 1, off, &err);
 		if (m == NULL)
 			fuzz_check_error(&err);
 		else
@@ -188,7 +188,7 @@ void fuzz_snapshot(const uint8_t *data, size_t size, const struct snapshot_open_
 		if (m != NULL)
 			check_maps(s, m);
 	}
-	diff_self(s, m, (enum diff_by)(size % 4));
-	maps_free(m);
-	snapshot_close(s);
+	diff_self(s, m, (enum leaksnap_diff_by)(size % 4));
+	leaksnap_maps_free(m);
+	leaksnap_snapshot_close(s);
 }

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t tlen = nul ? (size_t)(nul - text) : size;
 	struct leaksnap_error err;
 	fuzz_stale_error(&err);
-	struct diff_suppressions *s = diff_suppressions_parse(text, tlen, "fuzz", &err);
+	struct leaksnap_diff_suppressions *s = leaksnap_diff_suppressions_parse(text, tlen, "fuzz", &err);
 	if (s == NULL) {
 		fuzz_check_error(&err);
 		return 0;
@@ -27,23 +27,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t nlen = size - tlen - 1;
 		name = malloc(nlen + 1);
 		if (name == NULL) {
-			diff_suppressions_free(s);
+			leaksnap_diff_suppressions_free(s);
 			return 0;
 		}
 		memcpy(name, nul + 1, nlen);
 		name[nlen] = '\0';
 	}
-	size_t n = diff_suppressions_count(s);
+	size_t n = leaksnap_diff_suppressions_count(s);
 	for (size_t i = 0; i < n; i++) {
-		const char *p = diff_suppressions_pattern(s, i);
+		const char *p = leaksnap_diff_suppressions_pattern(s, i);
 		FUZZ_CHECK(p != NULL);
-		FUZZ_CHECK(diff_suppressions_hits(s, i) == 0);
+		FUZZ_CHECK(leaksnap_diff_suppressions_hits(s, i) == 0);
 		if (name != NULL)
-			(void)diff_pattern_match(p, name);
-		(void)diff_pattern_match(p, "operator new(unsigned long)");
-		(void)diff_pattern_match(p, "/system/lib64/libc.so");
+			(void)leaksnap_diff_pattern_match(p, name);
+		(void)leaksnap_diff_pattern_match(p, "operator new(unsigned long)");
+		(void)leaksnap_diff_pattern_match(p, "/system/lib64/libc.so");
 	}
 	free(name);
-	diff_suppressions_free(s);
+	leaksnap_diff_suppressions_free(s);
 	return 0;
 }

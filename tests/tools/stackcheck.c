@@ -131,32 +131,32 @@ int main(int argc, char **argv)
 	}
 	elf_version(EV_CURRENT);
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open(argv[1], NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open(argv[1], NULL, &err);
 	if (!s) {
 		char msg[512];
 		fprintf(stderr, "stackcheck: %s\n", leaksnap_error_format(&err, msg, sizeof(msg)));
 		return 2;
 	}
 	size_t mlen = 0;
-	const char *text = snapshot_maps(s, &mlen, NULL, NULL);
-	struct maps *maps = maps_parse(text ? text : "", text ? mlen : 0, argv[1], 1, 0, &err);
+	const char *text = leaksnap_snapshot_maps(s, &mlen, NULL, NULL);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text ? text : "", text ? mlen : 0, argv[1], 1, 0, &err);
 	if (!maps) {
 		fprintf(stderr, "stackcheck: bad maps\n");
 		return 2;
 	}
-	size_t n = snapshot_record_count(s);
+	size_t n = leaksnap_snapshot_record_count(s);
 	char **lines = calloc(n ? n : 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
-		const struct snapshot_record *r = snapshot_record(s, i);
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, i);
 		char *buf;
 		size_t len;
 		FILE *f = open_memstream(&buf, &len);
 		fprintf(f, "%llu %llu %s", (unsigned long long)r->size,
 			(unsigned long long)r->count, r->zygote ? "zygote" : "app");
 		for (uint32_t k = 0; k < r->frame_count; k++) {
-			struct maps_location loc;
+			struct leaksnap_maps_location loc;
 			const char *fn = "?";
-			if (maps_locate(maps, r->frames[k], &loc) && loc.module && loc.rel_pc)
+			if (leaksnap_maps_locate(maps, r->frames[k], &loc) && loc.module && loc.rel_pc)
 				fn = function_at(loc.module->path, loc.rel_pc - 1);
 			fprintf(f, " %s", fn);
 		}
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 		if (mods[i].fd >= 0)
 			close(mods[i].fd);
 	}
-	maps_free(maps);
-	snapshot_close(s);
+	leaksnap_maps_free(maps);
+	leaksnap_snapshot_close(s);
 	return 0;
 }

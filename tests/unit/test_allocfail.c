@@ -196,14 +196,14 @@ static unsigned long chaos(const char *what, run_fn run, void *arg)
 
 struct open_arg {
 	const struct file *in;
-	struct snapshot_open_opts opts;
+	struct leaksnap_snapshot_open_opts opts;
 	bool with_maps;      /* also parse the snapshot's maps */
 };
 
 static int run_open(void *p, struct leaksnap_error *err)
 {
 	struct open_arg *a = p;
-	struct snapshot *s = snapshot_open_memory(a->in->data, a->in->len, "input", &a->opts, err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(a->in->data, a->in->len, "input", &a->opts, err);
 	if (s == NULL)
 		return -1;
 	int rc = 0;
@@ -211,14 +211,14 @@ static int run_open(void *p, struct leaksnap_error *err)
 		size_t len;
 		unsigned long line;
 		uint64_t off;
-		const char *text = snapshot_maps(s, &len, &line, &off);
+		const char *text = leaksnap_snapshot_maps(s, &len, &line, &off);
 		assert_non_null(text);
-		struct maps *m = maps_parse(text, len, "input", line ? line : 1, off, err);
+		struct leaksnap_maps *m = leaksnap_maps_parse(text, len, "input", line ? line : 1, off, err);
 		if (m == NULL)
 			rc = -1;
-		maps_free(m);
+		leaksnap_maps_free(m);
 	}
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	return rc;
 }
 
@@ -243,15 +243,15 @@ static void test_leaksnap_reader(void **state)
 	chaos_open("tests/fuzz/corpus/detect/reach32be.dump", 0, 0, false, 3);
 }
 
-/* snapshot_open on a path (mmap), then --maps FILE's snapshot_set_maps. */
+/* leaksnap_snapshot_open on a path (mmap), then --maps FILE's leaksnap_snapshot_set_maps. */
 static int run_open_path(void *p, struct leaksnap_error *err)
 {
 	const struct file *maps = p;
-	struct snapshot *s = snapshot_open("testdata/text/v1.1-padded-64.txt", NULL, err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open("testdata/text/v1.1-padded-64.txt", NULL, err);
 	if (s == NULL)
 		return -1;
-	int rc = snapshot_set_maps(s, maps->data, maps->len, err);
-	snapshot_close(s);
+	int rc = leaksnap_snapshot_set_maps(s, maps->data, maps->len, err);
+	leaksnap_snapshot_close(s);
 	return rc;
 }
 
@@ -259,7 +259,7 @@ static void test_open_path(void **state)
 {
 	(void)state;
 	struct file maps = load("testdata/maps/sample64.maps");
-	assert_true(chaos("snapshot_open", run_open_path, &maps) >= 5);
+	assert_true(chaos("leaksnap_snapshot_open", run_open_path, &maps) >= 5);
 	unload(&maps);
 }
 
@@ -295,10 +295,10 @@ static void test_raw_reader(void **state)
 static int run_maps(void *p, struct leaksnap_error *err)
 {
 	const struct file *in = p;
-	struct maps *m = maps_parse(in->data, in->len, "maps", 1, 0, err);
+	struct leaksnap_maps *m = leaksnap_maps_parse(in->data, in->len, "maps", 1, 0, err);
 	if (m == NULL)
 		return -1;
-	maps_free(m);
+	leaksnap_maps_free(m);
 	return 0;
 }
 
@@ -316,14 +316,14 @@ static void test_maps(void **state)
 /* Diff ------------------------------------------------------------------------------- */
 
 struct diff_arg {
-	struct snapshot *snaps[3];
-	struct maps *maps[3];
+	struct leaksnap_snapshot *snaps[3];
+	struct leaksnap_maps *maps[3];
 	size_t n;
-	enum diff_by by;
+	enum leaksnap_diff_by by;
 	const struct file *supp_text;
 };
 
-static int count_stack(void *arg, const struct diff_frame *const *frames, size_t n,
+static int count_stack(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 		       uint64_t bytes)
 {
 	(void)frames;
@@ -336,23 +336,23 @@ static int count_stack(void *arg, const struct diff_frame *const *frames, size_t
 static int run_diff(void *p, struct leaksnap_error *err)
 {
 	struct diff_arg *a = p;
-	struct diff_suppressions *supp = NULL;
+	struct leaksnap_diff_suppressions *supp = NULL;
 	if (a->supp_text != NULL) {
-		supp = diff_suppressions_parse(a->supp_text->data, a->supp_text->len, "supp", err);
+		supp = leaksnap_diff_suppressions_parse(a->supp_text->data, a->supp_text->len, "supp", err);
 		if (supp == NULL)
 			return -1;
 	}
-	struct diff_options o = {.by = a->by, .suppressions = supp};
-	struct diff *d = diff_new(&o, a->n, err);
+	struct leaksnap_diff_options o = {.by = a->by, .suppressions = supp};
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, a->n, err);
 	int rc = d ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < a->n; i++)
-		rc = diff_add_snapshot(d, a->snaps[i], a->maps[i], err);
+		rc = leaksnap_diff_add_snapshot(d, a->snaps[i], a->maps[i], err);
 	if (rc == 0)
-		rc = diff_rank(d, err);
+		rc = leaksnap_diff_rank(d, err);
 	if (rc == 0) {
-		assert_true(diff_suspect_count(d) > 0);
-		for (size_t i = 0; rc == 0 && i < diff_suspect_count(d); i++) {
-			const struct diff_group *g = diff_suspect(d, i);
+		assert_true(leaksnap_diff_suspect_count(d) > 0);
+		for (size_t i = 0; rc == 0 && i < leaksnap_diff_suspect_count(d); i++) {
+			const struct leaksnap_diff_group *g = leaksnap_diff_suspect(d, i);
 			if (g == NULL) {
 				/* A view is made on access; NULL only when out of memory. */
 				assert_true(injected);
@@ -361,11 +361,11 @@ static int run_diff(void *p, struct leaksnap_error *err)
 				rc = -1;
 				break;
 			}
-			rc = diff_symbolize_group(d, g, err);
+			rc = leaksnap_diff_symbolize_group(d, g, err);
 		}
 		/* the one-off leaks' views too (reachability) */
-		for (size_t i = 0; rc == 0 && i < diff_unreachable_count(d); i++)
-			if (diff_unreachable(d, i) == NULL) {
+		for (size_t i = 0; rc == 0 && i < leaksnap_diff_unreachable_count(d); i++)
+			if (leaksnap_diff_unreachable(d, i) == NULL) {
 				assert_true(injected);
 				err->code = LEAKSNAP_ERR_NOMEM;
 				snprintf(err->text, sizeof(err->text), "out of memory");
@@ -374,12 +374,12 @@ static int run_diff(void *p, struct leaksnap_error *err)
 	}
 	if (rc == 0) {
 		size_t stacks = 0;
-		rc = diff_foreach_growing_stack(d, count_stack, &stacks, err) ? -1 : 0;
+		rc = leaksnap_diff_foreach_growing_stack(d, count_stack, &stacks, err) ? -1 : 0;
 		if (rc == 0)
 			assert_true(stacks > 0);
 	}
-	diff_free(d);
-	diff_suppressions_free(supp);
+	leaksnap_diff_free(d);
+	leaksnap_diff_suppressions_free(supp);
 	return rc;
 }
 
@@ -388,13 +388,13 @@ static void diff_inputs(struct diff_arg *a, const char *const paths[3])
 	for (size_t i = 0; i < 3; i++) {
 		struct file in = load(paths[i]);
 		struct leaksnap_error err;
-		a->snaps[i] = snapshot_open_memory(in.data, in.len, paths[i], NULL, &err);
+		a->snaps[i] = leaksnap_snapshot_open_memory(in.data, in.len, paths[i], NULL, &err);
 		assert_non_null(a->snaps[i]);
 		size_t len;
 		unsigned long line;
 		uint64_t off;
-		const char *text = snapshot_maps(a->snaps[i], &len, &line, &off);
-		a->maps[i] = maps_parse(text, len, paths[i], line ? line : 1, off, &err);
+		const char *text = leaksnap_snapshot_maps(a->snaps[i], &len, &line, &off);
+		a->maps[i] = leaksnap_maps_parse(text, len, paths[i], line ? line : 1, off, &err);
 		assert_non_null(a->maps[i]);
 		unload(&in);
 	}
@@ -410,15 +410,15 @@ static void test_diff_reachability(void **state)
 					    "tests/fuzz/corpus/detect/reach-diff3.dump"};
 	struct diff_arg a = {.n = 3};
 	diff_inputs(&a, paths);
-	for (int by = DIFF_BY_STACK; by <= DIFF_BY_SITE; by++) {
-		a.by = (enum diff_by)by;
+	for (int by = LEAKSNAP_DIFF_BY_STACK; by <= LEAKSNAP_DIFF_BY_SITE; by++) {
+		a.by = (enum leaksnap_diff_by)by;
 		char what[64];
-		snprintf(what, sizeof(what), "reachability diff --by %s", diff_by_name(a.by));
+		snprintf(what, sizeof(what), "reachability diff --by %s", leaksnap_diff_by_name(a.by));
 		assert_true(chaos(what, run_diff, &a) >= 10);
 	}
 	for (size_t i = 0; i < 3; i++) {
-		maps_free(a.maps[i]);
-		snapshot_close(a.snaps[i]);
+		leaksnap_maps_free(a.maps[i]);
+		leaksnap_snapshot_close(a.snaps[i]);
 	}
 }
 
@@ -431,28 +431,28 @@ static void test_diff(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		struct file in = load(paths[i]);
 		struct leaksnap_error err;
-		a.snaps[i] = snapshot_open_memory(in.data, in.len, paths[i], NULL, &err);
+		a.snaps[i] = leaksnap_snapshot_open_memory(in.data, in.len, paths[i], NULL, &err);
 		assert_non_null(a.snaps[i]);
 		size_t len;
 		unsigned long line;
 		uint64_t off;
-		const char *text = snapshot_maps(a.snaps[i], &len, &line, &off);
-		a.maps[i] = maps_parse(text, len, paths[i], line, off, &err);
+		const char *text = leaksnap_snapshot_maps(a.snaps[i], &len, &line, &off);
+		a.maps[i] = leaksnap_maps_parse(text, len, paths[i], line, off, &err);
 		assert_non_null(a.maps[i]);
 		unload(&in);
 	}
 	struct file supp = load("testdata/diff/suppressions.txt");
-	for (int by = DIFF_BY_STACK; by <= DIFF_BY_MODULE; by++) {
-		a.by = (enum diff_by)by;
-		a.supp_text = by == DIFF_BY_SITE ? &supp : NULL;
+	for (int by = LEAKSNAP_DIFF_BY_STACK; by <= LEAKSNAP_DIFF_BY_MODULE; by++) {
+		a.by = (enum leaksnap_diff_by)by;
+		a.supp_text = by == LEAKSNAP_DIFF_BY_SITE ? &supp : NULL;
 		char what[64];
-		snprintf(what, sizeof(what), "diff --by %s", diff_by_name(a.by));
+		snprintf(what, sizeof(what), "diff --by %s", leaksnap_diff_by_name(a.by));
 		assert_true(chaos(what, run_diff, &a) >= 10);
 	}
 	unload(&supp);
 	for (size_t i = 0; i < 3; i++) {
-		maps_free(a.maps[i]);
-		snapshot_close(a.snaps[i]);
+		leaksnap_maps_free(a.maps[i]);
+		leaksnap_snapshot_close(a.snaps[i]);
 	}
 }
 
@@ -482,7 +482,7 @@ static void test_huge_claims(void **state)
 	le(buf + 40, 48, 8);
 	le(buf + 48, huge / 48 * 48, 8);
 	arm(0);
-	assert_null(snapshot_open_memory(buf, sizeof(buf), "huge.dump", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory(buf, sizeof(buf), "huge.dump", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_true(err.has_offset && err.offset == 48);
 	assert_true(largest <= sizeof(buf));
@@ -491,7 +491,7 @@ static void test_huge_claims(void **state)
 	le(buf + 48, 0, 8);
 	le(buf + 56, huge, 8);
 	arm(0);
-	assert_null(snapshot_open_memory(buf, sizeof(buf), "huge.dump", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory(buf, sizeof(buf), "huge.dump", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_true(err.has_offset && err.offset == 56);
 	assert_true(largest <= sizeof(buf));
@@ -505,7 +505,7 @@ static void test_huge_claims(void **state)
 	le(buf + 24, 48, 8);             /* allocInfoSize: 8 * (2 + 4) */
 	le(buf + 40, 4, 8);              /* backtraceSize */
 	arm(0);
-	assert_null(snapshot_open_memory(buf, sizeof(buf), "huge.nhgt", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory(buf, sizeof(buf), "huge.nhgt", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_true(largest <= sizeof(buf));
 
@@ -516,10 +516,10 @@ static void test_huge_claims(void **state)
 		"Total memory: 0\nAllocation records: 1\nBacktrace size: 4\n\n"
 		"z 0  sz 1099511627776  num 4000000000  bt 1000\nMAPS\nEND\n";
 	arm(0);
-	struct snapshot *s = snapshot_open_memory(text, sizeof(text) - 1, "huge.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text, sizeof(text) - 1, "huge.txt", NULL, &err);
 	if (s == NULL)
 		assert_int_not_equal(err.code, LEAKSNAP_ERR_NOMEM);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	assert_true(largest <= 64 * 1024);
 }
 

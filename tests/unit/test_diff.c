@@ -26,18 +26,18 @@ static uint8_t *leaksnap_dump_reach(const struct rec *recs, size_t n, const char
 				    const char *meta, const uint32_t *reach, size_t *len)
 {
 	size_t info = 8 * (2 + 4), ml = strlen(maps), tl = strlen(meta);
-	*len = SNAPSHOT_HEADER_SIZE + n * info + ml + tl + (reach ? 4 * n : 0);
+	*len = LEAKSNAP_SNAPSHOT_HEADER_SIZE + n * info + ml + tl + (reach ? 4 * n : 0);
 	uint8_t *buf = calloc(1, *len);
 	assert_non_null(buf);
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += recs[i].size * recs[i].count;
-	struct snapshot_header h = {.version = 1, .pointer_size = 8, .backtrace_size = 4,
+	struct leaksnap_snapshot_header h = {.version = 1, .pointer_size = 8, .backtrace_size = 4,
 				    .pid = 100, .meta_size = (uint32_t)tl, .total_memory = total,
 				    .info_size = info, .records_size = n * info, .maps_size = ml,
-				    .flags = reach ? SNAPSHOT_FLAG_REACHABILITY : 0};
-	snapshot_header_encode(&h, buf);
-	uint8_t *p = buf + SNAPSHOT_HEADER_SIZE;
+				    .flags = reach ? LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY : 0};
+	leaksnap_snapshot_header_encode(&h, buf);
+	uint8_t *p = buf + LEAKSNAP_SNAPSHOT_HEADER_SIZE;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t v[6] = {recs[i].size, recs[i].count, recs[i].frames[0], recs[i].frames[1],
 				 recs[i].frames[2], recs[i].frames[3]};
@@ -60,36 +60,36 @@ static uint8_t *leaksnap_dump(const struct rec *recs, size_t n, const char *maps
 	return leaksnap_dump_reach(recs, n, maps, meta, NULL, len);
 }
 
-static struct snapshot *open_mem(const void *data, size_t len, const char *name)
+static struct leaksnap_snapshot *open_mem(const void *data, size_t len, const char *name)
 {
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(data, len, name, NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(data, len, name, NULL, &err);
 	if (!s)
 		fail_msg("%s: %s", name, err.text);
 	return s;
 }
 
 /* Add @s (with its own maps) to @d. */
-static void add(struct diff *d, struct snapshot *s)
+static void add(struct leaksnap_diff *d, struct leaksnap_snapshot *s)
 {
 	struct leaksnap_error err;
 	size_t ml;
 	unsigned long line;
 	uint64_t off;
-	const char *text = snapshot_maps(s, &ml, &line, &off);
-	struct maps *m = text ? maps_parse(text, ml, "maps", line, off, &err) : NULL;
+	const char *text = leaksnap_snapshot_maps(s, &ml, &line, &off);
+	struct leaksnap_maps *m = text ? leaksnap_maps_parse(text, ml, "maps", line, off, &err) : NULL;
 	assert_true(text == NULL || m != NULL);
-	if (diff_add_snapshot(d, s, m, &err) != 0)
+	if (leaksnap_diff_add_snapshot(d, s, m, &err) != 0)
 		fail_msg("add: %s", err.text);
-	maps_free(m);
-	snapshot_close(s);
+	leaksnap_maps_free(m);
+	leaksnap_snapshot_close(s);
 }
 
-static struct diff *new_diff(enum diff_by by, size_t n)
+static struct leaksnap_diff *new_diff(enum leaksnap_diff_by by, size_t n)
 {
-	struct diff_options o = {.by = by};
+	struct leaksnap_diff_options o = {.by = by};
 	struct leaksnap_error err;
-	struct diff *d = diff_new(&o, n, &err);
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, n, &err);
 	assert_non_null(d);
 	return d;
 }
@@ -116,16 +116,16 @@ static void test_patterns(void **state)
 		{"std::map<int, int>", "void std::map<int, int>::insert()", true},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
-		if (diff_pattern_match(cases[i].pat, cases[i].s) != cases[i].match)
+		if (leaksnap_diff_pattern_match(cases[i].pat, cases[i].s) != cases[i].match)
 			fail_msg("'%s' against '%s': expected %s", cases[i].pat, cases[i].s,
 				 cases[i].match ? "a match" : "no match");
-	assert_false(diff_pattern_match(NULL, "x"));
-	assert_false(diff_pattern_match("x", NULL));
+	assert_false(leaksnap_diff_pattern_match(NULL, "x"));
+	assert_false(leaksnap_diff_pattern_match("x", NULL));
 	/* many stars on a long name stay fast (quadratic at worst) */
 	char longname[4096];
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	assert_false(diff_pattern_match("a*a*a*a*a*a*a*a*b", longname));
+	assert_false(leaksnap_diff_pattern_match("a*a*a*a*a*a*a*a*b", longname));
 }
 
 /* Suppressions ---------------------------------------------------------------------- */
@@ -135,15 +135,15 @@ static void test_suppressions_parse(void **state)
 	(void)state;
 	const char *text = "# comment\n\n  leak:foo  \r\nleak: ^bar$\n\t# indented comment\nleak:*baz*";
 	struct leaksnap_error err;
-	struct diff_suppressions *s = diff_suppressions_parse(text, strlen(text), "s.txt", &err);
+	struct leaksnap_diff_suppressions *s = leaksnap_diff_suppressions_parse(text, strlen(text), "s.txt", &err);
 	assert_non_null(s);
-	assert_int_equal(diff_suppressions_count(s), 3);
-	assert_string_equal(diff_suppressions_pattern(s, 0), "foo");
-	assert_string_equal(diff_suppressions_pattern(s, 1), "^bar$");
-	assert_string_equal(diff_suppressions_pattern(s, 2), "*baz*");
-	assert_null(diff_suppressions_pattern(s, 3));
-	assert_int_equal(diff_suppressions_hits(s, 0), 0);
-	diff_suppressions_free(s);
+	assert_int_equal(leaksnap_diff_suppressions_count(s), 3);
+	assert_string_equal(leaksnap_diff_suppressions_pattern(s, 0), "foo");
+	assert_string_equal(leaksnap_diff_suppressions_pattern(s, 1), "^bar$");
+	assert_string_equal(leaksnap_diff_suppressions_pattern(s, 2), "*baz*");
+	assert_null(leaksnap_diff_suppressions_pattern(s, 3));
+	assert_int_equal(leaksnap_diff_suppressions_hits(s, 0), 0);
+	leaksnap_diff_suppressions_free(s);
 
 	static const struct {
 		const char *text;
@@ -159,7 +159,7 @@ static void test_suppressions_parse(void **state)
 		size_t len = strlen(bad[i].text);
 		if (i == 3)
 			len = 15;
-		s = diff_suppressions_parse(bad[i].text, len, "bad.txt", &err);
+		s = leaksnap_diff_suppressions_parse(bad[i].text, len, "bad.txt", &err);
 		assert_null(s);
 		assert_int_equal(err.line, bad[i].line);
 		assert_string_equal(err.source, "bad.txt");
@@ -167,10 +167,10 @@ static void test_suppressions_parse(void **state)
 			fail_msg("case %zu: '%s' lacks '%s'", i, err.text, bad[i].msg);
 	}
 	/* an empty file suppresses nothing */
-	s = diff_suppressions_parse("", 0, "empty", &err);
+	s = leaksnap_diff_suppressions_parse("", 0, "empty", &err);
 	assert_non_null(s);
-	assert_int_equal(diff_suppressions_count(s), 0);
-	diff_suppressions_free(s);
+	assert_int_equal(leaksnap_diff_suppressions_count(s), 0);
+	leaksnap_diff_suppressions_free(s);
 }
 
 /* Module identity ------------------------------------------------------------------- */
@@ -194,13 +194,13 @@ static void test_build_id_and_path(void **state)
 			"z 0  sz      100  num    5  bt 77000001234 77000002000\n"
 			"z 0  sz       64  num    1  bt 77000003000\n"
 			"MAPS\n" MAPS_AT("7700000", "/lib/libx.so") "END\n";
-	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
 	add(d, open_mem(a, len, "a.dump"));
 	add(d, open_mem(b, strlen(b), "b.txt"));
 	struct leaksnap_error err;
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 1);
-	const struct diff_group *g = diff_suspect(d, 0);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	const struct leaksnap_diff_group *g = leaksnap_diff_suspect(d, 0);
 	assert_non_null(g);
 	assert_int_equal(g->bytes[0], 200);
 	assert_int_equal(g->bytes[1], 500);
@@ -213,8 +213,8 @@ static void test_build_id_and_path(void **state)
 	assert_int_equal(g->frames[0]->pc, 0x77000001234); /* as the latest snapshot has it */
 	assert_int_equal(g->frames[0]->build_id_len, 4);
 	assert_int_equal(g->frames[0]->build_id[3], 0x0d);
-	assert_int_equal(diff_stopped_count(d), 0);
-	diff_free(d);
+	assert_int_equal(leaksnap_diff_stopped_count(d), 0);
+	leaksnap_diff_free(d);
 	free(a);
 }
 
@@ -233,33 +233,33 @@ static void test_reinstall_and_rebuild(void **state)
 	uint8_t *c = leaksnap_dump(r2, 1, MAPS_AT("6600000", "/data/app/~~A==/lib/libg.so"),
 				   "build_id=ccdd /data/app/~~A==/lib/libg.so\n", &l3);
 	struct leaksnap_error err;
-	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
 	add(d, open_mem(a, l1, "a"));
 	add(d, open_mem(b, l2, "b"));
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 1);
-	assert_false(diff_suspect(d, 0)->is_new);
-	assert_int_equal(diff_suspect(d, 0)->bytes_delta, 64);
-	diff_free(d);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	assert_false(leaksnap_diff_suspect(d, 0)->is_new);
+	assert_int_equal(leaksnap_diff_suspect(d, 0)->bytes_delta, 64);
+	leaksnap_diff_free(d);
 
-	d = new_diff(DIFF_BY_STACK, 2);
+	d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
 	add(d, open_mem(a, l1, "a"));
 	add(d, open_mem(c, l3, "c"));
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 1);
-	assert_true(diff_suspect(d, 0)->is_new); /* another build: other code */
-	assert_int_equal(diff_suspect(d, 0)->bytes_delta, 96);
-	diff_free(d);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	assert_true(leaksnap_diff_suspect(d, 0)->is_new); /* another build: other code */
+	assert_int_equal(leaksnap_diff_suspect(d, 0)->bytes_delta, 96);
+	leaksnap_diff_free(d);
 
 	/* by module, the two builds are one library that grew */
-	d = new_diff(DIFF_BY_MODULE, 2);
+	d = new_diff(LEAKSNAP_DIFF_BY_MODULE, 2);
 	add(d, open_mem(a, l1, "a"));
 	add(d, open_mem(c, l3, "c"));
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 1);
-	assert_int_equal(diff_suspect(d, 0)->bytes_delta, 64);
-	assert_string_equal(diff_suspect(d, 0)->module, "/data/app/~~A==/lib/libg.so");
-	diff_free(d);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	assert_int_equal(leaksnap_diff_suspect(d, 0)->bytes_delta, 64);
+	assert_string_equal(leaksnap_diff_suspect(d, 0)->module, "/data/app/~~A==/lib/libg.so");
+	leaksnap_diff_free(d);
 	free(a);
 	free(b);
 	free(c);
@@ -280,17 +280,17 @@ static void test_group_face(void **state)
 	uint8_t *a = leaksnap_dump(r1, 3, MAPS_AT("5500000", "/lib/libx.so"), "", &l1);
 	uint8_t *b = leaksnap_dump(r2, 3, MAPS_AT("5500000", "/lib/libx.so"), "", &l2);
 	struct leaksnap_error err;
-	struct diff *d = new_diff(DIFF_BY_MODULE, 2);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_MODULE, 2);
 	add(d, open_mem(a, l1, "a"));
 	add(d, open_mem(b, l2, "b"));
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 1);
-	const struct diff_group *g = diff_suspect(d, 0);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	const struct leaksnap_diff_group *g = leaksnap_diff_suspect(d, 0);
 	assert_int_equal(g->stack_count, 3);
 	assert_int_equal(g->bytes_delta, 30 * 64 + 2 * 100);
 	assert_int_equal(g->frame_count, 1);
 	assert_int_equal(g->frames[0]->pc, 0x55000001200);
-	diff_free(d);
+	leaksnap_diff_free(d);
 	free(a);
 	free(b);
 }
@@ -302,7 +302,7 @@ static void test_trends(void **state)
 	/* steady: 1,2,3,4 KiB; late: 0,0,0,8 KiB; cache: 0,5,5,5 KiB;
 	 * bouncy: 4,1,4,5 KiB */
 	static const uint64_t kib[4][4] = {{1, 2, 3, 4}, {0, 0, 0, 8}, {0, 5, 5, 5}, {4, 1, 4, 5}};
-	struct diff *d = new_diff(DIFF_BY_STACK, 4);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 4);
 	for (int s = 0; s < 4; s++) {
 		struct rec r[4];
 		size_t n = 0;
@@ -315,27 +315,27 @@ static void test_trends(void **state)
 		free(buf);
 	}
 	struct leaksnap_error err;
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 3);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 3);
 	/* steady: 3072 x 3/3; late: 8192 x 1/3; bouncy: 1024 x (2-1)/3 */
-	const struct diff_group *g0 = diff_suspect(d, 0), *g1 = diff_suspect(d, 1),
-				*g2 = diff_suspect(d, 2);
+	const struct leaksnap_diff_group *g0 = leaksnap_diff_suspect(d, 0), *g1 = leaksnap_diff_suspect(d, 1),
+				*g2 = leaksnap_diff_suspect(d, 2);
 	assert_int_equal(g0->frames[0]->rel_pc, 0x1000);
-	assert_int_equal(g0->trend, DIFF_TREND_STEADY);
+	assert_int_equal(g0->trend, LEAKSNAP_DIFF_TREND_STEADY);
 	assert_true(g0->score == 3072.0);
 	assert_int_equal(g1->frames[0]->rel_pc, 0x1010);
-	assert_int_equal(g1->trend, DIFF_TREND_GROWING);
+	assert_int_equal(g1->trend, LEAKSNAP_DIFF_TREND_GROWING);
 	assert_true(g1->score > 2730.6 && g1->score < 2730.7);
 	assert_true(g1->is_new);
 	assert_int_equal(g2->frames[0]->rel_pc, 0x1030);
 	assert_int_equal(g2->grew, 2);
 	assert_int_equal(g2->shrank, 1);
 	assert_true(g2->score > 341.3 && g2->score < 341.4);
-	assert_int_equal(diff_stopped_count(d), 1);
-	assert_int_equal(diff_stopped(d, 0)->frames[0]->rel_pc, 0x1020);
-	assert_int_equal(diff_stopped(d, 0)->trend, DIFF_TREND_STOPPED);
-	assert_int_equal(diff_suspects_bytes(d), 3072 + 8192 + 1024);
-	diff_free(d);
+	assert_int_equal(leaksnap_diff_stopped_count(d), 1);
+	assert_int_equal(leaksnap_diff_stopped(d, 0)->frames[0]->rel_pc, 0x1020);
+	assert_int_equal(leaksnap_diff_stopped(d, 0)->trend, LEAKSNAP_DIFF_TREND_STOPPED);
+	assert_int_equal(leaksnap_diff_suspects_bytes(d), 3072 + 8192 + 1024);
+	leaksnap_diff_free(d);
 }
 
 /* Rank order: the lazily ordered suspects (a selection of the first 64,
@@ -344,9 +344,9 @@ static void test_trends(void **state)
  * then count, then first appearance. */
 #define ORDER_GROUPS 300
 
-static struct diff *order_diff(void)
+static struct leaksnap_diff *order_diff(void)
 {
-	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
 	struct rec *r = calloc(ORDER_GROUPS, sizeof(*r));
 	assert_non_null(r);
 	size_t len;
@@ -363,33 +363,33 @@ static struct diff *order_diff(void)
 	free(buf);
 	free(r);
 	struct leaksnap_error err;
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), ORDER_GROUPS);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), ORDER_GROUPS);
 	return d;
 }
 
-/* diff_symbolize_group() finds its own view of a group (without a
+/* leaksnap_diff_symbolize_group() finds its own view of a group (without a
  * symbolizer it only sets the site); a group of another diff is refused. */
 static void test_symbolize_group_owner(void **state)
 {
 	(void)state;
-	struct diff *a = order_diff(), *b = order_diff();
-	const struct diff_group *ga = diff_suspect(a, 0), *gb = diff_suspect(b, 3);
+	struct leaksnap_diff *a = order_diff(), *b = order_diff();
+	const struct leaksnap_diff_group *ga = leaksnap_diff_suspect(a, 0), *gb = leaksnap_diff_suspect(b, 3);
 	assert_non_null(ga);
 	assert_non_null(gb);
 	assert_int_equal(ga->site, SIZE_MAX);
 	struct leaksnap_error err;
-	assert_int_equal(diff_symbolize_group(a, ga, &err), 0);
+	assert_int_equal(leaksnap_diff_symbolize_group(a, ga, &err), 0);
 	assert_int_equal(ga->site, 0);
 	assert_int_equal(ga->site_level, 0);
-	assert_int_equal(diff_symbolize_group(a, gb, &err), -1);
+	assert_int_equal(leaksnap_diff_symbolize_group(a, gb, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text, "not a group of this diff");
 	assert_int_equal(gb->site, SIZE_MAX);
-	assert_int_equal(diff_symbolize_group(b, gb, &err), 0);
+	assert_int_equal(leaksnap_diff_symbolize_group(b, gb, &err), 0);
 	assert_int_equal(gb->site, 0);
-	diff_free(a);
-	diff_free(b);
+	leaksnap_diff_free(a);
+	leaksnap_diff_free(b);
 }
 
 static void test_rank_order(void **state)
@@ -398,10 +398,10 @@ static void test_rank_order(void **state)
 	static const size_t firsts[] = {0, 250, 63, 64, ORDER_GROUPS - 1};
 	uint64_t order[ORDER_GROUPS];
 	for (size_t t = 0; t < sizeof(firsts) / sizeof(*firsts); t++) {
-		struct diff *d = order_diff();
-		assert_non_null(diff_suspect(d, firsts[t])); /* asked for first */
+		struct leaksnap_diff *d = order_diff();
+		assert_non_null(leaksnap_diff_suspect(d, firsts[t])); /* asked for first */
 		for (size_t i = 0; i < ORDER_GROUPS; i++) {
-			const struct diff_group *g = diff_suspect(d, i);
+			const struct leaksnap_diff_group *g = leaksnap_diff_suspect(d, i);
 			assert_non_null(g);
 			if (t == 0) {
 				order[i] = g->frames[0]->rel_pc;
@@ -410,11 +410,11 @@ static void test_rank_order(void **state)
 			assert_int_equal(g->frames[0]->rel_pc, order[i]);
 		}
 		if (t > 0) {
-			diff_free(d);
+			leaksnap_diff_free(d);
 			continue;
 		}
 		for (size_t i = 1; i < ORDER_GROUPS; i++) {
-			const struct diff_group *a = diff_suspect(d, i - 1), *b = diff_suspect(d, i);
+			const struct leaksnap_diff_group *a = leaksnap_diff_suspect(d, i - 1), *b = leaksnap_diff_suspect(d, i);
 			assert_true(a->score >= b->score);
 			if (a->score > b->score)
 				continue;
@@ -428,17 +428,17 @@ static void test_rank_order(void **state)
 		/* group 0 grew from 16 to 1024 bytes: 1008 */
 		int found = 0;
 		for (size_t i = 0; i < ORDER_GROUPS; i++)
-			if (diff_suspect(d, i)->frames[0]->rel_pc == 0xff0) {
-				assert_int_equal(diff_suspect(d, i)->bytes_delta, 1008);
+			if (leaksnap_diff_suspect(d, i)->frames[0]->rel_pc == 0xff0) {
+				assert_int_equal(leaksnap_diff_suspect(d, i)->bytes_delta, 1008);
 				found++;
 			}
 		assert_int_equal(found, 1);
-		assert_null(diff_suspect(d, ORDER_GROUPS));
-		diff_free(d);
+		assert_null(leaksnap_diff_suspect(d, ORDER_GROUPS));
+		leaksnap_diff_free(d);
 	}
 }
 
-/* diff_foreach_top_growing_stack: the N stacks that grew most, largest
+/* leaksnap_diff_foreach_top_growing_stack: the N stacks that grew most, largest
  * first (ties: first appearance), and what is left out, for every N. */
 struct grown {
 	uint64_t rel_pc, bytes;
@@ -448,7 +448,7 @@ struct grown_list {
 	size_t n;
 };
 
-static int collect_grown(void *arg, const struct diff_frame *const *frames, size_t n,
+static int collect_grown(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 			 uint64_t bytes)
 {
 	struct grown_list *l = arg;
@@ -469,11 +469,11 @@ static int cmp_grown(const void *a, const void *b)
 static void test_top_growing_stacks(void **state)
 {
 	(void)state;
-	struct diff *d = order_diff();
+	struct leaksnap_diff *d = order_diff();
 	struct leaksnap_error err;
 	static struct grown_list all, top;
 	all.n = 0;
-	assert_int_equal(diff_foreach_growing_stack(d, collect_grown, &all, &err), 0);
+	assert_int_equal(leaksnap_diff_foreach_growing_stack(d, collect_grown, &all, &err), 0);
 	assert_int_equal(all.n, ORDER_GROUPS);
 	qsort(all.v, all.n, sizeof(*all.v), cmp_grown);
 	uint64_t sum = 0;
@@ -484,7 +484,7 @@ static void test_top_growing_stacks(void **state)
 		top.n = 0;
 		uint64_t rest = 1;
 		size_t nrest = 1;
-		assert_int_equal(diff_foreach_top_growing_stack(d, maxes[t], collect_grown, &top,
+		assert_int_equal(leaksnap_diff_foreach_top_growing_stack(d, maxes[t], collect_grown, &top,
 								&rest, &nrest, &err), 0);
 		size_t want = maxes[t] < all.n ? maxes[t] : all.n;
 		assert_int_equal(top.n, want);
@@ -499,19 +499,19 @@ static void test_top_growing_stacks(void **state)
 	}
 	/* the first is the biggest grower: 1024 * 7 bytes, first appearance */
 	assert_int_equal(all.v[0].bytes, 7168);
-	diff_free(d);
+	leaksnap_diff_free(d);
 }
 
-/* diff_foreach_growing_stack_delta: the same stacks in the same order as
- * diff_foreach_growing_stack, each with its group's exact count delta
+/* leaksnap_diff_foreach_growing_stack_delta: the same stacks in the same order as
+ * leaksnap_diff_foreach_growing_stack, each with its group's exact count delta
  * (grouping by stack: one stack per group). */
 struct grown_delta {
 	const struct grown_list *plain;
-	struct diff *d;
+	struct leaksnap_diff *d;
 	size_t n;
 };
 
-static int check_delta(void *arg, const struct diff_frame *const *frames, size_t n,
+static int check_delta(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
 		       uint64_t bytes, int64_t count)
 {
 	struct grown_delta *gd = arg;
@@ -521,8 +521,8 @@ static int check_delta(void *arg, const struct diff_frame *const *frames, size_t
 	assert_int_equal(bytes, gd->plain->v[gd->n].bytes);
 	gd->n++;
 	int seen = 0;
-	for (size_t i = 0; i < diff_suspect_count(gd->d); i++) {
-		const struct diff_group *g = diff_suspect(gd->d, i);
+	for (size_t i = 0; i < leaksnap_diff_suspect_count(gd->d); i++) {
+		const struct leaksnap_diff_group *g = leaksnap_diff_suspect(gd->d, i);
 		if (g->frames[0]->rel_pc != frames[0]->rel_pc)
 			continue;
 		assert_int_equal((int64_t)bytes, g->bytes_delta);
@@ -536,15 +536,15 @@ static int check_delta(void *arg, const struct diff_frame *const *frames, size_t
 static void test_growing_stack_delta(void **state)
 {
 	(void)state;
-	struct diff *d = order_diff();
+	struct leaksnap_diff *d = order_diff();
 	struct leaksnap_error err;
 	static struct grown_list all;
 	all.n = 0;
-	assert_int_equal(diff_foreach_growing_stack(d, collect_grown, &all, &err), 0);
+	assert_int_equal(leaksnap_diff_foreach_growing_stack(d, collect_grown, &all, &err), 0);
 	struct grown_delta gd = {&all, d, 0};
-	assert_int_equal(diff_foreach_growing_stack_delta(d, check_delta, &gd, &err), 0);
+	assert_int_equal(leaksnap_diff_foreach_growing_stack_delta(d, check_delta, &gd, &err), 0);
 	assert_int_equal(gd.n, ORDER_GROUPS);
-	diff_free(d);
+	leaksnap_diff_free(d);
 }
 
 /* A dump with duplicate records: opened with keep_duplicates the snapshot
@@ -562,24 +562,24 @@ static void test_keep_duplicates(void **state)
 	uint8_t *ob = leaksnap_dump(old, 1, MAPS_AT("5500000", "/bin/app"), "", &olen);
 	uint8_t *nb = leaksnap_dump(dup, 4, MAPS_AT("5500000", "/bin/app"), "", &nlen);
 	struct leaksnap_error err;
-	struct snapshot_open_opts keep = {.keep_duplicates = true};
-	struct snapshot *merged = snapshot_open_memory(nb, nlen, "m", NULL, &err);
-	struct snapshot *kept = snapshot_open_memory(nb, nlen, "k", &keep, &err);
+	struct leaksnap_snapshot_open_opts keep = {.keep_duplicates = true};
+	struct leaksnap_snapshot *merged = leaksnap_snapshot_open_memory(nb, nlen, "m", NULL, &err);
+	struct leaksnap_snapshot *kept = leaksnap_snapshot_open_memory(nb, nlen, "k", &keep, &err);
 	assert_non_null(merged);
 	assert_non_null(kept);
-	assert_int_equal(snapshot_record_count(merged), 2);
-	assert_int_equal(snapshot_record_count(kept), 4);
-	assert_int_equal(snapshot_total_memory(kept), snapshot_total_memory(merged));
-	assert_int_equal(snapshot_allocation_count(kept), 10);
-	assert_int_equal(snapshot_allocation_count(merged), 10);
-	struct snapshot *both[2] = {merged, kept};
+	assert_int_equal(leaksnap_snapshot_record_count(merged), 2);
+	assert_int_equal(leaksnap_snapshot_record_count(kept), 4);
+	assert_int_equal(leaksnap_snapshot_total_memory(kept), leaksnap_snapshot_total_memory(merged));
+	assert_int_equal(leaksnap_snapshot_allocation_count(kept), 10);
+	assert_int_equal(leaksnap_snapshot_allocation_count(merged), 10);
+	struct leaksnap_snapshot *both[2] = {merged, kept};
 	for (int k = 0; k < 2; k++) {
-		struct diff *d = new_diff(DIFF_BY_STACK, 2);
+		struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
 		add(d, open_mem(ob, olen, "old"));
 		add(d, both[k]);
-		assert_int_equal(diff_rank(d, &err), 0);
-		assert_int_equal(diff_suspect_count(d), 2);
-		const struct diff_group *g0 = diff_suspect(d, 0), *g1 = diff_suspect(d, 1);
+		assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+		assert_int_equal(leaksnap_diff_suspect_count(d), 2);
+		const struct leaksnap_diff_group *g0 = leaksnap_diff_suspect(d, 0), *g1 = leaksnap_diff_suspect(d, 1);
 		assert_int_equal(g0->bytes_delta, 400); /* 100 x (2 + 3) - 100 */
 		assert_int_equal(g0->count_delta, 4);
 		assert_int_equal(g0->frame_count, 1);
@@ -588,7 +588,7 @@ static void test_keep_duplicates(void **state)
 		assert_int_equal(g1->count_delta, 5);
 		assert_int_equal(g1->frame_count, 2);
 		assert_true(g1->is_new);
-		diff_free(d);
+		leaksnap_diff_free(d);
 	}
 	free(ob);
 	free(nb);
@@ -598,11 +598,11 @@ static void test_keep_duplicates(void **state)
  * same groups, sums and order with jobs = 2 as without threads. */
 #define BIG_RECORDS 40000
 
-static struct diff *big_diff(unsigned jobs)
+static struct leaksnap_diff *big_diff(unsigned jobs)
 {
-	struct diff_options o = {.by = DIFF_BY_STACK, .jobs = jobs};
+	struct leaksnap_diff_options o = {.by = LEAKSNAP_DIFF_BY_STACK, .jobs = jobs};
 	struct leaksnap_error err;
-	struct diff *d = diff_new(&o, 2, &err);
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	assert_non_null(d);
 	struct rec *r = calloc(BIG_RECORDS, sizeof(*r));
 	assert_non_null(r);
@@ -625,33 +625,33 @@ static struct diff *big_diff(unsigned jobs)
 		free(buf);
 	}
 	free(r);
-	assert_int_equal(diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
 	return d;
 }
 
 static void test_threaded_add(void **state)
 {
 	(void)state;
-	struct diff *a = big_diff(0), *b = big_diff(2);
-	assert_true(diff_suspect_count(a) > 1000);
-	assert_int_equal(diff_suspect_count(a), diff_suspect_count(b));
-	assert_int_equal(diff_stopped_count(a), diff_stopped_count(b));
-	assert_int_equal(diff_suspects_bytes(a), diff_suspects_bytes(b));
+	struct leaksnap_diff *a = big_diff(0), *b = big_diff(2);
+	assert_true(leaksnap_diff_suspect_count(a) > 1000);
+	assert_int_equal(leaksnap_diff_suspect_count(a), leaksnap_diff_suspect_count(b));
+	assert_int_equal(leaksnap_diff_stopped_count(a), leaksnap_diff_stopped_count(b));
+	assert_int_equal(leaksnap_diff_suspects_bytes(a), leaksnap_diff_suspects_bytes(b));
 	for (size_t k = 0; k < 2; k++)
-		assert_int_equal(diff_snapshot(a, k)->bytes, diff_snapshot(b, k)->bytes);
-	for (size_t i = 0; i < diff_suspect_count(a); i++) {
-		const struct diff_group *x = diff_suspect(a, i), *y = diff_suspect(b, i);
+		assert_int_equal(leaksnap_diff_snapshot(a, k)->bytes, leaksnap_diff_snapshot(b, k)->bytes);
+	for (size_t i = 0; i < leaksnap_diff_suspect_count(a); i++) {
+		const struct leaksnap_diff_group *x = leaksnap_diff_suspect(a, i), *y = leaksnap_diff_suspect(b, i);
 		assert_int_equal(x->bytes_delta, y->bytes_delta);
 		assert_int_equal(x->count_delta, y->count_delta);
 		assert_int_equal(x->frame_count, y->frame_count);
 		for (size_t f = 0; f < x->frame_count; f++)
 			assert_int_equal(x->frames[f]->rel_pc, y->frames[f]->rel_pc);
 	}
-	diff_free(a);
-	diff_free(b);
+	leaksnap_diff_free(a);
+	leaksnap_diff_free(b);
 }
 
-/* snapshot_build_id: the first well-formed line of a path. */
+/* leaksnap_snapshot_build_id: the first well-formed line of a path. */
 static void test_snapshot_build_id(void **state)
 {
 	(void)state;
@@ -661,20 +661,20 @@ static void test_snapshot_build_id(void **state)
 				   "build_id=zz /a\nbuild_id=0a0B /lib/x\nbuild_id=ffff /lib/x\n"
 				   "build_id=abc /odd\nbuild_id=01 \nabi=x86_64\n",
 				   &len);
-	struct snapshot *s = open_mem(a, len, "ids");
+	struct leaksnap_snapshot *s = open_mem(a, len, "ids");
 	uint8_t id[4] = {0};
-	assert_int_equal(snapshot_build_id(s, "/lib/x", id, sizeof(id)), 2);
+	assert_int_equal(leaksnap_snapshot_build_id(s, "/lib/x", id, sizeof(id)), 2);
 	assert_int_equal(id[0], 0x0a);
 	assert_int_equal(id[1], 0x0b);
 	memset(id, 0, sizeof(id));
-	assert_int_equal(snapshot_build_id(s, "/lib/x", id, 1), 2); /* length, 1 byte written */
+	assert_int_equal(leaksnap_snapshot_build_id(s, "/lib/x", id, 1), 2); /* length, 1 byte written */
 	assert_int_equal(id[0], 0x0a);
 	assert_int_equal(id[1], 0);
-	assert_int_equal(snapshot_build_id(s, "/a", id, sizeof(id)), 0);     /* not hex */
-	assert_int_equal(snapshot_build_id(s, "/odd", id, sizeof(id)), 0);   /* odd length */
-	assert_int_equal(snapshot_build_id(s, "", id, sizeof(id)), 0);       /* no path */
-	assert_int_equal(snapshot_build_id(s, "/none", id, sizeof(id)), 0);
-	snapshot_close(s);
+	assert_int_equal(leaksnap_snapshot_build_id(s, "/a", id, sizeof(id)), 0);     /* not hex */
+	assert_int_equal(leaksnap_snapshot_build_id(s, "/odd", id, sizeof(id)), 0);   /* odd length */
+	assert_int_equal(leaksnap_snapshot_build_id(s, "", id, sizeof(id)), 0);       /* no path */
+	assert_int_equal(leaksnap_snapshot_build_id(s, "/none", id, sizeof(id)), 0);
+	leaksnap_snapshot_close(s);
 	free(a);
 }
 
@@ -684,7 +684,7 @@ static void test_snapshot_build_id(void **state)
  * one-off leaks, and the sums follow grouping, zygote joins and
  * suppressions. */
 
-static void add_reach(struct diff *d, const struct rec *r, size_t n, const uint32_t *reach,
+static void add_reach(struct leaksnap_diff *d, const struct rec *r, size_t n, const uint32_t *reach,
 		      const char *maps)
 {
 	size_t len;
@@ -713,7 +713,7 @@ static void test_reach_definite_first(void **state)
 		{10, 1, 2, 1, 1, 1}, {20, 3, 2, 4, 3, 1}, {30, 6, 2, 3, 2, 1}};
 	static const uint32_t unreach[3][6] = {
 		{5, 0, 1, 0, 0, 1}, {15, 0, 1, 0, 0, 1}, {25, 0, 1, 2, 0, 1}};
-	struct diff *d = new_diff(DIFF_BY_STACK, 3);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 3);
 	for (int k = 0; k < 3; k++) {
 		struct rec r[6];
 		for (int g = 0; g < 6; g++)
@@ -721,11 +721,11 @@ static void test_reach_definite_first(void **state)
 		add_reach(d, r, 6, unreach[k], MAPS_AT("5500000", "/bin/app"));
 	}
 	struct leaksnap_error err;
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 3);
-	assert_int_equal(diff_definite_count(d), 2);
-	const struct diff_group *a = diff_suspect(d, 0), *e = diff_suspect(d, 1),
-				*b = diff_suspect(d, 2);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 3);
+	assert_int_equal(leaksnap_diff_definite_count(d), 2);
+	const struct leaksnap_diff_group *a = leaksnap_diff_suspect(d, 0), *e = leaksnap_diff_suspect(d, 1),
+				*b = leaksnap_diff_suspect(d, 2);
 	assert_int_equal(a->frames[0]->rel_pc, 0x1000);
 	assert_true(a->definite);
 	assert_true(a->score == 640.0);
@@ -733,33 +733,33 @@ static void test_reach_definite_first(void **state)
 	assert_series(a->unreachable_counts, 5, 15, 25);
 	assert_int_equal(e->frames[0]->rel_pc, 0x1030);
 	assert_true(e->definite);
-	assert_int_equal(e->trend, DIFF_TREND_STOPPED); /* a cache, were it not leaking */
+	assert_int_equal(e->trend, LEAKSNAP_DIFF_TREND_STOPPED); /* a cache, were it not leaking */
 	assert_true(e->score == 0.0);
 	assert_series(e->unreachable_bytes, 0, 0, 200);
 	assert_int_equal(b->frames[0]->rel_pc, 0x1010);
 	assert_false(b->definite);
 	assert_true(b->score == 5000.0);
 	assert_series(b->unreachable_bytes, 0, 0, 0);
-	assert_int_equal(diff_suspects_bytes(d), 640 + 200 + 5000);
-	assert_int_equal(diff_stopped_count(d), 1);
-	assert_int_equal(diff_stopped(d, 0)->frames[0]->rel_pc, 0x1040);
-	assert_false(diff_stopped(d, 0)->definite);
-	assert_int_equal(diff_unreachable_count(d), 2);
-	const struct diff_group *c = diff_unreachable(d, 0), *g = diff_unreachable(d, 1);
+	assert_int_equal(leaksnap_diff_suspects_bytes(d), 640 + 200 + 5000);
+	assert_int_equal(leaksnap_diff_stopped_count(d), 1);
+	assert_int_equal(leaksnap_diff_stopped(d, 0)->frames[0]->rel_pc, 0x1040);
+	assert_false(leaksnap_diff_stopped(d, 0)->definite);
+	assert_int_equal(leaksnap_diff_unreachable_count(d), 2);
+	const struct leaksnap_diff_group *c = leaksnap_diff_unreachable(d, 0), *g = leaksnap_diff_unreachable(d, 1);
 	assert_int_equal(c->frames[0]->rel_pc, 0x1020);
 	assert_true(c->definite);
 	assert_series(c->unreachable_bytes, 512, 512, 512);
 	assert_int_equal(c->bytes_delta, 0);
 	assert_int_equal(g->frames[0]->rel_pc, 0x1050);
 	assert_series(g->unreachable_counts, 1, 1, 1);
-	assert_null(diff_unreachable(d, 2));
+	assert_null(leaksnap_diff_unreachable(d, 2));
 	static const uint64_t ubytes[3] = {720, 1040, 1560}, ucount[3] = {7, 17, 29};
 	for (size_t i = 0; i < 3; i++) {
-		assert_true(diff_snapshot(d, i)->has_reachability);
-		assert_int_equal(diff_snapshot(d, i)->unreachable_bytes, ubytes[i]);
-		assert_int_equal(diff_snapshot(d, i)->unreachable_count, ucount[i]);
+		assert_true(leaksnap_diff_snapshot(d, i)->has_reachability);
+		assert_int_equal(leaksnap_diff_snapshot(d, i)->unreachable_bytes, ubytes[i]);
+		assert_int_equal(leaksnap_diff_snapshot(d, i)->unreachable_count, ucount[i]);
 	}
-	diff_free(d);
+	leaksnap_diff_free(d);
 }
 
 /* The first snapshot has no section (its stacks are interned before the
@@ -767,7 +767,7 @@ static void test_reach_definite_first(void **state)
 static void test_reach_mixed_and_grouped(void **state)
 {
 	(void)state;
-	struct diff *d = new_diff(DIFF_BY_SITE, 2);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_SITE, 2);
 	struct rec r1[] = {{64, 4, {0x55000001000, 0x55000001100, 0}},
 			   {64, 1, {0x55000001000, 0x55000001200, 0}}};
 	add_reach(d, r1, 2, NULL, MAPS_AT("5500000", "/bin/app"));
@@ -776,21 +776,21 @@ static void test_reach_mixed_and_grouped(void **state)
 	static const uint32_t u2[] = {2, 3};
 	add_reach(d, r2, 2, u2, MAPS_AT("5500000", "/bin/app"));
 	struct leaksnap_error err;
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_false(diff_snapshot(d, 0)->has_reachability);
-	assert_int_equal(diff_snapshot(d, 0)->unreachable_bytes, 0);
-	assert_true(diff_snapshot(d, 1)->has_reachability);
-	assert_int_equal(diff_snapshot(d, 1)->unreachable_bytes, 2 * 64 + 3 * 16);
-	assert_int_equal(diff_snapshot(d, 1)->unreachable_count, 5);
-	assert_int_equal(diff_suspect_count(d), 1);
-	const struct diff_group *g = diff_suspect(d, 0);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_false(leaksnap_diff_snapshot(d, 0)->has_reachability);
+	assert_int_equal(leaksnap_diff_snapshot(d, 0)->unreachable_bytes, 0);
+	assert_true(leaksnap_diff_snapshot(d, 1)->has_reachability);
+	assert_int_equal(leaksnap_diff_snapshot(d, 1)->unreachable_bytes, 2 * 64 + 3 * 16);
+	assert_int_equal(leaksnap_diff_snapshot(d, 1)->unreachable_count, 5);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	const struct leaksnap_diff_group *g = leaksnap_diff_suspect(d, 0);
 	assert_int_equal(g->stack_count, 3);
 	assert_true(g->definite);
 	assert_int_equal(g->unreachable_bytes[0], 0);
 	assert_int_equal(g->unreachable_bytes[1], 176);
 	assert_int_equal(g->unreachable_counts[1], 5);
 	assert_int_equal(g->bytes_delta, (64 * 5 + 16 * 3) - (64 * 4 + 64 * 1));
-	diff_free(d);
+	leaksnap_diff_free(d);
 }
 
 /* An included zygote stack joins the app stack of the same frames, its
@@ -798,9 +798,9 @@ static void test_reach_mixed_and_grouped(void **state)
 static void test_reach_zygote_and_none(void **state)
 {
 	(void)state;
-	struct diff_options o = {.by = DIFF_BY_STACK, .zygote = DIFF_ZYGOTE_INCLUDE};
+	struct leaksnap_diff_options o = {.by = LEAKSNAP_DIFF_BY_STACK, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE};
 	struct leaksnap_error err;
-	struct diff *d = diff_new(&o, 2, &err);
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	assert_non_null(d);
 	struct rec r1[] = {{64, 1, {0x55000001000, 0}}};
 	static const uint32_t u1[] = {0};
@@ -808,27 +808,27 @@ static void test_reach_zygote_and_none(void **state)
 	struct rec r2[] = {{64, 2, {0x55000001000, 0}}, {64 | (1ull << 31), 3, {0x55000001000, 0}}};
 	static const uint32_t u2[] = {1, 2};
 	add_reach(d, r2, 2, u2, MAPS_AT("5500000", "/bin/app"));
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suspect_count(d), 1);
-	const struct diff_group *g = diff_suspect(d, 0);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	const struct leaksnap_diff_group *g = leaksnap_diff_suspect(d, 0);
 	assert_int_equal(g->counts[1], 5);
 	assert_int_equal(g->unreachable_counts[1], 3);
 	assert_int_equal(g->unreachable_bytes[1], 192);
-	assert_int_equal(diff_snapshot(d, 1)->unreachable_bytes, 192);
-	diff_free(d);
+	assert_int_equal(leaksnap_diff_snapshot(d, 1)->unreachable_bytes, 192);
+	leaksnap_diff_free(d);
 
-	d = new_diff(DIFF_BY_STACK, 2);
+	d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
 	add_reach(d, r1, 1, NULL, MAPS_AT("5500000", "/bin/app"));
 	add_reach(d, r2, 1, NULL, MAPS_AT("5500000", "/bin/app"));
-	assert_int_equal(diff_rank(d, &err), 0);
-	g = diff_suspect(d, 0);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	g = leaksnap_diff_suspect(d, 0);
 	assert_null(g->unreachable_bytes);
 	assert_null(g->unreachable_counts);
 	assert_false(g->definite);
-	assert_int_equal(diff_definite_count(d), 0);
-	assert_int_equal(diff_unreachable_count(d), 0);
-	assert_false(diff_snapshot(d, 1)->has_reachability);
-	diff_free(d);
+	assert_int_equal(leaksnap_diff_definite_count(d), 0);
+	assert_int_equal(leaksnap_diff_unreachable_count(d), 0);
+	assert_false(leaksnap_diff_snapshot(d, 1)->has_reachability);
+	leaksnap_diff_free(d);
 }
 
 /* Suppressions leave a group's unreachable blocks out of every sum. */
@@ -837,36 +837,36 @@ static void test_reach_suppressions(void **state)
 	(void)state;
 	struct leaksnap_error err;
 	const char *text = "leak:libx.so\n";
-	struct diff_suppressions *supp = diff_suppressions_parse(text, strlen(text), "s", &err);
+	struct leaksnap_diff_suppressions *supp = leaksnap_diff_suppressions_parse(text, strlen(text), "s", &err);
 	assert_non_null(supp);
-	struct diff_options o = {.by = DIFF_BY_STACK, .suppressions = supp};
-	struct diff *d = diff_new(&o, 2, &err);
+	struct leaksnap_diff_options o = {.by = LEAKSNAP_DIFF_BY_STACK, .suppressions = supp};
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	assert_non_null(d);
 	struct rec r[] = {{16, 4, {0x55000001000, 0}}, {32, 2, {0x56000001000, 0}}};
 	static const uint32_t u[] = {4, 2};
 	for (int k = 0; k < 2; k++)
 		add_reach(d, r, 2, u, MAPS_AT("5500000", "/bin/app") MAPS_AT("5600000", "/lib/libx.so"));
-	assert_int_equal(diff_rank(d, &err), 0);
-	assert_int_equal(diff_suppressed_records(d), 1);
-	assert_int_equal(diff_snapshot(d, 1)->unreachable_bytes, 64);
-	assert_int_equal(diff_snapshot(d, 1)->unreachable_count, 4);
-	assert_int_equal(diff_suspect_count(d), 0);
-	assert_int_equal(diff_unreachable_count(d), 1);
-	assert_int_equal(diff_unreachable(d, 0)->frames[0]->rel_pc, 0x1000);
-	assert_string_equal(diff_unreachable(d, 0)->frames[0]->module, "/bin/app");
-	diff_free(d);
-	diff_suppressions_free(supp);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suppressed_records(d), 1);
+	assert_int_equal(leaksnap_diff_snapshot(d, 1)->unreachable_bytes, 64);
+	assert_int_equal(leaksnap_diff_snapshot(d, 1)->unreachable_count, 4);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 0);
+	assert_int_equal(leaksnap_diff_unreachable_count(d), 1);
+	assert_int_equal(leaksnap_diff_unreachable(d, 0)->frames[0]->rel_pc, 0x1000);
+	assert_string_equal(leaksnap_diff_unreachable(d, 0)->frames[0]->module, "/bin/app");
+	leaksnap_diff_free(d);
+	leaksnap_diff_suppressions_free(supp);
 }
 
 static void test_errors(void **state)
 {
 	(void)state;
 	struct leaksnap_error err;
-	struct diff_options o = {0};
-	assert_null(diff_new(&o, 1, &err));
+	struct leaksnap_diff_options o = {0};
+	assert_null(leaksnap_diff_new(&o, 1, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
-	o.by = (enum diff_by)9;
-	assert_null(diff_new(&o, 2, &err));
+	o.by = (enum leaksnap_diff_by)9;
+	assert_null(leaksnap_diff_new(&o, 2, &err));
 
 	/* a 32-bit snapshot after a 64-bit one */
 	struct rec r[] = {{8, 1, {0x55000001000, 0}}};
@@ -876,17 +876,17 @@ static void test_errors(void **state)
 			  "Total memory: 8\nAllocation records: 1\nBacktrace size: 4\n\n"
 			  "z 0  sz        8  num    1  bt f0001000\n"
 			  "MAPS\nf0000000-f0009000 r-xp 00000000 fd:01 7 /bin/app\nEND\n";
-	struct diff *d = new_diff(DIFF_BY_STACK, 2);
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
 	add(d, open_mem(a, len, "a64"));
-	struct snapshot *s = open_mem(b32, strlen(b32), "b32");
-	assert_int_not_equal(diff_add_snapshot(d, s, NULL, &err), 0);
+	struct leaksnap_snapshot *s = open_mem(b32, strlen(b32), "b32");
+	assert_int_not_equal(leaksnap_diff_add_snapshot(d, s, NULL, &err), 0);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.source, "b32");
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	/* ranking before every snapshot was added */
-	assert_int_not_equal(diff_rank(d, &err), 0);
+	assert_int_not_equal(leaksnap_diff_rank(d, &err), 0);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
-	diff_free(d);
+	leaksnap_diff_free(d);
 	free(a);
 }
 

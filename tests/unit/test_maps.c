@@ -15,10 +15,10 @@
  * Helpers
  * ------------------------------------------------------------------------ */
 
-static struct maps *parse_ok(const char *text)
+static struct leaksnap_maps *parse_ok(const char *text)
 {
 	struct leaksnap_error err;
-	struct maps *maps = maps_parse(text, strlen(text), "test.maps", 1, 0, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, strlen(text), "test.maps", 1, 0, &err);
 	if (maps == NULL)
 		fail_msg("unexpected parse failure: line %lu: %s", err.line, err.text);
 	assert_int_equal(err.code, LEAKSNAP_OK);
@@ -35,7 +35,7 @@ struct want_mapping {
 	unsigned long line;
 };
 
-static void check_mapping(const struct maps_mapping *m, const struct want_mapping *w)
+static void check_mapping(const struct leaksnap_maps_mapping *m, const struct want_mapping *w)
 {
 	assert_non_null(m);
 	assert_int_equal(m->start, w->start);
@@ -60,7 +60,7 @@ struct want_module {
 	size_t first, count;
 };
 
-static void check_module(const struct maps_module *mod, const struct want_module *w)
+static void check_module(const struct leaksnap_maps_module *mod, const struct want_module *w)
 {
 	assert_non_null(mod);
 	assert_string_equal(mod->path, w->path);
@@ -75,10 +75,10 @@ static void expect_error(const char *text, size_t len, unsigned long first_line,
 			 unsigned long line, const char *msg)
 {
 	struct leaksnap_error err;
-	memset(&err, 0x5a, sizeof(err)); /* must be cleared by maps_parse */
-	struct maps *maps = maps_parse(text, len, "dump.txt", first_line, 0, &err);
+	memset(&err, 0x5a, sizeof(err)); /* must be cleared by leaksnap_maps_parse */
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, len, "dump.txt", first_line, 0, &err);
 	if (maps != NULL) {
-		maps_free(maps);
+		leaksnap_maps_free(maps);
 		fail_msg("parse of %.40s unexpectedly succeeded", text);
 	}
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
@@ -125,14 +125,14 @@ static const struct want_mapping x86_mappings[] = {
 	{ 0x55d0c6a07000, 0x55d0c6a0a000, 0x7000, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0, 3 },
 	{ 0x55d0c6a0a000, 0x55d0c6a0b000, 0x9000, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0, 4 },
 	{ 0x55d0c6a0b000, 0x55d0c6a0c000, 0xa000, 1835010, 0xfd, 1, "rw-p", "/usr/bin/cat", false, 0, 5 },
-	{ 0x55d0c6a0c000, 0x55d0c6a0d000, 0x0, 0, 0, 0, "rw-p", NULL, false, MAPS_NONE, 6 },
+	{ 0x55d0c6a0c000, 0x55d0c6a0d000, 0x0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 6 },
 	{ 0x55d0c8259000, 0x55d0c827a000, 0x0, 0, 0, 0, "rw-p", "[heap]", false, 1, 7 },
 	{ 0x7f5e1c000000, 0x7f5e1c028000, 0x0, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 8 },
 	{ 0x7f5e1c028000, 0x7f5e1c1bd000, 0x28000, 1835107, 0xfd, 1, "r-xp", LIBC, false, 2, 9 },
 	{ 0x7f5e1c1bd000, 0x7f5e1c215000, 0x1bd000, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 10 },
 	{ 0x7f5e1c215000, 0x7f5e1c219000, 0x214000, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 11 },
 	{ 0x7f5e1c219000, 0x7f5e1c21b000, 0x218000, 1835107, 0xfd, 1, "rw-p", LIBC, false, 2, 12 },
-	{ 0x7f5e1c21b000, 0x7f5e1c228000, 0x0, 0, 0, 0, "rw-p", NULL, false, MAPS_NONE, 13 },
+	{ 0x7f5e1c21b000, 0x7f5e1c228000, 0x0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 13 },
 	{ 0x7f5e1c300000, 0x7f5e1c301000, 0x0, 42, 0xfd, 2, "r--p", "/data/my dir/lib foo.so", false, 3, 14 },
 	{ 0x7f5e1c301000, 0x7f5e1c302000, 0x1000, 42, 0xfd, 2, "r-xp", "/data/my dir/lib foo.so", false, 3, 15 },
 	{ 0x7f5e1c400000, 0x7f5e1c500000, 0x0, 0, 0, 0, "rw-p", "[anon:dalvik-main space]", false, 4, 16 },
@@ -164,104 +164,104 @@ static const struct want_module x86_modules[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static void check_all(const struct maps *maps, const struct want_mapping *wm, size_t nm,
+static void check_all(const struct leaksnap_maps *maps, const struct want_mapping *wm, size_t nm,
 		      const struct want_module *wmod, size_t nmod)
 {
-	assert_int_equal(maps_mapping_count(maps), nm);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), nm);
 	for (size_t i = 0; i < nm; i++)
-		check_mapping(maps_mapping(maps, i), &wm[i]);
-	assert_int_equal(maps_module_count(maps), nmod);
+		check_mapping(leaksnap_maps_mapping(maps, i), &wm[i]);
+	assert_int_equal(leaksnap_maps_module_count(maps), nmod);
 	for (size_t i = 0; i < nmod; i++)
-		check_module(maps_module(maps, i), &wmod[i]);
-	assert_null(maps_mapping(maps, nm));
-	assert_null(maps_module(maps, nmod));
+		check_module(leaksnap_maps_module(maps, i), &wmod[i]);
+	assert_null(leaksnap_maps_mapping(maps, nm));
+	assert_null(leaksnap_maps_module(maps, nmod));
 }
 
 static void test_x86_64_full(void **state)
 {
 	(void)state;
-	struct maps *maps = parse_ok(x86_text);
+	struct leaksnap_maps *maps = parse_ok(x86_text);
 	check_all(maps, x86_mappings, COUNT(x86_mappings), x86_modules, COUNT(x86_modules));
 
 	/* Every module's mappings point back at it. */
-	for (size_t i = 0; i < maps_module_count(maps); i++) {
-		const struct maps_module *mod = maps_module(maps, i);
+	for (size_t i = 0; i < leaksnap_maps_module_count(maps); i++) {
+		const struct leaksnap_maps_module *mod = leaksnap_maps_module(maps, i);
 		for (size_t j = 0; j < mod->mapping_count; j++) {
-			const struct maps_mapping *m = maps_mapping(maps, mod->first_mapping + j);
+			const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(maps, mod->first_mapping + j);
 			assert_int_equal(m->module, i);
 			assert_string_equal(m->path, mod->path);
 		}
 	}
-	maps_free(maps);
+	leaksnap_maps_free(maps);
 }
 
 static void test_x86_64_locate(void **state)
 {
 	(void)state;
-	struct maps *maps = parse_ok(x86_text);
-	struct maps_location loc;
+	struct leaksnap_maps *maps = parse_ok(x86_text);
+	struct leaksnap_maps_location loc;
 
 	/* libc text: rel_pc = pc - start + offset */
-	assert_true(maps_locate(maps, 0x7f5e1c029234, &loc));
-	assert_ptr_equal(loc.mapping, maps_mapping(maps, 8));
-	assert_ptr_equal(loc.module, maps_module(maps, 2));
+	assert_true(leaksnap_maps_locate(maps, 0x7f5e1c029234, &loc));
+	assert_ptr_equal(loc.mapping, leaksnap_maps_mapping(maps, 8));
+	assert_ptr_equal(loc.module, leaksnap_maps_module(maps, 2));
 	assert_int_equal(loc.rel_pc, 0x29234);
 	assert_string_equal(loc.module->path, LIBC);
 
 	/* First byte of the executable. */
-	assert_true(maps_locate(maps, 0x55d0c6a00000, &loc));
-	assert_ptr_equal(loc.mapping, maps_mapping(maps, 0));
-	assert_ptr_equal(loc.module, maps_module(maps, 0));
+	assert_true(leaksnap_maps_locate(maps, 0x55d0c6a00000, &loc));
+	assert_ptr_equal(loc.mapping, leaksnap_maps_mapping(maps, 0));
+	assert_ptr_equal(loc.module, leaksnap_maps_module(maps, 0));
 	assert_int_equal(loc.rel_pc, 0);
 
 	/* Last byte of its last mapping. */
-	assert_true(maps_locate(maps, 0x55d0c6a0bfff, &loc));
-	assert_ptr_equal(loc.mapping, maps_mapping(maps, 4));
+	assert_true(leaksnap_maps_locate(maps, 0x55d0c6a0bfff, &loc));
+	assert_ptr_equal(loc.mapping, leaksnap_maps_mapping(maps, 4));
 	assert_int_equal(loc.rel_pc, 0xafff);
 
 	/* Anonymous bss right after it: mapped, but no module. */
-	assert_true(maps_locate(maps, 0x55d0c6a0c010, &loc));
-	assert_ptr_equal(loc.mapping, maps_mapping(maps, 5));
+	assert_true(leaksnap_maps_locate(maps, 0x55d0c6a0c010, &loc));
+	assert_ptr_equal(loc.mapping, leaksnap_maps_mapping(maps, 5));
 	assert_null(loc.module);
 	assert_int_equal(loc.rel_pc, 0x10);
 
 	/* Gap between bss and [heap]. */
-	assert_false(maps_locate(maps, 0x55d0c6a0d000, &loc));
+	assert_false(leaksnap_maps_locate(maps, 0x55d0c6a0d000, &loc));
 	assert_null(loc.mapping);
 	assert_null(loc.module);
 	assert_int_equal(loc.rel_pc, 0);
 
 	/* Path with spaces. */
-	assert_true(maps_locate(maps, 0x7f5e1c301abc, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0x7f5e1c301abc, &loc));
 	assert_string_equal(loc.module->path, "/data/my dir/lib foo.so");
 	assert_int_equal(loc.rel_pc, 0x1abc);
 
 	/* Deleted memfd. */
-	assert_true(maps_locate(maps, 0x7f5e1c500040, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0x7f5e1c500040, &loc));
 	assert_string_equal(loc.module->path, "memfd:jit-cache");
 	assert_true(loc.mapping->deleted);
 	assert_int_equal(loc.rel_pc, 0x40);
 
 	/* vdso and vsyscall. */
-	assert_true(maps_locate(maps, 0x7ffc8a7da800, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0x7ffc8a7da800, &loc));
 	assert_string_equal(loc.module->path, "[vdso]");
 	assert_int_equal(loc.rel_pc, 0x800);
-	assert_true(maps_locate(maps, 0xffffffffff600400, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0xffffffffff600400, &loc));
 	assert_string_equal(loc.module->path, "[vsyscall]");
 	assert_int_equal(loc.rel_pc, 0x400);
-	assert_true(maps_locate(maps, 0xffffffffff600fff, &loc));
-	assert_false(maps_locate(maps, 0xffffffffff601000, &loc));
-	assert_false(maps_locate(maps, UINT64_MAX, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0xffffffffff600fff, &loc));
+	assert_false(leaksnap_maps_locate(maps, 0xffffffffff601000, &loc));
+	assert_false(leaksnap_maps_locate(maps, UINT64_MAX, &loc));
 
 	/* Below the first mapping. */
-	assert_false(maps_locate(maps, 0, &loc));
-	assert_false(maps_locate(maps, 0x55d0c69fffff, &loc));
+	assert_false(leaksnap_maps_locate(maps, 0, &loc));
+	assert_false(leaksnap_maps_locate(maps, 0x55d0c69fffff, &loc));
 	assert_null(loc.mapping);
 
 	/* A NULL @out still answers. */
-	assert_true(maps_locate(maps, 0x7f5e1c029234, NULL));
-	assert_false(maps_locate(maps, 0x1000, NULL));
-	maps_free(maps);
+	assert_true(leaksnap_maps_locate(maps, 0x7f5e1c029234, NULL));
+	assert_false(leaksnap_maps_locate(maps, 0x1000, NULL));
+	leaksnap_maps_free(maps);
 }
 
 /* ------------------------------------------------------------------------
@@ -290,12 +290,12 @@ static const struct want_mapping android32_mappings[] = {
 	  "/data/dalvik-cache/arm/system@framework@boot.art", false, 1, 2 },
 	{ 0xab3e4000, 0xab3e6000, 0, 786, 0xb3, 0x19, "r-xp", "/system/bin/app_process32", false, 2, 3 },
 	{ 0xab3e6000, 0xab3e7000, 0x1000, 786, 0xb3, 0x19, "r--p", "/system/bin/app_process32", false, 2, 4 },
-	{ 0xab3e7000, 0xab3e8000, 0, 0, 0, 0, "rw-p", NULL, false, MAPS_NONE, 5 },
+	{ 0xab3e7000, 0xab3e8000, 0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 5 },
 	{ 0xab8c3000, 0xab8c6000, 0, 0, 0, 0, "rw-p", "[heap]", false, 3, 6 },
 	{ 0xb6e00000, 0xb6e80000, 0, 0, 0, 0, "rw-p", "[anon:libc_malloc]", false, 4, 7 },
 	{ 0xb6e80000, 0xb6f00000, 0, 0, 0, 0, "rw-p", "[anon:libc_malloc]", false, 4, 8 },
 	{ 0xb6f40000, 0xb6f8e000, 0, 1232, 0xb3, 0x19, "r-xp", "/system/lib/libc.so", false, 5, 9 },
-	{ 0xb6f8e000, 0xb6f8f000, 0, 0, 0, 0, "---p", NULL, false, MAPS_NONE, 10 },
+	{ 0xb6f8e000, 0xb6f8f000, 0, 0, 0, 0, "---p", NULL, false, LEAKSNAP_MAPS_NONE, 10 },
 	{ 0xb6f8f000, 0xb6f92000, 0x4e000, 1232, 0xb3, 0x19, "r--p", "/system/lib/libc.so", false, 6, 11 },
 	{ 0xb6f92000, 0xb6f94000, 0x51000, 1232, 0xb3, 0x19, "rw-p", "/system/lib/libc.so", false, 6, 12 },
 	{ 0xbeb7e000, 0xbeb9f000, 0, 0, 0, 0, "rw-p", "[stack]", false, 7, 13 },
@@ -318,24 +318,24 @@ static const struct want_module android32_modules[] = {
 static void test_android32(void **state)
 {
 	(void)state;
-	struct maps *maps = parse_ok(android32_text);
-	struct maps_location loc;
+	struct leaksnap_maps *maps = parse_ok(android32_text);
+	struct leaksnap_maps_location loc;
 
 	check_all(maps, android32_mappings, COUNT(android32_mappings), android32_modules,
 		  COUNT(android32_modules));
 
-	assert_true(maps_locate(maps, 0xb6f5a1c4, &loc));
-	assert_ptr_equal(loc.module, maps_module(maps, 5));
+	assert_true(leaksnap_maps_locate(maps, 0xb6f5a1c4, &loc));
+	assert_ptr_equal(loc.module, leaksnap_maps_module(maps, 5));
 	assert_int_equal(loc.rel_pc, 0x1a1c4);
-	assert_true(maps_locate(maps, 0xb6f90010, &loc));
-	assert_ptr_equal(loc.module, maps_module(maps, 6));
+	assert_true(leaksnap_maps_locate(maps, 0xb6f90010, &loc));
+	assert_ptr_equal(loc.module, leaksnap_maps_module(maps, 6));
 	assert_int_equal(loc.rel_pc, 0x4f010);
-	assert_true(maps_locate(maps, 0xb6f8e004, &loc)); /* guard page */
+	assert_true(leaksnap_maps_locate(maps, 0xb6f8e004, &loc)); /* guard page */
 	assert_null(loc.module);
-	assert_false(maps_locate(maps, 0xb6f00000, &loc)); /* gap */
-	assert_false(maps_locate(maps, 0xffff1000, &loc));
-	assert_false(maps_locate(maps, 0x100000000, &loc));
-	maps_free(maps);
+	assert_false(leaksnap_maps_locate(maps, 0xb6f00000, &loc)); /* gap */
+	assert_false(leaksnap_maps_locate(maps, 0xffff1000, &loc));
+	assert_false(leaksnap_maps_locate(maps, 0x100000000, &loc));
+	leaksnap_maps_free(maps);
 }
 
 /* ------------------------------------------------------------------------
@@ -352,18 +352,18 @@ static void test_crlf(void **state)
 		"00403000-00404000 rw-p 00000000 00:00 0          \r\n"
 		"\r\n"
 		"00500000-00501000 r--p 00000000 08:01 7 /lib/x (deleted)\r\n";
-	struct maps *maps = parse_ok(text);
-	assert_int_equal(maps_mapping_count(maps), 5);
-	assert_string_equal(maps_mapping(maps, 0)->path, "/bin/a");
-	assert_string_equal(maps_mapping(maps, 1)->path, "/bin/a");
-	assert_null(maps_mapping(maps, 2)->path);
-	assert_null(maps_mapping(maps, 3)->path);
-	assert_string_equal(maps_mapping(maps, 4)->path, "/lib/x");
-	assert_true(maps_mapping(maps, 4)->deleted);
-	assert_int_equal(maps_mapping(maps, 4)->line, 6);
-	assert_int_equal(maps_module_count(maps), 2);
-	assert_int_equal(maps_module(maps, 0)->mapping_count, 2);
-	maps_free(maps);
+	struct leaksnap_maps *maps = parse_ok(text);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 5);
+	assert_string_equal(leaksnap_maps_mapping(maps, 0)->path, "/bin/a");
+	assert_string_equal(leaksnap_maps_mapping(maps, 1)->path, "/bin/a");
+	assert_null(leaksnap_maps_mapping(maps, 2)->path);
+	assert_null(leaksnap_maps_mapping(maps, 3)->path);
+	assert_string_equal(leaksnap_maps_mapping(maps, 4)->path, "/lib/x");
+	assert_true(leaksnap_maps_mapping(maps, 4)->deleted);
+	assert_int_equal(leaksnap_maps_mapping(maps, 4)->line, 6);
+	assert_int_equal(leaksnap_maps_module_count(maps), 2);
+	assert_int_equal(leaksnap_maps_module(maps, 0)->mapping_count, 2);
+	leaksnap_maps_free(maps);
 }
 
 static void test_no_final_newline(void **state)
@@ -372,24 +372,24 @@ static void test_no_final_newline(void **state)
 	static const char text[] =
 		"1000-2000 r-xp 00000000 08:01 5 /a\n"
 		"2000-3000 r--p 00001000 08:01 5 /a";
-	struct maps *maps = parse_ok(text);
-	assert_int_equal(maps_mapping_count(maps), 2);
-	assert_string_equal(maps_mapping(maps, 1)->path, "/a");
-	assert_int_equal(maps_module_count(maps), 1);
-	assert_int_equal(maps_module(maps, 0)->end, 0x3000);
-	maps_free(maps);
+	struct leaksnap_maps *maps = parse_ok(text);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 2);
+	assert_string_equal(leaksnap_maps_mapping(maps, 1)->path, "/a");
+	assert_int_equal(leaksnap_maps_module_count(maps), 1);
+	assert_int_equal(leaksnap_maps_module(maps, 0)->end, 0x3000);
+	leaksnap_maps_free(maps);
 
 	/* Without a path, without a newline, with CR. */
 	maps = parse_ok("1000-2000 r-xp 0 0:0 0");
-	assert_int_equal(maps_mapping_count(maps), 1);
-	assert_null(maps_mapping(maps, 0)->path);
-	assert_int_equal(maps_module_count(maps), 0);
-	assert_int_equal(maps_mapping(maps, 0)->module, MAPS_NONE);
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 1);
+	assert_null(leaksnap_maps_mapping(maps, 0)->path);
+	assert_int_equal(leaksnap_maps_module_count(maps), 0);
+	assert_int_equal(leaksnap_maps_mapping(maps, 0)->module, LEAKSNAP_MAPS_NONE);
+	leaksnap_maps_free(maps);
 
 	maps = parse_ok("1000-2000 r-xp 0 0:0 0 /b\r");
-	assert_string_equal(maps_mapping(maps, 0)->path, "/b");
-	maps_free(maps);
+	assert_string_equal(leaksnap_maps_mapping(maps, 0)->path, "/b");
+	leaksnap_maps_free(maps);
 }
 
 static void test_blank_lines_and_tabs(void **state)
@@ -402,10 +402,10 @@ static void test_blank_lines_and_tabs(void **state)
 		"\n"
 		"2000-3000  r--p   1000  8:1  5   \t  /lib/t.so\n"
 		"\t\n";
-	struct maps *maps = maps_parse(text, sizeof(text) - 1, NULL, 40, 0, NULL);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, sizeof(text) - 1, NULL, 40, 0, NULL);
 	assert_non_null(maps);
-	assert_int_equal(maps_mapping_count(maps), 2);
-	const struct maps_mapping *a = maps_mapping(maps, 0), *b = maps_mapping(maps, 1);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 2);
+	const struct leaksnap_maps_mapping *a = leaksnap_maps_mapping(maps, 0), *b = leaksnap_maps_mapping(maps, 1);
 	assert_int_equal(a->line, 42);
 	assert_int_equal(b->line, 44);
 	assert_string_equal(a->path, "/lib/t.so");
@@ -414,15 +414,15 @@ static void test_blank_lines_and_tabs(void **state)
 	assert_int_equal(b->dev_major, 8);
 	assert_int_equal(b->dev_minor, 1);
 	/* dev "08:01" and "8:1" are the same device: one module. */
-	assert_int_equal(maps_module_count(maps), 1);
-	assert_int_equal(maps_module(maps, 0)->mapping_count, 2);
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_module_count(maps), 1);
+	assert_int_equal(leaksnap_maps_module(maps, 0)->mapping_count, 2);
+	leaksnap_maps_free(maps);
 
 	/* Only blank lines: no mappings. */
 	maps = parse_ok("\n\n  \n\r\n\t");
-	assert_int_equal(maps_mapping_count(maps), 0);
-	assert_int_equal(maps_module_count(maps), 0);
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 0);
+	assert_int_equal(leaksnap_maps_module_count(maps), 0);
+	leaksnap_maps_free(maps);
 }
 
 static void test_paths_verbatim(void **state)
@@ -436,21 +436,21 @@ static void test_paths_verbatim(void **state)
 		"5000-6000 r--p 0 0:0 0 /trailing space \n"
 		"6000-7000 r--p 0 0:0 0 a\n"
 		"7000-8000 r--p 0 0:0 0 x (deleted)\n";
-	struct maps *maps = parse_ok(text);
-	assert_int_equal(maps_mapping_count(maps), 7);
-	assert_string_equal(maps_mapping(maps, 0)->path, "[anon:a b  c]");
-	assert_string_equal(maps_mapping(maps, 1)->path, "(deleted)");
-	assert_false(maps_mapping(maps, 1)->deleted);
-	assert_string_equal(maps_mapping(maps, 2)->path, "/x (deleted)");
-	assert_true(maps_mapping(maps, 2)->deleted);
-	assert_string_equal(maps_mapping(maps, 3)->path, "/y (deleted)z");
-	assert_false(maps_mapping(maps, 3)->deleted);
-	assert_string_equal(maps_mapping(maps, 4)->path, "/trailing space ");
-	assert_string_equal(maps_mapping(maps, 5)->path, "a");
-	assert_string_equal(maps_mapping(maps, 6)->path, "x");
-	assert_true(maps_mapping(maps, 6)->deleted);
-	assert_int_equal(maps_module_count(maps), 7);
-	maps_free(maps);
+	struct leaksnap_maps *maps = parse_ok(text);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 7);
+	assert_string_equal(leaksnap_maps_mapping(maps, 0)->path, "[anon:a b  c]");
+	assert_string_equal(leaksnap_maps_mapping(maps, 1)->path, "(deleted)");
+	assert_false(leaksnap_maps_mapping(maps, 1)->deleted);
+	assert_string_equal(leaksnap_maps_mapping(maps, 2)->path, "/x (deleted)");
+	assert_true(leaksnap_maps_mapping(maps, 2)->deleted);
+	assert_string_equal(leaksnap_maps_mapping(maps, 3)->path, "/y (deleted)z");
+	assert_false(leaksnap_maps_mapping(maps, 3)->deleted);
+	assert_string_equal(leaksnap_maps_mapping(maps, 4)->path, "/trailing space ");
+	assert_string_equal(leaksnap_maps_mapping(maps, 5)->path, "a");
+	assert_string_equal(leaksnap_maps_mapping(maps, 6)->path, "x");
+	assert_true(leaksnap_maps_mapping(maps, 6)->deleted);
+	assert_int_equal(leaksnap_maps_module_count(maps), 7);
+	leaksnap_maps_free(maps);
 }
 
 static void test_hex_forms(void **state)
@@ -467,52 +467,52 @@ static void test_hex_forms(void **state)
 	expect_error(t3, sizeof(t3) - 1, 1, 1, "malformed maps line: bad offset");
 
 	/* Exactly 16 digits with leading zeros are fine. */
-	struct maps *maps = parse_ok("0000000000001000-0000000000002000 r--p 0000000000000010 0:0 0\n");
-	assert_int_equal(maps_mapping(maps, 0)->start, 0x1000);
-	assert_int_equal(maps_mapping(maps, 0)->end, 0x2000);
-	assert_int_equal(maps_mapping(maps, 0)->offset, 0x10);
-	maps_free(maps);
+	struct leaksnap_maps *maps = parse_ok("0000000000001000-0000000000002000 r--p 0000000000000010 0:0 0\n");
+	assert_int_equal(leaksnap_maps_mapping(maps, 0)->start, 0x1000);
+	assert_int_equal(leaksnap_maps_mapping(maps, 0)->end, 0x2000);
+	assert_int_equal(leaksnap_maps_mapping(maps, 0)->offset, 0x10);
+	leaksnap_maps_free(maps);
 }
 
 static void test_upper_case_hex(void **state)
 {
 	(void)state;
-	struct maps *maps = parse_ok(
+	struct leaksnap_maps *maps = parse_ok(
 		"ABCDEF00-ABCDF000 r-xp 0000ABCD FD:0A 9 /u\n"
 		"00000000ABCDF000-00000000ABCDF001 r--p FFFFFFFFFFFFFFFF 0:0 18446744073709551615\n"
 		"fffffffffffff000-ffffffffffffffff rw-p 0 ffffffff:ffffffff 0\n");
-	const struct maps_mapping *m = maps_mapping(maps, 0);
+	const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(maps, 0);
 	assert_int_equal(m->start, 0xabcdef00);
 	assert_int_equal(m->end, 0xabcdf000);
 	assert_int_equal(m->offset, 0xabcd);
 	assert_int_equal(m->dev_major, 0xfd);
 	assert_int_equal(m->dev_minor, 0xa);
-	m = maps_mapping(maps, 1);
+	m = leaksnap_maps_mapping(maps, 1);
 	assert_int_equal(m->start, 0xabcdf000);
 	assert_int_equal(m->offset, UINT64_MAX);
 	assert_int_equal(m->inode, UINT64_MAX);
-	m = maps_mapping(maps, 2);
+	m = leaksnap_maps_mapping(maps, 2);
 	assert_int_equal(m->end, UINT64_MAX);
 	assert_int_equal(m->dev_major, 0xffffffffu);
 	assert_int_equal(m->dev_minor, 0xffffffffu);
 
 	/* rel_pc wraps: offset near the top of the range. */
-	struct maps_location loc;
-	assert_true(maps_locate(maps, 0xabcdf000, &loc));
+	struct leaksnap_maps_location loc;
+	assert_true(leaksnap_maps_locate(maps, 0xabcdf000, &loc));
 	assert_int_equal(loc.rel_pc, UINT64_MAX);
-	assert_true(maps_locate(maps, 0xfffffffffffffffe, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0xfffffffffffffffe, &loc));
 	assert_int_equal(loc.rel_pc, 0xffe);
-	assert_false(maps_locate(maps, UINT64_MAX, &loc)); /* end is exclusive */
-	maps_free(maps);
+	assert_false(leaksnap_maps_locate(maps, UINT64_MAX, &loc)); /* end is exclusive */
+	leaksnap_maps_free(maps);
 
 	maps = parse_ok("1000-3000 r-xp ffffffffffff0000 0:0 1 /w\n");
-	assert_true(maps_locate(maps, 0x2800, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0x2800, &loc));
 	assert_int_equal(loc.rel_pc, 0xffffffffffff1800);
-	maps_free(maps);
+	leaksnap_maps_free(maps);
 	maps = parse_ok("10000-40000 r-xp ffffffffffff0000 0:0 1 /w\n");
-	assert_true(maps_locate(maps, 0x30000, &loc));
+	assert_true(leaksnap_maps_locate(maps, 0x30000, &loc));
 	assert_int_equal(loc.rel_pc, 0x10000); /* wrapped */
-	maps_free(maps);
+	leaksnap_maps_free(maps);
 }
 
 /* ------------------------------------------------------------------------
@@ -547,14 +547,14 @@ static void test_modules_grouping(void **state)
 		"d000-e000 rw-p 0 00:00 0 [anon:x]\n"
 		/* 13: different pseudo path -> new module */
 		"e000-f000 rw-p 0 00:00 0 [anon:y]\n";
-	struct maps *maps = parse_ok(text);
+	struct leaksnap_maps *maps = parse_ok(text);
 	static const struct { size_t module; } want[] = {
-		{ 0 }, { 0 }, { 1 }, { 2 }, { 3 }, { 4 }, { 5 }, { 5 }, { MAPS_NONE }, { 6 },
+		{ 0 }, { 0 }, { 1 }, { 2 }, { 3 }, { 4 }, { 5 }, { 5 }, { LEAKSNAP_MAPS_NONE }, { 6 },
 		{ 7 }, { 7 }, { 8 },
 	};
-	assert_int_equal(maps_mapping_count(maps), COUNT(want));
+	assert_int_equal(leaksnap_maps_mapping_count(maps), COUNT(want));
 	for (size_t i = 0; i < COUNT(want); i++)
-		assert_int_equal(maps_mapping(maps, i)->module, want[i].module);
+		assert_int_equal(leaksnap_maps_mapping(maps, i)->module, want[i].module);
 
 	static const struct want_module mods[] = {
 		{ "/lib/a.so", 0x1000, 0x3000, 0, 2 },
@@ -567,18 +567,18 @@ static void test_modules_grouping(void **state)
 		{ "[anon:x]", 0xc000, 0xe000, 10, 2 },
 		{ "[anon:y]", 0xe000, 0xf000, 12, 1 },
 	};
-	assert_int_equal(maps_module_count(maps), COUNT(mods));
+	assert_int_equal(leaksnap_maps_module_count(maps), COUNT(mods));
 	for (size_t i = 0; i < COUNT(mods); i++)
-		check_module(maps_module(maps, i), &mods[i]);
+		check_module(leaksnap_maps_module(maps, i), &mods[i]);
 
 	/* A PC in the address gap inside module 5 is unmapped. */
-	struct maps_location loc;
-	assert_false(maps_locate(maps, 0x8000, &loc));
+	struct leaksnap_maps_location loc;
+	assert_false(leaksnap_maps_locate(maps, 0x8000, &loc));
 	assert_null(loc.module);
-	assert_true(maps_locate(maps, 0x9010, &loc));
-	assert_ptr_equal(loc.module, maps_module(maps, 5));
+	assert_true(leaksnap_maps_locate(maps, 0x9010, &loc));
+	assert_ptr_equal(loc.module, leaksnap_maps_module(maps, 5));
 	assert_int_equal(loc.rel_pc, 0x10);
-	maps_free(maps);
+	leaksnap_maps_free(maps);
 }
 
 /* ------------------------------------------------------------------------
@@ -592,81 +592,81 @@ static void test_lookup_boundaries(void **state)
 		"10000-20000 r-xp 0 0:0 1 /a\n"
 		"20000-30000 r--p 0 0:0 1 /a\n"   /* adjacent */
 		"40000-41000 rw-p 0 0:0 0\n";     /* after a gap */
-	struct maps *maps = parse_ok(text);
-	const struct maps_mapping *m0 = maps_mapping(maps, 0);
-	const struct maps_mapping *m1 = maps_mapping(maps, 1);
-	const struct maps_mapping *m2 = maps_mapping(maps, 2);
+	struct leaksnap_maps *maps = parse_ok(text);
+	const struct leaksnap_maps_mapping *m0 = leaksnap_maps_mapping(maps, 0);
+	const struct leaksnap_maps_mapping *m1 = leaksnap_maps_mapping(maps, 1);
+	const struct leaksnap_maps_mapping *m2 = leaksnap_maps_mapping(maps, 2);
 
-	assert_null(maps_lookup(maps, 0));
-	assert_null(maps_lookup(maps, 0xffff));
-	assert_ptr_equal(maps_lookup(maps, 0x10000), m0);
-	assert_ptr_equal(maps_lookup(maps, 0x1ffff), m0);
-	assert_ptr_equal(maps_lookup(maps, 0x20000), m1); /* one past m0 = m1 */
-	assert_ptr_equal(maps_lookup(maps, 0x2ffff), m1);
-	assert_null(maps_lookup(maps, 0x30000));           /* one past m1 */
-	assert_null(maps_lookup(maps, 0x3ffff));
-	assert_ptr_equal(maps_lookup(maps, 0x40000), m2);
-	assert_ptr_equal(maps_lookup(maps, 0x40fff), m2);
-	assert_null(maps_lookup(maps, 0x41000));
-	assert_null(maps_lookup(maps, UINT64_MAX));
-	maps_free(maps);
+	assert_null(leaksnap_maps_lookup(maps, 0));
+	assert_null(leaksnap_maps_lookup(maps, 0xffff));
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 0x10000), m0);
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 0x1ffff), m0);
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 0x20000), m1); /* one past m0 = m1 */
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 0x2ffff), m1);
+	assert_null(leaksnap_maps_lookup(maps, 0x30000));           /* one past m1 */
+	assert_null(leaksnap_maps_lookup(maps, 0x3ffff));
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 0x40000), m2);
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 0x40fff), m2);
+	assert_null(leaksnap_maps_lookup(maps, 0x41000));
+	assert_null(leaksnap_maps_lookup(maps, UINT64_MAX));
+	leaksnap_maps_free(maps);
 
 	/* A single mapping. */
 	maps = parse_ok("1000-2000 r-xp 0 0:0 0\n");
-	assert_null(maps_lookup(maps, 0xfff));
-	assert_non_null(maps_lookup(maps, 0x1000));
-	assert_non_null(maps_lookup(maps, 0x1fff));
-	assert_null(maps_lookup(maps, 0x2000));
-	maps_free(maps);
+	assert_null(leaksnap_maps_lookup(maps, 0xfff));
+	assert_non_null(leaksnap_maps_lookup(maps, 0x1000));
+	assert_non_null(leaksnap_maps_lookup(maps, 0x1fff));
+	assert_null(leaksnap_maps_lookup(maps, 0x2000));
+	leaksnap_maps_free(maps);
 }
 
 static void test_null_and_empty(void **state)
 {
 	(void)state;
-	struct maps_location loc;
+	struct leaksnap_maps_location loc;
 	memset(&loc, 0x5a, sizeof(loc));
-	assert_false(maps_locate(NULL, 0x1000, &loc));
+	assert_false(leaksnap_maps_locate(NULL, 0x1000, &loc));
 	assert_null(loc.mapping);
 	assert_null(loc.module);
 	assert_int_equal(loc.rel_pc, 0);
-	assert_null(maps_lookup(NULL, 0x1000));
-	assert_int_equal(maps_mapping_count(NULL), 0);
-	assert_int_equal(maps_module_count(NULL), 0);
-	assert_null(maps_mapping(NULL, 0));
-	assert_null(maps_module(NULL, 0));
-	maps_free(NULL);
+	assert_null(leaksnap_maps_lookup(NULL, 0x1000));
+	assert_int_equal(leaksnap_maps_mapping_count(NULL), 0);
+	assert_int_equal(leaksnap_maps_module_count(NULL), 0);
+	assert_null(leaksnap_maps_mapping(NULL, 0));
+	assert_null(leaksnap_maps_module(NULL, 0));
+	leaksnap_maps_free(NULL);
 
 	struct leaksnap_error err;
 	memset(&err, 0x5a, sizeof(err));
-	struct maps *maps = maps_parse("", 0, "x", 1, 0, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse("", 0, "x", 1, 0, &err);
 	assert_non_null(maps);
 	assert_int_equal(err.code, LEAKSNAP_OK);
 	assert_int_equal(err.line, 0);
 	assert_int_equal(err.text[0], '\0');
-	assert_int_equal(maps_mapping_count(maps), 0);
-	assert_int_equal(maps_module_count(maps), 0);
-	assert_null(maps_mapping(maps, 0));
-	assert_null(maps_module(maps, 0));
-	assert_null(maps_lookup(maps, 0));
-	assert_null(maps_lookup(maps, UINT64_MAX));
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 0);
+	assert_int_equal(leaksnap_maps_module_count(maps), 0);
+	assert_null(leaksnap_maps_mapping(maps, 0));
+	assert_null(leaksnap_maps_module(maps, 0));
+	assert_null(leaksnap_maps_lookup(maps, 0));
+	assert_null(leaksnap_maps_lookup(maps, UINT64_MAX));
 	memset(&loc, 0x5a, sizeof(loc));
-	assert_false(maps_locate(maps, 0x1234, &loc));
+	assert_false(leaksnap_maps_locate(maps, 0x1234, &loc));
 	assert_null(loc.mapping);
 	assert_int_equal(loc.rel_pc, 0);
-	maps_free(maps);
+	leaksnap_maps_free(maps);
 
 	/* NULL text with length 0 is an empty text too. */
-	maps = maps_parse(NULL, 0, "x", 1, 0, &err);
+	maps = leaksnap_maps_parse(NULL, 0, "x", 1, 0, &err);
 	assert_non_null(maps);
-	assert_int_equal(maps_mapping_count(maps), 0);
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 0);
+	leaksnap_maps_free(maps);
 
 	/* Only the first @len bytes are read. */
-	maps = maps_parse("1000-2000 r-xp 0 0:0 0 /a\nGARBAGE", 26, "x", 1, 0, &err);
+	maps = leaksnap_maps_parse("1000-2000 r-xp 0 0:0 0 /a\nGARBAGE", 26, "x", 1, 0, &err);
 	assert_non_null(maps);
-	assert_int_equal(maps_mapping_count(maps), 1);
-	assert_string_equal(maps_mapping(maps, 0)->path, "/a");
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 1);
+	assert_string_equal(leaksnap_maps_mapping(maps, 0)->path, "/a");
+	leaksnap_maps_free(maps);
 }
 
 static void test_text_is_copied(void **state)
@@ -676,16 +676,16 @@ static void test_text_is_copied(void **state)
 	char *buf = malloc(sizeof(src));
 	assert_non_null(buf);
 	memcpy(buf, src, sizeof(src));
-	struct maps *maps = maps_parse(buf, sizeof(src) - 1, "c", 1, 0, NULL);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(buf, sizeof(src) - 1, "c", 1, 0, NULL);
 	assert_non_null(maps);
 	/* The caller's text is left untouched... */
 	assert_memory_equal(buf, src, sizeof(src));
 	/* ...and may go away. */
 	memset(buf, 'X', sizeof(src) - 1);
 	free(buf);
-	assert_string_equal(maps_mapping(maps, 0)->path, "/lib/copy.so");
-	assert_string_equal(maps_module(maps, 0)->path, "/lib/copy.so");
-	maps_free(maps);
+	assert_string_equal(leaksnap_maps_mapping(maps, 0)->path, "/lib/copy.so");
+	assert_string_equal(leaksnap_maps_module(maps, 0)->path, "/lib/copy.so");
+	leaksnap_maps_free(maps);
 }
 
 /* ------------------------------------------------------------------------
@@ -777,7 +777,7 @@ static void test_error_offsets(void **state)
 	(void)state;
 	static const char text[] = GOOD1 GOOD2 "\nbroken line\n";
 	struct leaksnap_error err;
-	struct maps *maps = maps_parse(text, sizeof(text) - 1, "big.txt", 100, 5000, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, sizeof(text) - 1, "big.txt", 100, 5000, &err);
 	assert_null(maps);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_string_equal(err.source, "big.txt");
@@ -798,7 +798,7 @@ static void test_nul_byte(void **state)
 	expect_error(text, sizeof(text) - 1, 20, 21, "nul byte in maps text");
 
 	struct leaksnap_error err;
-	assert_null(maps_parse(text, sizeof(text) - 1, "n", 1, 1000, &err));
+	assert_null(leaksnap_maps_parse(text, sizeof(text) - 1, "n", 1, 1000, &err));
 	assert_true(err.has_offset);
 	assert_int_equal(err.offset, 1000 + strlen(GOOD1) + 25);
 
@@ -820,19 +820,19 @@ static void test_error_without_record(void **state)
 {
 	(void)state;
 	/* @err may be NULL; failure is still NULL. */
-	assert_null(maps_parse("MAP_DATA\n", 9, "x", 1, 0, NULL));
+	assert_null(leaksnap_maps_parse("MAP_DATA\n", 9, "x", 1, 0, NULL));
 
 	struct leaksnap_error err;
-	assert_null(maps_parse("MAP_DATA\n", 9, NULL, 1, 0, &err));
+	assert_null(leaksnap_maps_parse("MAP_DATA\n", 9, NULL, 1, 0, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_string_equal(err.source, "");
 
 	/* NULL text with a length is a usage error. */
-	assert_null(maps_parse(NULL, 5, "x", 1, 0, &err));
+	assert_null(leaksnap_maps_parse(NULL, 5, "x", 1, 0, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 
 	/* first_line 0 is read as 1 (0 means "no line" in an error). */
-	assert_null(maps_parse("junk", 4, "x", 0, 0, &err));
+	assert_null(leaksnap_maps_parse("junk", 4, "x", 0, 0, &err));
 	assert_int_equal(err.line, 1);
 }
 
@@ -878,40 +878,40 @@ static void test_large(void **state)
 	}
 
 	struct leaksnap_error err;
-	struct maps *maps = maps_parse(text, len, "big", 1, 0, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, len, "big", 1, 0, &err);
 	free(text);
 	assert_non_null(maps);
-	assert_int_equal(maps_mapping_count(maps), BIG_COUNT);
-	assert_int_equal(maps_module_count(maps), BIG_COUNT / 5);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), BIG_COUNT);
+	assert_int_equal(leaksnap_maps_module_count(maps), BIG_COUNT / 5);
 
 	for (size_t i = 0; i < BIG_COUNT; i++) {
-		const struct maps_mapping *m = maps_mapping(maps, i);
+		const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(maps, i);
 		assert_int_equal(m->start, big_start(i));
 		assert_int_equal(m->end, big_end(i));
 		assert_int_equal(m->line, i + 1);
-		assert_ptr_equal(maps_lookup(maps, m->start), m);
-		assert_ptr_equal(maps_lookup(maps, m->end - 1), m);
-		assert_ptr_equal(maps_lookup(maps, m->start + (m->end - m->start) / 2), m);
+		assert_ptr_equal(leaksnap_maps_lookup(maps, m->start), m);
+		assert_ptr_equal(leaksnap_maps_lookup(maps, m->end - 1), m);
+		assert_ptr_equal(leaksnap_maps_lookup(maps, m->start + (m->end - m->start) / 2), m);
 		/* One past the end is the next mapping, or a gap. */
-		const struct maps_mapping *after = maps_lookup(maps, m->end);
+		const struct leaksnap_maps_mapping *after = leaksnap_maps_lookup(maps, m->end);
 		if (i + 1 < BIG_COUNT && big_start(i + 1) == m->end)
-			assert_ptr_equal(after, maps_mapping(maps, i + 1));
+			assert_ptr_equal(after, leaksnap_maps_mapping(maps, i + 1));
 		else
 			assert_null(after);
 
-		struct maps_location loc;
-		assert_true(maps_locate(maps, m->end - 1, &loc));
+		struct leaksnap_maps_location loc;
+		assert_true(leaksnap_maps_locate(maps, m->end - 1, &loc));
 		assert_int_equal(loc.rel_pc, m->end - 1 - m->start + m->offset);
 		if (i % 5 == 4) {
-			assert_int_equal(m->module, MAPS_NONE);
+			assert_int_equal(m->module, LEAKSNAP_MAPS_NONE);
 			assert_null(loc.module);
 		} else {
 			assert_int_equal(m->module, i / 5);
-			assert_ptr_equal(loc.module, maps_module(maps, i / 5));
+			assert_ptr_equal(loc.module, leaksnap_maps_module(maps, i / 5));
 		}
 	}
 	for (size_t k = 0; k < BIG_COUNT / 5; k++) {
-		const struct maps_module *mod = maps_module(maps, k);
+		const struct leaksnap_maps_module *mod = leaksnap_maps_module(maps, k);
 		char want[64];
 		snprintf(want, sizeof(want), "/system/lib64/lib%zu.so", k);
 		assert_string_equal(mod->path, want);
@@ -920,9 +920,9 @@ static void test_large(void **state)
 		assert_int_equal(mod->start, big_start(k * 5));
 		assert_int_equal(mod->end, big_end(k * 5 + 3));
 	}
-	assert_null(maps_lookup(maps, big_start(0) - 1));
-	assert_null(maps_lookup(maps, big_end(BIG_COUNT - 1)));
-	maps_free(maps);
+	assert_null(leaksnap_maps_lookup(maps, big_start(0) - 1));
+	assert_null(leaksnap_maps_lookup(maps, big_end(BIG_COUNT - 1)));
+	leaksnap_maps_free(maps);
 }
 
 /* Many blank lines parse to nothing and do not trip the capacity logic. */
@@ -934,11 +934,11 @@ static void test_many_blank_lines(void **state)
 	assert_non_null(text);
 	memset(text, '\n', len);
 	memcpy(text + len, "1000-2000 r-xp 0 0:0 0 /z", 25);
-	struct maps *maps = maps_parse(text, len + 25, "blank", 1, 0, NULL);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, len + 25, "blank", 1, 0, NULL);
 	assert_non_null(maps);
-	assert_int_equal(maps_mapping_count(maps), 1);
-	assert_int_equal(maps_mapping(maps, 0)->line, len + 1);
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 1);
+	assert_int_equal(leaksnap_maps_mapping(maps, 0)->line, len + 1);
+	leaksnap_maps_free(maps);
 
 	/* Densest possible valid text: every line is the shortest one. */
 	size_t n = 50000, pos = 0;
@@ -946,27 +946,27 @@ static void test_many_blank_lines(void **state)
 	assert_non_null(dense);
 	for (size_t i = 0; i < n; i++)
 		pos += (size_t)sprintf(dense + pos, "%zx-%zx ---p 0 0:0 0\n", i * 2, i * 2 + 1);
-	maps = maps_parse(dense, pos, "dense", 1, 0, NULL);
+	maps = leaksnap_maps_parse(dense, pos, "dense", 1, 0, NULL);
 	assert_non_null(maps);
-	assert_int_equal(maps_mapping_count(maps), n);
-	assert_ptr_equal(maps_lookup(maps, 2 * (n - 1)), maps_mapping(maps, n - 1));
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), n);
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 2 * (n - 1)), leaksnap_maps_mapping(maps, n - 1));
+	leaksnap_maps_free(maps);
 	/* The same without newline terminators where possible: "0-1 ---p 0 0:0 0". */
-	maps = maps_parse("0-1 ---p 0 0:0 0\n1-2 ---p 0 0:0 0", 33, "min", 1, 0, NULL);
+	maps = leaksnap_maps_parse("0-1 ---p 0 0:0 0\n1-2 ---p 0 0:0 0", 33, "min", 1, 0, NULL);
 	assert_non_null(maps);
-	assert_int_equal(maps_mapping_count(maps), 2);
-	maps_free(maps);
+	assert_int_equal(leaksnap_maps_mapping_count(maps), 2);
+	leaksnap_maps_free(maps);
 	free(dense);
 	free(text);
 }
 
-/* maps_add_unloaded: the mappings of dlclose()d libraries join where
+/* leaksnap_maps_add_unloaded: the mappings of dlclose()d libraries join where
  * nothing is mapped; code replaces anonymous or data mappings made at its
  * place since (split around it), never code; later lines win. */
 static void test_add_unloaded(void **state)
 {
 	(void)state;
-	struct maps *m = parse_ok("1000-2000 r-xp 00000000 08:01 10 /bin/app\n"
+	struct leaksnap_maps *m = parse_ok("1000-2000 r-xp 00000000 08:01 10 /bin/app\n"
 				  "5000-9000 rw-p 00000000 00:00 0 \n"
 				  "9000-a000 r-xp 00000000 00:00 0 [anon:jit]\n"
 				  "f000-10000 rw-p 00002000 08:01 30 /data/file\n");
@@ -980,7 +980,7 @@ static void test_add_unloaded(void **state)
 			  "b000-c000 r--p 00000000 00:00 0 \n";              /* no path: no */
 	struct leaksnap_error err;
 	size_t shadowed = 99;
-	long n = maps_add_unloaded(m, un, strlen(un), "x.dump", &shadowed, &err);
+	long n = leaksnap_maps_add_unloaded(m, un, strlen(un), "x.dump", &shadowed, &err);
 	assert_int_equal(n, 4);
 	assert_int_equal(shadowed, 1); /* libjit.so under the [anon:jit] code */
 	const struct {
@@ -998,9 +998,9 @@ static void test_add_unloaded(void **state)
 		{0x9000, 0xa000, 0, "[anon:jit]", false},
 		{0xf000, 0x10000, 0x2000, "/data/file", false},
 	};
-	assert_int_equal(maps_mapping_count(m), sizeof(want) / sizeof(want[0]));
+	assert_int_equal(leaksnap_maps_mapping_count(m), sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const struct maps_mapping *x = maps_mapping(m, i);
+		const struct leaksnap_maps_mapping *x = leaksnap_maps_mapping(m, i);
 		assert_int_equal(x->start, want[i].start);
 		assert_int_equal(x->end, want[i].end);
 		assert_int_equal(x->offset, want[i].offset);
@@ -1011,45 +1011,45 @@ static void test_add_unloaded(void **state)
 		assert_int_equal(x->unloaded, want[i].unloaded);
 	}
 	/* libp.so's two lines are one module, and a PC in it lands there */
-	assert_int_equal(maps_mapping(m, 1)->module, maps_mapping(m, 2)->module);
-	struct maps_location loc;
-	assert_true(maps_locate(m, 0x4010, &loc));
+	assert_int_equal(leaksnap_maps_mapping(m, 1)->module, leaksnap_maps_mapping(m, 2)->module);
+	struct leaksnap_maps_location loc;
+	assert_true(leaksnap_maps_locate(m, 0x4010, &loc));
 	assert_string_equal(loc.module->path, "/lib/libp.so");
 	assert_int_equal(loc.rel_pc, 0x1010);
-	assert_true(maps_locate(m, 0x6900, &loc));
+	assert_true(leaksnap_maps_locate(m, 0x6900, &loc));
 	assert_string_equal(loc.module->path, "/lib/libnew.so");
-	assert_true(maps_locate(m, 0x6010, &loc));
+	assert_true(leaksnap_maps_locate(m, 0x6010, &loc));
 	assert_string_equal(loc.module->path, "/lib/libold.so");
 	assert_int_equal(loc.rel_pc, 0x1010);
 	/* once per object */
-	assert_int_equal(maps_add_unloaded(m, un, strlen(un), "x.dump", NULL, &err), -1);
-	maps_free(m);
+	assert_int_equal(leaksnap_maps_add_unloaded(m, un, strlen(un), "x.dump", NULL, &err), -1);
+	leaksnap_maps_free(m);
 
 	/* partly under loaded code: the rest of the line is kept */
 	m = parse_ok("5000-6000 r-xp 00000000 08:01 10 /bin/app\n");
 	const char part[] = "3000-6000 r-xp 00000000 08:01 20 /lib/libold.so\n"
 			    "8000-a000 r-xp 00000000 08:01 21 /lib/liba.so\n"
 			    "9000-b000 r-xp 00000000 08:01 22 /lib/libb.so\n";
-	assert_int_equal(maps_add_unloaded(m, part, strlen(part), "x.dump", &shadowed, &err), 3);
+	assert_int_equal(leaksnap_maps_add_unloaded(m, part, strlen(part), "x.dump", &shadowed, &err), 3);
 	assert_int_equal(shadowed, 1); /* libold.so, partly under /bin/app */
-	assert_true(maps_locate(m, 0x3100, &loc));
+	assert_true(leaksnap_maps_locate(m, 0x3100, &loc));
 	assert_string_equal(loc.module->path, "/lib/libold.so");
-	assert_true(maps_locate(m, 0x5100, &loc));
+	assert_true(leaksnap_maps_locate(m, 0x5100, &loc));
 	assert_string_equal(loc.module->path, "/bin/app");
-	assert_true(maps_locate(m, 0x8100, &loc));
+	assert_true(leaksnap_maps_locate(m, 0x8100, &loc));
 	assert_string_equal(loc.module->path, "/lib/liba.so");
-	assert_true(maps_locate(m, 0x9100, &loc));
+	assert_true(leaksnap_maps_locate(m, 0x9100, &loc));
 	assert_string_equal(loc.module->path, "/lib/libb.so");
-	maps_free(m);
+	leaksnap_maps_free(m);
 
 	/* a malformed line: -1, its line number */
 	m = parse_ok("1000-2000 r-xp 00000000 08:01 10 /bin/app\n");
 	const char bad[] = "3000-4000 r-xp 00000000 08:01 20 /lib/a.so\nnot a line\n";
-	assert_int_equal(maps_add_unloaded(m, bad, strlen(bad), "x.dump", NULL, &err), -1);
+	assert_int_equal(leaksnap_maps_add_unloaded(m, bad, strlen(bad), "x.dump", NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_int_equal(err.line, 2);
-	assert_int_equal(maps_mapping_count(m), 1);
-	maps_free(m);
+	assert_int_equal(leaksnap_maps_mapping_count(m), 1);
+	leaksnap_maps_free(m);
 }
 
 int main(void)

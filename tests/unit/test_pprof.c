@@ -135,13 +135,13 @@ static void test_roundtrip(void **state)
 
 	/* an inline chain (innermost first), a function shared with another
 	 * location, a name that is not UTF-8, a PC in no mapping */
-	struct sym_frame chain[2] = {
+	struct leaksnap_sym_frame chain[2] = {
 		{.function = "inner", .file = "a.c", .line = 10, .column = 3, .inlined = true},
 		{.function = "outer", .file = "a.c", .line = 20, .column = 7, .start_line = 15},
 	};
-	struct sym_frame outer_again = {.function = "outer", .file = "a.c", .line = 25,
+	struct leaksnap_sym_frame outer_again = {.function = "outer", .file = "a.c", .line = 25,
 					.start_line = 15};
-	struct sym_frame bad = {.function = "bad\xffname", .file = NULL, .line = 0};
+	struct leaksnap_sym_frame bad = {.function = "bad\xffname", .file = NULL, .line = 0};
 	assert_int_equal(leaksnap_export_pprof_location_find(p, 0x5123), 0);
 	uint64_t a = leaksnap_export_pprof_location(p, 0x5123, exe, 0x5123, chain, 2);
 	uint64_t b = leaksnap_export_pprof_location(p, 0x5200, exe, 0x5200, &outer_again, 1);
@@ -356,7 +356,7 @@ static void test_many_samples(void **state)
 	char name[32];
 	for (uint64_t i = 0; i < PCS; i++) {
 		snprintf(name, sizeof(name), "fn%llu", (unsigned long long)(i % 1000));
-		struct sym_frame fr = {.function = name, .file = "big.c", .line = (uint32_t)i};
+		struct leaksnap_sym_frame fr = {.function = name, .file = "big.c", .line = (uint32_t)i};
 		assert_int_equal(leaksnap_export_pprof_location(p, 0x10000 + i * 0x10, 0, 0x10000 + i * 0x10, &fr, 1),
 				 i + 1);
 	}

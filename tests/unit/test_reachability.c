@@ -1,7 +1,7 @@
 /* Unit tests of the LEAKSNAP reachability section (flag bit 2) through the
  * libsnapshot API: both byte orders and pointer sizes, merging, every
  * truncation, oversize, counts above the record's, the flag rules, and
- * the writers (kept by snapshot_save, dropped by snapshot_save_text). */
+ * the writers (kept by leaksnap_snapshot_save, dropped by leaksnap_snapshot_save_text). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -54,10 +54,10 @@ static void build(struct bytes *b, unsigned ptr, int be, uint8_t flags, const ui
 	put(&r, t + 1, ptr, be), put(&r, t + 2, ptr, be), put(&r, 0, ptr, be);
 	put(&r, 16 | (1u << 31), ptr, be), put(&r, 1, ptr, be);
 	put(&r, t + 3, ptr, be), put(&r, 0, ptr, be), put(&r, 0, ptr, be);
-	struct snapshot_header h = {
+	struct leaksnap_snapshot_header h = {
 		.version = 1,
 		.pointer_size = (uint8_t)ptr,
-		.flags = (uint8_t)((be ? SNAPSHOT_FLAG_BIG_ENDIAN : 0) | flags),
+		.flags = (uint8_t)((be ? LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN : 0) | flags),
 		.backtrace_size = 3,
 		.pid = 9,
 		.meta_size = (uint32_t)strlen(meta),
@@ -66,8 +66,8 @@ static void build(struct bytes *b, unsigned ptr, int be, uint8_t flags, const ui
 		.records_size = r.n,
 		.maps_size = strlen(maps64),
 	};
-	snapshot_header_encode(&h, b->p);
-	b->n = SNAPSHOT_HEADER_SIZE;
+	leaksnap_snapshot_header_encode(&h, b->p);
+	b->n = LEAKSNAP_SNAPSHOT_HEADER_SIZE;
 	memcpy(b->p + b->n, r.p, r.n);
 	b->n += r.n;
 	put_s(b, maps64);
@@ -79,20 +79,20 @@ static void build(struct bytes *b, unsigned ptr, int be, uint8_t flags, const ui
 
 static const uint32_t reach_ok[NREC] = {3, 2, 1};
 
-static void check_reach(const struct snapshot *s)
+static void check_reach(const struct leaksnap_snapshot *s)
 {
-	assert_true(snapshot_has_reachability(s));
-	assert_int_equal(snapshot_record_count(s), 2);
-	const struct snapshot_record *r = snapshot_record(s, 0);
+	assert_true(leaksnap_snapshot_has_reachability(s));
+	assert_int_equal(leaksnap_snapshot_record_count(s), 2);
+	const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, 0);
 	assert_int_equal(r->count, 7);
 	assert_int_equal(r->unreachable, 5); /* 3 + 2, merged */
-	r = snapshot_record(s, 1);
+	r = leaksnap_snapshot_record(s, 1);
 	assert_true(r->zygote);
 	assert_int_equal(r->unreachable, 1);
-	assert_int_equal(snapshot_unreachable_bytes(s), 32 * 5 + 16);
-	assert_int_equal(snapshot_unreachable_count(s), 6);
-	assert_string_equal(snapshot_meta_get(s, "reachability"), "test");
-	assert_string_equal(snapshot_meta_get(s, "reachability_pause_us"), "7");
+	assert_int_equal(leaksnap_snapshot_unreachable_bytes(s), 32 * 5 + 16);
+	assert_int_equal(leaksnap_snapshot_unreachable_count(s), 6);
+	assert_string_equal(leaksnap_snapshot_meta_get(s, "reachability"), "test");
+	assert_string_equal(leaksnap_snapshot_meta_get(s, "reachability_pause_us"), "7");
 }
 
 static void test_every_layout(void **state)
@@ -102,23 +102,23 @@ static void test_every_layout(void **state)
 		for (int be = 0; be <= 1; be++) {
 			struct bytes b;
 			struct leaksnap_error err;
-			build(&b, ptr, be, SNAPSHOT_FLAG_REACHABILITY, reach_ok);
-			assert_int_equal(b.n, SNAPSHOT_HEADER_SIZE + NREC * ptr * 5 + strlen(maps64) +
+			build(&b, ptr, be, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, reach_ok);
+			assert_int_equal(b.n, LEAKSNAP_SNAPSHOT_HEADER_SIZE + NREC * ptr * 5 + strlen(maps64) +
 						      strlen(meta) + 4 * NREC);
-			struct snapshot *s = snapshot_open_memory(b.p, b.n, "m", NULL, &err);
+			struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err);
 			assert_non_null(s);
 			check_reach(s);
-			assert_int_equal(snapshot_warning_count(s), 0);
-			snapshot_close(s);
+			assert_int_equal(leaksnap_snapshot_warning_count(s), 0);
+			leaksnap_snapshot_close(s);
 			/* unmerged, each record keeps its own count */
-			struct snapshot_open_opts o = {.keep_duplicates = true};
-			s = snapshot_open_memory(b.p, b.n, "m", &o, &err);
+			struct leaksnap_snapshot_open_opts o = {.keep_duplicates = true};
+			s = leaksnap_snapshot_open_memory(b.p, b.n, "m", &o, &err);
 			assert_non_null(s);
-			assert_int_equal(snapshot_record_count(s), 3);
+			assert_int_equal(leaksnap_snapshot_record_count(s), 3);
 			for (size_t i = 0; i < 3; i++)
-				assert_int_equal(snapshot_record(s, i)->unreachable, reach_ok[i]);
-			assert_int_equal(snapshot_unreachable_count(s), 6);
-			snapshot_close(s);
+				assert_int_equal(leaksnap_snapshot_record(s, i)->unreachable, reach_ok[i]);
+			assert_int_equal(leaksnap_snapshot_unreachable_count(s), 6);
+			leaksnap_snapshot_close(s);
 		}
 }
 
@@ -127,13 +127,13 @@ static void test_absent(void **state)
 	(void)state;
 	struct bytes b;
 	build(&b, 8, 0, 0, NULL);
-	struct snapshot *s = snapshot_open_memory(b.p, b.n, "m", NULL, NULL);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, NULL);
 	assert_non_null(s);
-	assert_false(snapshot_has_reachability(s));
-	assert_int_equal(snapshot_unreachable_bytes(s), 0);
-	assert_int_equal(snapshot_unreachable_count(s), 0);
-	assert_int_equal(snapshot_record(s, 0)->unreachable, 0);
-	snapshot_close(s);
+	assert_false(leaksnap_snapshot_has_reachability(s));
+	assert_int_equal(leaksnap_snapshot_unreachable_bytes(s), 0);
+	assert_int_equal(leaksnap_snapshot_unreachable_count(s), 0);
+	assert_int_equal(leaksnap_snapshot_record(s, 0)->unreachable, 0);
+	leaksnap_snapshot_close(s);
 }
 
 /* A count above its own record's is refused at that u32's offset, also
@@ -154,8 +154,8 @@ static void test_count_above_record(void **state)
 		for (int be = 0; be <= 1; be++) {
 			struct bytes b;
 			struct leaksnap_error err;
-			build(&b, 4, be, SNAPSHOT_FLAG_REACHABILITY, cases[c].reach);
-			assert_null(snapshot_open_memory(b.p, b.n, "m", NULL, &err));
+			build(&b, 4, be, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, cases[c].reach);
+			assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err));
 			assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 			assert_true(err.has_offset);
 			assert_int_equal(err.offset, section_start + 4 * cases[c].index);
@@ -169,12 +169,12 @@ static void test_every_truncation_and_oversize(void **state)
 	(void)state;
 	for (unsigned ptr = 4; ptr <= 8; ptr += 4) {
 		struct bytes b;
-		build(&b, ptr, ptr == 4, SNAPSHOT_FLAG_REACHABILITY, reach_ok);
+		build(&b, ptr, ptr == 4, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, reach_ok);
 		for (size_t len = 0; len < b.n; len++) {
 			struct leaksnap_error err;
 			uint8_t *copy = malloc(len ? len : 1);
 			memcpy(copy, b.p, len);
-			assert_null(snapshot_open_memory(copy, len, "cut", NULL, &err));
+			assert_null(leaksnap_snapshot_open_memory(copy, len, "cut", NULL, &err));
 			assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 			if (len >= section_start) {
 				char want[160];
@@ -193,7 +193,7 @@ static void test_every_truncation_and_oversize(void **state)
 			char want[80];
 			size_t n = b.n;
 			memset(b.p + n, 'x', extra);
-			assert_null(snapshot_open_memory(b.p, n + extra, "big", NULL, &err));
+			assert_null(leaksnap_snapshot_open_memory(b.p, n + extra, "big", NULL, &err));
 			snprintf(want, sizeof(want), "%zu trailing bytes after the reachability section",
 				 extra);
 			assert_int_equal(err.offset, n);
@@ -207,50 +207,50 @@ static void test_flags(void **state)
 	(void)state;
 	struct bytes b;
 	struct leaksnap_error err;
-	build(&b, 8, 0, SNAPSHOT_FLAG_REACHABILITY | SNAPSHOT_FLAG_COUNT_IS_FRAMES, reach_ok);
-	assert_null(snapshot_open_memory(b.p, b.n, "m", NULL, &err));
+	build(&b, 8, 0, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY | LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES, reach_ok);
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err));
 	assert_int_equal(err.offset, 11);
 	assert_string_equal(err.text, "flag bits 1 (Android 7 counts) and 2 (reachability) are "
 				      "never set together");
 	/* bit 3 is still unknown */
 	build(&b, 8, 0, 0x08, NULL);
-	assert_null(snapshot_open_memory(b.p, b.n, "m", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err));
 	assert_string_equal(err.text, "unknown flag bits 0x08");
 	/* the section without the flag is trailing data */
 	build(&b, 8, 0, 0, reach_ok);
-	assert_null(snapshot_open_memory(b.p, b.n, "m", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err));
 	assert_int_equal(err.offset, section_start);
 	assert_string_equal(err.text, "12 trailing bytes after the metadata section");
 	/* forcing Android 7 counts drops the section, with a warning */
-	build(&b, 8, 0, SNAPSHOT_FLAG_REACHABILITY, reach_ok);
-	struct snapshot_open_opts o = {.count_is_frames = true};
-	struct snapshot *s = snapshot_open_memory(b.p, b.n, "m", &o, &err);
+	build(&b, 8, 0, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, reach_ok);
+	struct leaksnap_snapshot_open_opts o = {.count_is_frames = true};
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", &o, &err);
 	assert_non_null(s);
-	assert_false(snapshot_has_reachability(s));
-	assert_int_equal(snapshot_unreachable_count(s), 0);
-	assert_int_equal(snapshot_record(s, 0)->unreachable, 0);
-	assert_int_equal(snapshot_warning_count(s), 1);
-	assert_string_equal(snapshot_warning(s, 0), "the unreachable counts are ignored: the "
+	assert_false(leaksnap_snapshot_has_reachability(s));
+	assert_int_equal(leaksnap_snapshot_unreachable_count(s), 0);
+	assert_int_equal(leaksnap_snapshot_record(s, 0)->unreachable, 0);
+	assert_int_equal(leaksnap_snapshot_warning_count(s), 1);
+	assert_string_equal(leaksnap_snapshot_warning(s, 0), "the unreachable counts are ignored: the "
 						   "second field is read as a frame count");
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 static void test_header_decode_sizes(void **state)
 {
 	(void)state;
-	struct snapshot_header h = {1, 8, SNAPSHOT_FLAG_REACHABILITY, 2, 1, 3, 0, 0, 32, 32 * 4, 0};
-	uint8_t buf[SNAPSHOT_HEADER_SIZE];
-	snapshot_header_encode(&h, buf);
+	struct leaksnap_snapshot_header h = {1, 8, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, 2, 1, 3, 0, 0, 32, 32 * 4, 0};
+	uint8_t buf[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
+	leaksnap_snapshot_header_encode(&h, buf);
 	assert_int_equal(buf[11], 0x04);
-	assert_int_equal(SNAPSHOT_REACHABILITY_SIZE(h.records_size, h.info_size), 16);
-	uint64_t size = SNAPSHOT_HEADER_SIZE + 32 * 4 + 3 + 16;
-	struct snapshot_header d;
+	assert_int_equal(LEAKSNAP_SNAPSHOT_REACHABILITY_SIZE(h.records_size, h.info_size), 16);
+	uint64_t size = LEAKSNAP_SNAPSHOT_HEADER_SIZE + 32 * 4 + 3 + 16;
+	struct leaksnap_snapshot_header d;
 	struct leaksnap_error err;
-	assert_int_equal(snapshot_header_decode(buf, sizeof(buf), size, &d, "h", &err), 0);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size, &d, "h", &err), 0);
 	assert_memory_equal(&d, &h, sizeof(h));
-	assert_int_equal(snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err), -1);
 	assert_int_equal(err.offset, size - 16);
-	assert_int_equal(snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err), -1);
 	assert_int_equal(err.offset, size);
 }
 
@@ -275,8 +275,8 @@ static uint8_t *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* snapshot_save keeps the section (merged counts, the chosen byte order,
- * any pointer size); snapshot_save_text drops it with one sentence. */
+/* leaksnap_snapshot_save keeps the section (merged counts, the chosen byte order,
+ * any pointer size); leaksnap_snapshot_save_text drops it with one sentence. */
 static void test_writers(void **state)
 {
 	(void)state;
@@ -289,34 +289,34 @@ static void test_writers(void **state)
 			for (unsigned out_ptr = ptr; out_ptr <= 8; out_ptr += 4) {
 				struct bytes b;
 				struct leaksnap_error err;
-				build(&b, ptr, be, SNAPSHOT_FLAG_REACHABILITY, reach_ok);
-				struct snapshot *s = snapshot_open_memory(b.p, b.n, "m", NULL, &err);
+				build(&b, ptr, be, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, reach_ok);
+				struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err);
 				assert_non_null(s);
 				snprintf(path, sizeof(path), "%s/%d.dump", dir, k++);
-				struct snapshot_save_opts so = {.big_endian = !be,
+				struct leaksnap_snapshot_save_opts so = {.big_endian = !be,
 								.pointer_size = out_ptr};
-				int rc = snapshot_save(s, path, &so, &err);
+				int rc = leaksnap_snapshot_save(s, path, &so, &err);
 				if (rc)
 					print_error("%s: %s\n", path, err.text);
 				assert_int_equal(rc, 0);
 				size_t len;
 				const uint8_t *p = slurp(path, &len);
-				assert_int_equal(p[11], SNAPSHOT_FLAG_REACHABILITY | (!be ? 1 : 0));
+				assert_int_equal(p[11], LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY | (!be ? 1 : 0));
 				/* two merged records: 5 and 1, in the output's byte order */
 				static const uint8_t le[8] = {5, 0, 0, 0, 1, 0, 0, 0};
 				static const uint8_t bige[8] = {0, 0, 0, 5, 0, 0, 0, 1};
 				assert_memory_equal(p + len - 8, !be ? bige : le, 8);
-				struct snapshot *r = snapshot_open(path, NULL, &err);
+				struct leaksnap_snapshot *r = leaksnap_snapshot_open(path, NULL, &err);
 				assert_non_null(r);
 				check_reach(r);
-				assert_int_equal(snapshot_pointer_size(r), out_ptr);
-				snapshot_close(r);
+				assert_int_equal(leaksnap_snapshot_pointer_size(r), out_ptr);
+				leaksnap_snapshot_close(r);
 				if (ptr == 8 && be == 0 && out_ptr == 8) {
 					struct dropped d = {.n = 0};
-					struct snapshot_save_opts to = {.dropped = on_dropped,
+					struct leaksnap_snapshot_save_opts to = {.dropped = on_dropped,
 									.dropped_ctx = &d};
 					snprintf(path, sizeof(path), "%s/text.txt", dir);
-					rc = snapshot_save_text(s, path, &to, &err);
+					rc = leaksnap_snapshot_save_text(s, path, &to, &err);
 					if (rc)
 						print_error("%s\n", err.text);
 					assert_int_equal(rc, 0);
@@ -327,13 +327,13 @@ static void test_writers(void **state)
 								 "allocations) are not written: the text "
 								 "format has no place for them");
 					assert_int_equal(found, 1);
-					r = snapshot_open(path, NULL, &err);
+					r = leaksnap_snapshot_open(path, NULL, &err);
 					assert_non_null(r);
-					assert_false(snapshot_has_reachability(r));
-					snapshot_close(r);
+					assert_false(leaksnap_snapshot_has_reachability(r));
+					leaksnap_snapshot_close(r);
 					unlink(path);
 				}
-				snapshot_close(s);
+				leaksnap_snapshot_close(s);
 			}
 	for (int i = 0; i < k; i++) {
 		snprintf(path, sizeof(path), "%s/%d.dump", dir, i);

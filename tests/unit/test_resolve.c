@@ -79,8 +79,8 @@ static char *self_maps(void)
 
 struct input {
 	char *text;
-	struct snapshot *snap;
-	struct maps *maps;
+	struct leaksnap_snapshot *snap;
+	struct leaksnap_maps *maps;
 };
 
 static void input_open(struct input *in, const uint64_t *pcs, size_t n, const char *maps)
@@ -88,22 +88,22 @@ static void input_open(struct input *in, const uint64_t *pcs, size_t n, const ch
 	in->text = text_dump(pcs, n, maps);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	in->snap = snapshot_open_memory(in->text, strlen(in->text), "dump.txt", NULL, &err);
+	in->snap = leaksnap_snapshot_open_memory(in->text, strlen(in->text), "dump.txt", NULL, &err);
 	if (!in->snap)
 		fail_msg("%s: %s", err.source, err.text);
 	size_t mlen;
 	unsigned long line;
 	uint64_t off;
-	const char *m = snapshot_maps(in->snap, &mlen, &line, &off);
-	in->maps = maps_parse(m, mlen, "dump.txt", line, off, &err);
+	const char *m = leaksnap_snapshot_maps(in->snap, &mlen, &line, &off);
+	in->maps = leaksnap_maps_parse(m, mlen, "dump.txt", line, off, &err);
 	if (!in->maps)
 		fail_msg("%s: %s", err.source, err.text);
 }
 
 static void input_close(struct input *in)
 {
-	maps_free(in->maps);
-	snapshot_close(in->snap);
+	leaksnap_maps_free(in->maps);
+	leaksnap_snapshot_close(in->snap);
 	free(in->text);
 }
 
@@ -140,8 +140,8 @@ static void test_resolve_own_frames(void **state)
 	struct problems p = {0};
 	struct leaksnap_resolver *r = new_resolver(&p);
 
-	struct maps_location loc;
-	assert_true(maps_locate(in.maps, probe_ret, &loc));
+	struct leaksnap_maps_location loc;
+	assert_true(leaksnap_maps_locate(in.maps, probe_ret, &loc));
 	assert_non_null(loc.module);
 	struct leaksnap_resolved res;
 	struct leaksnap_error err;
@@ -152,7 +152,7 @@ static void test_resolve_own_frames(void **state)
 	assert_non_null(res.module->file);
 	assert_true(res.frame_count >= 1);
 	/* a return address is answered at its call: the caller's line */
-	const struct sym_frame *outer = &res.frames[res.frame_count - 1];
+	const struct leaksnap_sym_frame *outer = &res.frames[res.frame_count - 1];
 	assert_string_equal(outer->function, "resolvetest_caller");
 	assert_non_null(strstr(res.frames[0].file, "test_resolve.c"));
 	assert_int_equal(res.frames[0].line, target_line);
@@ -168,7 +168,7 @@ static void test_resolve_own_frames(void **state)
 	assert_null(leaksnap_resolver_module(r, 1));
 
 	/* a PC in no mapping: no module, no frames, no problem */
-	assert_false(maps_locate(in.maps, 0x10, &loc) && loc.module);
+	assert_false(leaksnap_maps_locate(in.maps, 0x10, &loc) && loc.module);
 	memset(&loc, 0, sizeof(loc));
 	assert_int_equal(leaksnap_resolve_pc(r, in.snap, in.maps, &loc, &res, &err), 0);
 	assert_null(res.module);
@@ -206,8 +206,8 @@ static void test_resolve_bad_module_said_once(void **state)
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	for (size_t i = 0; i < 2; i++) {
-		struct maps_location loc;
-		assert_true(maps_locate(in.maps, pcs[i], &loc));
+		struct leaksnap_maps_location loc;
+		assert_true(leaksnap_maps_locate(in.maps, pcs[i], &loc));
 		struct leaksnap_resolved res;
 		assert_int_equal(leaksnap_resolve_pc(r, in.snap, in.maps, &loc, &res, &err), 0);
 		assert_non_null(res.module);
@@ -242,14 +242,14 @@ static void test_resolve_by_parts(void **state)
 	uint64_t pcs[] = {probe_ret};
 	struct input in;
 	input_open(&in, pcs, 1, maps);
-	struct maps_location loc;
-	assert_true(maps_locate(in.maps, probe_ret, &loc));
+	struct leaksnap_maps_location loc;
+	assert_true(leaksnap_maps_locate(in.maps, probe_ret, &loc));
 	struct problems p = {0};
 	struct leaksnap_resolver *r = new_resolver(&p);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	uint64_t rel = loc.rel_pc;
-	const struct sym_module *m = leaksnap_resolve_module(r, loc.module->path, NULL, 0, NULL, 0,
+	const struct leaksnap_sym_module *m = leaksnap_resolve_module(r, loc.module->path, NULL, 0, NULL, 0,
 							     &rel, &err);
 	assert_non_null(m);
 	assert_int_equal(rel, loc.rel_pc);

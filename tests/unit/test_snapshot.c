@@ -54,11 +54,11 @@ static void leaksnap_file(struct bytes *b, unsigned ptr, int be, const char *met
 			  uint8_t extra_flags)
 {
 	struct bytes recs = {.n = 0};
-	records(&recs, ptr, be, extra_flags & SNAPSHOT_FLAG_COUNT_IS_FRAMES);
-	struct snapshot_header h = {
+	records(&recs, ptr, be, extra_flags & LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES);
+	struct leaksnap_snapshot_header h = {
 		.version = 1,
 		.pointer_size = (uint8_t)ptr,
-		.flags = (uint8_t)((be ? SNAPSHOT_FLAG_BIG_ENDIAN : 0) | extra_flags),
+		.flags = (uint8_t)((be ? LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN : 0) | extra_flags),
 		.backtrace_size = 3,
 		.pid = 77,
 		.meta_size = (uint32_t)strlen(meta),
@@ -69,36 +69,36 @@ static void leaksnap_file(struct bytes *b, unsigned ptr, int be, const char *met
 		.maps_size = strlen(maps64),
 	};
 	b->n = 0;
-	snapshot_header_encode(&h, b->p);
-	b->n = SNAPSHOT_HEADER_SIZE;
+	leaksnap_snapshot_header_encode(&h, b->p);
+	b->n = LEAKSNAP_SNAPSHOT_HEADER_SIZE;
 	memcpy(b->p + b->n, recs.p, recs.n);
 	b->n += recs.n;
 	put_s(b, maps64);
 	put_s(b, meta);
 }
 
-static void check_sample(const struct snapshot *s, unsigned ptr)
+static void check_sample(const struct leaksnap_snapshot *s, unsigned ptr)
 {
 	const uint64_t t = ptr == 8 ? 0x7f0000001000ull : 0xf0001000ull;
-	assert_int_equal(snapshot_record_count(s), 2);
-	assert_int_equal(snapshot_allocation_count(s), 8);
-	assert_int_equal(snapshot_records_bytes(s), 32 * 7 + 16);
-	const struct snapshot_record *r = snapshot_record(s, 0);
+	assert_int_equal(leaksnap_snapshot_record_count(s), 2);
+	assert_int_equal(leaksnap_snapshot_allocation_count(s), 8);
+	assert_int_equal(leaksnap_snapshot_records_bytes(s), 32 * 7 + 16);
+	const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, 0);
 	assert_int_equal(r->size, 32);
 	assert_int_equal(r->count, 7);
 	assert_false(r->zygote);
 	assert_int_equal(r->frame_count, 2);
 	assert_int_equal(r->frames[0], t + 1);
 	assert_int_equal(r->frames[1], t + 2);
-	r = snapshot_record(s, 1);
+	r = leaksnap_snapshot_record(s, 1);
 	assert_int_equal(r->size, 16);
 	assert_int_equal(r->count, 1);
 	assert_true(r->zygote);
 	assert_int_equal(r->frame_count, 1);
 	assert_int_equal(r->frames[0], t + 3);
-	assert_null(snapshot_record(s, 2));
-	assert_int_equal(snapshot_pointer_size(s), ptr);
-	assert_int_equal(snapshot_backtrace_size(s), 3);
+	assert_null(leaksnap_snapshot_record(s, 2));
+	assert_int_equal(leaksnap_snapshot_pointer_size(s), ptr);
+	assert_int_equal(leaksnap_snapshot_backtrace_size(s), 3);
 }
 
 static void test_leaksnap_all_layouts(void **state)
@@ -109,31 +109,31 @@ static void test_leaksnap_all_layouts(void **state)
 			struct bytes b;
 			struct leaksnap_error err;
 			leaksnap_file(&b, ptr, be, "abi=arm64\nbuild_id=ab12 /a b/c.so\n", 0);
-			struct snapshot *s = snapshot_open_memory(b.p, b.n, "mem", NULL, &err);
+			struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "mem", NULL, &err);
 			assert_non_null(s);
 			assert_int_equal(err.code, LEAKSNAP_OK);
 			check_sample(s, ptr);
-			assert_int_equal(snapshot_format(s), SNAPSHOT_FORMAT_LEAKSNAP);
-			assert_string_equal(snapshot_version(s), "1");
-			assert_int_equal(snapshot_big_endian(s), be);
-			assert_int_equal(snapshot_pid(s), 77);
+			assert_int_equal(leaksnap_snapshot_format(s), LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP);
+			assert_string_equal(leaksnap_snapshot_version(s), "1");
+			assert_int_equal(leaksnap_snapshot_big_endian(s), be);
+			assert_int_equal(leaksnap_snapshot_pid(s), 77);
 			uint64_t t;
-			assert_true(snapshot_time_ns(s, &t));
+			assert_true(leaksnap_snapshot_time_ns(s, &t));
 			assert_int_equal(t, 1000000000ull * 1700000000ull);
-			assert_int_equal(snapshot_count_mode(s), SNAPSHOT_COUNTS_REAL);
-			assert_int_equal(snapshot_meta_count(s), 2);
-			assert_string_equal(snapshot_meta_get(s, "build_id"), "ab12 /a b/c.so");
-			assert_null(snapshot_meta_get(s, "nope"));
+			assert_int_equal(leaksnap_snapshot_count_mode(s), LEAKSNAP_SNAPSHOT_COUNTS_REAL);
+			assert_int_equal(leaksnap_snapshot_meta_count(s), 2);
+			assert_string_equal(leaksnap_snapshot_meta_get(s, "build_id"), "ab12 /a b/c.so");
+			assert_null(leaksnap_snapshot_meta_get(s, "nope"));
 			size_t len;
 			unsigned long line;
 			uint64_t off;
-			const char *maps = snapshot_maps(s, &len, &line, &off);
+			const char *maps = leaksnap_snapshot_maps(s, &len, &line, &off);
 			assert_int_equal(len, strlen(maps64));
 			assert_memory_equal(maps, maps64, len);
 			assert_int_equal(line, 0);
-			assert_int_equal(off, SNAPSHOT_HEADER_SIZE + 3 * ptr * 5);
-			assert_int_equal(snapshot_warning_count(s), 0);
-			snapshot_close(s);
+			assert_int_equal(off, LEAKSNAP_SNAPSHOT_HEADER_SIZE + 3 * ptr * 5);
+			assert_int_equal(leaksnap_snapshot_warning_count(s), 0);
+			leaksnap_snapshot_close(s);
 		}
 	}
 }
@@ -142,14 +142,14 @@ static void test_leaksnap_android7_flag(void **state)
 {
 	(void)state;
 	struct bytes b;
-	leaksnap_file(&b, 8, 0, "", SNAPSHOT_FLAG_COUNT_IS_FRAMES);
-	struct snapshot *s = snapshot_open_memory(b.p, b.n, "mem", NULL, NULL);
+	leaksnap_file(&b, 8, 0, "", LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "mem", NULL, NULL);
 	assert_non_null(s);
-	assert_int_equal(snapshot_count_mode(s), SNAPSHOT_COUNTS_FLAGGED);
-	assert_int_equal(snapshot_record_count(s), 2);
-	assert_int_equal(snapshot_record(s, 0)->count, 2); /* two records, one each */
-	assert_int_equal(snapshot_allocation_count(s), 3);
-	snapshot_close(s);
+	assert_int_equal(leaksnap_snapshot_count_mode(s), LEAKSNAP_SNAPSHOT_COUNTS_FLAGGED);
+	assert_int_equal(leaksnap_snapshot_record_count(s), 2);
+	assert_int_equal(leaksnap_snapshot_record(s, 0)->count, 2); /* two records, one each */
+	assert_int_equal(leaksnap_snapshot_allocation_count(s), 3);
+	leaksnap_snapshot_close(s);
 }
 
 /* Every proper prefix of a valid LEAKSNAP file is rejected with an offset,
@@ -163,15 +163,15 @@ static void test_leaksnap_every_truncation(void **state)
 		struct leaksnap_error err;
 		uint8_t *copy = malloc(len ? len : 1);
 		memcpy(copy, b.p, len);
-		struct snapshot *s = snapshot_open_memory(copy, len, "cut", NULL, &err);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(copy, len, "cut", NULL, &err);
 		assert_null(s);
 		assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 		assert_string_equal(err.source, "cut");
-		if (len > 0 && len < SNAPSHOT_HEADER_SIZE) {
+		if (len > 0 && len < LEAKSNAP_SNAPSHOT_HEADER_SIZE) {
 			assert_true(err.has_offset);
 			assert_int_equal(err.offset, len);
 			assert_non_null(strstr(err.text, "truncated header"));
-		} else if (len >= SNAPSHOT_HEADER_SIZE) {
+		} else if (len >= LEAKSNAP_SNAPSHOT_HEADER_SIZE) {
 			assert_true(err.has_offset);
 			assert_true(err.offset == 48 || err.offset == 56 || err.offset == 20);
 		}
@@ -189,7 +189,7 @@ static void test_header_huge_claim_rejected(void **state)
 	for (int i = 0; i < 8; i++)
 		b.p[48 + i] = (uint8_t)(huge >> (8 * i));
 	struct leaksnap_error err;
-	assert_null(snapshot_open_memory(b.p, b.n, "huge", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "huge", NULL, &err));
 	assert_int_equal(err.offset, 48);
 	assert_non_null(strstr(err.text, "runs past the end"));
 }
@@ -197,21 +197,21 @@ static void test_header_huge_claim_rejected(void **state)
 static void test_header_roundtrip(void **state)
 {
 	(void)state;
-	struct snapshot_header h = {1, 4, 1, 256, 0xfffffffe, 12, 0x1122334455667788ull, 99,
+	struct leaksnap_snapshot_header h = {1, 4, 1, 256, 0xfffffffe, 12, 0x1122334455667788ull, 99,
 				    4 * 258, 4 * 258 * 2, 5};
-	uint8_t buf[SNAPSHOT_HEADER_SIZE];
-	snapshot_header_encode(&h, buf);
+	uint8_t buf[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
+	leaksnap_snapshot_header_encode(&h, buf);
 	assert_memory_equal(buf, "LEAKSNAP\x01\x00\x04\x01\x00\x01\x00\x00", 16);
-	struct snapshot_header d;
+	struct leaksnap_snapshot_header d;
 	struct leaksnap_error err;
-	uint64_t size = SNAPSHOT_HEADER_SIZE + h.records_size + h.maps_size + h.meta_size;
-	assert_int_equal(snapshot_header_decode(buf, sizeof(buf), size, &d, "h", &err), 0);
+	uint64_t size = LEAKSNAP_SNAPSHOT_HEADER_SIZE + h.records_size + h.maps_size + h.meta_size;
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size, &d, "h", &err), 0);
 	assert_memory_equal(&d, &h, sizeof(h));
 	/* One byte too many is trailing data, one too few runs past the end. */
-	assert_int_equal(snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err), -1);
 	assert_non_null(strstr(err.text, "1 trailing bytes"));
 	assert_int_equal(err.offset, size);
-	assert_int_equal(snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err), -1);
 	assert_int_equal(err.offset, 20);
 }
 
@@ -220,60 +220,60 @@ static void test_raw_and_detection(void **state)
 	(void)state;
 	struct bytes b = {.n = 0};
 	records(&b, 4, 0, 0);
-	struct snapshot_open_opts o = {.pointer_size = 4, .frames = 3};
+	struct leaksnap_snapshot_open_opts o = {.pointer_size = 4, .frames = 3};
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(b.p, b.n, "raw", &o, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &o, &err);
 	assert_non_null(s);
-	assert_int_equal(snapshot_format(s), SNAPSHOT_FORMAT_BIONIC_RAW);
-	assert_null(snapshot_version(s));
-	assert_int_equal(snapshot_pid(s), -1);
-	assert_false(snapshot_time_ns(s, NULL));
+	assert_int_equal(leaksnap_snapshot_format(s), LEAKSNAP_SNAPSHOT_FORMAT_BIONIC_RAW);
+	assert_null(leaksnap_snapshot_version(s));
+	assert_int_equal(leaksnap_snapshot_pid(s), -1);
+	assert_false(leaksnap_snapshot_time_ns(s, NULL));
 	check_sample(s, 4);
-	assert_int_equal(snapshot_count_mode(s), SNAPSHOT_COUNTS_REAL);
-	snapshot_close(s);
+	assert_int_equal(leaksnap_snapshot_count_mode(s), LEAKSNAP_SNAPSHOT_COUNTS_REAL);
+	leaksnap_snapshot_close(s);
 
 	/* Counts equal to each record's frame count: Android 7, detected. */
 	b.n = 0;
 	records(&b, 4, 0, 1);
-	s = snapshot_open_memory(b.p, b.n, "raw", &o, &err);
+	s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &o, &err);
 	assert_non_null(s);
-	assert_int_equal(snapshot_count_mode(s), SNAPSHOT_COUNTS_DETECTED);
-	assert_int_equal(snapshot_allocation_count(s), 3);
-	snapshot_close(s);
+	assert_int_equal(leaksnap_snapshot_count_mode(s), LEAKSNAP_SNAPSHOT_COUNTS_DETECTED);
+	assert_int_equal(leaksnap_snapshot_allocation_count(s), 3);
+	leaksnap_snapshot_close(s);
 
 	/* All counts 1 with one-frame stacks: not evidence of the bug. */
 	b.n = 0;
 	put(&b, 8, 4, 0), put(&b, 1, 4, 0), put(&b, 0x1000, 4, 0), put(&b, 0, 4, 0),
 		put(&b, 0, 4, 0);
-	s = snapshot_open_memory(b.p, b.n, "raw", &o, &err);
+	s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &o, &err);
 	assert_non_null(s);
-	assert_int_equal(snapshot_count_mode(s), SNAPSHOT_COUNTS_REAL);
-	snapshot_close(s);
+	assert_int_equal(leaksnap_snapshot_count_mode(s), LEAKSNAP_SNAPSHOT_COUNTS_REAL);
+	leaksnap_snapshot_close(s);
 
 	/* Forced. */
 	o.count_is_frames = true;
 	b.n = 0;
 	records(&b, 4, 0, 0);
-	s = snapshot_open_memory(b.p, b.n, "raw", &o, &err);
-	assert_int_equal(snapshot_count_mode(s), SNAPSHOT_COUNTS_FORCED);
-	assert_int_equal(snapshot_allocation_count(s), 3);
-	snapshot_close(s);
+	s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &o, &err);
+	assert_int_equal(leaksnap_snapshot_count_mode(s), LEAKSNAP_SNAPSHOT_COUNTS_FORCED);
+	assert_int_equal(leaksnap_snapshot_allocation_count(s), 3);
+	leaksnap_snapshot_close(s);
 
 	/* Without options a raw buffer is not guessed at.  The library's texts
 	 * name the options as API fields, never as a tool's flags. */
-	assert_null(snapshot_open_memory(b.p, b.n, "raw", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_UNKNOWN_FORMAT);
 	assert_non_null(strstr(err.text, "a raw bionic buffer needs opts.pointer_size and "
 				       "opts.frames"));
-	struct snapshot_open_opts bad = {.pointer_size = 5, .frames = 3};
-	assert_null(snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
+	struct leaksnap_snapshot_open_opts bad = {.pointer_size = 5, .frames = 3};
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text, "opts.pointer_size must be 4 or 8");
-	bad = (struct snapshot_open_opts){.pointer_size = 4, .frames = 300};
-	assert_null(snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
+	bad = (struct leaksnap_snapshot_open_opts){.pointer_size = 4, .frames = 300};
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
 	assert_string_equal(err.text, "opts.frames must be 1..256");
 	bad.frames = 4;
-	assert_null(snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
 	assert_string_equal(err.text, "size 60 is not a multiple of the record size 24 "
 				      "(pointer size 4, 4 frames): truncated or wrong opts.frames");
 
@@ -283,7 +283,7 @@ static void test_raw_and_detection(void **state)
 	b.n = 0;
 	records(&b, 4, 0, 0);
 	b.p[2 * 20 + 4] = 0;
-	assert_null(snapshot_open_memory(b.p, b.n, "raw", &o, &err));
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &o, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_true(err.has_offset);
 	assert_int_equal(err.offset, 2 * 20 + 4);
@@ -310,23 +310,23 @@ static void test_text_reader(void **state)
 {
 	(void)state;
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(text_v12, strlen(text_v12), "t.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text_v12, strlen(text_v12), "t.txt", NULL, &err);
 	assert_non_null(s);
-	assert_int_equal(snapshot_format(s), SNAPSHOT_FORMAT_ANDROID_TEXT);
-	assert_string_equal(snapshot_version(s), "1.2");
+	assert_int_equal(leaksnap_snapshot_format(s), LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT);
+	assert_string_equal(leaksnap_snapshot_version(s), "1.2");
 	check_sample(s, 8);
-	assert_string_equal(snapshot_meta_get(s, "build_fingerprint"), "fp/x:1");
+	assert_string_equal(leaksnap_snapshot_meta_get(s, "build_fingerprint"), "fp/x:1");
 	size_t len;
 	unsigned long line;
 	uint64_t off;
-	const char *maps = snapshot_maps(s, &len, &line, &off);
+	const char *maps = leaksnap_snapshot_maps(s, &len, &line, &off);
 	assert_int_equal(line, 14);
 	assert_int_equal(len, strlen(maps64));
 	assert_memory_equal(maps, maps64, len);
 	assert_int_equal(off, strstr(text_v12, "7f0000001000-") - text_v12);
 	/* "Allocation records: 3" matches the three record lines. */
-	assert_int_equal(snapshot_warning_count(s), 0);
-	snapshot_close(s);
+	assert_int_equal(leaksnap_snapshot_warning_count(s), 0);
+	leaksnap_snapshot_close(s);
 }
 
 /* Every prefix of a text dump fails cleanly, except the one that only lacks
@@ -339,7 +339,7 @@ static void test_text_every_truncation(void **state)
 		struct leaksnap_error err;
 		char *copy = malloc(len ? len : 1);
 		memcpy(copy, text_v12, len);
-		struct snapshot *s = snapshot_open_memory(copy, len, "cut.txt", NULL, &err);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(copy, len, "cut.txt", NULL, &err);
 		if (len == n - 1) {
 			assert_non_null(s);
 		} else {
@@ -348,7 +348,7 @@ static void test_text_every_truncation(void **state)
 				    err.code == LEAKSNAP_ERR_UNKNOWN_FORMAT ||
 				    err.code == LEAKSNAP_ERR_VERSION);
 		}
-		snapshot_close(s);
+		leaksnap_snapshot_close(s);
 		free(copy);
 	}
 }
@@ -376,18 +376,18 @@ static void test_nhgt(void **state)
 		memcpy(b.p + b.n, recs.p, recs.n);
 		b.n += recs.n;
 		struct leaksnap_error err;
-		struct snapshot *s = snapshot_open_memory(b.p, b.n, "n", NULL, &err);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "n", NULL, &err);
 		assert_non_null(s);
-		assert_int_equal(snapshot_format(s), SNAPSHOT_FORMAT_DDMS_NHGT);
+		assert_int_equal(leaksnap_snapshot_format(s), LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT);
 		if (old)
-			assert_null(snapshot_version(s));
+			assert_null(leaksnap_snapshot_version(s));
 		else
-			assert_string_equal(snapshot_version(s), "2");
+			assert_string_equal(leaksnap_snapshot_version(s), "2");
 		check_sample(s, ptr);
-		assert_int_equal(snapshot_total_memory(s), 240);
-		snapshot_close(s);
+		assert_int_equal(leaksnap_snapshot_total_memory(s), 240);
+		leaksnap_snapshot_close(s);
 		for (size_t len = 0; len < b.n; len++) {
-			s = snapshot_open_memory(b.p, len, "n", NULL, &err);
+			s = leaksnap_snapshot_open_memory(b.p, len, "n", NULL, &err);
 			assert_null(s);
 		}
 	}
@@ -403,20 +403,20 @@ static void test_top_ranking(void **state)
 		put(&b, rec[i][0], 8, 0), put(&b, rec[i][1], 8, 0);
 		put(&b, 0x1000 + (uint64_t)i, 8, 0);
 	}
-	struct snapshot_open_opts o = {.pointer_size = 8, .frames = 1};
-	struct snapshot *s = snapshot_open_memory(b.p, b.n, "r", &o, NULL);
+	struct leaksnap_snapshot_open_opts o = {.pointer_size = 8, .frames = 1};
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "r", &o, NULL);
 	assert_non_null(s);
 	size_t top[4];
-	assert_int_equal(snapshot_records_top(s, 10, top), 4);
+	assert_int_equal(leaksnap_snapshot_records_top(s, 10, top), 4);
 	assert_int_equal(top[0], 2);
 	assert_int_equal(top[1], 0);
 	assert_int_equal(top[2], 1);
 	assert_int_equal(top[3], 3);
-	assert_int_equal(snapshot_records_top(s, 2, top), 2);
+	assert_int_equal(leaksnap_snapshot_records_top(s, 2, top), 2);
 	assert_int_equal(top[0], 2);
 	assert_int_equal(top[1], 0);
-	assert_int_equal(snapshot_records_top(s, 0, top), 0);
-	snapshot_close(s);
+	assert_int_equal(leaksnap_snapshot_records_top(s, 0, top), 0);
+	leaksnap_snapshot_close(s);
 }
 
 static void test_save_roundtrip_and_no_overwrite(void **state)
@@ -429,38 +429,38 @@ static void test_save_roundtrip_and_no_overwrite(void **state)
 	snprintf(link_path, sizeof(link_path), "%s/link.dump", dir);
 
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(text_v12, strlen(text_v12), "t.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text_v12, strlen(text_v12), "t.txt", NULL, &err);
 	assert_non_null(s);
-	struct snapshot_save_opts so = {.big_endian = true};
-	assert_int_equal(snapshot_save(s, path, &so, &err), 0);
-	struct snapshot *r = snapshot_open(path, NULL, &err);
+	struct leaksnap_snapshot_save_opts so = {.big_endian = true};
+	assert_int_equal(leaksnap_snapshot_save(s, path, &so, &err), 0);
+	struct leaksnap_snapshot *r = leaksnap_snapshot_open(path, NULL, &err);
 	assert_non_null(r);
 	check_sample(r, 8);
-	assert_true(snapshot_big_endian(r));
-	assert_string_equal(snapshot_meta_get(r, "build_fingerprint"), "fp/x:1");
-	assert_string_equal(snapshot_meta_get(r, "source_format"), "android-text 1.2");
+	assert_true(leaksnap_snapshot_big_endian(r));
+	assert_string_equal(leaksnap_snapshot_meta_get(r, "build_fingerprint"), "fp/x:1");
+	assert_string_equal(leaksnap_snapshot_meta_get(r, "source_format"), "android-text 1.2");
 	size_t a, c;
-	const char *ma = snapshot_maps(s, &a, NULL, NULL), *mc = snapshot_maps(r, &c, NULL, NULL);
+	const char *ma = leaksnap_snapshot_maps(s, &a, NULL, NULL), *mc = leaksnap_snapshot_maps(r, &c, NULL, NULL);
 	assert_int_equal(a, c);
 	assert_memory_equal(ma, mc, a);
-	snapshot_close(r);
+	leaksnap_snapshot_close(r);
 
 	/* Never overwrite: an existing file or a symlink at the target. */
 	struct stat before, after;
 	assert_int_equal(stat(path, &before), 0);
-	assert_int_equal(snapshot_save(s, path, NULL, &err), -1);
+	assert_int_equal(leaksnap_snapshot_save(s, path, NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_EXISTS);
 	assert_int_equal(stat(path, &after), 0);
 	assert_int_equal(before.st_ino, after.st_ino);
 	assert_int_equal(before.st_size, after.st_size);
 	assert_int_equal(symlink("/nonexistent-target", link_path), 0);
-	assert_int_equal(snapshot_save(s, link_path, NULL, &err), -1);
+	assert_int_equal(leaksnap_snapshot_save(s, link_path, NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_EXISTS);
 	/* No temporary files are left behind. */
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 2", dir);
 	assert_int_equal(system(cmd), 0);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 	unlink(path);
 	unlink(link_path);
 	rmdir(dir);
@@ -470,18 +470,18 @@ static void test_open_errors(void **state)
 {
 	(void)state;
 	struct leaksnap_error err;
-	assert_null(snapshot_open("/nonexistent/x.dump", NULL, &err));
+	assert_null(leaksnap_snapshot_open("/nonexistent/x.dump", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
 	assert_string_equal(err.source, "/nonexistent/x.dump");
 	assert_string_equal(err.text, strerror(ENOENT));
-	assert_null(snapshot_open("/tmp", NULL, &err));
+	assert_null(leaksnap_snapshot_open("/tmp", NULL, &err));
 	assert_string_equal(err.text, "is a directory");
 	char buf[600];
 	leaksnap_error_format(&err, buf, sizeof(buf));
 	assert_string_equal(buf, "/tmp: is a directory");
-	assert_null(snapshot_open_memory("", 0, "e", NULL, &err));
+	assert_null(leaksnap_snapshot_open_memory("", 0, "e", NULL, &err));
 	assert_string_equal(err.text, "empty file");
-	snapshot_close(NULL);
+	leaksnap_snapshot_close(NULL);
 	assert_string_equal(leaksnap_code_string(LEAKSNAP_ERR_FORMAT), "malformed input");
 	assert_string_equal(leaksnap_code_string(-1), "unknown error");
 }

@@ -1,4 +1,4 @@
-/* Unit tests of snapshot_save_text (Android text v1.2 as bionic writes it)
+/* Unit tests of leaksnap_snapshot_save_text (Android text v1.2 as bionic writes it)
  * and of the path rewrites both writers apply. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,10 +63,10 @@ static size_t entries_in_dir(void)
 	return n;
 }
 
-static struct snapshot *open_text(const char *text)
+static struct leaksnap_snapshot *open_text(const char *text)
 {
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(text, strlen(text), "in.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text, strlen(text), "in.txt", NULL, &err);
 	if (s == NULL)
 		fail_msg("%s", err.text);
 	return s;
@@ -107,12 +107,12 @@ static const char unsorted[] =
 static void test_exact_bytes_and_order(void **state)
 {
 	(void)state;
-	struct snapshot *s = open_text(unsorted);
+	struct leaksnap_snapshot *s = open_text(unsorted);
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
 	const char *out = path_in_dir("exact.txt");
-	assert_int_equal(snapshot_save_text(s, out, &o, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_string_equal(slurp(out),
 			    "Android Native Heap Dump v1.2\n\n"
 			    "Build fingerprint: 'acme/x/x:9/P/1:user/release-keys'\n\n"
@@ -132,32 +132,32 @@ static void test_exact_bytes_and_order(void **state)
 	/* Published under its name only, nothing left beside it. */
 	assert_int_equal(entries_in_dir(), 1);
 	unlink(out);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 /* Equal (zygote, size, frame count): the snapshot's order is kept. */
 static void test_ties_keep_snapshot_order(void **state)
 {
 	(void)state;
-	struct snapshot *s = open_text("Android Native Heap Dump v1.2\n\n"
+	struct leaksnap_snapshot *s = open_text("Android Native Heap Dump v1.2\n\n"
 				       "z 0  sz 8  num 1  bt 3 1\n"
 				       "z 0  sz 8  num 1  bt 1 2\n"
 				       "z 0  sz 8  num 1  bt 2 9\n"
 				       "MAPS\nEND\n");
 	struct leaksnap_error err;
 	const char *out = path_in_dir("ties.txt");
-	assert_int_equal(snapshot_save_text(s, out, NULL, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), 0);
 	assert_string_equal(strstr(slurp(out), "z "), "z 0  sz        8  num    1  bt 3 1\n"
 						     "z 0  sz        8  num    1  bt 1 2\n"
 						     "z 0  sz        8  num    1  bt 2 9\n"
 						     "MAPS\nEND\n");
 	unlink(out);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 /* A LEAKSNAP snapshot made in memory: 8-byte pointers, pid, time, three
  * records, @maps and @meta. */
-static struct snapshot *open_leaksnap(const char *maps, const char *meta)
+static struct leaksnap_snapshot *open_leaksnap(const char *maps, const char *meta)
 {
 	static uint8_t buf[2048];
 	static const uint64_t recs[][5] = {
@@ -166,7 +166,7 @@ static struct snapshot *open_leaksnap(const char *maps, const char *meta)
 		{32 | (1ull << 31), 1, 0x1010, 0, 0},
 		{4096, 7, 0x2000, 0x1000, 0x1010},
 	};
-	struct snapshot_header h = {
+	struct leaksnap_snapshot_header h = {
 		.version = 1,
 		.pointer_size = 8,
 		.backtrace_size = 3,
@@ -178,8 +178,8 @@ static struct snapshot *open_leaksnap(const char *maps, const char *meta)
 		.records_size = sizeof(recs),
 		.maps_size = strlen(maps),
 	};
-	snapshot_header_encode(&h, buf);
-	size_t n = SNAPSHOT_HEADER_SIZE;
+	leaksnap_snapshot_header_encode(&h, buf);
+	size_t n = LEAKSNAP_SNAPSHOT_HEADER_SIZE;
 	for (size_t r = 0; r < 3; r++)
 		for (size_t f = 0; f < 5; f++)
 			for (unsigned b = 0; b < 8; b++)
@@ -189,7 +189,7 @@ static struct snapshot *open_leaksnap(const char *maps, const char *meta)
 	memcpy(buf + n, meta, strlen(meta));
 	n += strlen(meta);
 	struct leaksnap_error err;
-	struct snapshot *s = snapshot_open_memory(buf, n, "in.dump", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(buf, n, "in.dump", NULL, &err);
 	if (s == NULL)
 		fail_msg("%s", err.text);
 	return s;
@@ -201,14 +201,14 @@ static const char small_maps[] =
 static void test_leaksnap_reads_back_and_losses_said(void **state)
 {
 	(void)state;
-	struct snapshot *s = open_leaksnap(small_maps,
+	struct leaksnap_snapshot *s = open_leaksnap(small_maps,
 					   "abi=arm64\nbuild_id=00ff /system/lib64/liba.so\n"
 					   "build_id=0102 /system/bin/app\nexe=/system/bin/app\n");
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
 	const char *out = path_in_dir("from-leaksnap.txt");
-	assert_int_equal(snapshot_save_text(s, out, &o, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_int_equal(said.n, 4);
 	assert_string_equal(said.lines[0],
 			    "the pid (777) is not written: the text format has no place for it");
@@ -232,18 +232,18 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 					"END\n");
 
 	/* Read back: the same records, maps and sizes. */
-	struct snapshot *r = snapshot_open(out, NULL, &err);
+	struct leaksnap_snapshot *r = leaksnap_snapshot_open(out, NULL, &err);
 	assert_non_null(r);
-	assert_int_equal(snapshot_record_count(r), 3);
-	assert_int_equal(snapshot_backtrace_size(r), 3);
-	assert_int_equal(snapshot_pointer_size(r), 4); /* as said */
-	assert_int_equal(snapshot_records_bytes(r), snapshot_records_bytes(s));
-	assert_int_equal(snapshot_allocation_count(r), snapshot_allocation_count(s));
+	assert_int_equal(leaksnap_snapshot_record_count(r), 3);
+	assert_int_equal(leaksnap_snapshot_backtrace_size(r), 3);
+	assert_int_equal(leaksnap_snapshot_pointer_size(r), 4); /* as said */
+	assert_int_equal(leaksnap_snapshot_records_bytes(r), leaksnap_snapshot_records_bytes(s));
+	assert_int_equal(leaksnap_snapshot_allocation_count(r), leaksnap_snapshot_allocation_count(s));
 	for (size_t i = 0; i < 3; i++) {
-		const struct snapshot_record *a = snapshot_record(s, i);
+		const struct leaksnap_snapshot_record *a = leaksnap_snapshot_record(s, i);
 		bool found = false;
 		for (size_t j = 0; j < 3 && !found; j++) {
-			const struct snapshot_record *b = snapshot_record(r, j);
+			const struct leaksnap_snapshot_record *b = leaksnap_snapshot_record(r, j);
 			found = a->size == b->size && a->count == b->count &&
 				a->zygote == b->zygote && a->frame_count == b->frame_count &&
 				memcmp(a->frames, b->frames, a->frame_count * 8) == 0;
@@ -251,13 +251,13 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 		assert_true(found);
 	}
 	size_t la, lb;
-	const char *ma = snapshot_maps(s, &la, NULL, NULL), *mb = snapshot_maps(r, &lb, NULL, NULL);
+	const char *ma = leaksnap_snapshot_maps(s, &la, NULL, NULL), *mb = leaksnap_snapshot_maps(r, &lb, NULL, NULL);
 	assert_int_equal(la, lb);
 	assert_memory_equal(ma, mb, la);
-	assert_string_equal(snapshot_meta_get(r, "build_fingerprint"), "unknown");
-	snapshot_close(r);
+	assert_string_equal(leaksnap_snapshot_meta_get(r, "build_fingerprint"), "unknown");
+	leaksnap_snapshot_close(r);
 	unlink(out);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 /* Only the first fingerprint is written; a second one is said to be left
@@ -265,14 +265,14 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 static void test_second_fingerprint_said(void **state)
 {
 	(void)state;
-	struct snapshot *s = open_leaksnap(small_maps,
+	struct leaksnap_snapshot *s = open_leaksnap(small_maps,
 					   "build_fingerprint=fp'x\nabi=arm64\nabi=arm\n"
 					   "build_fingerprint=second\n");
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
 	const char *out = path_in_dir("two-fingerprints.txt");
-	assert_int_equal(snapshot_save_text(s, out, &o, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_int_equal(said.n, 4);
 	assert_string_equal(said.lines[2], "3 metadata lines are not written: the text format "
 					   "keeps only the build fingerprint (abi, "
@@ -281,77 +281,77 @@ static void test_second_fingerprint_said(void **state)
 	assert_non_null(strstr(text, "Build fingerprint: 'fp'x'\n"));
 	assert_null(strstr(text, "second"));
 	assert_int_equal(unlink(out), 0);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 static void test_refusals(void **state)
 {
 	(void)state;
-	struct snapshot *s = open_text(unsorted);
+	struct leaksnap_snapshot *s = open_text(unsorted);
 	struct leaksnap_error err;
 	const char *out = path_in_dir("refused.txt");
-	struct snapshot_save_opts be = {.big_endian = true}, ptr = {.pointer_size = 8};
-	assert_int_equal(snapshot_save_text(s, out, &be, &err), -1);
+	struct leaksnap_snapshot_save_opts be = {.big_endian = true}, ptr = {.pointer_size = 8};
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &be, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
-	assert_int_equal(snapshot_save_text(s, out, &ptr, &err), -1);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &ptr, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 
 	/* Maps the text cannot carry: a line "END" (also with CR), a NUL. */
 	static const char end_line[] = "0000a000-0000c000 r-xp 00000000 b3:17 12 /x\nEND\r\n";
-	assert_int_equal(snapshot_set_maps(s, end_line, strlen(end_line), &err), 0);
-	assert_int_equal(snapshot_save_text(s, out, NULL, &err), -1);
+	assert_int_equal(leaksnap_snapshot_set_maps(s, end_line, strlen(end_line), &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_string_equal(err.text, "maps line 2 reads 'END': in a text dump it would end the maps");
 	static const char nul[] = "0000a000-0000c000 r-xp 00000000 b3:17 12 /x\0y\n";
-	assert_int_equal(snapshot_set_maps(s, nul, sizeof(nul) - 1, &err), 0);
-	assert_int_equal(snapshot_save_text(s, out, NULL, &err), -1);
+	assert_int_equal(leaksnap_snapshot_set_maps(s, nul, sizeof(nul) - 1, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_string_equal(err.text, "the maps hold a NUL byte: a text dump cannot carry it");
 	assert_int_equal(entries_in_dir(), 0);
 
 	/* Maps without a final newline get one before END. */
 	static const char no_nl[] = "0000a000-0000c000 r-xp 00000000 b3:17 12 /x";
-	assert_int_equal(snapshot_set_maps(s, no_nl, strlen(no_nl), &err), 0);
-	assert_int_equal(snapshot_save_text(s, out, NULL, &err), 0);
+	assert_int_equal(leaksnap_snapshot_set_maps(s, no_nl, strlen(no_nl), &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), 0);
 	assert_non_null(strstr(slurp(out), "MAPS\n0000a000-0000c000 r-xp 00000000 b3:17 12 /x\nEND\n"));
 
 	/* Never overwrite: the file just written, or a symlink. */
 	struct stat before, after;
 	assert_int_equal(stat(out, &before), 0);
-	assert_int_equal(snapshot_save_text(s, out, NULL, &err), -1);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_EXISTS);
 	assert_int_equal(stat(out, &after), 0);
 	assert_int_equal(before.st_ino, after.st_ino);
 	assert_int_equal(before.st_size, after.st_size);
 	const char *link_path = path_in_dir("link.txt");
 	assert_int_equal(symlink(path_in_dir("victim"), link_path), 0);
-	assert_int_equal(snapshot_save_text(s, link_path, NULL, &err), -1);
+	assert_int_equal(leaksnap_snapshot_save_text(s, link_path, NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_EXISTS);
 	assert_int_equal(access(path_in_dir("victim"), F_OK), -1);
 	assert_int_equal(entries_in_dir(), 2);
 	unlink(out);
 	unlink(link_path);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 /* No "Backtrace size:" and no frames: B is 0, written as 1 and said. */
 static void test_backtrace_size_zero(void **state)
 {
 	(void)state;
-	struct snapshot *s = open_text("Android Native Heap Dump v1.0\n\nz 0  sz 8  num 1  bt\n"
+	struct leaksnap_snapshot *s = open_text("Android Native Heap Dump v1.0\n\nz 0  sz 8  num 1  bt\n"
 				       "MAPS\nEND\n");
-	assert_int_equal(snapshot_backtrace_size(s), 0);
+	assert_int_equal(leaksnap_snapshot_backtrace_size(s), 0);
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
 	const char *out = path_in_dir("bt0.txt");
-	assert_int_equal(snapshot_save_text(s, out, &o, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_non_null(strstr(slurp(out), "\nBacktrace size: 1\n"));
 	assert_int_equal(said.n, 1);
 	assert_string_equal(said.lines[0],
 			    "backtrace size 0 is written as 1, the smallest a text dump states");
 	unlink(out);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 static const char rewrite_maps[] =
@@ -364,25 +364,25 @@ static const char rewrite_maps[] =
 static void test_rewrite_both_writers(void **state)
 {
 	(void)state;
-	struct snapshot *s = open_leaksnap(rewrite_maps,
+	struct leaksnap_snapshot *s = open_leaksnap(rewrite_maps,
 					   "build_id=00ff /system/lib64/liba.so\nexe=/system/bin/app\n"
 					   "cmdline=/system/bin/app -x\n");
 	struct leaksnap_error err;
-	struct snapshot_rewrite rules[] = {
+	struct leaksnap_snapshot_rewrite rules[] = {
 		{"/system/lib", "/sym/lib", 99},          /* plain prefix: lib64 too */
 		{"/system/lib64/", "/never/", 99},       /* shadowed by the first */
 		{"/system/", "/", 99},
 		{"/nowhere/", "/x/", 99},
 	};
-	struct snapshot_save_opts o = {.rewrites = rules, .rewrite_count = 4};
+	struct leaksnap_snapshot_save_opts o = {.rewrites = rules, .rewrite_count = 4};
 	const char *out = path_in_dir("rw.dump");
-	assert_int_equal(snapshot_save(s, out, &o, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save(s, out, &o, &err), 0);
 	/* maps: liba, libb; app + exe; build_id: liba. */
 	assert_int_equal(rules[0].matched, 3);
 	assert_int_equal(rules[1].matched, 0);
 	assert_int_equal(rules[2].matched, 2);
 	assert_int_equal(rules[3].matched, 0);
-	struct snapshot *r = snapshot_open(out, NULL, &err);
+	struct leaksnap_snapshot *r = leaksnap_snapshot_open(out, NULL, &err);
 	assert_non_null(r);
 	static const char want[] =
 		"00001000-00002000 r-xp 00000000 fd:01 5                          /sym/lib64/liba.so\r\n"
@@ -391,42 +391,42 @@ static void test_rewrite_both_writers(void **state)
 		"00004000-00005000 r-xp 00000000 fd:01 7 /bin/app\n"
 		"00005000-00006000 r-xp 00000000 fd:01 8 /vendor/lib64/libc.so";
 	size_t len;
-	const char *m = snapshot_maps(r, &len, NULL, NULL);
+	const char *m = leaksnap_snapshot_maps(r, &len, NULL, NULL);
 	assert_int_equal(len, strlen(want));
 	assert_memory_equal(m, want, len);
-	assert_string_equal(snapshot_meta_get(r, "build_id"), "00ff /sym/lib64/liba.so");
-	assert_string_equal(snapshot_meta_get(r, "exe"), "/bin/app");
-	assert_string_equal(snapshot_meta_get(r, "cmdline"), "/system/bin/app -x");
+	assert_string_equal(leaksnap_snapshot_meta_get(r, "build_id"), "00ff /sym/lib64/liba.so");
+	assert_string_equal(leaksnap_snapshot_meta_get(r, "exe"), "/bin/app");
+	assert_string_equal(leaksnap_snapshot_meta_get(r, "cmdline"), "/system/bin/app -x");
 	uint8_t id[4];
-	assert_int_equal(snapshot_build_id(r, "/sym/lib64/liba.so", id, sizeof(id)), 2);
-	snapshot_close(r);
+	assert_int_equal(leaksnap_snapshot_build_id(r, "/sym/lib64/liba.so", id, sizeof(id)), 2);
+	leaksnap_snapshot_close(r);
 	unlink(out);
 
 	/* The text writer rewrites the maps (its only paths) the same way. */
 	out = path_in_dir("rw.txt");
-	assert_int_equal(snapshot_save_text(s, out, &o, &err), 0);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_int_equal(rules[0].matched, 2);
 	assert_int_equal(rules[2].matched, 1);
 	assert_non_null(strstr(slurp(out), "fd:01 7 /bin/app\n"));
 	unlink(out);
 
 	/* Bad rules and a rewrite that empties a path: nothing is written. */
-	struct snapshot_rewrite empty_old = {"", "/x/", 0}, line_break = {"/a", "/b\n", 0},
+	struct leaksnap_snapshot_rewrite empty_old = {"", "/x/", 0}, line_break = {"/a", "/b\n", 0},
 				empties = {"/system/bin/app", "", 0};
-	struct snapshot_save_opts bad = {.rewrites = &empty_old, .rewrite_count = 1};
-	assert_int_equal(snapshot_save(s, out, &bad, &err), -1);
+	struct leaksnap_snapshot_save_opts bad = {.rewrites = &empty_old, .rewrite_count = 1};
+	assert_int_equal(leaksnap_snapshot_save(s, out, &bad, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	bad.rewrites = &line_break;
-	assert_int_equal(snapshot_save_text(s, out, &bad, &err), -1);
+	assert_int_equal(leaksnap_snapshot_save_text(s, out, &bad, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	bad.rewrites = &empties;
-	assert_int_equal(snapshot_save(s, out, &bad, &err), -1);
+	assert_int_equal(leaksnap_snapshot_save(s, out, &bad, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text,
 			    "rewriting '/system/bin/app' would leave the path of maps line 4 empty or "
 			    "starting with a blank");
 	assert_int_equal(entries_in_dir(), 0);
-	snapshot_close(s);
+	leaksnap_snapshot_close(s);
 }
 
 int main(void)
