@@ -242,7 +242,8 @@ $(B)/tests/test_pprof: tests/unit/test_pprof.c $(B)/lib/libleaksnap-export.a $(B
 
 # The unwinder test builds the hook's unwinders into a program of its own,
 # without frame pointers, as ordinary Debian code is built.
-$(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) $(wildcard hook/unwind*.h)
+$(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) $(wildcard hook/unwind*.h) \
+		| $(DEPS_STAMP)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) -fomit-frame-pointer \
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \

@@ -12,11 +12,14 @@
 #     carries the project's prefix, leaksnap_.
 #  3. A folder never includes another folder's private header: each
 #     #include "..." names a file of the same folder (a header generated
-#     from one of its files counts: GENERATED), or a kit header (kit/*.h);
+#     from one of its files counts: GENERATED), a kit header (kit/*.h), or,
+#     from cli/, the one header of a folder of the tool's own (TOOL_HEADERS:
+#     the report page's and the device driver's, never installed);
 #     each #include <leaksnap/X.h> names a public header (those the build
 #     installs in $B/include/leaksnap); no "../" in an include.
 #
-# Usage: sh tests/layout-check.sh BUILD_DIR.  Prints every offender, one a
+# Usage: sh tests/tools/layout-check.sh BUILD_DIR (LAYOUT_TOP: another tree
+# to check, for its own test).  Prints every offender, one a
 # line; exits 0 when all rules hold, 1 when one does not, 77 (skip) when
 # the build is missing.
 set -u
@@ -25,7 +28,7 @@ if ! B=$(cd "$B" 2>/dev/null && pwd); then
 	echo "layout-check: no build directory ${1:-build} (run make first)"
 	exit 77
 fi
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=${LAYOUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$top" || exit 1
 
 # The library folders: their objects must not print (rule 1).
@@ -36,8 +39,9 @@ SRC_DIRS="libsnapshot mapsparse symbolizer resolve diff export report adb hook k
 # (on a FILE * their caller gave them): the LEAKSNAP writer's metadata
 # (libsnapshot/write.c; write_text.c and output.c write through output.c's
 # own buffer with write(2)), the pprof encoder (export/pprof.c) and the
-# report page (report/page.c).
-WRITERS="libsnapshot/write.o export/pprof.o report/page.o"
+# report page (report/page.c), the folded stacks (export/fold.c) and the
+# kit's streamed JSON document (kit/json.c).
+WRITERS="libsnapshot/write.o export/pprof.o export/fold.o report/page.o kit/json.o"
 # The process-running module ends a forked child with _exit(127) when the
 # program cannot be started (the parent learns why through a pipe): it alone
 # may refer to _exit.
@@ -56,6 +60,9 @@ WRITE_CALLS="fprintf vfprintf __fprintf_chk __vfprintf_chk fputs fputs_unlocked 
 # Headers the build generates, each with the file of the folder it is made
 # from: a folder holding that file may include the header.
 GENERATED="profile.pb-c.h:profile.proto report_assets.h:report.css"
+# The one header of each folder the tool has for itself (not installed):
+# the commands (cli/) may include it.
+TOOL_HEADERS="report/report.h adb/adb.h"
 
 lib=$B/lib/libleaksnap.so
 if [ ! -f "$lib" ] || [ ! -d "$B/obj" ]; then
@@ -143,6 +150,11 @@ for d in $SRC_DIRS; do
 				kit*.h) [ -f "kit/$name" ] && continue ;;
 				esac
 				generated_for "$name" "$d" && continue
+				if [ "$d" = cli ]; then
+					case " $TOOL_HEADERS " in
+					*"/$name "*) continue ;;
+					esac
+				fi
 				# shellcheck disable=SC2086 # (the folders, as words)
 				owner=$(find $SRC_DIRS -path "*/$name" 2>/dev/null | head -1)
 				echo "$f: #include $inc (${owner:-not found in the tree}; not a file of $d/ or a kit header)"
