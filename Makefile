@@ -63,6 +63,7 @@ LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h r
 LIB_SRCS := $(KIT_SRCS) $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
 	$(wildcard resolve/*.c) $(wildcard diff/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
+KIT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_SRCS))
 EXPORT_SRCS := $(wildcard export/*.c)
 EXPORT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(EXPORT_SRCS))
 # The report page (report/): the tool's, not installed.
@@ -165,11 +166,17 @@ $(B)/lib/libleaksnap-export.a: $(EXPORT_OBJS) $(PB_OBJ)
 	$(call say,AR,$@)
 	$(Q)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^
 
-$(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
+# The kit is hidden in libleaksnap.so: the export library links its own
+# copy of the parts it uses (from this archive, never installed).
+$(B)/lib/libkit.a: $(KIT_OBJS)
+	$(call say,AR,$@)
+	$(Q)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^
+
+$(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so $(B)/lib/libkit.a
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,-soname,libleaksnap-export.so.$(SOMAJOR) \
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
-		-L$(B)/lib -lleaksnap $(EXPORT_LIBS)
+		$(B)/lib/libkit.a -L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
 $(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb
 $(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h

@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include <jansson.h>
+
+#include "kit_json.h"
 #include <leaksnap/maps.h>
 #include <leaksnap/resolve.h>
 #include <leaksnap/snapshot.h>
@@ -88,9 +90,9 @@ void cli_print_symbols(const struct leaksnap_resolved *r);
 /* The same with inline level @mark (1: the function the frame's innermost
  * one is inlined into, ...) marked with "> "; SIZE_MAX marks none. */
 void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark);
-/* One element of a JSON "symbols" list (the module, the file used, its
- * build-ID status and error) on @out, after a comma unless @first. */
-void cli_json_print_sym_module(FILE *out, const struct leaksnap_sym_module *m, bool first);
+/* One element of a JSON "symbols" list: the module, the file used, its
+ * build-ID status, error and layout. */
+json_t *cli_json_sym_module(const struct leaksnap_sym_module *m);
 /* Why a module has no symbol file: "no symbol file", "build-id mismatch"
  * or, when only files of the other ELF class were found, that. */
 const char *cli_no_file_note(const struct leaksnap_sym_module *m);
@@ -183,31 +185,14 @@ struct leaksnap_snapshot *cli_open_snapshot(const char *path, const struct leaks
  * which points into the file the maps came from. */
 int cli_snapshot_maps(const struct leaksnap_snapshot *snap, const char *maps_path, struct leaksnap_maps **out);
 
-/* JSON helpers: compact one-line encoding of a value, never NULL. */
-void cli_json_print(FILE *f, json_t *value);
-json_t *cli_json_addr(uint64_t v);              /* "0x..." string */
-json_t *cli_json_u64(uint64_t v);               /* integer; a decimal string from 2^63 */
-json_t *cli_json_str_or_null(const char *s);
-/* A string from an input (a dump, a maps file, an ELF file, a path): as is
- * when it is UTF-8, else with each byte outside a valid sequence replaced by
- * U+FFFD, so that JSON output is always JSON.  NULL: null. */
-json_t *cli_json_text(const char *s);
-/* The length of the valid UTF-8 sequence at @p (RFC 3629), or 0. */
-size_t cli_utf8_len(const unsigned char *p);
-/* @s with each byte outside a valid UTF-8 sequence replaced by U+FFFD, in
- * a new string (*@len its length); NULL when out of memory. */
-char *cli_utf8_fixed(const char *s, size_t *len);
 
 /* What an output may replace: nothing, or a file of the same kind that
  * leaksnap wrote itself (an HTML report with its generator tag, a pprof
- * profile whose gzip header carries CLI_PPROF_GZIP_COMMENT), so that a
+ * profile whose gzip header carries LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT;
+ * the page's generator tag is REPORT_GENERATOR), so that a
  * report can be made again under its old name while nothing else the
  * user has is ever overwritten. */
 enum cli_replace { CLI_REPLACE_NONE, CLI_REPLACE_OWN_HTML, CLI_REPLACE_OWN_PPROF };
-#define CLI_PPROF_GZIP_COMMENT "leaksnap"
-/* convert --to pprof's snapshot profiles: never replaced by leakdiff */
-#define CLI_PPROF_SNAPSHOT_COMMENT "leaksnap snapshot"
-#define CLI_HTML_GENERATOR "<meta name=\"generator\" content=\"leaksnap\">"
 
 /* An output file written through stdio (outfile.c): a temporary name beside
  * @path, published complete by cli_outfile_close.  An existing regular

@@ -198,14 +198,14 @@ static json_t *json_answer(const struct a2l *o, uint64_t addr, const struct leak
 			symbols,
 			json_pack("{s:I, s:I, s:o, s:o, s:I, s:s, s:o, s:I}", "Column",
 				  (json_int_t)f->column, "Discriminator", (json_int_t)f->discriminator,
-				  "FileName", cli_json_text(f->file ? f->file : ""), "FunctionName",
-				  cli_json_text(f->function ? f->function : ""), "Line",
+				  "FileName", kit_json_text(f->file ? f->file : ""), "FunctionName",
+				  kit_json_text(f->function ? f->function : ""), "Line",
 				  (json_int_t)f->line, "StartAddress", start, "StartFileName",
-				  cli_json_text(f->start_file ? f->start_file : ""), "StartLine",
+				  kit_json_text(f->start_file ? f->start_file : ""), "StartLine",
 				  (json_int_t)f->start_line));
 	}
-	return json_pack("{s:o, s:o, s:o}", "Address", cli_json_addr(addr), "ModuleName",
-			 cli_json_text(o->module),
+	return json_pack("{s:o, s:o, s:o}", "Address", kit_json_addr(addr), "ModuleName",
+			 kit_json_text(o->module),
 			 "Symbol", symbols);
 }
 

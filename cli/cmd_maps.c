@@ -45,22 +45,25 @@ static void print_text(const struct leaksnap_maps *m)
 
 static void print_json(const struct leaksnap_maps *m)
 {
-	printf("{\n  \"mappings\": [");
-	for (size_t i = 0; i < leaksnap_maps_mapping_count(m); i++) {
-		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, cli_json_mapping(leaksnap_maps_mapping(m, i)));
-	}
-	printf("%s],\n  \"modules\": [", leaksnap_maps_mapping_count(m) ? "\n  " : "");
+	struct kit_json j;
+	kit_json_begin(&j, stdout);
+	kit_json_key(&j, "mappings");
+	kit_json_list_begin(&j);
+	for (size_t i = 0; i < leaksnap_maps_mapping_count(m); i++)
+		kit_json_list_item(&j, cli_json_mapping(leaksnap_maps_mapping(m, i)));
+	kit_json_list_end(&j);
+	kit_json_key(&j, "modules");
+	kit_json_list_begin(&j);
 	for (size_t i = 0; i < leaksnap_maps_module_count(m); i++) {
 		const struct leaksnap_maps_module *d = leaksnap_maps_module(m, i);
-		printf("%s\n    ", i ? "," : "");
-		cli_json_print(stdout, json_pack("{s:o, s:o, s:o, s:o, s:o}", "path", cli_json_text(d->path),
-						 "start", cli_json_addr(d->start), "end",
-						 cli_json_addr(d->end), "first_mapping",
-						 cli_json_u64(d->first_mapping), "mapping_count",
-						 cli_json_u64(d->mapping_count)));
+		kit_json_list_item(&j, json_pack("{s:o, s:o, s:o, s:o, s:o}", "path",
+						 kit_json_text(d->path), "start", kit_json_addr(d->start),
+						 "end", kit_json_addr(d->end), "first_mapping",
+						 kit_json_u64(d->first_mapping), "mapping_count",
+						 kit_json_u64(d->mapping_count)));
 	}
-	printf("%s]\n}\n", leaksnap_maps_module_count(m) ? "\n  " : "");
+	kit_json_list_end(&j);
+	kit_json_end(&j);
 }
 
 /* The maps of @path: a snapshot carries its own; anything else is parsed

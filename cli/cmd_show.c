@@ -222,19 +222,13 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
  * Written as a stream (records can number millions): top-level keys in a fixed
  * order, each record and mapping one compact object per line. */
 
-static void json_key(FILE *out, bool *first, const char *key)
-{
-	fprintf(out, "%s\n  \"%s\": ", *first ? "{" : ",", key);
-	*first = false;
-}
-
 static json_t *json_frame(const struct leaksnap_maps *maps, uint64_t pc)
 {
 	struct leaksnap_maps_location loc;
 	bool mod = leaksnap_maps_locate(maps, pc, &loc) && loc.module;
-	return json_pack("{s:o, s:o, s:o}", "pc", cli_json_addr(pc), "module",
-			 mod ? cli_json_text(loc.module->path) : json_null(), "rel_pc",
-			 mod ? cli_json_addr(loc.rel_pc) : json_null());
+	return json_pack("{s:o, s:o, s:o}", "pc", kit_json_addr(pc), "module",
+			 mod ? kit_json_text(loc.module->path) : json_null(), "rel_pc",
+			 mod ? kit_json_addr(loc.rel_pc) : json_null());
 }
 
 static json_t *json_record(const struct leaksnap_snapshot_record *r, bool reach,
@@ -256,10 +250,10 @@ static json_t *json_record(const struct leaksnap_snapshot_record *r, bool reach,
 		} else
 			json_array_append_new(frames, json_frame(maps, r->frames[f]));
 	}
-	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}", "size", cli_json_u64(r->size), "count",
-			 cli_json_u64(r->count), "zygote", r->zygote, "total_bytes",
-			 cli_json_u64(r->size * r->count), "unreachable_count",
-			 reach ? cli_json_u64(r->unreachable) : json_null(), "frames", frames);
+	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}", "size", kit_json_u64(r->size), "count",
+			 kit_json_u64(r->count), "zygote", r->zygote, "total_bytes",
+			 kit_json_u64(r->size * r->count), "unreachable_count",
+			 reach ? kit_json_u64(r->unreachable) : json_null(), "frames", frames);
 }
 
 json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m)
@@ -267,124 +261,121 @@ json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m)
 	char dev[32];
 	snprintf(dev, sizeof(dev), "%02x:%02x", m->dev_major, m->dev_minor);
 	return json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:b, s:b}", "start",
-			 cli_json_addr(m->start), "end", cli_json_addr(m->end), "perms",
-			 cli_json_text(m->perms),
-			 "offset", cli_json_addr(m->offset), "dev", dev, "inode",
-			 cli_json_u64(m->inode), "path", cli_json_str_or_null(m->path), "deleted",
+			 kit_json_addr(m->start), "end", kit_json_addr(m->end), "perms",
+			 kit_json_text(m->perms),
+			 "offset", kit_json_addr(m->offset), "dev", dev, "inode",
+			 kit_json_u64(m->inode), "path", kit_json_text(m->path), "deleted",
 			 m->deleted, "unloaded", m->unloaded);
 }
 
 /* The snapshot's facts: header, totals, metadata and warnings. */
-static void json_facts(FILE *out, bool *first, const struct leaksnap_snapshot *s)
+static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 {
 	const char *ver = leaksnap_snapshot_version(s);
 	enum leaksnap_snapshot_format fmt = leaksnap_snapshot_format(s);
 	uint64_t t;
 	char tbuf[64];
 
-	json_key(out, first, "file");
-	cli_json_print(out, cli_json_text(leaksnap_snapshot_source(s)));
-	json_key(out, first, "format");
-	cli_json_print(out, json_string(leaksnap_snapshot_format_name(fmt)));
-	json_key(out, first, "version");
+	kit_json_key(j, "file");
+	kit_json_value(j, kit_json_text(leaksnap_snapshot_source(s)));
+	kit_json_key(j, "format");
+	kit_json_value(j, json_string(leaksnap_snapshot_format_name(fmt)));
+	kit_json_key(j, "version");
 	if (ver == NULL)
-		cli_json_print(out, json_null());
+		kit_json_value(j, json_null());
 	else if (fmt == LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT)
-		cli_json_print(out, cli_json_text(ver));
+		kit_json_value(j, kit_json_text(ver));
 	else
-		cli_json_print(out, json_integer(atoi(ver)));
-	json_key(out, first, "pointer_size");
-	cli_json_print(out, json_integer(leaksnap_snapshot_pointer_size(s)));
-	json_key(out, first, "big_endian");
-	cli_json_print(out, json_boolean(leaksnap_snapshot_big_endian(s)));
-	json_key(out, first, "backtrace_size");
-	cli_json_print(out, json_integer(leaksnap_snapshot_backtrace_size(s)));
-	json_key(out, first, "pid");
-	cli_json_print(out, leaksnap_snapshot_pid(s) >= 0 ? json_integer(leaksnap_snapshot_pid(s)) : json_null());
-	json_key(out, first, "time_ns");
+		kit_json_value(j, json_integer(atoi(ver)));
+	kit_json_key(j, "pointer_size");
+	kit_json_value(j, json_integer(leaksnap_snapshot_pointer_size(s)));
+	kit_json_key(j, "big_endian");
+	kit_json_value(j, json_boolean(leaksnap_snapshot_big_endian(s)));
+	kit_json_key(j, "backtrace_size");
+	kit_json_value(j, json_integer(leaksnap_snapshot_backtrace_size(s)));
+	kit_json_key(j, "pid");
+	kit_json_value(j, leaksnap_snapshot_pid(s) >= 0 ? json_integer(leaksnap_snapshot_pid(s)) : json_null());
+	kit_json_key(j, "time_ns");
 	bool has_time = leaksnap_snapshot_time_ns(s, &t);
-	cli_json_print(out, has_time ? cli_json_u64(t) : json_null());
-	json_key(out, first, "time");
+	kit_json_value(j, has_time ? kit_json_u64(t) : json_null());
+	kit_json_key(j, "time");
 	if (has_time)
 		cli_format_time(t, tbuf, sizeof(tbuf));
-	cli_json_print(out, has_time ? json_string(tbuf) : json_null());
-	json_key(out, first, "total_memory");
-	cli_json_print(out, cli_json_u64(leaksnap_snapshot_total_memory(s)));
-	json_key(out, first, "records_bytes");
-	cli_json_print(out, cli_json_u64(leaksnap_snapshot_records_bytes(s)));
-	json_key(out, first, "record_count");
-	cli_json_print(out, cli_json_u64(leaksnap_snapshot_record_count(s)));
-	json_key(out, first, "allocation_count");
-	cli_json_print(out, cli_json_u64(leaksnap_snapshot_allocation_count(s)));
+	kit_json_value(j, has_time ? json_string(tbuf) : json_null());
+	kit_json_key(j, "total_memory");
+	kit_json_value(j, kit_json_u64(leaksnap_snapshot_total_memory(s)));
+	kit_json_key(j, "records_bytes");
+	kit_json_value(j, kit_json_u64(leaksnap_snapshot_records_bytes(s)));
+	kit_json_key(j, "record_count");
+	kit_json_value(j, kit_json_u64(leaksnap_snapshot_record_count(s)));
+	kit_json_key(j, "allocation_count");
+	kit_json_value(j, kit_json_u64(leaksnap_snapshot_allocation_count(s)));
 	struct app_split a = split_of(s);
 	static const char *const split_keys[] = {"app", "zygote"};
 	for (int z = 0; z < 2; z++) {
-		json_key(out, first, split_keys[z]);
-		cli_json_print(out, json_pack("{s:o, s:o, s:o}", "records",
-						 cli_json_u64(a.records[z]), "allocations",
-						 cli_json_u64(a.allocations[z]), "bytes",
-						 cli_json_u64(a.bytes[z])));
+		kit_json_key(j, split_keys[z]);
+		kit_json_value(j, json_pack("{s:o, s:o, s:o}", "records",
+						 kit_json_u64(a.records[z]), "allocations",
+						 kit_json_u64(a.allocations[z]), "bytes",
+						 kit_json_u64(a.bytes[z])));
 	}
-	json_key(out, first, "unreachable");
-	cli_json_print(out, leaksnap_snapshot_has_reachability(s)
+	kit_json_key(j, "unreachable");
+	kit_json_value(j, leaksnap_snapshot_has_reachability(s)
 				    ? json_pack("{s:o, s:o}", "bytes",
-						cli_json_u64(leaksnap_snapshot_unreachable_bytes(s)),
+						kit_json_u64(leaksnap_snapshot_unreachable_bytes(s)),
 						"allocations",
-						cli_json_u64(leaksnap_snapshot_unreachable_count(s)))
+						kit_json_u64(leaksnap_snapshot_unreachable_count(s)))
 				    : json_null());
-	json_key(out, first, "count_is_frames");
+	kit_json_key(j, "count_is_frames");
 	const char *mode = count_mode_text(leaksnap_snapshot_count_mode(s));
-	cli_json_print(out, mode ? json_string(mode) : json_null());
-	json_key(out, first, "metadata");
+	kit_json_value(j, mode ? json_string(mode) : json_null());
+	kit_json_key(j, "metadata");
 	json_t *meta = json_array();
 	for (size_t i = 0; i < leaksnap_snapshot_meta_count(s); i++) {
 		const struct leaksnap_snapshot_meta *m = leaksnap_snapshot_meta(s, i);
-		json_array_append_new(meta, json_pack("{s:o, s:o}", "key", cli_json_text(m->key), "value",
-						      cli_json_text(m->value)));
+		json_array_append_new(meta, json_pack("{s:o, s:o}", "key", kit_json_text(m->key), "value",
+						      kit_json_text(m->value)));
 	}
-	cli_json_print(out, meta);
-	json_key(out, first, "warnings");
+	kit_json_value(j, meta);
+	kit_json_key(j, "warnings");
 	json_t *warn = json_array();
 	char buf[1024];
 	for (size_t i = 0; i < leaksnap_snapshot_warning_count(s); i++)
-		json_array_append_new(warn, cli_json_text(cli_input_text(leaksnap_snapshot_warning(s, i), buf,
+		json_array_append_new(warn, kit_json_text(cli_input_text(leaksnap_snapshot_warning(s, i), buf,
 									 sizeof(buf))));
-	cli_json_print(out, warn);
+	kit_json_value(j, warn);
 }
 
 static void show_json(FILE *out, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const size_t *top,
 		      size_t ntop, struct cli_symctx *sc)
 {
-	bool first = true;
-	json_facts(out, &first, s);
-	json_key(out, &first, "records");
-	fprintf(out, "[");
+	struct kit_json j;
+	kit_json_begin(&j, out);
+	json_facts(&j, s);
+	kit_json_key(&j, "records");
+	kit_json_list_begin(&j);
 	for (size_t i = 0; i < ntop; i++) {
 		if (sc)
 			cli_symctx_progress(sc, i, ntop);
-		fprintf(out, "%s\n    ", i ? "," : "");
-		cli_json_print(out, json_record(leaksnap_snapshot_record(s, top[i]),
-						leaksnap_snapshot_has_reachability(s), maps, sc));
+		kit_json_list_item(&j, json_record(leaksnap_snapshot_record(s, top[i]),
+						   leaksnap_snapshot_has_reachability(s), maps, sc));
 	}
-	fprintf(out, "%s]", ntop ? "\n  " : "");
-	json_key(out, &first, "maps");
-	fprintf(out, "[");
+	kit_json_list_end(&j);
+	kit_json_key(&j, "maps");
+	kit_json_list_begin(&j);
 	size_t nm = maps ? leaksnap_maps_mapping_count(maps) : 0;
-	for (size_t i = 0; i < nm; i++) {
-		fprintf(out, "%s\n    ", i ? "," : "");
-		cli_json_print(out, cli_json_mapping(leaksnap_maps_mapping(maps, i)));
-	}
-	fprintf(out, "%s]", nm ? "\n  " : "");
+	for (size_t i = 0; i < nm; i++)
+		kit_json_list_item(&j, cli_json_mapping(leaksnap_maps_mapping(maps, i)));
+	kit_json_list_end(&j);
 	if (sc) {
 		/* each module the frames named, and the file that was used */
-		json_key(out, &first, "symbols");
-		size_t n = cli_symctx_module_count(sc);
-		fprintf(out, "[");
-		for (size_t i = 0; i < n; i++)
-			cli_json_print_sym_module(out, cli_symctx_module(sc, i), i == 0);
-		fprintf(out, "%s]", n ? "\n  " : "");
+		kit_json_key(&j, "symbols");
+		kit_json_list_begin(&j);
+		for (size_t i = 0; i < cli_symctx_module_count(sc); i++)
+			kit_json_list_item(&j, cli_json_sym_module(cli_symctx_module(sc, i)));
+		kit_json_list_end(&j);
 	}
-	fprintf(out, "\n}\n");
+	kit_json_end(&j);
 }
 
 static void print_modules(struct cli_symctx *sc)

@@ -10,7 +10,7 @@ static json_t *json_series(const uint64_t *v, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, cli_json_u64(v[i]));
+		json_array_append_new(a, kit_json_u64(v[i]));
 	return a;
 }
 
@@ -21,7 +21,7 @@ static json_t *json_unreachable(struct leaksnap_diff *d, const uint64_t *v)
 	json_t *a = json_array();
 	for (size_t i = 0; i < leaksnap_diff_snapshot_count(d); i++)
 		json_array_append_new(a, v && leaksnap_diff_snapshot(d, i)->has_reachability
-						 ? cli_json_u64(v[i])
+						 ? kit_json_u64(v[i])
 						 : json_null());
 	return a;
 }
@@ -62,7 +62,7 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 	json_object_set_new(o, "unreachable_bytes", json_unreachable(d, g->unreachable_bytes));
 	json_object_set_new(o, "unreachable_counts", json_unreachable(d, g->unreachable_counts));
 	if (g->module)
-		json_object_set_new(o, "module", cli_json_text(g->module));
+		json_object_set_new(o, "module", kit_json_text(g->module));
 	/* the site's index in frames[], which has one element per inline level */
 	size_t site = g->site_level;
 	for (size_t i = 0; i < g->site && i < g->frame_count; i++)
@@ -73,69 +73,62 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 	return o;
 }
 
-static void json_key(FILE *out, bool *first, const char *key)
-{
-	fprintf(out, "%s\n  \"%s\": ", *first ? "{" : ",", key);
-	*first = false;
-}
-
 /* Which list of groups. */
 enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
 
-static int json_list(FILE *out, struct leaksnap_diff *d, enum list list, size_t count)
+static int json_list(struct kit_json *j, struct leaksnap_diff *d, enum list list, size_t count)
 {
-	fprintf(out, "[");
+	kit_json_list_begin(j);
 	for (size_t i = 0; i < count; i++) {
 		json_t *g = list == LIST_SUSPECTS  ? json_group(d, leaksnap_diff_suspect(d, i), i + 1)
 			    : list == LIST_STOPPED ? json_group(d, leaksnap_diff_stopped(d, i), 0)
 						   : json_group(d, leaksnap_diff_unreachable(d, i), 0);
 		if (!g)
 			return -1; /* said */
-		fprintf(out, "%s\n    ", i ? "," : "");
-		cli_json_print(out, g);
+		kit_json_list_item(j, g);
 	}
-	fprintf(out, "%s]", count ? "\n  " : "");
+	kit_json_list_end(j);
 	return 0;
 }
 
 int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 {
 	size_t n = leaksnap_diff_snapshot_count(d);
-	bool first = true;
-	json_key(out, &first, "by");
-	cli_json_print(out, json_string(leaksnap_diff_by_name(c->o.by)));
-	json_key(out, &first, "zygote_included");
-	cli_json_print(out, json_boolean(leaksnap_diff_zygote_included(d)));
-	json_key(out, &first, "snapshots");
-	fprintf(out, "[");
+	struct kit_json j;
+	kit_json_begin(&j, out);
+	kit_json_key(&j, "by");
+	kit_json_value(&j, json_string(leaksnap_diff_by_name(c->o.by)));
+	kit_json_key(&j, "zygote_included");
+	kit_json_value(&j, json_boolean(leaksnap_diff_zygote_included(d)));
+	kit_json_key(&j, "snapshots");
+	kit_json_list_begin(&j);
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
-		fprintf(out, "%s\n    ", i ? "," : "");
 		json_t *o = json_pack("{s:o, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
-				      "file", cli_json_text(s->file), "pid",
+				      "file", kit_json_text(s->file), "pid",
 				      s->pid >= 0 ? json_integer(s->pid) : json_null(),
 				      "pointer_size", (int)s->pointer_size, "android", s->android,
-				      "total_memory", cli_json_u64(s->total_memory),
-				      "allocation_count", cli_json_u64(s->allocation_count), "bytes",
-				      cli_json_u64(s->bytes), "count", cli_json_u64(s->count),
-				      "left_out_bytes", cli_json_u64(s->left_out_bytes),
-				      "left_out_count", cli_json_u64(s->left_out_count));
+				      "total_memory", kit_json_u64(s->total_memory),
+				      "allocation_count", kit_json_u64(s->allocation_count), "bytes",
+				      kit_json_u64(s->bytes), "count", kit_json_u64(s->count),
+				      "left_out_bytes", kit_json_u64(s->left_out_bytes),
+				      "left_out_count", kit_json_u64(s->left_out_count));
 		char tbuf[64];
 		if (s->has_time)
 			cli_format_time(s->time_ns, tbuf, sizeof(tbuf));
-		json_object_set_new(o, "time_ns", s->has_time ? cli_json_u64(s->time_ns) : json_null());
+		json_object_set_new(o, "time_ns", s->has_time ? kit_json_u64(s->time_ns) : json_null());
 		json_object_set_new(o, "time", s->has_time ? json_string(tbuf) : json_null());
 		bool r = s->has_reachability;
 		json_object_set_new(o, "unreachable_bytes",
-				    r ? cli_json_u64(s->unreachable_bytes) : json_null());
+				    r ? kit_json_u64(s->unreachable_bytes) : json_null());
 		json_object_set_new(o, "unreachable_count",
-				    r ? cli_json_u64(s->unreachable_count) : json_null());
-		cli_json_print(out, o);
+				    r ? kit_json_u64(s->unreachable_count) : json_null());
+		kit_json_list_item(&j, o);
 	}
-	fprintf(out, "\n  ]");
+	kit_json_list_end(&j);
 	const struct leaksnap_diff_snapshot *a = leaksnap_diff_snapshot(d, 0), *b = leaksnap_diff_snapshot(d, n - 1);
-	json_key(out, &first, "totals");
-	cli_json_print(out,
+	kit_json_key(&j, "totals");
+	kit_json_value(&j,
 		       json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
 				 (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
 				 (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
@@ -145,44 +138,44 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 				 (json_int_t)leaksnap_diff_stopped_count(d), "suppressed_stacks",
 				 (json_int_t)leaksnap_diff_suppressed_records(d)));
 	/* what the last snapshot proves: null when it does not say */
-	json_key(out, &first, "reachability");
-	cli_json_print(out, b->has_reachability
+	kit_json_key(&j, "reachability");
+	kit_json_value(&j, b->has_reachability
 				    ? json_pack("{s:o, s:o, s:I, s:I}", "unreachable_bytes",
-						cli_json_u64(b->unreachable_bytes),
+						kit_json_u64(b->unreachable_bytes),
 						"unreachable_count",
-						cli_json_u64(b->unreachable_count), "definite",
+						kit_json_u64(b->unreachable_count), "definite",
 						(json_int_t)leaksnap_diff_definite_count(d), "one_off",
 						(json_int_t)leaksnap_diff_unreachable_count(d))
 				    : json_null());
 	size_t ns = leaksnap_diff_suspect_count(d), nc = leaksnap_diff_stopped_count(d);
 	size_t nu = leaksnap_diff_unreachable_count(d);
-	json_key(out, &first, "suspects");
-	if (json_list(out, d, LIST_SUSPECTS, c->top && c->top < ns ? (size_t)c->top : ns))
+	kit_json_key(&j, "suspects");
+	if (json_list(&j, d, LIST_SUSPECTS, c->top && c->top < ns ? (size_t)c->top : ns))
 		return -1;
-	json_key(out, &first, "stopped");
-	if (json_list(out, d, LIST_STOPPED, c->top && c->top < nc ? (size_t)c->top : nc))
+	kit_json_key(&j, "stopped");
+	if (json_list(&j, d, LIST_STOPPED, c->top && c->top < nc ? (size_t)c->top : nc))
 		return -1;
-	json_key(out, &first, "unreachable");
-	if (json_list(out, d, LIST_UNREACHABLE, c->top && c->top < nu ? (size_t)c->top : nu))
+	kit_json_key(&j, "unreachable");
+	if (json_list(&j, d, LIST_UNREACHABLE, c->top && c->top < nu ? (size_t)c->top : nu))
 		return -1;
 	if (c->o.suppressions) {
-		json_key(out, &first, "suppressions");
+		kit_json_key(&j, "suppressions");
 		json_t *arr = json_array();
 		for (size_t i = 0; i < leaksnap_diff_suppressions_count(c->o.suppressions); i++)
 			json_array_append_new(
 				arr, json_pack("{s:o, s:o}", "pattern",
-					       cli_json_text(leaksnap_diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
-					       cli_json_u64(leaksnap_diff_suppressions_hits(c->o.suppressions, i))));
-		cli_json_print(out, arr);
+					       kit_json_text(leaksnap_diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
+					       kit_json_u64(leaksnap_diff_suppressions_hits(c->o.suppressions, i))));
+		kit_json_value(&j, arr);
 	}
 	if (c->o.resolver) {
-		json_key(out, &first, "symbols");
+		kit_json_key(&j, "symbols");
 		size_t nm = leaksnap_diff_symbol_module_count(d);
-		fprintf(out, "[");
+		kit_json_list_begin(&j);
 		for (size_t i = 0; i < nm; i++)
-			cli_json_print_sym_module(out, leaksnap_diff_symbol_module(d, i), i == 0);
-		fprintf(out, "%s]", nm ? "\n  " : "");
+			kit_json_list_item(&j, cli_json_sym_module(leaksnap_diff_symbol_module(d, i)));
+		kit_json_list_end(&j);
 	}
-	fprintf(out, "\n}\n");
+	kit_json_end(&j);
 	return 0;
 }

@@ -10,7 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <leaksnap/export.h>
+
 #include "cli.h"
+#include "report.h"
 #include "kit_publish.h"
 
 /* Whether the regular file at @path is one leaksnap wrote, of the kind
@@ -26,7 +29,7 @@ static bool written_by_us(const char *path, enum cli_replace replace)
 	if (n <= 0)
 		return false;
 	if (replace == CLI_REPLACE_OWN_HTML)
-		return memmem(head, (size_t)n, CLI_HTML_GENERATOR, strlen(CLI_HTML_GENERATOR)) != NULL;
+		return memmem(head, (size_t)n, REPORT_GENERATOR, strlen(REPORT_GENERATOR)) != NULL;
 	if (replace != CLI_REPLACE_OWN_PPROF)
 		return false;
 	/* gzip (RFC 1952): magic, deflate, flags, mtime, xfl, os, then the
@@ -46,8 +49,8 @@ static bool written_by_us(const char *path, enum cli_replace replace)
 	}
 	/* (a snapshot profile, convert --to pprof's, carries another comment:
 	 * it is data, not a report, and is never replaced) */
-	size_t clen = strlen(CLI_PPROF_GZIP_COMMENT) + 1;
-	return at + clen <= (size_t)n && memcmp(head + at, CLI_PPROF_GZIP_COMMENT, clen) == 0;
+	size_t clen = strlen(LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT) + 1;
+	return at + clen <= (size_t)n && memcmp(head + at, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT, clen) == 0;
 }
 
 /* Whether @path may be written as @replace allows: 0, or EXIT_ERROR

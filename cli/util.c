@@ -368,69 +368,6 @@ int cli_snapshot_maps(const struct leaksnap_snapshot *s, const char *maps_path, 
 	return -1;
 }
 
-void cli_json_print(FILE *f, json_t *value)
-{
-	json_dumpf(value, f, JSON_ENCODE_ANY);
-	json_decref(value);
-}
-
-json_t *cli_json_addr(uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
-	return json_string(buf);
-}
-
-json_t *cli_json_u64(uint64_t v)
-{
-	/* The readers refuse totals above 2^63, so only a file's inode number
-	 * can be larger (overlayfs with xino sets the top bits): Jansson's
-	 * integers are signed, so that one is written as a decimal string
-	 * rather than as a negative number. */
-	if (v > (uint64_t)INT64_MAX) {
-		char digits[24];
-		snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-		return json_string(digits);
-	}
-	return json_integer((json_int_t)v);
-}
-
-/* The length of the valid UTF-8 sequence at @p (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0. */
-/* (kept for cli/pprof.c until it moves to export/) */
-size_t cli_utf8_len(const unsigned char *p)
-{
-	int n = kit_utf8_len(p, (size_t)-1);
-	return n > 0 ? (size_t)n : 0;
-}
-
-char *cli_utf8_fixed(const char *s, size_t *len)
-{
-	return kit_utf8_fixed(s, len);
-}
-
-json_t *cli_json_text(const char *s)
-{
-	if (!s)
-		return json_null();
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	/* not UTF-8: each byte outside a valid sequence becomes U+FFFD */
-	size_t len;
-	char *t = kit_utf8_fixed(s, &len);
-	if (!t)
-		return json_null();
-	j = json_stringn(t, len);
-	free(t);
-	return j ? j : json_null();
-}
-
-json_t *cli_json_str_or_null(const char *s)
-{
-	return cli_json_text(s);
-}
-
 int cli_finish_stdout(int status)
 {
 	/* a command that failed has said why, once (a write error on

@@ -105,7 +105,7 @@ int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d, struct leaks
 	int rc = leaksnap_diff_foreach_growing_stack(d, folded_stack, &a, err);
 	free(a.frames);
 	if (rc == -1 && a.nomem)
-		return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	return rc;
 }
 
@@ -123,21 +123,21 @@ int leaksnap_export_json_frames(json_t *frames, const struct leaksnap_export_fra
 			char *t;
 			if (asprintf(&t, "%s+0x%llx", s->function,
 				     (unsigned long long)s->symbol_offset) >= 0) {
-				fn = lsx_json_text(t);
+				fn = kit_json_text(t);
 				free(t);
 			}
 		} else if (s && s->function) {
-			fn = lsx_json_text(s->function);
+			fn = kit_json_text(s->function);
 		}
-		json_t *o = json_pack("{s:o, s:o, s:o}", "pc", lsx_json_addr(f->pc), "module",
-				      lsx_json_text(f->module), "rel_pc",
-				      f->module ? lsx_json_addr(f->rel_pc) : json_null());
+		json_t *o = json_pack("{s:o, s:o, s:o}", "pc", kit_json_addr(f->pc), "module",
+				      kit_json_text(f->module), "rel_pc",
+				      f->module ? kit_json_addr(f->rel_pc) : json_null());
 		json_object_set_new(o, "function", fn ? fn : json_null());
-		json_object_set_new(o, "file", s ? lsx_json_text(s->file) : json_null());
+		json_object_set_new(o, "file", s ? kit_json_text(s->file) : json_null());
 		json_object_set_new(o, "line", s && s->line ? json_integer(s->line) : json_null());
 		json_object_set_new(o, "column", s && s->column ? json_integer(s->column) : json_null());
 		json_object_set_new(o, "inlined", json_boolean(s && s->inlined));
-		json_object_set_new(o, "symbol_file", r->module ? lsx_json_text(r->module->file_path)
+		json_object_set_new(o, "symbol_file", r->module ? kit_json_text(r->module->file_path)
 								: json_null());
 		json_object_set_new(o, "build_id_status",
 				    r->module ? json_string(leaksnap_sym_build_id_status_name(r->module->status))
@@ -197,7 +197,7 @@ int leaksnap_export_flame_stack(struct leaksnap_export_flame *fl, uint64_t bytes
 	fl->cur = json_array();
 	json_t *st = json_pack("[o, o]", json_u64(bytes), fl->cur);
 	if (!fl->cur || !st || json_array_append_new(fl->stacks, st))
-		return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	fl->total += bytes;
 	return 0;
 }
@@ -214,7 +214,7 @@ int leaksnap_export_flame_frame(struct leaksnap_export_flame *fl,
 	} else {
 		json_t *tmp = json_array();
 		if (!tmp)
-			return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 		leaksnap_export_json_frames(tmp, f);
 		levels = json_array_size(tmp);
 		first = json_integer((json_int_t)json_array_size(fl->frames));
@@ -223,12 +223,12 @@ int leaksnap_export_flame_frame(struct leaksnap_export_flame *fl,
 			json_array_append(fl->frames, json_array_get(tmp, i));
 		json_decref(tmp);
 		if (!first || json_object_set_new(fl->index, k, first))
-			return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	}
 	json_int_t id = json_integer_value(first);
 	for (size_t i = 0; i < levels; i++)
 		if (json_array_append_new(fl->cur, json_integer(id + (json_int_t)i)))
-			return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	return 0;
 }
 

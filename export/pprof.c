@@ -131,36 +131,8 @@ const char *leaksnap_export_pprof_error(const struct leaksnap_export_pprof *p)
 int lsx_pprof_fail(struct leaksnap_error *err, const struct leaksnap_export_pprof *p)
 {
 	const char *e = leaksnap_export_pprof_error(p);
-	return lsx_fail(err, strcmp(e, "out of memory") == 0 ? LEAKSNAP_ERR_NOMEM : LEAKSNAP_ERR_IO,
-			"%s", e);
-}
-
-/* Grow *@arr (elements of @size) to hold @need. */
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / size)
-			return -1;
-		n *= 2;
-	}
-	void *q = realloc(*(void **)arr, n * size);
-	if (!q)
-		return -1;
-	*(void **)arr = q;
-	*cap = n;
-	return 0;
-}
-
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
+	return kit_error(err, strcmp(e, "out of memory") == 0 ? LEAKSNAP_ERR_NOMEM : LEAKSNAP_ERR_IO,
+			 NULL, "%s", e);
 }
 
 /* The index table: slots hold value + 1.  @hash_of(p, value) rehashes. */
@@ -197,20 +169,12 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	uint64_t h = 0xcbf29ce484222325ULL;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return mix(h);
+	return kit_mix64(h);
 }
 
 static uint64_t str_hash(const struct leaksnap_export_pprof *p, size_t i)
 {
 	return hash_bytes(p->strs[i].s, p->strs[i].len);
-}
-
-static bool utf8_valid(const char *s, size_t len)
-{
-	for (size_t at = 0, k; at < len; at += k)
-		if (!(k = lsx_utf8_len((const unsigned char *)s + at)))
-			return false;
-	return true;
 }
 
 /* The index of @s (NULL: "") in the string table, added when new.  Text
@@ -222,8 +186,8 @@ static int64_t intern(struct leaksnap_export_pprof *p, const char *s)
 		return 0;
 	size_t len = strlen(s);
 	char *fixed = NULL;
-	if (!utf8_valid(s, len)) {
-		if (!(fixed = lsx_utf8_fixed(s, &len)))
+	if (!kit_utf8_valid(s, len)) {
+		if (!(fixed = kit_utf8_fixed(s, &len)))
 			return fail_nomem(p);
 		s = fixed;
 	}
@@ -238,7 +202,7 @@ static int64_t intern(struct leaksnap_export_pprof *p, const char *s)
 		j = (j + 1) & p->str_index.mask;
 	}
 	char *copy = fixed ? fixed : malloc(len + 1);
-	if (!copy || grow(&p->strs, &p->capstrs, p->nstrs + 1, sizeof(*p->strs))) {
+	if (!copy || kit_grow((void **)&p->strs, &p->capstrs, p->nstrs + 1, sizeof(*p->strs))) {
 		free(copy);
 		return fail_nomem(p);
 	}
@@ -379,7 +343,7 @@ uint64_t leaksnap_export_pprof_mapping(struct leaksnap_export_pprof *p, uint64_t
 	for (size_t i = 0; build_id && i < build_id_len && i < 64; i++)
 		snprintf(hex + 2 * i, 3, "%02x", build_id[i]);
 	int64_t f = intern(p, file), b = intern(p, hex);
-	if (f < 0 || b < 0 || grow(&p->maps, &p->capmaps, p->nmaps + 1, sizeof(*p->maps))) {
+	if (f < 0 || b < 0 || kit_grow((void **)&p->maps, &p->capmaps, p->nmaps + 1, sizeof(*p->maps))) {
 		fail_nomem(p);
 		return 0;
 	}
@@ -413,7 +377,7 @@ void leaksnap_export_pprof_mapping_cover(struct leaksnap_export_pprof *p, uint64
 static uint64_t func_hash(const struct leaksnap_export_pprof *p, size_t i)
 {
 	const struct func *f = &p->funcs[i];
-	return mix((uint64_t)f->name * 31 + (uint64_t)f->system_name * 7 +
+	return kit_mix64((uint64_t)f->name * 31 + (uint64_t)f->system_name * 7 +
 		   (uint64_t)f->filename * 131 + (uint64_t)f->start_line);
 }
 
@@ -425,7 +389,7 @@ static uint64_t function_id(struct leaksnap_export_pprof *p, const struct leaksn
 	f.system_name = f.name; /* the symbolizer keeps only the demangled name */
 	if (f.name < 0 || f.filename < 0)
 		return 0;
-	if (grow(&p->funcs, &p->capfuncs, p->nfuncs + 1, sizeof(*p->funcs))) {
+	if (kit_grow((void **)&p->funcs, &p->capfuncs, p->nfuncs + 1, sizeof(*p->funcs))) {
 		fail_nomem(p);
 		return 0;
 	}
@@ -451,7 +415,7 @@ uint64_t leaksnap_export_pprof_location_find(const struct leaksnap_export_pprof 
 {
 	if (!p->loc_slots)
 		return 0;
-	size_t j = (size_t)mix(key) & p->loc_mask;
+	size_t j = (size_t)kit_mix64(key) & p->loc_mask;
 	while (p->loc_slots[j].id) {
 		if (p->loc_slots[j].key == key)
 			return p->loc_slots[j].id;
@@ -473,7 +437,7 @@ static int loc_slots_grow(struct leaksnap_export_pprof *p, size_t count)
 	for (size_t i = 0; i < cap; i++) {
 		if (!p->loc_slots[i].id)
 			continue;
-		size_t j = (size_t)mix(p->loc_slots[i].key) & (ncap - 1);
+		size_t j = (size_t)kit_mix64(p->loc_slots[i].key) & (ncap - 1);
 		while (slots[j].id)
 			j = (j + 1) & (ncap - 1);
 		slots[j] = p->loc_slots[i];
@@ -493,8 +457,8 @@ static uint64_t add_location(struct leaksnap_export_pprof *p, bool keyed, uint64
 		if (id)
 			return id;
 	}
-	if (grow(&p->locs, &p->caplocs, p->nlocs + 1, sizeof(*p->locs)) ||
-	    grow(&p->lines, &p->caplines, p->nlines + nframes, sizeof(*p->lines))) {
+	if (kit_grow((void **)&p->locs, &p->caplocs, p->nlocs + 1, sizeof(*p->locs)) ||
+	    kit_grow((void **)&p->lines, &p->caplines, p->nlines + nframes, sizeof(*p->lines))) {
 		fail_nomem(p);
 		return 0;
 	}
@@ -511,7 +475,7 @@ static uint64_t add_location(struct leaksnap_export_pprof *p, bool keyed, uint64
 	}
 	p->locs[p->nlocs++] = (struct loc){key, mapping_id, address, first, nframes};
 	if (keyed) {
-		size_t j = (size_t)mix(key) & p->loc_mask;
+		size_t j = (size_t)kit_mix64(key) & p->loc_mask;
 		while (p->loc_slots[j].id)
 			j = (j + 1) & p->loc_mask;
 		p->loc_slots[j] = (struct loc_slot){key, p->nlocs};
@@ -592,7 +556,7 @@ static int emit_message(struct leaksnap_export_pprof *p, unsigned field,
 			const ProtobufCMessage *msg)
 {
 	size_t size = protobuf_c_message_get_packed_size(msg);
-	if (grow(&p->buf, &p->capbuf, size ? size : 1, 1))
+	if (kit_grow((void **)&p->buf, &p->capbuf, size ? size : 1, 1))
 		return fail_nomem(p);
 	size_t n = protobuf_c_message_pack(msg, p->buf);
 	return emit_field(p, field, p->buf, n);
@@ -607,8 +571,8 @@ int leaksnap_export_pprof_sample(struct leaksnap_export_pprof *p, const uint64_t
 			 nvalues, p->ntypes);
 		return -1;
 	}
-	if (grow(&p->ids, &p->capids, nlocations ? nlocations : 1, sizeof(*p->ids)) ||
-	    grow(&p->vals, &p->capvals, nvalues ? nvalues : 1, sizeof(*p->vals)))
+	if (kit_grow((void **)&p->ids, &p->capids, nlocations ? nlocations : 1, sizeof(*p->ids)) ||
+	    kit_grow((void **)&p->vals, &p->capvals, nvalues ? nvalues : 1, sizeof(*p->vals)))
 		return fail_nomem(p);
 	if (nlocations)
 		memcpy(p->ids, locations, nlocations * sizeof(*p->ids));
@@ -725,7 +689,7 @@ int leaksnap_export_pprof_finish(struct leaksnap_export_pprof *p)
 	h.comment = p->comments;
 	h.default_sample_type = p->default_type;
 	size_t size = protobuf_c_message_get_packed_size(&h.base);
-	if (grow(&p->buf, &p->capbuf, size ? size : 1, 1))
+	if (kit_grow((void **)&p->buf, &p->capbuf, size ? size : 1, 1))
 		return fail_nomem(p);
 	size = protobuf_c_message_pack(&h.base, p->buf);
 	if (emit(p, p->buf, size, false))

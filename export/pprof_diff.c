@@ -156,7 +156,7 @@ int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, bool adjust, 
 			   0, NULL, 0, adjust, false};
 	int rc = 0;
 	if (!g.p) {
-		rc = lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	} else if (header(g.p, d)) {
 		rc = lsx_pprof_fail(err, g.p);
 	} else if (leaksnap_diff_foreach_growing_stack_delta(d, growth_stack, &g, err) != 0) {
@@ -164,7 +164,7 @@ int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, bool adjust, 
 		if (g.failed)
 			rc = lsx_pprof_fail(err, g.p);
 		else if (err && err->code == LEAKSNAP_OK)
-			rc = lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+			rc = kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 		else
 			rc = -1;
 	} else if (leaksnap_export_pprof_finish(g.p)) {

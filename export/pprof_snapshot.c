@@ -199,7 +199,7 @@ int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s,
 		if (leaksnap_maps_mapping(maps, i)->path &&
 		    !rewritten(leaksnap_maps_mapping(maps, i)->path, o, &buf, true)) {
 			free(buf);
-			return lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 		}
 	free(buf);
 	struct builder b = {.s = s, .maps = maps, .o = o};
@@ -207,7 +207,7 @@ int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s,
 	b.p = leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_SNAPSHOT_COMMENT);
 	int rc = 0;
 	if (!b.map_ids || !b.p) {
-		rc = lsx_fail(err, LEAKSNAP_ERR_NOMEM, "out of memory");
+		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	} else if (header(b.p, s, o) != 0) {
 		rc = lsx_pprof_fail(err, b.p);
 	} else {

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -41,5 +42,15 @@ void kit_json_end(struct kit_json *j);
 
 /* @value written compactly on @out and released (NULL: null). */
 void kit_json_print(FILE *out, json_t *value);
+
+/* Values.  A string from an input (a dump, a maps file, an ELF file, a
+ * path): as is when it is UTF-8, else with each byte outside a valid
+ * sequence replaced by U+FFFD, so that JSON output is always JSON (NULL:
+ * null). */
+json_t *kit_json_text(const char *s);
+/* "0x..." */
+json_t *kit_json_addr(uint64_t v);
+/* An integer; from 2^63 (Jansson's integers are signed) a decimal string. */
+json_t *kit_json_u64(uint64_t v);
 
 #endif /* LEAKSNAP_KIT_JSON_H */
