@@ -228,7 +228,7 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 		 * file open (and its disk space, once unlinked) until the end */
 		struct leaksnap_error err;
 		leaksnap_error_clear(&err);
-		struct leaksnap_sym_options plain = {.no_host_paths = true};
+		LEAKSNAP_OPTS(leaksnap_sym_options, plain, .no_host_paths = true);
 		struct leaksnap_symbolizer *check = leaksnap_symbolizer_new(&plain, &err);
 		struct leaksnap_sym_file *f = check ? leaksnap_symbolizer_open(check, tmp, &err) : NULL;
 		size_t len = 0;
@@ -270,8 +270,7 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 	unsigned pointer_size;
 	int rc = collect(o, &w, &n, &pointer_size);
 	const char **dirs = calloc(o->symbol_dir_count + 1, sizeof(*dirs));
-	struct leaksnap_sym_options so = {.symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1,
-				 .no_host_paths = true};
+	LEAKSNAP_OPTS(leaksnap_sym_options, so, .symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1, .no_host_paths = true);
 	struct leaksnap_error err;
 	struct leaksnap_symbolizer *sym = NULL;
 	if (!rc && dirs) {

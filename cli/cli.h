@@ -130,6 +130,8 @@ struct cli_input {
 	struct leaksnap_snapshot_open_opts open;
 	const char *maps_path; /* --maps FILE, or NULL */
 };
+/* Its initializer: no option given. */
+#define CLI_INPUT_INIT {.open = {.sz = sizeof(struct leaksnap_snapshot_open_opts)}}
 #define CLI_INPUT_LONGOPTS                                         \
 	{"maps", required_argument, NULL, 'm'},                    \
 	{"pointer-size", required_argument, NULL, 'P'},            \

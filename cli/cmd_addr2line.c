@@ -534,8 +534,7 @@ int cmd_addr2line(int argc, char **argv)
 		return r == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct leaksnap_sym_options so = {.demangle = demangle || o.json, .llvm_names = o.json,
-				 .jobs = cli_sym_jobs()};
+	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = demangle || o.json, .llvm_names = o.json, .jobs = cli_sym_jobs());
 	struct leaksnap_symbolizer *sym = leaksnap_symbolizer_new(&so, &err);
 	if (!sym) {
 		cli_fail_error(&err);

@@ -306,7 +306,8 @@ static int check_args(char **argv, int n, const struct convert_cli *o)
 
 int cmd_convert(int argc, char **argv)
 {
-	struct convert_cli o = {0};
+	struct convert_cli o = {.in = CLI_INPUT_INIT,
+				.save = {.sz = sizeof(struct leaksnap_snapshot_save_opts)}};
 	o.rules = calloc((size_t)argc, sizeof(*o.rules));
 	o.dirs = calloc((size_t)argc, sizeof(*o.dirs));
 	int status = EXIT_ERROR;

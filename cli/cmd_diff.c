@@ -506,7 +506,7 @@ static struct leaksnap_diff *new_diff(struct diff_cli *c, size_t n, struct leaks
 	leaksnap_error_clear(&err);
 	*resolver = NULL;
 	if (!c->no_symbols) {
-		LEAKSNAP_RESOLVER_OPTS(ro, .symbol_dirs = c->dirs, .symbol_dir_count = c->ndirs,
+		LEAKSNAP_OPTS(leaksnap_resolver_opts, ro, .symbol_dirs = c->dirs, .symbol_dir_count = c->ndirs,
 				       .return_addresses = !c->no_adjust);
 		*resolver = leaksnap_resolver_new(&ro, &err);
 		if (!*resolver) {
@@ -665,6 +665,8 @@ int cmd_diff(int argc, char **argv)
 {
 	struct diff_cli c;
 	memset(&c, 0, sizeof(c));
+	c.in = (struct cli_input)CLI_INPUT_INIT;
+	c.o.sz = sizeof(c.o);
 	int first = 0, rc = parse_args(argc, argv, &c, &first);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_ERROR;

@@ -612,7 +612,7 @@ static int report(struct show_opts *o, const struct leaksnap_snapshot *s, const 
 
 static int show_main(int argc, char **argv, bool symbolize)
 {
-	struct show_opts o = {0};
+	struct show_opts o = {.in = CLI_INPUT_INIT};
 	o.symbolize = symbolize;
 	o.html_stacks = REPORT_STACKS;
 	int file = 0, rc = parse_args(argc, argv, &o, &file);

@@ -46,10 +46,10 @@ int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_
 		cli_fail(out.path, "out of memory");
 		rc = EXIT_ERROR;
 	} else {
-		struct leaksnap_export_pprof_snapshot_opts eo = {
-			.adjust = !o->no_adjust, .rewrites = o->rewrites,
-			.rewrite_count = o->rewrite_count, .resolve = sc ? resolve_frames : NULL,
-			.progress = sc ? progress : NULL, .arg = sc};
+		LEAKSNAP_OPTS(leaksnap_export_pprof_snapshot_opts, eo, .adjust = !o->no_adjust,
+			      .rewrites = o->rewrites, .rewrite_count = o->rewrite_count,
+			      .resolve = sc ? resolve_frames : NULL, .progress = sc ? progress : NULL,
+			      .arg = sc);
 		struct leaksnap_error err;
 		if (sc)
 			prefetch_all(sc, maps, s);

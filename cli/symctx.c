@@ -60,7 +60,7 @@ struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s, const struc
 	c->started = now_s();
 	c->snap = s;
 	c->maps = maps;
-	LEAKSNAP_RESOLVER_OPTS(o, .symbol_dirs = dirs, .symbol_dir_count = ndirs,
+	LEAKSNAP_OPTS(leaksnap_resolver_opts, o, .symbol_dirs = dirs, .symbol_dir_count = ndirs,
 			       .return_addresses = adjust, .jobs = cli_sym_jobs(),
 			       .pointer_size = leaksnap_snapshot_pointer_size_known(s), .warn = say_problem,
 			       .warn_arg = c);

@@ -28,15 +28,17 @@ struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts
 			  "a diff needs 2 to %d snapshots, got %zu", LEAKSNAP_DIFF_MAX_SNAPSHOTS, nsnapshots);
 		return NULL;
 	}
-	if (opts && (unsigned)opts->by > LEAKSNAP_DIFF_BY_MODULE) {
-		kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "unknown grouping %d", (int)opts->by);
+	struct leaksnap_diff_options known;
+	if (kit_opts(&known, sizeof(known), opts, "leaksnap_diff_options", err) != 0)
+		return NULL;
+	if ((unsigned)known.by > LEAKSNAP_DIFF_BY_MODULE) {
+		kit_error(err, LEAKSNAP_ERR_USAGE, "diff", "unknown grouping %d", (int)known.by);
 		return NULL;
 	}
 	struct leaksnap_diff *d = calloc(1, sizeof(*d));
 	if (!d)
 		goto nomem;
-	if (opts)
-		d->o = *opts;
+	d->o = known;
 	d->n = nsnapshots;
 	d->snaps = calloc(nsnapshots, sizeof(*d->snaps));
 	d->files = calloc(nsnapshots, sizeof(*d->files));

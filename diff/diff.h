@@ -68,6 +68,7 @@ struct leaksnap_diff_suppressions;
 #define LEAKSNAP_DIFF_SUPPRESSIONS_MAX ((size_t)64 << 20)
 
 struct leaksnap_diff_options {
+	size_t sz;               /* sizeof(struct leaksnap_diff_options): LEAKSNAP_OPTS */
 	enum leaksnap_diff_by by;
 	enum leaksnap_diff_zygote zygote;
 	/* Extra allocation-wrapper patterns for the site (same syntax as

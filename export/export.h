@@ -137,6 +137,7 @@ LEAKSNAP_API int leaksnap_export_pprof_finish(struct leaksnap_export_pprof *p);
 /* How a snapshot's profile is made.  The caller resolves the frames: the
  * library asks for each PC once. */
 struct leaksnap_export_pprof_snapshot_opts {
+	size_t sz; /* sizeof(struct leaksnap_export_pprof_snapshot_opts): LEAKSNAP_OPTS */
 	/* the frames were looked up at pc - 1: the locations' addresses are
 	 * the calls, as pprof's own converters write return addresses */
 	bool adjust;

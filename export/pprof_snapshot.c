@@ -189,10 +189,14 @@ static int build(struct builder *b)
 }
 
 int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
-				   const struct leaksnap_export_pprof_snapshot_opts *o,
+				   const struct leaksnap_export_pprof_snapshot_opts *opts,
 				   struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
+	struct leaksnap_export_pprof_snapshot_opts known;
+	if (kit_opts(&known, sizeof(known), opts, "leaksnap_export_pprof_snapshot_opts", err) != 0)
+		return -1;
+	const struct leaksnap_export_pprof_snapshot_opts *o = &known;
 	/* the rewrite rules count the maps paths they match */
 	char *buf = NULL;
 	for (size_t i = 0; i < leaksnap_maps_mapping_count(maps); i++)

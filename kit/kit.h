@@ -27,6 +27,14 @@ int kit_error_line(struct leaksnap_error *err, int code, const char *source,
 /* Error from errno of a failed system call on @source. */
 int kit_error_errno(struct leaksnap_error *err, const char *source, int errnum);
 
+/* Copy the options @opts (NULL: all defaults, zero), a struct whose first
+ * field is its size as its caller knew it (LEAKSNAP_OPTS), into @dst, the
+ * @size bytes this library knows: fields the caller did not know stay zero.
+ * -1 with @err filled (naming @what) when the size is absurd or the caller
+ * set fields past the ones this library knows. */
+int kit_opts(void *dst, size_t size, const void *opts, const char *what,
+	     struct leaksnap_error *err);
+
 /* Grow the array *@arr (capacity *@cap elements of @elsize bytes) to hold
  * at least @need, doubling.  0, or -1 (out of memory or overflow) with the
  * array unchanged. */

@@ -78,9 +78,10 @@ static struct leaksnap_snapshot *open_blob(struct kit_blob *blob, const char *so
 				  const struct leaksnap_snapshot_open_opts *opts,
 				  struct leaksnap_error *err)
 {
-	static const struct leaksnap_snapshot_open_opts defaults;
-	if (opts == NULL)
-		opts = &defaults;
+	struct leaksnap_snapshot_open_opts known;
+	if (kit_opts(&known, sizeof(known), opts, "leaksnap_snapshot_open_opts", err) != 0)
+		return NULL;
+	opts = &known;
 	bool raw_opts = opts->pointer_size != 0 || opts->frames != 0;
 	if (blob->size == 0) {
 		kit_error(err, LEAKSNAP_ERR_FORMAT, source, "empty file");

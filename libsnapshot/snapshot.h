@@ -28,6 +28,18 @@ extern "C" {
 #define LEAKSNAP_API __attribute__((visibility("default")))
 #endif
 
+/* Options structs (every struct leaksnap_..._opts or _options) begin with
+ * their own size, so that their fields can grow: a program built against
+ * an older header still works with a newer library (the fields it does not
+ * know stay zero), and one that sets fields an older library does not know
+ * is refused (LEAKSNAP_ERR_USAGE) rather than silently ignored.  Declare
+ * them with this, naming the fields to set:
+ *
+ *     LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, o, .pointer_size = 4);
+ *
+ * A NULL options pointer means every field's default. */
+#define LEAKSNAP_OPTS(TYPE, NAME, ...) struct TYPE NAME = {.sz = sizeof(struct TYPE), __VA_ARGS__}
+
 /* ------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------ */
@@ -123,6 +135,7 @@ struct leaksnap_snapshot_meta {
  * ("opts.pointer_size", "opts.frames", "opts.count_is_frames"), so that a
  * front end can show the name under which its user sets it instead. */
 struct leaksnap_snapshot_open_opts {
+	size_t sz;              /* sizeof(struct leaksnap_snapshot_open_opts): LEAKSNAP_OPTS */
 	unsigned pointer_size;  /* raw buffers: 4 or 8 (0 = not given) */
 	unsigned frames;        /* raw buffers: backtrace size (0 = not given) */
 	bool count_is_frames;   /* force the Android 7 interpretation */
@@ -298,6 +311,7 @@ struct leaksnap_snapshot_rewrite {
 
 /* Options for leaksnap_snapshot_save() and leaksnap_snapshot_save_text().  Zero-initialise. */
 struct leaksnap_snapshot_save_opts {
+	size_t sz;              /* sizeof(struct leaksnap_snapshot_save_opts): LEAKSNAP_OPTS */
 	bool big_endian;        /* LEAKSNAP: write record fields big-endian */
 	unsigned pointer_size;  /* LEAKSNAP: 0 = the snapshot's own */
 	/* Path rewrites, tried in order: the first rule whose old prefix

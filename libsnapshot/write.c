@@ -158,9 +158,10 @@ int leaksnap_snapshot_save(const struct leaksnap_snapshot *s, const char *path,
 		  const struct leaksnap_snapshot_save_opts *opts, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	static const struct leaksnap_snapshot_save_opts defaults;
-	if (opts == NULL)
-		opts = &defaults;
+	struct leaksnap_snapshot_save_opts known;
+	if (kit_opts(&known, sizeof(known), opts, "leaksnap_snapshot_save_opts", err) != 0)
+		return -1;
+	opts = &known;
 	unsigned ptr = opts->pointer_size ? opts->pointer_size : s->pointer_size;
 	if (ptr != 4 && ptr != 8)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, path, "pointer size must be 4 or 8");

@@ -206,9 +206,10 @@ int leaksnap_snapshot_save_text(const struct leaksnap_snapshot *s, const char *p
 		       const struct leaksnap_snapshot_save_opts *opts, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	static const struct leaksnap_snapshot_save_opts defaults;
-	if (opts == NULL)
-		opts = &defaults;
+	struct leaksnap_snapshot_save_opts known;
+	if (kit_opts(&known, sizeof(known), opts, "leaksnap_snapshot_save_opts", err) != 0)
+		return -1;
+	opts = &known;
 	if (opts->big_endian || opts->pointer_size)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, path,
 				 "a text dump has no byte order or pointer size to choose");

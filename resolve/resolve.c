@@ -43,15 +43,9 @@ static int nomem(struct leaksnap_error *err)
 struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_opts *opts,
 						struct leaksnap_error *err)
 {
-	struct leaksnap_resolver_opts o = {0};
-	if (opts) {
-		if (opts->sz < offsetof(struct leaksnap_resolver_opts, warn_arg) + sizeof(void *)) {
-			kit_error(err, LEAKSNAP_ERR_USAGE, "resolver options",
-				  "unknown size %zu (not built against this library?)", opts->sz);
-			return NULL;
-		}
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	struct leaksnap_resolver_opts o;
+	if (kit_opts(&o, sizeof(o), opts, "resolver options", err) != 0)
+		return NULL;
 	struct leaksnap_resolver *r = calloc(1, sizeof(*r));
 	if (!r) {
 		nomem(err);
@@ -61,9 +55,8 @@ struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_o
 	r->jobs = o.jobs;
 	r->warn = o.warn;
 	r->warn_arg = o.warn_arg;
-	struct leaksnap_sym_options so = {.demangle = true, .symbol_dirs = o.symbol_dirs,
-				 .symbol_dir_count = o.symbol_dir_count, .symbol_extent = true,
-				 .jobs = o.jobs};
+	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = true, .symbol_dirs = o.symbol_dirs,
+		      .symbol_dir_count = o.symbol_dir_count, .symbol_extent = true, .jobs = o.jobs);
 	r->sym = leaksnap_symbolizer_new(&so, err);
 	if (!r->sym) {
 		free(r);

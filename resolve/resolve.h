@@ -36,10 +36,7 @@ struct leaksnap_resolver;
  * reported once per module, or once per frame for a failed lookup. */
 typedef void (*leaksnap_resolve_warn_fn)(void *arg, const struct leaksnap_error *problem);
 
-/* Options, with their own size: declare them with LEAKSNAP_RESOLVER_OPTS
- * (or set .sz = sizeof(struct leaksnap_resolver_opts)), so that a program
- * built against this header keeps working with a later library that has
- * added fields at the end. */
+/* Options, with their own size: declare them with LEAKSNAP_OPTS. */
 struct leaksnap_resolver_opts {
 	size_t sz;
 	/* Where module files are looked for, in order (leaksnap_symbolizer_module);
@@ -52,8 +49,6 @@ struct leaksnap_resolver_opts {
 	leaksnap_resolve_warn_fn warn; /* NULL: problems are only counted */
 	void *warn_arg;
 };
-#define LEAKSNAP_RESOLVER_OPTS(name, ...) \
-	struct leaksnap_resolver_opts name = {.sz = sizeof(struct leaksnap_resolver_opts), __VA_ARGS__}
 
 /* A resolver, with a symbolizer of its own (demangled names; a symbol-table
  * name only inside the symbol's extent).  NULL with @err filled.  @opts may

@@ -24,13 +24,15 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 struct leaksnap_symbolizer *leaksnap_symbolizer_new(const struct leaksnap_sym_options *opts, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
+	struct leaksnap_sym_options known;
+	if (kit_opts(&known, sizeof(known), opts, "leaksnap_sym_options", err) != 0)
+		return NULL;
 	struct leaksnap_symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym) {
 		kit_error(err, LEAKSNAP_ERR_NOMEM, "", "out of memory");
 		return NULL;
 	}
-	if (opts)
-		sym->opts = *opts;
+	sym->opts = known;
 	elf_version(EV_CURRENT);
 	return sym;
 }

@@ -35,6 +35,7 @@ struct leaksnap_symbolizer;
 struct leaksnap_sym_file;
 
 struct leaksnap_sym_options {
+	size_t sz;              /* sizeof(struct leaksnap_sym_options): LEAKSNAP_OPTS */
 	bool demangle;          /* C++ and Rust names through libiberty */
 	/* Where module files are looked for, in order (leaksnap_symbolizer_module);
 	 * the strings must live as long as the symbolizer */

@@ -99,7 +99,7 @@ static void add_unloaded(const struct leaksnap_snapshot *s, struct leaksnap_maps
 static void diff_self(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m, enum leaksnap_diff_by by)
 {
 	struct leaksnap_error err;
-	struct leaksnap_diff_options o = {.by = by, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE};
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = by, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE);
 	fuzz_stale_error(&err);
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	FUZZ_CHECK(d != NULL);

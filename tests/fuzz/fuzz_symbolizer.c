@@ -58,8 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	write_input(data, size);
 	struct leaksnap_error err;
 	const char *dirs[] = {dir};
-	struct leaksnap_sym_options o = {.demangle = true, .symbol_dirs = dirs, .symbol_dir_count = 1,
-				.no_host_paths = true, .llvm_names = (size & 1) != 0};
+	LEAKSNAP_OPTS(leaksnap_sym_options, o, .demangle = true, .symbol_dirs = dirs, .symbol_dir_count = 1, .no_host_paths = true, .llvm_names = (size & 1) != 0);
 	fuzz_stale_error(&err);
 	struct leaksnap_symbolizer *sym = leaksnap_symbolizer_new(&o, &err);
 	FUZZ_CHECK(sym != NULL);

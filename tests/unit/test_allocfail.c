@@ -226,7 +226,8 @@ static void chaos_open(const char *path, unsigned pointer_size, unsigned frames,
 		       bool with_maps, unsigned long min_allocs)
 {
 	struct file in = load(path);
-	struct open_arg a = {&in, {.pointer_size = pointer_size, .frames = frames}, with_maps};
+	struct open_arg a = {&in, {.sz = sizeof(a.opts), .pointer_size = pointer_size, .frames = frames},
+			     with_maps};
 	unsigned long n = chaos(path, run_open, &a);
 	if (n < min_allocs)
 		fail_msg("%s: only %lu allocations", path, n);
@@ -285,7 +286,7 @@ static void test_raw_reader(void **state)
 	/* The raw corpus entries carry two bytes of harness options first. */
 	struct file in = load("tests/fuzz/corpus/raw/sample64.raw");
 	struct file body = {in.data + 2, in.len - 2};
-	struct open_arg a = {&body, {.pointer_size = 8, .frames = 4}, false};
+	struct open_arg a = {&body, {.sz = sizeof(a.opts), .pointer_size = 8, .frames = 4}, false};
 	assert_true(chaos("sample64.raw", run_open, &a) >= 3);
 	unload(&in);
 }
@@ -342,7 +343,7 @@ static int run_diff(void *p, struct leaksnap_error *err)
 		if (supp == NULL)
 			return -1;
 	}
-	struct leaksnap_diff_options o = {.by = a->by, .suppressions = supp};
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = a->by, .suppressions = supp);
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, a->n, err);
 	int rc = d ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < a->n; i++)
@@ -536,7 +537,7 @@ static void test_memory_bounded_by_input(void **state)
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct file in = load(files[i]);
-		struct open_arg a = {&in, {0}, true};
+		struct open_arg a = {&in, {.sz = sizeof(a.opts)}, true};
 		struct leaksnap_error err;
 		arm(0);
 		assert_int_equal(run_open(&a, &err), 0);

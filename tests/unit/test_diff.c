@@ -87,7 +87,7 @@ static void add(struct leaksnap_diff *d, struct leaksnap_snapshot *s)
 
 static struct leaksnap_diff *new_diff(enum leaksnap_diff_by by, size_t n)
 {
-	struct leaksnap_diff_options o = {.by = by};
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = by);
 	struct leaksnap_error err;
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, n, &err);
 	assert_non_null(d);
@@ -562,7 +562,7 @@ static void test_keep_duplicates(void **state)
 	uint8_t *ob = leaksnap_dump(old, 1, MAPS_AT("5500000", "/bin/app"), "", &olen);
 	uint8_t *nb = leaksnap_dump(dup, 4, MAPS_AT("5500000", "/bin/app"), "", &nlen);
 	struct leaksnap_error err;
-	struct leaksnap_snapshot_open_opts keep = {.keep_duplicates = true};
+	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, keep, .keep_duplicates = true);
 	struct leaksnap_snapshot *merged = leaksnap_snapshot_open_memory(nb, nlen, "m", NULL, &err);
 	struct leaksnap_snapshot *kept = leaksnap_snapshot_open_memory(nb, nlen, "k", &keep, &err);
 	assert_non_null(merged);
@@ -600,7 +600,7 @@ static void test_keep_duplicates(void **state)
 
 static struct leaksnap_diff *big_diff(unsigned jobs)
 {
-	struct leaksnap_diff_options o = {.by = LEAKSNAP_DIFF_BY_STACK, .jobs = jobs};
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_STACK, .jobs = jobs);
 	struct leaksnap_error err;
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	assert_non_null(d);
@@ -798,7 +798,7 @@ static void test_reach_mixed_and_grouped(void **state)
 static void test_reach_zygote_and_none(void **state)
 {
 	(void)state;
-	struct leaksnap_diff_options o = {.by = LEAKSNAP_DIFF_BY_STACK, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE};
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_STACK, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE);
 	struct leaksnap_error err;
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	assert_non_null(d);
@@ -839,7 +839,7 @@ static void test_reach_suppressions(void **state)
 	const char *text = "leak:libx.so\n";
 	struct leaksnap_diff_suppressions *supp = leaksnap_diff_suppressions_parse(text, strlen(text), "s", &err);
 	assert_non_null(supp);
-	struct leaksnap_diff_options o = {.by = LEAKSNAP_DIFF_BY_STACK, .suppressions = supp};
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_STACK, .suppressions = supp);
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	assert_non_null(d);
 	struct rec r[] = {{16, 4, {0x55000001000, 0}}, {32, 2, {0x56000001000, 0}}};
@@ -862,7 +862,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	struct leaksnap_error err;
-	struct leaksnap_diff_options o = {0};
+	struct leaksnap_diff_options o = {.sz = sizeof(struct leaksnap_diff_options)};
 	assert_null(leaksnap_diff_new(&o, 1, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	o.by = (enum leaksnap_diff_by)9;

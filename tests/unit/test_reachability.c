@@ -111,7 +111,7 @@ static void test_every_layout(void **state)
 			assert_int_equal(leaksnap_snapshot_warning_count(s), 0);
 			leaksnap_snapshot_close(s);
 			/* unmerged, each record keeps its own count */
-			struct leaksnap_snapshot_open_opts o = {.keep_duplicates = true};
+			LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, o, .keep_duplicates = true);
 			s = leaksnap_snapshot_open_memory(b.p, b.n, "m", &o, &err);
 			assert_non_null(s);
 			assert_int_equal(leaksnap_snapshot_record_count(s), 3);
@@ -223,7 +223,7 @@ static void test_flags(void **state)
 	assert_string_equal(err.text, "12 trailing bytes after the metadata section");
 	/* forcing Android 7 counts drops the section, with a warning */
 	build(&b, 8, 0, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, reach_ok);
-	struct leaksnap_snapshot_open_opts o = {.count_is_frames = true};
+	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, o, .count_is_frames = true);
 	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", &o, &err);
 	assert_non_null(s);
 	assert_false(leaksnap_snapshot_has_reachability(s));
@@ -293,8 +293,7 @@ static void test_writers(void **state)
 				struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err);
 				assert_non_null(s);
 				snprintf(path, sizeof(path), "%s/%d.dump", dir, k++);
-				struct leaksnap_snapshot_save_opts so = {.big_endian = !be,
-								.pointer_size = out_ptr};
+				LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, so, .big_endian = !be, .pointer_size = out_ptr);
 				int rc = leaksnap_snapshot_save(s, path, &so, &err);
 				if (rc)
 					print_error("%s: %s\n", path, err.text);
@@ -313,8 +312,7 @@ static void test_writers(void **state)
 				leaksnap_snapshot_close(r);
 				if (ptr == 8 && be == 0 && out_ptr == 8) {
 					struct dropped d = {.n = 0};
-					struct leaksnap_snapshot_save_opts to = {.dropped = on_dropped,
-									.dropped_ctx = &d};
+					LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, to, .dropped = on_dropped, .dropped_ctx = &d);
 					snprintf(path, sizeof(path), "%s/text.txt", dir);
 					rc = leaksnap_snapshot_save_text(s, path, &to, &err);
 					if (rc)

@@ -121,7 +121,7 @@ static void note_problem(void *arg, const struct leaksnap_error *e)
 
 static struct leaksnap_resolver *new_resolver(struct problems *p)
 {
-	LEAKSNAP_RESOLVER_OPTS(o, .return_addresses = true, .warn = note_problem, .warn_arg = p);
+	LEAKSNAP_OPTS(leaksnap_resolver_opts, o, .return_addresses = true, .warn = note_problem, .warn_arg = p);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	struct leaksnap_resolver *r = leaksnap_resolver_new(&o, &err);

@@ -215,12 +215,49 @@ static void test_header_roundtrip(void **state)
 	assert_int_equal(err.offset, 20);
 }
 
+/* Options carry their size: an absurd one, or fields this library does
+ * not know set by a newer caller, are refused; unknown fields left zero
+ * are fine; fields an older caller did not know stay zero. */
+static void test_opts_size(void **state)
+{
+	(void)state;
+	struct bytes b = {.n = 0};
+	records(&b, 4, 0, 0);
+	struct leaksnap_error err;
+	struct leaksnap_snapshot_open_opts zero = {.pointer_size = 4, .frames = 3};
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &zero, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_string_equal(err.source, "leaksnap_snapshot_open_opts");
+	assert_string_equal(err.text, "unknown size 0 (not built against this library?)");
+
+	struct {
+		struct leaksnap_snapshot_open_opts o;
+		uint64_t newer_field;
+	} newer = {{.sz = sizeof(newer), .pointer_size = 4, .frames = 3}, 0};
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &newer.o, &err);
+	assert_non_null(s);
+	leaksnap_snapshot_close(s);
+	newer.newer_field = 1;
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &newer.o, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_non_null(strstr(err.text, "sets fields this library does not know"));
+
+	/* an older caller knew only the size and the pointer size: the frames
+	 * it could not set are 0, "not given" (a raw buffer then needs them) */
+	struct leaksnap_snapshot_open_opts older = {.sz = offsetof(struct leaksnap_snapshot_open_opts,
+								  frames),
+						    .pointer_size = 4, .frames = 3};
+	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &older, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_string_equal(err.text, "opts.frames must be 1..256");
+}
+
 static void test_raw_and_detection(void **state)
 {
 	(void)state;
 	struct bytes b = {.n = 0};
 	records(&b, 4, 0, 0);
-	struct leaksnap_snapshot_open_opts o = {.pointer_size = 4, .frames = 3};
+	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, o, .pointer_size = 4, .frames = 3);
 	struct leaksnap_error err;
 	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &o, &err);
 	assert_non_null(s);
@@ -265,11 +302,11 @@ static void test_raw_and_detection(void **state)
 	assert_int_equal(err.code, LEAKSNAP_ERR_UNKNOWN_FORMAT);
 	assert_non_null(strstr(err.text, "a raw bionic buffer needs opts.pointer_size and "
 				       "opts.frames"));
-	struct leaksnap_snapshot_open_opts bad = {.pointer_size = 5, .frames = 3};
+	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, bad, .pointer_size = 5, .frames = 3);
 	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text, "opts.pointer_size must be 4 or 8");
-	bad = (struct leaksnap_snapshot_open_opts){.pointer_size = 4, .frames = 300};
+	bad = (struct leaksnap_snapshot_open_opts){.sz = sizeof(struct leaksnap_snapshot_open_opts), .pointer_size = 4, .frames = 300};
 	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
 	assert_string_equal(err.text, "opts.frames must be 1..256");
 	bad.frames = 4;
@@ -403,7 +440,7 @@ static void test_top_ranking(void **state)
 		put(&b, rec[i][0], 8, 0), put(&b, rec[i][1], 8, 0);
 		put(&b, 0x1000 + (uint64_t)i, 8, 0);
 	}
-	struct leaksnap_snapshot_open_opts o = {.pointer_size = 8, .frames = 1};
+	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, o, .pointer_size = 8, .frames = 1);
 	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "r", &o, NULL);
 	assert_non_null(s);
 	size_t top[4];
@@ -431,7 +468,7 @@ static void test_save_roundtrip_and_no_overwrite(void **state)
 	struct leaksnap_error err;
 	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text_v12, strlen(text_v12), "t.txt", NULL, &err);
 	assert_non_null(s);
-	struct leaksnap_snapshot_save_opts so = {.big_endian = true};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, so, .big_endian = true);
 	assert_int_equal(leaksnap_snapshot_save(s, path, &so, &err), 0);
 	struct leaksnap_snapshot *r = leaksnap_snapshot_open(path, NULL, &err);
 	assert_non_null(r);
@@ -501,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_top_ranking),
 		cmocka_unit_test(test_save_roundtrip_and_no_overwrite),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_opts_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

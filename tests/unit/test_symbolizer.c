@@ -89,7 +89,7 @@ static void test_lookup_self(void **state)
 {
 	(void)state;
 	symtest_caller(1);
-	struct leaksnap_sym_options o = {.demangle = true};
+	LEAKSNAP_OPTS(leaksnap_sym_options, o, .demangle = true);
 	struct leaksnap_symbolizer *s = new_sym(&o);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
@@ -142,7 +142,7 @@ static void test_offset_to_vaddr(void **state)
 	assert_true(leaksnap_maps_locate(m, pc, &loc));
 	assert_non_null(loc.module);
 
-	struct leaksnap_sym_options o = {0};
+	struct leaksnap_sym_options o = {.sz = sizeof(struct leaksnap_sym_options)};
 	struct leaksnap_symbolizer *s = new_sym(&o);
 	struct leaksnap_sym_file *f = leaksnap_symbolizer_open(s, self, &err);
 	assert_non_null(f);
@@ -157,7 +157,7 @@ static void test_offset_to_vaddr(void **state)
 static void test_modules(void **state)
 {
 	(void)state;
-	struct leaksnap_sym_options o = {0};
+	struct leaksnap_sym_options o = {.sz = sizeof(struct leaksnap_sym_options)};
 	struct leaksnap_symbolizer *s = new_sym(&o);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
@@ -201,7 +201,7 @@ static void test_modules(void **state)
 	leaksnap_symbolizer_free(s);
 
 	/* no host paths: the module's own path is not a candidate */
-	struct leaksnap_sym_options nohost = {.no_host_paths = true};
+	LEAKSNAP_OPTS(leaksnap_sym_options, nohost, .no_host_paths = true);
 	s = new_sym(&nohost);
 	m = leaksnap_symbolizer_module(s, self, id, len, &err);
 	assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MISSING);
@@ -262,7 +262,7 @@ static void test_debug_only(void **state)
 		skip();
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	struct leaksnap_sym_options plain = {0};
+	struct leaksnap_sym_options plain = {.sz = sizeof(struct leaksnap_sym_options)};
 	struct leaksnap_symbolizer *s = new_sym(&plain);
 	struct leaksnap_sym_file *f = leaksnap_symbolizer_open(s, self, &err);
 	assert_non_null(f);
@@ -283,7 +283,7 @@ static void test_debug_only(void **state)
 	char dir[4096];
 	make_debug_only(dir, sizeof(dir), id, len);
 	const char *dirs[] = {dir};
-	struct leaksnap_sym_options o = {.symbol_dirs = dirs, .symbol_dir_count = 1, .no_host_paths = true};
+	LEAKSNAP_OPTS(leaksnap_sym_options, o, .symbol_dirs = dirs, .symbol_dir_count = 1, .no_host_paths = true);
 	/* the rel_pc of the call in symtest_caller, from the maps */
 	symtest_caller(1);
 	uint64_t rel_pc = 0;
@@ -422,7 +422,7 @@ static void test_threads(void **state)
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	static char *want[N];
-	struct leaksnap_sym_options o = {.demangle = true};
+	LEAKSNAP_OPTS(leaksnap_sym_options, o, .demangle = true);
 	struct leaksnap_symbolizer *s = new_sym(&o);
 	struct leaksnap_sym_file *f = leaksnap_symbolizer_open(s, self, &err);
 	assert_non_null(f);

@@ -110,7 +110,7 @@ static void test_exact_bytes_and_order(void **state)
 	struct leaksnap_snapshot *s = open_text(unsorted);
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, o, .dropped = collect, .dropped_ctx = &said);
 	const char *out = path_in_dir("exact.txt");
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_string_equal(slurp(out),
@@ -206,7 +206,7 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 					   "build_id=0102 /system/bin/app\nexe=/system/bin/app\n");
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, o, .dropped = collect, .dropped_ctx = &said);
 	const char *out = path_in_dir("from-leaksnap.txt");
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_int_equal(said.n, 4);
@@ -270,7 +270,7 @@ static void test_second_fingerprint_said(void **state)
 					   "build_fingerprint=second\n");
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, o, .dropped = collect, .dropped_ctx = &said);
 	const char *out = path_in_dir("two-fingerprints.txt");
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_int_equal(said.n, 4);
@@ -290,7 +290,7 @@ static void test_refusals(void **state)
 	struct leaksnap_snapshot *s = open_text(unsorted);
 	struct leaksnap_error err;
 	const char *out = path_in_dir("refused.txt");
-	struct leaksnap_snapshot_save_opts be = {.big_endian = true}, ptr = {.pointer_size = 8};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, be, .big_endian = true}, ptr = {.sz = sizeof(struct leaksnap_snapshot_save_opts), .pointer_size = 8);
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &be, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &ptr, &err), -1);
@@ -343,7 +343,7 @@ static void test_backtrace_size_zero(void **state)
 	assert_int_equal(leaksnap_snapshot_backtrace_size(s), 0);
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
-	struct leaksnap_snapshot_save_opts o = {.dropped = collect, .dropped_ctx = &said};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, o, .dropped = collect, .dropped_ctx = &said);
 	const char *out = path_in_dir("bt0.txt");
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &o, &err), 0);
 	assert_non_null(strstr(slurp(out), "\nBacktrace size: 1\n"));
@@ -374,7 +374,7 @@ static void test_rewrite_both_writers(void **state)
 		{"/system/", "/", 99},
 		{"/nowhere/", "/x/", 99},
 	};
-	struct leaksnap_snapshot_save_opts o = {.rewrites = rules, .rewrite_count = 4};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, o, .rewrites = rules, .rewrite_count = 4);
 	const char *out = path_in_dir("rw.dump");
 	assert_int_equal(leaksnap_snapshot_save(s, out, &o, &err), 0);
 	/* maps: liba, libb; app + exe; build_id: liba. */
@@ -413,7 +413,7 @@ static void test_rewrite_both_writers(void **state)
 	/* Bad rules and a rewrite that empties a path: nothing is written. */
 	struct leaksnap_snapshot_rewrite empty_old = {"", "/x/", 0}, line_break = {"/a", "/b\n", 0},
 				empties = {"/system/bin/app", "", 0};
-	struct leaksnap_snapshot_save_opts bad = {.rewrites = &empty_old, .rewrite_count = 1};
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, bad, .rewrites = &empty_old, .rewrite_count = 1);
 	assert_int_equal(leaksnap_snapshot_save(s, out, &bad, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	bad.rewrites = &line_break;
