@@ -58,7 +58,7 @@ DEPS_STAMP := $(B)/.deps-ok
 KIT_TOOL_SRCS := $(wildcard kit/kit_run.c)
 KIT_SRCS := $(filter-out $(KIT_TOOL_SRCS),$(wildcard kit/*.c))
 # Library sources: one folder per pipeline stage, one public header each.
-LIB_HEADERS := libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h resolve/resolve.h \
+LIB_HEADERS := kit/error.h libsnapshot/snapshot.h mapsparse/maps.h symbolizer/symbolizer.h resolve/resolve.h \
 	diff/diff.h export/export.h
 LIB_SRCS := $(KIT_SRCS) $(wildcard libsnapshot/*.c) $(wildcard mapsparse/*.c) $(wildcard symbolizer/*.c) \
 	$(wildcard resolve/*.c) $(wildcard diff/*.c)
@@ -107,6 +107,8 @@ $(B)/include/leaksnap/%.h: mapsparse/%.h | $(DEPS_STAMP)
 $(B)/include/leaksnap/%.h: symbolizer/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 $(B)/include/leaksnap/%.h: diff/%.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D) && cp $< $@
+$(B)/include/leaksnap/error.h: kit/error.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@
 $(B)/include/leaksnap/%.h: resolve/%.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D) && cp $< $@

@@ -1,10 +1,52 @@
-/* leaksnap kit: filling an error record (the first error wins). */
+/* leaksnap kit: error records -- the public functions that read them
+ * (<leaksnap/error.h>), and the constructors every part fills them with
+ * (kit.h: the first error wins). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kit.h"
+
+static const char *const code_strings[] = {
+#define LEAKSNAP_X_STRING(code, text) text,
+	LEAKSNAP_ERRORS(LEAKSNAP_X_STRING)
+#undef LEAKSNAP_X_STRING
+};
+
+void leaksnap_error_clear(struct leaksnap_error *err)
+{
+	if (err == NULL)
+		return;
+	memset(err, 0, sizeof(*err));
+}
+
+const char *leaksnap_code_string(int code)
+{
+	if (code < 0 || code >= LEAKSNAP_ERR__COUNT)
+		return "unknown error";
+	return code_strings[code];
+}
+
+char *leaksnap_error_format(const struct leaksnap_error *err, char *buf, size_t size)
+{
+	if (size == 0)
+		return buf;
+	if (err == NULL) {
+		buf[0] = '\0';
+		return buf;
+	}
+	const char *text = err->text[0] ? err->text : leaksnap_code_string(err->code);
+	const char *src = err->source[0] ? err->source : "<input>";
+	if (err->line)
+		snprintf(buf, size, "%s: line %lu: %s", src, err->line, text);
+	else if (err->has_offset)
+		snprintf(buf, size, "%s: byte offset %llu: %s", src,
+			 (unsigned long long)err->offset, text);
+	else
+		snprintf(buf, size, "%s: %s", src, text);
+	return buf;
+}
 
 static int error_vset(struct leaksnap_error *err, int code, const char *source,
 		      int has_offset, uint64_t offset, unsigned long line,

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <leaksnap/snapshot.h>
+#include <leaksnap/error.h>
 
 #include "kit_hash.h"
 

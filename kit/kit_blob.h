@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <leaksnap/snapshot.h> /* struct leaksnap_error */
+#include <leaksnap/error.h>
 
 /* A file's whole content, mapped or read; released with kit_blob_release. */
 struct kit_blob {

@@ -1,9 +1,11 @@
 /* leaksnap: encoding of the 64-byte LEAKSNAP v1 header.  Kept in a file of
- * its own, with no allocation and no dependency beyond format.h, because the
+ * its own, with no allocation and no dependency beyond the kit's headers, because the
  * malloc hook (hook/) compiles it too. */
 #include <string.h>
 
 #include "kit_format.h"
+#include <leaksnap/snapshot.h>
+
 #include "kit.h"
 
 void leaksnap_snapshot_header_encode(const struct leaksnap_snapshot_header *h, uint8_t out[LEAKSNAP_SNAPSHOT_HEADER_SIZE])

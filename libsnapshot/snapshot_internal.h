@@ -2,6 +2,8 @@
 #ifndef LEAKSNAP_SNAPSHOT_INTERNAL_H
 #define LEAKSNAP_SNAPSHOT_INTERNAL_H
 
+#include <leaksnap/snapshot.h>
+
 #include "kit.h"
 #include "kit_blob.h"
 
