@@ -25,56 +25,63 @@ const struct adb_output *adb_out(void)
 	return output;
 }
 
+/* What the driver says, through the tool's output. */
+enum say { SAY_ERROR, SAY_WARNING, SAY_PROGRESS, SAY_RESULT };
+
+static void vsay(enum say what, const char *subject, const char *fmt, va_list ap)
+{
+	char msg[8192];
+	/* (errors and warnings are cut at 1 KiB, as they always were) */
+	size_t size = what == SAY_ERROR || what == SAY_WARNING ? 1024 : sizeof(msg);
+	vsnprintf(msg, size, fmt, ap);
+	switch (what) {
+	case SAY_ERROR: output->error(subject, msg); break;
+	case SAY_WARNING: output->warning(subject, msg); break;
+	case SAY_PROGRESS: output->progress(msg); break;
+	case SAY_RESULT: output->result(msg); break;
+	}
+}
+
 int adb_fail_at(const char *subject, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay(SAY_ERROR, subject, fmt, ap);
 	va_end(ap);
-	output->error(subject, msg);
 	return -1;
 }
 
 int adb_fail(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay(SAY_ERROR, "adb", fmt, ap);
 	va_end(ap);
-	output->error("adb", msg);
 	return -1;
 }
 
 void adb_warn(const char *subject, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay(SAY_WARNING, subject, fmt, ap);
 	va_end(ap);
-	output->warning(subject, msg);
 }
 
 void adb_progress(const char *fmt, ...)
 {
-	char msg[8192];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay(SAY_PROGRESS, NULL, fmt, ap);
 	va_end(ap);
-	output->progress(msg);
 }
 
 void adb_result_line(const char *fmt, ...)
 {
-	char msg[8192];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay(SAY_RESULT, NULL, fmt, ap);
 	va_end(ap);
-	output->result(msg);
 }
 
 /* Running adb -------------------------------------------------------------- */
