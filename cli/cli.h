@@ -101,8 +101,8 @@ const char *cli_no_file_note(const struct leaksnap_sym_module *m);
 const char *cli_layout_note(const struct leaksnap_sym_module *m);
 
 /* The HTML report page (report/report.h) at @path, published as
- * cli_outfile_open does (a page leaksnap wrote may be replaced): EXIT_OK,
- * or EXIT_ERROR after printing; out of memory is said of @subject
+ * cli_outfile_open does (a page leaksnap wrote may be replaced): 0, or
+ * -1 after saying why; out of memory is said of @subject
  * (render.c). */
 struct report_page;
 int cli_report_page(const char *path, const struct report_page *page, const char *subject);
@@ -199,8 +199,8 @@ enum cli_replace { CLI_REPLACE_NONE, CLI_REPLACE_OWN_HTML, CLI_REPLACE_OWN_PPROF
 /* An output file written through stdio (outfile.c): a temporary name beside
  * @path, published complete by cli_outfile_close.  An existing regular
  * file is replaced (keeping its mode) only as @replace allows; a symlink
- * or anything else is refused.  "-" is standard output.  Both return
- * EXIT_OK, or EXIT_ERROR after printing. */
+ * or anything else is refused.  "-" is standard output.  Each returns
+ * 0, or -1 after saying why. */
 struct cli_outfile {
 	FILE *f;
 	const char *path;
@@ -210,13 +210,13 @@ struct cli_outfile {
 	bool keep_mode;
 };
 int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace replace);
-/* The checks of cli_outfile_open, before any work is done: EXIT_ERROR
- * (printed) if @path could not be written (an existing file it may not
+/* The checks of cli_outfile_open, before any work is done: -1 (said)
+ * if @path could not be written (an existing file it may not
  * replace, a missing directory, no permission). */
 int cli_outfile_check(const char *path, enum cli_replace replace);
 /* Flush, fsync and publish when @ok; otherwise remove the temporary. */
 int cli_outfile_close(struct cli_outfile *o, bool ok);
-/* EXIT_ERROR (printed) when @path names the same file as one of @inputs
+/* -1 (said) when @path names the same file as one of @inputs
  * (NULL entries skipped): a report never replaces what it was made from. */
 int cli_outfile_not_input(const char *path, char *const *inputs, size_t n);
 

@@ -124,10 +124,10 @@ static int convert_pprof(const struct leaksnap_snapshot *s, const struct leaksna
 	pprof->rewrites = save->rewrites;
 	pprof->rewrite_count = save->rewrite_count;
 	fflush(stdout);
-	int rc = cli_pprof_snapshot(s, m, out, pprof);
-	if (rc != EXIT_ERROR)
-		warn_unmatched_rewrites(s, save);
-	return rc;
+	if (cli_pprof_snapshot(s, m, out, pprof) != 0)
+		return EXIT_ERROR;
+	warn_unmatched_rewrites(s, save);
+	return EXIT_OK;
 }
 
 /* Write @s as LEAKSNAP (or Android text when @text) on @out.  Android text

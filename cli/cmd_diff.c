@@ -154,7 +154,7 @@ static int report_html(struct leaksnap_diff *d, const struct diff_cli *c)
 {
 	struct page_arg a = {d, c};
 	struct report_page page = {"diff", "leakdiff report", "growth", page_json, page_flame, &a};
-	return cli_report_page(c->html, &page, c->html) == EXIT_OK ? 0 : -1;
+	return cli_report_page(c->html, &page, c->html);
 }
 
 /* Reading ahead -----------------------------------------------------------------------------

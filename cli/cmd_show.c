@@ -464,7 +464,7 @@ static int symbolize_html(const struct show_opts *o, const struct leaksnap_snaps
 	struct page_arg a = {o, s, maps, top, ntop};
 	struct report_page page = {"symbolize", "leaksnap heap snapshot", "live", page_json,
 				   page_flame, &a};
-	return cli_report_page(o->html, &page, leaksnap_snapshot_source(s)) == EXIT_OK ? 0 : -1;
+	return cli_report_page(o->html, &page, leaksnap_snapshot_source(s));
 }
 
 /* Main ---------------------------------------------------------------------------- */

@@ -53,8 +53,7 @@ static bool written_by_us(const char *path, enum cli_replace replace)
 	return at + clen <= (size_t)n && memcmp(head + at, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT, clen) == 0;
 }
 
-/* Whether @path may be written as @replace allows: 0, or EXIT_ERROR
- * (printed); *@st is its status when it exists (@exists). */
+/* Whether @path may be written as @replace allows: 0, or -1 (said); *@st is its status when it exists (@exists). */
 static int may_write(const char *path, enum cli_replace replace, struct stat *st, bool *exists)
 {
 	*exists = false;
@@ -83,11 +82,11 @@ static int may_write(const char *path, enum cli_replace replace, struct stat *st
 int cli_outfile_check(const char *path, enum cli_replace replace)
 {
 	if (strcmp(path, "-") == 0)
-		return EXIT_OK;
+		return 0;
 	struct stat st;
 	bool exists;
 	if (may_write(path, replace, &st, &exists))
-		return EXIT_ERROR;
+		return -1;
 	char *tmp;
 	int fd = kit_temp_beside(path, &tmp);
 	if (fd < 0)
@@ -95,7 +94,7 @@ int cli_outfile_check(const char *path, enum cli_replace replace)
 	close(fd);
 	unlink(tmp);
 	free(tmp);
-	return EXIT_OK;
+	return 0;
 }
 
 int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace replace)
@@ -109,7 +108,7 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace r
 	struct stat st;
 	bool exists;
 	if (may_write(path, replace, &st, &exists))
-		return EXIT_ERROR;
+		return -1;
 	if (exists) {
 		o->mode = st.st_mode & 07777; /* the replacement keeps it */
 		o->keep_mode = true;
@@ -132,12 +131,12 @@ int cli_outfile_open(struct cli_outfile *o, const char *path, enum cli_replace r
 int cli_outfile_close(struct cli_outfile *o, bool ok)
 {
 	if (!o->f)
-		return ok ? EXIT_OK : EXIT_ERROR;
+		return ok ? 0 : -1;
 	if (!o->tmp) { /* standard output: flushed, never closed */
 		o->f = NULL;
 		if (!ok)
-			return EXIT_ERROR;
-		return cli_finish_stdout(EXIT_OK);
+			return -1;
+		return cli_finish_stdout(EXIT_OK) == EXIT_OK ? 0 : -1;
 	}
 	int e = 0;
 	if (ok && (fflush(o->f) != 0 || ferror(o->f)))
@@ -149,7 +148,7 @@ int cli_outfile_close(struct cli_outfile *o, bool ok)
 	if (fclose(o->f) != 0 && ok && !e)
 		e = errno ? errno : EIO;
 	o->f = NULL;
-	int status = EXIT_ERROR;
+	int status = -1;
 	if (ok && !e) {
 		struct stat st;
 		bool exists;
@@ -160,13 +159,13 @@ int cli_outfile_close(struct cli_outfile *o, bool ok)
 			if (may_write(o->path, o->replace, &st, &exists))
 				;
 			else if (rename(o->tmp, o->path) == 0)
-				status = EXIT_OK;
+				status = 0;
 			else
 				e = errno;
 		} else {
 			int r = kit_publish_noreplace(o->tmp, o->path);
 			if (r >= 0)
-				status = EXIT_OK;
+				status = 0;
 			else if (r == -EEXIST)
 				cli_fail(o->path, KIT_NEVER_OVERWRITES);
 			else
@@ -185,10 +184,10 @@ int cli_outfile_not_input(const char *path, char *const *inputs, size_t n)
 {
 	struct stat out, in;
 	if (strcmp(path, "-") == 0 || stat(path, &out) != 0)
-		return EXIT_OK;
+		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (inputs[i] && strcmp(inputs[i], "-") != 0 && stat(inputs[i], &in) == 0 &&
 		    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 			return cli_fail(path, "is also an input (%s): not replaced", inputs[i]);
-	return EXIT_OK;
+	return 0;
 }

@@ -37,14 +37,14 @@ int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_
 {
 	struct cli_outfile out;
 	if (cli_outfile_open(&out, path, CLI_REPLACE_NONE))
-		return EXIT_ERROR;
+		return -1;
 	struct cli_symctx *sc = NULL;
 	if (!o->no_symbols)
 		sc = cli_symctx_new(s, maps, o->dirs, o->ndirs, !o->no_adjust);
-	int rc = EXIT_OK;
+	int rc = 0;
 	if (!o->no_symbols && !sc) {
 		cli_fail(out.path, "out of memory");
-		rc = EXIT_ERROR;
+		rc = -1;
 	} else {
 		LEAKSNAP_OPTS(leaksnap_export_pprof_snapshot_opts, eo, .adjust = !o->no_adjust,
 			      .rewrites = o->rewrites, .rewrite_count = o->rewrite_count,
@@ -57,21 +57,21 @@ int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_
 		cli_symctx_progress_end(sc);
 		if (er == -1)
 			cli_fail_output(out.path, &err);
-		rc = er ? EXIT_ERROR : EXIT_OK;
+		rc = er ? -1 : 0;
 	}
 	/* a symbol file that could not be read was reported: the profile is
 	 * written, its frames unsymbolized, and the status says so */
 	int status = sc ? cli_symctx_status(sc) : EXIT_OK;
 	cli_symctx_free(sc);
-	rc = cli_outfile_close(&out, rc == EXIT_OK);
-	return rc == EXIT_OK ? status : rc;
+	rc = cli_outfile_close(&out, rc == 0);
+	return rc == 0 && status == EXIT_OK ? 0 : -1;
 }
 
 int cli_pprof_diff(struct leaksnap_diff *d, const char *path, bool adjust)
 {
 	struct cli_outfile out;
 	if (cli_outfile_open(&out, path, CLI_REPLACE_OWN_PPROF))
-		return EXIT_ERROR;
+		return -1;
 	struct leaksnap_error err;
 	int rc = leaksnap_export_pprof_diff(out.f, d, adjust, &err);
 	if (rc)

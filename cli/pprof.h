@@ -20,15 +20,16 @@ struct pprof_convert_opts {
 	size_t rewrite_count;
 };
 /* Write @s (with its parsed @maps, NULL: none) as a profile at @path,
- * never replacing a file ("-": standard output).  EXIT_OK or EXIT_ERROR
- * (said). */
+ * never replacing a file ("-": standard output).  0, or -1 after saying
+ * why (a symbol file that could not be read too: the profile is written
+ * then, its frames unsymbolized). */
 int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const char *path,
 		       const struct pprof_convert_opts *o);
 
 /* Write the suspects' growth of the ranked @d as a profile at @path (an
  * existing regular file is replaced only if it is a growth profile
  * leaksnap wrote; "-": standard output); @adjust: the frames were looked
- * up at pc - 1.  EXIT_OK or EXIT_ERROR (said). */
+ * up at pc - 1.  0, or -1 after saying why. */
 int cli_pprof_diff(struct leaksnap_diff *d, const char *path, bool adjust);
 
 #endif

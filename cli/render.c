@@ -91,7 +91,7 @@ int cli_report_page(const char *path, const struct report_page *page, const char
 {
 	struct cli_outfile o;
 	if (cli_outfile_open(&o, path, CLI_REPLACE_OWN_HTML))
-		return EXIT_ERROR;
+		return -1;
 	struct leaksnap_error err;
 	int rc = report_write(o.f, page, &err);
 	/* (a callback's failure was said by the callback) */
