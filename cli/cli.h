@@ -149,7 +149,7 @@ int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *
 /* Checks once all options are read: -1 (printed) or 0. */
 int cli_input_check(const char *cmd, const struct cli_input *in);
 /* A library text (error or warning) as the user should read it: the
- * snapshot_open_opts fields it names as "opts.FIELD" become the options that
+ * leaksnap_snapshot_open_opts fields it names as "opts.FIELD" become the options that
  * set them ("--pointer-size").  Returns @text itself when nothing changes,
  * else @buf. */
 const char *cli_input_text(const char *text, char *buf, size_t size);

@@ -324,11 +324,16 @@ static int check_options(const struct adb_action *act, const struct adb_args *o)
  * cmd_select does): its exit status. */
 static int select_action(int argc, char **argv, struct adb_args *o)
 {
+	size_t n = sizeof(adb_actions) / sizeof(adb_actions[0]);
 	if (argc < 1) {
-		cli_usage_error("adb", "missing action: enable, disable, snapshot or symbols");
+		char names[128] = "";
+		for (size_t i = 0; i < n; i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 i == 0 ? "" : i + 1 == n ? " or " : ", ", adb_actions[i].name);
+		cli_usage_error("adb", "missing action: %s", names);
 		return EXIT_ERROR;
 	}
-	for (size_t i = 0; i < sizeof(adb_actions) / sizeof(adb_actions[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct adb_action *act = &adb_actions[i];
 		if (strcmp(argv[0], act->name) != 0)
 			continue;

@@ -219,9 +219,9 @@ enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLD
 
 /* Options -------------------------------------------------------------------------------- */
 
-/* One option @opt of getopt_long (its argument in optarg) into @c: 0; 1
- * when --help or --version was printed (the command is done); -1 after
- * saying what is wrong. */
+/* One option @opt of getopt_long (its argument in optarg) into @c: 0;
+ * CLI_HELP_SHOWN when --help or --version was printed (the command is
+ * done); -1 after saying what is wrong. */
 static int parse_option(struct diff_cli *c, int opt, char **argv)
 {
 	const char *cmd = "diff";
@@ -231,8 +231,13 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		while (k <= LEAKSNAP_DIFF_BY_MODULE && strcmp(optarg, leaksnap_diff_by_name((enum leaksnap_diff_by)k)) != 0)
 			k++;
 		if (k > LEAKSNAP_DIFF_BY_MODULE) {
-			cli_usage_error(cmd, "--by must be stack, site, function or module, not '%s'",
-					optarg);
+			char names[128] = "";
+			for (k = LEAKSNAP_DIFF_BY_STACK; k <= LEAKSNAP_DIFF_BY_MODULE; k++)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+					 k == LEAKSNAP_DIFF_BY_STACK ? ""
+					 : k == LEAKSNAP_DIFF_BY_MODULE ? " or " : ", ",
+					 leaksnap_diff_by_name((enum leaksnap_diff_by)k));
+			cli_usage_error(cmd, "--by must be %s, not '%s'", names, optarg);
 			return -1;
 		}
 		c->o.by = (enum leaksnap_diff_by)k;
@@ -318,10 +323,10 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		c->pprof = optarg;
 		return 0;
 	case 'V':
-		return cli_print_version("leakdiff") == EXIT_OK ? 1 : -1;
+		return cli_print_version("leakdiff") == EXIT_OK ? CLI_HELP_SHOWN : -1;
 	case 'h':
 		fputs(diff_usage, stdout);
-		return cli_finish_stdout(EXIT_OK) == EXIT_OK ? 1 : -1;
+		return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 	default:
 		cli_bad_option(cmd, argv, opt == ':' ? ':' : optopt);
 		return -1;
@@ -400,8 +405,8 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 }
 
 /* The command line into @c, the first snapshot's index in *@first_file:
- * 0; 1 when --help or --version was printed; -1 after saying what is
- * wrong. */
+ * 0; CLI_HELP_SHOWN when --help or --version was printed; -1 after saying
+ * what is wrong. */
 static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
 {
 	static const struct option longopts[] = {
@@ -669,7 +674,7 @@ int cmd_diff(int argc, char **argv)
 	c.o.sz = sizeof(c.o);
 	int first = 0, rc = parse_args(argc, argv, &c, &first);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_ERROR;
+		return rc == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	size_t n = (size_t)(argc - first);
 	struct leaksnap_diff_suppressions *supp = NULL;
 	struct leaksnap_resolver *resolver = NULL;

@@ -69,8 +69,8 @@ static const char record_usage[] =
 	"the program; record stays to list the dumps) and forwards SIGTERM, SIGHUP,\n"
 	"SIGUSR1, SIGUSR2 and the hook's two signals to CMD, so they can be sent to\n"
 	"record's pid:\n"
-	"  SIGRTMAX-17          dump now                (here: kill -%d PID)\n"
-	"  SIGRTMAX-19          toggle capture off/on   (here: kill -%d PID)\n"
+	"  SIGRTMAX-%-11d dump now                (here: kill -%d PID)\n"
+	"  SIGRTMAX-%-11d toggle capture off/on   (here: kill -%d PID)\n"
 	"(Shells name them by their number, RTMIN+N or RTMAX-N: see 'kill -l %d'.)\n\n"
 	"Environment set for CMD and its children (read by the hook; a variable whose\n"
 	"option is not given keeps its inherited value):\n"
@@ -715,7 +715,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		case 'R': o->reachability = true; break;
 		case 'h':
 			/* The signal numbers depend on the C library: print them. */
-			printf(record_usage, LEAKSNAP_HOOK_SIG_DUMP, LEAKSNAP_HOOK_SIG_TOGGLE,
+			printf(record_usage, LEAKSNAP_HOOK_SIG_DUMP_OFFSET, LEAKSNAP_HOOK_SIG_DUMP,
+			       LEAKSNAP_HOOK_SIG_TOGGLE_OFFSET, LEAKSNAP_HOOK_SIG_TOGGLE,
 			       LEAKSNAP_HOOK_SIG_DUMP);
 			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		default:

@@ -469,8 +469,9 @@ static int symbolize_html(const struct show_opts *o, const struct leaksnap_snaps
 
 /* Main ---------------------------------------------------------------------------- */
 
-/* The command line into @o, the DUMP's index in *@file: 0; 1 when --help
- * was printed (the command is done); -1 after saying what is wrong. */
+/* The command line into @o, the DUMP's index in *@file: 0; CLI_HELP_SHOWN
+ * when --help was printed (the command is done); -1 after saying what is
+ * wrong. */
 static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 {
 	const char *cmd = o->symbolize ? "symbolize" : "show";
@@ -536,7 +537,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 			break;
 		case 'h':
 			fputs(o->symbolize ? symbolize_usage : show_usage, stdout);
-			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? 1 : -1;
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
 		default:
 			cli_bad_option(cmd, argv, c == ':' ? ':' : optopt);
 			return -1;
@@ -617,7 +618,7 @@ static int show_main(int argc, char **argv, bool symbolize)
 	o.html_stacks = REPORT_STACKS;
 	int file = 0, rc = parse_args(argc, argv, &o, &file);
 	if (rc)
-		return rc > 0 ? EXIT_OK : EXIT_ERROR;
+		return rc == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	if (check_args(&o, argv + file))
 		return EXIT_ERROR;
 	const char *path = argv[file];

@@ -41,8 +41,7 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 	json_t *frames = json_array();
 	for (size_t i = 0; i < g->frame_count; i++) {
 		const struct leaksnap_diff_frame *f = g->frames[i];
-		struct leaksnap_export_frame ef = {(uintptr_t)f, f->pc, f->module, f->rel_pc,
-						   {f->sym_module, f->sym, f->sym_count}};
+		struct leaksnap_export_frame ef = leaksnap_export_frame_of_diff(f);
 		leaksnap_export_json_frames(frames, &ef);
 	}
 	json_t *o = json_object();

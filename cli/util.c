@@ -118,7 +118,7 @@ int cli_input_check(const char *cmd, const struct cli_input *in)
 	return 0;
 }
 
-/* The library names a snapshot_open_opts field in its texts as "opts.FIELD";
+/* The library names a leaksnap_snapshot_open_opts field in its texts as "opts.FIELD";
  * the user sets it with this option. */
 static const struct {
 	const char *api, *option;

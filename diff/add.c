@@ -15,11 +15,7 @@
 
 uint32_t lsd_module_hash(const char *path, const uint8_t *id, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (const char *p = path; *p; p++)
-		h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ id[i]) * 0x100000001b3ULL;
+	uint64_t h = kit_fnv1a(kit_fnv1a(KIT_FNV1A_START, path, strlen(path)), id, len);
 	return (uint32_t)kit_mix64(h ^ len);
 }
 

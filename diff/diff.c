@@ -47,7 +47,6 @@ struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts
 	d->app = calloc(nsnapshots, sizeof(*d->app));
 	if (!d->snaps || !d->files || !d->exes || !d->zyg || !d->app)
 		goto nomem;
-	lsd_resolver_attach(d);
 	return d;
 nomem:
 	leaksnap_diff_free(d);
@@ -70,7 +69,6 @@ void leaksnap_diff_free(struct leaksnap_diff *d)
 {
 	if (!d)
 		return;
-	lsd_resolver_detach(d);
 	for (size_t i = 0; i < d->n && d->files; i++)
 		free(d->files[i]);
 	free(d->files);
@@ -102,6 +100,7 @@ void leaksnap_diff_free(struct leaksnap_diff *d)
 	free(d->rep);
 	free(d->nstacks);
 	lsd_seqtab_free(&d->names);
+	kit_table_free(&d->views, false); /* (the views are freed below) */
 	free_views(d->pub_suspects, d->nsuspects);
 	free_views(d->pub_stopped, d->nstopped);
 	free_views(d->pub_unreach, d->nunreach);

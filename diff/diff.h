@@ -11,8 +11,8 @@
  * grew are ranked by a score that favours steady growth (docs/diff.md).
  *
  * Nothing here prints; strings returned belong to the diff (or, for
- * symbolized frames, to the symbolizer given in the options) and live
- * until leaksnap_diff_free().
+ * symbolized frames, to the resolver given in the options, which must
+ * outlive the diff) and live until leaksnap_diff_free().
  *
  *   struct leaksnap_diff *d = leaksnap_diff_new(&opts, nsnapshots, &err);
  *   for each snapshot, oldest first:
@@ -79,8 +79,10 @@ struct leaksnap_diff_options {
 	const struct leaksnap_diff_suppressions *suppressions; /* NULL: none */
 	uint64_t min_bytes;      /* suspects grew by at least this many bytes */
 	/* Symbolizes frames (NULL: they stay module+offset); it must outlive
-	 * the diff, whose frames point into its answers.  While the diff
-	 * lives, the resolver's problems become the diff's warnings. */
+	 * the diff, whose frames point into its answers.  The problems it
+	 * meets while the diff resolves become the diff's warnings (a problem
+	 * is said once per resolver: share one between diffs only if the
+	 * first diff may have it alone). */
 	struct leaksnap_resolver *resolver;
 	/* Threads leaksnap_diff_add_snapshot may use: 0 or 1, none; 2 or more, a
 	 * thread maps PCs to frames while the caller interns stacks (large
@@ -119,7 +121,7 @@ struct leaksnap_diff_frame {
 	size_t build_id_len;
 	uint64_t rel_pc;             /* offset in the module's file (or the raw PC) */
 	uint64_t pc;                 /* the PC as captured (latest snapshot seen) */
-	/* Symbols (only when a symbolizer was given): */
+	/* Symbols (only when a resolver was given): */
 	const struct leaksnap_sym_module *sym_module; /* NULL: not symbolized */
 	const struct leaksnap_sym_frame *sym;         /* innermost first */
 	size_t sym_count;
@@ -187,7 +189,7 @@ LEAKSNAP_API bool leaksnap_diff_pattern_match(const char *pattern, const char *s
 struct leaksnap_diff;
 
 /* A diff of @nsnapshots (2..LEAKSNAP_DIFF_MAX_SNAPSHOTS) snapshots.  @opts is
- * copied; the suppressions and symbolizer it points to must outlive the
+ * copied; the suppressions and resolver it points to must outlive the
  * diff.  NULL on error. */
 LEAKSNAP_API struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts, size_t nsnapshots,
 				   struct leaksnap_error *err);
@@ -233,7 +235,7 @@ LEAKSNAP_API int64_t leaksnap_diff_suspects_count(const struct leaksnap_diff *d)
 /* Records and bytes (in the last snapshot) that suppressions removed. */
 LEAKSNAP_API uint64_t leaksnap_diff_suppressed_records(const struct leaksnap_diff *d);
 
-/* Symbolize the frames of @group's stack (when the diff has a symbolizer)
+/* Symbolize the frames of @group's stack (when the diff has a resolver)
  * and find its site.  Problems with symbol files become warnings; -1 only
  * when out of memory. */
 LEAKSNAP_API int leaksnap_diff_symbolize_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *group,

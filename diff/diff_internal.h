@@ -15,6 +15,7 @@
 
 #include "diff.h"
 #include "kit.h"
+#include "kit_table.h"
 
 /* match.c: suppressions as the diff applies them */
 void lsd_suppressions_reset(const struct leaksnap_diff_suppressions *s);
@@ -131,16 +132,11 @@ struct cand {
 };
 
 /* A group as the API shows it, made on first access. */
-/* The lists of groups the API shows. */
-enum group_list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
-
-/* A group's view: what the API shows first, then what only the diff knows. */
+/* A group's view: what the API shows, and what only the diff knows. */
 struct group_priv {
 	struct leaksnap_diff_group pub;
 	const struct leaksnap_diff_frame **frames;
 	uint32_t rep_stack;       /* the representative stack */
-	enum group_list list;     /* where the view is: pub_<list>[index] */
-	size_t index;
 };
 
 struct leaksnap_diff {
@@ -190,14 +186,12 @@ struct leaksnap_diff {
 	/* leading entries in rank order */
 	size_t suspects_ordered, stopped_ordered, unreach_ordered;
 	struct group_priv **pub_suspects, **pub_stopped, **pub_unreach; /* made on access */
+	struct kit_table views;   /* &view->pub -> view, for every view made */
 	int64_t suspect_bytes, suspect_count;
 	uint64_t suppressed;
 
 	char **warnings;
 	size_t nwarnings, warn_cap;
-	leaksnap_resolve_warn_fn saved_warn; /* the resolver's own, while attached */
-	void *saved_warn_arg;
-	bool attached;
 	const struct leaksnap_sym_module **symmods;
 	size_t nsymmods, symmod_cap;
 };
@@ -211,9 +205,7 @@ uint32_t *lsd_slots_new(size_t n);
 /* symbols.c */
 /* Symbolize canonical frame @f (once).  -1: out of memory. */
 int lsd_frame_symbols(struct leaksnap_diff *d, uint32_t f, struct leaksnap_error *err);
-/* While the diff lives, the resolver's problems are its warnings. */
-void lsd_resolver_attach(struct leaksnap_diff *d);
-void lsd_resolver_detach(struct leaksnap_diff *d);
+
 /* The first suppression matching a level of canonical frame @f (NONE: none). */
 int lsd_frame_suppression(struct leaksnap_diff *d, uint32_t f, uint32_t *supp,
 			  struct leaksnap_error *err);

@@ -248,7 +248,6 @@ nomem:
 /* The API's view of candidate @c, made once into *@slot.  NULL: out of
  * memory (or a symbol lookup failed that way). */
 static const struct leaksnap_diff_group *materialize(struct leaksnap_diff *d, const struct cand *c,
-					    enum group_list list, size_t index,
 					    struct group_priv **slot)
 {
 	if (*slot)
@@ -273,8 +272,6 @@ static const struct leaksnap_diff_group *materialize(struct leaksnap_diff *d, co
 	gp->pub.frame_count = len;
 	gp->pub.site = SIZE_MAX;
 	gp->rep_stack = rep;
-	gp->list = list;
-	gp->index = index;
 	if (d->o.by == LEAKSNAP_DIFF_BY_MODULE && len) {
 		struct leaksnap_error e;
 		size_t site;
@@ -287,6 +284,13 @@ static const struct leaksnap_diff_group *materialize(struct leaksnap_diff *d, co
 		}
 		gp->pub.module = gp->frames[site < len ? site : 0]->module;
 	}
+	void **own = kit_table_slot(&d->views, kit_key(&gp->pub), 0);
+	if (!own) {
+		free(gp->frames);
+		free(gp);
+		return NULL;
+	}
+	*own = gp;
 	*slot = gp;
 	return &gp->pub;
 }
@@ -297,7 +301,7 @@ const struct leaksnap_diff_group *leaksnap_diff_suspect(struct leaksnap_diff *d,
 	if (i >= d->nsuspects)
 		return NULL;
 	lsd_order_cands(d->suspects, d->nsuspects, &d->suspects_ordered, i + 1, lsd_cmp_suspect);
-	return materialize(d, &d->suspects[i], LIST_SUSPECTS, i, &d->pub_suspects[i]);
+	return materialize(d, &d->suspects[i], &d->pub_suspects[i]);
 }
 size_t leaksnap_diff_stopped_count(const struct leaksnap_diff *d) { return d->nstopped; }
 size_t leaksnap_diff_definite_count(const struct leaksnap_diff *d) { return d->ndefinite; }
@@ -307,12 +311,12 @@ const struct leaksnap_diff_group *leaksnap_diff_unreachable(struct leaksnap_diff
 	if (i >= d->nunreach)
 		return NULL;
 	lsd_order_cands(d->unreach, d->nunreach, &d->unreach_ordered, i + 1, cmp_unreach);
-	return materialize(d, &d->unreach[i], LIST_UNREACHABLE, i, &d->pub_unreach[i]);
+	return materialize(d, &d->unreach[i], &d->pub_unreach[i]);
 }
 const struct leaksnap_diff_group *leaksnap_diff_stopped(struct leaksnap_diff *d, size_t i)
 {
 	if (i >= d->nstopped)
 		return NULL;
 	lsd_order_cands(d->stopped, d->nstopped, &d->stopped_ordered, i + 1, cmp_stopped);
-	return materialize(d, &d->stopped[i], LIST_STOPPED, i, &d->pub_stopped[i]);
+	return materialize(d, &d->stopped[i], &d->pub_stopped[i]);
 }

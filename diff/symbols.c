@@ -35,25 +35,10 @@ static void note_symmod(struct leaksnap_diff *d, struct dmodule *m, const struct
 	d->symmods[d->nsymmods++] = sm;
 }
 
-/* The resolver's problems, while this diff uses it: among its warnings. */
+/* The resolver's problems, while this diff resolves: among its warnings. */
 static void resolver_problem(void *arg, const struct leaksnap_error *e)
 {
 	warn(arg, e);
-}
-
-void lsd_resolver_attach(struct leaksnap_diff *d)
-{
-	d->attached = d->o.resolver != NULL;
-	if (d->attached)
-		leaksnap_resolver_set_warn(d->o.resolver, resolver_problem, d, &d->saved_warn,
-					   &d->saved_warn_arg);
-}
-
-void lsd_resolver_detach(struct leaksnap_diff *d)
-{
-	if (d->attached)
-		leaksnap_resolver_set_warn(d->o.resolver, d->saved_warn, d->saved_warn_arg, NULL,
-					   NULL);
 }
 
 /* Symbolize canonical frame @f (once).  -1: out of memory. */
@@ -68,15 +53,22 @@ int lsd_frame_symbols(struct leaksnap_diff *d, uint32_t f, struct leaksnap_error
 		return 0;
 	struct dmodule *m = &d->mods[d->mods[fr->module].canon];
 	uint64_t rel = fr->addr;
-	const struct leaksnap_sym_module *sm = leaksnap_resolve_module(d->o.resolver, m->path, m->build_id,
-							      m->build_id_len, m->maps, m->nmaps,
-							      &rel, err);
+	/* while this diff resolves, the resolver's problems are its warnings
+	 * (the caller's callback is back as soon as it returns) */
+	leaksnap_resolve_warn_fn caller_warn;
+	void *caller_arg;
+	leaksnap_resolver_set_warn(d->o.resolver, resolver_problem, d, &caller_warn, &caller_arg);
+	const struct leaksnap_sym_module *sm = leaksnap_resolve_module(d->o.resolver, m->path,
+								       m->build_id, m->build_id_len,
+								       m->maps, m->nmaps, &rel, err);
+	struct leaksnap_resolved r = {0};
+	int rc = sm ? leaksnap_resolve_frame(d->o.resolver, sm, rel, &r, err) : -1;
+	leaksnap_resolver_set_warn(d->o.resolver, caller_warn, caller_arg, NULL, NULL);
 	if (!sm)
 		return -1;
 	note_symmod(d, m, sm);
 	fi->view.sym_module = sm;
-	struct leaksnap_resolved r;
-	if (leaksnap_resolve_frame(d->o.resolver, sm, rel, &r, err) != 0)
+	if (rc != 0)
 		return -1;
 	fi->view.sym = r.frames;
 	fi->view.sym_count = r.frame_count;
@@ -197,21 +189,12 @@ int lsd_stack_site(struct leaksnap_diff *d, uint32_t s, size_t *frame, uint32_t 
 }
 
 /* The diff's own (writable) view behind @group, or NULL when @group is
- * not one of its views. */
+ * not one of its views (found by its address alone: nothing of a foreign
+ * pointer is read). */
 static struct group_priv *own_view(struct leaksnap_diff *d, const struct leaksnap_diff_group *group)
 {
-	const struct group_priv *seen = (const struct group_priv *)group; /* pub comes first */
-	struct group_priv **views = seen->list == LIST_SUSPECTS	   ? d->pub_suspects
-				    : seen->list == LIST_STOPPED   ? d->pub_stopped
-				    : seen->list == LIST_UNREACHABLE ? d->pub_unreach
-								     : NULL;
-	size_t n = seen->list == LIST_SUSPECTS	 ? d->nsuspects
-		   : seen->list == LIST_STOPPED	 ? d->nstopped
-		   : seen->list == LIST_UNREACHABLE ? d->nunreach
-						    : 0;
-	if (!views || seen->index >= n || views[seen->index] != seen)
-		return NULL;
-	return views[seen->index];
+	void **slot = kit_table_find(&d->views, kit_key(group), 0);
+	return slot ? *slot : NULL;
 }
 
 int leaksnap_diff_symbolize_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *group,

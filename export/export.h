@@ -146,8 +146,9 @@ struct leaksnap_export_pprof_snapshot_opts {
 	struct leaksnap_snapshot_rewrite *rewrites;
 	size_t rewrite_count;
 	/* the frames of @loc (a PC in a module), filled in @out and owned by
-	 * the caller; NULL: no PC is symbolized.  A nonzero return stops the
-	 * profile, which returns that value (the callback said why). */
+	 * the caller; NULL: no PC is symbolized.  0, or a positive value that
+	 * stops the profile, which returns it (the callback said why; a
+	 * negative one is the callback's bug: -1 with @err set). */
 	int (*resolve)(void *arg, const struct leaksnap_maps_location *loc, struct leaksnap_resolved *out);
 	/* told of each record written (@done of @total); NULL: not told */
 	void (*progress)(void *arg, size_t done, size_t total);
@@ -188,6 +189,10 @@ struct leaksnap_export_frame {
 	struct leaksnap_resolved r; /* r.module may be NULL: not symbolized */
 };
 
+/* A diff's frame as an export frame, keyed by its address (a diff's
+ * frames are shared by its stacks). */
+LEAKSNAP_API struct leaksnap_export_frame
+leaksnap_export_frame_of_diff(const struct leaksnap_diff_frame *f);
 /* The levels of @r: its frame count, or 1 when it has no frames. */
 LEAKSNAP_API size_t leaksnap_export_fold_levels(const struct leaksnap_resolved *r);
 /* Level @i of @r, outermost first: a frame of @r, NULL when it has none. */
@@ -207,8 +212,9 @@ LEAKSNAP_API int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d,
 /* The frames of @f as JSON objects appended to the Jansson array @frames,
  * innermost level first (one object when @f has no symbolized frames):
  * pc, module, rel_pc, function, file, line, column, inlined, symbol_file,
- * build_id_status.  The frame objects of leaksnap's --json documents and of
- * the report's flame data.  -1 when out of memory. */
+ * build_id_status.  The frame objects of leaksnap's JSON documents and of
+ * the report's flame data; @frames is a Jansson array (json_t *, from
+ * <jansson.h>: link with -ljansson to call this).  -1 when out of memory. */
 struct json_t;
 LEAKSNAP_API int leaksnap_export_json_frames(struct json_t *frames,
 					     const struct leaksnap_export_frame *f);

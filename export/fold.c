@@ -22,9 +22,7 @@ const struct leaksnap_sym_frame *leaksnap_export_fold_level(const struct leaksna
 	return i < r->frame_count ? &r->frames[r->frame_count - 1 - i] : NULL;
 }
 
-/* A diff frame as an export frame, keyed by its address (a diff's frames
- * are shared by its stacks). */
-static struct leaksnap_export_frame diff_frame(const struct leaksnap_diff_frame *f)
+struct leaksnap_export_frame leaksnap_export_frame_of_diff(const struct leaksnap_diff_frame *f)
 {
 	return (struct leaksnap_export_frame){(uint64_t)(uintptr_t)f, f->pc, f->module, f->rel_pc,
 					      {f->sym_module, f->sym, f->sym_count}};
@@ -95,7 +93,7 @@ static int folded_stack(void *arg, const struct leaksnap_diff_frame *const *fram
 	if (frames_room(a, n))
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		a->frames[i] = diff_frame(frames[i]);
+		a->frames[i] = leaksnap_export_frame_of_diff(frames[i]);
 	return leaksnap_export_folded_line(a->out, a->frames, n, bytes) ? 1 : 0;
 }
 
@@ -244,7 +242,7 @@ static int flame_stack(void *arg, const struct leaksnap_diff_frame *const *frame
 	if (leaksnap_export_flame_stack(a->fl, bytes, &a->own))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		struct leaksnap_export_frame f = diff_frame(frames[i]);
+		struct leaksnap_export_frame f = leaksnap_export_frame_of_diff(frames[i]);
 		if (leaksnap_export_flame_frame(a->fl, &f, &a->own))
 			return -1;
 	}

@@ -166,10 +166,7 @@ static int index_grow(struct leaksnap_export_pprof *p, struct index *ix, size_t 
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return kit_mix64(h);
+	return kit_mix64(kit_fnv1a(KIT_FNV1A_START, s, len));
 }
 
 static uint64_t str_hash(const struct leaksnap_export_pprof *p, size_t i)

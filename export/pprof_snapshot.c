@@ -216,8 +216,12 @@ int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s,
 		rc = lsx_pprof_fail(err, b.p);
 	} else {
 		int br = build(&b);
-		if (br == -2)
-			rc = b.resolve_rc; /* the callback's own failure */
+		if (br == -2 && b.resolve_rc > 0)
+			rc = b.resolve_rc; /* the callback's own failure, said */
+		else if (br == -2)
+			rc = kit_error(err, LEAKSNAP_ERR_USAGE, NULL,
+				       "the resolve callback returned %d (not a positive value)",
+				       b.resolve_rc);
 		else if (br != 0 || leaksnap_export_pprof_finish(b.p) != 0)
 			rc = lsx_pprof_fail(err, b.p);
 	}

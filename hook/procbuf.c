@@ -61,7 +61,7 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 }
 
 /* Append @s with every byte but printable ASCII and well-formed, non-C1
- * UTF-8 replaced by '?' (format.h): metadata values are one line of
+ * UTF-8 replaced by '?' (kit_format.h): metadata values are one line of
  * text. */
 void buf_add_clean(struct buf *b, const char *s, size_t n)
 {

@@ -21,7 +21,7 @@ bool buf_reserve(struct buf *b, size_t more);
 void buf_add(struct buf *b, const void *data, size_t n);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append @s with every byte but printable ASCII and well-formed, non-C1
- * UTF-8 replaced by '?' (format.h): metadata values are one line of text. */
+ * UTF-8 replaced by '?' (kit_format.h): metadata values are one line of text. */
 void buf_add_clean(struct buf *b, const char *s, size_t n);
 void buf_free(struct buf *b);
 

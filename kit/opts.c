@@ -11,7 +11,9 @@ int kit_opts(void *dst, size_t size, const void *opts, const char *what,
 		return 0;
 	size_t sz;
 	memcpy(&sz, opts, sizeof(sz));
-	if (sz < sizeof(size_t))
+	/* (a size far beyond ours is no options struct: its bytes past ours
+	 * are not read) */
+	if (sz < sizeof(size_t) || sz > size + 4096)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, what,
 				 "unknown size %zu (not built against this library?)", sz);
 	/* a newer caller's fields past ours must be unset: they would be

@@ -42,6 +42,8 @@ int lsp_out_open(struct lsp_out *o, const char *path, struct leaksnap_error *err
 	if (o->fd < 0) {
 		int e = errno;
 		free(o->buf);
+		if (e == ENOMEM)
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 		return kit_error_errno(err, path, e);
 	}
 	return 0;

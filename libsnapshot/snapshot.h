@@ -158,7 +158,8 @@ LEAKSNAP_API size_t leaksnap_snapshot_records_top(const struct leaksnap_snapshot
 LEAKSNAP_API const char *leaksnap_snapshot_maps(const struct leaksnap_snapshot *snap, size_t *len,
 				       unsigned long *line, uint64_t *offset);
 
-/* Replace the maps text with a copy of @len bytes at @text (--maps FILE).
+/* Replace the maps text with a copy of @len bytes at @text (the maps of
+ * the process read from a file of their own).
  * Returns 0, or -1 with @err filled. */
 LEAKSNAP_API int leaksnap_snapshot_set_maps(struct leaksnap_snapshot *snap, const char *text, size_t len,
 				   struct leaksnap_error *err);
@@ -230,7 +231,7 @@ LEAKSNAP_API int leaksnap_snapshot_header_decode(const uint8_t *buf, size_t len,
 					struct leaksnap_snapshot_header *hdr, const char *source,
 					struct leaksnap_error *err);
 
-/* A module path rewrite (leaksnap convert --rewrite-prefix OLD=NEW): a
+/* A module path rewrite (OLD=NEW): a
  * path that starts with @old_prefix is written starting with @new_prefix
  * instead.  The match is a plain byte prefix, not a path component:
  * "/system/lib" also matches "/system/lib64/libc.so"; end the prefix with

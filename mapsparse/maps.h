@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <leaksnap/snapshot.h> /* struct leaksnap_error, LEAKSNAP_API */
+#include <leaksnap/snapshot.h> /* struct leaksnap_snapshot (unloaded libraries, build IDs) */
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kit.h"
 #include "report.h"
 #include "report_assets.h" /* generated: report_js, report_css and their hashes */
 
@@ -105,9 +106,9 @@ static int write_page(FILE *out, const struct report_page *page,
 		ok = data_close(out, data) == 0 && ok;
 		ok = ok && html_tail(out) == 0;
 	}
-	if (!ok && err) {
-		err->code = LEAKSNAP_ERR_IO;
-		snprintf(err->text, sizeof(err->text), "write error: %s", strerror(errno ? errno : EIO));
+	if (!ok) {
+		int e = errno ? errno : EIO;
+		kit_error(err, LEAKSNAP_ERR_IO, NULL, "write error: %s", strerror(e));
 	}
 	return ok ? 0 : -1;
 }
@@ -117,13 +118,8 @@ int report_write(FILE *out, const struct report_page *page, struct leaksnap_erro
 	leaksnap_error_clear(err);
 	struct leaksnap_export_flame *fl = leaksnap_export_flame_new();
 	uint64_t rest_bytes = 0, rest_stacks = 0;
-	if (!fl) {
-		if (err) {
-			err->code = LEAKSNAP_ERR_NOMEM;
-			snprintf(err->text, sizeof(err->text), "out of memory");
-		}
-		return -1;
-	}
+	if (!fl)
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	int rc = page->fill_flame(fl, page->arg, &rest_bytes, &rest_stacks);
 	if (rc == 0)
 		rc = write_page(out, page, fl, rest_bytes, rest_stacks, err);

@@ -43,8 +43,9 @@ static int nomem(struct leaksnap_error *err)
 struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_opts *opts,
 						struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	struct leaksnap_resolver_opts o;
-	if (kit_opts(&o, sizeof(o), opts, "resolver options", err) != 0)
+	if (kit_opts(&o, sizeof(o), opts, "leaksnap_resolver_opts", err) != 0)
 		return NULL;
 	struct leaksnap_resolver *r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -205,6 +206,7 @@ const struct leaksnap_sym_module *leaksnap_resolve_module(struct leaksnap_resolv
 						 const struct leaksnap_sym_mapping *mappings, size_t count,
 						 uint64_t *rel_pc, struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	struct mappings src = {mappings, count, NULL, NULL};
 	return module_at(r, path, build_id, build_id_len, &src, rel_pc, err);
 }
@@ -212,6 +214,7 @@ const struct leaksnap_sym_module *leaksnap_resolve_module(struct leaksnap_resolv
 int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
 			   uint64_t rel_pc, struct leaksnap_resolved *out, struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	memset(out, 0, sizeof(*out));
 	out->module = m;
 	if (!m || !m->file)
@@ -277,6 +280,7 @@ int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct leaksnap_snaps
 			const struct leaksnap_maps *maps, const struct leaksnap_maps_location *loc,
 			struct leaksnap_resolved *out, struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	memset(out, 0, sizeof(*out));
 	if (!loc->module)
 		return 0;

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <leaksnap/snapshot.h> /* struct leaksnap_error, LEAKSNAP_API */
+#include <leaksnap/error.h>
 
 #ifdef __cplusplus
 extern "C" {

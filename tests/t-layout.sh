@@ -23,6 +23,10 @@ mkdir -p "$w/top/libsnapshot" "$w/top/diff" "$w/top/cli" "$w/top/kit" "$w/top/re
 : >"$w/top/diff/diff_internal.h"
 : >"$w/top/report/report.h"
 : >"$w/b/include/leaksnap/snapshot.h"
+: >"$w/b/include/leaksnap/error.h"
+: >"$w/top/kit/kit_run.h"
+printf '#include <leaksnap/error.h>\n#include <leaksnap/snapshot.h>\n#include "kit_run.h"\n' >"$w/top/kit/k.c"
+printf '#include "kit_run.h"\n' >"$w/top/kit/kit_run.c"
 cat >"$w/top/libsnapshot/a.c" <<'C'
 #include "kit.h"
 #include "../cli/cli.h"
@@ -31,7 +35,8 @@ cat >"$w/top/libsnapshot/a.c" <<'C'
 #include <leaksnap/snapshot.h>
 #include <leaksnap/nothere.h>
 C
-printf '#include "report.h"\n#include "kit.h"\n' >"$w/top/cli/main.c"
+printf '#include "report.h"\n#include "kit.h"\n#include "kit_run.h"\n' >"$w/top/cli/main.c"
+printf '#include "kit_run.h"\n' >"$w/top/diff/d.c"
 printf '#include <stdio.h>\nvoid say(void) { puts("x"); }\n' >"$w/p.c"
 cc -c -o "$w/b/obj/libsnapshot/say.o" "$w/p.c"
 printf '#include <stdio.h>\nvoid put(FILE *f, const char *s) { fputs(s, f); }\n' >"$w/f.c"
@@ -51,7 +56,9 @@ layout-check: includes of another folder's private header: libsnapshot/a.c: #inc
 layout-check: includes of another folder's private header: libsnapshot/a.c: #include "diff_internal.h" (diff/diff_internal.h; not a file of libsnapshot/ or a kit header)
 layout-check: includes of another folder's private header: libsnapshot/a.c: #include "report.h" (report/report.h; not a file of libsnapshot/ or a kit header)
 layout-check: includes of another folder's private header: libsnapshot/a.c: #include <leaksnap/nothere.h> (not a public header)
-layout-check: includes of another folder's private header: 4 offenders
+layout-check: includes of another folder's private header: diff/d.c: #include "kit_run.h" (the tool's process runner, in a library folder)
+layout-check: includes of another folder's private header: kit/k.c: #include <leaksnap/snapshot.h> (the kit includes no stage's header)
+layout-check: includes of another folder's private header: 6 offenders
 OUT
 if ! diff -u "$w/expected" "$w/out"; then
 	echo "the offenders of a tree breaking the rules differ"; exit 1

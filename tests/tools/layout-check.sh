@@ -16,7 +16,10 @@
 #     from cli/, the one header of a folder of the tool's own (TOOL_HEADERS:
 #     the report page's and the device driver's, never installed);
 #     each #include <leaksnap/X.h> names a public header (those the build
-#     installs in $B/include/leaksnap); no "../" in an include.
+#     installs in $B/include/leaksnap); no "../" in an include.  The kit,
+#     below every stage, includes no public header but <leaksnap/error.h>;
+#     the library folders never include the kit's process runner
+#     (kit_run.h: the tool's).
 #
 # Usage: sh tests/tools/layout-check.sh BUILD_DIR (LAYOUT_TOP: another tree
 # to check, for its own test).  Prints every offender, one a
@@ -147,6 +150,13 @@ for d in $SRC_DIRS; do
 				dir=${f%/*}
 				[ -f "$dir/$name" ] && continue
 				case $name in
+				kit_run.h)
+					case " $LIB_DIRS " in
+					*" $d "*) [ "$f" = kit/kit_run.c ] ||
+						echo "$f: #include $inc (the tool's process runner, in a library folder)"
+						continue ;;
+					esac
+					continue ;;
 				kit*.h) [ -f "kit/$name" ] && continue ;;
 				esac
 				generated_for "$name" "$d" && continue
@@ -160,8 +170,11 @@ for d in $SRC_DIRS; do
 				echo "$f: #include $inc (${owner:-not found in the tree}; not a file of $d/ or a kit header)"
 				;;
 			\<leaksnap/*)
-				grep -qx "${name#leaksnap/}" "$w/public" ||
+				if ! grep -qx "${name#leaksnap/}" "$w/public"; then
 					echo "$f: #include $inc (not a public header)"
+				elif [ "$d" = kit ] && [ "$name" != leaksnap/error.h ]; then
+					echo "$f: #include $inc (the kit includes no stage's header)"
+				fi
 				;;
 			esac
 		done

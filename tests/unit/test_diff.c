@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <leaksnap/diff.h>
 
@@ -390,6 +391,83 @@ static void test_symbolize_group_owner(void **state)
 	assert_int_equal(gb->site, 0);
 	leaksnap_diff_free(a);
 	leaksnap_diff_free(b);
+}
+
+/* A resolver shared by two diffs, freed in the order they were made: its
+ * problems (a module file that is no ELF file) are the warnings of the
+ * diff that met them, never the caller's, and the caller's callback is
+ * its own again between and after (each diff hands it back as soon as it
+ * has resolved). */
+struct said {
+	int count;
+};
+static void said_problem(void *arg, const struct leaksnap_error *e)
+{
+	(void)e;
+	((struct said *)arg)->count++;
+}
+
+static struct leaksnap_diff *resolver_diff(struct leaksnap_resolver *r, const char *maps)
+{
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_STACK, .resolver = r);
+	struct leaksnap_error err;
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
+	assert_non_null(d);
+	struct rec r1 = {64, 1, {0x7f0000000100, 0}}, r2 = {64, 9, {0x7f0000000100, 0}};
+	size_t len;
+	uint8_t *buf = leaksnap_dump(&r1, 1, maps, "", &len);
+	add(d, open_mem(buf, len, "old"));
+	free(buf);
+	buf = leaksnap_dump(&r2, 1, maps, "", &len);
+	add(d, open_mem(buf, len, "new"));
+	free(buf);
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_suspect_count(d), 1);
+	assert_int_equal(leaksnap_diff_symbolize_group(d, leaksnap_diff_suspect(d, 0), &err), 0);
+	return d;
+}
+
+static void assert_caller_warn(struct leaksnap_resolver *r, struct said *said)
+{
+	leaksnap_resolve_warn_fn fn;
+	void *arg;
+	leaksnap_resolver_set_warn(r, said_problem, said, &fn, &arg);
+	assert_ptr_equal(fn, said_problem);
+	assert_ptr_equal(arg, said);
+}
+
+static void test_shared_resolver(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/leaksnap-diffres.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[4200], maps[8400];
+	snprintf(path, sizeof(path), "%s/libbroken.so", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("\x7f" "ELF and nothing more", f);
+	fclose(f);
+	snprintf(maps, sizeof(maps), "7f0000000000-7f0000001000 r-xp 00000000 fd:01 12 %s\n", path);
+	struct said said = {0};
+	LEAKSNAP_OPTS(leaksnap_resolver_opts, ro, .warn = said_problem, .warn_arg = &said);
+	struct leaksnap_error err;
+	struct leaksnap_resolver *r = leaksnap_resolver_new(&ro, &err);
+	assert_non_null(r);
+	struct leaksnap_diff *a = resolver_diff(r, maps);
+	assert_int_equal(leaksnap_diff_warning_count(a), 1);
+	assert_non_null(strstr(leaksnap_diff_warning(a, 0), path));
+	assert_caller_warn(r, &said);
+	struct leaksnap_diff *b = resolver_diff(r, maps);
+	assert_int_equal(leaksnap_diff_warning_count(b), 0); /* said once, to the first */
+	leaksnap_diff_free(a);
+	assert_caller_warn(r, &said);
+	leaksnap_diff_free(b);
+	assert_caller_warn(r, &said);
+	assert_int_equal(said.count, 0);
+	assert_true(leaksnap_resolver_failed(r));
+	leaksnap_resolver_free(r);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_rank_order(void **state)
@@ -901,6 +979,7 @@ int main(void)
 		cmocka_unit_test(test_trends),
 		cmocka_unit_test(test_rank_order),
 		cmocka_unit_test(test_symbolize_group_owner),
+		cmocka_unit_test(test_shared_resolver),
 		cmocka_unit_test(test_top_growing_stacks),
 		cmocka_unit_test(test_growing_stack_delta),
 		cmocka_unit_test(test_keep_duplicates),

@@ -276,8 +276,10 @@ static void test_resolver_opts(void **state)
 	struct leaksnap_resolver_opts o = {.sz = 3};
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
+	err.code = LEAKSNAP_ERR_IO; /* a record used before: cleared, not kept */
 	assert_null(leaksnap_resolver_new(&o, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+	assert_string_equal(err.source, "leaksnap_resolver_opts");
 	assert_string_equal(err.text, "unknown size 3 (not built against this library?)");
 	leaksnap_error_clear(&err);
 	struct leaksnap_resolver *r = leaksnap_resolver_new(NULL, &err);

@@ -290,7 +290,8 @@ static void test_refusals(void **state)
 	struct leaksnap_snapshot *s = open_text(unsorted);
 	struct leaksnap_error err;
 	const char *out = path_in_dir("refused.txt");
-	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, be, .big_endian = true}, ptr = {.sz = sizeof(struct leaksnap_snapshot_save_opts), .pointer_size = 8);
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, be, .big_endian = true);
+	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, ptr, .pointer_size = 8);
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &be, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, &ptr, &err), -1);
