@@ -33,7 +33,8 @@ struct adb_output {
 	/* The tool's files: a maps file read (0, or -1 said); a dump opened
 	 * with its maps (0 with *@maps NULL when it has none, or -1 said). */
 	int (*read_maps)(const char *path, char **text, size_t *len);
-	int (*open_dump)(const char *path, struct leaksnap_snapshot **snap, struct leaksnap_maps **maps);
+	int (*open_dump)(const char *path, struct leaksnap_snapshot **snap,
+			 struct leaksnap_maps **maps);
 };
 void adb_set_output(const struct adb_output *out);
 /* The tool's output (adb_set_output), for the driver's files. */

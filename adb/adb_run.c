@@ -124,7 +124,8 @@ const char *adb_first_line(const char *text)
 }
 
 /* adb_fail, unless @a->silent (cleanup after a failure already said). */
-static int run_fail(const struct adb *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run_fail(const struct adb *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static int run_fail(const struct adb *a, const char *fmt, ...)
 {
 	char msg[1024];
@@ -155,7 +156,8 @@ static int run_verdict(const struct adb *a, const char *const *args, int out_fd,
 	if (k->timed_out)
 		return run_fail(a, "'%s %s' timed out after %g s", a->prog, args[0], timeout);
 	if (k->out_truncated)
-		return run_fail(a, "'%s %s' printed more than %zu MiB", a->prog, args[0], max_out >> 20);
+		return run_fail(a, "'%s %s' printed more than %zu MiB", a->prog, args[0],
+				max_out >> 20);
 	if (k->status == 0 || quiet_status)
 		return 0;
 	const char *why = adb_first_line(k->err);
@@ -164,7 +166,8 @@ static int run_verdict(const struct adb *a, const char *const *args, int out_fd,
 	if (*why)
 		return run_fail(a, "%s", why);
 	if (!WIFEXITED(st))
-		return run_fail(a, "'%s %s' was killed by signal %d", a->prog, args[0], WTERMSIG(st));
+		return run_fail(a, "'%s %s' was killed by signal %d", a->prog, args[0],
+				WTERMSIG(st));
 	return run_fail(a, "'%s %s' exited with status %d", a->prog, args[0], k->status);
 }
 
@@ -279,7 +282,8 @@ static int find_device(struct adb *a, const char *text, const char *want)
 			size_t sl = (size_t)(tab - p), tl = n - sl - 1;
 			while (tl && (tab[tl] == '\r' || tab[tl] == ' '))
 				tl--;
-			if (sl < 256 && (!want || (strlen(want) == sl && memcmp(p, want, sl) == 0))) {
+			if (sl < 256 &&
+			    (!want || (strlen(want) == sl && memcmp(p, want, sl) == 0))) {
 				if (count < 8) {
 					memcpy(serials[count], p, sl);
 					serials[count][sl] = '\0';
@@ -371,8 +375,8 @@ int adb_pidof(const struct adb *a, const char *package, long *pid)
 	int rc = adb_shell(a, cmd, ADB_SMALL, 30, true, &r);
 	free(cmd);
 	if (rc == 0 && r.status > 1)
-		rc = adb_fail("pidof %s: %s", package, *adb_first_line(r.err) ? adb_first_line(r.err)
-									  : "failed");
+		rc = adb_fail("pidof %s: %s", package,
+			      *adb_first_line(r.err) ? adb_first_line(r.err) : "failed");
 	if (rc == 0)
 		*pid = strtol(r.out, NULL, 10);
 	if (*pid < 0)

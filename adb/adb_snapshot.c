@@ -41,8 +41,9 @@ static bool plain_path(const char *s)
 	if (n >= 3 && strcmp(s + n - 3, "/..") == 0)
 		return false;
 	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '.' || *s == '_' || *s == '-' || *s == '/' || *s == '~' || *s == '='))
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-' ||
+		      *s == '/' || *s == '~' || *s == '='))
 			return false;
 	return true;
 }
@@ -55,8 +56,8 @@ static bool find_value(const char *text, size_t len, const char *key, char *out,
 		if ((i == 0 || text[i - 1] == ' ' || text[i - 1] == '\0') &&
 		    memcmp(text + i, key, kl) == 0) {
 			size_t n = 0;
-			while (i + kl + n < len && text[i + kl + n] != ' ' && text[i + kl + n] != '\0' &&
-			       text[i + kl + n] != '\n')
+			while (i + kl + n < len && text[i + kl + n] != ' ' &&
+			       text[i + kl + n] != '\0' && text[i + kl + n] != '\n')
 				n++;
 			if (n >= size)
 				return false;
@@ -139,8 +140,10 @@ static int target_process(struct adb *a, const struct adb_snapshot_opts *o, stru
 		const char *base = strrchr(r.out, '/') ? strrchr(r.out, '/') + 1 : r.out;
 		size_t n = 0;
 		for (; base[n] && n < 64; n++)
-			if (!((base[n] >= 'a' && base[n] <= 'z') || (base[n] >= 'A' && base[n] <= 'Z') ||
-			      (base[n] >= '0' && base[n] <= '9') || base[n] == '_' || base[n] == '-'))
+			if (!((base[n] >= 'a' && base[n] <= 'z') ||
+			      (base[n] >= 'A' && base[n] <= 'Z') ||
+			      (base[n] >= '0' && base[n] <= '9') || base[n] == '_' ||
+			      base[n] == '-'))
 				break;
 		snprintf(t->name, sizeof(t->name), "%.*s", (int)n, base);
 		if (n == 0 || base[n])
@@ -249,11 +252,13 @@ static int find_target(struct adb *a, const struct adb_snapshot_opts *o, struct 
 		return -1;
 	t->hook = hook;
 	if (hook && t->out_long)
-		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " of pid %ld is %zu bytes long: this tool takes "
-						      "up to %d",
+		return adb_fail(LEAKSNAP_HOOK_ENV_OUT
+				" of pid %ld is %zu bytes long: this tool takes "
+				"up to %d",
 				t->pid, t->out_long, OUT_MAX);
 	if (hook && !plain_path(t->out))
-		return adb_fail(LEAKSNAP_HOOK_ENV_OUT " '%s' of pid %ld is not a plain absolute path",
+		return adb_fail(LEAKSNAP_HOOK_ENV_OUT
+				" '%s' of pid %ld is not a plain absolute path",
 				t->out, t->pid);
 	if (target_access(a, t))
 		return -1;
@@ -371,8 +376,8 @@ static int check_pair(const char *tmp, const char *dev, const char *tmp_maps,
 
 /* Give the temporaries @tmp[0..n) their names DIR/NAME.PID.K.@ext[i] with
  * the first K >= *next that is free for all; never replaces a file. */
-static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN], const char *const *ext,
-		   size_t n, unsigned *next, char *first, size_t size)
+static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN],
+		   const char *const *ext, size_t n, unsigned *next, char *first, size_t size)
 {
 	for (unsigned k = *next; k < *next + 100000; k++) {
 		char names[2][PATH_LEN];
@@ -380,8 +385,8 @@ static int publish(const char *dir, const struct target *t, char tmp[][PATH_LEN]
 		size_t done = 0;
 		for (; done < n; done++) {
 			snprintf(names[done], sizeof(names[done]), "%s%s%s.%ld.%u.%s",
-				 strcmp(dir, ".") ? dir : "", strcmp(dir, ".") ? "/" : "", t->name, t->pid,
-				 k, ext[done]);
+				 strcmp(dir, ".") ? dir : "", strcmp(dir, ".") ? "/" : "", t->name,
+				 t->pid, k, ext[done]);
 			if ((r = how[done] = kit_publish_noreplace(tmp[done], names[done])) < 0)
 				break;
 		}
@@ -471,17 +476,19 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 			break;
 		/* bionic's answer when the process runs without malloc_debug's
 		 * backtrace option: a few lines of advice, no dump */
-		if ((strncmp(last, "# adb shell", 11) == 0 || strncmp(last, "$ adb shell", 11) == 0) &&
+		if ((strncmp(last, "# adb shell", 11) == 0 ||
+		     strncmp(last, "$ adb shell", 11) == 0) &&
 		    not_available(a, dev)) {
-			rc = adb_fail("pid %ld does not run malloc_debug with its backtrace option: %s "
-				      "says 'Native heap dump not available' (was the app started before "
-				      "`leaksnap adb enable`, or by another way than the zygote?)",
-				      t->pid, dev);
+			rc = adb_fail(
+				"pid %ld does not run malloc_debug with its backtrace option: %s "
+				"says 'Native heap dump not available' (was the app started before "
+				"`leaksnap adb enable`, or by another way than the zygote?)",
+				t->pid, dev);
 			break;
 		}
 		if (kit_now() - start > a->timeout) {
-			rc = adb_fail("pid %ld did not finish %s within %.0f s (last line: '%s')", t->pid,
-				      dev, a->timeout, last);
+			rc = adb_fail("pid %ld did not finish %s within %.0f s (last line: '%s')",
+				      t->pid, dev, a->timeout, last);
 			break;
 		}
 		if (!said) {
@@ -571,8 +578,8 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 		if (found)
 			break;
 		if (kit_now() - start > a->timeout)
-			return adb_fail("pid %ld wrote no new dump as %s.%ld.N.dump within %.0f s", t->pid,
-					t->out, t->pid, a->timeout);
+			return adb_fail("pid %ld wrote no new dump as %s.%ld.N.dump within %.0f s",
+					t->pid, t->out, t->pid, a->timeout);
 		if (!said) {
 			adb_progress("waiting for pid %ld to write %s.%ld.N.dump", t->pid,
 				t->out, t->pid);

@@ -101,7 +101,8 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 			if (!leaksnap_maps_path_is_file(p) || !executable(m, mod))
 				continue;
 			if (!safe_path(p)) {
-				adb_warn(o->dumps[d], "module '%s' is not a plain device path: not pulled", p);
+				adb_warn(o->dumps[d],
+					 "module '%s' is not a plain device path: not pulled", p);
 				continue;
 			}
 			bool dup = false;
@@ -121,7 +122,9 @@ static int collect(const struct adb_symbols_opts *o, struct want **out, size_t *
 			}
 			struct want *w = &(*out)[*count];
 			w->path = strdup(p);
-			w->id_len = is_apk(p) ? 0 : leaksnap_snapshot_build_id(s, p, w->id, sizeof(w->id));
+			w->id_len = is_apk(p) ? 0
+					      : leaksnap_snapshot_build_id(s, p, w->id,
+									   sizeof(w->id));
 			if (!w->path) {
 				leaksnap_maps_free(m);
 				leaksnap_snapshot_close(s);
@@ -158,7 +161,8 @@ static const char *have(struct leaksnap_symbolizer *sym, const char *const *dirs
 		leaksnap_symbolizer_module(sym, w->path, w->id_len ? w->id : NULL, w->id_len, &err);
 	if (!m || !m->file || m->status == LEAKSNAP_SYM_BUILD_ID_MISMATCH)
 		return NULL;
-	*status = m->status == LEAKSNAP_SYM_BUILD_ID_MATCH ? "build ID match" : "build ID unverified";
+	*status = m->status == LEAKSNAP_SYM_BUILD_ID_MATCH ? "build ID match"
+							   : "build ID unverified";
 	return m->file_path;
 }
 
@@ -178,7 +182,8 @@ static int make_parents(const char *dir, const char *path)
 		if (mkdirat(fd, part, 0755) != 0 && errno != EEXIST) {
 			int err = errno;
 			close(fd);
-			return adb_fail_at(dir, "cannot make %.*s: %s", (int)(e - path), path, strerror(err)),
+			return adb_fail_at(dir, "cannot make %.*s: %s", (int)(e - path), path,
+					   strerror(err)),
 			       -1;
 		}
 		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -208,9 +213,10 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 	struct stat st;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		close(dfd);
-		return adb_fail("%s exists and is not the dump's build: not replaced (remove it, or "
-				"use another --out)",
-				final);
+		return adb_fail(
+			"%s exists and is not the dump's build: not replaced (remove it, or "
+			"use another --out)",
+			final);
 	}
 	close(dfd);
 	int fd = mkostemp(tmp, O_CLOEXEC);
@@ -230,19 +236,22 @@ static int pull_one(struct adb *a, const char *dir, const struct want *w)
 		leaksnap_error_clear(&err);
 		LEAKSNAP_OPTS(leaksnap_sym_options, plain, .no_host_paths = true);
 		struct leaksnap_symbolizer *check = leaksnap_symbolizer_new(&plain, &err);
-		struct leaksnap_sym_file *f = check ? leaksnap_symbolizer_open(check, tmp, &err) : NULL;
+		struct leaksnap_sym_file *f = check ? leaksnap_symbolizer_open(check, tmp, &err)
+						    : NULL;
 		size_t len = 0;
 		const uint8_t *id = f ? leaksnap_sym_file_build_id(f, &len) : NULL;
 		char want_hex[130], got_hex[130];
 		hex(w->id, w->id_len, want_hex);
 		hex(id, id ? len : 0, got_hex);
 		if (!f && w->id_len)
-			rc = adb_fail("%s: the device's file is not an ELF file the dump's build ID can be "
+			rc = adb_fail("%s: the device's file is not an ELF file the dump's build "
+				      "ID can be "
 				      "checked in: %s",
 				      w->path, err.text);
 		else if (w->id_len && (len != w->id_len || memcmp(id, w->id, len) != 0))
-			rc = adb_fail("%s: the device's file has build ID %s, the dump's is %s: not kept",
-				      w->path, len ? got_hex : "(none)", want_hex);
+			rc = adb_fail(
+				"%s: the device's file has build ID %s, the dump's is %s: not kept",
+				w->path, len ? got_hex : "(none)", want_hex);
 		how = !w->id_len ? "build ID unverified: the dump has none" : "build ID match";
 		leaksnap_symbolizer_free(check);
 	}
@@ -270,7 +279,8 @@ int adb_symbols(struct adb *a, const char *serial, const struct adb_symbols_opts
 	unsigned pointer_size;
 	int rc = collect(o, &w, &n, &pointer_size);
 	const char **dirs = calloc(o->symbol_dir_count + 1, sizeof(*dirs));
-	LEAKSNAP_OPTS(leaksnap_sym_options, so, .symbol_dirs = dirs, .symbol_dir_count = o->symbol_dir_count + 1, .no_host_paths = true);
+	LEAKSNAP_OPTS(leaksnap_sym_options, so, .symbol_dirs = dirs,
+		      .symbol_dir_count = o->symbol_dir_count + 1, .no_host_paths = true);
 	struct leaksnap_error err;
 	struct leaksnap_symbolizer *sym = NULL;
 	if (!rc && dirs) {

@@ -90,8 +90,9 @@ static int setprop(const struct adb *a, const char *prop, const char *value)
 	char *now;
 	if (getprop(a, prop, &now))
 		return -1;
-	int rc = strcmp(now, value) == 0 ? 0
-					 : adb_fail("setprop %s was refused: it reads '%s'", prop, now);
+	int rc = strcmp(now, value) == 0
+			 ? 0
+			 : adb_fail("setprop %s was refused: it reads '%s'", prop, now);
 	free(now);
 	return rc;
 }
@@ -114,10 +115,11 @@ static int restart(const struct adb *a, const char *package, long *pid)
 	for (char *line = strtok(r.out, "\r\n"); line; line = strtok(NULL, "\r\n"))
 		snprintf(comp, sizeof(comp), "%s", line);
 	size_t pl = strlen(package);
-	bool ok = r.status == 0 && strncmp(comp, package, pl) == 0 && comp[pl] == '/' && comp[pl + 1];
+	bool ok = r.status == 0 && strncmp(comp, package, pl) == 0 && comp[pl] == '/' &&
+		  comp[pl + 1];
 	for (const char *p = comp + pl + 1; ok && *p; p++)
-		ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		     *p == '.' || *p == '_' || *p == '$';
+		ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		     (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '$';
 	adb_result_free(&r);
 	const char *start[] = {"am", "start", "-n", comp, NULL};
 	const char *monkey[] = {"monkey", "-p", package, "-c", "android.intent.category.LAUNCHER",
@@ -175,15 +177,17 @@ static int check_wrapped(const struct adb *a, const char *package, long pid, con
 		adb_result_free(&r);
 	}
 	if (!want && (md || pre))
-		return adb_fail("%s (pid %ld) still runs under a wrapper after the restart", package, pid);
+		return adb_fail("%s (pid %ld) still runs under a wrapper after the restart",
+				package, pid);
 	if (want && !hook && !md)
 		return adb_fail("%s (pid %ld) did not start under malloc_debug: no "
 				"LIBC_DEBUG_MALLOC_OPTIONS in its environment",
 				package, pid);
 	if (want && hook && !pre)
-		return adb_fail("%s (pid %ld) did not start with the hook: no LD_PRELOAD of %s in its "
-				"environment",
-				package, pid, hook);
+		return adb_fail(
+			"%s (pid %ld) did not start with the hook: no LD_PRELOAD of %s in its "
+			"environment",
+			package, pid, hook);
 	if (want && hook && !mapped)
 		return adb_fail("%s (pid %ld) did not load %s (SELinux? adb root && adb shell "
 				"setenforce 0)",
@@ -226,12 +230,15 @@ static void wrap_value(const struct adb_enable_opts *o, const char *hook, char *
 		       size_t size)
 {
 	if (o->hook_lib) {
-		int n = snprintf(value, size, "LD_PRELOAD=%s " LEAKSNAP_HOOK_ENV_OUT "=/data/data/%s/leaksnap",
+		int n = snprintf(value, size,
+				 "LD_PRELOAD=%s " LEAKSNAP_HOOK_ENV_OUT "=/data/data/%s/leaksnap",
 				 hook, o->package);
 		if (o->frames_set)
-			snprintf(value + n, size - (size_t)n, " " LEAKSNAP_HOOK_ENV_FRAMES "=%u", o->frames);
+			snprintf(value + n, size - (size_t)n, " " LEAKSNAP_HOOK_ENV_FRAMES "=%u",
+				 o->frames);
 	} else {
-		snprintf(value, size, "LIBC_DEBUG_MALLOC_OPTIONS=backtrace=%u logwrapper", o->frames);
+		snprintf(value, size, "LIBC_DEBUG_MALLOC_OPTIONS=backtrace=%u logwrapper",
+			 o->frames);
 	}
 }
 
@@ -260,9 +267,10 @@ int adb_enable(struct adb *a, const struct adb_enable_opts *o)
 		return -1;
 	wrap_value(o, hook, value, sizeof(value));
 	if (a->sdk > 0 && a->sdk < 26 && strlen(value) > 91)
-		return adb_fail("the %s value '%s' is %zu bytes: Android before 8.0 (this device: SDK "
-				"%d) allows 91",
-				prop, value, strlen(value), a->sdk);
+		return adb_fail(
+			"the %s value '%s' is %zu bytes: Android before 8.0 (this device: SDK "
+			"%d) allows 91",
+			prop, value, strlen(value), a->sdk);
 	if (hook_lib && push_hook(a, hook_lib, hook))
 		return -1;
 	if (setprop(a, prop, value)) {
@@ -277,11 +285,13 @@ int adb_enable(struct adb *a, const struct adb_enable_opts *o)
 	}
 	adb_result_line("%s: %s", prop, value);
 	long pid;
-	if (restart(a, package, &pid) || check_wrapped(a, package, pid, hook_lib ? hook : NULL, true))
+	if (restart(a, package, &pid) ||
+	    check_wrapped(a, package, pid, hook_lib ? hook : NULL, true))
 		return -1;
 	if (hook_lib)
-		adb_result_line("%s: running as pid %ld with %s (dumps: /data/data/%s/leaksnap.%ld.N.dump)",
-				package, pid, hook, package, pid);
+		adb_result_line(
+			"%s: running as pid %ld with %s (dumps: /data/data/%s/leaksnap.%ld.N.dump)",
+			package, pid, hook, package, pid);
 	else
 		adb_result_line("%s: running as pid %ld with malloc_debug (backtrace=%u)", package,
 				pid, frames);

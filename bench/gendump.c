@@ -357,7 +357,8 @@ static void build_image(struct image *im, uint64_t seed)
 	/* Dalvik heap at its fixed address, then the executable. */
 	map_line(im, 0x12c00000u, 0x32c00000u, "rw-p", 0, 0, 0, 0, "[anon:dalvik-main space]");
 	uint64_t at = (ptr == 8 ? 0x5b1c400000ull : 0x3a200000u) + im->shift;
-	snprintf(path, sizeof(path), "/system/bin/%s", ptr == 8 ? "app_process64" : "app_process32");
+	snprintf(path, sizeof(path), "/system/bin/%s",
+		 ptr == 8 ? "app_process64" : "app_process32");
 	at = add_module(im, &rng, at, path, 16 * 1024, 0, 0xfe, 0x00);
 
 	/* Libraries from the top of the mmap area, anonymous regions between. */
@@ -808,9 +809,18 @@ int main(int argc, char **argv)
 			if (shift % PAGE)
 				die("--shift must be a multiple of %u", PAGE);
 			break;
-		case 'K': g.shared = parse_num(optarg, "--shared", 0, UINT64_MAX); has_shared = true; break;
-		case 'T': g.stack_seed = parse_num(optarg, "--stack-seed", 0, UINT64_MAX); has_stack_seed = true; break;
-		case 'V': g.values_seed = parse_num(optarg, "--values-seed", 0, UINT64_MAX); has_values_seed = true; break;
+		case 'K':
+			g.shared = parse_num(optarg, "--shared", 0, UINT64_MAX);
+			has_shared = true;
+			break;
+		case 'T':
+			g.stack_seed = parse_num(optarg, "--stack-seed", 0, UINT64_MAX);
+			has_stack_seed = true;
+			break;
+		case 'V':
+			g.values_seed = parse_num(optarg, "--values-seed", 0, UINT64_MAX);
+			has_values_seed = true;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}

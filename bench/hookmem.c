@@ -121,9 +121,11 @@ int main(int argc, char **argv)
 	}
 	printf("rss_kib %ld\n", rss_kib());
 	if (argc > 3) {
-		int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
+		int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT,
+									 "leaksnap_dump");
 		if (!dump) {
-			fprintf(stderr, "hookmem: leaksnap_dump not found: run under libleakhook.so\n");
+			fprintf(stderr,
+				"hookmem: leaksnap_dump not found: run under libleakhook.so\n");
 			return 1;
 		}
 		pthread_t th;

@@ -62,8 +62,9 @@ unsigned cli_sym_jobs(void);
 struct cli_symctx;
 /* NULL when out of memory.  @maps (may be NULL) are @s's: a module found
  * only as a debug-only file takes its layout from them. */
-struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
-				  const char *const *dirs, size_t ndirs, bool adjust);
+struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s,
+				  const struct leaksnap_maps *maps, const char *const *dirs,
+				  size_t ndirs, bool adjust);
 void cli_symctx_free(struct cli_symctx *c);
 /* Hint: the frames of @records[0..count) of @s are about to be resolved
  * (their units are indexed ahead, on threads: cli_sym_jobs). */
@@ -180,13 +181,14 @@ json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m);
 void cli_print_warnings(const struct leaksnap_snapshot *snap);
 /* Open a snapshot and optionally replace its maps with
  * @maps_path.  Returns NULL after printing the error. */
-struct leaksnap_snapshot *cli_open_snapshot(const char *path, const struct leaksnap_snapshot_open_opts *opts,
-				   const char *maps_path);
+struct leaksnap_snapshot *cli_open_snapshot(const char *path,
+					    const struct leaksnap_snapshot_open_opts *opts,
+					    const char *maps_path);
 /* Parse the snapshot's maps (NULL maps when it has none: every PC is then
  * unmapped).  Returns 0, or -1 (*@out NULL) after printing the error,
  * which points into the file the maps came from. */
-int cli_snapshot_maps(const struct leaksnap_snapshot *snap, const char *maps_path, struct leaksnap_maps **out);
-
+int cli_snapshot_maps(const struct leaksnap_snapshot *snap, const char *maps_path,
+		      struct leaksnap_maps **out);
 
 /* What an output may replace: nothing, or a file of the same kind that
  * leaksnap wrote itself (an HTML report with its generator tag, a pprof

@@ -12,9 +12,11 @@
 #include "cli.h"
 
 static const char adb_usage[] =
-	"Usage: leaksnap adb [-s SERIAL] enable PACKAGE [--malloc-debug | --hook LIB.so] [--frames N]\n"
+	"Usage: leaksnap adb [-s SERIAL] enable PACKAGE [--malloc-debug | --hook LIB.so] [--frames "
+	"N]\n"
 	"       leaksnap adb [-s SERIAL] disable PACKAGE\n"
-	"       leaksnap adb [-s SERIAL] snapshot (PACKAGE | --pid PID) [--count N] [--interval SEC] [--out DIR]\n"
+	"       leaksnap adb [-s SERIAL] snapshot (PACKAGE | --pid PID) [--count N] [--interval "
+	"SEC] [--out DIR]\n"
 	"       leaksnap adb [-s SERIAL] symbols DUMP... --out DIR [--symbols DIR]...\n\n"
 	"Drive an Android device through adb ($ADB, else adb on PATH).\n\n"
 	"Actions:\n"
@@ -72,7 +74,8 @@ static int out_read_maps(const char *path, char **text, size_t *len)
 	return cli_read_file(path, CLI_MAPS_MAX, "a maps file", text, len) ? -1 : 0;
 }
 
-static int out_open_dump(const char *path, struct leaksnap_snapshot **snap, struct leaksnap_maps **maps)
+static int out_open_dump(const char *path, struct leaksnap_snapshot **snap,
+			 struct leaksnap_maps **maps)
 {
 	struct leaksnap_snapshot *s = cli_open_snapshot(path, NULL, NULL);
 	*snap = NULL;
@@ -205,7 +208,8 @@ static int check_package(const char *action, const struct adb_args *o, bool pid_
 	}
 	const char *package = o->nargs >= 1 ? o->args[0] : NULL;
 	if (package && !adb_package_valid(package)) {
-		cli_usage_error("adb", "'%s' is not a Java package name (like com.example.app)", package);
+		cli_usage_error("adb", "'%s' is not a Java package name (like com.example.app)",
+				package);
 		return -1;
 	}
 	if (o->malloc_debug && o->hook) {

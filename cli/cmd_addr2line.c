@@ -193,12 +193,14 @@ static json_t *json_answer(const struct a2l *o, uint64_t addr, const struct leak
 		const struct leaksnap_sym_frame *f = r->frame_count ? &r->frames[i] : &none;
 		char start[24] = "";
 		if (f->has_start)
-			snprintf(start, sizeof(start), "0x%llx", (unsigned long long)f->start_address);
+			snprintf(start, sizeof(start), "0x%llx",
+				 (unsigned long long)f->start_address);
 		json_array_append_new(
 			symbols,
 			json_pack("{s:I, s:I, s:o, s:o, s:I, s:s, s:o, s:I}", "Column",
-				  (json_int_t)f->column, "Discriminator", (json_int_t)f->discriminator,
-				  "FileName", kit_json_text(f->file ? f->file : ""), "FunctionName",
+				  (json_int_t)f->column, "Discriminator",
+				  (json_int_t)f->discriminator, "FileName",
+				  kit_json_text(f->file ? f->file : ""), "FunctionName",
 				  kit_json_text(f->function ? f->function : ""), "Line",
 				  (json_int_t)f->line, "StartAddress", start, "StartFileName",
 				  kit_json_text(f->start_file ? f->start_file : ""), "StartLine",
@@ -534,7 +536,8 @@ int cmd_addr2line(int argc, char **argv)
 		return r == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = demangle || o.json, .llvm_names = o.json, .jobs = cli_sym_jobs());
+	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = demangle || o.json,
+		      .llvm_names = o.json, .jobs = cli_sym_jobs());
 	struct leaksnap_symbolizer *sym = leaksnap_symbolizer_new(&so, &err);
 	if (!sym) {
 		cli_fail_error(&err);

@@ -109,17 +109,20 @@ static int copy_to_stdout(int fd)
 	}
 }
 
-static void warn_unmatched_rewrites(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *save)
+static void warn_unmatched_rewrites(const struct leaksnap_snapshot *s,
+				    const struct leaksnap_snapshot_save_opts *save)
 {
 	for (size_t i = 0; i < save->rewrite_count; i++)
 		if (save->rewrites[i].matched == 0)
-			cli_warn(leaksnap_snapshot_source(s), "--rewrite-prefix '%s=%s' matched no path",
+			cli_warn(leaksnap_snapshot_source(s),
+				 "--rewrite-prefix '%s=%s' matched no path",
 				 save->rewrites[i].old_prefix, save->rewrites[i].new_prefix);
 }
 
 /* --to pprof: the command's exit status. */
-static int convert_pprof(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m, const char *out,
-			 const struct leaksnap_snapshot_save_opts *save, struct pprof_convert_opts *pprof)
+static int convert_pprof(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m,
+			 const char *out, const struct leaksnap_snapshot_save_opts *save,
+			 struct pprof_convert_opts *pprof)
 {
 	pprof->rewrites = save->rewrites;
 	pprof->rewrite_count = save->rewrite_count;
@@ -153,7 +156,8 @@ static int save_snapshot(const struct leaksnap_snapshot *s, const char *out, boo
 		}
 	}
 	int rc = 0;
-	if (text ? leaksnap_snapshot_save_text(s, out, save, &err) : leaksnap_snapshot_save(s, out, save, &err))
+	if (text ? leaksnap_snapshot_save_text(s, out, save, &err)
+		 : leaksnap_snapshot_save(s, out, save, &err))
 		rc = cli_fail_error(&err);
 	if (mem >= 0) {
 		dup2(tty, STDOUT_FILENO);

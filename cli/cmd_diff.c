@@ -188,7 +188,8 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&r->mu);
 		if (stop)
 			break;
-		struct leaksnap_snapshot *s = leaksnap_snapshot_open(r->paths[i], r->opts, &r->errs[i]);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open(r->paths[i], r->opts,
+								     &r->errs[i]);
 		pthread_mutex_lock(&r->mu);
 		r->snaps[i] = s;
 		r->done[i] = true;
@@ -228,14 +229,17 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 	switch (opt) {
 	case O_BY: {
 		size_t k = LEAKSNAP_DIFF_BY_STACK;
-		while (k <= LEAKSNAP_DIFF_BY_MODULE && strcmp(optarg, leaksnap_diff_by_name((enum leaksnap_diff_by)k)) != 0)
+		while (k <= LEAKSNAP_DIFF_BY_MODULE &&
+		       strcmp(optarg, leaksnap_diff_by_name((enum leaksnap_diff_by)k)) != 0)
 			k++;
 		if (k > LEAKSNAP_DIFF_BY_MODULE) {
 			char names[128] = "";
 			for (k = LEAKSNAP_DIFF_BY_STACK; k <= LEAKSNAP_DIFF_BY_MODULE; k++)
-				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-					 k == LEAKSNAP_DIFF_BY_STACK ? ""
-					 : k == LEAKSNAP_DIFF_BY_MODULE ? " or " : ", ",
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+					 "%s%s",
+					 k == LEAKSNAP_DIFF_BY_STACK	? ""
+					 : k == LEAKSNAP_DIFF_BY_MODULE ? " or "
+									: ", ",
 					 leaksnap_diff_by_name((enum leaksnap_diff_by)k));
 			cli_usage_error(cmd, "--by must be %s, not '%s'", names, optarg);
 			return -1;
@@ -263,8 +267,9 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		return 0;
 	case O_MIN:
 		if (!parse_bytes(optarg, &c->o.min_bytes)) {
-			cli_usage_error(cmd, "--min-bytes needs a byte count (e.g. 4096 or 4K), not '%s'",
-					optarg);
+			cli_usage_error(
+				cmd, "--min-bytes needs a byte count (e.g. 4096 or 4K), not '%s'",
+				optarg);
 			return -1;
 		}
 		return 0;
@@ -288,16 +293,19 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 	case O_FOLDED: c->folded = true; return 0;
 	case O_FAIL:
 		if (!parse_bytes(optarg, &c->fail_on)) {
-			cli_usage_error(cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
-					optarg);
+			cli_usage_error(
+				cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
+				optarg);
 			return -1;
 		}
 		c->has_fail_on = true;
 		return 0;
 	case O_FAIL_UNREACH:
 		if (!parse_bytes(optarg, &c->fail_unreachable)) {
-			cli_usage_error(cmd, "--fail-on-unreachable needs a byte count (e.g. 1 or 4K), not '%s'",
-					optarg);
+			cli_usage_error(
+				cmd,
+				"--fail-on-unreachable needs a byte count (e.g. 1 or 4K), not '%s'",
+				optarg);
 			return -1;
 		}
 		c->has_fail_unreachable = true;
@@ -370,7 +378,8 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 		return -1;
 	}
 	if (n > LEAKSNAP_DIFF_MAX_SNAPSHOTS) {
-		cli_usage_error(cmd, "at most %d snapshots, got %d", LEAKSNAP_DIFF_MAX_SNAPSHOTS, n);
+		cli_usage_error(cmd, "at most %d snapshots, got %d", LEAKSNAP_DIFF_MAX_SNAPSHOTS,
+				n);
 		return -1;
 	}
 	if (cli_no_empty_names(files, n))
@@ -396,9 +405,10 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 	for (int k = 0; k < 2; k++) {
 		const char *path = k ? c->pprof : c->html;
 		char *other[] = {(char *)(uintptr_t)c->supp_path};
-		if (path && (cli_outfile_not_input(path, files, (size_t)n) ||
-			     cli_outfile_not_input(path, other, 1) ||
-			     cli_outfile_check(path, k ? CLI_REPLACE_OWN_PPROF : CLI_REPLACE_OWN_HTML)))
+		if (path &&
+		    (cli_outfile_not_input(path, files, (size_t)n) ||
+		     cli_outfile_not_input(path, other, 1) ||
+		     cli_outfile_check(path, k ? CLI_REPLACE_OWN_PPROF : CLI_REPLACE_OWN_HTML)))
 			return -1;
 	}
 	return 0;
@@ -467,7 +477,8 @@ static void warn_mismatch(struct leaksnap_diff *d, size_t n)
 {
 	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0);
 	for (size_t i = 1; i < n; i++) {
-		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i), *prev = leaksnap_diff_snapshot(d, i - 1);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i),
+						    *prev = leaksnap_diff_snapshot(d, i - 1);
 		/* (by file name: a rebuilt or reinstalled program moves) */
 		if (s->exe && first->exe && strcmp(base_name(s->exe), base_name(first->exe)) != 0)
 			cli_warn(s->file, "a snapshot of another program (%s) than %s (%s): "
@@ -489,7 +500,8 @@ static int read_suppressions(const struct diff_cli *c, struct leaksnap_diff_supp
 		return 0;
 	char *text;
 	size_t len;
-	if (cli_read_file(c->supp_path, LEAKSNAP_DIFF_SUPPRESSIONS_MAX, "a suppressions file", &text, &len))
+	if (cli_read_file(c->supp_path, LEAKSNAP_DIFF_SUPPRESSIONS_MAX, "a suppressions file",
+			  &text, &len))
 		return -1;
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
@@ -504,15 +516,16 @@ static int read_suppressions(const struct diff_cli *c, struct leaksnap_diff_supp
 
 /* A diff of @n snapshots with @c's options, symbolizing through a new
  * resolver in *@resolver unless --no-symbols: NULL after saying why. */
-static struct leaksnap_diff *new_diff(struct diff_cli *c, size_t n, struct leaksnap_diff_suppressions *supp,
-			     struct leaksnap_resolver **resolver)
+static struct leaksnap_diff *new_diff(struct diff_cli *c, size_t n,
+				      struct leaksnap_diff_suppressions *supp,
+				      struct leaksnap_resolver **resolver)
 {
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	*resolver = NULL;
 	if (!c->no_symbols) {
-		LEAKSNAP_OPTS(leaksnap_resolver_opts, ro, .symbol_dirs = c->dirs, .symbol_dir_count = c->ndirs,
-				       .return_addresses = !c->no_adjust);
+		LEAKSNAP_OPTS(leaksnap_resolver_opts, ro, .symbol_dirs = c->dirs,
+			      .symbol_dir_count = c->ndirs, .return_addresses = !c->no_adjust);
 		*resolver = leaksnap_resolver_new(&ro, &err);
 		if (!*resolver) {
 			cli_fail_error(&err);
@@ -533,8 +546,10 @@ static struct leaksnap_diff *new_diff(struct diff_cli *c, size_t n, struct leaks
 /* Snapshot @i of @rd, added to @d with its maps: -1 after saying why. */
 static int add_snapshot(struct leaksnap_diff *d, struct reader *rd, bool threaded, size_t i)
 {
-	struct leaksnap_snapshot *s = threaded && i > 0 ? reader_take(rd, i)
-					       : leaksnap_snapshot_open(rd->paths[i], rd->opts, &rd->errs[i]);
+	struct leaksnap_snapshot *s = threaded && i > 0
+					      ? reader_take(rd, i)
+					      : leaksnap_snapshot_open(rd->paths[i], rd->opts,
+								       &rd->errs[i]);
 	if (!s) {
 		cli_input_error(&rd->errs[i]);
 		cli_fail_error(&rd->errs[i]);
@@ -601,7 +616,8 @@ static int rank(struct leaksnap_diff *d, const struct diff_cli *c, size_t n)
 {
 	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(d, n - 1);
 	if (c->has_fail_unreachable && !last->has_reachability) {
-		cli_fail(last->file, "no reachability section: --fail-on-unreachable cannot be evaluated "
+		cli_fail(last->file,
+			 "no reachability section: --fail-on-unreachable cannot be evaluated "
 			 "(record with LEAKSNAP_REACHABILITY=1)");
 		return -1;
 	}
@@ -657,7 +673,8 @@ static int exit_status(struct leaksnap_diff *d, const struct diff_cli *c)
 	if (status == EXIT_OK && c->has_fail_on && leaksnap_diff_suspects_bytes(d) > 0 &&
 	    (uint64_t)leaksnap_diff_suspects_bytes(d) >= c->fail_on) {
 		fflush(stdout);
-		fprintf(stderr, "leaksnap: suspects grew by %lld bytes, at or above --fail-on %llu\n",
+		fprintf(stderr,
+			"leaksnap: suspects grew by %lld bytes, at or above --fail-on %llu\n",
 			(long long)leaksnap_diff_suspects_bytes(d), (unsigned long long)c->fail_on);
 		status = EXIT_LEAKS;
 	}

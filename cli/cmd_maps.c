@@ -24,9 +24,10 @@ static void print_text(const struct leaksnap_maps *m)
 	       leaksnap_maps_module_count(m));
 	for (size_t i = 0; i < leaksnap_maps_mapping_count(m); i++) {
 		const struct leaksnap_maps_mapping *p = leaksnap_maps_mapping(m, i);
-		printf("  %016llx-%016llx %s %08llx %02x:%02x %-10llu", (unsigned long long)p->start,
-		       (unsigned long long)p->end, p->perms, (unsigned long long)p->offset,
-		       p->dev_major, p->dev_minor, (unsigned long long)p->inode);
+		printf("  %016llx-%016llx %s %08llx %02x:%02x %-10llu",
+		       (unsigned long long)p->start, (unsigned long long)p->end, p->perms,
+		       (unsigned long long)p->offset, p->dev_major, p->dev_minor,
+		       (unsigned long long)p->inode);
 		if (p->path)
 			printf(" %s%s%s", p->path, p->deleted ? " (deleted)" : "",
 			       p->unloaded ? " (unloaded)" : "");
@@ -37,9 +38,9 @@ static void print_text(const struct leaksnap_maps *m)
 	printf("\nmodules:\n");
 	for (size_t i = 0; i < leaksnap_maps_module_count(m); i++) {
 		const struct leaksnap_maps_module *d = leaksnap_maps_module(m, i);
-		printf("  %zu  %016llx-%016llx  %zu mapping%s  %s\n", i, (unsigned long long)d->start,
-		       (unsigned long long)d->end, d->mapping_count, d->mapping_count == 1 ? "" : "s",
-		       d->path);
+		printf("  %zu  %016llx-%016llx  %zu mapping%s  %s\n", i,
+		       (unsigned long long)d->start, (unsigned long long)d->end, d->mapping_count,
+		       d->mapping_count == 1 ? "" : "s", d->path);
 	}
 }
 
@@ -56,11 +57,12 @@ static void print_json(const struct leaksnap_maps *m)
 	kit_json_list_begin(&j);
 	for (size_t i = 0; i < leaksnap_maps_module_count(m); i++) {
 		const struct leaksnap_maps_module *d = leaksnap_maps_module(m, i);
-		kit_json_list_item(&j, json_pack("{s:o, s:o, s:o, s:o, s:o}", "path",
-						 kit_json_text(d->path), "start", kit_json_addr(d->start),
-						 "end", kit_json_addr(d->end), "first_mapping",
-						 kit_json_u64(d->first_mapping), "mapping_count",
-						 kit_json_u64(d->mapping_count)));
+		kit_json_list_item(&j,
+				   json_pack("{s:o, s:o, s:o, s:o, s:o}", "path",
+					     kit_json_text(d->path), "start",
+					     kit_json_addr(d->start), "end", kit_json_addr(d->end),
+					     "first_mapping", kit_json_u64(d->first_mapping),
+					     "mapping_count", kit_json_u64(d->mapping_count)));
 	}
 	kit_json_list_end(&j);
 	kit_json_end(&j);
@@ -84,8 +86,9 @@ static struct leaksnap_maps *load_maps(const char *path)
 				  &in, &in_len))
 		return NULL;
 	const char *name = is_stdin ? "<stdin>" : path;
-	struct leaksnap_snapshot *s = once ? leaksnap_snapshot_open_memory(in, in_len, name, NULL, &err)
-				  : leaksnap_snapshot_open(path, NULL, &err);
+	struct leaksnap_snapshot *s = once ? leaksnap_snapshot_open_memory(in, in_len, name, NULL,
+									   &err)
+					   : leaksnap_snapshot_open(path, NULL, &err);
 	if (s != NULL) {
 		int rc = cli_snapshot_maps(s, NULL, &m);
 		leaksnap_snapshot_close(s);

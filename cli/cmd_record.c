@@ -354,7 +354,8 @@ static char *find_hook(void)
 	} else {
 		ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
 		if (n <= 0) {
-			cli_fail("/proc/self/exe", "%s (set LEAKSNAP_HOOK=PATH to name the hook library)",
+			cli_fail("/proc/self/exe",
+				 "%s (set LEAKSNAP_HOOK=PATH to name the hook library)",
 				 n < 0 ? strerror(errno) : "empty link");
 			return NULL;
 		}
@@ -537,7 +538,8 @@ static size_t list_dumps(const struct prefix *p, const struct dump_list *l)
 				cli_warn(path, "%s", msg);
 		} else {
 			note("wrote %s: %zu records, %llu bytes in %llu allocations", path,
-			     leaksnap_snapshot_record_count(s), (unsigned long long)leaksnap_snapshot_records_bytes(s),
+			     leaksnap_snapshot_record_count(s),
+			     (unsigned long long)leaksnap_snapshot_records_bytes(s),
 			     (unsigned long long)leaksnap_snapshot_allocation_count(s));
 			cli_print_warnings(s);
 			leaksnap_snapshot_close(s);
@@ -626,7 +628,8 @@ static const char *preload_blocker(const char *cmd, const char *exe, const char 
 		if (stat(exe, &st) == 0 &&
 		    (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
 		     ((st.st_mode & S_ISGID) && st.st_gid != getegid()))) {
-			snprintf(buf, size, "%s is set%cid: the dynamic loader ignores LD_PRELOAD for it",
+			snprintf(buf, size,
+				 "%s is set%cid: the dynamic loader ignores LD_PRELOAD for it",
 				 what, (st.st_mode & S_ISUID) ? 'u' : 'g');
 			return buf;
 		}
@@ -639,8 +642,9 @@ static const char *preload_blocker(const char *cmd, const char *exe, const char 
 			continue;
 		}
 		if (!f.has_interp) {
-			snprintf(buf, size, "%s is statically linked: LD_PRELOAD cannot load the hook "
-					    "into it",
+			snprintf(buf, size,
+				 "%s is statically linked: LD_PRELOAD cannot load the hook "
+				 "into it",
 				 what);
 			return buf;
 		}
@@ -685,7 +689,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		case 'o': o->out = optarg; break;
 		case 'F':
 			if (!cli_parse_uint(optarg, 1, 256, &v)) {
-				cli_usage_error("record", "--frames must be a number from 1 to 256");
+				cli_usage_error("record",
+						"--frames must be a number from 1 to 256");
 				return -1;
 			}
 			o->frames = (unsigned)v;
@@ -815,12 +820,14 @@ static void no_dumps(const struct record_opts *o, const struct prefix *p, const 
 		     o->no_exit_dump ? "--no-exit-dump was given"
 				     : LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT "=0",
 		     LEAKSNAP_HOOK_SIG_DUMP);
-	} else if (WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == LEAKSNAP_HOOK_SIG_DUMP ||
-						WTERMSIG(wait_status) == LEAKSNAP_HOOK_SIG_TOGGLE)) {
+	} else if (WIFSIGNALED(wait_status) &&
+		   (WTERMSIG(wait_status) == LEAKSNAP_HOOK_SIG_DUMP ||
+		    WTERMSIG(wait_status) == LEAKSNAP_HOOK_SIG_TOGGLE)) {
 		note("no dumps written (the hook's signal killed the program: the hook was not "
 		     "loaded; see any loader message above)");
 	} else if (WIFSIGNALED(wait_status)) {
-		note("no dumps written (the program was killed by a signal, so it did not reach its "
+		note("no dumps written (the program was killed by a signal, so it did not reach "
+		     "its "
 		     "exit dump)");
 	} else {
 		note("no dumps written as %s.PID.*.dump (a message of the hook above, if any, says "

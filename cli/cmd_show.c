@@ -144,8 +144,9 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 	uint64_t t;
 	char tbuf[64];
 	printf("file:            %s\n", leaksnap_snapshot_source(s));
-	printf("format:          %s%s%s\n", leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)),
-	       ver ? " " : "", ver ? ver : "");
+	printf("format:          %s%s%s\n",
+	       leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)), ver ? " " : "",
+	       ver ? ver : "");
 	printf("pointer size:    %u%s\n", leaksnap_snapshot_pointer_size(s),
 	       leaksnap_snapshot_big_endian(s) ? " (big-endian records)" : "");
 	printf("backtrace size:  %u\n", leaksnap_snapshot_backtrace_size(s));
@@ -159,8 +160,10 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 	} else {
 		printf("time:            unknown\n");
 	}
-	printf("total memory:    %llu bytes\n", (unsigned long long)leaksnap_snapshot_total_memory(s));
-	printf("records:         %zu (%llu allocations, %llu bytes)\n", leaksnap_snapshot_record_count(s),
+	printf("total memory:    %llu bytes\n",
+	       (unsigned long long)leaksnap_snapshot_total_memory(s));
+	printf("records:         %zu (%llu allocations, %llu bytes)\n",
+	       leaksnap_snapshot_record_count(s),
 	       (unsigned long long)leaksnap_snapshot_allocation_count(s),
 	       (unsigned long long)leaksnap_snapshot_records_bytes(s));
 	struct app_split a = split_of(s);
@@ -176,13 +179,14 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 		       (unsigned long long)leaksnap_snapshot_unreachable_count(s));
 	const char *mode = count_mode_text(leaksnap_snapshot_count_mode(s));
 	if (mode)
-		printf("counts:          the count field held frame counts (Android 7 layout, %s);\n"
+		printf("counts:          the count field held frame counts (Android 7 layout, "
+		       "%s);\n"
 		       "                 each record was counted as one allocation\n",
 		       mode);
 	if (maps)
-		printf("maps:            %zu mappings, %zu modules%s%s\n", leaksnap_maps_mapping_count(maps),
-		       leaksnap_maps_module_count(maps), o->in.maps_path ? " from " : "",
-		       o->in.maps_path ? o->in.maps_path : "");
+		printf("maps:            %zu mappings, %zu modules%s%s\n",
+		       leaksnap_maps_mapping_count(maps), leaksnap_maps_module_count(maps),
+		       o->in.maps_path ? " from " : "", o->in.maps_path ? o->in.maps_path : "");
 	else
 		printf("maps:            none (frames are shown as raw PCs)\n");
 	if (leaksnap_snapshot_meta_count(s) > 0) {
@@ -294,7 +298,8 @@ static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 	kit_json_key(j, "backtrace_size");
 	kit_json_value(j, json_integer(leaksnap_snapshot_backtrace_size(s)));
 	kit_json_key(j, "pid");
-	kit_json_value(j, leaksnap_snapshot_pid(s) >= 0 ? json_integer(leaksnap_snapshot_pid(s)) : json_null());
+	kit_json_value(j, leaksnap_snapshot_pid(s) >= 0 ? json_integer(leaksnap_snapshot_pid(s))
+							: json_null());
 	kit_json_key(j, "time_ns");
 	bool has_time = leaksnap_snapshot_time_ns(s, &t);
 	kit_json_value(j, has_time ? kit_json_u64(t) : json_null());
@@ -321,11 +326,11 @@ static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 	}
 	kit_json_key(j, "unreachable");
 	kit_json_value(j, leaksnap_snapshot_has_reachability(s)
-				    ? json_pack("{s:o, s:o}", "bytes",
-						kit_json_u64(leaksnap_snapshot_unreachable_bytes(s)),
-						"allocations",
-						kit_json_u64(leaksnap_snapshot_unreachable_count(s)))
-				    : json_null());
+				  ? json_pack("{s:o, s:o}", "bytes",
+					      kit_json_u64(leaksnap_snapshot_unreachable_bytes(s)),
+					      "allocations",
+					      kit_json_u64(leaksnap_snapshot_unreachable_count(s)))
+				  : json_null());
 	kit_json_key(j, "count_is_frames");
 	const char *mode = count_mode_text(leaksnap_snapshot_count_mode(s));
 	kit_json_value(j, mode ? json_string(mode) : json_null());
@@ -333,21 +338,23 @@ static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 	json_t *meta = json_array();
 	for (size_t i = 0; i < leaksnap_snapshot_meta_count(s); i++) {
 		const struct leaksnap_snapshot_meta *m = leaksnap_snapshot_meta(s, i);
-		json_array_append_new(meta, json_pack("{s:o, s:o}", "key", kit_json_text(m->key), "value",
-						      kit_json_text(m->value)));
+		json_array_append_new(meta, json_pack("{s:o, s:o}", "key", kit_json_text(m->key),
+						      "value", kit_json_text(m->value)));
 	}
 	kit_json_value(j, meta);
 	kit_json_key(j, "warnings");
 	json_t *warn = json_array();
 	char buf[1024];
 	for (size_t i = 0; i < leaksnap_snapshot_warning_count(s); i++)
-		json_array_append_new(warn, kit_json_text(cli_input_text(leaksnap_snapshot_warning(s, i), buf,
-									 sizeof(buf))));
+		json_array_append_new(warn,
+				      kit_json_text(cli_input_text(leaksnap_snapshot_warning(s, i),
+								   buf, sizeof(buf))));
 	kit_json_value(j, warn);
 }
 
-static void show_json(FILE *out, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const size_t *top,
-		      size_t ntop, struct cli_symctx *sc)
+static void show_json(FILE *out, const struct leaksnap_snapshot *s,
+		      const struct leaksnap_maps *maps, const size_t *top, size_t ntop,
+		      struct cli_symctx *sc)
 {
 	struct kit_json j;
 	kit_json_begin(&j, out);
@@ -357,8 +364,9 @@ static void show_json(FILE *out, const struct leaksnap_snapshot *s, const struct
 	for (size_t i = 0; i < ntop; i++) {
 		if (sc)
 			cli_symctx_progress(sc, i, ntop);
-		kit_json_list_item(&j, json_record(leaksnap_snapshot_record(s, top[i]),
-						   leaksnap_snapshot_has_reachability(s), maps, sc));
+		kit_json_list_item(&j,
+				   json_record(leaksnap_snapshot_record(s, top[i]),
+					       leaksnap_snapshot_has_reachability(s), maps, sc));
 	}
 	kit_json_list_end(&j);
 	kit_json_key(&j, "maps");
@@ -498,7 +506,8 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 	int c, r;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, o->symbolize ? ":jhs:v" : ":jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, o->symbolize ? ":jhs:v" : ":jh", longopts, NULL)) !=
+	       -1) {
 		if ((r = cli_input_option(cmd, c, optarg, &o->in)) != 0) {
 			if (r != 1)
 				return -1; /* said */
@@ -515,7 +524,8 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 		case 'j': o->json = true; break;
 		case 's':
 			if (o->ndirs == MAX_SYMBOL_DIRS) {
-				cli_usage_error(cmd, "more than %d --symbols directories", MAX_SYMBOL_DIRS);
+				cli_usage_error(cmd, "more than %d --symbols directories",
+						MAX_SYMBOL_DIRS);
 				return -1;
 			}
 			o->dirs[o->ndirs++] = optarg;
@@ -531,7 +541,8 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 			break;
 		case 'S':
 			if (!cli_parse_uint(optarg, 0, 1000000, &o->html_stacks)) {
-				cli_usage_error(cmd, "--html-stacks needs a number from 0 to 1000000");
+				cli_usage_error(cmd,
+						"--html-stacks needs a number from 0 to 1000000");
 				return -1;
 			}
 			break;
@@ -562,7 +573,8 @@ static int check_args(struct show_opts *o, char **path)
 	    cli_no_empty_names(path, 1))
 		return -1;
 	if (o->html && strcmp(o->html, "-") == 0 && o->json) {
-		cli_usage_error(cmd, "--html - writes the page on standard output: not with --json");
+		cli_usage_error(cmd,
+				"--html - writes the page on standard output: not with --json");
 		return -1;
 	}
 	if (o->html) {
@@ -592,8 +604,8 @@ static int check_args(struct show_opts *o, char **path)
 
 /* The reports of snapshot @s (its @maps) and its @ntop largest records
  * @top: the exit status. */
-static int report(struct show_opts *o, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
-		  const size_t *top, size_t ntop)
+static int report(struct show_opts *o, const struct leaksnap_snapshot *s,
+		  const struct leaksnap_maps *maps, const size_t *top, size_t ntop)
 {
 	if (o->sc)
 		cli_symctx_prefetch(o->sc, maps, s, top, ntop);

@@ -79,9 +79,11 @@ static int json_list(struct kit_json *j, struct leaksnap_diff *d, enum list list
 {
 	kit_json_list_begin(j);
 	for (size_t i = 0; i < count; i++) {
-		json_t *g = list == LIST_SUSPECTS  ? json_group(d, leaksnap_diff_suspect(d, i), i + 1)
-			    : list == LIST_STOPPED ? json_group(d, leaksnap_diff_stopped(d, i), 0)
-						   : json_group(d, leaksnap_diff_unreachable(d, i), 0);
+		json_t *g = list == LIST_SUSPECTS
+				    ? json_group(d, leaksnap_diff_suspect(d, i), i + 1)
+			    : list == LIST_STOPPED
+				    ? json_group(d, leaksnap_diff_stopped(d, i), 0)
+				    : json_group(d, leaksnap_diff_unreachable(d, i), 0);
 		if (!g)
 			return -1; /* said */
 		kit_json_list_item(j, g);
@@ -103,19 +105,20 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 	kit_json_list_begin(&j);
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
-		json_t *o = json_pack("{s:o, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
-				      "file", kit_json_text(s->file), "pid",
-				      s->pid >= 0 ? json_integer(s->pid) : json_null(),
-				      "pointer_size", (int)s->pointer_size, "android", s->android,
-				      "total_memory", kit_json_u64(s->total_memory),
-				      "allocation_count", kit_json_u64(s->allocation_count), "bytes",
-				      kit_json_u64(s->bytes), "count", kit_json_u64(s->count),
-				      "left_out_bytes", kit_json_u64(s->left_out_bytes),
-				      "left_out_count", kit_json_u64(s->left_out_count));
+		json_t *o = json_pack(
+			"{s:o, s:o, s:i, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "file",
+			kit_json_text(s->file), "pid",
+			s->pid >= 0 ? json_integer(s->pid) : json_null(), "pointer_size",
+			(int)s->pointer_size, "android", s->android, "total_memory",
+			kit_json_u64(s->total_memory), "allocation_count",
+			kit_json_u64(s->allocation_count), "bytes", kit_json_u64(s->bytes), "count",
+			kit_json_u64(s->count), "left_out_bytes", kit_json_u64(s->left_out_bytes),
+			"left_out_count", kit_json_u64(s->left_out_count));
 		char tbuf[64];
 		if (s->has_time)
 			cli_format_time(s->time_ns, tbuf, sizeof(tbuf));
-		json_object_set_new(o, "time_ns", s->has_time ? kit_json_u64(s->time_ns) : json_null());
+		json_object_set_new(o, "time_ns",
+				    s->has_time ? kit_json_u64(s->time_ns) : json_null());
 		json_object_set_new(o, "time", s->has_time ? json_string(tbuf) : json_null());
 		bool r = s->has_reachability;
 		json_object_set_new(o, "unreachable_bytes",
@@ -125,27 +128,28 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 		kit_json_list_item(&j, o);
 	}
 	kit_json_list_end(&j);
-	const struct leaksnap_diff_snapshot *a = leaksnap_diff_snapshot(d, 0), *b = leaksnap_diff_snapshot(d, n - 1);
+	const struct leaksnap_diff_snapshot *a = leaksnap_diff_snapshot(d, 0),
+					    *b = leaksnap_diff_snapshot(d, n - 1);
 	kit_json_key(&j, "totals");
-	kit_json_value(&j,
-		       json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
-				 (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
-				 (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
-				 (json_int_t)leaksnap_diff_suspect_count(d), "suspects_bytes_delta",
-				 (json_int_t)leaksnap_diff_suspects_bytes(d), "suspects_count_delta",
-				 (json_int_t)leaksnap_diff_suspects_count(d), "stopped",
-				 (json_int_t)leaksnap_diff_stopped_count(d), "suppressed_stacks",
-				 (json_int_t)leaksnap_diff_suppressed_records(d)));
+	kit_json_value(
+		&j, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
+			      (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
+			      (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
+			      (json_int_t)leaksnap_diff_suspect_count(d), "suspects_bytes_delta",
+			      (json_int_t)leaksnap_diff_suspects_bytes(d), "suspects_count_delta",
+			      (json_int_t)leaksnap_diff_suspects_count(d), "stopped",
+			      (json_int_t)leaksnap_diff_stopped_count(d), "suppressed_stacks",
+			      (json_int_t)leaksnap_diff_suppressed_records(d)));
 	/* what the last snapshot proves: null when it does not say */
 	kit_json_key(&j, "reachability");
-	kit_json_value(&j, b->has_reachability
-				    ? json_pack("{s:o, s:o, s:I, s:I}", "unreachable_bytes",
-						kit_json_u64(b->unreachable_bytes),
-						"unreachable_count",
-						kit_json_u64(b->unreachable_count), "definite",
-						(json_int_t)leaksnap_diff_definite_count(d), "one_off",
-						(json_int_t)leaksnap_diff_unreachable_count(d))
-				    : json_null());
+	kit_json_value(&j,
+		       b->has_reachability
+			       ? json_pack("{s:o, s:o, s:I, s:I}", "unreachable_bytes",
+					   kit_json_u64(b->unreachable_bytes), "unreachable_count",
+					   kit_json_u64(b->unreachable_count), "definite",
+					   (json_int_t)leaksnap_diff_definite_count(d), "one_off",
+					   (json_int_t)leaksnap_diff_unreachable_count(d))
+			       : json_null());
 	size_t ns = leaksnap_diff_suspect_count(d), nc = leaksnap_diff_stopped_count(d);
 	size_t nu = leaksnap_diff_unreachable_count(d);
 	kit_json_key(&j, "suspects");
@@ -163,8 +167,11 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 		for (size_t i = 0; i < leaksnap_diff_suppressions_count(c->o.suppressions); i++)
 			json_array_append_new(
 				arr, json_pack("{s:o, s:o}", "pattern",
-					       kit_json_text(leaksnap_diff_suppressions_pattern(c->o.suppressions, i)), "stacks",
-					       kit_json_u64(leaksnap_diff_suppressions_hits(c->o.suppressions, i))));
+					       kit_json_text(leaksnap_diff_suppressions_pattern(
+						       c->o.suppressions, i)),
+					       "stacks",
+					       kit_json_u64(leaksnap_diff_suppressions_hits(
+						       c->o.suppressions, i))));
 		kit_json_value(&j, arr);
 	}
 	if (c->o.resolver) {
@@ -172,7 +179,8 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 		size_t nm = leaksnap_diff_symbol_module_count(d);
 		kit_json_list_begin(&j);
 		for (size_t i = 0; i < nm; i++)
-			kit_json_list_item(&j, cli_json_sym_module(leaksnap_diff_symbol_module(d, i)));
+			kit_json_list_item(&j,
+					   cli_json_sym_module(leaksnap_diff_symbol_module(d, i)));
 		kit_json_list_end(&j);
 	}
 	kit_json_end(&j);

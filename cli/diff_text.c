@@ -67,8 +67,8 @@ static const char *trend_text(const struct leaksnap_diff_group *g, size_t n, cha
 	return buf;
 }
 
-static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *g, size_t rank, unsigned ptr,
-		       enum list list)
+static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *g, size_t rank,
+		       unsigned ptr, enum list list)
 {
 	struct leaksnap_error err;
 	if (!g) {
@@ -119,7 +119,8 @@ static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group
 static void print_snapshots(struct leaksnap_diff *d, const struct diff_cli *c, bool reach)
 {
 	size_t n = leaksnap_diff_snapshot_count(d);
-	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0), *last = leaksnap_diff_snapshot(d, n - 1);
+	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0),
+					    *last = leaksnap_diff_snapshot(d, n - 1);
 	uint64_t left_out = 0;
 	int w = 8;
 	for (size_t i = 0; i < n; i++) {
@@ -145,7 +146,8 @@ static void print_snapshots(struct leaksnap_diff *d, const struct diff_cli *c, b
 			printf(" %14s", "?");
 		if (s->left_out_count)
 			printf("  (%llu zygote-child allocation%s, %llu bytes left out)",
-			       (unsigned long long)s->left_out_count, s->left_out_count == 1 ? "" : "s",
+			       (unsigned long long)s->left_out_count,
+			       s->left_out_count == 1 ? "" : "s",
 			       (unsigned long long)s->left_out_bytes);
 		printf("\n");
 	}
@@ -156,14 +158,17 @@ static void print_snapshots(struct leaksnap_diff *d, const struct diff_cli *c, b
 
 /* What was found: the suspects (@shown of them listed), the definite and
  * one-off leaks, the caches. */
-static void print_findings(struct leaksnap_diff *d, const struct diff_cli *c, bool reach, size_t shown)
+static void print_findings(struct leaksnap_diff *d, const struct diff_cli *c, bool reach,
+			   size_t shown)
 {
-	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(d, leaksnap_diff_snapshot_count(d) - 1);
+	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(
+		d, leaksnap_diff_snapshot_count(d) - 1);
 	size_t ns = leaksnap_diff_suspect_count(d), nc = leaksnap_diff_stopped_count(d);
 	printf("\n");
 	if (ns)
-		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns, ns == 1 ? "" : "s",
-		       (long long)leaksnap_diff_suspects_bytes(d), (long long)leaksnap_diff_suspects_count(d),
+		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns,
+		       ns == 1 ? "" : "s", (long long)leaksnap_diff_suspects_bytes(d),
+		       (long long)leaksnap_diff_suspects_count(d),
 		       leaksnap_diff_suspects_count(d) == 1 ? "" : "s");
 	else if (nc)
 		printf("no suspects: nothing still grew in the last interval (%zu group%s grew, "
@@ -185,8 +190,9 @@ static void print_findings(struct leaksnap_diff *d, const struct diff_cli *c, bo
 			printf("%zu definite leak%s (unreachable blocks, ranked first)\n", nd,
 			       nd == 1 ? "" : "s");
 		if (nu)
-			printf("%zu one-off leak%s: unreachable, did not grow%s (listed apart)\n", nu,
-			       nu == 1 ? "" : "s", c->o.min_bytes ? " by --min-bytes or more" : "");
+			printf("%zu one-off leak%s: unreachable, did not grow%s (listed apart)\n",
+			       nu, nu == 1 ? "" : "s",
+			       c->o.min_bytes ? " by --min-bytes or more" : "");
 	} else if (reach) {
 		printf("the last snapshot does not say which blocks are unreachable: no definite "
 		       "leaks\n");
@@ -258,7 +264,8 @@ static int print_groups(struct leaksnap_diff *d, const struct diff_cli *c, size_
 		printf("\nunreachable, did not grow%s (one-off leaks):\n",
 		       c->o.min_bytes ? " by --min-bytes or more" : "");
 		for (size_t i = 0; i < nu && (!c->top || i < c->top); i++)
-			if (print_group(d, leaksnap_diff_unreachable(d, i), 0, ptr, LIST_UNREACHABLE))
+			if (print_group(d, leaksnap_diff_unreachable(d, i), 0, ptr,
+					LIST_UNREACHABLE))
 				return -1;
 	}
 	return 0;
@@ -284,7 +291,8 @@ int cli_diff_text(struct leaksnap_diff *d, struct diff_cli *c)
 
 bool cli_diff_unreachable_gate(struct leaksnap_diff *d, const struct diff_cli *c)
 {
-	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(d, leaksnap_diff_snapshot_count(d) - 1);
+	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(
+		d, leaksnap_diff_snapshot_count(d) - 1);
 	if (!c->has_fail_unreachable || !last->has_reachability || last->unreachable_bytes == 0 ||
 	    last->unreachable_bytes < c->fail_unreachable)
 		return false;

@@ -50,7 +50,8 @@ static bool written_by_us(const char *path, enum cli_replace replace)
 	/* (a snapshot profile, convert --to pprof's, carries another comment:
 	 * it is data, not a report, and is never replaced) */
 	size_t clen = strlen(LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT) + 1;
-	return at + clen <= (size_t)n && memcmp(head + at, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT, clen) == 0;
+	return at + clen <= (size_t)n &&
+	       memcmp(head + at, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT, clen) == 0;
 }
 
 /* Whether @path may be written as @replace allows: 0, or -1 (said); *@st is its status when it exists (@exists). */

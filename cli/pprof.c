@@ -9,7 +9,8 @@
 #include "pprof.h"
 
 /* The export's resolve callback: symctx's frames. */
-static int resolve_frames(void *arg, const struct leaksnap_maps_location *loc, struct leaksnap_resolved *out)
+static int resolve_frames(void *arg, const struct leaksnap_maps_location *loc,
+			  struct leaksnap_resolved *out)
 {
 	return cli_symctx_resolve(arg, loc, out) ? EXIT_ERROR : 0; /* (said) */
 }
@@ -20,7 +21,8 @@ static void progress(void *arg, size_t done, size_t total)
 }
 
 /* Every record's frames are about to be resolved. */
-static void prefetch_all(struct cli_symctx *sc, const struct leaksnap_maps *maps, const struct leaksnap_snapshot *s)
+static void prefetch_all(struct cli_symctx *sc, const struct leaksnap_maps *maps,
+			 const struct leaksnap_snapshot *s)
 {
 	size_t n = leaksnap_snapshot_record_count(s);
 	size_t *all = malloc((n ? n : 1) * sizeof(*all));
@@ -32,8 +34,8 @@ static void prefetch_all(struct cli_symctx *sc, const struct leaksnap_maps *maps
 	free(all);
 }
 
-int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const char *path,
-		       const struct pprof_convert_opts *o)
+int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
+		       const char *path, const struct pprof_convert_opts *o)
 {
 	struct cli_outfile out;
 	if (cli_outfile_open(&out, path, CLI_REPLACE_NONE))
@@ -48,8 +50,8 @@ int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_
 	} else {
 		LEAKSNAP_OPTS(leaksnap_export_pprof_snapshot_opts, eo, .adjust = !o->no_adjust,
 			      .rewrites = o->rewrites, .rewrite_count = o->rewrite_count,
-			      .resolve = sc ? resolve_frames : NULL, .progress = sc ? progress : NULL,
-			      .arg = sc);
+			      .resolve = sc ? resolve_frames : NULL,
+			      .progress = sc ? progress : NULL, .arg = sc);
 		struct leaksnap_error err;
 		if (sc)
 			prefetch_all(sc, maps, s);

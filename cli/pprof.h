@@ -23,8 +23,8 @@ struct pprof_convert_opts {
  * never replacing a file ("-": standard output).  0, or -1 after saying
  * why (a symbol file that could not be read too: the profile is written
  * then, its frames unsymbolized). */
-int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps, const char *path,
-		       const struct pprof_convert_opts *o);
+int cli_pprof_snapshot(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
+		       const char *path, const struct pprof_convert_opts *o);
 
 /* Write the suspects' growth of the ranked @d as a profile at @path (an
  * existing regular file is replaced only if it is a growth profile

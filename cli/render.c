@@ -49,10 +49,11 @@ void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark)
 
 json_t *cli_json_sym_module(const struct leaksnap_sym_module *m)
 {
-	return json_pack("{s:o, s:o, s:s, s:o, s:o}", "module", kit_json_text(m->path), "symbol_file",
-			 kit_json_text(m->file_path), "build_id_status",
-			 leaksnap_sym_build_id_status_name(m->status), "error", kit_json_text(m->error),
-			 "layout", kit_json_text(leaksnap_sym_layout_name(m->layout)));
+	return json_pack("{s:o, s:o, s:s, s:o, s:o}", "module", kit_json_text(m->path),
+			 "symbol_file", kit_json_text(m->file_path), "build_id_status",
+			 leaksnap_sym_build_id_status_name(m->status), "error",
+			 kit_json_text(m->error), "layout",
+			 kit_json_text(leaksnap_sym_layout_name(m->layout)));
 }
 
 const char *cli_no_file_note(const struct leaksnap_sym_module *m)

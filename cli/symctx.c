@@ -50,8 +50,9 @@ static void say_problem(void *arg, const struct leaksnap_error *e)
 	c->status = EXIT_ERROR;
 }
 
-struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
-				  const char *const *dirs, size_t ndirs, bool adjust)
+struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s,
+				  const struct leaksnap_maps *maps, const char *const *dirs,
+				  size_t ndirs, bool adjust)
 {
 	struct cli_symctx *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -61,9 +62,9 @@ struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s, const struc
 	c->snap = s;
 	c->maps = maps;
 	LEAKSNAP_OPTS(leaksnap_resolver_opts, o, .symbol_dirs = dirs, .symbol_dir_count = ndirs,
-			       .return_addresses = adjust, .jobs = cli_sym_jobs(),
-			       .pointer_size = leaksnap_snapshot_pointer_size_known(s), .warn = say_problem,
-			       .warn_arg = c);
+		      .return_addresses = adjust, .jobs = cli_sym_jobs(),
+		      .pointer_size = leaksnap_snapshot_pointer_size_known(s), .warn = say_problem,
+		      .warn_arg = c);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	c->r = leaksnap_resolver_new(&o, &err);

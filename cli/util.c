@@ -228,8 +228,9 @@ int cli_read_file(const char *path, size_t max, const char *what, char **text, s
 	return 0;
 }
 
-struct leaksnap_snapshot *cli_open_snapshot(const char *path, const struct leaksnap_snapshot_open_opts *opts,
-				   const char *maps_path)
+struct leaksnap_snapshot *cli_open_snapshot(const char *path,
+					    const struct leaksnap_snapshot_open_opts *opts,
+					    const char *maps_path)
 {
 	struct leaksnap_error err;
 	struct leaksnap_snapshot *s = leaksnap_snapshot_open(path, opts, &err);
@@ -247,16 +248,19 @@ struct leaksnap_snapshot *cli_open_snapshot(const char *path, const struct leaks
 		}
 		const char *not_maps = NULL;
 		size_t lead = 0;
-		while (lead < len && (text[lead] == ' ' || text[lead] == '\t' || text[lead] == '\n'))
+		while (lead < len &&
+		       (text[lead] == ' ' || text[lead] == '\t' || text[lead] == '\n'))
 			lead++;
 		if (lead == len)
 			not_maps = "empty: no mappings (a maps file is a copy of /proc/PID/maps)";
 		else if (len >= 8 && memcmp(text, "LEAKSNAP", 8) == 0)
 			not_maps = "a LEAKSNAP dump, not a maps file (a dump's own maps are read "
 				   "without --maps)";
-		else if (len - lead >= 26 && memcmp(text + lead, "Android Native Heap Dump v", 26) == 0)
-			not_maps = "an Android text heap dump, not a maps file (its own maps follow "
-				   "its records: leave --maps out)";
+		else if (len - lead >= 26 &&
+			 memcmp(text + lead, "Android Native Heap Dump v", 26) == 0)
+			not_maps =
+				"an Android text heap dump, not a maps file (its own maps follow "
+				"its records: leave --maps out)";
 		if (not_maps) {
 			free(text);
 			leaksnap_snapshot_close(s);
@@ -284,7 +288,8 @@ void cli_print_warnings(const struct leaksnap_snapshot *s)
 
 /* A --maps file in which no frame of the snapshot lies was most likely
  * taken from another process (or another run): say so once. */
-static void warn_foreign_maps(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m, const char *maps_path)
+static void warn_foreign_maps(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m,
+			      const char *maps_path)
 {
 	size_t frames = 0;
 	for (size_t i = 0; i < leaksnap_snapshot_record_count(s); i++) {
@@ -311,22 +316,27 @@ static int add_unloaded(const struct leaksnap_snapshot *s, struct leaksnap_maps 
 	long added = leaksnap_maps_add_snapshot_unloaded(m, s, &shadowed, &err);
 	if (added >= 0) {
 		if (shadowed)
-			cli_warn(leaksnap_snapshot_source(s), "the code of %zu mapping%s of libraries unloaded "
-				 "before the dump lies under code another file loaded since: frames "
-				 "there are said to be in that file, whichever ran them",
-				 shadowed, shadowed == 1 ? "" : "s");
+			cli_warn(
+				leaksnap_snapshot_source(s),
+				"the code of %zu mapping%s of libraries unloaded "
+				"before the dump lies under code another file loaded since: frames "
+				"there are said to be in that file, whichever ran them",
+				shadowed, shadowed == 1 ? "" : "s");
 		return 0;
 	}
 	if (err.code == LEAKSNAP_ERR_NOMEM) {
 		cli_fail_error(&err);
 		return -1;
 	}
-	cli_warn(leaksnap_snapshot_source(s), "unloaded= line %lu of the metadata is not a maps line "
-		 "(%s): the mappings of unloaded libraries are not used", err.line, err.text);
+	cli_warn(leaksnap_snapshot_source(s),
+		 "unloaded= line %lu of the metadata is not a maps line "
+		 "(%s): the mappings of unloaded libraries are not used",
+		 err.line, err.text);
 	return 0;
 }
 
-int cli_snapshot_maps(const struct leaksnap_snapshot *s, const char *maps_path, struct leaksnap_maps **out)
+int cli_snapshot_maps(const struct leaksnap_snapshot *s, const char *maps_path,
+		      struct leaksnap_maps **out)
 {
 	size_t len;
 	unsigned long line;
@@ -339,8 +349,8 @@ int cli_snapshot_maps(const struct leaksnap_snapshot *s, const char *maps_path, 
 	 * (line numbers for text dumps, byte offsets for binary ones). */
 	const char *src = maps_path ? maps_path : leaksnap_snapshot_source(s);
 	struct leaksnap_error err;
-	struct leaksnap_maps *m = leaksnap_maps_parse(text, len, src, maps_path ? 1 : (line ? line : 1),
-				    maps_path ? 0 : off, &err);
+	struct leaksnap_maps *m = leaksnap_maps_parse(
+		text, len, src, maps_path ? 1 : (line ? line : 1), maps_path ? 0 : off, &err);
 	if (m != NULL) {
 		if (maps_path) {
 			warn_foreign_maps(s, m, maps_path);
@@ -363,8 +373,8 @@ int cli_snapshot_maps(const struct leaksnap_snapshot *s, const char *maps_path, 
 			l++;
 			at = off + i + 1;
 		}
-	cli_fail(err.source, "byte offset %llu: maps line %lu: %s", (unsigned long long)at, err.line,
-		 err.text);
+	cli_fail(err.source, "byte offset %llu: maps line %lu: %s", (unsigned long long)at,
+		 err.line, err.text);
 	return -1;
 }
 

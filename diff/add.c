@@ -66,7 +66,8 @@ static int ids_rehash(const struct leaksnap_diff *d, uint32_t **slots, size_t *m
 }
 
 /* The module (@path, build ID), added when new.  NONE: out of memory. */
-static uint32_t module_intern(struct leaksnap_diff *d, const char *path, const uint8_t *id, size_t len)
+static uint32_t module_intern(struct leaksnap_diff *d, const char *path, const uint8_t *id,
+			      size_t len)
 {
 	if ((d->mod_count + 1) * 2 > (d->mod_slots ? d->mod_mask + 1 : 0) &&
 	    ids_rehash(d, &d->mod_slots, &d->mod_mask, 256, d->mod_count, module_hash_of) != 0)
@@ -100,13 +101,15 @@ static uint32_t module_intern(struct leaksnap_diff *d, const char *path, const u
 
 uint32_t lsd_frame_hash(uint32_t module, uint64_t addr)
 {
-	return (uint32_t)kit_mix64(addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)module << 17) ^ module);
+	return (uint32_t)kit_mix64(addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)module << 17) ^
+				   module);
 }
 
 static uint32_t frame_intern(struct leaksnap_diff *d, uint32_t module, uint64_t addr, uint64_t pc)
 {
 	if ((d->frame_count + 1) * 2 > (d->frame_slots ? d->frame_mask + 1 : 0) &&
-	    ids_rehash(d, &d->frame_slots, &d->frame_mask, 4096, d->frame_count, frame_hash_of) != 0)
+	    ids_rehash(d, &d->frame_slots, &d->frame_mask, 4096, d->frame_count, frame_hash_of) !=
+		    0)
 		return NONE;
 	size_t k = lsd_frame_hash(module, addr) & d->frame_mask;
 	for (uint32_t e; (e = d->frame_slots[k]) != NONE; k = (k + 1) & d->frame_mask) {
@@ -116,8 +119,8 @@ static uint32_t frame_intern(struct leaksnap_diff *d, uint32_t module, uint64_t 
 			return e;
 		}
 	}
-	if (d->frame_count >= MAX_ITEMS ||
-	    kit_grow((void **)&d->frames, &d->frame_cap, d->frame_count + 1, sizeof(*d->frames)) != 0)
+	if (d->frame_count >= MAX_ITEMS || kit_grow((void **)&d->frames, &d->frame_cap,
+						    d->frame_count + 1, sizeof(*d->frames)) != 0)
 		return NONE;
 	d->frames[d->frame_count] = (struct dframe){module, (uint32_t)d->frame_count, addr, pc};
 	d->frame_slots[k] = (uint32_t)d->frame_count;
@@ -177,8 +180,10 @@ static int module_keep_maps(struct dmodule *m, const struct leaksnap_maps *maps,
 	if (!m->maps)
 		return -1;
 	for (size_t i = 0; i < mm->mapping_count; i++) {
-		const struct leaksnap_maps_mapping *x = leaksnap_maps_mapping(maps, mm->first_mapping + i);
-		m->maps[i] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+		const struct leaksnap_maps_mapping *x = leaksnap_maps_mapping(
+			maps, mm->first_mapping + i);
+		m->maps[i] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset,
+							   x->perms[2] == 'x'};
 	}
 	m->nmaps = mm->mapping_count;
 	return 0;
@@ -205,12 +210,13 @@ static uint32_t pc_frame(struct adder *a, uint64_t pc)
 			return NONE; /* cannot happen: modules are one array */
 		if (a->mod_of[mi] == NONE) {
 			uint8_t id[MAX_BUILD_ID];
-			size_t len = leaksnap_maps_module_build_id(a->maps, loc.module, a->snap, id, sizeof(id));
+			size_t len = leaksnap_maps_module_build_id(a->maps, loc.module, a->snap, id,
+								   sizeof(id));
 			if (len > sizeof(id))
 				len = 0; /* not a build ID we can compare: use the path */
 			a->mod_of[mi] = module_intern(d, loc.module->path, id, len);
-			if (a->mod_of[mi] == NONE || module_keep_maps(&d->mods[a->mod_of[mi]], a->maps,
-								      loc.module) != 0)
+			if (a->mod_of[mi] == NONE ||
+			    module_keep_maps(&d->mods[a->mod_of[mi]], a->maps, loc.module) != 0)
 				return NONE;
 		}
 		module = a->mod_of[mi];
@@ -261,7 +267,8 @@ static int translate(struct adder *a, struct batch *b)
 	for (size_t i = 0; i < b->count; i++) {
 		if (i + PC_AHEAD < b->count)
 			pc_prefetch(a->d, leaksnap_snapshot_record(snap, b->first + i + PC_AHEAD));
-		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(snap, b->first + i);
+		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(snap,
+										      b->first + i);
 		uint32_t n = rec->frame_count > 256 ? 256 : rec->frame_count, *ids = b->ids + off;
 		for (uint32_t f = 0; f < n; f++)
 			if ((ids[f] = pc_frame(a, rec->frames[f])) == NONE)
@@ -275,13 +282,15 @@ static int translate(struct adder *a, struct batch *b)
 }
 
 /* Room was reserved for every record to be a new stack. */
-static int intern(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap, size_t si, const struct batch *b)
+static int intern(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap, size_t si,
+		  const struct batch *b)
 {
 	size_t stride = 2 * d->n;
 	for (size_t i = 0; i < b->count; i++) {
 		if (i + STACK_AHEAD < b->count)
 			lsd_seqtab_prefetch(&d->stacks, b->hash[i + STACK_AHEAD]);
-		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(snap, b->first + i);
+		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(snap,
+										      b->first + i);
 		uint32_t sid;
 		bool added;
 		if (lsd_seqtab_intern_hashed(&d->stacks, b->ids + b->off[i], b->len[i], rec->zygote,
@@ -296,7 +305,8 @@ static int intern(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap,
 				if (kit_grow((void **)&d->uacc, &d->uacc_cap,
 					     ((size_t)sid + 1) * stride, sizeof(*d->uacc)) != 0)
 					return -1;
-				memset(d->uacc + (size_t)sid * stride, 0, stride * sizeof(*d->uacc));
+				memset(d->uacc + (size_t)sid * stride, 0,
+				       stride * sizeof(*d->uacc));
 			}
 		}
 		uint64_t bytes = sat_mul(rec->size, rec->count);
@@ -395,8 +405,8 @@ static int add_records(struct adder *a, size_t si, size_t nrec)
 	return rc;
 }
 
-int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap, const struct leaksnap_maps *maps,
-		      struct leaksnap_error *err)
+int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap,
+			       const struct leaksnap_maps *maps, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	const char *src = leaksnap_snapshot_source(snap);
@@ -428,7 +438,8 @@ int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_sn
 	ds->allocation_count = leaksnap_snapshot_allocation_count(snap);
 	ds->has_maps = maps != NULL;
 	enum leaksnap_snapshot_format fmt = leaksnap_snapshot_format(snap);
-	ds->android = fmt == LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT || fmt == LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT;
+	ds->android = fmt == LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT ||
+		      fmt == LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT;
 	for (size_t i = 0; maps && !ds->android && i < leaksnap_maps_module_count(maps); i++)
 		ds->android = android_path(leaksnap_maps_module(maps, i)->path);
 

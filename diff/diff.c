@@ -25,7 +25,8 @@ struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts
 	leaksnap_error_clear(err);
 	if (nsnapshots < 2 || nsnapshots > LEAKSNAP_DIFF_MAX_SNAPSHOTS) {
 		kit_error(err, LEAKSNAP_ERR_USAGE, "diff",
-			  "a diff needs 2 to %d snapshots, got %zu", LEAKSNAP_DIFF_MAX_SNAPSHOTS, nsnapshots);
+			  "a diff needs 2 to %d snapshots, got %zu", LEAKSNAP_DIFF_MAX_SNAPSHOTS,
+			  nsnapshots);
 		return NULL;
 	}
 	struct leaksnap_diff_options known;
@@ -131,7 +132,8 @@ const char *leaksnap_diff_warning(const struct leaksnap_diff *d, size_t i)
 	return i < d->nwarnings ? d->warnings[i] : NULL;
 }
 size_t leaksnap_diff_symbol_module_count(const struct leaksnap_diff *d) { return d->nsymmods; }
-const struct leaksnap_sym_module *leaksnap_diff_symbol_module(const struct leaksnap_diff *d, size_t i)
+const struct leaksnap_sym_module *leaksnap_diff_symbol_module(const struct leaksnap_diff *d,
+							      size_t i)
 {
 	return i < d->nsymmods ? d->symmods[i] : NULL;
 }

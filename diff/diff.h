@@ -168,16 +168,16 @@ struct leaksnap_diff_group {
  * blank lines and '#' comments ignored.  A record is suppressed when any
  * frame's function, source file or module matches a pattern.  @source
  * names the text in errors (line numbers).  NULL on error. */
-LEAKSNAP_API struct leaksnap_diff_suppressions *leaksnap_diff_suppressions_parse(const char *text, size_t len,
-								const char *source,
-								struct leaksnap_error *err);
+LEAKSNAP_API struct leaksnap_diff_suppressions *leaksnap_diff_suppressions_parse(
+	const char *text, size_t len, const char *source, struct leaksnap_error *err);
 LEAKSNAP_API void leaksnap_diff_suppressions_free(struct leaksnap_diff_suppressions *s);
 LEAKSNAP_API size_t leaksnap_diff_suppressions_count(const struct leaksnap_diff_suppressions *s);
 /* How many records of the diff the pattern at @index suppressed (after
  * leaksnap_diff_rank()), summed over snapshots. */
-LEAKSNAP_API uint64_t leaksnap_diff_suppressions_hits(const struct leaksnap_diff_suppressions *s, size_t index);
-LEAKSNAP_API const char *leaksnap_diff_suppressions_pattern(const struct leaksnap_diff_suppressions *s,
-						   size_t index);
+LEAKSNAP_API uint64_t leaksnap_diff_suppressions_hits(const struct leaksnap_diff_suppressions *s,
+						      size_t index);
+LEAKSNAP_API const char *leaksnap_diff_suppressions_pattern(
+	const struct leaksnap_diff_suppressions *s, size_t index);
 
 /* '*' matches any run of characters; a leading '^' anchors the pattern to
  * the start of @s and a trailing '$' to its end; otherwise it may match
@@ -191,23 +191,26 @@ struct leaksnap_diff;
 /* A diff of @nsnapshots (2..LEAKSNAP_DIFF_MAX_SNAPSHOTS) snapshots.  @opts is
  * copied; the suppressions and resolver it points to must outlive the
  * diff.  NULL on error. */
-LEAKSNAP_API struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts, size_t nsnapshots,
-				   struct leaksnap_error *err);
+LEAKSNAP_API struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts,
+						     size_t nsnapshots, struct leaksnap_error *err);
 LEAKSNAP_API void leaksnap_diff_free(struct leaksnap_diff *d);
 
 /* Add the next snapshot (oldest first) with its parsed maps (NULL: none,
  * frames keep their raw PCs).  Nothing of @snap or @maps is kept: both
  * may be freed afterwards.  A snapshot whose pointer size differs from
  * the first one's is refused (LEAKSNAP_ERR_USAGE). */
-LEAKSNAP_API int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap,
-				   const struct leaksnap_maps *maps, struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_diff_add_snapshot(struct leaksnap_diff *d,
+					    const struct leaksnap_snapshot *snap,
+					    const struct leaksnap_maps *maps,
+					    struct leaksnap_error *err);
 
 /* Once every snapshot is added: group, symbolize what grouping needs,
  * apply suppressions and rank. */
 LEAKSNAP_API int leaksnap_diff_rank(struct leaksnap_diff *d, struct leaksnap_error *err);
 
 LEAKSNAP_API size_t leaksnap_diff_snapshot_count(const struct leaksnap_diff *d);
-LEAKSNAP_API const struct leaksnap_diff_snapshot *leaksnap_diff_snapshot(const struct leaksnap_diff *d, size_t index);
+LEAKSNAP_API const struct leaksnap_diff_snapshot *leaksnap_diff_snapshot(
+	const struct leaksnap_diff *d, size_t index);
 /* Whether zygote-child records were compared. */
 LEAKSNAP_API bool leaksnap_diff_zygote_included(const struct leaksnap_diff *d);
 
@@ -217,18 +220,21 @@ LEAKSNAP_API bool leaksnap_diff_zygote_included(const struct leaksnap_diff *d);
  * score, each part in score order.  A group's view is made on first
  * access: NULL when out of memory. */
 LEAKSNAP_API size_t leaksnap_diff_suspect_count(const struct leaksnap_diff *d);
-LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_suspect(struct leaksnap_diff *d, size_t rank);
+LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_suspect(struct leaksnap_diff *d,
+								     size_t rank);
 /* How many of the suspects are definite leaks (they lead the ranking). */
 LEAKSNAP_API size_t leaksnap_diff_definite_count(const struct leaksnap_diff *d);
 /* Groups that grew overall but not in the last interval (caches) and hold
  * no unreachable bytes in the last snapshot, largest growth first. */
 LEAKSNAP_API size_t leaksnap_diff_stopped_count(const struct leaksnap_diff *d);
-LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_stopped(struct leaksnap_diff *d, size_t index);
+LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_stopped(struct leaksnap_diff *d,
+								     size_t index);
 /* Groups that are not suspects (they did not grow by min_bytes) but hold
  * unreachable bytes in the last snapshot: one-off leaks, most unreachable
  * bytes first (all @definite). */
 LEAKSNAP_API size_t leaksnap_diff_unreachable_count(const struct leaksnap_diff *d);
-LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_unreachable(struct leaksnap_diff *d, size_t index);
+LEAKSNAP_API const struct leaksnap_diff_group *leaksnap_diff_unreachable(struct leaksnap_diff *d,
+									 size_t index);
 /* Sum of the suspects' bytes_delta and count_delta. */
 LEAKSNAP_API int64_t leaksnap_diff_suspects_bytes(const struct leaksnap_diff *d);
 LEAKSNAP_API int64_t leaksnap_diff_suspects_count(const struct leaksnap_diff *d);
@@ -238,25 +244,29 @@ LEAKSNAP_API uint64_t leaksnap_diff_suppressed_records(const struct leaksnap_dif
 /* Symbolize the frames of @group's stack (when the diff has a resolver)
  * and find its site.  Problems with symbol files become warnings; -1 only
  * when out of memory. */
-LEAKSNAP_API int leaksnap_diff_symbolize_group(struct leaksnap_diff *d, const struct leaksnap_diff_group *group,
-				      struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_diff_symbolize_group(struct leaksnap_diff *d,
+					       const struct leaksnap_diff_group *group,
+					       struct leaksnap_error *err);
 
 /* The growing stacks of the suspects, for folded output: @fn is called
  * once per stack whose own bytes grew, suspects in rank order, with its
  * frames outermost first (symbolized) and its growth in bytes.  Stops and
  * returns @fn's value when it is not 0; -1 when out of memory. */
-typedef int (*leaksnap_diff_stack_fn)(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
-			     uint64_t bytes);
-LEAKSNAP_API int leaksnap_diff_foreach_growing_stack(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, void *arg,
-					    struct leaksnap_error *err);
+typedef int (*leaksnap_diff_stack_fn)(void *arg, const struct leaksnap_diff_frame *const *frames,
+				      size_t n, uint64_t bytes);
+LEAKSNAP_API int leaksnap_diff_foreach_growing_stack(struct leaksnap_diff *d,
+						     leaksnap_diff_stack_fn fn, void *arg,
+						     struct leaksnap_error *err);
 
 /* As leaksnap_diff_foreach_growing_stack, with the stack's change in allocation
  * count between the first and the last snapshot as well (which may be
  * negative: fewer, larger blocks). */
-typedef int (*leaksnap_diff_stack_delta_fn)(void *arg, const struct leaksnap_diff_frame *const *frames, size_t n,
-				   uint64_t bytes, int64_t count_delta);
-LEAKSNAP_API int leaksnap_diff_foreach_growing_stack_delta(struct leaksnap_diff *d, leaksnap_diff_stack_delta_fn fn,
-						  void *arg, struct leaksnap_error *err);
+typedef int (*leaksnap_diff_stack_delta_fn)(void *arg,
+					    const struct leaksnap_diff_frame *const *frames,
+					    size_t n, uint64_t bytes, int64_t count_delta);
+LEAKSNAP_API int leaksnap_diff_foreach_growing_stack_delta(struct leaksnap_diff *d,
+							   leaksnap_diff_stack_delta_fn fn,
+							   void *arg, struct leaksnap_error *err);
 
 /* The @max growing stacks of the suspects whose bytes grew most, largest
  * first (ties: the diff's stack order), called as for
@@ -264,9 +274,10 @@ LEAKSNAP_API int leaksnap_diff_foreach_growing_stack_delta(struct leaksnap_diff 
  * it cannot show everything.  Only those stacks are symbolized.
  * @rest_bytes and @rest_stacks (either may be NULL) receive the growth and
  * the number of the growing stacks left out. */
-LEAKSNAP_API int leaksnap_diff_foreach_top_growing_stack(struct leaksnap_diff *d, size_t max, leaksnap_diff_stack_fn fn,
-						void *arg, uint64_t *rest_bytes,
-						size_t *rest_stacks, struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_diff_foreach_top_growing_stack(struct leaksnap_diff *d, size_t max,
+							 leaksnap_diff_stack_fn fn, void *arg,
+							 uint64_t *rest_bytes, size_t *rest_stacks,
+							 struct leaksnap_error *err);
 
 /* Non-fatal problems met while symbolizing (a corrupt symbol file): one
  * line each, "FILE: what is wrong". */
@@ -275,7 +286,8 @@ LEAKSNAP_API const char *leaksnap_diff_warning(const struct leaksnap_diff *d, si
 
 /* The modules symbols were looked for, in the order first used. */
 LEAKSNAP_API size_t leaksnap_diff_symbol_module_count(const struct leaksnap_diff *d);
-LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_diff_symbol_module(const struct leaksnap_diff *d, size_t index);
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_diff_symbol_module(
+	const struct leaksnap_diff *d, size_t index);
 
 /* "stack", "site", "function", "module"; "grew", "steady", "growing",
  * "stopped". */

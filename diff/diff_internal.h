@@ -145,7 +145,7 @@ struct leaksnap_diff {
 	size_t added;
 	struct leaksnap_diff_snapshot *snaps;
 	char **files;             /* snaps[i].file, owned */
-	char **exes;                 /* each snapshot's exe= (leaksnap_diff_snapshot.exe), or NULL */
+	char **exes;		  /* each snapshot's exe= (leaksnap_diff_snapshot.exe), or NULL */
 	uint64_t (*zyg)[2];       /* per snapshot: zygote bytes, count */
 	uint64_t (*app)[2];       /* per snapshot: app bytes, count */
 

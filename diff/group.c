@@ -95,7 +95,8 @@ int lsd_unify_frames(struct leaksnap_diff *d)
 		size_t k = lsd_frame_hash(cm, f->addr) & (cap - 1);
 		for (uint32_t e; (e = slots[k]) != NONE; k = (k + 1) & (cap - 1)) {
 			const struct dframe *g = &d->frames[e];
-			if (g->addr == f->addr && (g->module == NONE ? NONE : d->mods[g->module].canon) == cm)
+			if (g->addr == f->addr &&
+			    (g->module == NONE ? NONE : d->mods[g->module].canon) == cm)
 				break;
 		}
 		if (slots[k] == NONE)
@@ -146,7 +147,8 @@ static int append_names(struct leaksnap_diff *d, uint32_t f, uint32_t from, uint
 }
 
 /* Whether stack @s is suppressed (counted in the hits).  -1: out of memory. */
-static int stack_suppressed(struct leaksnap_diff *d, uint32_t s, bool *out, struct leaksnap_error *err)
+static int stack_suppressed(struct leaksnap_diff *d, uint32_t s, bool *out,
+			    struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
 	const uint32_t *ids = d->stacks.pool + st->off;
@@ -166,8 +168,8 @@ static int stack_suppressed(struct leaksnap_diff *d, uint32_t s, bool *out, stru
 }
 
 /* The key of stack @s's group into *@key (length *@klen). */
-static int group_key(struct leaksnap_diff *d, uint32_t s, uint32_t **key, size_t *key_cap, size_t *klen,
-		     struct leaksnap_error *err)
+static int group_key(struct leaksnap_diff *d, uint32_t s, uint32_t **key, size_t *key_cap,
+		     size_t *klen, struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
 	const uint32_t *ids = d->stacks.pool + st->off;
@@ -201,8 +203,8 @@ static int group_key(struct leaksnap_diff *d, uint32_t s, uint32_t **key, size_t
 		if (site == len) /* all wrappers: the whole stack */
 			site = level = 0;
 		for (size_t i = site; i < len; i++)
-			if (append_names(d, d->frames[ids[i]].canon, i == site ? level : 0, key, klen,
-					 key_cap, err) != 0)
+			if (append_names(d, d->frames[ids[i]].canon, i == site ? level : 0, key,
+					 klen, key_cap, err) != 0)
 				return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
 		break;
 	}
@@ -281,7 +283,8 @@ int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error
 				     k = (k + 1) & d->stacks.mask) {
 					const struct seq *o = &d->stacks.ents[SLOT_ID(e)];
 					if (e >> 32 == h && o->len == SEQ_LEN(st) &&
-					    !memcmp(d->stacks.pool + o->off, ids, SEQ_LEN(st) * sizeof(*ids))) {
+					    !memcmp(d->stacks.pool + o->off, ids,
+						    SEQ_LEN(st) * sizeof(*ids))) {
 						g = SLOT_ID(e);
 						break;
 					}
@@ -307,7 +310,8 @@ int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error
 				memset(d->gacc + (size_t)g * stride, 0, stride * sizeof(*d->gacc));
 				if (d->uacc) {
 					if (kit_grow((void **)&d->guacc, &guacc_cap,
-						     ((size_t)g + 1) * stride, sizeof(*d->guacc)) != 0)
+						     ((size_t)g + 1) * stride,
+						     sizeof(*d->guacc)) != 0)
 						goto nomem;
 					memset(d->guacc + (size_t)g * stride, 0,
 					       stride * sizeof(*d->guacc));

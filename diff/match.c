@@ -76,7 +76,8 @@ size_t leaksnap_diff_suppressions_count(const struct leaksnap_diff_suppressions 
 	return s ? s->count : 0;
 }
 
-const char *leaksnap_diff_suppressions_pattern(const struct leaksnap_diff_suppressions *s, size_t index)
+const char *leaksnap_diff_suppressions_pattern(const struct leaksnap_diff_suppressions *s,
+					       size_t index)
 {
 	return s && index < s->count ? s->patterns[index] : NULL;
 }
@@ -121,8 +122,9 @@ struct leaksnap_diff_suppressions *leaksnap_diff_suppressions_parse(const char *
 {
 	leaksnap_error_clear(err);
 	if (len > LEAKSNAP_DIFF_SUPPRESSIONS_MAX) {
-		kit_error(err, LEAKSNAP_ERR_LIMIT, source, "suppressions text of %zu bytes (limit %zu)",
-			  len, LEAKSNAP_DIFF_SUPPRESSIONS_MAX);
+		kit_error(err, LEAKSNAP_ERR_LIMIT, source,
+			  "suppressions text of %zu bytes (limit %zu)", len,
+			  LEAKSNAP_DIFF_SUPPRESSIONS_MAX);
 		return NULL;
 	}
 	struct leaksnap_diff_suppressions *s = calloc(1, sizeof(*s));
@@ -157,7 +159,8 @@ struct leaksnap_diff_suppressions *leaksnap_diff_suppressions_parse(const char *
 		size_t tn = (size_t)(colon - l);
 		if (tn != 4 || memcmp(l, "leak", 4) != 0) {
 			kit_error_line(err, LEAKSNAP_ERR_FORMAT, source, line,
-				       "unsupported suppression type '%.*s%s' (only 'leak:' applies to heap snapshots)",
+				       "unsupported suppression type '%.*s%s' (only 'leak:' "
+				       "applies to heap snapshots)",
 				       (int)(tn > 40 ? 40 : tn), l, tn > 40 ? "..." : "");
 			goto fail;
 		}

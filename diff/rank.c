@@ -132,7 +132,8 @@ static enum place place_group(const struct leaksnap_diff *d, const struct leaksn
 	bool grew = p->bytes_delta > 0 && (uint64_t)p->bytes_delta >= d->o.min_bytes;
 	if (!grew)
 		return p->definite ? PLACE_UNREACH : PLACE_NONE;
-	return p->trend == LEAKSNAP_DIFF_TREND_STOPPED && !p->definite ? PLACE_STOPPED : PLACE_SUSPECT;
+	return p->trend == LEAKSNAP_DIFF_TREND_STOPPED && !p->definite ? PLACE_STOPPED
+								       : PLACE_SUSPECT;
 }
 
 int leaksnap_diff_rank(struct leaksnap_diff *d, struct leaksnap_error *err)
@@ -200,8 +201,10 @@ int leaksnap_diff_rank(struct leaksnap_diff *d, struct leaksnap_error *err)
 		count[place_group(d, &p)]++;
 		for (size_t i = 0; p.unreachable_bytes && i < n; i++) {
 			struct leaksnap_diff_snapshot *s = &d->snaps[i];
-			s->unreachable_bytes = sat_add(s->unreachable_bytes, p.unreachable_bytes[i]);
-			s->unreachable_count = sat_add(s->unreachable_count, p.unreachable_counts[i]);
+			s->unreachable_bytes = sat_add(s->unreachable_bytes,
+						       p.unreachable_bytes[i]);
+			s->unreachable_count = sat_add(s->unreachable_count,
+						       p.unreachable_counts[i]);
 		}
 	}
 	size_t ns = count[PLACE_SUSPECT], nc = count[PLACE_STOPPED], nu = count[PLACE_UNREACH];

@@ -6,8 +6,8 @@
 
 /* Fill @frames (room for 256) with stack @s's frames, outermost first,
  * symbolized; returns their number, or -1 when out of memory. */
-static int stack_frames(struct leaksnap_diff *d, size_t s, const struct leaksnap_diff_frame **frames,
-			struct leaksnap_error *err)
+static int stack_frames(struct leaksnap_diff *d, size_t s,
+			const struct leaksnap_diff_frame **frames, struct leaksnap_error *err)
 {
 	const struct seq *st = &d->stacks.ents[s];
 	const uint32_t *ids = d->stacks.pool + st->off;
@@ -23,7 +23,8 @@ static int stack_frames(struct leaksnap_diff *d, size_t s, const struct leaksnap
 
 /* Call @fn with stack @s's frames; @frames has room for 256. */
 static int emit_stack(struct leaksnap_diff *d, size_t s, const struct leaksnap_diff_frame **frames,
-		      leaksnap_diff_stack_fn fn, void *arg, uint64_t bytes, struct leaksnap_error *err)
+		      leaksnap_diff_stack_fn fn, void *arg, uint64_t bytes,
+		      struct leaksnap_error *err)
 {
 	int len = stack_frames(d, s, frames, err);
 	return len < 0 ? -1 : fn(arg, frames, (size_t)len, bytes);
@@ -31,23 +32,24 @@ static int emit_stack(struct leaksnap_diff *d, size_t s, const struct leaksnap_d
 
 /* leaksnap_diff_foreach_growing_stack and its _delta form: exactly one of @fn and
  * @dfn is set. */
-static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, leaksnap_diff_stack_delta_fn dfn, void *arg,
-			   struct leaksnap_error *err);
+static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn,
+			   leaksnap_diff_stack_delta_fn dfn, void *arg, struct leaksnap_error *err);
 
-int leaksnap_diff_foreach_growing_stack(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, void *arg,
-			       struct leaksnap_error *err)
+int leaksnap_diff_foreach_growing_stack(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn,
+					void *arg, struct leaksnap_error *err)
 {
 	return foreach_growing(d, fn, NULL, arg, err);
 }
 
-int leaksnap_diff_foreach_growing_stack_delta(struct leaksnap_diff *d, leaksnap_diff_stack_delta_fn fn, void *arg,
-				     struct leaksnap_error *err)
+int leaksnap_diff_foreach_growing_stack_delta(struct leaksnap_diff *d,
+					      leaksnap_diff_stack_delta_fn fn, void *arg,
+					      struct leaksnap_error *err)
 {
 	return foreach_growing(d, NULL, fn, arg, err);
 }
 
-static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, leaksnap_diff_stack_delta_fn dfn, void *arg,
-			   struct leaksnap_error *err)
+static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn,
+			   leaksnap_diff_stack_delta_fn dfn, void *arg, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (!d->ranked || d->nsuspects == 0)
@@ -71,7 +73,8 @@ static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, l
 		if (d->group_of[s] != NONE)
 			order[start[d->group_of[s]]++] = (uint32_t)s;
 	/* start[g] is now the end of group g's stacks */
-	lsd_order_cands(d->suspects, d->nsuspects, &d->suspects_ordered, d->nsuspects, lsd_cmp_suspect);
+	lsd_order_cands(d->suspects, d->nsuspects, &d->suspects_ordered, d->nsuspects,
+			lsd_cmp_suspect);
 	for (size_t i = 0; i < d->nsuspects && rc == 0; i++) {
 		uint32_t g = d->suspects[i].group;
 		size_t from = g ? start[g - 1] : 0;
@@ -86,7 +89,8 @@ static int foreach_growing(struct leaksnap_diff *d, leaksnap_diff_stack_fn fn, l
 			}
 			int len = stack_frames(d, s, frames, err);
 			int64_t count = (int64_t)acc[d->n + last] - (int64_t)acc[d->n];
-			rc = len < 0 ? -1 : dfn(arg, frames, (size_t)len, acc[last] - acc[0], count);
+			rc = len < 0 ? -1
+				     : dfn(arg, frames, (size_t)len, acc[last] - acc[0], count);
 		}
 	}
 out:
@@ -131,9 +135,10 @@ static int cmp_top_stack(const void *a, const void *b)
 	return top_weaker(y, x) ? -1 : top_weaker(x, y) ? 1 : 0;
 }
 
-int leaksnap_diff_foreach_top_growing_stack(struct leaksnap_diff *d, size_t max, leaksnap_diff_stack_fn fn, void *arg,
-				   uint64_t *rest_bytes, size_t *rest_stacks,
-				   struct leaksnap_error *err)
+int leaksnap_diff_foreach_top_growing_stack(struct leaksnap_diff *d, size_t max,
+					    leaksnap_diff_stack_fn fn, void *arg,
+					    uint64_t *rest_bytes, size_t *rest_stacks,
+					    struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (rest_bytes)

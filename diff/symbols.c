@@ -22,7 +22,8 @@ static void warn(struct leaksnap_diff *d, const struct leaksnap_error *e)
 	d->warnings[d->nwarnings++] = w;
 }
 
-static void note_symmod(struct leaksnap_diff *d, struct dmodule *m, const struct leaksnap_sym_module *sm)
+static void note_symmod(struct leaksnap_diff *d, struct dmodule *m,
+			const struct leaksnap_sym_module *sm)
 {
 	if (m->last_sym == sm)
 		return;
@@ -30,7 +31,8 @@ static void note_symmod(struct leaksnap_diff *d, struct dmodule *m, const struct
 	for (size_t i = 0; i < d->nsymmods; i++)
 		if (d->symmods[i] == sm)
 			return;
-	if (kit_grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) != 0)
+	if (kit_grow((void **)&d->symmods, &d->symmod_cap, d->nsymmods + 1, sizeof(*d->symmods)) !=
+	    0)
 		return;
 	d->symmods[d->nsymmods++] = sm;
 }
@@ -58,9 +60,8 @@ int lsd_frame_symbols(struct leaksnap_diff *d, uint32_t f, struct leaksnap_error
 	leaksnap_resolve_warn_fn caller_warn;
 	void *caller_arg;
 	leaksnap_resolver_set_warn(d->o.resolver, resolver_problem, d, &caller_warn, &caller_arg);
-	const struct leaksnap_sym_module *sm = leaksnap_resolve_module(d->o.resolver, m->path,
-								       m->build_id, m->build_id_len,
-								       m->maps, m->nmaps, &rel, err);
+	const struct leaksnap_sym_module *sm = leaksnap_resolve_module(
+		d->o.resolver, m->path, m->build_id, m->build_id_len, m->maps, m->nmaps, &rel, err);
 	struct leaksnap_resolved r = {0};
 	int rc = sm ? leaksnap_resolve_frame(d->o.resolver, sm, rel, &r, err) : -1;
 	leaksnap_resolver_set_warn(d->o.resolver, caller_warn, caller_arg, NULL, NULL);
@@ -102,21 +103,23 @@ static bool module_is_wrapper(struct leaksnap_diff *d, uint32_t mi)
 	struct dmodule *m = &d->mods[mi];
 	if (m->wrapper < 0)
 		m->wrapper = matches_any(wrapper_modules,
-					 sizeof(wrapper_modules) / sizeof(*wrapper_modules), m->path) ||
+					 sizeof(wrapper_modules) / sizeof(*wrapper_modules),
+					 m->path) ||
 			     matches_any(d->o.skip, d->o.skip_count, m->path);
 	return m->wrapper > 0;
 }
 
 static bool function_is_wrapper(const struct leaksnap_diff *d, const char *fn)
 {
-	return matches_any(wrapper_functions, sizeof(wrapper_functions) / sizeof(*wrapper_functions),
-			   fn) ||
+	return matches_any(wrapper_functions,
+			   sizeof(wrapper_functions) / sizeof(*wrapper_functions), fn) ||
 	       matches_any(d->o.skip, d->o.skip_count, fn);
 }
 
 /* The first level (innermost first) of canonical frame @f that is not an
  * allocation wrapper; NONE when all are. */
-static int frame_site(struct leaksnap_diff *d, uint32_t f, uint32_t *level, struct leaksnap_error *err)
+static int frame_site(struct leaksnap_diff *d, uint32_t f, uint32_t *level,
+		      struct leaksnap_error *err)
 {
 	struct frame_info *fi = &d->info[f];
 	if (!(fi->have & HAVE_SITE)) {

@@ -149,7 +149,8 @@ struct leaksnap_export_pprof_snapshot_opts {
 	 * the caller; NULL: no PC is symbolized.  0, or a positive value that
 	 * stops the profile, which returns it (the callback said why; a
 	 * negative one is the callback's bug: -1 with @err set). */
-	int (*resolve)(void *arg, const struct leaksnap_maps_location *loc, struct leaksnap_resolved *out);
+	int (*resolve)(void *arg, const struct leaksnap_maps_location *loc,
+		       struct leaksnap_resolved *out);
 	/* told of each record written (@done of @total); NULL: not told */
 	void (*progress)(void *arg, size_t done, size_t total);
 	void *arg;
@@ -196,8 +197,8 @@ leaksnap_export_frame_of_diff(const struct leaksnap_diff_frame *f);
 /* The levels of @r: its frame count, or 1 when it has no frames. */
 LEAKSNAP_API size_t leaksnap_export_fold_levels(const struct leaksnap_resolved *r);
 /* Level @i of @r, outermost first: a frame of @r, NULL when it has none. */
-LEAKSNAP_API const struct leaksnap_sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolved *r,
-								size_t i);
+LEAKSNAP_API const struct leaksnap_sym_frame *leaksnap_export_fold_level(
+	const struct leaksnap_resolved *r, size_t i);
 
 /* One folded line on @out: the levels of @frames[0..n) (outermost frame
  * first) as "level;level;level BYTES" (a function name, "??", or
@@ -207,7 +208,8 @@ LEAKSNAP_API int leaksnap_export_folded_line(FILE *out, const struct leaksnap_ex
 					     size_t n, uint64_t bytes);
 /* Every growing stack of a suspect of the ranked @d as folded lines on
  * @out.  0, or -1 with @err set. */
-LEAKSNAP_API int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d, struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d,
+					     struct leaksnap_error *err);
 
 /* The frames of @f as JSON objects appended to the Jansson array @frames,
  * innermost level first (one object when @f has no symbolized frames):
@@ -235,8 +237,9 @@ LEAKSNAP_API int leaksnap_export_flame_frame(struct leaksnap_export_flame *fl,
 /* The @max stacks of the ranked @d that grew most, with the bytes and the
  * count of the stacks left out in @rest_bytes and @rest_stacks.  0, or -1
  * with @err set. */
-LEAKSNAP_API int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct leaksnap_diff *d,
-					    size_t max, uint64_t *rest_bytes, uint64_t *rest_stacks,
+LEAKSNAP_API int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl,
+					    struct leaksnap_diff *d, size_t max,
+					    uint64_t *rest_bytes, uint64_t *rest_stacks,
 					    struct leaksnap_error *err);
 /* Write the data object on @out: {"what": @what, "total": bytes of every
  * stack, "rest_bytes", "rest_stacks", "frames": [frame objects, as

@@ -16,7 +16,8 @@ size_t leaksnap_export_fold_levels(const struct leaksnap_resolved *r)
 	return r->frame_count ? r->frame_count : 1;
 }
 
-const struct leaksnap_sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolved *r, size_t i)
+const struct leaksnap_sym_frame *leaksnap_export_fold_level(const struct leaksnap_resolved *r,
+							    size_t i)
 {
 	/* the symbolizer answers innermost first: callers come first here */
 	return i < r->frame_count ? &r->frames[r->frame_count - 1 - i] : NULL;
@@ -133,12 +134,14 @@ int leaksnap_export_json_frames(json_t *frames, const struct leaksnap_export_fra
 		json_object_set_new(o, "function", fn ? fn : json_null());
 		json_object_set_new(o, "file", s ? kit_json_text(s->file) : json_null());
 		json_object_set_new(o, "line", s && s->line ? json_integer(s->line) : json_null());
-		json_object_set_new(o, "column", s && s->column ? json_integer(s->column) : json_null());
+		json_object_set_new(o, "column",
+				    s && s->column ? json_integer(s->column) : json_null());
 		json_object_set_new(o, "inlined", json_boolean(s && s->inlined));
-		json_object_set_new(o, "symbol_file", r->module ? kit_json_text(r->module->file_path)
-								: json_null());
+		json_object_set_new(o, "symbol_file",
+				    r->module ? kit_json_text(r->module->file_path) : json_null());
 		json_object_set_new(o, "build_id_status",
-				    r->module ? json_string(leaksnap_sym_build_id_status_name(r->module->status))
+				    r->module ? json_string(leaksnap_sym_build_id_status_name(
+							r->module->status))
 					      : json_null());
 		if (json_array_append_new(frames, o))
 			rc = -1;
@@ -249,14 +252,15 @@ static int flame_stack(void *arg, const struct leaksnap_diff_frame *const *frame
 	return 0;
 }
 
-int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct leaksnap_diff *d, size_t max,
-			       uint64_t *rest_bytes, uint64_t *rest_stacks,
+int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct leaksnap_diff *d,
+			       size_t max, uint64_t *rest_bytes, uint64_t *rest_stacks,
 			       struct leaksnap_error *err)
 {
 	struct flame_arg a = {.fl = fl};
 	leaksnap_error_clear(&a.own);
 	size_t nrest = 0;
-	int rc = leaksnap_diff_foreach_top_growing_stack(d, max, flame_stack, &a, rest_bytes, &nrest, err);
+	int rc = leaksnap_diff_foreach_top_growing_stack(d, max, flame_stack, &a, rest_bytes,
+							 &nrest, err);
 	if (rest_stacks)
 		*rest_stacks = nrest;
 	if (rc && a.own.code != LEAKSNAP_OK) {

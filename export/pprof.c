@@ -131,7 +131,8 @@ const char *leaksnap_export_pprof_error(const struct leaksnap_export_pprof *p)
 int lsx_pprof_fail(struct leaksnap_error *err, const struct leaksnap_export_pprof *p)
 {
 	const char *e = leaksnap_export_pprof_error(p);
-	return kit_error(err, strcmp(e, "out of memory") == 0 ? LEAKSNAP_ERR_NOMEM : LEAKSNAP_ERR_IO,
+	return kit_error(err,
+			 strcmp(e, "out of memory") == 0 ? LEAKSNAP_ERR_NOMEM : LEAKSNAP_ERR_IO,
 			 NULL, "%s", e);
 }
 
@@ -299,8 +300,8 @@ int leaksnap_export_pprof_default_sample_type(struct leaksnap_export_pprof *p, c
 	return 0;
 }
 
-int leaksnap_export_pprof_period(struct leaksnap_export_pprof *p, const char *type, const char *unit,
-				 int64_t period)
+int leaksnap_export_pprof_period(struct leaksnap_export_pprof *p, const char *type,
+				 const char *unit, int64_t period)
 {
 	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	vt.type = intern(p, type);
@@ -334,13 +335,15 @@ int leaksnap_export_pprof_comment(struct leaksnap_export_pprof *p, const char *t
 
 uint64_t leaksnap_export_pprof_mapping(struct leaksnap_export_pprof *p, uint64_t start,
 				       uint64_t limit, uint64_t offset, const char *file,
-				       const uint8_t *build_id, size_t build_id_len, bool symbolized)
+				       const uint8_t *build_id, size_t build_id_len,
+				       bool symbolized)
 {
 	char hex[2 * 64 + 1] = "";
 	for (size_t i = 0; build_id && i < build_id_len && i < 64; i++)
 		snprintf(hex + 2 * i, 3, "%02x", build_id[i]);
 	int64_t f = intern(p, file), b = intern(p, hex);
-	if (f < 0 || b < 0 || kit_grow((void **)&p->maps, &p->capmaps, p->nmaps + 1, sizeof(*p->maps))) {
+	if (f < 0 || b < 0 ||
+	    kit_grow((void **)&p->maps, &p->capmaps, p->nmaps + 1, sizeof(*p->maps))) {
 		fail_nomem(p);
 		return 0;
 	}
@@ -446,8 +449,8 @@ static int loc_slots_grow(struct leaksnap_export_pprof *p, size_t count)
 }
 
 static uint64_t add_location(struct leaksnap_export_pprof *p, bool keyed, uint64_t key,
-			     uint64_t mapping_id, uint64_t address, const struct leaksnap_sym_frame *frames,
-			     size_t nframes)
+			     uint64_t mapping_id, uint64_t address,
+			     const struct leaksnap_sym_frame *frames, size_t nframes)
 {
 	if (keyed) {
 		uint64_t id = leaksnap_export_pprof_location_find(p, key);

@@ -83,13 +83,15 @@ static int growth_stack(void *arg, const struct leaksnap_diff_frame *const *fram
 	/* frames come outermost first; a sample lists its leaf first */
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_diff_frame *f = frames[n - 1 - i];
-		uint64_t key = (uint64_t)(uintptr_t)f, id = leaksnap_export_pprof_location_find(g->p, key);
+		uint64_t key = (uint64_t)(uintptr_t)f,
+			 id = leaksnap_export_pprof_location_find(g->p, key);
 		if (!id) {
 			uint64_t addr = g->adjust && f->pc ? f->pc - 1 : f->pc;
 			uint64_t mid = f->module ? mapping_of(g, f, addr) : 0;
-			id = f->module && !mid ? 0
-					       : leaksnap_export_pprof_location(g->p, key, mid, addr, f->sym,
-								f->sym_count);
+			id = f->module && !mid
+				     ? 0
+				     : leaksnap_export_pprof_location(g->p, key, mid, addr, f->sym,
+								      f->sym_count);
 		}
 		if (!id) {
 			g->failed = true;
@@ -113,7 +115,8 @@ static int growth_stack(void *arg, const struct leaksnap_diff_frame *const *fram
 static int header(struct leaksnap_export_pprof *p, struct leaksnap_diff *d)
 {
 	size_t n = leaksnap_diff_snapshot_count(d);
-	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0), *last = leaksnap_diff_snapshot(d, n - 1);
+	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0),
+					    *last = leaksnap_diff_snapshot(d, n - 1);
 	if (last->has_time) {
 		int64_t t = last->time_ns > INT64_MAX ? INT64_MAX : (int64_t)last->time_ns;
 		int64_t span = first->has_time && first->time_ns <= last->time_ns
@@ -149,11 +152,18 @@ static int header(struct leaksnap_export_pprof *p, struct leaksnap_diff *d)
 	return 0;
 }
 
-int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, bool adjust, struct leaksnap_error *err)
+int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, bool adjust,
+			       struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	struct growth g = {leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT), NULL, 0,
-			   0, NULL, 0, adjust, false};
+	struct growth g = {leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT),
+			   NULL,
+			   0,
+			   0,
+			   NULL,
+			   0,
+			   adjust,
+			   false};
 	int rc = 0;
 	if (!g.p) {
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");

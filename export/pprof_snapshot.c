@@ -46,8 +46,9 @@ static int header(struct leaksnap_export_pprof *p, const struct leaksnap_snapsho
 		return -1;
 	char line[128];
 	const char *version = leaksnap_snapshot_version(s);
-	snprintf(line, sizeof(line), "format=%s%s%s", leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)),
-		 version ? " " : "", version ? version : "");
+	snprintf(line, sizeof(line), "format=%s%s%s",
+		 leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)), version ? " " : "",
+		 version ? version : "");
 	size_t sl = strlen(leaksnap_snapshot_source(s)) + 8;
 	char *source = malloc(sl);
 	if (!source)
@@ -112,14 +113,17 @@ static uint64_t location(struct builder *b, uint64_t pc)
 			const struct leaksnap_maps_mapping *m = loc.mapping;
 			uint8_t bid[64];
 			size_t bl = !m->path ? 0
-				    : m->unloaded ? leaksnap_snapshot_unloaded_build_id(b->s, m->path, m->inode, bid,
-									    sizeof(bid))
-						  : leaksnap_snapshot_build_id(b->s, m->path, bid, sizeof(bid));
+				    : m->unloaded
+					    ? leaksnap_snapshot_unloaded_build_id(
+						      b->s, m->path, m->inode, bid, sizeof(bid))
+					    : leaksnap_snapshot_build_id(b->s, m->path, bid,
+									 sizeof(bid));
 			const char *file = rewritten(m->path, b->o, &b->buf, false);
 			if (!file)
 				return 0;
-			b->map_ids[i] = leaksnap_export_pprof_mapping(b->p, m->start, m->end, m->offset, file,
-						      bl ? bid : NULL, bl, r.module && r.module->file);
+			b->map_ids[i] = leaksnap_export_pprof_mapping(
+				b->p, m->start, m->end, m->offset, file, bl ? bid : NULL, bl,
+				r.module && r.module->file);
 			if (!b->map_ids[i])
 				return 0;
 		}
@@ -172,11 +176,13 @@ static int build(struct builder *b)
 			r->size && r->count > INT64_MAX / r->size ? INT64_MAX
 								  : (int64_t)(r->size * r->count)};
 		struct leaksnap_export_pprof_label labels[3] = {
-			{"bytes", NULL, r->size > INT64_MAX ? INT64_MAX : (int64_t)r->size, "bytes"},
+			{"bytes", NULL, r->size > INT64_MAX ? INT64_MAX : (int64_t)r->size,
+			 "bytes"},
 		};
 		size_t nl = 1;
 		if (r->zygote)
-			labels[nl++] = (struct leaksnap_export_pprof_label){"zygote", "true", 0, NULL};
+			labels[nl++] = (struct leaksnap_export_pprof_label){"zygote", "true", 0,
+									    NULL};
 		if (reach) /* how many of the sample's blocks no pointer reached */
 			labels[nl++] = (struct leaksnap_export_pprof_label){"unreachable", NULL,
 							    (int64_t)r->unreachable, "count"};
@@ -188,7 +194,8 @@ static int build(struct builder *b)
 	return rc;
 }
 
-int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
+int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s,
+				   const struct leaksnap_maps *maps,
 				   const struct leaksnap_export_pprof_snapshot_opts *opts,
 				   struct leaksnap_error *err)
 {

@@ -107,7 +107,8 @@ int kit_blob_load(const char *path, struct kit_blob *blob, kit_stream_bound boun
 		ret = kit_error(err, LEAKSNAP_ERR_IO, name, "is a directory");
 	} else if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		if ((uint64_t)st.st_size > BLOB_MAX_SIZE) {
-			ret = kit_error(err, LEAKSNAP_ERR_LIMIT, name, "input larger than %llu bytes",
+			ret = kit_error(err, LEAKSNAP_ERR_LIMIT, name,
+					"input larger than %llu bytes",
 					(unsigned long long)BLOB_MAX_SIZE);
 		} else {
 			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -46,8 +46,8 @@ static void close_pair(int fd[2])
 
 /* The child's side of kit_spawn: its streams, then exec; on failure the
  * errno goes up the pipe @report. */
-static _Noreturn void child(const char *const *argv, const struct kit_spawn_opts *o, const int out[2],
-			    const int err[2], int report)
+static _Noreturn void child(const char *const *argv, const struct kit_spawn_opts *o,
+			    const int out[2], const int err[2], int report)
 {
 	if (o->in == KIT_RUN_DEVNULL) {
 		int devnull = open("/dev/null", O_RDONLY);

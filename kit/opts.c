@@ -20,9 +20,10 @@ int kit_opts(void *dst, size_t size, const void *opts, const char *what,
 	 * ignored silently otherwise */
 	for (size_t i = size; i < sz; i++)
 		if (((const unsigned char *)opts)[i])
-			return kit_error(err, LEAKSNAP_ERR_USAGE, what,
-					 "sets fields this library does not know (size %zu, known %zu)",
-					 sz, size);
+			return kit_error(
+				err, LEAKSNAP_ERR_USAGE, what,
+				"sets fields this library does not know (size %zu, known %zu)", sz,
+				size);
 	memcpy(dst, opts, sz < size ? sz : size);
 	memcpy(dst, &size, sizeof(size));
 	return 0;

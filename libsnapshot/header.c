@@ -8,7 +8,8 @@
 
 #include "kit.h"
 
-void leaksnap_snapshot_header_encode(const struct leaksnap_snapshot_header *h, uint8_t out[LEAKSNAP_SNAPSHOT_HEADER_SIZE])
+void leaksnap_snapshot_header_encode(const struct leaksnap_snapshot_header *h,
+				     uint8_t out[LEAKSNAP_SNAPSHOT_HEADER_SIZE])
 {
 	memcpy(out, LEAKSNAP_MAGIC, LEAKSNAP_MAGIC_LEN);
 	kit_store_le(out + 8, 2, h->version);

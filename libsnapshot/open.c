@@ -114,8 +114,9 @@ static struct leaksnap_snapshot *open_blob(struct kit_blob *blob, const char *so
 	return s;
 }
 
-struct leaksnap_snapshot *leaksnap_snapshot_open(const char *path, const struct leaksnap_snapshot_open_opts *opts,
-			       struct leaksnap_error *err)
+struct leaksnap_snapshot *leaksnap_snapshot_open(const char *path,
+						 const struct leaksnap_snapshot_open_opts *opts,
+						 struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	struct kit_blob blob;
@@ -128,9 +129,9 @@ struct leaksnap_snapshot *leaksnap_snapshot_open(const char *path, const struct 
 	return s;
 }
 
-struct leaksnap_snapshot *leaksnap_snapshot_open_memory(const void *data, size_t size, const char *source,
-				      const struct leaksnap_snapshot_open_opts *opts,
-				      struct leaksnap_error *err)
+struct leaksnap_snapshot *leaksnap_snapshot_open_memory(
+	const void *data, size_t size, const char *source,
+	const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	struct kit_blob blob = {.data = data, .size = size};

@@ -100,7 +100,8 @@ int lsp_decode_records(struct leaksnap_snapshot *s, struct kit_blob *blob, const
  * fields before it are known.  0, or -1 with @err filled. */
 struct field;
 typedef int (*field_step)(const struct field *f, const uint8_t *p, uint64_t file_size,
-			  struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err);
+			  struct leaksnap_snapshot_header *h, const char *source,
+			  struct leaksnap_error *err);
 struct field {
 	const char *name;
 	unsigned offset, width;
@@ -109,7 +110,8 @@ struct field {
 
 /* magic, version, pointer_size, flags, backtrace_size: what the records are. */
 static int take_layout(const struct field *f, const uint8_t *p, uint64_t file_size,
-		       struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err)
+		       struct leaksnap_snapshot_header *h, const char *source,
+		       struct leaksnap_error *err)
 {
 	(void)file_size;
 	switch (f->offset) {
@@ -130,12 +132,14 @@ static int take_layout(const struct field *f, const uint8_t *p, uint64_t file_si
 		h->pointer_size = p[0];
 		if (h->pointer_size != 4 && h->pointer_size != 8)
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 10,
-					    "bad pointer_size %u (must be 4 or 8)", h->pointer_size);
+					    "bad pointer_size %u (must be 4 or 8)",
+					    h->pointer_size);
 		break;
 	case 11:
 		h->flags = p[0];
-		if (h->flags & ~(LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN | LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES |
-				 LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY))
+		if (h->flags &
+		    ~(LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN | LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES |
+		      LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY))
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 11,
 					    "unknown flag bits 0x%02x", h->flags);
 		if ((h->flags & LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES) &&
@@ -158,7 +162,8 @@ static int take_layout(const struct field *f, const uint8_t *p, uint64_t file_si
 /* pid, meta_size, time_ns, total_memory: taken as they are (meta_size is
  * checked with the sections, once the sizes before it are known). */
 static int take_plain(const struct field *f, const uint8_t *p, uint64_t file_size,
-		      struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err)
+		      struct leaksnap_snapshot_header *h, const char *source,
+		      struct leaksnap_error *err)
 {
 	(void)file_size, (void)source, (void)err;
 	switch (f->offset) {
@@ -172,7 +177,8 @@ static int take_plain(const struct field *f, const uint8_t *p, uint64_t file_siz
 
 /* info_size, records_size, maps_size: against the layout and the file. */
 static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size,
-		     struct leaksnap_snapshot_header *h, const char *source, struct leaksnap_error *err)
+		     struct leaksnap_snapshot_header *h, const char *source,
+		     struct leaksnap_error *err)
 {
 	switch (f->offset) {
 	case 40:
@@ -182,7 +188,8 @@ static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size
 					    "info_size %llu is inconsistent: pointer_size %u "
 					    "x (2 + backtrace_size %u) is %u",
 					    (unsigned long long)h->info_size, h->pointer_size,
-					    h->backtrace_size, h->pointer_size * (2 + h->backtrace_size));
+					    h->backtrace_size,
+					    h->pointer_size * (2 + h->backtrace_size));
 		break;
 	case 48:
 		h->records_size = kit_load_le(p, 8);
@@ -195,11 +202,12 @@ static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size
 					    (unsigned long long)h->records_size,
 					    (unsigned long long)h->info_size);
 		if (h->records_size > file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE)
-			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, 48,
-					    "records_size %llu runs past the end of the file "
-					    "(%llu bytes follow the header)",
-					    (unsigned long long)h->records_size,
-					    (unsigned long long)(file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE));
+			return kit_error_at(
+				err, LEAKSNAP_ERR_FORMAT, source, 48,
+				"records_size %llu runs past the end of the file "
+				"(%llu bytes follow the header)",
+				(unsigned long long)h->records_size,
+				(unsigned long long)(file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE));
 		break;
 	case 56:
 		h->maps_size = kit_load_le(p, 8);
@@ -208,7 +216,8 @@ static int take_size(const struct field *f, const uint8_t *p, uint64_t file_size
 					    "maps_size %llu runs past the end of the file "
 					    "(%llu bytes follow the records)",
 					    (unsigned long long)h->maps_size,
-					    (unsigned long long)(file_size - LEAKSNAP_SNAPSHOT_HEADER_SIZE -
+					    (unsigned long long)(file_size -
+								 LEAKSNAP_SNAPSHOT_HEADER_SIZE -
 								 h->records_size));
 		break;
 	}
@@ -317,7 +326,8 @@ static int read_reachability(struct leaksnap_snapshot *s, const uint8_t *p, uint
 			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, s->source, base + 4 * i,
 					    "record %zu: %llu unreachable allocations, more than "
 					    "its %llu",
-					    i + 1, (unsigned long long)n, (unsigned long long)r->count);
+					    i + 1, (unsigned long long)n,
+					    (unsigned long long)r->count);
 		r->unreachable = n;
 	}
 	s->has_reach = true;
@@ -384,7 +394,8 @@ struct leaksnap_snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *s
 		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		goto fail;
 	}
-	if ((h.flags & LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY) && read_reachability(s, blob->data + off, off, err))
+	if ((h.flags & LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY) &&
+	    read_reachability(s, blob->data + off, off, err))
 		goto fail;
 	if (lsp_snapshot_finalize(s, opts,
 				  (h.flags & LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES) != 0,
@@ -399,7 +410,8 @@ fail:
 /* Raw bionic buffer ---------------------------------------------------------- */
 
 struct leaksnap_snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
-			      const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err)
+				       const struct leaksnap_snapshot_open_opts *opts,
+				       struct leaksnap_error *err)
 {
 	unsigned ptr = opts->pointer_size, frames = opts->frames;
 	if (ptr != 4 && ptr != 8) {
@@ -407,7 +419,8 @@ struct leaksnap_snapshot *lsp_read_raw(struct kit_blob *blob, const char *source
 		return NULL;
 	}
 	if (frames < 1 || frames > LSP_MAX_FRAMES) {
-		kit_error(err, LEAKSNAP_ERR_USAGE, source, "opts.frames must be 1..%u", LSP_MAX_FRAMES);
+		kit_error(err, LEAKSNAP_ERR_USAGE, source, "opts.frames must be 1..%u",
+			  LSP_MAX_FRAMES);
 		return NULL;
 	}
 	uint64_t info = (uint64_t)ptr * (2 + frames);
@@ -466,7 +479,8 @@ bool lsp_nhgt_old_matches(const struct kit_blob *blob)
 }
 
 struct leaksnap_snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool old_header,
-			       const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err)
+					const struct leaksnap_snapshot_open_opts *opts,
+					struct leaksnap_error *err)
 {
 	unsigned ptr = 4, version = 0;
 	uint64_t off = 0;
@@ -490,7 +504,8 @@ struct leaksnap_snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *sourc
 		if (blob->size < off + ptr) {
 			kit_error_at(err, LEAKSNAP_ERR_FORMAT, source, blob->size,
 				     "truncated NHGT header: field '%s' at byte offset %llu "
-				     "needs %u bytes", nhgt_fields[i], (unsigned long long)off, ptr);
+				     "needs %u bytes",
+				     nhgt_fields[i], (unsigned long long)off, ptr);
 			return NULL;
 		}
 		v[i] = kit_load_le(blob->data + off, ptr);

@@ -201,14 +201,15 @@ static int parse_record(struct text_state *t, const char *line, size_t len)
 /* The MAPS section as the snapshot's maps text, its line ends made LF:
  * a dump saved with CRLF line ends keeps no CR in the maps it hands on
  * (to `convert`, whose text output is LF throughout). */
-static int set_maps_lf(struct leaksnap_snapshot *s, const char *text, size_t len, unsigned long line,
-		       uint64_t offset, struct leaksnap_error *err)
+static int set_maps_lf(struct leaksnap_snapshot *s, const char *text, size_t len,
+		       unsigned long line, uint64_t offset, struct leaksnap_error *err)
 {
 	if (!memchr(text, '\r', len))
 		return lsp_snapshot_set_maps(s, text, len, line, offset, err);
 	char *lf = malloc(len ? len : 1);
 	if (!lf)
-		return kit_error(err, LEAKSNAP_ERR_NOMEM, leaksnap_snapshot_source(s), "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, leaksnap_snapshot_source(s),
+				 "out of memory");
 	size_t n = 0;
 	for (size_t i = 0; i < len; i++)
 		if (!(text[i] == '\r' && (i + 1 == len || text[i + 1] == '\n')))
@@ -274,7 +275,8 @@ static struct leaksnap_snapshot *read_title(struct text_state *t, const struct k
 			       (int)(vlen > 20 ? 20 : vlen), ver, vlen > 20 ? "..." : "");
 		return NULL;
 	}
-	struct leaksnap_snapshot *s = lsp_snapshot_new(LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT, source);
+	struct leaksnap_snapshot *s = lsp_snapshot_new(LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT,
+						       source);
 	if (s == NULL) {
 		kit_error(t->err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		return NULL;
@@ -400,7 +402,8 @@ static int text_finish(struct text_state *t, const struct leaksnap_snapshot_open
 {
 	struct leaksnap_snapshot *s = t->s;
 	if (t->cut_at_zero)
-		lsp_snapshot_warn(s, "%llu record(s) list frames after a zero address (first at line "
+		lsp_snapshot_warn(s,
+				  "%llu record(s) list frames after a zero address (first at line "
 				  "%lu): each stack ends at its zero, as in binary dumps",
 				  (unsigned long long)t->cut_at_zero, t->first_cut);
 	if (t->have_declared && t->declared_records != t->nrecords_read)
@@ -422,7 +425,8 @@ static int text_finish(struct text_state *t, const struct leaksnap_snapshot_open
 }
 
 struct leaksnap_snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
-			       const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err)
+					const struct leaksnap_snapshot_open_opts *opts,
+					struct leaksnap_error *err)
 {
 	struct text_state t = {0};
 	t.source = source;

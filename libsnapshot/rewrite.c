@@ -67,8 +67,9 @@ static int emit(struct lsp_out *o, uint64_t *size, const char *p, size_t n)
 	return o ? lsp_out_put(o, p, n) : 0;
 }
 
-int lsp_rewrite_maps(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
-		     struct lsp_out *o, uint64_t *size, struct leaksnap_error *err)
+int lsp_rewrite_maps(const struct leaksnap_snapshot *s,
+		     const struct leaksnap_snapshot_save_opts *opts, struct lsp_out *o,
+		     uint64_t *size, struct leaksnap_error *err)
 {
 	*size = 0;
 	if (s->maps == NULL)

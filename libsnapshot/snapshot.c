@@ -85,7 +85,8 @@ int lsp_snapshot_add_begin(struct leaksnap_snapshot *s, uint64_t size, uint64_t 
 		if (kit_grow((void **)&s->records, &cap, s->nrecords + 1, sizeof(*s->records)))
 			return nomem(s, err);
 		size_t ocap = s->records_cap;
-		if (kit_grow((void **)&s->frame_off, &ocap, cap, sizeof(*s->frame_off)) || ocap < cap)
+		if (kit_grow((void **)&s->frame_off, &ocap, cap, sizeof(*s->frame_off)) ||
+		    ocap < cap)
 			return nomem(s, err);
 		s->records_cap = cap;
 	}
@@ -321,8 +322,9 @@ static int index_build_ids(struct leaksnap_snapshot *s)
 	return 0;
 }
 
-int lsp_snapshot_finalize(struct leaksnap_snapshot *s, const struct leaksnap_snapshot_open_opts *opts,
-			  bool flagged, enum lsp_count_hint hint, struct leaksnap_error *err)
+int lsp_snapshot_finalize(struct leaksnap_snapshot *s,
+			  const struct leaksnap_snapshot_open_opts *opts, bool flagged,
+			  enum lsp_count_hint hint, struct leaksnap_error *err)
 {
 	bool force = opts->count_is_frames;
 	if (s->nrecords > UINT32_MAX - 1)
@@ -428,18 +430,27 @@ const char *leaksnap_snapshot_format_name(enum leaksnap_snapshot_format format)
 	return "unknown";
 }
 
-enum leaksnap_snapshot_format leaksnap_snapshot_format(const struct leaksnap_snapshot *s) { return s->format; }
+enum leaksnap_snapshot_format leaksnap_snapshot_format(const struct leaksnap_snapshot *s)
+{
+	return s->format;
+}
 const char *leaksnap_snapshot_source(const struct leaksnap_snapshot *s) { return s->source; }
 const char *leaksnap_snapshot_version(const struct leaksnap_snapshot *s)
 {
 	return s->version[0] ? s->version : NULL;
 }
-unsigned leaksnap_snapshot_pointer_size(const struct leaksnap_snapshot *s) { return s->pointer_size; }
+unsigned leaksnap_snapshot_pointer_size(const struct leaksnap_snapshot *s)
+{
+	return s->pointer_size;
+}
 unsigned leaksnap_snapshot_pointer_size_known(const struct leaksnap_snapshot *s)
 {
 	return s->pointer_size_guessed ? 0 : s->pointer_size;
 }
-unsigned leaksnap_snapshot_backtrace_size(const struct leaksnap_snapshot *s) { return s->backtrace_size; }
+unsigned leaksnap_snapshot_backtrace_size(const struct leaksnap_snapshot *s)
+{
+	return s->backtrace_size;
+}
 bool leaksnap_snapshot_big_endian(const struct leaksnap_snapshot *s) { return s->big_endian; }
 int64_t leaksnap_snapshot_pid(const struct leaksnap_snapshot *s) { return s->pid; }
 bool leaksnap_snapshot_time_ns(const struct leaksnap_snapshot *s, uint64_t *out)
@@ -452,21 +463,37 @@ uint64_t leaksnap_snapshot_total_memory(const struct leaksnap_snapshot *s)
 {
 	return s->has_producer_total ? s->producer_total : s->records_bytes;
 }
-uint64_t leaksnap_snapshot_records_bytes(const struct leaksnap_snapshot *s) { return s->records_bytes; }
-uint64_t leaksnap_snapshot_allocation_count(const struct leaksnap_snapshot *s) { return s->allocation_count; }
-enum leaksnap_snapshot_count_mode leaksnap_snapshot_count_mode(const struct leaksnap_snapshot *s) { return s->count_mode; }
+uint64_t leaksnap_snapshot_records_bytes(const struct leaksnap_snapshot *s)
+{
+	return s->records_bytes;
+}
+uint64_t leaksnap_snapshot_allocation_count(const struct leaksnap_snapshot *s)
+{
+	return s->allocation_count;
+}
+enum leaksnap_snapshot_count_mode leaksnap_snapshot_count_mode(const struct leaksnap_snapshot *s)
+{
+	return s->count_mode;
+}
 bool leaksnap_snapshot_has_reachability(const struct leaksnap_snapshot *s) { return s->has_reach; }
-uint64_t leaksnap_snapshot_unreachable_bytes(const struct leaksnap_snapshot *s) { return s->unreachable_bytes; }
-uint64_t leaksnap_snapshot_unreachable_count(const struct leaksnap_snapshot *s) { return s->unreachable_count; }
+uint64_t leaksnap_snapshot_unreachable_bytes(const struct leaksnap_snapshot *s)
+{
+	return s->unreachable_bytes;
+}
+uint64_t leaksnap_snapshot_unreachable_count(const struct leaksnap_snapshot *s)
+{
+	return s->unreachable_count;
+}
 size_t leaksnap_snapshot_record_count(const struct leaksnap_snapshot *s) { return s->nrecords; }
 
-const struct leaksnap_snapshot_record *leaksnap_snapshot_record(const struct leaksnap_snapshot *s, size_t index)
+const struct leaksnap_snapshot_record *leaksnap_snapshot_record(const struct leaksnap_snapshot *s,
+								size_t index)
 {
 	return index < s->nrecords ? &s->records[index] : NULL;
 }
 
-const char *leaksnap_snapshot_maps(const struct leaksnap_snapshot *s, size_t *len, unsigned long *line,
-			  uint64_t *offset)
+const char *leaksnap_snapshot_maps(const struct leaksnap_snapshot *s, size_t *len,
+				   unsigned long *line, uint64_t *offset)
 {
 	if (len)
 		*len = s->maps_len;
@@ -485,7 +512,8 @@ int leaksnap_snapshot_set_maps(struct leaksnap_snapshot *s, const char *text, si
 }
 
 size_t leaksnap_snapshot_meta_count(const struct leaksnap_snapshot *s) { return s->nmeta; }
-const struct leaksnap_snapshot_meta *leaksnap_snapshot_meta(const struct leaksnap_snapshot *s, size_t index)
+const struct leaksnap_snapshot_meta *leaksnap_snapshot_meta(const struct leaksnap_snapshot *s,
+							    size_t index)
 {
 	return index < s->nmeta ? &s->meta[index] : NULL;
 }
@@ -533,7 +561,8 @@ static bool meta_spelling(const char *path, size_t n, bool ascii_only, char *buf
 	return differs;
 }
 
-size_t leaksnap_snapshot_build_id(const struct leaksnap_snapshot *s, const char *path, uint8_t *out, size_t cap)
+size_t leaksnap_snapshot_build_id(const struct leaksnap_snapshot *s, const char *path, uint8_t *out,
+				  size_t cap)
 {
 	const struct lsp_build_id *b = find_build_id(s, path);
 	if (!b && s->nbids) {
@@ -552,8 +581,8 @@ size_t leaksnap_snapshot_build_id(const struct leaksnap_snapshot *s, const char 
 	return b->len;
 }
 
-size_t leaksnap_snapshot_unloaded_build_id(const struct leaksnap_snapshot *s, const char *path, uint64_t inode,
-				  uint8_t *out, size_t cap)
+size_t leaksnap_snapshot_unloaded_build_id(const struct leaksnap_snapshot *s, const char *path,
+					   uint64_t inode, uint8_t *out, size_t cap)
 {
 	/* "unloaded_build_id=HEX INODE PATH": few lines, read as asked */
 	for (size_t i = 0; i < s->nmeta; i++) {
@@ -565,7 +594,8 @@ size_t leaksnap_snapshot_unloaded_build_id(const struct leaksnap_snapshot *s, co
 		char *end;
 		errno = 0;
 		unsigned long long ino = strtoull(sp + 1, &end, 10);
-		if (errno || end == sp + 1 || *end != ' ' || ino != inode || strcmp(end + 1, path) != 0)
+		if (errno || end == sp + 1 || *end != ' ' || ino != inode ||
+		    strcmp(end + 1, path) != 0)
 			continue;
 		size_t hex = (size_t)(sp - v);
 		if (hex == 0 || hex % 2 || hex / 2 > 64)
@@ -595,8 +625,8 @@ const char *leaksnap_snapshot_warning(const struct leaksnap_snapshot *s, size_t 
 /* Ranking ------------------------------------------------------------------ */
 
 /* > 0 when record a ranks before record b. */
-static int rank_cmp(const struct leaksnap_snapshot_record *a, size_t ia, const struct leaksnap_snapshot_record *b,
-		    size_t ib)
+static int rank_cmp(const struct leaksnap_snapshot_record *a, size_t ia,
+		    const struct leaksnap_snapshot_record *b, size_t ib)
 {
 	uint64_t ta = a->size * a->count, tb = b->size * b->count; /* checked at finalize */
 	if (ta != tb)

@@ -102,7 +102,8 @@ LEAKSNAP_API void leaksnap_snapshot_close(struct leaksnap_snapshot *snap);
 /* "leaksnap", "bionic-raw", "android-text", "ddms-nhgt". */
 LEAKSNAP_API const char *leaksnap_snapshot_format_name(enum leaksnap_snapshot_format format);
 
-LEAKSNAP_API enum leaksnap_snapshot_format leaksnap_snapshot_format(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API enum leaksnap_snapshot_format leaksnap_snapshot_format(
+	const struct leaksnap_snapshot *snap);
 /* The name the snapshot was opened under (path, "<stdin>" or the source
  * given to leaksnap_snapshot_open_memory). */
 LEAKSNAP_API const char *leaksnap_snapshot_source(const struct leaksnap_snapshot *snap);
@@ -129,7 +130,8 @@ LEAKSNAP_API uint64_t leaksnap_snapshot_total_memory(const struct leaksnap_snaps
 LEAKSNAP_API uint64_t leaksnap_snapshot_records_bytes(const struct leaksnap_snapshot *snap);
 /* Sum of count over all records. */
 LEAKSNAP_API uint64_t leaksnap_snapshot_allocation_count(const struct leaksnap_snapshot *snap);
-LEAKSNAP_API enum leaksnap_snapshot_count_mode leaksnap_snapshot_count_mode(const struct leaksnap_snapshot *snap);
+LEAKSNAP_API enum leaksnap_snapshot_count_mode leaksnap_snapshot_count_mode(
+	const struct leaksnap_snapshot *snap);
 
 /* Whether the snapshot says which blocks were unreachable at capture (a
  * LEAKSNAP file with the reachability section, flag bit 2).  Without it
@@ -142,14 +144,14 @@ LEAKSNAP_API uint64_t leaksnap_snapshot_unreachable_count(const struct leaksnap_
 
 /* Records after merging duplicates, in input order of first appearance. */
 LEAKSNAP_API size_t leaksnap_snapshot_record_count(const struct leaksnap_snapshot *snap);
-LEAKSNAP_API const struct leaksnap_snapshot_record *leaksnap_snapshot_record(const struct leaksnap_snapshot *snap,
-							   size_t index);
+LEAKSNAP_API const struct leaksnap_snapshot_record *leaksnap_snapshot_record(
+	const struct leaksnap_snapshot *snap, size_t index);
 
 /* Fill @out with the indexes of the @limit largest records by total bytes
  * (size * count), largest first; ties broken by size, count, app before
  * zygote, then stack.  Returns the number written (min(@limit, count)). */
-LEAKSNAP_API size_t leaksnap_snapshot_records_top(const struct leaksnap_snapshot *snap, size_t limit,
-					 size_t *out);
+LEAKSNAP_API size_t leaksnap_snapshot_records_top(const struct leaksnap_snapshot *snap,
+						  size_t limit, size_t *out);
 
 /* Maps text (/proc/pid/maps) carried by the input; NULL with *len = 0 when
  * it has none.  *line and *offset (either may be NULL) receive the 1-based
@@ -161,32 +163,35 @@ LEAKSNAP_API const char *leaksnap_snapshot_maps(const struct leaksnap_snapshot *
 /* Replace the maps text with a copy of @len bytes at @text (the maps of
  * the process read from a file of their own).
  * Returns 0, or -1 with @err filled. */
-LEAKSNAP_API int leaksnap_snapshot_set_maps(struct leaksnap_snapshot *snap, const char *text, size_t len,
-				   struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_snapshot_set_maps(struct leaksnap_snapshot *snap, const char *text,
+					    size_t len, struct leaksnap_error *err);
 
 /* Metadata lines in input order. */
 LEAKSNAP_API size_t leaksnap_snapshot_meta_count(const struct leaksnap_snapshot *snap);
-LEAKSNAP_API const struct leaksnap_snapshot_meta *leaksnap_snapshot_meta(const struct leaksnap_snapshot *snap,
-						       size_t index);
+LEAKSNAP_API const struct leaksnap_snapshot_meta *leaksnap_snapshot_meta(
+	const struct leaksnap_snapshot *snap, size_t index);
 /* Value of the first metadata line with @key, or NULL. */
-LEAKSNAP_API const char *leaksnap_snapshot_meta_get(const struct leaksnap_snapshot *snap, const char *key);
+LEAKSNAP_API const char *leaksnap_snapshot_meta_get(const struct leaksnap_snapshot *snap,
+						    const char *key);
 /* The build ID the metadata records for the module at @path (the first
  * line "build_id=<hex> <path>", as the hook writes one per module): its
  * length in bytes (at most 64), with up to @cap bytes of it written to @out;
  * 0 when none is recorded or the line is malformed.  O(log n). */
-LEAKSNAP_API size_t leaksnap_snapshot_build_id(const struct leaksnap_snapshot *snap, const char *path,
-				      uint8_t *out, size_t cap);
+LEAKSNAP_API size_t leaksnap_snapshot_build_id(const struct leaksnap_snapshot *snap,
+					       const char *path, uint8_t *out, size_t cap);
 /* The build ID the metadata records for a library unloaded before the
  * dump, the file @path with inode @inode as its "unloaded=" lines name it
  * (a line "unloaded_build_id=<hex> <inode> <path>": a library of that
  * path loaded now may be another build).  As leaksnap_snapshot_build_id(). */
-LEAKSNAP_API size_t leaksnap_snapshot_unloaded_build_id(const struct leaksnap_snapshot *snap, const char *path,
-					       uint64_t inode, uint8_t *out, size_t cap);
+LEAKSNAP_API size_t leaksnap_snapshot_unloaded_build_id(const struct leaksnap_snapshot *snap,
+							const char *path, uint64_t inode,
+							uint8_t *out, size_t cap);
 
 /* Non-fatal findings while reading (e.g. total_memory differs from the
  * records' sum), as complete sentences without the file name. */
 LEAKSNAP_API size_t leaksnap_snapshot_warning_count(const struct leaksnap_snapshot *snap);
-LEAKSNAP_API const char *leaksnap_snapshot_warning(const struct leaksnap_snapshot *snap, size_t index);
+LEAKSNAP_API const char *leaksnap_snapshot_warning(const struct leaksnap_snapshot *snap,
+						   size_t index);
 
 /* ------------------------------------------------------------------------
  * Writing LEAKSNAP v1 and Android text dumps

@@ -63,7 +63,8 @@ struct leaksnap_snapshot {
  * which applies the Android 7 count correction, merges duplicate
  * (zygote, size, stack) records and computes the totals. */
 
-struct leaksnap_snapshot *lsp_snapshot_new(enum leaksnap_snapshot_format format, const char *source);
+struct leaksnap_snapshot *lsp_snapshot_new(enum leaksnap_snapshot_format format,
+					   const char *source);
 /* Reserve room for @records records and @frames frames (upper bounds known
  * from a binary header); avoids regrowth.  Returns 0 or -1 (ENOMEM). */
 int lsp_snapshot_reserve(struct leaksnap_snapshot *s, size_t records, size_t frames,
@@ -85,7 +86,8 @@ int lsp_snapshot_warn(struct leaksnap_snapshot *s, const char *fmt, ...) KIT_PRI
 
 /* May the content of this input be the Android 7 layout (raw, text v1.0)? */
 enum lsp_count_hint { LSP_COUNTS_NEVER_DETECT, LSP_COUNTS_MAY_DETECT };
-int lsp_snapshot_finalize(struct leaksnap_snapshot *s, const struct leaksnap_snapshot_open_opts *opts, bool flagged,
+int lsp_snapshot_finalize(struct leaksnap_snapshot *s,
+			  const struct leaksnap_snapshot_open_opts *opts, bool flagged,
 			  enum lsp_count_hint hint, struct leaksnap_error *err);
 
 /* Record area decoding shared by the LEAKSNAP, raw and NHGT readers.
@@ -99,14 +101,17 @@ struct leaksnap_snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *s
 				   const struct leaksnap_snapshot_open_opts *opts,
 				   struct leaksnap_error *err);
 struct leaksnap_snapshot *lsp_read_raw(struct kit_blob *blob, const char *source,
-			      const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err);
+				       const struct leaksnap_snapshot_open_opts *opts,
+				       struct leaksnap_error *err);
 struct leaksnap_snapshot *lsp_read_text(struct kit_blob *blob, const char *source,
-			       const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err);
+					const struct leaksnap_snapshot_open_opts *opts,
+					struct leaksnap_error *err);
 /* Does the maps text name addresses above 4 GiB (a 64-bit process)?  The
  * text reader's pointer-size rule, which the text writer predicts. */
 bool lsp_text_maps_wide(const char *text, size_t len);
 struct leaksnap_snapshot *lsp_read_nhgt(struct kit_blob *blob, const char *source, bool old_header,
-			       const struct leaksnap_snapshot_open_opts *opts, struct leaksnap_error *err);
+					const struct leaksnap_snapshot_open_opts *opts,
+					struct leaksnap_error *err);
 /* Does @blob look like an NHGT payload with the old (signature-less) header? */
 bool lsp_nhgt_old_matches(const struct kit_blob *blob);
 

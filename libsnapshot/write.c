@@ -39,8 +39,9 @@ static const char *meta_path(const char *key, const char *v)
 
 /* Metadata text as written: the snapshot's lines (module paths rewritten
  * by @opts), plus where it came from. */
-static int meta_text(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
-		     char **text, size_t *len, struct leaksnap_error *err)
+static int meta_text(const struct leaksnap_snapshot *s,
+		     const struct leaksnap_snapshot_save_opts *opts, char **text, size_t *len,
+		     struct leaksnap_error *err)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -64,7 +65,8 @@ static int meta_text(const struct leaksnap_snapshot *s, const struct leaksnap_sn
 		else
 			fprintf(f, "%s=%s\n", k, v);
 	}
-	if (s->format != LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP && leaksnap_snapshot_meta_get(s, "source_format") == NULL)
+	if (s->format != LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP &&
+	    leaksnap_snapshot_meta_get(s, "source_format") == NULL)
 		fprintf(f, "source_format=%s%s%s\n", leaksnap_snapshot_format_name(s->format),
 			s->version[0] ? " " : "", s->version);
 	if (fclose(f) != 0) {
@@ -131,11 +133,12 @@ static int check_fits(const struct leaksnap_snapshot *s, unsigned ptr, struct le
 					 "reachability section's 32-bit counts",
 					 i + 1, (unsigned long long)r->unreachable);
 		if (r->size & LSP_ZYGOTE_BIT)
-			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
-					 "record %zu: size %llu needs bit 31 of the size field, which "
-					 "the format keeps for the zygote flag (sizes of 2 GiB or more "
-					 "cannot be written)",
-					 i + 1, (unsigned long long)r->size);
+			return kit_error(
+				err, LEAKSNAP_ERR_FORMAT, s->source,
+				"record %zu: size %llu needs bit 31 of the size field, which "
+				"the format keeps for the zygote flag (sizes of 2 GiB or more "
+				"cannot be written)",
+				i + 1, (unsigned long long)r->size);
 		if (r->size > max || r->count > max)
 			return kit_error(err, LEAKSNAP_ERR_FORMAT, s->source,
 					 "record %zu (size %llu, count %llu) does not fit "

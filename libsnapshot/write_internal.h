@@ -51,8 +51,9 @@ struct leaksnap_snapshot_rewrite *lsp_rewrite_match(const struct leaksnap_snapsh
  * output's length, the rules' match counts are incremented and a rewrite
  * that would leave a line without a path is an error.  With @o, write.
  * Returns 0, or -1 with @err filled. */
-int lsp_rewrite_maps(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
-		     struct lsp_out *o, uint64_t *size, struct leaksnap_error *err);
+int lsp_rewrite_maps(const struct leaksnap_snapshot *s,
+		     const struct leaksnap_snapshot_save_opts *opts, struct lsp_out *o,
+		     uint64_t *size, struct leaksnap_error *err);
 
 /* Where the path of the maps line [@p, @end) starts: after the five fields
  * (range, perms, offset, dev, inode) and the padding; @end when it has

@@ -71,7 +71,8 @@ static int check_expressible(const struct leaksnap_snapshot *s, struct leaksnap_
 	return 0;
 }
 
-static void tell(const struct leaksnap_snapshot_save_opts *opts, const char *fmt, ...) KIT_PRINTF(2, 3);
+static void tell(const struct leaksnap_snapshot_save_opts *opts, const char *fmt, ...)
+	KIT_PRINTF(2, 3);
 static void tell(const struct leaksnap_snapshot_save_opts *opts, const char *fmt, ...)
 {
 	if (opts->dropped == NULL)
@@ -101,7 +102,8 @@ static bool key_listed(const char *list, const char *key)
 }
 
 /* Report what the text format leaves out, one sentence each. */
-static void report_dropped(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts)
+static void report_dropped(const struct leaksnap_snapshot *s,
+			   const struct leaksnap_snapshot_save_opts *opts)
 {
 	if (s->pid >= 0)
 		tell(opts, "the pid (%lld) is not written: the text format has no place for it",
@@ -180,9 +182,9 @@ static int write_records(const struct leaksnap_snapshot *s, const struct order_k
 	return 0;
 }
 
-static int write_text(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_save_opts *opts,
-		      const char *fingerprint, const struct order_key *order,
-		      struct lsp_out *o, struct leaksnap_error *err)
+static int write_text(const struct leaksnap_snapshot *s,
+		      const struct leaksnap_snapshot_save_opts *opts, const char *fingerprint,
+		      const struct order_key *order, struct lsp_out *o, struct leaksnap_error *err)
 {
 	char head[128];
 	if (lsp_out_str(o, LEAKSNAP_TEXT_HEADER "1.2\n\nBuild fingerprint: '") ||

@@ -162,7 +162,8 @@ static bool perms_valid(const char *s)
 
 /* Parse one non-blank line [@line, @end) into @m.  Writes the path's
  * terminating NUL into the line (at @end or where " (deleted)" began). */
-static int parse_line(const struct parser *ps, char *line, char *end, struct leaksnap_maps_mapping *m)
+static int parse_line(const struct parser *ps, char *line, char *end,
+		      struct leaksnap_maps_mapping *m)
 {
 	const char *p = line;
 	const char *tok;
@@ -187,7 +188,8 @@ static int parse_line(const struct parser *ps, char *line, char *end, struct lea
 	n = (size_t)(p - tok);
 	if (n != 4 || !perms_valid(tok))
 		return parse_fail(ps, ps->line_pos, "malformed maps line: bad permissions '%.*s%s'",
-				  (int)(n < QUOTE_MAX ? n : QUOTE_MAX), tok, n > QUOTE_MAX ? "..." : "");
+				  (int)(n < QUOTE_MAX ? n : QUOTE_MAX), tok,
+				  n > QUOTE_MAX ? "..." : "");
 	memcpy(m->perms, tok, 4);
 	m->perms[4] = '\0';
 
@@ -385,7 +387,8 @@ struct leaksnap_maps *leaksnap_maps_parse(const char *text, size_t len, const ch
 				goto fail;
 			if (maps->mapping_count > 0 && m->start < m[-1].end) {
 				parse_fail(&ps, pos,
-					   "mapping starts below the end of the previous one (line %lu)",
+					   "mapping starts below the end of the previous one (line "
+					   "%lu)",
 					   m[-1].line);
 				goto fail;
 			}
@@ -442,8 +445,9 @@ static int mvec_add(struct mvec *a, const struct leaksnap_maps_mapping *m)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 64;
-		struct leaksnap_maps_mapping *v = cap <= SIZE_MAX / sizeof(*v) ? realloc(a->v, cap * sizeof(*v))
-								    : NULL;
+		struct leaksnap_maps_mapping *v = cap <= SIZE_MAX / sizeof(*v)
+							  ? realloc(a->v, cap * sizeof(*v))
+							  : NULL;
 		if (!v)
 			return -1;
 		a->v = v;
@@ -454,7 +458,8 @@ static int mvec_add(struct mvec *a, const struct leaksnap_maps_mapping *m)
 }
 
 /* @m's part [lo, hi) (within it): its file offset moves with the start. */
-static struct leaksnap_maps_mapping piece(const struct leaksnap_maps_mapping *m, uint64_t lo, uint64_t hi)
+static struct leaksnap_maps_mapping piece(const struct leaksnap_maps_mapping *m, uint64_t lo,
+					  uint64_t hi)
 {
 	struct leaksnap_maps_mapping p = *m;
 	if (m->inode != 0)
@@ -497,8 +502,8 @@ static bool free_span(const struct leaksnap_maps_mapping *v, size_t n, bool code
 /* Add to @out the parts of unloaded mapping @u that neither the snapshot's
  * own mappings (@own; for code, only its code) nor the unloaded parts
  * taken already (@taken, kept sorted) cover. */
-static int add_free_parts(const struct leaksnap_maps_mapping *u, const struct leaksnap_maps_mapping *own, size_t nown,
-			  struct mvec *taken)
+static int add_free_parts(const struct leaksnap_maps_mapping *u,
+			  const struct leaksnap_maps_mapping *own, size_t nown, struct mvec *taken)
 {
 	bool code = u->perms[2] == 'x';
 	uint64_t lo = u->start;
@@ -545,8 +550,8 @@ static int add_free_parts(const struct leaksnap_maps_mapping *u, const struct le
 
 /* Whether unloaded code @u lies partly under code of another file that
  * the snapshot's own maps hold. */
-static bool under_other_code(const struct leaksnap_maps_mapping *u, const struct leaksnap_maps_mapping *own,
-			     size_t nown)
+static bool under_other_code(const struct leaksnap_maps_mapping *u,
+			     const struct leaksnap_maps_mapping *own, size_t nown)
 {
 	if (u->perms[2] != 'x')
 		return false;
@@ -554,20 +559,22 @@ static bool under_other_code(const struct leaksnap_maps_mapping *u, const struct
 	     i++)
 		if (own[i].perms[2] == 'x' &&
 		    (own[i].inode != u->inode || own[i].dev_major != u->dev_major ||
-		     own[i].dev_minor != u->dev_minor || !own[i].path || strcmp(own[i].path, u->path)))
+		     own[i].dev_minor != u->dev_minor || !own[i].path ||
+		     strcmp(own[i].path, u->path)))
 			return true;
 	return false;
 }
 
-long leaksnap_maps_add_unloaded(struct leaksnap_maps *maps, const char *text, size_t len, const char *source,
-		       size_t *shadowed, struct leaksnap_error *err)
+long leaksnap_maps_add_unloaded(struct leaksnap_maps *maps, const char *text, size_t len,
+				const char *source, size_t *shadowed, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (shadowed)
 		*shadowed = 0;
 	if (maps == NULL || maps->unloaded_text != NULL || (text == NULL && len > 0) ||
 	    len == SIZE_MAX)
-		return kit_error(err, LEAKSNAP_ERR_USAGE, source, "leaksnap_maps_add_unloaded: bad call");
+		return kit_error(err, LEAKSNAP_ERR_USAGE, source,
+				 "leaksnap_maps_add_unloaded: bad call");
 	if (len == 0)
 		return 0;
 	if (memchr(text, '\0', len) != NULL)
@@ -624,7 +631,8 @@ long leaksnap_maps_add_unloaded(struct leaksnap_maps *maps, const char *text, si
 			for (size_t t = first_ending_above(taken.v, taken.n, lo);
 			     t < taken.n && taken.v[t].start < m->end; t++) {
 				if (taken.v[t].start > lo) {
-					struct leaksnap_maps_mapping p = piece(m, lo, taken.v[t].start);
+					struct leaksnap_maps_mapping p = piece(m, lo,
+									       taken.v[t].start);
 					if (mvec_add(&all, &p))
 						goto nomem;
 				}
@@ -674,8 +682,9 @@ fail:
 	return -1;
 }
 
-long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps, const struct leaksnap_snapshot *snap, size_t *shadowed,
-				struct leaksnap_error *err)
+long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps,
+					 const struct leaksnap_snapshot *snap, size_t *shadowed,
+					 struct leaksnap_error *err)
 {
 	size_t n = leaksnap_snapshot_meta_count(snap), len = 0;
 	leaksnap_error_clear(err);
@@ -688,7 +697,8 @@ long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps, const struc
 		return 0;
 	char *text = malloc(len), *at = text;
 	if (!text)
-		return kit_error(err, LEAKSNAP_ERR_NOMEM, leaksnap_snapshot_source(snap), "out of memory");
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, leaksnap_snapshot_source(snap),
+				 "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_snapshot_meta *e = leaksnap_snapshot_meta(snap, i);
 		if (strcmp(e->key, "unloaded") == 0) {
@@ -698,13 +708,15 @@ long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps, const struc
 			at += k + 1;
 		}
 	}
-	long added = leaksnap_maps_add_unloaded(maps, text, len, leaksnap_snapshot_source(snap), shadowed, err);
+	long added = leaksnap_maps_add_unloaded(maps, text, len, leaksnap_snapshot_source(snap),
+						shadowed, err);
 	free(text);
 	return added;
 }
 
-size_t leaksnap_maps_module_build_id(const struct leaksnap_maps *maps, const struct leaksnap_maps_module *mm,
-			    const struct leaksnap_snapshot *snap, uint8_t *out, size_t cap)
+size_t leaksnap_maps_module_build_id(const struct leaksnap_maps *maps,
+				     const struct leaksnap_maps_module *mm,
+				     const struct leaksnap_snapshot *snap, uint8_t *out, size_t cap)
 {
 	const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(maps, mm->first_mapping);
 	if (m && m->unloaded)
@@ -728,7 +740,8 @@ size_t leaksnap_maps_mapping_count(const struct leaksnap_maps *maps)
 	return maps ? maps->mapping_count : 0;
 }
 
-const struct leaksnap_maps_mapping *leaksnap_maps_mapping(const struct leaksnap_maps *maps, size_t index)
+const struct leaksnap_maps_mapping *leaksnap_maps_mapping(const struct leaksnap_maps *maps,
+							  size_t index)
 {
 	if (maps == NULL || index >= maps->mapping_count)
 		return NULL;
@@ -740,14 +753,16 @@ size_t leaksnap_maps_module_count(const struct leaksnap_maps *maps)
 	return maps ? maps->module_count : 0;
 }
 
-const struct leaksnap_maps_module *leaksnap_maps_module(const struct leaksnap_maps *maps, size_t index)
+const struct leaksnap_maps_module *leaksnap_maps_module(const struct leaksnap_maps *maps,
+							size_t index)
 {
 	if (maps == NULL || index >= maps->module_count)
 		return NULL;
 	return &maps->modules[index];
 }
 
-const struct leaksnap_maps_mapping *leaksnap_maps_lookup(const struct leaksnap_maps *maps, uint64_t pc)
+const struct leaksnap_maps_mapping *leaksnap_maps_lookup(const struct leaksnap_maps *maps,
+							 uint64_t pc)
 {
 	if (maps == NULL || maps->mapping_count == 0)
 		return NULL;
@@ -757,7 +772,8 @@ const struct leaksnap_maps_mapping *leaksnap_maps_lookup(const struct leaksnap_m
 	return i < maps->mapping_count && maps->mappings[i].start <= pc ? &maps->mappings[i] : NULL;
 }
 
-bool leaksnap_maps_locate(const struct leaksnap_maps *maps, uint64_t pc, struct leaksnap_maps_location *out)
+bool leaksnap_maps_locate(const struct leaksnap_maps *maps, uint64_t pc,
+			  struct leaksnap_maps_location *out)
 {
 	const struct leaksnap_maps_mapping *m = leaksnap_maps_lookup(maps, pc);
 

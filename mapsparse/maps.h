@@ -65,9 +65,10 @@ struct leaksnap_maps;
  * addresses out of order or overlapping are errors naming the line.
  * Returns a new object to release with leaksnap_maps_free(), or NULL with @err
  * filled.  @text is copied. */
-LEAKSNAP_API struct leaksnap_maps *leaksnap_maps_parse(const char *text, size_t len, const char *source,
-				     unsigned long first_line, uint64_t first_offset,
-				     struct leaksnap_error *err);
+LEAKSNAP_API struct leaksnap_maps *leaksnap_maps_parse(const char *text, size_t len,
+						       const char *source, unsigned long first_line,
+						       uint64_t first_offset,
+						       struct leaksnap_error *err);
 
 /* Add to @maps the mappings of libraries unloaded before it was read: @len
  * bytes of maps lines at @text (the hook's "unloaded=" metadata values,
@@ -82,31 +83,37 @@ LEAKSNAP_API struct leaksnap_maps *leaksnap_maps_parse(const char *text, size_t 
  * be in that file, whichever it ran in.  Returns how many mappings were
  * added, or -1 with @err filled (a malformed line: its line number in
  * @text). */
-LEAKSNAP_API long leaksnap_maps_add_unloaded(struct leaksnap_maps *maps, const char *text, size_t len,
-				    const char *source, size_t *shadowed,
-				    struct leaksnap_error *err);
+LEAKSNAP_API long leaksnap_maps_add_unloaded(struct leaksnap_maps *maps, const char *text,
+					     size_t len, const char *source, size_t *shadowed,
+					     struct leaksnap_error *err);
 
 /* leaksnap_maps_add_unloaded() with the "unloaded=" metadata lines of @snap, whose
  * maps @maps are (line numbers in errors count those lines). */
-LEAKSNAP_API long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps, const struct leaksnap_snapshot *snap,
-					     size_t *shadowed, struct leaksnap_error *err);
+LEAKSNAP_API long leaksnap_maps_add_snapshot_unloaded(struct leaksnap_maps *maps,
+						      const struct leaksnap_snapshot *snap,
+						      size_t *shadowed, struct leaksnap_error *err);
 
 /* The build ID @snap's metadata records for module @mm of @maps: a
  * module of unloaded mappings by its "unloaded_build_id=" line (path and
  * inode), any other by its "build_id=" line.  As leaksnap_snapshot_build_id(). */
-LEAKSNAP_API size_t leaksnap_maps_module_build_id(const struct leaksnap_maps *maps, const struct leaksnap_maps_module *mm,
-					 const struct leaksnap_snapshot *snap, uint8_t *out, size_t cap);
+LEAKSNAP_API size_t leaksnap_maps_module_build_id(const struct leaksnap_maps *maps,
+						  const struct leaksnap_maps_module *mm,
+						  const struct leaksnap_snapshot *snap,
+						  uint8_t *out, size_t cap);
 
 /* Release @maps. NULL-safe. */
 LEAKSNAP_API void leaksnap_maps_free(struct leaksnap_maps *maps);
 
 LEAKSNAP_API size_t leaksnap_maps_mapping_count(const struct leaksnap_maps *maps);
-LEAKSNAP_API const struct leaksnap_maps_mapping *leaksnap_maps_mapping(const struct leaksnap_maps *maps, size_t index);
+LEAKSNAP_API const struct leaksnap_maps_mapping *leaksnap_maps_mapping(
+	const struct leaksnap_maps *maps, size_t index);
 LEAKSNAP_API size_t leaksnap_maps_module_count(const struct leaksnap_maps *maps);
-LEAKSNAP_API const struct leaksnap_maps_module *leaksnap_maps_module(const struct leaksnap_maps *maps, size_t index);
+LEAKSNAP_API const struct leaksnap_maps_module *leaksnap_maps_module(
+	const struct leaksnap_maps *maps, size_t index);
 
 /* The mapping covering @pc, or NULL.  O(log n). */
-LEAKSNAP_API const struct leaksnap_maps_mapping *leaksnap_maps_lookup(const struct leaksnap_maps *maps, uint64_t pc);
+LEAKSNAP_API const struct leaksnap_maps_mapping *leaksnap_maps_lookup(
+	const struct leaksnap_maps *maps, uint64_t pc);
 
 /* Fill @out for @pc (mapping, module, rel_pc).  Returns true when a mapping
  * covers @pc.  @maps may be NULL (nothing is mapped). */

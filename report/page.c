@@ -102,7 +102,8 @@ static int write_page(FILE *out, const struct report_page *page,
 		ok = data != NULL;
 	}
 	if (data) {
-		ok = leaksnap_export_flame_write(fl, data, page->what, rest_bytes, rest_stacks) == 0;
+		ok = leaksnap_export_flame_write(fl, data, page->what, rest_bytes, rest_stacks) ==
+		     0;
 		ok = data_close(out, data) == 0 && ok;
 		ok = ok && html_tail(out) == 0;
 	}

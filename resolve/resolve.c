@@ -57,7 +57,8 @@ struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_o
 	r->warn = o.warn;
 	r->warn_arg = o.warn_arg;
 	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = true, .symbol_dirs = o.symbol_dirs,
-		      .symbol_dir_count = o.symbol_dir_count, .symbol_extent = true, .jobs = o.jobs);
+		      .symbol_dir_count = o.symbol_dir_count, .symbol_extent = true,
+		      .jobs = o.jobs);
 	r->sym = leaksnap_symbolizer_new(&so, err);
 	if (!r->sym) {
 		free(r);
@@ -105,7 +106,8 @@ size_t leaksnap_resolver_module_count(const struct leaksnap_resolver *r)
 	return r->module_count;
 }
 
-const struct leaksnap_sym_module *leaksnap_resolver_module(const struct leaksnap_resolver *r, size_t i)
+const struct leaksnap_sym_module *leaksnap_resolver_module(const struct leaksnap_resolver *r,
+							   size_t i)
 {
 	return i < r->module_count ? r->modules[i] : NULL;
 }
@@ -126,8 +128,8 @@ struct mappings {
 
 /* A module whose file is debug-only, with no file of its own here, takes
  * its layout from the process's mappings.  -1: out of memory. */
-static int take_layout(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m, const char *path,
-		       const struct mappings *src, struct leaksnap_error *err)
+static int take_layout(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
+		       const char *path, const struct mappings *src, struct leaksnap_error *err)
 {
 	if (!m->file || m->layout != LEAKSNAP_SYM_LAYOUT_NONE || strcmp(m->path, path) != 0)
 		return 0;
@@ -145,8 +147,10 @@ static int take_layout(struct leaksnap_resolver *r, const struct leaksnap_sym_mo
 			return 0;
 		}
 		for (size_t i = 0; i < n; i++) {
-			const struct leaksnap_maps_mapping *x = leaksnap_maps_mapping(src->maps, src->mm->first_mapping + i);
-			built[i] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+			const struct leaksnap_maps_mapping *x = leaksnap_maps_mapping(
+				src->maps, src->mm->first_mapping + i);
+			built[i] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset,
+								 x->perms[2] == 'x'};
 		}
 		v = built;
 	} else if (!v) {
@@ -194,17 +198,17 @@ static const struct leaksnap_sym_module *module_at(struct leaksnap_resolver *r, 
 					  const struct mappings *src, uint64_t *rel_pc,
 					  struct leaksnap_error *err)
 {
-	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(r->sym, path, build_id_len ? build_id : NULL,
-							  build_id_len, rel_pc, err);
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(
+		r->sym, path, build_id_len ? build_id : NULL, build_id_len, rel_pc, err);
 	if (!m || meet(r, m, path, src, err) != 0)
 		return NULL;
 	return m;
 }
 
-const struct leaksnap_sym_module *leaksnap_resolve_module(struct leaksnap_resolver *r, const char *path,
-						 const uint8_t *build_id, size_t build_id_len,
-						 const struct leaksnap_sym_mapping *mappings, size_t count,
-						 uint64_t *rel_pc, struct leaksnap_error *err)
+const struct leaksnap_sym_module *leaksnap_resolve_module(
+	struct leaksnap_resolver *r, const char *path, const uint8_t *build_id, size_t build_id_len,
+	const struct leaksnap_sym_mapping *mappings, size_t count, uint64_t *rel_pc,
+	struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	struct mappings src = {mappings, count, NULL, NULL};
@@ -212,7 +216,8 @@ const struct leaksnap_sym_module *leaksnap_resolve_module(struct leaksnap_resolv
 }
 
 int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
-			   uint64_t rel_pc, struct leaksnap_resolved *out, struct leaksnap_error *err)
+			   uint64_t rel_pc, struct leaksnap_resolved *out,
+			   struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	memset(out, 0, sizeof(*out));
@@ -247,9 +252,11 @@ int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sy
 /* The module of a snapshot's frame in @mm, located with the build ID the
  * dump recorded for it. */
 static const struct leaksnap_sym_module *snapshot_module(struct leaksnap_resolver *r,
-						const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
-						const struct leaksnap_maps_module *mm, uint64_t *rel_pc,
-						struct leaksnap_error *err)
+							 const struct leaksnap_snapshot *s,
+							 const struct leaksnap_maps *maps,
+							 const struct leaksnap_maps_module *mm,
+							 uint64_t *rel_pc,
+							 struct leaksnap_error *err)
 {
 	uint8_t id[64];
 	size_t len = leaksnap_maps_module_build_id(maps, mm, s, id, sizeof(id));
@@ -261,15 +268,17 @@ static const struct leaksnap_sym_module *snapshot_module(struct leaksnap_resolve
  * but not yet met (modules are listed, and their problems said, in the
  * order frames are resolved). */
 static const struct leaksnap_sym_module *prefetch_module(struct leaksnap_resolver *r,
-						const struct leaksnap_snapshot *s, const struct leaksnap_maps *maps,
-						const struct leaksnap_maps_module *mm, uint64_t *rel_pc)
+							 const struct leaksnap_snapshot *s,
+							 const struct leaksnap_maps *maps,
+							 const struct leaksnap_maps_module *mm,
+							 uint64_t *rel_pc)
 {
 	uint8_t id[64];
 	size_t len = leaksnap_maps_module_build_id(maps, mm, s, id, sizeof(id));
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err); /* (out of memory is said when the frame is resolved) */
-	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(r->sym, mm->path, len ? id : NULL, len,
-							  rel_pc, &err);
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(
+		r->sym, mm->path, len ? id : NULL, len, rel_pc, &err);
 	struct mappings src = {NULL, 0, maps, mm};
 	if (m)
 		take_layout(r, m, mm->path, &src, &err);
@@ -285,7 +294,8 @@ int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct leaksnap_snaps
 	if (!loc->module)
 		return 0;
 	uint64_t rel_pc = loc->rel_pc;
-	const struct leaksnap_sym_module *m = snapshot_module(r, s, maps, loc->module, &rel_pc, err);
+	const struct leaksnap_sym_module *m = snapshot_module(r, s, maps, loc->module, &rel_pc,
+							      err);
 	if (!m)
 		return -1;
 	return leaksnap_resolve_frame(r, m, rel_pc, out, err);
@@ -320,7 +330,8 @@ static bool is_apk(const char *path)
 }
 
 void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct leaksnap_snapshot *s,
-			       const struct leaksnap_maps *maps, const size_t *records, size_t count)
+			       const struct leaksnap_maps *maps, const size_t *records,
+			       size_t count)
 {
 	if (!maps || r->jobs < 2)
 		return;
@@ -333,7 +344,8 @@ void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct leaksna
 	} known[64]; /* modules located (not APKs: their libraries vary by offset) */
 	size_t nknown = 0;
 	for (size_t i = 0; i < count; i++) {
-		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(s, records[i]);
+		const struct leaksnap_snapshot_record *rec = leaksnap_snapshot_record(s,
+										      records[i]);
 		for (uint32_t k = 0; rec && k < rec->frame_count; k++) {
 			uint64_t pc = rec->frames[k];
 			size_t at = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 52);
@@ -359,14 +371,16 @@ void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct leaksna
 			if (!m || !m->file)
 				continue;
 			struct hint *x = hint_for(&h, &nh, &caph, m);
-			if (!x || kit_grow((void **)&x->pcs, &x->cap, x->count + 1, sizeof(*x->pcs)) != 0)
+			if (!x ||
+			    kit_grow((void **)&x->pcs, &x->cap, x->count + 1, sizeof(*x->pcs)) != 0)
 				goto out;
 			x->pcs[x->count++] = rel_pc;
 		}
 	}
 out:
 	for (size_t j = 0; j < nh; j++) {
-		leaksnap_sym_module_prefetch(h[j].module, h[j].pcs, h[j].count, r->return_addresses);
+		leaksnap_sym_module_prefetch(h[j].module, h[j].pcs, h[j].count,
+					     r->return_addresses);
 		free(h[j].pcs);
 	}
 	free(h);

@@ -53,8 +53,8 @@ struct leaksnap_resolver_opts {
 /* A resolver, with a symbolizer of its own (demangled names; a symbol-table
  * name only inside the symbol's extent).  NULL with @err filled.  @opts may
  * be NULL (defaults: no symbol directories, this host's files). */
-LEAKSNAP_API struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_opts *opts,
-							     struct leaksnap_error *err);
+LEAKSNAP_API struct leaksnap_resolver *leaksnap_resolver_new(
+	const struct leaksnap_resolver_opts *opts, struct leaksnap_error *err);
 /* Release @r and every answer it gave.  NULL-safe. */
 LEAKSNAP_API void leaksnap_resolver_free(struct leaksnap_resolver *r);
 /* Its symbolizer (e.g. to tell it a snapshot's pointer size). */
@@ -66,11 +66,13 @@ LEAKSNAP_API struct leaksnap_symbolizer *leaksnap_resolver_symbolizer(struct lea
  * with symbol files go to the warn callback and leave the frame without
  * frames. */
 LEAKSNAP_API int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct leaksnap_snapshot *s,
-				     const struct leaksnap_maps *maps, const struct leaksnap_maps_location *loc,
+				     const struct leaksnap_maps *maps,
+				     const struct leaksnap_maps_location *loc,
 				     struct leaksnap_resolved *out, struct leaksnap_error *err);
 /* Hint: the frames of @records[0..count) of @s are about to be resolved;
  * their compile units are indexed ahead on the resolver's threads (jobs). */
-LEAKSNAP_API void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const struct leaksnap_snapshot *s,
+LEAKSNAP_API void leaksnap_resolve_prefetch(struct leaksnap_resolver *r,
+					    const struct leaksnap_snapshot *s,
 					    const struct leaksnap_maps *maps, const size_t *records,
 					    size_t count);
 
@@ -80,30 +82,27 @@ LEAKSNAP_API void leaksnap_resolve_prefetch(struct leaksnap_resolver *r, const s
  * @mappings of it (for a debug-only file's layout; may be none).  An APK's
  * library becomes its own module and *@rel_pc an offset in it.  NULL with
  * @err filled only when out of memory. */
-LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_resolve_module(struct leaksnap_resolver *r,
-							      const char *path,
-							      const uint8_t *build_id,
-							      size_t build_id_len,
-							      const struct leaksnap_sym_mapping *mappings,
-							      size_t count, uint64_t *rel_pc,
-							      struct leaksnap_error *err);
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_resolve_module(
+	struct leaksnap_resolver *r, const char *path, const uint8_t *build_id, size_t build_id_len,
+	const struct leaksnap_sym_mapping *mappings, size_t count, uint64_t *rel_pc,
+	struct leaksnap_error *err);
 /* The frames of @rel_pc in @module (NULL: no module), each (module,
  * rel_pc) looked up once.  As leaksnap_resolve_pc. */
-LEAKSNAP_API int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sym_module *module,
-					uint64_t rel_pc, struct leaksnap_resolved *out,
-					struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_resolve_frame(struct leaksnap_resolver *r,
+					const struct leaksnap_sym_module *module, uint64_t rel_pc,
+					struct leaksnap_resolved *out, struct leaksnap_error *err);
 
 /* Send problems to @warn with @arg from now on; the callback and argument
  * before are stored at @old_warn and @old_arg (each may be NULL). */
-LEAKSNAP_API void leaksnap_resolver_set_warn(struct leaksnap_resolver *r, leaksnap_resolve_warn_fn warn,
-					     void *arg, leaksnap_resolve_warn_fn *old_warn,
-					     void **old_arg);
+LEAKSNAP_API void leaksnap_resolver_set_warn(struct leaksnap_resolver *r,
+					     leaksnap_resolve_warn_fn warn, void *arg,
+					     leaksnap_resolve_warn_fn *old_warn, void **old_arg);
 /* Whether a problem was reported. */
 LEAKSNAP_API bool leaksnap_resolver_failed(const struct leaksnap_resolver *r);
 /* The modules met, in the order their first frame was resolved. */
 LEAKSNAP_API size_t leaksnap_resolver_module_count(const struct leaksnap_resolver *r);
-LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_resolver_module(const struct leaksnap_resolver *r,
-							       size_t i);
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_resolver_module(
+	const struct leaksnap_resolver *r, size_t i);
 /* The distinct (module, rel_pc) answered so far. */
 LEAKSNAP_API size_t leaksnap_resolver_address_count(const struct leaksnap_resolver *r);
 

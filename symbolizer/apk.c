@@ -189,9 +189,9 @@ static int copy_out(const struct sym_apk *a, uint64_t start, uint64_t size, char
 	return fd;
 }
 
-const struct leaksnap_sym_module *leaksnap_symbolizer_module_at(struct leaksnap_symbolizer *sym, const char *path,
-					      const uint8_t *build_id, size_t build_id_len,
-					      uint64_t *rel_pc, struct leaksnap_error *err)
+const struct leaksnap_sym_module *leaksnap_symbolizer_module_at(
+	struct leaksnap_symbolizer *sym, const char *path, const uint8_t *build_id,
+	size_t build_id_len, uint64_t *rel_pc, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	if (!sym_is_apk(path))
@@ -240,9 +240,9 @@ const struct leaksnap_sym_module *leaksnap_symbolizer_module_at(struct leaksnap_
 			idlen = 0;
 	}
 	int memfd = copy_out(a, start, size, copy, sizeof(copy));
-	const struct leaksnap_sym_module *m = sym_module_locate(sym, name, idlen ? id : NULL, (size_t)idlen,
-						       memfd >= 0 ? copy : NULL,
-						       named ? host : NULL, err);
+	const struct leaksnap_sym_module *m = sym_module_locate(
+		sym, name, idlen ? id : NULL, (size_t)idlen, memfd >= 0 ? copy : NULL,
+		named ? host : NULL, err);
 	if (e)
 		elf_end(e);
 	if (!m) {

@@ -84,7 +84,8 @@ int sym_dwarf_load_units(struct leaksnap_sym_file *f, struct leaksnap_error *err
 	uint8_t unit_type;
 	Dwarf_Die cudie, subdie;
 	int rc;
-	while ((rc = dwarf_get_units(f->dbg, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
+	while ((rc = dwarf_get_units(f->dbg, cu, &cu, &version, &unit_type, &cudie, &subdie)) ==
+	       0) {
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
 		    unit_type != DW_UT_split_compile)
 			continue; /* type and partial units hold no code of their own */
@@ -242,9 +243,10 @@ static uint32_t add_node(struct walk *w, Dwarf_Die *die, int tag, uint32_t paren
 			n->parent = parent;
 			n->inlined = tag == DW_TAG_inlined_subroutine;
 		}
-		if (kit_grow((void **)&w->tmp, &w->tmp_cap, w->tmp_count + 1, sizeof(*w->tmp)) != 0 ||
+		if (kit_grow((void **)&w->tmp, &w->tmp_cap, w->tmp_count + 1, sizeof(*w->tmp)) !=
+			    0 ||
 		    kit_grow((void **)&w->tmp_parent, &w->tmp_parent_cap, w->tmp_count + 1,
-			 sizeof(*w->tmp_parent)) != 0)
+			     sizeof(*w->tmp_parent)) != 0)
 			return SYM_NONE - 1;
 		w->tmp[w->tmp_count] = (struct sym_range){lo, hi, id};
 		w->tmp_parent[w->tmp_count++] = parent;
@@ -358,7 +360,8 @@ static void flat_group(struct flat *fl, const struct sym_range *r, uint32_t n, u
 			flat_emit(fl, pos, owner);
 		const struct sym_node *k = &fl->cu->nodes[r[i].node];
 		if (depth + 1 < WALK_MAX_DEPTH) {
-			flat_group(fl, fl->cu->ranges + k->kids, k->nkids, s, e, r[i].node, depth + 1);
+			flat_group(fl, fl->cu->ranges + k->kids, k->nkids, s, e, r[i].node,
+				   depth + 1);
 		} else {
 			flat_emit(fl, s, r[i].node);
 		}
@@ -418,7 +421,8 @@ int sym_dwarf_index_unit(struct leaksnap_sym_file *f, struct sym_cu *cu, Dwarf_D
 		goto done; /* an empty unit */
 	encl[0] = SYM_NONE;
 	for (;;) {
-		if (cancel && ++steps % 4096 == 0 && atomic_load_explicit(cancel, memory_order_relaxed)) {
+		if (cancel && ++steps % 4096 == 0 &&
+		    atomic_load_explicit(cancel, memory_order_relaxed)) {
 			cu->broken = true;
 			goto fail;
 		}

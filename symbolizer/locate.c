@@ -114,7 +114,8 @@ static int index_walk(struct sym_dir_index *ix, char *path, size_t len, size_t c
 	struct dirent *e;
 	int rc = 0;
 	while (rc == 0 && (e = readdir(d))) {
-		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+		if (e->d_name[0] == '.' &&
+		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
 			continue;
 		size_t nl = strlen(e->d_name);
 		size_t sep = path[len - 1] != '/'; /* (the root, "/", has one) */
@@ -220,7 +221,8 @@ static enum try_result try_file(struct leaksnap_symbolizer *sym, struct sym_modu
 		if (err.code == LEAKSNAP_ERR_NOMEM)
 			return TRY_NOMEM;
 		if (!e->error_own) {
-			e->error_own = strdup(err.text[0] ? err.text : leaksnap_code_string(err.code));
+			e->error_own = strdup(err.text[0] ? err.text
+							  : leaksnap_code_string(err.code));
 			e->error_file_own = strdup(candidate);
 		}
 		return TRY_BROKEN;
@@ -295,10 +297,12 @@ static enum try_result locate(struct leaksnap_symbolizer *sym, struct sym_module
 			     rel) < (int)sizeof(buf))
 			TRY(buf);
 		if (e->build_id_len >= 2) {
-			int n = snprintf(buf, sizeof(buf), "%s%s.build-id/%02x/", dir, dir_slash ? "" : "/",
-					 e->build_id[0]);
-			for (size_t k = 1; k < e->build_id_len && n > 0 && (size_t)n + 3 < sizeof(buf); k++)
-				n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x", e->build_id[k]);
+			int n = snprintf(buf, sizeof(buf), "%s%s.build-id/%02x/", dir,
+					 dir_slash ? "" : "/", e->build_id[0]);
+			for (size_t k = 1;
+			     k < e->build_id_len && n > 0 && (size_t)n + 3 < sizeof(buf); k++)
+				n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x",
+					      e->build_id[k]);
 			if (n > 0 && (size_t)n + 7 < sizeof(buf)) {
 				memcpy(buf + n, ".debug", 7);
 				TRY(buf);
@@ -334,10 +338,11 @@ static enum try_result locate(struct leaksnap_symbolizer *sym, struct sym_module
 /* The module @path, located once: @extra (may be NULL) is tried last, and
  * called @extra_name (NULL: @path) when used; with @missing no candidate
  * is tried at all. */
-static const struct leaksnap_sym_module *module_get(struct leaksnap_symbolizer *sym, const char *path,
-					   const uint8_t *build_id, size_t build_id_len,
-					   const char *extra, const char *extra_name, bool missing,
-					   struct leaksnap_error *err)
+static const struct leaksnap_sym_module *module_get(struct leaksnap_symbolizer *sym,
+						    const char *path, const uint8_t *build_id,
+						    size_t build_id_len, const char *extra,
+						    const char *extra_name, bool missing,
+						    struct leaksnap_error *err)
 {
 	for (struct sym_module_entry *e = sym->modules; e; e = e->next)
 		if (strcmp(e->path, path) == 0 && e->build_id_len == build_id_len &&
@@ -369,7 +374,8 @@ static const struct leaksnap_sym_module *module_get(struct leaksnap_symbolizer *
 	if (r == TRY_NOMEM)
 		goto nomem;
 	if (r != TRY_USED)
-		e->m.status = r == TRY_MISMATCH ? LEAKSNAP_SYM_BUILD_ID_MISMATCH : LEAKSNAP_SYM_BUILD_ID_MISSING;
+		e->m.status = r == TRY_MISMATCH ? LEAKSNAP_SYM_BUILD_ID_MISMATCH
+						: LEAKSNAP_SYM_BUILD_ID_MISSING;
 	if (r == TRY_MISMATCH && !e->id_differs)
 		e->m.wrong_class = e->class_bits;
 	e->m.error = e->error_own;
@@ -380,25 +386,29 @@ nomem:
 	return NULL;
 }
 
-const struct leaksnap_sym_module *leaksnap_symbolizer_module(struct leaksnap_symbolizer *sym, const char *path,
-					   const uint8_t *build_id, size_t build_id_len,
-					   struct leaksnap_error *err)
+const struct leaksnap_sym_module *leaksnap_symbolizer_module(struct leaksnap_symbolizer *sym,
+							     const char *path,
+							     const uint8_t *build_id,
+							     size_t build_id_len,
+							     struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	return module_get(sym, path, build_id, build_id_len, NULL, NULL, false, err);
 }
 
-const struct leaksnap_sym_module *sym_module_locate(struct leaksnap_symbolizer *sym, const char *path,
-					   const void *build_id, size_t build_id_len,
-					   const char *extra, const char *extra_name,
-					   struct leaksnap_error *err)
+const struct leaksnap_sym_module *sym_module_locate(struct leaksnap_symbolizer *sym,
+						    const char *path, const void *build_id,
+						    size_t build_id_len, const char *extra,
+						    const char *extra_name,
+						    struct leaksnap_error *err)
 {
 	return module_get(sym, path, build_id, build_id_len, extra, extra_name, false, err);
 }
 
-const struct leaksnap_sym_module *sym_module_missing(struct leaksnap_symbolizer *sym, const char *path,
-					    enum leaksnap_sym_build_id_status status,
-					    struct leaksnap_error *err)
+const struct leaksnap_sym_module *sym_module_missing(struct leaksnap_symbolizer *sym,
+						     const char *path,
+						     enum leaksnap_sym_build_id_status status,
+						     struct leaksnap_error *err)
 {
 	(void)status; /* (always "missing" today) */
 	return module_get(sym, path, NULL, 0, NULL, NULL, true, err);
@@ -437,8 +447,8 @@ static size_t load_segments(const struct leaksnap_sym_file *f, GElf_Phdr *out, s
 
 /* With load bias @bias, every executable mapping lands in an executable
  * segment. */
-static bool exec_mappings_fit(const GElf_Phdr *ph, size_t nph, const struct leaksnap_sym_mapping *maps,
-			      size_t count, uint64_t bias)
+static bool exec_mappings_fit(const GElf_Phdr *ph, size_t nph,
+			      const struct leaksnap_sym_mapping *maps, size_t count, uint64_t bias)
 {
 	for (size_t i = 0; i < count; i++) {
 		if (!maps[i].exec)
@@ -493,8 +503,8 @@ static bool maps_bias(const GElf_Phdr *ph, size_t nph, const struct leaksnap_sym
 					break;
 				uint64_t lo = ph[k].p_vaddr & ~(pg - 1);
 				uint64_t hi = (ph[k].p_vaddr + ph[k].p_memsz + pg - 1) & ~(pg - 1);
-				if (maps[i].start % pg == 0 && maps[i].end - maps[i].start == hi - lo &&
-				    maps[i].start >= lo) {
+				if (maps[i].start % pg == 0 &&
+				    maps[i].end - maps[i].start == hi - lo && maps[i].start >= lo) {
 					*bias = maps[i].start - lo;
 					return true;
 				}
@@ -504,9 +514,10 @@ static bool maps_bias(const GElf_Phdr *ph, size_t nph, const struct leaksnap_sym
 	return false;
 }
 
-int leaksnap_sym_module_set_mappings(struct leaksnap_symbolizer *sym, const struct leaksnap_sym_module *module,
-			    const struct leaksnap_sym_mapping *mappings, size_t count,
-			    struct leaksnap_error *err)
+int leaksnap_sym_module_set_mappings(struct leaksnap_symbolizer *sym,
+				     const struct leaksnap_sym_module *module,
+				     const struct leaksnap_sym_mapping *mappings, size_t count,
+				     struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	/* the module is handed out read-only: this is its writable entry */
@@ -540,8 +551,9 @@ int leaksnap_sym_module_set_mappings(struct leaksnap_symbolizer *sym, const stru
 	return 0;
 }
 
-int leaksnap_sym_module_lookup(const struct leaksnap_sym_module *module, uint64_t rel_pc, bool return_address,
-		      struct leaksnap_sym_result *out, struct leaksnap_error *err)
+int leaksnap_sym_module_lookup(const struct leaksnap_sym_module *module, uint64_t rel_pc,
+			       bool return_address, struct leaksnap_sym_result *out,
+			       struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	out->frames = NULL;
@@ -555,8 +567,8 @@ int leaksnap_sym_module_lookup(const struct leaksnap_sym_module *module, uint64_
 	return leaksnap_sym_file_lookup(module->file, vaddr, out, err);
 }
 
-void leaksnap_sym_module_prefetch(const struct leaksnap_sym_module *module, const uint64_t *rel_pcs, size_t count,
-			 bool return_address)
+void leaksnap_sym_module_prefetch(const struct leaksnap_sym_module *module, const uint64_t *rel_pcs,
+				  size_t count, bool return_address)
 {
 	const struct sym_module_entry *e = (const struct sym_module_entry *)(const void *)module;
 	if (!module->file || !count || module->file->sym->opts.jobs < 2)
@@ -567,7 +579,8 @@ void leaksnap_sym_module_prefetch(const struct leaksnap_sym_module *module, cons
 		uint64_t vaddr;
 		if (!module_vaddr(e, rel_pcs[i], &vaddr))
 			continue;
-		buf[n++] = return_address ? leaksnap_sym_file_call_site(module->file, vaddr) : vaddr;
+		buf[n++] = return_address ? leaksnap_sym_file_call_site(module->file, vaddr)
+					  : vaddr;
 		if (n == sizeof(buf) / sizeof(buf[0])) {
 			leaksnap_sym_file_prefetch(module->file, buf, n);
 			n = 0;

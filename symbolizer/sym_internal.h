@@ -194,14 +194,16 @@ void sym_locate_free(struct leaksnap_symbolizer *sym);
 /* leaksnap_symbolizer_module with one more candidate file tried last (@extra, may
  * be NULL; when used, the module's file_path is @extra_name, or the
  * module's own name when that is NULL). */
-const struct leaksnap_sym_module *sym_module_locate(struct leaksnap_symbolizer *sym, const char *path,
-					   const void *build_id, size_t build_id_len,
-					   const char *extra, const char *extra_name,
-					   struct leaksnap_error *err);
+const struct leaksnap_sym_module *sym_module_locate(struct leaksnap_symbolizer *sym,
+						    const char *path, const void *build_id,
+						    size_t build_id_len, const char *extra,
+						    const char *extra_name,
+						    struct leaksnap_error *err);
 /* A module with no file, for @path. */
-const struct leaksnap_sym_module *sym_module_missing(struct leaksnap_symbolizer *sym, const char *path,
-					    enum leaksnap_sym_build_id_status status,
-					    struct leaksnap_error *err);
+const struct leaksnap_sym_module *sym_module_missing(struct leaksnap_symbolizer *sym,
+						     const char *path,
+						     enum leaksnap_sym_build_id_status status,
+						     struct leaksnap_error *err);
 
 /* apk.c */
 struct sym_apk;
@@ -227,7 +229,8 @@ int sym_file_answer(struct leaksnap_sym_file *f, uint64_t vaddr, const struct sy
 bool sym_file_has_layout(const struct leaksnap_sym_file *f);
 /* A unit's source path as llvm-symbolizer and GNU addr2line spell it:
  * relative paths are prefixed with the unit's DW_AT_comp_dir. */
-const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu, const char *path);
+const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu,
+			    const char *path);
 /* @name demangled when asked and possible (the copy belongs to @sym). */
 const char *sym_demangle(struct leaksnap_symbolizer *sym, const char *name);
 

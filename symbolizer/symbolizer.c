@@ -21,7 +21,8 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-struct leaksnap_symbolizer *leaksnap_symbolizer_new(const struct leaksnap_sym_options *opts, struct leaksnap_error *err)
+struct leaksnap_symbolizer *leaksnap_symbolizer_new(const struct leaksnap_sym_options *opts,
+						    struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	struct leaksnap_sym_options known;
@@ -127,8 +128,8 @@ static void llvm_spelling(char *d)
 				/* the parameters move first: the new prefix may be
 				 * longer than "{lambda" (the whole is shorter) */
 				char pre[32];
-				int np = snprintf(pre, sizeof(pre), nr == 1 ? "'lambda'" : "'lambda%lu'",
-						  nr - 2);
+				int np = snprintf(pre, sizeof(pre),
+						  nr == 1 ? "'lambda'" : "'lambda%lu'", nr - 2);
 				size_t params = (size_t)(p - (r + 7));
 				memmove(w + np, r + 7, params);
 				memcpy(w, pre, (size_t)np);
@@ -218,7 +219,8 @@ static const char *demangle_new(struct leaksnap_symbolizer *sym, const char *nam
 	return d;
 }
 
-const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu, const char *path)
+const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu,
+			    const char *path)
 {
 	if (!path || path[0] == '/' || !cu->comp_dir || !cu->comp_dir[0])
 		return path;
@@ -270,26 +272,30 @@ static int check_extent(Elf *elf, const GElf_Ehdr *eh, uint64_t size, const char
 		shnum = eh->e_shnum; /* libelf reports none when they are out of reach */
 	uint64_t end = eh->e_shoff + (uint64_t)shnum * eh->e_shentsize;
 	if (eh->e_shoff && (eh->e_shoff > size || end > size))
-		return kit_error_at(err, LEAKSNAP_ERR_FORMAT, path, eh->e_shoff,
-				    "truncated ELF file: section headers end at %llu, the file has %llu "
-				    "bytes", (unsigned long long)end, (unsigned long long)size);
+		return kit_error_at(
+			err, LEAKSNAP_ERR_FORMAT, path, eh->e_shoff,
+			"truncated ELF file: section headers end at %llu, the file has %llu "
+			"bytes",
+			(unsigned long long)end, (unsigned long long)size);
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
-			return kit_error(err, LEAKSNAP_ERR_FORMAT, path, "corrupt section header: %s",
-					 elf_errmsg(-1));
+			return kit_error(err, LEAKSNAP_ERR_FORMAT, path,
+					 "corrupt section header: %s", elf_errmsg(-1));
 		if (sh.sh_type != SHT_NOBITS && sh.sh_size &&
 		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
-			return kit_error_at(err, LEAKSNAP_ERR_FORMAT, path, sh.sh_offset,
-					    "truncated ELF file: section %zu (%llu bytes) ends past the "
-					    "end of the file (%llu bytes)", elf_ndxscn(scn),
-					    (unsigned long long)sh.sh_size, (unsigned long long)size);
+			return kit_error_at(
+				err, LEAKSNAP_ERR_FORMAT, path, sh.sh_offset,
+				"truncated ELF file: section %zu (%llu bytes) ends past the "
+				"end of the file (%llu bytes)",
+				elf_ndxscn(scn), (unsigned long long)sh.sh_size,
+				(unsigned long long)size);
 	}
 	return 0;
 }
 
-struct leaksnap_sym_file *leaksnap_symbolizer_open(struct leaksnap_symbolizer *sym, const char *path,
-				 struct leaksnap_error *err)
+struct leaksnap_sym_file *leaksnap_symbolizer_open(struct leaksnap_symbolizer *sym,
+						   const char *path, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	for (struct leaksnap_sym_file *f = sym->files; f; f = f->next)
@@ -409,7 +415,8 @@ unsigned leaksnap_sym_file_address_size(const struct leaksnap_sym_file *file)
 	return file->address_size;
 }
 
-bool leaksnap_sym_file_offset_to_vaddr(const struct leaksnap_sym_file *file, uint64_t offset, uint64_t *vaddr)
+bool leaksnap_sym_file_offset_to_vaddr(const struct leaksnap_sym_file *file, uint64_t offset,
+				       uint64_t *vaddr)
 {
 	size_t n;
 	if (elf_getphdrnum(file->elf, &n) != 0)
@@ -436,8 +443,9 @@ bool sym_file_has_layout(const struct leaksnap_sym_file *f)
 	bool code = false, code_bits = false;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn)) != NULL;) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
-						      (SHF_ALLOC | SHF_EXECINSTR) || sh.sh_size == 0)
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+		    sh.sh_size == 0)
 			continue;
 		code = true;
 		code_bits |= sh.sh_type != SHT_NOBITS;
@@ -449,8 +457,8 @@ bool sym_file_has_layout(const struct leaksnap_sym_file *f)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
-		if (gelf_getphdr(f->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-		    ph.p_filesz)
+		if (gelf_getphdr(f->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && ph.p_filesz)
 			return true;
 	}
 	return false;
@@ -571,8 +579,8 @@ static int load_sections(struct leaksnap_sym_file *f)
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn));) {
 		GElf_Shdr h;
 		if (gelf_getshdr(scn, &h) && (h.sh_flags & SHF_ALLOC))
-			f->sections[f->section_count++] =
-				(struct sym_section){h.sh_addr, h.sh_size, (uint32_t)elf_ndxscn(scn)};
+			f->sections[f->section_count++] = (struct sym_section){
+				h.sh_addr, h.sh_size, (uint32_t)elf_ndxscn(scn)};
 	}
 	return 0;
 }
@@ -590,8 +598,8 @@ static uint32_t section_of(struct leaksnap_sym_file *f, uint64_t addr)
 	if (!f->sections) { /* (out of memory: as it was) */
 		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn));) {
 			GElf_Shdr h;
-			if (gelf_getshdr(scn, &h) && (h.sh_flags & SHF_ALLOC) && addr >= h.sh_addr &&
-			    addr - h.sh_addr < h.sh_size)
+			if (gelf_getshdr(scn, &h) && (h.sh_flags & SHF_ALLOC) &&
+			    addr >= h.sh_addr && addr - h.sh_addr < h.sh_size)
 				return (uint32_t)elf_ndxscn(scn);
 		}
 	}
@@ -692,8 +700,8 @@ static int locate(struct leaksnap_sym_file *f, uint64_t vaddr, struct sym_loc *l
 	return 0;
 }
 
-int leaksnap_sym_file_lookup(struct leaksnap_sym_file *f, uint64_t vaddr, struct leaksnap_sym_result *out,
-		    struct leaksnap_error *err)
+int leaksnap_sym_file_lookup(struct leaksnap_sym_file *f, uint64_t vaddr,
+			     struct leaksnap_sym_result *out, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
 	struct sym_loc loc;
@@ -765,8 +773,9 @@ int sym_file_answer(struct leaksnap_sym_file *f, uint64_t vaddr, const struct sy
 			 * as gcc leaves it out for a lambda's std::function
 			 * _M_invoke; a clone's "[clone .constprop.0]") */
 			const struct sym_node *n = &cu->nodes[outer];
-			const struct sym_symbol *s0 = n->linkage || n->inlined || !n->has_start ? NULL
-						    : find_symbol(f, vaddr);
+			const struct sym_symbol *s0 = n->linkage || n->inlined || !n->has_start
+							      ? NULL
+							      : find_symbol(f, vaddr);
 			if (s0 && s0->value == n->start + f->bias)
 				sym->frames[count - 1].function = sym_demangle(sym, s0->name);
 		}

@@ -88,33 +88,36 @@ struct leaksnap_sym_result {
 };
 
 /* A new symbolizer, or NULL with @err filled (out of memory). */
-LEAKSNAP_API struct leaksnap_symbolizer *leaksnap_symbolizer_new(const struct leaksnap_sym_options *opts,
-					       struct leaksnap_error *err);
+LEAKSNAP_API struct leaksnap_symbolizer *leaksnap_symbolizer_new(
+	const struct leaksnap_sym_options *opts, struct leaksnap_error *err);
 LEAKSNAP_API void leaksnap_symbolizer_free(struct leaksnap_symbolizer *sym);
 /* The process's pointer size, 4 or 8 (leaksnap_snapshot_pointer_size_known), before any
  * module is looked up: a module's candidate file of the other ELF class is
  * then another build's (a 32-bit /system/lib library found by name for a
  * module of a 64-bit process), passed over like one whose build ID
  * differs.  0 (the default): any class. */
-LEAKSNAP_API void leaksnap_symbolizer_set_pointer_size(struct leaksnap_symbolizer *sym, unsigned pointer_size);
+LEAKSNAP_API void leaksnap_symbolizer_set_pointer_size(struct leaksnap_symbolizer *sym,
+						       unsigned pointer_size);
 
 /* Open the ELF file at @path, with its DWARF wherever libdwfl finds it (the
  * file itself, a `.gnu_debuglink` file or /usr/lib/debug/.build-id).  Opening
  * the same path again returns the same object.  NULL with @err filled when
  * the file cannot be read or is not a usable ELF file. */
-LEAKSNAP_API struct leaksnap_sym_file *leaksnap_symbolizer_open(struct leaksnap_symbolizer *sym, const char *path,
-					      struct leaksnap_error *err);
+LEAKSNAP_API struct leaksnap_sym_file *leaksnap_symbolizer_open(struct leaksnap_symbolizer *sym,
+								const char *path,
+								struct leaksnap_error *err);
 
 /* The file's GNU build ID (NULL with *len = 0 when it has none). */
-LEAKSNAP_API const uint8_t *leaksnap_sym_file_build_id(const struct leaksnap_sym_file *file, size_t *len);
+LEAKSNAP_API const uint8_t *leaksnap_sym_file_build_id(const struct leaksnap_sym_file *file,
+						       size_t *len);
 /* The file DWARF was read from (the file itself or its separate debug
  * file), or NULL when it has no DWARF. */
 LEAKSNAP_API const char *leaksnap_sym_file_debug_path(const struct leaksnap_sym_file *file);
 /* Convert a file offset (maps' rel_pc) to a virtual address through the
  * PT_LOAD program headers.  Returns false when no loadable segment holds
  * the offset. */
-LEAKSNAP_API bool leaksnap_sym_file_offset_to_vaddr(const struct leaksnap_sym_file *file, uint64_t offset,
-					   uint64_t *vaddr);
+LEAKSNAP_API bool leaksnap_sym_file_offset_to_vaddr(const struct leaksnap_sym_file *file,
+						    uint64_t offset, uint64_t *vaddr);
 /* The file's ELF machine (EM_*). */
 LEAKSNAP_API unsigned leaksnap_sym_file_machine(const struct leaksnap_sym_file *file);
 /* The file's address size in bytes: 4 (ELFCLASS32) or 8. */
@@ -124,8 +127,9 @@ LEAKSNAP_API unsigned leaksnap_sym_file_address_size(const struct leaksnap_sym_f
  * lookup through the same symbolizer.  Returns 0, or -1 with @err filled
  * when the file's debug information is corrupt at that address (the
  * symbolizer stays usable for other addresses and files). */
-LEAKSNAP_API int leaksnap_sym_file_lookup(struct leaksnap_sym_file *file, uint64_t vaddr, struct leaksnap_sym_result *out,
-				 struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_sym_file_lookup(struct leaksnap_sym_file *file, uint64_t vaddr,
+					  struct leaksnap_sym_result *out,
+					  struct leaksnap_error *err);
 
 /* A hint: @vaddrs (as leaksnap_sym_file_lookup takes them) are about to be looked
  * up, roughly in this order.  With opts.jobs > 1, the compile units they
@@ -135,20 +139,23 @@ LEAKSNAP_API int leaksnap_sym_file_lookup(struct leaksnap_sym_file *file, uint64
  * and the order errors are said in do not change; without threads (jobs
  * < 2) it does nothing.  Files whose DWARF is split (.dwo) or in a dwz
  * file are indexed by the caller's thread alone. */
-LEAKSNAP_API void leaksnap_sym_file_prefetch(struct leaksnap_sym_file *file, const uint64_t *vaddrs, size_t count);
+LEAKSNAP_API void leaksnap_sym_file_prefetch(struct leaksnap_sym_file *file, const uint64_t *vaddrs,
+					     size_t count);
 
 /* The answer to the @index'th address of a batch: @result as
  * leaksnap_sym_file_lookup gives it (valid during the call, and until the next
  * lookup); @err, when not NULL, the error leaksnap_sym_file_lookup returned (then
  * @result has no frames).  Called on the caller's thread. */
-typedef void (*leaksnap_sym_answer_fn)(void *ctx, size_t index, const struct leaksnap_sym_result *result,
-			      const struct leaksnap_error *err);
+typedef void (*leaksnap_sym_answer_fn)(void *ctx, size_t index,
+				       const struct leaksnap_sym_result *result,
+				       const struct leaksnap_error *err);
 /* Look up @count addresses, in order, handing each answer to @fn: the same
  * answers and errors as leaksnap_sym_file_lookup on each.  With threads (opts.jobs
  * > 1) the addresses are looked up ahead, out of order, as the units they
  * are in get indexed, while other units still are. */
-LEAKSNAP_API void leaksnap_sym_file_lookup_batch(struct leaksnap_sym_file *file, const uint64_t *vaddrs,
-					size_t count, leaksnap_sym_answer_fn fn, void *ctx);
+LEAKSNAP_API void leaksnap_sym_file_lookup_batch(struct leaksnap_sym_file *file,
+						 const uint64_t *vaddrs, size_t count,
+						 leaksnap_sym_answer_fn fn, void *ctx);
 
 /* Modules ----------------------------------------------------------------
  * A module is a file as a process's maps name it ("/system/lib64/libc.so").
@@ -204,10 +211,9 @@ struct leaksnap_sym_mapping {
  * NULL) is the build ID the dump recorded for it.  NULL only when out of
  * memory (with @err filled); a module with no usable file is returned with
  * file = NULL and its status. */
-LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_symbolizer_module(struct leaksnap_symbolizer *sym, const char *path,
-							const uint8_t *build_id,
-							size_t build_id_len,
-							struct leaksnap_error *err);
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_symbolizer_module(
+	struct leaksnap_symbolizer *sym, const char *path, const uint8_t *build_id,
+	size_t build_id_len, struct leaksnap_error *err);
 /* The module a frame at offset *@rel_pc of the file @path (as the maps
  * name it) belongs to.  Usually leaksnap_symbolizer_module(); but when @path is an
  * APK, the library stored in it at that offset, as a module named
@@ -215,24 +221,25 @@ LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_symbolizer_module(struct
  * library's own build ID, and *@rel_pc made an offset in that library.
  * The library's file is looked for as any module's (its build ID, its
  * name), then read from the APK itself.  NULL only when out of memory. */
-LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_symbolizer_module_at(struct leaksnap_symbolizer *sym,
-							   const char *path,
-							   const uint8_t *build_id,
-							   size_t build_id_len, uint64_t *rel_pc,
-							   struct leaksnap_error *err);
+LEAKSNAP_API const struct leaksnap_sym_module *leaksnap_symbolizer_module_at(
+	struct leaksnap_symbolizer *sym, const char *path, const uint8_t *build_id,
+	size_t build_id_len, uint64_t *rel_pc, struct leaksnap_error *err);
 /* Look up a frame of @module: @rel_pc is the offset in the file (maps'
  * rel_pc).  With @return_address, the call instruction is looked up
  * (leaksnap_sym_file_call_site).  As leaksnap_sym_file_lookup; no frames when the module has
  * no file or no segment holds the offset. */
-LEAKSNAP_API int leaksnap_sym_module_lookup(const struct leaksnap_sym_module *module, uint64_t rel_pc,
-				   bool return_address, struct leaksnap_sym_result *out,
-				   struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_sym_module_lookup(const struct leaksnap_sym_module *module,
+					    uint64_t rel_pc, bool return_address,
+					    struct leaksnap_sym_result *out,
+					    struct leaksnap_error *err);
 /* leaksnap_sym_file_prefetch for frames of @module at @rel_pcs (as leaksnap_sym_module_lookup
  * takes them, with @return_address). */
-LEAKSNAP_API void leaksnap_sym_module_prefetch(const struct leaksnap_sym_module *module, const uint64_t *rel_pcs,
-				      size_t count, bool return_address);
+LEAKSNAP_API void leaksnap_sym_module_prefetch(const struct leaksnap_sym_module *module,
+					       const uint64_t *rel_pcs, size_t count,
+					       bool return_address);
 /* "match", "unverified", "mismatch", "missing" */
-LEAKSNAP_API const char *leaksnap_sym_build_id_status_name(enum leaksnap_sym_build_id_status status);
+LEAKSNAP_API const char *leaksnap_sym_build_id_status_name(
+	enum leaksnap_sym_build_id_status status);
 /* "file", "host", "maps"; NULL for LEAKSNAP_SYM_LAYOUT_NONE */
 LEAKSNAP_API const char *leaksnap_sym_layout_name(enum leaksnap_sym_layout layout);
 
@@ -249,13 +256,15 @@ LEAKSNAP_API const char *leaksnap_sym_layout_name(enum leaksnap_sym_layout layou
  * (LEAKSNAP_ERR_FORMAT, naming the file) when the mappings fit none of the
  * file's segments; the module then keeps no layout.  @module must be one
  * @sym handed out (else LEAKSNAP_ERR_USAGE). */
-LEAKSNAP_API int leaksnap_sym_module_set_mappings(struct leaksnap_symbolizer *sym, const struct leaksnap_sym_module *module,
-					 const struct leaksnap_sym_mapping *mappings, size_t count,
-					 struct leaksnap_error *err);
+LEAKSNAP_API int leaksnap_sym_module_set_mappings(struct leaksnap_symbolizer *sym,
+						  const struct leaksnap_sym_module *module,
+						  const struct leaksnap_sym_mapping *mappings,
+						  size_t count, struct leaksnap_error *err);
 
 /* The address to look up for return address @pc in @file: a byte of the
  * call instruction, pc - 1, after clearing the Thumb bit on 32-bit ARM. */
-LEAKSNAP_API uint64_t leaksnap_sym_file_call_site(const struct leaksnap_sym_file *file, uint64_t pc);
+LEAKSNAP_API uint64_t leaksnap_sym_file_call_site(const struct leaksnap_sym_file *file,
+						  uint64_t pc);
 
 #ifdef __cplusplus
 }

@@ -164,7 +164,8 @@ static bool has_section(Elf *elf, const char *name)
 		return true; /* (cannot tell: as if it had) */
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
+						       : NULL;
 		if (n && strcmp(n, name) == 0)
 			return true;
 	}
@@ -489,7 +490,9 @@ static bool keep(struct batch *b, size_t i, const struct leaksnap_sym_result *r)
 		size_t cap = b->frame_cap ? b->frame_cap : 4096;
 		while (cap < b->frame_count + r->frame_count)
 			cap *= 2;
-		struct leaksnap_sym_frame *fr = cap < UINT32_MAX ? realloc(b->frames, cap * sizeof(*fr)) : NULL;
+		struct leaksnap_sym_frame *fr = cap < UINT32_MAX
+							? realloc(b->frames, cap * sizeof(*fr))
+							: NULL;
 		if (!fr)
 			return false;
 		b->frames = fr;
@@ -528,7 +531,8 @@ static void find_ahead(struct batch *b, struct sym_cu *cu, struct item *items, s
 		if (sym_file_answer(b->f, items[k].vaddr, &loc, &r, &b->err) != 0 ||
 		    !keep(b, items[k].index, &r)) {
 			leaksnap_error_clear(&b->err);
-			b->ahead[items[k].index].nframes = AHEAD_LOOKUP; /* (out of memory: said in order) */
+			b->ahead[items[k].index].nframes =
+				AHEAD_LOOKUP; /* (out of memory: said in order) */
 		}
 	}
 }
@@ -620,8 +624,8 @@ out:
 	return rc;
 }
 
-void leaksnap_sym_file_lookup_batch(struct leaksnap_sym_file *f, const uint64_t *vaddrs, size_t count,
-			   leaksnap_sym_answer_fn fn, void *ctx)
+void leaksnap_sym_file_lookup_batch(struct leaksnap_sym_file *f, const uint64_t *vaddrs,
+				    size_t count, leaksnap_sym_answer_fn fn, void *ctx)
 {
 	struct batch b = {.f = f, .vaddrs = vaddrs, .count = count, .fn = fn, .ctx = ctx};
 	if (f->sym->opts.jobs > 1 && f->dbg && !f->no_pool && count > 1) {
@@ -683,7 +687,8 @@ static bool has_debug_sections(Elf *elf)
 		return true; /* (cannot tell: as if it had) */
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
+						       : NULL;
 		if (n && (strncmp(n, ".debug_", 7) == 0 || strncmp(n, ".zdebug_", 8) == 0))
 			return true;
 	}
@@ -739,9 +744,10 @@ bool sym_open_debug_inflated(struct leaksnap_sym_file *f)
 	struct inflate_part *parts = NULL;
 	Dwarf *dbg = NULL;
 	char *own_path = NULL;
-	if (idlen <= 0 || (size_t)idlen != f->build_id_len || memcmp(id, f->build_id, f->build_id_len) ||
-	    !gelf_getehdr(elf, &eh) || eh.e_type != meh.e_type || !address_sync(elf, &sync) ||
-	    sync != msync || has_section(elf, ".gnu_debugaltlink") || has_section(elf, ".debug_sup") ||
+	if (idlen <= 0 || (size_t)idlen != f->build_id_len ||
+	    memcmp(id, f->build_id, f->build_id_len) || !gelf_getehdr(elf, &eh) ||
+	    eh.e_type != meh.e_type || !address_sync(elf, &sync) || sync != msync ||
+	    has_section(elf, ".gnu_debugaltlink") || has_section(elf, ".debug_sup") ||
 	    elf_getshdrstrndx(elf, &shstrndx) != 0)
 		goto no;
 	/* the compressed DWARF sections (all section headers are read
@@ -749,13 +755,15 @@ bool sym_open_debug_inflated(struct leaksnap_sym_file *f)
 	struct inflate_part all_scns = {0};
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
+							  : NULL;
 		if (!name || sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_GROUP))
 			continue;
 		size_t len = strlen(name);
 		bool dwo = len > 4 && strcmp(name + len - 4, ".dwo") == 0;
 		bool gnu = strncmp(name, ".zdebug_", 8) == 0;
-		if (dwo || !(gnu || (strncmp(name, ".debug_", 7) == 0 && (sh.sh_flags & SHF_COMPRESSED))))
+		if (dwo ||
+		    !(gnu || (strncmp(name, ".debug_", 7) == 0 && (sh.sh_flags & SHF_COMPRESSED))))
 			continue;
 		if (all_scns.n == INFLATE_MAX_SECTIONS)
 			goto no;

@@ -96,7 +96,8 @@ static void add_unloaded(const struct leaksnap_snapshot *s, struct leaksnap_maps
 
 /* A diff of the snapshot against itself: nothing grows, but every PC is
  * turned into a frame and every record into a stack. */
-static void diff_self(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m, enum leaksnap_diff_by by)
+static void diff_self(const struct leaksnap_snapshot *s, const struct leaksnap_maps *m,
+		      enum leaksnap_diff_by by)
 {
 	struct leaksnap_error err;
 	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = by, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE);
@@ -124,7 +125,8 @@ void fuzz_snapshot(const uint8_t *data, size_t size, const struct leaksnap_snaps
 		return;
 	}
 	FUZZ_CHECK(err.code == LEAKSNAP_OK);
-	FUZZ_CHECK(leaksnap_snapshot_pointer_size(s) == 4 || leaksnap_snapshot_pointer_size(s) == 8);
+	FUZZ_CHECK(leaksnap_snapshot_pointer_size(s) == 4 ||
+		   leaksnap_snapshot_pointer_size(s) == 8);
 	FUZZ_CHECK(leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)) != NULL);
 
 	/* The totals are the records' sums. */
@@ -158,8 +160,10 @@ void fuzz_snapshot(const uint8_t *data, size_t size, const struct leaksnap_snaps
 	for (size_t i = 0; i < nt; i++) {
 		FUZZ_CHECK(top[i] < n);
 		if (i > 0) {
-			const struct leaksnap_snapshot_record *a = leaksnap_snapshot_record(s, top[i - 1]);
-			const struct leaksnap_snapshot_record *b = leaksnap_snapshot_record(s, top[i]);
+			const struct leaksnap_snapshot_record *a = leaksnap_snapshot_record(
+				s, top[i - 1]);
+			const struct leaksnap_snapshot_record *b = leaksnap_snapshot_record(s,
+											    top[i]);
 			FUZZ_CHECK(a->size * a->count >= b->size * b->count);
 		}
 	}

@@ -39,6 +39,7 @@ void fuzz_check_error(const struct leaksnap_error *err);
  * model's invariants and run what the tools run on it (top records, maps
  * parsing and lookups, build IDs, a diff of it against itself); on failure
  * check the error record. */
-void fuzz_snapshot(const uint8_t *data, size_t size, const struct leaksnap_snapshot_open_opts *opts);
+void fuzz_snapshot(const uint8_t *data, size_t size,
+		   const struct leaksnap_snapshot_open_opts *opts);
 
 #endif

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(leaksnap_maps_lookup(m, pcs[k]) == loc.mapping);
 			FUZZ_CHECK(loc.rel_pc == pcs[k] - loc.mapping->start + loc.mapping->offset);
 			if (loc.module != NULL)
-				FUZZ_CHECK(loc.module == leaksnap_maps_module(m, loc.mapping->module));
+				FUZZ_CHECK(loc.module ==
+					   leaksnap_maps_module(m, loc.mapping->module));
 		}
 	}
 	size_t covered = 0;

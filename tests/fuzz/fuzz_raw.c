@@ -7,7 +7,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2)
 		return 0;
-	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, o, .pointer_size = (data[0] & 1) ? 8 : 4, .frames = (unsigned)data[1] + 1, .count_is_frames = (data[0] & 2) != 0,);
+	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, o, .pointer_size = (data[0] & 1) ? 8 : 4,
+		      .frames = (unsigned)data[1] + 1, .count_is_frames = (data[0] & 2) != 0, );
 	fuzz_snapshot(data + 2, size - 2, &o);
 	return 0;
 }

@@ -16,7 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t tlen = nul ? (size_t)(nul - text) : size;
 	struct leaksnap_error err;
 	fuzz_stale_error(&err);
-	struct leaksnap_diff_suppressions *s = leaksnap_diff_suppressions_parse(text, tlen, "fuzz", &err);
+	struct leaksnap_diff_suppressions *s = leaksnap_diff_suppressions_parse(text, tlen, "fuzz",
+										&err);
 	if (s == NULL) {
 		fuzz_check_error(&err);
 		return 0;

@@ -42,7 +42,8 @@ static int write_input(const uint8_t *data, size_t size)
 	return 0;
 }
 
-static void check_result(int rc, const struct leaksnap_sym_result *r, const struct leaksnap_error *err)
+static void check_result(int rc, const struct leaksnap_sym_result *r,
+			 const struct leaksnap_error *err)
 {
 	if (rc != 0) {
 		fuzz_check_error(err);
@@ -58,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	write_input(data, size);
 	struct leaksnap_error err;
 	const char *dirs[] = {dir};
-	LEAKSNAP_OPTS(leaksnap_sym_options, o, .demangle = true, .symbol_dirs = dirs, .symbol_dir_count = 1, .no_host_paths = true, .llvm_names = (size & 1) != 0);
+	LEAKSNAP_OPTS(leaksnap_sym_options, o, .demangle = true, .symbol_dirs = dirs,
+		      .symbol_dir_count = 1, .no_host_paths = true, .llvm_names = (size & 1) != 0);
 	fuzz_stale_error(&err);
 	struct leaksnap_symbolizer *sym = leaksnap_symbolizer_new(&o, &err);
 	FUZZ_CHECK(sym != NULL);
@@ -84,7 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		struct leaksnap_sym_result r;
 		fuzz_stale_error(&err);
-		int rc = leaksnap_sym_file_lookup(f, leaksnap_sym_file_call_site(f, va + 1), &r, &err);
+		int rc = leaksnap_sym_file_lookup(f, leaksnap_sym_file_call_site(f, va + 1), &r,
+						  &err);
 		check_result(rc, &r, &err);
 	}
 
@@ -93,8 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int with_id = 0; with_id < 2; with_id++) {
 		uint64_t rel = size / 2;
 		fuzz_stale_error(&err);
-		const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(sym, "/f.so", with_id ? id : NULL,
-								  with_id ? idlen : 0, &rel, &err);
+		const struct leaksnap_sym_module *m = leaksnap_symbolizer_module_at(
+			sym, "/f.so", with_id ? id : NULL, with_id ? idlen : 0, &rel, &err);
 		FUZZ_CHECK(m != NULL);
 		FUZZ_CHECK(m->file != NULL);
 		FUZZ_CHECK(m->status == (with_id && idlen ? LEAKSNAP_SYM_BUILD_ID_MATCH
@@ -121,8 +124,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			} else {
 				FUZZ_CHECK(err.code == LEAKSNAP_OK);
 				/* (tried once: without a build ID both passes share it) */
-				FUZZ_CHECK(m->layout == LEAKSNAP_SYM_LAYOUT_MAPS || (with_id && !idlen));
-				FUZZ_CHECK(leaksnap_sym_module_set_mappings(sym, m, maps, 3, &err) == 0);
+				FUZZ_CHECK(m->layout == LEAKSNAP_SYM_LAYOUT_MAPS ||
+					   (with_id && !idlen));
+				FUZZ_CHECK(leaksnap_sym_module_set_mappings(sym, m, maps, 3,
+									    &err) == 0);
 			}
 			for (uint64_t k = 0; k < 16; k++) {
 				fuzz_stale_error(&err);

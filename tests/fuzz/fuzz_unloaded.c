@@ -23,25 +23,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check_error(&err);
 		return 0;
 	}
-	struct leaksnap_maps *orig = leaksnap_maps_parse((const char *)data, mlen, "fuzz", 1, 0, &err);
+	struct leaksnap_maps *orig = leaksnap_maps_parse((const char *)data, mlen, "fuzz", 1, 0,
+							 &err);
 	FUZZ_CHECK(orig != NULL);
 	size_t before = leaksnap_maps_mapping_count(m);
 	fuzz_stale_error(&err);
-	long added =
-		leaksnap_maps_add_unloaded(m, (const char *)nul + 1, size - mlen - 1, "fuzz", NULL, &err);
+	long added = leaksnap_maps_add_unloaded(m, (const char *)nul + 1, size - mlen - 1, "fuzz",
+						NULL, &err);
 	if (added < 0) {
 		fuzz_check_error(&err);
 		FUZZ_CHECK(leaksnap_maps_mapping_count(m) == before);
 	} else {
 		FUZZ_CHECK(err.code == LEAKSNAP_OK);
 	}
-	size_t nm = leaksnap_maps_mapping_count(m), nmod = leaksnap_maps_module_count(m), marked = 0;
+	size_t nm = leaksnap_maps_mapping_count(m), nmod = leaksnap_maps_module_count(m),
+	       marked = 0;
 	for (size_t i = 0; i < nm; i++) {
 		const struct leaksnap_maps_mapping *mp = leaksnap_maps_mapping(m, i);
 		FUZZ_CHECK(mp->start < mp->end);
 		FUZZ_CHECK(i == 0 || leaksnap_maps_mapping(m, i - 1)->end <= mp->start);
 		FUZZ_CHECK(mp->module == LEAKSNAP_MAPS_NONE || mp->module < nmod);
-		FUZZ_CHECK(leaksnap_maps_lookup(m, mp->start) == mp && leaksnap_maps_lookup(m, mp->end - 1) == mp);
+		FUZZ_CHECK(leaksnap_maps_lookup(m, mp->start) == mp &&
+			   leaksnap_maps_lookup(m, mp->end - 1) == mp);
 		if (!mp->unloaded)
 			continue;
 		marked++;
@@ -62,9 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t j = 0; j < 3; j++) {
 			const struct leaksnap_maps_mapping *x = leaksnap_maps_lookup(m, at[j]);
 			FUZZ_CHECK(x != NULL);
-			FUZZ_CHECK(x->unloaded ||
-				   (x->inode == o->inode && strcmp(x->perms, o->perms) == 0 &&
-				    (x->inode == 0 || x->offset - o->offset == x->start - o->start)));
+			FUZZ_CHECK(
+				x->unloaded ||
+				(x->inode == o->inode && strcmp(x->perms, o->perms) == 0 &&
+				 (x->inode == 0 || x->offset - o->offset == x->start - o->start)));
 		}
 	}
 	for (size_t i = 0; i < nmod; i++) {

@@ -65,9 +65,10 @@ static int same_bytes(int apk, off_t offset, const char *lib)
 		return 0;
 	char a[4096], b[4096];
 	for (off_t at = 0; at < st.st_size;) {
-		size_t n = st.st_size - at < (off_t)sizeof(a) ? (size_t)(st.st_size - at) : sizeof(a);
-		if (pread(fd, a, n, at) != (ssize_t)n || pread(apk, b, n, offset + at) != (ssize_t)n ||
-		    memcmp(a, b, n) != 0) {
+		size_t n = st.st_size - at < (off_t)sizeof(a) ? (size_t)(st.st_size - at)
+							      : sizeof(a);
+		if (pread(fd, a, n, at) != (ssize_t)n ||
+		    pread(apk, b, n, offset + at) != (ssize_t)n || memcmp(a, b, n) != 0) {
 			close(fd);
 			return 0;
 		}
@@ -83,9 +84,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: apkload APK OFFSET LIB SIZE...\n");
 		return 1;
 	}
-	struct target t = { argv[3], open(argv[1], O_RDONLY), (off_t)strtoll(argv[2], NULL, 0), 0, 0 };
+	struct target t = {argv[3], open(argv[1], O_RDONLY), (off_t)strtoll(argv[2], NULL, 0), 0,
+			   0};
 	if (t.apk < 0 || !same_bytes(t.apk, t.offset, t.lib)) {
-		fprintf(stderr, "apkload: %s is not the entry at %s of %s\n", t.lib, argv[2], argv[1]);
+		fprintf(stderr, "apkload: %s is not the entry at %s of %s\n", t.lib, argv[2],
+			argv[1]);
 		return 1;
 	}
 	void *h = dlopen(t.lib, RTLD_NOW);

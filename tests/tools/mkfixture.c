@@ -117,12 +117,13 @@ static void sample_maps(struct buf *b, int wide)
 			"7f0000020000-7f0000021000 rw-p 00000000 00:00 0                          "
 			"[anon:libc_malloc]\n");
 	else
-		put_str(b, "f0000000-f0001000 r--p 00000000 b3:17 1234       /system/lib/libfoo.so\n"
-			   "f0001000-f0003000 r-xp 00001000 b3:17 1234       /system/lib/libfoo.so\n"
-			   "f0003000-f0004000 rw-p 00003000 b3:17 1234       /system/lib/libfoo.so\n"
-			   "f0010000-f0011000 r-xp 00000000 b3:17 99         "
-			   "/data/app/my app/lib/arm/libbar.so\n"
-			   "f0020000-f0021000 rw-p 00000000 00:00 0          [anon:libc_malloc]\n");
+		put_str(b,
+			"f0000000-f0001000 r--p 00000000 b3:17 1234       /system/lib/libfoo.so\n"
+			"f0001000-f0003000 r-xp 00001000 b3:17 1234       /system/lib/libfoo.so\n"
+			"f0003000-f0004000 rw-p 00003000 b3:17 1234       /system/lib/libfoo.so\n"
+			"f0010000-f0011000 r-xp 00000000 b3:17 99         "
+			"/data/app/my app/lib/arm/libbar.so\n"
+			"f0020000-f0021000 rw-p 00000000 00:00 0          [anon:libc_malloc]\n");
 }
 
 static const char sample_meta[] = "abi=x86_64\n"

@@ -51,7 +51,8 @@ static void load_symbols(struct module *m, Elf_Scn *scn, GElf_Shdr *sh)
 		const char *name = elf_strptr(m->elf, sh->sh_link, s.st_name);
 		if (!name)
 			continue;
-		m->syms[m->nsyms++] = (struct sym){s.st_value, s.st_value + (s.st_size ? s.st_size : 1), name};
+		m->syms[m->nsyms++] = (struct sym){s.st_value,
+						   s.st_value + (s.st_size ? s.st_size : 1), name};
 	}
 	qsort(m->syms, m->nsyms, sizeof(*m->syms), sym_cmp);
 }
@@ -139,7 +140,8 @@ int main(int argc, char **argv)
 	}
 	size_t mlen = 0;
 	const char *text = leaksnap_snapshot_maps(s, &mlen, NULL, NULL);
-	struct leaksnap_maps *maps = leaksnap_maps_parse(text ? text : "", text ? mlen : 0, argv[1], 1, 0, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text ? text : "", text ? mlen : 0, argv[1],
+							 1, 0, &err);
 	if (!maps) {
 		fprintf(stderr, "stackcheck: bad maps\n");
 		return 2;
@@ -156,7 +158,8 @@ int main(int argc, char **argv)
 		for (uint32_t k = 0; k < r->frame_count; k++) {
 			struct leaksnap_maps_location loc;
 			const char *fn = "?";
-			if (leaksnap_maps_locate(maps, r->frames[k], &loc) && loc.module && loc.rel_pc)
+			if (leaksnap_maps_locate(maps, r->frames[k], &loc) && loc.module &&
+			    loc.rel_pc)
 				fn = function_at(loc.module->path, loc.rel_pc - 1);
 			fprintf(f, " %s", fn);
 		}

@@ -39,9 +39,10 @@ static int setup(void **state)
 static void test_package_names(void **state)
 {
 	(void)state;
-	const char *good[] = {"com.acme.app", "a.b", "A_b.c1", "_x._y", "com.example.averylongapplicationname"};
-	const char *bad[] = {"", "acme", ".a.b", "a..b", "a.b.", "1a.b", "a.1b", "a.b;reboot", "a.b c",
-			     "a.b'c", "a.b-c", "a.b/c", "a.b\n", "a.b$(id)"};
+	const char *good[] = {"com.acme.app", "a.b", "A_b.c1", "_x._y",
+			      "com.example.averylongapplicationname"};
+	const char *bad[] = {"",	   "acme",  ".a.b",  "a..b",  "a.b.",  "1a.b",	"a.1b",
+			     "a.b;reboot", "a.b c", "a.b'c", "a.b-c", "a.b/c", "a.b\n", "a.b$(id)"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		assert_true(adb_package_valid(good[i]));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -73,8 +74,10 @@ static void test_quoting_exact(void **state)
 static void test_quoting_round_trip(void **state)
 {
 	(void)state;
-	const char *args[] = {"printf", "%s|", "a'b", "$(touch /tmp/nope)", "`id`", "x\\y", "two words",
-			      "new\nline", "*", ";rm", "''", "\"q\"", NULL};
+	const char *args[] = {"printf", "%s|",	"a'b",	     "$(touch /tmp/nope)",
+			      "`id`",	"x\\y", "two words", "new\nline",
+			      "*",	";rm",	"''",	     "\"q\"",
+			      NULL};
 	char *cmd = adb_cmd(NULL, args);
 	assert_non_null(cmd);
 	char path[] = "/tmp/leaksnap-test-adb.XXXXXX";
@@ -91,7 +94,8 @@ static void test_quoting_round_trip(void **state)
 	out[n] = '\0';
 	assert_int_equal(pclose(p), 0);
 	unlink(path);
-	assert_string_equal(out, "a'b|$(touch /tmp/nope)|`id`|x\\y|two words|new\nline|*|;rm|''|\"q\"|");
+	assert_string_equal(out,
+			    "a'b|$(touch /tmp/nope)|`id`|x\\y|two words|new\nline|*|;rm|''|\"q\"|");
 	free(cmd);
 }
 

@@ -178,7 +178,8 @@ static unsigned long chaos(const char *what, run_fn run, void *arg)
 				 live - before);
 		if (!injected) {
 			if (rc != 0)
-				fail_msg("%s: fails without an allocation failure: %s", what, err.text);
+				fail_msg("%s: fails without an allocation failure: %s", what,
+					 err.text);
 			assert_int_equal(calls, n - 1);
 			if (getenv("ALLOCFAIL_VERBOSE"))
 				printf("%s: %lu allocations, each failed in turn\n", what, calls);
@@ -203,7 +204,8 @@ struct open_arg {
 static int run_open(void *p, struct leaksnap_error *err)
 {
 	struct open_arg *a = p;
-	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(a->in->data, a->in->len, "input", &a->opts, err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(a->in->data, a->in->len,
+								    "input", &a->opts, err);
 	if (s == NULL)
 		return -1;
 	int rc = 0;
@@ -213,7 +215,8 @@ static int run_open(void *p, struct leaksnap_error *err)
 		uint64_t off;
 		const char *text = leaksnap_snapshot_maps(s, &len, &line, &off);
 		assert_non_null(text);
-		struct leaksnap_maps *m = leaksnap_maps_parse(text, len, "input", line ? line : 1, off, err);
+		struct leaksnap_maps *m = leaksnap_maps_parse(text, len, "input", line ? line : 1,
+							      off, err);
 		if (m == NULL)
 			rc = -1;
 		leaksnap_maps_free(m);
@@ -226,7 +229,8 @@ static void chaos_open(const char *path, unsigned pointer_size, unsigned frames,
 		       bool with_maps, unsigned long min_allocs)
 {
 	struct file in = load(path);
-	struct open_arg a = {&in, {.sz = sizeof(a.opts), .pointer_size = pointer_size, .frames = frames},
+	struct open_arg a = {&in,
+			     {.sz = sizeof(a.opts), .pointer_size = pointer_size, .frames = frames},
 			     with_maps};
 	unsigned long n = chaos(path, run_open, &a);
 	if (n < min_allocs)
@@ -248,7 +252,8 @@ static void test_leaksnap_reader(void **state)
 static int run_open_path(void *p, struct leaksnap_error *err)
 {
 	const struct file *maps = p;
-	struct leaksnap_snapshot *s = leaksnap_snapshot_open("testdata/text/v1.1-padded-64.txt", NULL, err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open("testdata/text/v1.1-padded-64.txt",
+							     NULL, err);
 	if (s == NULL)
 		return -1;
 	int rc = leaksnap_snapshot_set_maps(s, maps->data, maps->len, err);
@@ -339,7 +344,8 @@ static int run_diff(void *p, struct leaksnap_error *err)
 	struct diff_arg *a = p;
 	struct leaksnap_diff_suppressions *supp = NULL;
 	if (a->supp_text != NULL) {
-		supp = leaksnap_diff_suppressions_parse(a->supp_text->data, a->supp_text->len, "supp", err);
+		supp = leaksnap_diff_suppressions_parse(a->supp_text->data, a->supp_text->len,
+							"supp", err);
 		if (supp == NULL)
 			return -1;
 	}
@@ -414,7 +420,8 @@ static void test_diff_reachability(void **state)
 	for (int by = LEAKSNAP_DIFF_BY_STACK; by <= LEAKSNAP_DIFF_BY_SITE; by++) {
 		a.by = (enum leaksnap_diff_by)by;
 		char what[64];
-		snprintf(what, sizeof(what), "reachability diff --by %s", leaksnap_diff_by_name(a.by));
+		snprintf(what, sizeof(what), "reachability diff --by %s",
+			 leaksnap_diff_by_name(a.by));
 		assert_true(chaos(what, run_diff, &a) >= 10);
 	}
 	for (size_t i = 0; i < 3; i++) {
@@ -517,7 +524,8 @@ static void test_huge_claims(void **state)
 		"Total memory: 0\nAllocation records: 1\nBacktrace size: 4\n\n"
 		"z 0  sz 1099511627776  num 4000000000  bt 1000\nMAPS\nEND\n";
 	arm(0);
-	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text, sizeof(text) - 1, "huge.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text, sizeof(text) - 1,
+								    "huge.txt", NULL, &err);
 	if (s == NULL)
 		assert_int_not_equal(err.code, LEAKSNAP_ERR_NOMEM);
 	leaksnap_snapshot_close(s);
@@ -531,9 +539,12 @@ static void test_memory_bounded_by_input(void **state)
 {
 	(void)state;
 	const char *files[] = {
-		"tests/fuzz/corpus/detect/sample64le.dump", "tests/fuzz/corpus/detect/sample64.nhgt",
-		"testdata/text/v1.2-signal-64.txt",      "testdata/text/v1.1-padded-64.txt",
-		"testdata/demo/app-heap.txt",            "testdata/diff/run2.txt",
+		"tests/fuzz/corpus/detect/sample64le.dump",
+		"tests/fuzz/corpus/detect/sample64.nhgt",
+		"testdata/text/v1.2-signal-64.txt",
+		"testdata/text/v1.1-padded-64.txt",
+		"testdata/demo/app-heap.txt",
+		"testdata/diff/run2.txt",
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct file in = load(files[i]);
@@ -546,8 +557,8 @@ static void test_memory_bounded_by_input(void **state)
 			printf("%s: %zu bytes of input, %zu bytes at peak\n", files[i], in.len,
 			       peak_bytes);
 		if (peak_bytes > bound)
-			fail_msg("%s: %zu bytes at peak for %zu bytes of input", files[i], peak_bytes,
-				 in.len);
+			fail_msg("%s: %zu bytes at peak for %zu bytes of input", files[i],
+				 peak_bytes, in.len);
 		unload(&in);
 	}
 }

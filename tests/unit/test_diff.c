@@ -78,7 +78,8 @@ static void add(struct leaksnap_diff *d, struct leaksnap_snapshot *s)
 	unsigned long line;
 	uint64_t off;
 	const char *text = leaksnap_snapshot_maps(s, &ml, &line, &off);
-	struct leaksnap_maps *m = text ? leaksnap_maps_parse(text, ml, "maps", line, off, &err) : NULL;
+	struct leaksnap_maps *m = text ? leaksnap_maps_parse(text, ml, "maps", line, off, &err)
+				       : NULL;
 	assert_true(text == NULL || m != NULL);
 	if (leaksnap_diff_add_snapshot(d, s, m, &err) != 0)
 		fail_msg("add: %s", err.text);
@@ -134,9 +135,11 @@ static void test_patterns(void **state)
 static void test_suppressions_parse(void **state)
 {
 	(void)state;
-	const char *text = "# comment\n\n  leak:foo  \r\nleak: ^bar$\n\t# indented comment\nleak:*baz*";
+	const char *text =
+		"# comment\n\n  leak:foo  \r\nleak: ^bar$\n\t# indented comment\nleak:*baz*";
 	struct leaksnap_error err;
-	struct leaksnap_diff_suppressions *s = leaksnap_diff_suppressions_parse(text, strlen(text), "s.txt", &err);
+	struct leaksnap_diff_suppressions *s = leaksnap_diff_suppressions_parse(text, strlen(text),
+										"s.txt", &err);
 	assert_non_null(s);
 	assert_int_equal(leaksnap_diff_suppressions_count(s), 3);
 	assert_string_equal(leaksnap_diff_suppressions_pattern(s, 0), "foo");
@@ -309,7 +312,8 @@ static void test_trends(void **state)
 		size_t n = 0;
 		for (int g = 0; g < 4; g++)
 			if (kib[g][s])
-				r[n++] = (struct rec){1024, kib[g][s], {0x55000001000 + 0x10 * (uint64_t)g, 0}};
+				r[n++] = (struct rec){
+					1024, kib[g][s], {0x55000001000 + 0x10 * (uint64_t)g, 0}};
 		size_t len;
 		uint8_t *buf = leaksnap_dump(r, n, MAPS_AT("5500000", "/bin/app"), "", &len);
 		add(d, open_mem(buf, len, "s"));
@@ -319,8 +323,9 @@ static void test_trends(void **state)
 	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
 	assert_int_equal(leaksnap_diff_suspect_count(d), 3);
 	/* steady: 3072 x 3/3; late: 8192 x 1/3; bouncy: 1024 x (2-1)/3 */
-	const struct leaksnap_diff_group *g0 = leaksnap_diff_suspect(d, 0), *g1 = leaksnap_diff_suspect(d, 1),
-				*g2 = leaksnap_diff_suspect(d, 2);
+	const struct leaksnap_diff_group *g0 = leaksnap_diff_suspect(d, 0),
+					 *g1 = leaksnap_diff_suspect(d, 1),
+					 *g2 = leaksnap_diff_suspect(d, 2);
 	assert_int_equal(g0->frames[0]->rel_pc, 0x1000);
 	assert_int_equal(g0->trend, LEAKSNAP_DIFF_TREND_STEADY);
 	assert_true(g0->score == 3072.0);
@@ -375,7 +380,8 @@ static void test_symbolize_group_owner(void **state)
 {
 	(void)state;
 	struct leaksnap_diff *a = order_diff(), *b = order_diff();
-	const struct leaksnap_diff_group *ga = leaksnap_diff_suspect(a, 0), *gb = leaksnap_diff_suspect(b, 3);
+	const struct leaksnap_diff_group *ga = leaksnap_diff_suspect(a, 0),
+					 *gb = leaksnap_diff_suspect(b, 3);
 	assert_non_null(ga);
 	assert_non_null(gb);
 	assert_int_equal(ga->site, SIZE_MAX);
@@ -492,7 +498,8 @@ static void test_rank_order(void **state)
 			continue;
 		}
 		for (size_t i = 1; i < ORDER_GROUPS; i++) {
-			const struct leaksnap_diff_group *a = leaksnap_diff_suspect(d, i - 1), *b = leaksnap_diff_suspect(d, i);
+			const struct leaksnap_diff_group *a = leaksnap_diff_suspect(d, i - 1),
+							 *b = leaksnap_diff_suspect(d, i);
 			assert_true(a->score >= b->score);
 			if (a->score > b->score)
 				continue;
@@ -562,8 +569,9 @@ static void test_top_growing_stacks(void **state)
 		top.n = 0;
 		uint64_t rest = 1;
 		size_t nrest = 1;
-		assert_int_equal(leaksnap_diff_foreach_top_growing_stack(d, maxes[t], collect_grown, &top,
-								&rest, &nrest, &err), 0);
+		assert_int_equal(leaksnap_diff_foreach_top_growing_stack(d, maxes[t], collect_grown,
+									 &top, &rest, &nrest, &err),
+				 0);
 		size_t want = maxes[t] < all.n ? maxes[t] : all.n;
 		assert_int_equal(top.n, want);
 		uint64_t kept = 0;
@@ -647,7 +655,8 @@ static void test_keep_duplicates(void **state)
 	assert_non_null(kept);
 	assert_int_equal(leaksnap_snapshot_record_count(merged), 2);
 	assert_int_equal(leaksnap_snapshot_record_count(kept), 4);
-	assert_int_equal(leaksnap_snapshot_total_memory(kept), leaksnap_snapshot_total_memory(merged));
+	assert_int_equal(leaksnap_snapshot_total_memory(kept),
+			 leaksnap_snapshot_total_memory(merged));
 	assert_int_equal(leaksnap_snapshot_allocation_count(kept), 10);
 	assert_int_equal(leaksnap_snapshot_allocation_count(merged), 10);
 	struct leaksnap_snapshot *both[2] = {merged, kept};
@@ -657,7 +666,8 @@ static void test_keep_duplicates(void **state)
 		add(d, both[k]);
 		assert_int_equal(leaksnap_diff_rank(d, &err), 0);
 		assert_int_equal(leaksnap_diff_suspect_count(d), 2);
-		const struct leaksnap_diff_group *g0 = leaksnap_diff_suspect(d, 0), *g1 = leaksnap_diff_suspect(d, 1);
+		const struct leaksnap_diff_group *g0 = leaksnap_diff_suspect(d, 0),
+						 *g1 = leaksnap_diff_suspect(d, 1);
 		assert_int_equal(g0->bytes_delta, 400); /* 100 x (2 + 3) - 100 */
 		assert_int_equal(g0->count_delta, 4);
 		assert_int_equal(g0->frame_count, 1);
@@ -716,9 +726,11 @@ static void test_threaded_add(void **state)
 	assert_int_equal(leaksnap_diff_stopped_count(a), leaksnap_diff_stopped_count(b));
 	assert_int_equal(leaksnap_diff_suspects_bytes(a), leaksnap_diff_suspects_bytes(b));
 	for (size_t k = 0; k < 2; k++)
-		assert_int_equal(leaksnap_diff_snapshot(a, k)->bytes, leaksnap_diff_snapshot(b, k)->bytes);
+		assert_int_equal(leaksnap_diff_snapshot(a, k)->bytes,
+				 leaksnap_diff_snapshot(b, k)->bytes);
 	for (size_t i = 0; i < leaksnap_diff_suspect_count(a); i++) {
-		const struct leaksnap_diff_group *x = leaksnap_diff_suspect(a, i), *y = leaksnap_diff_suspect(b, i);
+		const struct leaksnap_diff_group *x = leaksnap_diff_suspect(a, i),
+						 *y = leaksnap_diff_suspect(b, i);
 		assert_int_equal(x->bytes_delta, y->bytes_delta);
 		assert_int_equal(x->count_delta, y->count_delta);
 		assert_int_equal(x->frame_count, y->frame_count);
@@ -745,11 +757,12 @@ static void test_snapshot_build_id(void **state)
 	assert_int_equal(id[0], 0x0a);
 	assert_int_equal(id[1], 0x0b);
 	memset(id, 0, sizeof(id));
-	assert_int_equal(leaksnap_snapshot_build_id(s, "/lib/x", id, 1), 2); /* length, 1 byte written */
+	assert_int_equal(leaksnap_snapshot_build_id(s, "/lib/x", id, 1),
+			 2); /* length, 1 byte written */
 	assert_int_equal(id[0], 0x0a);
 	assert_int_equal(id[1], 0);
 	assert_int_equal(leaksnap_snapshot_build_id(s, "/a", id, sizeof(id)), 0);     /* not hex */
-	assert_int_equal(leaksnap_snapshot_build_id(s, "/odd", id, sizeof(id)), 0);   /* odd length */
+	assert_int_equal(leaksnap_snapshot_build_id(s, "/odd", id, sizeof(id)), 0); /* odd length */
 	assert_int_equal(leaksnap_snapshot_build_id(s, "", id, sizeof(id)), 0);       /* no path */
 	assert_int_equal(leaksnap_snapshot_build_id(s, "/none", id, sizeof(id)), 0);
 	leaksnap_snapshot_close(s);
@@ -795,15 +808,17 @@ static void test_reach_definite_first(void **state)
 	for (int k = 0; k < 3; k++) {
 		struct rec r[6];
 		for (int g = 0; g < 6; g++)
-			r[g] = (struct rec){size[g], count[k][g], {0x55000001000 + 0x10 * (uint64_t)g, 0}};
+			r[g] = (struct rec){
+				size[g], count[k][g], {0x55000001000 + 0x10 * (uint64_t)g, 0}};
 		add_reach(d, r, 6, unreach[k], MAPS_AT("5500000", "/bin/app"));
 	}
 	struct leaksnap_error err;
 	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
 	assert_int_equal(leaksnap_diff_suspect_count(d), 3);
 	assert_int_equal(leaksnap_diff_definite_count(d), 2);
-	const struct leaksnap_diff_group *a = leaksnap_diff_suspect(d, 0), *e = leaksnap_diff_suspect(d, 1),
-				*b = leaksnap_diff_suspect(d, 2);
+	const struct leaksnap_diff_group *a = leaksnap_diff_suspect(d, 0),
+					 *e = leaksnap_diff_suspect(d, 1),
+					 *b = leaksnap_diff_suspect(d, 2);
 	assert_int_equal(a->frames[0]->rel_pc, 0x1000);
 	assert_true(a->definite);
 	assert_true(a->score == 640.0);
@@ -823,7 +838,8 @@ static void test_reach_definite_first(void **state)
 	assert_int_equal(leaksnap_diff_stopped(d, 0)->frames[0]->rel_pc, 0x1040);
 	assert_false(leaksnap_diff_stopped(d, 0)->definite);
 	assert_int_equal(leaksnap_diff_unreachable_count(d), 2);
-	const struct leaksnap_diff_group *c = leaksnap_diff_unreachable(d, 0), *g = leaksnap_diff_unreachable(d, 1);
+	const struct leaksnap_diff_group *c = leaksnap_diff_unreachable(d, 0),
+					 *g = leaksnap_diff_unreachable(d, 1);
 	assert_int_equal(c->frames[0]->rel_pc, 0x1020);
 	assert_true(c->definite);
 	assert_series(c->unreachable_bytes, 512, 512, 512);
@@ -876,7 +892,8 @@ static void test_reach_mixed_and_grouped(void **state)
 static void test_reach_zygote_and_none(void **state)
 {
 	(void)state;
-	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_STACK, .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE);
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_STACK,
+		      .zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE);
 	struct leaksnap_error err;
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
 	assert_non_null(d);
@@ -915,7 +932,8 @@ static void test_reach_suppressions(void **state)
 	(void)state;
 	struct leaksnap_error err;
 	const char *text = "leak:libx.so\n";
-	struct leaksnap_diff_suppressions *supp = leaksnap_diff_suppressions_parse(text, strlen(text), "s", &err);
+	struct leaksnap_diff_suppressions *supp = leaksnap_diff_suppressions_parse(
+		text, strlen(text), "s", &err);
 	assert_non_null(supp);
 	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_STACK, .suppressions = supp);
 	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
@@ -923,7 +941,8 @@ static void test_reach_suppressions(void **state)
 	struct rec r[] = {{16, 4, {0x55000001000, 0}}, {32, 2, {0x56000001000, 0}}};
 	static const uint32_t u[] = {4, 2};
 	for (int k = 0; k < 2; k++)
-		add_reach(d, r, 2, u, MAPS_AT("5500000", "/bin/app") MAPS_AT("5600000", "/lib/libx.so"));
+		add_reach(d, r, 2, u,
+			  MAPS_AT("5500000", "/bin/app") MAPS_AT("5600000", "/lib/libx.so"));
 	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
 	assert_int_equal(leaksnap_diff_suppressed_records(d), 1);
 	assert_int_equal(leaksnap_diff_snapshot(d, 1)->unreachable_bytes, 64);

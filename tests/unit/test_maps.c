@@ -18,7 +18,8 @@
 static struct leaksnap_maps *parse_ok(const char *text)
 {
 	struct leaksnap_error err;
-	struct leaksnap_maps *maps = leaksnap_maps_parse(text, strlen(text), "test.maps", 1, 0, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, strlen(text), "test.maps", 1, 0,
+							 &err);
 	if (maps == NULL)
 		fail_msg("unexpected parse failure: line %lu: %s", err.line, err.text);
 	assert_int_equal(err.code, LEAKSNAP_OK);
@@ -76,7 +77,8 @@ static void expect_error(const char *text, size_t len, unsigned long first_line,
 {
 	struct leaksnap_error err;
 	memset(&err, 0x5a, sizeof(err)); /* must be cleared by leaksnap_maps_parse */
-	struct leaksnap_maps *maps = leaksnap_maps_parse(text, len, "dump.txt", first_line, 0, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, len, "dump.txt", first_line, 0,
+							 &err);
 	if (maps != NULL) {
 		leaksnap_maps_free(maps);
 		fail_msg("parse of %.40s unexpectedly succeeded", text);
@@ -99,19 +101,30 @@ static const char x86_text[] =
 	"55d0c6a0b000-55d0c6a0c000 rw-p 0000a000 fd:01 1835010                    /usr/bin/cat\n"
 	"55d0c6a0c000-55d0c6a0d000 rw-p 00000000 00:00 0 \n"
 	"55d0c8259000-55d0c827a000 rw-p 00000000 00:00 0                          [heap]\n"
-	"7f5e1c000000-7f5e1c028000 r--p 00000000 fd:01 1835107                    /usr/lib/x86_64-linux-gnu/libc.so.6\n"
-	"7f5e1c028000-7f5e1c1bd000 r-xp 00028000 fd:01 1835107                    /usr/lib/x86_64-linux-gnu/libc.so.6\n"
-	"7f5e1c1bd000-7f5e1c215000 r--p 001bd000 fd:01 1835107                    /usr/lib/x86_64-linux-gnu/libc.so.6\n"
-	"7f5e1c215000-7f5e1c219000 r--p 00214000 fd:01 1835107                    /usr/lib/x86_64-linux-gnu/libc.so.6\n"
-	"7f5e1c219000-7f5e1c21b000 rw-p 00218000 fd:01 1835107                    /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	"7f5e1c000000-7f5e1c028000 r--p 00000000 fd:01 1835107                    "
+	"/usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	"7f5e1c028000-7f5e1c1bd000 r-xp 00028000 fd:01 1835107                    "
+	"/usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	"7f5e1c1bd000-7f5e1c215000 r--p 001bd000 fd:01 1835107                    "
+	"/usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	"7f5e1c215000-7f5e1c219000 r--p 00214000 fd:01 1835107                    "
+	"/usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	"7f5e1c219000-7f5e1c21b000 rw-p 00218000 fd:01 1835107                    "
+	"/usr/lib/x86_64-linux-gnu/libc.so.6\n"
 	"7f5e1c21b000-7f5e1c228000 rw-p 00000000 00:00 0\n"
-	"7f5e1c300000-7f5e1c301000 r--p 00000000 fd:02 42                         /data/my dir/lib foo.so\n"
-	"7f5e1c301000-7f5e1c302000 r-xp 00001000 fd:02 42                         /data/my dir/lib foo.so\n"
-	"7f5e1c400000-7f5e1c500000 rw-p 00000000 00:00 0                          [anon:dalvik-main space]\n"
-	"7f5e1c500000-7f5e1c600000 r-xs 00000000 00:01 2049                       memfd:jit-cache (deleted)\n"
-	"7f5e1c600000-7f5e1c700000 rw-s 00000000 00:05 4100                       /dev/ashmem/dalvik-zygote space (deleted)\n"
+	"7f5e1c300000-7f5e1c301000 r--p 00000000 fd:02 42                         /data/my dir/lib "
+	"foo.so\n"
+	"7f5e1c301000-7f5e1c302000 r-xp 00001000 fd:02 42                         /data/my dir/lib "
+	"foo.so\n"
+	"7f5e1c400000-7f5e1c500000 rw-p 00000000 00:00 0                          "
+	"[anon:dalvik-main space]\n"
+	"7f5e1c500000-7f5e1c600000 r-xs 00000000 00:01 2049                       memfd:jit-cache "
+	"(deleted)\n"
+	"7f5e1c600000-7f5e1c700000 rw-s 00000000 00:05 4100                       "
+	"/dev/ashmem/dalvik-zygote space (deleted)\n"
 	"7f5e1c700000-7f5e1c701000 rw-p 00000000 00:08 123                        socket:[123]\n"
-	"7f5e1c701000-7f5e1c702000 rw-p 00000000 00:0e 10                         anon_inode:[perf_event]\n"
+	"7f5e1c701000-7f5e1c702000 rw-p 00000000 00:0e 10                         "
+	"anon_inode:[perf_event]\n"
 	"7ffc8a5e0000-7ffc8a601000 rw-p 00000000 00:00 0                          [stack]\n"
 	"7ffc8a7d6000-7ffc8a7da000 r--p 00000000 00:00 0                          [vvar]\n"
 	"7ffc8a7da000-7ffc8a7dc000 r-xp 00000000 00:00 0                          [vdso]\n"
@@ -120,30 +133,40 @@ static const char x86_text[] =
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 
 static const struct want_mapping x86_mappings[] = {
-	{ 0x55d0c6a00000, 0x55d0c6a02000, 0x0, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0, 1 },
-	{ 0x55d0c6a02000, 0x55d0c6a07000, 0x2000, 1835010, 0xfd, 1, "r-xp", "/usr/bin/cat", false, 0, 2 },
-	{ 0x55d0c6a07000, 0x55d0c6a0a000, 0x7000, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0, 3 },
-	{ 0x55d0c6a0a000, 0x55d0c6a0b000, 0x9000, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0, 4 },
-	{ 0x55d0c6a0b000, 0x55d0c6a0c000, 0xa000, 1835010, 0xfd, 1, "rw-p", "/usr/bin/cat", false, 0, 5 },
-	{ 0x55d0c6a0c000, 0x55d0c6a0d000, 0x0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 6 },
-	{ 0x55d0c8259000, 0x55d0c827a000, 0x0, 0, 0, 0, "rw-p", "[heap]", false, 1, 7 },
-	{ 0x7f5e1c000000, 0x7f5e1c028000, 0x0, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 8 },
-	{ 0x7f5e1c028000, 0x7f5e1c1bd000, 0x28000, 1835107, 0xfd, 1, "r-xp", LIBC, false, 2, 9 },
-	{ 0x7f5e1c1bd000, 0x7f5e1c215000, 0x1bd000, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 10 },
-	{ 0x7f5e1c215000, 0x7f5e1c219000, 0x214000, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 11 },
-	{ 0x7f5e1c219000, 0x7f5e1c21b000, 0x218000, 1835107, 0xfd, 1, "rw-p", LIBC, false, 2, 12 },
-	{ 0x7f5e1c21b000, 0x7f5e1c228000, 0x0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 13 },
-	{ 0x7f5e1c300000, 0x7f5e1c301000, 0x0, 42, 0xfd, 2, "r--p", "/data/my dir/lib foo.so", false, 3, 14 },
-	{ 0x7f5e1c301000, 0x7f5e1c302000, 0x1000, 42, 0xfd, 2, "r-xp", "/data/my dir/lib foo.so", false, 3, 15 },
-	{ 0x7f5e1c400000, 0x7f5e1c500000, 0x0, 0, 0, 0, "rw-p", "[anon:dalvik-main space]", false, 4, 16 },
-	{ 0x7f5e1c500000, 0x7f5e1c600000, 0x0, 2049, 0, 1, "r-xs", "memfd:jit-cache", true, 5, 17 },
-	{ 0x7f5e1c600000, 0x7f5e1c700000, 0x0, 4100, 0, 5, "rw-s", "/dev/ashmem/dalvik-zygote space", true, 6, 18 },
-	{ 0x7f5e1c700000, 0x7f5e1c701000, 0x0, 123, 0, 8, "rw-p", "socket:[123]", false, 7, 19 },
-	{ 0x7f5e1c701000, 0x7f5e1c702000, 0x0, 10, 0, 0xe, "rw-p", "anon_inode:[perf_event]", false, 8, 20 },
-	{ 0x7ffc8a5e0000, 0x7ffc8a601000, 0x0, 0, 0, 0, "rw-p", "[stack]", false, 9, 21 },
-	{ 0x7ffc8a7d6000, 0x7ffc8a7da000, 0x0, 0, 0, 0, "r--p", "[vvar]", false, 10, 22 },
-	{ 0x7ffc8a7da000, 0x7ffc8a7dc000, 0x0, 0, 0, 0, "r-xp", "[vdso]", false, 11, 23 },
-	{ 0xffffffffff600000, 0xffffffffff601000, 0x0, 0, 0, 0, "--xp", "[vsyscall]", false, 12, 24 },
+	{0x55d0c6a00000, 0x55d0c6a02000, 0x0, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0,
+	 1},
+	{0x55d0c6a02000, 0x55d0c6a07000, 0x2000, 1835010, 0xfd, 1, "r-xp", "/usr/bin/cat", false, 0,
+	 2},
+	{0x55d0c6a07000, 0x55d0c6a0a000, 0x7000, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0,
+	 3},
+	{0x55d0c6a0a000, 0x55d0c6a0b000, 0x9000, 1835010, 0xfd, 1, "r--p", "/usr/bin/cat", false, 0,
+	 4},
+	{0x55d0c6a0b000, 0x55d0c6a0c000, 0xa000, 1835010, 0xfd, 1, "rw-p", "/usr/bin/cat", false, 0,
+	 5},
+	{0x55d0c6a0c000, 0x55d0c6a0d000, 0x0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 6},
+	{0x55d0c8259000, 0x55d0c827a000, 0x0, 0, 0, 0, "rw-p", "[heap]", false, 1, 7},
+	{0x7f5e1c000000, 0x7f5e1c028000, 0x0, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 8},
+	{0x7f5e1c028000, 0x7f5e1c1bd000, 0x28000, 1835107, 0xfd, 1, "r-xp", LIBC, false, 2, 9},
+	{0x7f5e1c1bd000, 0x7f5e1c215000, 0x1bd000, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 10},
+	{0x7f5e1c215000, 0x7f5e1c219000, 0x214000, 1835107, 0xfd, 1, "r--p", LIBC, false, 2, 11},
+	{0x7f5e1c219000, 0x7f5e1c21b000, 0x218000, 1835107, 0xfd, 1, "rw-p", LIBC, false, 2, 12},
+	{0x7f5e1c21b000, 0x7f5e1c228000, 0x0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 13},
+	{0x7f5e1c300000, 0x7f5e1c301000, 0x0, 42, 0xfd, 2, "r--p", "/data/my dir/lib foo.so", false,
+	 3, 14},
+	{0x7f5e1c301000, 0x7f5e1c302000, 0x1000, 42, 0xfd, 2, "r-xp", "/data/my dir/lib foo.so",
+	 false, 3, 15},
+	{0x7f5e1c400000, 0x7f5e1c500000, 0x0, 0, 0, 0, "rw-p", "[anon:dalvik-main space]", false, 4,
+	 16},
+	{0x7f5e1c500000, 0x7f5e1c600000, 0x0, 2049, 0, 1, "r-xs", "memfd:jit-cache", true, 5, 17},
+	{0x7f5e1c600000, 0x7f5e1c700000, 0x0, 4100, 0, 5, "rw-s", "/dev/ashmem/dalvik-zygote space",
+	 true, 6, 18},
+	{0x7f5e1c700000, 0x7f5e1c701000, 0x0, 123, 0, 8, "rw-p", "socket:[123]", false, 7, 19},
+	{0x7f5e1c701000, 0x7f5e1c702000, 0x0, 10, 0, 0xe, "rw-p", "anon_inode:[perf_event]", false,
+	 8, 20},
+	{0x7ffc8a5e0000, 0x7ffc8a601000, 0x0, 0, 0, 0, "rw-p", "[stack]", false, 9, 21},
+	{0x7ffc8a7d6000, 0x7ffc8a7da000, 0x0, 0, 0, 0, "r--p", "[vvar]", false, 10, 22},
+	{0x7ffc8a7da000, 0x7ffc8a7dc000, 0x0, 0, 0, 0, "r-xp", "[vdso]", false, 11, 23},
+	{0xffffffffff600000, 0xffffffffff601000, 0x0, 0, 0, 0, "--xp", "[vsyscall]", false, 12, 24},
 };
 
 static const struct want_module x86_modules[] = {
@@ -187,7 +210,8 @@ static void test_x86_64_full(void **state)
 	for (size_t i = 0; i < leaksnap_maps_module_count(maps); i++) {
 		const struct leaksnap_maps_module *mod = leaksnap_maps_module(maps, i);
 		for (size_t j = 0; j < mod->mapping_count; j++) {
-			const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(maps, mod->first_mapping + j);
+			const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(
+				maps, mod->first_mapping + j);
 			assert_int_equal(m->module, i);
 			assert_string_equal(m->path, mod->path);
 		}
@@ -270,7 +294,8 @@ static void test_x86_64_locate(void **state)
 
 static const char android32_text[] =
 	"12c00000-12e00000 rw-p 00000000 00:05 10267      /dev/ashmem/dalvik-main space (deleted)\n"
-	"70a3a000-70c1b000 rw-p 00000000 103:05 1310     /data/dalvik-cache/arm/system@framework@boot.art\n"
+	"70a3a000-70c1b000 rw-p 00000000 103:05 1310     "
+	"/data/dalvik-cache/arm/system@framework@boot.art\n"
 	"ab3e4000-ab3e6000 r-xp 00000000 b3:19 786        /system/bin/app_process32\n"
 	"ab3e6000-ab3e7000 r--p 00001000 b3:19 786        /system/bin/app_process32\n"
 	"ab3e7000-ab3e8000 rw-p 00000000 00:00 0 \n"
@@ -285,21 +310,26 @@ static const char android32_text[] =
 	"ffff0000-ffff1000 r-xp 00000000 00:00 0          [vectors]\n";
 
 static const struct want_mapping android32_mappings[] = {
-	{ 0x12c00000, 0x12e00000, 0, 10267, 0, 5, "rw-p", "/dev/ashmem/dalvik-main space", true, 0, 1 },
-	{ 0x70a3a000, 0x70c1b000, 0, 1310, 0x103, 5, "rw-p",
-	  "/data/dalvik-cache/arm/system@framework@boot.art", false, 1, 2 },
-	{ 0xab3e4000, 0xab3e6000, 0, 786, 0xb3, 0x19, "r-xp", "/system/bin/app_process32", false, 2, 3 },
-	{ 0xab3e6000, 0xab3e7000, 0x1000, 786, 0xb3, 0x19, "r--p", "/system/bin/app_process32", false, 2, 4 },
-	{ 0xab3e7000, 0xab3e8000, 0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 5 },
-	{ 0xab8c3000, 0xab8c6000, 0, 0, 0, 0, "rw-p", "[heap]", false, 3, 6 },
-	{ 0xb6e00000, 0xb6e80000, 0, 0, 0, 0, "rw-p", "[anon:libc_malloc]", false, 4, 7 },
-	{ 0xb6e80000, 0xb6f00000, 0, 0, 0, 0, "rw-p", "[anon:libc_malloc]", false, 4, 8 },
-	{ 0xb6f40000, 0xb6f8e000, 0, 1232, 0xb3, 0x19, "r-xp", "/system/lib/libc.so", false, 5, 9 },
-	{ 0xb6f8e000, 0xb6f8f000, 0, 0, 0, 0, "---p", NULL, false, LEAKSNAP_MAPS_NONE, 10 },
-	{ 0xb6f8f000, 0xb6f92000, 0x4e000, 1232, 0xb3, 0x19, "r--p", "/system/lib/libc.so", false, 6, 11 },
-	{ 0xb6f92000, 0xb6f94000, 0x51000, 1232, 0xb3, 0x19, "rw-p", "/system/lib/libc.so", false, 6, 12 },
-	{ 0xbeb7e000, 0xbeb9f000, 0, 0, 0, 0, "rw-p", "[stack]", false, 7, 13 },
-	{ 0xffff0000, 0xffff1000, 0, 0, 0, 0, "r-xp", "[vectors]", false, 8, 14 },
+	{0x12c00000, 0x12e00000, 0, 10267, 0, 5, "rw-p", "/dev/ashmem/dalvik-main space", true, 0,
+	 1},
+	{0x70a3a000, 0x70c1b000, 0, 1310, 0x103, 5, "rw-p",
+	 "/data/dalvik-cache/arm/system@framework@boot.art", false, 1, 2},
+	{0xab3e4000, 0xab3e6000, 0, 786, 0xb3, 0x19, "r-xp", "/system/bin/app_process32", false, 2,
+	 3},
+	{0xab3e6000, 0xab3e7000, 0x1000, 786, 0xb3, 0x19, "r--p", "/system/bin/app_process32",
+	 false, 2, 4},
+	{0xab3e7000, 0xab3e8000, 0, 0, 0, 0, "rw-p", NULL, false, LEAKSNAP_MAPS_NONE, 5},
+	{0xab8c3000, 0xab8c6000, 0, 0, 0, 0, "rw-p", "[heap]", false, 3, 6},
+	{0xb6e00000, 0xb6e80000, 0, 0, 0, 0, "rw-p", "[anon:libc_malloc]", false, 4, 7},
+	{0xb6e80000, 0xb6f00000, 0, 0, 0, 0, "rw-p", "[anon:libc_malloc]", false, 4, 8},
+	{0xb6f40000, 0xb6f8e000, 0, 1232, 0xb3, 0x19, "r-xp", "/system/lib/libc.so", false, 5, 9},
+	{0xb6f8e000, 0xb6f8f000, 0, 0, 0, 0, "---p", NULL, false, LEAKSNAP_MAPS_NONE, 10},
+	{0xb6f8f000, 0xb6f92000, 0x4e000, 1232, 0xb3, 0x19, "r--p", "/system/lib/libc.so", false, 6,
+	 11},
+	{0xb6f92000, 0xb6f94000, 0x51000, 1232, 0xb3, 0x19, "rw-p", "/system/lib/libc.so", false, 6,
+	 12},
+	{0xbeb7e000, 0xbeb9f000, 0, 0, 0, 0, "rw-p", "[stack]", false, 7, 13},
+	{0xffff0000, 0xffff1000, 0, 0, 0, 0, "r-xp", "[vectors]", false, 8, 14},
 };
 
 static const struct want_module android32_modules[] = {
@@ -405,7 +435,8 @@ static void test_blank_lines_and_tabs(void **state)
 	struct leaksnap_maps *maps = leaksnap_maps_parse(text, sizeof(text) - 1, NULL, 40, 0, NULL);
 	assert_non_null(maps);
 	assert_int_equal(leaksnap_maps_mapping_count(maps), 2);
-	const struct leaksnap_maps_mapping *a = leaksnap_maps_mapping(maps, 0), *b = leaksnap_maps_mapping(maps, 1);
+	const struct leaksnap_maps_mapping *a = leaksnap_maps_mapping(maps, 0),
+					   *b = leaksnap_maps_mapping(maps, 1);
 	assert_int_equal(a->line, 42);
 	assert_int_equal(b->line, 44);
 	assert_string_equal(a->path, "/lib/t.so");
@@ -467,7 +498,8 @@ static void test_hex_forms(void **state)
 	expect_error(t3, sizeof(t3) - 1, 1, 1, "malformed maps line: bad offset");
 
 	/* Exactly 16 digits with leading zeros are fine. */
-	struct leaksnap_maps *maps = parse_ok("0000000000001000-0000000000002000 r--p 0000000000000010 0:0 0\n");
+	struct leaksnap_maps *maps = parse_ok(
+		"0000000000001000-0000000000002000 r--p 0000000000000010 0:0 0\n");
 	assert_int_equal(leaksnap_maps_mapping(maps, 0)->start, 0x1000);
 	assert_int_equal(leaksnap_maps_mapping(maps, 0)->end, 0x2000);
 	assert_int_equal(leaksnap_maps_mapping(maps, 0)->offset, 0x10);
@@ -548,9 +580,9 @@ static void test_modules_grouping(void **state)
 		/* 13: different pseudo path -> new module */
 		"e000-f000 rw-p 0 00:00 0 [anon:y]\n";
 	struct leaksnap_maps *maps = parse_ok(text);
-	static const struct { size_t module; } want[] = {
-		{ 0 }, { 0 }, { 1 }, { 2 }, { 3 }, { 4 }, { 5 }, { 5 }, { LEAKSNAP_MAPS_NONE }, { 6 },
-		{ 7 }, { 7 }, { 8 },
+	static const struct { size_t module;
+	} want[] = {
+		{0}, {0}, {1}, {2}, {3}, {4}, {5}, {5}, {LEAKSNAP_MAPS_NONE}, {6}, {7}, {7}, {8},
 	};
 	assert_int_equal(leaksnap_maps_mapping_count(maps), COUNT(want));
 	for (size_t i = 0; i < COUNT(want); i++)
@@ -777,7 +809,8 @@ static void test_error_offsets(void **state)
 	(void)state;
 	static const char text[] = GOOD1 GOOD2 "\nbroken line\n";
 	struct leaksnap_error err;
-	struct leaksnap_maps *maps = leaksnap_maps_parse(text, sizeof(text) - 1, "big.txt", 100, 5000, &err);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, sizeof(text) - 1, "big.txt", 100,
+							 5000, &err);
 	assert_null(maps);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 	assert_string_equal(err.source, "big.txt");
@@ -949,7 +982,8 @@ static void test_many_blank_lines(void **state)
 	maps = leaksnap_maps_parse(dense, pos, "dense", 1, 0, NULL);
 	assert_non_null(maps);
 	assert_int_equal(leaksnap_maps_mapping_count(maps), n);
-	assert_ptr_equal(leaksnap_maps_lookup(maps, 2 * (n - 1)), leaksnap_maps_mapping(maps, n - 1));
+	assert_ptr_equal(leaksnap_maps_lookup(maps, 2 * (n - 1)),
+			 leaksnap_maps_mapping(maps, n - 1));
 	leaksnap_maps_free(maps);
 	/* The same without newline terminators where possible: "0-1 ---p 0 0:0 0". */
 	maps = leaksnap_maps_parse("0-1 ---p 0 0:0 0\n1-2 ---p 0 0:0 0", 33, "min", 1, 0, NULL);
@@ -970,14 +1004,15 @@ static void test_add_unloaded(void **state)
 				  "5000-9000 rw-p 00000000 00:00 0 \n"
 				  "9000-a000 r-xp 00000000 00:00 0 [anon:jit]\n"
 				  "f000-10000 rw-p 00002000 08:01 30 /data/file\n");
-	const char un[] = "3000-4000 r--p 00000000 08:01 20 /lib/libp.so\n"
-			  "4000-5000 r-xp 00001000 08:01 20 /lib/libp.so\n"
-			  "6000-7000 r-xp 00000000 08:01 21 /lib/libq.so\n"   /* under the next two */
-			  "6000-7000 r-xp 00001000 08:01 22 /lib/libold.so\n" /* where the next is not */
-			  "6800-7800 r-xp 00000000 08:01 23 /lib/libnew.so\n" /* the latest: whole */
-			  "9000-9800 r-xp 00000000 08:01 24 /lib/libjit.so\n" /* code there: no */
-			  "f000-f800 r--p 00000000 08:01 25 /lib/librd.so\n"  /* not code: no */
-			  "b000-c000 r--p 00000000 00:00 0 \n";              /* no path: no */
+	const char un[] =
+		"3000-4000 r--p 00000000 08:01 20 /lib/libp.so\n"
+		"4000-5000 r-xp 00001000 08:01 20 /lib/libp.so\n"
+		"6000-7000 r-xp 00000000 08:01 21 /lib/libq.so\n"   /* under the next two */
+		"6000-7000 r-xp 00001000 08:01 22 /lib/libold.so\n" /* where the next is not */
+		"6800-7800 r-xp 00000000 08:01 23 /lib/libnew.so\n" /* the latest: whole */
+		"9000-9800 r-xp 00000000 08:01 24 /lib/libjit.so\n" /* code there: no */
+		"f000-f800 r--p 00000000 08:01 25 /lib/librd.so\n"  /* not code: no */
+		"b000-c000 r--p 00000000 00:00 0 \n";		    /* no path: no */
 	struct leaksnap_error err;
 	size_t shadowed = 99;
 	long n = leaksnap_maps_add_unloaded(m, un, strlen(un), "x.dump", &shadowed, &err);
@@ -1030,7 +1065,8 @@ static void test_add_unloaded(void **state)
 	const char part[] = "3000-6000 r-xp 00000000 08:01 20 /lib/libold.so\n"
 			    "8000-a000 r-xp 00000000 08:01 21 /lib/liba.so\n"
 			    "9000-b000 r-xp 00000000 08:01 22 /lib/libb.so\n";
-	assert_int_equal(leaksnap_maps_add_unloaded(m, part, strlen(part), "x.dump", &shadowed, &err), 3);
+	assert_int_equal(
+		leaksnap_maps_add_unloaded(m, part, strlen(part), "x.dump", &shadowed, &err), 3);
 	assert_int_equal(shadowed, 1); /* libold.so, partly under /bin/app */
 	assert_true(leaksnap_maps_locate(m, 0x3100, &loc));
 	assert_string_equal(loc.module->path, "/lib/libold.so");

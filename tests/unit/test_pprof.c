@@ -128,7 +128,8 @@ static void test_roundtrip(void **state)
 	static const uint8_t bid[] = {0x1f, 0xb7, 0x00, 0xab, 0xcd};
 	uint64_t lib = leaksnap_export_pprof_mapping(p, 0x7f0000001000, 0x7f0000003000, 0x1000,
 				     "/system/lib64/libfoo.so", NULL, 0, false);
-	uint64_t exe = leaksnap_export_pprof_mapping(p, 0x5000, 0x6000, 0x0, "/bin/app", bid, sizeof(bid), true);
+	uint64_t exe = leaksnap_export_pprof_mapping(p, 0x5000, 0x6000, 0x0, "/bin/app", bid,
+						     sizeof(bid), true);
 	assert_int_equal(lib, 1);
 	assert_int_equal(exe, 2);
 	assert_int_equal(leaksnap_export_pprof_main_file(p, "/bin/app"), 0);
@@ -145,7 +146,8 @@ static void test_roundtrip(void **state)
 	assert_int_equal(leaksnap_export_pprof_location_find(p, 0x5123), 0);
 	uint64_t a = leaksnap_export_pprof_location(p, 0x5123, exe, 0x5123, chain, 2);
 	uint64_t b = leaksnap_export_pprof_location(p, 0x5200, exe, 0x5200, &outer_again, 1);
-	uint64_t c = leaksnap_export_pprof_location(p, 0x7f0000001234, lib, 0x7f0000001234, &bad, 1);
+	uint64_t c = leaksnap_export_pprof_location(p, 0x7f0000001234, lib, 0x7f0000001234, &bad,
+						    1);
 	uint64_t d = leaksnap_export_pprof_location(p, 0x99, 0, 0x99, NULL, 0);
 	assert_int_equal(a, 1);
 	assert_int_equal(b, 2);
@@ -157,10 +159,12 @@ static void test_roundtrip(void **state)
 
 	uint64_t s1[] = {a, b, c}, s2[] = {d};
 	int64_t v1[] = {3, 96}, v2[] = {1, 4096};
-	struct leaksnap_export_pprof_label l1[] = {{"bytes", NULL, 32, "bytes"}, {"zygote", "true", 0, NULL}};
+	struct leaksnap_export_pprof_label l1[] = {{"bytes", NULL, 32, "bytes"},
+						   {"zygote", "true", 0, NULL}};
 	assert_int_equal(leaksnap_export_pprof_sample(p, s1, 3, v1, 2, l1, 2), 0);
 	assert_int_equal(leaksnap_export_pprof_sample(p, s2, 1, v2, 2, l1, 1), 0);
-	assert_int_equal(leaksnap_export_pprof_sample(p, NULL, 0, v2, 2, NULL, 0), 0); /* no frames */
+	assert_int_equal(leaksnap_export_pprof_sample(p, NULL, 0, v2, 2, NULL, 0),
+			 0); /* no frames */
 	assert_int_equal(leaksnap_export_pprof_finish(p), 0);
 	leaksnap_export_pprof_free(p);
 
@@ -294,7 +298,8 @@ static void test_mapping_cover(void **state)
 	assert_non_null(p);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "growth_space", "bytes"), 0);
 	/* rel_pc 0x234 at pc 0x401234: load bias 0x401000 */
-	uint64_t m = leaksnap_export_pprof_mapping(p, 0x401234, 0x401235, 0x234, "/bin/x", NULL, 0, false);
+	uint64_t m = leaksnap_export_pprof_mapping(p, 0x401234, 0x401235, 0x234, "/bin/x", NULL, 0,
+						   false);
 	leaksnap_export_pprof_mapping_cover(p, m, 0x401100);
 	leaksnap_export_pprof_mapping_cover(p, m, 0x409000);
 	leaksnap_export_pprof_mapping_cover(p, m, 0x401200);
@@ -320,7 +325,8 @@ static void test_no_frames(void **state)
 	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
 	assert_non_null(p);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
-	uint64_t pc = leaksnap_export_pprof_location(p, 0, 0, 0, NULL, 0); /* a PC 0 is another location */
+	uint64_t pc = leaksnap_export_pprof_location(p, 0, 0, 0, NULL,
+						     0); /* a PC 0 is another location */
 	uint64_t id = leaksnap_export_pprof_no_frames(p);
 	assert_int_equal(pc, 1);
 	assert_int_equal(id, 2);
@@ -356,8 +362,10 @@ static void test_many_samples(void **state)
 	char name[32];
 	for (uint64_t i = 0; i < PCS; i++) {
 		snprintf(name, sizeof(name), "fn%llu", (unsigned long long)(i % 1000));
-		struct leaksnap_sym_frame fr = {.function = name, .file = "big.c", .line = (uint32_t)i};
-		assert_int_equal(leaksnap_export_pprof_location(p, 0x10000 + i * 0x10, 0, 0x10000 + i * 0x10, &fr, 1),
+		struct leaksnap_sym_frame fr = {
+			.function = name, .file = "big.c", .line = (uint32_t)i};
+		assert_int_equal(leaksnap_export_pprof_location(p, 0x10000 + i * 0x10, 0,
+								0x10000 + i * 0x10, &fr, 1),
 				 i + 1);
 	}
 	uint64_t total = 0;
@@ -365,7 +373,8 @@ static void test_many_samples(void **state)
 		uint64_t ids[3] = {1 + i % PCS, 1 + (i * 7) % PCS, 1 + (i * 13) % PCS};
 		int64_t v[2] = {(int64_t)(i % 5 + 1), (int64_t)((i % 5 + 1) * (i % 4096))};
 		total += (uint64_t)v[1];
-		struct leaksnap_export_pprof_label lab = {"bytes", NULL, (int64_t)(i % 4096), "bytes"};
+		struct leaksnap_export_pprof_label lab = {"bytes", NULL, (int64_t)(i % 4096),
+							  "bytes"};
 		assert_int_equal(leaksnap_export_pprof_sample(p, ids, 3, v, 2, &lab, 1), 0);
 	}
 	assert_int_equal(leaksnap_export_pprof_finish(p), 0);

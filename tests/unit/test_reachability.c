@@ -103,9 +103,10 @@ static void test_every_layout(void **state)
 			struct bytes b;
 			struct leaksnap_error err;
 			build(&b, ptr, be, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, reach_ok);
-			assert_int_equal(b.n, LEAKSNAP_SNAPSHOT_HEADER_SIZE + NREC * ptr * 5 + strlen(maps64) +
-						      strlen(meta) + 4 * NREC);
-			struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err);
+			assert_int_equal(b.n, LEAKSNAP_SNAPSHOT_HEADER_SIZE + NREC * ptr * 5 +
+						      strlen(maps64) + strlen(meta) + 4 * NREC);
+			struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m",
+										    NULL, &err);
 			assert_non_null(s);
 			check_reach(s);
 			assert_int_equal(leaksnap_snapshot_warning_count(s), 0);
@@ -116,7 +117,8 @@ static void test_every_layout(void **state)
 			assert_non_null(s);
 			assert_int_equal(leaksnap_snapshot_record_count(s), 3);
 			for (size_t i = 0; i < 3; i++)
-				assert_int_equal(leaksnap_snapshot_record(s, i)->unreachable, reach_ok[i]);
+				assert_int_equal(leaksnap_snapshot_record(s, i)->unreachable,
+						 reach_ok[i]);
 			assert_int_equal(leaksnap_snapshot_unreachable_count(s), 6);
 			leaksnap_snapshot_close(s);
 		}
@@ -148,7 +150,9 @@ static void test_count_above_record(void **state)
 	} cases[] = {
 		{{6, 0, 0}, 0, "record 1: 6 unreachable allocations, more than its 5"},
 		{{0, 3, 0}, 1, "record 2: 3 unreachable allocations, more than its 2"},
-		{{0, 0, 0xffffffffu}, 2, "record 3: 4294967295 unreachable allocations, more than its 1"},
+		{{0, 0, 0xffffffffu},
+		 2,
+		 "record 3: 4294967295 unreachable allocations, more than its 1"},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++)
 		for (int be = 0; be <= 1; be++) {
@@ -193,9 +197,10 @@ static void test_every_truncation_and_oversize(void **state)
 			char want[80];
 			size_t n = b.n;
 			memset(b.p + n, 'x', extra);
-			assert_null(leaksnap_snapshot_open_memory(b.p, n + extra, "big", NULL, &err));
-			snprintf(want, sizeof(want), "%zu trailing bytes after the reachability section",
-				 extra);
+			assert_null(
+				leaksnap_snapshot_open_memory(b.p, n + extra, "big", NULL, &err));
+			snprintf(want, sizeof(want),
+				 "%zu trailing bytes after the reachability section", extra);
 			assert_int_equal(err.offset, n);
 			assert_string_equal(err.text, want);
 		}
@@ -207,7 +212,9 @@ static void test_flags(void **state)
 	(void)state;
 	struct bytes b;
 	struct leaksnap_error err;
-	build(&b, 8, 0, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY | LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES, reach_ok);
+	build(&b, 8, 0,
+	      LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY | LEAKSNAP_SNAPSHOT_FLAG_COUNT_IS_FRAMES,
+	      reach_ok);
 	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err));
 	assert_int_equal(err.offset, 11);
 	assert_string_equal(err.text, "flag bits 1 (Android 7 counts) and 2 (reachability) are "
@@ -230,15 +237,17 @@ static void test_flags(void **state)
 	assert_int_equal(leaksnap_snapshot_unreachable_count(s), 0);
 	assert_int_equal(leaksnap_snapshot_record(s, 0)->unreachable, 0);
 	assert_int_equal(leaksnap_snapshot_warning_count(s), 1);
-	assert_string_equal(leaksnap_snapshot_warning(s, 0), "the unreachable counts are ignored: the "
-						   "second field is read as a frame count");
+	assert_string_equal(leaksnap_snapshot_warning(s, 0),
+			    "the unreachable counts are ignored: the "
+			    "second field is read as a frame count");
 	leaksnap_snapshot_close(s);
 }
 
 static void test_header_decode_sizes(void **state)
 {
 	(void)state;
-	struct leaksnap_snapshot_header h = {1, 8, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, 2, 1, 3, 0, 0, 32, 32 * 4, 0};
+	struct leaksnap_snapshot_header h = {
+		1, 8, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, 2, 1, 3, 0, 0, 32, 32 * 4, 0};
 	uint8_t buf[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
 	leaksnap_snapshot_header_encode(&h, buf);
 	assert_int_equal(buf[11], 0x04);
@@ -248,9 +257,11 @@ static void test_header_decode_sizes(void **state)
 	struct leaksnap_error err;
 	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size, &d, "h", &err), 0);
 	assert_memory_equal(&d, &h, sizeof(h));
-	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err),
+			 -1);
 	assert_int_equal(err.offset, size - 16);
-	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err),
+			 -1);
 	assert_int_equal(err.offset, size);
 }
 
@@ -290,29 +301,34 @@ static void test_writers(void **state)
 				struct bytes b;
 				struct leaksnap_error err;
 				build(&b, ptr, be, LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY, reach_ok);
-				struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "m", NULL, &err);
+				struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(
+					b.p, b.n, "m", NULL, &err);
 				assert_non_null(s);
 				snprintf(path, sizeof(path), "%s/%d.dump", dir, k++);
-				LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, so, .big_endian = !be, .pointer_size = out_ptr);
+				LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, so, .big_endian = !be,
+					      .pointer_size = out_ptr);
 				int rc = leaksnap_snapshot_save(s, path, &so, &err);
 				if (rc)
 					print_error("%s: %s\n", path, err.text);
 				assert_int_equal(rc, 0);
 				size_t len;
 				const uint8_t *p = slurp(path, &len);
-				assert_int_equal(p[11], LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY | (!be ? 1 : 0));
+				assert_int_equal(p[11], LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY |
+								(!be ? 1 : 0));
 				/* two merged records: 5 and 1, in the output's byte order */
 				static const uint8_t le[8] = {5, 0, 0, 0, 1, 0, 0, 0};
 				static const uint8_t bige[8] = {0, 0, 0, 5, 0, 0, 0, 1};
 				assert_memory_equal(p + len - 8, !be ? bige : le, 8);
-				struct leaksnap_snapshot *r = leaksnap_snapshot_open(path, NULL, &err);
+				struct leaksnap_snapshot *r = leaksnap_snapshot_open(path, NULL,
+										     &err);
 				assert_non_null(r);
 				check_reach(r);
 				assert_int_equal(leaksnap_snapshot_pointer_size(r), out_ptr);
 				leaksnap_snapshot_close(r);
 				if (ptr == 8 && be == 0 && out_ptr == 8) {
 					struct dropped d = {.n = 0};
-					LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, to, .dropped = on_dropped, .dropped_ctx = &d);
+					LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, to,
+						      .dropped = on_dropped, .dropped_ctx = &d);
 					snprintf(path, sizeof(path), "%s/text.txt", dir);
 					rc = leaksnap_snapshot_save_text(s, path, &to, &err);
 					if (rc)
@@ -320,10 +336,11 @@ static void test_writers(void **state)
 					assert_int_equal(rc, 0);
 					int found = 0;
 					for (int i = 0; i < d.n; i++)
-						found += !strcmp(d.lines[i],
-								 "the unreachable counts (176 bytes in 6 "
-								 "allocations) are not written: the text "
-								 "format has no place for them");
+						found += !strcmp(
+							d.lines[i],
+							"the unreachable counts (176 bytes in 6 "
+							"allocations) are not written: the text "
+							"format has no place for them");
 					assert_int_equal(found, 1);
 					r = leaksnap_snapshot_open(path, NULL, &err);
 					assert_non_null(r);

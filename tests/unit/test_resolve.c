@@ -44,10 +44,11 @@ static char *text_dump(const uint64_t *pcs, size_t n, const char *maps)
 	size_t cap = 4096 + strlen(maps);
 	char *t = malloc(cap);
 	assert_non_null(t);
-	int len = snprintf(t, cap,
-			   "Android Native Heap Dump v1.2\n\nTotal memory: 64\nAllocation records: 1\n"
-			   "Backtrace size: %zu\n\nz 0  sz       64  num    1  bt",
-			   n);
+	int len = snprintf(
+		t, cap,
+		"Android Native Heap Dump v1.2\n\nTotal memory: 64\nAllocation records: 1\n"
+		"Backtrace size: %zu\n\nz 0  sz       64  num    1  bt",
+		n);
 	for (size_t i = 0; i < n; i++)
 		len += snprintf(t + len, cap - (size_t)len, " %016" PRIx64, pcs[i]);
 	snprintf(t + len, cap - (size_t)len, "\nMAPS\n%sEND\n", maps);
@@ -88,7 +89,8 @@ static void input_open(struct input *in, const uint64_t *pcs, size_t n, const ch
 	in->text = text_dump(pcs, n, maps);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
-	in->snap = leaksnap_snapshot_open_memory(in->text, strlen(in->text), "dump.txt", NULL, &err);
+	in->snap = leaksnap_snapshot_open_memory(in->text, strlen(in->text), "dump.txt", NULL,
+						 &err);
 	if (!in->snap)
 		fail_msg("%s: %s", err.source, err.text);
 	size_t mlen;
@@ -121,7 +123,8 @@ static void note_problem(void *arg, const struct leaksnap_error *e)
 
 static struct leaksnap_resolver *new_resolver(struct problems *p)
 {
-	LEAKSNAP_OPTS(leaksnap_resolver_opts, o, .return_addresses = true, .warn = note_problem, .warn_arg = p);
+	LEAKSNAP_OPTS(leaksnap_resolver_opts, o, .return_addresses = true, .warn = note_problem,
+		      .warn_arg = p);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	struct leaksnap_resolver *r = leaksnap_resolver_new(&o, &err);
@@ -249,8 +252,8 @@ static void test_resolve_by_parts(void **state)
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	uint64_t rel = loc.rel_pc;
-	const struct leaksnap_sym_module *m = leaksnap_resolve_module(r, loc.module->path, NULL, 0, NULL, 0,
-							     &rel, &err);
+	const struct leaksnap_sym_module *m = leaksnap_resolve_module(r, loc.module->path, NULL, 0,
+								      NULL, 0, &rel, &err);
 	assert_non_null(m);
 	assert_int_equal(rel, loc.rel_pc);
 	struct leaksnap_resolved res;

@@ -109,20 +109,24 @@ static void test_leaksnap_all_layouts(void **state)
 			struct bytes b;
 			struct leaksnap_error err;
 			leaksnap_file(&b, ptr, be, "abi=arm64\nbuild_id=ab12 /a b/c.so\n", 0);
-			struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "mem", NULL, &err);
+			struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "mem",
+										    NULL, &err);
 			assert_non_null(s);
 			assert_int_equal(err.code, LEAKSNAP_OK);
 			check_sample(s, ptr);
-			assert_int_equal(leaksnap_snapshot_format(s), LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP);
+			assert_int_equal(leaksnap_snapshot_format(s),
+					 LEAKSNAP_SNAPSHOT_FORMAT_LEAKSNAP);
 			assert_string_equal(leaksnap_snapshot_version(s), "1");
 			assert_int_equal(leaksnap_snapshot_big_endian(s), be);
 			assert_int_equal(leaksnap_snapshot_pid(s), 77);
 			uint64_t t;
 			assert_true(leaksnap_snapshot_time_ns(s, &t));
 			assert_int_equal(t, 1000000000ull * 1700000000ull);
-			assert_int_equal(leaksnap_snapshot_count_mode(s), LEAKSNAP_SNAPSHOT_COUNTS_REAL);
+			assert_int_equal(leaksnap_snapshot_count_mode(s),
+					 LEAKSNAP_SNAPSHOT_COUNTS_REAL);
 			assert_int_equal(leaksnap_snapshot_meta_count(s), 2);
-			assert_string_equal(leaksnap_snapshot_meta_get(s, "build_id"), "ab12 /a b/c.so");
+			assert_string_equal(leaksnap_snapshot_meta_get(s, "build_id"),
+					    "ab12 /a b/c.so");
 			assert_null(leaksnap_snapshot_meta_get(s, "nope"));
 			size_t len;
 			unsigned long line;
@@ -163,7 +167,8 @@ static void test_leaksnap_every_truncation(void **state)
 		struct leaksnap_error err;
 		uint8_t *copy = malloc(len ? len : 1);
 		memcpy(copy, b.p, len);
-		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(copy, len, "cut", NULL, &err);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(copy, len, "cut", NULL,
+									    &err);
 		assert_null(s);
 		assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
 		assert_string_equal(err.source, "cut");
@@ -197,8 +202,8 @@ static void test_header_huge_claim_rejected(void **state)
 static void test_header_roundtrip(void **state)
 {
 	(void)state;
-	struct leaksnap_snapshot_header h = {1, 4, 1, 256, 0xfffffffe, 12, 0x1122334455667788ull, 99,
-				    4 * 258, 4 * 258 * 2, 5};
+	struct leaksnap_snapshot_header h = {
+		1, 4, 1, 256, 0xfffffffe, 12, 0x1122334455667788ull, 99, 4 * 258, 4 * 258 * 2, 5};
 	uint8_t buf[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
 	leaksnap_snapshot_header_encode(&h, buf);
 	assert_memory_equal(buf, "LEAKSNAP\x01\x00\x04\x01\x00\x01\x00\x00", 16);
@@ -208,10 +213,12 @@ static void test_header_roundtrip(void **state)
 	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size, &d, "h", &err), 0);
 	assert_memory_equal(&d, &h, sizeof(h));
 	/* One byte too many is trailing data, one too few runs past the end. */
-	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size + 1, &d, "h", &err),
+			 -1);
 	assert_non_null(strstr(err.text, "1 trailing bytes"));
 	assert_int_equal(err.offset, size);
-	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err), -1);
+	assert_int_equal(leaksnap_snapshot_header_decode(buf, sizeof(buf), size - 1, &d, "h", &err),
+			 -1);
 	assert_int_equal(err.offset, 20);
 }
 
@@ -234,7 +241,8 @@ static void test_opts_size(void **state)
 		struct leaksnap_snapshot_open_opts o;
 		uint64_t newer_field;
 	} newer = {{.sz = sizeof(newer), .pointer_size = 4, .frames = 3}, 0};
-	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &newer.o, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "raw", &newer.o,
+								    &err);
 	assert_non_null(s);
 	leaksnap_snapshot_close(s);
 	newer.newer_field = 1;
@@ -244,9 +252,10 @@ static void test_opts_size(void **state)
 
 	/* an older caller knew only the size and the pointer size: the frames
 	 * it could not set are 0, "not given" (a raw buffer then needs them) */
-	struct leaksnap_snapshot_open_opts older = {.sz = offsetof(struct leaksnap_snapshot_open_opts,
-								  frames),
-						    .pointer_size = 4, .frames = 3};
+	struct leaksnap_snapshot_open_opts older = {
+		.sz = offsetof(struct leaksnap_snapshot_open_opts, frames),
+		.pointer_size = 4,
+		.frames = 3};
 	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &older, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text, "opts.frames must be 1..256");
@@ -306,7 +315,8 @@ static void test_raw_and_detection(void **state)
 	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text, "opts.pointer_size must be 4 or 8");
-	bad = (struct leaksnap_snapshot_open_opts){.sz = sizeof(struct leaksnap_snapshot_open_opts), .pointer_size = 4, .frames = 300};
+	bad = (struct leaksnap_snapshot_open_opts){
+		.sz = sizeof(struct leaksnap_snapshot_open_opts), .pointer_size = 4, .frames = 300};
 	assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "raw", &bad, &err));
 	assert_string_equal(err.text, "opts.frames must be 1..256");
 	bad.frames = 4;
@@ -327,27 +337,29 @@ static void test_raw_and_detection(void **state)
 	assert_string_equal(err.text, "record 3 has an allocation count of 0");
 }
 
-static const char text_v12[] = "Android Native Heap Dump v1.2\n"
-			       "\n"
-			       "Build fingerprint: 'fp/x:1'\n"
-			       "\n"
-			       "Total memory: 240\n"
-			       "Allocation records: 3\n"
-			       "Backtrace size: 3\n"
-			       "\n"
-			       "z 0  sz       32  num    5  bt 7f0000001001 7f0000001002\n"
-			       "  bt_info {\"/system/lib64/libfoo.so\" 1 \"f\" 0}\n"
-			       "z 0  sz       32  num    2  bt 7f0000001001 7f0000001002\n"
-			       "z 1  sz       16  num    1  bt 7f0000001003\n"
-			       "MAPS\n"
-			       "7f0000001000-7f0000003000 r-xp 00001000 fd:01 1234 /system/lib64/libfoo.so\n"
-			       "END\n";
+static const char text_v12[] =
+	"Android Native Heap Dump v1.2\n"
+	"\n"
+	"Build fingerprint: 'fp/x:1'\n"
+	"\n"
+	"Total memory: 240\n"
+	"Allocation records: 3\n"
+	"Backtrace size: 3\n"
+	"\n"
+	"z 0  sz       32  num    5  bt 7f0000001001 7f0000001002\n"
+	"  bt_info {\"/system/lib64/libfoo.so\" 1 \"f\" 0}\n"
+	"z 0  sz       32  num    2  bt 7f0000001001 7f0000001002\n"
+	"z 1  sz       16  num    1  bt 7f0000001003\n"
+	"MAPS\n"
+	"7f0000001000-7f0000003000 r-xp 00001000 fd:01 1234 /system/lib64/libfoo.so\n"
+	"END\n";
 
 static void test_text_reader(void **state)
 {
 	(void)state;
 	struct leaksnap_error err;
-	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text_v12, strlen(text_v12), "t.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text_v12, strlen(text_v12),
+								    "t.txt", NULL, &err);
 	assert_non_null(s);
 	assert_int_equal(leaksnap_snapshot_format(s), LEAKSNAP_SNAPSHOT_FORMAT_ANDROID_TEXT);
 	assert_string_equal(leaksnap_snapshot_version(s), "1.2");
@@ -376,7 +388,8 @@ static void test_text_every_truncation(void **state)
 		struct leaksnap_error err;
 		char *copy = malloc(len ? len : 1);
 		memcpy(copy, text_v12, len);
-		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(copy, len, "cut.txt", NULL, &err);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(copy, len, "cut.txt",
+									    NULL, &err);
 		if (len == n - 1) {
 			assert_non_null(s);
 		} else {
@@ -397,8 +410,9 @@ static void test_nhgt(void **state)
 		unsigned ptr = old ? 4 : 8;
 		struct bytes recs = {.n = 0}, b = {.n = 0};
 		records(&recs, ptr, 0, 0);
-		const char *maps = old ? "f0001000-f0003000 r-xp 00001000 b3:01 9 /system/lib/libfoo.so\n"
-				       : maps64;
+		const char *maps =
+			old ? "f0001000-f0003000 r-xp 00001000 b3:01 9 /system/lib/libfoo.so\n"
+			    : maps64;
 		if (!old) {
 			put(&b, 0x812345dd, 4, 0);
 			put(&b, 2, 2, 0);
@@ -413,7 +427,8 @@ static void test_nhgt(void **state)
 		memcpy(b.p + b.n, recs.p, recs.n);
 		b.n += recs.n;
 		struct leaksnap_error err;
-		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "n", NULL, &err);
+		struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "n", NULL,
+									    &err);
 		assert_non_null(s);
 		assert_int_equal(leaksnap_snapshot_format(s), LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT);
 		if (old)
@@ -466,7 +481,8 @@ static void test_save_roundtrip_and_no_overwrite(void **state)
 	snprintf(link_path, sizeof(link_path), "%s/link.dump", dir);
 
 	struct leaksnap_error err;
-	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text_v12, strlen(text_v12), "t.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text_v12, strlen(text_v12),
+								    "t.txt", NULL, &err);
 	assert_non_null(s);
 	LEAKSNAP_OPTS(leaksnap_snapshot_save_opts, so, .big_endian = true);
 	assert_int_equal(leaksnap_snapshot_save(s, path, &so, &err), 0);
@@ -477,7 +493,8 @@ static void test_save_roundtrip_and_no_overwrite(void **state)
 	assert_string_equal(leaksnap_snapshot_meta_get(r, "build_fingerprint"), "fp/x:1");
 	assert_string_equal(leaksnap_snapshot_meta_get(r, "source_format"), "android-text 1.2");
 	size_t a, c;
-	const char *ma = leaksnap_snapshot_maps(s, &a, NULL, NULL), *mc = leaksnap_snapshot_maps(r, &c, NULL, NULL);
+	const char *ma = leaksnap_snapshot_maps(s, &a, NULL, NULL),
+		   *mc = leaksnap_snapshot_maps(r, &c, NULL, NULL);
 	assert_int_equal(a, c);
 	assert_memory_equal(ma, mc, a);
 	leaksnap_snapshot_close(r);

@@ -112,7 +112,8 @@ static void test_lookup_self(void **state)
 
 	/* a return address, looked up at its call instruction: the call's line */
 	uint64_t ret = probe_ret - load_bias();
-	assert_int_equal(leaksnap_sym_file_lookup(f, leaksnap_sym_file_call_site(f, ret), &r, &err), 0);
+	assert_int_equal(leaksnap_sym_file_lookup(f, leaksnap_sym_file_call_site(f, ret), &r, &err),
+			 0);
 	assert_true(r.frame_count >= 1);
 	assert_string_equal(r.frames[r.frame_count - 1].function, "symtest_caller");
 	assert_int_equal(r.frames[0].line, target_line);
@@ -178,7 +179,8 @@ static void test_modules(void **state)
 	assert_string_equal(m->file_path, self);
 	assert_true(m->file == f);
 
-	const struct leaksnap_sym_module *bad = leaksnap_symbolizer_module(s, self, other, len, &err);
+	const struct leaksnap_sym_module *bad = leaksnap_symbolizer_module(s, self, other, len,
+									   &err);
 	assert_non_null(bad);
 	assert_int_equal(bad->status, LEAKSNAP_SYM_BUILD_ID_MISMATCH);
 	assert_null(bad->file);
@@ -186,7 +188,8 @@ static void test_modules(void **state)
 	assert_int_equal(leaksnap_sym_module_lookup(bad, 0x1000, true, &r, &err), 0);
 	assert_int_equal(r.frame_count, 0);
 
-	const struct leaksnap_sym_module *none = leaksnap_symbolizer_module(s, "/nonexistent/libx.so", NULL, 0, &err);
+	const struct leaksnap_sym_module *none = leaksnap_symbolizer_module(
+		s, "/nonexistent/libx.so", NULL, 0, &err);
 	assert_non_null(none);
 	assert_int_equal(none->status, LEAKSNAP_SYM_BUILD_ID_MISSING);
 
@@ -194,10 +197,14 @@ static void test_modules(void **state)
 	assert_int_equal(unv->status, LEAKSNAP_SYM_BUILD_ID_UNVERIFIED);
 	assert_true(leaksnap_symbolizer_module(s, self, id, len, &err) == m); /* remembered */
 
-	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_MATCH), "match");
-	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_UNVERIFIED), "unverified");
-	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_MISMATCH), "mismatch");
-	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_MISSING), "missing");
+	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_MATCH),
+			    "match");
+	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_UNVERIFIED),
+			    "unverified");
+	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_MISMATCH),
+			    "mismatch");
+	assert_string_equal(leaksnap_sym_build_id_status_name(LEAKSNAP_SYM_BUILD_ID_MISSING),
+			    "missing");
 	leaksnap_symbolizer_free(s);
 
 	/* no host paths: the module's own path is not a candidate */
@@ -227,7 +234,8 @@ static size_t self_mappings(struct leaksnap_sym_mapping *out, size_t cap, bool e
 		if (!x->path || strcmp(x->path, self) != 0 || k == cap ||
 		    (exec_only && x->perms[2] != 'x'))
 			continue;
-		out[k++] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset, x->perms[2] == 'x'};
+		out[k++] = (struct leaksnap_sym_mapping){x->start, x->end, x->offset,
+							 x->perms[2] == 'x'};
 	}
 	leaksnap_maps_free(m);
 	return k;
@@ -283,7 +291,8 @@ static void test_debug_only(void **state)
 	char dir[4096];
 	make_debug_only(dir, sizeof(dir), id, len);
 	const char *dirs[] = {dir};
-	LEAKSNAP_OPTS(leaksnap_sym_options, o, .symbol_dirs = dirs, .symbol_dir_count = 1, .no_host_paths = true);
+	LEAKSNAP_OPTS(leaksnap_sym_options, o, .symbol_dirs = dirs, .symbol_dir_count = 1,
+		      .no_host_paths = true);
 	/* the rel_pc of the call in symtest_caller, from the maps */
 	symtest_caller(1);
 	uint64_t rel_pc = 0;
@@ -294,7 +303,8 @@ static void test_debug_only(void **state)
 	for (int pass = 0; pass < 2; pass++) {
 		s = new_sym(&o);
 		const char *device = "/system/bin/test_symbolizer"; /* not on this host */
-		const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(s, device, id, len, &err);
+		const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(s, device, id, len,
+										 &err);
 		assert_non_null(m);
 		assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MATCH);
 		assert_non_null(m->file);
@@ -317,7 +327,8 @@ static void test_debug_only(void **state)
 
 	/* a non-executable mapping, not at offset 0: fits nothing */
 	s = new_sym(&o);
-	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(s, "/system/bin/x", id, len, &err);
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(s, "/system/bin/x", id,
+									 len, &err);
 	struct leaksnap_sym_mapping bad = {0x7f0000001000, 0x7f0000002000, 0x1000, false};
 	assert_int_equal(leaksnap_sym_module_set_mappings(s, m, &bad, 1, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
@@ -326,7 +337,8 @@ static void test_debug_only(void **state)
 	assert_int_equal(leaksnap_sym_module_set_mappings(s, m, &bad, 1, &err), 0); /* said once */
 	/* a module of another symbolizer is refused, and left as it was */
 	struct leaksnap_symbolizer *other = new_sym(&o);
-	const struct leaksnap_sym_module *m2 = leaksnap_symbolizer_module(other, "/system/bin/x", id, len, &err);
+	const struct leaksnap_sym_module *m2 = leaksnap_symbolizer_module(other, "/system/bin/x",
+									  id, len, &err);
 	assert_int_equal(leaksnap_sym_module_set_mappings(s, m2, maps, 1, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 	assert_string_equal(err.text, "not a module of this symbolizer");
@@ -366,8 +378,8 @@ static char *answer_text(const struct leaksnap_sym_result *r)
 	for (size_t i = 0; i < r->frame_count; i++) {
 		const struct leaksnap_sym_frame *f = &r->frames[i];
 		fprintf(fp, "%s|%s|%u|%u|%u|%d%d%d|%llx|%llx|%s|%u\n",
-			f->function ? f->function : "-", f->file ? f->file : "-", f->line, f->column,
-			f->discriminator, f->inlined, f->from_symtab, f->has_start,
+			f->function ? f->function : "-", f->file ? f->file : "-", f->line,
+			f->column, f->discriminator, f->inlined, f->from_symtab, f->has_start,
 			(unsigned long long)f->start_address, (unsigned long long)f->symbol_offset,
 			f->start_file ? f->start_file : "-", f->start_line);
 	}

@@ -66,7 +66,8 @@ static size_t entries_in_dir(void)
 static struct leaksnap_snapshot *open_text(const char *text)
 {
 	struct leaksnap_error err;
-	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text, strlen(text), "in.txt", NULL, &err);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(text, strlen(text), "in.txt",
+								    NULL, &err);
 	if (s == NULL)
 		fail_msg("%s", err.text);
 	return s;
@@ -219,17 +220,18 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 	assert_string_equal(said.lines[3], "pointer size 8 is not carried: no PC or maps address "
 					   "is above 4 GiB, so the text reads back as 4-byte "
 					   "pointers");
-	assert_string_equal(slurp(out), "Android Native Heap Dump v1.2\n\n"
-					"Build fingerprint: 'unknown'\n\n"
-					"Total memory: 28832\n"
-					"Allocation records: 3\n"
-					"Backtrace size: 3\n\n"
-					"z 0  sz     4096  num    7  bt 2000 1000 1010\n"
-					"z 0  sz       64  num    2  bt 1000 2000\n"
-					"z 1  sz       32  num    1  bt 1010\n"
-					"MAPS\n"
-					"00001000-00003000 r-xp 00000000 fd:01 5 /system/lib64/liba.so\n"
-					"END\n");
+	assert_string_equal(slurp(out),
+			    "Android Native Heap Dump v1.2\n\n"
+			    "Build fingerprint: 'unknown'\n\n"
+			    "Total memory: 28832\n"
+			    "Allocation records: 3\n"
+			    "Backtrace size: 3\n\n"
+			    "z 0  sz     4096  num    7  bt 2000 1000 1010\n"
+			    "z 0  sz       64  num    2  bt 1000 2000\n"
+			    "z 1  sz       32  num    1  bt 1010\n"
+			    "MAPS\n"
+			    "00001000-00003000 r-xp 00000000 fd:01 5 /system/lib64/liba.so\n"
+			    "END\n");
 
 	/* Read back: the same records, maps and sizes. */
 	struct leaksnap_snapshot *r = leaksnap_snapshot_open(out, NULL, &err);
@@ -238,7 +240,8 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 	assert_int_equal(leaksnap_snapshot_backtrace_size(r), 3);
 	assert_int_equal(leaksnap_snapshot_pointer_size(r), 4); /* as said */
 	assert_int_equal(leaksnap_snapshot_records_bytes(r), leaksnap_snapshot_records_bytes(s));
-	assert_int_equal(leaksnap_snapshot_allocation_count(r), leaksnap_snapshot_allocation_count(s));
+	assert_int_equal(leaksnap_snapshot_allocation_count(r),
+			 leaksnap_snapshot_allocation_count(s));
 	for (size_t i = 0; i < 3; i++) {
 		const struct leaksnap_snapshot_record *a = leaksnap_snapshot_record(s, i);
 		bool found = false;
@@ -251,7 +254,8 @@ static void test_leaksnap_reads_back_and_losses_said(void **state)
 		assert_true(found);
 	}
 	size_t la, lb;
-	const char *ma = leaksnap_snapshot_maps(s, &la, NULL, NULL), *mb = leaksnap_snapshot_maps(r, &lb, NULL, NULL);
+	const char *ma = leaksnap_snapshot_maps(s, &la, NULL, NULL),
+		   *mb = leaksnap_snapshot_maps(r, &lb, NULL, NULL);
 	assert_int_equal(la, lb);
 	assert_memory_equal(ma, mb, la);
 	assert_string_equal(leaksnap_snapshot_meta_get(r, "build_fingerprint"), "unknown");
@@ -302,7 +306,8 @@ static void test_refusals(void **state)
 	assert_int_equal(leaksnap_snapshot_set_maps(s, end_line, strlen(end_line), &err), 0);
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
-	assert_string_equal(err.text, "maps line 2 reads 'END': in a text dump it would end the maps");
+	assert_string_equal(err.text,
+			    "maps line 2 reads 'END': in a text dump it would end the maps");
 	static const char nul[] = "0000a000-0000c000 r-xp 00000000 b3:17 12 /x\0y\n";
 	assert_int_equal(leaksnap_snapshot_set_maps(s, nul, sizeof(nul) - 1, &err), 0);
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), -1);
@@ -314,7 +319,8 @@ static void test_refusals(void **state)
 	static const char no_nl[] = "0000a000-0000c000 r-xp 00000000 b3:17 12 /x";
 	assert_int_equal(leaksnap_snapshot_set_maps(s, no_nl, strlen(no_nl), &err), 0);
 	assert_int_equal(leaksnap_snapshot_save_text(s, out, NULL, &err), 0);
-	assert_non_null(strstr(slurp(out), "MAPS\n0000a000-0000c000 r-xp 00000000 b3:17 12 /x\nEND\n"));
+	assert_non_null(
+		strstr(slurp(out), "MAPS\n0000a000-0000c000 r-xp 00000000 b3:17 12 /x\nEND\n"));
 
 	/* Never overwrite: the file just written, or a symlink. */
 	struct stat before, after;
@@ -339,8 +345,9 @@ static void test_refusals(void **state)
 static void test_backtrace_size_zero(void **state)
 {
 	(void)state;
-	struct leaksnap_snapshot *s = open_text("Android Native Heap Dump v1.0\n\nz 0  sz 8  num 1  bt\n"
-				       "MAPS\nEND\n");
+	struct leaksnap_snapshot *s = open_text(
+		"Android Native Heap Dump v1.0\n\nz 0  sz 8  num 1  bt\n"
+		"MAPS\nEND\n");
 	assert_int_equal(leaksnap_snapshot_backtrace_size(s), 0);
 	struct leaksnap_error err;
 	struct said said = {.n = 0};
@@ -365,9 +372,9 @@ static const char rewrite_maps[] =
 static void test_rewrite_both_writers(void **state)
 {
 	(void)state;
-	struct leaksnap_snapshot *s = open_leaksnap(rewrite_maps,
-					   "build_id=00ff /system/lib64/liba.so\nexe=/system/bin/app\n"
-					   "cmdline=/system/bin/app -x\n");
+	struct leaksnap_snapshot *s = open_leaksnap(
+		rewrite_maps, "build_id=00ff /system/lib64/liba.so\nexe=/system/bin/app\n"
+			      "cmdline=/system/bin/app -x\n");
 	struct leaksnap_error err;
 	struct leaksnap_snapshot_rewrite rules[] = {
 		{"/system/lib", "/sym/lib", 99},          /* plain prefix: lib64 too */
@@ -386,7 +393,8 @@ static void test_rewrite_both_writers(void **state)
 	struct leaksnap_snapshot *r = leaksnap_snapshot_open(out, NULL, &err);
 	assert_non_null(r);
 	static const char want[] =
-		"00001000-00002000 r-xp 00000000 fd:01 5                          /sym/lib64/liba.so\r\n"
+		"00001000-00002000 r-xp 00000000 fd:01 5                          "
+		"/sym/lib64/liba.so\r\n"
 		"00002000-00003000 r-xp 00000000 fd:01 6 /sym/lib/libb.so (deleted)\n"
 		"00003000-00004000 rw-p 00000000 00:00 0 \n"
 		"00004000-00005000 r-xp 00000000 fd:01 7 /bin/app\n"
@@ -423,9 +431,10 @@ static void test_rewrite_both_writers(void **state)
 	bad.rewrites = &empties;
 	assert_int_equal(leaksnap_snapshot_save(s, out, &bad, &err), -1);
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
-	assert_string_equal(err.text,
-			    "rewriting '/system/bin/app' would leave the path of maps line 4 empty or "
-			    "starting with a blank");
+	assert_string_equal(
+		err.text,
+		"rewriting '/system/bin/app' would leave the path of maps line 4 empty or "
+		"starting with a blank");
 	assert_int_equal(entries_in_dir(), 0);
 	leaksnap_snapshot_close(s);
 }
