@@ -301,6 +301,39 @@ struct stdin_buf {
 	bool eof;
 };
 
+/* Room at the end of @in's buffer: the unread part moved to its start
+ * (always with @compact, else when the buffer is full), and the buffer
+ * doubled while it is full, up to @max bytes.  false: no room. */
+static bool make_room(struct stdin_buf *in, bool compact, size_t max)
+{
+	if (compact || in->have == in->cap) {
+		memmove(in->buf, in->buf + in->pos, in->have - in->pos);
+		in->have -= in->pos;
+		in->pos = 0;
+	}
+	if (in->have < in->cap)
+		return true;
+	char *nb = in->cap < max ? realloc(in->buf, in->cap * 2) : NULL;
+	if (!nb)
+		return false;
+	in->buf = nb;
+	in->cap *= 2;
+	return true;
+}
+
+/* One read(2) into that room: 0 (interrupted: nothing read), or -1 with
+ * errno set; the end of the input sets in->eof. */
+static int read_some(struct stdin_buf *in)
+{
+	ssize_t n = read(0, in->buf + in->have, in->cap - in->have);
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	if (n == 0)
+		in->eof = true;
+	in->have += (size_t)n;
+	return 0;
+}
+
 /* Read until a whole line is at hand, or the end of the input (line
  * @lineno + 1 is the first unread).  0; -1 (printed); 1: the answers
  * could not be written (said when stdout is finished). */
@@ -309,24 +342,10 @@ static int wait_line(struct stdin_buf *in, unsigned long lineno)
 	while (!in->eof && !memchr(in->buf + in->pos, '\n', in->have - in->pos)) {
 		if (fflush(stdout) != 0)
 			return 1;
-		memmove(in->buf, in->buf + in->pos, in->have - in->pos);
-		in->have -= in->pos;
-		in->pos = 0;
-		if (in->have == in->cap) {
-			char *nb = in->cap < LINE_MAX_BYTES ? realloc(in->buf, in->cap * 2) : NULL;
-			if (!nb)
-				return cli_fail("<stdin>", "line %lu: line too long", lineno + 1);
-			in->buf = nb;
-			in->cap *= 2;
-		}
-		ssize_t n = read(0, in->buf + in->have, in->cap - in->have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
+		if (!make_room(in, true, LINE_MAX_BYTES))
+			return cli_fail("<stdin>", "line %lu: line too long", lineno + 1);
+		if (read_some(in) != 0)
 			return cli_fail("<stdin>", "read error: %s", strerror(errno));
-		if (n == 0)
-			in->eof = true;
-		in->have += (size_t)n;
 	}
 	return 0;
 }
@@ -335,28 +354,9 @@ static int wait_line(struct stdin_buf *in, unsigned long lineno)
  * failure here is left to the read that waits). */
 static void read_ready(struct stdin_buf *in)
 {
-	while (!in->eof && in->have - in->pos < BATCH_BYTES && readable_now(0)) {
-		if (in->have == in->cap) {
-			memmove(in->buf, in->buf + in->pos, in->have - in->pos);
-			in->have -= in->pos;
-			in->pos = 0;
-		}
-		if (in->have == in->cap) {
-			char *nb = realloc(in->buf, in->cap * 2);
-			if (!nb)
-				break;
-			in->buf = nb;
-			in->cap *= 2;
-		}
-		ssize_t n = read(0, in->buf + in->have, in->cap - in->have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break; /* said by the read that waits */
-		if (n == 0)
-			in->eof = true;
-		in->have += (size_t)n;
-	}
+	while (!in->eof && in->have - in->pos < BATCH_BYTES && readable_now(0))
+		if (!make_room(in, false, SIZE_MAX) || read_some(in) != 0)
+			break;
 }
 
 /* The end of the whole lines unread (and at the end of the input, of a
