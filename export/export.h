@@ -41,7 +41,7 @@ extern "C" {
  * their symbolized inline chains) and samples; the samples go straight to
  * the compressed stream as they are added, and _finish() writes the tables
  * (mappings, locations, functions, the deduplicated string table) and the
- * header fields.  Errors: a status and leaksnap_export_pprof_error(). */
+ * header fields.  Errors: a status, then leaksnap_export_pprof_error(). */
 
 struct leaksnap_export_pprof;
 
@@ -60,14 +60,18 @@ struct leaksnap_export_pprof_label {
 };
 
 /* A new profile written to @out (gzip-compressed; @out is not closed),
- * the gzip header's comment @comment.  NULL when out of memory. */
-LEAKSNAP_API struct leaksnap_export_pprof *leaksnap_export_pprof_new(FILE *out,
-								  const char *comment);
+ * the gzip header's comment @comment.  NULL with @err filled when out of
+ * memory. */
+LEAKSNAP_API struct leaksnap_export_pprof *leaksnap_export_pprof_new(FILE *out, const char *comment,
+								  struct leaksnap_error *err);
 /* Release @p (NULL-safe); it does not finish the stream. */
 LEAKSNAP_API void leaksnap_export_pprof_free(struct leaksnap_export_pprof *p);
-/* What went wrong after a call returned -1 or 0 ("out of memory", or the
- * write error).  The first error stays. */
-LEAKSNAP_API const char *leaksnap_export_pprof_error(const struct leaksnap_export_pprof *p);
+/* What went wrong after a call returned -1 or 0, in @err: out of memory
+ * (LEAKSNAP_ERR_NOMEM), else a write error or a call that does not fit the
+ * profile (LEAKSNAP_ERR_IO), with an empty source (the caller names the
+ * output).  The first error stays.  Returns -1. */
+LEAKSNAP_API int leaksnap_export_pprof_error(const struct leaksnap_export_pprof *p,
+					     struct leaksnap_error *err);
 
 /* Header fields: call before the first sample.  The sample types, in the
  * order of every sample's values; the default one is named by its type. */

@@ -1,4 +1,4 @@
-/* leaksnap export: helpers private to the export library (lsx_). */
+/* leaksnap export: what the export library's files share (the kit). */
 #ifndef LEAKSNAP_EXPORT_INTERNAL_H
 #define LEAKSNAP_EXPORT_INTERNAL_H
 
@@ -10,10 +10,5 @@
 #include "kit.h"
 #include "kit_json.h"
 #include "kit_utf8.h"
-
-struct leaksnap_export_pprof;
-/* Fill @err with the error of profile @p (out of memory, or the write
- * error).  Returns -1. */
-int lsx_pprof_fail(struct leaksnap_error *err, const struct leaksnap_export_pprof *p);
 
 #endif

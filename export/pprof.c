@@ -123,17 +123,12 @@ static int fail_errno(struct leaksnap_export_pprof *p, int e)
 	return -1;
 }
 
-const char *leaksnap_export_pprof_error(const struct leaksnap_export_pprof *p)
+int leaksnap_export_pprof_error(const struct leaksnap_export_pprof *p, struct leaksnap_error *err)
 {
-	return p->error[0] ? p->error : "out of memory";
-}
-
-int lsx_pprof_fail(struct leaksnap_error *err, const struct leaksnap_export_pprof *p)
-{
-	const char *e = leaksnap_export_pprof_error(p);
-	return kit_error(err,
-			 strcmp(e, "out of memory") == 0 ? LEAKSNAP_ERR_NOMEM : LEAKSNAP_ERR_IO,
-			 NULL, "%s", e);
+	leaksnap_error_clear(err);
+	if (!p->error[0])
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
+	return kit_error(err, LEAKSNAP_ERR_IO, NULL, "%s", p->error);
 }
 
 /* The index table: slots hold value + 1.  @hash_of(p, value) rehashes. */
@@ -215,11 +210,13 @@ static int64_t intern(struct leaksnap_export_pprof *p, const char *s)
 
 /* Setup ------------------------------------------------------------------- */
 
-struct leaksnap_export_pprof *leaksnap_export_pprof_new(FILE *out, const char *comment)
+struct leaksnap_export_pprof *leaksnap_export_pprof_new(FILE *out, const char *comment,
+							struct leaksnap_error *err)
 {
+	leaksnap_error_clear(err);
 	struct leaksnap_export_pprof *p = calloc(1, sizeof(*p));
 	if (!p)
-		return NULL;
+		goto fail;
 	p->out = out;
 	p->zout = malloc(OUT_CHUNK);
 	/* string_table[0] is "" */
@@ -248,6 +245,7 @@ struct leaksnap_export_pprof *leaksnap_export_pprof_new(FILE *out, const char *c
 	return p;
 fail:
 	leaksnap_export_pprof_free(p);
+	kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	return NULL;
 }
 

@@ -156,29 +156,23 @@ int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, bool adjust,
 			       struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	struct growth g = {leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT),
-			   NULL,
-			   0,
-			   0,
-			   NULL,
-			   0,
-			   adjust,
-			   false};
+	struct growth g = {.p = leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_DIFF_COMMENT, err),
+			   .adjust = adjust};
 	int rc = 0;
 	if (!g.p) {
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	} else if (header(g.p, d)) {
-		rc = lsx_pprof_fail(err, g.p);
+		rc = leaksnap_export_pprof_error(g.p, err);
 	} else if (leaksnap_diff_foreach_growing_stack_delta(d, growth_stack, &g, err) != 0) {
 		/* the diff's error, or the profile's, or out of memory here */
 		if (g.failed)
-			rc = lsx_pprof_fail(err, g.p);
+			rc = leaksnap_export_pprof_error(g.p, err);
 		else if (err && err->code == LEAKSNAP_OK)
 			rc = kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 		else
 			rc = -1;
 	} else if (leaksnap_export_pprof_finish(g.p)) {
-		rc = lsx_pprof_fail(err, g.p);
+		rc = leaksnap_export_pprof_error(g.p, err);
 	}
 	leaksnap_export_pprof_free(g.p);
 	free(g.maps);

@@ -215,12 +215,12 @@ int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s,
 	free(buf);
 	struct builder b = {.s = s, .maps = maps, .o = o};
 	b.map_ids = calloc(leaksnap_maps_mapping_count(maps) + 1, sizeof(*b.map_ids));
-	b.p = leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_SNAPSHOT_COMMENT);
+	b.p = leaksnap_export_pprof_new(out, LEAKSNAP_EXPORT_PPROF_SNAPSHOT_COMMENT, err);
 	int rc = 0;
 	if (!b.map_ids || !b.p) {
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
 	} else if (header(b.p, s, o) != 0) {
-		rc = lsx_pprof_fail(err, b.p);
+		rc = leaksnap_export_pprof_error(b.p, err);
 	} else {
 		int br = build(&b);
 		if (br == -2 && b.resolve_rc > 0)
@@ -230,7 +230,7 @@ int leaksnap_export_pprof_snapshot(FILE *out, const struct leaksnap_snapshot *s,
 				       "the resolve callback returned %d (not a positive value)",
 				       b.resolve_rc);
 		else if (br != 0 || leaksnap_export_pprof_finish(b.p) != 0)
-			rc = lsx_pprof_fail(err, b.p);
+			rc = leaksnap_export_pprof_error(b.p, err);
 	}
 	leaksnap_export_pprof_free(b.p);
 	free(b.map_ids);

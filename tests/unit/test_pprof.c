@@ -114,7 +114,7 @@ static void test_roundtrip(void **state)
 	(void)state;
 	FILE *f = tmpfile();
 	assert_non_null(f);
-	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap", NULL);
 	assert_non_null(p);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_objects", "count"), 0);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
@@ -294,7 +294,7 @@ static void test_mapping_cover(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap", NULL);
 	assert_non_null(p);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "growth_space", "bytes"), 0);
 	/* rel_pc 0x234 at pc 0x401234: load bias 0x401000 */
@@ -322,7 +322,7 @@ static void test_no_frames(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap", NULL);
 	assert_non_null(p);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	uint64_t pc = leaksnap_export_pprof_location(p, 0, 0, 0, NULL,
@@ -354,7 +354,7 @@ static void test_many_samples(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap", NULL);
 	assert_non_null(p);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_objects", "count"), 0);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
@@ -401,24 +401,30 @@ static void test_errors(void **state)
 {
 	(void)state;
 	FILE *f = tmpfile();
-	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap");
+	struct leaksnap_export_pprof *p = leaksnap_export_pprof_new(f, "leaksnap", NULL);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	int64_t v[2] = {1, 2};
 	assert_int_equal(leaksnap_export_pprof_sample(p, NULL, 0, v, 2, NULL, 0), -1);
-	assert_string_equal(leaksnap_export_pprof_error(p), "a sample with 2 values for 1 types");
+	struct leaksnap_error err;
+	assert_int_equal(leaksnap_export_pprof_error(p, &err), -1);
+	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
+	assert_string_equal(err.source, "");
+	assert_string_equal(err.text, "a sample with 2 values for 1 types");
 	assert_int_equal(leaksnap_export_pprof_finish(p), -1); /* the first error stays */
-	assert_string_equal(leaksnap_export_pprof_error(p), "a sample with 2 values for 1 types");
+	leaksnap_export_pprof_error(p, &err);
+	assert_string_equal(err.text, "a sample with 2 values for 1 types");
 	leaksnap_export_pprof_free(p);
 	fclose(f);
 
 	FILE *full = fopen("/dev/full", "w");
 	if (!full)
 		skip();
-	p = leaksnap_export_pprof_new(full, "leaksnap");
+	p = leaksnap_export_pprof_new(full, "leaksnap", NULL);
 	assert_int_equal(leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes"), 0);
 	assert_int_equal(leaksnap_export_pprof_sample(p, NULL, 0, v, 1, NULL, 0), 0);
 	assert_int_equal(leaksnap_export_pprof_finish(p), -1);
-	assert_string_equal(leaksnap_export_pprof_error(p), "No space left on device");
+	leaksnap_export_pprof_error(p, &err);
+	assert_string_equal(err.text, "No space left on device");
 	leaksnap_export_pprof_free(p);
 	fclose(full);
 }
