@@ -714,6 +714,95 @@ static bool address_sync(Elf *elf, uint64_t *sync)
 	return true;
 }
 
+/* The path of the separate debug file of @f's build ID under
+ * /usr/lib/debug/.build-id in @path: false when it does not fit. */
+static bool build_id_debug_path(const struct leaksnap_sym_file *f, char *path, size_t size)
+{
+	int n = snprintf(path, size, "/usr/lib/debug/.build-id/%02x/", f->build_id[0]);
+	for (size_t i = 1; i < f->build_id_len && n > 0 && (size_t)n + 9 < size; i++)
+		n += snprintf(path + n, size - (size_t)n, "%02x", f->build_id[i]);
+	if (n <= 0 || (size_t)n + 7 > size)
+		return false;
+	memcpy(path + n, ".debug", 7);
+	return true;
+}
+
+/* The compressed DWARF sections of @elf into @all (every section header is
+ * read here, before any thread starts): false when there are too many. */
+static bool compressed_sections(Elf *elf, size_t shstrndx, struct inflate_part *all)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
+							  : NULL;
+		if (!name || sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_GROUP))
+			continue;
+		size_t len = strlen(name);
+		bool dwo = len > 4 && strcmp(name + len - 4, ".dwo") == 0;
+		bool gnu = strncmp(name, ".zdebug_", 8) == 0;
+		if (dwo ||
+		    !(gnu || (strncmp(name, ".debug_", 7) == 0 && (sh.sh_flags & SHF_COMPRESSED))))
+			continue;
+		if (all->n == INFLATE_MAX_SECTIONS)
+			return false;
+		all->scn[all->n] = scn;
+		all->gnu[all->n++] = gnu;
+	}
+	return true;
+}
+
+/* Deal the sections of @all to @nparts parts: the largest first, each
+ * into the part with the fewest bytes.  false when a header is unreadable. */
+static bool deal_sections(const struct inflate_part *all, struct inflate_part *parts,
+			  size_t nparts)
+{
+	bool taken[INFLATE_MAX_SECTIONS] = {false};
+	for (size_t t = 0; t < all->n; t++) {
+		size_t best = SIZE_MAX;
+		uint64_t best_size = 0;
+		for (size_t i = 0; i < all->n; i++) {
+			GElf_Shdr sh;
+			if (!taken[i] && gelf_getshdr(all->scn[i], &sh) &&
+			    (best == SIZE_MAX || sh.sh_size > best_size)) {
+				best = i;
+				best_size = sh.sh_size;
+			}
+		}
+		if (best == SIZE_MAX)
+			return false;
+		taken[best] = true;
+		struct inflate_part *p = &parts[0];
+		for (size_t k = 1; k < nparts; k++)
+			if (parts[k].bytes < p->bytes)
+				p = &parts[k];
+		p->scn[p->n] = all->scn[best];
+		p->gnu[p->n++] = all->gnu[best];
+		p->bytes += best_size;
+	}
+	return true;
+}
+
+/* Inflate the parts, one a thread (this one takes the first; a thread
+ * that cannot start leaves its part to this one). */
+static void inflate_parts(struct inflate_part *parts, size_t nparts)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (size_t k = 1; k < nparts; k++)
+		if (parts[k].n)
+			parts[k].started = pthread_create(&parts[k].thread, NULL, inflate_part,
+							  &parts[k]) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (size_t k = 1; k < nparts; k++)
+		if (parts[k].n && !parts[k].started)
+			inflate_part(&parts[k]);
+	inflate_part(&parts[0]);
+	for (size_t k = 1; k < nparts; k++)
+		if (parts[k].started)
+			pthread_join(parts[k].thread, NULL);
+}
+
 bool sym_open_debug_inflated(struct leaksnap_sym_file *f)
 {
 	unsigned jobs = f->sym->opts.jobs;
@@ -728,12 +817,8 @@ bool sym_open_debug_inflated(struct leaksnap_sym_file *f)
 	    !address_sync(main, &msync))
 		return false;
 	char path[64 + 2 * 64];
-	int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", f->build_id[0]);
-	for (size_t i = 1; i < f->build_id_len && n > 0 && (size_t)n + 9 < sizeof(path); i++)
-		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", f->build_id[i]);
-	if (n <= 0 || (size_t)n + 7 > sizeof(path))
+	if (!build_id_debug_path(f, path, sizeof(path)))
 		return false;
-	memcpy(path + n, ".debug", 7);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -750,71 +835,14 @@ bool sym_open_debug_inflated(struct leaksnap_sym_file *f)
 	    has_section(elf, ".gnu_debugaltlink") || has_section(elf, ".debug_sup") ||
 	    elf_getshdrstrndx(elf, &shstrndx) != 0)
 		goto no;
-	/* the compressed DWARF sections (all section headers are read
-	 * here, before any thread starts) */
 	struct inflate_part all_scns = {0};
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
-							  : NULL;
-		if (!name || sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_GROUP))
-			continue;
-		size_t len = strlen(name);
-		bool dwo = len > 4 && strcmp(name + len - 4, ".dwo") == 0;
-		bool gnu = strncmp(name, ".zdebug_", 8) == 0;
-		if (dwo ||
-		    !(gnu || (strncmp(name, ".debug_", 7) == 0 && (sh.sh_flags & SHF_COMPRESSED))))
-			continue;
-		if (all_scns.n == INFLATE_MAX_SECTIONS)
-			goto no;
-		all_scns.scn[all_scns.n] = scn;
-		all_scns.gnu[all_scns.n++] = gnu;
-	}
-	if (all_scns.n < 2)
-		goto no; /* nothing to win */
-	/* the largest first, each into the part with the fewest bytes */
+	if (!compressed_sections(elf, shstrndx, &all_scns) || all_scns.n < 2)
+		goto no; /* too many, or nothing to win */
 	size_t nparts = jobs < 8 ? jobs : 8;
 	parts = calloc(nparts, sizeof(*parts));
-	if (!parts)
+	if (!parts || !deal_sections(&all_scns, parts, nparts))
 		goto no;
-	bool taken[INFLATE_MAX_SECTIONS] = {false};
-	for (size_t t = 0; t < all_scns.n; t++) {
-		size_t best = SIZE_MAX;
-		uint64_t best_size = 0;
-		for (size_t i = 0; i < all_scns.n; i++) {
-			GElf_Shdr sh;
-			if (!taken[i] && gelf_getshdr(all_scns.scn[i], &sh) &&
-			    (best == SIZE_MAX || sh.sh_size > best_size)) {
-				best = i;
-				best_size = sh.sh_size;
-			}
-		}
-		if (best == SIZE_MAX)
-			goto no;
-		taken[best] = true;
-		struct inflate_part *p = &parts[0];
-		for (size_t k = 1; k < nparts; k++)
-			if (parts[k].bytes < p->bytes)
-				p = &parts[k];
-		p->scn[p->n] = all_scns.scn[best];
-		p->gnu[p->n++] = all_scns.gnu[best];
-		p->bytes += best_size;
-	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (size_t k = 1; k < nparts; k++)
-		if (parts[k].n)
-			parts[k].started = pthread_create(&parts[k].thread, NULL, inflate_part,
-							  &parts[k]) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	for (size_t k = 1; k < nparts; k++)
-		if (parts[k].n && !parts[k].started)
-			inflate_part(&parts[k]);
-	inflate_part(&parts[0]);
-	for (size_t k = 1; k < nparts; k++)
-		if (parts[k].started)
-			pthread_join(parts[k].thread, NULL);
+	inflate_parts(parts, nparts);
 	dbg = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	own_path = strdup(path);
 	if (!dbg || !own_path)
