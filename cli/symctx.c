@@ -134,7 +134,6 @@ int cli_symctx_resolve(struct cli_symctx *c, const struct leaksnap_maps_location
 		       struct leaksnap_resolved *out)
 {
 	struct leaksnap_error err;
-	leaksnap_error_clear(&err);
 	if (leaksnap_resolve_pc(c->r, c->snap, c->maps, loc, out, &err) != 0) {
 		say_problem(c, &err);
 		return -1;

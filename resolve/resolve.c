@@ -215,11 +215,10 @@ const struct leaksnap_sym_module *leaksnap_resolve_module(
 	return module_at(r, path, build_id, build_id_len, &src, rel_pc, err);
 }
 
-int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
-			   uint64_t rel_pc, struct leaksnap_resolved *out,
-			   struct leaksnap_error *err)
+/* leaksnap_resolve_frame() for a record already cleared. */
+static int frame_answer(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
+			uint64_t rel_pc, struct leaksnap_resolved *out, struct leaksnap_error *err)
 {
-	leaksnap_error_clear(err);
 	memset(out, 0, sizeof(*out));
 	out->module = m;
 	if (!m || !m->file)
@@ -247,6 +246,14 @@ int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sy
 	out->frames = a->frame_count ? a->frames : NULL;
 	out->frame_count = a->frame_count;
 	return 0;
+}
+
+int leaksnap_resolve_frame(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
+			   uint64_t rel_pc, struct leaksnap_resolved *out,
+			   struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	return frame_answer(r, m, rel_pc, out, err);
 }
 
 /* The module of a snapshot's frame in @mm, located with the build ID the
@@ -298,7 +305,7 @@ int leaksnap_resolve_pc(struct leaksnap_resolver *r, const struct leaksnap_snaps
 							      err);
 	if (!m)
 		return -1;
-	return leaksnap_resolve_frame(r, m, rel_pc, out, err);
+	return frame_answer(r, m, rel_pc, out, err);
 }
 
 /* Prefetching: the rel_pcs of each module, handed to the symbolizer
