@@ -160,6 +160,8 @@ void cli_input_error(struct leaksnap_error *err);
  * names at @names is empty, as the system would say, but naming it: a
  * library error of an empty name would name none.  Else 0. */
 int cli_no_empty_names(char **names, int n);
+/* -1 (said) unless each of the @n --symbols trees at @dirs is a directory. */
+int cli_symbol_dirs_check(const char *const *dirs, size_t n);
 /* -1 (said) when both @a and @b (either may be NULL) are "-": standard
  * input can be read once.  Else 0. */
 int cli_stdin_once(const char *a, const char *b);

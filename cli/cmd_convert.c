@@ -295,13 +295,8 @@ static int check_args(char **argv, int n, const struct convert_cli *o)
 	if (!o->text && strcmp(argv[1], "-") == 0 && isatty(STDOUT_FILENO))
 		return cli_usage_error("convert", "refusing to write a binary %s to a terminal",
 				       o->pprof ? "pprof profile" : "LEAKSNAP file");
-	for (size_t i = 0; i < o->po.ndirs; i++) {
-		struct stat st;
-		if (stat(o->dirs[i], &st) != 0)
-			return cli_fail(o->dirs[i], "%s", strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return cli_fail(o->dirs[i], "not a directory");
-	}
+	if (cli_symbol_dirs_check(o->dirs, o->po.ndirs))
+		return -1;
 	if (cli_input_check("convert", &o->in) || cli_stdin_once(argv[0], o->in.maps_path) ||
 	    cli_no_empty_names(argv, 2))
 		return -1;

@@ -391,17 +391,8 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 		}
 	if (cli_input_check(cmd, &c->in))
 		return -1;
-	for (size_t i = 0; i < c->ndirs; i++) {
-		struct stat st;
-		if (stat(c->dirs[i], &st) != 0) {
-			cli_fail(c->dirs[i], "%s", strerror(errno));
-			return -1;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			cli_fail(c->dirs[i], "not a directory");
-			return -1;
-		}
-	}
+	if (cli_symbol_dirs_check(c->dirs, c->ndirs))
+		return -1;
 	for (int k = 0; k < 2; k++) {
 		const char *path = k ? c->pprof : c->html;
 		char *other[] = {(char *)(uintptr_t)c->supp_path};

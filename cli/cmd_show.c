@@ -588,18 +588,7 @@ static int check_args(struct show_opts *o, char **path)
 		o->top = HTML_DEFAULT_TOP;
 		o->has_top = true;
 	}
-	for (size_t i = 0; i < o->ndirs; i++) {
-		struct stat st;
-		if (stat(o->dirs[i], &st) != 0) {
-			cli_fail(o->dirs[i], "%s", strerror(errno));
-			return -1;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			cli_fail(o->dirs[i], "not a directory");
-			return -1;
-		}
-	}
-	return 0;
+	return cli_symbol_dirs_check(o->dirs, o->ndirs);
 }
 
 /* The reports of snapshot @s (its @maps) and its @ntop largest records

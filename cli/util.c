@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,6 +158,18 @@ void cli_input_error(struct leaksnap_error *err)
 	const char *text = cli_input_text(err->text, buf, sizeof(buf));
 	if (text == buf)
 		memcpy(err->text, buf, sizeof(buf));
+}
+
+int cli_symbol_dirs_check(const char *const *dirs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(dirs[i], &st) != 0)
+			return cli_fail(dirs[i], "%s", strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return cli_fail(dirs[i], "not a directory");
+	}
+	return 0;
 }
 
 int cli_no_empty_names(char **names, int n)
