@@ -51,7 +51,10 @@ LIBS := -ljansson -ldw -lelf -lzip -lz -liberty
 EXPORT_LIBS := -lprotobuf-c -lz -ljansson
 CLI_LIBS := -lprotobuf-c
 
+# What building needs (scripts/ensure-deps.sh with no option), checked once;
+# the tests' own packages (--check) only when tests are built.
 DEPS_STAMP := $(B)/.deps-ok
+CHECK_DEPS_STAMP := $(B)/.check-deps-ok
 
 # The common kit (kit/): helpers every part shares, never public API; its
 # tool-only modules (process running) are linked into the CLI, not the library.
@@ -97,6 +100,9 @@ all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/ensure-deps.sh
+	$(Q)sh scripts/ensure-deps.sh
+	$(Q)mkdir -p $(@D) && touch $@
+$(CHECK_DEPS_STAMP): scripts/ensure-deps.sh
 	$(Q)sh scripts/ensure-deps.sh --check
 	$(Q)mkdir -p $(@D) && touch $@
 
@@ -351,7 +357,9 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
+# Every test program waits for the tests' packages (cmocka, the peers).
+$(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
+tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
 	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests

@@ -1,13 +1,21 @@
 #!/bin/sh
-# Make sure the Debian packages leaksnap builds and tests with are installed.
+# Make sure the Debian packages leaksnap needs are installed: the build
+# set always (what `make` needs, nothing more), and each named set on top.
 # As root, installs what is missing with apt-get; otherwise says what to run.
-# Usage: ensure-deps.sh [--check|--bench|--cross|--fuzz] (extra package sets)
+# Usage: ensure-deps.sh [--demo|--check|--bench|--cross|--fuzz]
+#   (none)   make: compilers, libraries and protoc-c
+#   --demo   make demo: the build set (it compiles its example with gcc)
+#   --check  make check: cmocka, and the programs the tests compare with or run
+#   --bench  make bench: the peer tools the benchmarks run side by side
+#   --cross  make cross: the ARM cross compilers and qemu-user
+#   --fuzz   make fuzz: clang's libFuzzer and llvm-cov
 set -u
 
-pkgs="gcc make libc6-dev libdw-dev libelf-dev libjansson-dev libiberty-dev libzip-dev libcmocka-dev zlib1g-dev protobuf-c-compiler libprotobuf-c-dev"
+pkgs="gcc make libc6-dev libdw-dev libelf-dev libjansson-dev libiberty-dev libzip-dev zlib1g-dev protobuf-c-compiler libprotobuf-c-dev"
 for arg in "$@"; do
 	case "$arg" in
-	--check) pkgs="$pkgs elfutils binutils g++ python3 perl git heaptrack llvm clang lld libc6-dbg chromium golang-go valgrind libclang-rt-dev" ;; # valgrind, libclang-rt: t-reach.sh compares with memcheck and LeakSanitizer
+	--demo) ;;
+	--check) pkgs="$pkgs libcmocka-dev elfutils binutils g++ python3 perl git heaptrack llvm clang lld libc6-dbg chromium golang-go valgrind libclang-rt-dev" ;; # valgrind, libclang-rt: t-reach.sh compares with memcheck and LeakSanitizer
 	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg g++ python3" ;;
 	--fuzz) pkgs="$pkgs clang libclang-rt-dev llvm" ;; # libFuzzer, llvm-cov
 	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user" ;;
