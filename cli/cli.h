@@ -154,7 +154,8 @@ int cli_input_check(const char *cmd, const struct cli_input *in);
  * set them ("--pointer-size").  Returns @text itself when nothing changes,
  * else @buf. */
 const char *cli_input_text(const char *text, char *buf, size_t size);
-/* The same, in place, for the text of @err. */
+/* The same, in place, for the text of @err; a maps file given as a
+ * snapshot is told so, with the command that reads it. */
 void cli_input_error(struct leaksnap_error *err);
 /* -1 (said: "'': No such file or directory") when one of the @n file
  * names at @names is empty, as the system would say, but naming it: a

@@ -154,6 +154,16 @@ const char *cli_input_text(const char *text, char *buf, size_t size)
 
 void cli_input_error(struct leaksnap_error *err)
 {
+	if (err->code == LEAKSNAP_ERR_MAPS_FILE) {
+		/* (the file is readable: its offset says nothing) */
+		bool is_stdin = strcmp(err->source, "<stdin>") == 0;
+		err->has_offset = false;
+		/* (a path too long for the text is cut: it is said before) */
+		snprintf(err->text, sizeof(err->text),
+			 "a /proc/PID/maps file, not a heap snapshot: 'leaksnap maps %.*s' reads it",
+			 (int)sizeof(err->text) - 80, is_stdin ? "-" : err->source);
+		return;
+	}
 	char buf[sizeof(err->text)];
 	const char *text = cli_input_text(err->text, buf, sizeof(buf));
 	if (text == buf)
