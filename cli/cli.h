@@ -111,6 +111,10 @@ int cli_report_page(const char *path, const struct report_page *page, const char
  * with an empty source is the output's own, said of @output. */
 void cli_fail_output(const char *output, const struct leaksnap_error *err);
 
+/* The name messages begin with: "leaksnap", or the name the program was
+ * run as when that is another command's (leakdiff). */
+extern const char *cli_program_name;
+
 /* Messages.  The cli_fail family returns -1, so that a helper may end
  * with "return cli_fail(...);"; a command writes "return EXIT_ERROR;".
  * "leaksnap: <subject>: <message>" on stderr; returns -1. */

@@ -665,8 +665,9 @@ static int exit_status(struct leaksnap_diff *d, const struct diff_cli *c)
 	    (uint64_t)leaksnap_diff_suspects_bytes(d) >= c->fail_on) {
 		fflush(stdout);
 		fprintf(stderr,
-			"leaksnap: suspects grew by %lld bytes, at or above --fail-on %llu\n",
-			(long long)leaksnap_diff_suspects_bytes(d), (unsigned long long)c->fail_on);
+			"%s: suspects grew by %lld bytes, at or above --fail-on %llu\n",
+			cli_program_name, (long long)leaksnap_diff_suspects_bytes(d),
+			(unsigned long long)c->fail_on);
 		status = EXIT_LEAKS;
 	}
 	if (status != EXIT_ERROR && cli_diff_unreachable_gate(d, c))

@@ -46,8 +46,10 @@ int main(int argc, char **argv)
 	self = self ? self + 1 : (argc > 0 && argv[0] ? argv[0] : "leaksnap");
 	cli_guard_terminal();
 	cli_raise_open_files();
-	if (strcmp(self, "leakdiff") == 0)
+	if (strcmp(self, "leakdiff") == 0) {
+		cli_program_name = "leakdiff"; /* its messages say so */
 		return run(cmd_diff, argc, argv);
+	}
 	if (argc < 2) {
 		cli_fail(NULL, "missing command (see 'leaksnap --help')");
 		return EXIT_ERROR;
