@@ -7,7 +7,7 @@
 static const struct cmd cmds[] = {
 	{"show", cmd_show, "print a snapshot: header facts, totals, records by size"},
 	{"maps", cmd_maps, "print the mappings and modules of a maps file or dump"},
-	{"convert", cmd_convert, "write a snapshot as LEAKSNAP v1 or Android text v1.2"},
+	{"convert", cmd_convert, "write a snapshot as LEAKSNAP v1, Android text v1.2 or a pprof profile"},
 	{"record", cmd_record, "run a program with the malloc hook, list the dumps it wrote"},
 	{"diff", cmd_diff, "compare snapshots and rank suspected leaks (leakdiff)"},
 	{"symbolize", cmd_symbolize, "show a snapshot with every frame symbolized"},
