@@ -34,6 +34,10 @@ static const char diff_usage[] =
 	"intervals: growth in every interval scores fully. A group that grew but not\n"
 	"in the last interval is a cache, not a leak: it is listed apart and never\n"
 	"counts toward --fail-on.\n\n"
+	"Snapshots of one run (the same pid, program and load address) are compared\n"
+	"in capture order, by their time and dump number, whatever order they are\n"
+	"given in (a shell glob lists m.1.10.dump before m.1.2.dump), and a note says\n"
+	"so; snapshots of other runs keep the order given.\n\n"
 	"Frames are symbolized when their files are found (--symbols trees, or the\n"
 	"paths themselves on this host, build IDs checked) and shown as\n"
 	"module+0xOFFSET otherwise.\n\n"
@@ -45,6 +49,8 @@ static const char diff_usage[] =
 	"                       out; matches across builds), module (the site's module)\n"
 	"  --skip PATTERN       also count frames whose function or module matches\n"
 	"                       PATTERN as allocation wrappers (repeatable)\n"
+	"  --keep-order         compare the snapshots of one run in the order given,\n"
+	"                       not in capture order\n"
 	"  --include-zygote     compare zygote-child allocations too (by default they\n"
 	"                       are left out of Android snapshots, kept for Linux)\n"
 	"  --top N              print the N best suspects (default 20, 0 = all)\n"
@@ -216,7 +222,7 @@ static struct leaksnap_snapshot *reader_take(struct reader *r, size_t i)
 }
 
 enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
-       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF };
+       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF, O_KEEP_ORDER };
 
 /* Options -------------------------------------------------------------------------------- */
 
@@ -259,6 +265,7 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		c->skip[c->nskip++] = optarg;
 		return 0;
 	case O_ZYG: c->o.zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE; return 0;
+	case O_KEEP_ORDER: c->o.keep_order = true; return 0;
 	case O_TOP:
 		if (!cli_parse_uint(optarg, 0, SIZE_MAX / 2, &c->top)) {
 			cli_usage_error(cmd, "--top needs a number");
@@ -367,6 +374,32 @@ static int check_outputs(const struct diff_cli *c)
 	return -1;
 }
 
+/* A file given twice (by name, or another name of it) is compared with
+ * itself: most likely a slip of the command line, so said. */
+static void warn_duplicates(char **files, int n)
+{
+	struct stat *st = calloc((size_t)n, sizeof(*st));
+	bool *ok = calloc((size_t)n, sizeof(*ok));
+	for (int i = 0; st && ok && i < n; i++)
+		ok[i] = strcmp(files[i], "-") != 0 && stat(files[i], &st[i]) == 0 &&
+			S_ISREG(st[i].st_mode);
+	for (int j = 1; j < n; j++)
+		for (int i = 0; i < j; i++) {
+			if (strcmp(files[i], files[j]) == 0 && strcmp(files[j], "-") != 0) {
+				cli_warn(files[j], "given twice: compared with itself");
+				break;
+			}
+			if (st && ok && ok[i] && ok[j] && st[i].st_dev == st[j].st_dev &&
+			    st[i].st_ino == st[j].st_ino) {
+				cli_warn(files[j], "the same file as %s: compared with itself",
+					 files[i]);
+				break;
+			}
+		}
+	free(st);
+	free(ok);
+}
+
 /* The snapshots @files[0..n), the --symbols trees and the outputs, once
  * every option is read: -1 after saying what is wrong. */
 static int check_inputs(const struct diff_cli *c, char **files, int n)
@@ -391,6 +424,7 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 		}
 	if (cli_input_check(cmd, &c->in))
 		return -1;
+	warn_duplicates(files, n);
 	if (cli_symbol_dirs_check(c->dirs, c->ndirs))
 		return -1;
 	for (int k = 0; k < 2; k++) {
@@ -417,6 +451,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"by", required_argument, NULL, O_BY},
 		{"skip", required_argument, NULL, O_SKIP},
 		{"include-zygote", no_argument, NULL, O_ZYG},
+		{"keep-order", no_argument, NULL, O_KEEP_ORDER},
 		{"top", required_argument, NULL, O_TOP},
 		{"min-bytes", required_argument, NULL, O_MIN},
 		{"suppressions", required_argument, NULL, O_SUPP},
@@ -461,22 +496,113 @@ static const char *base_name(const char *path)
 }
 
 /* Snapshots that are probably not what the user meant to compare: of
- * another program than the first (another file name), or taken before the
- * one given before them.  Said, not refused: a program can move (a
- * reinstalled app), and a clock can step back. */
+ * another program than the first (another file name), or (with
+ * --keep-order) taken before a snapshot of the same run given before them.
+ * Said, not refused: a program can move (a reinstalled app), and a clock
+ * can step back.  Two runs are compared in the order given, whatever
+ * their times: nothing to say. */
 static void warn_mismatch(struct leaksnap_diff *d, size_t n)
 {
 	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0);
 	for (size_t i = 1; i < n; i++) {
-		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i),
-						    *prev = leaksnap_diff_snapshot(d, i - 1);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i), *prev = NULL;
 		/* (by file name: a rebuilt or reinstalled program moves) */
 		if (s->exe && first->exe && strcmp(base_name(s->exe), base_name(first->exe)) != 0)
 			cli_warn(s->file, "a snapshot of another program (%s) than %s (%s): "
 				 "their stacks will not match", s->exe, first->file, first->exe);
-		if (s->has_time && prev->has_time && s->time_ns < prev->time_ns)
+		for (size_t j = i; s->run != SIZE_MAX && !prev && j-- > 0;)
+			if (leaksnap_diff_snapshot(d, j)->run == s->run)
+				prev = leaksnap_diff_snapshot(d, j);
+		if (prev && s->time_ns < prev->time_ns)
 			cli_warn(s->file, "taken before %s, yet given after it: snapshots are "
 				 "compared in the order given, oldest first", prev->file);
+	}
+}
+
+/* A snapshot as a note names it: its dump number, "exit" or "crash", else
+ * its file name. */
+static void order_label(const struct leaksnap_diff_snapshot *s, char *buf, size_t size)
+{
+	if (s->seq)
+		snprintf(buf, size, "%llu", (unsigned long long)s->seq);
+	else
+		snprintf(buf, size, "%s",
+			 s->crash_dump ? "crash" : s->ends_run ? "exit" : base_name(s->file));
+}
+
+/* Append @text to @buf (of @size, holding @len bytes) unless it is full. */
+static void append(char *buf, size_t size, size_t *len, const char *text)
+{
+	if (*len < size)
+		*len += (size_t)snprintf(buf + *len, size - *len, "%s", text);
+}
+
+/* The snapshots of each run that leaksnap_diff_add_snapshot() put in capture
+ * order, said in one line per run: "snapshots of pid 123 put in capture
+ * order: 1-12, exit (given 1, 10, 11, 12, 2, ...)".  Consecutive dump
+ * numbers are shown as a range; of the order given, the first few. */
+static void say_order(struct leaksnap_diff *d, size_t n)
+{
+	enum { GIVEN_SHOWN = 5 };
+	for (size_t r = 0; r < n; r++) {
+		const struct leaksnap_diff_snapshot *head = leaksnap_diff_snapshot(d, r);
+		bool moved = false;
+		for (size_t i = r; head->run == r && i < n; i++)
+			moved |= leaksnap_diff_snapshot(d, i)->run == r &&
+				 leaksnap_diff_snapshot(d, i)->given != i;
+		if (!moved)
+			continue;
+		char now[256], given[160], label[64];
+		size_t nl = 0, gl = 0, shown = 0;
+		uint64_t range_start = 0, range_end = 0; /* dump numbers pending */
+		for (size_t i = r; i <= n; i++) {
+			const struct leaksnap_diff_snapshot *s = i < n ? leaksnap_diff_snapshot(d, i)
+								       : NULL;
+			if (s && s->run != r)
+				continue;
+			if (s && s->seq && range_start && s->seq == range_end + 1) {
+				range_end = s->seq;
+				continue;
+			}
+			if (range_start) { /* the numbers so far, as a range when 3 or more */
+				snprintf(label, sizeof(label),
+					 range_end > range_start + 1 ? "%s%llu-%llu" : "%s%llu",
+					 nl ? ", " : "", (unsigned long long)range_start,
+					 (unsigned long long)range_end);
+				append(now, sizeof(now), &nl, label);
+				if (range_end == range_start + 1) {
+					snprintf(label, sizeof(label), ", %llu",
+						 (unsigned long long)range_end);
+					append(now, sizeof(now), &nl, label);
+				}
+				range_start = 0;
+			}
+			if (!s)
+				break;
+			if (s->seq) {
+				range_start = range_end = s->seq;
+				continue;
+			}
+			order_label(s, label, sizeof(label));
+			append(now, sizeof(now), &nl, nl ? ", " : "");
+			append(now, sizeof(now), &nl, label);
+		}
+		/* the order given: the run's snapshots by their places given */
+		for (size_t g = 0; g < n && shown <= GIVEN_SHOWN; g++)
+			for (size_t i = r; i < n; i++) {
+				const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
+				if (s->run != r || s->given != g)
+					continue;
+				append(given, sizeof(given), &gl, shown ? ", " : "");
+				if (shown++ == GIVEN_SHOWN) {
+					append(given, sizeof(given), &gl, "...");
+				} else {
+					order_label(s, label, sizeof(label));
+					append(given, sizeof(given), &gl, label);
+				}
+			}
+		cli_warn(NULL, "snapshots of pid %lld put in capture order: %s (given %s; "
+			 "--keep-order keeps the order given)", (long long)head->pid, now, given);
 	}
 }
 
@@ -691,6 +817,7 @@ int cmd_diff(int argc, char **argv)
 	int status = EXIT_ERROR;
 	if (read_suppressions(&c, &supp) == 0 && (d = new_diff(&c, n, supp, &resolver)) != NULL &&
 	    add_snapshots(d, &c, argv + first, n) == 0) {
+		say_order(d, n);
 		warn_mismatch(d, n);
 		if (rank(d, &c, n) == 0 && render(d, &c) == 0)
 			status = exit_status(d, &c);

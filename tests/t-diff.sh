@@ -232,15 +232,19 @@ if command -v g++ >/dev/null 2>&1; then
 	grep -E '^  > #' "$w/inl.out" | grep -q basic_string && fail "inlined site: the library frame is marked"
 fi
 
-# 10. Snapshots of two programs, or given newest first: said on stderr (the
-# report is still made, exit 0); builds of one program at two paths are not
-# two programs.
+# 10. Snapshots of two programs, or of one run given newest first with
+# --keep-order: said on stderr (the report is still made, exit 0); builds
+# of one program at two paths are not two programs; two runs given newest
+# first are compared so, and nothing is said (tests/t-diff-order.sh has
+# the rest of the order rules).
 "$D" "$s1" "$w"/inl40.*.exit.dump >/dev/null 2>"$w/two.err" || fail "two programs: status"
 grep -q -x "leakdiff: $(ls "$w"/inl40.*.exit.dump): warning: a snapshot of another program ($w/inl) than $s1 ($w/dev/system/bin/server): their stacks will not match" "$w/two.err" ||
 	{ fail "two programs: no warning"; cat "$w/two.err"; }
-"$D" "$s3" "$s1" >/dev/null 2>"$w/rev.err" || fail "reversed: status"
+"$D" "$s3" "$s1" >/dev/null 2>"$w/rev.err" || fail "two runs reversed: status"
+[ -s "$w/rev.err" ] && { fail "two runs reversed: a warning"; cat "$w/rev.err"; }
+"$D" --keep-order "$r1_3" "$r1_1" >/dev/null 2>"$w/rev.err" || fail "reversed: status"
 expect_eq "reversed: warning" "$(cat "$w/rev.err")" \
-	"leakdiff: $s1: warning: taken before $s3, yet given after it: snapshots are compared in the order given, oldest first"
+	"leakdiff: $r1_1: warning: taken before $r1_3, yet given after it: snapshots are compared in the order given, oldest first"
 "$D" "$s1" "$s3" >/dev/null 2>"$w/fwd.err" || fail "in order: status"
 [ -s "$w/fwd.err" ] && { fail "in order: a warning"; cat "$w/fwd.err"; }
 
