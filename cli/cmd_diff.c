@@ -530,80 +530,82 @@ static void order_label(const struct leaksnap_diff_snapshot *s, char *buf, size_
 			 s->crash_dump ? "crash" : s->ends_run ? "exit" : base_name(s->file));
 }
 
-/* Append @text to @buf (of @size, holding @len bytes) unless it is full. */
+/* Append @text to @buf (of @size, holding @len bytes; a text that does not
+ * fit is cut). */
 static void append(char *buf, size_t size, size_t *len, const char *text)
 {
-	if (*len < size)
+	if (*len + 1 < size)
 		*len += (size_t)snprintf(buf + *len, size - *len, "%s", text);
+}
+
+/* The @k snapshots @m of one run, as a note lists them: "1-12, exit", a
+ * run of 3 or more consecutive dump numbers as a range, into @buf; with
+ * @most, only the first @most and "...". */
+static void order_list(struct leaksnap_diff *d, const size_t *m, size_t k, size_t most,
+		       char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t a = 0, shown = 0; a < k; a++, shown++) {
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, m[a]);
+		char label[64];
+		append(buf, size, &len, a ? ", " : "");
+		if (most && shown == most) {
+			append(buf, size, &len, "...");
+			break;
+		}
+		size_t b = a; /* [a, b]: consecutive numbers */
+		while (!most && s->seq && b + 1 < k &&
+		       leaksnap_diff_snapshot(d, m[b + 1])->seq == s->seq + (b + 1 - a))
+			b++;
+		if (b >= a + 2) {
+			snprintf(label, sizeof(label), "%llu-%llu", (unsigned long long)s->seq,
+				 (unsigned long long)leaksnap_diff_snapshot(d, m[b])->seq);
+			a = b;
+		} else {
+			order_label(s, label, sizeof(label));
+		}
+		append(buf, size, &len, label);
+	}
 }
 
 /* The snapshots of each run that leaksnap_diff_add_snapshot() put in capture
  * order, said in one line per run: "snapshots of pid 123 put in capture
- * order: 1-12, exit (given 1, 10, 11, 12, 2, ...)".  Consecutive dump
- * numbers are shown as a range; of the order given, the first few. */
+ * order: 1-12, exit (given 1, 10, 11, 12, 2, ...; ...)". */
 static void say_order(struct leaksnap_diff *d, size_t n)
 {
-	enum { GIVEN_SHOWN = 5 };
-	for (size_t r = 0; r < n; r++) {
-		const struct leaksnap_diff_snapshot *head = leaksnap_diff_snapshot(d, r);
+	size_t *now = malloc(n * sizeof(*now)), *given = malloc(n * sizeof(*given));
+	for (size_t r = 0; now && given && r < n; r++) {
+		if (leaksnap_diff_snapshot(d, r)->run != r)
+			continue; /* not the first of a run */
+		size_t k = 0;
 		bool moved = false;
-		for (size_t i = r; head->run == r && i < n; i++)
-			moved |= leaksnap_diff_snapshot(d, i)->run == r &&
-				 leaksnap_diff_snapshot(d, i)->given != i;
+		for (size_t i = r; i < n; i++)
+			if (leaksnap_diff_snapshot(d, i)->run == r) {
+				moved |= leaksnap_diff_snapshot(d, i)->given != i;
+				now[k++] = i;
+			}
 		if (!moved)
 			continue;
-		char now[256], given[160], label[64];
-		size_t nl = 0, gl = 0, shown = 0;
-		uint64_t range_start = 0, range_end = 0; /* dump numbers pending */
-		for (size_t i = r; i <= n; i++) {
-			const struct leaksnap_diff_snapshot *s = i < n ? leaksnap_diff_snapshot(d, i)
-								       : NULL;
-			if (s && s->run != r)
-				continue;
-			if (s && s->seq && range_start && s->seq == range_end + 1) {
-				range_end = s->seq;
-				continue;
+		/* the same snapshots by the places they were given at */
+		memcpy(given, now, k * sizeof(*given));
+		for (size_t a = 1; a < k; a++)
+			for (size_t b = a; b > 0 && leaksnap_diff_snapshot(d, given[b - 1])->given >
+							    leaksnap_diff_snapshot(d, given[b])->given;
+			     b--) {
+				size_t t = given[b];
+				given[b] = given[b - 1];
+				given[b - 1] = t;
 			}
-			if (range_start) { /* the numbers so far, as a range when 3 or more */
-				snprintf(label, sizeof(label),
-					 range_end > range_start + 1 ? "%s%llu-%llu" : "%s%llu",
-					 nl ? ", " : "", (unsigned long long)range_start,
-					 (unsigned long long)range_end);
-				append(now, sizeof(now), &nl, label);
-				if (range_end == range_start + 1) {
-					snprintf(label, sizeof(label), ", %llu",
-						 (unsigned long long)range_end);
-					append(now, sizeof(now), &nl, label);
-				}
-				range_start = 0;
-			}
-			if (!s)
-				break;
-			if (s->seq) {
-				range_start = range_end = s->seq;
-				continue;
-			}
-			order_label(s, label, sizeof(label));
-			append(now, sizeof(now), &nl, nl ? ", " : "");
-			append(now, sizeof(now), &nl, label);
-		}
-		/* the order given: the run's snapshots by their places given */
-		for (size_t g = 0; g < n && shown <= GIVEN_SHOWN; g++)
-			for (size_t i = r; i < n; i++) {
-				const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
-				if (s->run != r || s->given != g)
-					continue;
-				append(given, sizeof(given), &gl, shown ? ", " : "");
-				if (shown++ == GIVEN_SHOWN) {
-					append(given, sizeof(given), &gl, "...");
-				} else {
-					order_label(s, label, sizeof(label));
-					append(given, sizeof(given), &gl, label);
-				}
-			}
+		char now_text[256], given_text[160];
+		order_list(d, now, k, 0, now_text, sizeof(now_text));
+		order_list(d, given, k, 5, given_text, sizeof(given_text));
 		cli_warn(NULL, "snapshots of pid %lld put in capture order: %s (given %s; "
-			 "--keep-order keeps the order given)", (long long)head->pid, now, given);
+			 "--keep-order keeps the order given)",
+			 (long long)leaksnap_diff_snapshot(d, r)->pid, now_text, given_text);
 	}
+	free(now);
+	free(given);
 }
 
 /* Running -------------------------------------------------------------------------------- */
