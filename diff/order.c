@@ -212,15 +212,15 @@ int lsd_order_snapshots(struct leaksnap_diff *d, struct leaksnap_error *err)
 		for (size_t i = r; i < n; i++)
 			if (d->snaps[i].run == r)
 				members[k++] = i;
-		/* insertion sort of the places by capture order: k is small */
-		size_t *sorted = perm; /* perm[members[..]] receives the sorted ones */
+		/* an insertion sort (at most 1024 of them) through the run's
+		 * places: perm[members[a]] is the snapshot that goes there */
 		for (size_t a = 0; a < k; a++) {
 			size_t v = members[a], b = a;
-			while (b > 0 && cmp_capture(&d->snaps[sorted[members[b - 1]]], &d->snaps[v]) > 0) {
-				sorted[members[b]] = sorted[members[b - 1]];
+			while (b > 0 && cmp_capture(&d->snaps[perm[members[b - 1]]], &d->snaps[v]) > 0) {
+				perm[members[b]] = perm[members[b - 1]];
 				b--;
 			}
-			sorted[members[b]] = v;
+			perm[members[b]] = v;
 		}
 		for (size_t a = 0; a < k; a++)
 			moved |= perm[members[a]] != members[a];
@@ -228,8 +228,6 @@ int lsd_order_snapshots(struct leaksnap_diff *d, struct leaksnap_error *err)
 	int rc = moved ? permute(d, perm) : 0;
 	free(perm);
 	free(members);
-	if (rc)
-		return kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory");
-	set_runs(d); /* (the same runs, numbered by their new first places) */
-	return 0;
+	/* (each run keeps its places, so its first one, the run's number) */
+	return rc ? kit_error(err, LEAKSNAP_ERR_NOMEM, "diff", "out of memory") : 0;
 }
