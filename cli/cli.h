@@ -111,6 +111,10 @@ int cli_report_page(const char *path, const struct report_page *page, const char
  * with an empty source is the output's own, said of @output. */
 void cli_fail_output(const char *output, const struct leaksnap_error *err);
 
+/* The name messages begin with: "leaksnap", or the name the program was
+ * run as when that is another command's (leakdiff). */
+extern const char *cli_program_name;
+
 /* Messages.  The cli_fail family returns -1, so that a helper may end
  * with "return cli_fail(...);"; a command writes "return EXIT_ERROR;".
  * "leaksnap: <subject>: <message>" on stderr; returns -1. */
@@ -154,7 +158,8 @@ int cli_input_check(const char *cmd, const struct cli_input *in);
  * set them ("--pointer-size").  Returns @text itself when nothing changes,
  * else @buf. */
 const char *cli_input_text(const char *text, char *buf, size_t size);
-/* The same, in place, for the text of @err. */
+/* The same, in place, for the text of @err; a maps file given as a
+ * snapshot is told so, with the command that reads it. */
 void cli_input_error(struct leaksnap_error *err);
 /* -1 (said: "'': No such file or directory") when one of the @n file
  * names at @names is empty, as the system would say, but naming it: a

@@ -34,6 +34,10 @@ static const char diff_usage[] =
 	"intervals: growth in every interval scores fully. A group that grew but not\n"
 	"in the last interval is a cache, not a leak: it is listed apart and never\n"
 	"counts toward --fail-on.\n\n"
+	"Snapshots of one run (the same pid, program and load address) are compared\n"
+	"in capture order, by their time and dump number, whatever order they are\n"
+	"given in (a shell glob lists m.1.10.dump before m.1.2.dump), and a note says\n"
+	"so; snapshots of other runs keep the order given.\n\n"
 	"Frames are symbolized when their files are found (--symbols trees, or the\n"
 	"paths themselves on this host, build IDs checked) and shown as\n"
 	"module+0xOFFSET otherwise.\n\n"
@@ -45,6 +49,8 @@ static const char diff_usage[] =
 	"                       out; matches across builds), module (the site's module)\n"
 	"  --skip PATTERN       also count frames whose function or module matches\n"
 	"                       PATTERN as allocation wrappers (repeatable)\n"
+	"  --keep-order         compare the snapshots of one run in the order given,\n"
+	"                       not in capture order\n"
 	"  --include-zygote     compare zygote-child allocations too (by default they\n"
 	"                       are left out of Android snapshots, kept for Linux)\n"
 	"  --top N              print the N best suspects (default 20, 0 = all)\n"
@@ -216,7 +222,7 @@ static struct leaksnap_snapshot *reader_take(struct reader *r, size_t i)
 }
 
 enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
-       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF };
+       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF, O_KEEP_ORDER };
 
 /* Options -------------------------------------------------------------------------------- */
 
@@ -259,6 +265,7 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		c->skip[c->nskip++] = optarg;
 		return 0;
 	case O_ZYG: c->o.zygote = LEAKSNAP_DIFF_ZYGOTE_INCLUDE; return 0;
+	case O_KEEP_ORDER: c->o.keep_order = true; return 0;
 	case O_TOP:
 		if (!cli_parse_uint(optarg, 0, SIZE_MAX / 2, &c->top)) {
 			cli_usage_error(cmd, "--top needs a number");
@@ -367,6 +374,32 @@ static int check_outputs(const struct diff_cli *c)
 	return -1;
 }
 
+/* A file given twice (by name, or another name of it) is compared with
+ * itself: most likely a slip of the command line, so said. */
+static void warn_duplicates(char **files, int n)
+{
+	struct stat *st = calloc((size_t)n, sizeof(*st));
+	bool *ok = calloc((size_t)n, sizeof(*ok));
+	for (int i = 0; st && ok && i < n; i++)
+		ok[i] = strcmp(files[i], "-") != 0 && stat(files[i], &st[i]) == 0 &&
+			S_ISREG(st[i].st_mode);
+	for (int j = 1; j < n; j++)
+		for (int i = 0; i < j; i++) {
+			if (strcmp(files[i], files[j]) == 0 && strcmp(files[j], "-") != 0) {
+				cli_warn(files[j], "given twice: compared with itself");
+				break;
+			}
+			if (st && ok && ok[i] && ok[j] && st[i].st_dev == st[j].st_dev &&
+			    st[i].st_ino == st[j].st_ino) {
+				cli_warn(files[j], "the same file as %s: compared with itself",
+					 files[i]);
+				break;
+			}
+		}
+	free(st);
+	free(ok);
+}
+
 /* The snapshots @files[0..n), the --symbols trees and the outputs, once
  * every option is read: -1 after saying what is wrong. */
 static int check_inputs(const struct diff_cli *c, char **files, int n)
@@ -391,6 +424,7 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 		}
 	if (cli_input_check(cmd, &c->in))
 		return -1;
+	warn_duplicates(files, n);
 	if (cli_symbol_dirs_check(c->dirs, c->ndirs))
 		return -1;
 	for (int k = 0; k < 2; k++) {
@@ -417,6 +451,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"by", required_argument, NULL, O_BY},
 		{"skip", required_argument, NULL, O_SKIP},
 		{"include-zygote", no_argument, NULL, O_ZYG},
+		{"keep-order", no_argument, NULL, O_KEEP_ORDER},
 		{"top", required_argument, NULL, O_TOP},
 		{"min-bytes", required_argument, NULL, O_MIN},
 		{"suppressions", required_argument, NULL, O_SUPP},
@@ -461,23 +496,116 @@ static const char *base_name(const char *path)
 }
 
 /* Snapshots that are probably not what the user meant to compare: of
- * another program than the first (another file name), or taken before the
- * one given before them.  Said, not refused: a program can move (a
- * reinstalled app), and a clock can step back. */
+ * another program than the first (another file name), or (with
+ * --keep-order) taken before a snapshot of the same run given before them.
+ * Said, not refused: a program can move (a reinstalled app), and a clock
+ * can step back.  Two runs are compared in the order given, whatever
+ * their times: nothing to say. */
 static void warn_mismatch(struct leaksnap_diff *d, size_t n)
 {
 	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0);
 	for (size_t i = 1; i < n; i++) {
-		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i),
-						    *prev = leaksnap_diff_snapshot(d, i - 1);
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i), *prev = NULL;
 		/* (by file name: a rebuilt or reinstalled program moves) */
 		if (s->exe && first->exe && strcmp(base_name(s->exe), base_name(first->exe)) != 0)
 			cli_warn(s->file, "a snapshot of another program (%s) than %s (%s): "
 				 "their stacks will not match", s->exe, first->file, first->exe);
-		if (s->has_time && prev->has_time && s->time_ns < prev->time_ns)
+		for (size_t j = i; s->run != SIZE_MAX && !prev && j-- > 0;)
+			if (leaksnap_diff_snapshot(d, j)->run == s->run)
+				prev = leaksnap_diff_snapshot(d, j);
+		if (prev && s->time_ns < prev->time_ns)
 			cli_warn(s->file, "taken before %s, yet given after it: snapshots are "
 				 "compared in the order given, oldest first", prev->file);
 	}
+}
+
+/* A snapshot as a note names it: its dump number, "exit" or "crash", else
+ * its file name. */
+static void order_label(const struct leaksnap_diff_snapshot *s, char *buf, size_t size)
+{
+	if (s->seq)
+		snprintf(buf, size, "%llu", (unsigned long long)s->seq);
+	else
+		snprintf(buf, size, "%s",
+			 s->crash_dump ? "crash" : s->ends_run ? "exit" : base_name(s->file));
+}
+
+/* Append @text to @buf (of @size, holding @len bytes; a text that does not
+ * fit is cut). */
+static void append(char *buf, size_t size, size_t *len, const char *text)
+{
+	if (*len + 1 < size)
+		*len += (size_t)snprintf(buf + *len, size - *len, "%s", text);
+}
+
+/* The @k snapshots @m of one run, as a note lists them: "1-12, exit", a
+ * run of 3 or more consecutive dump numbers as a range, into @buf; with
+ * @most, only the first @most and "...". */
+static void order_list(struct leaksnap_diff *d, const size_t *m, size_t k, size_t most,
+		       char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t a = 0, shown = 0; a < k; a++, shown++) {
+		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, m[a]);
+		char label[64];
+		append(buf, size, &len, a ? ", " : "");
+		if (most && shown == most) {
+			append(buf, size, &len, "...");
+			break;
+		}
+		size_t b = a; /* [a, b]: consecutive numbers */
+		while (!most && s->seq && b + 1 < k &&
+		       leaksnap_diff_snapshot(d, m[b + 1])->seq == s->seq + (b + 1 - a))
+			b++;
+		if (b >= a + 2) {
+			snprintf(label, sizeof(label), "%llu-%llu", (unsigned long long)s->seq,
+				 (unsigned long long)leaksnap_diff_snapshot(d, m[b])->seq);
+			a = b;
+		} else {
+			order_label(s, label, sizeof(label));
+		}
+		append(buf, size, &len, label);
+	}
+}
+
+/* The snapshots of each run that leaksnap_diff_add_snapshot() put in capture
+ * order, said in one line per run: "snapshots of pid 123 put in capture
+ * order: 1-12, exit (given 1, 10, 11, 12, 2, ...; ...)". */
+static void say_order(struct leaksnap_diff *d, size_t n)
+{
+	size_t *now = malloc(n * sizeof(*now)), *given = malloc(n * sizeof(*given));
+	for (size_t r = 0; now && given && r < n; r++) {
+		if (leaksnap_diff_snapshot(d, r)->run != r)
+			continue; /* not the first of a run */
+		size_t k = 0;
+		bool moved = false;
+		for (size_t i = r; i < n; i++)
+			if (leaksnap_diff_snapshot(d, i)->run == r) {
+				moved |= leaksnap_diff_snapshot(d, i)->given != i;
+				now[k++] = i;
+			}
+		if (!moved)
+			continue;
+		/* the same snapshots by the places they were given at */
+		memcpy(given, now, k * sizeof(*given));
+		for (size_t a = 1; a < k; a++)
+			for (size_t b = a; b > 0 && leaksnap_diff_snapshot(d, given[b - 1])->given >
+							    leaksnap_diff_snapshot(d, given[b])->given;
+			     b--) {
+				size_t t = given[b];
+				given[b] = given[b - 1];
+				given[b - 1] = t;
+			}
+		char now_text[256], given_text[160];
+		order_list(d, now, k, 0, now_text, sizeof(now_text));
+		order_list(d, given, k, 5, given_text, sizeof(given_text));
+		cli_warn(NULL, "snapshots of pid %lld put in capture order: %s (given %s; "
+			 "--keep-order keeps the order given)",
+			 (long long)leaksnap_diff_snapshot(d, r)->pid, now_text, given_text);
+	}
+	free(now);
+	free(given);
 }
 
 /* Running -------------------------------------------------------------------------------- */
@@ -665,8 +793,9 @@ static int exit_status(struct leaksnap_diff *d, const struct diff_cli *c)
 	    (uint64_t)leaksnap_diff_suspects_bytes(d) >= c->fail_on) {
 		fflush(stdout);
 		fprintf(stderr,
-			"leaksnap: suspects grew by %lld bytes, at or above --fail-on %llu\n",
-			(long long)leaksnap_diff_suspects_bytes(d), (unsigned long long)c->fail_on);
+			"%s: suspects grew by %lld bytes, at or above --fail-on %llu\n",
+			cli_program_name, (long long)leaksnap_diff_suspects_bytes(d),
+			(unsigned long long)c->fail_on);
 		status = EXIT_LEAKS;
 	}
 	if (status != EXIT_ERROR && cli_diff_unreachable_gate(d, c))
@@ -690,6 +819,7 @@ int cmd_diff(int argc, char **argv)
 	int status = EXIT_ERROR;
 	if (read_suppressions(&c, &supp) == 0 && (d = new_diff(&c, n, supp, &resolver)) != NULL &&
 	    add_snapshots(d, &c, argv + first, n) == 0) {
+		say_order(d, n);
 		warn_mismatch(d, n);
 		if (rank(d, &c, n) == 0 && render(d, &c) == 0)
 			status = exit_status(d, &c);

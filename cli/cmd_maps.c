@@ -97,7 +97,7 @@ static struct leaksnap_maps *load_maps(const char *path)
 			cli_fail(name, "the snapshot carries no maps");
 		return m;
 	}
-	if (err.code != LEAKSNAP_ERR_UNKNOWN_FORMAT) {
+	if (err.code != LEAKSNAP_ERR_UNKNOWN_FORMAT && err.code != LEAKSNAP_ERR_MAPS_FILE) {
 		free(in);
 		cli_fail_error(&err);
 		return NULL;

@@ -297,9 +297,9 @@ bool cli_diff_unreachable_gate(struct leaksnap_diff *d, const struct diff_cli *c
 	    last->unreachable_bytes < c->fail_unreachable)
 		return false;
 	fflush(stdout);
-	fprintf(stderr, "leaksnap: %llu unreachable bytes in the last snapshot, at or above "
+	fprintf(stderr, "%s: %llu unreachable bytes in the last snapshot, at or above "
 			"--fail-on-unreachable %llu\n",
-		(unsigned long long)last->unreachable_bytes,
+		cli_program_name, (unsigned long long)last->unreachable_bytes,
 		(unsigned long long)c->fail_unreachable);
 	return true;
 }

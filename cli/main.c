@@ -7,7 +7,7 @@
 static const struct cmd cmds[] = {
 	{"show", cmd_show, "print a snapshot: header facts, totals, records by size"},
 	{"maps", cmd_maps, "print the mappings and modules of a maps file or dump"},
-	{"convert", cmd_convert, "write a snapshot as LEAKSNAP v1 or Android text v1.2"},
+	{"convert", cmd_convert, "write a snapshot as LEAKSNAP v1, Android text v1.2 or a pprof profile"},
 	{"record", cmd_record, "run a program with the malloc hook, list the dumps it wrote"},
 	{"diff", cmd_diff, "compare snapshots and rank suspected leaks (leakdiff)"},
 	{"symbolize", cmd_symbolize, "show a snapshot with every frame symbolized"},
@@ -46,8 +46,10 @@ int main(int argc, char **argv)
 	self = self ? self + 1 : (argc > 0 && argv[0] ? argv[0] : "leaksnap");
 	cli_guard_terminal();
 	cli_raise_open_files();
-	if (strcmp(self, "leakdiff") == 0)
+	if (strcmp(self, "leakdiff") == 0) {
+		cli_program_name = "leakdiff"; /* its messages say so */
 		return run(cmd_diff, argc, argv);
+	}
 	if (argc < 2) {
 		cli_fail(NULL, "missing command (see 'leaksnap --help')");
 		return EXIT_ERROR;

@@ -21,6 +21,8 @@ static void put_escaped(const char *s)
 	cli_put_escaped(stderr, s, false);
 }
 
+const char *cli_program_name = "leaksnap";
+
 static void vmsg(const char *subject, const char *kind, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 static void vmsg(const char *subject, const char *kind, const char *fmt, va_list ap)
@@ -28,7 +30,7 @@ static void vmsg(const char *subject, const char *kind, const char *fmt, va_list
 	char msg[1024];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
-	fputs("leaksnap: ", stderr);
+	fprintf(stderr, "%s: ", cli_program_name);
 	if (subject) {
 		/* an empty file name given as an argument is shown as '' */
 		put_escaped(*subject ? subject : "''");
@@ -64,7 +66,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	cli_fail(cmd, "%s (see 'leaksnap %s --help')", msg, cmd);
+	/* (run as leakdiff, the command is the program: no "diff: ") */
+	if (strcmp(cli_program_name, "leaksnap") != 0)
+		cli_fail(NULL, "%s (see '%s --help')", msg, cli_program_name);
+	else
+		cli_fail(cmd, "%s (see 'leaksnap %s --help')", msg, cmd);
 	return -1;
 }
 
@@ -154,6 +160,16 @@ const char *cli_input_text(const char *text, char *buf, size_t size)
 
 void cli_input_error(struct leaksnap_error *err)
 {
+	if (err->code == LEAKSNAP_ERR_MAPS_FILE) {
+		/* (the file is readable: its offset says nothing) */
+		bool is_stdin = strcmp(err->source, "<stdin>") == 0;
+		err->has_offset = false;
+		/* (a path too long for the text is cut: it is said before) */
+		snprintf(err->text, sizeof(err->text),
+			 "a /proc/PID/maps file, not a heap snapshot: 'leaksnap maps %.*s' reads it",
+			 (int)sizeof(err->text) - 80, is_stdin ? "-" : err->source);
+		return;
+	}
 	char buf[sizeof(err->text)];
 	const char *text = cli_input_text(err->text, buf, sizeof(buf));
 	if (text == buf)
@@ -401,7 +417,8 @@ int cli_finish_stdout(int status)
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		int e = errno;
-		fprintf(stderr, "leaksnap: <stdout>: write error: %s\n", strerror(e ? e : EIO));
+		fprintf(stderr, "%s: <stdout>: write error: %s\n", cli_program_name,
+			strerror(e ? e : EIO));
 		return EXIT_ERROR;
 	}
 	return status;

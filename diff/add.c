@@ -442,6 +442,7 @@ int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_sn
 		      fmt == LEAKSNAP_SNAPSHOT_FORMAT_DDMS_NHGT;
 	for (size_t i = 0; maps && !ds->android && i < leaksnap_maps_module_count(maps); i++)
 		ds->android = android_path(leaksnap_maps_module(maps, i)->path);
+	lsd_order_note(d, si, snap, maps);
 
 	struct adder a = {d, snap, maps, NULL, maps ? leaksnap_maps_module_count(maps) : 0};
 	a.mod_of = malloc((a.nmods ? a.nmods : 1) * sizeof(*a.mod_of));
@@ -480,7 +481,7 @@ int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_sn
 		goto nomem_a;
 	free(a.mod_of);
 	d->added++;
-	return 0;
+	return d->added == d->n ? lsd_order_snapshots(d, err) : 0;
 nomem_a:
 	free(a.mod_of);
 nomem:

@@ -46,7 +46,8 @@ struct leaksnap_diff *leaksnap_diff_new(const struct leaksnap_diff_options *opts
 	d->exes = calloc(nsnapshots, sizeof(*d->exes));
 	d->zyg = calloc(nsnapshots, sizeof(*d->zyg));
 	d->app = calloc(nsnapshots, sizeof(*d->app));
-	if (!d->snaps || !d->files || !d->exes || !d->zyg || !d->app)
+	d->bases = calloc(nsnapshots, sizeof(*d->bases));
+	if (!d->snaps || !d->files || !d->exes || !d->zyg || !d->app || !d->bases)
 		goto nomem;
 	return d;
 nomem:
@@ -79,6 +80,7 @@ void leaksnap_diff_free(struct leaksnap_diff *d)
 	free(d->snaps);
 	free(d->zyg);
 	free(d->app);
+	free(d->bases);
 	for (size_t i = 0; i < d->mod_count; i++) {
 		free(d->mods[i].path);
 		free(d->mods[i].maps);

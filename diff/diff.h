@@ -15,7 +15,7 @@
  * outlive the diff) and live until leaksnap_diff_free().
  *
  *   struct leaksnap_diff *d = leaksnap_diff_new(&opts, nsnapshots, &err);
- *   for each snapshot, oldest first:
+ *   for each snapshot, oldest first (one run's are put in capture order):
  *           leaksnap_diff_add_snapshot(d, snap, maps, &err);   (snap may be closed after)
  *   leaksnap_diff_rank(d, &err);
  *   leaksnap_diff_suspect_count(d), leaksnap_diff_suspect(d, i), ...
@@ -88,6 +88,13 @@ struct leaksnap_diff_options {
 	 * thread maps PCs to frames while the caller interns stacks (large
 	 * snapshots only).  The result is the same either way. */
 	unsigned jobs;
+	/* Compare the snapshots in the order added.  By default, once the last
+	 * one is added, the snapshots of one run (one process: the same pid,
+	 * program and load address, see leaksnap_diff_snapshot.run) are put in
+	 * capture order -- by capture time, then dump number, an exit or crash
+	 * dump last -- in the places the run's snapshots were added at; other
+	 * runs' snapshots, and those of no known run, keep their places. */
+	bool keep_order;
 };
 
 /* One input snapshot as the diff saw it. */
@@ -112,6 +119,19 @@ struct leaksnap_diff_snapshot {
 	const char *exe;          /* the program that was running (the dump's
 				   * exe= metadata), or NULL */
 	bool exit_dump;           /* the hook's dump at exit (trigger=exit) */
+	/* Its order: */
+	size_t given;             /* where it was added (0: first) */
+	/* The run it belongs to, as the index of the run's first snapshot
+	 * (its own index when it is the first); SIZE_MAX: no run can be told
+	 * (no pid or no capture time).  Snapshots of one run have the same pid,
+	 * program (exe=) and load address (the program's lowest mapping, else
+	 * the first one of the maps). */
+	size_t run;
+	uint64_t seq;             /* the N of its name PREFIX.PID.N.dump (zero-padded
+				   * or not, PID its own); 0: another name */
+	bool crash_dump;          /* the hook's dump at a fatal signal (trigger=crash,
+				   * or named PREFIX.PID.crash.dump) */
+	bool ends_run;            /* an exit or crash dump (by trigger or name) */
 };
 
 /* One frame of a group's stack. */
@@ -198,7 +218,10 @@ LEAKSNAP_API void leaksnap_diff_free(struct leaksnap_diff *d);
 /* Add the next snapshot (oldest first) with its parsed maps (NULL: none,
  * frames keep their raw PCs).  Nothing of @snap or @maps is kept: both
  * may be freed afterwards.  A snapshot whose pointer size differs from
- * the first one's is refused (LEAKSNAP_ERR_USAGE). */
+ * the first one's is refused (LEAKSNAP_ERR_USAGE).  Once the last one is
+ * added, the snapshots of one run are in capture order unless
+ * opts.keep_order (leaksnap_diff_snapshot() then lists them so, each with
+ * the place it was @given at). */
 LEAKSNAP_API int leaksnap_diff_add_snapshot(struct leaksnap_diff *d,
 					    const struct leaksnap_snapshot *snap,
 					    const struct leaksnap_maps *maps,

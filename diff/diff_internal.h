@@ -7,6 +7,7 @@
  *   group.c    unifying modules and frames, grouping stacks
  *   rank.c     scoring, ranking, the groups' public view
  *   stacks.c   the growing stacks one by one (folded output, profiles)
+ *   order.c    the snapshots of one run in capture order
  *   diff.c     creating and freeing a diff, simple accessors
  *   match.c    suppressions and patterns
  */
@@ -146,6 +147,7 @@ struct leaksnap_diff {
 	struct leaksnap_diff_snapshot *snaps;
 	char **files;             /* snaps[i].file, owned */
 	char **exes;		  /* each snapshot's exe= (leaksnap_diff_snapshot.exe), or NULL */
+	uint64_t *bases;          /* each snapshot's load address (order.c) */
 	uint64_t (*zyg)[2];       /* per snapshot: zygote bytes, count */
 	uint64_t (*app)[2];       /* per snapshot: app bytes, count */
 
@@ -201,6 +203,15 @@ uint32_t lsd_module_hash(const char *path, const uint8_t *id, size_t len);
 uint32_t lsd_frame_hash(uint32_t module, uint64_t addr);
 /* A table of @n (a power of two) empty u32 slots; NULL: out of memory. */
 uint32_t *lsd_slots_new(size_t n);
+
+/* order.c */
+/* What tells snapshot @si's run and its place in it (its file, pid, exe
+ * and exit_dump set). */
+void lsd_order_note(struct leaksnap_diff *d, size_t si, const struct leaksnap_snapshot *snap,
+		    const struct leaksnap_maps *maps);
+/* Once every snapshot is added: the runs, and each run's snapshots in
+ * capture order unless opts.keep_order.  -1: out of memory. */
+int lsd_order_snapshots(struct leaksnap_diff *d, struct leaksnap_error *err);
 
 /* symbols.c */
 /* Symbolize canonical frame @f (once).  -1: out of memory. */

@@ -51,7 +51,8 @@ extern "C" {
 	X(LEAKSNAP_ERR_UNKNOWN_FORMAT, "unrecognized format") \
 	X(LEAKSNAP_ERR_USAGE, "invalid argument")            \
 	X(LEAKSNAP_ERR_LIMIT, "resource limit exceeded")     \
-	X(LEAKSNAP_ERR_EXISTS, "file exists")
+	X(LEAKSNAP_ERR_EXISTS, "file exists")                \
+	X(LEAKSNAP_ERR_MAPS_FILE, "a maps file, not a snapshot")
 
 enum leaksnap_code {
 #define LEAKSNAP_X_ENUM(code, text) code,

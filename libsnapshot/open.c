@@ -17,6 +17,44 @@ static bool looks_like_text(const struct kit_blob *b)
 	return n - i >= hl && memcmp(b->data + i, LEAKSNAP_TEXT_HEADER, hl) == 0;
 }
 
+static bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+static bool is_xdigit(uint8_t c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+
+/* Whether the @len bytes at @p begin like a /proc/PID/maps file: a first
+ * line "START-END PERMS OFFSET MAJOR:MINOR INODE", in hex but the inode,
+ * as far as it is there (a stream is probed on its first bytes), at least
+ * up to the permissions. */
+static bool maps_prefix(const uint8_t *p, size_t len)
+{
+	size_t i = 0;
+	/* the fields, then the separator after each */
+	static const char *const fields[] = {"x-", "x ", "p ", "x ", "x:", "x ", "d"};
+	for (size_t f = 0; f < sizeof(fields) / sizeof(*fields); f++) {
+		size_t start = i;
+		char kind = fields[f][0], sep = fields[f][1];
+		if (kind == 'p') {
+			static const char *const perms[] = {"r-", "w-", "xs-", "psP-"};
+			for (size_t k = 0; k < 4 && i < len; k++, i++)
+				if (!memchr(perms[k], p[i], strlen(perms[k])))
+					return false;
+		} else {
+			while (i < len && i - start < 16 &&
+			       (kind == 'd' ? is_digit(p[i]) : is_xdigit(p[i])))
+				i++;
+			if (i == start && i < len)
+				return false;
+		}
+		if (i == len)
+			return f >= 3; /* the probe ended in the line: past the perms */
+		if (sep && p[i++] != sep)
+			return false;
+	}
+	return p[i] == ' ' || p[i] == '\n' || p[i] == '\r';
+}
+
+static const char maps_file[] =
+	"a /proc/PID/maps file, not a heap snapshot";
+
 static const char unrecognized[] =
 	"unrecognized format: not a LEAKSNAP dump (bad magic), Android text dump or NHGT "
 	"payload; a raw bionic buffer needs opts.pointer_size and opts.frames";
@@ -65,6 +103,10 @@ static uint64_t snapshot_stream_bound(const uint8_t *p, size_t len, const void *
 			return UINT64_MAX;
 		return total;
 	}
+	if (maps_prefix(p, len)) {
+		kit_error_at(err, LEAKSNAP_ERR_MAPS_FILE, c->source, 0, "%s", maps_file);
+		return 0;
+	}
 	uint64_t map = kit_load_le(p, 4), alloc = kit_load_le(p + 4, 4);
 	uint64_t info = kit_load_le(p + 8, 4), bt = kit_load_le(p + 16, 4);
 	if ((info == 0 && alloc == 0) ||
@@ -99,6 +141,9 @@ static struct leaksnap_snapshot *open_blob(struct kit_blob *blob, const char *so
 	} else if (looks_like_text(blob)) {
 		s = lsp_read_text(blob, source, opts, err);
 		what = "a text dump";
+	} else if (maps_prefix(blob->data, blob->size)) {
+		kit_error_at(err, LEAKSNAP_ERR_MAPS_FILE, source, 0, "%s", maps_file);
+		return NULL;
 	} else if (raw_opts) {
 		return lsp_read_raw(blob, source, opts, err);
 	} else if (lsp_nhgt_old_matches(blob)) {

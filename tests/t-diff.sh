@@ -42,7 +42,8 @@ for run in r1 r2; do
 	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/$run" "$w/a/server" >/dev/null || fail "server run $run"
 done
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/rb" "$w/b/server" >/dev/null || fail "server build B"
-snap() { ls "$w/$1".*."$2".dump 2>/dev/null | head -1; }
+# snap RUN N: the hook's dump N of RUN, named with N zero-padded or not
+snap() { ls "$w/$1".*."$2".dump "$w/$1".*."$(printf %04d "$2")".dump 2>/dev/null | head -1; }
 for run in r1 r2 rb; do
 	for n in 1 2 3; do
 		[ -n "$(snap $run $n)" ] || fail "run $run wrote no dump $n"
@@ -104,7 +105,7 @@ grep -q '^1 group grew, then stopped: a cache, not a leak' "$w/trend.txt" || fai
 # cache (896) are suspects; with three, the stopped cache does not count.
 "$D" --folded --fail-on 6016 "$r1_1" "$r1_3" >"$w/folded" 2>"$w/err"
 expect_eq "--fail-on 6016 status" $? 1
-grep -q '^leaksnap: suspects grew by 6016 bytes, at or above --fail-on 6016$' "$w/err" || fail "--fail-on message"
+grep -q '^leakdiff: suspects grew by 6016 bytes, at or above --fail-on 6016$' "$w/err" || fail "--fail-on message"
 "$D" --folded --fail-on 6017 "$r1_1" "$r1_3" >/dev/null 2>&1
 expect_eq "--fail-on 6017 status" $? 0
 "$D" --folded --fail-on 5K "$r1_1" "$r1_3" >/dev/null 2>&1
@@ -201,7 +202,7 @@ truncate -s 65M "$w/huge-supp" 2>/dev/null || head -c 68157440 /dev/zero >"$w/hu
 "$D" --suppressions "$w/huge-supp" "$r1_1" "$r1_3" >"$w/huge.out" 2>"$w/huge.err"
 expect_eq "huge suppressions: status" $? 2
 expect_eq "huge suppressions: message" "$(cat "$w/huge.err")" \
-	"leaksnap: $w/huge-supp: more than 64 MiB: too large for a suppressions file"
+	"leakdiff: $w/huge-supp: more than 64 MiB: too large for a suppressions file"
 [ -s "$w/huge.out" ] && fail "huge suppressions: a report was printed"
 
 # 8. A corrupt symbol file: reported, exit 2, the report still printed.
@@ -209,7 +210,7 @@ mkdir -p "$w/bad$w/dev/system/bin"
 head -c 3000 "$w/a/server" >"$w/bad$w/dev/system/bin/server"
 "$D" -s "$w/bad" "$s1" "$s3" >"$w/bad.out" 2>"$w/bad.err"
 expect_eq "corrupt symbol file: status" $? 2
-grep -q "^leaksnap: $w/bad$w/dev/system/bin/server: " "$w/bad.err" || { fail "corrupt symbol file: no error line"; cat "$w/bad.err"; }
+grep -q "^leakdiff: $w/bad$w/dev/system/bin/server: " "$w/bad.err" || { fail "corrupt symbol file: no error line"; cat "$w/bad.err"; }
 grep -q '^2 suspects grew by 6016 bytes' "$w/bad.out" || fail "corrupt symbol file: no report"
 
 # 9. A site inside an inlined function: the text report marks the
@@ -232,15 +233,19 @@ if command -v g++ >/dev/null 2>&1; then
 	grep -E '^  > #' "$w/inl.out" | grep -q basic_string && fail "inlined site: the library frame is marked"
 fi
 
-# 10. Snapshots of two programs, or given newest first: said on stderr (the
-# report is still made, exit 0); builds of one program at two paths are not
-# two programs.
+# 10. Snapshots of two programs, or of one run given newest first with
+# --keep-order: said on stderr (the report is still made, exit 0); builds
+# of one program at two paths are not two programs; two runs given newest
+# first are compared so, and nothing is said (tests/t-diff-order.sh has
+# the rest of the order rules).
 "$D" "$s1" "$w"/inl40.*.exit.dump >/dev/null 2>"$w/two.err" || fail "two programs: status"
-grep -q -x "leaksnap: $(ls "$w"/inl40.*.exit.dump): warning: a snapshot of another program ($w/inl) than $s1 ($w/dev/system/bin/server): their stacks will not match" "$w/two.err" ||
+grep -q -x "leakdiff: $(ls "$w"/inl40.*.exit.dump): warning: a snapshot of another program ($w/inl) than $s1 ($w/dev/system/bin/server): their stacks will not match" "$w/two.err" ||
 	{ fail "two programs: no warning"; cat "$w/two.err"; }
-"$D" "$s3" "$s1" >/dev/null 2>"$w/rev.err" || fail "reversed: status"
+"$D" "$s3" "$s1" >/dev/null 2>"$w/rev.err" || fail "two runs reversed: status"
+[ -s "$w/rev.err" ] && { fail "two runs reversed: a warning"; cat "$w/rev.err"; }
+"$D" --keep-order "$r1_3" "$r1_1" >/dev/null 2>"$w/rev.err" || fail "reversed: status"
 expect_eq "reversed: warning" "$(cat "$w/rev.err")" \
-	"leaksnap: $s1: warning: taken before $s3, yet given after it: snapshots are compared in the order given, oldest first"
+	"leakdiff: $r1_1: warning: taken before $r1_3, yet given after it: snapshots are compared in the order given, oldest first"
 "$D" "$s1" "$s3" >/dev/null 2>"$w/fwd.err" || fail "in order: status"
 [ -s "$w/fwd.err" ] && { fail "in order: a warning"; cat "$w/fwd.err"; }
 
@@ -250,7 +255,7 @@ expect_eq "reversed: warning" "$(cat "$w/rev.err")" \
 rx=$(ls "$w"/r1.*.exit.dump)
 "$D" --no-symbols "$r1_1" "$r1_2" "$r1_3" "$rx" >/dev/null 2>"$w/exitlast.err" || fail "exit last: status"
 expect_eq "exit last: warning" "$(cat "$w/exitlast.err")" \
-	"leaksnap: $rx: warning: an exit dump, taken after the program stopped working: what grew before it is listed as stopped (a cache); compare the dumps taken while it worked to see what was still growing"
+	"leakdiff: $rx: warning: an exit dump, taken after the program stopped working: what grew before it is listed as stopped (a cache); compare the dumps taken while it worked to see what was still growing"
 "$D" --no-symbols "$r1_1" "$r1_2" "$r1_3" >/dev/null 2>"$w/numbered.err" || fail "numbered: status"
 [ -s "$w/numbered.err" ] && { fail "numbered dumps: a warning"; cat "$w/numbered.err"; }
 

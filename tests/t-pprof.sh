@@ -228,7 +228,7 @@ for f in mine mine2; do
 	cp "$w/$f.pb.gz" "$w/$f.keep"
 	status 2 "$D" --pprof "$w/$f.pb.gz" "$g1" "$g2" "$g3" >"$w/$f.out" 2>"$w/e.err"
 	expect_eq "leakdiff --pprof over a file of the user's ($f)" "$(cat "$w/e.err")" \
-		"leaksnap: $w/$f.pb.gz: already exists and is not a growth profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+		"leakdiff: $w/$f.pb.gz: already exists and is not a growth profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
 	cmp -s "$w/$f.pb.gz" "$w/$f.keep" || fail "$f: the user's file was changed"
 	[ -s "$w/$f.out" ] && fail "$f: the report was printed before the error"
 done
@@ -237,7 +237,7 @@ done
 cp "$w/snap.pb.gz" "$w/snap.keep"
 status 2 "$D" --pprof "$w/snap.pb.gz" "$g1" "$g2" >/dev/null 2>"$w/e.err"
 expect_eq "leakdiff --pprof over a snapshot profile" "$(cat "$w/e.err")" \
-	"leaksnap: $w/snap.pb.gz: already exists and is not a growth profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+	"leakdiff: $w/snap.pb.gz: already exists and is not a growth profile leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
 cmp -s "$w/snap.pb.gz" "$w/snap.keep" || fail "the snapshot profile was changed"
 "$D" --pprof "$w/earlier.pb.gz" "$g1" "$g2" >/dev/null || fail "leakdiff --pprof g1 g2"
 chmod 600 "$w/earlier.pb.gz"
@@ -246,15 +246,15 @@ expect_eq "replaced" "$(raw_sums "$w/earlier.pb.gz")" "$(raw_sums "$w/growth.pb.
 expect_eq "mode kept" "$(stat -c %a "$w/earlier.pb.gz")" 600
 status 2 "$D" --pprof "$w/link" "$g1" "$g2" >/dev/null 2>"$w/e.err"
 expect_eq "leakdiff: symlink" "$(cat "$w/e.err")" \
-	"leaksnap: $w/link: is a symbolic link: not replaced (leaksnap never writes through one)"
+	"leakdiff: $w/link: is a symbolic link: not replaced (leaksnap never writes through one)"
 expect_eq "leakdiff: symlink target" "$(cat "$w/exists")" "keep me"
 cp "$g2" "$w/in.dump"
 status 2 "$D" --pprof "$w/in.dump" "$g1" "$w/in.dump" >/dev/null 2>"$w/e.err"
-expect_eq "leakdiff: input" "$(cat "$w/e.err")" "leaksnap: $w/in.dump: is also an input ($w/in.dump): not replaced"
+expect_eq "leakdiff: input" "$(cat "$w/e.err")" "leakdiff: $w/in.dump: is also an input ($w/in.dump): not replaced"
 cmp -s "$g2" "$w/in.dump" || fail "the input was changed"
 status 2 "$D" --pprof - --json "$g1" "$g2" >/dev/null 2>"$w/e.err"
 expect_eq "--pprof - --json" "$(cat "$w/e.err")" \
-	"leaksnap: diff: --pprof - writes the profile on standard output: not with --json (see 'leaksnap diff --help')"
+	"leakdiff: --pprof - writes the profile on standard output: not with --json (see 'leakdiff --help')"
 status 2 "$D" --pprof - --html - "$g1" "$g2" >/dev/null 2>/dev/null
 status 2 "$D" --pprof - --folded "$g1" "$g2" >/dev/null 2>/dev/null
 # malformed input: one line, exit 2, no file

@@ -130,7 +130,7 @@ expect_eq "live flame, 1 stack" "$(json "$w/sflame1.json" '(len(j["stacks"]), j[
 printf 'old report\n' >"$w/mine.html"
 status 2 "$D" --html "$w/mine.html" "$d1" "$d2" "$d3" >"$w/mine.out" 2>"$w/mine.err"
 expect_eq "a file of the user's refused" "$(cat "$w/mine.err")" \
-	"leaksnap: $w/mine.html: already exists and is not a report leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+	"leakdiff: $w/mine.html: already exists and is not a report leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
 expect_eq "a file of the user's kept" "$(cat "$w/mine.html")" "old report"
 [ -s "$w/mine.out" ] && fail "a refused --html printed the report first"
 status 2 "$L" symbolize --html "$w/mine.html" "$d3" >"$w/mine.out" 2>/dev/null
@@ -144,29 +144,29 @@ printf 'keep me\n' >"$w/target"
 ln -s target "$w/link.html"
 status 2 "$D" --html "$w/link.html" "$d1" "$d2" "$d3" >/dev/null 2>"$w/link.err"
 expect_eq "symlink refused" "$(cat "$w/link.err")" \
-	"leaksnap: $w/link.html: is a symbolic link: not replaced (leaksnap never writes through one)"
+	"leakdiff: $w/link.html: is a symbolic link: not replaced (leaksnap never writes through one)"
 expect_eq "symlink target" "$(cat "$w/target")" "keep me"
 mkdir "$w/dir.html"
 status 2 "$D" --html "$w/dir.html" "$d1" "$d2" "$d3" >/dev/null 2>"$w/dir.err"
 expect_eq "directory refused" "$(cat "$w/dir.err")" \
-	"leaksnap: $w/dir.html: exists and is not a regular file: not replaced"
+	"leakdiff: $w/dir.html: exists and is not a regular file: not replaced"
 status 2 "$D" --html "$w/no/such/dir/r.html" "$d1" "$d2" "$d3" >"$w/nodir.out" 2>"$w/nodir.err"
 expect_eq "missing directory" "$(cat "$w/nodir.err")" \
-	"leaksnap: $w/no/such/dir/r.html: No such file or directory"
+	"leakdiff: $w/no/such/dir/r.html: No such file or directory"
 [ -s "$w/nodir.out" ] && fail "missing directory: the report was printed before the error"
 if [ "$(id -u)" != 0 ]; then
 	mkdir "$w/ro" && chmod 500 "$w/ro"
 	status 2 "$D" --html "$w/ro/r.html" "$d1" "$d2" "$d3" >/dev/null 2>"$w/ro.err"
-	expect_eq "unwritable directory" "$(cat "$w/ro.err")" "leaksnap: $w/ro/r.html: Permission denied"
+	expect_eq "unwritable directory" "$(cat "$w/ro.err")" "leakdiff: $w/ro/r.html: Permission denied"
 fi
 status 2 "$L" symbolize --html "$w/link.html" "$d3" >/dev/null 2>/dev/null
 expect_eq "symbolize: symlink target" "$(cat "$w/target")" "keep me"
 ls -A "$w" | grep -q '^\.leaksnap-' && fail "temporary files left behind: $(ls -A "$w" | grep '^\.leaksnap-')"
 status 2 "$D" --html - --json "$d1" "$d2" >/dev/null 2>"$w/u.err"
-grep -q "^leaksnap: diff: --html - writes the page on standard output: not with --json" "$w/u.err" ||
+grep -q "^leakdiff: --html - writes the page on standard output: not with --json" "$w/u.err" ||
 	fail "--html - --json: $(cat "$w/u.err")"
 status 2 "$D" --html-stacks x --html "$w/x.html" "$d1" "$d2" >/dev/null 2>"$w/u.err"
-grep -q "^leaksnap: diff: --html-stacks needs a number from 0 to 1000000" "$w/u.err" ||
+grep -q "^leakdiff: --html-stacks needs a number from 0 to 1000000" "$w/u.err" ||
 	fail "--html-stacks x: $(cat "$w/u.err")"
 status 2 "$D" --html "$w/a.html" --html "$w/b.html" "$d1" "$d2" >/dev/null 2>/dev/null
 status 2 "$L" symbolize --html - --json "$d3" >/dev/null 2>/dev/null
@@ -175,7 +175,7 @@ status 2 "$L" symbolize --html - --json "$d3" >/dev/null 2>/dev/null
 cp "$d3" "$w/in.dump"
 status 2 "$D" --html "$w/in.dump" "$d1" "$d2" "$w/in.dump" >/dev/null 2>"$w/in.err"
 expect_eq "input refused" "$(cat "$w/in.err")" \
-	"leaksnap: $w/in.dump: is also an input ($w/in.dump): not replaced"
+	"leakdiff: $w/in.dump: is also an input ($w/in.dump): not replaced"
 cmp -s "$d3" "$w/in.dump" || fail "the input was changed"
 ln "$w/in.dump" "$w/hard.html"
 status 2 "$L" symbolize --html "$w/hard.html" "$w/in.dump" >/dev/null 2>/dev/null

@@ -14,7 +14,7 @@ _leaksnap_opts()
 		"--no-adjust" ;;
 	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability -h" \
 		"--help" ;;
-	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --include-zygote --top --min-bytes --suppressions -s" \
+	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
 		"--pprof --fail-on --fail-on-unreachable --version" ;;
 	symbolize) echo "$input -s --symbols --no-adjust -v --verbose --top -j --json --html" \

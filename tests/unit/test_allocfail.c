@@ -390,11 +390,16 @@ static int run_diff(void *p, struct leaksnap_error *err)
 	return rc;
 }
 
-static void diff_inputs(struct diff_arg *a, const char *const paths[3])
+/* @times (NULL: as they are): the capture times to give the LEAKSNAP
+ * dumps at @paths, in seconds after theirs. */
+static void diff_inputs_at(struct diff_arg *a, const char *const paths[3], const int *times)
 {
 	for (size_t i = 0; i < 3; i++) {
 		struct file in = load(paths[i]);
 		struct leaksnap_error err;
+		for (int b = 0; times && b < 8; b++) /* the header's time_ns, at byte 24 */
+			in.data[24 + b] = (char)((1763720553123456789ull +
+						  (uint64_t)times[i] * 1000000000u) >> (8 * b));
 		a->snaps[i] = leaksnap_snapshot_open_memory(in.data, in.len, paths[i], NULL, &err);
 		assert_non_null(a->snaps[i]);
 		size_t len;
@@ -405,6 +410,11 @@ static void diff_inputs(struct diff_arg *a, const char *const paths[3])
 		assert_non_null(a->maps[i]);
 		unload(&in);
 	}
+}
+
+static void diff_inputs(struct diff_arg *a, const char *const paths[3])
+{
+	diff_inputs_at(a, paths, NULL);
 }
 
 /* The reach-diff series (tests/tools/mkfixture.c): the unreachable sums are
@@ -424,6 +434,25 @@ static void test_diff_reachability(void **state)
 			 leaksnap_diff_by_name(a.by));
 		assert_true(chaos(what, run_diff, &a) >= 10);
 	}
+	for (size_t i = 0; i < 3; i++) {
+		leaksnap_maps_free(a.maps[i]);
+		leaksnap_snapshot_close(a.snaps[i]);
+	}
+}
+
+/* The same series given out of capture order: the diff puts the
+ * snapshots of the run (one pid, program and load address) in order, and
+ * a failure on the way leaks nothing. */
+static void test_diff_reordered(void **state)
+{
+	(void)state;
+	static const char *const paths[] = {"tests/fuzz/corpus/detect/reach-diff3.dump",
+					    "tests/fuzz/corpus/detect/reach-diff1.dump",
+					    "tests/fuzz/corpus/detect/reach-diff2.dump"};
+	static const int times[] = {3, 1, 2};
+	struct diff_arg a = {.n = 3};
+	diff_inputs_at(&a, paths, times);
+	assert_true(chaos("reordered diff", run_diff, &a) >= 10);
 	for (size_t i = 0; i < 3; i++) {
 		leaksnap_maps_free(a.maps[i]);
 		leaksnap_snapshot_close(a.snaps[i]);
@@ -574,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_maps),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_reachability),
+		cmocka_unit_test(test_diff_reordered),
 		cmocka_unit_test(test_huge_claims),
 		cmocka_unit_test(test_memory_bounded_by_input),
 	};

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <leaksnap/snapshot.h>
@@ -540,6 +541,63 @@ static void test_open_errors(void **state)
 	assert_string_equal(leaksnap_code_string(-1), "unknown error");
 }
 
+/* A /proc/PID/maps file given as a snapshot is told apart from an unknown
+ * format, in memory and through a pipe (probed on its first bytes), even
+ * with the raw-buffer options; what only looks like one at first is not. */
+static void test_maps_file_detected(void **state)
+{
+	(void)state;
+	static const char maps[] =
+		"55d0c6a00000-55d0c6a02000 r--p 00000000 fd:01 1311008                    /usr/bin/cat\n"
+		"7ffd4a1f0000-7ffd4a211000 rw-p 00000000 00:00 0                          [stack]\n";
+	struct leaksnap_error err;
+	assert_null(leaksnap_snapshot_open_memory(maps, sizeof(maps) - 1, "m.maps", NULL, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_MAPS_FILE);
+	assert_string_equal(err.source, "m.maps");
+	assert_string_equal(err.text, "a /proc/PID/maps file, not a heap snapshot");
+	/* one short line with no path */
+	static const char one[] = "1000-2000 ---p 00000000 00:00 0\n";
+	assert_null(leaksnap_snapshot_open_memory(one, sizeof(one) - 1, "one", NULL, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_MAPS_FILE);
+	LEAKSNAP_OPTS(leaksnap_snapshot_open_opts, raw, .pointer_size = 8, .frames = 4);
+	assert_null(leaksnap_snapshot_open_memory(maps, sizeof(maps) - 1, "m.maps", &raw, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_MAPS_FILE);
+	/* not maps: no permissions, or hex where the inode's decimal goes */
+	static const char *const not_maps[] = {
+		"1000-2000 rwzp 00000000 00:00 0\n",
+		"1000-2000 r-xp 00000000 00:00 1f\n",
+		"1000 2000 r-xp 00000000 00:00 0\n",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		assert_null(leaksnap_snapshot_open_memory(not_maps[i], strlen(not_maps[i]), "x",
+							  NULL, &err));
+		assert_int_equal(err.code, LEAKSNAP_ERR_UNKNOWN_FORMAT);
+	}
+	/* a stream: the first 64 bytes decide */
+	char path[] = "/tmp/leaksnap-maps-fifo.XXXXXX";
+	assert_non_null(mkdtemp(path));
+	char fifo[sizeof(path) + 8];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", path);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *f = fopen(fifo, "w");
+		for (int i = 0; f && i < 2000; i++) /* more than the first read */
+			fputs(maps, f);
+		_exit(f && fclose(f) == 0 ? 0 : 1);
+	}
+	assert_null(leaksnap_snapshot_open(fifo, NULL, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_MAPS_FILE);
+	assert_string_equal(err.source, fifo);
+	int st;
+	waitpid(pid, &st, 0);
+	unlink(fifo);
+	rmdir(path);
+	assert_string_equal(leaksnap_code_string(LEAKSNAP_ERR_MAPS_FILE),
+			    "a maps file, not a snapshot");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_top_ranking),
 		cmocka_unit_test(test_save_roundtrip_and_no_overwrite),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_maps_file_detected),
 		cmocka_unit_test(test_opts_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
