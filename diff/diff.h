@@ -112,6 +112,8 @@ struct leaksnap_diff_snapshot {
 	const char *exe;          /* the program that was running (the dump's
 				   * exe= metadata), or NULL */
 	bool exit_dump;           /* the hook's dump at exit (trigger=exit) */
+	unsigned backtrace_size;  /* frame slots per record: a stack that fills
+				   * them may have been cut */
 };
 
 /* One frame of a group's stack. */

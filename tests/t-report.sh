@@ -202,6 +202,9 @@ expect_eq "curve" "$(dom 'j["curve"]')" \
 	"$(json "$w/diff.json" '[[s["bytes"] for s in j["snapshots"]]] + [g["bytes"] for g in j["suspects"][:10]]')"
 expect_eq "suspect rows" "$(dom 'j["suspects"]')" \
 	"$(json "$w/diff.json" '[g["frames"][g["site"]]["function"] for g in j["suspects"]]')"
+# shown shortened: the hostile name has a parameter list, "(1)"
+expect_eq "suspect rows shown" "$(dom 'ascii(j["suspectsShown"])')" \
+	"['leak_inline', 'leak_steady', 'leak_hostile_file', '</script><img src=x onerror=alert(\\u2026)>+0x19']"
 expect_eq "cache rows" "$(dom 'j["caches"]')" "['cache_fill']"
 expect_eq "snapshot rows" "$(dom 'j["snapshots"]')" "$(json "$w/diff.json" '[s["file"] for s in j["snapshots"]]')"
 expect_eq "row click" "$(dom '(j["open"], j["openSite"], j["openInlined"], j["closed"])')" \
