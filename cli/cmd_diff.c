@@ -60,7 +60,7 @@ static const char diff_usage[] =
 	"  --pointer-size N     raw buffers: 4 or 8\n"
 	"  --frames N           raw buffers: frames per record (1..256)\n"
 	"  --count-is-frames    the count field holds the frame count (Android 7)\n"
-	"  -j, --json           JSON output\n"
+	"  -j, --json           JSON output (last, \"warnings\": every warning said)\n"
 	"  --folded             the suspects' growth as folded stacks, outermost frame\n"
 	"                       first ('frame;frame;frame BYTES'), for flame graphs\n"
 	"  --html FILE          also write the report as one self-contained HTML page\n"
