@@ -91,6 +91,21 @@ void cli_print_symbols(const struct leaksnap_resolved *r);
 /* The same with inline level @mark (1: the function the frame's innermost
  * one is inlined into, ...) marked with "> "; SIZE_MAX marks none. */
 void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark);
+/* Function names as the text shows them: shortened (kit_names.h) with
+ * cli_ellipsis(), unless --full-names (cli_set_full_names(true)).
+ * cli_name returns @name itself, or a buffer valid until its next call;
+ * NULL for NULL. */
+void cli_set_full_names(bool on);
+bool cli_full_names(void);
+const char *cli_name(const char *name);
+/* "…" (U+2026) when the locale (LC_ALL, LC_CTYPE, LANG: the first set)
+ * is UTF-8, else "...". */
+const char *cli_ellipsis(void);
+/* Whether a stack of @frames frames filled all @slots slots of its dump
+ * (then it may have been cut), and the line that says so under it:
+ * "    … (stack may be cut at N frames)". */
+bool cli_stack_may_be_cut(size_t frames, size_t slots);
+void cli_print_cut(size_t frames);
 /* One element of a JSON "symbols" list: the module, the file used, its
  * build-ID status, error and layout. */
 json_t *cli_json_sym_module(const struct leaksnap_sym_module *m);
@@ -123,6 +138,20 @@ int cli_fail(const char *subject, const char *fmt, ...) __attribute__((format(pr
 int cli_fail_error(const struct leaksnap_error *err);
 /* "leaksnap: <subject>: warning: <message>" on stderr. */
 void cli_warn(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Every warning cli_warn says is also kept, in order, for the documents
+ * (--json, the HTML page), which carry them as "warnings": at most
+ * CLI_WARNINGS_MAX, the rest counted.  cli_warnings_note keeps one said
+ * otherwise (a problem with a symbol file, reported as an error while
+ * the report goes on); @subject may be NULL. */
+#define CLI_WARNINGS_MAX 100
+void cli_warnings_note(const char *subject, const char *text);
+/* The warnings kept, then @extra[0..nextra) (warnings of a library object
+ * said at the end), as a JSON array of strings: "SUBJECT: text" as said
+ * after "leaksnap: " without "warning: ", or only the text when
+ * SUBJECT is @doc_file (may be NULL), the one file the document
+ * describes.  Past CLI_WARNINGS_MAX, a last string says how many more
+ * there were. */
+json_t *cli_warnings_json(const char *doc_file, const char *const *extra, size_t nextra);
 /* Usage error for subcommand @cmd: message plus a hint to --help; returns
  * -1. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

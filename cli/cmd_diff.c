@@ -66,7 +66,7 @@ static const char diff_usage[] =
 	"  --pointer-size N     raw buffers: 4 or 8\n"
 	"  --frames N           raw buffers: frames per record (1..256)\n"
 	"  --count-is-frames    the count field holds the frame count (Android 7)\n"
-	"  -j, --json           JSON output\n"
+	"  -j, --json           JSON output (last, \"warnings\": every warning said)\n"
 	"  --folded             the suspects' growth as folded stacks, outermost frame\n"
 	"                       first ('frame;frame;frame BYTES'), for flame graphs\n"
 	"  --html FILE          also write the report as one self-contained HTML page\n"
@@ -76,6 +76,11 @@ static const char diff_usage[] =
 	"                       leaksnap wrote\n"
 	"  --html-stacks N      the flame graph shows the N stacks that grew most\n"
 	"                       (default 500); the rest are summed as one\n"
+	"  --full-names         print function names whole: by default the text and\n"
+	"                       the page show C++ template arguments and parameters\n"
+	"                       as an ellipsis, std::map<...>::at(...) ('...' is the\n"
+	"                       character U+2026 in a UTF-8 locale); --json and\n"
+	"                       --folded always have the whole names\n"
 	"  --pprof FILE         also write the suspects' growth as a gzip-compressed\n"
 	"                       pprof profile (growth_objects, growth_space; one\n"
 	"                       sample per growing stack; '-' is standard output,\n"
@@ -94,6 +99,9 @@ static const char diff_usage[] =
 	"blocks no pointer reached: a group holding such blocks in the last snapshot\n"
 	"is a definite leak, ranked before every other suspect; one that did not grow\n"
 	"is listed apart as a one-off leak.\n\n"
+	"A stack that fills every frame slot of a dump (its backtrace size) may have\n"
+	"been cut: the text says so under it, --json marks its group \"truncated\",\n"
+	"and --folded and the flame graph put it under a [truncated] root.\n\n"
 	"Exit status: 0 success (and, with --fail-on, growth below the limit);\n"
 	"1 the suspects grew by --fail-on BYTES or more, or the last snapshot holds\n"
 	"--fail-on-unreachable BYTES or more; 2 any error (usage, unreadable,\n"
@@ -159,7 +167,8 @@ static int page_flame(struct leaksnap_export_flame *fl, void *arg, uint64_t *res
 static int report_html(struct leaksnap_diff *d, const struct diff_cli *c)
 {
 	struct page_arg a = {d, c};
-	struct report_page page = {"diff", "leakdiff report", "growth", page_json, page_flame, &a};
+	struct report_page page = {"diff", "leakdiff report", "growth", page_json,
+				   page_flame, &a, cli_full_names()};
 	return cli_report_page(c->html, &page, c->html);
 }
 
@@ -222,7 +231,8 @@ static struct leaksnap_snapshot *reader_take(struct reader *r, size_t i)
 }
 
 enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
-       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF, O_KEEP_ORDER };
+       O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF, O_KEEP_ORDER,
+       O_FULL_NAMES };
 
 /* Options -------------------------------------------------------------------------------- */
 
@@ -337,6 +347,7 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		}
 		c->pprof = optarg;
 		return 0;
+	case O_FULL_NAMES: cli_set_full_names(true); return 0;
 	case 'V':
 		return cli_print_version("leakdiff") == EXIT_OK ? CLI_HELP_SHOWN : -1;
 	case 'h':
@@ -465,6 +476,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"html", required_argument, NULL, O_HTML},
 		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
 		{"pprof", required_argument, NULL, O_PPROF},
+		{"full-names", no_argument, NULL, O_FULL_NAMES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},

@@ -58,7 +58,8 @@ static const char symbolize_usage[] =
 	"  --top N              print only the N largest records (0: none, the header\n"
 	"                       facts alone)\n"
 	"  -j, --json           JSON output: frames gain function, file, line,\n"
-	"                       column, inlined, symbol_file, build_id_status\n"
+	"                       column, inlined, symbol_file, build_id_status; last,\n"
+	"                       \"warnings\": every warning said\n"
 	"  --html FILE          also write one self-contained HTML page (header facts,\n"
 	"                       flame graph of the live bytes, the top records; '-' is\n"
 	"                       standard output, instead of the report); an existing\n"
@@ -66,7 +67,15 @@ static const char symbolize_usage[] =
 	"                       wrote; --top defaults to 1000\n"
 	"  --html-stacks N      the flame graph shows the N largest records' stacks\n"
 	"                       (default 500); the rest are summed as one\n"
+	"  --full-names         print function names whole: by default the text and\n"
+	"                       the page show C++ template arguments and parameters\n"
+	"                       as an ellipsis, std::map<...>::at(...) ('...' is the\n"
+	"                       character U+2026 in a UTF-8 locale); --json always\n"
+	"                       has the whole names\n"
 	"  -h, --help           this help\n\n"
+	"A stack that fills every frame slot of the dump (its backtrace size) may have\n"
+	"been cut: the text says so under it, --json marks its record \"truncated\",\n"
+	"and the flame graph puts it under a [truncated] root.\n\n"
 	"Exit status: 0 success, 2 any error (an unreadable or corrupt symbol file is\n"
 	"reported and its frames left unsymbolized; the report is still printed).\n";
 
@@ -114,6 +123,13 @@ static const char *count_mode_text(enum leaksnap_snapshot_count_mode m)
 	case LEAKSNAP_SNAPSHOT_COUNTS_REAL: break;
 	}
 	return NULL;
+}
+
+/* Whether @r's stack filled every frame slot of @s: it may have been cut
+ * (0 when not). */
+static bool cut_at(const struct leaksnap_snapshot *s, const struct leaksnap_snapshot_record *r)
+{
+	return cli_stack_may_be_cut(r->frame_count, leaksnap_snapshot_backtrace_size(s));
 }
 
 /* Text output ---------------------------------------------------------------- */
@@ -219,6 +235,8 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 			printf("    (no frames)\n");
 		for (uint32_t f = 0; f < r->frame_count; f++)
 			print_frame(maps, o->sc, ptr, f, r->frames[f]);
+		if (cut_at(s, r))
+			cli_print_cut(r->frame_count);
 	}
 }
 
@@ -235,7 +253,8 @@ static json_t *json_frame(const struct leaksnap_maps *maps, uint64_t pc)
 			 mod ? kit_json_addr(loc.rel_pc) : json_null());
 }
 
-static json_t *json_record(const struct leaksnap_snapshot_record *r, bool reach,
+static json_t *json_record(const struct leaksnap_snapshot *s,
+			   const struct leaksnap_snapshot_record *r, bool reach,
 			   const struct leaksnap_maps *maps, struct cli_symctx *sc)
 {
 	json_t *frames = json_array();
@@ -254,10 +273,11 @@ static json_t *json_record(const struct leaksnap_snapshot_record *r, bool reach,
 		} else
 			json_array_append_new(frames, json_frame(maps, r->frames[f]));
 	}
-	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:o}", "size", kit_json_u64(r->size), "count",
-			 kit_json_u64(r->count), "zygote", r->zygote, "total_bytes",
+	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:b, s:o}", "size", kit_json_u64(r->size),
+			 "count", kit_json_u64(r->count), "zygote", r->zygote, "total_bytes",
 			 kit_json_u64(r->size * r->count), "unreachable_count",
-			 reach ? kit_json_u64(r->unreachable) : json_null(), "frames", frames);
+			 reach ? kit_json_u64(r->unreachable) : json_null(), "truncated",
+			 cut_at(s, r), "frames", frames);
 }
 
 json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m)
@@ -272,7 +292,7 @@ json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m)
 			 m->deleted, "unloaded", m->unloaded);
 }
 
-/* The snapshot's facts: header, totals, metadata and warnings. */
+/* The snapshot's facts: header, totals and metadata. */
 static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 {
 	const char *ver = leaksnap_snapshot_version(s);
@@ -342,14 +362,6 @@ static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 						      "value", kit_json_text(m->value)));
 	}
 	kit_json_value(j, meta);
-	kit_json_key(j, "warnings");
-	json_t *warn = json_array();
-	char buf[1024];
-	for (size_t i = 0; i < leaksnap_snapshot_warning_count(s); i++)
-		json_array_append_new(warn,
-				      kit_json_text(cli_input_text(leaksnap_snapshot_warning(s, i),
-								   buf, sizeof(buf))));
-	kit_json_value(j, warn);
 }
 
 static void show_json(FILE *out, const struct leaksnap_snapshot *s,
@@ -365,7 +377,7 @@ static void show_json(FILE *out, const struct leaksnap_snapshot *s,
 		if (sc)
 			cli_symctx_progress(sc, i, ntop);
 		kit_json_list_item(&j,
-				   json_record(leaksnap_snapshot_record(s, top[i]),
+				   json_record(s, leaksnap_snapshot_record(s, top[i]),
 					       leaksnap_snapshot_has_reachability(s), maps, sc));
 	}
 	kit_json_list_end(&j);
@@ -383,6 +395,9 @@ static void show_json(FILE *out, const struct leaksnap_snapshot *s,
 			kit_json_list_item(&j, cli_json_sym_module(cli_symctx_module(sc, i)));
 		kit_json_list_end(&j);
 	}
+	/* last: the snapshot's own warnings, then what symbolizing it said */
+	kit_json_key(&j, "warnings");
+	kit_json_value(&j, cli_warnings_json(leaksnap_snapshot_source(s), NULL, 0));
 	kit_json_end(&j);
 }
 
@@ -435,6 +450,8 @@ static int flame_records(const struct page_arg *a, struct leaksnap_export_flame 
 		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, idx[i]);
 		kept += r->size * r->count;
 		rc = leaksnap_export_flame_stack(fl, r->size * r->count, NULL);
+		if (rc == 0 && cut_at(s, r))
+			rc = leaksnap_export_flame_truncated(fl, NULL);
 		for (uint32_t f = r->frame_count; f-- > 0 && rc == 0;) {
 			struct leaksnap_maps_location loc = {0};
 			struct leaksnap_resolved res = {0};
@@ -471,7 +488,7 @@ static int symbolize_html(const struct show_opts *o, const struct leaksnap_snaps
 {
 	struct page_arg a = {o, s, maps, top, ntop};
 	struct report_page page = {"symbolize", "leaksnap heap snapshot", "live", page_json,
-				   page_flame, &a};
+				   page_flame, &a, cli_full_names()};
 	return cli_report_page(o->html, &page, leaksnap_snapshot_source(s));
 }
 
@@ -500,6 +517,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 		{"verbose", no_argument, NULL, 'v'},
 		{"html", required_argument, NULL, 'H'},
 		{"html-stacks", required_argument, NULL, 'S'},
+		{"full-names", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0},
 	};
 	const struct option *longopts = o->symbolize ? symbolize_longopts : show_longopts;
@@ -531,6 +549,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 			o->dirs[o->ndirs++] = optarg;
 			break;
 		case 'A': o->no_adjust = true; break;
+		case 'N': cli_set_full_names(true); break;
 		case 'v': o->verbose = true; break;
 		case 'H':
 			if (o->html) {

@@ -1,5 +1,6 @@
 /* leaksnap diff: the JSON document (--json, and the data of the HTML page). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <leaksnap/export.h>
@@ -68,6 +69,8 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 		site += g->frames[i]->sym_count ? g->frames[i]->sym_count : 1;
 	json_object_set_new(o, "site", g->site < g->frame_count ? json_integer((json_int_t)site)
 								 : json_null());
+	json_object_set_new(o, "truncated",
+			    json_boolean(leaksnap_export_diff_stack_cut(d, g->frame_count)));
 	json_object_set_new(o, "frames", frames);
 	return o;
 }
@@ -183,6 +186,15 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 					   cli_json_sym_module(leaksnap_diff_symbol_module(d, i)));
 		kit_json_list_end(&j);
 	}
+	/* last: what was said while the document was written counts too (the
+	 * diff's problems with symbol files are said once it is out) */
+	size_t nw = leaksnap_diff_warning_count(d);
+	const char **dw = nw ? calloc(nw, sizeof(*dw)) : NULL;
+	for (size_t i = 0; dw && i < nw; i++)
+		dw[i] = leaksnap_diff_warning(d, i);
+	kit_json_key(&j, "warnings");
+	kit_json_value(&j, cli_warnings_json(NULL, dw, dw ? nw : 0));
+	free(dw);
 	kit_json_end(&j);
 	return 0;
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <leaksnap/export.h>
+
 #include "diff_cli.h"
 
 static void print_series(const char *label, const uint64_t *v, size_t n)
@@ -111,6 +113,8 @@ static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group
 		printf("    (no frames)\n");
 	for (size_t i = 0; i < g->frame_count; i++)
 		print_diff_frame(g->frames[i], ptr, i, i == g->site ? g->site_level : SIZE_MAX);
+	if (leaksnap_export_diff_stack_cut(d, g->frame_count))
+		cli_print_cut(g->frame_count);
 	return 0;
 }
 

@@ -2,16 +2,82 @@
  * diff, and the report page and the exports' errors, shared by both too. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "kit_names.h"
 #include "report.h"
+
+/* Names --------------------------------------------------------------------- */
+
+static bool full_names;
+
+void cli_set_full_names(bool on)
+{
+	full_names = on;
+}
+
+bool cli_full_names(void)
+{
+	return full_names;
+}
+
+const char *cli_ellipsis(void)
+{
+	static const char *e;
+	if (!e) {
+		/* the locale's character set as POSIX picks the locale (LC_ALL,
+		 * LC_CTYPE, LANG: the first set), read from its name: no
+		 * setlocale(), which is not safe while the symbolizer's threads
+		 * run */
+		const char *loc = getenv("LC_ALL");
+		if (!loc || !*loc)
+			loc = getenv("LC_CTYPE");
+		if (!loc || !*loc)
+			loc = getenv("LANG");
+		bool utf8 = loc && (strcasestr(loc, "UTF-8") || strcasestr(loc, "utf8"));
+		e = utf8 ? "\xe2\x80\xa6" /* U+2026 */ : "...";
+	}
+	return e;
+}
+
+const char *cli_name(const char *name)
+{
+	static char *buf;
+	static size_t cap;
+	if (!name || full_names)
+		return name;
+	const char *e = cli_ellipsis();
+	size_t need = kit_name_short_max(name, e);
+	if (need > cap) {
+		char *b = realloc(buf, need);
+		if (!b)
+			return name; /* out of memory: the whole name */
+		buf = b;
+		cap = need;
+	}
+	kit_name_shorten(name, e, buf, cap);
+	return buf;
+}
+
+bool cli_stack_may_be_cut(size_t frames, size_t slots)
+{
+	return frames > 0 && slots > 0 && frames >= slots;
+}
+
+void cli_print_cut(size_t frames)
+{
+	printf("    %s (stack may be cut at %zu frames)\n", cli_ellipsis(), frames);
+}
+
+/* Frames -------------------------------------------------------------------- */
 
 static void print_source(const struct leaksnap_sym_frame *f)
 {
 	if (f->from_symtab)
-		printf("  %s+0x%llx", f->function, (unsigned long long)f->symbol_offset);
+		printf("  %s+0x%llx", cli_name(f->function), (unsigned long long)f->symbol_offset);
 	else
-		printf("  %s", f->function ? f->function : "??");
+		printf("  %s", f->function ? cli_name(f->function) : "??");
 	if (f->file && *f->file) {
 		printf("  %s:%u", f->file, f->line);
 		if (f->column)

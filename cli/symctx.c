@@ -47,6 +47,8 @@ static void say_problem(void *arg, const struct leaksnap_error *e)
 	struct cli_symctx *c = arg;
 	cli_symctx_progress_end(c);
 	cli_fail_error(e);
+	char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
+	cli_warnings_note(NULL, leaksnap_error_format(e, buf, sizeof(buf)));
 	c->status = EXIT_ERROR;
 }
 

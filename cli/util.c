@@ -22,6 +22,61 @@ static void put_escaped(const char *s)
 }
 
 const char *cli_program_name = "leaksnap";
+/* The warnings said so far, for the documents that carry them (--json and
+ * the page: cli_warnings_json).  At most CLI_WARNINGS_MAX are kept; the
+ * others are counted.  They live until the process ends. */
+struct warning {
+	char *subject; /* NULL: none */
+	char *text;
+};
+static struct {
+	struct warning v[CLI_WARNINGS_MAX];
+	size_t n, more;
+} warnings;
+
+void cli_warnings_note(const char *subject, const char *text)
+{
+	if (warnings.n == CLI_WARNINGS_MAX) {
+		warnings.more++;
+		return;
+	}
+	struct warning w = {subject ? strdup(*subject ? subject : "''") : NULL, strdup(text)};
+	if (!w.text || (subject && !w.subject)) {
+		free(w.subject);
+		free(w.text);
+		warnings.more++; /* out of memory: counted, not lost */
+		return;
+	}
+	warnings.v[warnings.n++] = w;
+}
+
+json_t *cli_warnings_json(const char *doc_file, const char *const *extra, size_t nextra)
+{
+	json_t *a = json_array();
+	size_t more = warnings.more;
+	for (size_t i = 0; a && i < warnings.n; i++) {
+		const struct warning *w = &warnings.v[i];
+		char *t = NULL;
+		if (w->subject && !(doc_file && strcmp(doc_file, w->subject) == 0) &&
+		    asprintf(&t, "%s: %s", w->subject, w->text) < 0)
+			t = NULL;
+		json_array_append_new(a, kit_json_text(t ? t : w->text));
+		free(t);
+	}
+	for (size_t i = 0; a && i < nextra; i++) {
+		if (json_array_size(a) < CLI_WARNINGS_MAX)
+			json_array_append_new(a, kit_json_text(extra[i]));
+		else
+			more++;
+	}
+	if (a && more) {
+		char t[80];
+		snprintf(t, sizeof(t), "%zu more warning%s not listed here", more,
+			 more == 1 ? "" : "s");
+		json_array_append_new(a, json_string(t));
+	}
+	return a;
+}
 
 static void vmsg(const char *subject, const char *kind, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
@@ -29,6 +84,8 @@ static void vmsg(const char *subject, const char *kind, const char *fmt, va_list
 {
 	char msg[1024];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (kind)
+		cli_warnings_note(subject, msg);
 	fflush(stdout);
 	fprintf(stderr, "%s: ", cli_program_name);
 	if (subject) {

@@ -433,6 +433,7 @@ int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_sn
 	const char *trigger = leaksnap_snapshot_meta_get(snap, "trigger");
 	ds->exit_dump = trigger && strcmp(trigger, "exit") == 0;
 	ds->pid = leaksnap_snapshot_pid(snap);
+	ds->backtrace_size = leaksnap_snapshot_backtrace_size(snap);
 	ds->has_time = leaksnap_snapshot_time_ns(snap, &ds->time_ns);
 	ds->total_memory = leaksnap_snapshot_total_memory(snap);
 	ds->allocation_count = leaksnap_snapshot_allocation_count(snap);

@@ -132,6 +132,8 @@ struct leaksnap_diff_snapshot {
 	bool crash_dump;          /* the hook's dump at a fatal signal (trigger=crash,
 				   * or named PREFIX.PID.crash.dump) */
 	bool ends_run;            /* an exit or crash dump (by trigger or name) */
+	unsigned backtrace_size;  /* frame slots per record: a stack that fills
+				   * them may have been cut */
 };
 
 /* One frame of a group's stack. */

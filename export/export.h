@@ -185,6 +185,16 @@ LEAKSNAP_API int leaksnap_export_pprof_diff(FILE *out, struct leaksnap_diff *d, 
  * chain (the symbolizer's frames, innermost first) is unfolded callers
  * first; a frame without symbolized frames is one level. */
 
+/* A stack that filled every frame slot of its dump may have been cut: its
+ * outermost frames are then not the program's roots.  Folded lines and
+ * flame graphs put such a stack under a first level of this name, so that
+ * its frames are not drawn as roots beside the real ones. */
+#define LEAKSNAP_EXPORT_TRUNCATED "[truncated]"
+/* Whether a stack of @frames frames in the diff @d may have been cut: it
+ * has as many as the frame slots (backtrace size) of one of its
+ * snapshots, or more. */
+LEAKSNAP_API bool leaksnap_export_diff_stack_cut(const struct leaksnap_diff *d, size_t frames);
+
 /* One frame of a stack: where it lies and what it resolved to. */
 struct leaksnap_export_frame {
 	uint64_t key;       /* the same key is the same frame */
@@ -211,7 +221,8 @@ LEAKSNAP_API const struct leaksnap_sym_frame *leaksnap_export_fold_level(
 LEAKSNAP_API int leaksnap_export_folded_line(FILE *out, const struct leaksnap_export_frame *frames,
 					     size_t n, uint64_t bytes);
 /* Every growing stack of a suspect of the ranked @d as folded lines on
- * @out.  0, or -1 with @err set. */
+ * @out, those that may have been cut under LEAKSNAP_EXPORT_TRUNCATED.  0,
+ * or -1 with @err set. */
 LEAKSNAP_API int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d,
 					     struct leaksnap_error *err);
 
@@ -238,9 +249,15 @@ LEAKSNAP_API int leaksnap_export_flame_stack(struct leaksnap_export_flame *fl, u
 LEAKSNAP_API int leaksnap_export_flame_frame(struct leaksnap_export_flame *fl,
 					     const struct leaksnap_export_frame *f,
 					     struct leaksnap_error *err);
-/* The @max stacks of the ranked @d that grew most, with the bytes and the
- * count of the stacks left out in @rest_bytes and @rest_stacks.  0, or -1
- * with @err set. */
+/* The level LEAKSNAP_EXPORT_TRUNCATED, first in the new stack: it may have
+ * been cut.  Its frame object has that function name, null elsewhere, and
+ * "truncated": true.  -1 with @err set (out of memory). */
+LEAKSNAP_API int leaksnap_export_flame_truncated(struct leaksnap_export_flame *fl,
+						 struct leaksnap_error *err);
+/* The @max stacks of the ranked @d that grew most (those that may have
+ * been cut under LEAKSNAP_EXPORT_TRUNCATED), with the bytes and the count
+ * of the stacks left out in @rest_bytes and @rest_stacks.  0, or -1 with
+ * @err set. */
 LEAKSNAP_API int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl,
 					    struct leaksnap_diff *d, size_t max,
 					    uint64_t *rest_bytes, uint64_t *rest_stacks,

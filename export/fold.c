@@ -29,6 +29,16 @@ struct leaksnap_export_frame leaksnap_export_frame_of_diff(const struct leaksnap
 					      {f->sym_module, f->sym, f->sym_count}};
 }
 
+bool leaksnap_export_diff_stack_cut(const struct leaksnap_diff *d, size_t frames)
+{
+	for (size_t i = 0; frames && i < leaksnap_diff_snapshot_count(d); i++) {
+		unsigned slots = leaksnap_diff_snapshot(d, i)->backtrace_size;
+		if (slots && frames >= slots)
+			return true;
+	}
+	return false;
+}
+
 /* Folded lines ------------------------------------------------------------------------- */
 
 static void folded_name(FILE *out, const char *s)
@@ -66,6 +76,7 @@ int leaksnap_export_folded_line(FILE *out, const struct leaksnap_export_frame *f
 }
 
 struct folded_arg {
+	const struct leaksnap_diff *d;
 	FILE *out;
 	struct leaksnap_export_frame *frames;
 	size_t cap;
@@ -95,12 +106,14 @@ static int folded_stack(void *arg, const struct leaksnap_diff_frame *const *fram
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		a->frames[i] = leaksnap_export_frame_of_diff(frames[i]);
+	if (leaksnap_export_diff_stack_cut(a->d, n))
+		fputs(LEAKSNAP_EXPORT_TRUNCATED ";", a->out);
 	return leaksnap_export_folded_line(a->out, a->frames, n, bytes) ? 1 : 0;
 }
 
 int leaksnap_export_folded_diff(FILE *out, struct leaksnap_diff *d, struct leaksnap_error *err)
 {
-	struct folded_arg a = {out, NULL, 0, false};
+	struct folded_arg a = {d, out, NULL, 0, false};
 	int rc = leaksnap_diff_foreach_growing_stack(d, folded_stack, &a, err);
 	free(a.frames);
 	if (rc == -1 && a.nomem)
@@ -233,7 +246,28 @@ int leaksnap_export_flame_frame(struct leaksnap_export_flame *fl,
 	return 0;
 }
 
+int leaksnap_export_flame_truncated(struct leaksnap_export_flame *fl, struct leaksnap_error *err)
+{
+	/* one frame object, shared by every such stack (its key is no
+	 * frame's: theirs are hexadecimal) */
+	json_t *id = json_object_get(fl->index, "truncated");
+	if (!id) {
+		json_t *o = json_pack("{s:n, s:n, s:n, s:s, s:n, s:n, s:n, s:b, s:n, s:n, s:b}", "pc",
+				      "module", "rel_pc", "function", LEAKSNAP_EXPORT_TRUNCATED,
+				      "file", "line", "column", "inlined", 0, "symbol_file",
+				      "build_id_status", "truncated", 1);
+		id = json_integer((json_int_t)json_array_size(fl->frames));
+		if (!o || !id || json_array_append_new(fl->frames, o) ||
+		    json_object_set_new(fl->index, "truncated", id))
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
+	}
+	if (json_array_append_new(fl->cur, json_integer(json_integer_value(id))))
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
+	return 0;
+}
+
 struct flame_arg {
+	const struct leaksnap_diff *d;
 	struct leaksnap_export_flame *fl;
 	struct leaksnap_error own; /* out of memory here */
 };
@@ -243,6 +277,9 @@ static int flame_stack(void *arg, const struct leaksnap_diff_frame *const *frame
 {
 	struct flame_arg *a = arg;
 	if (leaksnap_export_flame_stack(a->fl, bytes, &a->own))
+		return -1;
+	if (leaksnap_export_diff_stack_cut(a->d, n) &&
+	    leaksnap_export_flame_truncated(a->fl, &a->own))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct leaksnap_export_frame f = leaksnap_export_frame_of_diff(frames[i]);
@@ -256,7 +293,7 @@ int leaksnap_export_flame_diff(struct leaksnap_export_flame *fl, struct leaksnap
 			       size_t max, uint64_t *rest_bytes, uint64_t *rest_stacks,
 			       struct leaksnap_error *err)
 {
-	struct flame_arg a = {.fl = fl};
+	struct flame_arg a = {.d = d, .fl = fl};
 	leaksnap_error_clear(&a.own);
 	size_t nrest = 0;
 	int rc = leaksnap_diff_foreach_top_growing_stack(d, max, flame_stack, &a, rest_bytes,

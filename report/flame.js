@@ -26,7 +26,7 @@ function buildFlameTree(fd, rootName) {
       const key = frameName(f) + '\u0000' + (f.module || '');
       let c = node.kids.get(key);
       if (!c) {
-        c = flameNode(frameName(f), f, node);
+        c = flameNode(displayName(f), f, node);
         node.kids.set(key, c);
       }
       c.bytes += bytes;
@@ -70,7 +70,7 @@ function buildFlameTree(fd, rootName) {
 function nodeMatches(node, q) {
   if (!q || node.other) return false;
   const f = node.frame || {};
-  return [node.name, f.file, f.module].some(s => s && s.toLowerCase().includes(q));
+  return [node.name, f.function, f.file, f.module].some(s => s && s.toLowerCase().includes(q));
 }
 
 function renderFlame(container, fd, what) {
@@ -95,6 +95,9 @@ function renderFlame(container, fd, what) {
   function describe(node) {
     const lines = [node.name];
     const f = node.frame;
+    if (f && f.function && f.function !== node.name) lines.push(f.function);
+    if (f && f.truncated)
+      lines.push('stacks that filled every frame slot of their dump: they may have been cut');
     if (f) {
       const fl = fileLine(f, true);
       if (fl) lines.push(fl);
@@ -139,6 +142,7 @@ function renderFlame(container, fd, what) {
       if (node === root) cls.push('root');
       if (hit) cls.push('match');
       if (node.frame && node.frame.inlined) cls.push('inl');
+      if (node.frame && node.frame.truncated) cls.push('trunc');
       const g = svgEl('g', {class: cls.join(' '), 'data-depth': node.depth,
         'data-bytes': node.bytes, 'data-name': node.name});
       g.appendChild(svgEl('rect', {x: fr.x.toFixed(2), y: node.depth * ROW,

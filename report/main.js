@@ -14,6 +14,7 @@ function diffPage(app, doc, flame) {
       `${n} snapshots compared, grouped by ${doc.by}: from `,
       el('span', {class: 'path', text: first.file}), ' to ',
       el('span', {class: 'path', text: last.file}), '.')));
+  warningsBox(app, doc);
   const facts = el('div', {class: 'cards'},
     card('Suspects', fmtInt(t.suspects), t.suspects ? `grew by ${fmtBytes(t.suspects_bytes_delta, true)}, ` +
       `${fmtInt(t.suspects_count_delta, true)} allocations` :
@@ -37,7 +38,7 @@ function diffPage(app, doc, flame) {
   doc.suspects.slice(0, 10).forEach(g => series.push({name: `#${g.rank} ${siteLabel(g)}`,
     values: g.bytes, title: `suspect #${g.rank}: ${siteLabel(g)}`}));
   renderCurve(curve, doc.snapshots.map((s, i) => String(i + 1)), doc.snapshots.map(s => s.file),
-    series);
+    series, snapshotTimes(doc.snapshots), first.time);
 
   const fg = el('div', {id: 'flamegraph'});
   app.appendChild(section('flamegraph', 'Growth by stack', flameNote(flame, 'grew'), fg));
@@ -86,8 +87,7 @@ function symbolizePage(app, doc, flame) {
       `${fmtInt(doc.unreachable.allocations)} allocations no pointer reached`);
   for (const m of doc.metadata || []) fact(m.key, m.value);
   app.appendChild(dl);
-  if (doc.warnings && doc.warnings.length)
-    app.appendChild(el('ul', {class: 'warnings'}, doc.warnings.map(w => el('li', {text: w}))));
+  warningsBox(app, doc);
 
   const fg = el('div', {id: 'flamegraph'});
   app.appendChild(section('flamegraph', 'Live bytes by stack', flameNote(flame, 'live'), fg));
@@ -99,6 +99,17 @@ function symbolizePage(app, doc, flame) {
     recordsTable(doc)));
   if (doc.symbols)
     app.appendChild(section('symbols', 'Symbol files', symbolsTable(doc.symbols)));
+}
+
+/* What the command warned about on standard error (the document's
+ * "warnings"), where no reader of the page can miss it: nothing when there
+ * was nothing. */
+function warningsBox(app, doc) {
+  const w = doc.warnings || [];
+  if (!w.length) return;
+  app.appendChild(el('div', {id: 'warnings', role: 'note'},
+    el('div', {class: 'warnings-title', text: w.length === 1 ? 'Warning' : 'Warnings'}),
+    el('ul', {}, w.map(t => el('li', {text: t})))));
 }
 
 function card(title, value, note) {

@@ -20,7 +20,7 @@
 #include "report.h"
 #include "report_assets.h" /* generated: report_js, report_css and their hashes */
 
-static int html_head(FILE *page, const char *kind, const char *title)
+static int html_head(FILE *page, const char *kind, const char *title, bool full_names)
 {
 	fprintf(page,
 		"<!DOCTYPE html>\n"
@@ -33,10 +33,10 @@ static int html_head(FILE *page, const char *kind, const char *title)
 		"<title>%s</title>\n<style>",
 		report_js_sha256, report_css_sha256, title);
 	fwrite(report_css, 1, sizeof(report_css) - 1, page);
-	fprintf(page, "</style>\n</head>\n<body data-kind=\"%s\">\n"
+	fprintf(page, "</style>\n</head>\n<body data-kind=\"%s\"%s>\n"
 		      "<noscript><p>This leaksnap report needs JavaScript to draw its charts and "
 		      "tables; its data is in the page source as JSON.</p></noscript>\n",
-		kind);
+		kind, full_names ? " data-full-names=\"1\"" : "");
 	return ferror(page) ? -1 : 0;
 }
 
@@ -88,7 +88,7 @@ static int write_page(FILE *out, const struct report_page *page,
 		      const struct leaksnap_export_flame *fl, uint64_t rest_bytes,
 		      uint64_t rest_stacks, struct leaksnap_error *err)
 {
-	FILE *data = html_head(out, page->kind, page->title) == 0 ? data_open(out, "leaksnap-data")
+	FILE *data = html_head(out, page->kind, page->title, page->full_names) == 0 ? data_open(out, "leaksnap-data")
 								    : NULL;
 	bool ok = data != NULL;
 	if (data) {

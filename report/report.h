@@ -7,6 +7,7 @@
 #ifndef LEAKSNAP_REPORT_H
 #define LEAKSNAP_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,6 +34,8 @@ struct report_page {
 	int (*fill_flame)(struct leaksnap_export_flame *fl, void *arg, uint64_t *rest_bytes,
 			  uint64_t *rest_stacks);
 	void *arg;
+	/* the page shows function names whole (--full-names), not shortened */
+	bool full_names;
 };
 
 /* Write the page on @out: the head with its Content-Security-Policy and

@@ -1,7 +1,8 @@
 /* leaksnap report: tables.  Each has one tbody row per item, in the order
  * the data gives (rank order); a click on a column heading sorts by it
  * (again: the other way); a click on a row opens its details (the whole
- * stack) inside the row, and closes them again. */
+ * stack) in a row of their own under it, as wide as the table, and closes
+ * them again. */
 'use strict';
 
 /* @columns: [{title, num, value(item) -> sort key, cell(item) -> nodes}];
@@ -11,6 +12,7 @@ function renderTable(id, columns, items, detail) {
   const head = el('tr');
   const body = el('tbody');
   let sorted = -1, dir = 1;
+  const details = new Map(); /* an open row: the row of its details */
   columns.forEach((c, ci) => {
     const th = el('th', {scope: 'col', class: c.num ? 'num' : null, tabindex: 0,
       title: 'sort by ' + c.title.toLowerCase(), 'aria-sort': 'none'}, c.title);
@@ -19,13 +21,16 @@ function renderTable(id, columns, items, detail) {
       sorted = ci;
       head.querySelectorAll('th').forEach(h => h.setAttribute('aria-sort', 'none'));
       th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');
-      const rows = Array.from(body.rows);
+      const rows = Array.from(body.rows).filter(r => r.dataset.index !== undefined);
       rows.sort((a, b) => {
         const x = c.value(items[a.dataset.index]), y = c.value(items[b.dataset.index]);
         const r = x < y ? -1 : x > y ? 1 : 0;
         return r * dir || a.dataset.index - b.dataset.index;
       });
-      for (const r of rows) body.appendChild(r);
+      for (const r of rows) {
+        body.appendChild(r);
+        if (details.has(r)) body.appendChild(details.get(r)); /* an open row's details follow it */
+      }
     };
     th.addEventListener('click', sort);
     th.addEventListener('keydown', ev => { if (ev.key === 'Enter') sort(); });
@@ -36,14 +41,17 @@ function renderTable(id, columns, items, detail) {
     const tr = el('tr', {'data-index': i});
     columns.forEach(c => tr.appendChild(el('td', {class: c.num ? 'num' : null}, c.cell(item))));
     if (detail) {
-      tr.addEventListener('click', ev => {
-        if (ev.target.closest && ev.target.closest('.detail')) return; /* selecting text */
-        const last = tr.lastElementChild, open = last.querySelector('.detail');
+      tr.addEventListener('click', () => {
+        const open = details.get(tr);
         if (open) {
           open.remove();
+          details.delete(tr);
           tr.classList.remove('open');
         } else {
-          last.appendChild(el('div', {class: 'detail'}, detail(item)));
+          const row = el('tr', {class: 'detail-row'}, el('td', {colspan: columns.length},
+            el('div', {class: 'detail'}, detail(item))));
+          tr.after(row);
+          details.set(tr, row);
           tr.classList.add('open');
         }
       });
@@ -126,7 +134,7 @@ function seriesText(values) {
 
 function siteLabel(g) {
   const f = g.frames[siteIndex(g.frames, g.site)];
-  return f ? frameName(f) : '(no site)';
+  return f ? displayName(f) : '(no site)';
 }
 
 function groupDetail(g) {
@@ -149,7 +157,7 @@ function groupDetail(g) {
   }
   if (g.stacks > 1)
     box.appendChild(el('div', {class: 'muted', text: `the one of its ${fmtInt(g.stacks)} stacks that grew most:`}));
-  box.appendChild(stackView(g.frames, siteIndex(g.frames, g.site)));
+  box.appendChild(stackView(g.frames, siteIndex(g.frames, g.site), g.truncated));
   return box;
 }
 
@@ -216,7 +224,7 @@ function recordsTable(doc) {
     columns.push({title: 'Unreachable', num: true, value: r => r.unreachable_count,
       cell: r => [fmtInt(r.unreachable_count), r.unreachable_count ?
         el('span', {class: 'badge definite', text: 'leak'}) : null]});
-  columns.push({title: 'Site', value: r => r.site >= 0 ? frameName(r.frames[r.site]) : '',
+  columns.push({title: 'Site', value: r => r.site >= 0 ? displayName(r.frames[r.site]) : '',
     cell: r => siteNodes(r.frames[r.site])});
-  return renderTable('records', columns, rows, r => stackView(r.frames, r.site));
+  return renderTable('records', columns, rows, r => stackView(r.frames, r.site, r.truncated));
 }

@@ -68,6 +68,96 @@ function basename(path) {
   return i >= 0 ? path.slice(i + 1) : path;
 }
 
+/* Function names shortened for reading: the rules of kit/names.c (see
+ * kit/kit_names.h), the same cases (tests/unit/names_cases.h, checked by
+ * tests/t-report.sh).  Each template argument list and parameter list that
+ * is not empty becomes an ellipsis; a name whose brackets do not balance
+ * stays whole. */
+const OPERATOR_SYMBOLS = ['<<=', '>>=', '<=>', '->*', '()', '[]', '""', '<<', '>>', '<=', '>=',
+  '->', '==', '!=', '&&', '||', '++', '--', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '<',
+  '>', '+', '-', '*', '/', '%', '&', '|', '^', '~', '!', '=', ','];
+const OPERATOR_WORDS = [' new[]', ' delete[]', ' new', ' delete'];
+
+function shortName(name) {
+  const s = String(name);
+  const ident = c => c !== undefined && /[A-Za-z0-9_$]/.test(c) || c > '\x7f';
+  /* the end of the operator's name if the word "operator" starts at i */
+  const operatorAt = (i, end) => {
+    if (!s.startsWith('operator', i) || i + 8 > end || (i > 0 && ident(s[i - 1])) ||
+        (i + 8 < end && ident(s[i + 8]))) return -1;
+    const q = i + 8;
+    for (const o of OPERATOR_SYMBOLS) if (q + o.length <= end && s.startsWith(o, q)) return q + o.length;
+    for (const w of OPERATOR_WORDS)
+      if (q + w.length <= end && s.startsWith(w, q) && (q + w.length === end || !ident(s[q + w.length])))
+        return q + w.length;
+    return q;
+  };
+  const closing = (p, end) => {
+    const stack = [];
+    for (; p < end; p++) {
+      const c = s[p], top = stack.length ? stack[stack.length - 1] : '';
+      let after;
+      if (top === '<' && (after = operatorAt(p, end)) >= 0) { p = after - 1; continue; }
+      if (c === '-' && p + 1 < end && s[p + 1] === '>') { p++; continue; }
+      if (c === '(' || c === '[' || c === '{' || (c === '<' && top !== '(' && top !== '[')) {
+        if (stack.length === 256) return -1;
+        stack.push(c);
+        continue;
+      }
+      const open = {')': '(', ']': '[', '}': '{', '>': '<'}[c];
+      if (!open || (c === '>' && top !== '<')) continue;
+      if (top !== open) return -1;
+      stack.pop();
+      if (!stack.length) return p;
+    }
+    return -1;
+  };
+  const shorten = (p, end, nest) => {
+    if (nest > 64) return null;
+    let out = '', opEnd = -1;
+    while (p < end) {
+      const c = s[p];
+      const after = operatorAt(p, end);
+      if (after >= 0) { out += s.slice(p, after); p = opEnd = after; continue; }
+      if (s.startsWith('(anonymous namespace)', p) && p + 21 <= end) { out += '(anonymous namespace)'; p += 21; continue; }
+      if (c !== '(' && c !== '[' && c !== '{' && c !== '<') {
+        if (c === ')' || c === ']' || c === '}') return null;
+        out += c;
+        p++;
+        continue;
+      }
+      const close = closing(p, end);
+      if (close < 0) return null;
+      const empty = close === p + 1;
+      if (c === '[') {
+        if (!s.startsWith('[abi:', p)) out += s.slice(p, close + 1);
+      } else if (c === '(' || (c === '<' && p > 0 && ident(s[p - 1])) ||
+                 (c === '<' && opEnd >= 0 && p === opEnd + 1 && s[p - 1] === ' ')) {
+        out += c + (empty ? '' : '\u2026') + s[close];
+      } else {
+        const inner = shorten(p + 1, close, nest + 1);
+        if (inner === null) return null;
+        out += c + inner + s[close];
+      }
+      p = close + 1;
+    }
+    return out;
+  };
+  const r = shorten(0, s.length, 0);
+  return r === null ? s : r;
+}
+
+/* Whether the page shows names whole (--full-names). */
+function fullNames() {
+  return document.body.dataset.fullNames === '1';
+}
+
+/* A frame level's name as the page shows it: shortened unless
+ * --full-names; the whole name (frameName) stays its identity. */
+function displayName(f) {
+  return fullNames() ? frameName(f) : shortName(frameName(f));
+}
+
 /* One frame level of the --json document: its name for a label. */
 function frameName(f) {
   if (f.function) return f.function;
@@ -123,7 +213,7 @@ function siteIndex(levels, given) {
 /* A site cell: function, then file:line in a quieter style. */
 function siteNodes(f) {
   if (!f) return [el('span', {class: 'muted', text: '(no frames)'})];
-  const out = [el('span', {class: 'fn', text: frameName(f)})];
+  const out = [el('span', {class: 'fn', text: displayName(f), title: frameName(f)})];
   const fl = fileLine(f, false);
   if (fl) out.push(' ', el('span', {class: 'src', text: fl}));
   return out;
@@ -136,8 +226,9 @@ const BUILD_ID_NOTES = {
 };
 
 /* A list of every frame of a stack with its inline chain; the frame
- * holding level @site is marked. */
-function stackView(levels, site) {
+ * holding level @site is marked; @cut: the stack may have been cut (it
+ * filled every frame slot of its dump). */
+function stackView(levels, site, cut) {
   const frames = splitFrames(levels);
   const list = el('ol', {class: 'stack', start: 0});
   let at = 0;
@@ -148,17 +239,21 @@ function stackView(levels, site) {
     at += fr.length;
     const li = el('li', {class: here ? 'site' : null, title: here ? 'the allocation site' : null},
       el('span', {class: 'pc', text: where}), ' ',
-      el('span', {class: 'fn', text: f.function || (f.module ? '??' : '')}), ' ',
+      el('span', {class: 'fn', text: f.function ? displayName(f) : f.module ? '??' : '',
+        title: f.function || null}), ' ',
       el('span', {class: 'src', text: fileLine(f, true)}));
     const note = BUILD_ID_NOTES[f.build_id_status];
     if (note && f.module) li.appendChild(el('span', {class: 'bid', text: ' (' + note + ')'}));
     for (let k = 1; k < fr.length; k++)
       li.appendChild(el('div', {class: 'inl'}, 'inlined into ',
-        el('span', {class: 'fn', text: frameName(fr[k])}), ' ',
+        el('span', {class: 'fn', text: displayName(fr[k]), title: frameName(fr[k])}), ' ',
         el('span', {class: 'src', text: fileLine(fr[k], true)})));
     list.appendChild(li);
   });
   if (!frames.length) list.appendChild(el('li', {class: 'muted', text: '(no frames)'}));
+  if (cut)
+    list.appendChild(el('li', {class: 'cut muted', text: `\u2026 (stack may be cut at ` +
+      `${frames.length} frames)`}));
   return list;
 }
 

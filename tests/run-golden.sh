@@ -8,6 +8,10 @@
 # Usage: run-golden.sh BUILD_DIR [CASE...]   UPDATE=1 rewrites expectations.
 # Prints one line per failure and "golden: N passed, N failed" at the end.
 set -u
+# Names are shortened with the character U+2026 in a UTF-8 locale, "..."
+# otherwise: the expectations are a UTF-8 locale's.
+LC_ALL=C.UTF-8
+export LC_ALL
 B=${1:?build dir}
 shift
 top=$(cd "$(dirname "$0")/.." && pwd)

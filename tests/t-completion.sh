@@ -64,7 +64,7 @@ comp "auto dwarf fp" leaksnap record --unwind ''
 comp "4 8" leaksnap show --pointer-size ''
 comp "--json" leaksnap show --top 5 --js
 comp "--html --html-stacks" leakdiff --ht
-comp "--fail-on --fail-on-unreachable --folded --frames" leakdiff --f
+comp "--fail-on --fail-on-unreachable --folded --frames --full-names" leakdiff --f
 comp "a.dump b.maps libhook.so syms" leaksnap show --maps ''
 comp "a.dump b.maps libhook.so syms" leakdiff a.dump ''
 comp "syms" leaksnap symbolize -s ''

@@ -126,6 +126,141 @@ $PC data "$w/sym1.html" leaksnap-flame >"$w/sflame1.json"
 expect_eq "live flame, 1 stack" "$(json "$w/sflame1.json" '(len(j["stacks"]), j["stacks"][0][0] + j["rest_bytes"] == j["total"], j["rest_stacks"])')" \
 	"(1, True, $(($(json "$w/sym.json" 'len(j["records"])') - 1)))"
 
+# 2b. What the command warned about is in the documents: --json's last key
+# "warnings" is what standard error said, in order, without "leaksnap: " and
+# "warning: " (symbolize: a warning about its one dump without the dump's
+# name); at most 100, then how many more.  Here: an exit dump ending the
+# series (named with markup), a corrupt symbol file, 102 dumps without maps.
+# warned ERRFILE [DOC-FILE]: the stderr lines as the document carries them
+warned() {
+	python3 -c 'import json, sys
+doc = sys.argv[2] if len(sys.argv) > 2 else None
+out = []
+for l in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    if not l.startswith("leaksnap: "):
+        continue
+    l = l[len("leaksnap: "):]
+    if ": warning: " in l:
+        subject, text = l.split(": warning: ", 1)
+        l = text if subject == doc else subject + ": " + text
+    out.append(l)
+print(json.dumps(out))' "$@"
+}
+exitd=$(ls "$w"/g.*.exit.dump)
+hostile_dump="$w/exit <img src=x onerror=alert(4)>.dump"
+cp "$exitd" "$hostile_dump"
+"$D" --json "$d1" "$d2" "$d3" "$hostile_dump" >"$w/warn.json" 2>"$w/warn.err" || fail "leakdiff --json, exit dump"
+grep -q "^leaksnap: $hostile_dump: warning: an exit dump" "$w/warn.err" || fail "no exit-dump warning: $(cat "$w/warn.err")"
+expect_eq "diff warnings" "$(json "$w/warn.json" 'json.dumps(j["warnings"])')" "$(warned "$w/warn.err")"
+expect_eq "warnings last" "$(json "$w/warn.json" 'list(j)[-1]')" warnings
+"$D" --html "$w/warn.html" "$d1" "$d2" "$d3" "$hostile_dump" >/dev/null 2>&1 || fail "leakdiff --html, exit dump"
+$PC data "$w/warn.html" leaksnap-data >"$w/warn-embedded.json"
+expect_eq "page warnings" "$(json "$w/warn-embedded.json" 'json.dumps(j["warnings"])')" "$(warned "$w/warn.err")"
+expect_eq "warn page static" "$($PC static "$w/warn.html")" ok
+# a corrupt symbol file: said on stderr while symbolizing (status 2), in
+# the document too; symbolize and leakdiff
+mkdir -p "$(dirname "$w/badsyms$exe")"
+head -c 3000 "$exe" >"$w/badsyms$exe"
+status 2 "$L" symbolize --json -s "$w/badsyms" "$d3" >"$w/bsym.json" 2>"$w/bsym.err"
+grep -q "^leaksnap: $w/badsyms$exe: " "$w/bsym.err" || fail "corrupt symbol file not said: $(cat "$w/bsym.err")"
+expect_eq "symbolize warnings" "$(json "$w/bsym.json" 'json.dumps(j["warnings"])')" "$(warned "$w/bsym.err" "$d3")"
+status 2 "$D" --json -s "$w/badsyms" "$d1" "$d2" "$d3" >"$w/bdiff.json" 2>"$w/bdiff.err"
+expect_eq "diff symbol warnings" "$(json "$w/bdiff.json" 'json.dumps(j["warnings"])')" "$(warned "$w/bdiff.err")"
+expect_eq "diff symbol warnings said" "$(json "$w/bdiff.json" 'len(j["warnings"]) > 0')" True
+# 102 raw buffers, without maps: 102 warnings, the document keeps 100
+"$B/tests/mkfixture" "$w/fx0" || fail "mkfixture"
+mkdir "$w/nomaps"
+i=0
+while [ $i -lt 102 ]; do cp "$w/fx0/sample64.raw" "$w/nomaps/$i.raw"; i=$((i + 1)); done
+# shellcheck disable=SC2046
+"$D" --json --no-symbols --pointer-size 8 --frames 4 $(i=0; while [ $i -lt 102 ]; do echo "$w/nomaps/$i.raw"; i=$((i + 1)); done) \
+	>"$w/many.json" 2>"$w/many.err" || fail "leakdiff of 102 dumps"
+expect_eq "102 warnings said" "$(grep -c ': warning: no maps' "$w/many.err")" 102
+warned "$w/many.err" >"$w/many.said"
+expect_eq "100 warnings kept" "$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["warnings"][:100] == json.load(open(sys.argv[2]))[:100])' "$w/many.json" "$w/many.said")" True
+expect_eq "the rest counted" "$(json "$w/many.json" '(len(j["warnings"]), j["warnings"][-1])')" \
+	"(101, '2 more warnings not listed here')"
+
+# 2c. Names and cut stacks (tests/report/names.cc, 16 frames a stack): the
+# text shortens C++ names (U+2026 in a UTF-8 locale, "..." otherwise;
+# --full-names: whole), --json and --folded keep them whole; the stack of
+# deep(), 31 calls down, filled the 16 slots: the text says it may be cut,
+# --json marks it "truncated", --folded and the flame data put it under
+# [truncated].
+have_cxx=0
+if command -v g++ >/dev/null 2>&1; then
+	have_cxx=1
+	g++ -g -O0 -o "$w/names" "$top/tests/report/names.cc" -ldl || fail "cannot build names"
+	LD_PRELOAD=$HOOK LEAKSNAP_FRAMES=16 LEAKSNAP_OUT="$w/n" "$w/names" || fail "names under the hook"
+fi
+if [ $have_cxx = 1 ]; then
+	# (numbered dumps in capture order: the exit dump left out)
+	N=$(ls "$w"/n.*.dump | grep -v '\.exit\.dump$')
+	# shellcheck disable=SC2086
+	LC_ALL=C.UTF-8 "$D" $N >"$w/names.txt" 2>"$w/names.err" || fail "leakdiff, names"
+	# shellcheck disable=SC2086
+	LC_ALL=C "$D" $N >"$w/names-ascii.txt" 2>/dev/null || fail "leakdiff, names, C locale"
+	# shellcheck disable=SC2086
+	LC_ALL=C.UTF-8 "$D" --full-names $N >"$w/names-full.txt" 2>/dev/null || fail "leakdiff --full-names"
+	# shellcheck disable=SC2086
+	"$D" --json $N >"$w/names.json" 2>/dev/null || fail "leakdiff --json, names"
+	# shellcheck disable=SC2086
+	"$D" --folded $N >"$w/names.folded" 2>/dev/null || fail "leakdiff --folded, names"
+	src="$top/tests/report/names.cc"
+	for want in "^  > #01 0x[0-9a-f]+  $w/names\\+0x[0-9a-f]+  \\(anonymous namespace\\)::Pool<…>::grow\\(…\\)  $src:[0-9]+:[0-9]+\$" \
+		"^    #07 0x[0-9a-f]+  $w/names\\+0x[0-9a-f]+  std::map<…>::operator\\[\\]\\(…\\)  /.*/stl_map\\.h:[0-9]+:[0-9]+\$" \
+		"^  > #00 0x[0-9a-f]+  $w/names\\+0x[0-9a-f]+  main::\\{lambda\\(…\\)#1\\}::operator\\(\\)\\(…\\) const  $src:[0-9]+:[0-9]+\$" \
+		"^    #00 0x[0-9a-f]+  /.*libstdc\\+\\+[^ ]*  operator new\\(…\\)\\+0x[0-9a-f]+\$"; do
+		grep -q -E "$want" "$w/names.txt" || fail "short names: no line /$want/"
+	done
+	grep -q 'basic_string<char' "$w/names.txt" && fail "short names: a template argument list printed whole"
+	# the cut stack: 16 frames of deep(), then the note, once
+	expect_eq "cut note" "$(grep -c -x '    … (stack may be cut at 16 frames)' "$w/names.txt")" 1
+	expect_eq "cut note after" "$(grep -B1 -x '    … (stack may be cut at 16 frames)' "$w/names.txt" | head -1 | sed -E 's/^    #15 0x[0-9a-f]+  [^ ]+  //; s/  .*//')" "deep(…)"
+	expect_eq "C locale" "$(sed 's/…/.../g' "$w/names.txt")" "$(cat "$w/names-ascii.txt")"
+	# --full-names: every function name whole, as --json has it
+	pool=$(json "$w/names.json" '[g["frames"][g["site"]]["function"] for g in j["suspects"] if "Pool" in g["frames"][g["site"]]["function"]][0]')
+	case $pool in
+	"(anonymous namespace)::Pool<(anonymous namespace)::Item>::grow(std::map<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, std::vector<int, std::allocator<int> >, "*) ;;
+	*) fail "--json: the whole name: $pool" ;;
+	esac
+	grep -q -F -- "  $pool  $src:" "$w/names-full.txt" || fail "--full-names: no whole name"
+	grep -v -x '    … (stack may be cut at 16 frames)' "$w/names-full.txt" | grep -q '…' &&
+		fail "--full-names: an ellipsis in a name"
+	expect_eq "--full-names differs in names only" \
+		"$(grep -c '' "$w/names-full.txt")" "$(grep -c '' "$w/names.txt")"
+	expect_eq "truncated groups" "$(json "$w/names.json" 'sorted((g["frames"][g["site"]]["function"], g["truncated"]) for g in j["suspects"] if g["truncated"] or "deep" in g["frames"][g["site"]]["function"])')" \
+		"[('deep(int)', True)]"
+	expect_eq "folded: cut" "$(grep -c '^\[truncated\];' "$w/names.folded")" 1
+	expect_eq "folded: cut stack" "$(grep '^\[truncated\];' "$w/names.folded" | sed -E 's/^(\[truncated\];deep\(int\);deep\(int\));.* ([0-9]+)$/\1 \2/')" \
+		"[truncated];deep(int);deep(int) 1400"
+	grep -q -F 'std::map<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >' "$w/names.folded" ||
+		fail "--folded: names not whole"
+	# symbolize: the text, the records' "truncated", --full-names
+	n3=$(echo "$N" | tail -1)
+	LC_ALL=C.UTF-8 "$L" symbolize "$n3" >"$w/nsym.txt" 2>/dev/null || fail "symbolize, names"
+	LC_ALL=C.UTF-8 "$L" symbolize --full-names "$n3" >"$w/nsym-full.txt" 2>/dev/null || fail "symbolize --full-names"
+	"$L" symbolize --json "$n3" >"$w/nsym.json" 2>/dev/null || fail "symbolize --json, names"
+	expect_eq "symbolize cut note" "$(grep -c -x '    … (stack may be cut at 16 frames)' "$w/nsym.txt")" 1
+	expect_eq "symbolize truncated" "$(json "$w/nsym.json" '[(r["total_bytes"], r["truncated"]) for r in j["records"] if r["truncated"] or r["total_bytes"] == 2100]')" \
+		"[(2100, True)]"
+	grep -q -F '(anonymous namespace)::Pool<…>::grow(…)' "$w/nsym.txt" || fail "symbolize: short names"
+	grep -q -F -- "  $pool  $src:" "$w/nsym-full.txt" || fail "symbolize --full-names: no whole name"
+	# the flame data: the cut stack under one [truncated] frame
+	# shellcheck disable=SC2086
+	"$D" --html "$w/names.html" $N >/dev/null 2>&1 || fail "leakdiff --html, names"
+	# shellcheck disable=SC2086
+	"$D" --html "$w/names-full.html" --full-names $N >/dev/null 2>&1 || fail "leakdiff --html --full-names"
+	$PC data "$w/names.html" leaksnap-flame >"$w/nflame.json"
+	expect_eq "flame: cut" "$(json "$w/nflame.json" '[(s[0], j["frames"][s[1][0]]["function"], j["frames"][s[1][0]].get("truncated"), j["frames"][s[1][1]]["function"]) for s in j["stacks"] if any(j["frames"][i].get("truncated") for i in s[1])]')" \
+		"[(1400, '[truncated]', True, 'deep(int)')]"
+	"$L" symbolize --html "$w/nsym.html" "$n3" >/dev/null 2>&1 || fail "symbolize --html, names"
+	$PC data "$w/nsym.html" leaksnap-flame >"$w/nsflame.json"
+	expect_eq "live flame: cut" "$(json "$w/nsflame.json" '[(s[0], j["frames"][s[1][0]]["function"]) for s in j["stacks"] if j["frames"][s[1][0]].get("truncated")]')" \
+		"[(2100, '[truncated]')]"
+fi
+
 # 3. Publishing.
 printf 'old report\n' >"$w/mine.html"
 status 2 "$D" --html "$w/mine.html" "$d1" "$d2" "$d3" >"$w/mine.out" 2>"$w/mine.err"
@@ -202,6 +337,9 @@ expect_eq "curve" "$(dom 'j["curve"]')" \
 	"$(json "$w/diff.json" '[[s["bytes"] for s in j["snapshots"]]] + [g["bytes"] for g in j["suspects"][:10]]')"
 expect_eq "suspect rows" "$(dom 'j["suspects"]')" \
 	"$(json "$w/diff.json" '[g["frames"][g["site"]]["function"] for g in j["suspects"]]')"
+# shown shortened: the hostile name has a parameter list, "(1)"
+expect_eq "suspect rows shown" "$(dom 'ascii(j["suspectsShown"])')" \
+	"['leak_inline', 'leak_steady', 'leak_hostile_file', '</script><img src=x onerror=alert(\\u2026)>+0x19']"
 expect_eq "cache rows" "$(dom 'j["caches"]')" "['cache_fill']"
 expect_eq "snapshot rows" "$(dom 'j["snapshots"]')" "$(json "$w/diff.json" '[s["file"] for s in j["snapshots"]]')"
 expect_eq "row click" "$(dom '(j["open"], j["openSite"], j["openInlined"], j["closed"])')" \
@@ -259,4 +397,62 @@ $BROWSER "$w/rsym.html" "$top/tests/report/symbolize-reach-steps.js" >"$w/rsdom.
 	fail "browser, reach symbolize page: $(cat "$w/browser.err")"
 expect_eq "reach symbolize page" "$(json "$w/rsdom.json" '(j["ready"], j["images"], j["fact"], j["unreachable"])')" \
 	"('1', 0, ['12.1 KiB in 7 allocations no pointer reached'], [['3', 1], ['4', 1], ['0', 0], ['0', 0]])"
+# 6. The page's layout (tests/report/layout-steps.js): the chart and an
+# opened stack as wide as the page's content and the table; the x axis is
+# the time since the first snapshot when the snapshots have times (the
+# points placed by them), their numbers otherwise; the warnings shown.
+$BROWSER "$w/diff.html" "$top/tests/report/layout-steps.js" >"$w/lay.json" 2>"$w/browser.err" ||
+	fail "browser, layout: $(cat "$w/browser.err")"
+lay() { json "$w/lay.json" "$1"; }
+expect_eq "chart width" "$(lay 'abs(j["curve"] - j["content"]) <= 1 and j["content"] > 300')" True
+expect_eq "detail width" "$(lay 'abs(j["detail"][0] - j["detail"][1]) <= 1 and j["detail"][0] > 2 * j["detail"][2]')" True
+expect_eq "time axis" "$(lay '(j["axis"], j["axisTitle"].startswith("time since the first snapshot (20"), j["axisTitle"].endswith(" UTC)"))')" \
+	"('time', True, True)"
+expect_eq "time labels" "$(lay 'j["xLabels"][0] in ("0 ms", "0 s") and all(__import__("re").fullmatch(r"[0-9.]+ (ms|s)", l) for l in j["xLabels"]) and len(j["xLabels"]) >= 2')" True
+# the points at their times: first and last at the ends, the middle between
+expect_eq "points at their times" "$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); l = json.load(open(sys.argv[2]))
+t = [s["time_ns"] for s in d["snapshots"]]; x = l["xs"]; a, b = l["plot"]
+print(abs(x[0] - a) < 0.01 and abs(x[-1] - b) < 0.01 and
+      abs((x[1] - x[0]) / (x[2] - x[0]) - (t[1] - t[0]) / (t[2] - t[0])) < 0.001)' "$w/diff.json" "$w/lay.json")" True
+expect_eq "no warnings, no box" "$(lay '(j["warnings"], j["warningsVisible"])')" "([], False)"
+# the reach fixtures carry one time for all: the snapshots' numbers
+$BROWSER "$w/reach.html" "$top/tests/report/layout-steps.js" >"$w/rlay.json" 2>"$w/browser.err" ||
+	fail "browser, reach layout: $(cat "$w/browser.err")"
+expect_eq "snapshot axis" "$(json "$w/rlay.json" '(j["axis"], j["axisTitle"], j["xLabels"])')" \
+	"('snapshot', 'snapshot', ['1', '2', '3'])"
+# the warnings, as text (a name with markup opens no dialog)
+$BROWSER "$w/warn.html" "$top/tests/report/layout-steps.js" >"$w/wlay.json" 2>"$w/browser.err" ||
+	fail "browser, warnings: $(cat "$w/browser.err")"
+expect_eq "#warnings" "$(json "$w/wlay.json" 'json.dumps(j["warnings"])')" "$(warned "$w/warn.err")"
+expect_eq "#warnings shown" "$(json "$w/wlay.json" 'j["warningsVisible"]')" True
+
+# 7. Names in the page (tests/report/names-steps.js): sites shortened with
+# the whole name as their title (--full-names: whole), the cut stack under
+# a grey [truncated] root beside main's callers and its detail's note, and
+# the page's copy of the name rules on every case of names_cases.h.
+if [ $have_cxx = 1 ]; then
+	python3 -c 'import json, re, sys
+cases = []
+for line in open(sys.argv[1], encoding="utf-8"):
+    m = re.fullmatch(r"CASE\(\"((?:[^\"\\]|\\.)*)\", \"((?:[^\"\\]|\\.)*)\"\)\n?", line)
+    if m:
+        cases.append([g.replace("\\\"", "\"") for g in m.groups()])
+print("const CASES = %s;" % json.dumps(cases))' "$top/tests/unit/names_cases.h" >"$w/names-steps.js"
+	cat "$top/tests/report/names-steps.js" >>"$w/names-steps.js"
+	$BROWSER "$w/names.html" "$w/names-steps.js" >"$w/ndom.json" 2>"$w/browser.err" ||
+		fail "browser, names page: $(cat "$w/browser.err")"
+	ndom() { json "$w/ndom.json" "$1"; }
+	expect_eq "name rules in the page" "$(ndom '(j["mismatches"], j["cases"] > 60)')" "([], True)"
+	expect_eq "page site titles" "$(ndom '[s[1] for s in j["sites"]]')" \
+		"$(json "$w/names.json" '[g["frames"][g["site"]]["function"] for g in j["suspects"]]')"
+	expect_eq "page short sites" "$(ndom 'ascii([s[0] for s in j["sites"]][:3])')" \
+		"['(anonymous namespace)::Pool<\\u2026>::grow(\\u2026)', 'deep(\\u2026)', 'main::{lambda(\\u2026)#1}::operator()(\\u2026) const']"
+	expect_eq "[truncated] root" "$(ndom '("[truncated]" in j["roots"], j["truncClass"])')" "(True, ['[truncated]'])"
+	expect_eq "cut note in the page" "$(ndom 'ascii(j["cut"])')" "['\\u2026 (stack may be cut at 16 frames)']"
+	$BROWSER "$w/names-full.html" "$w/names-steps.js" >"$w/nfdom.json" 2>"$w/browser.err" ||
+		fail "browser, names page --full-names: $(cat "$w/browser.err")"
+	expect_eq "--full-names page" "$(json "$w/nfdom.json" '(j["full"], [s[0] for s in j["sites"]] == [s[1] for s in j["sites"]])')" \
+		"(True, True)"
+fi
 finish

@@ -16,9 +16,9 @@ _leaksnap_opts()
 		"--help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
-		"--pprof --fail-on --fail-on-unreachable --version" ;;
+		"--pprof --fail-on --fail-on-unreachable --full-names --version" ;;
 	symbolize) echo "$input -s --symbols --no-adjust -v --verbose --top -j --json --html" \
-		"--html-stacks" ;;
+		"--html-stacks --full-names" ;;
 	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \
 		"-j --json -h --help" ;;
 	adb)

@@ -3,11 +3,14 @@
 // test compares with the --json document.
 const q = s => document.querySelector(s);
 const qa = (s, root) => Array.from((root || document).querySelectorAll(s));
-const site = tr => tr.lastElementChild.querySelector('.fn').textContent;
+// a site's whole name (the cell's title; its text is the short name)
+const site = tr => tr.lastElementChild.querySelector('.fn').title;
+const shown = tr => tr.lastElementChild.querySelector('.fn').textContent;
 const out = {ready: document.body.dataset.ready, images: document.images.length};
 out.curve = qa('#curve g.line').map(g => qa('circle.pt', g).map(c => Number(c.dataset.bytes)));
 out.legend = qa('#curve ul.legend li').map(li => li.textContent);
 out.suspects = qa('#suspects tbody tr').map(site);
+out.suspectsShown = qa('#suspects tbody tr').map(shown);
 out.caches = qa('#caches tbody tr').map(site);
 out.snapshots = qa('#snapshots tbody tr').map(tr => tr.cells[1].textContent);
 out.symbols = qa('#symbols tbody tr').map(tr => tr.cells[0].textContent);
@@ -18,9 +21,9 @@ out.oneOffTable = qa('#unreachable').length;
 // a click on the first row shows its whole stack, another closes it
 await click('#suspects tbody tr');
 out.open = qa('#suspects tbody tr.open').map(tr => tr.dataset.index);
-out.openFrames = qa('#suspects tbody tr.open ol.stack > li').map(li => li.querySelector('.fn').textContent);
-out.openSite = qa('#suspects tbody tr.open ol.stack > li.site .fn').map(n => n.textContent);
-out.openInlined = qa('#suspects tbody tr.open ol.stack .inl .fn').map(n => n.textContent);
+out.openFrames = qa('#suspects tbody tr.detail-row ol.stack > li').map(li => li.querySelector('.fn').textContent);
+out.openSite = qa('#suspects tbody tr.detail-row ol.stack > li.site .fn').map(n => n.textContent);
+out.openInlined = qa('#suspects tbody tr.detail-row ol.stack .inl .fn').map(n => n.textContent);
 await click('#suspects tbody tr');
 out.closed = qa('#suspects tbody tr.open').length;
 
@@ -56,6 +59,8 @@ await hover('#curve g.line circle.pt');
 out.tip = q('#tooltip').textContent;
 
 // the hostile names are text
+// (the function's whole name is a title: its text is shortened)
 out.text = ['</script><img src=x onerror=alert(1)>', '</script><img src=x onerror=alert(3)>.c',
-  'grow <img src=x onerror=alert(2)>'].map(s => document.body.textContent.includes(s));
+  'grow <img src=x onerror=alert(2)>'].map(s => document.body.textContent.includes(s) ||
+  qa('[title]').some(n => n.title.includes(s)));
 out;

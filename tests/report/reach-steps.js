@@ -19,6 +19,6 @@ out.unreachable = qa('#unreachable tbody tr').map(tr => [site(tr),
   tr.querySelectorAll('.badge.definite').length]);
 out.snapshotUnreachable = qa('#snapshots tbody tr').map(tr => tr.lastElementChild.textContent);
 await click('#suspects tbody tr');
-out.detailNote = q('#suspects tbody tr.open .detail .definite-note').textContent;
-out.detailSeries = qa('#suspects tbody tr.open .detail .series').map(d => d.textContent);
+out.detailNote = q('#suspects tbody tr.detail-row .detail .definite-note').textContent;
+out.detailSeries = qa('#suspects tbody tr.detail-row .detail .series').map(d => d.textContent);
 out;
