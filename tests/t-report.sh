@@ -127,7 +127,8 @@ expect_eq "live flame, 1 stack" "$(json "$w/sflame1.json" '(len(j["stacks"]), j[
 	"(1, True, $(($(json "$w/sym.json" 'len(j["records"])') - 1)))"
 
 # 2b. What the command warned about is in the documents: --json's last key
-# "warnings" is what standard error said, in order, without "leaksnap: " and
+# "warnings" is what standard error said, in order, without "leaksnap: " (or
+# "leakdiff: ") and
 # "warning: " (symbolize: a warning about its one dump without the dump's
 # name); at most 100, then how many more.  Here: an exit dump ending the
 # series (named with markup), a corrupt symbol file, 102 dumps without maps.
@@ -137,9 +138,10 @@ warned() {
 doc = sys.argv[2] if len(sys.argv) > 2 else None
 out = []
 for l in open(sys.argv[1], encoding="utf-8").read().splitlines():
-    if not l.startswith("leaksnap: "):
+    prog = l.split(": ", 1)[0]
+    if prog not in ("leaksnap", "leakdiff"):
         continue
-    l = l[len("leaksnap: "):]
+    l = l[len(prog) + 2:]
     if ": warning: " in l:
         subject, text = l.split(": warning: ", 1)
         l = text if subject == doc else subject + ": " + text
@@ -150,7 +152,7 @@ exitd=$(ls "$w"/g.*.exit.dump)
 hostile_dump="$w/exit <img src=x onerror=alert(4)>.dump"
 cp "$exitd" "$hostile_dump"
 "$D" --json "$d1" "$d2" "$d3" "$hostile_dump" >"$w/warn.json" 2>"$w/warn.err" || fail "leakdiff --json, exit dump"
-grep -q "^leaksnap: $hostile_dump: warning: an exit dump" "$w/warn.err" || fail "no exit-dump warning: $(cat "$w/warn.err")"
+grep -q "^leakdiff: $hostile_dump: warning: an exit dump" "$w/warn.err" || fail "no exit-dump warning: $(cat "$w/warn.err")"
 expect_eq "diff warnings" "$(json "$w/warn.json" 'json.dumps(j["warnings"])')" "$(warned "$w/warn.err")"
 expect_eq "warnings last" "$(json "$w/warn.json" 'list(j)[-1]')" warnings
 "$D" --html "$w/warn.html" "$d1" "$d2" "$d3" "$hostile_dump" >/dev/null 2>&1 || fail "leakdiff --html, exit dump"
