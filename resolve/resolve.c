@@ -22,6 +22,8 @@ struct leaksnap_resolver {
 	unsigned jobs;
 	leaksnap_resolve_warn_fn warn;
 	void *warn_arg;
+	leaksnap_resolve_module_fn no_symbols;
+	void *no_symbols_arg;
 	struct kit_table answers;          /* (module, rel_pc) -> struct answer * */
 	struct kit_table seen;             /* module -> itself: modules met */
 	const struct leaksnap_sym_module **modules; /* in the order first met */
@@ -56,9 +58,11 @@ struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_o
 	r->jobs = o.jobs;
 	r->warn = o.warn;
 	r->warn_arg = o.warn_arg;
+	r->no_symbols = o.no_symbols;
+	r->no_symbols_arg = o.no_symbols_arg;
 	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = true, .symbol_dirs = o.symbol_dirs,
 		      .symbol_dir_count = o.symbol_dir_count, .symbol_extent = true,
-		      .jobs = o.jobs);
+		      .jobs = o.jobs, .debuginfod = o.debuginfod);
 	r->sym = leaksnap_symbolizer_new(&so, err);
 	if (!r->sym) {
 		free(r);
@@ -190,6 +194,8 @@ static int meet(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m
 		kit_error(&e, LEAKSNAP_ERR_FORMAT, m->error_file, "%s", m->error);
 		problem(r, &e);
 	}
+	if (m->file && m->no_symbols && r->no_symbols)
+		r->no_symbols(r->no_symbols_arg, m);
 	return take_layout(r, m, path, src, err);
 }
 
