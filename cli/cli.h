@@ -127,8 +127,8 @@ const char *cli_no_file_note(const struct leaksnap_sym_module *m);
 /* What --verbose adds after a module's build-ID status about its layout:
  * "" when the file used has its own, else where it came from. */
 const char *cli_layout_note(const struct leaksnap_sym_module *m);
-/* What --verbose adds after that about the file's symbols: ", no symbols"
- * for a stripped file, where its debug file came from when debuginfod
+/* What --verbose adds after that about the file's symbols: ", stripped"
+ * for a file without (leaksnap_sym_module.no_symbols), where its debug file came from when debuginfod
  * gave it; else "" (symctx.c). */
 const char *cli_debug_note(const struct leaksnap_sym_module *m);
 

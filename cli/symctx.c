@@ -131,7 +131,7 @@ const char *cli_debug_note(const struct leaksnap_sym_module *m)
 	if (!m->file)
 		return "";
 	if (m->no_symbols)
-		return ", no symbols";
+		return ", stripped";
 	const char *debug = leaksnap_sym_file_debug_path(m->file);
 	if (!m->from_debuginfod)
 		return "";

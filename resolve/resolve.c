@@ -26,6 +26,7 @@ struct leaksnap_resolver {
 	void *no_symbols_arg;
 	struct kit_table answers;          /* (module, rel_pc) -> struct answer * */
 	struct kit_table seen;             /* module -> itself: modules met */
+	struct kit_table hinted;           /* module -> itself: no_symbols said */
 	const struct leaksnap_sym_module **modules; /* in the order first met */
 	size_t module_count, module_cap;
 };
@@ -79,6 +80,7 @@ void leaksnap_resolver_free(struct leaksnap_resolver *r)
 		return;
 	kit_table_free(&r->answers, true);
 	kit_table_free(&r->seen, false);
+	kit_table_free(&r->hinted, false);
 	free(r->modules);
 	leaksnap_symbolizer_free(r->sym);
 	free(r);
@@ -194,8 +196,6 @@ static int meet(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m
 		kit_error(&e, LEAKSNAP_ERR_FORMAT, m->error_file, "%s", m->error);
 		problem(r, &e);
 	}
-	if (m->file && m->no_symbols && r->no_symbols)
-		r->no_symbols(r->no_symbols_arg, m);
 	return take_layout(r, m, path, src, err);
 }
 
@@ -219,6 +219,21 @@ const struct leaksnap_sym_module *leaksnap_resolve_module(
 	leaksnap_error_clear(err);
 	struct mappings src = {mappings, count, NULL, NULL};
 	return module_at(r, path, build_id, build_id_len, &src, rel_pc, err);
+}
+
+/* The first frame of stripped module @m left unknown: said (once per
+ * module).  -1: out of memory. */
+static int hint_once(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
+		     struct leaksnap_error *err)
+{
+	void **slot = kit_table_slot(&r->hinted, kit_key(m), 0);
+	if (!slot)
+		return nomem(err);
+	if (!*slot) {
+		*slot = (void *)r; /* any non-NULL value: said */
+		r->no_symbols(r->no_symbols_arg, m);
+	}
+	return 0;
 }
 
 /* leaksnap_resolve_frame() for a record already cleared. */
@@ -248,6 +263,9 @@ static int frame_answer(struct leaksnap_resolver *r, const struct leaksnap_sym_m
 		if (res.frame_count)
 			memcpy(a->frames, res.frames, res.frame_count * sizeof(a->frames[0]));
 		*slot = a;
+		if (!a->frame_count && m->no_symbols && r->no_symbols &&
+		    hint_once(r, m, err) != 0)
+			return -1;
 	}
 	out->frames = a->frame_count ? a->frames : NULL;
 	out->frame_count = a->frame_count;

@@ -36,8 +36,9 @@ struct leaksnap_resolver;
  * reported once per module, or once per frame for a failed lookup. */
 typedef void (*leaksnap_resolve_warn_fn)(void *arg, const struct leaksnap_error *problem);
 
-/* A module met whose file names no function (leaksnap_sym_module.no_symbols:
- * stripped, and no debug file found), said once, when it is first met. */
+/* A module whose file names no function (leaksnap_sym_module.no_symbols:
+ * stripped, and no debug file found), said once, when the first of its
+ * frames is left unknown (frames with an exported name do not count). */
 typedef void (*leaksnap_resolve_module_fn)(void *arg, const struct leaksnap_sym_module *module);
 
 /* Options, with their own size: declare them with LEAKSNAP_OPTS. */

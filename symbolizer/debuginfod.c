@@ -136,9 +136,14 @@ static int find_by_link(const char *file, const char *link, const void *id, int 
 		}
 		return fd;
 	}
-	if (!file || !strchr(file, '/') || strchr(link, '/'))
+	if (!file || !*file || strchr(link, '/'))
 		return -1;
-	char canon[PATH_MAX];
+	char canon[PATH_MAX], here[PATH_MAX];
+	if (!strchr(file, '/')) { /* in the working directory */
+		if (snprintf(here, sizeof(here), "./%s", file) >= (int)sizeof(here))
+			return -1;
+		file = here;
+	}
 	const char *names[2] = {file, realpath(file, canon) ? canon : NULL};
 	for (int k = 0; k < 2; k++) {
 		if (!names[k] || (k && strcmp(names[k], file) == 0))
