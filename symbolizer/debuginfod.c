@@ -219,9 +219,9 @@ static int ask_servers(struct leaksnap_sym_file *f, char **found)
 	int len = (int)f->build_id_len;
 	Elf *debug = NULL;
 	int dfd = -1;
-	if (f->debug_given || has_debug_info(f->elf)) {
+	if (f->debug_handed || has_debug_info(f->elf)) {
 		/* the DWARF is there: libdwfl wants its dwz file */
-		Elf *elf = f->elf;
+		Elf *elf = f->debug_handed ? NULL : f->elf;
 		if (f->debug_given) {
 			dfd = open(f->debug_given, O_RDONLY | O_CLOEXEC);
 			elf = debug = dfd >= 0 ? elf_begin(dfd, ELF_C_READ_MMAP, NULL) : NULL;
@@ -259,15 +259,18 @@ int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, G
 		*debuginfo_file_name = NULL;
 		const void *id = NULL;
 		GElf_Addr vaddr;
-		int idlen = f && !f->debug_given ? dwfl_module_build_id(mod, (const unsigned char **)&id,
-									 &vaddr)
-						 : 0;
+		int idlen = f && !f->debug_handed
+				    ? dwfl_module_build_id(mod, (const unsigned char **)&id, &vaddr)
+				    : 0;
 		fd = find_by_link(file_name, debuglink, id, idlen, crc, debuginfo_file_name);
 	}
 	if (fd < 0 && f)
 		fd = ask_servers(f, debuginfo_file_name);
-	if (fd >= 0 && f && !f->debug_given && *debuginfo_file_name)
-		f->debug_given = strdup(*debuginfo_file_name);
+	if (fd >= 0 && f && !f->debug_handed) {
+		f->debug_handed = true;
+		if (*debuginfo_file_name)
+			f->debug_given = strdup(*debuginfo_file_name);
+	}
 	errno = 0;
 	return fd;
 }

@@ -126,7 +126,9 @@ struct leaksnap_sym_file {
 	bool syms_loaded;
 	struct sym_symbol *syms;
 	size_t sym_count;
-	/* the debug file handed to libdwfl (sym_find_debuginfo), or NULL */
+	/* a debug file was handed to libdwfl (sym_find_debuginfo), and its
+	 * path when known */
+	bool debug_handed;
 	char *debug_given;
 	bool from_debuginfod;        /* it came from a debuginfod server */
 	const char *debuginfod_error; /* why the servers gave nothing (static text) */
