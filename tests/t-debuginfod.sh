@@ -32,6 +32,16 @@ objcopy --only-keep-debug "$w/grow.full" "$srv/grow.debug"
 cp "$bin/grow" "$srv/grow"
 id=$(readelf -n "$w/grow.full" | sed -n 's/.*Build ID: //p')
 [ -n "$id" ] || { fail "grow has no build ID"; exit 1; }
+# two builds whose DWARF dwz moved in part to a shared file (as Debian's
+# dbgsym packages have it): the function names are in that file alone
+if command -v dwz >/dev/null 2>&1; then
+	# (not grow's flags: another build ID than grow's)
+	gcc -g -O2 -o "$w/dwz1" "$src" && gcc -g -O0 -o "$w/dwz2" "$src" &&
+		dwz -m "$srv/common.debug" -M /usr/lib/debug/.dwz/leaksnap-test.debug "$w/dwz1" "$w/dwz2" &&
+		objcopy --only-keep-debug "$w/dwz1" "$srv/dwz1.debug" && strip -o "$bin/dwz1" "$w/dwz1" ||
+		fail "cannot make the dwz pair"
+	dwzid=$(readelf -n "$srv/common.debug" | sed -n 's/.*Build ID: //p')
+fi
 
 # The server, alone in a network namespace; everything that talks to it
 # runs there too (inns).
@@ -49,7 +59,9 @@ for _ in $(seq 1 100); do
 	if inns env DEBUGINFOD_CACHE_PATH="$w/probe" DEBUGINFOD_URLS="$url" \
 		debuginfod-find executable "$id" >/dev/null 2>&1 &&
 		inns env DEBUGINFOD_CACHE_PATH="$w/probe" DEBUGINFOD_URLS="$url" \
-			debuginfod-find debuginfo "$id" >/dev/null 2>&1; then
+			debuginfod-find debuginfo "$id" >/dev/null 2>&1 &&
+		{ [ -z "${dwzid:-}" ] || inns env DEBUGINFOD_CACHE_PATH="$w/probe" DEBUGINFOD_URLS="$url" \
+			debuginfod-find debuginfo "$dwzid" >/dev/null 2>&1; }; then
 		ready=1
 		break
 	fi
@@ -149,6 +161,18 @@ run a2l env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c7" "$L" addr2line -f -
 clean a2l
 expect "$w/a2l.out" "^grow_one\$"
 expect "$w/a2l.out" "^$src:$(($alloc - 1))\$"
+
+# the dwz file the debug file links to, by its own build ID
+if [ -n "${dwzid:-}" ]; then
+	daddr=$(nm "$w/dwz1" | sed -n 's/^0*\([0-9a-f]*\) t grow_one$/\1/p')
+	run dwz env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c10" "$L" addr2line -f -e "$bin/dwz1" "$daddr"
+	clean dwz
+	[ "$(head -1 "$w/dwz.out")" = grow_one ] && grep -q -x "$src:[0-9]*" "$w/dwz.out" ||
+		{ fail "dwz: not symbolized"; cat "$w/dwz.out"; }
+	[ -f "$w/c10/$dwzid/debuginfo" ] || fail "dwz: the shared file is not in the cache"
+else
+	echo "dwz is not installed: a debug file with a dwz file is not checked"
+fi
 
 # Off: no request, no cache; ?? and the warning once
 before=$(requests)
