@@ -11,6 +11,8 @@
 # noseparate-code) and a file page lld maps twice.  With libc6-dbg, libc under a path this
 # host does not have is symbolized from /usr/lib/debug the same way.
 set -u
+# no debuginfod server of the environment answers for the files made here
+unset DEBUGINFOD_URLS
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
 for tool in gcc objcopy strip readelf; do
