@@ -58,6 +58,33 @@ int cmd_adb(int argc, char **argv);
  * threads).  symctx.c */
 unsigned cli_sym_jobs(void);
 
+/* Where debug files come from besides this host: the debuginfod options
+ * of every command that symbolizes (symctx.c).  One setting for the
+ * process: --debuginfod URL (repeatable, or several URLs in one, space
+ * separated) sets DEBUGINFOD_URLS for this run; --no-debuginfod and
+ * --offline ask no server. */
+enum { CLI_OPT_DEBUGINFOD = 0x1100, CLI_OPT_NO_DEBUGINFOD, CLI_OPT_OFFLINE };
+#define CLI_DEBUGINFOD_LONGOPTS                                            \
+	{"debuginfod", required_argument, NULL, CLI_OPT_DEBUGINFOD},       \
+	{"no-debuginfod", no_argument, NULL, CLI_OPT_NO_DEBUGINFOD},       \
+	{"offline", no_argument, NULL, CLI_OPT_OFFLINE}
+#define CLI_DEBUGINFOD_HELP                                                             \
+	"  --debuginfod URL     ask this debuginfod server for the debug files (and\n"     \
+	"                       files) of modules by build ID when they are not here\n"    \
+	"                       (repeatable; default: the servers in DEBUGINFOD_URLS)\n"   \
+	"  --no-debuginfod      ask no debuginfod server\n"                                \
+	"  --offline            use no network at all (no debuginfod)\n"
+/* Apply option @c (from CLI_DEBUGINFOD_LONGOPTS) with @arg.  Returns 1 if
+ * @c is one of them, 0 if not, -1 (printed) for a bad value or a
+ * contradiction. */
+int cli_debuginfod_option(const char *cmd, int c, const char *arg);
+/* Whether debuginfod servers are to be asked: one is named (--debuginfod,
+ * DEBUGINFOD_URLS) and neither --no-debuginfod nor --offline was given. */
+bool cli_debuginfod(void);
+/* The warning for a module whose file has no symbols, with the ways to
+ * get them (a leaksnap_resolve_module_fn; @arg is unused). */
+void cli_say_no_symbols(void *arg, const struct leaksnap_sym_module *m);
+
 /* Symbolizing a snapshot's frames (symctx.c). */
 struct cli_symctx;
 /* NULL when out of memory.  @maps (may be NULL) are @s's: a module found
@@ -115,6 +142,10 @@ const char *cli_no_file_note(const struct leaksnap_sym_module *m);
 /* What --verbose adds after a module's build-ID status about its layout:
  * "" when the file used has its own, else where it came from. */
 const char *cli_layout_note(const struct leaksnap_sym_module *m);
+/* What --verbose adds after that about the file's symbols: ", stripped"
+ * for a file without (leaksnap_sym_module.no_symbols), where its debug file came from when debuginfod
+ * gave it; else "" (symctx.c). */
+const char *cli_debug_note(const struct leaksnap_sym_module *m);
 
 /* The HTML report page (report/report.h) at @path, published as
  * cli_outfile_open does (a page leaksnap wrote may be replaced): 0, or

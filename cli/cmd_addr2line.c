@@ -29,6 +29,11 @@ static const char addr2line_usage[] =
 	"  -j, --json        llvm-symbolizer's JSON (--output-style=JSON): one object\n"
 	"                    per address with every inlined frame, names demangled;\n"
 	"                    an array when the addresses are on the command line\n"
+	"  --debuginfod URL  ask this debuginfod server for FILE's debug file by its\n"
+	"                    build ID when it has no DWARF and none is here\n"
+	"                    (repeatable; default: the servers in DEBUGINFOD_URLS)\n"
+	"  --no-debuginfod   ask no debuginfod server\n"
+	"  --offline         use no network at all (no debuginfod)\n"
 	"  -h, --help        this help\n\n"
 	"Plain output is GNU addr2line's for the same flags: 'FUNCTION' and\n"
 	"'FILE:LINE' lines, '?" "?' and '?" "?:0' when nothing is known.\n\n"
@@ -501,12 +506,18 @@ static int parse_options(int argc, char **argv, struct a2l *o, bool *demangle)
 		{"demangle", no_argument, NULL, 'C'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		CLI_DEBUGINFOD_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	int c;
+	int c, r;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":e:afiCjh", longopts, NULL)) != -1) {
+		if ((r = cli_debuginfod_option("addr2line", c, optarg)) != 0) {
+			if (r != 1)
+				return -1;
+			continue;
+		}
 		switch (c) {
 		case 'e': o->module = optarg; break;
 		case 'a': o->addresses = true; break;
@@ -537,7 +548,8 @@ int cmd_addr2line(int argc, char **argv)
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = demangle || o.json,
-		      .llvm_names = o.json, .jobs = cli_sym_jobs());
+		      .llvm_names = o.json, .jobs = cli_sym_jobs(),
+		      .debuginfod = cli_debuginfod());
 	struct leaksnap_symbolizer *sym = leaksnap_symbolizer_new(&so, &err);
 	if (!sym) {
 		cli_fail_error(&err);

@@ -45,6 +45,8 @@ static const char convert_usage[] =
 	"                       mappings' files)\n"
 	"  --no-adjust          --to pprof: look frames up, and write their\n"
 	"                       addresses, as captured, not at the call (pc - 1)\n"
+	"  (--to pprof:)\n"
+	CLI_DEBUGINFOD_HELP
 	"  -h, --help           this help\n\n"
 	"Exit status: 0 success, 2 any error (--to pprof: a symbol file that cannot\n"
 	"be read is reported and the profile still written, its frames unsymbolized).\n";
@@ -232,6 +234,7 @@ static int parse_options(int argc, char **argv, struct convert_cli *o)
 		{"symbols", required_argument, NULL, 's'},
 		{"no-symbols", no_argument, NULL, 'N'},
 		{"no-adjust", no_argument, NULL, 'A'},
+		CLI_DEBUGINFOD_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -242,6 +245,14 @@ static int parse_options(int argc, char **argv, struct convert_cli *o)
 		if ((r = cli_input_option("convert", c, optarg, &o->in)) != 0) {
 			if (r != 1)
 				return -1;
+			continue;
+		}
+		if ((r = cli_debuginfod_option("convert", c, optarg)) != 0) {
+			if (r != 1)
+				return -1;
+			o->sym_opt = c == CLI_OPT_DEBUGINFOD  ? "--debuginfod"
+				     : c == CLI_OPT_OFFLINE ? "--offline"
+							    : "--no-debuginfod";
 			continue;
 		}
 		switch (c) {

@@ -63,6 +63,7 @@ static const char diff_usage[] =
 	"                       'leaksnap symbolize')\n"
 	"  --no-symbols         do not symbolize: frames are module+0xOFFSET\n"
 	"  --no-adjust          look frames up at the captured address, not pc - 1\n"
+	CLI_DEBUGINFOD_HELP
 	"  --pointer-size N     raw buffers: 4 or 8\n"
 	"  --frames N           raw buffers: frames per record (1..256)\n"
 	"  --count-is-frames    the count field holds the frame count (Android 7)\n"
@@ -469,6 +470,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		{"symbols", required_argument, NULL, 's'},
 		{"no-symbols", no_argument, NULL, O_NOSYM},
 		{"no-adjust", no_argument, NULL, O_NOADJ},
+		CLI_DEBUGINFOD_LONGOPTS,
 		{"json", no_argument, NULL, 'j'},
 		{"folded", no_argument, NULL, O_FOLDED},
 		{"fail-on", required_argument, NULL, O_FAIL},
@@ -487,7 +489,8 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 	c->top = 20;
 	c->html_stacks = REPORT_STACKS;
 	while ((opt = getopt_long(argc, argv, ":js:h", longopts, NULL)) != -1) {
-		if ((r = cli_input_option("diff", opt, optarg, &c->in)) != 0) {
+		if ((r = cli_input_option("diff", opt, optarg, &c->in)) != 0 ||
+		    (r = cli_debuginfod_option("diff", opt, optarg)) != 0) {
 			if (r != 1)
 				return -1; /* said */
 			continue;
@@ -656,7 +659,8 @@ static struct leaksnap_diff *new_diff(struct diff_cli *c, size_t n,
 	*resolver = NULL;
 	if (!c->no_symbols) {
 		LEAKSNAP_OPTS(leaksnap_resolver_opts, ro, .symbol_dirs = c->dirs,
-			      .symbol_dir_count = c->ndirs, .return_addresses = !c->no_adjust);
+			      .symbol_dir_count = c->ndirs, .return_addresses = !c->no_adjust,
+			      .debuginfod = cli_debuginfod(), .no_symbols = cli_say_no_symbols);
 		*resolver = leaksnap_resolver_new(&ro, &err);
 		if (!*resolver) {
 			cli_fail_error(&err);

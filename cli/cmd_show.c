@@ -52,6 +52,7 @@ static const char symbolize_usage[] =
 	"Options:\n"
 	"  -s, --symbols DIR    look for symbol files under DIR (repeatable)\n"
 	"  --no-adjust          look frames up at the captured address itself\n"
+	CLI_DEBUGINFOD_HELP
 	"  -v, --verbose        say which file was used for each module\n"
 	"                       (and where a debug-only file's layout came from)\n"
 	CLI_INPUT_HELP
@@ -407,8 +408,14 @@ static void print_modules(struct cli_symctx *sc)
 	printf("\nsymbol files:\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_sym_module *m = cli_symctx_module(sc, i);
-		printf("  %s  %s  (build-id %s%s)\n", m->path, m->file_path ? m->file_path : "-",
-		       leaksnap_sym_build_id_status_name(m->status), cli_layout_note(m));
+		if (!m->file) { /* as its frames say it; the file passed over, if any */
+			const char *seen = m->rejected_path ? m->rejected_path : m->error_file;
+			printf("  %s  %s  (%s)\n", m->path, seen ? seen : "-", cli_no_file_note(m));
+			continue;
+		}
+		printf("  %s  %s  (build-id %s%s%s)\n", m->path, m->file_path,
+		       leaksnap_sym_build_id_status_name(m->status), cli_layout_note(m),
+		       cli_debug_note(m));
 	}
 }
 
@@ -514,6 +521,7 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 		{"help", no_argument, NULL, 'h'},
 		{"symbols", required_argument, NULL, 's'},
 		{"no-adjust", no_argument, NULL, 'A'},
+		CLI_DEBUGINFOD_LONGOPTS,
 		{"verbose", no_argument, NULL, 'v'},
 		{"html", required_argument, NULL, 'H'},
 		{"html-stacks", required_argument, NULL, 'S'},
@@ -526,7 +534,8 @@ static int parse_args(int argc, char **argv, struct show_opts *o, int *file)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, o->symbolize ? ":jhs:v" : ":jh", longopts, NULL)) !=
 	       -1) {
-		if ((r = cli_input_option(cmd, c, optarg, &o->in)) != 0) {
+		if ((r = cli_input_option(cmd, c, optarg, &o->in)) != 0 ||
+		    (r = cli_debuginfod_option(cmd, c, optarg)) != 0) {
 			if (r != 1)
 				return -1; /* said */
 			continue;

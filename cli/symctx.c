@@ -1,6 +1,7 @@
 /* leaksnap CLI: symbolizing the frames of a snapshot through a resolver
  * (resolve/), saying its problems as they are met and showing progress on
  * a terminal. */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,113 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The debuginfod options ---------------------------------------------------- */
+
+static struct {
+	const char *off;    /* "--no-debuginfod" or "--offline", or NULL */
+	bool urls_given;    /* --debuginfod */
+	char urls[4096];    /* their URLs, space separated */
+} dbgd;
+
+/* Each space-separated word of @arg looks like a URL. */
+static bool urls_ok(const char *arg)
+{
+	bool any = false;
+	for (const char *p = arg + strspn(arg, " "); *p; p += strspn(p, " ")) {
+		size_t n = strcspn(p, " ");
+		const char *sep = strstr(p, "://");
+		if (!sep || sep >= p + n || sep == p || sep + 3 == p + n)
+			return false;
+		any = true;
+		p += n;
+	}
+	return any;
+}
+
+int cli_debuginfod_option(const char *cmd, int c, const char *arg)
+{
+	switch (c) {
+	case CLI_OPT_DEBUGINFOD: {
+		if (dbgd.off)
+			return cli_usage_error(cmd, "--debuginfod and %s exclude each other",
+					       dbgd.off);
+		if (!urls_ok(arg))
+			return cli_usage_error(cmd, "--debuginfod needs a URL (http://HOST:PORT), "
+					       "got '%s'", arg);
+		size_t have = strlen(dbgd.urls), n = strlen(arg);
+		if (have + 1 + n >= sizeof(dbgd.urls))
+			return cli_usage_error(cmd, "--debuginfod: more than %zu bytes of URLs",
+					       sizeof(dbgd.urls) - 1);
+		if (have)
+			dbgd.urls[have++] = ' ';
+		memcpy(dbgd.urls + have, arg, n + 1);
+		dbgd.urls_given = true;
+		/* libdebuginfod reads the servers from the environment only:
+		 * set here, while the command is still one thread */
+		if (setenv("DEBUGINFOD_URLS", dbgd.urls, 1) != 0)
+			return cli_fail(cmd, "cannot set DEBUGINFOD_URLS: %s", strerror(errno));
+		return 1;
+	}
+	case CLI_OPT_NO_DEBUGINFOD:
+	case CLI_OPT_OFFLINE: {
+		const char *name = c == CLI_OPT_OFFLINE ? "--offline" : "--no-debuginfod";
+		if (dbgd.urls_given)
+			return cli_usage_error(cmd, "--debuginfod and %s exclude each other", name);
+		dbgd.off = name;
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+bool cli_debuginfod(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	return !dbgd.off && urls && urls[strspn(urls, " \t\n")];
+}
+
+void cli_say_no_symbols(void *arg, const struct leaksnap_sym_module *m)
+{
+	(void)arg;
+	char why[160] = "", file[64 + LEAKSNAP_ERROR_SOURCE_MAX] = "";
+	if (m->debuginfod_error)
+		snprintf(why, sizeof(why), " (debuginfod: %s)", m->debuginfod_error);
+	else if (dbgd.off)
+		snprintf(why, sizeof(why), " (debuginfod: off, %s)", dbgd.off);
+	if (m->file_path && strcmp(m->file_path, m->path) != 0)
+		snprintf(file, sizeof(file), " (file used: %s)", m->file_path);
+	cli_warn(m->path,
+		 "stripped%s, and no debug file found%s: its frames are mostly ?\?; for "
+		 "symbols install its debug package (-dbgsym or -dbg), or give --symbols "
+		 "/usr/lib/debug, or a debuginfod server (DEBUGINFOD_URLS or --debuginfod URL)",
+		 file, why);
+}
+
+const char *cli_debug_note(const struct leaksnap_sym_module *m)
+{
+	static char buf[4200];
+	if (!m->file)
+		return "";
+	if (m->no_symbols)
+		return ", stripped";
+	const char *debug = leaksnap_sym_file_debug_path(m->file);
+	if (!m->from_debuginfod)
+		return "";
+	if (!debug || strcmp(debug, m->file_path) == 0)
+		return ", from debuginfod";
+	snprintf(buf, sizeof(buf), ", debug file from debuginfod: %s", debug);
+	return buf;
+}
+
+/* Symbolizing ------------------------------------------------------------------ */
+
+static void say_no_symbols(void *arg, const struct leaksnap_sym_module *m)
+{
+	cli_symctx_progress_end(arg);
+	cli_say_no_symbols(NULL, m);
+}
+
 /* A problem with a symbol file, said as it is met. */
 static void say_problem(void *arg, const struct leaksnap_error *e)
 {
@@ -66,7 +174,8 @@ struct cli_symctx *cli_symctx_new(const struct leaksnap_snapshot *s,
 	LEAKSNAP_OPTS(leaksnap_resolver_opts, o, .symbol_dirs = dirs, .symbol_dir_count = ndirs,
 		      .return_addresses = adjust, .jobs = cli_sym_jobs(),
 		      .pointer_size = leaksnap_snapshot_pointer_size_known(s), .warn = say_problem,
-		      .warn_arg = c);
+		      .warn_arg = c, .debuginfod = cli_debuginfod(), .no_symbols = say_no_symbols,
+		      .no_symbols_arg = c);
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	c->r = leaksnap_resolver_new(&o, &err);

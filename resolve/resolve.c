@@ -22,8 +22,11 @@ struct leaksnap_resolver {
 	unsigned jobs;
 	leaksnap_resolve_warn_fn warn;
 	void *warn_arg;
+	leaksnap_resolve_module_fn no_symbols;
+	void *no_symbols_arg;
 	struct kit_table answers;          /* (module, rel_pc) -> struct answer * */
 	struct kit_table seen;             /* module -> itself: modules met */
+	struct kit_table hinted;           /* module -> itself: no_symbols said */
 	const struct leaksnap_sym_module **modules; /* in the order first met */
 	size_t module_count, module_cap;
 };
@@ -56,9 +59,11 @@ struct leaksnap_resolver *leaksnap_resolver_new(const struct leaksnap_resolver_o
 	r->jobs = o.jobs;
 	r->warn = o.warn;
 	r->warn_arg = o.warn_arg;
+	r->no_symbols = o.no_symbols;
+	r->no_symbols_arg = o.no_symbols_arg;
 	LEAKSNAP_OPTS(leaksnap_sym_options, so, .demangle = true, .symbol_dirs = o.symbol_dirs,
 		      .symbol_dir_count = o.symbol_dir_count, .symbol_extent = true,
-		      .jobs = o.jobs);
+		      .jobs = o.jobs, .debuginfod = o.debuginfod);
 	r->sym = leaksnap_symbolizer_new(&so, err);
 	if (!r->sym) {
 		free(r);
@@ -75,6 +80,7 @@ void leaksnap_resolver_free(struct leaksnap_resolver *r)
 		return;
 	kit_table_free(&r->answers, true);
 	kit_table_free(&r->seen, false);
+	kit_table_free(&r->hinted, false);
 	free(r->modules);
 	leaksnap_symbolizer_free(r->sym);
 	free(r);
@@ -215,6 +221,21 @@ const struct leaksnap_sym_module *leaksnap_resolve_module(
 	return module_at(r, path, build_id, build_id_len, &src, rel_pc, err);
 }
 
+/* The first frame of stripped module @m left unknown: said (once per
+ * module).  -1: out of memory. */
+static int hint_once(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
+		     struct leaksnap_error *err)
+{
+	void **slot = kit_table_slot(&r->hinted, kit_key(m), 0);
+	if (!slot)
+		return nomem(err);
+	if (!*slot) {
+		*slot = (void *)r; /* any non-NULL value: said */
+		r->no_symbols(r->no_symbols_arg, m);
+	}
+	return 0;
+}
+
 /* leaksnap_resolve_frame() for a record already cleared. */
 static int frame_answer(struct leaksnap_resolver *r, const struct leaksnap_sym_module *m,
 			uint64_t rel_pc, struct leaksnap_resolved *out, struct leaksnap_error *err)
@@ -242,6 +263,9 @@ static int frame_answer(struct leaksnap_resolver *r, const struct leaksnap_sym_m
 		if (res.frame_count)
 			memcpy(a->frames, res.frames, res.frame_count * sizeof(a->frames[0]));
 		*slot = a;
+		if (!a->frame_count && m->no_symbols && r->no_symbols &&
+		    hint_once(r, m, err) != 0)
+			return -1;
 	}
 	out->frames = a->frame_count ? a->frames : NULL;
 	out->frame_count = a->frame_count;

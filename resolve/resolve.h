@@ -36,6 +36,11 @@ struct leaksnap_resolver;
  * reported once per module, or once per frame for a failed lookup. */
 typedef void (*leaksnap_resolve_warn_fn)(void *arg, const struct leaksnap_error *problem);
 
+/* A module whose file names no function (leaksnap_sym_module.no_symbols:
+ * stripped, and no debug file found), said once, when the first of its
+ * frames is left unknown (frames with an exported name do not count). */
+typedef void (*leaksnap_resolve_module_fn)(void *arg, const struct leaksnap_sym_module *module);
+
 /* Options, with their own size: declare them with LEAKSNAP_OPTS. */
 struct leaksnap_resolver_opts {
 	size_t sz;
@@ -48,6 +53,9 @@ struct leaksnap_resolver_opts {
 	unsigned pointer_size; /* the process's: 4 or 8; 0: unknown */
 	leaksnap_resolve_warn_fn warn; /* NULL: problems are only counted */
 	void *warn_arg;
+	bool debuginfod;       /* ask the debuginfod servers (leaksnap_sym_options) */
+	leaksnap_resolve_module_fn no_symbols; /* NULL: not said */
+	void *no_symbols_arg;
 };
 
 /* A resolver, with a symbolizer of its own (demangled names; a symbol-table

@@ -11,11 +11,11 @@
 #   --fuzz   make fuzz: clang's libFuzzer and llvm-cov
 set -u
 
-pkgs="gcc make libc6-dev libdw-dev libelf-dev libjansson-dev libiberty-dev libzip-dev zlib1g-dev protobuf-c-compiler libprotobuf-c-dev"
+pkgs="gcc make libc6-dev libdw-dev libelf-dev libdebuginfod-dev libjansson-dev libiberty-dev libzip-dev zlib1g-dev protobuf-c-compiler libprotobuf-c-dev"
 for arg in "$@"; do
 	case "$arg" in
 	--demo) ;;
-	--check) pkgs="$pkgs libcmocka-dev elfutils binutils g++ python3 perl git heaptrack llvm clang lld libc6-dbg chromium golang-go valgrind libclang-rt-dev" ;; # valgrind, libclang-rt: t-reach.sh compares with memcheck and LeakSanitizer
+	--check) pkgs="$pkgs libcmocka-dev elfutils debuginfod dwz binutils g++ python3 perl git heaptrack llvm clang lld libc6-dbg chromium golang-go valgrind libclang-rt-dev" ;; # valgrind, libclang-rt: t-reach.sh compares with memcheck and LeakSanitizer
 	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg g++ python3" ;;
 	--fuzz) pkgs="$pkgs clang libclang-rt-dev llvm" ;; # libFuzzer, llvm-cov
 	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user" ;;

@@ -47,7 +47,7 @@ struct sym_module_entry {
 	struct sym_seg *segs;    /* or these, from the maps */
 	size_t nsegs;
 	bool maps_tried;         /* leaksnap_sym_module_set_mappings was called */
-	char *path, *file_path_own, *error_own, *error_file_own;
+	char *path, *file_path_own, *error_own, *error_file_own, *rejected_own;
 	uint8_t *build_id;
 	size_t build_id_len;
 	bool id_differs;         /* a candidate had another build ID */
@@ -184,6 +184,7 @@ void sym_locate_free(struct leaksnap_symbolizer *sym)
 		free(e->file_path_own);
 		free(e->error_own);
 		free(e->error_file_own);
+		free(e->rejected_own);
 		free(e->build_id);
 		free(e->segs);
 		free(e);
@@ -204,6 +205,14 @@ static bool elf_magic(const char *path)
 	ssize_t n = read(fd, m, sizeof(m));
 	close(fd);
 	return n == (ssize_t)sizeof(m) && memcmp(m, "\177ELF", 4) == 0;
+}
+
+/* @candidate is passed over for @e: TRY_MISMATCH (or TRY_NOMEM). */
+static enum try_result rejected(struct sym_module_entry *e, const char *candidate)
+{
+	if (!e->rejected_own && !(e->rejected_own = strdup(candidate)))
+		return TRY_NOMEM;
+	return TRY_MISMATCH;
 }
 
 /* Try @candidate for @e: open it (unless it does not exist) and compare
@@ -231,14 +240,14 @@ static enum try_result try_file(struct leaksnap_symbolizer *sym, struct sym_modu
 	if (sym->pointer_size &&
 	    gelf_getclass(f->elf) != (sym->pointer_size == 8 ? ELFCLASS64 : ELFCLASS32)) {
 		e->class_bits = sym->pointer_size == 8 ? 32 : 64;
-		return TRY_MISMATCH;
+		return rejected(e, candidate);
 	}
 	size_t len;
 	const uint8_t *id = leaksnap_sym_file_build_id(f, &len);
 	if (e->build_id_len && len) {
 		if (len != e->build_id_len || memcmp(id, e->build_id, len) != 0) {
 			e->id_differs = true;
-			return TRY_MISMATCH;
+			return rejected(e, candidate);
 		}
 		e->m.status = LEAKSNAP_SYM_BUILD_ID_MATCH;
 	} else {
@@ -249,6 +258,9 @@ static enum try_result try_file(struct leaksnap_symbolizer *sym, struct sym_modu
 		return TRY_NOMEM;
 	e->m.file = f;
 	e->m.file_path = e->file_path_own;
+	e->m.no_symbols = !sym_file_has_symbols(f);
+	e->m.debuginfod_error = f->debuginfod_error;
+	e->m.from_debuginfod = f->from_debuginfod;
 	e->layout = f;
 	e->m.layout = LEAKSNAP_SYM_LAYOUT_FILE;
 	if (sym_file_has_layout(f))
@@ -271,6 +283,32 @@ static enum try_result try_file(struct leaksnap_symbolizer *sym, struct sym_modu
 		}
 	}
 	return TRY_USED;
+}
+
+/* The dump's build of @e from the debuginfod servers: its file, else its
+ * debug file (whose layout then comes from the maps). */
+static enum try_result try_debuginfod(struct leaksnap_symbolizer *sym, struct sym_module_entry *e)
+{
+	const char *why = NULL;
+	for (int executable = 1; executable >= 0; executable--) {
+		char *path;
+		const char *w;
+		int fd = sym_debuginfod_fetch(sym, executable, e->build_id, e->build_id_len, &path,
+					      &w);
+		if (fd < 0) {
+			why = why ? why : w;
+			continue;
+		}
+		close(fd);
+		enum try_result r = try_file(sym, e, path);
+		free(path);
+		if (r == TRY_USED)
+			e->m.from_debuginfod = true;
+		if (r == TRY_USED || r == TRY_NOMEM)
+			return r;
+	}
+	e->m.debuginfod_error = why;
+	return TRY_NONE;
 }
 
 static enum try_result locate(struct leaksnap_symbolizer *sym, struct sym_module_entry *e,
@@ -332,6 +370,11 @@ static enum try_result locate(struct leaksnap_symbolizer *sym, struct sym_module
 			return r;
 		mismatch |= r == TRY_MISMATCH;
 	}
+	if (e->build_id_len && sym->opts.debuginfod) {
+		r = try_debuginfod(sym, e);
+		if (r == TRY_USED || r == TRY_NOMEM)
+			return r;
+	}
 	return mismatch ? TRY_MISMATCH : TRY_NONE;
 }
 
@@ -378,6 +421,8 @@ static const struct leaksnap_sym_module *module_get(struct leaksnap_symbolizer *
 						: LEAKSNAP_SYM_BUILD_ID_MISSING;
 	if (r == TRY_MISMATCH && !e->id_differs)
 		e->m.wrong_class = e->class_bits;
+	if (r == TRY_MISMATCH)
+		e->m.rejected_path = e->rejected_own;
 	e->m.error = e->error_own;
 	e->m.error_file = e->error_file_own;
 	return &e->m;

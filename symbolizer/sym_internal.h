@@ -126,6 +126,12 @@ struct leaksnap_sym_file {
 	bool syms_loaded;
 	struct sym_symbol *syms;
 	size_t sym_count;
+	/* a debug file was handed to libdwfl (sym_find_debuginfo), and its
+	 * path when known */
+	bool debug_handed;
+	char *debug_given;
+	bool from_debuginfod;        /* it came from a debuginfod server */
+	const char *debuginfod_error; /* why the servers gave nothing (static text) */
 	struct leaksnap_sym_file *next;
 };
 
@@ -155,6 +161,8 @@ struct leaksnap_symbolizer {
 	struct sym_dir_index *dirs;       /* one per opts.symbol_dirs (locate.c) */
 	struct sym_module_entry *modules; /* located modules (locate.c) */
 	struct sym_apk *apks;             /* APKs met (apk.c) */
+	struct debuginfod_client *debuginfod; /* begun on first use (debuginfod.c) */
+	bool debuginfod_off;              /* no server to ask */
 };
 
 /* dwarf_index.c */
@@ -205,6 +213,20 @@ const struct leaksnap_sym_module *sym_module_missing(struct leaksnap_symbolizer 
 						     enum leaksnap_sym_build_id_status status,
 						     struct leaksnap_error *err);
 
+/* debuginfod.c */
+/* libdwfl's find_debuginfo callback: the module's userdata is its struct
+ * leaksnap_sym_file. */
+int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+		       const char *file_name, const char *debuglink, GElf_Word crc,
+		       char **debuginfo_file_name);
+/* Ask the debuginfod servers (opts.debuginfod) for the @executable or the
+ * debug file of build ID @id: a descriptor and its path in the client's
+ * cache (*@path, the caller's to free), or -1 with *@why set (static
+ * text) when a server was asked and gave nothing, NULL when none was. */
+int sym_debuginfod_fetch(struct leaksnap_symbolizer *sym, bool executable, const uint8_t *id,
+			 size_t len, char **path, const char **why);
+void sym_debuginfod_end(struct leaksnap_symbolizer *sym);
+
 /* apk.c */
 struct sym_apk;
 bool sym_is_apk(const char *path);
@@ -227,6 +249,8 @@ int sym_file_answer(struct leaksnap_sym_file *f, uint64_t vaddr, const struct sy
 /* The file's loadable segments have their contents (not a debug-only file,
  * whose program headers keep addresses but not file offsets). */
 bool sym_file_has_layout(const struct leaksnap_sym_file *f);
+/* The file names functions: it has DWARF or a .symtab (not only .dynsym). */
+bool sym_file_has_symbols(const struct leaksnap_sym_file *f);
 /* A unit's source path as llvm-symbolizer and GNU addr2line spell it:
  * relative paths are prefixed with the unit's DW_AT_comp_dir. */
 const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu,

@@ -16,7 +16,7 @@ static char *debuginfo_path = NULL; /* libdwfl's default search path */
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sym_find_debuginfo, /* (debuginfod.c: the servers only when asked) */
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -57,6 +57,7 @@ static void file_free(struct leaksnap_sym_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f->build_id);
+	free(f->debug_given);
 	free(f->path);
 	free(f);
 }
@@ -85,6 +86,7 @@ void leaksnap_symbolizer_free(struct leaksnap_symbolizer *sym)
 	kit_table_free(&sym->demangled, false);
 	kit_table_free(&sym->origins, true);
 	free(sym->frames);
+	sym_debuginfod_end(sym);
 	free(sym);
 }
 
@@ -379,6 +381,10 @@ struct leaksnap_sym_file *leaksnap_symbolizer_open(struct leaksnap_symbolizer *s
 		kit_error(err, LEAKSNAP_ERR_NOMEM, path, "out of memory");
 		goto fail;
 	}
+	void **userdata = NULL;
+	dwfl_module_info(f->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = f; /* for sym_find_debuginfo */
 	if (!sym_open_debug_inflated(f))
 		f->dbg = dwfl_module_getdwarf(f->mod, &f->bias);
 	if (f->dbg && !f->own_elf) {
@@ -459,6 +465,19 @@ bool sym_file_has_layout(const struct leaksnap_sym_file *f)
 		GElf_Phdr ph;
 		if (gelf_getphdr(f->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
 		    (ph.p_flags & PF_X) && ph.p_filesz)
+			return true;
+	}
+	return false;
+}
+
+bool sym_file_has_symbols(const struct leaksnap_sym_file *f)
+{
+	if (f->dbg)
+		return true;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(f->elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_entsize &&
+		    sh.sh_size / sh.sh_entsize > 1)
 			return true;
 	}
 	return false;

@@ -61,6 +61,17 @@ struct leaksnap_sym_options {
 				 * once, the caller's included, after a
 				 * leaksnap_sym_file_prefetch hint; 0 or 1: the
 				 * caller's thread alone */
+	bool debuginfod;        /* ask the debuginfod servers DEBUGINFOD_URLS
+				 * names (libdebuginfod, elfutils' client) for
+				 * what is not here, by build ID: the debug file
+				 * of a file with no DWARF that none was found
+				 * for on this host, and a module's file when
+				 * no candidate is the dump's build.  The
+				 * client reads its settings from the
+				 * environment: DEBUGINFOD_URLS, _TIMEOUT,
+				 * _CACHE_PATH (files are kept in its cache).
+				 * false: no server is asked, no network is
+				 * used (nor by libdwfl's own fallback) */
 };
 
 /* One frame of an address's answer.  Strings belong to the symbolizer and
@@ -198,6 +209,20 @@ struct leaksnap_sym_module {
 	 * over was an ELF file of that class, the process being of the other
 	 * (no build ID disagreed); else 0. */
 	unsigned wrong_class;
+	/* With LEAKSNAP_SYM_BUILD_ID_MISMATCH: the first candidate passed over
+	 * (another build ID or ELF class); else NULL. */
+	const char *rejected_path;
+	/* The file used names no function: it has no DWARF, its own or a
+	 * separate debug file's (none was found here, nor from debuginfod),
+	 * and no .symtab -- a stripped file, with at most the exported names
+	 * of .dynsym.  Its frames are mostly unknown. */
+	bool no_symbols;
+	/* Why debuginfod gave nothing for this module when it was asked
+	 * ("not found on the servers", a connection error), or NULL: it was
+	 * not asked, or it answered. */
+	const char *debuginfod_error;
+	/* The file used (or its debug file) came from debuginfod's cache. */
+	bool from_debuginfod;
 };
 
 /* One mapping of a module's file in a process: a line of its maps. */

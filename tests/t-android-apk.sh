@@ -63,7 +63,7 @@ for a in x86_64 $ARCHES; do
 	# only the stale build in a tree: never used; the APK's own (stripped)
 	# copy names the function from its symbol table
 	"$L" symbolize -v -s "$d/stale" "$dump" >"$d/stale.out" 2>&1 || fail "$a: symbolize (stale)"
-	grep -q -x "  $mod  $mod  (build-id match)" "$d/stale.out" ||
+	grep -q -x "  $mod  $mod  (build-id match, stripped)" "$d/stale.out" ||
 		{ fail "$a: stale: module line"; sed -n '/^symbol files/,$p' "$d/stale.out"; }
 	grep -q -E "^    #00 0x[0-9a-f]+  $apk\\+0x[0-9a-f]+  apk_leak\\+0x[0-9a-f]+\$" "$d/stale.out" ||
 		{ fail "$a: stale: frame"; grep '#00' "$d/stale.out"; }

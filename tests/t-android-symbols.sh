@@ -92,7 +92,7 @@ for a in $ARCHES; do
 	grep -q -x "  /system/$LIBDIR/libleaker.so  $tree/system/$LIBDIR/libleaker.so  (build-id match)" "$d/stale1.out" ||
 		{ fail "$a: stale first: module line"; grep libleaker "$d/stale1.out"; }
 	"$L" symbolize -v -s "$d/stale" "$leaks.device" >"$d/stale2.out" 2>&1 || fail "$a: symbolize (stale only)"
-	grep -q -x "  /system/$LIBDIR/libleaker.so  -  (build-id mismatch)" "$d/stale2.out" &&
+	grep -q -x "  /system/$LIBDIR/libleaker.so  $d/stale/system/$LIBDIR/libleaker.so  (build-id mismatch)" "$d/stale2.out" &&
 		grep -q -E "^    #00 0x[0-9a-f]+  /system/$LIBDIR/libleaker.so\\+0x[0-9a-f]+  \\(build-id mismatch\\)\$" "$d/stale2.out" ||
 		{ fail "$a: stale only: not flagged"; grep libleaker "$d/stale2.out"; }
 	grep -q leaker_alloc "$d/stale2.out" && fail "$a: the stale build was used"

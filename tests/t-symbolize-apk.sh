@@ -5,6 +5,8 @@
 # reads its symbols from the APK itself, or from a symbol directory by
 # name when the APK holds a stripped copy -- and never from a stale build.
 set -u
+# no debuginfod server of the environment answers for the files made here
+unset DEBUGINFOD_URLS
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
 for tool in gcc python3 readelf strip; do

@@ -11,6 +11,8 @@
 # noseparate-code) and a file page lld maps twice.  With libc6-dbg, libc under a path this
 # host does not have is symbolized from /usr/lib/debug the same way.
 set -u
+# no debuginfod server of the environment answers for the files made here
+unset DEBUGINFOD_URLS
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
 for tool in gcc objcopy strip readelf; do
@@ -124,7 +126,12 @@ if [ -n "$libc" ] && [ -n "$libcid" ] &&
 	run rw "$L" convert --rewrite-prefix "$(dirname "$libc")/=/nonexistent/lib/" "$new" "$w/rw.dump"
 	clean rw
 	run dbgsym "$L" symbolize -v -s /usr/lib/debug "$w/rw.dump"
-	clean dbgsym
+	[ "$(cat "$w/dbgsym.st")" = 0 ] || fail "dbgsym: status $(cat "$w/dbgsym.st")"
+	# (the stale stripped grow here is said once; nothing else)
+	grep -v -x "leaksnap: $dev/grow: warning: stripped, and no debug file found: .*" "$w/dbgsym.err" &&
+		fail "dbgsym: stderr"
+	[ "$(grep -c "^leaksnap: $dev/grow: warning: stripped" "$w/dbgsym.err")" = 1 ] ||
+		fail "dbgsym: the stripped grow not said once"
 	expect "$w/dbgsym.out" "^ +#0[0-9] 0x[0-9a-f]+  /nonexistent/lib/libc\.so\.6\+0x[0-9a-f]+  __libc_start_call_main  .*libc_start_call_main\.h:[0-9]+:[0-9]+\$"
 	expect "$w/dbgsym.out" "^  /nonexistent/lib/libc\.so\.6  /usr/lib/debug/\.build-id/.*\.debug  \(build-id match, debug-only: layout from the maps\)\$"
 else

@@ -6,6 +6,8 @@
 # file, line, column, inline depth) on random addresses of each build; GNU
 # addr2line's plain format; clear errors for bad files and addresses.
 set -u
+# no debuginfod server of the environment answers for the files made here
+unset DEBUGINFOD_URLS
 B=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 L=$(cd "$B/bin" && pwd)/leaksnap

@@ -7,20 +7,21 @@
 _leaksnap_opts()
 {
 	local input='--maps --pointer-size --frames --count-is-frames -h --help'
+	local debuginfod='--debuginfod --no-debuginfod --offline'
 	case $1 in
 	show) echo "$input --top -j --json" ;;
 	maps) echo "-j --json -h --help" ;;
 	convert) echo "$input --to --rewrite-prefix --big-endian -s --symbols --no-symbols" \
-		"--no-adjust" ;;
+		"--no-adjust $debuginfod" ;;
 	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability -h" \
 		"--help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
-		"--pprof --fail-on --fail-on-unreachable --full-names --version" ;;
+		"--pprof --fail-on --fail-on-unreachable --full-names --version $debuginfod" ;;
 	symbolize) echo "$input -s --symbols --no-adjust -v --verbose --top -j --json --html" \
-		"--html-stacks --full-names" ;;
+		"--html-stacks --full-names $debuginfod" ;;
 	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \
-		"-j --json -h --help" ;;
+		"-j --json -h --help $debuginfod" ;;
 	adb)
 		case $2 in
 		enable) echo "--malloc-debug --hook --frames -h --help" ;;

@@ -1,0 +1,299 @@
+/* Unit tests for the symbolizer's files from elsewhere: a stripped copy of
+ * this test program (built with -g) says it has no symbols; with
+ * opts.debuginfod its debug file -- and, for a module not here, its file --
+ * comes from a debuginfod "server" (libdebuginfod's file:// URLs: DIR/
+ * buildid/ID/debuginfo), into DEBUGINFOD_CACHE_PATH; without it nothing is
+ * asked even though DEBUGINFOD_URLS names the server (libdwfl's own
+ * fallback would).  A build-id mismatch names the file passed over; the
+ * resolver says a stripped module once, when a frame of it is unknown. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <leaksnap/resolve.h>
+#include <leaksnap/symbolizer.h>
+
+static char self[4096];
+static char dir[64];             /* the scratch directory */
+static char stripped[4200];      /* DIR/stripped: this program, stripped */
+static char cache[4200];         /* DIR/cache */
+static char hex[130];            /* this program's build ID */
+static uint8_t id[64];
+static size_t idlen;
+
+__attribute__((noinline)) int dbgdtest_probe(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+/* The offset in this program's file of the code at @addr (maps' rel_pc). */
+static uint64_t rel_pc_of(uintptr_t addr)
+{
+	FILE *fp = fopen("/proc/self/maps", "r");
+	assert_non_null(fp);
+	char line[8192];
+	uint64_t rel = UINT64_MAX;
+	while (fgets(line, sizeof(line), fp)) {
+		uint64_t lo, hi, off;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &off) == 3 &&
+		    addr >= lo && addr < hi)
+			rel = addr - lo + off;
+	}
+	fclose(fp);
+	assert_true(rel != UINT64_MAX);
+	return rel;
+}
+
+static int run(const char *cmd)
+{
+	return system(cmd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (run("objcopy --version >/dev/null 2>&1") != 0 ||
+	    run("strip --version >/dev/null 2>&1") != 0)
+		return 0; /* each test skips */
+	snprintf(dir, sizeof(dir), "/tmp/test_symdebuginfod.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	struct leaksnap_symbolizer *s = leaksnap_symbolizer_new(NULL, &err);
+	struct leaksnap_sym_file *f = s ? leaksnap_symbolizer_open(s, self, &err) : NULL;
+	const uint8_t *fid = f ? leaksnap_sym_file_build_id(f, &idlen) : NULL;
+	if (!fid || idlen > sizeof(id))
+		return -1;
+	memcpy(id, fid, idlen);
+	leaksnap_symbolizer_free(s);
+	for (size_t i = 0; i < idlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(stripped, sizeof(stripped), "%s/stripped", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	char cmd[16384];
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; d='%s'; mkdir -p \"$d/srv/buildid/%s\"; strip -o \"$d/stripped\" '%s'; "
+		 "objcopy --only-keep-debug '%s' \"$d/srv/buildid/%s/debuginfo\"; "
+		 "cp \"$d/stripped\" \"$d/srv/buildid/%s/executable\"",
+		 dir, hex, self, self, hex, hex);
+	if (run(cmd) != 0)
+		return -1;
+	char urls[4200];
+	snprintf(urls, sizeof(urls), "file://%s/srv", dir);
+	setenv("DEBUGINFOD_URLS", urls, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "10", 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (dir[0]) {
+		char cmd[200];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		run(cmd);
+	}
+	return 0;
+}
+
+static struct leaksnap_symbolizer *new_sym(bool debuginfod)
+{
+	if (!dir[0])
+		skip();
+	struct leaksnap_error err;
+	leaksnap_error_clear(&err);
+	run("rm -rf \"$DEBUGINFOD_CACHE_PATH\"");
+	LEAKSNAP_OPTS(leaksnap_sym_options, o, .debuginfod = debuginfod);
+	struct leaksnap_symbolizer *s = leaksnap_symbolizer_new(&o, &err);
+	assert_non_null(s);
+	return s;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* Off: the stripped file is used and says it has no symbols; nothing is
+ * asked of the server DEBUGINFOD_URLS names. */
+static void test_off(void **state)
+{
+	(void)state;
+	struct leaksnap_symbolizer *s = new_sym(false);
+	struct leaksnap_error err;
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(s, stripped, id, idlen,
+									 &err);
+	assert_non_null(m);
+	assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MATCH);
+	assert_string_equal(m->file_path, stripped);
+	assert_true(m->no_symbols);
+	assert_false(m->from_debuginfod);
+	assert_null(m->debuginfod_error);
+	assert_null(leaksnap_sym_file_debug_path(m->file));
+	struct leaksnap_sym_result r;
+	uint64_t rel = rel_pc_of((uintptr_t)dbgdtest_probe);
+	assert_int_equal(leaksnap_sym_module_lookup(m, rel, false, &r, &err), 0);
+	assert_true(r.frame_count == 0 || !r.frames[0].function ||
+		    strcmp(r.frames[0].function, "dbgdtest_probe") != 0);
+	assert_false(exists(cache));
+	leaksnap_symbolizer_free(s);
+}
+
+/* On: the debug file by build ID, from the server into the cache. */
+static void test_debuginfo(void **state)
+{
+	(void)state;
+	struct leaksnap_symbolizer *s = new_sym(true);
+	struct leaksnap_error err;
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(s, stripped, id, idlen,
+									 &err);
+	assert_non_null(m);
+	assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MATCH);
+	assert_string_equal(m->file_path, stripped);
+	assert_false(m->no_symbols);
+	assert_true(m->from_debuginfod);
+	char want[8400];
+	snprintf(want, sizeof(want), "%s/%s/debuginfo", cache, hex);
+	assert_string_equal(leaksnap_sym_file_debug_path(m->file), want);
+	assert_true(exists(want));
+	struct leaksnap_sym_result r;
+	uint64_t rel = rel_pc_of((uintptr_t)dbgdtest_probe);
+	assert_int_equal(leaksnap_sym_module_lookup(m, rel, false, &r, &err), 0);
+	assert_true(r.frame_count >= 1);
+	assert_string_equal(r.frames[0].function, "dbgdtest_probe");
+	assert_non_null(strstr(r.frames[0].file, "test_symdebuginfod.c"));
+	leaksnap_symbolizer_free(s);
+}
+
+/* A module not on this host: its file from the server, then its debug
+ * file; another build ID: not found, said why. */
+static void test_executable(void **state)
+{
+	(void)state;
+	struct leaksnap_symbolizer *s = new_sym(true);
+	struct leaksnap_error err;
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(
+		s, "/nonexistent/bin/prog", id, idlen, &err);
+	assert_non_null(m);
+	assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MATCH);
+	char want[8400];
+	snprintf(want, sizeof(want), "%s/%s/executable", cache, hex);
+	assert_string_equal(m->file_path, want);
+	assert_true(m->from_debuginfod);
+	assert_false(m->no_symbols);
+	assert_int_equal(m->layout, LEAKSNAP_SYM_LAYOUT_FILE);
+	struct leaksnap_sym_result r;
+	uint64_t rel = rel_pc_of((uintptr_t)dbgdtest_probe);
+	assert_int_equal(leaksnap_sym_module_lookup(m, rel, false, &r, &err), 0);
+	assert_true(r.frame_count >= 1);
+	assert_string_equal(r.frames[0].function, "dbgdtest_probe");
+
+	uint8_t other[64];
+	memcpy(other, id, idlen);
+	other[0] ^= 0xff;
+	m = leaksnap_symbolizer_module(s, "/nonexistent/bin/other", other, idlen, &err);
+	assert_non_null(m);
+	assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MISSING);
+	assert_null(m->file);
+	assert_string_equal(m->debuginfod_error, "not found on the debuginfod servers");
+	leaksnap_symbolizer_free(s);
+}
+
+/* A mismatch names the file passed over. */
+static void test_rejected(void **state)
+{
+	(void)state;
+	struct leaksnap_symbolizer *s = new_sym(false);
+	struct leaksnap_error err;
+	uint8_t other[64];
+	memcpy(other, id, idlen);
+	other[0] ^= 0xff;
+	const struct leaksnap_sym_module *m = leaksnap_symbolizer_module(s, stripped, other, idlen,
+									 &err);
+	assert_non_null(m);
+	assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MISMATCH);
+	assert_null(m->file);
+	assert_string_equal(m->rejected_path, stripped);
+	m = leaksnap_symbolizer_module(s, "/nonexistent/x", other, idlen, &err);
+	assert_int_equal(m->status, LEAKSNAP_SYM_BUILD_ID_MISSING);
+	assert_null(m->rejected_path);
+	leaksnap_symbolizer_free(s);
+}
+
+struct said {
+	int count;
+	const struct leaksnap_sym_module *module;
+};
+
+static void note_no_symbols(void *arg, const struct leaksnap_sym_module *m)
+{
+	struct said *s = arg;
+	s->count++;
+	s->module = m;
+}
+
+static void resolve_twice(bool debuginfod, struct said *said)
+{
+	if (!dir[0])
+		skip();
+	run("rm -rf \"$DEBUGINFOD_CACHE_PATH\"");
+	struct leaksnap_error err;
+	LEAKSNAP_OPTS(leaksnap_resolver_opts, o, .debuginfod = debuginfod,
+		      .no_symbols = note_no_symbols, .no_symbols_arg = said);
+	struct leaksnap_resolver *r = leaksnap_resolver_new(&o, &err);
+	assert_non_null(r);
+	uint64_t rels[2] = {rel_pc_of((uintptr_t)dbgdtest_probe),
+			    rel_pc_of((uintptr_t)rel_pc_of)};
+	for (int i = 0; i < 2; i++) {
+		uint64_t rel = rels[i];
+		const struct leaksnap_sym_module *m = leaksnap_resolve_module(
+			r, stripped, id, idlen, NULL, 0, &rel, &err);
+		assert_non_null(m);
+		struct leaksnap_resolved res;
+		assert_int_equal(leaksnap_resolve_frame(r, m, rel, &res, &err), 0);
+		assert_int_equal(res.frame_count != 0, debuginfod);
+	}
+	leaksnap_resolver_free(r);
+}
+
+/* The resolver says a stripped module once, and not when debuginfod gave
+ * its symbols. */
+static void test_resolver_says_once(void **state)
+{
+	(void)state;
+	struct said said = {0, NULL};
+	resolve_twice(false, &said);
+	assert_int_equal(said.count, 1);
+	said.count = 0;
+	resolve_twice(true, &said);
+	assert_int_equal(said.count, 0);
+}
+
+int main(void)
+{
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_debuginfo),
+		cmocka_unit_test(test_executable),
+		cmocka_unit_test(test_rejected),
+		cmocka_unit_test(test_resolver_says_once),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
