@@ -44,6 +44,10 @@
 #define LEAKSNAP_HOOK_ENV_START_DISABLED "LEAKSNAP_START_DISABLED" /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_REACHABILITY "LEAKSNAP_REACHABILITY"     /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_KEEP_UNLOADED "LEAKSNAP_KEEP_UNLOADED"   /* 0 or 1 (default) */
+/* GLOB[:GLOB...]: only a process whose executable's file name (the last
+ * part of /proc/self/exe) matches one records; the others run with the
+ * hook inert (no dumps, no signal handlers) and pass it on to children. */
+#define LEAKSNAP_HOOK_ENV_ONLY "LEAKSNAP_ONLY"
 
 /* The output prefix: LEAKSNAP_OUT, else the default.  The hook keeps
  * LEAKSNAP_HOOK_OUT_RESERVE bytes of a PATH_MAX (4096 on Linux and
