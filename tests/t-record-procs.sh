@@ -11,7 +11,7 @@ B=$1
 . "$(dirname "$0")/hook-lib.sh"
 # Whatever fails, nothing started here outlives the test.
 started=""
-trap 'for p in $started; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$w"' EXIT
+trap 'for p in $started; do kill -KILL "$p" 2>/dev/null || :; done; rm -rf "$w"' EXIT
 unset LEAKSNAP_OUT LEAKSNAP_FRAMES LEAKSNAP_UNWIND LEAKSNAP_INTERVAL LEAKSNAP_DUMP_ON_EXIT \
 	LEAKSNAP_ONLY LEAKSNAP_RUN LD_PRELOAD
 export LEAKSNAP_HOOK="$HOOK"

@@ -20,7 +20,7 @@ ls_=$(cd "$B/bin" && pwd)/leaksnap
 w=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-record.XXXXXX")
 # Whatever fails, no process started here outlives the test: the
 # background ones (record and its program) write their pids to $w/pids.
-trap 'for p in $(cat "$w/pids" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; rm -rf "$w"' EXIT
+trap 'for p in $(cat "$w/pids" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || :; done; rm -rf "$w"' EXIT
 cc=${CC:-cc}
 command -v "$cc" >/dev/null 2>&1 || { echo "no C compiler ($cc) to build a stand-in hook"; exit 77; }
 "$B/tests/mkfixture" "$w/fx"
