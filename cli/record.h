@@ -93,11 +93,11 @@ void record_watch_release(struct record_watch *w);
 #define RECORD_RUN_ENV "LEAKSNAP_RUN"
 
 /* Send @sig @times times to each process that carries @run_id in
- * RECORD_RUN_ENV and catches @sig (the hook's handler is installed: a
+ * RECORD_RUN_ENV (or is @child, record's own) and catches @sig (the hook's handler is installed: a
  * process left inert by --only, or not hooked at all, is not killed by
  * it).  Each is signalled through a pidfd where the kernel has them, so a
  * pid used again is never hit.  Returns the number of processes reached. */
-size_t record_procs_signal(const char *run_id, int sig, unsigned times);
+size_t record_procs_signal(const char *run_id, pid_t child, int sig, unsigned times);
 
 /* Running the program ------------------------------------------------------- */
 

@@ -150,7 +150,7 @@ static void pass_hook_signals(const char *run_id)
 		if (n == 0)
 			continue;
 		int sig = k == 0 ? LEAKSNAP_HOOK_SIG_DUMP : LEAKSNAP_HOOK_SIG_TOGGLE;
-		if (record_procs_signal(run_id, sig, n) == 0)
+		if (record_procs_signal(run_id, (pid_t)fwd_pid, sig, n) == 0)
 			cli_warn(NULL, "signal %d (%s) not passed on: no process of this run catches it "
 				       "(not started yet, not hooked, or left out by --only)",
 				 sig, kinds[k].what);
