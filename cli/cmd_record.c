@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -679,6 +680,41 @@ static bool exit_name_taken(const struct record_opts *o, const struct record_pre
 	return true;
 }
 
+/* When LEAKSNAP_ONLY (--only, or inherited) leaves the program at @exe out
+ * of the recording: why, in @buf; else NULL.  The name is the one the hook
+ * matches, the last part of the executable's real path (a script's: its
+ * interpreter's). */
+static const char *only_mismatch(const char *exe, char *buf, size_t size)
+{
+	const char *only = getenv(LEAKSNAP_HOOK_ENV_ONLY);
+	struct elf_facts f;
+	if (only == NULL || *only == '\0' || exe == NULL)
+		return NULL;
+	if (elf_facts_read(exe, &f) && f.shebang[0])
+		exe = f.shebang;
+	char *real = realpath(exe, NULL);
+	if (real == NULL)
+		return NULL;
+	const char *name = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+	char glob[PATH_MAX];
+	bool match = false;
+	for (const char *g = only; *g && !match;) {
+		size_t n = strcspn(g, ":");
+		if (n > 0 && n < sizeof(glob)) {
+			memcpy(glob, g, n);
+			glob[n] = '\0';
+			match = fnmatch(glob, name, 0) == 0;
+		}
+		g += n + (g[n] == ':');
+	}
+	if (!match)
+		snprintf(buf, size, "the file name of CMD's executable, '%s', matches no --only "
+				    "pattern ('%s'); the processes it starts are recorded when theirs "
+				    "match", name, only);
+	free(real);
+	return match ? NULL : buf;
+}
+
 /* The hint of "no dumps written (HINT)". */
 static void no_dumps(const struct record_opts *o, const struct record_prefix *p, const char *cmd,
 		     const char *exe, const char *hook, int wait_status)
@@ -687,6 +723,8 @@ static void no_dumps(const struct record_opts *o, const struct record_prefix *p,
 	const char *exit_env = getenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT);
 	bool exit_off = o->no_exit_dump || (exit_env && strcmp(exit_env, "0") == 0);
 	const char *why = preload_blocker(cmd, exe, hook, buf, sizeof(buf));
+	if (why == NULL)
+		why = only_mismatch(exe, buf, sizeof(buf));
 	if (why) {
 		note("no dumps written (%s)", why);
 	} else if (exit_off) {

@@ -57,6 +57,16 @@ p1=$(cat p1) p2=$(cat p2) p3=$(cat p3)
 	{ fail "--only: listing"; cat o.err; }
 "$L" record --out "$w/a" -- sh -c "$prog" 2>/dev/null
 [ -f "a.$(cat p2).exit.dump" ] || fail "without --only, othersleep wrote no dump"
+# Nothing matched: said, with the name that was matched (a script's is its
+# interpreter's, symbolic links resolved).
+"$L" record --only nomatch --only 'x*' --out "$w/z" -- ./leaksleep 0 2>err
+[ "$(cat err)" = "leaksnap: no dumps written (the file name of CMD's executable, 'leaksleep', matches no --only pattern ('nomatch:x*'); the processes it starts are recorded when theirs match)" ] ||
+	fail "--only nomatch: $(cat err)"
+ln -s leaksleep sleeplink
+printf '#!%s/sleeplink\n' "$w" > script
+chmod +x script
+"$L" record --only nomatch --out "$w/z" -- ./script 2>err
+grep -q "CMD's executable, 'leaksleep', matches no" err || fail "--only nomatch, a script: $(cat err)"
 # Repeated --only: either pattern; '?' and '[...]' work.
 "$L" record --only 'nomatch' --only 'oth?rs[a-z]eep' --out "$w/r" -- ./othersleep 0 2>/dev/null
 [ "$(dumps r | wc -l)" = 1 ] || fail "--only nomatch --only 'oth?rs[a-z]eep': $(dumps r)"
@@ -105,7 +115,7 @@ wait_until test -e "/proc/$kp/exe" && [ "$(basename "$(readlink "/proc/$kp/exe")
 	fail "not leaksleep"
 catching "$kp" && fail "a process left out by --only catches the dump signal"
 kill -"$sig_dump" "$rp"
-wait_until grep -q 'not passed on' n.err || fail "no warning: $(cat n.err)"
+wait_until grep -qs 'not passed on' n.err || fail "no warning: $(cat n.err)"
 kill -TERM "$kp"
 wait "$rp"
 expect_line=$(printf 'leaksnap: warning: signal %s (dump) not passed on: no process of this run catches it (not started yet, not hooked, or left out by --only)' "$sig_dump")
@@ -117,7 +127,7 @@ mkfifo fifo
 "$L" record --interval 0.2 --out "$w/iv" -- ./leakcat fifo 2>iv.err &
 rp=$!
 started="$started $rp"
-wait_until grep -q "^leaksnap: wrote $w/iv\.[0-9]*\.0*1\.dump: [0-9]* records, [0-9]* bytes in [0-9]* allocations\$" iv.err ||
+wait_until grep -qs "^leaksnap: wrote $w/iv\.[0-9]*\.0*1\.dump: [0-9]* records, [0-9]* bytes in [0-9]* allocations\$" iv.err ||
 	fail "no dump listed while the program ran: $(cat iv.err)"
 : > fifo
 wait "$rp" || fail "record --interval: status $?"
