@@ -4,9 +4,9 @@
  * Everything that can be checked is checked before the program starts (option
  * values, the dump directory, the command, the hook library), so that a
  * mistake costs one line and exit status 2, not a run without dumps.  While
- * the program runs, record only waits and forwards signals; stdout is the
+ * the program runs, record waits, passes signals on and lists the dumps as
+ * they appear (record_run.c, record_procs.c, record_dumps.c); stdout is the
  * program's, record's own messages go to stderr. */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
