@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -124,11 +125,19 @@ size_t record_procs_signal(const char *run_id, pid_t child, int sig, unsigned ti
 		return 0;
 	size_t reached = 0;
 	pid_t self = getpid();
+	uid_t euid = geteuid();
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == self)
+			continue;
+		/* Another user's process cannot be signalled: not read either
+		 * (an undumpable one's directory is root's: record's own child
+		 * may be one) */
+		struct stat st;
+		if (pid != child && (fstatat(dirfd(d), de->d_name, &st, 0) != 0 ||
+				     (euid != 0 && st.st_uid != euid)))
 			continue;
 		/* The pidfd first: the checks below then read the process it
 		 * names, or one that took the pid after it ended, which the
