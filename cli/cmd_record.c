@@ -4,12 +4,13 @@
  * Everything that can be checked is checked before the program starts (option
  * values, the dump directory, the command, the hook library), so that a
  * mistake costs one line and exit status 2, not a run without dumps.  While
- * the program runs, record only waits and forwards signals; stdout is the
+ * the program runs, record waits, passes signals on and lists the dumps as
+ * they appear (record_run.c, record_procs.c, record_dumps.c); stdout is the
  * program's, record's own messages go to stderr. */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <leaksnap/leakhook.h>
@@ -38,14 +40,15 @@
 static const char record_usage[] =
 	"Usage: leaksnap record [OPTIONS] [--] CMD [ARGS...]\n\n"
 	"Run CMD with the leaksnap malloc hook (libleakhook.so) preloaded, wait for it,\n"
-	"then list on standard error every dump that CMD and its children wrote under\n"
-	"PREFIX by the time CMD ended (a child still running then, a daemon, is not\n"
-	"waited for; leaksnap_dump(path) may write elsewhere: those are not listed), with\n"
-	"its record, byte and allocation counts.  Standard input, standard output and\n"
-	"the exit status are the program's; record's own messages go to standard error.\n"
+	"and list on standard error every dump that CMD and its children write under\n"
+	"PREFIX, with its record, byte and allocation counts: each as soon as record\n"
+	"sees it (from the run's first second on), the rest when CMD ends (a child\n"
+	"still running then, a daemon, is not waited for; leaksnap_dump(path) may write\n"
+	"elsewhere: those are not listed).  Standard input, standard output and the\n"
+	"exit status are the program's; record's own messages go to standard error.\n"
 	"Options end at '--' or at the first argument that is not an option.\n\n"
 	"Options:\n"
-	"  --out PREFIX         name the dumps PREFIX.PID.N.dump (default: an inherited\n"
+	"  --out PREFIX         name the dumps PREFIX.PID.NNNN.dump (default: an inherited\n"
 	"                       $LEAKSNAP_OUT, else " DEFAULT_PREFIX "); the directory\n"
 	"                       of PREFIX must exist and be writable\n"
 	"  --frames N           frames captured per allocation: 1..256 (default 16)\n"
@@ -59,16 +62,25 @@ static const char record_usage[] =
 	"  --reachability       classify every live block as reachable or not at each\n"
 	"                       dump (threads pause briefly, and a sleep they were in\n"
 	"                       returns early; docs/reachability.md)\n"
+	"  --only GLOB          record only the processes whose executable's file name\n"
+	"                       matches GLOB (a shell pattern; the name /proc/PID/exe\n"
+	"                       links to: python3.11 for a script run by python3);\n"
+	"                       the others run with the hook inert and pass it on to\n"
+	"                       their children; repeat it to record several programs\n"
 	"  -h, --help           this help\n\n"
 	"Files (PID is the process that dumped: children of CMD dump too):\n"
-	"  PREFIX.PID.N.dump    the N-th dump of PID (N = 1, 2, 3 ...), LEAKSNAP v1\n"
-	"  PREFIX.PID.exit.dump the dump written when PID exits\n"
-	"  PREFIX.PID.*.maps    the process's /proc/PID/maps, beside each dump\n"
+	"  PREFIX.PID.NNNN.dump   the N-th dump of PID, LEAKSNAP v1 (0001, 0002 ...,\n"
+	"                         wider past 9999; older hooks wrote 1, 2 ...)\n"
+	"  PREFIX.PID.crash.dump  the dump written when PID dies of a fatal signal\n"
+	"  PREFIX.PID.exit.dump   the dump written when PID exits\n"
+	"  PREFIX.PID.*.maps      the process's /proc/PID/maps, beside each dump\n"
 	"Dumps that already existed before the run are not listed.\n\n"
 	"Signals: record ignores SIGINT and SIGQUIT (the terminal delivers them to\n"
 	"the program; record stays to list the dumps) and forwards SIGTERM, SIGHUP,\n"
-	"SIGUSR1, SIGUSR2 and the hook's two signals to CMD, so they can be sent to\n"
-	"record's pid:\n"
+	"SIGUSR1 and SIGUSR2 to CMD (one that record inherited ignored, as under nohup,\n"
+	"stays ignored).  The hook's two signals sent to record's pid reach every\n"
+	"recorded process of the run, CMD's children and theirs too (those that carry\n"
+	"LEAKSNAP_RUN and have the hook's handler):\n"
 	"  SIGRTMAX-%-11d dump now                (here: kill -%d PID)\n"
 	"  SIGRTMAX-%-11d toggle capture off/on   (here: kill -%d PID)\n"
 	"(Shells name them by their number, RTMIN+N or RTMAX-N: see 'kill -l %d'.)\n\n"
@@ -81,6 +93,9 @@ static const char record_usage[] =
 	"  LEAKSNAP_INTERVAL    --interval SEC\n"
 	"  LEAKSNAP_DUMP_ON_EXIT  0 with --no-exit-dump\n"
 	"  LEAKSNAP_REACHABILITY  1 with --reachability\n"
+	"  LEAKSNAP_ONLY        GLOB[:GLOB...] with --only (':' separates the globs)\n"
+	"  LEAKSNAP_RUN         this run's id (after any inherited ones), by which\n"
+	"                       record finds the run's processes\n"
 	"  LEAKSNAP_START_DISABLED  1 (set it yourself) starts with capture off\n"
 	"  LEAKSNAP_KEEP_UNLOADED   0 (set it yourself) forgets unloaded libraries\n"
 	"Read by record: LEAKSNAP_HOOK=PATH uses PATH as the hook library instead of\n"
@@ -96,30 +111,8 @@ struct record_opts {
 	const char *interval; /* --interval SEC (validated, normalised), or NULL */
 	bool no_exit_dump;    /* --no-exit-dump */
 	bool reachability;    /* --reachability */
+	char *only;           /* --only GLOBs joined by ':' (owned), or NULL */
 	char interval_buf[48]; /* storage for @interval */
-};
-
-/* Where the dumps go.  @shown is how messages name the prefix (as the user
- * wrote it); @abs is what the hook gets, so that a program that changes its
- * working directory still writes where record looks. */
-struct prefix {
-	const char *shown;  /* borrowed: --out, $LEAKSNAP_OUT or DEFAULT_PREFIX */
-	const char *origin; /* "--out ", "LEAKSNAP_OUT=" or "default prefix " */
-	char *dir;          /* directory part as given incl. the '/', or "" */
-	const char *base;   /* file-name part, borrowed from @shown */
-	char *abs;          /* absolute prefix (owned) */
-};
-
-/* One dump file name, PREFIX.PID.N.dump or PREFIX.PID.exit.dump. */
-struct dump_name {
-	char *name;   /* owned file name (no directory) */
-	uint64_t pid;
-	uint64_t num; /* UINT64_MAX for the exit dump: it sorts last */
-};
-
-struct dump_list {
-	struct dump_name *v;
-	size_t n, cap;
 };
 
 /* ------------------------------------------------------------------------
@@ -219,7 +212,7 @@ static bool interval_ok(const char *s)
 /* Split the prefix into directory and base, check the directory is one we
  * can write in, and make the prefix absolute.  Returns 0, or -1 after
  * printing why not. */
-static int prefix_check(struct prefix *p)
+static int prefix_check(struct record_prefix *p)
 {
 	const char *slash = strrchr(p->shown, '/');
 	size_t dlen = slash ? (size_t)(slash - p->shown) + 1 : 0;
@@ -399,157 +392,6 @@ static char *find_hook(void)
 }
 
 /* ------------------------------------------------------------------------
- * Dump files
- * ------------------------------------------------------------------------ */
-
-static bool parse_digits(const char **s, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	*s = p;
-	*out = v;
-	return true;
-}
-
-/* Whether @name is BASE.PID.N.dump or BASE.PID.exit.dump (nothing else: not
- * the hook's temporary files, not the .maps files). */
-static bool parse_dump_name(const char *name, const char *base, size_t blen, uint64_t *pid,
-			    uint64_t *num)
-{
-	if (strncmp(name, base, blen) != 0 || name[blen] != '.')
-		return false;
-	const char *p = name + blen + 1;
-	if (!parse_digits(&p, pid) || *p++ != '.')
-		return false;
-	if (strncmp(p, LEAKSNAP_HOOK_EXIT_TAG, strlen(LEAKSNAP_HOOK_EXIT_TAG)) == 0) {
-		*num = UINT64_MAX;
-		p += strlen(LEAKSNAP_HOOK_EXIT_TAG);
-	} else if (!parse_digits(&p, num) || *num == 0 || *num == UINT64_MAX) {
-		return false;
-	}
-	return strcmp(p, LEAKSNAP_HOOK_DUMP_SUFFIX) == 0;
-}
-
-static void dump_list_release(struct dump_list *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i].name);
-	free(l->v);
-	l->v = NULL;
-	l->n = l->cap = 0;
-}
-
-static int dump_cmp(const void *a, const void *b)
-{
-	const struct dump_name *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->num != y->num)
-		return x->num < y->num ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static bool dump_list_has(const struct dump_list *l, const struct dump_name *d)
-{
-	/* bsearch's base must not be NULL, even for an empty list */
-	return l->n && bsearch(d, l->v, l->n, sizeof(*l->v), dump_cmp) != NULL;
-}
-
-/* Collect the dump files of @p's directory that are not in @skip (may be
- * NULL), sorted by pid, then number, exit dump last.  Returns 0, or an errno
- * value. */
-static int scan_dumps(const struct prefix *p, const struct dump_list *skip, struct dump_list *out)
-{
-	const char *dir = *p->dir ? p->dir : ".";
-	size_t blen = strlen(p->base);
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return errno;
-	struct dirent *de;
-	int rc = 0;
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
-		struct dump_name dn = {NULL, 0, 0};
-		if (!parse_dump_name(de->d_name, p->base, blen, &dn.pid, &dn.num))
-			continue;
-		dn.name = de->d_name;
-		if (skip && dump_list_has(skip, &dn))
-			continue;
-		/* Only regular files: the hook never publishes anything else. */
-		struct stat st;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		if (out->n == out->cap) {
-			size_t cap = out->cap ? out->cap * 2 : 16;
-			struct dump_name *v = realloc(out->v, cap * sizeof(*v));
-			if (v == NULL) {
-				rc = ENOMEM;
-				break;
-			}
-			out->v = v;
-			out->cap = cap;
-		}
-		if ((dn.name = strdup(de->d_name)) == NULL) {
-			rc = ENOMEM;
-			break;
-		}
-		out->v[out->n++] = dn;
-		errno = 0;
-	}
-	if (rc == 0 && errno != 0)
-		rc = errno;
-	closedir(d);
-	if (out->n > 1)
-		qsort(out->v, out->n, sizeof(*out->v), dump_cmp);
-	return rc;
-}
-
-/* One line per new dump; a dump the library cannot read gets its error line
- * as a warning.  Returns the number of dumps listed. */
-static size_t list_dumps(const struct prefix *p, const struct dump_list *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		size_t len = strlen(p->dir) + strlen(l->v[i].name) + 1;
-		char *path = malloc(len);
-		if (path == NULL) {
-			cli_warn(l->v[i].name, "out of memory");
-			continue;
-		}
-		snprintf(path, len, "%s%s", p->dir, l->v[i].name);
-		struct leaksnap_error err;
-		struct leaksnap_snapshot *s = leaksnap_snapshot_open(path, NULL, &err);
-		if (s == NULL) {
-			cli_input_error(&err);
-			char buf[LEAKSNAP_ERROR_SOURCE_MAX + LEAKSNAP_ERROR_TEXT_MAX + 64];
-			const char *msg = leaksnap_error_format(&err, buf, sizeof(buf));
-			size_t slen = strlen(err.source);
-			/* "SOURCE: what" -> "SOURCE: warning: what". */
-			if (slen && strncmp(msg, err.source, slen) == 0 && msg[slen] == ':')
-				cli_warn(err.source, "%s", msg + slen + 2);
-			else
-				cli_warn(path, "%s", msg);
-		} else {
-			note("wrote %s: %zu records, %llu bytes in %llu allocations", path,
-			     leaksnap_snapshot_record_count(s),
-			     (unsigned long long)leaksnap_snapshot_records_bytes(s),
-			     (unsigned long long)leaksnap_snapshot_allocation_count(s));
-			cli_print_warnings(s);
-			leaksnap_snapshot_close(s);
-		}
-		free(path);
-	}
-	return l->n;
-}
-
-/* ------------------------------------------------------------------------
  * Why no dump was written: facts about the program's executable
  * ------------------------------------------------------------------------ */
 
@@ -665,6 +507,24 @@ static const char *preload_blocker(const char *cmd, const char *exe, const char 
  * The command
  * ------------------------------------------------------------------------ */
 
+/* Add a --only GLOB to the list the hook gets.  0, or -1 after printing
+ * why not. */
+static int only_add(struct record_opts *o, const char *glob)
+{
+	if (*glob == '\0' || strchr(glob, ':') || strchr(glob, '/')) {
+		cli_usage_error("record", "--only takes a pattern for an executable's file name, "
+					  "without '/' or ':' (a '?' matches either), e.g. 'python3*'");
+		return -1;
+	}
+	size_t old = o->only ? strlen(o->only) : 0;
+	char *v = realloc(o->only, old + 1 + strlen(glob) + 1);
+	if (v == NULL)
+		return fail("record", "out of memory");
+	sprintf(v + old, "%s%s", old ? ":" : "", glob);
+	o->only = v;
+	return 0;
+}
+
 /* The options: 0 to go on, 1 when the help was printed, -1 after printing
  * an error. */
 static int parse_options(int argc, char **argv, struct record_opts *o)
@@ -676,6 +536,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{"interval", required_argument, NULL, 'I'},
 		{"no-exit-dump", no_argument, NULL, 'N'},
 		{"reachability", no_argument, NULL, 'R'},
+		{"only", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -718,6 +579,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'N': o->no_exit_dump = true; break;
 		case 'R': o->reachability = true; break;
+		case 'O':
+			if (only_add(o, optarg) != 0)
+				return -1;
+			break;
 		case 'h':
 			/* The signal numbers depend on the C library: print them. */
 			printf(record_usage, LEAKSNAP_HOOK_SIG_DUMP_OFFSET, LEAKSNAP_HOOK_SIG_DUMP,
@@ -738,7 +603,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 
 /* Set the hook's environment for the child (and, harmlessly, for record,
  * which execs nothing else).  Returns 0, or -1 after printing why not. */
-static int set_hook_env(const struct record_opts *o, const struct prefix *p, const char *hook)
+static int set_hook_env(const struct record_opts *o, const struct record_prefix *p, const char *hook,
+			const char *run_id)
 {
 	char num[16];
 	const char *old = getenv("LD_PRELOAD");
@@ -762,6 +628,18 @@ static int set_hook_env(const struct record_opts *o, const struct prefix *p, con
 		rc |= setenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, "0", 1);
 	if (o->reachability)
 		rc |= setenv(LEAKSNAP_HOOK_ENV_REACHABILITY, "1", 1);
+	if (o->only)
+		rc |= setenv(LEAKSNAP_HOOK_ENV_ONLY, o->only, 1);
+	/* This run's id after those of any record this one runs under, so
+	 * that theirs still reach the processes of this run. */
+	const char *runs = getenv(RECORD_RUN_ENV);
+	len = (runs ? strlen(runs) : 0) + strlen(run_id) + 2;
+	char *v = malloc(len);
+	if (v == NULL)
+		return fail("record", "out of memory");
+	snprintf(v, len, "%s%s%s", runs && *runs ? runs : "", runs && *runs ? ":" : "", run_id);
+	rc |= setenv(RECORD_RUN_ENV, v, 1);
+	free(v);
 	return rc ? fail("record", "cannot set the environment: %s", strerror(errno)) : 0;
 }
 
@@ -784,34 +662,69 @@ static int exec_failure(const char *cmd, int e)
  * a file, and its own message may be lost (a program that closes standard
  * error at exit, as coreutils do).  Says so, after the dumps that were
  * written; true if it did. */
-static bool exit_name_taken(const struct record_opts *o, const struct prefix *p,
-			    const struct dump_list *before, const struct dump_list *after,
-			    const struct run_result *res)
+static bool exit_name_taken(const struct record_opts *o, const struct record_prefix *p,
+			    const struct record_dump_list *before, const struct run_result *res)
 {
 	const char *exit_env = getenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT);
 	if (o->no_exit_dump || (exit_env && strcmp(exit_env, "0") == 0) ||
 	    !WIFEXITED(res->wait_status) || res->pid <= 0)
 		return false;
-	struct dump_name d = {NULL, (unsigned long)res->pid, UINT64_MAX};
+	struct record_dump d = {NULL, (unsigned long)res->pid, RECORD_DUMP_EXIT};
 	char name[64 + NAME_MAX];
 	snprintf(name, sizeof(name), LEAKSNAP_HOOK_EXIT_DUMP_NAME, p->base, (int)res->pid);
 	d.name = name;
-	if (!dump_list_has(before, &d) || dump_list_has(after, &d))
+	if (!record_dump_list_has(before, &d))
 		return false;
-	list_dumps(p, after);
 	cli_warn(p->shown, "%s%s was there before this run: the hook never replaces a file, so "
 		 "process %lu's exit dump was not written", p->dir, name, (unsigned long)res->pid);
 	return true;
 }
 
+/* When LEAKSNAP_ONLY (--only, or inherited) leaves the program at @exe out
+ * of the recording: why, in @buf; else NULL.  The name is the one the hook
+ * matches, the last part of the executable's real path (a script's: its
+ * interpreter's). */
+static const char *only_mismatch(const char *exe, char *buf, size_t size)
+{
+	const char *only = getenv(LEAKSNAP_HOOK_ENV_ONLY);
+	struct elf_facts f;
+	if (only == NULL || *only == '\0' || exe == NULL)
+		return NULL;
+	if (elf_facts_read(exe, &f) && f.shebang[0])
+		exe = f.shebang;
+	char *real = realpath(exe, NULL);
+	if (real == NULL)
+		return NULL;
+	const char *name = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+	char glob[PATH_MAX];
+	bool match = false;
+	for (const char *g = only; *g && !match;) {
+		size_t n = strcspn(g, ":");
+		if (n > 0 && n < sizeof(glob)) {
+			memcpy(glob, g, n);
+			glob[n] = '\0';
+			match = fnmatch(glob, name, 0) == 0;
+		}
+		g += n + (g[n] == ':');
+	}
+	if (!match)
+		snprintf(buf, size, "the file name of CMD's executable, '%s', matches no --only "
+				    "pattern ('%s'); the processes it starts are recorded when theirs "
+				    "match", name, only);
+	free(real);
+	return match ? NULL : buf;
+}
+
 /* The hint of "no dumps written (HINT)". */
-static void no_dumps(const struct record_opts *o, const struct prefix *p, const char *cmd,
+static void no_dumps(const struct record_opts *o, const struct record_prefix *p, const char *cmd,
 		     const char *exe, const char *hook, int wait_status)
 {
 	char buf[2 * PATH_MAX + 128];
 	const char *exit_env = getenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT);
 	bool exit_off = o->no_exit_dump || (exit_env && strcmp(exit_env, "0") == 0);
 	const char *why = preload_blocker(cmd, exe, hook, buf, sizeof(buf));
+	if (why == NULL)
+		why = only_mismatch(exe, buf, sizeof(buf));
 	if (why) {
 		note("no dumps written (%s)", why);
 	} else if (exit_off) {
@@ -839,13 +752,16 @@ static void no_dumps(const struct record_opts *o, const struct prefix *p, const 
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = {NULL, 0, NULL, NULL, false, false, ""};
-	struct prefix p = {NULL, NULL, NULL, NULL, NULL};
-	struct dump_list before = {NULL, 0, 0}, after = {NULL, 0, 0};
+	struct record_opts o = {NULL, 0, NULL, NULL, false, false, NULL, ""};
+	struct record_prefix p = {NULL, NULL, NULL, NULL, NULL};
+	struct record_dump_list before = RECORD_DUMP_LIST_INIT, rest = RECORD_DUMP_LIST_INIT;
+	struct record_watch watch = {NULL, NULL, RECORD_DUMP_LIST_INIT, -1, false, false, 0};
 	char *hook = NULL, *exe = NULL;
 	int ret = parse_options(argc, argv, &o);
-	if (ret != 0)
+	if (ret != 0) {
+		free(o.only);
 		return ret == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
+	}
 	char **cmd = argv + optind;
 
 	const char *env_out = getenv(LEAKSNAP_HOOK_ENV_OUT);
@@ -875,14 +791,22 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_ERROR;
 		goto cleanup;
 	}
-	if ((e = scan_dumps(&p, NULL, &before)) != 0) {
+	if ((e = record_dump_scan(&p, NULL, NULL, &before)) != 0) {
 		cli_fail(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
 			 strerror(e));
 		ret = EXIT_ERROR;
 		goto cleanup;
 	}
 	struct run_result res;
-	if (set_hook_env(&o, &p, hook) != 0 || record_run(cmd, &res) != 0) {
+	/* Unique among the runs of this machine: pid and the time. */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char run_id[64];
+	snprintf(run_id, sizeof(run_id), "%ld.%lld.%ld", (long)getpid(), (long long)ts.tv_sec,
+		 (long)ts.tv_nsec);
+	record_watch_start(&watch, &p, &before);
+	if (set_hook_env(&o, &p, hook, run_id) != 0 ||
+	    record_run(cmd, run_id, &watch, &res) != 0) {
 		ret = EXIT_ERROR;
 		goto cleanup;
 	}
@@ -898,17 +822,28 @@ int cmd_record(int argc, char **argv)
 	} else {
 		ret = WEXITSTATUS(res.wait_status);
 	}
-	if ((e = scan_dumps(&p, &before, &after)) != 0)
+	/* The dumps not listed while the program ran, then what is to say
+	 * about them all. */
+	if ((e = record_dump_scan(&p, &before, &watch.listed, &rest)) != 0) {
 		cli_warn(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
 			 strerror(e));
-	else if (exit_name_taken(&o, &p, &before, &after, &res))
-		; /* said */
-	else if (list_dumps(&p, &after) == 0)
-		no_dumps(&o, &p, cmd[0], exe, hook, res.wait_status);
+	} else {
+		record_dump_list_print(&p, &rest);
+		size_t total = rest.n + watch.listed.n;
+		if (exit_name_taken(&o, &p, &before, &res))
+			; /* said */
+		else if (total == 0)
+			no_dumps(&o, &p, cmd[0], exe, hook, res.wait_status);
+		else if (watch.listed.n > 0)
+			note("%zu dump%s written (%zu listed while the program ran)", total,
+			     total == 1 ? "" : "s", watch.listed.n);
+	}
 
 cleanup:
-	dump_list_release(&before);
-	dump_list_release(&after);
+	record_watch_release(&watch);
+	record_dump_list_release(&before);
+	record_dump_list_release(&rest);
+	free(o.only);
 	free(hook);
 	free(exe);
 	free(p.dir);

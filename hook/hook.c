@@ -721,6 +721,8 @@ static void __attribute__((constructor)) hook_start(void)
 		return;
 	if (getauxval(AT_SECURE))
 		return; /* setuid/setgid: stay out of the way */
+	if (!hook_only_wanted())
+		return; /* LEAKSNAP_ONLY: inert, only passed on to children */
 	hook_busy++;
 	read_config();
 	if (table_init(hook_cfg.frames) != 0) {

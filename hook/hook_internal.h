@@ -78,6 +78,10 @@ extern HOOK_TLS int hook_busy;
  * without allocating. */
 void hook_report(atomic_bool *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* only.c: false when LEAKSNAP_ONLY names globs and the executable's file
+ * name matches none of them: the process then stays inert. */
+bool hook_only_wanted(void);
+
 /* mmap-backed memory for the hook's own use (never the hooked allocator). */
 void *hook_map(size_t size);
 void hook_unmap(void *p, size_t size);

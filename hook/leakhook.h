@@ -35,7 +35,11 @@
 #define LEAKSNAP_HOOK_ANDROID_SIG_TOGGLE \
 	(LEAKSNAP_HOOK_ANDROID_SIGRTMAX - LEAKSNAP_HOOK_SIG_TOGGLE_OFFSET)
 
-/* The environment the hook reads when it starts. */
+/* The environment the hook reads when it starts.  LEAKSNAP_ONLY,
+ * GLOB[:GLOB...]: only a process whose executable's file name (the last
+ * part of /proc/self/exe) matches one records; the others run with the
+ * hook inert (no dumps, no signal handlers) and pass it on to children. */
+#define LEAKSNAP_HOOK_ENV_ONLY "LEAKSNAP_ONLY"
 #define LEAKSNAP_HOOK_ENV_OUT "LEAKSNAP_OUT"                       /* dump prefix */
 #define LEAKSNAP_HOOK_ENV_FRAMES "LEAKSNAP_FRAMES"                 /* 1..256, 16 */
 #define LEAKSNAP_HOOK_ENV_UNWIND "LEAKSNAP_UNWIND"                 /* auto, fp, dwarf */

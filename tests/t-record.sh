@@ -1,20 +1,31 @@
 #!/bin/sh
 # record: runs the program with the hook preloaded and the hook's environment
 # set; stdout, stdin and the exit status are the program's; signals are
-# forwarded (SIGINT/SIGQUIT ignored); new dumps of any pid are listed in order
-# and unreadable ones warned about; nothing runs when a check fails.
+# forwarded (SIGINT/SIGQUIT ignored; one record inherited ignored stays
+# ignored); new dumps of any pid are listed in order, old and zero-padded
+# numbers alike, the crash and exit dumps last, and unreadable ones warned
+# about; nothing runs when a check fails.
 # The real hook is not needed: LEAKSNAP_HOOK points to an empty library built
 # here, and the programs write their "dumps" themselves (copies of a fixture).
+# The test runs twice: as it was started, then with SIGHUP ignored (nohup, a
+# CI runner that ignores it), which it must not depend on.
 set -eu
 B=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${T_RECORD_HUP_IGNORED-}" ]; then
+	(trap '' HUP; T_RECORD_HUP_IGNORED=1 sh "$0" "$B") ||
+		{ echo "FAIL: with SIGHUP ignored (above)"; exit 1; }
+fi
 ls_=$(cd "$B/bin" && pwd)/leaksnap
 w=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-record.XXXXXX")
-trap 'rm -rf "$w"' EXIT
+# Whatever fails, no process started here outlives the test: the
+# background ones (record and its program) write their pids to $w/pids.
+trap 'for p in $(cat "$w/pids" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || :; done; rm -rf "$w"' EXIT
 cc=${CC:-cc}
 command -v "$cc" >/dev/null 2>&1 || { echo "no C compiler ($cc) to build a stand-in hook"; exit 77; }
 "$B/tests/mkfixture" "$w/fx"
-unset LEAKSNAP_OUT LEAKSNAP_FRAMES LEAKSNAP_UNWIND LEAKSNAP_INTERVAL LEAKSNAP_DUMP_ON_EXIT LD_PRELOAD
+unset LEAKSNAP_OUT LEAKSNAP_FRAMES LEAKSNAP_UNWIND LEAKSNAP_INTERVAL LEAKSNAP_DUMP_ON_EXIT LEAKSNAP_ONLY \
+	LEAKSNAP_RUN LD_PRELOAD
 # An ASan build of leaksnap refuses to start with a foreign LD_PRELOAD.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
@@ -76,13 +87,17 @@ expect_eq "CMD's own options" "$out" "4 --frames 9"
 out=$("$ls_" record --out d/r -- sh -c 'echo "$0"' -- 2>/dev/null)
 expect_eq "a second -- is CMD's" "$out" "--"
 
-# 4. Listing: new dumps of every pid, by pid then number, exit dump last;
-#    pre-existing dumps, temporaries, maps files and symlinks are not listed;
-#    an unreadable dump is a warning and the rest are still listed.
+# 4. Listing: new dumps of every pid, by pid then number (numerically, with
+#    or without leading zeros), crash and exit dumps last; pre-existing
+#    dumps, temporaries, maps files and symlinks are not listed; an
+#    unreadable dump is a warning and the rest are still listed.
 "$ls_" convert fx/sample64le.dump good.dump
 cp good.dump d/r.1.1.dump
+cp good.dump d/r.1.0002.dump
 cat > prog.sh <<'SH'
 cp good.dump "d/r.$$.2.dump"; cp good.dump "d/r.$$.10.dump"; cp good.dump "d/r.$$.exit.dump"
+cp good.dump "d/r.$$.0009.dump"; cp good.dump "d/r.$$.00011.dump"; cp good.dump "d/r.$$.crash.dump"
+cp good.dump "d/r.$$.0.dump"; cp good.dump "d/r.$$.1x.dump"; cp good.dump "d/r.$$.crash.dump.tmp"
 cp good.dump "d/r.$$.2.maps"; cp good.dump "d/r.$$.3.dump.tmp"; ln -s ../good.dump "d/r.$$.4.dump"
 echo garbage > "d/r.$$.3.dump"
 sh -c 'cp good.dump "d/r.$$.1.dump"; echo $$ > child.pid'
@@ -93,12 +108,13 @@ SH
 expect_eq "exit status with dumps" "$st" 4
 p=$(cat parent.pid) c=$(cat child.pid)
 line() { echo "leaksnap: wrote d/r.$1.dump: 4 records, 16888 bytes in 17 allocations"; }
-parent_lines=$(line "$p.2"; echo "leaksnap: d/r.$p.3.dump: warning: byte offset 0: unrecognized format"; line "$p.10"; line "$p.exit")
+parent_lines=$(line "$p.2"; echo "leaksnap: d/r.$p.3.dump: warning: byte offset 0: unrecognized format"
+	line "$p.0009"; line "$p.10"; line "$p.00011"; line "$p.crash"; line "$p.exit")
 if [ "$p" -lt "$c" ]; then want=$(echo "$parent_lines"; line "$c.1"); else want=$(line "$c.1"; echo "$parent_lines"); fi
 expect_eq "listing" "$(sed 's/\(unrecognized format\).*/\1/' err)" "$want"
 # A second run lists only its own dumps.
-"$ls_" record --out d/r -- sh -c 'cp good.dump "d/r.$$.1.dump"; echo $$ > parent.pid' 2>err
-expect_eq "second listing" "$(cat err)" "$(line "$(cat parent.pid)".1)"
+"$ls_" record --out d/r -- sh -c 'cp good.dump "d/r.$$.0001.dump"; echo $$ > parent.pid' 2>err
+expect_eq "second listing" "$(cat err)" "$(line "$(cat parent.pid)".0001)"
 
 # 5. Killed by a signal: 128+N and one line naming it.
 "$ls_" record --out d/r -- sh -c 'kill -TERM $$' 2>err && st=0 || st=$?
@@ -110,8 +126,14 @@ expect_eq "dump signal line" "$(sed -n 1p err)" "leaksnap: sh: killed by signal 
 grep -q "no dumps written (the hook's signal killed the program" err || fail "hint: $(cat err)"
 
 # 6. Signals sent to record: INT and QUIT ignored (record survives), the
-#    others forwarded to the program, which decides.
+#    others forwarded to the program, which decides.  The program is a shell,
+#    which cannot trap a signal it started with ignored: record runs under
+#    ./dfl, which gives SIGHUP, SIGTERM, SIGUSR1 and SIGUSR2 their defaults
+#    whatever the test inherited.
+printf '#include <signal.h>\n#include <unistd.h>\nint main(int c, char **v) { (void)c; int s[] = {SIGHUP, SIGTERM, SIGUSR1, SIGUSR2}; for (int i = 0; i < 4; i++) signal(s[i], SIG_DFL); execvp(v[1], v + 1); return 127; }\n' > dfl.c
+"$cc" -o dfl dfl.c
 cat > sig.sh <<SH
+echo \$\$ >> pids
 for s in USR1 USR2 HUP $sig_dump $sig_toggle; do trap "echo \$s >> log" \$s; done
 trap 'echo TERM >> log; exit 9' TERM
 echo ready > ready
@@ -120,8 +142,9 @@ SH
 # Started in the background, the shell would ignore INT in the program too:
 # the program inherits record's own dispositions, so this is what it sees.
 : > log
-"$ls_" record --out d/r -- sh sig.sh 2>err &
+./dfl "$ls_" record --out d/r -- sh sig.sh 2>err &
 rp=$!
+echo $rp >> pids
 wait_for ready
 n=0
 for s in USR1 USR2 HUP $sig_dump $sig_toggle; do
@@ -140,6 +163,51 @@ expect_eq "forwarded signals" "$(cat log | tr '\n' ' ')" "USR1 USR2 HUP $sig_dum
 # An ignored SIGHUP (nohup) stays ignored in the program.
 out=$( (trap '' HUP; "$ls_" record --out d/r -- sh -c 'kill -HUP $$; echo alive') 2>/dev/null)
 expect_eq "inherited SIG_IGN" "$out" alive
+# ... and in record: a SIGHUP sent to it is not passed on, even to a program
+# that set a handler of its own.
+cat > catch.c <<'C'
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile sig_atomic_t got;
+static void on(int sig) { got = sig; }
+int main(void)
+{
+	int sigs[] = {SIGHUP, SIGUSR1, SIGTERM};
+	for (int i = 0; i < 3; i++)
+		signal(sigs[i], on);
+	FILE *f = fopen("ready2", "w");
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	for (;;) {
+		int s = got;
+		got = 0;
+		if (s == SIGTERM)
+			return 7;
+		if (s) {
+			f = fopen("log2", "a");
+			fprintf(f, "%s\n", s == SIGHUP ? "HUP" : "USR1");
+			fclose(f);
+		}
+		usleep(10000);
+	}
+}
+C
+"$cc" -o catch catch.c
+: > log2
+(trap '' HUP; exec "$ls_" record --out d/r -- ./catch 2>/dev/null) &
+rp=$!
+echo $rp >> pids
+wait_for ready2
+cat ready2 >> pids
+kill -s HUP $rp
+kill -s USR1 $rp
+wait_for log2
+kill -0 $rp || fail "record died of an ignored SIGHUP"
+kill -s TERM $rp
+wait $rp && st=0 || st=$?
+expect_eq "status with SIGHUP ignored" "$st" 7
+expect_eq "signals passed on with SIGHUP ignored" "$(cat log2)" USR1
 # An ignored SIGCHLD must not cost the exit status (auto-reaped children).
 printf '#include <signal.h>\n#include <unistd.h>\nint main(int c, char **v) { (void)c; signal(SIGCHLD, SIG_IGN); execvp(v[1], v + 1); return 127; }\n' > ign.c
 "$cc" -o ign ign.c

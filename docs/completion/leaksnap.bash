@@ -13,8 +13,8 @@ _leaksnap_opts()
 	maps) echo "-j --json -h --help" ;;
 	convert) echo "$input --to --rewrite-prefix --big-endian -s --symbols --no-symbols" \
 		"--no-adjust $debuginfod" ;;
-	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability -h" \
-		"--help" ;;
+	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability --only" \
+		"-h --help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
 		"--pprof --fail-on --fail-on-unreachable --full-names --version $debuginfod" ;;
@@ -93,7 +93,7 @@ _leaksnap()
 		return ;;
 	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
 		--interval | --count | \
-		--pid | --skip | --rewrite-prefix)
+		--pid | --skip | --rewrite-prefix | --only)
 		return ;;
 	esac
 
@@ -125,7 +125,7 @@ _leaksnap()
 		for ((k = i; k < cword; k++)); do
 			case ${words[k]} in
 			--) ((k++)); break ;;
-			--out | --frames | --unwind | --interval) ((k++)) ;;
+			--out | --frames | --unwind | --interval | --only) ((k++)) ;;
 			-*) ;;
 			*) break ;;
 			esac
