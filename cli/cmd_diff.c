@@ -33,7 +33,8 @@ static const char diff_usage[] =
 	"grew are ranked by score = growth x (intervals grown - intervals shrunk) /\n"
 	"intervals: growth in every interval scores fully. A group that grew but not\n"
 	"in the last interval is a cache, not a leak: it is listed apart and never\n"
-	"counts toward --fail-on.\n\n"
+	"counts toward --fail-on. An exit or crash dump given last is taken when the\n"
+	"program stopped: the interval before it counts as the last one too.\n\n"
 	"Snapshots of one run (the same pid, program and load address) are compared\n"
 	"in capture order, by their time and dump number, whatever order they are\n"
 	"given in (a shell glob lists m.1.10.dump before m.1.2.dump), and a note says\n"
@@ -762,14 +763,13 @@ static int rank(struct leaksnap_diff *d, const struct diff_cli *c, size_t n)
 		cli_fail_error(&err);
 		return -1;
 	}
-	/* An exit dump is taken once the program has stopped working: what
-	 * grew until then did not grow in the last interval, and reads as a
-	 * cache (the definition of one). */
-	if (n > 2 && last->exit_dump && leaksnap_diff_stopped_count(d))
+	/* An exit (or crash) dump is taken once the program has stopped
+	 * working: the library judges the trend up to the dump before it. */
+	if (n > 2 && last->ends_run)
 		cli_warn(last->file,
-			 "an exit dump, taken after the program stopped working: what grew before "
-			 "it is listed as stopped (a cache); compare the dumps taken while it "
-			 "worked to see what was still growing");
+			 "%s dump ends the series, taken when the program stopped: what grew until "
+			 "the dump before it counts as still growing, not as a cache that stopped",
+			 last->crash_dump ? "a crash" : "an exit");
 	return 0;
 }
 

@@ -60,6 +60,9 @@ enum leaksnap_diff_trend {
 	LEAKSNAP_DIFF_TREND_STEADY,     /* grew in every interval: a strong suspect */
 	LEAKSNAP_DIFF_TREND_GROWING,    /* grew in the last interval, not in every one */
 	LEAKSNAP_DIFF_TREND_STOPPED,    /* grew overall, not in the last interval: a cache */
+	/* (When the last of three or more snapshots is an exit or crash dump
+	 * (ends_run), the interval before it counts as the last one too: what
+	 * grew until the program stopped is GROWING, not STOPPED.) */
 };
 
 struct leaksnap_diff_suppressions;

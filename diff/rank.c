@@ -107,11 +107,16 @@ static void score_group(const struct leaksnap_diff *d, uint32_t g, struct leaksn
 		else if (b[k] < b[k - 1])
 			p->shrank++;
 	}
+	/* A series that ends with an exit or crash dump: that dump is taken
+	 * when the program stops working, so its interval is judged only when
+	 * something grew in it; otherwise the last interval is the one before
+	 * it (a leak that grew until the end is not a cache that stopped). */
+	bool ends = n > 2 && d->snaps[last].ends_run;
 	if (n == 2)
 		p->trend = LEAKSNAP_DIFF_TREND_GREW;
 	else if (p->grew == last)
 		p->trend = LEAKSNAP_DIFF_TREND_STEADY;
-	else if (b[last] > b[last - 1])
+	else if (b[last] > b[last - 1] || (ends && b[last - 1] > b[last - 2]))
 		p->trend = LEAKSNAP_DIFF_TREND_GROWING;
 	else
 		p->trend = LEAKSNAP_DIFF_TREND_STOPPED;

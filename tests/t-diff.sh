@@ -249,15 +249,23 @@ expect_eq "reversed: warning" "$(cat "$w/rev.err")" \
 "$D" --no-symbols "$s1" "$s3" >/dev/null 2>"$w/fwd.err" || fail "in order: status"
 [ -s "$w/fwd.err" ] && { fail "in order: a warning"; cat "$w/fwd.err"; }
 
-# 10b. The hook's exit dump last in a series: what grew while the server
-# worked did not grow in the last interval, and would pass for a cache
-# without the warning; the numbered dumps alone show the leak growing.
+# 10b. The hook's exit dump last in a series: taken when the server had
+# stopped working, so nothing grew in its interval; what grew until the
+# dump before it is still a suspect (not a cache that stopped), --fail-on
+# still fails, and a warning says how the series was judged.
 rx=$(ls "$w"/r1.*.exit.dump)
 "$D" --no-symbols "$r1_1" "$r1_2" "$r1_3" "$rx" >/dev/null 2>"$w/exitlast.err" || fail "exit last: status"
 expect_eq "exit last: warning" "$(cat "$w/exitlast.err")" \
-	"leakdiff: $rx: warning: an exit dump, taken after the program stopped working: what grew before it is listed as stopped (a cache); compare the dumps taken while it worked to see what was still growing"
-"$D" --no-symbols "$r1_1" "$r1_2" "$r1_3" >/dev/null 2>"$w/numbered.err" || fail "numbered: status"
+	"leakdiff: $rx: warning: an exit dump ends the series, taken when the program stopped: what grew until the dump before it counts as still growing, not as a cache that stopped"
+"$D" --json --no-symbols "$r1_1" "$r1_2" "$r1_3" >"$w/numbered.json" 2>"$w/numbered.err" || fail "numbered: status"
 [ -s "$w/numbered.err" ] && { fail "numbered dumps: a warning"; cat "$w/numbered.err"; }
+"$D" --json --no-symbols "$r1_1" "$r1_2" "$r1_3" "$rx" >"$w/exitlast.json" 2>/dev/null || fail "exit last: json"
+suspects() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join("%d/%s" % (g["bytes_delta"], g["trend"]) for g in j["suspects"]))' "$1"; }
+expect_eq "exit last: the numbered dumps' suspects" "$(suspects "$w/numbered.json" | cut -d/ -f1)" "5120"
+# (first: the exit dump adds stdout's buffer, new in its interval, ranked below)
+expect_eq "exit last: the same suspect first, growing" "$(suspects "$w/exitlast.json" | cut -d' ' -f1)" "5120/growing"
+"$D" --no-symbols --fail-on 4K "$r1_1" "$r1_2" "$r1_3" "$rx" >/dev/null 2>&1
+expect_eq "exit last: --fail-on" "$?" 1
 
 # 11. JIT code (named anonymous mappings, memfd) in two processes at other
 # addresses: no file's offsets, so never matched across them: each stack is
