@@ -56,13 +56,16 @@
 #define LEAKSNAP_HOOK_DEFAULT_OUT "/tmp/leaksnap"
 #define LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT "/data/local/tmp/leaksnap"
 
-/* The files: PREFIX.PID.N.dump (N = 1, 2, ...), PREFIX.PID.exit.dump, and
- * beside each STEM.dump its maps, STEM.maps.  The formats take (const char
- * *prefix, int pid, unsigned n) and (const char *prefix, int pid). */
+/* The files: PREFIX.PID.NNNN.dump (N = 1, 2, ... zero-padded to 4 digits,
+ * wider past 9999, so that a shell glob lists them in capture order: 0001,
+ * 0002, ..., 9999, 10000), PREFIX.PID.exit.dump, and beside each STEM.dump
+ * its maps, STEM.maps.  Hooks before the padding wrote PREFIX.PID.N.dump;
+ * readers accept both.  The formats take (const char *prefix, int pid,
+ * unsigned n) and (const char *prefix, int pid). */
 #define LEAKSNAP_HOOK_DUMP_SUFFIX ".dump"
 #define LEAKSNAP_HOOK_MAPS_SUFFIX ".maps"
 #define LEAKSNAP_HOOK_EXIT_TAG "exit"
-#define LEAKSNAP_HOOK_DUMP_NAME "%s.%d.%u" LEAKSNAP_HOOK_DUMP_SUFFIX
+#define LEAKSNAP_HOOK_DUMP_NAME "%s.%d.%04u" LEAKSNAP_HOOK_DUMP_SUFFIX
 #define LEAKSNAP_HOOK_EXIT_DUMP_NAME "%s.%d." LEAKSNAP_HOOK_EXIT_TAG LEAKSNAP_HOOK_DUMP_SUFFIX
 
 #ifdef __cplusplus
@@ -71,7 +74,7 @@ extern "C" {
 
 /* Write a LEAKSNAP v1 dump of the live allocations now, in the calling
  * thread.  @path = NULL writes the next numbered dump,
- * LEAKSNAP_OUT.<pid>.<n>.dump; otherwise exactly @path.  The maps are
+ * LEAKSNAP_OUT.<pid>.<nnnn>.dump; otherwise exactly @path.  The maps are
  * written beside it (@path with ".dump" replaced by ".maps", else
  * @path + ".maps").  No existing file is ever replaced.
  * Returns 0, or -1 with errno set (EEXIST: a file of that name exists). */

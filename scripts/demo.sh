@@ -36,10 +36,10 @@ step leaksnap maps app-heap.dump
 step cc -O2 -g server.c -o server '&&' leaksnap record --reachability --out /tmp/demo -- ./server
 ${CC:-cc} -O2 -g -o "$w/server" server.c -ldl
 (cd "$w" && "$ls_" record --reachability --out "$w/demo" -- ./server 2>&1) | sed "s|$w|/tmp|g"
-step leakdiff /tmp/demo.PID.1.dump /tmp/demo.PID.2.dump /tmp/demo.PID.3.dump
-set -- "$w"/demo.*.1.dump "$w"/demo.*.2.dump "$w"/demo.*.3.dump
+step leakdiff /tmp/demo.PID.0001.dump /tmp/demo.PID.0002.dump /tmp/demo.PID.0003.dump
+set -- "$w"/demo.*.0001.dump "$w"/demo.*.0002.dump "$w"/demo.*.0003.dump
 (cd "$w" && "$bin/leakdiff" "${1##*/}" "${2##*/}" "${3##*/}") | sed "s|$w|/tmp|g"
-step leakdiff --fail-on 4K /tmp/demo.PID.'{1,2,3}'.dump '>/dev/null;' echo '$?'
+step leakdiff --fail-on 4K /tmp/demo.PID.'{0001,0002,0003}'.dump '>/dev/null;' echo '$?'
 set +e
 (cd "$w" && "$bin/leakdiff" --fail-on 4K "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
 echo "$?    (1: the suspects grew by 4 KiB or more -- a CI gate; the cache does not count)"
