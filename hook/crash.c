@@ -22,6 +22,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <ucontext.h>
+#endif
 
 #include "hook_internal.h"
 #include "unloaded.h"
@@ -39,9 +42,19 @@ static atomic_int crash_tid;
 static atomic_bool crash_over;
 
 /* The main thread's alternate signal stack (when it had none), so that a
- * stack overflow there still gets its dump: what the dump path needs (its
- * path buffers, snprintf), with a guard page below. */
-#define ALT_STACK_SIZE (128 * 1024)
+ * stack overflow there still gets its handler, with a guard page below. */
+#define ALT_STACK_SIZE (64 * 1024)
+
+/* The dump itself runs on a stack of its own (the crashing thread's may be
+ * small: a thread of 32 KiB would overflow in the dump, and a SIGABRT then
+ * end as a SIGSEGV), switched to with swapcontext where the C library has
+ * it.  One crash dump per process: one user. */
+#define CRASH_STACK_SIZE (256 * 1024)
+#ifdef __GLIBC__
+static uint8_t *crash_stack;
+static ucontext_t crash_back, crash_run;
+static int crash_run_sig;
+#endif
 
 static const char *fatal_name(int sig)
 {
@@ -81,6 +94,30 @@ static void crash_dump(int sig)
 	 * process was exiting, its exit dump written or being written) */
 }
 
+#ifdef __GLIBC__
+static void crash_on_own_stack(void)
+{
+	crash_dump(crash_run_sig);
+	/* returns to crash_back (uc_link) */
+}
+#endif
+
+static void crash_dump_anywhere(int sig)
+{
+#ifdef __GLIBC__
+	if (crash_stack && getcontext(&crash_run) == 0) {
+		crash_run.uc_stack.ss_sp = crash_stack;
+		crash_run.uc_stack.ss_size = CRASH_STACK_SIZE;
+		crash_run.uc_link = &crash_back;
+		makecontext(&crash_run, crash_on_own_stack, 0);
+		crash_run_sig = sig;
+		if (swapcontext(&crash_back, &crash_run) == 0)
+			return;
+	}
+#endif
+	crash_dump(sig);
+}
+
 static void on_fatal(int sig, siginfo_t *si, void *ctx)
 {
 	(void)si;
@@ -89,7 +126,7 @@ static void on_fatal(int sig, siginfo_t *si, void *ctx)
 	int self = (int)syscall(SYS_gettid), none = 0;
 	if (atomic_compare_exchange_strong(&crash_tid, &none, self)) {
 		hook_busy++;
-		crash_dump(sig);
+		crash_dump_anywhere(sig);
 		hook_busy--;
 		atomic_store(&crash_over, true);
 	} else if (none != self) {
@@ -137,6 +174,15 @@ void crash_start(void)
 		if (sigaction(fatal[i].sig, &sa, NULL) == 0)
 			any = true;
 	}
-	if (any)
-		alt_stack();
+	if (!any)
+		return;
+	alt_stack();
+#ifdef __GLIBC__
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = hook_map(CRASH_STACK_SIZE + page);
+	if (p) {
+		mprotect(p, page, PROT_NONE);
+		crash_stack = p + page;
+	}
+#endif
 }

@@ -10,6 +10,8 @@
  *   crash overflow   endless recursion on the main thread (SIGSEGV on the
  *                    guard page: the handler needs the alternate stack)
  *   crash thread     a second thread writes through a null pointer
+ *   crash smallstack a second thread with the least stack there is
+ *                    (PTHREAD_STACK_MIN) calls abort()
  *   crash own        installs its own SIGSEGV handler (which prints "own
  *                    handler" and restores the default), then as segv
  *   crash chain      the same, but its handler calls the handler it
@@ -20,7 +22,9 @@
  *                    hook's own locked section
  * It prints "leaked" on stdout once the blocks are leaked. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,7 +92,8 @@ __attribute__((noinline)) static int recurse(volatile char *up, int depth)
 
 static void *thread_main(void *arg)
 {
-	(void)arg;
+	if (arg)
+		abort();
 	null_write();
 	return NULL;
 }
@@ -96,7 +101,7 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: crash segv|abort|fpe|kill|overflow|thread|own|chain|locked\n");
+		fprintf(stderr, "usage: crash segv|abort|fpe|kill|overflow|thread|smallstack|own|chain|locked\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -125,9 +130,14 @@ int main(int argc, char **argv)
 		sleep(5);
 	} else if (!strcmp(mode, "overflow")) {
 		recurse(NULL, 0);
-	} else if (!strcmp(mode, "thread")) {
+	} else if (!strcmp(mode, "thread") || !strcmp(mode, "smallstack")) {
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		bool small = !strcmp(mode, "smallstack");
+		if (small)
+			pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
 		pthread_t t;
-		pthread_create(&t, NULL, thread_main, NULL);
+		pthread_create(&t, &attr, thread_main, small ? (void *)1 : NULL);
 		pthread_join(t, NULL);
 	} else if (!strcmp(mode, "own") || !strcmp(mode, "chain")) {
 		if (!strcmp(mode, "chain"))
