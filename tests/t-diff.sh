@@ -42,7 +42,7 @@ for run in r1 r2; do
 	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/$run" "$w/a/server" >/dev/null || fail "server run $run"
 done
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/rb" "$w/b/server" >/dev/null || fail "server build B"
-snap() { ls "$w/$1".*."$2".dump 2>/dev/null | head -1; }
+snap() { ls "$w/$1".*."$(printf %04d "$2")".dump 2>/dev/null | head -1; }
 for run in r1 r2 rb; do
 	for n in 1 2 3; do
 		[ -n "$(snap $run $n)" ] || fail "run $run wrote no dump $n"
