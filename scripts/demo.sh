@@ -43,11 +43,11 @@ step leakdiff --fail-on 4K /tmp/demo.PID.'{0001,0002,0003}'.dump '>/dev/null;' e
 set +e
 (cd "$w" && "$bin/leakdiff" --fail-on 4K "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
 echo "$?    (1: the suspects grew by 4 KiB or more -- a CI gate; the cache does not count)"
-step leakdiff --fail-on-unreachable 1 /tmp/demo.PID.'{1,2,3}'.dump '>/dev/null;' echo '$?'
+step leakdiff --fail-on-unreachable 1 /tmp/demo.PID.'{0001,0002,0003}'.dump '>/dev/null;' echo '$?'
 (cd "$w" && "$bin/leakdiff" --fail-on-unreachable 1 "${1##*/}" "${2##*/}" "${3##*/}" >/dev/null)
 echo "$?    (1: the last snapshot holds unreachable blocks -- leaks, whatever they grew)"
 set -e
-step leakdiff --html report.html /tmp/demo.PID.'{1,2,3}'.dump
+step leakdiff --html report.html /tmp/demo.PID.'{0001,0002,0003}'.dump
 report_dir="$top/$B/demo"
 case $B in /*) report_dir="$B/demo" ;; esac
 mkdir -p "$report_dir"
