@@ -4,7 +4,8 @@
  * 2 x 3333 (crash_leak_realloc); it frees a block of 4444 bytes.  Then:
  *   crash segv       writes through a null pointer (SIGSEGV)
  *   crash abort      abort() (SIGABRT)
- *   crash fpe        an integer division by zero (SIGFPE)
+ *   crash fpe        an integer division by zero (SIGFPE on x86; arm64 does
+ *                    not trap)
  *   crash kill       kill(getpid(), SIGBUS): a fatal signal another process
  *                    could have sent
  *   crash overflow   endless recursion on the main thread (SIGSEGV on the
@@ -22,6 +23,7 @@
  *                    hook's own locked section
  * It prints "leaked" on stdout once the blocks are leaked. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -58,7 +60,7 @@ ssize_t readlink(const char *path, char *buf, size_t size)
 {
 	if (crash_in_readlink)
 		*(volatile int *)(uintptr_t)crash_in_readlink = 1; /* address 1: SIGSEGV */
-	return syscall(SYS_readlink, path, buf, size);
+	return syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
 }
 
 static void write_str(const char *s)
