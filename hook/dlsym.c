@@ -28,6 +28,7 @@
  * dl_iterate_phdr, their default versions. */
 #include <dlfcn.h>
 #include <link.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,7 +49,7 @@ typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 
 static dlsym_fn real_dlsym;
 static dlvsym_fn real_dlvsym;
-static atomic_int dl_state; /* 0: not looked for yet, 1: found */
+static atomic_int dl_state; /* 0: not looked for yet, 1: being looked for, 2: found */
 static uintptr_t self_lo, self_hi; /* the hook's own mapped range */
 
 /* The functions whose lookups give the hook's: name, the hook's wrapper,
@@ -237,6 +238,12 @@ static int find_real_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void __attribute__((noinline, cold)) dl_init(void)
 {
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&dl_state, &expected, 1)) {
+		while (atomic_load_explicit(&dl_state, memory_order_acquire) != 2)
+			sched_yield(); /* another thread is looking (nothing it does waits for us) */
+		return;
+	}
 	struct find_real f = {false, NULL, NULL, NULL, NULL};
 	dl_iterate_phdr(find_real_cb, &f);
 	if (!f.dlsym) {
@@ -250,12 +257,12 @@ static void __attribute__((noinline, cold)) dl_init(void)
 	}
 	*(void **)&real_dlsym = f.dlsym;
 	*(void **)&real_dlvsym = f.dlvsym;
-	atomic_store_explicit(&dl_state, 1, memory_order_release);
+	atomic_store_explicit(&dl_state, 2, memory_order_release);
 }
 
 static inline void dl_ready(void)
 {
-	if (HOOK_UNLIKELY(!atomic_load_explicit(&dl_state, memory_order_acquire)))
+	if (HOOK_UNLIKELY(atomic_load_explicit(&dl_state, memory_order_acquire) != 2))
 		dl_init();
 }
 
