@@ -408,9 +408,9 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 	char dump_name[PATH_MAX] = "", maps_name[PATH_MAX];
 	int rc = -1, err = ENOMEM;
 
+	bool fixed = path || trigger == HOOK_TRIGGER_EXIT || trigger == HOOK_TRIGGER_CRASH;
 	/* (no reachability from a fatal signal's handler: it would stop the
 	 * other threads with a signal and wait for them) */
-	bool fixed = path || trigger == HOOK_TRIGGER_EXIT || trigger == HOOK_TRIGGER_CRASH;
 	bool reach_on = hook_cfg.reachability && trigger != HOOK_TRIGGER_CRASH;
 	if ((reach_on ? reach_snapshot(&snap, &reach) : table_snapshot(&snap)) != 0)
 		goto out;
