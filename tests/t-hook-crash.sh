@@ -6,7 +6,8 @@
 # metadata, every leaked block with its size, count and the function that
 # leaked it, the freed one not; no exit dump, nothing on stderr.  Also from
 # a second thread, on a stack overflow (the alternate stack), for a signal
-# sent by kill(), on a thread of 16 KiB of stack (the dump runs on a stack
+# sent by kill(), from glibc's free() finding the heap corrupt (its lock
+# held), on a thread of 16 KiB of stack (the dump runs on a stack
 # of its own: that thread's would overflow, and SIGABRT end as SIGSEGV).  A handler the program installs is called (ours is
 # replaced; one that chains to ours gets the dump too); a crash inside the
 # hook's own locked section writes no dump and says so in one line;
@@ -20,7 +21,7 @@ B=$1
 run() {
 	_n=$1 _m=$2
 	shift 2
-	env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$w/$_n" "$@" "$T/crash" "$_m" >"$w/$_n.out" 2>"$w/$_n.raw"
+	timeout 60 env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$w/$_n" "$@" "$T/crash" "$_m" >"$w/$_n.out" 2>"$w/$_n.raw"
 	st=$?
 	# (dash writes its "Segmentation fault" line there too: not the program's)
 	sed '/^\(Segmentation fault\|Aborted\|Floating point exception\|Bus error\)\( (core dumped)\)\{0,1\}$/d' \
@@ -75,6 +76,14 @@ for case in segv:11:139 abort:6:134 fpe:8:136 kill:7:135 overflow:11:139 thread:
 	case $m in thread | smallstack) total= ;; *) total=12221 ;; esac
 	expect_crash_dump "$m" "$sig" $total
 done
+
+# glibc finds the heap corrupt in free() and aborts with its arena lock
+# held: the dump calls no malloc, so it is written all the same (a dump that
+# did would hang here).
+run heap heap
+[ "$st" = 134 ] || fail "heap: status $st, expected 134"
+[ "$(cat "$w/heap.err")" = "free(): invalid next size (normal)" ] || fail "heap: stderr '$(cat "$w/heap.err")'"
+expect_crash_dump heap 6
 
 # Off: the same crash, no dump at all.
 run off segv LEAKSNAP_DUMP_ON_CRASH=0

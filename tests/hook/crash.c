@@ -13,6 +13,10 @@
  *   crash thread     a second thread writes through a null pointer
  *   crash smallstack a second thread with the least stack there is
  *                    (PTHREAD_STACK_MIN) calls abort()
+ *   crash heap       overwrites the size field of a block's neighbour, then
+ *                    frees the block: glibc's free() finds the heap corrupt
+ *                    and calls abort() with its arena lock held (a dump
+ *                    that called malloc would wait for it for ever)
  *   crash own        installs its own SIGSEGV handler (which prints "own
  *                    handler" and restores the default), then as segv
  *   crash chain      the same, but its handler calls the handler it
@@ -35,7 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-void *volatile crash_sink[8];
+void *volatile crash_sink[10];
 static volatile int crash_in_readlink;
 static struct sigaction crash_prev;
 
@@ -103,7 +107,7 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: crash segv|abort|fpe|kill|overflow|thread|smallstack|own|chain|locked\n");
+		fprintf(stderr, "usage: crash segv|abort|fpe|kill|heap|overflow|thread|smallstack|own|chain|locked\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -130,6 +134,13 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "kill")) {
 		kill(getpid(), SIGBUS);
 		sleep(5);
+	} else if (!strcmp(mode, "heap")) {
+		/* larger than the thread cache takes: freed under the arena lock */
+		crash_sink[8] = malloc(5000);
+		crash_sink[9] = malloc(5000);
+		size_t bad = 1;
+		memcpy((void *)((uintptr_t)crash_sink[9] - sizeof(size_t)), &bad, sizeof(bad));
+		free(crash_sink[8]);
 	} else if (!strcmp(mode, "overflow")) {
 		recurse(NULL, 0);
 	} else if (!strcmp(mode, "thread") || !strcmp(mode, "smallstack")) {
