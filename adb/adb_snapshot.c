@@ -518,7 +518,11 @@ static int snap_malloc_debug(struct adb *a, const struct target *t, unsigned i, 
 	return remove_device(a, &(struct target){.app = NULL}, dev, dev, rc);
 }
 
-/* The numbers n of STEM.PID.n.maps in the hook's directory. */
+/* The numbers n of STEM.PID.n.maps in the hook's directory, each with the
+ * number of digits its name has (the hook pads them to 4, LEAKSNAP_HOOK_DUMP_NAME;
+ * hooks before that did not): nums[i] = n | digits << HOOK_DIGITS_SHIFT. */
+#define HOOK_DIGITS_SHIFT 28
+#define HOOK_NUM_MASK ((1u << HOOK_DIGITS_SHIFT) - 1)
 static int hook_list(const struct adb *a, const struct target *t, unsigned *nums, size_t cap,
 		     size_t *count)
 {
@@ -536,11 +540,13 @@ static int hook_list(const struct adb *a, const struct target *t, unsigned *nums
 	size_t sl = strlen(stem);
 	for (char *line = strtok(r.out, "\r\n"); line; line = strtok(NULL, "\r\n")) {
 		char *end;
-		if (strncmp(line, stem, sl) != 0 || line[sl] < '1' || line[sl] > '9')
+		if (strncmp(line, stem, sl) != 0 || line[sl] < '0' || line[sl] > '9')
 			continue;
 		unsigned long n = strtoul(line + sl, &end, 10);
-		if (strcmp(end, LEAKSNAP_HOOK_MAPS_SUFFIX) == 0 && n < 1000000000 && *count < cap)
-			nums[(*count)++] = (unsigned)n;
+		size_t digits = (size_t)(end - (line + sl));
+		if (strcmp(end, LEAKSNAP_HOOK_MAPS_SUFFIX) == 0 && n >= 1 && n <= HOOK_NUM_MASK &&
+		    digits <= 9 && *count < cap)
+			nums[(*count)++] = (unsigned)n | (unsigned)digits << HOOK_DIGITS_SHIFT;
 	}
 	adb_result_free(&r);
 	return 0;
@@ -572,7 +578,7 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 			bool old = false;
 			for (size_t j = 0; j < nb && !old; j++)
 				old = before[j] == after[i];
-			if (!old && (!found || after[i] < found))
+			if (!old && (!found || (after[i] & HOOK_NUM_MASK) < (found & HOOK_NUM_MASK)))
 				found = after[i];
 		}
 		if (found)
@@ -593,7 +599,8 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 	static const char *const suffix[] = {LEAKSNAP_HOOK_DUMP_SUFFIX, LEAKSNAP_HOOK_MAPS_SUFFIX};
 	int fds[2] = {-1, -1};
 	for (int i = 0; i < 2; i++)
-		snprintf(dev[i], sizeof(dev[i]), "%s.%ld.%u%s", t->out, t->pid, found, suffix[i]);
+		snprintf(dev[i], sizeof(dev[i]), "%s.%ld.%0*u%s", t->out, t->pid,
+			 (int)(found >> HOOK_DIGITS_SHIFT), found & HOOK_NUM_MASK, suffix[i]);
 	for (int i = 0; i < 2 && !rc; i++) {
 		fds[i] = temp_in(dir, tmp[i], sizeof(tmp[i]));
 		if (fds[i] < 0)

@@ -9,7 +9,11 @@
  * Triggers: the exit destructor, leaksnap_dump(), SIGRTMAX-17 and the
  * LEAKSNAP_INTERVAL timer.  The signal handler only posts a semaphore; the
  * dump thread (the hook's own, never tracked) does the work, one dump per
- * signal, while the program keeps running. */
+ * signal, while the program keeps running.  A fatal signal's handler
+ * (crash.c) is the one caller in a signal handler: what a dump calls is
+ * system calls, snprintf of numbers and strings, dl_iterate_phdr and
+ * locks of the hook's that crash.c makes sure the thread does not hold; it
+ * never calls malloc (whose locks a crash may have left held). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +48,9 @@ static pthread_mutex_t dump_mutex = PTHREAD_MUTEX_INITIALIZER;
 static sem_t dump_sem;
 static unsigned dump_seq;        /* last number used; under dump_mutex */
 static bool dump_exiting;        /* under dump_mutex */
+static atomic_int dump_owner;    /* the thread holding dump_mutex */
+static atomic_bool crash_dumped; /* a crash dump was written: no exit dump */
+static int crash_signal;         /* under dump_mutex: the crash dump's signal */
 atomic_bool dump_thread_missing; /* start the dump thread at the next chance */
 static atomic_bool thread_absent;  /* no dump thread in this process yet */
 static atomic_bool report_write, report_thread, report_signal;
@@ -74,6 +81,7 @@ static const char *const trigger_names[] = {
 	[HOOK_TRIGGER_SIGNAL] = "signal",
 	[HOOK_TRIGGER_API] = "api",
 	[HOOK_TRIGGER_INTERVAL] = "interval",
+	[HOOK_TRIGGER_CRASH] = LEAKSNAP_HOOK_CRASH_TAG,
 };
 
 /* The path maps gives for the mapping containing @addr (the name the
@@ -190,6 +198,8 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 	}
 	buf_printf(meta, "unwinder=%s\n", hook_cfg.unwinder_name);
 	buf_printf(meta, "trigger=%s\n", trigger_names[trigger]);
+	if (trigger == HOOK_TRIGGER_CRASH)
+		buf_printf(meta, "crash_signal=%d\n", crash_signal);
 	buf_printf(meta, "invalid_frees=%lu\n", (unsigned long)atomic_load(&hook_invalid_frees));
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
 	if (clamped)
@@ -379,11 +389,14 @@ static int maps_name_for(const char *dump, char *maps, size_t size)
 	return name_printf(maps, size, "%s" LEAKSNAP_HOOK_MAPS_SUFFIX, dump);
 }
 
-/* The name of dump @n (0 = the exit dump). */
-static int numbered_name(char *out, size_t size, unsigned n)
+/* The name of dump @n (0 = the exit or the crash dump, as @trigger says). */
+static int numbered_name(char *out, size_t size, unsigned n, enum hook_trigger trigger)
 {
 	if (!n)
-		return name_printf(out, size, LEAKSNAP_HOOK_EXIT_DUMP_NAME, hook_cfg.out, (int)getpid());
+		return name_printf(out, size,
+				   trigger == HOOK_TRIGGER_CRASH ? LEAKSNAP_HOOK_CRASH_DUMP_NAME
+								 : LEAKSNAP_HOOK_EXIT_DUMP_NAME,
+				   hook_cfg.out, (int)getpid());
 	return name_printf(out, size, LEAKSNAP_HOOK_DUMP_NAME, hook_cfg.out, (int)getpid(), n);
 }
 
@@ -395,14 +408,18 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 	char dump_name[PATH_MAX] = "", maps_name[PATH_MAX];
 	int rc = -1, err = ENOMEM;
 
-	if ((hook_cfg.reachability ? reach_snapshot(&snap, &reach) : table_snapshot(&snap)) != 0)
+	bool fixed = path || trigger == HOOK_TRIGGER_EXIT || trigger == HOOK_TRIGGER_CRASH;
+	/* (no reachability from a fatal signal's handler: it would stop the
+	 * other threads with a signal and wait for them) */
+	bool reach_on = hook_cfg.reachability && trigger != HOOK_TRIGGER_CRASH;
+	if ((reach_on ? reach_snapshot(&snap, &reach) : table_snapshot(&snap)) != 0)
 		goto out;
 	if (!read_proc("maps", &maps)) {
 		err = errno ? errno : EIO;
 		goto out_snap;
 	}
 	build_meta(&meta, &maps, trigger, snap.clamped);
-	if (hook_cfg.reachability)
+	if (reach_on)
 		buf_add(&meta, reach.meta, strlen(reach.meta));
 	if (maps.failed || meta.failed || meta.len > UINT32_MAX)
 		goto out_bufs;
@@ -437,9 +454,9 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 	struct iovec maps_iov[] = {{maps.p, maps.len}};
 
 	/* The first candidate name decides the directory of the temp files. */
-	unsigned n = path || trigger == HOOK_TRIGGER_EXIT ? 0 : dump_seq + 1;
+	unsigned n = fixed ? 0 : dump_seq + 1;
 	if (path ? name_printf(dump_name, sizeof(dump_name), "%s", path)
-		 : numbered_name(dump_name, sizeof(dump_name), n)) {
+		 : numbered_name(dump_name, sizeof(dump_name), n, trigger)) {
 		err = errno;
 		goto out_bufs;
 	}
@@ -457,16 +474,16 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		if (maps_name_for(dump_name, maps_name, sizeof(maps_name)) == 0 &&
 		    publish_pair(&pd, &pm, dump_name, maps_name) == 0) {
 			rc = 0;
-			if (!path && trigger != HOOK_TRIGGER_EXIT)
+			if (!fixed)
 				dump_seq = n;
 			break;
 		}
 		err = errno;
 		/* A numbered name already taken (a pid reused since an old
 		 * run): take the next number rather than lose the dump. */
-		if (err != EEXIST || path || trigger == HOOK_TRIGGER_EXIT || tries >= 1000)
+		if (err != EEXIST || fixed || tries >= 1000)
 			break;
-		if (numbered_name(dump_name, sizeof(dump_name), ++n) != 0) {
+		if (numbered_name(dump_name, sizeof(dump_name), ++n, trigger) != 0) {
 			err = errno;
 			break;
 		}
@@ -499,6 +516,7 @@ int dump_write(const char *path, enum hook_trigger trigger)
 	}
 	hook_busy++;
 	pthread_mutex_lock(&dump_mutex);
+	atomic_store(&dump_owner, (int)syscall(SYS_gettid));
 	int rc;
 	if (dump_exiting && trigger != HOOK_TRIGGER_EXIT) {
 		errno = ECANCELED;
@@ -507,6 +525,46 @@ int dump_write(const char *path, enum hook_trigger trigger)
 		rc = write_locked(path, trigger);
 	}
 	int e = errno;
+	atomic_store(&dump_owner, 0);
+	pthread_mutex_unlock(&dump_mutex);
+	hook_busy--;
+	errno = e;
+	return rc;
+}
+
+bool dump_busy_here(void)
+{
+	int owner = atomic_load(&dump_owner);
+	return owner && owner == (int)syscall(SYS_gettid);
+}
+
+/* How long a crash dump waits for a dump another thread is writing. */
+#define CRASH_WAIT_S 10
+
+int dump_write_crash(int sig)
+{
+	hook_busy++;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CRASH_WAIT_S;
+	int rc = pthread_mutex_timedlock(&dump_mutex, &until);
+	if (rc != 0) {
+		hook_busy--;
+		errno = rc;
+		return -1;
+	}
+	atomic_store(&dump_owner, (int)syscall(SYS_gettid));
+	if (dump_exiting) {
+		errno = ECANCELED;
+		rc = -1;
+	} else {
+		crash_signal = sig;
+		rc = write_locked(NULL, HOOK_TRIGGER_CRASH);
+		if (rc == 0)
+			atomic_store(&crash_dumped, true);
+	}
+	int e = errno;
+	atomic_store(&dump_owner, 0);
 	pthread_mutex_unlock(&dump_mutex);
 	hook_busy--;
 	errno = e;
@@ -791,6 +849,8 @@ void dump_start(void)
 		reach_init();
 	install(sig_dump());
 	install(sig_toggle());
+	if (hook_cfg.dump_on_crash)
+		crash_start();
 	atomic_store(&thread_absent, true);
 	atomic_store(&dump_thread_missing, true);
 	dump_ensure_thread();
@@ -806,6 +866,8 @@ void dump_after_fork_child(void)
 	atomic_store(&dump_thread_stack, 0);
 	dump_seq = 0;
 	dump_exiting = false;
+	atomic_store(&dump_owner, 0);
+	atomic_store(&crash_dumped, false);
 	atomic_store(&exit_begun, false);
 	atomic_store(&main_gone, false);
 	atomic_store(&wake_only, 0);
@@ -819,6 +881,8 @@ void dump_after_fork_child(void)
 void dump_at_exit(void)
 {
 	static atomic_bool report_exit;
+	if (atomic_load(&crash_dumped))
+		return; /* a handler the program chained to ours calls exit() */
 	if (table_busy_here()) {
 		hook_report(&report_exit, "exit() inside the allocator (from a signal handler): "
 			    "no exit dump");

@@ -600,6 +600,7 @@ static void read_config(void)
 	struct hook_config *c = &hook_cfg;
 	c->frames = (unsigned)env_uint(LEAKSNAP_HOOK_ENV_FRAMES, 16, 1, HOOK_MAX_FRAMES);
 	c->dump_on_exit = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, 1, 0, 1) != 0;
+	c->dump_on_crash = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH, 1, 0, 1) != 0;
 	c->start_disabled = env_uint(LEAKSNAP_HOOK_ENV_START_DISABLED, 0, 0, 1) != 0;
 	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
 	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;

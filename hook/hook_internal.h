@@ -49,6 +49,7 @@ struct hook_config {
 	const char *unwinder_name;   /* what the metadata records */
 	char out[PATH_MAX];          /* LEAKSNAP_OUT */
 	bool dump_on_exit;           /* LEAKSNAP_DUMP_ON_EXIT */
+	bool dump_on_crash;          /* LEAKSNAP_DUMP_ON_CRASH (crash.c) */
 	uint64_t interval_ns;        /* LEAKSNAP_INTERVAL, 0 = off */
 	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
 	bool reachability;           /* LEAKSNAP_REACHABILITY (reach.c) */
@@ -178,7 +179,13 @@ size_t table_own_ranges(uintptr_t (*out)[2], size_t cap);
 
 /* Dumps (dump.c) ---------------------------------------------------------- */
 
-enum hook_trigger { HOOK_TRIGGER_EXIT, HOOK_TRIGGER_SIGNAL, HOOK_TRIGGER_API, HOOK_TRIGGER_INTERVAL };
+enum hook_trigger {
+	HOOK_TRIGGER_EXIT,
+	HOOK_TRIGGER_SIGNAL,
+	HOOK_TRIGGER_API,
+	HOOK_TRIGGER_INTERVAL,
+	HOOK_TRIGGER_CRASH,
+};
 
 /* Write a dump.  @path = NULL: the next numbered name (or the exit name).
  * Returns 0, or -1 with errno set. */
@@ -196,5 +203,18 @@ void dump_at_exit(void);
  * thread ends once it is the only thread left, so that the process ends
  * as it would without it. */
 void dump_main_thread_gone(void);
+/* From the handler of fatal signal @sig: write PREFIX.PID.crash.dump (no
+ * reachability), waiting at most a few seconds for a dump in progress in
+ * another thread.  Afterwards no exit dump is written.  Returns 0, or -1
+ * with errno (ECANCELED: the process is already exiting; ETIMEDOUT). */
+int dump_write_crash(int sig);
+/* This thread is writing a dump (holds the dump lock). */
+bool dump_busy_here(void);
+
+/* Crash dumps (crash.c) ---------------------------------------------------- */
+
+/* Install the fatal-signal handlers (LEAKSNAP_DUMP_ON_CRASH), after
+ * dump_start. */
+void crash_start(void);
 
 #endif

@@ -48,6 +48,7 @@
 #define LEAKSNAP_HOOK_ENV_START_DISABLED "LEAKSNAP_START_DISABLED" /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_REACHABILITY "LEAKSNAP_REACHABILITY"     /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_KEEP_UNLOADED "LEAKSNAP_KEEP_UNLOADED"   /* 0 or 1 (default) */
+#define LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH "LEAKSNAP_DUMP_ON_CRASH"   /* 0 or 1 (default) */
 
 /* The output prefix: LEAKSNAP_OUT, else the default.  The hook keeps
  * LEAKSNAP_HOOK_OUT_RESERVE bytes of a PATH_MAX (4096 on Linux and
@@ -60,14 +61,20 @@
 #define LEAKSNAP_HOOK_DEFAULT_OUT "/tmp/leaksnap"
 #define LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT "/data/local/tmp/leaksnap"
 
-/* The files: PREFIX.PID.N.dump (N = 1, 2, ...), PREFIX.PID.exit.dump, and
- * beside each STEM.dump its maps, STEM.maps.  The formats take (const char
- * *prefix, int pid, unsigned n) and (const char *prefix, int pid). */
+/* The files: PREFIX.PID.NNNN.dump (N = 1, 2, ... zero-padded to 4 digits,
+ * wider past 9999, so that a shell glob lists them in capture order: 0001,
+ * 0002, ..., 9999, 10000), PREFIX.PID.exit.dump, PREFIX.PID.crash.dump (the
+ * program died of a fatal signal), and beside each STEM.dump its maps,
+ * STEM.maps.  Hooks before the padding wrote PREFIX.PID.N.dump;
+ * readers accept both.  The formats take (const char *prefix, int pid,
+ * unsigned n) and (const char *prefix, int pid). */
 #define LEAKSNAP_HOOK_DUMP_SUFFIX ".dump"
 #define LEAKSNAP_HOOK_MAPS_SUFFIX ".maps"
 #define LEAKSNAP_HOOK_EXIT_TAG "exit"
-#define LEAKSNAP_HOOK_DUMP_NAME "%s.%d.%u" LEAKSNAP_HOOK_DUMP_SUFFIX
+#define LEAKSNAP_HOOK_CRASH_TAG "crash"
+#define LEAKSNAP_HOOK_DUMP_NAME "%s.%d.%04u" LEAKSNAP_HOOK_DUMP_SUFFIX
 #define LEAKSNAP_HOOK_EXIT_DUMP_NAME "%s.%d." LEAKSNAP_HOOK_EXIT_TAG LEAKSNAP_HOOK_DUMP_SUFFIX
+#define LEAKSNAP_HOOK_CRASH_DUMP_NAME "%s.%d." LEAKSNAP_HOOK_CRASH_TAG LEAKSNAP_HOOK_DUMP_SUFFIX
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,7 +82,7 @@ extern "C" {
 
 /* Write a LEAKSNAP v1 dump of the live allocations now, in the calling
  * thread.  @path = NULL writes the next numbered dump,
- * LEAKSNAP_OUT.<pid>.<n>.dump; otherwise exactly @path.  The maps are
+ * LEAKSNAP_OUT.<pid>.<nnnn>.dump; otherwise exactly @path.  The maps are
  * written beside it (@path with ".dump" replaced by ".maps", else
  * @path + ".maps").  No existing file is ever replaced.
  * Returns 0, or -1 with errno set (EEXIST: a file of that name exists). */

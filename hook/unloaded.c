@@ -47,6 +47,11 @@ void unloaded_fork_child(void)
 	pthread_mutex_unlock(&kept_lock);
 }
 
+bool unloaded_busy_here(void)
+{
+	return in_kept != 0;
+}
+
 /* The line of @b starting at @p: its end (at the '\n' or the buffer's). */
 static const char *line_end(const struct buf *b, const char *p)
 {

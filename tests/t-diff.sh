@@ -42,8 +42,8 @@ for run in r1 r2; do
 	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/$run" "$w/a/server" >/dev/null || fail "server run $run"
 done
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/rb" "$w/b/server" >/dev/null || fail "server build B"
-# snap RUN N: the hook's dump N of RUN, named with N zero-padded or not
-snap() { ls "$w/$1".*."$2".dump "$w/$1".*."$(printf %04d "$2")".dump 2>/dev/null | head -1; }
+# snap RUN N: the hook's dump N of RUN (its number zero-padded)
+snap() { ls "$w/$1".*."$(printf %04d "$2")".dump 2>/dev/null | head -1; }
 for run in r1 r2 rb; do
 	for n in 1 2 3; do
 		[ -n "$(snap $run $n)" ] || fail "run $run wrote no dump $n"

@@ -21,10 +21,10 @@ X
 cmp -s "$w/api.expected" "$w/api.stdout" || { fail "apiuser output"; cat "$w/api.stdout"; }
 [ -f "$w/explicit.dump" ] && [ -f "$w/explicit.maps" ] || fail "explicit dump or maps missing"
 pid=$(ls "$out".*.exit.dump | sed 's/.*\.\([0-9]*\)\.exit\.dump$/\1/')
-for n in 1 2; do
+for n in 0001 0002; do
 	[ -f "$out.$pid.$n.dump" ] && [ -f "$out.$pid.$n.maps" ] || fail "numbered dump $n missing"
 done
-[ -f "$out.$pid.3.dump" ] && fail "a third numbered dump appeared"
+[ -f "$out.$pid.0003.dump" ] && fail "a third numbered dump appeared"
 expect_meta "$w/explicit.dump" "trigger=api"
 expect_meta "$out.$pid.exit.dump" "trigger=exit"
 "$SC" "$w/explicit.dump" >"$w/e.txt"
@@ -75,13 +75,13 @@ grep -q "leaksnap_dump($w/sym.dump): File exists" "$w/sym.out" || fail "symlink 
 [ -e "$w/target" ] && fail "written through a symlink"
 # Numbered and exit names planted before the program starts (exec keeps
 # the pid): the numbered dumps move on to 2 and 3, the exit dump is refused.
-sh -c 'ln -s "$1/target" "$2.$$.1.dump"; echo keep >"$2.$$.exit.dump"; echo $$ >"$1/pl.pid"
+sh -c 'ln -s "$1/target" "$2.$$.0001.dump"; echo keep >"$2.$$.exit.dump"; echo $$ >"$1/pl.pid"
 	exec env LD_PRELOAD="$3" LEAKSNAP_OUT="$2" "$4" "$1/pl-explicit.dump"' \
 	sh "$w" "$w/pl" "$HOOK" "$T/apiuser" >"$w/pl.out" 2>"$w/pl.err"
 pid=$(cat "$w/pl.pid")
-[ -L "$w/pl.$pid.1.dump" ] && [ ! -e "$w/target" ] || fail "planted symlink changed"
+[ -L "$w/pl.$pid.0001.dump" ] && [ ! -e "$w/target" ] || fail "planted symlink changed"
 [ "$(cat "$w/pl.$pid.exit.dump")" = keep ] || fail "planted exit dump overwritten"
-[ -f "$w/pl.$pid.2.dump" ] && [ -f "$w/pl.$pid.3.dump" ] || fail "numbered dumps did not move on"
+[ -f "$w/pl.$pid.0002.dump" ] && [ -f "$w/pl.$pid.0003.dump" ] || fail "numbered dumps did not move on"
 grep -q -x "leaksnap: cannot write $w/pl.$pid.exit.dump: File exists" "$w/pl.err" ||
 	{ fail "planted exit dump: message"; cat "$w/pl.err"; }
 # exit() from a signal handler that interrupts the allocator: never a hang.
@@ -146,7 +146,7 @@ done
 mkdir -p "$w/cd1" "$w/cd2"
 (cd "$w/cd1" && LD_PRELOAD=$HOOK LEAKSNAP_OUT=rel "$T/edge" cd "$w/cd2") || fail "cd: status"
 [ "$(cd "$w/cd1" && ls | sed 's/\.[0-9]*\./.PID./' | sort | tr '\n' ' ')" = \
-	"rel.PID.1.dump rel.PID.1.maps rel.PID.2.dump rel.PID.2.maps rel.PID.exit.dump rel.PID.exit.maps " ] ||
+	"rel.PID.0001.dump rel.PID.0001.maps rel.PID.0002.dump rel.PID.0002.maps rel.PID.exit.dump rel.PID.exit.maps " ] ||
 	{ fail "cd: dumps not all in the starting directory"; ls "$w/cd1" "$w/cd2"; }
 [ -z "$(ls "$w/cd2")" ] || { fail "cd: dumps in the new directory"; ls "$w/cd2"; }
 

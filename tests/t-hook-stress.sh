@@ -26,7 +26,7 @@ done
 wait "$pid"
 [ $? = 0 ] || fail "stress with signals: exit status"
 grep -q -x "stress 8 x 4000000: checksum [0-9]*, 0 bad" "$w/sig.out" || { fail "stress with signals: output"; cat "$w/sig.out"; }
-for n in 1 2 3 4 5 6 7 8 9 10; do
+for n in 0001 0002 0003 0004 0005 0006 0007 0008 0009 0010; do
 	f="$w/sig.$pid.$n.dump"
 	if [ ! -f "$f" ]; then
 		fail "dump $n of 10 missing"
@@ -37,7 +37,7 @@ for n in 1 2 3 4 5 6 7 8 9 10; do
 	grep -q -x '  trigger=signal' "$f.show" || fail "$f: trigger"
 	[ -f "$w/sig.$pid.$n.maps" ] || fail "maps $n missing"
 done
-[ -e "$w/sig.$pid.11.dump" ] && fail "an eleventh dump appeared"
+[ -e "$w/sig.$pid.0011.dump" ] && fail "an eleventh dump appeared"
 [ -f "$w/sig.$pid.exit.dump" ] || fail "no exit dump after the signals"
 ls "$w" | grep -q '\.tmp' && fail "temporary files left behind"
 

@@ -15,7 +15,7 @@ n=$(ls "$w"/iv.*.[0-9]*.dump 2>/dev/null | wc -l)
 pid=$(ls "$w"/iv.*.exit.dump | sed 's/.*\.\([0-9]*\)\.exit\.dump$/\1/')
 i=1
 while [ "$i" -le "$n" ]; do
-	f="$w/iv.$pid.$i.dump"
+	f="$w/iv.$pid.$(printf %04d "$i").dump"
 	[ -f "$f" ] || { fail "interval dump $i missing (numbering has a gap)"; break; }
 	"$L" show "$f" >"$f.show" 2>&1 || fail "$f: not readable"
 	grep -q -x '  trigger=interval' "$f.show" || fail "$f: trigger"
@@ -31,9 +31,9 @@ wait "$rpid"
 st=$?
 [ $st = 0 ] || { fail "record: status $st"; cat "$w/rec.err"; }
 grep -c '^leaksnap: wrote ' "$w/rec.err" | grep -q -x 2 || { fail "record: not two dumps listed"; cat "$w/rec.err"; }
-sed -n '1s/^leaksnap: wrote \(.*\): .*/\1/p' "$w/rec.err" | grep -q '\.1\.dump$' || fail "record: first listed is not dump 1"
+sed -n '1s/^leaksnap: wrote \(.*\): .*/\1/p' "$w/rec.err" | grep -q '\.0001\.dump$' || fail "record: first listed is not dump 1"
 sed -n '2s/^leaksnap: wrote \(.*\): .*/\1/p' "$w/rec.err" | grep -q '\.exit\.dump$' || fail "record: exit dump not last"
-d=$(ls "$w"/rec.*.1.dump)
+d=$(ls "$w"/rec.*.0001.dump)
 expect_meta "$d" "trigger=signal"
 "$L" show "$d" | grep -q -x 'backtrace size:  8' || fail "record --frames 8 did not reach the hook"
 

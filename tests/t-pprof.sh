@@ -78,8 +78,8 @@ gcc -g -O1 -c -o "$w/hostile.o" "$src/hostile.c" &&
 (cd "$w" && LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/g" ./grow) || fail "grow under the hook"
 gcc -g -O1 -o "$w/server" "$top/testdata/demo/server.c" -ldl || fail "cannot build the demo server"
 (cd "$w" && LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/s" ./server >/dev/null) || fail "the demo server under the hook"
-g1=$(ls "$w"/g.*.1.dump) g2=$(ls "$w"/g.*.2.dump) g3=$(ls "$w"/g.*.3.dump)
-s1=$(ls "$w"/s.*.1.dump) s3=$(ls "$w"/s.*.3.dump)
+g1=$(ls "$w"/g.*.0001.dump) g2=$(ls "$w"/g.*.0002.dump) g3=$(ls "$w"/g.*.0003.dump)
+s1=$(ls "$w"/s.*.0001.dump) s3=$(ls "$w"/s.*.0003.dump)
 [ -f "$g3" ] && [ -f "$s3" ] || { fail "no dumps"; finish; }
 line() { grep -n "$2" "$1" | head -1 | cut -d: -f1; }
 

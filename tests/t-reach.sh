@@ -74,7 +74,7 @@ kill -47 "$pid"
 sleep 0.5
 exec 3>&-
 wait "$pid" || fail "reach wait: exit status"
-check_dump "$w/sg.$pid.1.dump" "$w/expect"
+check_dump "$w/sg.$pid.0001.dump" "$w/expect"
 n=0
 for d in "$w"/sg.$pid.[0-9]*.dump; do
 	"$RD" "$d" | grep -q -x 'meta trigger=interval' || continue
@@ -244,7 +244,7 @@ done
 wait "$pid" || fail "stress with reachability: exit status"
 grep -q -x "stress 8 x 2000000: checksum [0-9]*, 0 bad" "$w/st.out" || { fail "stress: output"; cat "$w/st.out"; }
 ok=0
-for n in 1 2 3 4 5 6 7 8 9 10; do
+for n in 0001 0002 0003 0004 0005 0006 0007 0008 0009 0010; do
 	f="$w/st.$pid.$n.dump"
 	[ -f "$f" ] || { fail "stress: dump $n of 10 missing"; continue; }
 	"$RD" "$f" >"$f.rd" 2>&1 || { fail "$f: $(cat "$f.rd")"; continue; }

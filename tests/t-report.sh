@@ -50,7 +50,7 @@ objcopy --redefine-sym 'hostile_leak=</script><img src=x onerror=alert(1)>' "$w/
 exe="$w/grow <img src=x onerror=alert(2)>"
 gcc -g -O1 -o "$exe" "$top/tests/report/grow.c" "$w/hostile.o" -ldl || fail "cannot build grow"
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/g" "$exe" || fail "grow under the hook"
-d1=$(ls "$w"/g.*.1.dump) d2=$(ls "$w"/g.*.2.dump) d3=$(ls "$w"/g.*.3.dump)
+d1=$(ls "$w"/g.*.0001.dump) d2=$(ls "$w"/g.*.0002.dump) d3=$(ls "$w"/g.*.0003.dump)
 [ -f "$d1" ] && [ -f "$d2" ] && [ -f "$d3" ] || { fail "no dumps"; finish; }
 HOSTILE_FN='</script><img src=x onerror=alert(1)>'
 HOSTILE_FILE='</script><img src=x onerror=alert(3)>.c'
@@ -102,7 +102,7 @@ gcc -O1 -c -o "$w/bad.o" "$top/tests/report/hostile.c" &&
 	objcopy --redefine-sym "hostile_leak=$(printf 'bad\377name\033[31m')" "$w/bad.o" &&
 	gcc -g -O1 -o "$w/$bad" "$top/tests/report/grow.c" "$w/bad.o" -ldl || fail "cannot build $bad"
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/u" "$w/$bad" || fail "the non-UTF-8 program under the hook"
-set -- "$w"/u.*.1.dump "$w"/u.*.2.dump "$w"/u.*.3.dump
+set -- "$w"/u.*.0001.dump "$w"/u.*.0002.dump "$w"/u.*.0003.dump
 "$D" --json "$@" >"$w/u.json" || fail "leakdiff --json, non-UTF-8 names"
 expect_eq "non-UTF-8 names" "$(json "$w/u.json" 'ascii((j["suspects"][3]["frames"][0]["function"], j["suspects"][3]["frames"][0]["module"].split("/")[-1]))')" \
 	"('bad\ufffdname\x1b[31m+0x19', 'grow\ufffdx')"

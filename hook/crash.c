@@ -1,0 +1,188 @@
+/* leaksnap hook: a dump when the program dies of a fatal signal.
+ *
+ * A program that leaks and then crashes would leave nothing: no exit dump
+ * is written when a signal ends the process.  So the hook takes the fatal
+ * signals whose disposition is the default when it starts (a program that
+ * installs a handler later replaces ours, and gets its own called; one that
+ * chains to the handler it found gets ours as well), and its handler writes
+ * PREFIX.PID.crash.dump, then lets the signal end the process as it would
+ * have: the default disposition back, the signal sent again to the thread
+ * (blocked while the handler runs, it is delivered as the handler returns,
+ * in the context that took it: the exit status is 128+N, the core dump
+ * what it was).
+ *
+ * The handler does not write when the crashing thread holds a lock of the
+ * hook's own (the tables, the dump, the unloaded libraries' lines): the dump
+ * would wait for itself.  It says so in one line on stderr instead.  A
+ * second thread that crashes while the first writes waits for it. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <ucontext.h>
+#endif
+
+#include "hook_internal.h"
+#include "unloaded.h"
+
+static const struct {
+	int sig;
+	const char *name;
+} fatal[] = {
+	{SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGFPE, "SIGFPE"}, {SIGILL, "SIGILL"},
+	{SIGABRT, "SIGABRT"}, {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},
+};
+
+/* The thread writing the crash dump (0: none yet); then the dump is over. */
+static atomic_int crash_tid;
+static atomic_bool crash_over;
+
+/* The main thread's alternate signal stack (when it had none), so that a
+ * stack overflow there still gets its handler, with a guard page below. */
+#define ALT_STACK_SIZE (64 * 1024)
+
+/* The dump itself runs on a stack of its own (the crashing thread's may be
+ * small: a thread of 32 KiB would overflow in the dump, and a SIGABRT then
+ * end as a SIGSEGV), switched to with swapcontext where the C library has
+ * it.  One crash dump per process: one user. */
+#define CRASH_STACK_SIZE (256 * 1024)
+#ifdef __GLIBC__
+static uint8_t *crash_stack;
+static ucontext_t crash_back, crash_run;
+static int crash_run_sig;
+#endif
+
+static const char *fatal_name(int sig)
+{
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		if (fatal[i].sig == sig)
+			return fatal[i].name;
+	return "signal";
+}
+
+/* End the process by @sig as if no handler had been there. */
+static void die_by(int sig)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	/* Pending until the handler returns (the signal is blocked in it),
+	 * then delivered where the program was: a fault is not run again, a
+	 * signal sent by raise() or kill() is not lost. */
+	syscall(SYS_tgkill, (long)getpid(), syscall(SYS_gettid), (long)sig);
+}
+
+static void crash_dump(int sig)
+{
+	if (!atomic_load(&hook_active))
+		return;
+	if (table_busy_here() || dump_busy_here() || unloaded_busy_here()) {
+		hook_report(NULL, "%s (signal %d) inside the hook's own locked section: no crash dump",
+			    fatal_name(sig), sig);
+		return;
+	}
+	if (dump_write_crash(sig) != 0 && errno == ETIMEDOUT)
+		hook_report(NULL, "%s (signal %d): a dump in progress did not end; no crash dump",
+			    fatal_name(sig), sig);
+	/* (write failures are reported by the dump itself; ECANCELED: the
+	 * process was exiting, its exit dump written or being written) */
+}
+
+#ifdef __GLIBC__
+static void crash_on_own_stack(void)
+{
+	crash_dump(crash_run_sig);
+	/* returns to crash_back (uc_link) */
+}
+#endif
+
+static void crash_dump_anywhere(int sig)
+{
+#ifdef __GLIBC__
+	if (crash_stack && getcontext(&crash_run) == 0) {
+		crash_run.uc_stack.ss_sp = crash_stack;
+		crash_run.uc_stack.ss_size = CRASH_STACK_SIZE;
+		crash_run.uc_link = &crash_back;
+		makecontext(&crash_run, crash_on_own_stack, 0);
+		crash_run_sig = sig;
+		if (swapcontext(&crash_back, &crash_run) == 0)
+			return;
+	}
+#endif
+	crash_dump(sig);
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)si;
+	(void)ctx;
+	int saved = errno;
+	int self = (int)syscall(SYS_gettid), none = 0;
+	if (atomic_compare_exchange_strong(&crash_tid, &none, self)) {
+		hook_busy++;
+		crash_dump_anywhere(sig);
+		hook_busy--;
+		atomic_store(&crash_over, true);
+	} else if (none != self) {
+		/* another thread's crash is being dumped: the process ends once
+		 * it is written */
+		struct timespec ms = {0, 1000000};
+		while (!atomic_load(&crash_over))
+			nanosleep(&ms, NULL);
+	}
+	/* (none == self: a fault inside the dump; end at once) */
+	die_by(sig);
+	errno = saved;
+}
+
+static void alt_stack(void)
+{
+	stack_t cur;
+	if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
+		return; /* the program's own, or none can be had */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = hook_map(ALT_STACK_SIZE + page);
+	if (!p)
+		return;
+	mprotect(p, page, PROT_NONE);
+	stack_t ss = {.ss_sp = p + page, .ss_size = ALT_STACK_SIZE, .ss_flags = 0};
+	if (sigaltstack(&ss, NULL) != 0)
+		hook_unmap(p, ALT_STACK_SIZE + page);
+}
+
+void crash_start(void)
+{
+	bool any = false;
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction old, sa;
+		if (sigaction(fatal[i].sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+		    old.sa_handler != SIG_DFL)
+			continue; /* ignored, or a handler of the program's (or a preloaded library's) */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_fatal;
+		/* (no SA_RESETHAND: another thread's crash meanwhile waits in
+		 * the handler for the dump; a fault of the same signal inside
+		 * the handler, blocked there, ends the process at once) */
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(fatal[i].sig, &sa, NULL) == 0)
+			any = true;
+	}
+	if (!any)
+		return;
+	alt_stack();
+#ifdef __GLIBC__
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = hook_map(CRASH_STACK_SIZE + page);
+	if (p) {
+		mprotect(p, page, PROT_NONE);
+		crash_stack = p + page;
+	}
+#endif
+}
