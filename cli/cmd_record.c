@@ -98,6 +98,7 @@ static const char record_usage[] =
 	"                       record finds the run's processes\n"
 	"  LEAKSNAP_START_DISABLED  1 (set it yourself) starts with capture off\n"
 	"  LEAKSNAP_KEEP_UNLOADED   0 (set it yourself) forgets unloaded libraries\n"
+	"  LEAKSNAP_DUMP_ON_CRASH   0 (set it yourself) writes no PREFIX.PID.crash.dump\n"
 	"Read by record: LEAKSNAP_HOOK=PATH uses PATH as the hook library instead of\n"
 	"../lib/libleakhook.so next to the leaksnap program.\n\n"
 	"Exit status: the program's; 128+N when it was killed by signal N;\n"
