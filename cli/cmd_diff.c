@@ -522,8 +522,15 @@ static void warn_mismatch(struct leaksnap_diff *d, size_t n)
 	const struct leaksnap_diff_snapshot *first = leaksnap_diff_snapshot(d, 0);
 	for (size_t i = 1; i < n; i++) {
 		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i), *prev = NULL;
-		/* (by file name: a rebuilt or reinstalled program moves) */
-		if (s->exe && first->exe && strcmp(base_name(s->exe), base_name(first->exe)) != 0)
+		/* (by file name: a rebuilt or reinstalled program moves; once
+		 * per other program) */
+		bool said = false;
+		for (size_t j = 1; s->exe && j < i && !said; j++) {
+			const char *e = leaksnap_diff_snapshot(d, j)->exe;
+			said = e && strcmp(base_name(e), base_name(s->exe)) == 0;
+		}
+		if (!said && s->exe && first->exe &&
+		    strcmp(base_name(s->exe), base_name(first->exe)) != 0)
 			cli_warn(s->file, "a snapshot of another program (%s) than %s (%s): "
 				 "their stacks will not match", s->exe, first->file, first->exe);
 		for (size_t j = i; s->run != SIZE_MAX && !prev && j-- > 0;)
@@ -539,19 +546,31 @@ static void warn_mismatch(struct leaksnap_diff *d, size_t n)
  * its file name. */
 static void order_label(const struct leaksnap_diff_snapshot *s, char *buf, size_t size)
 {
+	int k;
 	if (s->seq)
-		snprintf(buf, size, "%llu", (unsigned long long)s->seq);
+		k = snprintf(buf, size, "%llu", (unsigned long long)s->seq);
 	else
-		snprintf(buf, size, "%s",
-			 s->crash_dump ? "crash" : s->ends_run ? "exit" : base_name(s->file));
+		k = snprintf(buf, size, "%s",
+			     s->crash_dump ? "crash" : s->ends_run ? "exit" : base_name(s->file));
+	if (k < 0 || (size_t)k >= size)
+		snprintf(buf, size, "..."); /* never a name cut short */
 }
 
-/* Append @text to @buf (of @size, holding @len bytes; a text that does not
- * fit is cut). */
-static void append(char *buf, size_t size, size_t *len, const char *text)
+/* Append @sep and @text to @buf (of @size, holding @len bytes).  false when
+ * they do not fit with room left for another ", ...": then @sep and "..."
+ * end the text instead (every item whole, or "..."). */
+static bool append(char *buf, size_t size, size_t *len, const char *sep, const char *text)
 {
-	if (*len + 1 < size)
-		*len += (size_t)snprintf(buf + *len, size - *len, "%s", text);
+	size_t s = strlen(sep), t = strlen(text);
+	if (*len + s + t + sizeof(", ...") > size) {
+		if (*len + s + sizeof("...") <= size)
+			*len += (size_t)snprintf(buf + *len, size - *len, "%s...", sep);
+		return false;
+	}
+	memcpy(buf + *len, sep, s);
+	memcpy(buf + *len + s, text, t + 1);
+	*len += s + t;
+	return true;
 }
 
 /* The @k snapshots @m of one run, as a note lists them: "1-12, exit", a
@@ -564,10 +583,10 @@ static void order_list(struct leaksnap_diff *d, const size_t *m, size_t k, size_
 	buf[0] = '\0';
 	for (size_t a = 0, shown = 0; a < k; a++, shown++) {
 		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, m[a]);
-		char label[64];
-		append(buf, size, &len, a ? ", " : "");
+		char label[256];
+		const char *sep = a ? ", " : "";
 		if (most && shown == most) {
-			append(buf, size, &len, "...");
+			append(buf, size, &len, sep, "...");
 			break;
 		}
 		size_t b = a; /* [a, b]: consecutive numbers */
@@ -581,7 +600,8 @@ static void order_list(struct leaksnap_diff *d, const size_t *m, size_t k, size_
 		} else {
 			order_label(s, label, sizeof(label));
 		}
-		append(buf, size, &len, label);
+		if (!append(buf, size, &len, sep, label))
+			break;
 	}
 }
 

@@ -215,16 +215,52 @@ const char *cli_input_text(const char *text, char *buf, size_t size)
 	return buf;
 }
 
+/* @s as a shell word into @out (of @size): as it is when it needs no
+ * quoting, else in single quotes ('\'' for a quote).  false: it does not
+ * fit. */
+static bool shell_word(const char *s, char *out, size_t size)
+{
+	bool plain = *s != '\0';
+	for (const char *p = s; *p && plain; p++)
+		plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			       "._/+-,:@%=", *p) != NULL;
+	size_t n = 0;
+	if (!plain && n + 1 < size)
+		out[n++] = '\'';
+	for (const char *p = s; *p && n + 5 < size; p++) {
+		if (*p == '\'' && !plain) {
+			memcpy(out + n, "'\\''", 4);
+			n += 4;
+		} else {
+			out[n++] = *p;
+		}
+	}
+	if (!plain && n + 1 < size)
+		out[n++] = '\'';
+	if (n >= size)
+		return false;
+	out[n] = '\0';
+	/* (all of @s, and its closing quote) */
+	size_t want = strlen(s) + (plain ? 0 : 2);
+	for (const char *p = s; *p && !plain; p++)
+		want += *p == '\'' ? 3 : 0;
+	return n == want;
+}
+
 void cli_input_error(struct leaksnap_error *err)
 {
 	if (err->code == LEAKSNAP_ERR_MAPS_FILE) {
 		/* (the file is readable: its offset says nothing) */
 		bool is_stdin = strcmp(err->source, "<stdin>") == 0;
 		err->has_offset = false;
-		/* (a path too long for the text is cut: it is said before) */
+		/* the command to run, the path quoted for the shell (one too long
+		 * for the text is FILE: it is said before) */
+		char word[160];
+		if (!shell_word(is_stdin ? "-" : err->source, word, sizeof(word)))
+			snprintf(word, sizeof(word), "FILE");
 		snprintf(err->text, sizeof(err->text),
-			 "a /proc/PID/maps file, not a heap snapshot: 'leaksnap maps %.*s' reads it",
-			 (int)sizeof(err->text) - 80, is_stdin ? "-" : err->source);
+			 "a /proc/PID/maps file, not a heap snapshot (read it with: leaksnap maps %s)",
+			 word);
 		return;
 	}
 	char buf[sizeof(err->text)];

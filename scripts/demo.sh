@@ -39,6 +39,8 @@ if [ -t 1 ]; then bold=$(printf '\033[1m') plain=$(printf '\033[0m'); else bold=
 step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; }
 echo "The demo runs in $shown_d; to run its commands again:"
 echo "  cd $shown_d && PATH=$bin:\$PATH"
+echo "(leaksnap never replaces a file: remove app-heap.dump or report.html before"
+echo "running again the command that writes it)"
 step leaksnap show --top 3 app-heap.txt
 leaksnap show --top 3 app-heap.txt
 step leaksnap convert app-heap.txt app-heap.dump

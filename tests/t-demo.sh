@@ -31,7 +31,14 @@ for c in "$w"/step.*.cmd; do
 	case $cmd in *echo*|*'&&'*|*record*) continue ;; esac
 	want=${c%.cmd}.out
 	# A file the command writes: leaksnap never replaces one, so the demo's
-	# goes first (convert IN OUT; --html FILE).
+	# goes first (convert IN OUT; --html FILE), as the demo says (checked
+	# below), once the refusal is checked.
+	case $cmd in
+	"leaksnap convert "*)
+		(cd "$dir" && PATH="$path:$PATH" sh -c "$cmd") >"$w/again" 2>&1 &&
+			fail "'$cmd' replaced the demo's ${cmd##* }"
+		grep -q "already exists" "$w/again" || fail "'$cmd' run again: $(cat "$w/again")" ;;
+	esac
 	case $cmd in
 	"leaksnap convert "*) rm -f "$dir/${cmd##* }" ;;
 	*"--html "*) out=${cmd#*--html }; rm -f "$dir/${out%% *}" ;;
@@ -46,6 +53,8 @@ done
 # show x2, convert, maps, leakdiff, the HTML report
 [ $rerun -ge 6 ] || fail "only $rerun of the demo's commands could be run again"
 [ -s "$dir/report.html" ] || fail "no report.html in $dir"
+grep -q '^(leaksnap never replaces a file: remove app-heap.dump or report.html before$' "$w/demo.out" ||
+	fail "the demo does not say that its files are never replaced"
 
 [ $fails = 0 ] || exit 1
 echo "ok: $rerun commands ran again as printed"

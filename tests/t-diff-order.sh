@@ -129,6 +129,20 @@ leakdiff: m.$pid.exit.dump: warning: an exit dump ends the series, taken when th
 expect_eq "padded backwards: the leak" "$(json "$w/rev.json" '(j["snapshots"][0]["file"], j["snapshots"][12]["file"], j["suspects"][0]["bytes"])')" \
 	"('m.$pid.0001.dump', 'm.$pid.exit.dump', $(series 1 13))"
 
+# 3b. Long names (not the hook's): the note lists whole names, then "...",
+# never a name cut short.
+mkdir -p "$w/long" && cd "$w/long" || exit 1
+for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	cp "$(hookdump m "$pid" $n)" "nightly-build-heap-snapshot-$n.dump"
+done
+"$D" --no-symbols nightly-*.dump >/dev/null 2>"$w/long.err" || fail "long names: status"
+expect_eq "long names: every item whole or ..." "$(python3 -c 'import re, sys
+l = open(sys.argv[1]).read().strip()
+m = re.fullmatch(r"leakdiff: warning: snapshots of pid \d+ put in capture order: (.*) \(given (.*); --keep-order keeps the order given\)", l)
+items = (m.group(1) + ", " + m.group(2)).split(", ") if m else ["no note: " + l]
+bad = [i for i in items if i != "..." and not re.fullmatch(r"nightly-build-heap-snapshot-\d+\.dump", i)]
+print(bad or ("ok" if items.count("...") == 2 else "items: %r" % items))' "$w/long.err")" ok
+
 # 4. Two runs: the later given first stays first, and nothing is said.
 cd "$w" || exit 1
 r1=$(hookdump r "$rpid" 1) r2=$(hookdump r "$rpid" 2) m1=$(hookdump m "$pid" 1) m2=$(hookdump m "$pid" 2)
@@ -160,7 +174,15 @@ cd "$w/u" || exit 1
 st=0; "$D" m.$pid.1.* >/dev/null 2>"$w/maps.err" || st=$?
 expect_eq "maps file: status" $st 2
 expect_eq "maps file: message" "$(cat "$w/maps.err")" \
-	"leakdiff: m.$pid.1.maps: a /proc/PID/maps file, not a heap snapshot: 'leaksnap maps m.$pid.1.maps' reads it"
+	"leakdiff: m.$pid.1.maps: a /proc/PID/maps file, not a heap snapshot (read it with: leaksnap maps m.$pid.1.maps)"
+# a name the shell must have quoted: the command is quoted, and runs as said
+cp "m.$pid.1.maps" "$w/it's \$HOME.maps"
+st=0; "$L" show "$w/it's \$HOME.maps" >/dev/null 2>"$w/mapsq.err" || st=$?
+expect_eq "maps file, quoted: message" "$st $(cat "$w/mapsq.err")" \
+	"2 leaksnap: $w/it's \$HOME.maps: a /proc/PID/maps file, not a heap snapshot (read it with: leaksnap maps '$w/it'\\''s \$HOME.maps')"
+said=$(sed 's/.*(read it with: \(.*\))$/\1/' "$w/mapsq.err")
+expect_eq "maps file, quoted: the command runs" "$(PATH="$(dirname "$L"):$PATH" sh -c "$said" 2>&1 | head -1)" \
+	"$("$L" maps "$w/it's \$HOME.maps" | head -1)"
 
 # 7. The program's name in messages.
 st=0; "$D" m.$pid.1.dump >/dev/null 2>"$w/name.err" || st=$?
