@@ -241,6 +241,9 @@ fi
 "$D" "$s1" "$w"/inl40.*.exit.dump >/dev/null 2>"$w/two.err" || fail "two programs: status"
 grep -q -x "leakdiff: $(ls "$w"/inl40.*.exit.dump): warning: a snapshot of another program ($w/inl) than $s1 ($w/dev/system/bin/server): their stacks will not match" "$w/two.err" ||
 	{ fail "two programs: no warning"; cat "$w/two.err"; }
+# the other program given twice: said once (and the file twice, once)
+"$D" "$s1" "$w"/inl40.*.exit.dump "$w"/inl40.*.exit.dump >/dev/null 2>"$w/two2.err" || fail "two programs twice: status"
+expect_eq "two programs twice: one warning each" "$(grep -c 'another program' "$w/two2.err") $(grep -c 'given twice' "$w/two2.err")" "1 1"
 "$D" "$s3" "$s1" >/dev/null 2>"$w/rev.err" || fail "two runs reversed: status"
 [ -s "$w/rev.err" ] && { fail "two runs reversed: a warning"; cat "$w/rev.err"; }
 "$D" --keep-order "$r1_3" "$r1_1" >/dev/null 2>"$w/rev.err" || fail "reversed: status"
