@@ -35,7 +35,7 @@ static const char diff_usage[] =
 	"in the last interval is a cache, not a leak: it is listed apart and never\n"
 	"counts toward --fail-on. An exit or crash dump given last is taken when the\n"
 	"program stopped: the interval before it counts as the last one too.\n\n"
-	"Snapshots of one run (the same pid, program and load address) are compared\n"
+	"Snapshots of one run (the same pid, program and process start) are compared\n"
 	"in capture order, by their time and dump number, whatever order they are\n"
 	"given in (a shell glob lists m.1.10.dump before m.1.2.dump), and a note says\n"
 	"so; snapshots of other runs keep the order given.\n\n"

@@ -147,7 +147,8 @@ struct leaksnap_diff {
 	struct leaksnap_diff_snapshot *snaps;
 	char **files;             /* snaps[i].file, owned */
 	char **exes;		  /* each snapshot's exe= (leaksnap_diff_snapshot.exe), or NULL */
-	uint64_t *bases;          /* each snapshot's load address (order.c) */
+	uint64_t *bases;          /* each snapshot's run key: its process start, else its
+				   * load address (order.c) */
 	uint64_t (*zyg)[2];       /* per snapshot: zygote bytes, count */
 	uint64_t (*app)[2];       /* per snapshot: app bytes, count */
 

@@ -7,16 +7,17 @@
  * taken, by capture time, then by dump number; those of other runs, and
  * those whose run cannot be told, keep the places they were given in.
  *
- * A dump says no process start time (nor boot ID), so a run is told by
- * what stays the same through a process's life and differs between two:
- * the pid, the program (exe=) and the address the program is loaded at
- * (its first mapping in the snapshot's maps; address-space randomization
- * moves it from run to run).  A snapshot with no pid or no capture time
- * belongs to no run. */
+ * A run is told by the pid, the program (exe=) and the process's start:
+ * the hook's dumps say it (process_start=BOOT_ID TICKS); for a dump that
+ * does not (another producer's, an older hook's), the address the program
+ * is loaded at stands in for it (its first mapping in the snapshot's maps;
+ * address-space randomization moves it from run to run).  A snapshot with
+ * no pid or no capture time belongs to no run. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff_internal.h"
+#include "kit_hash.h"
 
 /* Dump names ------------------------------------------------------------------- */
 
@@ -77,7 +78,14 @@ void lsd_order_note(struct leaksnap_diff *d, size_t si, const struct leaksnap_sn
 	ds->seq = kind == NAME_NUMBERED ? seq : 0;
 	ds->crash_dump = (trigger && strcmp(trigger, "crash") == 0) || kind == NAME_CRASH;
 	ds->ends_run = ds->exit_dump || ds->crash_dump || kind == NAME_EXIT;
-	/* Where the program is loaded: its module's lowest address, else
+	/* The process's start, when the dump says it (a key of its own: the
+	 * top bit set, never a load address the low 63 bits could hold) */
+	const char *start = leaksnap_snapshot_meta_get(snap, "process_start");
+	if (start && *start) {
+		d->bases[si] = kit_fnv1a(KIT_FNV1A_START, start, strlen(start)) | 1ULL << 63;
+		return;
+	}
+	/* else where the program is loaded: its module's lowest address, else
 	 * the first mapping's (in /proc/PID/maps order, the program's). */
 	uint64_t base = 0;
 	for (size_t i = 0; maps && i < leaksnap_maps_module_count(maps); i++) {

@@ -171,6 +171,46 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* "process_start=BOOT_ID TICKS": the boot and the clock tick after it the
+ * process started at (field 22 of /proc/self/stat), which together tell
+ * one run of a pid from any other (readers put one run's dumps in capture
+ * order by it).  Nothing when either cannot be read. */
+static void add_process_start(struct buf *meta)
+{
+	struct buf st = {0}, boot = {0};
+	if (read_proc("stat", &st) && buf_read_file("/proc/sys/kernel/random/boot_id", &boot) &&
+	    !st.failed && !boot.failed) {
+		/* after the command's ")" (it may hold spaces and parentheses):
+		 * field 3, the state; the start time is 19 fields further */
+		const char *p = NULL, *e = st.p + st.len;
+		for (const char *q = st.p; q < e; q++)
+			if (*q == ')')
+				p = q + 1;
+		for (int field = 2; p && field < 22 && p < e; field++) {
+			while (p < e && *p == ' ')
+				p++;
+			if (field < 21)
+				while (p < e && *p != ' ')
+					p++;
+		}
+		const char *t = p;
+		while (p && p < e && *p >= '0' && *p <= '9')
+			p++;
+		size_t blen = boot.len;
+		while (blen && (boot.p[blen - 1] == '\n' || boot.p[blen - 1] == ' '))
+			blen--;
+		if (t && p > t && blen) {
+			buf_add(meta, "process_start=", 14);
+			buf_add_clean(meta, boot.p, blen);
+			buf_add(meta, " ", 1);
+			buf_add(meta, t, (size_t)(p - t));
+			buf_add(meta, "\n", 1);
+		}
+	}
+	buf_free(&st);
+	buf_free(&boot);
+}
+
 static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger,
 		       size_t clamped)
 {
@@ -196,6 +236,7 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 		buf_add_clean(meta, exe, (size_t)n);
 		buf_add(meta, "\n", 1);
 	}
+	add_process_start(meta);
 	buf_printf(meta, "unwinder=%s\n", hook_cfg.unwinder_name);
 	buf_printf(meta, "trigger=%s\n", trigger_names[trigger]);
 	if (trigger == HOOK_TRIGGER_CRASH)

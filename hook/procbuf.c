@@ -87,8 +87,7 @@ void buf_free(struct buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* The whole of the file @path. */
-static bool read_file(const char *path, struct buf *b)
+bool buf_read_file(const char *path, struct buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -118,11 +117,11 @@ bool read_proc(const char *name, struct buf *b)
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/%s", name);
 	size_t start = b->len;
-	if (read_file(path, b) && b->len > start)
+	if (buf_read_file(path, b) && b->len > start)
 		return true;
 	b->len = start;
 	snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
-	return read_file(path, b);
+	return buf_read_file(path, b);
 }
 
 const char *maps_line_field(const char *p, const char *e, int n)

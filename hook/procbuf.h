@@ -25,6 +25,8 @@ void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(print
 void buf_add_clean(struct buf *b, const char *s, size_t n);
 void buf_free(struct buf *b);
 
+/* Append the whole of the file @path; false on error. */
+bool buf_read_file(const char *path, struct buf *b);
 /* Append the whole of /proc/self/@name, or when that is empty
  * /proc/thread-self's (a zombie main thread's /proc/self shows nothing);
  * false on error. */

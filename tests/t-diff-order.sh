@@ -194,4 +194,18 @@ expect_eq "leaksnap diff: usage" "$st $(cat "$w/name.err")" \
 "$L" diff --no-symbols "$m1" "$m1" >/dev/null 2>"$w/name.err" || fail "leaksnap diff: status"
 expect_eq "leaksnap diff: warning" "$(cat "$w/name.err")" "leaksnap: $m1: warning: given twice: compared with itself"
 
+# 8. What tells runs apart: the hook's process_start= is the boot ID and the
+# process's start time as /proc/PID/stat says them, the same in each dump.
+mkdir -p "$w/ps"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/ps/s" sleep 2 &
+spid=$!
+sleep 0.5
+want="$(cat /proc/sys/kernel/random/boot_id) $(sed 's/.*) //' "/proc/$spid/stat" | cut -d' ' -f20)"
+kill -47 "$spid"
+wait "$spid" || fail "sleep under the hook"
+for f in "$w/ps/s.$spid.0001.dump" "$w/ps/s.$spid.exit.dump"; do
+	expect_eq "process_start of ${f##*/}" "$("$L" show --json "$f" | python3 -c 'import json, sys
+print(" ".join(m["value"] for m in json.load(sys.stdin)["metadata"] if m["key"] == "process_start"))')" "$want"
+done
+
 finish

@@ -28,16 +28,19 @@ struct snap {
 	uint64_t base;
 	uint64_t count;
 	const char *trigger; /* NULL: numbered (trigger=api) */
+	const char *start;   /* process_start=, or NULL: none */
 };
 
 static uint8_t *make_dump(const struct snap *s, size_t *len)
 {
-	char maps[256], meta[128];
+	char maps[256], meta[256];
 	snprintf(maps, sizeof(maps),
 		 "%llx-%llx r-xp 00000000 fd:01 42 /bin/prog\n"
 		 "7f0000000000-7f0000100000 r-xp 00000000 fd:01 43 /lib/libc.so.6\n",
 		 (unsigned long long)s->base, (unsigned long long)s->base + 0x10000);
-	snprintf(meta, sizeof(meta), "exe=/bin/prog\ntrigger=%s\n", s->trigger ? s->trigger : "api");
+	snprintf(meta, sizeof(meta), "exe=/bin/prog\n%s%s%strigger=%s\n",
+		 s->start ? "process_start=" : "", s->start ? s->start : "", s->start ? "\n" : "",
+		 s->trigger ? s->trigger : "api");
 	size_t info = 8 * (2 + 2), ml = strlen(maps), tl = strlen(meta);
 	*len = LEAKSNAP_SNAPSHOT_HEADER_SIZE + info + ml + tl;
 	uint8_t *buf = calloc(1, *len);
@@ -110,7 +113,7 @@ static void glob_series(struct snap *s)
 {
 	for (size_t i = 0; i < 13; i++)
 		s[i] = (struct snap){glob_names[i], 100, glob_seq[i], 0x555555550000, glob_seq[i],
-				     i == 12 ? "exit" : NULL};
+				     i == 12 ? "exit" : NULL, NULL};
 }
 
 static void test_glob_order(void **state)
@@ -173,13 +176,13 @@ static void test_runs(void **state)
 {
 	(void)state;
 	const struct snap s[] = {
-		{"a.100.3.dump", 100, 30, 0x555555550000, 3, NULL},
-		{"b.200.2.dump", 200, 12, 0x566666660000, 2, NULL},
-		{"c.100.2.dump", 100, 99, 0x577777770000, 2, NULL},
-		{"a.100.1.dump", 100, 10, 0x555555550000, 1, NULL},
-		{"notime.dump", 100, 0, 0x555555550000, 1, NULL},
-		{"b.200.1.dump", 200, 11, 0x566666660000, 1, NULL},
-		{"c.100.1.dump", 100, 98, 0x577777770000, 1, NULL},
+		{"a.100.3.dump", 100, 30, 0x555555550000, 3, NULL, NULL},
+		{"b.200.2.dump", 200, 12, 0x566666660000, 2, NULL, NULL},
+		{"c.100.2.dump", 100, 99, 0x577777770000, 2, NULL, NULL},
+		{"a.100.1.dump", 100, 10, 0x555555550000, 1, NULL, NULL},
+		{"notime.dump", 100, 0, 0x555555550000, 1, NULL, NULL},
+		{"b.200.1.dump", 200, 11, 0x566666660000, 1, NULL, NULL},
+		{"c.100.1.dump", 100, 98, 0x577777770000, 1, NULL, NULL},
 	};
 	struct leaksnap_diff *d = diff_of(s, 7, false);
 	expect_files(d, "a.100.1.dump b.200.1.dump c.100.1.dump a.100.3.dump notime.dump "
@@ -193,12 +196,45 @@ static void test_runs(void **state)
 	leaksnap_diff_free(d);
 	/* runs given newest first stay so */
 	const struct snap two[] = {
-		{"b.200.1.dump", 200, 50, 0x566666660000, 1, NULL},
-		{"a.100.1.dump", 100, 10, 0x555555550000, 2, NULL},
+		{"b.200.1.dump", 200, 50, 0x566666660000, 1, NULL, NULL},
+		{"a.100.1.dump", 100, 10, 0x555555550000, 2, NULL, NULL},
 	};
 	d = diff_of(two, 2, false);
 	expect_files(d, "b.200.1.dump a.100.1.dump");
 	assert_int_equal(leaksnap_diff_snapshot(d, 1)->run, 1);
+	leaksnap_diff_free(d);
+}
+
+/* The hook's process_start= tells runs apart where the load address
+ * cannot (address-space randomization off: every run at one address):
+ * two runs of pid 100 stay as given, each sorted in its places; and a
+ * process_start makes one run of snapshots whatever their load address. */
+static void test_process_start(void **state)
+{
+	(void)state;
+	const char *r1 = "0f1e2d3c-0000-4000-8000-000000000001 1000",
+		   *r2 = "0f1e2d3c-0000-4000-8000-000000000001 5000";
+	const struct snap s[] = {
+		{"m.100.2.dump", 100, 20, 0x555555550000, 2, NULL, r2},
+		{"m.100.2.dump", 100, 12, 0x555555550000, 2, NULL, r1},
+		{"m.100.1.dump", 100, 11, 0x555555550000, 1, NULL, r1},
+		{"m.100.1.dump", 100, 19, 0x555555550000, 1, NULL, r2},
+	};
+	struct leaksnap_diff *d = diff_of(s, 4, false);
+	static const size_t run[] = {0, 1, 1, 0};
+	static const size_t given[] = {3, 2, 1, 0};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(leaksnap_diff_snapshot(d, i)->run, run[i]);
+		assert_int_equal(leaksnap_diff_snapshot(d, i)->given, given[i]);
+	}
+	leaksnap_diff_free(d);
+	const struct snap moved[] = {
+		{"m.100.2.dump", 100, 20, 0x555555550000, 2, NULL, r1},
+		{"m.100.1.dump", 100, 10, 0x566666660000, 1, NULL, r1},
+	};
+	d = diff_of(moved, 2, false);
+	expect_files(d, "m.100.1.dump m.100.2.dump");
+	assert_int_equal(leaksnap_diff_snapshot(d, 1)->run, 0);
 	leaksnap_diff_free(d);
 }
 
@@ -208,12 +244,12 @@ static void test_names(void **state)
 {
 	(void)state;
 	const struct snap s[] = {
-		{"/tmp/x.y/m.100.crash.dump", 100, 40, 0x555555550000, 4, NULL},
-		{"/tmp/x.y/m.100.0010.dump", 100, 20, 0x555555550000, 3, NULL},
-		{"/tmp/x.y/m.100.0009.dump", 100, 20, 0x555555550000, 2, NULL},
-		{"/tmp/x.y/m.999.3.dump", 100, 5, 0x555555550000, 1, NULL},
-		{"/tmp/x.y/m.100.exit.dump", 100, 40, 0x555555550000, 5, "exit"},
-		{"/tmp/x.y/m.100.0008.dump", 100, 40, 0x555555550000, 5, "crash"},
+		{"/tmp/x.y/m.100.crash.dump", 100, 40, 0x555555550000, 4, NULL, NULL},
+		{"/tmp/x.y/m.100.0010.dump", 100, 20, 0x555555550000, 3, NULL, NULL},
+		{"/tmp/x.y/m.100.0009.dump", 100, 20, 0x555555550000, 2, NULL, NULL},
+		{"/tmp/x.y/m.999.3.dump", 100, 5, 0x555555550000, 1, NULL, NULL},
+		{"/tmp/x.y/m.100.exit.dump", 100, 40, 0x555555550000, 5, "exit", NULL},
+		{"/tmp/x.y/m.100.0008.dump", 100, 40, 0x555555550000, 5, "crash", NULL},
 	};
 	struct leaksnap_diff *d = diff_of(s, 6, false);
 	expect_files(d, "/tmp/x.y/m.999.3.dump /tmp/x.y/m.100.0009.dump /tmp/x.y/m.100.0010.dump "
@@ -236,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_glob_order),
 		cmocka_unit_test(test_keep_order),
 		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_process_start),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
