@@ -32,17 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#else
-void *memalign(size_t align, size_t size);
-void *pvalloc(size_t size);
-size_t malloc_usable_size(void *p);
-#endif
 
 #include "hook_internal.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);

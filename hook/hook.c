@@ -7,13 +7,6 @@
  * built with a frame pointer and the capture is never inlined elsewhere. */
 #include <dlfcn.h>
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h> /* memalign, pvalloc, malloc_usable_size */
-#else
-void *memalign(size_t align, size_t size);
-void *pvalloc(size_t size);
-size_t malloc_usable_size(void *p);
-#endif
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,7 +22,6 @@ size_t malloc_usable_size(void *p);
 #include "leakhook.h"
 #include "unloaded.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 struct hook_real hook_real;
 struct hook_config hook_cfg;

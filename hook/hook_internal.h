@@ -13,6 +13,17 @@
 #include "leakhook.h"
 #include "unwind.h"
 
+#ifdef __GLIBC__
+#include <malloc.h> /* memalign, pvalloc, malloc_usable_size */
+#else
+void *memalign(size_t align, size_t size);
+void *pvalloc(size_t size);
+size_t malloc_usable_size(void *p);
+#endif
+
+/* What libleakhook.so exports (the rest is hidden: libleakhook.sym). */
+#define EXPORT __attribute__((visibility("default")))
+
 #define HOOK_TLS __thread __attribute__((tls_model("initial-exec")))
 #define HOOK_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HOOK_UNLIKELY(x) __builtin_expect(!!(x), 0)
