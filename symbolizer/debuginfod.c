@@ -175,40 +175,23 @@ static int find_by_link(const char *file, const char *link, const void *id, int 
 /* The build ID a .gnu_debugaltlink section of @elf names (a dwz file's). */
 static int altlink_id(Elf *elf, const void **id)
 {
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	static const char *const altlink[] = {".gnu_debugaltlink", NULL};
+	Elf_Scn *scn;
+	if (sym_elf_section(elf, altlink, 0, &scn) != 1)
 		return -1;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
-							  : NULL;
-		if (!name || strcmp(name, ".gnu_debugaltlink") != 0)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		const char *p = d ? d->d_buf : NULL;
-		const char *nul = p ? memchr(p, '\0', d->d_size) : NULL;
-		if (!nul || (size_t)(nul + 1 - p) >= d->d_size)
-			return -1;
-		*id = nul + 1;
-		return (int)(d->d_size - (size_t)(nul + 1 - p));
-	}
-	return -1;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	const char *p = d ? d->d_buf : NULL;
+	const char *nul = p ? memchr(p, '\0', d->d_size) : NULL;
+	if (!nul || (size_t)(nul + 1 - p) >= d->d_size)
+		return -1;
+	*id = nul + 1;
+	return (int)(d->d_size - (size_t)(nul + 1 - p));
 }
 
 static bool has_debug_info(Elf *elf)
 {
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
-							  : NULL;
-		if (name && sh.sh_type != SHT_NOBITS &&
-		    (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0))
-			return true;
-	}
-	return false;
+	static const char *const info[] = {".debug_info", ".zdebug_info", NULL};
+	return sym_elf_section(elf, info, SYM_SCN_DATA, NULL) == 1;
 }
 
 /* debuginfod for what libdwfl asks: the debug file of @f, or -- once the

@@ -19,8 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <leaksnap/resolve.h>
 #include <leaksnap/symbolizer.h>
+
+#include "../../symbolizer/sym_internal.h"
 
 static char self[4096];
 static char dir[64];             /* the scratch directory */
@@ -282,6 +286,65 @@ static void test_resolver_says_once(void **state)
 	assert_int_equal(said.count, 0);
 }
 
+/* The one scan of section names (sym_elf_section): names, prefixes,
+ * sections with contents; a file whose names cannot be read. */
+static void test_elf_section(void **state)
+{
+	(void)state;
+	if (!dir[0])
+		skip();
+	char debug[8400];
+	snprintf(debug, sizeof(debug), "%s/srv/buildid/%s/debuginfo", dir, hex);
+	const char *paths[3] = {self, stripped, debug};
+	Elf *elf[3];
+	int fd[3];
+	elf_version(EV_CURRENT);
+	for (int i = 0; i < 3; i++) {
+		fd[i] = open(paths[i], O_RDONLY);
+		assert_true(fd[i] >= 0);
+		elf[i] = elf_begin(fd[i], ELF_C_READ, NULL);
+		assert_non_null(elf[i]);
+	}
+	static const char *const info[] = {".debug_info", ".zdebug_info", NULL};
+	static const char *const debug_any[] = {".zdebug_", ".debug_", NULL};
+	static const char *const text[] = {".text", NULL};
+	static const char *const debug_short[] = {".debug", NULL};
+	Elf_Scn *scn = (Elf_Scn *)1;
+	/* the program built with -g: DWARF; its stripped copy: none */
+	assert_int_equal(sym_elf_section(elf[0], info, 0, &scn), 1);
+	assert_non_null(scn);
+	assert_int_equal(sym_elf_section(elf[0], debug_any, SYM_SCN_PREFIX, NULL), 1);
+	assert_int_equal(sym_elf_section(elf[1], info, 0, &scn), 0);
+	assert_null(scn);
+	assert_int_equal(sym_elf_section(elf[1], debug_any, SYM_SCN_PREFIX, NULL), 0);
+	/* whole names unless prefixes are asked for */
+	assert_int_equal(sym_elf_section(elf[0], debug_short, 0, NULL), 0);
+	assert_int_equal(sym_elf_section(elf[0], debug_short, SYM_SCN_PREFIX, NULL), 1);
+	/* the section found is the one named */
+	assert_int_equal(sym_elf_section(elf[1], text, SYM_SCN_DATA, &scn), 1);
+	size_t shstrndx;
+	GElf_Shdr sh;
+	assert_int_equal(elf_getshdrstrndx(elf[1], &shstrndx), 0);
+	assert_non_null(gelf_getshdr(scn, &sh));
+	assert_string_equal(elf_strptr(elf[1], shstrndx, sh.sh_name), ".text");
+	/* the debug file: DWARF, and a .text without contents */
+	assert_int_equal(sym_elf_section(elf[2], info, SYM_SCN_DATA, NULL), 1);
+	assert_int_equal(sym_elf_section(elf[2], text, 0, NULL), 1);
+	assert_int_equal(sym_elf_section(elf[2], text, SYM_SCN_DATA, &scn), 0);
+	assert_null(scn);
+	/* no ELF file, no names */
+	char junk[64] = "not an ELF file";
+	Elf *none = elf_memory(junk, sizeof(junk));
+	assert_int_equal(sym_elf_section(none, text, 0, &scn), -1);
+	assert_null(scn);
+	elf_end(none);
+	assert_int_equal(sym_elf_section(NULL, text, 0, NULL), -1);
+	for (int i = 0; i < 3; i++) {
+		elf_end(elf[i]);
+		close(fd[i]);
+	}
+}
+
 int main(void)
 {
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -294,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_executable),
 		cmocka_unit_test(test_rejected),
 		cmocka_unit_test(test_resolver_says_once),
+		cmocka_unit_test(test_elf_section),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
