@@ -115,7 +115,8 @@ void cli_say_no_symbols(void *arg, const struct leaksnap_sym_module *m)
 	if (m->debuginfod_error)
 		snprintf(why, sizeof(why), " (debuginfod: %s)", m->debuginfod_error);
 	else if (dbgd.off)
-		snprintf(why, sizeof(why), " (debuginfod: off, %s)", dbgd.off);
+		snprintf(why, sizeof(why), " (debuginfod: off, %s, and not in its cache)",
+			 dbgd.off);
 	if (m->file_path && strcmp(m->file_path, m->path) != 0)
 		snprintf(file, sizeof(file), " (file used: %s)", m->file_path);
 	cli_warn(m->path,

@@ -222,7 +222,8 @@ int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, G
 /* Ask the debuginfod servers (opts.debuginfod) for the @executable or the
  * debug file of build ID @id: a descriptor and its path in the client's
  * cache (*@path, the caller's to free), or -1 with *@why set (static
- * text) when a server was asked and gave nothing, NULL when none was. */
+ * text) when a server was asked and gave nothing, NULL when none was.
+ * With no server to ask, the client's cache alone is looked in. */
 int sym_debuginfod_fetch(struct leaksnap_symbolizer *sym, bool executable, const uint8_t *id,
 			 size_t len, char **path, const char **why);
 void sym_debuginfod_end(struct leaksnap_symbolizer *sym);

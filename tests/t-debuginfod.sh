@@ -6,10 +6,13 @@
 # stripped program run under the hook.  symbolize, leakdiff and
 # convert --to pprof with DEBUGINFOD_URLS, or --debuginfod URL, give exact
 # functions and lines, the file kept in DEBUGINFOD_CACHE_PATH; a module
-# whose file is gone is fetched whole.  --no-debuginfod and --offline ask
-# nothing (the server sees no request, no cache is made): frames are ??
-# and one warning says how to get symbols.  addr2line -e the stripped
-# program, too.  --verbose names a missing module as its frames do and the
+# whose file is gone is fetched whole.  Once fetched, --offline,
+# --no-debuginfod and no DEBUGINFOD_URLS take them from the cache (wherever
+# elfutils keeps it; another build's file there is passed over).  With an
+# empty cache --no-debuginfod and --offline ask nothing (the server sees no
+# request, no cache is made): frames are ?? and one warning says how to get
+# symbols.  Every run names its cache: the developer's own is never read.
+# addr2line -e the stripped program, too.  --verbose names a missing module as its frames do and the
 # file a build-id mismatch passed over.
 set -u
 B=$1
@@ -129,6 +132,40 @@ run cached env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$cache" "$L" symbol
 clean cached
 frames_ok "$w/cached.out" "$bin"
 [ "$(requests)" = "$before" ] || fail "the cached debug file was asked for again"
+# fetched once, then no server asked: --offline, --no-debuginfod and no
+# DEBUGINFOD_URLS at all take the file already in the cache
+for how in offline no-debuginfod; do
+	run "c-$how" env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$cache" "$L" symbolize -v "--$how" "$new"
+	clean "c-$how"
+	frames_ok "$w/c-$how.out" "$bin"
+	expect "$w/c-$how.out" "^  $bin/grow  $bin/grow  \\(build-id match, debug file from debuginfod: $cache/$id/debuginfo\\)\$"
+done
+run c-none env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$cache" "$L" diff "$old" "$new"
+clean c-none
+frames_ok "$w/c-none.out" "$bin"
+# where elfutils keeps its cache by default: ~/.cache/debuginfod_client,
+# $XDG_CACHE_HOME/debuginfod_client; another build's file is passed over
+mkdir -p "$w/home/.cache" "$w/xdg/debuginfod_client/$id"
+cp -r "$cache" "$w/home/.cache/debuginfod_client"
+cp "$w/grow.full" "$w/xdg/debuginfod_client/$id/debuginfo"
+gcc -g -O0 -o "$w/grow.o0" "$src" && objcopy --only-keep-debug "$w/grow.o0" "$w/grow.other" ||
+	fail "cannot build grow another way"
+run c-home env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH -u XDG_CACHE_HOME HOME="$w/home" \
+	"$L" symbolize -v --offline "$new"
+clean c-home
+frames_ok "$w/c-home.out" "$bin"
+expect "$w/c-home.out" "debug file from debuginfod: $w/home/.cache/debuginfod_client/$id/debuginfo\\)\$"
+run c-xdg env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH XDG_CACHE_HOME="$w/xdg" HOME="$w/home" \
+	"$L" symbolize -v --offline "$new"
+clean c-xdg
+expect "$w/c-xdg.out" "debug file from debuginfod: $w/xdg/debuginfod_client/$id/debuginfo\\)\$"
+rm -f "$w/xdg/debuginfod_client/$id/debuginfo"
+cp "$w/grow.other" "$w/xdg/debuginfod_client/$id/debuginfo"
+run c-other env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH XDG_CACHE_HOME="$w/xdg" HOME="$w/home" \
+	"$L" symbolize -v --offline "$new"
+frames_unknown "$w/c-other.out"
+expect "$w/c-other.out" "^  $bin/grow  $bin/grow  \\(build-id match, stripped\\)\$"
+[ "$(requests)" = "$before" ] || fail "a cached file was asked for again"
 
 # --debuginfod URL, DEBUGINFOD_URLS unset; JSON says the file used
 run opt env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c2" "$L" symbolize --debuginfod "$url" --json "$new"
@@ -154,6 +191,13 @@ run gone env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c6" "$L" symbolize
 clean gone
 frames_ok "$w/gone.out" "$w/gone"
 expect "$w/gone.out" "^  $w/gone/grow  $w/c6/$id/executable  \\(build-id match, debug file from debuginfod: $w/c6/$id/debuginfo\\)\$"
+# and again --offline: both from the cache
+before=$(requests)
+run goneoff env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c6" "$L" symbolize -v --offline "$gone"
+clean goneoff
+frames_ok "$w/goneoff.out" "$w/gone"
+expect "$w/goneoff.out" "^  $w/gone/grow  $w/c6/$id/executable  \\(build-id match, debug file from debuginfod: $w/c6/$id/debuginfo\\)\$"
+[ "$(requests)" = "$before" ] || fail "--offline asked the server for a file in the cache"
 
 # addr2line -e the stripped program
 addr=$(nm "$w/grow.full" | sed -n 's/^0*\([0-9a-f]*\) t grow_one$/\1/p')
@@ -179,11 +223,11 @@ before=$(requests)
 run off env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c8" "$L" symbolize -v --no-debuginfod "$new"
 [ "$(cat "$w/off.st")" = 0 ] || fail "off: status $(cat "$w/off.st")"
 frames_unknown "$w/off.out"
-one_hint off " (debuginfod: off, --no-debuginfod)"
+one_hint off " (debuginfod: off, --no-debuginfod, and not in its cache)"
 expect "$w/off.out" "^  $bin/grow  $bin/grow  \\(build-id match, stripped\\)\$"
 run offline env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c8" "$L" diff --offline "$old" "$new"
 [ "$(cat "$w/offline.st")" = 0 ] || fail "offline: status $(cat "$w/offline.st")"
-one_hint offline " (debuginfod: off, --offline)"
+one_hint offline " (debuginfod: off, --offline, and not in its cache)"
 grep -q grow_one "$w/offline.out" && fail "offline: grow_one named"
 run a2loff env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c8" "$L" addr2line -f -e "$bin/grow" --offline "$addr"
 printf '??\n??:0\n' >"$w/a2loff.want"
@@ -191,7 +235,7 @@ cmp -s "$w/a2loff.want" "$w/a2loff.out" || { fail "addr2line --offline"; cat "$w
 [ "$(requests)" = "$before" ] || fail "--no-debuginfod or --offline asked the server"
 [ -e "$w/c8" ] && fail "--no-debuginfod or --offline made a cache"
 # no server named at all: the same hint, nothing about debuginfod
-run none env -u DEBUGINFOD_URLS "$L" symbolize "$new"
+run none env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c11" "$L" symbolize "$new"
 one_hint none ""
 # a server without the file: said why
 echo 'int main(void) { return 0; }' >"$w/other.c"
