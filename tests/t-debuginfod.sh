@@ -12,7 +12,9 @@
 # empty cache --no-debuginfod and --offline ask nothing (the server sees no
 # request, no cache is made): frames are ?? and one warning says how to get
 # symbols.  Every run names its cache: the developer's own is never read.
-# addr2line -e the stripped program, too.  --verbose names a missing module as its frames do and the
+# addr2line -e the stripped program, too.  --debuginfod takes the URLs
+# libdebuginfod can use (http://, https://, file://): anything else, or a
+# control byte, is one exact usage line naming the word.  --verbose names a missing module as its frames do and the
 # file a build-id mismatch passed over.
 set -u
 B=$1
@@ -247,15 +249,44 @@ run nf env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c9" "$L" symbolize --deb
 one_hint nf " (debuginfod: not found on the debuginfod servers)"
 
 # Usage
-for bad in "--debuginfod $url --offline" "--no-debuginfod --debuginfod $url" "--debuginfod nourl"; do
+for bad in "--debuginfod $url --offline" "--no-debuginfod --debuginfod $url"; do
 	# shellcheck disable=SC2086
 	"$L" symbolize $bad "$new" >"$w/bad.out" 2>"$w/bad.err"
 	st=$?
 	[ "$st" = 2 ] && [ "$(wc -l <"$w/bad.err")" = 1 ] && [ ! -s "$w/bad.out" ] ||
 		{ fail "symbolize $bad: status $st"; cat "$w/bad.err"; }
 done
-grep -q -x "leaksnap: symbolize: --debuginfod needs a URL (http://HOST:PORT), got 'nourl' (see 'leaksnap symbolize --help')" "$w/bad.err" ||
-	{ fail "--debuginfod nourl"; cat "$w/bad.err"; }
+# what libdebuginfod cannot use: one line naming the word, control bytes escaped
+usage() { # WORD ARG: --debuginfod ARG is refused for WORD
+	env DEBUGINFOD_CACHE_PATH="$w/c14" "$L" symbolize --debuginfod "$2" "$new" >"$w/bad.out" 2>"$w/bad.err"
+	st=$?
+	printf "leaksnap: symbolize: --debuginfod needs URLs such as http://HOST:PORT, https://HOST or file:///DIR, got '%s' (see 'leaksnap symbolize --help')\n" "$1" >"$w/bad.want"
+	[ "$st" = 2 ] && [ ! -s "$w/bad.out" ] && cmp -s "$w/bad.want" "$w/bad.err" ||
+		{ fail "--debuginfod '$1': status $st"; diff "$w/bad.want" "$w/bad.err"; }
+}
+usage nourl nourl
+usage ftp://127.0.0.1 ftp://127.0.0.1
+usage gopher://h "$url gopher://h"
+usage 'http://' 'http://'
+usage 'http://h:70000' 'http://h:70000'
+usage 'file://host/dir' 'file://host/dir'
+usage '' ' '
+usage 'http://h\x09x' "$(printf 'http://h\tx')"
+usage 'http://127.0.0.1\x1b[2J' "$(printf 'http://127.0.0.1\033[2J')"
+usage 'http://h/a\x0ab' "$(printf 'http://h/a\nb')"
+# what it can use: https:// (a dead server first) and file:// (a directory
+# laid out as a server's URLs are)
+mkdir -p "$w/fsrv/buildid/$id"
+cp "$srv/grow.debug" "$w/fsrv/buildid/$id/debuginfo"
+run https env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c12" "$L" symbolize \
+	--debuginfod "HTTPS://127.0.0.1:9/ $url/" "$new"
+clean https
+frames_ok "$w/https.out" "$bin"
+run file env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c13" "$L" symbolize -v \
+	--debuginfod "file://$w/fsrv" "$new"
+clean file
+frames_ok "$w/file.out" "$bin"
+expect "$w/file.out" "debug file from debuginfod: $w/c13/$id/debuginfo\\)\$"
 
 [ "$fails" = 0 ] || exit 1
 echo "debuginfod: symbolize, leakdiff, pprof and addr2line through a real server; off and offline ask nothing"
