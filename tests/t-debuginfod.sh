@@ -216,6 +216,12 @@ if [ -n "${dwzid:-}" ]; then
 	[ "$(head -1 "$w/dwz.out")" = grow_one ] && grep -q -x "$src:[0-9]*" "$w/dwz.out" ||
 		{ fail "dwz: not symbolized"; cat "$w/dwz.out"; }
 	[ -f "$w/c10/$dwzid/debuginfo" ] || fail "dwz: the shared file is not in the cache"
+	# and --offline: the debug file and the shared file from the cache
+	before=$(requests)
+	run dwzoff env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c10" "$L" addr2line --offline -f -e "$bin/dwz1" "$daddr"
+	clean dwzoff
+	cmp -s "$w/dwz.out" "$w/dwzoff.out" || { fail "dwz --offline: not as fetched"; cat "$w/dwzoff.out"; }
+	[ "$(requests)" = "$before" ] || fail "dwz --offline asked the server"
 else
 	echo "dwz is not installed: a debug file with a dwz file is not checked"
 fi
