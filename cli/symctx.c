@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,19 +51,103 @@ static struct {
 	char urls[4096];    /* their URLs, space separated */
 } dbgd;
 
-/* Each space-separated word of @arg looks like a URL. */
-static bool urls_ok(const char *arg)
+/* Whether @u (@n bytes) is a URL libdebuginfod can use: http://HOST[:PORT]
+ * [/PATH], https://..., or file:///DIR (file://localhost/DIR): the schemes
+ * it lets libcurl follow.  Printable ASCII without the characters a URL
+ * never holds. */
+static bool url_ok(const char *u, size_t n)
 {
-	bool any = false;
-	for (const char *p = arg + strspn(arg, " "); *p; p += strspn(p, " ")) {
-		size_t n = strcspn(p, " ");
-		const char *sep = strstr(p, "://");
-		if (!sep || sep >= p + n || sep == p || sep + 3 == p + n)
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)u[i] <= 0x20 || (unsigned char)u[i] >= 0x7f ||
+		    strchr("\"<>\\^`{|}", u[i]))
 			return false;
+	static const char *const schemes[] = {"http://", "https://", "file://"};
+	size_t k = 0, sl = 0;
+	for (; k < 3; k++) {
+		sl = strlen(schemes[k]);
+		if (n >= sl && strncasecmp(u, schemes[k], sl) == 0)
+			break;
+	}
+	if (k == 3)
+		return false;
+	const char *auth = u + sl, *end = u + n;
+	size_t al = strcspn(auth, "/?#");
+	if (auth + al > end)
+		al = (size_t)(end - auth);
+	if (k == 2) /* file: no host but this one, then a path */
+		return (al == 0 || (al == 9 && strncasecmp(auth, "localhost", 9) == 0)) &&
+		       auth + al < end && auth[al] == '/';
+	const char *at = memrchr(auth, '@', al), *host = at ? at + 1 : auth;
+	size_t hl = al - (size_t)(host - auth);
+	if (hl && host[0] == '[') { /* [IPv6] */
+		const char *close = memchr(host, ']', hl);
+		if (!close || close == host + 1)
+			return false;
+		hl -= (size_t)(close + 1 - host);
+		host = close + 1;
+		if (hl && host[0] != ':')
+			return false;
+	} else {
+		const char *colon = memchr(host, ':', hl);
+		if (colon == host || hl == 0)
+			return false;
+		if (colon) {
+			hl -= (size_t)(colon - host);
+			host = colon;
+		} else {
+			hl = 0;
+		}
+	}
+	if (hl <= 1) /* no port, or ':' alone (the default one) */
+		return true;
+	/* :PORT, 1 to 65535 */
+	unsigned long port = 0;
+	if (hl > 6)
+		return false;
+	for (size_t i = 1; i < hl; i++) {
+		if (host[i] < '0' || host[i] > '9')
+			return false;
+		port = port * 10 + (unsigned long)(host[i] - '0');
+	}
+	return port >= 1 && port <= 65535;
+}
+
+/* @arg's first word (space separated) that is not a URL url_ok() takes,
+ * copied escaped to @bad; or false when there is none and at least one URL. */
+static bool urls_bad(const char *arg, char *bad, size_t size)
+{
+	const char *p = arg + strspn(arg, " ");
+	const char *word = p;
+	size_t wl = strlen(p);
+	bool any = false;
+	for (; *p; p += strspn(p, " ")) {
+		size_t n = strcspn(p, " ");
+		if (!url_ok(p, n)) {
+			word = p;
+			wl = n;
+			any = false;
+			break;
+		}
 		any = true;
 		p += n;
 	}
-	return any;
+	if (any)
+		return false;
+	/* the word, its bytes that are not printable as \xNN, cut short */
+	size_t o = 0;
+	for (size_t i = 0; i < wl; i++) {
+		unsigned char ch = (unsigned char)word[i];
+		if (o + 8 >= size || o >= 100) {
+			o += (size_t)snprintf(bad + o, size - o, "...");
+			break;
+		}
+		if (ch < 0x20 || ch >= 0x7f || ch == '\\' || ch == '\'')
+			o += (size_t)snprintf(bad + o, size - o, "\\x%02x", ch);
+		else
+			bad[o++] = (char)ch;
+	}
+	bad[o] = '\0';
+	return true;
 }
 
 int cli_debuginfod_option(const char *cmd, int c, const char *arg)
@@ -72,9 +157,10 @@ int cli_debuginfod_option(const char *cmd, int c, const char *arg)
 		if (dbgd.off)
 			return cli_usage_error(cmd, "--debuginfod and %s exclude each other",
 					       dbgd.off);
-		if (!urls_ok(arg))
-			return cli_usage_error(cmd, "--debuginfod needs a URL (http://HOST:PORT), "
-					       "got '%s'", arg);
+		char bad[128];
+		if (urls_bad(arg, bad, sizeof(bad)))
+			return cli_usage_error(cmd, "--debuginfod needs URLs such as http://HOST:PORT, "
+					       "https://HOST or file:///DIR, got '%s'", bad);
 		size_t have = strlen(dbgd.urls), n = strlen(arg);
 		if (have + 1 + n >= sizeof(dbgd.urls))
 			return cli_usage_error(cmd, "--debuginfod: more than %zu bytes of URLs",
@@ -115,7 +201,8 @@ void cli_say_no_symbols(void *arg, const struct leaksnap_sym_module *m)
 	if (m->debuginfod_error)
 		snprintf(why, sizeof(why), " (debuginfod: %s)", m->debuginfod_error);
 	else if (dbgd.off)
-		snprintf(why, sizeof(why), " (debuginfod: off, %s)", dbgd.off);
+		snprintf(why, sizeof(why), " (debuginfod: off, %s, and not in its cache)",
+			 dbgd.off);
 	if (m->file_path && strcmp(m->file_path, m->path) != 0)
 		snprintf(file, sizeof(file), " (file used: %s)", m->file_path);
 	cli_warn(m->path,

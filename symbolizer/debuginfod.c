@@ -10,6 +10,10 @@
  * fetches in its own cache (DEBUGINFOD_CACHE_PATH, else
  * $XDG_CACHE_HOME/debuginfod_client or ~/.cache/debuginfod_client) and
  * bounds each transfer (DEBUGINFOD_TIMEOUT): the symbolizer adds neither.
+ * Without servers to ask (opts.debuginfod off, DEBUGINFOD_URLS empty) the
+ * client would not even look at its cache: then the symbolizer looks there
+ * itself, read only, taking a file only when its build ID is the one
+ * wanted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,14 +67,67 @@ static const char *query_error(int rc)
 	}
 }
 
+static int open_candidate(const char *path, const char *self, const void *id, int idlen,
+			  GElf_Word crc);
+
+/* The client's cache directory, found as libdebuginfod 0.188 finds it
+ * (DEBUGINFOD_CACHE_PATH; else ~/.debuginfod_client_cache when it exists;
+ * else $XDG_CACHE_HOME/debuginfod_client; else ~/.cache/debuginfod_client;
+ * with no HOME, / for ~), but never made. */
+static bool cache_dir(char *buf, size_t size)
+{
+	const char *env = getenv(DEBUGINFOD_CACHE_PATH_ENV_VAR);
+	if (env && *env)
+		return (size_t)snprintf(buf, size, "%s", env) < size;
+	const char *home = getenv("HOME");
+	if (!home)
+		home = "/";
+	struct stat st;
+	if ((size_t)snprintf(buf, size, "%s/.debuginfod_client_cache", home) < size &&
+	    stat(buf, &st) == 0)
+		return true;
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	int n = xdg && *xdg ? snprintf(buf, size, "%s/debuginfod_client", xdg)
+			    : snprintf(buf, size, "%s/.cache/debuginfod_client", home);
+	return n >= 0 && (size_t)n < size;
+}
+
+/* What the client fetched before, from its cache alone: CACHE/ID/
+ * executable or CACHE/ID/debuginfo, when it is that build.  (libdebuginfod
+ * looks at its cache only when it has servers to ask.)  A miss the client
+ * remembers is an empty file without permissions: passed over, as is
+ * anything whose build ID is not @id.  Nothing is made or removed. */
+static int from_cache(bool executable, const uint8_t *id, size_t len, char **path)
+{
+	char dir[PATH_MAX], hex[2 * 64 + 1], file[PATH_MAX + sizeof(hex) + 16];
+	if (len > 64 || !cache_dir(dir, sizeof(dir)))
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	if ((size_t)snprintf(file, sizeof(file), "%s/%s/%s", dir, hex,
+			     executable ? "executable" : "debuginfo") >= sizeof(file))
+		return -1;
+	struct stat st;
+	if (stat(file, &st) != 0 || (st.st_mode & 0777) == 0)
+		return -1;
+	int fd = open_candidate(file, NULL, id, (int)len, 0);
+	if (fd >= 0 && !(*path = strdup(file))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int sym_debuginfod_fetch(struct leaksnap_symbolizer *sym, bool executable, const uint8_t *id,
 			 size_t len, char **path, const char **why)
 {
 	*path = NULL;
 	*why = NULL;
-	debuginfod_client *c = len ? client_of(sym) : NULL;
-	if (!c)
+	if (!len)
 		return -1;
+	debuginfod_client *c = client_of(sym);
+	if (!c)
+		return from_cache(executable, id, len, path);
 	int rc = executable ? debuginfod_find_executable(c, id, (int)len, path)
 			    : debuginfod_find_debuginfo(c, id, (int)len, path);
 	if (rc >= 0 && *path)
@@ -175,40 +232,23 @@ static int find_by_link(const char *file, const char *link, const void *id, int 
 /* The build ID a .gnu_debugaltlink section of @elf names (a dwz file's). */
 static int altlink_id(Elf *elf, const void **id)
 {
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	static const char *const altlink[] = {".gnu_debugaltlink", NULL};
+	Elf_Scn *scn;
+	if (sym_elf_section(elf, altlink, 0, &scn) != 1)
 		return -1;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
-							  : NULL;
-		if (!name || strcmp(name, ".gnu_debugaltlink") != 0)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		const char *p = d ? d->d_buf : NULL;
-		const char *nul = p ? memchr(p, '\0', d->d_size) : NULL;
-		if (!nul || (size_t)(nul + 1 - p) >= d->d_size)
-			return -1;
-		*id = nul + 1;
-		return (int)(d->d_size - (size_t)(nul + 1 - p));
-	}
-	return -1;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	const char *p = d ? d->d_buf : NULL;
+	const char *nul = p ? memchr(p, '\0', d->d_size) : NULL;
+	if (!nul || (size_t)(nul + 1 - p) >= d->d_size)
+		return -1;
+	*id = nul + 1;
+	return (int)(d->d_size - (size_t)(nul + 1 - p));
 }
 
 static bool has_debug_info(Elf *elf)
 {
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
-							  : NULL;
-		if (name && sh.sh_type != SHT_NOBITS &&
-		    (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0))
-			return true;
-	}
-	return false;
+	static const char *const info[] = {".debug_info", ".zdebug_info", NULL};
+	return sym_elf_section(elf, info, SYM_SCN_DATA, NULL) == 1;
 }
 
 /* debuginfod for what libdwfl asks: the debug file of @f, or -- once the

@@ -285,8 +285,9 @@ static enum try_result try_file(struct leaksnap_symbolizer *sym, struct sym_modu
 	return TRY_USED;
 }
 
-/* The dump's build of @e from the debuginfod servers: its file, else its
- * debug file (whose layout then comes from the maps). */
+/* The dump's build of @e from the debuginfod servers, or their client's
+ * cache alone when none is to be asked: its file, else its debug file
+ * (whose layout then comes from the maps). */
 static enum try_result try_debuginfod(struct leaksnap_symbolizer *sym, struct sym_module_entry *e)
 {
 	const char *why = NULL;
@@ -370,7 +371,7 @@ static enum try_result locate(struct leaksnap_symbolizer *sym, struct sym_module
 			return r;
 		mismatch |= r == TRY_MISMATCH;
 	}
-	if (e->build_id_len && sym->opts.debuginfod) {
+	if (e->build_id_len) { /* (without opts.debuginfod: the client's cache only) */
 		r = try_debuginfod(sym, e);
 		if (r == TRY_USED || r == TRY_NOMEM)
 			return r;

@@ -222,7 +222,8 @@ int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, G
 /* Ask the debuginfod servers (opts.debuginfod) for the @executable or the
  * debug file of build ID @id: a descriptor and its path in the client's
  * cache (*@path, the caller's to free), or -1 with *@why set (static
- * text) when a server was asked and gave nothing, NULL when none was. */
+ * text) when a server was asked and gave nothing, NULL when none was.
+ * With no server to ask, the client's cache alone is looked in. */
 int sym_debuginfod_fetch(struct leaksnap_symbolizer *sym, bool executable, const uint8_t *id,
 			 size_t len, char **path, const char **why);
 void sym_debuginfod_end(struct leaksnap_symbolizer *sym);
@@ -251,6 +252,13 @@ int sym_file_answer(struct leaksnap_sym_file *f, uint64_t vaddr, const struct sy
 bool sym_file_has_layout(const struct leaksnap_sym_file *f);
 /* The file names functions: it has DWARF or a .symtab (not only .dynsym). */
 bool sym_file_has_symbols(const struct leaksnap_sym_file *f);
+/* The first section of @elf (may be NULL) named one of @names (a NULL-ended
+ * list), in *@found when that is not NULL: 1; no such section: 0; the
+ * section names cannot be read: -1.  The one scan of section names for
+ * every file of symbolizer/ that looks for a section by name. */
+#define SYM_SCN_PREFIX 1u /* @names are prefixes: ".debug_" */
+#define SYM_SCN_DATA 2u   /* only a section with contents (not SHT_NOBITS) */
+int sym_elf_section(Elf *elf, const char *const *names, unsigned flags, Elf_Scn **found);
 /* A unit's source path as llvm-symbolizer and GNU addr2line spell it:
  * relative paths are prefixed with the unit's DW_AT_comp_dir. */
 const char *sym_source_path(struct leaksnap_symbolizer *sym, const struct sym_cu *cu,

@@ -483,6 +483,32 @@ bool sym_file_has_symbols(const struct leaksnap_sym_file *f)
 	return false;
 }
 
+int sym_elf_section(Elf *elf, const char *const *names, unsigned flags, Elf_Scn **found)
+{
+	if (found)
+		*found = NULL;
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -1;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
+							  : NULL;
+		if (!name || ((flags & SYM_SCN_DATA) && sh.sh_type == SHT_NOBITS))
+			continue;
+		for (const char *const *n = names; *n; n++) {
+			bool match = flags & SYM_SCN_PREFIX ? strncmp(name, *n, strlen(*n)) == 0
+							    : strcmp(name, *n) == 0;
+			if (!match)
+				continue;
+			if (found)
+				*found = scn;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 uint64_t leaksnap_sym_file_call_site(const struct leaksnap_sym_file *file, uint64_t pc)
 {
 	if (file->machine == EM_ARM)

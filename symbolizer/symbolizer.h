@@ -71,7 +71,10 @@ struct leaksnap_sym_options {
 				 * environment: DEBUGINFOD_URLS, _TIMEOUT,
 				 * _CACHE_PATH (files are kept in its cache).
 				 * false: no server is asked, no network is
-				 * used (nor by libdwfl's own fallback) */
+				 * used (nor by libdwfl's own fallback).
+				 * Either way, what the client fetched before
+				 * is used from its cache (checked by build
+				 * ID) */
 };
 
 /* One frame of an address's answer.  Strings belong to the symbolizer and
@@ -221,7 +224,8 @@ struct leaksnap_sym_module {
 	 * ("not found on the servers", a connection error), or NULL: it was
 	 * not asked, or it answered. */
 	const char *debuginfod_error;
-	/* The file used (or its debug file) came from debuginfod's cache. */
+	/* The file used (or its debug file) came from debuginfod's cache
+	 * (fetched now, or by an earlier run). */
 	bool from_debuginfod;
 };
 

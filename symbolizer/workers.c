@@ -157,19 +157,11 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* (when the names cannot be read: as if it had) */
 static bool has_section(Elf *elf, const char *name)
 {
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return true; /* (cannot tell: as if it had) */
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
-						       : NULL;
-		if (n && strcmp(n, name) == 0)
-			return true;
-	}
-	return false;
+	const char *const names[] = {name, NULL};
+	return sym_elf_section(elf, names, 0, NULL) != 0;
 }
 
 /* Whether threads can index @f: each needs a Dwarf of its own seeing what
@@ -682,17 +674,8 @@ static void *inflate_part(void *arg)
 
 static bool has_debug_sections(Elf *elf)
 {
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return true; /* (cannot tell: as if it had) */
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name)
-						       : NULL;
-		if (n && (strncmp(n, ".debug_", 7) == 0 || strncmp(n, ".zdebug_", 8) == 0))
-			return true;
-	}
-	return false;
+	static const char *const debug[] = {".debug_", ".zdebug_", NULL};
+	return sym_elf_section(elf, debug, SYM_SCN_PREFIX, NULL) != 0; /* (-1: as if it had) */
 }
 
 /* libdwfl's "address sync" of a file: the end of its first PT_LOAD. */

@@ -3,8 +3,12 @@
 # script tests.  Ends with "N passed, N failed"; exits non-zero on failure.
 set -u
 B=${1:-build}
-# A developer's own symbol servers must not change what the tests see.
-unset DEBUGINFOD_URLS
+# A developer's own symbol servers must not change what the tests see, nor
+# the files their debuginfod client cached (the symbolizer looks there even
+# with no server): a cache that is never made.
+unset DEBUGINFOD_URLS XDG_CACHE_HOME
+DEBUGINFOD_CACHE_PATH=${TMPDIR:-/tmp}/leaksnap-check-no-cache.$$
+export DEBUGINFOD_CACHE_PATH
 top=$(cd "$(dirname "$0")/.." && pwd)
 total_pass=0 total_fail=0
 log=$(mktemp "${TMPDIR:-/tmp}/leaksnap-check.XXXXXX")

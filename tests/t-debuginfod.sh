@@ -6,10 +6,15 @@
 # stripped program run under the hook.  symbolize, leakdiff and
 # convert --to pprof with DEBUGINFOD_URLS, or --debuginfod URL, give exact
 # functions and lines, the file kept in DEBUGINFOD_CACHE_PATH; a module
-# whose file is gone is fetched whole.  --no-debuginfod and --offline ask
-# nothing (the server sees no request, no cache is made): frames are ??
-# and one warning says how to get symbols.  addr2line -e the stripped
-# program, too.  --verbose names a missing module as its frames do and the
+# whose file is gone is fetched whole.  Once fetched, --offline,
+# --no-debuginfod and no DEBUGINFOD_URLS take them from the cache (wherever
+# elfutils keeps it; another build's file there is passed over).  With an
+# empty cache --no-debuginfod and --offline ask nothing (the server sees no
+# request, no cache is made): frames are ?? and one warning says how to get
+# symbols.  Every run names its cache: the developer's own is never read.
+# addr2line -e the stripped program, too.  --debuginfod takes the URLs
+# libdebuginfod can use (http://, https://, file://): anything else, or a
+# control byte, is one exact usage line naming the word.  --verbose names a missing module as its frames do and the
 # file a build-id mismatch passed over.
 set -u
 B=$1
@@ -129,6 +134,40 @@ run cached env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$cache" "$L" symbol
 clean cached
 frames_ok "$w/cached.out" "$bin"
 [ "$(requests)" = "$before" ] || fail "the cached debug file was asked for again"
+# fetched once, then no server asked: --offline, --no-debuginfod and no
+# DEBUGINFOD_URLS at all take the file already in the cache
+for how in offline no-debuginfod; do
+	run "c-$how" env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$cache" "$L" symbolize -v "--$how" "$new"
+	clean "c-$how"
+	frames_ok "$w/c-$how.out" "$bin"
+	expect "$w/c-$how.out" "^  $bin/grow  $bin/grow  \\(build-id match, debug file from debuginfod: $cache/$id/debuginfo\\)\$"
+done
+run c-none env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$cache" "$L" diff "$old" "$new"
+clean c-none
+frames_ok "$w/c-none.out" "$bin"
+# where elfutils keeps its cache by default: ~/.cache/debuginfod_client,
+# $XDG_CACHE_HOME/debuginfod_client; another build's file is passed over
+mkdir -p "$w/home/.cache" "$w/xdg/debuginfod_client/$id"
+cp -r "$cache" "$w/home/.cache/debuginfod_client"
+cp "$w/grow.full" "$w/xdg/debuginfod_client/$id/debuginfo"
+gcc -g -O0 -o "$w/grow.o0" "$src" && objcopy --only-keep-debug "$w/grow.o0" "$w/grow.other" ||
+	fail "cannot build grow another way"
+run c-home env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH -u XDG_CACHE_HOME HOME="$w/home" \
+	"$L" symbolize -v --offline "$new"
+clean c-home
+frames_ok "$w/c-home.out" "$bin"
+expect "$w/c-home.out" "debug file from debuginfod: $w/home/.cache/debuginfod_client/$id/debuginfo\\)\$"
+run c-xdg env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH XDG_CACHE_HOME="$w/xdg" HOME="$w/home" \
+	"$L" symbolize -v --offline "$new"
+clean c-xdg
+expect "$w/c-xdg.out" "debug file from debuginfod: $w/xdg/debuginfod_client/$id/debuginfo\\)\$"
+rm -f "$w/xdg/debuginfod_client/$id/debuginfo"
+cp "$w/grow.other" "$w/xdg/debuginfod_client/$id/debuginfo"
+run c-other env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH XDG_CACHE_HOME="$w/xdg" HOME="$w/home" \
+	"$L" symbolize -v --offline "$new"
+frames_unknown "$w/c-other.out"
+expect "$w/c-other.out" "^  $bin/grow  $bin/grow  \\(build-id match, stripped\\)\$"
+[ "$(requests)" = "$before" ] || fail "a cached file was asked for again"
 
 # --debuginfod URL, DEBUGINFOD_URLS unset; JSON says the file used
 run opt env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c2" "$L" symbolize --debuginfod "$url" --json "$new"
@@ -154,6 +193,13 @@ run gone env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c6" "$L" symbolize
 clean gone
 frames_ok "$w/gone.out" "$w/gone"
 expect "$w/gone.out" "^  $w/gone/grow  $w/c6/$id/executable  \\(build-id match, debug file from debuginfod: $w/c6/$id/debuginfo\\)\$"
+# and again --offline: both from the cache
+before=$(requests)
+run goneoff env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c6" "$L" symbolize -v --offline "$gone"
+clean goneoff
+frames_ok "$w/goneoff.out" "$w/gone"
+expect "$w/goneoff.out" "^  $w/gone/grow  $w/c6/$id/executable  \\(build-id match, debug file from debuginfod: $w/c6/$id/debuginfo\\)\$"
+[ "$(requests)" = "$before" ] || fail "--offline asked the server for a file in the cache"
 
 # addr2line -e the stripped program
 addr=$(nm "$w/grow.full" | sed -n 's/^0*\([0-9a-f]*\) t grow_one$/\1/p')
@@ -170,6 +216,12 @@ if [ -n "${dwzid:-}" ]; then
 	[ "$(head -1 "$w/dwz.out")" = grow_one ] && grep -q -x "$src:[0-9]*" "$w/dwz.out" ||
 		{ fail "dwz: not symbolized"; cat "$w/dwz.out"; }
 	[ -f "$w/c10/$dwzid/debuginfo" ] || fail "dwz: the shared file is not in the cache"
+	# and --offline: the debug file and the shared file from the cache
+	before=$(requests)
+	run dwzoff env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c10" "$L" addr2line --offline -f -e "$bin/dwz1" "$daddr"
+	clean dwzoff
+	cmp -s "$w/dwz.out" "$w/dwzoff.out" || { fail "dwz --offline: not as fetched"; cat "$w/dwzoff.out"; }
+	[ "$(requests)" = "$before" ] || fail "dwz --offline asked the server"
 else
 	echo "dwz is not installed: a debug file with a dwz file is not checked"
 fi
@@ -179,11 +231,11 @@ before=$(requests)
 run off env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c8" "$L" symbolize -v --no-debuginfod "$new"
 [ "$(cat "$w/off.st")" = 0 ] || fail "off: status $(cat "$w/off.st")"
 frames_unknown "$w/off.out"
-one_hint off " (debuginfod: off, --no-debuginfod)"
+one_hint off " (debuginfod: off, --no-debuginfod, and not in its cache)"
 expect "$w/off.out" "^  $bin/grow  $bin/grow  \\(build-id match, stripped\\)\$"
 run offline env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c8" "$L" diff --offline "$old" "$new"
 [ "$(cat "$w/offline.st")" = 0 ] || fail "offline: status $(cat "$w/offline.st")"
-one_hint offline " (debuginfod: off, --offline)"
+one_hint offline " (debuginfod: off, --offline, and not in its cache)"
 grep -q grow_one "$w/offline.out" && fail "offline: grow_one named"
 run a2loff env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$w/c8" "$L" addr2line -f -e "$bin/grow" --offline "$addr"
 printf '??\n??:0\n' >"$w/a2loff.want"
@@ -191,7 +243,7 @@ cmp -s "$w/a2loff.want" "$w/a2loff.out" || { fail "addr2line --offline"; cat "$w
 [ "$(requests)" = "$before" ] || fail "--no-debuginfod or --offline asked the server"
 [ -e "$w/c8" ] && fail "--no-debuginfod or --offline made a cache"
 # no server named at all: the same hint, nothing about debuginfod
-run none env -u DEBUGINFOD_URLS "$L" symbolize "$new"
+run none env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c11" "$L" symbolize "$new"
 one_hint none ""
 # a server without the file: said why
 echo 'int main(void) { return 0; }' >"$w/other.c"
@@ -203,15 +255,44 @@ run nf env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c9" "$L" symbolize --deb
 one_hint nf " (debuginfod: not found on the debuginfod servers)"
 
 # Usage
-for bad in "--debuginfod $url --offline" "--no-debuginfod --debuginfod $url" "--debuginfod nourl"; do
+for bad in "--debuginfod $url --offline" "--no-debuginfod --debuginfod $url"; do
 	# shellcheck disable=SC2086
 	"$L" symbolize $bad "$new" >"$w/bad.out" 2>"$w/bad.err"
 	st=$?
 	[ "$st" = 2 ] && [ "$(wc -l <"$w/bad.err")" = 1 ] && [ ! -s "$w/bad.out" ] ||
 		{ fail "symbolize $bad: status $st"; cat "$w/bad.err"; }
 done
-grep -q -x "leaksnap: symbolize: --debuginfod needs a URL (http://HOST:PORT), got 'nourl' (see 'leaksnap symbolize --help')" "$w/bad.err" ||
-	{ fail "--debuginfod nourl"; cat "$w/bad.err"; }
+# what libdebuginfod cannot use: one line naming the word, control bytes escaped
+usage() { # WORD ARG: --debuginfod ARG is refused for WORD
+	env DEBUGINFOD_CACHE_PATH="$w/c14" "$L" symbolize --debuginfod "$2" "$new" >"$w/bad.out" 2>"$w/bad.err"
+	st=$?
+	printf "leaksnap: symbolize: --debuginfod needs URLs such as http://HOST:PORT, https://HOST or file:///DIR, got '%s' (see 'leaksnap symbolize --help')\n" "$1" >"$w/bad.want"
+	[ "$st" = 2 ] && [ ! -s "$w/bad.out" ] && cmp -s "$w/bad.want" "$w/bad.err" ||
+		{ fail "--debuginfod '$1': status $st"; diff "$w/bad.want" "$w/bad.err"; }
+}
+usage nourl nourl
+usage ftp://127.0.0.1 ftp://127.0.0.1
+usage gopher://h "$url gopher://h"
+usage 'http://' 'http://'
+usage 'http://h:70000' 'http://h:70000'
+usage 'file://host/dir' 'file://host/dir'
+usage '' ' '
+usage 'http://h\x09x' "$(printf 'http://h\tx')"
+usage 'http://127.0.0.1\x1b[2J' "$(printf 'http://127.0.0.1\033[2J')"
+usage 'http://h/a\x0ab' "$(printf 'http://h/a\nb')"
+# what it can use: https:// (a dead server first) and file:// (a directory
+# laid out as a server's URLs are)
+mkdir -p "$w/fsrv/buildid/$id"
+cp "$srv/grow.debug" "$w/fsrv/buildid/$id/debuginfo"
+run https env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c12" "$L" symbolize \
+	--debuginfod "HTTPS://127.0.0.1:9/ $url/" "$new"
+clean https
+frames_ok "$w/https.out" "$bin"
+run file env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$w/c13" "$L" symbolize -v \
+	--debuginfod "file://$w/fsrv" "$new"
+clean file
+frames_ok "$w/file.out" "$bin"
+expect "$w/file.out" "debug file from debuginfod: $w/c13/$id/debuginfo\\)\$"
 
 [ "$fails" = 0 ] || exit 1
 echo "debuginfod: symbolize, leakdiff, pprof and addr2line through a real server; off and offline ask nothing"
