@@ -72,8 +72,9 @@ enum { CLI_OPT_DEBUGINFOD = 0x1100, CLI_OPT_NO_DEBUGINFOD, CLI_OPT_OFFLINE };
 	"  --debuginfod URL     ask this debuginfod server for the debug files (and\n"     \
 	"                       files) of modules by build ID when they are not here\n"    \
 	"                       (repeatable; default: the servers in DEBUGINFOD_URLS)\n"   \
-	"  --no-debuginfod      ask no debuginfod server\n"                                \
-	"  --offline            use no network at all (no debuginfod)\n"
+	"  --no-debuginfod      ask no debuginfod server (files it fetched before,\n"    \
+	"                       in its cache, are still used)\n"                          \
+	"  --offline            use no network at all (today: as --no-debuginfod)\n"
 /* Apply option @c (from CLI_DEBUGINFOD_LONGOPTS) with @arg.  Returns 1 if
  * @c is one of them, 0 if not, -1 (printed) for a bad value or a
  * contradiction. */
