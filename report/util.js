@@ -71,8 +71,10 @@ function basename(path) {
 /* Function names shortened for reading: the rules of kit/names.c (see
  * kit/kit_names.h), the same cases (tests/unit/names_cases.h, checked by
  * tests/t-report.sh).  Each template argument list and parameter list that
- * is not empty becomes an ellipsis; a name whose brackets do not balance
- * stays whole. */
+ * is not empty becomes an ellipsis (an operator's template arguments too:
+ * std::operator+<…>(…)); the name of a function returning a function
+ * pointer stays (void (*std::signal(…))(…)); a name whose brackets do not
+ * balance stays whole. */
 const OPERATOR_SYMBOLS = ['<<=', '>>=', '<=>', '->*', '()', '[]', '""', '<<', '>>', '<=', '>=',
   '->', '==', '!=', '&&', '||', '++', '--', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '<',
   '>', '+', '-', '*', '/', '%', '&', '|', '^', '~', '!', '=', ','];
