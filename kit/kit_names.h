@@ -5,12 +5,18 @@
  *
  * reads as std::map<…>::operator[](…).  Each template argument list and
  * each parameter list that is not empty becomes the ellipsis between its
- * brackets; everything else stays: the scopes, operator names (operator<,
- * operator<<, operator->, operator(), operator[], operator new[], a
- * conversion's type), lambdas and unnamed types ({lambda(…)#1}, their
- * contents shortened the same way), "(anonymous namespace)", the qualifiers
- * after a parameter list (const, &, &&, noexcept, volatile) and compiler
- * suffixes (.constprop.0, .cold).  ABI tags ("[abi:cxx11]") are dropped.
+ * brackets, an operator's template arguments too, with or without a space
+ * (std::operator+<…>(…), operator()<…>(…), operator<<<…>(…), operator< <…>(…));
+ * everything else stays: the return type, the scopes, operator names
+ * (operator<, operator<<, operator->, operator(), operator[], operator
+ * new[], a conversion's type), lambdas and unnamed types ({lambda(…)#1},
+ * their contents shortened the same way), "(anonymous namespace)", the
+ * qualifiers after a parameter list (const, &, &&, noexcept, volatile) and
+ * compiler suffixes (.constprop.0, .cold).  ABI tags ("[abi:cxx11]") are
+ * dropped.  Parentheses around the name of a function that returns a
+ * pointer or reference to a function, a member function or an array are
+ * not a parameter list: their contents are shortened, so the name stays
+ * (void (*std::signal(…))(…), void (Foo::*Bar::get<…>(…) const)(…)).
  * A '<' that starts a name (Rust's "<T as Trait>::f") is a qualified
  * path, not template arguments: its contents are shortened, not hidden.
  * A name whose brackets do not balance is left whole.  The report page

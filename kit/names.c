@@ -102,6 +102,38 @@ static const char *closing(const char *begin, const char *p, const char *end)
 	return NULL;
 }
 
+/* Whether the parentheses around [@p, @end) group a declarator rather than
+ * hold parameters: the name of a function that returns a pointer to a
+ * function ("void (*std::signal(int, void (*)(int)))(int)") or to a member
+ * function ("void (Foo::*Bar::get())(int)").  Parameters never start with
+ * '*', '&' or a class's "::*", and a pointer type alone ("void (*)(int)")
+ * has no parameters of its own; "decltype (*p())" is an expression. */
+static bool declarator_group(const char *begin, const char *p, const char *end)
+{
+	const char *w = p - 1; /* the '(' */
+	if (w > begin && w[-1] == ' ')
+		w--;
+	if (w - begin >= 8 && memcmp(w - 8, "decltype", 8) == 0 &&
+	    (w - 8 == begin || !ident_char(w[-9])))
+		return false;
+	const char *q = p;
+	while (q < end && (ident_char(*q) || *q == ':' || *q == '<')) {
+		if (*q == '<') {
+			const char *close = closing(begin, q, end);
+			if (!close)
+				return false;
+			q = close + 1;
+		} else {
+			q++;
+		}
+	}
+	if (q > p && !(q - p >= 2 && q[-1] == ':' && q[-2] == ':'))
+		return false; /* a type, not a class's "::*" */
+	if (q == end || (*q != '*' && *q != '&'))
+		return false;
+	return memchr(q, '(', (size_t)(end - q)) != NULL;
+}
+
 /* The name at [@p, @end) shortened into @o: false when its brackets do not
  * balance.  @begin: where the whole name starts. */
 static bool shorten(const char *begin, const char *p, const char *end, const char *ellipsis,
@@ -137,17 +169,22 @@ static bool shorten(const char *begin, const char *p, const char *end, const cha
 			/* an ABI tag is dropped; "[clone .cold]" and the like stay */
 			if (!starts(p, end, "[abi:"))
 				put(o, p, (size_t)(close + 1 - p));
-		} else if (c == '(' || (c == '<' && p > begin && ident_char(p[-1])) ||
+		} else if ((c == '(' && !declarator_group(begin, p + 1, close)) ||
+			   (c == '<' && p > begin && ident_char(p[-1])) ||
+			   (c == '<' && op_end && p == op_end) ||
 			   (c == '<' && op_end && p == op_end + 1 && p[-1] == ' ')) {
 			/* parameters, or template arguments: after a name, or
-			 * after an operator's and a space ("operator<< <char>") */
+			 * after an operator's, right after it ("operator+<char>",
+			 * "operator()<int>", "operator<<<char>") or after a space
+			 * ("operator<< <char>") */
 			put(o, p, 1);
 			if (!empty)
 				put(o, ellipsis, strlen(ellipsis));
 			put(o, close, 1);
 		} else {
 			/* a lambda's or unnamed type's braces; a '<' that starts a
-			 * qualified path ("<T as Trait>::f") */
+			 * qualified path ("<T as Trait>::f"); the parentheses
+			 * around a declarator ("(*std::signal(int))") */
 			put(o, p, 1);
 			if (!shorten(begin, p + 1, close, ellipsis, o, nest + 1))
 				return false;

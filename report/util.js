@@ -71,8 +71,10 @@ function basename(path) {
 /* Function names shortened for reading: the rules of kit/names.c (see
  * kit/kit_names.h), the same cases (tests/unit/names_cases.h, checked by
  * tests/t-report.sh).  Each template argument list and parameter list that
- * is not empty becomes an ellipsis; a name whose brackets do not balance
- * stays whole. */
+ * is not empty becomes an ellipsis (an operator's template arguments too:
+ * std::operator+<…>(…)); the name of a function returning a function
+ * pointer stays (void (*std::signal(…))(…)); a name whose brackets do not
+ * balance stays whole. */
 const OPERATOR_SYMBOLS = ['<<=', '>>=', '<=>', '->*', '()', '[]', '""', '<<', '>>', '<=', '>=',
   '->', '==', '!=', '&&', '||', '++', '--', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '<',
   '>', '+', '-', '*', '/', '%', '&', '|', '^', '~', '!', '=', ','];
@@ -112,6 +114,28 @@ function shortName(name) {
     }
     return -1;
   };
+  /* whether the parentheses around [p, end) group a declarator (the name
+   * of a function returning a pointer to a function or to a member
+   * function), not parameters nor a decltype's expression */
+  const declaratorGroup = (p, end) => {
+    let w = p - 1;
+    if (w > 0 && s[w - 1] === ' ') w--;
+    if (w >= 8 && s.startsWith('decltype', w - 8) && (w === 8 || !ident(s[w - 9]))) return false;
+    let q = p;
+    while (q < end && (ident(s[q]) || s[q] === ':' || s[q] === '<')) {
+      if (s[q] === '<') {
+        const close = closing(q, end);
+        if (close < 0) return false;
+        q = close + 1;
+      } else {
+        q++;
+      }
+    }
+    if (q > p && !(q - p >= 2 && s[q - 1] === ':' && s[q - 2] === ':')) return false;
+    if (q === end || (s[q] !== '*' && s[q] !== '&')) return false;
+    const paren = s.indexOf('(', q);
+    return paren >= 0 && paren < end;
+  };
   const shorten = (p, end, nest) => {
     if (nest > 64) return null;
     let out = '', opEnd = -1;
@@ -131,8 +155,9 @@ function shortName(name) {
       const empty = close === p + 1;
       if (c === '[') {
         if (!s.startsWith('[abi:', p)) out += s.slice(p, close + 1);
-      } else if (c === '(' || (c === '<' && p > 0 && ident(s[p - 1])) ||
-                 (c === '<' && opEnd >= 0 && p === opEnd + 1 && s[p - 1] === ' ')) {
+      } else if ((c === '(' && !declaratorGroup(p + 1, close)) ||
+                 (c === '<' && p > 0 && ident(s[p - 1])) ||
+                 (c === '<' && opEnd >= 0 && (p === opEnd || (p === opEnd + 1 && s[p - 1] === ' ')))) {
         out += c + (empty ? '' : '\u2026') + s[close];
       } else {
         const inner = shorten(p + 1, close, nest + 1);
