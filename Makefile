@@ -221,10 +221,13 @@ $(B)/lib/libleakhook.so: $(HOOK_OBJS) hook/libleakhook.sym
 		-Wl,-z,now $(LDFLAGS) -o $@ $(HOOK_OBJS) -static-libgcc -ldl -lpthread
 
 # Tests ---------------------------------------------------------------------
+# (a unit test is rebuilt when a file it includes changes: its .d beside it)
+-include $(wildcard $(B)/tests/*.d)
 $(B)/tests/test_%: tests/unit/test_%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
-		-Wno-missing-prototypes -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) $(LDFLAGS_ALL)
+		-Wno-missing-prototypes -MMD -MP -MF $@.d -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(LDFLAGS_ALL)
 
 $(B)/tests/stackcheck: tests/tools/stackcheck.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
