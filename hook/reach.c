@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,9 +149,38 @@ static bool glibc_malloc(void)
 	return base && strncmp(base, "libc.so", 7) == 0 && dlsym(RTLD_DEFAULT, "gnu_get_libc_version");
 }
 
+/* The C library's writable segment (.data and .bss, from its program
+ * headers: exact, whatever mapping the kernel merged with its .bss), where
+ * glibc keeps the main arena (reach_scan.c's chunk rule).  Found once, at
+ * start: dl_iterate_phdr takes the loader's lock. */
+static uintptr_t libc_data[2];
+static int find_libc_data(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	base = base ? base + 1 : info->dlpi_name;
+	if (!base || strncmp(base, "libc.so", 7) != 0)
+		return 0;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+			continue;
+		uintptr_t lo = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+		uintptr_t hi = lo + (uintptr_t)ph->p_memsz;
+		if (!libc_data[1] || lo < libc_data[0])
+			libc_data[0] = lo;
+		if (hi > libc_data[1])
+			libc_data[1] = hi;
+	}
+	return 1;
+}
+
 void reach_init(void)
 {
 	glibc_chunks = glibc_malloc();
+	if (glibc_chunks)
+		dl_iterate_phdr(find_libc_data, NULL);
 	struct sigaction old, sa;
 	if (sigaction(reach_sig(), NULL, &old) != 0) {
 		init_error = "the stop signal cannot be had";
@@ -573,6 +603,13 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
 		 (unsigned long long)sh->root_bytes, (unsigned long long)sh->marked_bytes);
+	/* only when some block lies in pages the program cannot read */
+	size_t len_meta = strlen(res->meta);
+	if (sh->unreadable_read || sh->unreadable_skipped)
+		snprintf(res->meta + len_meta, sizeof(res->meta) - len_meta,
+			 "reachability_unreadable=%llu bytes read, %llu bytes skipped\n",
+			 (unsigned long long)sh->unreadable_read,
+			 (unsigned long long)sh->unreadable_skipped);
 }
 
 static void failed(struct reach_result *res, const char *why, uint64_t pause_ns)
@@ -704,6 +741,7 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
 {
 	*args = (struct reach_child_args){
 		.glibc_chunks = glibc_chunks,
+		.libc_data = {libc_data[0], libc_data[1]},
 		.threads = st->threads,
 		.blocks = snap->blocks,
 		.nblocks = snap->block_count,

@@ -46,6 +46,10 @@ struct reach_shared {
 	uint64_t marked_bytes;    /* bytes of the blocks scanned */
 	uint64_t scan_ns, scan_cpu_ns;
 	uint64_t index_ns;        /* of scan_ns: listing, sorting, indexing the blocks */
+	uint64_t unreadable_read; /* bytes of live blocks in pages without read
+				   * access, read after the child lifted it */
+	uint64_t unreadable_skipped; /* bytes of live blocks not mapped (or not
+				      * made readable): not read */
 	uint32_t counts[];        /* one per record, in the unsorted record order */
 };
 
@@ -71,6 +75,8 @@ struct reach_child_args {
 	bool glibc_chunks;        /* the blocks are glibc malloc's: the word
 				   * before each holds its chunk's size, bit 1
 				   * set when the chunk is a mapping of its own */
+	uintptr_t libc_data[2];   /* the C library's writable segment (.data,
+				   * .bss), or {0, 0} */
 };
 
 /* In the forked child: mark, count, report, _exit.  Never returns. */
@@ -83,7 +89,7 @@ struct reach_result {
 	size_t counts_size;  /* bytes of the section (4 * records) */
 	void *map;           /* what to unmap afterwards */
 	size_t map_size;
-	char meta[768];      /* the reachability metadata lines */
+	char meta[1024];      /* the reachability metadata lines */
 };
 
 /* The stack pointer here. */

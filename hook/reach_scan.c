@@ -38,6 +38,8 @@
 #define PAGE_SHIFT 12
 #define NONE UINT32_MAX
 #define MAX_EXCLUDE 256
+#define MAX_SKIP 256
+#define WORD sizeof(uintptr_t)
 
 #if defined(__x86_64__) || defined(__i386__)
 #define RED_ZONE 128 /* the SysV x86-64 ABI's; harmless on i386 */
@@ -73,6 +75,12 @@ static struct {
 	uint64_t *marks;            /* one bit per block */
 	int pagemap;                /* /proc/self/pagemap, or -1 */
 	bool glibc;                 /* reach_child_args.glibc_chunks */
+	uintptr_t libc_lo, libc_hi; /* the C library's writable segment */
+	bool chunk_rule;            /* the root being read is the allocator's
+				     * (consider) */
+	uintptr_t skip[MAX_SKIP][2]; /* parts of blocks that cannot be read,
+				      * in address order */
+	size_t nskip;
 	uint32_t *stack;
 	size_t depth;
 	uintptr_t ex[MAX_EXCLUDE][2];
@@ -443,9 +451,42 @@ static inline void mark(uint32_t i)
 	S.stack[S.depth++] = i;
 }
 
+/* The range [@lo, @hi) overlaps a part of a block that cannot be read
+ * (unmapped: prepare_unreadable).  Rare: a linear look. */
+static bool skipped(uintptr_t lo, uintptr_t hi)
+{
+	for (size_t k = 0; k < S.nskip; k++)
+		if (S.skip[k][0] < hi && S.skip[k][1] > lo)
+			return true;
+	return false;
+}
+
+/* The glibc chunk header that follows block @b, or 0: its chunk's size
+ * word lies just before it; a chunk malloc mapped on its own has none. */
+static uintptr_t next_chunk(uint32_t b)
+{
+	uintptr_t p = S.start[b];
+	if (S.nskip && skipped(p - WORD, p))
+		return 0;
+	uintptr_t size = ((const uintptr_t *)p)[-1];
+	if (size & 2) /* IS_MMAPPED */
+		return 0;
+	return p - 2 * WORD + (size & ~(uintptr_t)7);
+}
+
+/* A root word.  In the allocator's own memory (S.chunk_rule: the C
+ * library's data, where glibc's main arena lies, and the parts of heap
+ * mappings outside their runs of live blocks: other arenas' headers, free
+ * chunks), a word that is the address of the chunk header following a
+ * live block is one of glibc's chunk pointers (top, bins, last_remainder,
+ * a free chunk's links), not a reference to that block, though the header
+ * lies in its last bytes (requested sizes of 16k+1 .. 16k+8 on 64-bit). */
 static inline void consider(uintptr_t w)
 {
-	mark(find(w));
+	uint32_t b = find(w);
+	if (S.chunk_rule && b != NONE && w == next_chunk(b))
+		return;
+	mark(b);
 }
 
 static void __attribute__((noinline)) scan_words(uintptr_t lo, uintptr_t hi)
@@ -473,6 +514,24 @@ static void __attribute__((noinline)) scan_guarded(uintptr_t lo, uintptr_t hi)
 	S.faulting = 0;
 }
 
+/* A root range, the part of it in the C library's data under the chunk
+ * rule (consider). */
+static void scan_libc_split(uintptr_t lo, uintptr_t hi)
+{
+	if (!S.glibc || S.chunk_rule || hi <= S.libc_lo || lo >= S.libc_hi) {
+		scan_guarded(lo, hi);
+		return;
+	}
+	uintptr_t a = lo > S.libc_lo ? lo : S.libc_lo, z = hi < S.libc_hi ? hi : S.libc_hi;
+	if (a > lo)
+		scan_guarded(lo, a);
+	S.chunk_rule = true;
+	scan_guarded(a, z);
+	S.chunk_rule = false;
+	if (hi > z)
+		scan_guarded(z, hi);
+}
+
 /* A root range less the hook's own memory; a range that faults (a file
  * mapping past its end) is dropped from the fault on. */
 static void scan_root(uintptr_t lo, uintptr_t hi)
@@ -493,7 +552,7 @@ static void scan_root(uintptr_t lo, uintptr_t hi)
 			}
 		}
 		if (stop > lo)
-			scan_guarded(lo, stop);
+			scan_libc_split(lo, stop);
 		lo = next > lo ? next : hi;
 	}
 }
@@ -607,6 +666,27 @@ static void scan_block_run(uintptr_t lo, uintptr_t hi)
 	scan_words(lo, hi);
 }
 
+/* A marked block of which a part cannot be read: the rest. */
+static void __attribute__((noinline)) scan_block_parts(uintptr_t lo, uintptr_t hi)
+{
+	while (lo < hi) {
+		uintptr_t stop = hi, next = hi;
+		for (size_t k = 0; k < S.nskip; k++) {
+			if (S.skip[k][1] <= lo || S.skip[k][0] >= stop)
+				continue;
+			stop = S.skip[k][0] > lo ? S.skip[k][0] : lo;
+			next = S.skip[k][1];
+		}
+		if (stop > lo) {
+			if (stop - lo >= SPARSE_MIN && S.pagemap >= 0)
+				touched_runs(lo, stop, S.pagemap, scan_block_run);
+			else
+				scan_block_run(lo, stop);
+		}
+		lo = next > stop ? next : hi;
+	}
+}
+
 /* Scan the marked blocks, a batch at a time, in stages so that the cache
  * misses of a graph walk overlap: the batch's blocks are asked for first
  * (prefetch); then their words that fall in a cluster are gathered with
@@ -647,6 +727,10 @@ static void __attribute__((noinline)) drain(void)
 		for (size_t k = 0; k < n; k++) {
 			uint32_t i = batch[k];
 			uintptr_t lo = S.start[i], hi = S.end[i];
+			if (S.nskip && skipped(lo, hi)) {
+				scan_block_parts(lo, hi);
+				continue;
+			}
 			if (hi - lo >= SPARSE_MIN && S.pagemap >= 0) {
 				/* (a block of megabytes: its touched pages only) */
 				touched_runs(lo, hi, S.pagemap, scan_block_run);
@@ -748,6 +832,78 @@ static void assign_blocks(struct area *areas, size_t nareas)
 	}
 }
 
+/* The first block ending after @addr (blocks do not overlap: their ends
+ * ascend as their starts do). */
+static size_t block_after(uintptr_t addr)
+{
+	size_t lo = 0, hi = S.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (S.end[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The parts of live blocks in [@lo, @hi), a range the program cannot read
+ * (@mapped: a mapping without read access; else no mapping at all), each
+ * block with the chunk header word before it under glibc.  A mapping's
+ * part is made readable in this image (mprotect here changes nothing of
+ * the program's) and is read as any other; what cannot be, is skipped. */
+static void unreadable_range(uintptr_t lo, uintptr_t hi, bool mapped)
+{
+	const uintptr_t page = ((uintptr_t)1 << PAGE_SHIFT) - 1;
+	uintptr_t head = S.glibc ? 2 * WORD : 0;
+	for (size_t i = block_after(lo); i < S.n && S.start[i] - head < hi; i++) {
+		uintptr_t a = S.start[i] - head > lo ? S.start[i] - head : lo;
+		uintptr_t z = S.end[i] < hi ? S.end[i] : hi;
+		if (a >= z)
+			continue;
+		uintptr_t inside = (z - (S.start[i] > a ? S.start[i] : a));
+		uintptr_t pa = a & ~page, pz = (z + page) & ~page;
+		pa = pa > lo ? pa : lo;
+		pz = pz < hi ? pz : hi;
+		if (mapped && mprotect((void *)pa, pz - pa, PROT_READ) == 0) {
+			S.out->unreadable_read += inside;
+			continue;
+		}
+		S.out->unreadable_skipped += inside;
+		if (S.nskip && S.skip[S.nskip - 1][1] >= pa) {
+			S.skip[S.nskip - 1][1] = pz > S.skip[S.nskip - 1][1] ? pz : S.skip[S.nskip - 1][1];
+		} else {
+			if (S.nskip == MAX_SKIP)
+				give_up("too many unmapped parts of blocks");
+			S.skip[S.nskip][0] = pa;
+			S.skip[S.nskip][1] = pz;
+			S.nskip++;
+		}
+	}
+}
+
+/* Pages of live blocks the program cannot read: a page it protected
+ * (PROT_NONE, or write- or execute-only: no "r" in the maps), or one it
+ * unmapped.  Reading them would kill this child. */
+static void prepare_unreadable(const struct area *areas, size_t nareas)
+{
+	if (!S.n)
+		return;
+	uintptr_t lo = S.start[0] - (S.glibc ? 2 * WORD : 0), hi = S.end[S.n - 1], pos = lo;
+	for (size_t m = 0; m < nareas && pos < hi; m++) {
+		if (areas[m].hi <= pos)
+			continue;
+		if (areas[m].lo > pos)
+			unreadable_range(pos, areas[m].lo < hi ? areas[m].lo : hi, false);
+		if (!(areas[m].flags & A_READ) && areas[m].lo < hi)
+			unreadable_range(areas[m].lo > pos ? areas[m].lo : pos,
+					 areas[m].hi < hi ? areas[m].hi : hi, true);
+		pos = areas[m].hi;
+	}
+	if (pos < hi)
+		unreadable_range(pos, hi, false);
+}
+
 /* The stopped threads: registers, stacks from SP.  Then the hook's own
  * stacks: the dump thread's, below where its loop runs, is left out;
  * this thread's is scanned from where the program called the hook. */
@@ -809,7 +965,11 @@ static void scan_mappings(struct area *areas, size_t nareas)
 		if ((f & (A_READ | A_WRITE)) != (A_READ | A_WRITE) || (f & (A_SKIP | A_HEAP | A_STACK)))
 			continue;
 		S.out->root_mappings++;
+		/* a heap mapping's parts outside its runs of live blocks are
+		 * the allocator's: arena headers, free chunks, the top */
+		S.chunk_rule = S.glibc && areas[m].nblocks;
 		scan_area_roots(&areas[m], pagemap);
+		S.chunk_rule = false;
 	}
 	drain();
 	if (pagemap >= 0)
@@ -850,8 +1010,11 @@ void reach_child_main(const struct reach_child_args *a)
 	struct area *areas = read_maps(&nareas);
 	index_blocks(a);
 	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
-	assign_blocks(areas, nareas);
 	S.glibc = a->glibc_chunks;
+	S.libc_lo = a->libc_data[0] & ~(WORD - 1);
+	S.libc_hi = (a->libc_data[1] + WORD - 1) & ~(WORD - 1);
+	assign_blocks(areas, nareas);
+	prepare_unreadable(areas, nareas);
 	scan_threads(a, areas, nareas);
 	scan_mappings(areas, nareas);
 	count_unreachable(a);
