@@ -1,34 +1,37 @@
 /* The scan's rules on glibc's own memory and on pages the program cannot
  * read (tests/t-reach.sh, "issue 27: scan rules"; docs/reachability.md).
- *   reachrules DUMP_PATH arena SIZE
- *   reachrules DUMP_PATH protect
+ *   reachrules DUMP_PATH top SIZE LIB | bin | fast | thread | protect
  * prints "expect SIZE COUNT UNREACHABLE" per case and "expect-unreachable
  * BYTES BLOCKS", then dumps through leaksnap_dump() (under the hook).
+ * 64-bit glibc only (it reads glibc's chunk headers to lay the cases out).
  *
- * "arena": lost blocks whose requested bytes hold the chunk header that
- * follows them (sizes of 16k+1 .. 16k+8 on 64-bit), where one of glibc's
- * own pointers points: the main arena's top (a lost block of SIZE, the
- * last one carved from the top), an unsorted bin (2680, before a freed
- * chunk), a fast bin (56, before a freed chunk once the tcache of its size
- * is full), and a thread's arena's top, whose header the scan reads (the
- * thread allocates 3080 there after freeing its first block, so no live
- * block lies in the header's page).  All unreachable.  Beside them, blocks
- * held only by the C library's own state, all reachable: stdout's buffer
- * (setvbuf), setenv's strings and environment array, a random() state
- * (initstate) whose only pointers are libc's pointers into it, one of
- * them to its chunk header's address, a FILE only the stream list keeps,
- * atexit's second list, the locale's names, tzset's strings, a dlopen'ed
- * library's loader data, bindtextdomain's and getpwuid's data.
+ * Lost blocks whose requested bytes hold the chunk header that follows
+ * them (sizes of 16k+1 .. 16k+8), where one of glibc's own pointers
+ * points; each unreachable:
+ *   top SIZE LIB: before the main arena's top (the last block carved from
+ *     it; blocks of SIZE that came from a bin are kept), after blocks held
+ *     only by the C library's state, all reachable: stdout's buffer
+ *     (setvbuf), setenv's strings and array, a random() state (initstate)
+ *     whose only pointers are libc's pointers into it, a FILE only the
+ *     stream list keeps, atexit's second list, the locale's names, tzset's
+ *     strings, bindtextdomain's and getpwuid's data, LIB dlopen'ed;
+ *   bin: 2680 bytes before a chunk in the unsorted bin;
+ *   fast: 56 bytes before a chunk in a fast bin (its tcache filled first);
+ *   thread: 3080 bytes before a thread arena's top, the arena's header
+ *     page holding no live block (the thread freed its first block), so
+ *     that the scan reads it as a root.
+ * Each runs on its own: a later allocation would take the freed chunk, a
+ * large one merge the fast bins.
  *
- * "protect": blocks with pages the program made unreadable.  A held
- * buffer (memalign, 4 pages) with its second page PROT_NONE, its third
- * write-only and its fourth execute-only, each holding the only pointer to
- * a block (2312, 2328, 2344; 2296 from its first page): all reachable.  A
- * lost buffer (2360 x 4 pages... see S_PLOST) with a PROT_NONE page holding
- * the only pointer to a block: both unreachable.  A held block malloc
- * mapped on its own (256 KiB) with one page unmapped in its middle, holding
- * the only pointer to a block after the hole: reachable; the hole is
- * skipped. */
+ * protect: blocks with pages the program made unreadable.  A held buffer
+ * (memalign, 4 pages) with its second page PROT_NONE, its third write-only
+ * and its fourth execute-only, each page holding the only pointer to a
+ * block (2296 from its readable first page; 2312, 2328, 2344): all
+ * reachable.  A lost buffer with a PROT_NONE page holding the only pointer
+ * to a block (2360): both unreachable.  A held block malloc mapped on its
+ * own (256 KiB) with a page PROT_NONE and sealed (mseal): the block after
+ * it (2376, held from past that page) reachable, the one held only from
+ * it (2392) unreachable, its 4096 bytes skipped. */
 #include <dlfcn.h>
 #include <libintl.h>
 #include <locale.h>
