@@ -861,7 +861,8 @@ static void unreadable_range(uintptr_t lo, uintptr_t hi, bool mapped)
 		uintptr_t z = S.end[i] < hi ? S.end[i] : hi;
 		if (a >= z)
 			continue;
-		uintptr_t inside = (z - (S.start[i] > a ? S.start[i] : a));
+		uintptr_t body = S.start[i] > a ? S.start[i] : a; /* (past its header) */
+		uintptr_t inside = z > body ? z - body : 0;
 		uintptr_t pa = a & ~page, pz = (z + page) & ~page;
 		pa = pa > lo ? pa : lo;
 		pz = pz < hi ? pz : hi;
