@@ -12,8 +12,8 @@
  *     it; blocks of SIZE that came from a bin are kept), after blocks held
  *     only by the C library's state, all reachable: stdout's buffer
  *     (setvbuf), setenv's strings and array, a random() state (initstate)
- *     whose only pointers are libc's pointers into it, a FILE only the
- *     stream list keeps, atexit's second list, the locale's names, tzset's
+ *     whose only pointers are libc's pointers into it, two FILEs only the
+ *     stream list keeps (one with its default buffer, written to), atexit's second list, the locale's names, tzset's
  *     strings, bindtextdomain's and getpwuid's data, LIB dlopen'ed;
  *   bin: 2680 bytes before a chunk in the unsorted bin;
  *   fast: 56 bytes before a chunk in a fast bin (its tcache filled first);
@@ -187,7 +187,8 @@ NOINLINE static void libc_state(const char *lib)
 	setenv("REACHRULES_B", "another one", 1);
 	initstate(1, malloc(S_RANDOM), S_RANDOM);
 	(void)random();
-	if (!fopen("/dev/null", "r"))
+	FILE *out = fopen("/dev/null", "w"); /* its default buffer, data pending */
+	if (!out || !fopen("/dev/null", "r") || fputs("pending in the buffer", out) < 0)
 		exit(2);
 	for (int i = 0; i < 40; i++)
 		atexit(scrub);
