@@ -207,7 +207,7 @@ else
 	echo "valgrind not installed: comparison with memcheck skipped"
 fi
 if command -v clang >/dev/null 2>&1 &&
-	clang -O2 -D_GNU_SOURCE -fsanitize=leak -o "$w/reach-lsan" "$top/tests/hook/reach.c" -ldl -lpthread 2>/dev/null; then
+	clang -O2 -D_GNU_SOURCE -I"$top/hook" -fsanitize=leak -o "$w/reach-lsan" "$top/tests/hook/reach.c" -ldl -lpthread 2>/dev/null; then
 	"$w/reach-lsan" "$LIB" >/dev/null 2>"$w/lsan.err"
 	ls=$(awk '/^(Direct|Indirect) leak of/ { s += $4 } END { print s + 0 }' "$w/lsan.err")
 	# LeakSanitizer does not scan the program's own mmap'ed memory (2192,
