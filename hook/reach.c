@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,97 @@ static bool thread_sigwaits(int tid)
 #else
 	(void)tid;
 	return false;
+#endif
+}
+
+/* The descriptors of ended threads ------------------------------------------ */
+
+static struct reach_tcb_layout tcb_layout;
+
+/* One word at @addr, read without faulting (process_vm_readv). */
+static bool peek(uintptr_t addr, uintptr_t *out)
+{
+	struct iovec local = {out, sizeof(*out)}, remote = {(void *)addr, sizeof(*out)};
+	return syscall(SYS_process_vm_readv, (int)getpid(), &local, 1UL, &remote, 1UL, 0UL) ==
+	       (long)sizeof(*out);
+}
+
+/* The word of the thread control block that holds the DTV pointer, from
+ * the thread pointer: tcbhead_t's second word on x86 (after its self
+ * pointer), its first where the TCB follows the thread pointer's target
+ * (arm64, arm).  0 where not known. */
+static uintptr_t dtv_word(void)
+{
+	uintptr_t tp;
+#if defined(__x86_64__)
+	__asm__("movq %%fs:0, %0" : "=r"(tp));
+	return tp + sizeof(uintptr_t);
+#elif defined(__i386__)
+	__asm__("movl %%gs:0, %0" : "=r"(tp));
+	return tp + sizeof(uintptr_t);
+#elif defined(__aarch64__) || defined(__arm__)
+	tp = (uintptr_t)__builtin_thread_pointer();
+	return tp;
+#else
+	(void)tp;
+	return 0;
+#endif
+}
+
+/* glibc keeps the stacks of ended threads for reuse, its descriptor
+ * (struct pthread) at the same distance from each stack's end.  Learnt
+ * from this thread's own, by what glibc's layout has had for ever: a list
+ * node (next, prev) linked both ways, then the tid; further on, joinid,
+ * which is the descriptor itself for a detached thread such as this one.
+ * Everything is checked against this thread's values; any doubt leaves
+ * ended stacks to be read whole, as before. */
+void reach_learn_thread_layout(void)
+{
+#if defined(__GLIBC__) && !defined(__BIONIC__)
+	struct reach_tcb_layout l = {0};
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	int got = pthread_attr_getstack(&attr, &addr, &size);
+	pthread_attr_destroy(&attr);
+	uintptr_t pd = (uintptr_t)pthread_self(), top = (uintptr_t)addr + size;
+	const size_t ws = sizeof(uintptr_t), limit = 4096;
+	if (got != 0 || pd >= top || pd < (uintptr_t)addr || top - pd < 4 * ws)
+		return;
+	size_t span = top - pd < limit ? top - pd : limit;
+	int tid = my_tid();
+	bool found = false;
+	for (size_t off = 0; off + 3 * ws <= span && !found; off += ws) {
+		uintptr_t node = pd + off, next, prev, back, fwd;
+		if (!peek(node, &next) || !peek(node + ws, &prev) || !next || !prev ||
+		    (next | prev) % ws || !peek(next + ws, &back) || !peek(prev, &fwd) ||
+		    back != node || fwd != node)
+			continue;
+		int t;
+		memcpy(&t, (const void *)(node + 2 * ws), sizeof(t));
+		if (t != tid)
+			continue;
+		l.list_off = off;
+		l.tid_off = off + 2 * ws;
+		found = true;
+	}
+	if (!found)
+		return;
+	found = false;
+	for (size_t off = l.tid_off + ws; off + ws <= span && !found; off += ws)
+		if (*(const uintptr_t *)(pd + off) == pd) {
+			l.joinid_off = off;
+			found = true;
+		}
+	uintptr_t dtv = dtv_word();
+	if (!found || !dtv || dtv < pd || dtv + ws > top || dtv % ws)
+		return;
+	l.dtv_off = dtv - pd;
+	l.top_to_pd = top - pd;
+	l.ok = true;
+	tcb_layout = l;
 #endif
 }
 
@@ -556,10 +648,14 @@ static void describe(struct reach_result *res, const struct stopper *st,
 					t->state == REACH_BLOCKED ? "waits with the signal blocked"
 								  : "in the kernel");
 	}
+	char ended[96] = "";
+	if (sh->ended_stacks)
+		snprintf(ended, sizeof(ended), ", %llu cached stack(s) of ended threads read at "
+			 "their DTV pointer only", (unsigned long long)sh->ended_stacks);
 	snprintf(res->meta, sizeof(res->meta),
 		 "reachability=signal SIGRTMAX-18 stopped %zu thread(s) + this one, registers "
 		 "saved, fork image scanned: stacks from SP, %llu writable non-heap mapping(s) "
-		 "(modules' data, TLS, anonymous) %llu bytes%s\n"
+		 "(modules' data, TLS, anonymous) %llu bytes%s%s\n"
 		 "reachability_pause_us=%llu\n"
 		 "reachability_scan_us=%llu\n"
 		 "reachability_scan_cpu_us=%llu\n"
@@ -568,7 +664,7 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
 		 "reachability_scanned=%llu root bytes, %llu heap bytes\n",
 		 saved, (unsigned long long)sh->root_mappings, (unsigned long long)sh->root_bytes,
-		 extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
+		 ended, extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
 		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(sh->index_ns / 1000),
 		 (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
@@ -704,6 +800,7 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
 {
 	*args = (struct reach_child_args){
 		.glibc_chunks = glibc_chunks,
+		.tcb = tcb_layout,
 		.threads = st->threads,
 		.blocks = snap->blocks,
 		.nblocks = snap->block_count,
@@ -801,6 +898,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		       0);
 		return table_snapshot(snap);
 	}
+	dump_thread_wait_started(); /* (a dump thread being made: its tid) */
 	struct stopper st = {.self = my_tid(), .dump_tid = atomic_load(&dump_thread_tid)};
 	prepare_thread_list(&st);
 	if (!st.threads) {

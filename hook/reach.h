@@ -46,7 +46,21 @@ struct reach_shared {
 	uint64_t marked_bytes;    /* bytes of the blocks scanned */
 	uint64_t scan_ns, scan_cpu_ns;
 	uint64_t index_ns;        /* of scan_ns: listing, sorting, indexing the blocks */
+	uint64_t ended_stacks;    /* cached stacks of ended threads: DTV only */
 	uint32_t counts[];        /* one per record, in the unsorted record order */
+};
+
+/* Where glibc keeps what the scan needs in a thread's descriptor (struct
+ * pthread), learnt on the hook's own thread (reach_learn_thread_layout):
+ * the stack of an ended thread that glibc keeps for reuse is read at its
+ * DTV pointer only (docs/reachability.md, "stacks of ended threads"). */
+struct reach_tcb_layout {
+	bool ok;
+	uintptr_t top_to_pd;  /* a glibc-made stack's end less its descriptor */
+	size_t list_off;      /* the descriptor's list node (next, prev) */
+	size_t tid_off;       /* its tid: 0 once ended, -1 once joined */
+	size_t joinid_off;    /* its joinid: the descriptor when detached */
+	size_t dtv_off;       /* the word holding the DTV pointer */
 };
 
 /* Everything the child needs, in the parent's memory (its copy). */
@@ -68,6 +82,7 @@ struct reach_child_args {
 	struct reach_shared *out;
 	size_t out_size;
 	uintptr_t exclude[5][2];  /* the hook's own memory above (not roots) */
+	struct reach_tcb_layout tcb; /* (ok false: ended stacks read whole) */
 	bool glibc_chunks;        /* the blocks are glibc malloc's: the word
 				   * before each holds its chunk's size, bit 1
 				   * set when the chunk is a mapping of its own */
@@ -114,6 +129,9 @@ extern HOOK_TLS uintptr_t reach_entry_sp;
 		reach_entry_sp = reach_current_sp();    \
 	} while (0)
 
+/* On the dump thread (a thread glibc made), before it is seen: where
+ * the descriptor's fields lie (struct reach_tcb_layout). */
+void reach_learn_thread_layout(void);
 /* Install the stop signal's handler (with LEAKSNAP_REACHABILITY). */
 void reach_init(void);
 /* Take a snapshot as table_snapshot does, and classify its blocks.  Returns

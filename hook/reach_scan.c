@@ -794,6 +794,58 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 	}
 }
 
+/* A word of the image at @addr, if a readable mapping holds it. */
+static bool image_word(struct area *areas, size_t nareas, uintptr_t addr, uintptr_t *out)
+{
+	const struct area *m = addr % sizeof(uintptr_t) ? NULL : area_of(areas, nareas, addr);
+	if (!m || !(m->flags & A_READ) || (m->flags & A_SKIP) || addr + sizeof(uintptr_t) > m->hi)
+		return false;
+	*out = *(const uintptr_t *)addr;
+	return true;
+}
+
+/* The stacks of ended threads that glibc keeps for reuse: a writable
+ * anonymous mapping without live blocks or a thread's stack pointer whose
+ * end holds a thread descriptor (@l: its list node linked both ways) of a
+ * thread that ended and was joined (glibc then sets its tid to -1) or that
+ * was detached (joinid is the descriptor itself) and ended (the kernel
+ * cleared its tid).  Nothing
+ * in it is the program's any more: its frames are finished, its static TLS
+ * is initialised anew when the stack is reused.  What glibc itself still
+ * uses is the DTV, which it frees with the dynamic TLS blocks it lists at
+ * the reuse: that one word is the root, the rest of the mapping is not.
+ * (An ended thread not joined yet, tid 0 and joinid not itself, is left
+ * whole: pthread_join will still give its result, kept in the
+ * descriptor.) */
+static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *areas, size_t nareas)
+{
+	if (!l->ok)
+		return;
+	const size_t ws = sizeof(uintptr_t);
+	size_t need = l->joinid_off > l->dtv_off ? l->joinid_off : l->dtv_off;
+	for (size_t m = 0; m < nareas; m++) {
+		struct area *ar = &areas[m];
+		if ((ar->flags & (A_READ | A_WRITE | A_ANON)) != (A_READ | A_WRITE | A_ANON) ||
+		    (ar->flags & (A_SKIP | A_HEAP | A_STACK | A_SHARED)) || ar->nblocks ||
+		    ar->hi - ar->lo < l->top_to_pd || l->top_to_pd < need + ws)
+			continue;
+		uintptr_t pd = ar->hi - l->top_to_pd, node = pd + l->list_off, next, prev, back, fwd;
+		if (pd % ws || !image_word(areas, nareas, node, &next) ||
+		    !image_word(areas, nareas, node + ws, &prev) ||
+		    !image_word(areas, nareas, next + ws, &back) ||
+		    !image_word(areas, nareas, prev, &fwd) || back != node || fwd != node)
+			continue;
+		int tid;
+		memcpy(&tid, (const void *)(pd + l->tid_off), sizeof(tid));
+		if (tid != -1 && (tid != 0 || *(const uintptr_t *)(pd + l->joinid_off) != pd))
+			continue; /* running, or ended and not joined yet */
+		scan_words(pd + l->dtv_off, pd + l->dtv_off + ws);
+		S.out->root_bytes += ws;
+		S.out->ended_stacks++;
+		ar->flags |= A_SKIP;
+	}
+}
+
 /* Every other writable mapping that is not heap, then what is reached
  * from the roots. */
 static void scan_mappings(struct area *areas, size_t nareas)
@@ -853,6 +905,7 @@ void reach_child_main(const struct reach_child_args *a)
 	assign_blocks(areas, nareas);
 	S.glibc = a->glibc_chunks;
 	scan_threads(a, areas, nareas);
+	scan_ended_stacks(&a->tcb, areas, nareas);
 	scan_mappings(areas, nareas);
 	count_unreachable(a);
 	S.out->scan_ns = clock_ns(CLOCK_MONOTONIC) - t0;
