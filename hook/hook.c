@@ -566,6 +566,17 @@ EXPORT int leaksnap_dump(const char *path)
 	return rc;
 }
 
+/* Zero the stack below the caller's frame: the start-up runs before main()
+ * and deeper than main's frames will be, and what it leaves there (values
+ * of its own, of the C library's) would lie in main's uninitialized slots,
+ * false roots for reachability. */
+static void __attribute__((noinline)) scrub_below(void)
+{
+	volatile char junk[16384];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0;
+}
+
 /* exit() and the return from main() ------------------------------------------ */
 
 /* Where the program entered exit(), and on which thread: the exit dump
@@ -646,6 +657,12 @@ EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
 		abort();
 	}
 	program_main = main;
+	/* glibc's start code and main() are to run where the lookup above,
+	 * and before it the start-up of every module (the hook's too), left
+	 * values: one slot of __libc_start_call_main's that setjmp writes
+	 * only half of kept the upper half of such a pointer, which can point
+	 * into a lost block of gigabytes (t-reach's "huge") */
+	scrub_below();
 	return real(main_then_exit, argc, argv, init, fini, rtld_fini, stack_end);
 }
 #endif
@@ -779,17 +796,6 @@ static void fork_child(void)
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();
 	main_key_set(); /* the forking thread is the child's main thread */
-}
-
-/* Zero the stack below the caller's frame: the start-up runs before main()
- * and deeper than main's frames will be, and what it leaves there (values
- * of its own, of the C library's) would lie in main's uninitialized slots,
- * false roots for reachability. */
-static void __attribute__((noinline)) scrub_below(void)
-{
-	volatile char junk[16384];
-	for (size_t i = 0; i < sizeof(junk); i++)
-		junk[i] = 0;
 }
 
 static void __attribute__((constructor)) hook_start(void)

@@ -294,6 +294,46 @@ static bool peek(uintptr_t addr, uintptr_t *out)
 	       (long)sizeof(*out);
 }
 
+/* The end of the mapping that holds @addr, from /proc/self/maps read a
+ * piece at a time into this frame (no malloc: a first malloc on this
+ * thread would make it an arena, which moves later mappings), or 0. */
+static uintptr_t mapping_end(uintptr_t addr)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[4096];
+	size_t len = 0;
+	uintptr_t end = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + len, sizeof(buf) - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		char *line = buf, *nl;
+		while ((nl = memchr(line, '\n', len - (size_t)(line - buf)))) {
+			char *s;
+			uintptr_t lo = (uintptr_t)strtoull(line, &s, 16), hi = 0;
+			if (*s == '-')
+				hi = (uintptr_t)strtoull(s + 1, NULL, 16);
+			if (lo <= addr && addr < hi) {
+				end = hi;
+				goto out;
+			}
+			line = nl + 1;
+		}
+		len -= (size_t)(line - buf);
+		memmove(buf, line, len);
+		if (len == sizeof(buf))
+			len = 0; /* (a line longer than the buffer: its path) */
+	}
+out:
+	close(fd);
+	return end;
+}
+
 /* The word of the thread control block that holds the DTV pointer, from
  * the thread pointer: tcbhead_t's second word on x86 (after its self
  * pointer), its first where the TCB follows the thread pointer's target
@@ -327,16 +367,9 @@ void reach_learn_thread_layout(void)
 {
 #if defined(__GLIBC__) && !defined(__BIONIC__)
 	struct reach_tcb_layout l = {0};
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return;
-	int got = pthread_attr_getstack(&attr, &addr, &size);
-	pthread_attr_destroy(&attr);
-	uintptr_t pd = (uintptr_t)pthread_self(), top = (uintptr_t)addr + size;
+	uintptr_t pd = (uintptr_t)pthread_self(), top = mapping_end(pd);
 	const size_t ws = sizeof(uintptr_t), limit = 4096;
-	if (got != 0 || pd >= top || pd < (uintptr_t)addr || top - pd < 4 * ws)
+	if (!top || top - pd < 4 * ws || top - pd > ((uintptr_t)1 << 20))
 		return;
 	size_t span = top - pd < limit ? top - pd : limit;
 	int tid = my_tid();

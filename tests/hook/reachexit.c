@@ -1,8 +1,9 @@
 /* Roots and threads at the exit dump and after threads end (tests/t-reach.sh,
  * "issue 27: roots and threads"; docs/reachability.md).
  *   reachexit MODE [DUMP_PATH]
- * Each mode prints "expect SIZE COUNT UNREACHABLE" for its sizes, then
- * ends as it says:
+ * Each mode prints "expect SIZE COUNT UNREACHABLE" for its sizes and
+ * "expect-unreachable BYTES BLOCKS" (nothing else of the process is
+ * unreachable), then ends as it says:
  *   deadret    a block whose only pointers were in a finished function's
  *              frame (2 KiB of slots, below main's), then main returns:
  *              unreachable at the exit dump, whose path runs over those
@@ -112,18 +113,19 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "deadret")) {
-		printf("expect %d 1 1\n", S_DEAD);
+		printf("expect %d 1 1\nexpect-unreachable %d 1\n", S_DEAD, S_DEAD);
 		dead_frame();
 		return 0;
 	}
 	if (!strcmp(mode, "deadexit")) {
-		printf("expect %d 1 1\nexpect %d 1 0\n", S_DEAD, S_HELD);
+		printf("expect %d 1 1\nexpect %d 1 0\nexpect-unreachable %d 1\n", S_DEAD, S_HELD,
+		       S_DEAD);
 		exit_holding();
 		return 1;
 	}
 	if (!strcmp(mode, "joined") && argc > 2) {
-		printf("expect %d 1 1\nexpect %d 1 1\nexpect %d 1 0\n", S_T_LOCAL, S_T_TLS,
-		       S_T_RESULT);
+		printf("expect %d 1 1\nexpect %d 1 1\nexpect %d 1 0\nexpect-unreachable %d 2\n",
+		       S_T_LOCAL, S_T_TLS, S_T_RESULT, S_T_LOCAL + S_T_TLS);
 		fflush(stdout);
 		return joined(argv[2]);
 	}
