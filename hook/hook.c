@@ -566,18 +566,7 @@ EXPORT int leaksnap_dump(const char *path)
 	return rc;
 }
 
-/* Zero the stack below the caller's frame: the start-up runs before main()
- * and deeper than main's frames will be, and what it leaves there (values
- * of its own, of the C library's) would lie in main's uninitialized slots,
- * false roots for reachability. */
-static void __attribute__((noinline)) scrub_below(void)
-{
-	volatile char junk[16384];
-	for (size_t i = 0; i < sizeof(junk); i++)
-		junk[i] = 0;
-}
-
-/* exit() and the return from main() ------------------------------------------ */
+/* exit() ------------------------------------------------------------------------ */
 
 /* Where the program entered exit(), and on which thread: the exit dump
  * takes that thread's stack from there up (docs/reachability.md, "the exit
@@ -629,43 +618,6 @@ EXPORT void exit(int status)
 		real(status);
 	_exit(status); /* (not reached; also keeps the call above a call) */
 }
-
-#if defined(__GLIBC__) && !defined(__BIONIC__)
-/* A return from main() reaches exit() inside the C library, past the
- * interposed one: glibc's start code is given a main of the hook's that
- * calls the program's and then exit() itself, so that the exit is entered
- * here with main's frames finished, as LeakSanitizer's check starts. */
-typedef int (*main_fn)(int, char **, char **, void *);
-typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
-			     void (*)(void), void *);
-static main_fn program_main;
-
-static int __attribute__((noinline)) main_then_exit(int argc, char **argv, char **envp, void *auxv)
-{
-	exit(program_main(argc, argv, envp, auxv));
-}
-
-EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
-			     void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
-EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
-			     void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
-{
-	start_main_fn real = (start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
-	if (!real) {
-		static const char msg[] = "leaksnap: cannot find __libc_start_main under the hook\n";
-		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-		abort();
-	}
-	program_main = main;
-	/* glibc's start code and main() are to run where the lookup above,
-	 * and before it the start-up of every module (the hook's too), left
-	 * values: one slot of __libc_start_call_main's that setjmp writes
-	 * only half of kept the upper half of such a pointer, which can point
-	 * into a lost block of gigabytes (t-reach's "huge") */
-	scrub_below();
-	return real(main_then_exit, argc, argv, init, fini, rtld_fini, stack_end);
-}
-#endif
 
 /* Start-up, fork, exit -------------------------------------------------------- */
 
@@ -798,6 +750,17 @@ static void fork_child(void)
 	main_key_set(); /* the forking thread is the child's main thread */
 }
 
+/* Zero the stack below the caller's frame: the start-up runs before main()
+ * and deeper than main's frames will be, and what it leaves there (values
+ * of its own, of the C library's) would lie in main's uninitialized slots,
+ * false roots for reachability. */
+static void __attribute__((noinline)) scrub_below(void)
+{
+	volatile char junk[16384];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0;
+}
+
 static void __attribute__((constructor)) hook_start(void)
 {
 	if (!real_ready())
@@ -829,9 +792,12 @@ static void __attribute__((destructor)) hook_stop(void)
 		return;
 	hook_busy++;
 	REACH_ENTER();
-	/* Entered from exit() on this thread: the stack from exit's entry
-	 * up (below it, exit's path runs over finished frames). */
+	/* Entered from exit() on this thread, or by a return from main():
+	 * the stack from exit's entry up (below it, exit's path runs over
+	 * finished frames). */
 	uintptr_t entered = hook_exit_entry_sp();
+	if (!entered)
+		entered = reach_main_exit_sp(); /* (a return from main) */
 	if (entered > reach_entry_sp)
 		reach_entry_sp = entered;
 	dump_at_exit();

@@ -356,6 +356,36 @@ static uintptr_t dtv_word(void)
 #endif
 }
 
+#if defined(__GLIBC__) && !defined(__BIONIC__)
+static size_t cleanup_off; /* the descriptor's cleanup_jmp_buf, or 0 */
+
+static void no_cleanup(void *arg)
+{
+	(void)arg;
+}
+
+/* Where the descriptor names the innermost cancellation buffer (glibc's
+ * cleanup_jmp_buf): the word that pthread_cleanup_push() sets to a buffer
+ * in this frame.  0 when not found. */
+static size_t __attribute__((noinline)) learn_cleanup_off(uintptr_t pd, size_t span)
+{
+	uintptr_t before[4096 / sizeof(uintptr_t)];
+	size_t n = span / sizeof(uintptr_t);
+	volatile size_t off = 0; /* (set between the macros' setjmp and its end) */
+	if (n > sizeof(before) / sizeof(before[0]))
+		n = sizeof(before) / sizeof(before[0]);
+	memcpy(before, (const void *)pd, n * sizeof(uintptr_t));
+	pthread_cleanup_push(no_cleanup, NULL);
+	uintptr_t sp = reach_current_sp();
+	const uintptr_t *now = (const uintptr_t *)pd;
+	for (size_t i = 0; i < n && !off; i++)
+		if (now[i] != before[i] && now[i] > sp && now[i] - sp < 4096)
+			off = i * sizeof(uintptr_t);
+	pthread_cleanup_pop(0);
+	return off;
+}
+#endif
+
 /* glibc keeps the stacks of ended threads for reuse, its descriptor
  * (struct pthread) at the same distance from each stack's end.  Learnt
  * from this thread's own, by what glibc's layout has had for ever: a list
@@ -403,6 +433,27 @@ void reach_learn_thread_layout(void)
 	l.top_to_pd = top - pd;
 	l.ok = true;
 	tcb_layout = l;
+	cleanup_off = learn_cleanup_off(pd, span);
+#endif
+}
+
+/* Where a return from main() entered exit(), on the main thread: glibc's
+ * __libc_start_call_main keeps its cancellation buffer among its locals
+ * and names it in the main thread's descriptor (cleanup_jmp_buf) before it
+ * calls main, then exit.  That buffer's address, a few slots above the
+ * stack pointer of that call, or 0 when not known (another thread, or no
+ * such buffer between here and the stack's start). */
+uintptr_t reach_main_exit_sp(void)
+{
+#if defined(__GLIBC__) && !defined(__BIONIC__)
+	extern void *__libc_stack_end;
+	if (!cleanup_off || my_tid() != (int)getpid())
+		return 0;
+	uintptr_t buf = *(const uintptr_t *)((uintptr_t)pthread_self() + cleanup_off);
+	uintptr_t sp = reach_current_sp();
+	return buf > sp && buf < (uintptr_t)__libc_stack_end ? buf : 0;
+#else
+	return 0;
 #endif
 }
 

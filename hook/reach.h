@@ -132,6 +132,9 @@ extern HOOK_TLS uintptr_t reach_entry_sp;
 /* On the dump thread (a thread glibc made), before it is seen: where
  * the descriptor's fields lie (struct reach_tcb_layout). */
 void reach_learn_thread_layout(void);
+/* On the main thread at exit after a return from main(): the stack
+ * pointer near where glibc's start code called exit(), or 0. */
+uintptr_t reach_main_exit_sp(void);
 /* Install the stop signal's handler (with LEAKSNAP_REACHABILITY). */
 void reach_init(void);
 /* Take a snapshot as table_snapshot does, and classify its blocks.  Returns
