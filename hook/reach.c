@@ -286,18 +286,20 @@ static bool thread_sigwaits(int tid)
 
 static struct reach_tcb_layout tcb_layout;
 
-/* One word at @addr, read without faulting (process_vm_readv). */
-static bool peek(uintptr_t addr, uintptr_t *out)
+/* One word at @addr, read without faulting: through a pipe @fd, whose
+ * write fails with EFAULT where nothing is mapped.  (Not process_vm_readv,
+ * which qemu-user does not take.) */
+static bool peek(const int fd[2], uintptr_t addr, uintptr_t *out)
 {
-	struct iovec local = {out, sizeof(*out)}, remote = {(void *)addr, sizeof(*out)};
-	return syscall(SYS_process_vm_readv, (int)getpid(), &local, 1UL, &remote, 1UL, 0UL) ==
-	       (long)sizeof(*out);
+	return write(fd[1], (const void *)addr, sizeof(*out)) == (ssize_t)sizeof(*out) &&
+	       read(fd[0], out, sizeof(*out)) == (ssize_t)sizeof(*out);
 }
 
-/* The end of the mapping that holds @addr, from /proc/self/maps read a
- * piece at a time into this frame (no malloc: a first malloc on this
- * thread would make it an arena, which moves later mappings), or 0. */
-static uintptr_t mapping_end(uintptr_t addr)
+/* The end of the mapping that holds @addr (its start in *@start), from
+ * /proc/self/maps read a piece at a time into this frame (no malloc: a
+ * first malloc on this thread would make it an arena, which moves later
+ * mappings), or 0. */
+static uintptr_t mapping_end(uintptr_t addr, uintptr_t *start)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -320,6 +322,7 @@ static uintptr_t mapping_end(uintptr_t addr)
 				hi = (uintptr_t)strtoull(s + 1, NULL, 16);
 			if (lo <= addr && addr < hi) {
 				end = hi;
+				*start = lo;
 				goto out;
 			}
 			line = nl + 1;
@@ -397,17 +400,19 @@ void reach_learn_thread_layout(void)
 {
 #if defined(__GLIBC__) && !defined(__BIONIC__)
 	struct reach_tcb_layout l = {0};
-	uintptr_t pd = (uintptr_t)pthread_self(), top = mapping_end(pd);
+	uintptr_t lo = 0, pd = (uintptr_t)pthread_self(), top = mapping_end(pd, &lo);
 	const size_t ws = sizeof(uintptr_t), limit = 4096;
 	if (!top || top - pd < 4 * ws || top - pd > ((uintptr_t)1 << 20))
 		return;
 	size_t span = top - pd < limit ? top - pd : limit;
-	int tid = my_tid();
+	int tid = my_tid(), fd[2];
 	bool found = false;
+	if (pipe2(fd, O_CLOEXEC) != 0)
+		return;
 	for (size_t off = 0; off + 3 * ws <= span && !found; off += ws) {
 		uintptr_t node = pd + off, next, prev, back, fwd;
-		if (!peek(node, &next) || !peek(node + ws, &prev) || !next || !prev ||
-		    (next | prev) % ws || !peek(next + ws, &back) || !peek(prev, &fwd) ||
+		if (!peek(fd, node, &next) || !peek(fd, node + ws, &prev) || !next || !prev ||
+		    (next | prev) % ws || !peek(fd, next + ws, &back) || !peek(fd, prev, &fwd) ||
 		    back != node || fwd != node)
 			continue;
 		int t;
@@ -418,6 +423,8 @@ void reach_learn_thread_layout(void)
 		l.tid_off = off + 2 * ws;
 		found = true;
 	}
+	close(fd[0]);
+	close(fd[1]);
 	if (!found)
 		return;
 	found = false;
@@ -431,6 +438,18 @@ void reach_learn_thread_layout(void)
 		return;
 	l.dtv_off = dtv - pd;
 	l.top_to_pd = top - pd;
+	/* stackblock, stackblock_size: the stack's mapping with its guard
+	 * below, which ends where the stack does */
+	found = false;
+	for (size_t off = 0; off + 2 * ws <= span && !found; off += ws) {
+		const uintptr_t *w = (const uintptr_t *)(pd + off);
+		if (w[0] <= lo && lo - w[0] <= ((uintptr_t)1 << 20) && w[0] + w[1] == top) {
+			l.block_off = off;
+			found = true;
+		}
+	}
+	if (!found)
+		return;
 	l.ok = true;
 	tcb_layout = l;
 	cleanup_off = learn_cleanup_off(pd, span);

@@ -61,6 +61,7 @@ struct reach_tcb_layout {
 	size_t tid_off;       /* its tid: 0 once ended, -1 once joined */
 	size_t joinid_off;    /* its joinid: the descriptor when detached */
 	size_t dtv_off;       /* the word holding the DTV pointer */
+	size_t block_off;     /* its stack's start (with the guard), then size */
 };
 
 /* Everything the child needs, in the parent's memory (its copy). */
