@@ -859,8 +859,9 @@ static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *are
 		uintptr_t block = 0, top = ar->hi;
 		bool found = ended_descriptor(l, areas, nareas, top - l->top_to_pd, top, &block);
 		uintptr_t last = ar->hi - ar->lo > ENDED_WALK ? ar->lo + ENDED_WALK : ar->hi;
-		for (top = ((ar->lo + l->top_to_pd + page - 1) & ~(page - 1)); !found && top < last;
-		     top += page)
+		if (!found)
+			top = (ar->lo + l->top_to_pd + page - 1) & ~(page - 1);
+		for (; !found && top < last; top += found ? 0 : page)
 			found = ended_descriptor(l, areas, nareas, top - l->top_to_pd, top, &block);
 		if (!found || block > ar->lo || S.nex >= MAX_EXCLUDE)
 			continue;

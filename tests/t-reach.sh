@@ -352,6 +352,26 @@ for i in 1 2 3; do
 		"$w/joined$i.dump.rd" || { fail "joined: the cached stack is not named"; grep '^meta reachability=' "$w/joined$i.dump.rd"; }
 done
 
+# The same on arm64 and 32-bit ARM under qemu-user (`make cross`).
+for a in $ARCHES; do
+	abi_vars $a
+	if [ ! -f "$XB/tests/hook/reachexit" ] || ! command -v $QEMU >/dev/null 2>&1 ||
+		[ ! -f "$SYSROOT/lib/libc.so.6" ]; then
+		echo "$a: make cross, $QEMU or $SYSROOT missing: skipped"
+		continue
+	fi
+	for mode in deadret deadexit; do
+		LEAKSNAP_REACHABILITY=1 on_device $a "$w/x$a$mode" "$XB/libleakhook.so" \
+			"$XB/tests/hook/reachexit" $mode >"$w/x$a$mode.out" 2>"$w/x$a$mode.err" ||
+			{ fail "$a: $mode: exit status"; cat "$w/x$a$mode.err"; }
+		check_dump "$(ls "$w"/x$a$mode.*.exit.dump)" "$w/x$a$mode.out"
+	done
+	LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 on_device $a "$w/x$a-j" "$XB/libleakhook.so" \
+		"$XB/tests/hook/reachexit" joined "$w/x$a-joined.dump" >"$w/x$a-joined.out" 2>&1 ||
+		{ fail "$a: joined: exit status"; cat "$w/x$a-joined.out"; }
+	check_dump "$w/x$a-joined.dump" "$w/x$a-joined.out"
+done
+
 # 5. The hook's dump thread is known before it can be seen: 200 programs
 # that lose a block and return at once (their exit dumps race the thread's
 # start) never name it as a thread of the program's, and count right.
