@@ -310,7 +310,7 @@ CROSS_CC_arm64 := aarch64-linux-gnu-gcc
 CROSS_CC_arm := arm-linux-gnueabihf-gcc
 CROSS_FLAGS_arm64 := -mno-omit-leaf-frame-pointer
 CROSS_FLAGS_arm := -mthumb -funwind-tables
-CROSS_PROGS := leaks apkload reach
+CROSS_PROGS := leaks apkload reach reachexit
 CROSS_LIBS := libleaker libapk libreach
 cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
 	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS))

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -56,6 +57,10 @@ static atomic_bool thread_absent;  /* no dump thread in this process yet */
 static atomic_bool report_write, report_thread, report_signal;
 atomic_int dump_thread_tid; /* the dump thread's, 0 none: never stopped */
 atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
+/* 1 from before the dump thread is made until it has published its tid
+ * and stack: a dump meanwhile waits (dump_thread_wait_started), or it
+ * would take the new thread for one of the program's. */
+static atomic_uint dump_thread_starting;
 
 /* Metadata --------------------------------------------------------------------- */
 
@@ -741,6 +746,22 @@ static bool before(const struct timespec *a, const struct timespec *b)
 
 #define ALONE_POLL_NS 100000000u /* once the main thread is gone */
 
+static long futex_u(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (unsigned *)(uintptr_t)addr, op, val, ts, NULL, 0);
+}
+
+/* The dump thread has published its tid and stack: until then the thread
+ * that made it, and any dump, wait (at most 5 s: a thread that never
+ * runs). */
+void dump_thread_wait_started(void)
+{
+	for (int i = 0; i < 5000 && atomic_load(&dump_thread_starting); i++) {
+		struct timespec ts = {0, 1000000};
+		futex_u(&dump_thread_starting, FUTEX_WAIT_PRIVATE, 1, &ts);
+	}
+}
+
 static void *dump_main(void *arg)
 {
 	(void)arg;
@@ -748,6 +769,10 @@ static void *dump_main(void *arg)
 	atomic_store(&dump_thread_tid, (int)syscall(SYS_gettid));
 	sigset_t set;
 	atomic_store(&dump_thread_stack, (uintptr_t)&set);
+	if (hook_cfg.reachability)
+		reach_learn_thread_layout();
+	atomic_store(&dump_thread_starting, 0);
+	futex_u(&dump_thread_starting, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	sigfillset(&set);
 	sigdelset(&set, sig_dump());
 	sigdelset(&set, sig_toggle());
@@ -854,14 +879,22 @@ void dump_ensure_thread(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* The thread is one of the process's from the clone on: it is known
+	 * as the hook's before this returns (a dump taken meanwhile on
+	 * another thread waits for it), or the exit dump of a short program
+	 * could list it as a thread of the program's. */
+	atomic_store(&dump_thread_starting, 1);
 	int rc = pthread_create(&t, &attr, dump_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (rc != 0)
+	if (rc != 0) {
+		atomic_store(&dump_thread_starting, 0);
 		hook_report(&report_thread, "cannot start the dump thread: %s; no dumps on signal",
 			    strerror(rc));
-	else
+	} else {
 		pthread_setname_np(t, "leaksnap-dump");
+		dump_thread_wait_started();
+	}
 	hook_busy--;
 }
 
@@ -905,6 +938,7 @@ void dump_after_fork_child(void)
 	sem_init(&dump_sem, 0, 0);
 	atomic_store(&dump_thread_tid, 0);
 	atomic_store(&dump_thread_stack, 0);
+	atomic_store(&dump_thread_starting, 0);
 	dump_seq = 0;
 	dump_exiting = false;
 	atomic_store(&dump_owner, 0);

@@ -566,6 +566,59 @@ EXPORT int leaksnap_dump(const char *path)
 	return rc;
 }
 
+/* exit() ------------------------------------------------------------------------ */
+
+/* Where the program entered exit(), and on which thread: the exit dump
+ * takes that thread's stack from there up (docs/reachability.md, "the exit
+ * dump").  The frames below it are finished: exit's own path (its
+ * handlers, the destructors, the dump) runs over their slots without
+ * writing them all, and what the program left there must not be a root. */
+static atomic_uintptr_t exit_entry_sp;
+static atomic_int exit_entry_tid;
+
+uintptr_t hook_exit_entry_sp(void)
+{
+	return atomic_load(&exit_entry_tid) == (int)syscall(SYS_gettid) ? atomic_load(&exit_entry_sp)
+									 : 0;
+}
+
+typedef void (*exit_fn)(int);
+static _Atomic(exit_fn) real_exit;
+
+/* The caller's stack pointer at the call: this frame's canonical frame
+ * address.  (Not this frame's own stack pointer: the frame has slots it
+ * never writes, which the program's finished frames left values in.) */
+static inline __attribute__((always_inline)) uintptr_t caller_sp(void)
+{
+#if defined(__clang__)
+	/* clang keeps the frame record (fp, return address) at the top of
+	 * the frame on every ABI it builds the hook for */
+	return (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(uintptr_t);
+#else
+	return (uintptr_t)__builtin_dwarf_cfa();
+#endif
+}
+
+EXPORT void exit(int status)
+{
+	uintptr_t sp = caller_sp();
+	int tid = (int)syscall(SYS_gettid);
+	/* the first call on a thread (one from an atexit handler is deeper,
+	 * and a forked child's thread has a tid of its own) */
+	if (atomic_load(&exit_entry_tid) != tid) {
+		atomic_store(&exit_entry_sp, sp);
+		atomic_store(&exit_entry_tid, tid);
+	}
+	exit_fn real = atomic_load(&real_exit);
+	if (!real) {
+		real = (exit_fn)dlsym(RTLD_NEXT, "exit");
+		atomic_store(&real_exit, real);
+	}
+	if (real)
+		real(status);
+	_exit(status); /* (not reached; also keeps the call above a call) */
+}
+
 /* Start-up, fork, exit -------------------------------------------------------- */
 
 static atomic_bool report_env;
@@ -739,6 +792,14 @@ static void __attribute__((destructor)) hook_stop(void)
 		return;
 	hook_busy++;
 	REACH_ENTER();
+	/* Entered from exit() on this thread, or by a return from main():
+	 * the stack from exit's entry up (below it, exit's path runs over
+	 * finished frames). */
+	uintptr_t entered = hook_exit_entry_sp();
+	if (!entered)
+		entered = reach_main_exit_sp(); /* (a return from main) */
+	if (entered > reach_entry_sp)
+		reach_entry_sp = entered;
 	dump_at_exit();
 	reach_entry_sp = 0;
 	hook_busy--;

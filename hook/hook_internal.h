@@ -207,6 +207,10 @@ void dump_start(void);
 void dump_after_fork_child(void);
 /* The dump thread is not running in this process (after fork). */
 void dump_ensure_thread(void);
+/* Where this thread entered exit() (its stack pointer there), or 0. */
+uintptr_t hook_exit_entry_sp(void);
+/* Wait until a dump thread being made has published its tid. */
+void dump_thread_wait_started(void);
 extern atomic_bool dump_thread_missing;
 /* At exit: wait for a dump in progress, write the exit dump, stop dumping. */
 void dump_at_exit(void);

@@ -50,7 +50,22 @@ struct reach_shared {
 				   * access, read after the child lifted it */
 	uint64_t unreadable_skipped; /* bytes of live blocks not mapped (or not
 				      * made readable): not read */
+	uint64_t ended_stacks;    /* cached stacks of ended threads: DTV only */
 	uint32_t counts[];        /* one per record, in the unsorted record order */
+};
+
+/* Where glibc keeps what the scan needs in a thread's descriptor (struct
+ * pthread), learnt on the hook's own thread (reach_learn_thread_layout):
+ * the stack of an ended thread that glibc keeps for reuse is read at its
+ * DTV pointer only (docs/reachability.md, "stacks of ended threads"). */
+struct reach_tcb_layout {
+	bool ok;
+	uintptr_t top_to_pd;  /* a glibc-made stack's end less its descriptor */
+	size_t list_off;      /* the descriptor's list node (next, prev) */
+	size_t tid_off;       /* its tid: 0 once ended, -1 once joined */
+	size_t joinid_off;    /* its joinid: the descriptor when detached */
+	size_t dtv_off;       /* the word holding the DTV pointer */
+	size_t block_off;     /* its stack's start (with the guard), then size */
 };
 
 /* Everything the child needs, in the parent's memory (its copy). */
@@ -72,6 +87,7 @@ struct reach_child_args {
 	struct reach_shared *out;
 	size_t out_size;
 	uintptr_t exclude[5][2];  /* the hook's own memory above (not roots) */
+	struct reach_tcb_layout tcb; /* (ok false: ended stacks read whole) */
 	bool glibc_chunks;        /* the blocks are glibc malloc's: the word
 				   * before each holds its chunk's size, bit 1
 				   * set when the chunk is a mapping of its own */
@@ -120,6 +136,12 @@ extern HOOK_TLS uintptr_t reach_entry_sp;
 		reach_entry_sp = reach_current_sp();    \
 	} while (0)
 
+/* On the dump thread (a thread glibc made), before it is seen: where
+ * the descriptor's fields lie (struct reach_tcb_layout). */
+void reach_learn_thread_layout(void);
+/* On the main thread at exit after a return from main(): the stack
+ * pointer near where glibc's start code called exit(), or 0. */
+uintptr_t reach_main_exit_sp(void);
 /* Install the stop signal's handler (with LEAKSNAP_REACHABILITY). */
 void reach_init(void);
 /* Take a snapshot as table_snapshot does, and classify its blocks.  Returns

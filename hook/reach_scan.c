@@ -951,6 +951,91 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 	}
 }
 
+/* A word of the image at @addr, if a readable mapping holds it. */
+static bool image_word(struct area *areas, size_t nareas, uintptr_t addr, uintptr_t *out)
+{
+	const struct area *m = addr % sizeof(uintptr_t) ? NULL : area_of(areas, nareas, addr);
+	if (!m || !(m->flags & A_READ) || (m->flags & A_SKIP) || addr + sizeof(uintptr_t) > m->hi)
+		return false;
+	*out = *(const uintptr_t *)addr;
+	return true;
+}
+
+/* Whether @pd holds the descriptor (@l) of a thread that ended and was
+ * joined (glibc then sets its tid to -1) or was detached (joinid is the
+ * descriptor itself) and ended (the kernel cleared its tid), whose stack
+ * block ends at @top: its list node linked both ways, in readable memory.
+ * Its stack block's start in *@block. */
+static bool ended_descriptor(const struct reach_tcb_layout *l, struct area *areas, size_t nareas,
+			     uintptr_t pd, uintptr_t top, uintptr_t *block)
+{
+	const size_t ws = sizeof(uintptr_t);
+	uintptr_t node = pd + l->list_off, next, prev, back, fwd, start, size, join;
+	if (!image_word(areas, nareas, node, &next) || !next ||
+	    !image_word(areas, nareas, node + ws, &prev) ||
+	    !image_word(areas, nareas, next + ws, &back) || back != node ||
+	    !image_word(areas, nareas, prev, &fwd) || fwd != node ||
+	    !image_word(areas, nareas, pd + l->block_off, &start) ||
+	    !image_word(areas, nareas, pd + l->block_off + ws, &size) || start + size != top ||
+	    start >= pd || !image_word(areas, nareas, pd + l->joinid_off, &join))
+		return false;
+	int tid;
+	memcpy(&tid, (const void *)(pd + l->tid_off), sizeof(tid));
+	if (tid != -1 && (tid != 0 || join != pd))
+		return false; /* running, or ended and not joined yet */
+	*block = start;
+	return true;
+}
+
+/* The stacks of ended threads that glibc keeps for reuse.  Such a stack
+ * is a writable anonymous mapping right above its guard page (an
+ * unreadable mapping), without live blocks or a thread's stack pointer,
+ * whose descriptor lies at the stack's end: at the mapping's end, or,
+ * when the kernel merged the stack with a mapping made just above it,
+ * at a page boundary inside (looked for page by page, up to 256 MiB).
+ * Nothing in the stack is the program's any more: its frames are
+ * finished, its static TLS is initialised anew when the stack is reused.
+ * What glibc itself still uses is the DTV, whose dynamic TLS blocks it
+ * frees at the reuse: that one word is the root, the rest of the stack is
+ * not (what lies above it in the mapping is, as any mapping).  An ended
+ * thread not joined yet is left whole: pthread_join will still give its
+ * result, kept in the descriptor. */
+#define ENDED_WALK ((uintptr_t)256 << 20)
+static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *areas, size_t nareas)
+{
+	if (!l->ok)
+		return;
+	const uintptr_t ws = sizeof(uintptr_t), page = (uintptr_t)1 << PAGE_SHIFT;
+	for (size_t m = 1; m < nareas; m++) {
+		struct area *ar = &areas[m];
+		if ((ar->flags & (A_READ | A_WRITE | A_ANON)) != (A_READ | A_WRITE | A_ANON) ||
+		    (ar->flags & (A_SKIP | A_HEAP | A_STACK | A_SHARED)) || ar->nblocks ||
+		    areas[m - 1].hi != ar->lo || (areas[m - 1].flags & A_READ) ||
+		    l->top_to_pd > ar->hi - ar->lo)
+			continue;
+		uintptr_t block = 0, top = ar->hi;
+		bool found = ended_descriptor(l, areas, nareas, top - l->top_to_pd, top, &block);
+		uintptr_t last = ar->hi - ar->lo > ENDED_WALK ? ar->lo + ENDED_WALK : ar->hi;
+		if (!found)
+			top = (ar->lo + l->top_to_pd + page - 1) & ~(page - 1);
+		for (; !found && top < last; top += found ? 0 : page)
+			found = ended_descriptor(l, areas, nareas, top - l->top_to_pd, top, &block);
+		if (!found || block > ar->lo || S.nex >= MAX_EXCLUDE)
+			continue;
+		uintptr_t dtv = top - l->top_to_pd + l->dtv_off;
+		scan_words(dtv, dtv + ws);
+		S.out->root_bytes += ws;
+		S.out->ended_stacks++;
+		if (top == ar->hi) {
+			ar->flags |= A_SKIP;
+		} else {
+			S.ex[S.nex][0] = ar->lo;
+			S.ex[S.nex][1] = top;
+			S.nex++;
+		}
+	}
+}
+
 /* Every other writable mapping that is not heap, then what is reached
  * from the roots. */
 static void scan_mappings(struct area *areas, size_t nareas)
@@ -1017,6 +1102,7 @@ void reach_child_main(const struct reach_child_args *a)
 	assign_blocks(areas, nareas);
 	prepare_unreadable(areas, nareas);
 	scan_threads(a, areas, nareas);
+	scan_ended_stacks(&a->tcb, areas, nareas);
 	scan_mappings(areas, nareas);
 	count_unreachable(a);
 	S.out->scan_ns = clock_ns(CLOCK_MONOTONIC) - t0;

@@ -349,4 +349,105 @@ else
 	echo "issue 27 scan rules: glibc's chunk layout is 64-bit glibc's: skipped"
 fi
 
+
+
+# issue 27: roots and threads (tests/hook/reachexit.c, docs/reachability.md)
+
+# check_json DUMP EXPECT-FILE: the same expectations through
+# `leaksnap show --json`: each size's count and unreachable_count summed
+# over its records, and the top-level unreachable bytes and allocations.
+check_json() {
+	_d=$1 _e=$2
+	"$L" show --json "$_d" >"$_d.json" 2>"$_d.jerr" || { fail "$_d: show --json: $(cat "$_d.jerr")"; return; }
+	while read -r _tag _size _count _unr; do
+		case $_tag in
+		expect)
+			_got=$(awk -v s="$_size" '
+				index($0, "{\"size\": " s ",") {
+					match($0, /"count": [0-9]+/); c += substr($0, RSTART + 9, RLENGTH - 9)
+					match($0, /"unreachable_count": [0-9]+/); u += substr($0, RSTART + 21, RLENGTH - 21)
+				} END { print c + 0, u + 0 }' "$_d.json")
+			[ "$_got" = "$_count $_unr" ] ||
+				fail "$_d (show --json): size $_size: count/unreachable $_got, expected $_count $_unr"
+			;;
+		expect-unreachable)
+			grep -q "^  \"unreachable\": {\"bytes\": $_size, \"allocations\": $_count},\$" "$_d.json" ||
+				fail "$_d (show --json): unreachable $(grep '^  "unreachable"' "$_d.json"), expected $_size bytes in $_count"
+			;;
+		esac
+	done <"$_e"
+}
+
+# 2. The exit dump scans the exiting thread's stack from where exit() was
+# entered (a return from main() enters it through the hook's main), not
+# from deep in the exit path: a block whose pointers were only in a
+# finished function's frame is unreachable; one in a live local of the
+# function that calls exit() stays reachable.
+for mode in deadret deadexit; do
+	for i in 1 2 3; do
+		LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/$mode$i" "$T/reachexit" $mode \
+			>"$w/$mode$i.out" 2>"$w/$mode$i.err" || { fail "$mode: exit status"; cat "$w/$mode$i.err"; }
+		[ -s "$w/$mode$i.err" ] && { fail "$mode: hook said something"; cat "$w/$mode$i.err"; }
+		d=$(ls "$w"/$mode$i.*.exit.dump)
+		check_dump "$d" "$w/$mode$i.out"
+		check_json "$d" "$w/$mode$i.out"
+	done
+done
+
+# 4. The stack of a thread that ended and was joined stays in glibc's cache:
+# only its descriptor's DTV pointer is read, so the blocks its frames and its
+# __thread variable held are unreachable; the cached stack of one that
+# ended but is not joined yet is read whole (its result is still to come).
+for i in 1 2 3; do
+	LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 "$T/reachexit" joined \
+		"$w/joined$i.dump" >"$w/joined$i.out" 2>"$w/joined$i.err" ||
+		{ fail "joined: exit status"; cat "$w/joined$i.err"; }
+	check_dump "$w/joined$i.dump" "$w/joined$i.out"
+	check_json "$w/joined$i.dump" "$w/joined$i.out"
+	grep -q '^meta reachability=.*, 1 cached stack(s) of ended threads read at their DTV pointer only' \
+		"$w/joined$i.dump.rd" || { fail "joined: the cached stack is not named"; grep '^meta reachability=' "$w/joined$i.dump.rd"; }
+done
+
+# The same on arm64 and 32-bit ARM under qemu-user (`make cross`).
+for a in $ARCHES; do
+	abi_vars $a
+	if [ ! -f "$XB/tests/hook/reachexit" ] || ! command -v $QEMU >/dev/null 2>&1 ||
+		[ ! -f "$SYSROOT/lib/libc.so.6" ]; then
+		echo "$a: make cross, $QEMU or $SYSROOT missing: skipped"
+		continue
+	fi
+	for mode in deadret deadexit; do
+		LEAKSNAP_REACHABILITY=1 on_device $a "$w/x$a$mode" "$XB/libleakhook.so" \
+			"$XB/tests/hook/reachexit" $mode >"$w/x$a$mode.out" 2>"$w/x$a$mode.err" ||
+			{ fail "$a: $mode: exit status"; cat "$w/x$a$mode.err"; }
+		check_dump "$(ls "$w"/x$a$mode.*.exit.dump)" "$w/x$a$mode.out"
+	done
+	LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 on_device $a "$w/x$a-j" "$XB/libleakhook.so" \
+		"$XB/tests/hook/reachexit" joined "$w/x$a-joined.dump" >"$w/x$a-joined.out" 2>&1 ||
+		{ fail "$a: joined: exit status"; cat "$w/x$a-joined.out"; }
+	check_dump "$w/x$a-joined.dump" "$w/x$a-joined.out"
+done
+
+# 5. The hook's dump thread is known before it can be seen: 200 programs
+# that lose a block and return at once (their exit dumps race the thread's
+# start) never name it as a thread of the program's, and count right.
+mkdir "$w/quick"
+i=0
+while [ $i -lt 200 ]; do
+	LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_OUT="$w/quick/q" "$T/reachexit" quick ||
+		fail "quick: exit status"
+	i=$((i + 1))
+done
+n=0 bad=0
+for d in "$w"/quick/q.*.exit.dump; do
+	n=$((n + 1))
+	"$RD" "$d" >"$d.rd" 2>&1 || { fail "$d: $(cat "$d.rd")"; continue; }
+	if grep -q '^meta reachability=.*not stopped' "$d.rd" ||
+		[ "$(awk '$1 == "rec" && $2 == 2512 { print $3, $4 }' "$d.rd")" != "1 1" ] ||
+		[ "$(awk '$1 == "total" { print $5, $6 }' "$d.rd")" != "2512 1" ]; then
+		bad=$((bad + 1))
+		[ $bad = 1 ] && { grep -e '^meta reachability=' -e '^total' "$d.rd"; }
+	fi
+done
+[ $n = 200 ] && [ $bad = 0 ] || fail "quick: $bad of $n exit dumps name the dump thread or count wrong"
 finish
