@@ -137,8 +137,10 @@ extern HOOK_TLS uintptr_t reach_entry_sp;
 	} while (0)
 
 /* On the dump thread (a thread glibc made), before it is seen: where
- * the descriptor's fields lie (struct reach_tcb_layout). */
+ * the descriptor's fields lie (struct reach_tcb_layout).  reach_tcb.c */
 void reach_learn_thread_layout(void);
+/* What reach_learn_thread_layout() learned (ok false: nothing). */
+struct reach_tcb_layout reach_tcb(void);
 /* On the main thread at exit after a return from main(): the stack
  * pointer near where glibc's start code called exit(), or 0. */
 uintptr_t reach_main_exit_sp(void);

@@ -33,67 +33,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reach.h"
+#include "reach_child.h"
 
-#define PAGE_SHIFT 12
-#define NONE UINT32_MAX
-#define MAX_EXCLUDE 256
-#define MAX_SKIP 256
-#define WORD sizeof(uintptr_t)
+struct reach_child rc;
 
-#if defined(__x86_64__) || defined(__i386__)
-#define RED_ZONE 128 /* the SysV x86-64 ABI's; harmless on i386 */
-#else
-#define RED_ZONE 0
-#endif
-
-enum { A_READ = 1, A_WRITE = 2, A_SHARED = 4, A_SKIP = 8, A_HEAP = 16, A_STACK = 32, A_ANON = 64 };
-
-struct area {
-	uintptr_t lo, hi;
-	unsigned flags;
-	size_t first, nblocks;      /* its live blocks (indices in S.start[]) */
-};
-
-struct cluster {
-	uintptr_t lo, hi;   /* its first block's start, its blocks' furthest end */
-	uintptr_t base;     /* lo >> shift: the grain of its first entry */
-	unsigned shift;     /* its grains are 1 << shift bytes */
-	size_t off;         /* its first entry in S.first[] */
-	size_t first_block, nblocks;
-};
-
-static struct {
-	uintptr_t *start, *end;     /* in address order (end: at least start + 1) */
-	uint32_t *tag;              /* each one's tag (table_block_key) */
-	size_t n;
-	uintptr_t heap_lo, heap_span; /* the clusters' first start to their last end */
-	struct cluster *cl;         /* in address order */
-	size_t ncl;
-	uint32_t *first;            /* the clusters' page entries (build_index) */
-	uint8_t *spare, *spare_end; /* what sort_blocks' buffers leave free */
-	uint64_t *marks;            /* one bit per block */
-	int pagemap;                /* /proc/self/pagemap, or -1 */
-	bool glibc;                 /* reach_child_args.glibc_chunks */
-	uintptr_t libc_lo, libc_hi; /* the C library's writable segment */
-	bool chunk_rule;            /* the root being read is the allocator's
-				     * (consider) */
-	uintptr_t skip[MAX_SKIP][2]; /* parts of blocks that cannot be read,
-				      * in address order */
-	size_t nskip;
-	uint32_t *stack;
-	size_t depth;
-	uintptr_t ex[MAX_EXCLUDE][2];
-	size_t nex;
-	struct reach_shared *out;
-	sigjmp_buf fault;
-	volatile int faulting;
-} S;
 
 /* Memory of the child's own.  Large arrays are faulted in by the kernel
  * at once (MAP_POPULATE): cheaper than a fault per page.  (Not in huge
  * pages: the kernel may compact memory to find them, which costs more.) */
-static void *child_map(size_t bytes)
+void *rc_map(size_t bytes)
 {
 	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -102,132 +50,17 @@ static void *child_map(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void __attribute__((noreturn)) give_up(const char *why)
+void rc_give_up(const char *why)
 {
-	snprintf(S.out->error, sizeof(S.out->error), "%s", why);
-	atomic_store(&S.out->done, 1);
+	snprintf(rc.out->error, sizeof(rc.out->error), "%s", why);
+	atomic_store(&rc.out->done, 1);
 	_exit(0);
-}
-
-/* Maps ------------------------------------------------------------------------ */
-
-static uintptr_t hex(const char **s)
-{
-	uintptr_t v = 0;
-	for (;; (*s)++) {
-		char c = **s;
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uintptr_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uintptr_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-static bool starts(const char *s, const char *end, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	return (size_t)(end - s) >= n && !memcmp(s, prefix, n);
-}
-
-/* Read and parse /proc/self/maps; the text buffer is excluded from roots. */
-static struct area *read_maps(size_t *count)
-{
-	size_t cap = 1 << 20, len = 0;
-	char *text = child_map(cap);
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (!text || fd < 0)
-		give_up("cannot read /proc/self/maps in the image");
-	for (;;) {
-		if (cap - len < 65536) {
-			char *t = mremap(text, cap, cap * 2, MREMAP_MAYMOVE);
-			if (t == MAP_FAILED)
-				give_up("no memory for the maps");
-			text = t;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, text + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	S.ex[S.nex][0] = (uintptr_t)text;
-	S.ex[S.nex][1] = (uintptr_t)text + cap;
-	S.nex++;
-	size_t lines = 1;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	struct area *a = child_map(lines * sizeof(*a));
-	if (!a)
-		give_up("no memory for the maps");
-	size_t n = 0;
-	for (const char *p = text, *end = text + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		const char *s = p;
-		struct area *m = &a[n];
-		m->lo = hex(&s);
-		if (*s == '-')
-			s++;
-		m->hi = hex(&s);
-		while (s < eol && *s == ' ')
-			s++;
-		m->flags = 0;
-		if (eol - s >= 4) {
-			m->flags |= s[0] == 'r' ? A_READ : 0;
-			m->flags |= s[1] == 'w' ? A_WRITE : 0;
-			m->flags |= s[3] == 's' ? A_SHARED : 0;
-		}
-		/* the path: after perms, offset, dev and inode */
-		for (int field = 0; s < eol && field < 4; field++) {
-			while (s < eol && *s == ' ')
-				s++;
-			while (s < eol && *s != ' ')
-				s++;
-		}
-		while (s < eol && *s == ' ')
-			s++;
-		bool anon_shared = s == eol || starts(s, eol, "/dev/zero") ||
-				   starts(s, eol, "/SYSV") || starts(s, eol, "/memfd:") ||
-				   starts(s, eol, "[anon_shmem");
-		if (starts(s, eol, "[vvar") || starts(s, eol, "[vsyscall]") ||
-		    starts(s, eol, "[vdso]") || (starts(s, eol, "/dev/") && !anon_shared) ||
-		    ((m->flags & A_SHARED) && !anon_shared))
-			m->flags |= A_SKIP; /* kernel pages, devices, shared files */
-		if (starts(s, eol, "[anon:libc_malloc") || starts(s, eol, "[anon:scudo:") ||
-		    starts(s, eol, "[anon:GWP-ASan"))
-			m->flags |= A_HEAP; /* the allocator's, even with no live block */
-		if ((s == eol || starts(s, eol, "[anon:")) && !(m->flags & A_SHARED))
-			m->flags |= A_ANON;
-		if (m->hi > m->lo)
-			n++;
-		p = eol + 1;
-	}
-	*count = n;
-	return a;
-}
-
-static struct area *area_of(struct area *a, size_t n, uintptr_t addr)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && a[lo].lo <= addr && addr < a[lo].hi ? &a[lo] : NULL;
 }
 
 /* Blocks ---------------------------------------------------------------------- */
 
-/* The blocks in address order, as S.start[], S.end[] (at least start + 1:
- * a pointer to a zero-size block is to the block) and S.tag[] (its record
+/* The blocks in address order, as rc.start[], rc.end[] (at least start + 1:
+ * a pointer to a zero-size block is to the block) and rc.tag[] (its record
  * key's makings): an LSD radix sort of the parent's list of {start, tag,
  * size} over the bits in which the starts differ, in as few passes of at
  * most MAX_DIGIT bits as cover them, every pass's counts taken in one read
@@ -245,11 +78,11 @@ static size_t __attribute__((noinline)) sort_blocks(const struct table_block *li
 	unsigned digit = passes ? (bits + passes - 1) / passes : 0;
 	size_t buckets = (size_t)1 << digit, mask = buckets - 1;
 	size_t count_size = passes * buckets * sizeof(uint32_t);
-	struct table_block *t1 = child_map((n + 1) * sizeof(*t1));
-	struct table_block *t2 = child_map((n + 1) * sizeof(*t2));
-	uint32_t *count = child_map(count_size);
+	struct table_block *t1 = rc_map((n + 1) * sizeof(*t1));
+	struct table_block *t2 = rc_map((n + 1) * sizeof(*t2));
+	uint32_t *count = rc_map(count_size);
 	if (!t1 || !t2 || !count)
-		give_up("no memory to sort the blocks");
+		rc_give_up("no memory to sort the blocks");
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t k = list[i].start >> lo_bit;
 		for (unsigned p = 0; p < passes; p++, k >>= digit)
@@ -274,19 +107,19 @@ static size_t __attribute__((noinline)) sort_blocks(const struct table_block *li
 	 * free one, tag[] over the sorted items themselves (item i is read
 	 * before tag[i] is written, which lies in an item before it) -- or,
 	 * when no pass ran, in the other buffer. */
-	S.start = (uintptr_t *)(void *)dst;
-	S.end = S.start + n + 1;
-	S.tag = (uint32_t *)(void *)(src == list ? t2 : (struct table_block *)(uintptr_t)src);
+	rc.start = (uintptr_t *)(void *)dst;
+	rc.end = rc.start + n + 1;
+	rc.tag = (uint32_t *)(void *)(src == list ? t2 : (struct table_block *)(uintptr_t)src);
 	/* tag[] takes a quarter of its buffer: the rest is spare (spare_take) */
-	S.spare = (uint8_t *)(S.tag + n + 2);
-	S.spare_end = (uint8_t *)S.tag + (n + 1) * sizeof(struct table_block);
+	rc.spare = (uint8_t *)(rc.tag + n + 2);
+	rc.spare_end = (uint8_t *)rc.tag + (n + 1) * sizeof(struct table_block);
 	size_t huge = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct table_block it = src[i];
 		uintptr_t size = it.size ? it.size : 1;
-		S.start[i] = it.start;
-		S.end[i] = it.start + size < it.start ? UINTPTR_MAX : it.start + size;
-		S.tag[i] = it.tag;
+		rc.start[i] = it.start;
+		rc.end[i] = it.start + size < it.start ? UINTPTR_MAX : it.start + size;
+		rc.tag[i] = it.tag;
 		huge += it.size == UINT32_MAX;
 	}
 	munmap(count, count_size);
@@ -298,13 +131,13 @@ static size_t __attribute__((noinline)) sort_blocks(const struct table_block *li
  * listed them (@huge, {start, size}). */
 static void extend_huge(const uintptr_t (*huge)[2], size_t nhuge)
 {
-	for (size_t i = 0; i < S.n; i++) {
-		if (S.end[i] - S.start[i] != UINT32_MAX)
+	for (size_t i = 0; i < rc.n; i++) {
+		if (rc.end[i] - rc.start[i] != UINT32_MAX)
 			continue;
 		for (size_t k = 0; k < nhuge; k++)
-			if (huge[k][0] == S.start[i] && huge[k][1] > UINT32_MAX)
-				S.end[i] = S.start[i] + huge[k][1] < S.start[i] ? UINTPTR_MAX
-									  : S.start[i] + huge[k][1];
+			if (huge[k][0] == rc.start[i] && huge[k][1] > UINT32_MAX)
+				rc.end[i] = rc.start[i] + huge[k][1] < rc.start[i] ? UINTPTR_MAX
+									  : rc.start[i] + huge[k][1];
 	}
 }
 
@@ -312,18 +145,18 @@ static void extend_huge(const uintptr_t (*huge)[2], size_t nhuge)
  * mapping of their own: fewer pages to fault in. */
 static void *spare_take(size_t bytes)
 {
-	uintptr_t at = ((uintptr_t)S.spare + 7) & ~(uintptr_t)7;
-	if (S.spare && at <= (uintptr_t)S.spare_end && bytes <= (uintptr_t)S.spare_end - at) {
-		S.spare = (uint8_t *)(at + bytes);
+	uintptr_t at = ((uintptr_t)rc.spare + 7) & ~(uintptr_t)7;
+	if (rc.spare && at <= (uintptr_t)rc.spare_end && bytes <= (uintptr_t)rc.spare_end - at) {
+		rc.spare = (uint8_t *)(at + bytes);
 		return (void *)at;
 	}
-	return child_map(bytes);
+	return rc_map(bytes);
 }
 
 /* The index: the blocks fall into clusters, runs of blocks less than
  * GAP_BYTES apart (the main heap, each arena, each block malloc mapped on
  * its own).  Each cluster is cut into grains of a power of two bytes (at
- * least 64), no more grains than it has blocks: a dense array S.first[]
+ * least 64), no more grains than it has blocks: a dense array rc.first[]
  * gives, for each grain, the first block starting at or after it, and one
  * entry more.  The block holding an address is the last one starting at or
  * below it: among the few starting in its grain (one or two where blocks
@@ -336,32 +169,32 @@ static void __attribute__((noinline)) build_index(void)
 {
 	size_t ncl = 0;
 	uintptr_t hi = 0;
-	for (size_t i = 0; i < S.n; i++) {
-		if (!ncl || (S.start[i] > hi && S.start[i] - hi > GAP_BYTES))
+	for (size_t i = 0; i < rc.n; i++) {
+		if (!ncl || (rc.start[i] > hi && rc.start[i] - hi > GAP_BYTES))
 			ncl++, hi = 0;
-		if (S.end[i] > hi)
-			hi = S.end[i];
+		if (rc.end[i] > hi)
+			hi = rc.end[i];
 	}
-	S.cl = child_map((ncl + 1) * sizeof(*S.cl));
-	if (!S.cl)
-		give_up("no memory for the block index");
+	rc.cl = rc_map((ncl + 1) * sizeof(*rc.cl));
+	if (!rc.cl)
+		rc_give_up("no memory for the block index");
 	struct cluster *c = NULL;
-	for (size_t i = 0; i < S.n; i++) {
-		if (!c || (S.start[i] > c->hi && S.start[i] - c->hi > GAP_BYTES)) {
-			c = c ? c + 1 : S.cl;
-			c->lo = S.start[i];
+	for (size_t i = 0; i < rc.n; i++) {
+		if (!c || (rc.start[i] > c->hi && rc.start[i] - c->hi > GAP_BYTES)) {
+			c = c ? c + 1 : rc.cl;
+			c->lo = rc.start[i];
 			c->hi = 0;
 			c->first_block = i;
 			c->nblocks = 0;
 		}
 		c->nblocks++;
-		if (S.end[i] > c->hi)
-			c->hi = S.end[i];
+		if (rc.end[i] > c->hi)
+			c->hi = rc.end[i];
 	}
-	S.ncl = ncl;
+	rc.ncl = ncl;
 	size_t entries = 0;
 	for (size_t k = 0; k < ncl; k++) {
-		c = &S.cl[k];
+		c = &rc.cl[k];
 		uintptr_t span = c->hi - c->lo, want = c->nblocks;
 		unsigned shift = MIN_GRAIN_SHIFT;
 		while (shift < sizeof(uintptr_t) * 8 - 1 && (span >> shift) > want)
@@ -371,53 +204,53 @@ static void __attribute__((noinline)) build_index(void)
 		c->off = entries;
 		entries += ((c->hi - 1) >> shift) - c->base + 2; /* its grains and one */
 	}
-	S.first = spare_take((entries + 1) * sizeof(uint32_t));
-	if (!S.first)
-		give_up("no memory for the block index");
+	rc.first = spare_take((entries + 1) * sizeof(uint32_t));
+	if (!rc.first)
+		rc_give_up("no memory for the block index");
 	for (size_t k = 0; k < ncl; k++) {
-		c = &S.cl[k];
-		uint32_t *e = &S.first[c->off];
+		c = &rc.cl[k];
+		uint32_t *e = &rc.first[c->off];
 		size_t grains = ((c->hi - 1) >> c->shift) - c->base + 1, next = 0;
 		size_t b = c->first_block, z = b + c->nblocks;
 		for (; b < z; b++) {
-			size_t g = (S.start[b] >> c->shift) - c->base;
+			size_t g = (rc.start[b] >> c->shift) - c->base;
 			for (; next <= g; next++)
 				e[next] = (uint32_t)b;
 		}
 		for (; next <= grains; next++)
 			e[next] = (uint32_t)z;
 	}
-	S.heap_lo = ncl ? S.cl[0].lo : 0;
-	S.heap_span = ncl ? S.cl[ncl - 1].hi - S.heap_lo : 0;
+	rc.heap_lo = ncl ? rc.cl[0].lo : 0;
+	rc.heap_span = ncl ? rc.cl[ncl - 1].hi - rc.heap_lo : 0;
 }
 
 /* The index entry of @w's grain, or NULL when no cluster holds @w. */
 static inline const uint32_t *page_entry(uintptr_t w)
 {
-	if (w - S.heap_lo >= S.heap_span)
+	if (w - rc.heap_lo >= rc.heap_span)
 		return NULL;
-	const struct cluster *c = S.cl;
-	if (S.ncl > 1) {
-		size_t lo = 0, hi = S.ncl;
+	const struct cluster *c = rc.cl;
+	if (rc.ncl > 1) {
+		size_t lo = 0, hi = rc.ncl;
 		while (hi - lo > 1) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (S.cl[mid].lo <= w)
+			if (rc.cl[mid].lo <= w)
 				lo = mid;
 			else
 				hi = mid;
 		}
-		c = &S.cl[lo];
+		c = &rc.cl[lo];
 		if (w - c->lo >= c->hi - c->lo)
 			return NULL;
 	}
-	return &S.first[c->off + ((w >> c->shift) - c->base)];
+	return &rc.first[c->off + ((w >> c->shift) - c->base)];
 }
 
 /* The block holding @w, whose grain's index entry is @e, or NONE. */
 static inline uint32_t find_at(uintptr_t w, const uint32_t *e)
 {
 	uint32_t lo = e[0], hi = e[1];
-	if (lo == hi || S.start[lo] > w) {
+	if (lo == hi || rc.start[lo] > w) {
 		/* none starts in this page at or below w: the one before */
 		if (!lo)
 			return NONE;
@@ -425,13 +258,13 @@ static inline uint32_t find_at(uintptr_t w, const uint32_t *e)
 	} else {
 		while (hi - lo > 1) { /* the last starting at or below w */
 			uint32_t mid = lo + (hi - lo) / 2;
-			if (S.start[mid] <= w)
+			if (rc.start[mid] <= w)
 				lo = mid;
 			else
 				hi = mid;
 		}
 	}
-	return w < S.end[lo] ? lo : NONE;
+	return w < rc.end[lo] ? lo : NONE;
 }
 
 /* The block holding @w, or NONE. */
@@ -445,18 +278,18 @@ static inline uint32_t find(uintptr_t w)
 
 static inline void mark(uint32_t i)
 {
-	if (i == NONE || (S.marks[i >> 6] >> (i & 63) & 1))
+	if (i == NONE || (rc.marks[i >> 6] >> (i & 63) & 1))
 		return;
-	S.marks[i >> 6] |= (uint64_t)1 << (i & 63);
-	S.stack[S.depth++] = i;
+	rc.marks[i >> 6] |= (uint64_t)1 << (i & 63);
+	rc.stack[rc.depth++] = i;
 }
 
 /* The range [@lo, @hi) overlaps a part of a block that cannot be read
  * (unmapped: prepare_unreadable).  Rare: a linear look. */
 static bool skipped(uintptr_t lo, uintptr_t hi)
 {
-	for (size_t k = 0; k < S.nskip; k++)
-		if (S.skip[k][0] < hi && S.skip[k][1] > lo)
+	for (size_t k = 0; k < rc.nskip; k++)
+		if (rc.skip[k][0] < hi && rc.skip[k][1] > lo)
 			return true;
 	return false;
 }
@@ -465,8 +298,8 @@ static bool skipped(uintptr_t lo, uintptr_t hi)
  * word lies just before it; a chunk malloc mapped on its own has none. */
 static uintptr_t next_chunk(uint32_t b)
 {
-	uintptr_t p = S.start[b];
-	if (S.nskip && skipped(p - WORD, p))
+	uintptr_t p = rc.start[b];
+	if (rc.nskip && skipped(p - WORD, p))
 		return 0;
 	uintptr_t size = ((const uintptr_t *)p)[-1];
 	if (size & 2) /* IS_MMAPPED */
@@ -474,7 +307,7 @@ static uintptr_t next_chunk(uint32_t b)
 	return p - 2 * WORD + (size & ~(uintptr_t)7);
 }
 
-/* A root word.  In the allocator's own memory (S.chunk_rule: the C
+/* A root word.  In the allocator's own memory (rc.chunk_rule: the C
  * library's data, where glibc's main arena lies, and the parts of heap
  * mappings outside their runs of live blocks: other arenas' headers, free
  * chunks), a word that is the address of the chunk header following a
@@ -484,7 +317,7 @@ static uintptr_t next_chunk(uint32_t b)
 static inline void consider(uintptr_t w)
 {
 	uint32_t b = find(w);
-	if (S.chunk_rule && b != NONE && w == next_chunk(b))
+	if (rc.chunk_rule && b != NONE && w == next_chunk(b))
 		return;
 	mark(b);
 }
@@ -499,35 +332,35 @@ static void __attribute__((noinline)) scan_words(uintptr_t lo, uintptr_t hi)
 static void on_fault(int sig)
 {
 	(void)sig;
-	if (S.faulting)
-		siglongjmp(S.fault, 1);
+	if (rc.faulting)
+		siglongjmp(rc.fault, 1);
 	_exit(3);
 }
 
 static void __attribute__((noinline)) scan_guarded(uintptr_t lo, uintptr_t hi)
 {
-	S.faulting = 1;
-	if (sigsetjmp(S.fault, 0) == 0) { /* (SA_NODEFER: no mask to restore) */
+	rc.faulting = 1;
+	if (sigsetjmp(rc.fault, 0) == 0) { /* (SA_NODEFER: no mask to restore) */
 		scan_words(lo, hi);
-		S.out->root_bytes += hi - lo;
+		rc.out->root_bytes += hi - lo;
 	}
-	S.faulting = 0;
+	rc.faulting = 0;
 }
 
 /* A root range, the part of it in the C library's data under the chunk
  * rule (consider). */
 static void scan_libc_split(uintptr_t lo, uintptr_t hi)
 {
-	if (!S.glibc || S.chunk_rule || hi <= S.libc_lo || lo >= S.libc_hi) {
+	if (!rc.glibc || rc.chunk_rule || hi <= rc.libc_lo || lo >= rc.libc_hi) {
 		scan_guarded(lo, hi);
 		return;
 	}
-	uintptr_t a = lo > S.libc_lo ? lo : S.libc_lo, z = hi < S.libc_hi ? hi : S.libc_hi;
+	uintptr_t a = lo > rc.libc_lo ? lo : rc.libc_lo, z = hi < rc.libc_hi ? hi : rc.libc_hi;
 	if (a > lo)
 		scan_guarded(lo, a);
-	S.chunk_rule = true;
+	rc.chunk_rule = true;
 	scan_guarded(a, z);
-	S.chunk_rule = false;
+	rc.chunk_rule = false;
 	if (hi > z)
 		scan_guarded(z, hi);
 }
@@ -538,17 +371,17 @@ static void scan_root(uintptr_t lo, uintptr_t hi)
 {
 	while (lo < hi) {
 		uintptr_t stop = hi, next = hi;
-		for (size_t i = 0; i < S.nex; i++) {
-			if (S.ex[i][1] <= lo || S.ex[i][0] >= hi)
+		for (size_t i = 0; i < rc.nex; i++) {
+			if (rc.ex[i][1] <= lo || rc.ex[i][0] >= hi)
 				continue;
-			if (S.ex[i][0] <= lo) {
+			if (rc.ex[i][0] <= lo) {
 				stop = lo; /* lo itself is excluded: skip past it */
-				next = S.ex[i][1];
+				next = rc.ex[i][1];
 				break;
 			}
-			if (S.ex[i][0] < stop) {
-				stop = S.ex[i][0];
-				next = S.ex[i][1];
+			if (rc.ex[i][0] < stop) {
+				stop = rc.ex[i][0];
+				next = rc.ex[i][1];
 			}
 		}
 		if (stop > lo)
@@ -563,7 +396,7 @@ static void scan_root(uintptr_t lo, uintptr_t hi)
 static bool pagemap_true(int pagemap)
 {
 	size_t page = (size_t)1 << PAGE_SHIFT;
-	volatile char *p = child_map(8 * page);
+	volatile char *p = rc_map(8 * page);
 	if (!p)
 		return false;
 	for (size_t k = 0; k < 8; k += 2)
@@ -627,8 +460,8 @@ static void scan_anon(uintptr_t lo, uintptr_t hi, int pagemap)
  * the mapping holds that word). */
 static bool own_mapping(const struct area *ar, size_t i)
 {
-	return S.glibc && S.start[i] - ar->lo >= sizeof(uintptr_t) && S.start[i] < ar->hi &&
-	       ((const uintptr_t *)S.start[i])[-1] & 2;
+	return rc.glibc && rc.start[i] - ar->lo >= sizeof(uintptr_t) && rc.start[i] < ar->hi &&
+	       ((const uintptr_t *)rc.start[i])[-1] & 2;
 }
 
 /* A mapping as a root, less its heap: the pages from the first to the
@@ -643,10 +476,10 @@ static void scan_area_roots(const struct area *ar, int pagemap)
 	const uintptr_t page = ((uintptr_t)1 << PAGE_SHIFT) - 1;
 	uintptr_t pos = ar->lo;
 	for (size_t k = ar->first, end = ar->first + ar->nblocks; k < end; k++) {
-		uintptr_t lo = S.start[k] & ~page, hi = S.end[k];
+		uintptr_t lo = rc.start[k] & ~page, hi = rc.end[k];
 		if (!own_mapping(ar, k))
 			while (k + 1 < end && !own_mapping(ar, k + 1))
-				hi = S.end[++k] > hi ? S.end[k] : hi;
+				hi = rc.end[++k] > hi ? rc.end[k] : hi;
 		hi = hi > ar->hi - page ? ar->hi : (hi + page) & ~page;
 		if (lo < pos)
 			lo = pos;
@@ -662,7 +495,7 @@ static void scan_area_roots(const struct area *ar, int pagemap)
 /* A run of a large marked block. */
 static void scan_block_run(uintptr_t lo, uintptr_t hi)
 {
-	S.out->marked_bytes += hi - lo;
+	rc.out->marked_bytes += hi - lo;
 	scan_words(lo, hi);
 }
 
@@ -671,15 +504,15 @@ static void __attribute__((noinline)) scan_block_parts(uintptr_t lo, uintptr_t h
 {
 	while (lo < hi) {
 		uintptr_t stop = hi, next = hi;
-		for (size_t k = 0; k < S.nskip; k++) {
-			if (S.skip[k][1] <= lo || S.skip[k][0] >= stop)
+		for (size_t k = 0; k < rc.nskip; k++) {
+			if (rc.skip[k][1] <= lo || rc.skip[k][0] >= stop)
 				continue;
-			stop = S.skip[k][0] > lo ? S.skip[k][0] : lo;
-			next = S.skip[k][1];
+			stop = rc.skip[k][0] > lo ? rc.skip[k][0] : lo;
+			next = rc.skip[k][1];
 		}
 		if (stop > lo) {
-			if (stop - lo >= SPARSE_MIN && S.pagemap >= 0)
-				touched_runs(lo, stop, S.pagemap, scan_block_run);
+			if (stop - lo >= SPARSE_MIN && rc.pagemap >= 0)
+				touched_runs(lo, stop, rc.pagemap, scan_block_run);
 			else
 				scan_block_run(lo, stop);
 		}
@@ -700,10 +533,10 @@ static void resolve(const uintptr_t *cand, const uint32_t *const *ent, size_t n)
 		/* the page's starts (a few lines: a binary search touches
 		 * most of them) and the end its answer most likely reads */
 		uint32_t lo = ent[k][0], hi = ent[k][1];
-		const uintptr_t *p = &S.start[lo ? lo - 1 : 0], *z = &S.start[hi];
+		const uintptr_t *p = &rc.start[lo ? lo - 1 : 0], *z = &rc.start[hi];
 		for (unsigned l = 0; p < z && l < 4; l++, p += 64 / sizeof(*p))
 			__builtin_prefetch(p);
-		__builtin_prefetch(&S.end[lo + (hi - lo) / 2]);
+		__builtin_prefetch(&rc.end[lo + (hi - lo) / 2]);
 	}
 	for (size_t k = 0; k < n; k++)
 		mark(find_at(cand[k], ent[k]));
@@ -714,29 +547,29 @@ static void __attribute__((noinline)) drain(void)
 	uint32_t batch[BATCH];
 	uintptr_t cand[CAND];
 	const uint32_t *ent[CAND];
-	while (S.depth) {
-		size_t n = S.depth < BATCH ? S.depth : BATCH;
-		S.depth -= n;
-		memcpy(batch, S.stack + S.depth, n * sizeof(uint32_t));
+	while (rc.depth) {
+		size_t n = rc.depth < BATCH ? rc.depth : BATCH;
+		rc.depth -= n;
+		memcpy(batch, rc.stack + rc.depth, n * sizeof(uint32_t));
 		for (size_t k = 0; k < n; k++) {
-			const char *p = (const char *)S.start[batch[k]];
+			const char *p = (const char *)rc.start[batch[k]];
 			__builtin_prefetch(p);
 			__builtin_prefetch(p + 64);
 		}
 		size_t nc = 0;
 		for (size_t k = 0; k < n; k++) {
 			uint32_t i = batch[k];
-			uintptr_t lo = S.start[i], hi = S.end[i];
-			if (S.nskip && skipped(lo, hi)) {
+			uintptr_t lo = rc.start[i], hi = rc.end[i];
+			if (rc.nskip && skipped(lo, hi)) {
 				scan_block_parts(lo, hi);
 				continue;
 			}
-			if (hi - lo >= SPARSE_MIN && S.pagemap >= 0) {
+			if (hi - lo >= SPARSE_MIN && rc.pagemap >= 0) {
 				/* (a block of megabytes: its touched pages only) */
-				touched_runs(lo, hi, S.pagemap, scan_block_run);
+				touched_runs(lo, hi, rc.pagemap, scan_block_run);
 				continue;
 			}
-			S.out->marked_bytes += hi - lo;
+			rc.out->marked_bytes += hi - lo;
 			lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
 			for (const uintptr_t *p = (const uintptr_t *)lo; (uintptr_t)(p + 1) <= hi; p++) {
 				uintptr_t w = *p;
@@ -790,28 +623,28 @@ static void child_setup(const struct reach_child_args *a)
 		close(oom);
 	}
 	for (size_t i = 0; i < sizeof(a->exclude) / sizeof(a->exclude[0]); i++) {
-		S.ex[S.nex][0] = a->exclude[i][0];
-		S.ex[S.nex][1] = a->exclude[i][1];
-		S.nex++;
+		rc.ex[rc.nex][0] = a->exclude[i][0];
+		rc.ex[rc.nex][1] = a->exclude[i][1];
+		rc.nex++;
 	}
-	/* this file's own state: the child fills it with block addresses */
-	S.ex[S.nex][0] = (uintptr_t)&S;
-	S.ex[S.nex][1] = (uintptr_t)(&S + 1);
-	S.nex++;
-	S.nex += table_own_ranges(S.ex + S.nex, MAX_EXCLUDE - S.nex - 2); /* (read_maps's, the dump thread's) */
+	/* the child's own state: it fills it with block addresses */
+	rc.ex[rc.nex][0] = (uintptr_t)&rc;
+	rc.ex[rc.nex][1] = (uintptr_t)(&rc + 1);
+	rc.nex++;
+	rc.nex += table_own_ranges(rc.ex + rc.nex, MAX_EXCLUDE - rc.nex - 2); /* (rc_read_maps's, the dump thread's) */
 }
 
 /* The blocks sorted, with their marks, the mark stack and the page index. */
 static void index_blocks(const struct reach_child_args *a)
 {
-	S.n = a->nblocks;
-	if (sort_blocks(a->blocks, S.n, a->blocks_diff) && a->nhuge)
+	rc.n = a->nblocks;
+	if (sort_blocks(a->blocks, rc.n, a->blocks_diff) && a->nhuge)
 		extend_huge(a->huge, a->nhuge);
-	S.stack = spare_take((S.n + 1) * sizeof(uint32_t));
-	S.marks = spare_take((S.n / 64 + 1) * sizeof(uint64_t));
-	if (!S.marks || !S.stack)
-		give_up("no memory for the block list");
-	memset(S.marks, 0, (S.n / 64 + 1) * sizeof(uint64_t));
+	rc.stack = spare_take((rc.n + 1) * sizeof(uint32_t));
+	rc.marks = spare_take((rc.n / 64 + 1) * sizeof(uint64_t));
+	if (!rc.marks || !rc.stack)
+		rc_give_up("no memory for the block list");
+	memset(rc.marks, 0, (rc.n / 64 + 1) * sizeof(uint64_t));
 	build_index();
 }
 
@@ -820,15 +653,15 @@ static void assign_blocks(struct area *areas, size_t nareas)
 {
 	for (size_t m = 0, i = 0; m < nareas; m++) {
 		struct area *ar = &areas[m];
-		while (i < S.n && S.end[i] <= ar->lo)
+		while (i < rc.n && rc.end[i] <= ar->lo)
 			i++;
 		size_t j = i;
-		while (j < S.n && S.start[j] < ar->hi)
+		while (j < rc.n && rc.start[j] < ar->hi)
 			j++;
 		ar->first = i;
 		ar->nblocks = j - i;
 		if ((ar->flags & A_HEAP) || j > i)
-			S.out->heap_mappings++;
+			rc.out->heap_mappings++;
 	}
 }
 
@@ -836,10 +669,10 @@ static void assign_blocks(struct area *areas, size_t nareas)
  * ascend as their starts do). */
 static size_t block_after(uintptr_t addr)
 {
-	size_t lo = 0, hi = S.n;
+	size_t lo = 0, hi = rc.n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (S.end[mid] <= addr)
+		if (rc.end[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -855,30 +688,30 @@ static size_t block_after(uintptr_t addr)
 static void unreadable_range(uintptr_t lo, uintptr_t hi, bool mapped)
 {
 	const uintptr_t page = ((uintptr_t)1 << PAGE_SHIFT) - 1;
-	uintptr_t head = S.glibc ? 2 * WORD : 0;
-	for (size_t i = block_after(lo); i < S.n && S.start[i] - head < hi; i++) {
-		uintptr_t a = S.start[i] - head > lo ? S.start[i] - head : lo;
-		uintptr_t z = S.end[i] < hi ? S.end[i] : hi;
+	uintptr_t head = rc.glibc ? 2 * WORD : 0;
+	for (size_t i = block_after(lo); i < rc.n && rc.start[i] - head < hi; i++) {
+		uintptr_t a = rc.start[i] - head > lo ? rc.start[i] - head : lo;
+		uintptr_t z = rc.end[i] < hi ? rc.end[i] : hi;
 		if (a >= z)
 			continue;
-		uintptr_t body = S.start[i] > a ? S.start[i] : a; /* (past its header) */
+		uintptr_t body = rc.start[i] > a ? rc.start[i] : a; /* (past its header) */
 		uintptr_t inside = z > body ? z - body : 0;
 		uintptr_t pa = a & ~page, pz = (z + page) & ~page;
 		pa = pa > lo ? pa : lo;
 		pz = pz < hi ? pz : hi;
 		if (mapped && mprotect((void *)pa, pz - pa, PROT_READ) == 0) {
-			S.out->unreadable_read += inside;
+			rc.out->unreadable_read += inside;
 			continue;
 		}
-		S.out->unreadable_skipped += inside;
-		if (S.nskip && S.skip[S.nskip - 1][1] >= pa) {
-			S.skip[S.nskip - 1][1] = pz > S.skip[S.nskip - 1][1] ? pz : S.skip[S.nskip - 1][1];
+		rc.out->unreadable_skipped += inside;
+		if (rc.nskip && rc.skip[rc.nskip - 1][1] >= pa) {
+			rc.skip[rc.nskip - 1][1] = pz > rc.skip[rc.nskip - 1][1] ? pz : rc.skip[rc.nskip - 1][1];
 		} else {
-			if (S.nskip == MAX_SKIP)
-				give_up("too many unmapped parts of blocks");
-			S.skip[S.nskip][0] = pa;
-			S.skip[S.nskip][1] = pz;
-			S.nskip++;
+			if (rc.nskip == MAX_SKIP)
+				rc_give_up("too many unmapped parts of blocks");
+			rc.skip[rc.nskip][0] = pa;
+			rc.skip[rc.nskip][1] = pz;
+			rc.nskip++;
 		}
 	}
 }
@@ -888,9 +721,9 @@ static void unreadable_range(uintptr_t lo, uintptr_t hi, bool mapped)
  * unmapped.  Reading them would kill this child. */
 static void prepare_unreadable(const struct area *areas, size_t nareas)
 {
-	if (!S.n)
+	if (!rc.n)
 		return;
-	uintptr_t lo = S.start[0] - (S.glibc ? 2 * WORD : 0), hi = S.end[S.n - 1], pos = lo;
+	uintptr_t lo = rc.start[0] - (rc.glibc ? 2 * WORD : 0), hi = rc.end[rc.n - 1], pos = lo;
 	for (size_t m = 0; m < nareas && pos < hi; m++) {
 		if (areas[m].hi <= pos)
 			continue;
@@ -914,15 +747,15 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 		const struct reach_thread *th = &a->threads[t];
 		if (th->state != REACH_SAVED)
 			continue;
-		S.out->threads_scanned++;
+		rc.out->threads_scanned++;
 		scan_words((uintptr_t)th->regs, (uintptr_t)th->regs + th->reg_bytes);
-		struct area *m = th->sp ? area_of(areas, nareas, th->sp) : NULL;
+		struct area *m = th->sp ? rc_area_of(areas, nareas, th->sp) : NULL;
 		if (!m)
 			continue; /* unknown SP: its stack mapping is scanned whole */
 		uintptr_t lo = th->sp - RED_ZONE < m->lo ? m->lo : th->sp - RED_ZONE, hi = m->hi;
 		uint32_t in = find(th->sp);
 		if (in != NONE) /* a stack inside a heap block */
-			hi = S.end[in];
+			hi = rc.end[in];
 		else
 			m->flags |= A_STACK;
 		scan_root(lo, hi);
@@ -933,18 +766,18 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 	 * kernel (or qemu-user) may have merged with the anonymous mapping
 	 * above it -- on 32-bit ARM, the one that holds the main thread's
 	 * static TLS. */
-	struct area *hook = a->hook_stack ? area_of(areas, nareas, a->hook_stack) : NULL;
-	if (hook && S.nex < MAX_EXCLUDE) {
-		S.ex[S.nex][0] = hook->lo;
-		S.ex[S.nex][1] = a->hook_stack;
-		S.nex++;
+	struct area *hook = a->hook_stack ? rc_area_of(areas, nareas, a->hook_stack) : NULL;
+	if (hook && rc.nex < MAX_EXCLUDE) {
+		rc.ex[rc.nex][0] = hook->lo;
+		rc.ex[rc.nex][1] = a->hook_stack;
+		rc.nex++;
 	}
 	/* This thread: from where the program called the hook (the frames
 	 * below are the hook's), or, on the dump thread, as just said. */
-	struct area *self = area_of(areas, nareas, a->self_sp);
+	struct area *self = rc_area_of(areas, nareas, a->self_sp);
 	if (self && self != hook)
 		self->flags |= A_STACK;
-	struct area *entry = a->entry_sp ? area_of(areas, nareas, a->entry_sp) : NULL;
+	struct area *entry = a->entry_sp ? rc_area_of(areas, nareas, a->entry_sp) : NULL;
 	if (entry) {
 		entry->flags |= A_STACK;
 		scan_root(a->entry_sp, entry->hi);
@@ -954,7 +787,7 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 /* A word of the image at @addr, if a readable mapping holds it. */
 static bool image_word(struct area *areas, size_t nareas, uintptr_t addr, uintptr_t *out)
 {
-	const struct area *m = addr % sizeof(uintptr_t) ? NULL : area_of(areas, nareas, addr);
+	const struct area *m = addr % sizeof(uintptr_t) ? NULL : rc_area_of(areas, nareas, addr);
 	if (!m || !(m->flags & A_READ) || (m->flags & A_SKIP) || addr + sizeof(uintptr_t) > m->hi)
 		return false;
 	*out = *(const uintptr_t *)addr;
@@ -1020,18 +853,18 @@ static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *are
 			top = (ar->lo + l->top_to_pd + page - 1) & ~(page - 1);
 		for (; !found && top < last; top += found ? 0 : page)
 			found = ended_descriptor(l, areas, nareas, top - l->top_to_pd, top, &block);
-		if (!found || block > ar->lo || S.nex >= MAX_EXCLUDE)
+		if (!found || block > ar->lo || rc.nex >= MAX_EXCLUDE)
 			continue;
 		uintptr_t dtv = top - l->top_to_pd + l->dtv_off;
 		scan_words(dtv, dtv + ws);
-		S.out->root_bytes += ws;
-		S.out->ended_stacks++;
+		rc.out->root_bytes += ws;
+		rc.out->ended_stacks++;
 		if (top == ar->hi) {
 			ar->flags |= A_SKIP;
 		} else {
-			S.ex[S.nex][0] = ar->lo;
-			S.ex[S.nex][1] = top;
-			S.nex++;
+			rc.ex[rc.nex][0] = ar->lo;
+			rc.ex[rc.nex][1] = top;
+			rc.nex++;
 		}
 	}
 }
@@ -1045,17 +878,17 @@ static void scan_mappings(struct area *areas, size_t nareas)
 		close(pagemap);
 		pagemap = -1;
 	}
-	S.pagemap = pagemap;
+	rc.pagemap = pagemap;
 	for (size_t m = 0; m < nareas; m++) {
 		unsigned f = areas[m].flags;
 		if ((f & (A_READ | A_WRITE)) != (A_READ | A_WRITE) || (f & (A_SKIP | A_HEAP | A_STACK)))
 			continue;
-		S.out->root_mappings++;
+		rc.out->root_mappings++;
 		/* a heap mapping's parts outside its runs of live blocks are
 		 * the allocator's: arena headers, free chunks, the top */
-		S.chunk_rule = S.glibc && areas[m].nblocks;
+		rc.chunk_rule = rc.glibc && areas[m].nblocks;
 		scan_area_roots(&areas[m], pagemap);
-		S.chunk_rule = false;
+		rc.chunk_rule = false;
 	}
 	drain();
 	if (pagemap >= 0)
@@ -1065,11 +898,11 @@ static void scan_mappings(struct area *areas, size_t nareas)
 /* Count the unmarked blocks into their records. */
 static void count_unreachable(const struct reach_child_args *a)
 {
-	for (size_t i = 0; i < S.n; i++) {
-		if (S.marks[i >> 6] >> (i & 63) & 1)
+	for (size_t i = 0; i < rc.n; i++) {
+		if (rc.marks[i >> 6] >> (i & 63) & 1)
 			continue;
-		uintptr_t size = S.end[i] - S.start[i]; /* (saturated, as the tables keep it) */
-		uint64_t key = table_block_key(S.tag[i], size < UINT32_MAX ? (uint32_t)size : UINT32_MAX);
+		uintptr_t size = rc.end[i] - rc.start[i]; /* (saturated, as the tables keep it) */
+		uint64_t key = table_block_key(rc.tag[i], size < UINT32_MAX ? (uint32_t)size : UINT32_MAX);
 		size_t lo = 0, hi = a->nrec;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -1079,34 +912,34 @@ static void count_unreachable(const struct reach_child_args *a)
 				hi = mid;
 		}
 		if (lo < a->nrec && a->keys[lo] == key) {
-			S.out->counts[lo]++;
-			S.out->unreachable_blocks++;
-			S.out->unreachable_bytes += (uint32_t)key; /* its size */
+			rc.out->counts[lo]++;
+			rc.out->unreachable_blocks++;
+			rc.out->unreachable_bytes += (uint32_t)key; /* its size */
 		}
 	}
-	S.out->blocks = S.n;
+	rc.out->blocks = rc.n;
 }
 
 void reach_child_main(const struct reach_child_args *a)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	S.out = a->out;
+	rc.out = a->out;
 	child_setup(a);
 	size_t nareas;
-	struct area *areas = read_maps(&nareas);
+	struct area *areas = rc_read_maps(&nareas);
 	index_blocks(a);
-	S.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
-	S.glibc = a->glibc_chunks;
-	S.libc_lo = a->libc_data[0] & ~(WORD - 1);
-	S.libc_hi = (a->libc_data[1] + WORD - 1) & ~(WORD - 1);
+	rc.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	rc.glibc = a->glibc_chunks;
+	rc.libc_lo = a->libc_data[0] & ~(WORD - 1);
+	rc.libc_hi = (a->libc_data[1] + WORD - 1) & ~(WORD - 1);
 	assign_blocks(areas, nareas);
 	prepare_unreadable(areas, nareas);
 	scan_threads(a, areas, nareas);
 	scan_ended_stacks(&a->tcb, areas, nareas);
 	scan_mappings(areas, nareas);
 	count_unreachable(a);
-	S.out->scan_ns = clock_ns(CLOCK_MONOTONIC) - t0;
-	S.out->scan_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	atomic_store(&S.out->done, 1);
+	rc.out->scan_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	rc.out->scan_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	atomic_store(&rc.out->done, 1);
 	_exit(0);
 }
