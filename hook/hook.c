@@ -142,6 +142,7 @@ static void resolve_all(void)
 	RESOLVE(pvalloc);
 	RESOLVE(malloc_usable_size);
 	RESOLVE(dlclose);
+	RESOLVE(pthread_getattr_np);
 	resolving = 0;
 	if (!hook_real.malloc || !hook_real.free || !hook_real.calloc || !hook_real.realloc ||
 	    !hook_real.memalign) {
@@ -177,8 +178,28 @@ static inline bool real_ready(void)
 
 /* Capture and record ------------------------------------------------------------ */
 
+/* Inside pthread_getattr_np() on this thread: glibc holds the thread's
+ * lock there while it allocates (fopen of the maps for the main thread,
+ * the CPU set for any), so asking it again here would wait on that lock
+ * for ever (Rust's runtime asks it first thing on every thread). */
+static HOOK_TLS int in_getattr;
+
+EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
+{
+	if (HOOK_UNLIKELY(!real_ready()) || !hook_real.pthread_getattr_np)
+		return ENOSYS;
+	in_getattr++;
+	int rc = hook_real.pthread_getattr_np(thread, attr);
+	in_getattr--;
+	return rc;
+}
+
 static void find_stack(uintptr_t sp)
 {
+	/* (not now: this allocation is unwound as one on another stack, and
+	 * the next one asks) */
+	if (HOOK_UNLIKELY(in_getattr))
+		return;
 	int saved = errno;
 	stack_known = 1;
 	pthread_attr_t attr;

@@ -4,6 +4,7 @@
 #define LEAKSNAP_HOOK_INTERNAL_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -48,6 +49,7 @@ struct hook_real {
 	void *(*pvalloc)(size_t);
 	size_t (*malloc_usable_size)(void *);
 	int (*dlclose)(void *);
+	int (*pthread_getattr_np)(pthread_t, pthread_attr_t *);
 };
 extern struct hook_real hook_real;
 

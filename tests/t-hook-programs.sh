@@ -1,7 +1,9 @@
 #!/bin/sh
 # Real programs run unchanged under the hook (same output, same exit
 # status) and every dump they leave is readable: python3, perl, gcc
-# compiling a file, git in a temporary repository, a shell pipeline.
+# compiling a file, git in a temporary repository, a shell pipeline, a
+# program asking glibc for its threads' stacks first thing (and a Rust one
+# when rustc is installed).
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -58,4 +60,51 @@ else
 	fail "git not installed"
 fi
 run pipeline sh -c 'seq 1 20000 | sort -r | uniq | awk "{s+=\$1} END {print s}"'
+# A thread whose first allocation happens inside pthread_getattr_np() on
+# itself (glibc allocates there with the thread's lock held): as Rust's
+# runtime does on every thread it starts, and C code sizing its stack.
+# Under a time limit: the hook once waited on that lock for ever.
+cat >"$w/getattr.c" <<'X'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+static void *run(void *arg)
+{
+	pthread_attr_t a;
+	size_t size;
+	void *lo;
+	(void)arg;
+	if (pthread_getattr_np(pthread_self(), &a) || pthread_attr_getstack(&a, &lo, &size))
+		return NULL;
+	pthread_attr_destroy(&a);
+	return malloc(size > 4096 ? 100 : 1);
+}
+int main(void)
+{
+	pthread_attr_t a;
+	if (pthread_getattr_np(pthread_self(), &a))
+		return 1;
+	pthread_attr_destroy(&a);
+	void *r = NULL;
+	for (int i = 0; i < 8; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, run, NULL) || pthread_join(t, &r) || !r)
+			return 2;
+	}
+	puts("stack sizes known");
+	return 0;
+}
+X
+gcc -O2 -pthread -o "$w/getattr" "$w/getattr.c" || fail "cannot build getattr.c"
+run getattr timeout 20 "$w/getattr"
+if command -v rustc >/dev/null 2>&1; then
+	printf 'fn main() { let t = std::thread::spawn(|| vec![1u8; 100].len()); println!("{}", t.join().unwrap()); }\n' \
+		>"$w/thr.rs"
+	if rustc -O -o "$w/thr" "$w/thr.rs" 2>/dev/null; then
+		run rust timeout 20 "$w/thr"
+	else
+		echo "rustc cannot build a program here: the Rust run is skipped"
+	fi
+fi
 finish
