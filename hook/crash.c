@@ -125,6 +125,14 @@ static void on_fatal(int sig, siginfo_t *si, void *ctx)
 	int saved = errno;
 	int self = (int)syscall(SYS_gettid), none = 0;
 	if (atomic_compare_exchange_strong(&crash_tid, &none, self)) {
+		/* Every other signal waits for the dump: a handler of the
+		 * program's with SA_ONSTACK would run at the top of the
+		 * alternate stack this handler is on while the dump runs on
+		 * its own stack, over this handler's frames.  (The mask comes
+		 * back when the handler returns.) */
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
 		hook_busy++;
 		crash_dump_anywhere(sig);
 		hook_busy--;

@@ -21,6 +21,10 @@
  *                    handler" and restores the default), then as segv
  *   crash chain      the same, but its handler calls the handler it
  *                    replaced before restoring the default
+ *   crash onstack    a SIGUSR1 handler with SA_ONSTACK, SIGUSR1 sent to the
+ *                    main thread every 20 us by another thread, then abort():
+ *                    the handler must not run over the crash handler's
+ *                    frames on the alternate stack while the dump is written
  *   crash locked     asks for a dump with leaksnap_dump(); its readlink()
  *                    (which the dump calls, once the dump lock is held)
  *                    writes through a null pointer: a crash inside the
@@ -42,6 +46,24 @@
 void *volatile crash_sink[10];
 static volatile int crash_in_readlink;
 static struct sigaction crash_prev;
+static volatile sig_atomic_t crash_usr1;
+static long crash_main_tid;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	crash_usr1++;
+}
+
+static void *pester(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		syscall(SYS_tgkill, (long)getpid(), crash_main_tid, (long)SIGUSR1);
+		usleep(20);
+	}
+	return NULL;
+}
 
 __attribute__((noinline)) void crash_leak_malloc(int i)
 {
@@ -107,7 +129,7 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: crash segv|abort|fpe|kill|heap|overflow|thread|smallstack|own|chain|locked\n");
+		fprintf(stderr, "usage: crash segv|abort|fpe|kill|heap|overflow|thread|smallstack|onstack|own|chain|locked\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -162,6 +184,18 @@ int main(int argc, char **argv)
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGSEGV, &sa, &crash_prev);
 		null_write();
+	} else if (!strcmp(mode, "onstack")) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sa.sa_flags = SA_ONSTACK | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		crash_main_tid = syscall(SYS_gettid);
+		pthread_t t;
+		pthread_create(&t, NULL, pester, NULL);
+		usleep(20000);
+		abort();
 	} else if (!strcmp(mode, "locked")) {
 		int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
 		if (!dump) {
