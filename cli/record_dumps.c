@@ -17,12 +17,6 @@
 #include "cli.h"
 #include "record.h"
 
-/* The crash dump's tag, PREFIX.PID.crash.dump (the hook's, when its
- * header names it). */
-#ifndef LEAKSNAP_HOOK_CRASH_TAG
-#define LEAKSNAP_HOOK_CRASH_TAG "crash"
-#endif
-
 /* ------------------------------------------------------------------------
  * Names
  * ------------------------------------------------------------------------ */
