@@ -1,13 +1,17 @@
-/* leaksnap: the API of the malloc hook libleakhook.so.
+/* leaksnap: the API of the malloc hooks libleakhook.so and
+ * libleakhook-inapp.so.
  *
- * The hook is loaded with LD_PRELOAD (or `leaksnap record -- CMD`), so a
- * program normally does not link against it.  To call these functions only
- * when the hook is present, look them up at run time:
+ * libleakhook.so is loaded with LD_PRELOAD (or `leaksnap record -- CMD`), so
+ * a program normally does not link against it.  To call these functions
+ * only when the hook is present, look them up at run time:
  *
  *     int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
  *     if (dump)
  *             dump(NULL);
- */
+ *
+ * libleakhook-inapp.so (docs/inapp.md) interposes nothing: an app links it
+ * or loads it, and calls leaksnap_start(), which patches the GOT slots
+ * through which the chosen libraries reach the allocator. */
 #ifndef LEAKSNAP_LEAKHOOK_H
 #define LEAKSNAP_LEAKHOOK_H
 
@@ -49,6 +53,14 @@
 #define LEAKSNAP_HOOK_ENV_REACHABILITY "LEAKSNAP_REACHABILITY"     /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_KEEP_UNLOADED "LEAKSNAP_KEEP_UNLOADED"   /* 0 or 1 (default) */
 #define LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH "LEAKSNAP_DUMP_ON_CRASH"   /* 0 or 1 (default) */
+/* libleakhook-inapp.so only: set (to a POSIX extended regular expression
+ * on library paths, "" = every library), it starts collection when loaded,
+ * with the settings above, as leaksnap_start() with those options. */
+#define LEAKSNAP_HOOK_ENV_LIBS "LEAKSNAP_LIBS"
+
+/* The file names of the two builds of the hook. */
+#define LEAKSNAP_HOOK_LIB "libleakhook.so"
+#define LEAKSNAP_HOOK_INAPP_LIB "libleakhook-inapp.so"
 
 /* The output prefix: LEAKSNAP_OUT, else the default.  The hook keeps
  * LEAKSNAP_HOOK_OUT_RESERVE bytes of a PATH_MAX (4096 on Linux and
@@ -97,6 +109,45 @@ int leaksnap_dump(const char *path);
 void get_malloc_leak_info(uint8_t **info, size_t *overall_size, size_t *info_size,
 			  size_t *total_memory, size_t *backtrace_size);
 void free_malloc_leak_info(uint8_t *info);
+
+/* In-app collection (libleakhook-inapp.so only) ------------------------------ */
+
+/* leaksnap_start()'s options.  Set @size to sizeof(struct leaksnap_options):
+ * the structure may grow at its end, and the hook reads only the fields
+ * that @size covers (the others take their defaults).  Zero (NULL) in a
+ * field means its default. */
+struct leaksnap_options {
+	size_t size;
+	/* The libraries to watch: a POSIX extended regular expression,
+	 * searched for in each loaded library's path (as /proc/self/maps
+	 * names it; the main executable's path too).  NULL or "": every
+	 * loaded library except the C library, the dynamic loader and the
+	 * hook itself (those three are never watched). */
+	const char *libs;
+	unsigned frames;      /* 1..256, default 16 */
+	const char *unwind;   /* "auto" (default), "fp", "dwarf" */
+	const char *out;      /* the dump prefix (as LEAKSNAP_OUT), default as there */
+	double interval;      /* seconds between dumps, 0.001..1e6; 0 = none */
+	unsigned flags;       /* LEAKSNAP_START_* */
+};
+#define LEAKSNAP_START_REACHABILITY 0x1u /* every dump classifies the blocks */
+#define LEAKSNAP_START_DUMP_ON_STOP 0x2u /* leaksnap_stop() writes a last dump */
+#define LEAKSNAP_START_NO_EXIT_DUMP 0x4u /* no dump at exit (default: one) */
+
+/* Start collecting: patch the GOT slots of the watched libraries (and of
+ * libraries loaded later that match), start the dump signal and interval.
+ * @opts = NULL: the defaults.  Only allocations made after this call are
+ * known.  Returns 0, or -1 with errno: EALREADY (already started: nothing
+ * changes), EINVAL (bad options: nothing changes), ENOMEM, ENOSYS (a
+ * setuid program, or libleakhook.so, which is always on). */
+int leaksnap_start(const struct leaksnap_options *opts);
+
+/* Stop collecting: put back every GOT slot leaksnap_start() changed,
+ * stop the dump signal and interval, and drop the tables (after a last
+ * dump with LEAKSNAP_START_DUMP_ON_STOP).  A slot that something else has
+ * changed since is left as it is.  Returns how many slots were left so
+ * (0: every one was put back), or -1 with errno EINVAL (not started). */
+int leaksnap_stop(void);
 
 #ifdef __cplusplus
 }
