@@ -69,6 +69,26 @@ static bool find_value(const char *text, size_t len, const char *key, char *out,
 	return false;
 }
 
+/* The hook's prefix as it takes it from @text (an environ, or a wrap
+ * property value): LEAKSNAP_OUT; unset, empty or too long for it, its
+ * default (the in-app build's for an app: its data directory). */
+static void out_from(struct target *t, const char *text, size_t len, bool inapp)
+{
+	static char out[LEAKSNAP_HOOK_OUT_MAX + 2];
+	if (inapp && t->app)
+		snprintf(t->out, sizeof(t->out), LEAKSNAP_HOOK_ANDROID_INAPP_APP_OUT, t->app);
+	else
+		snprintf(t->out, sizeof(t->out), LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT);
+	t->out_long = 0;
+	if (find_value(text, len, LEAKSNAP_HOOK_ENV_OUT "=", out, sizeof(out)) && *out) {
+		size_t n = strlen(out);
+		if (n > OUT_MAX && n <= LEAKSNAP_HOOK_OUT_MAX)
+			t->out_long = n;
+		else if (n <= OUT_MAX)
+			memcpy(t->out, out, n + 1);
+	}
+}
+
 /* Decide the mode from @text (a wrap property value, or an environ). */
 static void mode_from(struct target *t, const char *text, size_t len, bool *md, bool *hook)
 {
@@ -76,17 +96,8 @@ static void mode_from(struct target *t, const char *text, size_t len, bool *md, 
 	*md = find_value(text, len, "LIBC_DEBUG_MALLOC_OPTIONS=", v, sizeof(v)) &&
 	      strstr(v, "backtrace");
 	*hook = find_value(text, len, "LD_PRELOAD=", v, sizeof(v)) && strstr(v, "leakhook");
-	/* as the hook reads it: unset, empty or too long for it, its default */
-	static char out[LEAKSNAP_HOOK_OUT_MAX + 2];
-	snprintf(t->out, sizeof(t->out), LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT);
-	t->out_long = 0;
-	if (*hook && find_value(text, len, LEAKSNAP_HOOK_ENV_OUT "=", out, sizeof(out)) && *out) {
-		size_t n = strlen(out);
-		if (n > OUT_MAX && n <= LEAKSNAP_HOOK_OUT_MAX)
-			t->out_long = n;
-		else if (n <= OUT_MAX)
-			memcpy(t->out, out, n + 1);
-	}
+	if (*hook)
+		out_from(t, text, len, false);
 }
 
 /* /proc/PID/@name of the target, read as its app when it is one; nonzero
@@ -179,17 +190,51 @@ static int target_mode(struct adb *a, struct target *t, bool *md, bool *hook)
 	}
 	if (!*md && !*hook) {
 		/* malloc_debug enabled for the whole device (libc.debug.malloc.*
-		 * properties) shows only in the maps */
+		 * properties), and the in-app collector an app loaded itself
+		 * (docs/inapp.md), show only in the maps */
 		if (proc_file(a, t, "maps", &r))
 			return -1;
 		*md = strstr(r.out, "/libc_malloc_debug.so\n") != NULL;
+		bool inapp = strstr(r.out, "/" LEAKSNAP_HOOK_INAPP_LIB "\n") != NULL;
 		adb_result_free(&r);
+		if (!*md && inapp) {
+			*hook = true;
+			/* its prefix: LEAKSNAP_OUT in the environment (a native
+			 * program started with LEAKSNAP_LIBS), else its default */
+			if (proc_file(a, t, "environ", &r))
+				return -1;
+			out_from(t, r.out, r.out_len, true);
+			adb_result_free(&r);
+		}
 	}
 	if (!*md && !*hook)
 		return adb_fail("%s (pid %ld) runs neither malloc_debug nor libleakhook.so (run "
 				"'leaksnap adb enable PACKAGE' first)",
 				t->name, t->pid);
 	return 0;
+}
+
+/* Whether the process catches @sig: its SigCgt mask in /proc/PID/status.
+ * 1 yes, 0 no, -1 not known (no such line). */
+static int catches(const char *status, int sig)
+{
+	const char *l = status ? strstr(status, "\nSigCgt:") : NULL;
+	if (!l)
+		return -1;
+	l += 8;
+	while (*l == ' ' || *l == '\t')
+		l++;
+	size_t n = 0;
+	while ((l[n] >= '0' && l[n] <= '9') || (l[n] >= 'a' && l[n] <= 'f') ||
+	       (l[n] >= 'A' && l[n] <= 'F'))
+		n++;
+	/* a hex mask, bit N-1 for signal N, the lowest bits last */
+	size_t digit = (size_t)(sig - 1) / 4;
+	if (n == 0 || digit >= n)
+		return n == 0 ? -1 : 0;
+	char c = l[n - 1 - digit];
+	int v = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+	return (v >> ((sig - 1) % 4)) & 1;
 }
 
 /* Who reads and signals: root directly, else the app through run-as
@@ -240,6 +285,21 @@ static int target_hook_loaded(struct adb *a, const struct target *t)
 				"'leaksnap adb enable', or the hook did not load): signal %d "
 				"would end it, so none is sent",
 				t->name, t->pid, LEAKSNAP_HOOK_ANDROID_SIG_DUMP);
+	/* Mapped is not enough: an in-app collector not started, or a hook
+	 * that LEAKSNAP_ONLY left inert, has no handler for the signal. */
+	snprintf(path, sizeof(path), "/proc/%ld/status", t->pid);
+	if (adb_cat(a, t->app, path, ADB_SMALL, &r)) {
+		adb_result_free(&r);
+		return -1;
+	}
+	int caught = catches(r.out, LEAKSNAP_HOOK_ANDROID_SIG_DUMP);
+	adb_result_free(&r);
+	if (caught == 0)
+		return adb_fail("%s (pid %ld) maps the hook but does not catch signal %d (the "
+				"in-app collector is not started, or LEAKSNAP_ONLY left the hook "
+				"inert): signal %d would end it, so none is sent",
+				t->name, t->pid, LEAKSNAP_HOOK_ANDROID_SIG_DUMP,
+				LEAKSNAP_HOOK_ANDROID_SIG_DUMP);
 	return 0;
 }
 

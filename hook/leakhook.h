@@ -72,6 +72,11 @@
 #define LEAKSNAP_HOOK_OUT_MAX (LEAKSNAP_HOOK_PATH_MAX - LEAKSNAP_HOOK_OUT_RESERVE - 1)
 #define LEAKSNAP_HOOK_DEFAULT_OUT "/tmp/leaksnap"
 #define LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT "/data/local/tmp/leaksnap"
+/* The in-app build on Android, in an app's process (its command line names
+ * a package, "com.acme.app" or "com.acme.app:service"): the app's own data
+ * directory, which it can write (/data/local/tmp it cannot).  The format
+ * takes the package. */
+#define LEAKSNAP_HOOK_ANDROID_INAPP_APP_OUT "/data/data/%s/leaksnap"
 
 /* The files: PREFIX.PID.NNNN.dump (N = 1, 2, ... zero-padded to 4 digits,
  * wider past 9999, so that a shell glob lists them in capture order: 0001,

@@ -392,6 +392,17 @@ echo "leaksnap: adb: LEAKSNAP_OUT of pid $npid is ${#long} bytes long: this tool
 	expect err native-long
 kill -9 "$npid"
 
+# A hook that LEAKSNAP_ONLY left inert maps but catches no signal 47: it
+# would end the process, so none is sent, and the process lives.
+LD_PRELOAD=$HOOK LEAKSNAP_ONLY=nomatch LEAKSNAP_OUT=$DEV/data/local/tmp/native/ "$T/adbapp" </dev/null >/dev/null 2>&1 &
+npid=$!
+sleep 0.3
+t native-inert 2 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot --pid "$npid" --out nat
+echo "leaksnap: adb: adbapp (pid $npid) maps the hook but does not catch signal 47 (the in-app collector is not started, or LEAKSNAP_ONLY left the hook inert): signal 47 would end it, so none is sent" |
+	expect err native-inert
+kill -0 "$npid" 2>/dev/null || fail "native-inert: the process was killed"
+kill -9 "$npid"
+
 # symbols: build IDs checked, nothing pulled twice. ------------------------
 t symbols 0 -- adb symbols hk/*.1.dump hk/*.3.dump --out syms
 sed "s|$T|T|g; s|W/state/device|DEV|g" "$w/symbols.nout" | sort >"$w/symbols.sorted"
