@@ -229,6 +229,9 @@ $(B)/tests/test_%: tests/unit/test_%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 		-Wno-missing-prototypes -MMD -MP -MF $@.d -o $@ $< $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL)
 
+# (it checks the kit's dump-name tags against the hook's own)
+$(B)/tests/test_dumpname: $(B)/include/leaksnap/leakhook.h
+
 $(B)/tests/stackcheck: tests/tools/stackcheck.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(B)/lib/libleaksnap.a \

@@ -15,54 +15,26 @@
 #include <leaksnap/leakhook.h>
 
 #include "cli.h"
+#include "kit_dumpname.h"
 #include "record.h"
 
 /* ------------------------------------------------------------------------
  * Names
  * ------------------------------------------------------------------------ */
 
-static bool parse_digits(const char **s, uint64_t *out)
-{
-	const char *p = *s;
-	uint64_t v = 0;
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	*s = p;
-	*out = v;
-	return true;
-}
-
-static bool skip_tag(const char **p, const char *tag)
-{
-	size_t n = strlen(tag);
-	if (strncmp(*p, tag, n) != 0)
-		return false;
-	*p += n;
-	return true;
-}
-
 bool record_dump_parse(const char *name, const char *base, uint64_t *pid, uint64_t *num)
 {
-	size_t blen = strlen(base);
-	if (strncmp(name, base, blen) != 0 || name[blen] != '.')
+	struct kit_dump_name dn;
+	enum kit_dump_kind kind = kit_dump_name(name, &dn);
+	if (kind == KIT_DUMP_OTHER || dn.prefix_len != strlen(base) ||
+	    memcmp(name, base, dn.prefix_len) != 0 ||
+	    (kind == KIT_DUMP_NUMBERED && dn.num >= RECORD_DUMP_CRASH))
 		return false;
-	const char *p = name + blen + 1;
-	if (!parse_digits(&p, pid) || *p++ != '.')
-		return false;
-	/* N: 1, 2 ... as older hooks wrote it, or 0001, 0002 ... (wider past
-	 * 9999), both read as numbers */
-	if (skip_tag(&p, LEAKSNAP_HOOK_EXIT_TAG))
-		*num = RECORD_DUMP_EXIT;
-	else if (skip_tag(&p, LEAKSNAP_HOOK_CRASH_TAG))
-		*num = RECORD_DUMP_CRASH;
-	else if (!parse_digits(&p, num) || *num == 0 || *num >= RECORD_DUMP_CRASH)
-		return false;
-	return strcmp(p, LEAKSNAP_HOOK_DUMP_SUFFIX) == 0;
+	*pid = dn.pid;
+	*num = kind == KIT_DUMP_EXIT	? RECORD_DUMP_EXIT
+	       : kind == KIT_DUMP_CRASH ? RECORD_DUMP_CRASH
+					: dn.num;
+	return true;
 }
 
 void record_dump_list_release(struct record_dump_list *l)

@@ -17,54 +17,8 @@
 #include <string.h>
 
 #include "diff_internal.h"
+#include "kit_dumpname.h"
 #include "kit_hash.h"
-
-/* Dump names ------------------------------------------------------------------- */
-
-/* The digits @s[0..n) as a number in *@out: false when not all digits,
- * or too large. */
-static bool parse_number(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	if (n == 0 || n > 19)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
-enum name_kind { NAME_OTHER, NAME_NUMBERED, NAME_EXIT, NAME_CRASH };
-
-/* The hook's names: PREFIX.PID.N.dump (N zero-padded or not),
- * PREFIX.PID.exit.dump and PREFIX.PID.crash.dump, with PID the
- * snapshot's own; N in *@seq. */
-static enum name_kind dump_name(const char *path, int64_t pid, uint64_t *seq)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	size_t len = strlen(base), sl = strlen(".dump");
-	if (len <= sl || strcmp(base + len - sl, ".dump") != 0)
-		return NAME_OTHER;
-	len -= sl;
-	const char *dot = memrchr(base, '.', len); /* before N */
-	if (!dot || dot == base)
-		return NAME_OTHER;
-	const char *tag = dot + 1, *pdot = memrchr(base, '.', (size_t)(dot - base));
-	size_t tag_len = len - (size_t)(tag - base);
-	uint64_t p;
-	if (!pdot || !parse_number(pdot + 1, (size_t)(dot - pdot - 1), &p) || pid < 0 ||
-	    p != (uint64_t)pid)
-		return NAME_OTHER;
-	if (tag_len == 4 && memcmp(tag, "exit", 4) == 0)
-		return NAME_EXIT;
-	if (tag_len == 5 && memcmp(tag, "crash", 5) == 0)
-		return NAME_CRASH;
-	return parse_number(tag, tag_len, seq) && *seq > 0 ? NAME_NUMBERED : NAME_OTHER;
-}
 
 /* Noting each snapshot ----------------------------------------------------------- */
 
@@ -73,11 +27,15 @@ void lsd_order_note(struct leaksnap_diff *d, size_t si, const struct leaksnap_sn
 {
 	struct leaksnap_diff_snapshot *ds = &d->snaps[si];
 	const char *trigger = leaksnap_snapshot_meta_get(snap, "trigger");
-	uint64_t seq = 0;
-	enum name_kind kind = dump_name(ds->file, ds->pid, &seq);
-	ds->seq = kind == NAME_NUMBERED ? seq : 0;
-	ds->crash_dump = (trigger && strcmp(trigger, "crash") == 0) || kind == NAME_CRASH;
-	ds->ends_run = ds->exit_dump || ds->crash_dump || kind == NAME_EXIT;
+	/* the hook's names, with the snapshot's own pid */
+	const char *slash = strrchr(ds->file, '/');
+	struct kit_dump_name dn;
+	enum kit_dump_kind kind = kit_dump_name(slash ? slash + 1 : ds->file, &dn);
+	if (ds->pid < 0 || dn.pid != (uint64_t)ds->pid)
+		kind = KIT_DUMP_OTHER;
+	ds->seq = kind == KIT_DUMP_NUMBERED ? dn.num : 0;
+	ds->crash_dump = (trigger && strcmp(trigger, "crash") == 0) || kind == KIT_DUMP_CRASH;
+	ds->ends_run = ds->exit_dump || ds->crash_dump || kind == KIT_DUMP_EXIT;
 	/* The process's start, when the dump says it (a key of its own: the
 	 * top bit set, never a load address the low 63 bits could hold) */
 	const char *start = leaksnap_snapshot_meta_get(snap, "process_start");
