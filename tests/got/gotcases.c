@@ -62,6 +62,13 @@ enum {
 #define RO(k) (1u << (k))
 #define RO_ALL (RO(GOT_JUMP_SLOT) | RO(GOT_GLOB_DAT) | RO(GOT_ABS))
 #define RO_GOT (RO(GOT_GLOB_DAT) | RO(GOT_ABS))
+/* GNU ld for 32-bit ARM keeps the GOT and the PLT's GOT in one .got:
+ * with lazy binding all of it stays writable, GLOB_DAT slots too. */
+#if defined(__arm__)
+#define RO_BFD_LAZY RO(GOT_ABS)
+#else
+#define RO_BFD_LAZY RO_GOT
+#endif
 
 struct variant {
 	const char *name;   /* libgot-NAME.so */
@@ -73,11 +80,11 @@ struct variant {
 };
 
 static const struct variant variants[] = {
-	{ "lazy", 0, F_BIND_NOW | F_NO_RELRO | F_PACKED, false, true, false, RO_GOT },
+	{ "lazy", 0, F_BIND_NOW | F_NO_RELRO | F_PACKED, false, true, false, RO_BFD_LAZY },
 	{ "now", F_BIND_NOW, F_NO_RELRO | F_PACKED, false, true, false, RO_ALL },
 	{ "norelro", F_NO_RELRO, F_BIND_NOW | F_PACKED, false, true, false, 0 },
 #if defined(__x86_64__)
-	{ "relr", F_RELR, F_BIND_NOW | F_NO_RELRO | F_APS2 | F_ANDROID_RELR, false, true, false, RO_GOT },
+	{ "relr", F_RELR, F_BIND_NOW | F_NO_RELRO | F_APS2 | F_ANDROID_RELR, false, true, false, RO_BFD_LAZY },
 #endif
 	{ "lld", 0, F_BIND_NOW | F_NO_RELRO | F_PACKED, true, true, false, RO_GOT },
 	{ "aps2", F_APS2, F_BIND_NOW | F_NO_RELRO | F_RELR | F_ANDROID_RELR, true, true, true, RO_GOT },
