@@ -267,7 +267,7 @@ static const char *table(const struct gotp_walk *w, bool present, ElfW(Addr) v, 
 	if (!present || size == 0)
 		return NULL;
 	if (ent != 0 && size % ent != 0)
-		return what; /* size not a multiple of the entry size */
+		return "relocation table size not a multiple of its entry size";
 	*a = table_at(w, v, size, relative);
 	return *a != 0 ? NULL : what;
 }

@@ -34,7 +34,9 @@ struct got_slot {
  * The dynamic section's addresses may be absolute (glibc rewrites those of
  * the tags it knows when it loads a module) or relative to the load bias
  * (bionic, musl, and every loader for DT_ANDROID_*): each module's
- * convention is taken from its DT_STRTAB.  @info->dlpi_phdr is trusted
+ * convention is taken from its DT_STRTAB (a value below dlpi_addr is
+ * relative), and a table that fits the module only under the other
+ * convention is read under that one.  @info->dlpi_phdr is trusted
  * (it is the loader's record of what it mapped); everything else is read
  * only after checking that it lies in a readable PT_LOAD segment.
  *

@@ -767,6 +767,16 @@ static bool m_pltrelsz_big(struct image *im)
 	return true;
 }
 
+static bool m_pltrelsz_odd(struct image *im)
+{
+	ElfW(Dyn) *d = image_dyn(im, DT_PLTRELSZ);
+
+	if (d == NULL)
+		return false;
+	d->d_un.d_val += 1;
+	return true;
+}
+
 static bool m_pltrel_kind(struct image *im)
 {
 	DYN_SET(im, DT_PLTREL, 99);
@@ -1043,6 +1053,7 @@ static const struct mutation mutations[] = {
 	{ "DT_SYMTAB or DT_STRTAB missing", m_symtab_gone },
 	{ "bad DT_SYMENT", m_syment },
 	{ "DT_JMPREL table outside the module", m_pltrelsz_big },
+	{ "relocation table size not a multiple of its entry size", m_pltrelsz_odd },
 	{ "bad DT_PLTREL", m_pltrel_kind },
 	{ "bad DT_RELAENT", m_relaent },
 	{ "bad DT_RELENT", m_relent },
@@ -1148,7 +1159,7 @@ void gotcase_corrupt(unsigned v)
 	GC_CHECK(failed == 0);
 	/* what every format has: the dynamic section, string and symbol
 	 * tables, PLT relocations, and for the packed ones the APS2 stream */
-	GC_CHECK(applied >= ((var->flags & F_APS2) ? 20u : 12u));
+	GC_CHECK(applied >= ((var->flags & F_APS2) ? 21u : 13u));
 
 	if (var->flags & F_APS2) {
 		aps2_crafted(&im);
