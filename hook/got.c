@@ -151,6 +151,8 @@ int gotp_reloc(struct gotp_walk *w, ElfW(Addr) offset, ElfW(Addr) info, ElfW(Add
 	}
 	name = w->str + s->st_name;
 	room = w->strsz - s->st_name;
+	if (!(w->first[(uint8_t)name[0] >> 5] & (1u << ((uint8_t)name[0] & 31))))
+		return 0; /* the quick no for most symbols */
 	for (unsigned i = 0; i < w->count; i++) {
 		if (!name_is(name, room, w->names[i]))
 			continue;
@@ -285,6 +287,8 @@ int got_find(const struct dl_phdr_info *info, const char *const *names, unsigned
 	const char *err;
 	int st = 0;
 
+	for (unsigned i = 0; i < count; i++)
+		w.first[(uint8_t)names[i][0] >> 5] |= 1u << ((uint8_t)names[i][0] & 31);
 	err = "relocation types of this architecture not known";
 #if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__)
 	err = "no program headers";

@@ -27,6 +27,7 @@ struct gotp_walk {
 	uintptr_t strsz;
 	const char *const *names;
 	unsigned count;
+	uint32_t first[8];              /* bit c: a name starts with byte c */
 	int (*each)(void *ctx, const struct got_slot *slot);
 	void *ctx;
 	uintptr_t skip_lo, skip_hi;     /* the DT_JMPREL entries */
