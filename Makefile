@@ -388,7 +388,7 @@ $(B)/tests/test_got: tests/unit/test_got.c tests/got/gotcases.c $(GOT_SRCS) $(GO
 		| $(DEPS_STAMP) $(GOT_NATIVE)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(GOT_TEST_CFLAGS) -Wno-missing-prototypes -o $@ $< \
-		tests/got/gotcases.c $(GOT_SRCS) -lcmocka -ldl
+		tests/got/gotcases.c $(GOT_SRCS) -lcmocka -ldl -pthread
 
 define got_cross_rules
 $(patsubst %,$(B)/cross/$(1)/tests/got/libgot-%.so,$(GOT_GNU)): $(B)/cross/$(1)/tests/got/libgot-%.so: \
@@ -406,7 +406,7 @@ $(B)/cross/$(1)/tests/got/libgotnone.so: tests/got/libgotnone.c
 $(B)/cross/$(1)/tests/got/gotcross: tests/got/gotcross.c tests/got/gotcases.c $(GOT_SRCS) $(GOT_HDRS)
 	$$(call say,CC,$$@)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(GOT_TEST_CFLAGS) $$(CROSS_FLAGS_$(1)) -o $$@ \
-		tests/got/gotcross.c tests/got/gotcases.c $(GOT_SRCS) -ldl
+		tests/got/gotcross.c tests/got/gotcases.c $(GOT_SRCS) -ldl -pthread
 endef
 $(foreach a,$(CROSS_ARCHES),$(eval $(call got_cross_rules,$(a))))
 cross: $(foreach a,$(CROSS_ARCHES),$(call got_cross_outputs,$(a)))

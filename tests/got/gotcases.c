@@ -28,6 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -312,7 +315,7 @@ static int page_writable(uintptr_t addr)
 	return w;
 }
 
-static unsigned fake_calls;
+static _Atomic unsigned fake_calls;
 
 static void *fake_malloc(size_t n)
 {
@@ -1223,6 +1226,94 @@ void gotcase_corrupt(unsigned v)
 }
 
 /* ---- the rest ------------------------------------------------------------ */
+
+#define SWAP_THREADS 4
+#define SWAP_ROUNDS 2000
+
+static atomic_int callers_on, callers_stop;
+
+struct caller {
+	void *(*use_malloc)(size_t);
+	void (*use_free)(void *);
+	unsigned calls, nulls;
+};
+
+/* Call through the library's malloc slots until told to stop. */
+static void *call_loop(void *arg)
+{
+	struct caller *c = arg;
+
+	callers_on++;
+	while (!callers_stop) {
+		void *p = c->use_malloc(16);
+
+		c->calls++;
+		if (p == NULL)
+			c->nulls++;
+		c->use_free(p);
+	}
+	return NULL;
+}
+
+/* Threads call through the slots while they are swapped and swapped back
+ * (on RELRO pages: the -z now library): every call reaches malloc or the
+ * test's function, and at the end the slots and their protection are as
+ * they were. */
+void gotcase_swap_threads(void)
+{
+	unsigned v = 1; /* "now" */
+	uintptr_t cur[MAX_SLOTS], fake = (uintptr_t)fake_malloc, found;
+	struct caller c[SWAP_THREADS];
+	pthread_t t[SWAP_THREADS];
+	struct slots s = { 0 };
+	const char *why = NULL;
+	struct loaded *l;
+	unsigned swaps = 0, calls, total = 0;
+
+	GC_CHECK(strcmp(variants[v].name, "now") == 0);
+	l = load(v);
+	GC_CHECK(l != NULL);
+	GC_CHECK(got_find(&l->info, names, NNAMES, collect, &s, &why) == 0);
+	for (unsigned i = 0; i < s.n; i++) {
+		cur[i] = *(const uintptr_t *)s.s[i].addr;
+		GC_CHECK(page_writable(s.s[i].addr) == 0);
+	}
+	calls = fake_calls;
+	callers_on = 0;
+	callers_stop = 0;
+	for (unsigned k = 0; k < SWAP_THREADS; k++) {
+		c[k].use_malloc = (void *(*)(size_t))fn(l, "got_use_malloc");
+		c[k].use_free = (void (*)(void *))fn(l, "got_use_free");
+		c[k].calls = c[k].nulls = 0;
+		GC_CHECK(c[k].use_malloc != NULL && c[k].use_free != NULL);
+		GC_CHECK(pthread_create(&t[k], NULL, call_loop, &c[k]) == 0);
+	}
+	while (callers_on < SWAP_THREADS)
+		sched_yield();
+	for (unsigned r = 0; r < SWAP_ROUNDS; r++) {
+		for (unsigned i = 0; i < s.n; i++)
+			if (s.s[i].name == N_MALLOC)
+				swaps += got_swap(&l->info, s.s[i].addr, cur[i], fake, &found) == 1;
+		for (unsigned i = 0; i < s.n; i++)
+			if (s.s[i].name == N_MALLOC)
+				swaps += got_swap(&l->info, s.s[i].addr, fake, cur[i], &found) == 1;
+	}
+	callers_stop = 1;
+	for (unsigned k = 0; k < SWAP_THREADS; k++) {
+		pthread_join(t[k], NULL);
+		GC_CHECK(c[k].nulls == 0);
+		total += c[k].calls;
+	}
+	l->called = true;
+	GC_CHECK(swaps == SWAP_ROUNDS * 2 * ((BFD_PLT_GOT ? 2u : 3u)));
+	GC_CHECK(fake_calls - calls <= total);
+	for (unsigned i = 0; i < s.n; i++) {
+		GC_CHECK(*(const uintptr_t *)s.s[i].addr == cur[i]);
+		GC_CHECK(page_writable(s.s[i].addr) == 0);
+	}
+	gotcase_note("%u swaps while %d threads made %u calls; %u reached the swapped-in function", swaps,
+		     SWAP_THREADS, total, fake_calls - calls);
+}
 
 void gotcase_none(void)
 {

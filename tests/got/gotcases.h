@@ -42,5 +42,6 @@ void gotcase_none(void);           /* a library that names none: no slot */
 void gotcase_loaded(void);         /* every module of the process reads */
 void gotcase_stop(void);           /* @each's nonzero stops the walk */
 void gotcase_swap_errors(void);    /* wrong value, misaligned, outside */
+void gotcase_swap_threads(void);   /* swaps while threads call through the slots */
 
 #endif

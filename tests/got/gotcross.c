@@ -56,7 +56,9 @@ int main(int argc, char **argv)
 	gotcase_stop();
 	current = "swap_errors";
 	gotcase_swap_errors();
-	cases += 4;
+	current = "swap_threads";
+	gotcase_swap_threads();
+	cases += 5;
 	printf("gotcross: %u cases, %u checks failed\n", cases, failures);
 	return failures != 0;
 }
