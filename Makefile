@@ -354,7 +354,8 @@ cross: $(foreach a,$(CROSS_ARCHES),$(call cross_outputs,$(a)))
 # (tests/t-got-cross.sh).  The lld formats are linked by clang --target
 # against the cross compilers' sysroots.
 GOT_SRCS := hook/got.c hook/got_aps2.c
-GOT_HDRS := hook/got.h hook/got_internal.h tests/got/gotcases.h
+GOT_HDRS := hook/got.h hook/got_internal.h tests/got/gotcases.h tests/got/gotcase_int.h
+GOT_CASES := tests/got/gotcases.c tests/got/gotcorrupt.c
 GOT_LIB_FLAGS := -O2 -g -Wall -Wextra -Werror -fPIC -shared
 GOT_GNU := lazy now norelro
 GOT_LLD := lld aps2 aps2relr lldrelr aps2relr36
@@ -384,11 +385,11 @@ $(patsubst %,$(B)/tests/got/libgot-%.so,$(GOT_LLD)): $(B)/tests/got/libgot-%.so:
 $(B)/tests/got/libgotnone.so: tests/got/libgotnone.c | $(CHECK_DEPS_STAMP)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(GOT_LIB_FLAGS) -o $@ $<
-$(B)/tests/test_got: tests/unit/test_got.c tests/got/gotcases.c $(GOT_SRCS) $(GOT_HDRS) \
+$(B)/tests/test_got: tests/unit/test_got.c $(GOT_CASES) $(GOT_SRCS) $(GOT_HDRS) \
 		| $(DEPS_STAMP) $(GOT_NATIVE)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(GOT_TEST_CFLAGS) -Wno-missing-prototypes -o $@ $< \
-		tests/got/gotcases.c $(GOT_SRCS) -lcmocka -ldl -pthread
+		$(GOT_CASES) $(GOT_SRCS) -lcmocka -ldl -pthread
 
 define got_cross_rules
 $(patsubst %,$(B)/cross/$(1)/tests/got/libgot-%.so,$(GOT_GNU)): $(B)/cross/$(1)/tests/got/libgot-%.so: \
@@ -403,10 +404,10 @@ $(patsubst %,$(B)/cross/$(1)/tests/got/libgot-%.so,$(GOT_LLD)): $(B)/cross/$(1)/
 $(B)/cross/$(1)/tests/got/libgotnone.so: tests/got/libgotnone.c
 	$$(call say,CC,$$@)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) $$(GOT_LIB_FLAGS) -o $$@ $$<
-$(B)/cross/$(1)/tests/got/gotcross: tests/got/gotcross.c tests/got/gotcases.c $(GOT_SRCS) $(GOT_HDRS)
+$(B)/cross/$(1)/tests/got/gotcross: tests/got/gotcross.c $(GOT_CASES) $(GOT_SRCS) $(GOT_HDRS)
 	$$(call say,CC,$$@)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(GOT_TEST_CFLAGS) $$(CROSS_FLAGS_$(1)) -o $$@ \
-		tests/got/gotcross.c tests/got/gotcases.c $(GOT_SRCS) -ldl -pthread
+		tests/got/gotcross.c $(GOT_CASES) $(GOT_SRCS) -ldl -pthread
 endef
 $(foreach a,$(CROSS_ARCHES),$(eval $(call got_cross_rules,$(a))))
 cross: $(foreach a,$(CROSS_ARCHES),$(call got_cross_outputs,$(a)))

@@ -1,5 +1,5 @@
 /* leaksnap hook: the GOT slots through which a loaded module reaches
- * given functions, and swapping them (got.c, got_reloc.c).  The in-app
+ * given functions, and swapping them (got.c, got_aps2.c).  The in-app
  * build patches the slots of the allocation functions in the modules it
  * watches (docs/inapp.md).
  *
@@ -54,10 +54,10 @@ int got_find(const struct dl_phdr_info *info, const char *const *names, unsigned
  * (the pages the loader made read-only: the range rounded as the loader
  * rounds it, end down on glibc and musl, up on bionic) is made writable
  * only for the swap, and its protection put back after (read-only).
- * Returns 1 replaced, 0 the slot held another value (*found = it), -1 with
- * errno: EINVAL @addr not pointer-aligned, EFAULT @addr not in a writable
- * PT_LOAD segment of the module, or mprotect's errno.  errno is unchanged
- * unless -1 is returned.  Callers serialize calls (one lock): two swaps on
+ * Returns 1 replaced, 0 the slot held another value (*found = it; on 1,
+ * *found = @expect; @found may be NULL), -1 with errno: EINVAL @addr not
+ * pointer-aligned, EFAULT @addr not in a writable PT_LOAD segment of the
+ * module, or mprotect's errno.  errno is unchanged unless -1 is returned.  Callers serialize calls (one lock): two swaps on
  * one RELRO page must not race their mprotect pairs. */
 int got_swap(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t expect, uintptr_t value,
 	     uintptr_t *found);

@@ -3,7 +3,7 @@
  * loader and by hand (as bionic leaves a module: d_ptr values relative),
  * then corrupted.
  *
- * The variants (the Makefile's GOT block builds them):
+ * The gc_variants (the Makefile's GOT block builds them):
  *   lazy      GNU ld, lazy binding: JUMP_SLOTs in .got.plt, outside RELRO
  *   now       GNU ld -z now: every slot on RELRO pages
  *   norelro   GNU ld -z norelro: no read-only page at all
@@ -23,37 +23,21 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "got.h"
+#include "gotcase_int.h"
 #include "gotcases.h"
 
-/* What a variant's file must (flags) and must not (absent) have. */
-enum {
-	F_ANDROID_REL = 1 << 0,
-	F_ANDROID_RELA = 1 << 1,
-	F_RELR = 1 << 2,
-	F_ANDROID_RELR = 1 << 3,
-	F_BIND_NOW = 1 << 4,
-	F_NO_RELRO = 1 << 5,
-};
-#if defined(__arm__) || defined(__i386__)
-#define F_APS2 F_ANDROID_REL
-#define APS2_RELA false
-#else
-#define F_APS2 F_ANDROID_RELA
-#define APS2_RELA true
-#endif
-#define F_PACKED (F_APS2 | F_RELR | F_ANDROID_RELR)
 /* GNU ld for x86 calls a function whose address is also loaded from the
  * GOT through that GLOB_DAT slot (.plt.got): no JUMP_SLOT for it. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -73,16 +57,7 @@ enum {
 #define RO_BFD_LAZY RO_GOT
 #endif
 
-struct variant {
-	const char *name;   /* libgot-NAME.so */
-	unsigned flags, absent;
-	bool lld;           /* linked by lld (malloc keeps its JUMP_SLOT) */
-	bool loadable;      /* glibc loads it */
-	bool unapplied;     /* glibc skips its packed relocations: GLOB_DAT, ABS stay 0 */
-	unsigned ro_kinds;  /* RO(kind): malloc's slots of that kind on read-only pages */
-};
-
-static const struct variant variants[] = {
+const struct variant gc_variants[] = {
 	{ "lazy", 0, F_BIND_NOW | F_NO_RELRO | F_PACKED, false, true, false, RO_BFD_LAZY },
 	{ "now", F_BIND_NOW, F_NO_RELRO | F_PACKED, false, true, false, RO_ALL },
 	{ "norelro", F_NO_RELRO, F_BIND_NOW | F_PACKED, false, true, false, 0 },
@@ -95,27 +70,26 @@ static const struct variant variants[] = {
 	{ "lldrelr", F_RELR, F_APS2 | F_ANDROID_RELR, true, false, false, 0 },
 	{ "aps2relr36", F_APS2 | F_RELR, F_ANDROID_RELR, true, false, false, 0 },
 };
-#define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
+#define GC_NVARIANTS (sizeof(gc_variants) / sizeof(gc_variants[0]))
 
-static const char *const names[] = { "malloc", "free", "calloc", "realloc", "strdup", "aligned_alloc" };
-#define NNAMES 6u
-enum { N_MALLOC, N_FREE, N_CALLOC, N_REALLOC };
+const char *const gc_names[GC_NNAMES] = { "malloc", "free", "calloc", "realloc", "strdup", "aligned_alloc" };
+
 
 static char libdir[4096];
 
 unsigned gotcase_variants(void)
 {
-	return NVARIANTS;
+	return GC_NVARIANTS;
 }
 
 const char *gotcase_variant_name(unsigned v)
 {
-	return variants[v].name;
+	return gc_variants[v].name;
 }
 
 bool gotcase_variant_loadable(unsigned v)
 {
-	return variants[v].loadable;
+	return gc_variants[v].loadable;
 }
 
 void gotcase_set_dir(const char *dir)
@@ -123,7 +97,7 @@ void gotcase_set_dir(const char *dir)
 	snprintf(libdir, sizeof(libdir), "%s", dir);
 }
 
-static void lib_path(char *buf, size_t len, const char *variant)
+void gc_lib_path(char *buf, size_t len, const char *variant)
 {
 	if (variant != NULL)
 		snprintf(buf, len, "%s/libgot-%s.so", libdir, variant);
@@ -131,18 +105,11 @@ static void lib_path(char *buf, size_t len, const char *variant)
 		snprintf(buf, len, "%s/libgotnone.so", libdir);
 }
 
-/* Slots as got_find gives them. */
-#define MAX_SLOTS 64
-struct slots {
-	unsigned n;
-	struct got_slot s[MAX_SLOTS];
-};
-
-static int collect(void *ctx, const struct got_slot *slot)
+int gc_collect(void *ctx, const struct got_slot *slot)
 {
 	struct slots *out = ctx;
 
-	if (out->n < MAX_SLOTS)
+	if (out->n < GC_MAX_SLOTS)
 		out->s[out->n] = *slot;
 	out->n++;
 	return 0;
@@ -158,7 +125,7 @@ static int key_cmp(const void *a, const void *b)
 /* The sorted (name, kind) keys of @s, in @keys. */
 static unsigned slot_keys(const struct slots *s, unsigned *keys)
 {
-	unsigned n = s->n < MAX_SLOTS ? s->n : MAX_SLOTS;
+	unsigned n = s->n < GC_MAX_SLOTS ? s->n : GC_MAX_SLOTS;
 
 	for (unsigned i = 0; i < n; i++)
 		keys[i] = s->s[i].name * 4 + s->s[i].kind;
@@ -188,7 +155,7 @@ struct loaded {
 	struct dl_phdr_info info;
 	bool called; /* its functions have run: lazy slots are bound */
 };
-static struct loaded loaded[NVARIANTS + 1]; /* + libgotnone */
+static struct loaded loaded[GC_NVARIANTS + 1]; /* + libgotnone */
 
 struct find_ctx {
 	const char *name;
@@ -209,7 +176,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* Load variant @v (NVARIANTS: libgotnone.so), once. */
+/* Load variant @v (GC_NVARIANTS: libgotnone.so), once. */
 static struct loaded *load(unsigned v)
 {
 	struct loaded *l = &loaded[v];
@@ -219,7 +186,7 @@ static struct loaded *load(unsigned v)
 
 	if (l->handle != NULL)
 		return l;
-	lib_path(path, sizeof(path), v < NVARIANTS ? variants[v].name : NULL);
+	gc_lib_path(path, sizeof(path), v < GC_NVARIANTS ? gc_variants[v].name : NULL);
 	l->handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	if (l->handle == NULL) {
 		gotcase_note("dlopen %s: %s", path, dlerror());
@@ -254,13 +221,13 @@ static bool in_module(const struct dl_phdr_info *info, uintptr_t addr)
 
 static uintptr_t real_fn(unsigned name)
 {
-	return (uintptr_t)dlsym(RTLD_DEFAULT, names[name]);
+	return (uintptr_t)dlsym(RTLD_DEFAULT, gc_names[name]);
 }
 
 void gotcase_list(unsigned v)
 {
-	const struct variant *var = &variants[v];
-	unsigned got[MAX_SLOTS], want[MAX_SLOTS], n, nw;
+	const struct variant *var = &gc_variants[v];
+	unsigned got[GC_MAX_SLOTS], want[GC_MAX_SLOTS], n, nw;
 	struct slots s = { 0 };
 	const char *why = NULL;
 	struct loaded *l;
@@ -268,7 +235,7 @@ void gotcase_list(unsigned v)
 	GC_CHECK(var->loadable);
 	l = load(v);
 	GC_CHECK(l != NULL);
-	GC_CHECK(got_find(&l->info, names, NNAMES, collect, &s, &why) == 0);
+	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, gc_collect, &s, &why) == 0);
 	GC_CHECK(why == NULL);
 	n = slot_keys(&s, got);
 	nw = expected_keys(var, want);
@@ -327,9 +294,9 @@ typedef void *(*malloc_fn)(size_t);
 
 void gotcase_swap(unsigned v)
 {
-	const struct variant *var = &variants[v];
-	uintptr_t cur[MAX_SLOTS], found, fake = (uintptr_t)fake_malloc;
-	int prot[MAX_SLOTS];
+	const struct variant *var = &gc_variants[v];
+	uintptr_t cur[GC_MAX_SLOTS], found, fake = (uintptr_t)fake_malloc;
+	int prot[GC_MAX_SLOTS];
 	struct slots s = { 0 };
 	const char *why = NULL;
 	unsigned calls, nmalloc = 0;
@@ -347,8 +314,8 @@ void gotcase_swap(unsigned v)
 	code_malloc = (malloc_fn (*)(void))fn(l, "got_code_malloc");
 	data_malloc = (malloc_fn (*)(void))fn(l, "got_data_malloc");
 	GC_CHECK(use_malloc != NULL && use_free != NULL && code_malloc != NULL && data_malloc != NULL);
-	GC_CHECK(got_find(&l->info, names, NNAMES, collect, &s, &why) == 0);
-	GC_CHECK(s.n <= MAX_SLOTS);
+	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, gc_collect, &s, &why) == 0);
+	GC_CHECK(s.n <= GC_MAX_SLOTS);
 
 	/* malloc's slots: read-only pages exactly where the format puts them */
 	for (unsigned i = 0; i < s.n; i++) {
@@ -409,22 +376,7 @@ void gotcase_swap(unsigned v)
 	}
 }
 
-/* A module loaded by hand, as bionic leaves one in memory: the segments
- * copied to their place in an anonymous mapping between two guard pages,
- * the dynamic section untouched (every d_ptr relative). */
-struct image {
-	uint8_t *file;
-	size_t fsize;
-	uint8_t *map;     /* guard page, image, guard page */
-	size_t maplen;
-	uintptr_t base;   /* the load bias */
-	size_t span;      /* bytes of image */
-	ElfW(Phdr) *ph;   /* a copy: the corrupt case edits it */
-	unsigned phnum;
-	struct dl_phdr_info info;
-};
-
-static void image_free(struct image *im)
+void gc_image_free(struct image *im)
 {
 	if (im->map != NULL && im->map != MAP_FAILED)
 		munmap(im->map, im->maplen);
@@ -433,7 +385,7 @@ static void image_free(struct image *im)
 	memset(im, 0, sizeof(*im));
 }
 
-static bool image_load(struct image *im, const char *path)
+bool gc_image_load(struct image *im, const char *path)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	const ElfW(Ehdr) *eh;
@@ -493,7 +445,7 @@ static bool image_load(struct image *im, const char *path)
 }
 
 /* The image's dynamic section and its entry of tag @tag (NULL: none). */
-static ElfW(Dyn) *image_dyn(const struct image *im, ElfW(Sxword) tag)
+ElfW(Dyn) *gc_image_dyn(const struct image *im, ElfW(Sxword) tag)
 {
 	for (unsigned i = 0; i < im->phnum; i++) {
 		ElfW(Dyn) *d;
@@ -516,63 +468,63 @@ static unsigned image_flags(const struct image *im)
 	for (unsigned i = 0; i < im->phnum; i++)
 		if (im->ph[i].p_type == PT_GNU_RELRO)
 			fl &= ~(unsigned)F_NO_RELRO;
-	if (image_dyn(im, 0x6000000f))
+	if (gc_image_dyn(im, 0x6000000f))
 		fl |= F_ANDROID_REL;
-	if (image_dyn(im, 0x60000011))
+	if (gc_image_dyn(im, 0x60000011))
 		fl |= F_ANDROID_RELA;
-	if (image_dyn(im, 36))
+	if (gc_image_dyn(im, 36))
 		fl |= F_RELR;
-	if (image_dyn(im, 0x6fffe000))
+	if (gc_image_dyn(im, 0x6fffe000))
 		fl |= F_ANDROID_RELR;
-	if (((d = image_dyn(im, DT_FLAGS)) != NULL && (d->d_un.d_val & DF_BIND_NOW)) ||
-	    ((d = image_dyn(im, DT_FLAGS_1)) != NULL && (d->d_un.d_val & DF_1_NOW)))
+	if (((d = gc_image_dyn(im, DT_FLAGS)) != NULL && (d->d_un.d_val & DF_BIND_NOW)) ||
+	    ((d = gc_image_dyn(im, DT_FLAGS_1)) != NULL && (d->d_un.d_val & DF_1_NOW)))
 		fl |= F_BIND_NOW;
 	return fl;
 }
 
 void gotcase_selfload(unsigned v)
 {
-	const struct variant *var = &variants[v];
-	unsigned got[MAX_SLOTS], want[MAX_SLOTS], n, nw, fl;
+	const struct variant *var = &gc_variants[v];
+	unsigned got[GC_MAX_SLOTS], want[GC_MAX_SLOTS], n, nw, fl;
 	struct slots s = { 0 }, ls = { 0 };
 	const char *why = NULL;
 	struct image im;
 	char path[4200];
 
-	lib_path(path, sizeof(path), var->name);
-	GC_CHECK(image_load(&im, path));
+	gc_lib_path(path, sizeof(path), var->name);
+	GC_CHECK(gc_image_load(&im, path));
 	fl = image_flags(&im);
 	if ((fl & var->flags) != var->flags || (fl & var->absent) != 0) {
 		gotcase_note("%s: format flags %#x, expected %#x and none of %#x", var->name, fl,
 			     var->flags, var->absent);
-		image_free(&im);
+		gc_image_free(&im);
 		GC_CHECK(!"the library is not in its format");
 	}
-	if (got_find(&im.info, names, NNAMES, collect, &s, &why) != 0) {
+	if (got_find(&im.info, gc_names, GC_NNAMES, gc_collect, &s, &why) != 0) {
 		gotcase_note("%s: %s", var->name, why);
-		image_free(&im);
+		gc_image_free(&im);
 		GC_CHECK(!"got_find failed");
 	}
 	n = slot_keys(&s, got);
 	nw = expected_keys(var, want);
 	if (n != nw || memcmp(got, want, n * sizeof(*got)) != 0) {
-		image_free(&im);
+		gc_image_free(&im);
 		GC_CHECK(!"the slots differ from the expected ones");
 	}
 	/* GNU ld on some targets counts the PLT relocations in DT_RELASZ (or
 	 * DT_RELSZ) too: the same slots, each once */
 	{
-		ElfW(Sxword) tag = image_dyn(&im, DT_RELA) ? DT_RELA : DT_REL;
-		ElfW(Dyn) *t = image_dyn(&im, tag), *j = image_dyn(&im, DT_JMPREL),
-			  *tsz = image_dyn(&im, tag == DT_RELA ? DT_RELASZ : DT_RELSZ),
-			  *jsz = image_dyn(&im, DT_PLTRELSZ);
+		ElfW(Sxword) tag = gc_image_dyn(&im, DT_RELA) ? DT_RELA : DT_REL;
+		ElfW(Dyn) *t = gc_image_dyn(&im, tag), *j = gc_image_dyn(&im, DT_JMPREL),
+			  *tsz = gc_image_dyn(&im, tag == DT_RELA ? DT_RELASZ : DT_RELSZ),
+			  *jsz = gc_image_dyn(&im, DT_PLTRELSZ);
 		struct slots s2 = { 0 };
 
 		if (t != NULL && j != NULL && tsz != NULL && jsz != NULL &&
 		    t->d_un.d_ptr + tsz->d_un.d_val == j->d_un.d_ptr) {
 			tsz->d_un.d_val += jsz->d_un.d_val;
-			if (got_find(&im.info, names, NNAMES, collect, &s2, &why) != 0 || s2.n != s.n) {
-				image_free(&im);
+			if (got_find(&im.info, gc_names, GC_NNAMES, gc_collect, &s2, &why) != 0 || s2.n != s.n) {
+				gc_image_free(&im);
 				GC_CHECK(!"PLT relocations inside DT_RELASZ counted twice");
 			}
 			tsz->d_un.d_val -= jsz->d_un.d_val;
@@ -582,647 +534,20 @@ void gotcase_selfload(unsigned v)
 	if (var->loadable) {
 		struct loaded *l = load(v);
 
-		if (l == NULL || got_find(&l->info, names, NNAMES, collect, &ls, &why) != 0 ||
+		if (l == NULL || got_find(&l->info, gc_names, GC_NNAMES, gc_collect, &ls, &why) != 0 ||
 		    ls.n != s.n) {
-			image_free(&im);
+			gc_image_free(&im);
 			GC_CHECK(!"the loaded copy gives other slots");
 		}
 		for (unsigned i = 0; i < s.n; i++) {
 			if (s.s[i].name != ls.s[i].name || s.s[i].kind != ls.s[i].kind ||
 			    s.s[i].addr - im.base != ls.s[i].addr - l->info.dlpi_addr) {
-				image_free(&im);
+				gc_image_free(&im);
 				GC_CHECK(!"the loaded copy gives other slots");
 			}
 		}
 	}
-	image_free(&im);
-}
-
-/* ---- corrupt modules ---------------------------------------------------- */
-
-/* A case's verdict: got_find's result on a mutated image. */
-struct verdict {
-	int rc;
-	const char *why;
-	unsigned bad_slots; /* slots outside the image or misaligned */
-};
-
-struct check_ctx {
-	const struct image *im;
-	unsigned bad;
-};
-
-static int check_slot(void *ctx, const struct got_slot *slot)
-{
-	struct check_ctx *c = ctx;
-
-	if (slot->addr < c->im->base || slot->addr >= c->im->base + c->im->span ||
-	    slot->addr % sizeof(uintptr_t) != 0 || slot->name >= NNAMES || slot->kind > GOT_ABS)
-		c->bad++;
-	return 0;
-}
-
-static struct verdict run(const struct image *im)
-{
-	struct check_ctx c = { im, 0 };
-	struct verdict v;
-
-	v.why = NULL;
-	v.rc = got_find(&im->info, names, NNAMES, check_slot, &c, &v.why);
-	v.bad_slots = c.bad;
-	return v;
-}
-
-/* Write a signed LEB128 number at @p; returns its length. */
-static size_t sleb_put(uint8_t *p, int64_t v)
-{
-	size_t n = 0;
-
-	for (;;) {
-		uint8_t b = v & 0x7f;
-
-		v >>= 7;
-		if ((v == 0 && !(b & 0x40)) || (v == -1 && (b & 0x40))) {
-			p[n++] = b;
-			return n;
-		}
-		p[n++] = b | 0x80;
-	}
-}
-
-/* The image's dynamic symbol index of @name (0: none). */
-static uintptr_t sym_index(const struct image *im, const char *name)
-{
-	ElfW(Dyn) *sd = image_dyn(im, DT_SYMTAB), *st = image_dyn(im, DT_STRTAB);
-	const ElfW(Sym) *sym;
-	const char *str;
-
-	if (sd == NULL || st == NULL || st->d_un.d_ptr <= sd->d_un.d_ptr)
-		return 0;
-	sym = (const ElfW(Sym) *)(im->base + sd->d_un.d_ptr);
-	str = (const char *)(im->base + st->d_un.d_ptr);
-	for (uintptr_t i = 1; (uintptr_t)&sym[i + 1] <= im->base + st->d_un.d_ptr; i++)
-		if (strcmp(str + sym[i].st_name, name) == 0)
-			return i;
-	return 0;
-}
-
-#if UINTPTR_MAX > 0xffffffffu
-#define R_SYM_OF(i) ELF64_R_SYM(i)
-#define R_TYPE_OF(i) ELF64_R_TYPE(i)
-#define R_INFO_OF(s, t) ELF64_R_INFO(s, t)
-#else
-#define R_SYM_OF(i) ELF32_R_SYM(i)
-#define R_TYPE_OF(i) ELF32_R_TYPE(i)
-#define R_INFO_OF(s, t) ELF32_R_INFO(s, t)
-#endif
-
-/* The r_offset and r_info words of the DT_JMPREL entry of symbol @sym. */
-static bool plt_entry(const struct image *im, uintptr_t sym, ElfW(Addr) **offset, ElfW(Addr) **info)
-{
-	ElfW(Dyn) *j = image_dyn(im, DT_JMPREL), *sz = image_dyn(im, DT_PLTRELSZ),
-		  *kind = image_dyn(im, DT_PLTREL);
-	size_t ent;
-
-	if (j == NULL || sz == NULL || kind == NULL)
-		return false;
-	ent = kind->d_un.d_val == DT_RELA ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel));
-	for (size_t o = 0; o + ent <= sz->d_un.d_val; o += ent) {
-		ElfW(Rel) *r = (ElfW(Rel) *)(im->base + j->d_un.d_ptr + o); /* Rela starts as Rel */
-
-		if (R_SYM_OF(r->r_info) == sym) {
-			*offset = &r->r_offset;
-			*info = &r->r_info;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* One targeted corruption and the reason it must give; @apply returns
- * false when the variant has nothing to corrupt there. */
-struct mutation {
-	const char *why;
-	bool (*apply)(struct image *im);
-};
-
-#define DYN_SET(im, tag, value)                                      \
-	do {                                                         \
-		ElfW(Dyn) *d_ = image_dyn((im), (tag));              \
-		if (d_ == NULL)                                      \
-			return false;                                \
-		d_->d_un.d_val = (value);                            \
-	} while (0)
-
-static bool m_no_dynamic(struct image *im)
-{
-	for (unsigned i = 0; i < im->phnum; i++)
-		if (im->ph[i].p_type == PT_DYNAMIC)
-			im->ph[i].p_type = PT_NULL;
-	return true;
-}
-
-static bool m_dynamic_out(struct image *im)
-{
-	for (unsigned i = 0; i < im->phnum; i++)
-		if (im->ph[i].p_type == PT_DYNAMIC)
-			im->ph[i].p_vaddr = im->span + 0x10000;
-	return true;
-}
-
-static bool m_strtab_far(struct image *im)
-{
-	DYN_SET(im, DT_STRTAB, (ElfW(Addr))-64);
-	return true;
-}
-
-static bool m_strsz_big(struct image *im)
-{
-	DYN_SET(im, DT_STRSZ, im->span * 2);
-	return true;
-}
-
-static bool m_symtab_far(struct image *im)
-{
-	DYN_SET(im, DT_SYMTAB, (ElfW(Addr))-64);
-	return true;
-}
-
-static bool m_symtab_gone(struct image *im)
-{
-	ElfW(Dyn) *d = image_dyn(im, DT_SYMTAB);
-
-	if (d == NULL)
-		return false;
-	d->d_tag = DT_DEBUG;
-	return true;
-}
-
-static bool m_syment(struct image *im)
-{
-	DYN_SET(im, DT_SYMENT, 3);
-	return true;
-}
-
-static bool m_pltrelsz_big(struct image *im)
-{
-	DYN_SET(im, DT_PLTRELSZ, im->span * 4 * sizeof(ElfW(Rela)));
-	return true;
-}
-
-static bool m_pltrelsz_odd(struct image *im)
-{
-	ElfW(Dyn) *d = image_dyn(im, DT_PLTRELSZ);
-
-	if (d == NULL)
-		return false;
-	d->d_un.d_val += 1;
-	return true;
-}
-
-static bool m_pltrel_kind(struct image *im)
-{
-	DYN_SET(im, DT_PLTREL, 99);
-	return true;
-}
-
-static bool m_relaent(struct image *im)
-{
-	DYN_SET(im, DT_RELAENT, 5);
-	return true;
-}
-
-static bool m_relent(struct image *im)
-{
-	DYN_SET(im, DT_RELENT, 5);
-	return true;
-}
-
-static bool m_rela_far(struct image *im)
-{
-	DYN_SET(im, DT_RELA, (ElfW(Addr))-64);
-	return true;
-}
-
-static bool m_rel_far(struct image *im)
-{
-	DYN_SET(im, DT_REL, (ElfW(Addr))-64);
-	return true;
-}
-
-static ElfW(Dyn) *aps2_dyn(struct image *im, bool size)
-{
-	return image_dyn(im, APS2_RELA ? (size ? 0x60000012 : 0x60000011)
-				       : (size ? 0x60000010 : 0x6000000f));
-}
-
-static bool m_aps2_far(struct image *im)
-{
-	ElfW(Dyn) *d = aps2_dyn(im, false);
-
-	if (d == NULL)
-		return false;
-	d->d_un.d_ptr = (ElfW(Addr))-64;
-	return true;
-}
-
-static bool m_aps2_magic(struct image *im)
-{
-	ElfW(Dyn) *d = aps2_dyn(im, false);
-
-	if (d == NULL)
-		return false;
-	((uint8_t *)(im->base + d->d_un.d_ptr))[3] = '3';
-	return true;
-}
-
-static bool m_aps2_short(struct image *im)
-{
-	ElfW(Dyn) *d = aps2_dyn(im, true);
-
-	if (d == NULL)
-		return false;
-	d->d_un.d_val = 6;
-	return true;
-}
-
-/* Replace the packed stream by @n bytes at @bytes (after "APS2"). */
-static bool aps2_stream(struct image *im, const uint8_t *bytes, size_t n)
-{
-	ElfW(Dyn) *d = aps2_dyn(im, false), *sz = aps2_dyn(im, true);
-	uint8_t *p;
-
-	if (d == NULL || sz == NULL || sz->d_un.d_val < 4 + n)
-		return false;
-	p = (uint8_t *)(im->base + d->d_un.d_ptr);
-	memcpy(p + 4, bytes, n);
-	sz->d_un.d_val = 4 + n;
-	return true;
-}
-
-static bool m_aps2_count(struct image *im)
-{
-	uint8_t b[32];
-	size_t n = sleb_put(b, 0x7ffffff0);
-
-	n += sleb_put(b + n, 0);
-	return aps2_stream(im, b, n);
-}
-
-static bool m_aps2_group0(struct image *im)
-{
-	static const uint8_t b[] = { 1, 0, 0, 0 }; /* 1 reloc, offset 0, group of 0 */
-
-	return aps2_stream(im, b, sizeof(b));
-}
-
-static bool m_aps2_group_big(struct image *im)
-{
-	static const uint8_t b[] = { 3, 0, 5, 0 }; /* 3 relocs, a group of 5 */
-
-	return aps2_stream(im, b, sizeof(b));
-}
-
-static bool m_aps2_flags(struct image *im)
-{
-	static const uint8_t b[] = { 1, 0, 1, 16 };
-
-	return aps2_stream(im, b, sizeof(b));
-}
-
-static bool m_aps2_long(struct image *im)
-{
-	static const uint8_t b[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0 };
-
-	return aps2_stream(im, b, sizeof(b));
-}
-
-static bool m_aps2_cut(struct image *im)
-{
-	static const uint8_t b[] = { 2, 0, 2, 1, 7, 0x80 }; /* a group's second offset cut */
-
-	return aps2_stream(im, b, sizeof(b));
-}
-
-static bool m_aps2_rel_addend(struct image *im)
-{
-	static const uint8_t b[] = { 1, 0, 1, 8, 0, 0, 0 };
-
-	if (APS2_RELA)
-		return false;
-	return aps2_stream(im, b, sizeof(b));
-}
-
-#if defined(__x86_64__)
-#define T_JUMP R_X86_64_JUMP_SLOT
-#define T_GLOB R_X86_64_GLOB_DAT
-#define T_ABS R_X86_64_64
-#elif defined(__aarch64__)
-#define T_JUMP R_AARCH64_JUMP_SLOT
-#define T_GLOB R_AARCH64_GLOB_DAT
-#define T_ABS R_AARCH64_ABS64
-#elif defined(__arm__)
-#define T_JUMP R_ARM_JUMP_SLOT
-#define T_GLOB R_ARM_GLOB_DAT
-#define T_ABS R_ARM_ABS32
-#else
-#define T_JUMP R_386_JMP_SLOT
-#define T_GLOB R_386_GLOB_DAT
-#define T_ABS R_386_32
-#endif
-
-/* A packed stream written here, decoded to the exact slots: groups that
- * share the offset step, the info and (RELA) the addend step; a slot with
- * a nonzero addend is not one; a group without addends resets it. */
-static void aps2_crafted(struct image *im)
-{
-	uintptr_t sfree = sym_index(im, "free"), smalloc = sym_index(im, "malloc"),
-		  scalloc = sym_index(im, "calloc");
-	const uintptr_t x = 0x100; /* in the first segment: a word of the ELF header */
-	struct slots s = { 0 };
-	const char *why = NULL;
-	uint8_t b[96];
-	size_t n = 0;
-
-	GC_CHECK(sfree != 0 && smalloc != 0 && scalloc != 0);
-	n += sleb_put(b + n, 5);                        /* relocations */
-	n += sleb_put(b + n, (int64_t)x);               /* first offset */
-	/* group 1: 3 GLOB_DAT of free, 8 bytes apart */
-	n += sleb_put(b + n, 3);
-	n += sleb_put(b + n, APS2_RELA ? 1 | 2 | 8 : 1 | 2); /* by info, by offset step (, addends) */
-	n += sleb_put(b + n, (int64_t)sizeof(uintptr_t));
-	n += sleb_put(b + n, (int64_t)R_INFO_OF(sfree, T_GLOB));
-	if (APS2_RELA) { /* addends 16, 0, 4 */
-		n += sleb_put(b + n, 16);
-		n += sleb_put(b + n, -16);
-		n += sleb_put(b + n, 4);
-	}
-	/* group 2: each its own offset step and info, no addend */
-	n += sleb_put(b + n, 2);
-	n += sleb_put(b + n, 0);
-	n += sleb_put(b + n, (int64_t)sizeof(uintptr_t));
-	n += sleb_put(b + n, (int64_t)R_INFO_OF(smalloc, T_JUMP));
-	n += sleb_put(b + n, 2 * (int64_t)sizeof(uintptr_t));
-	n += sleb_put(b + n, (int64_t)R_INFO_OF(scalloc, T_ABS));
-	GC_CHECK(aps2_stream(im, b, n));
-	GC_CHECK(got_find(&im->info, names, NNAMES, collect, &s, &why) == 0);
-	/* then the DT_JMPREL slots, as always */
-	if (APS2_RELA) {
-		GC_CHECK(s.n >= 3);
-		GC_CHECK(s.s[0].name == N_FREE && s.s[0].kind == GOT_GLOB_DAT);
-		GC_CHECK(s.s[0].addr == im->base + x + 2 * sizeof(uintptr_t));
-		GC_CHECK(s.s[1].name == N_MALLOC && s.s[1].kind == GOT_JUMP_SLOT);
-		GC_CHECK(s.s[1].addr == im->base + x + 4 * sizeof(uintptr_t));
-		GC_CHECK(s.s[2].name == N_CALLOC && s.s[2].kind == GOT_ABS);
-		GC_CHECK(s.s[2].addr == im->base + x + 6 * sizeof(uintptr_t));
-		GC_CHECK(s.n == 3 + 3); /* + malloc, free, calloc JUMP_SLOTs */
-	} else {
-		GC_CHECK(s.n >= 5);
-		for (unsigned i = 0; i < 3; i++)
-			GC_CHECK(s.s[i].name == N_FREE && s.s[i].kind == GOT_GLOB_DAT &&
-				 s.s[i].addr == im->base + x + (i + 1) * sizeof(uintptr_t));
-		GC_CHECK(s.s[3].name == N_MALLOC && s.s[3].kind == GOT_JUMP_SLOT);
-		GC_CHECK(s.s[3].addr == im->base + x + 4 * sizeof(uintptr_t));
-		GC_CHECK(s.s[4].name == N_CALLOC && s.s[4].kind == GOT_ABS);
-		GC_CHECK(s.s[4].addr == im->base + x + 6 * sizeof(uintptr_t));
-		GC_CHECK(s.n == 5 + 3);
-	}
-}
-
-/* One GLOB_DAT relocation of free whose offset leaves the module. */
-static bool m_aps2_offset(struct image *im)
-{
-	uintptr_t sym = sym_index(im, "free");
-	uint8_t b[64];
-	size_t n = 0;
-	uint64_t info;
-#if defined(__x86_64__)
-	info = (uint64_t)sym << 32 | R_X86_64_GLOB_DAT;
-#elif defined(__aarch64__)
-	info = (uint64_t)sym << 32 | R_AARCH64_GLOB_DAT;
-#elif defined(__arm__)
-	info = (uint64_t)sym << 8 | R_ARM_GLOB_DAT;
-#else
-	info = (uint64_t)sym << 8 | R_386_GLOB_DAT;
-#endif
-	if (sym == 0)
-		return false;
-	n += sleb_put(b + n, 1);               /* one relocation */
-	n += sleb_put(b + n, 0);               /* offset 0 */
-	n += sleb_put(b + n, 1);               /* a group of one */
-	n += sleb_put(b + n, 1);               /* grouped by info */
-	n += sleb_put(b + n, (int64_t)info);
-	n += sleb_put(b + n, (int64_t)(im->span * 16)); /* its offset */
-	return aps2_stream(im, b, n);
-}
-
-static bool m_plt_sym(struct image *im)
-{
-	ElfW(Addr) *off, *info;
-
-	if (!plt_entry(im, sym_index(im, "free"), &off, &info))
-		return false;
-	*info = R_INFO_OF(0xffffffu, R_TYPE_OF(*info));
-	return true;
-}
-
-static bool m_plt_offset(struct image *im)
-{
-	ElfW(Addr) *off, *info;
-
-	if (!plt_entry(im, sym_index(im, "free"), &off, &info))
-		return false;
-	*off = im->span * 8;
-	return true;
-}
-
-static bool m_st_name(struct image *im)
-{
-	ElfW(Dyn) *sd = image_dyn(im, DT_SYMTAB);
-	uintptr_t sym = sym_index(im, "free");
-
-	if (sd == NULL || sym == 0)
-		return false;
-	((ElfW(Sym) *)(im->base + sd->d_un.d_ptr))[sym].st_name = 0x7ffffff0;
-	return true;
-}
-
-static const struct mutation mutations[] = {
-	{ "no dynamic section", m_no_dynamic },
-	{ "dynamic section outside the module", m_dynamic_out },
-	{ "DT_STRTAB outside the module", m_strtab_far },
-	{ "DT_STRTAB outside the module", m_strsz_big },
-	{ "DT_SYMTAB outside the module", m_symtab_far },
-	{ "DT_SYMTAB or DT_STRTAB missing", m_symtab_gone },
-	{ "bad DT_SYMENT", m_syment },
-	{ "DT_JMPREL table outside the module", m_pltrelsz_big },
-	{ "relocation table size not a multiple of its entry size", m_pltrelsz_odd },
-	{ "bad DT_PLTREL", m_pltrel_kind },
-	{ "bad DT_RELAENT", m_relaent },
-	{ "bad DT_RELENT", m_relent },
-	{ "DT_RELA table outside the module", m_rela_far },
-	{ "DT_REL table outside the module", m_rel_far },
-	{ APS2_RELA ? "DT_ANDROID_RELA table outside the module" : "DT_ANDROID_REL table outside the module",
-	  m_aps2_far },
-	{ "packed relocations without the APS2 mark", m_aps2_magic },
-	{ "packed relocations cut short", m_aps2_short },
-	{ "more packed relocations than the module has words", m_aps2_count },
-	{ "bad packed relocation group", m_aps2_group0 },
-	{ "bad packed relocation group", m_aps2_group_big },
-	{ "bad packed relocation group", m_aps2_flags },
-	{ "packed relocations cut short", m_aps2_long },
-	{ "packed relocations cut short", m_aps2_cut },
-	{ "addends in packed REL relocations", m_aps2_rel_addend },
-	{ "relocation offset outside the module", m_aps2_offset },
-	{ "relocation symbol index past DT_SYMTAB", m_plt_sym },
-	{ "relocation offset outside the module", m_plt_offset },
-	{ "symbol name outside DT_STRTAB", m_st_name },
-};
-
-/* Regions worth corrupting at random: the dynamic section and the tables
- * it points at (offsets from the base). */
-struct region {
-	uintptr_t off, len;
-};
-
-static unsigned regions(const struct image *im, struct region *r)
-{
-	static const ElfW(Sxword) tabs[][2] = {
-		{ DT_STRTAB, DT_STRSZ }, { DT_RELA, DT_RELASZ }, { DT_REL, DT_RELSZ },
-		{ DT_JMPREL, DT_PLTRELSZ }, { 0x6000000f, 0x60000010 }, { 0x60000011, 0x60000012 },
-	};
-	ElfW(Dyn) *sd = image_dyn(im, DT_SYMTAB), *st = image_dyn(im, DT_STRTAB);
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < im->phnum; i++)
-		if (im->ph[i].p_type == PT_DYNAMIC)
-			r[n++] = (struct region){ im->ph[i].p_vaddr, im->ph[i].p_memsz };
-	if (sd != NULL && st != NULL && st->d_un.d_ptr > sd->d_un.d_ptr)
-		r[n++] = (struct region){ sd->d_un.d_ptr, st->d_un.d_ptr - sd->d_un.d_ptr };
-	for (unsigned i = 0; i < sizeof(tabs) / sizeof(tabs[0]); i++) {
-		ElfW(Dyn) *a = image_dyn(im, tabs[i][0]), *s = image_dyn(im, tabs[i][1]);
-
-		if (a != NULL && s != NULL && s->d_un.d_val != 0 && a->d_un.d_ptr < im->span &&
-		    s->d_un.d_val <= im->span - a->d_un.d_ptr)
-			r[n++] = (struct region){ a->d_un.d_ptr, s->d_un.d_val };
-	}
-	return n;
-}
-
-static uint32_t rng_state = 0x2545f491;
-
-static uint32_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 17;
-	rng_state ^= rng_state << 5;
-	return rng_state;
-}
-
-#define RANDOM_ROUNDS 3000
-
-void gotcase_corrupt(unsigned v)
-{
-	const struct variant *var = &variants[v];
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned applied = 0, failed = 0, ok = 0, nreg;
-	struct region reg[16];
-	ElfW(Phdr) *pristine_ph;
-	uint8_t *pristine;
-	struct verdict vd;
-	struct image im;
-	char path[4200];
-
-	lib_path(path, sizeof(path), var->name);
-	GC_CHECK(image_load(&im, path));
-	pristine = malloc(im.span);
-	pristine_ph = malloc(im.phnum * sizeof(ElfW(Phdr)));
-	GC_CHECK(pristine != NULL && pristine_ph != NULL);
-	memcpy(pristine, (void *)im.base, im.span);
-	memcpy(pristine_ph, im.ph, im.phnum * sizeof(ElfW(Phdr)));
-	vd = run(&im);
-	GC_CHECK(vd.rc == 0 && vd.bad_slots == 0);
-
-	/* targeted: each gives its reason */
-	for (unsigned i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
-		bool on = mutations[i].apply(&im);
-
-		if (on) {
-			applied++;
-			vd = run(&im);
-			if (vd.rc != -1 || vd.why == NULL || strcmp(vd.why, mutations[i].why) != 0) {
-				gotcase_note("%s: mutation %u: rc %d, why \"%s\", expected \"%s\"", var->name, i,
-					     vd.rc, vd.why ? vd.why : "(null)", mutations[i].why);
-				failed++;
-			}
-		}
-		memcpy((void *)im.base, pristine, im.span);
-		memcpy(im.ph, pristine_ph, im.phnum * sizeof(ElfW(Phdr)));
-	}
-	GC_CHECK(failed == 0);
-	/* what every format has: the dynamic section, string and symbol
-	 * tables, PLT relocations, and for the packed ones the APS2 stream */
-	GC_CHECK(applied >= ((var->flags & F_APS2) ? 21u : 13u));
-
-	if (var->flags & F_APS2) {
-		aps2_crafted(&im);
-		memcpy((void *)im.base, pristine, im.span);
-	}
-
-	/* truncated: the segments cut at each page, the rest unmapped */
-	for (uintptr_t cut = (uintptr_t)page; cut < im.span; cut += (uintptr_t)page) {
-		for (unsigned i = 0; i < im.phnum; i++) {
-			ElfW(Phdr) *ph = &im.ph[i];
-
-			if (ph->p_type != PT_LOAD)
-				continue;
-			if (ph->p_vaddr >= cut)
-				ph->p_type = PT_NULL;
-			else if (ph->p_vaddr + ph->p_memsz > cut)
-				ph->p_memsz = cut - ph->p_vaddr;
-		}
-		GC_CHECK(mprotect((void *)(im.base + cut), im.span - cut, PROT_NONE) == 0);
-		vd = run(&im);
-		GC_CHECK(mprotect((void *)(im.base + cut), im.span - cut, PROT_READ | PROT_WRITE) == 0);
-		GC_CHECK(vd.bad_slots == 0);
-		GC_CHECK(vd.rc == 0 || (vd.rc == -1 && vd.why != NULL && vd.why[0] != '\0'));
-		if (vd.rc == -1)
-			ok++;
-		memcpy(im.ph, pristine_ph, im.phnum * sizeof(ElfW(Phdr)));
-	}
-	GC_CHECK(ok >= 1); /* the tables end past the first page */
-
-	/* random bytes in the tables: 0 with sane slots or -1 with a reason */
-	nreg = regions(&im, reg);
-	GC_CHECK(nreg >= 4);
-	failed = 0;
-	ok = 0;
-	for (unsigned round = 0; round < RANDOM_ROUNDS; round++) {
-		unsigned k = 1 + rng() % 4;
-		uintptr_t at[4];
-
-		for (unsigned j = 0; j < k; j++) {
-			const struct region *r = &reg[rng() % nreg];
-
-			at[j] = r->off + rng() % r->len;
-			((uint8_t *)im.base)[at[j]] = (uint8_t)rng();
-		}
-		vd = run(&im);
-		if (vd.bad_slots != 0 || (vd.rc != 0 && vd.rc != -1) ||
-		    (vd.rc == -1 && (vd.why == NULL || vd.why[0] == '\0')))
-			failed++;
-		if (vd.rc == -1)
-			ok++;
-		for (unsigned j = 0; j < k; j++)
-			((uint8_t *)im.base)[at[j]] = pristine[at[j]];
-	}
-	gotcase_note("%s: %u targeted mutations; %u of %d random ones rejected", var->name, applied, ok,
-		     RANDOM_ROUNDS);
-	GC_CHECK(failed == 0);
-	GC_CHECK(ok > 0);
-	free(pristine);
-	free(pristine_ph);
-	image_free(&im);
+	gc_image_free(&im);
 }
 
 /* ---- the rest ------------------------------------------------------------ */
@@ -1262,7 +587,7 @@ static void *call_loop(void *arg)
 void gotcase_swap_threads(void)
 {
 	unsigned v = 1; /* "now" */
-	uintptr_t cur[MAX_SLOTS], fake = (uintptr_t)fake_malloc, found;
+	uintptr_t cur[GC_MAX_SLOTS], fake = (uintptr_t)fake_malloc, found;
 	struct caller c[SWAP_THREADS];
 	pthread_t t[SWAP_THREADS];
 	struct slots s = { 0 };
@@ -1270,10 +595,10 @@ void gotcase_swap_threads(void)
 	struct loaded *l;
 	unsigned swaps = 0, calls, total = 0;
 
-	GC_CHECK(strcmp(variants[v].name, "now") == 0);
+	GC_CHECK(strcmp(gc_variants[v].name, "now") == 0);
 	l = load(v);
 	GC_CHECK(l != NULL);
-	GC_CHECK(got_find(&l->info, names, NNAMES, collect, &s, &why) == 0);
+	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, gc_collect, &s, &why) == 0);
 	for (unsigned i = 0; i < s.n; i++) {
 		cur[i] = *(const uintptr_t *)s.s[i].addr;
 		GC_CHECK(page_writable(s.s[i].addr) == 0);
@@ -1319,10 +644,10 @@ void gotcase_none(void)
 {
 	struct slots s = { 0 };
 	const char *why = NULL;
-	struct loaded *l = load(NVARIANTS);
+	struct loaded *l = load(GC_NVARIANTS);
 
 	GC_CHECK(l != NULL);
-	GC_CHECK(got_find(&l->info, names, NNAMES, collect, &s, &why) == 0);
+	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, gc_collect, &s, &why) == 0);
 	GC_CHECK(s.n == 0);
 	GC_CHECK(why == NULL);
 }
@@ -1339,7 +664,7 @@ static int check_loaded(struct dl_phdr_info *info, size_t size, void *data)
 
 	(void)size;
 	c->modules++;
-	if (got_find(info, names, NNAMES, collect, &s, &why) != 0) {
+	if (got_find(info, gc_names, GC_NNAMES, gc_collect, &s, &why) != 0) {
 		gotcase_note("%s: %s", info->dlpi_name, why);
 		c->failed++;
 	}
@@ -1350,8 +675,8 @@ void gotcase_loaded(void)
 {
 	struct loaded_ctx c = { 0, 0 };
 
-	for (unsigned v = 0; v < NVARIANTS; v++)
-		if (variants[v].loadable)
+	for (unsigned v = 0; v < GC_NVARIANTS; v++)
+		if (gc_variants[v].loadable)
 			load(v);
 	dl_iterate_phdr(check_loaded, &c);
 	GC_CHECK(c.modules >= 4); /* the program, the C library, the loader, a variant */
@@ -1372,7 +697,7 @@ void gotcase_stop(void)
 	unsigned calls = 0;
 
 	GC_CHECK(l != NULL);
-	GC_CHECK(got_find(&l->info, names, NNAMES, stop_at_first, &calls, &why) == 7);
+	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, stop_at_first, &calls, &why) == 7);
 	GC_CHECK(calls == 1);
 	GC_CHECK(why == NULL);
 }
@@ -1386,7 +711,7 @@ void gotcase_swap_errors(void)
 	int on_stack = 0;
 
 	GC_CHECK(l != NULL);
-	GC_CHECK(got_find(&l->info, names, NNAMES, collect, &s, &why) == 0 && s.n > 0);
+	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, gc_collect, &s, &why) == 0 && s.n > 0);
 	before = *(const uintptr_t *)s.s[0].addr;
 	errno = 0;
 	GC_CHECK(got_swap(&l->info, s.s[0].addr + 1, before, 0x10, &found) == -1);
