@@ -349,6 +349,74 @@ endif
 endif
 cross: $(foreach a,$(CROSS_ARCHES),$(call cross_outputs,$(a)))
 
+# GOT slots (hook/got*.c, read by the in-app build) ---------------------------
+# tests/got/libgotuse.c linked in each relocation format the in-app build
+# meets (tests/got/gotcases.c says what each must hold), and libgotnone.c.
+# test_got (cmocka) checks them natively; gotcross, a plain program with
+# the same checks, for arm64 and 32-bit ARM under qemu-user
+# (tests/t-got-cross.sh).  The lld formats are linked by clang --target
+# against the cross compilers' sysroots.
+GOT_SRCS := hook/got.c hook/got_aps2.c
+GOT_HDRS := hook/got.h hook/got_internal.h tests/got/gotcases.h tests/got/gotcase_int.h
+GOT_CASES := tests/got/gotcases.c tests/got/gotcorrupt.c
+GOT_LIB_FLAGS := -O2 -g -Wall -Wextra -Werror -fPIC -shared
+GOT_GNU := lazy now norelro
+GOT_LLD := lld aps2 aps2relr lldrelr aps2relr36
+GOT_LD_now := -Wl,-z,now
+GOT_LD_norelro := -Wl,-z,norelro
+GOT_LD_relr := -Wl,-z,pack-relative-relocs
+GOT_LD_aps2 := -nostartfiles -Wl,--pack-dyn-relocs=android
+GOT_LD_aps2relr := -nostartfiles -Wl,--pack-dyn-relocs=android+relr -Wl,--use-android-relr-tags
+GOT_LD_lldrelr := -Wl,--pack-dyn-relocs=relr
+GOT_LD_aps2relr36 := -nostartfiles -Wl,--pack-dyn-relocs=android+relr
+GOT_TEST_CFLAGS := -D_GNU_SOURCE -iquote hook -iquote tests/got -std=c11 $(OPT) $(WARN)
+# (GNU ld's DT_RELR, "relr", is x86-64 only: the ARM linkers ignore the option)
+GOT_NATIVE := $(patsubst %,$(B)/tests/got/libgot-%.so,$(GOT_GNU) relr $(GOT_LLD)) $(B)/tests/got/libgotnone.so
+CROSS_TRIPLE_arm64 := aarch64-linux-gnu
+CROSS_TRIPLE_arm := arm-linux-gnueabihf
+got_cross_outputs = $(patsubst %,$(B)/cross/$(1)/tests/got/libgot-%.so,$(GOT_GNU) $(GOT_LLD)) \
+	$(B)/cross/$(1)/tests/got/libgotnone.so $(B)/cross/$(1)/tests/got/gotcross
+
+$(patsubst %,$(B)/tests/got/libgot-%.so,$(GOT_GNU) relr): $(B)/tests/got/libgot-%.so: tests/got/libgotuse.c \
+		| $(CHECK_DEPS_STAMP)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(GOT_LIB_FLAGS) $(GOT_LD_$*) -o $@ $<
+$(patsubst %,$(B)/tests/got/libgot-%.so,$(GOT_LLD)): $(B)/tests/got/libgot-%.so: tests/got/libgotuse.c \
+		| $(CHECK_DEPS_STAMP)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D) && clang -fuse-ld=lld $(GOT_LIB_FLAGS) $(GOT_LD_$*) -o $@ $<
+$(B)/tests/got/libgotnone.so: tests/got/libgotnone.c | $(CHECK_DEPS_STAMP)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(GOT_LIB_FLAGS) -o $@ $<
+$(B)/tests/test_got: tests/unit/test_got.c $(GOT_CASES) $(GOT_SRCS) $(GOT_HDRS) \
+		| $(DEPS_STAMP) $(GOT_NATIVE)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(GOT_TEST_CFLAGS) -Wno-missing-prototypes -o $@ $< \
+		$(GOT_CASES) $(GOT_SRCS) -lcmocka -ldl -pthread
+
+define got_cross_rules
+$(patsubst %,$(B)/cross/$(1)/tests/got/libgot-%.so,$(GOT_GNU)): $(B)/cross/$(1)/tests/got/libgot-%.so: \
+		tests/got/libgotuse.c
+	$$(call say,CC,$$@)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) $$(GOT_LIB_FLAGS) $$(GOT_LD_$$*) -o $$@ $$<
+$(patsubst %,$(B)/cross/$(1)/tests/got/libgot-%.so,$(GOT_LLD)): $(B)/cross/$(1)/tests/got/libgot-%.so: \
+		tests/got/libgotuse.c | $(CHECK_DEPS_STAMP)
+	$$(call say,CC,$$@)
+	$$(Q)mkdir -p $$(@D) && clang --target=$$(CROSS_TRIPLE_$(1)) -fuse-ld=lld $$(CROSS_FLAGS_$(1)) \
+		$$(GOT_LIB_FLAGS) $$(GOT_LD_$$*) -o $$@ $$<
+$(B)/cross/$(1)/tests/got/libgotnone.so: tests/got/libgotnone.c
+	$$(call say,CC,$$@)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) $$(GOT_LIB_FLAGS) -o $$@ $$<
+$(B)/cross/$(1)/tests/got/gotcross: tests/got/gotcross.c $(GOT_CASES) $(GOT_SRCS) $(GOT_HDRS)
+	$$(call say,CC,$$@)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(GOT_TEST_CFLAGS) $$(CROSS_FLAGS_$(1)) -o $$@ \
+		tests/got/gotcross.c $(GOT_CASES) $(GOT_SRCS) -ldl -pthread
+endef
+$(foreach a,$(CROSS_ARCHES),$(eval $(call got_cross_rules,$(a))))
+cross: $(foreach a,$(CROSS_ARCHES),$(call got_cross_outputs,$(a)))
+tests: $(GOT_NATIVE) $(foreach a,$(CROSS_FOUND),$(call got_cross_outputs,$(a)))
+# ------------------------------------------------------------------------------
+
 
 # Fuzz harnesses (tests/fuzz/fuzz_<name>.c): make check replays each one's
 # corpus through a plain main() (replay.c); make fuzz builds them with
