@@ -77,7 +77,11 @@ CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 # The Android device driver (adb/) runs adb through the kit's process
 # runner; the CLI's `leaksnap adb` drives it.
 ADB_SRCS := $(wildcard adb/*.c)
-TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS))
+# Attaching to a running process (attach/): ptrace, and the process's ELF
+# files read with libelf; the CLI's `leaksnap attach` drives it.  One file
+# per architecture holds its registers (attach/arch_*.c).
+ATTACH_SRCS := $(wildcard attach/*.c)
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS))
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -186,7 +190,7 @@ $(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
 		$(B)/lib/libkit.a -L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
-$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach
 $(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
 $(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a \
 		$(B)/lib/libleaksnap.a
@@ -300,6 +304,36 @@ $(B)/tests/hook/%: tests/hook/%.cc
 	$(call say,CXX,$<)
 	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -rdynamic -o $@ $< -ldl -lpthread
 
+# Programs and libraries tests/t-attach.sh uses (tests/attach/): processes
+# to attach to (one of them statically linked), a stand-in for the in-app
+# hook that records how it was called, a library dlopen refuses, and a C++
+# service leaking through a library of its own.
+ATTT_C := $(wildcard tests/attach/*.c)
+ATTT_CXX := $(wildcard tests/attach/*.cc)
+ATTT_BINS := $(patsubst tests/attach/%.c,$(B)/tests/attach/%,$(filter-out tests/attach/lib%,$(ATTT_C))) \
+	$(patsubst tests/attach/%.cc,$(B)/tests/attach/%,$(filter-out tests/attach/lib%,$(ATTT_CXX))) \
+	$(patsubst tests/attach/%.c,$(B)/tests/attach/%.so,$(filter tests/attach/lib%,$(ATTT_C))) \
+	$(patsubst tests/attach/%.cc,$(B)/tests/attach/%.so,$(filter tests/attach/lib%,$(ATTT_CXX))) \
+	$(B)/tests/attach/target-static
+$(ATTT_BINS): hook/leakhook.h
+
+$(B)/tests/attach/lib%.so: tests/attach/lib%.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
+$(B)/tests/attach/lib%.so: tests/attach/lib%.cc
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -O0 -fPIC -shared -o $@ $<
+$(B)/tests/attach/target-static: tests/attach/target.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -static -o $@ $< -lpthread
+$(B)/tests/attach/%: tests/attach/%.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -lpthread
+$(B)/tests/attach/service: tests/attach/service.cc $(B)/tests/attach/libservleak.so
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -o $@ $< -L$(B)/tests/attach \
+		-Wl,-rpath,'$$ORIGIN' -lservleak -lpthread
+
 # Cross builds (make cross): the hook and the C programs of the hook tests
 # for arm64 and for 32-bit ARM in Thumb state, with Debian's cross
 # compilers, run under qemu-user by tests/t-android-hook.sh.  32-bit ARM code is
@@ -361,8 +395,8 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
 # Every test program waits for the tests' packages (cmocka, the peers).
-$(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
-tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
+$(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
+tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
 	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests
@@ -467,7 +501,8 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap-export.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
-	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 docs/man/leaksnap-attach.1 \
+		$(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/man/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 docs/man/libleakhook.7 $(DESTDIR)$(MANDIR)/man7/
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
@@ -483,6 +518,7 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \
+		$(DESTDIR)$(MANDIR)/man1/leaksnap-attach.1 \
 		$(DESTDIR)$(MANDIR)/man5/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man7/libleakhook.7 \
 		$(DESTDIR)$(BASHCOMPDIR)/leaksnap $(DESTDIR)$(BASHCOMPDIR)/leakdiff \
 		$(DESTDIR)$(ZSHCOMPDIR)/_leaksnap

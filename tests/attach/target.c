@@ -1,0 +1,149 @@
+/* The processes tests/t-attach.sh attaches to.
+ *
+ *   target wait READY          writes READY, then sleeps in pause() until killed
+ *   target read READY          blocks in read() on standard input; prints what
+ *                              read returned (and errno) when it returns
+ *   target nanosleep READY MS  sleeps MS milliseconds in one nanosleep(); prints
+ *                              its result
+ *   target signals READY N     counts SIGRTMIN and SIGUSR1 signals (handlers, no
+ *                              SA_RESTART) until N SIGRTMIN came, prints both
+ *                              counts and the si_value sum of the SIGRTMIN ones
+ *   target spin READY THREADS  THREADS threads allocate and free in a tight loop
+ *                              until killed; the main thread too
+ *   target leak READY THREADS N FLAG  as spin; once FLAG exists, each thread
+ *                              allocates N blocks of 4000+i bytes (thread i) and
+ *                              keeps them, then writes FLAG.i and goes on spinning
+ *
+ * READY is created once the process is in the state its mode names (for
+ * read and nanosleep: just before the call). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *flag;
+static long leak_n;
+
+static void ready(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+static volatile sig_atomic_t rt_count, usr1_count;
+static volatile long value_sum;
+
+static void on_rt(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	rt_count++;
+	value_sum += si->si_value.sival_int;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_count++;
+}
+
+static void *volatile sink;
+
+static void spin(int id)
+{
+	size_t i = 0;
+	bool leaked = false;
+	for (;;) {
+		void *p = malloc(16 + (i++ % 512));
+		sink = p;
+		free(p);
+		if (flag && !leaked && (i & 1023) == 0 && access(flag, F_OK) == 0) {
+			for (long k = 0; k < leak_n; k++)
+				sink = malloc(4000 + (size_t)id);
+			char done[4096];
+			snprintf(done, sizeof(done), "%s.%d", flag, id);
+			ready(done);
+			leaked = true;
+		}
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	spin((int)(long)arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	const char *mode = argv[1];
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (strcmp(mode, "wait") == 0) {
+		ready(argv[2]);
+		for (;;)
+			pause();
+	}
+	if (strcmp(mode, "read") == 0) {
+		char buf[64];
+		ready(argv[2]);
+		ssize_t n = read(0, buf, sizeof(buf) - 1);
+		int e = errno;
+		if (n >= 0) {
+			buf[n] = '\0';
+			printf("read %zd: %s\n", n, buf);
+		} else {
+			printf("read -1: %s\n", strerror(e));
+		}
+		return 0;
+	}
+	if (strcmp(mode, "nanosleep") == 0 && argc > 3) {
+		long ms = atol(argv[3]);
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000}, rem = {0, 0};
+		ready(argv[2]);
+		int r = nanosleep(&ts, &rem);
+		int e = errno;
+		printf("nanosleep %d: %s\n", r, r == 0 ? "slept" : strerror(e));
+		return 0;
+	}
+	if (strcmp(mode, "signals") == 0 && argc > 3) {
+		long want = atol(argv[3]);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_rt;
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGRTMIN, &sa, NULL);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+		ready(argv[2]);
+		while (rt_count < want)
+			pause();
+		printf("SIGRTMIN %d, sum %ld, SIGUSR1 %s\n", (int)rt_count, value_sum,
+		       usr1_count > 0 ? "seen" : "not seen");
+		return 0;
+	}
+	if ((strcmp(mode, "spin") == 0 || strcmp(mode, "leak") == 0) && argc > 3) {
+		int threads = atoi(argv[3]);
+		if (strcmp(mode, "leak") == 0 && argc > 5) {
+			leak_n = atol(argv[4]);
+			flag = argv[5];
+		}
+		for (int t = 1; t < threads; t++) {
+			pthread_t th;
+			pthread_create(&th, NULL, thread_main, (void *)(long)t);
+		}
+		ready(argv[2]);
+		spin(0);
+	}
+	return 2;
+}
