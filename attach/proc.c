@@ -171,10 +171,11 @@ int attach_perm_error(int pid, const char *subject, struct leaksnap_error *err)
 	}
 	if (status_field(pid, "PPid", ppid, 1) == 1)
 		f.is_parent = ppid[0] == (long)getpid();
-	/* /proc/PID belongs to root when the process is not dumpable */
+	/* the files of /proc/PID belong to root when the process is not
+	 * dumpable (the directory itself may not say so) */
 	char path[64];
 	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%d", pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (stat(path, &st) == 0 && st.st_uid == 0 && f.target_uid != 0)
 		f.dumpable = false;
 	char buf[LEAKSNAP_ERROR_TEXT_MAX];

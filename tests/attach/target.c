@@ -5,9 +5,12 @@
  *                              read returned (and errno) when it returns
  *   target nanosleep READY MS  sleeps MS milliseconds in one nanosleep(); prints
  *                              its result
- *   target signals READY N     counts SIGRTMIN and SIGUSR1 signals (handlers, no
- *                              SA_RESTART) until N SIGRTMIN came, prints both
- *                              counts and the si_value sum of the SIGRTMIN ones
+ *   target signals READY N     a child sends N SIGRTMIN (sigqueue, values 1..N)
+ *                              and a SIGUSR1 after every tenth, one every 2 ms,
+ *                              once READY.go exists; the parent counts them
+ *                              (handlers, no SA_RESTART) until N SIGRTMIN came
+ *                              and prints the counts and the values' sum
+ *   target undumpable READY    as wait, after prctl(PR_SET_DUMPABLE, 0)
  *   target spin READY THREADS  THREADS threads allocate and free in a tight loop
  *                              until killed; the main thread too
  *   target leak READY THREADS N FLAG  as spin; once FLAG exists, each thread
@@ -24,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +93,10 @@ int main(int argc, char **argv)
 		return 2;
 	const char *mode = argv[1];
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (strcmp(mode, "undumpable") == 0) {
+		prctl(PR_SET_DUMPABLE, 0);
+		mode = "wait";
+	}
 	if (strcmp(mode, "wait") == 0) {
 		ready(argv[2]);
 		for (;;)
@@ -125,9 +134,25 @@ int main(int argc, char **argv)
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_usr1;
 		sigaction(SIGUSR1, &sa, NULL);
+		pid_t parent = getpid(), child = fork();
+		if (child == 0) {
+			char go[4096];
+			snprintf(go, sizeof(go), "%s.go", argv[2]);
+			while (access(go, F_OK) != 0)
+				usleep(1000);
+			for (long i = 1; i <= want; i++) {
+				union sigval v = {.sival_int = (int)i};
+				sigqueue(parent, SIGRTMIN, v);
+				if (i % 10 == 0)
+					kill(parent, SIGUSR1);
+				usleep(2000);
+			}
+			_exit(0);
+		}
 		ready(argv[2]);
 		while (rt_count < want)
-			pause();
+			usleep(1000); /* (pause() could miss the last one) */
+		waitpid(child, NULL, 0);
 		printf("SIGRTMIN %d, sum %ld, SIGUSR1 %s\n", (int)rt_count, value_sum,
 		       usr1_count > 0 ? "seen" : "not seen");
 		return 0;
