@@ -280,6 +280,15 @@ $(B)/tests/test_adb: tests/unit/test_adb.c adb/adb_run.c adb/adb.h $(KIT_TOOL_SR
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iadb -Ikit $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< adb/adb_run.c $(KIT_TOOL_SRCS) -lcmocka $(LDFLAGS_ALL)
 
+# attach/ below the command: its sources built into the test (the tool's
+# objects are not in a library), over libleaksnap's maps parser and kit.
+$(B)/tests/test_attach: tests/unit/test_attach.c $(ATTACH_SRCS) $(wildcard attach/*.h) \
+		$(B)/lib/libleaksnap.a $(PUB_HEADERS) $(B)/include/leaksnap/leakhook.h
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iattach $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(ATTACH_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(LDFLAGS_ALL)
+
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
 HOOKT_CXX := $(wildcard tests/hook/*.cc)
@@ -347,11 +356,19 @@ CROSS_FLAGS_arm := -mthumb -funwind-tables
 CROSS_PROGS := leaks apkload reach reachexit
 CROSS_LIBS := libleaker libapk libreach
 cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
-	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS))
+	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS)) $(B)/cross/$(1)/attach-obj/arch_$(1).o
 # The arches whose compiler is installed: make check builds and tests those.
 CROSS_FOUND := $(foreach a,$(CROSS_ARCHES),$(if $(shell command -v $(CROSS_CC_$(a)) 2>/dev/null),$(a)))
 
 define cross_rules
+# attach/'s register file of the arch: compiled (not run: qemu-user has no
+# ptrace, docs/attach.md)
+$(B)/cross/$(1)/attach-obj/arch_$(1).o: attach/arch_$(1).c attach/attach_internal.h attach/attach.h \
+		$(PUB_HEADERS) $(B)/include/leaksnap/leakhook.h | $(DEPS_STAMP)
+	$$(call say,CC,$(1):$$<)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) $$(filter-out $$(SANFLAGS),$$(CFLAGS_ALL)) \
+		$$(CROSS_FLAGS_$(1)) \
+		-c -o $$@ $$<
 $(B)/cross/$(1)/hook-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
 	$$(call say,CC,$(1):$$<)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) $$(HOOK_CFLAGS_BASE) $$(CROSS_FLAGS_$(1)) \
