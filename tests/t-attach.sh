@@ -11,7 +11,7 @@
 #  - every error, exit status 2 and the exact line, with the process still
 #    running as before: no such process, another user's process, a process
 #    that is not dumpable, a stopped one, a static program, the preload hook
-#    present, a library of another class or architecture, one missing
+#    present (whose dump --dump takes), a library of another class or architecture, one missing
 #    inside the process's root (a mount namespace), one dlopen refuses (its
 #    dlerror), the process exiting during the attach, usage errors;
 #  - with the real libleakhook-inapp.so when it is built ($B/lib): a C++
@@ -229,6 +229,12 @@ expect "the preload hook" 2 "" "leaksnap: $pid: already attached: the process ru
 " "$L" attach "$pid" --lib "$FAKE"
 expect "detach the preload hook" 2 "" "leaksnap: $pid: the process runs under the preload hook $hook_real (LD_PRELOAD), which cannot be detached
 " "$L" attach "$pid" --detach
+# --dump calls the preload hook's own leaksnap_dump(NULL)
+expect "dump the preload hook" 0 "$w/pre.$pid.0001.dump
+" "" "$L" attach "$pid" --dump --out "$w/pre"
+"$L" show "$w/pre.$pid.0001.dump" >"$w/show.out" 2>&1 || fail "the preload hook's dump: $(cat "$w/show.out")"
+grep -q "^pid: *$pid\$" "$w/show.out" || fail "the preload hook's dump is not of $pid"
+untouched "$pid" "a dump of the preload hook"
 
 start libs wait
 cp "$FAKE" "$w/lib32.so"
