@@ -8,7 +8,7 @@
  * arguments, a return address nothing is mapped at, and resumes the
  * thread; the call ends in the SIGSEGV of its return there.  Signals that
  * arrive meanwhile are kept (not delivered to the thread in the middle of
- * the call) and sent again once it is let go.  At the end every register
+ * the call) and sent again once it is let go, except the hook's own pause.  At the end every register
  * and errno are put back as they were, so that a system call the thread
  * was in restarts or returns EINTR as the kernel decides. */
 #include <errno.h>
@@ -81,6 +81,14 @@ static int gone_error(struct attach_session *s, int status, struct leaksnap_erro
 	return kit_error(err, LEAKSNAP_ERR_USAGE, s->subject,
 			 "the process was killed by signal %d during the attach",
 			 WTERMSIG(status));
+}
+
+/* The hook's pause for reachability (SIGRTMAX-18): its dump thread waits
+ * until every thread took it, maybe while the call waits for that thread
+ * (leaksnap_stop stops it).  Delivered at once, never held back. */
+static bool deliver_now(int sig)
+{
+	return sig == LEAKSNAP_HOOK_SIG_STOP;
 }
 
 /* Keep a signal that came while the thread was ours, to send it again
@@ -243,9 +251,12 @@ static int interrupt(struct attach_session *s, struct leaksnap_error *err)
 		if ((st >> 16) == PTRACE_EVENT_STOP)
 			return 0;
 		/* a signal came first: kept, and the interrupt still comes */
-		if ((st >> 16) == 0)
+		int pass = 0;
+		if ((st >> 16) == 0 && deliver_now(WSTOPSIG(st)))
+			pass = WSTOPSIG(st);
+		else if ((st >> 16) == 0)
 			keep_signal(s, WSTOPSIG(st));
-		if (ptrace(PTRACE_CONT, s->pid, NULL, NULL) != 0)
+		if (ptrace(PTRACE_CONT, s->pid, NULL, (void *)(intptr_t)pass) != 0)
 			return kit_error(err, LEAKSNAP_ERR_IO, s->subject, "ptrace(PTRACE_CONT): %s",
 					 strerror(errno));
 	}
@@ -427,9 +438,12 @@ int attach_session_call(struct attach_session *s, const char *what, uint64_t fn,
 					 "back as it was before the call",
 					 what, sig, (unsigned long long)arch_pc(&s->work));
 		}
-		if (event == 0)
+		int pass = 0;
+		if (event == 0 && deliver_now(sig))
+			pass = sig;
+		else if (event == 0)
 			keep_signal(s, sig);
-		if (ptrace(PTRACE_CONT, s->pid, NULL, NULL) != 0) {
+		if (ptrace(PTRACE_CONT, s->pid, NULL, (void *)(intptr_t)pass) != 0) {
 			if (errno == ESRCH) {
 				int st2;
 				if (wait_stop(s, 1.0, &st2, err) < 0)

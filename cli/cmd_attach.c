@@ -327,6 +327,16 @@ static int do_start(const struct attach_proc *p, const struct attach_opts *o, co
 	};
 	if (attach_lib_check(p, lib, &err) != 0)
 		return fail_error(&err);
+	/* another copy of the in-app hook loaded (record --libs, an earlier
+	 * attach with another --lib): a second one would patch the same slots */
+	char there[PATH_MAX];
+	const char *name = strrchr(lib, '/') + 1;
+	if (attach_find_module(p, name, there, sizeof(there)) && strcmp(there, lib) != 0) {
+		cli_fail(p->subject, "the process has another %s loaded (%s, which stays after a "
+				     "detach): attach with --lib %s",
+			 name, there, there);
+		return EXIT_ERROR;
+	}
 	struct attach_result res;
 	if (attach_start(p, lib, &lo, &res, &err) != 0)
 		return fail_error(&err);

@@ -106,6 +106,10 @@ stop: leaksnap attach $pid --detach
 untouched "$pid" "start"
 expect "a second attach" 2 "" "leaksnap: $pid: already attached: collection runs since an earlier attach ('leaksnap attach $pid --dump' takes a dump, --detach stops it)
 " "$L" attach "$pid" --lib "$FAKE" --out "$w/o"
+mkdir "$w/copy"
+cp "$FAKE" "$w/copy/libfakeinapp.so"
+expect "another copy loaded" 2 "" "leaksnap: $pid: the process has another libfakeinapp.so loaded ($FAKE, which stays after a detach): attach with --lib $FAKE
+" "$L" attach "$pid" --lib "$w/copy/libfakeinapp.so" --out "$w/o"
 expect "dump 1" 0 "$w/o.$pid.0001.dump
 " "" "$L" attach "$pid" --dump --out "$w/o" --lib "$FAKE"
 expect "dump 2" 0 "$w/o.$pid.0002.dump
@@ -320,8 +324,12 @@ else
 	pid=$!
 	pids="$pids $pid"
 	wait_for "$w/svc.ready"
-	"$L" attach "$pid" --libs 'libservleak\.so$' --out "$w/svc" >"$w/out" 2>"$w/err" ||
-		fail "attach the service: $(cat "$w/err")"
+	inapp_real=$(readlink -f "$INAPP")
+	expect "attach the service" 0 "attached to process $pid: collecting with $inapp_real
+only allocations made from now on are known: a leak that grew before this moment is not seen
+dumps: $w/svc.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/svc', on kill -47 $pid, and $w/svc.$pid.exit.dump at exit
+stop: leaksnap attach $pid --detach
+" "" "$L" attach "$pid" --libs 'libservleak\.so$' --out "$w/svc"
 	echo 100 >&3
 	wait_for "$w/svc.ready.done.1"
 	d1=$("$L" attach "$pid" --dump --out "$w/svc" 2>"$w/err") || fail "service dump 1: $(cat "$w/err")"
@@ -330,9 +338,12 @@ else
 	d2=$("$L" attach "$pid" --dump --out "$w/svc" 2>"$w/err") || fail "service dump 2: $(cat "$w/err")"
 	[ "$d1" = "$w/svc.$pid.0001.dump" ] && [ "$d2" = "$w/svc.$pid.0002.dump" ] ||
 		fail "service dumps: '$d1' '$d2'"
-	line=$(grep -n 'new Entry' "$top/tests/attach/libservleak.cc" | cut -d: -f1)
-	"$top/$B/bin/leakdiff" "$d1" "$d2" >"$w/diff.out" 2>&1 || true
-	grep -q "libservleak.cc:$line" "$w/diff.out" ||
+	line=$(grep -n 'new Entry;' "$top/tests/attach/libservleak.cc" | cut -d: -f1)
+	"$L" diff "$d1" "$d2" >"$w/diff.out" 2>&1 || fail "leakdiff: status $?"
+	# the first suspect: the 250 entries of the second batch, at their new
+	grep -q '^#1  +50000 bytes, +250 allocations  score' "$w/diff.out" &&
+		sed -n '/^#1 /,/^$/p' "$w/diff.out" |
+		grep -q -E "^  > #[0-9]+ .*  servleak_handle  $top/tests/attach/libservleak.cc:$line:[0-9]+\$" ||
 		{ fail "leakdiff does not find the leak at libservleak.cc:$line"; head -30 "$w/diff.out"; }
 	"$L" attach "$pid" --detach >/dev/null 2>"$w/err" || fail "detach the service: $(cat "$w/err")"
 	untouched "$pid" "the service"
