@@ -502,10 +502,8 @@ int attach_session_end(struct attach_session *s, struct leaksnap_error *err)
 		if (s->saved.gp_len && arch_set(s->pid, &s->saved) != 0)
 			rc = kit_error(err, LEAKSNAP_ERR_IO, s->subject,
 				       "cannot put the registers back: %s", strerror(errno));
-		if (ptrace(PTRACE_DETACH, s->pid, NULL, NULL) != 0 && errno != ESRCH)
-			rc = kit_error(err, LEAKSNAP_ERR_IO, s->subject, "ptrace(PTRACE_DETACH): %s",
-				       strerror(errno));
-		/* the signals that came meanwhile, to the thread they came to */
+		/* the signals that came meanwhile, to the thread they came to,
+		 * queued while it is still stopped: before any newer one */
 		for (unsigned i = 0; i < s->nsig; i++) {
 			siginfo_t *si = &s->sig[i];
 			if (si->si_code < 0 && si->si_code != SI_TKILL &&
@@ -513,6 +511,9 @@ int attach_session_end(struct attach_session *s, struct leaksnap_error *err)
 				continue;
 			syscall(SYS_tgkill, s->pid, s->pid, si->si_signo);
 		}
+		if (ptrace(PTRACE_DETACH, s->pid, NULL, NULL) != 0 && errno != ESRCH)
+			rc = kit_error(err, LEAKSNAP_ERR_IO, s->subject, "ptrace(PTRACE_DETACH): %s",
+				       strerror(errno));
 	}
 	if (s->memfd >= 0)
 		close(s->memfd);
