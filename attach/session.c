@@ -234,6 +234,39 @@ static bool safe_point(struct attach_session *s)
 	return nr >= 0 && blocking_syscall(nr);
 }
 
+/* How much stack the calls may use below the thread's stack pointer: a
+ * main thread on a stack of its own making (a coroutine's, a signal
+ * stack) with less room than this is not called in.  The main stack
+ * ("[stack]") grows as it is used. */
+#define STACK_ROOM (128 * 1024)
+
+static int stack_check(struct attach_session *s, const struct attach_proc *p,
+		       struct leaksnap_error *err)
+{
+	uint64_t sp = arch_sp(&s->saved);
+	for (const char *line = p->maps; line && *line;) {
+		const char *end = strchr(line, '\n');
+		unsigned long long a, b;
+		int off = 0;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &a, &b, &off) >= 2 && sp > a &&
+		    sp <= b) {
+			bool main_stack = off > 0 && strncmp(line + off, "[stack]", 7) == 0;
+			if (!main_stack && sp - a < STACK_ROOM)
+				return kit_error(err, LEAKSNAP_ERR_USAGE, s->subject,
+						 "the main thread runs on a small stack (%llu KiB "
+						 "below its stack pointer, at 0x%llx): too little for "
+						 "dlopen; try again when it is back on its own stack",
+						 (unsigned long long)(sp - a) / 1024,
+						 (unsigned long long)sp);
+			return 0;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return kit_error(err, LEAKSNAP_ERR_USAGE, s->subject,
+			 "the main thread's stack pointer 0x%llx is in no mapping",
+			 (unsigned long long)sp);
+}
+
 /* Stop the thread (PTRACE_INTERRUPT): 0, or -1 with @err. */
 static int interrupt(struct attach_session *s, struct leaksnap_error *err)
 {
@@ -355,6 +388,8 @@ struct attach_session *attach_session_begin(const struct attach_proc *p, const c
 		}
 		pause_us(100 + (long)(tries * 37 % 900)); /* not in step with a loop */
 	}
+	if (stack_check(s, p, err) != 0)
+		goto fail;
 	s->stack_low = (arch_sp(&s->saved) - ARCH_RED_ZONE) & ~(uint64_t)15;
 	find_errno(s, p);
 	if (s->gone) {

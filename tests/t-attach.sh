@@ -10,7 +10,8 @@
 #    threads allocating in a tight loop survive twenty attach/detach rounds;
 #  - every error, exit status 2 and the exact line, with the process still
 #    running as before: no such process, another user's process, a process
-#    that is not dumpable, a stopped one, a static program, the preload hook
+#    that is not dumpable, a stopped one, one whose main thread runs on a
+#    small stack of its own, a static program, the preload hook
 #    present (whose dump --dump takes), a library of another class or architecture, one missing
 #    inside the process's root (a mount namespace), one dlopen refuses (its
 #    dlerror), the process exiting during the attach, usage errors;
@@ -227,6 +228,15 @@ wait_for "$w/static2.ready"
 expect "a static program" 2 "" "leaksnap: $pid: a statically linked program: it has no dynamic loader to load a library with
 " "$L" attach "$pid" --lib "$FAKE"
 untouched "$pid" "static"
+
+start small smallstack
+"$L" attach "$pid" --lib "$FAKE" --out "$w/x" >"$w/out" 2>"$w/err"
+st=$?
+sed 's/([0-9]* KiB below its stack pointer, at 0x[0-9a-f]*)/(N KiB below its stack pointer, at ADDR)/' "$w/err" >"$w/err.n"
+[ "$st" = 2 ] && [ "$(cat "$w/err.n")" = "leaksnap: $pid: the main thread runs on a small stack (N KiB below its stack pointer, at ADDR): too little for dlopen; try again when it is back on its own stack" ] ||
+	fail "a small stack: status $st, $(cat "$w/err")"
+untouched "$pid" "a small stack"
+[ -e "$w/x.$pid.fake-start" ] && fail "a small stack: the library was started"
 
 start stopped wait
 kill -STOP "$pid"

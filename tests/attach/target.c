@@ -11,6 +11,8 @@
  *                              (handlers, no SA_RESTART) until N SIGRTMIN came
  *                              and prints the counts and the values' sum
  *   target undumpable READY    as wait, after prctl(PR_SET_DUMPABLE, 0)
+ *   target smallstack READY    as wait, the main thread on a 64 KiB stack of
+ *                              its own (a coroutine's)
  *   target spin READY THREADS  THREADS threads allocate and free in a tight loop
  *                              until killed; the main thread too
  *   target leak READY THREADS N FLAG  as spin; once FLAG exists, each thread
@@ -27,10 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static const char *flag;
@@ -61,6 +65,14 @@ static void on_usr1(int sig)
 }
 
 static void *volatile sink;
+static const char *small_ready;
+
+static void on_small_stack(void)
+{
+	ready(small_ready);
+	for (;;)
+		pause();
+}
 
 static void spin(int id)
 {
@@ -93,6 +105,20 @@ int main(int argc, char **argv)
 		return 2;
 	const char *mode = argv[1];
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (strcmp(mode, "smallstack") == 0) {
+		static ucontext_t main_ctx, co;
+		size_t size = 64 * 1024;
+		void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (stack == MAP_FAILED || getcontext(&co) != 0)
+			return 2;
+		co.uc_stack.ss_sp = stack;
+		co.uc_stack.ss_size = size;
+		co.uc_link = NULL;
+		small_ready = argv[2];
+		makecontext(&co, on_small_stack, 0);
+		swapcontext(&main_ctx, &co);
+		return 2;
+	}
 	if (strcmp(mode, "undumpable") == 0) {
 		prctl(PR_SET_DUMPABLE, 0);
 		mode = "wait";
