@@ -228,6 +228,11 @@ int attach_proc_read(int pid, struct attach_proc *p, struct leaksnap_error *err)
 	char state = attach_thread_state(p->pid);
 	if (state == 0)
 		return kit_error(err, LEAKSNAP_ERR_USAGE, p->subject, "no such process");
+	if ((state == 'Z' || state == 'X') && status_field(p->pid, "Threads", v, 1) == 1 && v[0] > 1)
+		return kit_error(err, LEAKSNAP_ERR_USAGE, p->subject,
+				 "its main thread has ended (the process runs on in %ld other "
+				 "thread%s): attaching calls in the main thread",
+				 v[0] - 1, v[0] == 2 ? "" : "s");
 	if (state == 'Z' || state == 'X')
 		return kit_error(err, LEAKSNAP_ERR_USAGE, p->subject,
 				 "the process has exited (a zombie)");

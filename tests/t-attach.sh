@@ -10,8 +10,8 @@
 #    threads allocating in a tight loop survive twenty attach/detach rounds;
 #  - every error, exit status 2 and the exact line, with the process still
 #    running as before: no such process, another user's process, a process
-#    that is not dumpable, a stopped one, one whose main thread runs on a
-#    small stack of its own, a static program, the preload hook
+#    that is not dumpable, a stopped one, one whose main thread ended or runs
+#    on a small stack of its own, a static program, the preload hook
 #    present (whose dump --dump takes), a library of another class or architecture, one missing
 #    inside the process's root (a mount namespace), one dlopen refuses (its
 #    dlerror), the process exiting during the attach, usage errors;
@@ -237,6 +237,15 @@ sed 's/([0-9]* KiB below its stack pointer, at 0x[0-9a-f]*)/(N KiB below its sta
 	fail "a small stack: status $st, $(cat "$w/err")"
 untouched "$pid" "a small stack"
 [ -e "$w/x.$pid.fake-start" ] && fail "a small stack: the library was started"
+
+start mainexit mainexit
+n=0
+while [ "$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$pid/status")" != Z ] && [ $n -lt 500 ]; do
+	sleep 0.01
+	n=$((n + 1))
+done
+expect "the main thread ended" 2 "" "leaksnap: $pid: its main thread has ended (the process runs on in 1 other thread): attaching calls in the main thread
+" "$L" attach "$pid" --lib "$FAKE"
 
 start stopped wait
 kill -STOP "$pid"

@@ -11,6 +11,8 @@
  *                              (handlers, no SA_RESTART) until N SIGRTMIN came
  *                              and prints the counts and the values' sum
  *   target undumpable READY    as wait, after prctl(PR_SET_DUMPABLE, 0)
+ *   target mainexit READY      the main thread ends (pthread_exit), a second
+ *                              one waits
  *   target smallstack READY    as wait, the main thread on a 64 KiB stack of
  *                              its own (a coroutine's)
  *   target spin READY THREADS  THREADS threads allocate and free in a tight loop
@@ -93,6 +95,14 @@ static void spin(int id)
 	}
 }
 
+static void *waiter(void *arg)
+{
+	ready(arg);
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static void *thread_main(void *arg)
 {
 	spin((int)(long)arg);
@@ -105,6 +115,11 @@ int main(int argc, char **argv)
 		return 2;
 	const char *mode = argv[1];
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (strcmp(mode, "mainexit") == 0) {
+		pthread_t th;
+		pthread_create(&th, NULL, waiter, argv[2]);
+		pthread_exit(NULL);
+	}
 	if (strcmp(mode, "smallstack") == 0) {
 		static ucontext_t main_ctx, co;
 		size_t size = 64 * 1024;
