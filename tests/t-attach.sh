@@ -14,7 +14,8 @@
 #    on a small stack of its own, a static program, the preload hook
 #    present (whose dump --dump takes), a library of another class or architecture, one missing
 #    inside the process's root (a mount namespace), one dlopen refuses (its
-#    dlerror), the process exiting during the attach, usage errors;
+#    dlerror), the process exiting during the attach, a crash in the call
+#    (the process goes on, and can be attached again), usage errors;
 #  - with the real libleakhook-inapp.so when it is built ($B/lib): a C++
 #    service leaking through a library of its own, found by leakdiff with
 #    file:line; threads in a tight allocation loop, exact counts.  Without
@@ -300,6 +301,19 @@ expect "exits during the attach" 2 "" "leaksnap: $pid: the process exited during
 wait "$pid"
 st=$?
 [ "$st" = 7 ] || fail "the process that exited: status $st"
+
+start crash wait
+"$L" attach "$pid" --lib "$FAKE" --libs fake:crash --out "$w/x" >"$w/out" 2>"$w/err"
+st=$?
+sed 's/at pc 0x[0-9a-f]*)/at pc ADDR)/' "$w/err" >"$w/err.n"
+[ "$st" = 2 ] && [ "$(cat "$w/err.n")" = "leaksnap: $pid: leaksnap_start crashed (signal 11 at pc ADDR); the process was put back as it was before the call" ] ||
+	fail "a crash in the call: status $st, $(cat "$w/err")"
+untouched "$pid" "a crash in the call"
+expect "attach after a crash" 0 "attached to process $pid: collecting with $FAKE
+only allocations made from now on are known: a leak that grew before this moment is not seen
+dumps: $w/c.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/c', on kill -47 $pid, and $w/c.$pid.exit.dump at exit
+stop: leaksnap attach $pid --detach
+" "" "$L" attach "$pid" --lib "$FAKE" --out "$w/c"
 
 start einval wait
 expect "leaksnap_start fails" 2 "" "leaksnap: $pid: leaksnap_start failed in the process: Invalid argument

@@ -5,12 +5,14 @@
  * leaksnap_start(opts) writes OUT.PID.fake-start (OUT: opts->out), one
  * line: every field of the options as received, and whether it ran on the
  * process's main thread.  Options' libs set to "fake:exit" end the process
- * (exit status 7) in the call; "fake:einval" makes it fail with EINVAL.
+ * (exit status 7) in the call; "fake:einval" makes it fail with EINVAL;
+ * "fake:crash" makes it crash (a write to address 8).
  * A second start fails with EALREADY, as the hook's does.
  * leaksnap_dump(NULL) writes OUT.PID.NNNN.dump (N = 1, 2 ...).
  * leaksnap_stop() fails with EINVAL when not started, else returns the
  * number in $FAKE_LEFT (slots left alone; 0 when unset). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,10 @@ API int leaksnap_start(const struct leaksnap_options *o)
 	}
 	if (o && o->libs && strcmp(o->libs, "fake:exit") == 0)
 		_exit(7);
+	if (o && o->libs && strcmp(o->libs, "fake:crash") == 0) {
+		volatile int *volatile bad = (volatile int *)(uintptr_t)8;
+		*bad = 1;
+	}
 	if (o && o->libs && strcmp(o->libs, "fake:einval") == 0) {
 		errno = EINVAL;
 		return -1;
