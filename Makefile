@@ -356,14 +356,17 @@ CROSS_FLAGS_arm := -mthumb -funwind-tables
 CROSS_PROGS := leaks apkload reach reachexit
 CROSS_LIBS := libleaker libapk libreach
 cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
-	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS)) $(B)/cross/$(1)/attach-obj/arch_$(1).o
+	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS)) \
+	$(patsubst attach/%.c,$(B)/cross/$(1)/attach-obj/%.o,attach/arch_$(1).c $(ATTACH_CROSS_SRCS))
 # The arches whose compiler is installed: make check builds and tests those.
 CROSS_FOUND := $(foreach a,$(CROSS_ARCHES),$(if $(shell command -v $(CROSS_CC_$(a)) 2>/dev/null),$(a)))
 
+# attach/ for the arch: its register file and the files that do not read
+# ELF (libelf's headers are the host's), compiled, not run (qemu-user has
+# no ptrace: docs/attach.md)
+ATTACH_CROSS_SRCS := attach/session.c attach/inject.c attach/proc.c
 define cross_rules
-# attach/'s register file of the arch: compiled (not run: qemu-user has no
-# ptrace, docs/attach.md)
-$(B)/cross/$(1)/attach-obj/arch_$(1).o: attach/arch_$(1).c attach/attach_internal.h attach/attach.h \
+$(B)/cross/$(1)/attach-obj/%.o: attach/%.c attach/attach_internal.h attach/attach.h \
 		$(PUB_HEADERS) $(B)/include/leaksnap/leakhook.h | $(DEPS_STAMP)
 	$$(call say,CC,$(1):$$<)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) $$(filter-out $$(SANFLAGS),$$(CFLAGS_ALL)) \

@@ -11,6 +11,8 @@
  * the call) and sent again once it is let go, except the hook's own pause.  At the end every register
  * and errno are put back as they were, so that a system call the thread
  * was in restarts or returns EINTR as the kernel decides. */
+/* /proc/PID/mem offsets are addresses: 64 bits on a 32-bit system too */
+#define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -183,16 +185,19 @@ static void find_unsafe(struct attach_session *s, const struct attach_proc *p, c
 	}
 }
 
-/* System calls a thread waits in without holding a lock of the C
- * library's (a lock it waits for is held by another thread, which goes
- * on). */
+/* System calls a thread waits in without holding a lock the calls take
+ * (the C library's allocator and loader locks are never held across
+ * them; a lock it waits for in futex is held by another thread, which
+ * goes on).  A stdio lock may be held across a write: dlopen and the hook
+ * use no stdio. */
 static bool blocking_syscall(long nr)
 {
 	static const long calls[] = {
 		SYS_read, SYS_readv, SYS_pread64, SYS_recvfrom, SYS_recvmsg, SYS_accept4,
 		SYS_nanosleep, SYS_clock_nanosleep, SYS_ppoll, SYS_pselect6, SYS_epoll_pwait,
 		SYS_wait4, SYS_waitid, SYS_rt_sigsuspend, SYS_rt_sigtimedwait, SYS_futex,
-		SYS_msgrcv, SYS_semtimedop, SYS_io_getevents, SYS_clock_nanosleep,
+		SYS_msgrcv, SYS_semtimedop, SYS_io_getevents, SYS_write, SYS_writev,
+		SYS_pwrite64, SYS_sendto, SYS_sendmsg, SYS_connect, SYS_mq_timedreceive,
 #ifdef SYS_accept
 		SYS_accept,
 #endif
@@ -218,10 +223,13 @@ static bool blocking_syscall(long nr)
 	return false;
 }
 
-static bool safe_point(struct attach_session *s)
+/* Whether the thread stopped where the calls may run; *@nr the system
+ * call it is in (-1: none). */
+static bool safe_point(struct attach_session *s, long *nr)
 {
 	uint64_t pc = arch_pc(&s->saved);
 	bool inside = false;
+	*nr = -1;
 	for (unsigned i = 0; i < s->nunsafe; i++)
 		if (pc >= s->unsafe[i].start && pc < s->unsafe[i].end)
 			inside = true;
@@ -230,8 +238,8 @@ static bool safe_point(struct attach_session *s)
 	uint8_t insn[8] = {0};
 	if (pc >= 4 && pread(s->memfd, insn, sizeof(insn), (off_t)(pc - 4)) != (ssize_t)sizeof(insn))
 		memset(insn, 0, sizeof(insn));
-	long nr = arch_syscall(&s->saved, insn);
-	return nr >= 0 && blocking_syscall(nr);
+	*nr = arch_syscall(&s->saved, insn);
+	return *nr >= 0 && blocking_syscall(*nr);
 }
 
 /* How much stack the calls may use below the thread's stack pointer: a
@@ -372,13 +380,17 @@ struct attach_session *attach_session_begin(const struct attach_proc *p, const c
 				  strerror(errno));
 			goto fail;
 		}
-		if (safe_point(s))
+		long nr;
+		if (safe_point(s, &nr))
 			break;
 		if (now() > end) {
+			char in[64] = "";
+			if (nr >= 0)
+				snprintf(in, sizeof(in), ", in system call %ld", nr);
 			kit_error(err, LEAKSNAP_ERR_USAGE, p->subject,
 				  "the main thread stayed inside the C library for %g seconds "
-				  "(pc 0x%llx, not waiting in a system call): try again",
-				  SAFE_POINT_TIMEOUT, (unsigned long long)arch_pc(&s->saved));
+				  "(pc 0x%llx%s): try again",
+				  SAFE_POINT_TIMEOUT, (unsigned long long)arch_pc(&s->saved), in);
 			goto fail;
 		}
 		if (ptrace(PTRACE_CONT, s->pid, NULL, NULL) != 0) {
