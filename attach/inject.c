@@ -6,7 +6,8 @@
  * ones in libdl.so.2 (when the program links it) or, privately, as
  * __libc_dlopen_mode in libc.so.6; bionic's linker exports
  * __loader_dlopen, which takes the caller's address (the linker
- * namespace is chosen by it). */
+ * namespace is chosen by it); musl's are in its loader, which is its C
+ * library. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -32,7 +33,10 @@ static const struct loader loaders[] = {
 	{"libc.so.6", "__libc_dlopen_mode", "__libc_dlsym", NULL, false},
 	{"linker64", "__loader_dlopen", "__loader_dlsym", "__loader_dlerror", true},
 	{"linker", "__loader_dlopen", "__loader_dlsym", "__loader_dlerror", true},
-	{"libc.so", "dlopen", "dlsym", "dlerror", false}, /* musl */
+	/* musl: the C library is the loader, mapped by its own name */
+	{"ld-musl-x86_64.so.1", "dlopen", "dlsym", "dlerror", false},
+	{"ld-musl-aarch64.so.1", "dlopen", "dlsym", "dlerror", false},
+	{"ld-musl-armhf.so.1", "dlopen", "dlsym", "dlerror", false},
 };
 
 struct found_loader {
@@ -57,8 +61,8 @@ static int find_loader(const struct attach_proc *p, struct found_loader *f,
 		return 0;
 	}
 	return kit_error(err, LEAKSNAP_ERR_USAGE, p->subject,
-			 "no dlopen found in the process (looked in libc.so.6, libdl.so.2 and "
-			 "the Android linker)");
+			 "no dlopen found in the process (looked in libc.so.6, libdl.so.2, the "
+			 "Android linker and musl's loader)");
 }
 
 size_t attach_options_image(const struct leaksnap_options *o, unsigned ptr_size, uint64_t base,

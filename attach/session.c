@@ -320,7 +320,9 @@ static void find_errno(struct attach_session *s, const struct attach_proc *p)
 	static const char *const where[][2] = {
 		{"libc.so.6", "__errno_location"},
 		{"libc.so", "__errno"},
-		{"libc.so", "__errno_location"},
+		{"ld-musl-x86_64.so.1", "__errno_location"},
+		{"ld-musl-aarch64.so.1", "__errno_location"},
+		{"ld-musl-armhf.so.1", "__errno_location"},
 	};
 	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
 		uint64_t fn;
