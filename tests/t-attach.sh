@@ -18,7 +18,8 @@
 #    (the process goes on, and can be attached again), usage errors;
 #  - with the real libleakhook-inapp.so when it is built ($B/lib): a C++
 #    service leaking through a library of its own, found by leakdiff with
-#    file:line; threads in a tight allocation loop, exact counts.  Without
+#    file:line; threads in a tight allocation loop, exact counts, and ten
+#    attach/dump/detach rounds while they allocate.  Without
 #    it those parts are skipped, and say so.
 set -u
 B=$1
@@ -405,6 +406,18 @@ stop: leaksnap attach $pid --detach
 		[ "$n" = 50 ] || fail "thread $t: $n blocks of $((4000 + t)) bytes, expected 50"
 	done
 	untouched "$pid" "the allocation loop"
+	# patched and put back while the threads allocate: ten rounds
+	expect "detach the loop" 0 "detached from process $pid: collection stopped, every GOT slot put back
+" "" "$L" attach "$pid" --detach
+	i=0
+	while [ $i -lt 10 ]; do
+		"$L" attach "$pid" --libs "$(basename "$T")/target\$" --out "$w/m" >/dev/null 2>"$w/err" ||
+			fail "loop attach $i: $(cat "$w/err")"
+		"$L" attach "$pid" --dump --out "$w/m" >/dev/null 2>"$w/err" || fail "loop dump $i: $(cat "$w/err")"
+		"$L" attach "$pid" --detach >"$w/out" 2>"$w/err" || fail "loop detach $i: $(cat "$w/err")"
+		i=$((i + 1))
+	done
+	untouched "$pid" "ten attach/dump/detach rounds with the real hook"
 fi
 
 [ $fails = 0 ] || exit 1
