@@ -396,7 +396,8 @@ static int do_dump(const struct attach_proc *p, const char *lib, const char *pre
 	}
 	if (res.ret != 0) {
 		free_list(before);
-		if (res.err_no == EINVAL)
+		/* (the in-app hook says ENOSYS when it was not started) */
+		if (res.err_no == EINVAL || res.err_no == ENOSYS)
 			cli_fail(p->subject, "not attached: collection is not running (attach "
 					     "first: 'leaksnap attach %d')",
 				 p->pid);
