@@ -95,6 +95,30 @@ int64_t arch_return(const struct arch_state *s)
 	return (int64_t)cgp(s)->rax;
 }
 
+bool arch_sigreturn(const uint8_t code[16])
+{
+	/* glibc's and musl's __restore_rt: mov $15, %rax; syscall */
+	static const uint8_t restore_rt[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+	return memcmp(code, restore_rt, sizeof(restore_rt)) == 0;
+}
+
+bool arch_signal_frame(const uint8_t *frame, size_t len, uint64_t addr)
+{
+	/* struct rt_sigframe: the trampoline's address, then the ucontext
+	 * (flags, link, the 24-byte stack_t), whose mcontext holds r8-r15,
+	 * rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp (word 15), rip, eflags, ...,
+	 * the FP state's address (word 23) */
+	const size_t mc = 8 + 8 + 8 + 24;
+	if (len < mc + 24 * 8)
+		return false;
+	uint64_t rsp, fpstate;
+	memcpy(&rsp, frame + mc + 15 * 8, 8);
+	memcpy(&fpstate, frame + mc + 23 * 8, 8);
+	/* the frame is below the stack pointer it saved; the FP state in it */
+	return rsp > addr && rsp - addr < 64 * 1024 &&
+	       (fpstate == 0 || (fpstate > addr && fpstate < rsp && fpstate % 64 == 0));
+}
+
 long arch_syscall(const struct arch_state *s, const uint8_t insn[8])
 {
 	(void)insn;

@@ -67,6 +67,14 @@ int64_t arch_return(const struct arch_state *s);
  * @insn the 4 bytes at pc - 4 and pc (for the architectures that tell by
  * the instruction). */
 long arch_syscall(const struct arch_state *s, const uint8_t insn[8]);
+/* Whether @code (16 bytes) is the C library's sigreturn trampoline, where
+ * a signal handler returns to (the kernel's signal frame begins with its
+ * address). */
+bool arch_sigreturn(const uint8_t code[16]);
+/* Whether the @len bytes at @frame (at address @addr in the target), which
+ * begin with the trampoline's address, hold a signal frame: its saved
+ * context points above it as a real one does.  false where unknown. */
+bool arch_signal_frame(const uint8_t *frame, size_t len, uint64_t addr);
 /* The red zone below the stack pointer that the ABI lets a function use
  * without moving it: never written. */
 #define ARCH_RED_ZONE 128

@@ -3,8 +3,9 @@
  * Only the main thread is traced (PTRACE_SEIZE, then PTRACE_INTERRUPT);
  * the others run on.  It is stopped where it holds no lock the called
  * functions may take: not inside the C library, the loader or a hook,
- * unless it waits in a blocking system call there (it is let run a moment
- * and stopped again, until it is somewhere else).  A call sets the
+ * unless it waits in a blocking system call there, and never in a signal
+ * handler (it is let run a moment and stopped again, until it is somewhere
+ * else).  A call sets the
  * arguments, a return address nothing is mapped at, and resumes the
  * thread; the call ends in the SIGSEGV of its return there.  Signals that
  * arrive meanwhile are kept (not delivered to the thread in the middle of
@@ -41,6 +42,7 @@
 
 struct range {
 	uint64_t start, end;
+	bool libc; /* the C library's: where signal handlers return through */
 };
 
 struct attach_session {
@@ -142,19 +144,25 @@ static int wait_stop(struct attach_session *s, double timeout, int *status,
 	}
 }
 
-/* The executable code of the modules whose locks a call may need. */
-static bool unsafe_module(const char *name, const char *avoid)
+/* The executable code of the modules whose locks a call may need: 0 none
+ * of them, 1 one (the loader, the C++ runtime, a hook), 2 the C library
+ * (whose code also returns from signal handlers). */
+static int unsafe_module(const char *name, const char *avoid)
 {
-	static const char *const prefixes[] = {
-		"libc.so", "libc-", "ld-linux", "ld-musl", "ld-", "libpthread", "libdl.so",
-		"libdl-", "linker", "libleakhook", "libstdc++", "libc++",
+	static const char *const libc[] = {"libc.so", "libc-", "ld-musl"};
+	static const char *const others[] = {
+		"ld-", "linker", "libpthread", "libdl.so", "libdl-", "libleakhook", "libstdc++",
+		"libc++",
 	};
+	for (size_t i = 0; i < sizeof(libc) / sizeof(libc[0]); i++)
+		if (strncmp(name, libc[i], strlen(libc[i])) == 0)
+			return 2;
 	if (avoid && strcmp(name, avoid) == 0)
-		return true;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
+		return 1;
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		if (strncmp(name, others[i], strlen(others[i])) == 0)
+			return 1;
+	return 0;
 }
 
 static void find_unsafe(struct attach_session *s, const struct attach_proc *p, const char *avoid)
@@ -176,8 +184,9 @@ static void find_unsafe(struct attach_session *s, const struct attach_proc *p, c
 				if (nlen < sizeof(name)) {
 					memcpy(name, slash + 1, nlen);
 					name[nlen] = '\0';
-					if (unsafe_module(name, avoid) && s->nunsafe < MAX_RANGES)
-						s->unsafe[s->nunsafe++] = (struct range){a, b};
+					int u = unsafe_module(name, avoid);
+					if (u && s->nunsafe < MAX_RANGES)
+						s->unsafe[s->nunsafe++] = (struct range){a, b, u == 2};
 				}
 			}
 		}
@@ -223,6 +232,46 @@ static bool blocking_syscall(long nr)
 	return false;
 }
 
+/* How far up the stack a signal frame is looked for. */
+#define STACK_SCAN (64 * 1024)
+
+/* Whether the thread runs a signal handler: a signal frame (the return
+ * address of the C library's sigreturn trampoline, and the saved context
+ * that follows it) on its stack, from the stack pointer up.  A handler may
+ * have interrupted anything, a lock held (the hook's reachability pause
+ * waits in its handler while its dump thread works). */
+static bool in_signal_handler(struct attach_session *s)
+{
+	uint64_t sp = arch_sp(&s->saved);
+	static uint64_t words[STACK_SCAN / 8];
+	size_t got = 0;
+	while (got < sizeof(words)) { /* a page at a time: up to the stack's end */
+		size_t chunk = 4096 - (size_t)((sp + got) % 4096);
+		if (chunk > sizeof(words) - got)
+			chunk = sizeof(words) - got;
+		ssize_t r = pread(s->memfd, (char *)words + got, chunk, (off_t)(sp + got));
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	size_t n = got / ARCH_PTR;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = ARCH_PTR == 8 ? words[i] : ((const uint32_t *)(const void *)words)[i];
+		bool in_libc = false;
+		for (unsigned j = 0; j < s->nunsafe && !in_libc; j++)
+			in_libc = s->unsafe[j].libc && v >= s->unsafe[j].start && v < s->unsafe[j].end;
+		uint8_t code[16];
+		if (!in_libc ||
+		    pread(s->memfd, code, sizeof(code), (off_t)(v & ~(uint64_t)1)) != (ssize_t)sizeof(code) ||
+		    !arch_sigreturn(code))
+			continue;
+		if (arch_signal_frame((const uint8_t *)words + i * ARCH_PTR, got - i * ARCH_PTR,
+				      sp + i * ARCH_PTR))
+			return true;
+	}
+	return false;
+}
+
 /* Whether the thread stopped where the calls may run; *@nr the system
  * call it is in (-1: none). */
 static bool safe_point(struct attach_session *s, long *nr)
@@ -233,13 +282,16 @@ static bool safe_point(struct attach_session *s, long *nr)
 	for (unsigned i = 0; i < s->nunsafe; i++)
 		if (pc >= s->unsafe[i].start && pc < s->unsafe[i].end)
 			inside = true;
-	if (!inside)
-		return true;
-	uint8_t insn[8] = {0};
-	if (pc >= 4 && pread(s->memfd, insn, sizeof(insn), (off_t)(pc - 4)) != (ssize_t)sizeof(insn))
-		memset(insn, 0, sizeof(insn));
-	*nr = arch_syscall(&s->saved, insn);
-	return *nr >= 0 && blocking_syscall(*nr);
+	if (inside) {
+		uint8_t insn[8] = {0};
+		if (pc >= 4 &&
+		    pread(s->memfd, insn, sizeof(insn), (off_t)(pc - 4)) != (ssize_t)sizeof(insn))
+			memset(insn, 0, sizeof(insn));
+		*nr = arch_syscall(&s->saved, insn);
+		if (*nr < 0 || !blocking_syscall(*nr))
+			return false;
+	}
+	return !in_signal_handler(s);
 }
 
 /* How much stack the calls may use below the thread's stack pointer: a
@@ -390,8 +442,9 @@ struct attach_session *attach_session_begin(const struct attach_proc *p, const c
 			if (nr >= 0)
 				snprintf(in, sizeof(in), ", in system call %ld", nr);
 			kit_error(err, LEAKSNAP_ERR_USAGE, p->subject,
-				  "the main thread stayed inside the C library for %g seconds "
-				  "(pc 0x%llx%s): try again",
+				  "the main thread stayed inside the C library, the loader, a "
+				  "hook or a signal handler for %g seconds (pc 0x%llx%s): try "
+				  "again",
 				  SAFE_POINT_TIMEOUT, (unsigned long long)arch_pc(&s->saved), in);
 			goto fail;
 		}

@@ -407,17 +407,28 @@ static int do_dump(const struct attach_proc *p, const char *lib, const char *pre
 		return EXIT_ERROR;
 	}
 	char **after = list_dumps(p->root, prefix, p->pid, &after_n);
-	size_t shown = 0;
+	/* the newest new one: ours (with --interval, others may have come
+	 * meanwhile; leaksnap_dump took the next number when it was called) */
+	const char *newest = NULL;
+	unsigned long best = 0;
 	for (size_t i = 0; after && after[i]; i++) {
 		if (listed(before, after[i]))
 			continue;
+		const char *num = after[i] + strlen(strrchr(prefix, '/') + 1) + 1;
+		num = strchr(num, '.') + 1; /* past "PID." */
+		unsigned long n = strtoul(num, NULL, 10);
+		if (newest == NULL || n > best) {
+			newest = after[i];
+			best = n;
+		}
+	}
+	if (newest) {
 		const char *slash = strrchr(prefix, '/');
-		printf("%.*s/%s\n", (int)(slash - prefix), prefix, after[i]);
-		shown++;
+		printf("%.*s/%s\n", (int)(slash - prefix), prefix, newest);
 	}
 	free_list(before);
 	free_list(after);
-	if (shown == 0)
+	if (newest == NULL)
 		cli_warn(p->subject, "the process wrote a dump, but not as %s.%d.NNNN.dump: give "
 				     "--out the prefix the attach was given",
 			 prefix, p->pid);

@@ -6,7 +6,8 @@
 #    exact messages, --dump's dump paths, --detach (and what it reports),
 #    "already attached"; a process blocked in read() or nanosleep() gets
 #    its own result after an attach; every signal sent while attaching (300
-#    queued real-time signals with their values, and SIGUSR1s) arrives;
+#    queued real-time signals with their values, and SIGUSR1s) arrives; a
+#    thread in a signal handler is called in only once it returned;
 #    threads allocating in a tight loop survive twenty attach/detach rounds;
 #  - every error, exit status 2 and the exact line, with the process still
 #    running as before: no such process, another user's process, a process
@@ -19,7 +20,8 @@
 #  - with the real libleakhook-inapp.so when it is built ($B/lib): a C++
 #    service leaking through a library of its own, found by leakdiff with
 #    file:line; threads in a tight allocation loop, exact counts, and ten
-#    attach/dump/detach rounds while they allocate.  Without
+#    attach/dump/detach rounds while they allocate (three with reachability
+#    dumps every 50 ms).  Without
 #    it those parts are skipped, and say so.
 set -u
 B=$1
@@ -194,6 +196,19 @@ n=0
 while kill -0 "$pid" 2>/dev/null && [ $n -lt 1000 ]; do sleep 0.01; n=$((n + 1)); done
 wait "$pid"
 [ "$(cat "$w/sig.out")" = "SIGRTMIN 300, sum 45150, SIGUSR1 seen" ] || fail "signals: $(cat "$w/sig.out")"
+
+# In a signal handler (which may have interrupted a lock): not called in
+# until the handler returned
+start hnd handler 1500
+kill -USR1 "$pid"
+n=0
+while [ "$(cut -d' ' -f3 "/proc/$pid/stat" | tr -d '\n')" != S ] || [ "$n" -lt 20 ]; do
+	sleep 0.01
+	n=$((n + 1))
+done
+"$L" attach "$pid" --lib "$FAKE" --out "$w/h" >/dev/null 2>"$w/err" || fail "attach in a handler: $(cat "$w/err")"
+[ -e "$w/hnd.ready.handled" ] || fail "attached in a signal handler, before it returned"
+[ -e "$w/h.$pid.fake-start" ] || fail "in a handler: not started"
 
 # Threads allocating in a tight loop ------------------------------------------
 start spin spin 4
@@ -418,6 +433,19 @@ stop: leaksnap attach $pid --detach
 		i=$((i + 1))
 	done
 	untouched "$pid" "ten attach/dump/detach rounds with the real hook"
+	# with reachability dumps every 50 ms: its pause stops the main thread in
+	# a signal handler, which is never called in (it deadlocked)
+	i=0
+	while [ $i -lt 3 ]; do
+		"$L" attach "$pid" --libs "$(basename "$T")/target\$" --reachability --interval 0.05 \
+			--out "$w/rc" >/dev/null 2>"$w/err" || fail "reachability attach $i: $(cat "$w/err")"
+		sleep 0.2
+		"$L" attach "$pid" --dump --out "$w/rc" >/dev/null 2>"$w/err" ||
+			fail "reachability dump $i: $(cat "$w/err")"
+		"$L" attach "$pid" --detach >/dev/null 2>"$w/err" || fail "reachability detach $i: $(cat "$w/err")"
+		i=$((i + 1))
+	done
+	untouched "$pid" "reachability rounds with the real hook"
 fi
 
 [ $fails = 0 ] || exit 1

@@ -11,6 +11,8 @@
  *                              (handlers, no SA_RESTART) until N SIGRTMIN came
  *                              and prints the counts and the values' sum
  *   target undumpable READY    as wait, after prctl(PR_SET_DUMPABLE, 0)
+ *   target handler READY MS    as wait; a SIGUSR1 handler sleeps MS milliseconds,
+ *                              then creates READY.handled
  *   target mainexit READY      the main thread ends (pthread_exit), a second
  *                              one waits
  *   target smallstack READY    as wait, the main thread on a 64 KiB stack of
@@ -67,6 +69,19 @@ static void on_usr1(int sig)
 }
 
 static void *volatile sink;
+static const char *handler_ready;
+static long handler_ms;
+
+static void on_usr1_sleep(int sig)
+{
+	(void)sig;
+	struct timespec ts = {handler_ms / 1000, (handler_ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+	char done[4096];
+	snprintf(done, sizeof(done), "%s.handled", handler_ready);
+	ready(done);
+}
 static const char *small_ready;
 
 static void on_small_stack(void)
@@ -115,6 +130,12 @@ int main(int argc, char **argv)
 		return 2;
 	const char *mode = argv[1];
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (strcmp(mode, "handler") == 0 && argc > 3) {
+		handler_ready = argv[2];
+		handler_ms = atol(argv[3]);
+		signal(SIGUSR1, on_usr1_sleep);
+		mode = "wait";
+	}
 	if (strcmp(mode, "mainexit") == 0) {
 		pthread_t th;
 		pthread_create(&th, NULL, waiter, argv[2]);
