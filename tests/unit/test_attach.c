@@ -1,7 +1,8 @@
 /* Unit tests for attach/, below `leaksnap attach`: the options struct as a
  * process of each pointer size lays it out, symbol addresses found in a
  * process's ELF files and maps (checked against this process's own
- * dynamic linker), modules found in maps text, the explanations of a
+ * dynamic linker), a signal frame told from its look-alikes (this process's
+ * own, from its handler), modules found in maps text, the explanations of a
  * refused ptrace, and the checks made before a process is touched. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +200,48 @@ static void test_elf_facts(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * Signal frames (x86-64): this process's own, seen from its handler
+ * ------------------------------------------------------------------------ */
+
+#if defined(__x86_64__)
+static volatile int frame_seen = -1, restorer_seen = -1, fake_frame = -1;
+
+static __attribute__((noinline)) void on_signal(int sig)
+{
+	(void)sig;
+	/* the handler's return address: the trampoline, at the frame's start */
+	void **slot = (void **)__builtin_frame_address(0) + 1;
+	uint8_t code[16];
+	memcpy(code, *slot, sizeof(code));
+	restorer_seen = arch_sigreturn(code);
+	frame_seen = arch_signal_frame((const uint8_t *)slot, 4096, (uint64_t)(uintptr_t)slot);
+	/* a word that only looks like it: what follows is not a context */
+	uint64_t fake[64] = {(uint64_t)(uintptr_t)*slot};
+	fake_frame = arch_signal_frame((const uint8_t *)fake, sizeof(fake),
+				       (uint64_t)(uintptr_t)fake);
+}
+#endif
+
+static void test_signal_frame(void **state)
+{
+	(void)state;
+#if defined(__x86_64__)
+	signal(SIGUSR2, on_signal);
+	raise(SIGUSR2);
+	signal(SIGUSR2, SIG_DFL);
+	assert_int_equal(restorer_seen, 1);
+	assert_int_equal(frame_seen, 1);
+	assert_int_equal(fake_frame, 0);
+	/* other code is not the trampoline */
+	uint8_t code[16];
+	memcpy(code, (const void *)(uintptr_t)&test_signal_frame, sizeof(code));
+	assert_false(arch_sigreturn(code));
+#else
+	skip();
+#endif
+}
+
+/* ------------------------------------------------------------------------
  * Maps text
  * ------------------------------------------------------------------------ */
 
@@ -336,6 +380,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_module_symbol, read_self, free_self),
 		cmocka_unit_test_setup_teardown(test_program_symbol, read_self, free_self),
 		cmocka_unit_test(test_elf_facts),
+		cmocka_unit_test(test_signal_frame),
 		cmocka_unit_test(test_find_module),
 		cmocka_unit_test(test_perm_reason),
 		cmocka_unit_test(test_proc_read_refusals),
