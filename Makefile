@@ -77,7 +77,11 @@ CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 # The Android device driver (adb/) runs adb through the kit's process
 # runner; the CLI's `leaksnap adb` drives it.
 ADB_SRCS := $(wildcard adb/*.c)
-TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS))
+# Attaching to a running process (attach/): ptrace, and the process's ELF
+# files read with libelf; the CLI's `leaksnap attach` drives it.  One file
+# per architecture holds its registers (attach/arch_*.c).
+ATTACH_SRCS := $(wildcard attach/*.c)
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS))
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -186,7 +190,7 @@ $(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
 		$(B)/lib/libkit.a -L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
-$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach
 $(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
 $(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a \
 		$(B)/lib/libleaksnap.a
@@ -279,6 +283,15 @@ $(B)/tests/test_adb: tests/unit/test_adb.c adb/adb_run.c adb/adb.h $(KIT_TOOL_SR
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iadb -Ikit $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< adb/adb_run.c $(KIT_TOOL_SRCS) -lcmocka $(LDFLAGS_ALL)
 
+# attach/ below the command: its sources built into the test (the tool's
+# objects are not in a library), over libleaksnap's maps parser and kit.
+$(B)/tests/test_attach: tests/unit/test_attach.c $(ATTACH_SRCS) $(wildcard attach/*.h) \
+		$(B)/lib/libleaksnap.a $(PUB_HEADERS) $(B)/include/leaksnap/leakhook.h
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iattach $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(ATTACH_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(LDFLAGS_ALL)
+
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
 HOOKT_CXX := $(wildcard tests/hook/*.cc)
@@ -303,6 +316,36 @@ $(B)/tests/hook/%: tests/hook/%.cc
 	$(call say,CXX,$<)
 	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -rdynamic -o $@ $< -ldl -lpthread
 
+# Programs and libraries tests/t-attach.sh uses (tests/attach/): processes
+# to attach to (one of them statically linked), a stand-in for the in-app
+# hook that records how it was called, a library dlopen refuses, and a C++
+# service leaking through a library of its own.
+ATTT_C := $(wildcard tests/attach/*.c)
+ATTT_CXX := $(wildcard tests/attach/*.cc)
+ATTT_BINS := $(patsubst tests/attach/%.c,$(B)/tests/attach/%,$(filter-out tests/attach/lib%,$(ATTT_C))) \
+	$(patsubst tests/attach/%.cc,$(B)/tests/attach/%,$(filter-out tests/attach/lib%,$(ATTT_CXX))) \
+	$(patsubst tests/attach/%.c,$(B)/tests/attach/%.so,$(filter tests/attach/lib%,$(ATTT_C))) \
+	$(patsubst tests/attach/%.cc,$(B)/tests/attach/%.so,$(filter tests/attach/lib%,$(ATTT_CXX))) \
+	$(B)/tests/attach/target-static
+$(ATTT_BINS): hook/leakhook.h
+
+$(B)/tests/attach/lib%.so: tests/attach/lib%.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
+$(B)/tests/attach/lib%.so: tests/attach/lib%.cc
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -O0 -fPIC -shared -o $@ $<
+$(B)/tests/attach/target-static: tests/attach/target.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -static -o $@ $< -lpthread
+$(B)/tests/attach/%: tests/attach/%.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -lpthread
+$(B)/tests/attach/service: tests/attach/service.cc $(B)/tests/attach/libservleak.so
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -o $@ $< -L$(B)/tests/attach \
+		-Wl,-rpath,'$$ORIGIN' -lservleak -lpthread
+
 # Cross builds (make cross): the hook and the C programs of the hook tests
 # for arm64 and for 32-bit ARM in Thumb state, with Debian's cross
 # compilers, run under qemu-user by tests/t-android-hook.sh.  32-bit ARM code is
@@ -316,11 +359,22 @@ CROSS_FLAGS_arm := -mthumb -funwind-tables
 CROSS_PROGS := leaks apkload reach reachexit
 CROSS_LIBS := libleaker libapk libreach
 cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
-	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS))
+	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS)) \
+	$(patsubst attach/%.c,$(B)/cross/$(1)/attach-obj/%.o,attach/arch_$(1).c $(ATTACH_CROSS_SRCS))
 # The arches whose compiler is installed: make check builds and tests those.
 CROSS_FOUND := $(foreach a,$(CROSS_ARCHES),$(if $(shell command -v $(CROSS_CC_$(a)) 2>/dev/null),$(a)))
 
+# attach/ for the arch: its register file and the files that do not read
+# ELF (libelf's headers are the host's), compiled, not run (qemu-user has
+# no ptrace: docs/attach.md)
+ATTACH_CROSS_SRCS := attach/session.c attach/inject.c attach/proc.c
 define cross_rules
+$(B)/cross/$(1)/attach-obj/%.o: attach/%.c attach/attach_internal.h attach/attach.h \
+		$(PUB_HEADERS) $(B)/include/leaksnap/leakhook.h | $(DEPS_STAMP)
+	$$(call say,CC,$(1):$$<)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) $$(filter-out $$(SANFLAGS),$$(CFLAGS_ALL)) \
+		$$(CROSS_FLAGS_$(1)) \
+		-c -o $$@ $$<
 $(B)/cross/$(1)/hook-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
 	$$(call say,CC,$(1):$$<)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) $$(HOOK_CFLAGS_BASE) $$(CROSS_FLAGS_$(1)) \
@@ -432,8 +486,8 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
 # Every test program waits for the tests' packages (cmocka, the peers).
-$(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
-tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
+$(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
+tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
 	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests
@@ -538,7 +592,8 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap-export.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
-	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 docs/man/leaksnap-attach.1 \
+		$(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/man/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 docs/man/libleakhook.7 $(DESTDIR)$(MANDIR)/man7/
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
@@ -554,6 +609,7 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \
+		$(DESTDIR)$(MANDIR)/man1/leaksnap-attach.1 \
 		$(DESTDIR)$(MANDIR)/man5/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man7/libleakhook.7 \
 		$(DESTDIR)$(BASHCOMPDIR)/leaksnap $(DESTDIR)$(BASHCOMPDIR)/leakdiff \
 		$(DESTDIR)$(ZSHCOMPDIR)/_leaksnap

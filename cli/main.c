@@ -12,6 +12,7 @@ static const struct cmd cmds[] = {
 	{"diff", cmd_diff, "compare snapshots and rank suspected leaks (leakdiff)"},
 	{"symbolize", cmd_symbolize, "show a snapshot with every frame symbolized"},
 	{"addr2line", cmd_addr2line, "addresses in an ELF file to functions and source lines"},
+	{"attach", cmd_attach, "load the in-app hook into a running process and start it"},
 	{"adb", cmd_adb, "take heap snapshots and symbol files from an Android device"},
 	{NULL, NULL, NULL},
 };

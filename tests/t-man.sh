@@ -18,7 +18,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 bs=$(printf '\b')
 
-pages="leaksnap.1 leakdiff.1 libleakhook.7 leaksnap-format.5"
+pages="leaksnap.1 leaksnap-attach.1 leakdiff.1 libleakhook.7 leaksnap-format.5"
 for p in $pages; do
 	[ -f "$man/$p" ] || { fail "$p: missing"; continue; }
 	mandoc -T lint -W warning "$man/$p" >"$w/lint" 2>&1
@@ -60,7 +60,8 @@ check_help() { # NAME HELP-FILE TEXT-FILE
 	done
 	[ $n -gt 0 ] || fail "$1: no options found in its --help"
 	for v in $(envvars "$2"); do
-		cat "$w/leaksnap.1.txt" "$w/libleakhook.7.txt" "$w/leakdiff.1.txt" >"$w/all.txt"
+		cat "$w/leaksnap.1.txt" "$w/libleakhook.7.txt" "$w/leakdiff.1.txt" \
+			"$w/leaksnap-attach.1.txt" >"$w/all.txt"
 		has "$w/all.txt" "$v" || fail "$1: \$$v is in --help, not in the man pages"
 	done
 }
@@ -74,6 +75,9 @@ for c in $cmds; do
 	"$bin/leaksnap" "$c" --help >"$w/$c.help" 2>&1 || fail "leaksnap $c --help: status $?"
 	if [ "$c" = diff ]; then
 		cp "$w/leakdiff.1.txt" "$w/$c.txt"
+	elif [ -f "$w/leaksnap-$c.1.txt" ]; then
+		# a command with a page of its own (leaksnap-attach(1))
+		cp "$w/leaksnap-$c.1.txt" "$w/$c.txt"
 	else
 		section leaksnap.1 "leaksnap $c" >"$w/$c.txt"
 		[ -s "$w/$c.txt" ] || { fail "leaksnap.1: no subsection 'leaksnap $c'"; continue; }

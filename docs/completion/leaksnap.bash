@@ -22,6 +22,8 @@ _leaksnap_opts()
 		"--html-stacks --full-names $debuginfod" ;;
 	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \
 		"-j --json -h --help $debuginfod" ;;
+	attach) echo "--libs --frames --unwind --out --interval --reachability --dump --detach" \
+		"--lib -h --help" ;;
 	adb)
 		case $2 in
 		enable) echo "--malloc-debug --hook --frames -h --help" ;;
@@ -51,7 +53,7 @@ _leaksnap()
 				COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W 'show maps convert record diff symbolize
-					addr2line adb' -- "$cur"))
+					addr2line attach adb' -- "$cur"))
 			fi
 			return
 		fi
@@ -82,18 +84,18 @@ _leaksnap()
 		_filedir -d
 		return ;;
 	--out)
-		# adb: a directory; record: a dump prefix (a path)
+		# adb: a directory; record, attach: a dump prefix (a path)
 		if [[ $cmd == adb ]]; then _filedir -d; else _filedir; fi
 		return ;;
 	--maps | --suppressions | --html | --pprof | -e | --exe)
 		_filedir
 		return ;;
-	--hook)
+	--hook | --lib)
 		_filedir so
 		return ;;
 	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
 		--interval | --count | \
-		--pid | --skip | --rewrite-prefix | --only)
+		--pid | --skip | --rewrite-prefix | --only | --libs)
 		return ;;
 	esac
 
@@ -136,6 +138,7 @@ _leaksnap()
 			_filedir
 		fi ;;
 	addr2line) ;; # addresses
+	attach) _pids ;;
 	adb)
 		case $action in
 		snapshot | enable | disable) ;; # a package name: on the device
