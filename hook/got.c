@@ -505,7 +505,7 @@ static int page_prot(uintptr_t addr)
 	enum { LO, HI, PERMS, REST } state = LO;
 	uintptr_t lo = 0, hi = 0;
 	int prot = 0, nperm = 0, fd, err = EFAULT;
-	char buf[256];
+	char buf[1024];
 	ssize_t n;
 
 	do
