@@ -9,10 +9,8 @@
  * loader leaves them (its tags absolute).  Every time the same slots at
  * the same offsets as from the library loaded at a positive bias. */
 #include <elf.h>
-#include <errno.h>
 #include <link.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

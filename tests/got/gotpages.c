@@ -7,7 +7,6 @@
  * that ends mid-page (libgot-part.so: lld -z now with a 64-byte common
  * page size) leaves its partial page writable, as glibc left it. */
 #include <dlfcn.h>
-#include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
