@@ -412,10 +412,14 @@ cross: $(foreach a,$(CROSS_ARCHES),$(call cross_outputs,$(a)))
 # against the cross compilers' sysroots.
 GOT_SRCS := hook/got.c hook/got_aps2.c
 GOT_HDRS := hook/got.h hook/got_internal.h tests/got/gotcases.h tests/got/gotcase_int.h
-GOT_CASES := tests/got/gotcases.c tests/got/gotcorrupt.c
+GOT_CASES := tests/got/gotcases.c tests/got/gotcorrupt.c tests/got/gotpages.c tests/got/gotbias.c
 GOT_LIB_FLAGS := -O2 -g -Wall -Wextra -Werror -fPIC -shared
-GOT_GNU := lazy now norelro
-GOT_LLD := lld aps2 aps2relr lldrelr aps2relr36
+# based: linked at 0x20000000 (gotbias.c loads it below and just above);
+# part: RELRO ending mid-page (gotpages.c)
+GOT_GNU := lazy now norelro based
+GOT_LLD := lld aps2 aps2relr lldrelr aps2relr36 part
+GOT_LD_based := -Wl,-Ttext-segment=0x20000000
+GOT_LD_part := -Wl,-z,now -Wl,-z,common-page-size=64
 GOT_LD_now := -Wl,-z,now
 GOT_LD_norelro := -Wl,-z,norelro
 GOT_LD_relr := -Wl,-z,pack-relative-relocs
@@ -442,9 +446,10 @@ $(patsubst %,$(B)/tests/got/libgot-%.so,$(GOT_LLD)): $(B)/tests/got/libgot-%.so:
 $(B)/tests/got/libgotnone.so: tests/got/libgotnone.c | $(CHECK_DEPS_STAMP)
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(GOT_LIB_FLAGS) -o $@ $<
-$(B)/tests/test_got: tests/unit/test_got.c $(GOT_CASES) $(GOT_SRCS) $(GOT_HDRS) \
+$(B)/tests/test_got: tests/unit/test_got.c $(GOT_CASES) $(GOT_SRCS) $(GOT_HDRS) tests/got/gothdr.c \
 		| $(DEPS_STAMP) $(GOT_NATIVE)
 	$(call say,CC,$<)
+	$(Q)$(CC) -std=c11 $(WARN) -iquote hook -fsyntax-only tests/got/gothdr.c
 	$(Q)mkdir -p $(@D) && $(CC) $(GOT_TEST_CFLAGS) -Wno-missing-prototypes -o $@ $< \
 		$(GOT_CASES) $(GOT_SRCS) -lcmocka -ldl -pthread
 

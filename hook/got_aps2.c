@@ -14,14 +14,17 @@
  * loader's does.
  *
  * The stream is untrusted: a number running past the end, a group of no
- * or too many relocations, an unknown flag, or more relocations than the
- * module has words give -1, never a long loop. */
+ * or too many relocations, an unknown flag, a group repeating one offset
+ * (a shared offset step of 0 for more than one relocation: neither
+ * bionic's packer nor lld writes one), or more relocations than the
+ * module has words give -1, never a long loop; and got_find reports at
+ * most GOT_MAX_SLOTS slots of a module. */
+#include "got_internal.h" /* first: got.h defines _GNU_SOURCE */
+
 #include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-
-#include "got_internal.h"
 
 #define APS2_BY_INFO 1u
 #define APS2_BY_OFFSET_DELTA 2u
@@ -96,8 +99,13 @@ int gotp_aps2(struct gotp_walk *w, const uint8_t *p, uintptr_t size, bool rela)
 			w->why = "addends in packed REL relocations";
 			return -1;
 		}
-		if (flags & APS2_BY_OFFSET_DELTA)
+		if (flags & APS2_BY_OFFSET_DELTA) {
 			step = sleb_next(&s);
+			if (step == 0 && n > 1 && !s.bad) {
+				w->why = "packed relocation group repeats one offset";
+				return -1;
+			}
+		}
 		if (flags & APS2_BY_INFO)
 			info = sleb_next(&s);
 		if (!(flags & APS2_HAS_ADDEND))

@@ -2,11 +2,11 @@
 #ifndef LEAKSNAP_HOOK_GOT_INTERNAL_H
 #define LEAKSNAP_HOOK_GOT_INTERNAL_H
 
+#include "got.h" /* first: it defines _GNU_SOURCE */
+
 #include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "got.h"
 
 #if UINTPTR_MAX > 0xffffffffu
 #define GOTP_R_SYM(i) ((uintptr_t)(i) >> 32)
@@ -31,6 +31,7 @@ struct gotp_walk {
 	int (*each)(void *ctx, const struct got_slot *slot);
 	void *ctx;
 	uintptr_t skip_lo, skip_hi;     /* the DT_JMPREL entries */
+	unsigned reported;              /* slots passed to @each (GOT_MAX_SLOTS at most) */
 	int stopped;                    /* what @each returned to stop the walk */
 	const char *why;                /* the error, when -1 */
 };

@@ -72,6 +72,13 @@ struct image {
 };
 
 bool gc_image_load(struct image *im, const char *path);
+/* Only the file and its program headers (file, fsize, ph, phnum). */
+bool gc_image_read(struct image *im, const char *path);
+/* The protection (PROT_*) of the page holding @addr, from
+ * /proc/self/maps; -1 not mapped. */
+int gc_page_prot(uintptr_t addr);
+/* dlopen libgot-@variant.so and its dl_iterate_phdr record (NULL: failed). */
+void *gc_dlopen(const char *variant, struct dl_phdr_info *info);
 void gc_image_free(struct image *im);
 /* The image's dynamic entry of tag @tag (NULL: none). */
 ElfW(Dyn) *gc_image_dyn(const struct image *im, ElfW(Sxword) tag);

@@ -385,9 +385,8 @@ void gc_image_free(struct image *im)
 	memset(im, 0, sizeof(*im));
 }
 
-bool gc_image_load(struct image *im, const char *path)
+bool gc_image_read(struct image *im, const char *path)
 {
-	long page = sysconf(_SC_PAGESIZE);
 	const ElfW(Ehdr) *eh;
 	FILE *f;
 	long len;
@@ -417,6 +416,15 @@ bool gc_image_load(struct image *im, const char *path)
 	if (im->ph == NULL)
 		return false;
 	memcpy(im->ph, im->file + eh->e_phoff, im->phnum * sizeof(ElfW(Phdr)));
+	return true;
+}
+
+bool gc_image_load(struct image *im, const char *path)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!gc_image_read(im, path))
+		return false;
 	for (unsigned i = 0; i < im->phnum; i++)
 		if (im->ph[i].p_type == PT_LOAD && im->ph[i].p_vaddr + im->ph[i].p_memsz > im->span)
 			im->span = im->ph[i].p_vaddr + im->ph[i].p_memsz;
@@ -554,6 +562,7 @@ void gotcase_selfload(unsigned v)
 
 #define SWAP_THREADS 4
 #define SWAP_ROUNDS 2000
+#define SWAP_WAIT_EVERY 100
 
 static atomic_int callers_on, callers_stop;
 
@@ -593,7 +602,7 @@ void gotcase_swap_threads(void)
 	struct slots s = { 0 };
 	const char *why = NULL;
 	struct loaded *l;
-	unsigned swaps = 0, calls, total = 0;
+	unsigned swaps = 0, calls, total = 0, reached = 0;
 
 	GC_CHECK(strcmp(gc_variants[v].name, "now") == 0);
 	l = load(v);
@@ -619,6 +628,15 @@ void gotcase_swap_threads(void)
 		for (unsigned i = 0; i < s.n; i++)
 			if (s.s[i].name == N_MALLOC)
 				swaps += got_swap(&l->info, s.s[i].addr, cur[i], fake, &found) == 1;
+		/* every SWAP_WAIT_EVERY rounds, wait (a while at most) until a
+		 * thread's call has reached the swapped-in function */
+		if (r % SWAP_WAIT_EVERY == 0) {
+			unsigned before = fake_calls;
+
+			for (unsigned k = 0; k < 1000000 && fake_calls == before; k++)
+				sched_yield();
+			reached += fake_calls != before;
+		}
 		for (unsigned i = 0; i < s.n; i++)
 			if (s.s[i].name == N_MALLOC)
 				swaps += got_swap(&l->info, s.s[i].addr, fake, cur[i], &found) == 1;
@@ -632,6 +650,9 @@ void gotcase_swap_threads(void)
 	l->called = true;
 	GC_CHECK(swaps == SWAP_ROUNDS * 2 * ((BFD_PLT_GOT ? 2u : 3u)));
 	GC_CHECK(fake_calls - calls <= total);
+	/* the swapped-in function was reached each time it was waited for */
+	GC_CHECK(reached == SWAP_ROUNDS / SWAP_WAIT_EVERY);
+	GC_CHECK(fake_calls - calls >= reached);
 	for (unsigned i = 0; i < s.n; i++) {
 		GC_CHECK(*(const uintptr_t *)s.s[i].addr == cur[i]);
 		GC_CHECK(page_writable(s.s[i].addr) == 0);
@@ -690,6 +711,13 @@ static int stop_at_first(void *ctx, const struct got_slot *slot)
 	return 7;
 }
 
+static int stop_negative(void *ctx, const struct got_slot *slot)
+{
+	(void)slot;
+	++*(unsigned *)ctx;
+	return -3;
+}
+
 void gotcase_stop(void)
 {
 	struct loaded *l = load(0);
@@ -700,6 +728,11 @@ void gotcase_stop(void)
 	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, stop_at_first, &calls, &why) == 7);
 	GC_CHECK(calls == 1);
 	GC_CHECK(why == NULL);
+	/* a negative value: returned, and *why says who stopped */
+	calls = 0;
+	GC_CHECK(got_find(&l->info, gc_names, GC_NNAMES, stop_negative, &calls, &why) == -3);
+	GC_CHECK(calls == 1);
+	GC_CHECK(why != NULL && strcmp(why, "stopped by the caller") == 0);
 }
 
 void gotcase_swap_errors(void)

@@ -43,5 +43,8 @@ void gotcase_loaded(void);         /* every module of the process reads */
 void gotcase_stop(void);           /* @each's nonzero stops the walk */
 void gotcase_swap_errors(void);    /* wrong value, misaligned, outside */
 void gotcase_swap_threads(void);   /* swaps while threads call through the slots */
+void gotcase_swap_pages(void);     /* a page keeps the protection it had */
+void gotcase_swap_partial(void);   /* RELRO ending mid-page: that page stays writable */
+void gotcase_bias(void);           /* negative and low load biases, both d_ptr conventions */
 
 #endif

@@ -95,6 +95,24 @@ static uintptr_t sym_index(const struct image *im, const char *name)
 #define R_INFO_OF(s, t) ELF32_R_INFO(s, t)
 #endif
 
+#if defined(__x86_64__)
+#define T_JUMP R_X86_64_JUMP_SLOT
+#define T_GLOB R_X86_64_GLOB_DAT
+#define T_ABS R_X86_64_64
+#elif defined(__aarch64__)
+#define T_JUMP R_AARCH64_JUMP_SLOT
+#define T_GLOB R_AARCH64_GLOB_DAT
+#define T_ABS R_AARCH64_ABS64
+#elif defined(__arm__)
+#define T_JUMP R_ARM_JUMP_SLOT
+#define T_GLOB R_ARM_GLOB_DAT
+#define T_ABS R_ARM_ABS32
+#else
+#define T_JUMP R_386_JMP_SLOT
+#define T_GLOB R_386_GLOB_DAT
+#define T_ABS R_386_32
+#endif
+
 /* The r_offset and r_info words of the DT_JMPREL entry of symbol @sym. */
 static bool plt_entry(const struct image *im, uintptr_t sym, ElfW(Addr) **offset, ElfW(Addr) **info)
 {
@@ -157,6 +175,25 @@ static bool m_strtab_far(struct image *im)
 static bool m_strsz_big(struct image *im)
 {
 	DYN_SET(im, DT_STRSZ, im->span * 2);
+	return true;
+}
+
+static bool m_strsz_zero(struct image *im)
+{
+	DYN_SET(im, DT_STRSZ, 0);
+	return true;
+}
+
+/* lld's CREL (DT_CREL, 0x40000026): in place of the hash table's tag. */
+static bool m_crel(struct image *im)
+{
+	ElfW(Dyn) *d = gc_image_dyn(im, DT_GNU_HASH);
+
+	if (d == NULL)
+		d = gc_image_dyn(im, DT_HASH);
+	if (d == NULL)
+		return false;
+	d->d_tag = 0x40000026;
 	return true;
 }
 
@@ -264,14 +301,27 @@ static bool m_aps2_short(struct image *im)
 	return true;
 }
 
-/* Replace the packed stream by @n bytes at @bytes (after "APS2"). */
+/* Replace the packed stream by @n bytes at @bytes (after "APS2"); one
+ * longer than the library's goes over its code (got_find never reads
+ * that), at the start of the executable segment. */
 static bool aps2_stream(struct image *im, const uint8_t *bytes, size_t n)
 {
 	ElfW(Dyn) *d = aps2_dyn(im, false), *sz = aps2_dyn(im, true);
 	uint8_t *p;
 
-	if (d == NULL || sz == NULL || sz->d_un.d_val < 4 + n)
+	if (d == NULL || sz == NULL)
 		return false;
+	if (sz->d_un.d_val < 4 + n) {
+		for (unsigned i = 0; i < im->phnum; i++)
+			if (im->ph[i].p_type == PT_LOAD && (im->ph[i].p_flags & PF_X) &&
+			    im->ph[i].p_filesz >= 4 + n) {
+				d->d_un.d_ptr = im->ph[i].p_vaddr;
+				memcpy((void *)(im->base + d->d_un.d_ptr), "APS2", 4);
+				sz->d_un.d_val = 4 + n;
+			}
+		if (sz->d_un.d_val < 4 + n)
+			return false;
+	}
 	p = (uint8_t *)(im->base + d->d_un.d_ptr);
 	memcpy(p + 4, bytes, n);
 	sz->d_un.d_val = 4 + n;
@@ -322,6 +372,24 @@ static bool m_aps2_cut(struct image *im)
 	return aps2_stream(im, b, sizeof(b));
 }
 
+/* A group of two sharing an offset step of 0: one slot twice. */
+static bool m_aps2_step0(struct image *im)
+{
+	uintptr_t sym = sym_index(im, "free");
+	uint8_t b[32];
+	size_t n = 0;
+
+	if (sym == 0)
+		return false;
+	n += sleb_put(b + n, 2);
+	n += sleb_put(b + n, 0x100);
+	n += sleb_put(b + n, 2);
+	n += sleb_put(b + n, 1 | 2);
+	n += sleb_put(b + n, 0);
+	n += sleb_put(b + n, (int64_t)R_INFO_OF(sym, T_GLOB));
+	return aps2_stream(im, b, n);
+}
+
 static bool m_aps2_rel_addend(struct image *im)
 {
 	static const uint8_t b[] = { 1, 0, 1, 8, 0, 0, 0 };
@@ -331,23 +399,6 @@ static bool m_aps2_rel_addend(struct image *im)
 	return aps2_stream(im, b, sizeof(b));
 }
 
-#if defined(__x86_64__)
-#define T_JUMP R_X86_64_JUMP_SLOT
-#define T_GLOB R_X86_64_GLOB_DAT
-#define T_ABS R_X86_64_64
-#elif defined(__aarch64__)
-#define T_JUMP R_AARCH64_JUMP_SLOT
-#define T_GLOB R_AARCH64_GLOB_DAT
-#define T_ABS R_AARCH64_ABS64
-#elif defined(__arm__)
-#define T_JUMP R_ARM_JUMP_SLOT
-#define T_GLOB R_ARM_GLOB_DAT
-#define T_ABS R_ARM_ABS32
-#else
-#define T_JUMP R_386_JMP_SLOT
-#define T_GLOB R_386_GLOB_DAT
-#define T_ABS R_386_32
-#endif
 
 /* A packed stream written here, decoded to the exact slots: groups that
  * share the offset step, the info and (RELA) the addend step; a slot with
@@ -355,15 +406,15 @@ static bool m_aps2_rel_addend(struct image *im)
 static void aps2_crafted(struct image *im)
 {
 	uintptr_t sfree = sym_index(im, "free"), smalloc = sym_index(im, "malloc"),
-		  scalloc = sym_index(im, "calloc");
+		  scalloc = sym_index(im, "calloc"), srealloc = sym_index(im, "realloc");
 	const uintptr_t x = 0x100; /* in the first segment: a word of the ELF header */
 	struct slots s = { 0 };
 	const char *why = NULL;
 	uint8_t b[96];
 	size_t n = 0;
 
-	GC_CHECK(sfree != 0 && smalloc != 0 && scalloc != 0);
-	n += sleb_put(b + n, 5);                        /* relocations */
+	GC_CHECK(sfree != 0 && smalloc != 0 && scalloc != 0 && srealloc != 0);
+	n += sleb_put(b + n, APS2_RELA ? 9 : 5);        /* relocations */
 	n += sleb_put(b + n, (int64_t)x);               /* first offset */
 	/* group 1: 3 GLOB_DAT of free, 8 bytes apart */
 	n += sleb_put(b + n, 3);
@@ -382,6 +433,18 @@ static void aps2_crafted(struct image *im)
 	n += sleb_put(b + n, (int64_t)R_INFO_OF(smalloc, T_JUMP));
 	n += sleb_put(b + n, 2 * (int64_t)sizeof(uintptr_t));
 	n += sleb_put(b + n, (int64_t)R_INFO_OF(scalloc, T_ABS));
+	if (APS2_RELA) {
+		/* groups 3 and 4: 2 GLOB_DAT of realloc each, sharing the
+		 * addend step (BY_ADDEND | HAS_ADDEND), applied once per group:
+		 * +5 (addend 5 for both: not slots), then -5 (0: slots) */
+		for (int g = 0; g < 2; g++) {
+			n += sleb_put(b + n, 2);
+			n += sleb_put(b + n, 1 | 2 | 4 | 8);
+			n += sleb_put(b + n, (int64_t)sizeof(uintptr_t));
+			n += sleb_put(b + n, (int64_t)R_INFO_OF(srealloc, T_GLOB));
+			n += sleb_put(b + n, g == 0 ? 5 : -5);
+		}
+	}
 	GC_CHECK(aps2_stream(im, b, n));
 	GC_CHECK(got_find(&im->info, gc_names, GC_NNAMES, gc_collect, &s, &why) == 0);
 	/* then the DT_JMPREL slots, as always */
@@ -393,7 +456,11 @@ static void aps2_crafted(struct image *im)
 		GC_CHECK(s.s[1].addr == im->base + x + 4 * sizeof(uintptr_t));
 		GC_CHECK(s.s[2].name == N_CALLOC && s.s[2].kind == GOT_ABS);
 		GC_CHECK(s.s[2].addr == im->base + x + 6 * sizeof(uintptr_t));
-		GC_CHECK(s.n == 3 + 3); /* + malloc, free, calloc JUMP_SLOTs */
+		GC_CHECK(s.n >= 5);
+		for (unsigned i = 3; i < 5; i++)
+			GC_CHECK(s.s[i].name == N_REALLOC && s.s[i].kind == GOT_GLOB_DAT &&
+				 s.s[i].addr == im->base + x + (i + 6) * sizeof(uintptr_t));
+		GC_CHECK(s.n == 5 + 3); /* + malloc, free, calloc JUMP_SLOTs */
 	} else {
 		GC_CHECK(s.n >= 5);
 		for (unsigned i = 0; i < 3; i++)
@@ -405,6 +472,38 @@ static void aps2_crafted(struct image *im)
 		GC_CHECK(s.s[4].addr == im->base + x + 6 * sizeof(uintptr_t));
 		GC_CHECK(s.n == 5 + 3);
 	}
+}
+
+/* More slots than GOT_MAX_SLOTS: a group of GOT_MAX_SLOTS + 1 GLOB_DAT
+ * of free, a word apart, in a segment stretched (in the program headers
+ * only: the slots are counted, not read) to hold them.  got_find reports
+ * exactly GOT_MAX_SLOTS, then -1. */
+static void aps2_cap(struct image *im)
+{
+	uintptr_t sym = sym_index(im, "free"), start;
+	ElfW(Phdr) *last = NULL;
+	struct slots s = { 0 };
+	const char *why = NULL;
+	uint8_t b[64];
+	size_t n = 0;
+
+	for (unsigned i = 0; i < im->phnum; i++)
+		if (im->ph[i].p_type == PT_LOAD)
+			last = &im->ph[i];
+	GC_CHECK(last != NULL && sym != 0);
+	start = (last->p_vaddr + last->p_memsz + sizeof(uintptr_t) - 1) & ~(sizeof(uintptr_t) - 1);
+	last->p_memsz = start - last->p_vaddr + (GOT_MAX_SLOTS + 1) * sizeof(uintptr_t);
+	n += sleb_put(b + n, GOT_MAX_SLOTS + 1);
+	n += sleb_put(b + n, (int64_t)(start - sizeof(uintptr_t)));
+	n += sleb_put(b + n, GOT_MAX_SLOTS + 1);
+	n += sleb_put(b + n, 1 | 2);
+	n += sleb_put(b + n, (int64_t)sizeof(uintptr_t));
+	n += sleb_put(b + n, (int64_t)R_INFO_OF(sym, T_GLOB));
+	GC_CHECK(aps2_stream(im, b, n));
+	GC_CHECK(got_find(&im->info, gc_names, GC_NNAMES, gc_collect, &s, &why) == -1);
+	GC_CHECK(why != NULL && strcmp(why, "more than 4096 slots of the names in one module") == 0);
+	GC_CHECK(s.n == GOT_MAX_SLOTS);
+	GC_CHECK(s.s[0].addr == im->base + start && s.s[1].addr == im->base + start + sizeof(uintptr_t));
 }
 
 /* One GLOB_DAT relocation of free whose offset leaves the module. */
@@ -454,6 +553,22 @@ static bool m_plt_offset(struct image *im)
 	return true;
 }
 
+/* arm64's signed-pointer GLOB_DAT (PAuth ABI) for free's PLT entry. */
+static bool m_auth(struct image *im)
+{
+#if defined(__aarch64__)
+	ElfW(Addr) *off, *info;
+
+	if (!plt_entry(im, sym_index(im, "free"), &off, &info))
+		return false;
+	*info = R_INFO_OF(R_SYM_OF(*info), 0x412);
+	return true;
+#else
+	(void)im;
+	return false;
+#endif
+}
+
 static bool m_st_name(struct image *im)
 {
 	ElfW(Dyn) *sd = gc_image_dyn(im, DT_SYMTAB);
@@ -470,6 +585,8 @@ static const struct mutation mutations[] = {
 	{ "dynamic section outside the module", m_dynamic_out },
 	{ "DT_STRTAB outside the module", m_strtab_far },
 	{ "DT_STRTAB outside the module", m_strsz_big },
+	{ "DT_STRSZ missing or 0", m_strsz_zero },
+	{ "unsupported relocation format: DT_CREL", m_crel },
 	{ "DT_SYMTAB outside the module", m_symtab_far },
 	{ "DT_SYMTAB or DT_STRTAB missing", m_symtab_gone },
 	{ "bad DT_SYMENT", m_syment },
@@ -491,6 +608,8 @@ static const struct mutation mutations[] = {
 	{ "packed relocations cut short", m_aps2_long },
 	{ "packed relocations cut short", m_aps2_cut },
 	{ "addends in packed REL relocations", m_aps2_rel_addend },
+	{ "packed relocation group repeats one offset", m_aps2_step0 },
+	{ "unsupported relocation format: R_AARCH64_AUTH_GLOB_DAT (signed pointer)", m_auth },
 	{ "relocation offset outside the module", m_aps2_offset },
 	{ "relocation symbol index past DT_SYMTAB", m_plt_sym },
 	{ "relocation offset outside the module", m_plt_offset },
@@ -585,6 +704,9 @@ void gotcase_corrupt(unsigned v)
 	if (var->flags & F_APS2) {
 		aps2_crafted(&im);
 		memcpy((void *)im.base, pristine, im.span);
+		aps2_cap(&im);
+		memcpy((void *)im.base, pristine, im.span);
+		memcpy(im.ph, pristine_ph, im.phnum * sizeof(ElfW(Phdr)));
 	}
 
 	/* truncated: the segments cut at each page, the rest unmapped */

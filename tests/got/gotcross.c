@@ -58,7 +58,13 @@ int main(int argc, char **argv)
 	gotcase_swap_errors();
 	current = "swap_threads";
 	gotcase_swap_threads();
-	cases += 5;
+	current = "swap_pages";
+	gotcase_swap_pages();
+	current = "swap_partial";
+	gotcase_swap_partial();
+	current = "bias";
+	gotcase_bias();
+	cases += 8;
 	printf("gotcross: %u cases, %u checks failed\n", cases, failures);
 	return failures != 0;
 }

@@ -45,6 +45,9 @@ static void t_loaded(void **state) { (void)state; gotcase_loaded(); }
 static void t_stop(void **state) { (void)state; gotcase_stop(); }
 static void t_swap_errors(void **state) { (void)state; gotcase_swap_errors(); }
 static void t_swap_threads(void **state) { (void)state; gotcase_swap_threads(); }
+static void t_swap_pages(void **state) { (void)state; gotcase_swap_pages(); }
+static void t_swap_partial(void **state) { (void)state; gotcase_swap_partial(); }
+static void t_bias(void **state) { (void)state; gotcase_bias(); }
 
 #define MAX_TESTS 64
 
@@ -76,12 +79,15 @@ int main(void)
 							 (void *)(uintptr_t)v };
 		}
 	}
-	if (nt + 5 > MAX_TESTS)
+	if (nt + 8 > MAX_TESTS)
 		return 1;
 	tests[nt++] = (struct CMUnitTest){ "none", t_none, NULL, NULL, NULL };
 	tests[nt++] = (struct CMUnitTest){ "loaded", t_loaded, NULL, NULL, NULL };
 	tests[nt++] = (struct CMUnitTest){ "stop", t_stop, NULL, NULL, NULL };
 	tests[nt++] = (struct CMUnitTest){ "swap_errors", t_swap_errors, NULL, NULL, NULL };
 	tests[nt++] = (struct CMUnitTest){ "swap_threads", t_swap_threads, NULL, NULL, NULL };
+	tests[nt++] = (struct CMUnitTest){ "swap_pages", t_swap_pages, NULL, NULL, NULL };
+	tests[nt++] = (struct CMUnitTest){ "swap_partial", t_swap_partial, NULL, NULL, NULL };
+	tests[nt++] = (struct CMUnitTest){ "bias", t_bias, NULL, NULL, NULL };
 	return _cmocka_run_group_tests("got", tests, nt, NULL, NULL);
 }
