@@ -91,7 +91,7 @@ SOMAJOR := 0
 
 all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 	$(B)/lib/libleaksnap.so $(B)/lib/pkgconfig/leaksnap.pc $(B)/lib/libleakhook.so \
-	$(B)/include/leaksnap/leakhook.h $(B)/lib/libleaksnap-export.a \
+	$(B)/lib/libleakhook-inapp.so $(B)/include/leaksnap/leakhook.h $(B)/lib/libleaksnap-export.a \
 	$(B)/lib/libleaksnap-export.so $(B)/lib/pkgconfig/leaksnap-export.pc
 
 .DELETE_ON_ERROR:
@@ -220,6 +220,25 @@ $(B)/lib/libleakhook.so: $(HOOK_OBJS) hook/libleakhook.sym
 	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,--no-undefined -Wl,--version-script=hook/libleakhook.sym \
 		-Wl,-z,now $(LDFLAGS) -o $@ $(HOOK_OBJS) -static-libgcc -ldl -lpthread
 
+# The in-app build (docs/inapp.md): the same sources with -DHOOK_INAPP, which
+# interposes nothing by symbol; leaksnap_start() patches GOT slots.
+HOOK_INAPP_OBJS := $(patsubst %.c,$(B)/hook-inapp-obj/%.o,$(HOOK_SRCS))
+# (its thread-local storage is dynamic: it may be dlopen()ed; on x86-64 by
+# TLS descriptors, whose access to a block already there is a short call)
+HOOK_INAPP_CFLAGS := $(filter-out -ftls-model=initial-exec,$(HOOK_CFLAGS)) \
+	$(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2)
+$(B)/hook-inapp-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
+	$(call say,CC,inapp:$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -DHOOK_INAPP $(HOOK_INAPP_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(B)/hook-inapp-obj -name '*.d' 2>/dev/null)
+
+$(B)/lib/libleakhook-inapp.so: $(HOOK_INAPP_OBJS) hook/libleakhook-inapp.sym
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,--no-undefined \
+		-Wl,--version-script=hook/libleakhook-inapp.sym -Wl,-z,now $(LDFLAGS) -o $@ \
+		$(HOOK_INAPP_OBJS) -static-libgcc -ldl -lpthread
+
 # Tests ---------------------------------------------------------------------
 # (a unit test is rebuilt when a file it includes changes: its .d beside it)
 -include $(wildcard $(B)/tests/*.d)
@@ -282,11 +301,20 @@ HOOKT_CXX := $(wildcard tests/hook/*.cc)
 HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib%,$(HOOKT_C))) \
 	$(patsubst tests/hook/%.cc,$(B)/tests/hook/%,$(HOOKT_CXX)) \
 	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
-	$(B)/tests/hook/leaks-fp
+	$(B)/tests/hook/leaks-fp $(B)/tests/hook/sub/libinappplug.so
 HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
 $(HOOKT_BINS): hook/leakhook.h
 
 $(B)/tests/hook/lib%.so: tests/hook/lib%.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
+# The in-app tests' library that loads its plug-in by bare name through its
+# RUNPATH ($ORIGIN/sub, where the plug-in is).
+$(B)/tests/hook/libinappdl.so: tests/hook/libinappdl.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN/sub' -o $@ $< -ldl
+$(B)/tests/hook/sub/libinappplug.so: tests/hook/libinappplug.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
 $(B)/tests/hook/leaks-fp: tests/hook/leaks.c
@@ -461,6 +489,7 @@ install: all
 	ln -sf libleaksnap-export.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so.$(SOMAJOR)
 	ln -sf libleaksnap-export.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so
 	install -m 755 $(B)/lib/libleakhook.so $(DESTDIR)$(PREFIX)/lib/libleakhook.so
+	install -m 755 $(B)/lib/libleakhook-inapp.so $(DESTDIR)$(PREFIX)/lib/libleakhook-inapp.so
 	install -m 644 $(PUB_HEADERS) hook/leakhook.h $(DESTDIR)$(PREFIX)/include/leaksnap/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
@@ -479,7 +508,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/leaksnap $(DESTDIR)$(PREFIX)/bin/leakdiff \
 		$(DESTDIR)$(PREFIX)/lib/libleaksnap.a $(DESTDIR)$(PREFIX)/lib/libleaksnap.so* \
 		$(DESTDIR)$(PREFIX)/lib/libleaksnap-export.a $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so* \
-		$(DESTDIR)$(PREFIX)/lib/libleakhook.so \
+		$(DESTDIR)$(PREFIX)/lib/libleakhook.so $(DESTDIR)$(PREFIX)/lib/libleakhook-inapp.so \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \

@@ -250,6 +250,9 @@ static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigg
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
 	if (clamped)
 		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
+#ifdef HOOK_INAPP
+	inapp_meta(meta);
+#endif
 	struct build_id_ctx ctx = {meta, maps};
 	dl_iterate_phdr(add_build_id, &ctx);
 	unloaded_meta(meta);
@@ -658,6 +661,8 @@ static atomic_bool exit_begun;
 static atomic_bool main_gone;
 /* Posts of dump_sem that wake the dump thread without asking for a dump. */
 static atomic_int wake_only;
+/* dump_stop(): the dump thread ends at its next wake-up. */
+static atomic_bool dump_quit;
 /* The signal mask of the thread that started the hook (the program's
  * main thread): the dump thread's when it becomes the program's last. */
 static sigset_t program_mask;
@@ -841,6 +846,15 @@ static void *dump_main(void *arg)
 			hook_busy = 0;
 			return NULL;
 		}
+		if (atomic_load(&dump_quit)) {
+			if (request)
+				sem_post(&dump_sem); /* (not this thread's any more) */
+			atomic_store(&dump_thread_stack, 0);
+			atomic_store(&thread_absent, true);
+			hook_busy = 0;
+			atomic_store(&dump_thread_tid, 0); /* (last: dump_stop waits for it) */
+			return NULL;
+		}
 		if (request && atomic_load(&exit_begun)) {
 			/* the exiting thread serves what is pending */
 			sem_post(&dump_sem);
@@ -898,11 +912,22 @@ void dump_ensure_thread(void)
 	hook_busy--;
 }
 
+/* The handlers install() replaced, for dump_stop(). */
+static struct {
+	int sig;
+	bool ours;
+	struct sigaction old;
+} installed[2];
+
 static void install(int sig)
 {
 	struct sigaction old, sa;
 	if (sigaction(sig, NULL, &old) != 0)
 		return;
+	unsigned k = sig == sig_dump() ? 0 : 1;
+	installed[k].sig = sig;
+	installed[k].old = old;
+	installed[k].ours = false;
 	if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
 		hook_report(&report_signal, "signal %d already has a handler; not installing ours",
 			    sig);
@@ -912,7 +937,7 @@ static void install(int sig)
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
+	installed[k].ours = sigaction(sig, &sa, NULL) == 0;
 }
 
 void dump_start(void)
@@ -928,6 +953,39 @@ void dump_start(void)
 	atomic_store(&thread_absent, true);
 	atomic_store(&dump_thread_missing, true);
 	dump_ensure_thread();
+}
+
+void dump_stop(void)
+{
+	/* the dump thread first: it may be writing a dump, or about to */
+	if (atomic_load(&dump_thread_tid) || atomic_load(&dump_thread_starting)) {
+		dump_thread_wait_started();
+		atomic_store(&dump_quit, true);
+		atomic_fetch_add(&wake_only, 1);
+		sem_post(&dump_sem);
+		struct timespec ms = {0, 1000000};
+		while (atomic_load(&dump_thread_tid))
+			nanosleep(&ms, NULL);
+	}
+	atomic_store(&dump_thread_missing, false);
+	atomic_store(&thread_absent, true);
+	/* the handlers: each put back unless another was installed since */
+	for (unsigned k = 0; k < 2; k++) {
+		struct sigaction cur;
+		if (installed[k].ours && sigaction(installed[k].sig, NULL, &cur) == 0 &&
+		    !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_signal)
+			sigaction(installed[k].sig, &installed[k].old, NULL);
+		installed[k].ours = false;
+	}
+	crash_stop();
+	if (hook_cfg.reachability)
+		reach_stop();
+	/* a dump another thread is writing (leaksnap_dump) ends first */
+	pthread_mutex_lock(&dump_mutex);
+	pthread_mutex_unlock(&dump_mutex);
+	atomic_store(&dump_quit, false);
+	atomic_store(&wake_only, 0);
+	sem_destroy(&dump_sem);
 }
 
 void dump_after_fork_child(void)

@@ -1,0 +1,229 @@
+/* leaksnap hook: the in-app build's start and stop (libleakhook-inapp.so).
+ *
+ * This build interposes nothing by symbol.  leaksnap_start() walks the
+ * loaded modules and points GOT slots at the hook's hidden entry points
+ * (inapp_patch.c decides which): the allocation functions of the modules
+ * whose path matches the regular expression, and dlopen/dlclose/exit in
+ * every module, so that libraries loaded later are patched as soon as
+ * they are.  leaksnap_stop() puts every slot back (unless something else
+ * changed it since), waits until no thread is inside an entry point, and
+ * drops the tables.
+ *
+ * Everything here runs in the program's own calls (start, stop, dlopen,
+ * dlclose), never inside an allocation: the patcher's records live in
+ * mmap'ed memory all the same, and the loader's lock (dl_iterate_phdr's)
+ * is never held around a call that takes another of the loader's. */
+#include <errno.h>
+#include <math.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inapp.h"
+#include "procbuf.h"
+
+#ifdef HOOK_INAPP
+
+atomic_bool inapp_on;
+struct inapp_stripe inapp_stripes[INAPP_STRIPES];
+HOOK_TLS unsigned inapp_stripe_of;
+static atomic_uint stripe_next;
+
+unsigned inapp_stripe_pick(void)
+{
+	inapp_stripe_of = atomic_fetch_add(&stripe_next, 1) % INAPP_STRIPES + 1;
+	return inapp_stripe_of;
+}
+
+pthread_mutex_t inapp_lock = PTHREAD_MUTEX_INITIALIZER;
+struct inapp_state inapp;
+
+/* Options ------------------------------------------------------------------ */
+
+/* The field @f of @o, when @o's size covers it. */
+#define OPT_HAS(o, f) ((o)->size >= offsetof(struct leaksnap_options, f) + sizeof((o)->f))
+
+static int apply_options(const struct leaksnap_options *o, const char **libs)
+{
+	hook_read_config();
+	*libs = NULL;
+	if (!o)
+		return 0;
+	if (o->size < sizeof(size_t))
+		return -1;
+	if (OPT_HAS(o, libs))
+		*libs = o->libs;
+	if (OPT_HAS(o, frames) && o->frames) {
+		if (o->frames > HOOK_MAX_FRAMES)
+			return -1;
+		hook_cfg.frames = o->frames;
+	}
+	if (OPT_HAS(o, unwind) && o->unwind && hook_config_unwind(o->unwind) != 0)
+		return -1;
+	if (OPT_HAS(o, out) && o->out && *o->out && hook_config_out(o->out) != 0)
+		return -1;
+	if (OPT_HAS(o, interval) && o->interval != 0) {
+		if (!(o->interval >= 0.001 && o->interval <= 1e6))
+			return -1;
+		hook_cfg.interval_ns = (uint64_t)(o->interval * 1e9);
+	}
+	if (OPT_HAS(o, flags)) {
+		unsigned known = LEAKSNAP_START_REACHABILITY | LEAKSNAP_START_DUMP_ON_STOP |
+				 LEAKSNAP_START_NO_EXIT_DUMP;
+		if (o->flags & ~known)
+			return -1;
+		if (o->flags & LEAKSNAP_START_REACHABILITY)
+			hook_cfg.reachability = true;
+		if (o->flags & LEAKSNAP_START_NO_EXIT_DUMP)
+			hook_cfg.dump_on_exit = false;
+		inapp.flags = o->flags;
+	}
+	return 0;
+}
+
+/* Start and stop ------------------------------------------------------------- */
+
+static int start_locked(const struct leaksnap_options *opts)
+{
+	if (inapp.started) {
+		errno = EALREADY;
+		return -1;
+	}
+	if (getauxval(AT_SECURE)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	/* The settings are checked before anything changes. */
+	struct hook_config saved_cfg = hook_cfg;
+	unsigned saved_flags = inapp.flags;
+	inapp.flags = 0;
+	const char *libs;
+	if (apply_options(opts, &libs) != 0) {
+		hook_cfg = saved_cfg;
+		inapp.flags = saved_flags;
+		errno = EINVAL;
+		return -1;
+	}
+	if (libs && strlen(libs) >= sizeof(inapp.libs_text)) {
+		hook_cfg = saved_cfg;
+		errno = EINVAL;
+		return -1;
+	}
+	inapp.have_re = libs && *libs;
+	if (inapp.have_re && regcomp(&inapp.re, libs, REG_EXTENDED | REG_NOSUB) != 0) {
+		hook_cfg = saved_cfg;
+		inapp.have_re = false;
+		errno = EINVAL;
+		return -1;
+	}
+	strcpy(inapp.libs_text, libs ? libs : "");
+	hook_busy++;
+	if (hook_collect_begin() != 0) {
+		hook_busy--;
+		if (inapp.have_re)
+			regfree(&inapp.re);
+		inapp.have_re = false;
+		errno = ENOMEM;
+		return -1;
+	}
+	hook_busy--;
+	clock_gettime(CLOCK_REALTIME, &inapp.started_at);
+	inapp.started = true;
+	atomic_store(&inapp_on, true);
+	inapp_scan_locked();
+	return 0;
+}
+
+EXPORT int leaksnap_start(const struct leaksnap_options *opts)
+{
+	pthread_mutex_lock(&inapp_lock);
+	int rc = start_locked(opts);
+	int e = errno;
+	pthread_mutex_unlock(&inapp_lock);
+	errno = e;
+	return rc;
+}
+
+/* Wait until no thread is inside an entry point that saw collection on:
+ * each stripe is seen at zero once after inapp_on went off (an entry that
+ * counted itself in after that sees it off, and touches nothing). */
+static void quiesce(void)
+{
+	for (unsigned i = 0; i < INAPP_STRIPES; i++) {
+		for (unsigned spin = 0; atomic_load(&inapp_stripes[i].in) > 0; spin++) {
+			if (spin < 64)
+				continue;
+			struct timespec ts = {0, 100000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+EXPORT int leaksnap_stop(void)
+{
+	pthread_mutex_lock(&inapp_lock);
+	if (!inapp.started) {
+		pthread_mutex_unlock(&inapp_lock);
+		errno = EINVAL;
+		return -1;
+	}
+	if (inapp.flags & LEAKSNAP_START_DUMP_ON_STOP)
+		dump_write(NULL, HOOK_TRIGGER_API);
+	atomic_store(&inapp_on, false);
+	int left = inapp_unpatch_locked();
+	quiesce();
+	hook_busy++;
+	hook_collect_end();
+	hook_busy--;
+	if (inapp.have_re)
+		regfree(&inapp.re);
+	inapp.have_re = false;
+	inapp.started = false;
+	inapp_forget_locked();
+	pthread_mutex_unlock(&inapp_lock);
+	errno = 0;
+	return left;
+}
+
+/* LEAKSNAP_LIBS ------------------------------------------------------------ */
+
+void inapp_load(void)
+{
+	const char *libs = getenv(LEAKSNAP_HOOK_ENV_LIBS);
+	if (!libs)
+		return;
+	if (getauxval(AT_SECURE) || !hook_only_wanted())
+		return;
+	struct leaksnap_options o;
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.libs = libs;
+	if (leaksnap_start(&o) != 0)
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_LIBS "=%s: %s; not collecting", libs,
+			    errno == EINVAL ? "not a valid extended regular expression"
+					    : strerror(errno));
+}
+
+/* Metadata ---------------------------------------------------------------- */
+
+void inapp_meta(struct buf *meta)
+{
+	/* (a crash dump may interrupt a thread holding the lock: then the
+	 * lists are left out rather than waited for) */
+	bool locked = pthread_mutex_trylock(&inapp_lock) == 0;
+	buf_printf(meta, "collector=inapp\n");
+	buf_add(meta, "inapp_libs=", 11);
+	buf_add_clean(meta, inapp.libs_text, strlen(inapp.libs_text));
+	buf_add(meta, "\n", 1);
+	buf_printf(meta, "inapp_started=%lld.%09ld\n", (long long)inapp.started_at.tv_sec,
+		   inapp.started_at.tv_nsec);
+	if (locked) {
+		inapp_meta_modules_locked(meta);
+		pthread_mutex_unlock(&inapp_lock);
+	}
+}
+
+#endif
