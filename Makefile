@@ -221,7 +221,8 @@ $(B)/lib/libleakhook.so: $(HOOK_OBJS) hook/libleakhook.sym
 		-Wl,-z,now $(LDFLAGS) -o $@ $(HOOK_OBJS) -static-libgcc -ldl -lpthread
 
 # The in-app build (docs/inapp.md): the same sources with -DHOOK_INAPP, which
-# interposes nothing by symbol; leaksnap_start() patches GOT slots.
+# interposes nothing by symbol; leaksnap_start() patches GOT slots.  Never
+# unloaded (-z nodelete): slots and copied pointers may still lead into it.
 HOOK_INAPP_OBJS := $(patsubst %.c,$(B)/hook-inapp-obj/%.o,$(HOOK_SRCS))
 # (its thread-local storage is dynamic: it may be dlopen()ed; on x86-64 by
 # TLS descriptors, whose access to a block already there is a short call)
@@ -236,7 +237,7 @@ $(B)/hook-inapp-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
 $(B)/lib/libleakhook-inapp.so: $(HOOK_INAPP_OBJS) hook/libleakhook-inapp.sym
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,--no-undefined \
-		-Wl,--version-script=hook/libleakhook-inapp.sym -Wl,-z,now $(LDFLAGS) -o $@ \
+		-Wl,--version-script=hook/libleakhook-inapp.sym -Wl,-z,now -Wl,-z,nodelete $(LDFLAGS) -o $@ \
 		$(HOOK_INAPP_OBJS) -static-libgcc -ldl -lpthread
 
 # Tests ---------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * built with a frame pointer and the capture is never inlined elsewhere. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,7 +130,22 @@ void hook_report(atomic_bool *once, const char *fmt, ...)
 /* The preload build takes the next definition after its own; the in-app
  * build defines none of these and takes the program's. */
 #ifdef HOOK_INAPP
-#define RESOLVE(name) (*(void **)&hook_real.name = dlsym(RTLD_DEFAULT, #name))
+#define RESOLVE(name) (*(void **)&hook_real.name = hook_resolve(#name))
+
+void *hook_resolve(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	/* An executable that takes a function's address defines it as its
+	 * own PLT entry (an undefined symbol with a value): that entry jumps
+	 * through the executable's GOT slot, which may be ours.  The
+	 * definition the loader bound that slot to comes after it. */
+	Dl_info info;
+	void *ent = NULL;
+	if (p && dladdr1(p, &info, &ent, RTLD_DL_SYMENT) && ent &&
+	    ((const ElfW(Sym) *)ent)->st_shndx == SHN_UNDEF)
+		p = dlsym(RTLD_NEXT, name);
+	return p;
+}
 #else
 #define RESOLVE(name) (*(void **)&hook_real.name = dlsym(RTLD_NEXT, #name))
 #endif
@@ -728,7 +744,7 @@ EXPORT void exit(int status)
 	exit_fn real = atomic_load(&real_exit);
 	if (!real) {
 #ifdef HOOK_INAPP
-		real = (exit_fn)dlsym(RTLD_DEFAULT, "exit");
+		real = (exit_fn)hook_resolve("exit");
 #else
 		real = (exit_fn)dlsym(RTLD_NEXT, "exit");
 #endif

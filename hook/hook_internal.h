@@ -317,6 +317,9 @@ static inline void inapp_leave(unsigned *s)
 	unsigned inapp_stripe_ __attribute__((cleanup(inapp_leave))) = inapp_enter()
 #define INAPP_LIVE() atomic_load(&inapp_on)
 
+/* The definition of @name the loader binds a module's reference to (not an
+ * executable's PLT entry that stands for it), or NULL (hook.c). */
+void *hook_resolve(const char *name);
 /* A C++ runtime's allocation slot was entered with stack pointer @sp:
  * true (once) when a watched library's operator new is what called it. */
 bool inapp_cxx_claim(uintptr_t sp);

@@ -401,12 +401,12 @@ static void sweep(void)
 static void resolve(void)
 {
 	if (!real_dlopen)
-		real_dlopen = (dlopen_fn)dlsym(RTLD_DEFAULT, "dlopen");
+		real_dlopen = (dlopen_fn)hook_resolve("dlopen");
 	if (!real_dlopen_ext)
-		real_dlopen_ext = (dlopen_ext_fn)dlsym(RTLD_DEFAULT, "android_dlopen_ext");
+		real_dlopen_ext = (dlopen_ext_fn)hook_resolve("android_dlopen_ext");
 	for (unsigned i = 0; i < N_COUNT - N_NEW0; i++)
 		if (!atomic_load(&cxx_real[i]))
-			atomic_store(&cxx_real[i], dlsym(RTLD_DEFAULT, names[N_NEW0 + i]));
+			atomic_store(&cxx_real[i], hook_resolve(names[N_NEW0 + i]));
 }
 
 void inapp_scan_locked(void)

@@ -196,6 +196,9 @@ stop again: -1 EINVAL
 restart: 0 
 stop: 0 
 slot restored: yes
+start before dlclose: 0 
+dlclose: 0
+allocating after dlclose: ok
 EOF
 echo "2001 1 app api_leak.constprop.0 main" | api_records "$w/api-api.api1.dump"
 # the restart's own settings: 4 frames

@@ -30,6 +30,7 @@ static int (*start)(const struct leaksnap_options *);
 static int (*stop)(void);
 static int (*dump)(const char *);
 static const char *out;
+static void *hook;
 static void *volatile keep[16];
 
 static const char *err_name(int e)
@@ -188,6 +189,13 @@ static int run_api(void)
 	printf("slot restored: %s\n", *ms == before ? "yes" : "no");
 	free(keep[0]);
 	free(keep[1]);
+
+	/* unloaded while started (a dlclose the library refuses: it stays) */
+	say("start before dlclose", start(&o));
+	printf("dlclose: %d\n", dlclose(hook));
+	for (int i = 0; i < 1000; i++)
+		free(malloc((size_t)i + 1));
+	printf("allocating after dlclose: ok\n");
 	return 0;
 }
 
@@ -356,7 +364,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: inapp_api SCENARIO HOOK OUT [ARG]\n");
 		return 2;
 	}
-	void *hook = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+	hook = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
 	if (!hook) {
 		printf("dlopen hook: %s\n", dlerror());
 		return 1;
