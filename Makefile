@@ -341,7 +341,8 @@ CROSS_FLAGS_arm64 := -mno-omit-leaf-frame-pointer
 CROSS_FLAGS_arm := -mthumb -funwind-tables
 CROSS_PROGS := leaks apkload reach reachexit
 CROSS_LIBS := libleaker libapk libreach
-cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
+cross_outputs = $(B)/cross/$(1)/libleakhook.so $(B)/cross/$(1)/libleakhook-inapp.so \
+	$(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
 	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS))
 # The arches whose compiler is installed: make check builds and tests those.
 CROSS_FOUND := $(foreach a,$(CROSS_ARCHES),$(if $(shell command -v $(CROSS_CC_$(a)) 2>/dev/null),$(a)))
@@ -356,6 +357,16 @@ $(B)/cross/$(1)/libleakhook.so: $(patsubst %.c,$(B)/cross/$(1)/hook-obj/%.o,$(HO
 	$$(Q)$$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) -shared -Wl,--no-undefined \
 		-Wl,--version-script=hook/libleakhook.sym -Wl,-z,now -o $$@ \
 		$(patsubst %.c,$(B)/cross/$(1)/hook-obj/%.o,$(HOOK_SRCS)) -static-libgcc -ldl -lpthread
+$(B)/cross/$(1)/hook-inapp-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
+	$$(call say,CC,$(1):inapp:$$<)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) -DHOOK_INAPP \
+		$$(filter-out -ftls-model=initial-exec,$$(HOOK_CFLAGS_BASE)) $$(CROSS_FLAGS_$(1)) -MMD -MP -c -o $$@ $$<
+$(B)/cross/$(1)/libleakhook-inapp.so: $(patsubst %.c,$(B)/cross/$(1)/hook-inapp-obj/%.o,$(HOOK_SRCS)) \
+		hook/libleakhook-inapp.sym
+	$$(call say,LD,$$@)
+	$$(Q)$$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) -shared -Wl,--no-undefined \
+		-Wl,--version-script=hook/libleakhook-inapp.sym -Wl,-z,now -Wl,-z,nodelete -o $$@ \
+		$(patsubst %.c,$(B)/cross/$(1)/hook-inapp-obj/%.o,$(HOOK_SRCS)) -static-libgcc -ldl -lpthread
 $(B)/cross/$(1)/tests/hook/lib%.so: tests/hook/lib%.c
 	$$(call say,CC,$(1):$$<)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(HOOKT_FLAGS) $$(CROSS_FLAGS_$(1)) -fPIC -shared \

@@ -138,12 +138,15 @@ void *hook_resolve(const char *name)
 	/* An executable that takes a function's address defines it as its
 	 * own PLT entry (an undefined symbol with a value): that entry jumps
 	 * through the executable's GOT slot, which may be ours.  The
-	 * definition the loader bound that slot to comes after it. */
+	 * definition the loader bound that slot to comes after it.  (Android
+	 * executables are position-independent: no such entries.) */
+#ifdef __GLIBC__
 	Dl_info info;
 	void *ent = NULL;
 	if (p && dladdr1(p, &info, &ent, RTLD_DL_SYMENT) && ent &&
 	    ((const ElfW(Sym) *)ent)->st_shndx == SHN_UNDEF)
 		p = dlsym(RTLD_NEXT, name);
+#endif
 	return p;
 }
 #else

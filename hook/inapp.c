@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,8 +39,44 @@ unsigned inapp_stripe_pick(void)
 	return inapp_stripe_of;
 }
 
-pthread_mutex_t inapp_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int lock_owner; /* the thread holding it, 0 none */
 struct inapp_state inapp;
+
+void inapp_lock(void)
+{
+	pthread_mutex_lock(&lock);
+	atomic_store(&lock_owner, (int)syscall(SYS_gettid));
+}
+
+void inapp_unlock(void)
+{
+	atomic_store(&lock_owner, 0);
+	pthread_mutex_unlock(&lock);
+}
+
+bool inapp_lock_mine(void)
+{
+	return atomic_load(&lock_owner) == (int)syscall(SYS_gettid);
+}
+
+/* fork() while another thread holds the lock: the child's would never be
+ * released. */
+static void fork_prepare(void)
+{
+	inapp_lock();
+}
+
+static void fork_parent(void)
+{
+	inapp_unlock();
+}
+
+static void fork_child(void)
+{
+	atomic_store(&lock_owner, 0);
+	pthread_mutex_init(&lock, NULL);
+}
 
 /* Options ------------------------------------------------------------------ */
 
@@ -85,6 +122,11 @@ static int apply_options(const struct leaksnap_options *o, const char **libs)
 }
 
 /* Start and stop ------------------------------------------------------------- */
+
+static void fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static int start_locked(const struct leaksnap_options *opts)
 {
@@ -139,10 +181,13 @@ static int start_locked(const struct leaksnap_options *opts)
 
 EXPORT int leaksnap_start(const struct leaksnap_options *opts)
 {
-	pthread_mutex_lock(&inapp_lock);
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, fork_handlers);
+	inapp_resolve();
+	inapp_lock();
 	int rc = start_locked(opts);
 	int e = errno;
-	pthread_mutex_unlock(&inapp_lock);
+	inapp_unlock();
 	errno = e;
 	return rc;
 }
@@ -164,9 +209,9 @@ static void quiesce(void)
 
 EXPORT int leaksnap_stop(void)
 {
-	pthread_mutex_lock(&inapp_lock);
+	inapp_lock();
 	if (!inapp.started) {
-		pthread_mutex_unlock(&inapp_lock);
+		inapp_unlock();
 		errno = EINVAL;
 		return -1;
 	}
@@ -183,7 +228,7 @@ EXPORT int leaksnap_stop(void)
 	inapp.have_re = false;
 	inapp.started = false;
 	inapp_forget_locked();
-	pthread_mutex_unlock(&inapp_lock);
+	inapp_unlock();
 	errno = 0;
 	return left;
 }
@@ -213,7 +258,8 @@ void inapp_meta(struct buf *meta)
 {
 	/* (a crash dump may interrupt a thread holding the lock: then the
 	 * lists are left out rather than waited for) */
-	bool locked = pthread_mutex_trylock(&inapp_lock) == 0;
+	bool mine = inapp_lock_mine(); /* (leaksnap_stop's last dump) */
+	bool locked = mine || pthread_mutex_trylock(&lock) == 0;
 	buf_printf(meta, "collector=inapp\n");
 	buf_add(meta, "inapp_libs=", 11);
 	buf_add_clean(meta, inapp.libs_text, strlen(inapp.libs_text));
@@ -222,7 +268,8 @@ void inapp_meta(struct buf *meta)
 		   inapp.started_at.tv_nsec);
 	if (locked) {
 		inapp_meta_modules_locked(meta);
-		pthread_mutex_unlock(&inapp_lock);
+		if (!mine)
+			pthread_mutex_unlock(&lock);
 	}
 }
 

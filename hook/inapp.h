@@ -51,9 +51,19 @@ struct inapp_state {
 	struct buf *paths;
 };
 
-/* Both under inapp_lock, which also serializes every got_swap(). */
-extern pthread_mutex_t inapp_lock;
+/* Both under the in-app lock, which also serializes every got_swap().
+ * Never held around a call that takes a lock of the loader's other than
+ * dl_iterate_phdr's (dlsym, dladdr: a thread inside dlopen, running a
+ * constructor that starts, stops or loads, holds the loader's lock and
+ * waits for ours): inapp_resolve() is called before taking it. */
 extern struct inapp_state inapp;
+void inapp_lock(void);
+void inapp_unlock(void);
+/* This thread holds the lock. */
+bool inapp_lock_mine(void);
+/* Look up what the slots' replacements call (dlopen, operator new...):
+ * before taking the lock. */
+void inapp_resolve(void);
 
 /* Patch the modules not seen yet, forget those gone. */
 void inapp_scan_locked(void);

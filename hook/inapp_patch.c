@@ -129,17 +129,18 @@ static void *const cxx_ours[N_COUNT - N_NEW0] = {
 
 typedef void *(*dlopen_fn)(const char *, int);
 typedef void *(*dlopen_ext_fn)(const char *, int, const void *);
-static dlopen_fn real_dlopen;
-static dlopen_ext_fn real_dlopen_ext;
+static _Atomic(dlopen_fn) real_dlopen;
+static _Atomic(dlopen_ext_fn) real_dlopen_ext;
 
 /* After a library was loaded: patch it (and whatever it brought). */
 static void after_load(void)
 {
 	int saved = errno;
-	pthread_mutex_lock(&inapp_lock);
+	inapp_resolve();
+	inapp_lock();
 	if (inapp.started)
 		inapp_scan_locked();
-	pthread_mutex_unlock(&inapp_lock);
+	inapp_unlock();
 	errno = saved;
 }
 
@@ -178,27 +179,29 @@ void *inapp_dlopen_as(const char *file, int flags, const void *caller)
 {
 	if (__loader_dlopen)
 		return __loader_dlopen(file, flags, caller);
-	return real_dlopen(file, flags);
+	return atomic_load(&real_dlopen)(file, flags);
 }
 
 void *inapp_dlopen_ext_as(const char *file, int flags, const void *info, const void *caller)
 {
 	if (__loader_android_dlopen_ext)
 		return __loader_android_dlopen_ext(file, flags, info, caller);
-	return real_dlopen_ext ? real_dlopen_ext(file, flags, info) : real_dlopen(file, flags);
+	dlopen_ext_fn ext = atomic_load(&real_dlopen_ext);
+	return ext ? ext(file, flags, info) : atomic_load(&real_dlopen)(file, flags);
 }
 #else
 void *inapp_dlopen_glibc(dlopen_fn real, const char *file, int flags, const void *caller);
 
 void *inapp_dlopen_as(const char *file, int flags, const void *caller)
 {
-	return inapp_dlopen_glibc(real_dlopen, file, flags, caller);
+	return inapp_dlopen_glibc(atomic_load(&real_dlopen), file, flags, caller);
 }
 
 void *inapp_dlopen_ext_as(const char *file, int flags, const void *info, const void *caller)
 {
 	(void)caller;
-	return real_dlopen_ext ? real_dlopen_ext(file, flags, info) : NULL;
+	dlopen_ext_fn ext = atomic_load(&real_dlopen_ext);
+	return ext ? ext(file, flags, info) : NULL;
 }
 #endif
 
@@ -300,7 +303,7 @@ static void *ours_for(const struct scan *sc, unsigned name)
 		}
 	}
 	switch (name) {
-	case N_DLOPEN: return real_dlopen ? (void *)hook_dlopen : NULL;
+	case N_DLOPEN: return atomic_load(&real_dlopen) ? (void *)hook_dlopen : NULL;
 	case N_ANDROID_DLOPEN_EXT: return (void *)hook_android_dlopen_ext;
 	case N_DLCLOSE: return hook_real.dlclose ? (void *)hook_dlclose : NULL;
 	case N_EXIT: return (void *)hook_exit;
@@ -398,12 +401,12 @@ static void sweep(void)
 	inapp.nrecs = rec;
 }
 
-static void resolve(void)
+void inapp_resolve(void)
 {
-	if (!real_dlopen)
-		real_dlopen = (dlopen_fn)hook_resolve("dlopen");
-	if (!real_dlopen_ext)
-		real_dlopen_ext = (dlopen_ext_fn)hook_resolve("android_dlopen_ext");
+	if (!atomic_load(&real_dlopen))
+		atomic_store(&real_dlopen, (dlopen_fn)hook_resolve("dlopen"));
+	if (!atomic_load(&real_dlopen_ext))
+		atomic_store(&real_dlopen_ext, (dlopen_ext_fn)hook_resolve("android_dlopen_ext"));
 	for (unsigned i = 0; i < N_COUNT - N_NEW0; i++)
 		if (!atomic_load(&cxx_real[i]))
 			atomic_store(&cxx_real[i], hook_resolve(names[N_NEW0 + i]));
@@ -413,7 +416,6 @@ void inapp_scan_locked(void)
 {
 	static struct buf paths;
 	inapp.paths = &paths;
-	resolve();
 	for (size_t i = 0; i < inapp.nmods; i++)
 		inapp.mods[i].seen = false;
 	dl_iterate_phdr(scan_one, NULL);

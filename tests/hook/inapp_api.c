@@ -6,13 +6,17 @@
  *   inapp_api api HOOK OUT              start/stop errors, restart, slots put back
  *   inapp_api foreign HOOK OUT LEAKER   blocks the hook did not see, freed or grown
  *   inapp_api tamper HOOK OUT           a slot changed by someone else is left so
+ *   inapp_api stop HOOK OUT             the interval, the dump at stop, the signals
  *   inapp_api threads HOOK OUT          8 allocating threads, start/stop in a loop
  *   inapp_api later HOOK OUT DIR        libraries loaded after start (DIR/libinappdl.so)
  *
  * Everything it prints is compared exactly; OUT is the dump prefix, and
  * each scenario writes OUT.NAME.dump with leaksnap_dump(). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -335,6 +339,56 @@ static int run_threads(void)
 	return 0;
 }
 
+/* stop: its dump, the interval and the signals end ---------------------------- */
+
+static int count_dumps(void)
+{
+	char pat[4200];
+	snprintf(pat, sizeof(pat), "%s.%d.", out, (int)getpid());
+	const char *slash = strrchr(out, '/');
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - out) : 1, slash ? out : ".");
+	const char *base = strrchr(pat, '/') ? strrchr(pat, '/') + 1 : pat;
+	int n = 0;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (!strncmp(e->d_name, base, strlen(base)) && strstr(e->d_name, ".dump") &&
+		    !strstr(e->d_name, ".tmp"))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static bool dump_signal_default(void)
+{
+	struct sigaction sa;
+	return sigaction(SIGRTMAX - LEAKSNAP_HOOK_SIG_DUMP_OFFSET, NULL, &sa) == 0 &&
+	       !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL;
+}
+
+static int run_stop(void)
+{
+	struct leaksnap_options o = opts("/inapp_api$");
+	o.interval = 0.05;
+	o.flags |= LEAKSNAP_START_DUMP_ON_STOP;
+	printf("dump signal default before: %s\n", dump_signal_default() ? "yes" : "no");
+	say("start", start(&o));
+	printf("dump signal default while started: %s\n", dump_signal_default() ? "yes" : "no");
+	api_leak(2003);
+	struct timespec ts = {0, 400000000};
+	nanosleep(&ts, NULL);
+	int n1 = count_dumps();
+	printf("interval dumps: %s\n", n1 >= 3 ? "yes" : "no");
+	say("stop", stop());
+	int n2 = count_dumps();
+	printf("a dump at stop: %s\n", n2 >= n1 + 1 ? "yes" : "no");
+	printf("dump signal default after: %s\n", dump_signal_default() ? "yes" : "no");
+	nanosleep(&ts, NULL);
+	printf("no dumps after stop: %s\n", count_dumps() == n2 ? "yes" : "no");
+	return 0;
+}
+
 /* later ------------------------------------------------------------------------ */
 
 static int run_later(const char *dir)
@@ -383,6 +437,8 @@ int main(int argc, char **argv)
 		return run_foreign(argv[4]);
 	if (!strcmp(s, "tamper"))
 		return run_tamper();
+	if (!strcmp(s, "stop"))
+		return run_stop();
 	if (!strcmp(s, "threads"))
 		return run_threads();
 	if (!strcmp(s, "later") && argc > 4)
