@@ -310,14 +310,15 @@ $(B)/tests/hook/lib%.so: tests/hook/lib%.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
 # The in-app tests' library that loads its plug-in by bare name through its
-# RUNPATH ($ORIGIN/sub, where the plug-in is).
+# RUNPATH ($ORIGIN/sub, where the plug-in is, bound at load: its GOT is
+# read-only after relocation).
 $(B)/tests/hook/libinappdl.so: tests/hook/libinappdl.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -Wl,--enable-new-dtags \
 		-Wl,-rpath,'$$ORIGIN/sub' -o $@ $< -ldl
 $(B)/tests/hook/sub/libinappplug.so: tests/hook/libinappplug.c
 	$(call say,CC,$<)
-	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -Wl,-z,relro,-z,now -o $@ $<
 $(B)/tests/hook/leaks-fp: tests/hook/leaks.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fno-omit-frame-pointer -std=gnu11 -rdynamic \

@@ -131,6 +131,7 @@ int got_swap(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t expect, 
 {
 	const ElfW(Phdr) *load = NULL;
 	bool relro = false;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -138,7 +139,10 @@ int got_swap(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t expect, 
 			continue;
 		if (ph->p_type == PT_LOAD)
 			load = ph;
-		else if (ph->p_type == PT_GNU_RELRO)
+		/* (the loader makes read-only the whole pages of the range
+		 * only: a last partial page stays writable) */
+		else if (ph->p_type == PT_GNU_RELRO &&
+			 (addr & ~(page - 1)) + page <= ((lo + ph->p_memsz) & ~(page - 1)))
 			relro = true;
 	}
 	if (!load || (addr & (sizeof(uintptr_t) - 1))) {
@@ -146,7 +150,6 @@ int got_swap(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t expect, 
 		return -1;
 	}
 	bool protect = relro || !(load->p_flags & PF_W);
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	void *pg = (void *)(addr & ~(page - 1));
 	if (protect && mprotect(pg, page, PROT_READ | PROT_WRITE) != 0)
 		return -1;

@@ -250,15 +250,24 @@ expect_meta "$last" "trigger=api"
 expect_meta "$last" "inapp_watched=$T/inapp_api"
 "$SC" "$last" | grep -q '^2003 1 app api_leak' || fail "$last: no 2003 record"
 
+# (the same loaded without a start: the protections of the libraries'
+# mappings, their RELRO pages, the same after stop)
+api unwatched "$T"
 api later "$T"
-api_expect later <<'EOF'
-global lookup: none
-start: 0 
-plug loaded: yes
-stop: 0 
-EOF
-api_records "$w/api-later.later.dump" "5001 1 app inappdl_alloc run_later
-5002 1 app plug_alloc inappdl_call_plug"
+{
+	printf 'global lookup: none\nstart: 0 \nplug loaded: yes\nstop: 0 \n'
+	sed -n '/^\/libinapp/p' "$w/api-unwatched.out"
+} >"$w/later.want"
+api_expect later <"$w/later.want"
+grep -q '^/libinappplug.so: r--p r-xp r--p r--p rw-p$' "$w/api-unwatched.out" ||
+	fail "unwatched: the plug-in's mappings: $(grep plug "$w/api-unwatched.out")"
+# every way to malloc: a jump slot, GLOB_DAT, an absolute pointer in data
+# and one in a RELRO table
+api_records "$w/api-later.later.dump" "5001 1 app inappdl_alloc load_later
+5002 1 app plug_alloc inappdl_call_plug
+5003 1 app inappdl_alloc_ptr load_later
+5004 1 app inappdl_alloc_data load_later
+5005 1 app inappdl_alloc_relro load_later"
 expect_meta "$w/api-later.later.dump" "inapp_watched=$T/libinappdl.so"
 expect_meta "$w/api-later.later.dump" "inapp_watched=$T/sub/libinappplug.so"
 # (without the hook, the plug-in is found the same way)

@@ -9,6 +9,7 @@
  *   inapp_api stop HOOK OUT             the interval, the dump at stop, the signals
  *   inapp_api threads HOOK OUT          8 allocating threads, start/stop in a loop
  *   inapp_api later HOOK OUT DIR        libraries loaded after start (DIR/libinappdl.so)
+ *   inapp_api unwatched HOOK OUT DIR    the same loaded without a start
  *
  * Everything it prints is compared exactly; OUT is the dump prefix, and
  * each scenario writes OUT.NAME.dump with leaksnap_dump(). */
@@ -391,24 +392,55 @@ static int run_stop(void)
 
 /* later ------------------------------------------------------------------------ */
 
-static int run_later(const char *dir)
+/* The protections of the mappings of the files whose path ends in @name,
+ * one word, in address order. */
+static void print_perms(const char *name)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4352], perms[8];
+	printf("%s:", name);
+	while (f && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n >= strlen(name) && !strcmp(line + n - strlen(name), name) &&
+		    sscanf(line, "%*s %7s", perms) == 1)
+			printf(" %s", perms);
+	}
+	printf("\n");
+	if (f)
+		fclose(f);
+}
+
+/* With @watch, started on the two libraries before they are loaded. */
+static int load_later(const char *dir, bool watch)
 {
 	struct leaksnap_options o = opts("libinapp(dl|plug)\\.so$");
-	say("start", start(&o));
+	if (watch)
+		say("start", start(&o));
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/libinappdl.so", dir);
-	void *h = dlopen(path, RTLD_NOW);
+	void *h = dlopen(path, RTLD_LAZY);
 	if (!h) {
 		printf("dlopen %s: %s\n", path, dlerror());
 		return 1;
 	}
-	void *(*dl_alloc)(size_t) = (void *(*)(size_t))dlsym(h, "inappdl_alloc");
-	void *(*dl_plug)(size_t) = (void *(*)(size_t))dlsym(h, "inappdl_call_plug");
-	keep[4] = dl_alloc(5001);
-	keep[5] = dl_plug(5002);
+	void *(*fn[5])(size_t) = {
+		(void *(*)(size_t))dlsym(h, "inappdl_alloc"),
+		(void *(*)(size_t))dlsym(h, "inappdl_call_plug"),
+		(void *(*)(size_t))dlsym(h, "inappdl_alloc_ptr"),
+		(void *(*)(size_t))dlsym(h, "inappdl_alloc_data"),
+		(void *(*)(size_t))dlsym(h, "inappdl_alloc_relro"),
+	};
+	for (int i = 0; i < 5; i++)
+		keep[4 + i] = fn[i](5001 + (size_t)i);
 	printf("plug loaded: %s\n", keep[5] ? "yes" : "no");
-	dump_as("later");
-	say("stop", stop());
+	if (watch) {
+		dump_as("later");
+		say("stop", stop());
+	}
+	print_perms("/libinappdl.so");
+	print_perms("/libinappplug.so");
 	return 0;
 }
 
@@ -442,7 +474,9 @@ int main(int argc, char **argv)
 	if (!strcmp(s, "threads"))
 		return run_threads();
 	if (!strcmp(s, "later") && argc > 4)
-		return run_later(argv[4]);
+		return load_later(argv[4], true);
+	if (!strcmp(s, "unwatched") && argc > 4)
+		return load_later(argv[4], false);
 	fprintf(stderr, "inapp_api: unknown scenario %s\n", s);
 	return 2;
 }
