@@ -243,6 +243,11 @@ enum hook_trigger {
 	HOOK_TRIGGER_CRASH,
 };
 
+/* The metadata lines of a dump (dump_meta.c), from the maps text @maps
+ * it holds; @crash_signal for a crash dump. */
+struct buf;
+void dump_build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger,
+		     int crash_signal, size_t clamped);
 /* Write a dump.  @path = NULL: the next numbered name (or the exit name).
  * Returns 0, or -1 with errno set. */
 int dump_write(const char *path, enum hook_trigger trigger);
