@@ -9,7 +9,8 @@
 #  - blocks allocated before start or by a library not chosen, freed or
 #    grown by a chosen one: no invalid free, a tracked block after realloc;
 #  - a library dlopen()ed after start is patched, and one with RUNPATH
-#    $ORIGIN/sub still finds its plug-in by bare name;
+#    $ORIGIN/sub still finds its plug-in by bare name; one that starts the
+#    hook on itself from its constructor is patched at once;
 #  - stop puts every slot back and counts those something else changed;
 #    two starts, a stop without a start: -1, EALREADY / EINVAL, no change;
 #  - 8 threads allocating through the slots while start/stop loop: no
@@ -272,6 +273,18 @@ expect_meta "$w/api-later.later.dump" "inapp_watched=$T/libinappdl.so"
 expect_meta "$w/api-later.later.dump" "inapp_watched=$T/sub/libinappplug.so"
 # (without the hook, the plug-in is found the same way)
 "$T/inapp_api" later /nonexistent/lib.so "$w/x" "$T" >/dev/null 2>&1 && fail "later: ran without the hook"
+
+# A library that loads and starts the hook from its own load-time entry
+# (JNI_OnLoad's place), watching itself: it is patched though its dlopen
+# has not returned yet; the program's own malloc is not watched.
+api jni "$T"
+api_expect jni <<'EOF'
+global lookup: none
+started at load: 0
+stop: 0 
+EOF
+api_records "$w/api-jni.jni.dump" "6001 1 app jni_alloc run_jni"
+expect_meta "$w/api-jni.jni.dump" "inapp_watched=$T/libinappjni.so"
 
 for round in 1 2 3; do
 	api threads

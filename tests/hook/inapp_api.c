@@ -10,6 +10,7 @@
  *   inapp_api threads HOOK OUT          8 allocating threads, start/stop in a loop
  *   inapp_api later HOOK OUT DIR        libraries loaded after start (DIR/libinappdl.so)
  *   inapp_api unwatched HOOK OUT DIR    the same loaded without a start
+ *   inapp_api jni HOOK OUT DIR          DIR/libinappjni.so starts the hook as it loads
  *
  * Everything it prints is compared exactly; OUT is the dump prefix, and
  * each scenario writes OUT.NAME.dump with leaksnap_dump(). */
@@ -444,6 +445,29 @@ static int load_later(const char *dir, bool watch)
 	return 0;
 }
 
+/* jni --------------------------------------------------------------------------- */
+
+/* A library that starts the hook on itself while being loaded. */
+static int run_jni(const char *hook_path, const char *dir)
+{
+	setenv("INAPP_HOOK", hook_path, 1);
+	setenv("INAPP_OUT", out, 1);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/libinappjni.so", dir);
+	void *h = dlopen(path, RTLD_NOW);
+	if (!h) {
+		printf("dlopen %s: %s\n", path, dlerror());
+		return 1;
+	}
+	printf("started at load: %d\n", *(int *)dlsym(h, "jni_started"));
+	void *(*alloc)(size_t) = (void *(*)(size_t))dlsym(h, "jni_alloc");
+	keep[10] = alloc(6001);
+	keep[11] = malloc(6002); /* (the program's own: not watched) */
+	dump_as("jni");
+	say("stop", stop());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
@@ -475,6 +499,8 @@ int main(int argc, char **argv)
 		return run_threads();
 	if (!strcmp(s, "later") && argc > 4)
 		return load_later(argv[4], true);
+	if (!strcmp(s, "jni") && argc > 4)
+		return run_jni(argv[2], argv[4]);
 	if (!strcmp(s, "unwatched") && argc > 4)
 		return load_later(argv[4], false);
 	fprintf(stderr, "inapp_api: unknown scenario %s\n", s);
