@@ -302,7 +302,7 @@ HOOKT_CXX := $(wildcard tests/hook/*.cc)
 HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib%,$(HOOKT_C))) \
 	$(patsubst tests/hook/%.cc,$(B)/tests/hook/%,$(HOOKT_CXX)) \
 	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
-	$(B)/tests/hook/leaks-fp $(B)/tests/hook/sub/libinappplug.so
+	$(B)/tests/hook/leaks-fp $(B)/tests/hook/sub/libinappplug.so $(B)/tests/hook/libinappcxx.so
 HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
 $(HOOKT_BINS): hook/leakhook.h
 
@@ -316,6 +316,10 @@ $(B)/tests/hook/libinappdl.so: tests/hook/libinappdl.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -Wl,--enable-new-dtags \
 		-Wl,-rpath,'$$ORIGIN/sub' -o $@ $< -ldl
+# A C++ plug-in for them (.cpp: the .cc files are programs).
+$(B)/tests/hook/libinappcxx.so: tests/hook/libinappcxx.cpp
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -fPIC -shared -o $@ $<
 $(B)/tests/hook/sub/libinappplug.so: tests/hook/libinappplug.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -Wl,-z,relro,-z,now -o $@ $<

@@ -27,6 +27,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "dynsym.h"
 #include "got.h"
 #include "inapp.h"
 #include "procbuf.h"
@@ -64,7 +65,10 @@ static const char *const names[N_COUNT] = {
 };
 
 /* The real operator new and delete functions, as the loader binds them
- * (dlsym(RTLD_DEFAULT)), looked up at each scan until found. */
+ * (dlsym(RTLD_DEFAULT)), looked up at each scan until found; a C++ runtime
+ * that dlsym cannot see (loaded by a library dlopen()ed RTLD_LOCAL, as
+ * Android loads an app's libc++_shared.so) is found in the loaded
+ * modules' symbol tables (find_cxx). */
 static _Atomic(void *) cxx_real[N_COUNT - N_NEW0];
 
 /* operator new and delete ------------------------------------------------------ */
@@ -412,10 +416,31 @@ void inapp_resolve(void)
 			atomic_store(&cxx_real[i], hook_resolve(names[N_NEW0 + i]));
 }
 
+/* The first module in load order that defines each operator still
+ * unknown. */
+static int find_cxx(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size, (void)data;
+	struct dynsyms d;
+	if (never(info) || !dynsyms_of(info, &d))
+		return 0;
+	for (unsigned i = 0; i < N_COUNT - N_NEW0; i++) {
+		void *p;
+		if (!atomic_load(&cxx_real[i]) && (p = dynsym_find(&d, names[N_NEW0 + i])))
+			atomic_store(&cxx_real[i], p);
+	}
+	return 0;
+}
+
 void inapp_scan_locked(void)
 {
 	static struct buf paths;
 	inapp.paths = &paths;
+	bool missing = false;
+	for (unsigned i = 0; i < N_COUNT - N_NEW0; i++)
+		missing |= !atomic_load(&cxx_real[i]);
+	if (missing)
+		dl_iterate_phdr(find_cxx, NULL);
 	for (size_t i = 0; i < inapp.nmods; i++)
 		inapp.mods[i].seen = false;
 	dl_iterate_phdr(scan_one, NULL);

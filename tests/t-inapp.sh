@@ -147,6 +147,16 @@ grep -q ' libstdc++[^ ]*:_Znwm leaks_cc+0x[0-9a-f]*:_Z15cxx_leak_objectv ' "$w/i
 grep -q ' libstdc++[^ ]*:_ZnwmSt11align_val_t ' "$w/in-cxx.parent.mine" ||
 	fail "cxx: no aligned operator new record"
 
+# A C++ plug-in dlopen()ed RTLD_LOCAL by a C program: its C++ runtime is in
+# no global scope (dlsym cannot find operator new), as an Android app's
+# libc++_shared.so: the same four leaks, the same stacks.
+same_stacks cxxlocal 'libinappcxx' libinappcxx.so "$T/inapp_api" cxx "$INAPP" "$w/unused" "$T"
+for f in cxxplug_leak_array cxxplug_leak_object cxxplug_leak_aligned cxxplug_leak_nothrow; do
+	grep -q " libinappcxx.so+0x[0-9a-f]*:$f " "$w/in-cxxlocal.parent.mine" || fail "cxxlocal: no $f record"
+done
+[ "$(wc -l <"$w/in-cxxlocal.parent.mine")" = 4 ] ||
+	{ fail "cxxlocal: not 4 records"; cat "$w/in-cxxlocal.parent.mine"; }
+
 # The C++ program watched whole: the same leaks as t-hook-cxx, nothing of
 # the containers it destroys.
 d=$(ls "$w"/in-cxx.*.exit.dump)

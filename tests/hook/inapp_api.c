@@ -11,6 +11,7 @@
  *   inapp_api later HOOK OUT DIR        libraries loaded after start (DIR/libinappdl.so)
  *   inapp_api unwatched HOOK OUT DIR    the same loaded without a start
  *   inapp_api jni HOOK OUT DIR          DIR/libinappjni.so starts the hook as it loads
+ *   inapp_api cxx HOOK OUT DIR          a C++ plug-in loaded RTLD_LOCAL (no start)
  *
  * Everything it prints is compared exactly; OUT is the dump prefix, and
  * each scenario writes OUT.NAME.dump with leaksnap_dump(). */
@@ -445,6 +446,34 @@ static int load_later(const char *dir, bool watch)
 	return 0;
 }
 
+/* cxx ---------------------------------------------------------------------------- */
+
+/* The C++ plug-in, loaded RTLD_LOCAL; no start (LEAKSNAP_LIBS, or the
+ * preload hook, does it). */
+static int run_cxx(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/libinappcxx.so", dir);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		printf("dlopen %s: %s\n", path, dlerror());
+		return 1;
+	}
+	static const char *const fns[] = {"cxxplug_leak_array", "cxxplug_leak_object",
+					  "cxxplug_leak_aligned", "cxxplug_leak_nothrow",
+					  "cxxplug_churn"};
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		void (*fn)(void) = (void (*)(void))dlsym(h, fns[i]);
+		if (!fn) {
+			printf("%s missing\n", fns[i]);
+			return 1;
+		}
+		fn();
+	}
+	printf("global operator new: %s\n", dlsym(RTLD_DEFAULT, "_Znwm") ? "found" : "none");
+	return 0;
+}
+
 /* jni --------------------------------------------------------------------------- */
 
 /* A library that starts the hook on itself while being loaded. */
@@ -499,6 +528,8 @@ int main(int argc, char **argv)
 		return run_threads();
 	if (!strcmp(s, "later") && argc > 4)
 		return load_later(argv[4], true);
+	if (!strcmp(s, "cxx") && argc > 4)
+		return run_cxx(argv[4]);
 	if (!strcmp(s, "jni") && argc > 4)
 		return run_jni(argv[2], argv[4]);
 	if (!strcmp(s, "unwatched") && argc > 4)
