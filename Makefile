@@ -442,6 +442,16 @@ $(B)/bench/varbench-fp: bench/varbench.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fno-omit-frame-pointer -o $@ $< \
 		$(LDFLAGS_ALL)
 
+# The varied workload in a shared library, for the in-app hook watching it.
+$(B)/bench/libvarbench.so: bench/varbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) -Dmain=varbench_main \
+		-Wno-missing-prototypes -shared -o $@ $< $(LDFLAGS_ALL)
+$(B)/bench/varbench_main: bench/varbench_main.c $(B)/bench/libvarbench.so
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(B)/bench -lvarbench \
+		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
+
 bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)

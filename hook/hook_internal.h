@@ -294,32 +294,49 @@ void crash_stop(void);
  * counts itself in on its thread's stripe (INAPP_ENTER, out again when it
  * returns), then reads inapp_on: leaksnap_stop() clears inapp_on, puts the
  * slots back and waits for every stripe to drain before it drops the
- * tables.  An entry that finds it off calls the allocator directly. */
+ * tables.  An entry that finds it off calls the allocator directly.
+ *
+ * A stripe belongs to one thread at a time (a cache line of its own), so
+ * its count is written by that thread alone, with plain stores; between
+ * that store and the read of inapp_on, leaksnap_stop()'s membarrier()
+ * stands for the full barrier each entry would otherwise pay (as the
+ * tables' biased locks do).  Without membarrier (old kernels, valgrind)
+ * the count is a sequentially consistent read-modify-write. */
 extern atomic_bool inapp_on;
-#define INAPP_STRIPES 64
 struct inapp_stripe {
-	atomic_long in;
+	atomic_long in;             /* its thread's entries inside now */
+	struct inapp_stripe *next;  /* every stripe (never freed) */
+	atomic_int owner;           /* its thread's id, 0 = free */
 } __attribute__((aligned(64)));
-extern struct inapp_stripe inapp_stripes[INAPP_STRIPES];
-extern HOOK_TLS unsigned inapp_stripe_of; /* this thread's stripe + 1, 0 = none yet */
-unsigned inapp_stripe_pick(void);
+extern HOOK_TLS struct inapp_stripe *inapp_mine;
+extern atomic_bool inapp_fenced; /* no membarrier: read-modify-writes */
+struct inapp_stripe *inapp_stripe_get(void);
 
-static inline unsigned inapp_enter(void)
+static inline struct inapp_stripe *inapp_enter(void)
 {
-	unsigned s = inapp_stripe_of;
+	struct inapp_stripe *s = inapp_mine;
 	if (HOOK_UNLIKELY(!s))
-		s = inapp_stripe_pick();
-	atomic_fetch_add(&inapp_stripes[s - 1].in, 1);
-	return s - 1;
+		s = inapp_stripe_get();
+	if (HOOK_LIKELY(!atomic_load_explicit(&inapp_fenced, memory_order_relaxed))) {
+		/* (a signal handler nesting here leaves the count as it found it) */
+		atomic_store_explicit(&s->in, atomic_load_explicit(&s->in, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		atomic_fetch_add(&s->in, 1);
+	}
+	return s;
 }
 
-static inline void inapp_leave(unsigned *s)
+static inline void inapp_leave(struct inapp_stripe **sp)
 {
-	atomic_fetch_sub(&inapp_stripes[*s].in, 1);
+	struct inapp_stripe *s = *sp;
+	atomic_store_explicit(&s->in, atomic_load_explicit(&s->in, memory_order_relaxed) - 1,
+			      memory_order_release);
 }
 
 #define INAPP_ENTER() \
-	unsigned inapp_stripe_ __attribute__((cleanup(inapp_leave))) = inapp_enter()
+	struct inapp_stripe *inapp_stripe_ __attribute__((cleanup(inapp_leave))) = inapp_enter()
 #define INAPP_LIVE() atomic_load(&inapp_on)
 
 /* The definition of @name the loader binds a module's reference to (not an

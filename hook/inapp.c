@@ -15,6 +15,7 @@
  * is never held around a call that takes another of the loader's. */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +30,102 @@
 #ifdef HOOK_INAPP
 
 atomic_bool inapp_on;
-struct inapp_stripe inapp_stripes[INAPP_STRIPES];
-HOOK_TLS unsigned inapp_stripe_of;
-static atomic_uint stripe_next;
+atomic_bool inapp_fenced;
+HOOK_TLS struct inapp_stripe *inapp_mine;
 
-unsigned inapp_stripe_pick(void)
+/* Stripes --------------------------------------------------------------------- */
+
+#define MEMBARRIER_CMD_GLOBAL_ 1
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_ 8
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_ 16
+
+static _Atomic(struct inapp_stripe *) stripes; /* the list of them all */
+static atomic_int carve_lock;
+static struct inapp_stripe *carve_at, *carve_end;
+/* A thread's stripe is given back when it ends (its key's destructor). */
+static pthread_key_t stripe_key;
+static atomic_bool stripe_key_ok;
+
+static void stripe_release(void *v)
 {
-	inapp_stripe_of = atomic_fetch_add(&stripe_next, 1) % INAPP_STRIPES + 1;
-	return inapp_stripe_of;
+	struct inapp_stripe *s = v;
+	if (inapp_mine == s)
+		inapp_mine = NULL;
+	atomic_store(&s->owner, 0);
+}
+
+struct inapp_stripe *inapp_stripe_get(void)
+{
+	int tid = (int)syscall(SYS_gettid);
+	struct inapp_stripe *s;
+	for (s = atomic_load(&stripes); s; s = s->next) {
+		int none = 0;
+		if (atomic_load_explicit(&s->owner, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&s->owner, &none, tid))
+			break;
+	}
+	if (!s) {
+		while (atomic_exchange_explicit(&carve_lock, 1, memory_order_acquire))
+			sched_yield();
+		if (carve_at == carve_end) {
+			size_t n = 4096 / sizeof(struct inapp_stripe);
+			carve_at = hook_map(n * sizeof(struct inapp_stripe));
+			carve_end = carve_at ? carve_at + n : NULL;
+		}
+		s = carve_at ? carve_at++ : NULL;
+		atomic_store_explicit(&carve_lock, 0, memory_order_release);
+		if (!s) {
+			/* (no memory for one: the entries of this thread share a
+			 * stripe the hard way) */
+			static struct inapp_stripe spare;
+			atomic_store(&inapp_fenced, true);
+			return &spare;
+		}
+		atomic_store(&s->owner, tid);
+		struct inapp_stripe *head = atomic_load(&stripes);
+		do
+			s->next = head;
+		while (!atomic_compare_exchange_weak(&stripes, &head, s));
+	}
+	inapp_mine = s;
+	if (atomic_load(&stripe_key_ok))
+		pthread_setspecific(stripe_key, s);
+	return s;
+}
+
+/* In a forked child: the other threads are gone, their stripes free. */
+static void stripes_fork_child(void)
+{
+	for (struct inapp_stripe *s = atomic_load(&stripes); s; s = s->next)
+		if (s != inapp_mine) {
+			atomic_store(&s->in, 0);
+			atomic_store(&s->owner, 0);
+		}
+}
+
+/* At load: whether entries may count themselves in with plain stores. */
+static void stripes_init(void)
+{
+#ifdef SYS_membarrier
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_, 0, 0) == 0)
+		return;
+#endif
+	atomic_store(&inapp_fenced, true);
+}
+
+/* Every thread of the process has executed a full barrier. */
+static void barrier_all(void)
+{
+	if (atomic_load(&inapp_fenced))
+		return; /* (the entries' own read-modify-writes order them) */
+#ifdef SYS_membarrier
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) == 0 ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_, 0, 0) == 0)
+		return;
+#endif
+	/* (cannot happen once registered: let every thread run meanwhile) */
+	struct timespec ts = {0, 10000000};
+	nanosleep(&ts, NULL);
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,6 +165,7 @@ static void fork_child(void)
 {
 	atomic_store(&lock_owner, 0);
 	pthread_mutex_init(&lock, NULL);
+	stripes_fork_child();
 }
 
 /* Options ------------------------------------------------------------------ */
@@ -126,6 +216,8 @@ static int apply_options(const struct leaksnap_options *o, const char **libs)
 static void fork_handlers(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if (pthread_key_create(&stripe_key, stripe_release) == 0)
+		atomic_store(&stripe_key_ok, true);
 }
 
 static int start_locked(const struct leaksnap_options *opts)
@@ -197,8 +289,9 @@ EXPORT int leaksnap_start(const struct leaksnap_options *opts)
  * counted itself in after that sees it off, and touches nothing). */
 static void quiesce(void)
 {
-	for (unsigned i = 0; i < INAPP_STRIPES; i++) {
-		for (unsigned spin = 0; atomic_load(&inapp_stripes[i].in) > 0; spin++) {
+	barrier_all();
+	for (struct inapp_stripe *s = atomic_load(&stripes); s; s = s->next) {
+		for (unsigned spin = 0; atomic_load_explicit(&s->in, memory_order_acquire) > 0; spin++) {
 			if (spin < 64)
 				continue;
 			struct timespec ts = {0, 100000};
@@ -237,6 +330,7 @@ EXPORT int leaksnap_stop(void)
 
 void inapp_load(void)
 {
+	stripes_init();
 	const char *libs = getenv(LEAKSNAP_HOOK_ENV_LIBS);
 	if (!libs)
 		return;
