@@ -95,7 +95,7 @@ SOMAJOR := 0
 
 all: $(PUB_HEADERS) $(B)/bin/leaksnap $(B)/bin/leakdiff $(B)/lib/libleaksnap.a \
 	$(B)/lib/libleaksnap.so $(B)/lib/pkgconfig/leaksnap.pc $(B)/lib/libleakhook.so \
-	$(B)/include/leaksnap/leakhook.h $(B)/lib/libleaksnap-export.a \
+	$(B)/lib/libleakhook-inapp.so $(B)/include/leaksnap/leakhook.h $(B)/lib/libleaksnap-export.a \
 	$(B)/lib/libleaksnap-export.so $(B)/lib/pkgconfig/leaksnap-export.pc
 
 .DELETE_ON_ERROR:
@@ -224,6 +224,26 @@ $(B)/lib/libleakhook.so: $(HOOK_OBJS) hook/libleakhook.sym
 	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,--no-undefined -Wl,--version-script=hook/libleakhook.sym \
 		-Wl,-z,now $(LDFLAGS) -o $@ $(HOOK_OBJS) -static-libgcc -ldl -lpthread
 
+# The in-app build (docs/inapp.md): the same sources with -DHOOK_INAPP, which
+# interposes nothing by symbol; leaksnap_start() patches GOT slots.  Never
+# unloaded (-z nodelete): slots and copied pointers may still lead into it.
+HOOK_INAPP_OBJS := $(patsubst %.c,$(B)/hook-inapp-obj/%.o,$(HOOK_SRCS))
+# (its thread-local storage is dynamic: it may be dlopen()ed; on x86-64 by
+# TLS descriptors, whose access to a block already there is a short call)
+HOOK_INAPP_CFLAGS := $(filter-out -ftls-model=initial-exec,$(HOOK_CFLAGS)) \
+	$(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2)
+$(B)/hook-inapp-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
+	$(call say,CC,inapp:$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -DHOOK_INAPP $(HOOK_INAPP_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(B)/hook-inapp-obj -name '*.d' 2>/dev/null)
+
+$(B)/lib/libleakhook-inapp.so: $(HOOK_INAPP_OBJS) hook/libleakhook-inapp.sym
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D) && $(CC) -shared -Wl,--no-undefined \
+		-Wl,--version-script=hook/libleakhook-inapp.sym -Wl,-z,now -Wl,-z,nodelete $(LDFLAGS) -o $@ \
+		$(HOOK_INAPP_OBJS) -static-libgcc -ldl -lpthread
+
 # Tests ---------------------------------------------------------------------
 # (a unit test is rebuilt when a file it includes changes: its .d beside it)
 -include $(wildcard $(B)/tests/*.d)
@@ -298,13 +318,27 @@ HOOKT_CXX := $(wildcard tests/hook/*.cc)
 HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib%,$(HOOKT_C))) \
 	$(patsubst tests/hook/%.cc,$(B)/tests/hook/%,$(HOOKT_CXX)) \
 	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
-	$(B)/tests/hook/leaks-fp
+	$(B)/tests/hook/leaks-fp $(B)/tests/hook/sub/libinappplug.so $(B)/tests/hook/libinappcxx.so
 HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
 $(HOOKT_BINS): hook/leakhook.h
 
 $(B)/tests/hook/lib%.so: tests/hook/lib%.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -o $@ $<
+# The in-app tests' library that loads its plug-in by bare name through its
+# RUNPATH ($ORIGIN/sub, where the plug-in is, bound at load: its GOT is
+# read-only after relocation).
+$(B)/tests/hook/libinappdl.so: tests/hook/libinappdl.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN/sub' -o $@ $< -ldl
+# A C++ plug-in for them (.cpp: the .cc files are programs).
+$(B)/tests/hook/libinappcxx.so: tests/hook/libinappcxx.cpp
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -fPIC -shared -o $@ $<
+$(B)/tests/hook/sub/libinappplug.so: tests/hook/libinappplug.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fPIC -shared -Wl,-z,relro,-z,now -o $@ $<
 $(B)/tests/hook/leaks-fp: tests/hook/leaks.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -fno-omit-frame-pointer -std=gnu11 -rdynamic \
@@ -358,7 +392,8 @@ CROSS_FLAGS_arm64 := -mno-omit-leaf-frame-pointer
 CROSS_FLAGS_arm := -mthumb -funwind-tables
 CROSS_PROGS := leaks apkload reach reachexit
 CROSS_LIBS := libleaker libapk libreach
-cross_outputs = $(B)/cross/$(1)/libleakhook.so $(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
+cross_outputs = $(B)/cross/$(1)/libleakhook.so $(B)/cross/$(1)/libleakhook-inapp.so \
+	$(addprefix $(B)/cross/$(1)/tests/hook/,$(CROSS_PROGS)) \
 	$(patsubst %,$(B)/cross/$(1)/tests/hook/%.so,$(CROSS_LIBS)) \
 	$(patsubst attach/%.c,$(B)/cross/$(1)/attach-obj/%.o,attach/arch_$(1).c $(ATTACH_CROSS_SRCS))
 # The arches whose compiler is installed: make check builds and tests those.
@@ -384,6 +419,16 @@ $(B)/cross/$(1)/libleakhook.so: $(patsubst %.c,$(B)/cross/$(1)/hook-obj/%.o,$(HO
 	$$(Q)$$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) -shared -Wl,--no-undefined \
 		-Wl,--version-script=hook/libleakhook.sym -Wl,-z,now -o $$@ \
 		$(patsubst %.c,$(B)/cross/$(1)/hook-obj/%.o,$(HOOK_SRCS)) -static-libgcc -ldl -lpthread
+$(B)/cross/$(1)/hook-inapp-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
+	$$(call say,CC,$(1):inapp:$$<)
+	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(CPPFLAGS_ALL) -DHOOK_INAPP \
+		$$(filter-out -ftls-model=initial-exec,$$(HOOK_CFLAGS_BASE)) $$(CROSS_FLAGS_$(1)) -MMD -MP -c -o $$@ $$<
+$(B)/cross/$(1)/libleakhook-inapp.so: $(patsubst %.c,$(B)/cross/$(1)/hook-inapp-obj/%.o,$(HOOK_SRCS)) \
+		hook/libleakhook-inapp.sym
+	$$(call say,LD,$$@)
+	$$(Q)$$(CROSS_CC_$(1)) $$(CROSS_FLAGS_$(1)) -shared -Wl,--no-undefined \
+		-Wl,--version-script=hook/libleakhook-inapp.sym -Wl,-z,now -Wl,-z,nodelete -o $$@ \
+		$(patsubst %.c,$(B)/cross/$(1)/hook-inapp-obj/%.o,$(HOOK_SRCS)) -static-libgcc -ldl -lpthread
 $(B)/cross/$(1)/tests/hook/lib%.so: tests/hook/lib%.c
 	$$(call say,CC,$(1):$$<)
 	$$(Q)mkdir -p $$(@D) && $$(CROSS_CC_$(1)) $$(HOOKT_FLAGS) $$(CROSS_FLAGS_$(1)) -fPIC -shared \
@@ -527,6 +572,16 @@ $(B)/bench/varbench-fp: bench/varbench.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fno-omit-frame-pointer -o $@ $< \
 		$(LDFLAGS_ALL)
 
+# The varied workload in a shared library, for the in-app hook watching it.
+$(B)/bench/libvarbench.so: bench/varbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) -Dmain=varbench_main \
+		-Wno-missing-prototypes -shared -o $@ $< $(LDFLAGS_ALL)
+$(B)/bench/varbench_main: bench/varbench_main.c $(B)/bench/libvarbench.so
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(B)/bench -lvarbench \
+		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
+
 bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
@@ -591,6 +646,7 @@ install: all
 	ln -sf libleaksnap-export.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so.$(SOMAJOR)
 	ln -sf libleaksnap-export.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so
 	install -m 755 $(B)/lib/libleakhook.so $(DESTDIR)$(PREFIX)/lib/libleakhook.so
+	install -m 755 $(B)/lib/libleakhook-inapp.so $(DESTDIR)$(PREFIX)/lib/libleakhook-inapp.so
 	install -m 644 $(PUB_HEADERS) hook/leakhook.h $(DESTDIR)$(PREFIX)/include/leaksnap/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' leaksnap.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc
@@ -610,7 +666,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/leaksnap $(DESTDIR)$(PREFIX)/bin/leakdiff \
 		$(DESTDIR)$(PREFIX)/lib/libleaksnap.a $(DESTDIR)$(PREFIX)/lib/libleaksnap.so* \
 		$(DESTDIR)$(PREFIX)/lib/libleaksnap-export.a $(DESTDIR)$(PREFIX)/lib/libleaksnap-export.so* \
-		$(DESTDIR)$(PREFIX)/lib/libleakhook.so \
+		$(DESTDIR)$(PREFIX)/lib/libleakhook.so $(DESTDIR)$(PREFIX)/lib/libleakhook-inapp.so \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \

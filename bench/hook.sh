@@ -9,7 +9,11 @@
 #    pointers, for LEAKSNAP_UNWIND=fp.
 # Each runs bare, under libleakhook.so with LEAKSNAP_UNWIND=fp and =auto
 # (16 frames), and under heaptrack, with 1, 2 and 8 threads (8 threads do a
-# quarter of the work each).  The runs are interleaved, round by round (one
+# quarter of the work each); varbench also with its workload in a shared
+# library (libvarbench.so, run by varbench_main) under the preload hook
+# (hook-lib) and under the in-app hook watching that library alone
+# (inapp-lib: libleakhook-inapp.so, LEAKSNAP_LIBS='/libvarbench\.so$'),
+# both auto unwinding: the in-app row's goal is the preload row's time.  The runs are interleaved, round by round (one
 # warm-up round, then BENCH_RUNS), so that a change in the machine's load
 # hits every configuration alike; the table gives medians, their ratio to
 # the bare run, what the hook adds per iteration (ns) and the spread
@@ -23,6 +27,7 @@ set -eu
 
 B=${1:-build}
 HOOK=$(cd "$B/lib" 2>/dev/null && pwd)/libleakhook.so
+INAPP=$(cd "$B/lib" 2>/dev/null && pwd)/libleakhook-inapp.so
 PAIRS=${BENCH_PAIRS:-4000000}
 ITERS=${BENCH_ITERS:-2000000}
 RUNS=${BENCH_RUNS:-5}
@@ -35,11 +40,12 @@ die() {
 	echo "bench: $*" >&2
 	exit 1
 }
-for p in allocbench varbench varbench-fp hookmem; do
+for p in allocbench varbench varbench-fp varbench_main hookmem; do
 	[ -x "$B/bench/$p" ] || die "$B/bench/$p is missing: run 'make bench'"
 done
 [ -x "$SC" ] || die "$SC is missing: run 'make bench'"
 [ -f "$HOOK" ] || die "$HOOK is missing: run 'make bench'"
+[ -f "$INAPP" ] || die "$INAPP is missing: run 'make bench'"
 have_heaptrack=0
 [ "${BENCH_HEAPTRACK:-1}" = 1 ] && command -v heaptrack >/dev/null 2>&1 && have_heaptrack=1
 
@@ -57,6 +63,12 @@ for prog in allocbench varbench varbench-fp; do
 done
 ls "$WORK"/chk.*.exit.dump >/dev/null 2>&1 || die "the hook wrote no exit dump"
 rm -f "$WORK"/chk.*
+want=$("$B/bench/varbench" 2 1000)
+got=$(env LD_PRELOAD="$INAPP" LEAKSNAP_LIBS='/libvarbench\.so$' LEAKSNAP_OUT="$WORK/chk" \
+	"$B/bench/varbench_main" 2 1000)
+[ "$want" = "$got" ] || die "varbench under the in-app hook printed '$got', expected '$want'"
+ls "$WORK"/chk.*.exit.dump >/dev/null 2>&1 || die "the in-app hook wrote no exit dump"
+rm -f "$WORK"/chk.*
 
 # The configurations, one a line: workload threads what program count
 : >"$WORK/configs"
@@ -64,10 +76,11 @@ for w in alloc var; do
 	for t in 1 2 8; do
 		if [ $w = alloc ]; then n=$PAIRS; else n=$ITERS; fi
 		[ $t = 8 ] && n=$((n / 4))
-		for what in bare bare-fp hook-fp hook-auto heaptrack; do
+		for what in bare bare-fp hook-fp hook-auto hook-lib inapp-lib heaptrack; do
 			prog=${w}bench
 			case $w/$what in
-			alloc/bare-fp) continue ;;
+			alloc/bare-fp | alloc/hook-lib | alloc/inapp-lib) continue ;;
+			var/hook-lib | var/inapp-lib) prog=varbench_main ;;
 			var/bare-fp | var/hook-fp) prog=varbench-fp ;;
 			esac
 			[ $what = heaptrack ] && [ $have_heaptrack = 0 ] && continue
@@ -83,8 +96,12 @@ run_one() {
 	set -- "$1" "$2" "$3" "$B/bench/$4" "$5"
 	case $3 in
 	bare*) set -- "$@" "$4" "$2" "$5" ;;
+	hook-lib) set -- "$@" env LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND=auto LEAKSNAP_FRAMES=16 \
+		LEAKSNAP_OUT="$WORK/d" "$4" "$2" "$5" ;;
 	hook-*) set -- "$@" env LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="${3#hook-}" LEAKSNAP_FRAMES=16 \
 		LEAKSNAP_OUT="$WORK/d" "$4" "$2" "$5" ;;
+	inapp-lib) set -- "$@" env LD_PRELOAD="$INAPP" LEAKSNAP_LIBS='/libvarbench\.so$' \
+		LEAKSNAP_UNWIND=auto LEAKSNAP_FRAMES=16 LEAKSNAP_OUT="$WORK/d" "$4" "$2" "$5" ;;
 	heaptrack) set -- "$@" heaptrack -o "$WORK/ht" "$4" "$2" "$5" ;;
 	esac
 	w=$1 t=$2 what=$3
@@ -92,7 +109,7 @@ run_one() {
 	s=$(date +%s%N)
 	"$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; die "failed: $*"; }
 	e=$(date +%s%N)
-	if [ "$w" = var ] && [ "${what#hook-}" != "$what" ]; then
+	if [ "$w" = var ] && { [ "${what#hook-}" != "$what" ] || [ "${what#inapp-}" != "$what" ]; }; then
 		sh "$HERE/varcheck.sh" "$SC" "$WORK"/d.*.exit.dump "$t" >>"$WORK/checks" ||
 			die "$what $t: the dump's stacks are not varbench's"
 	fi
@@ -123,6 +140,10 @@ if [ "${BENCH_IR:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
 		n=$((n / 10))
 		case $what in
 		bare*) set -- ;;
+		inapp-lib) set -- LD_PRELOAD="$INAPP" LEAKSNAP_LIBS='/libvarbench\.so$' \
+			LEAKSNAP_UNWIND=auto LEAKSNAP_FRAMES=16 LEAKSNAP_OUT="$WORK/d" ;;
+		hook-lib) set -- LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND=auto LEAKSNAP_FRAMES=16 \
+			LEAKSNAP_OUT="$WORK/d" ;;
 		*) set -- LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="${what#hook-}" LEAKSNAP_FRAMES=16 \
 			LEAKSNAP_OUT="$WORK/d" ;;
 		esac
@@ -209,12 +230,14 @@ load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 	echo "8 threads: a quarter of the work per thread.  16 frames.  Median of $RUNS interleaved"
 	echo "rounds; spread = slowest / fastest round.  fp rows of varbench are against bare-fp."
 	echo "+ns/iter: what the hook adds to one iteration (pair), in CPU time per thread."
+	echo "hook-lib, inapp-lib: varbench's workload in libvarbench.so (varbench_main), auto"
+	echo "  unwinding, under libleakhook.so / libleakhook-inapp.so watching that library alone."
 	for w in alloc var; do
 		echo ""
 		printf '%-22s %9s %8s %8s %7s %s\n' "${w}bench" "time (s)" "x bare" "+ns/iter" "spread" "goal"
 		for t in 1 2 8; do
 			bare=$(med $w $t bare)
-			for what in bare bare-fp hook-fp hook-auto heaptrack; do
+			for what in bare bare-fp hook-fp hook-auto hook-lib inapp-lib heaptrack; do
 				grep -q "^$w $t $what " "$WORK/times" || continue
 				m=$(med $w $t $what)
 				base=$bare
@@ -225,6 +248,8 @@ load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 				case "$w $what $t" in
 				"var hook-auto 1" | "var hook-auto 2") goal="<= 2.0x (aim 1.5x)" ;;
 				"var hook-fp 1" | "var hook-fp 2") goal="<= 1.3x" ;;
+				"var inapp-lib "*)
+					goal="<= hook-lib: $(ratio "$m" "$(med $w $t hook-lib)") of its time" ;;
 				"var hook-"*" 8")
 					r2=$(awk -v k="$w 2 $what" '$1 " " $2 " " $3 == k { print $4 }' "$WORK/ratios")
 					goal="<= 1.2 x the 2-thread ratio: $(ratio "$x" "$r2")" ;;

@@ -13,6 +13,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -67,6 +68,14 @@ static const char record_usage[] =
 	"                       links to: python3.11 for a script run by python3);\n"
 	"                       the others run with the hook inert and pass it on to\n"
 	"                       their children; repeat it to record several programs\n"
+	"  --libs REGEX         record only what the libraries whose path matches REGEX\n"
+	"                       (a POSIX extended regular expression, searched for in\n"
+	"                       the path /proc/PID/maps shows; '' = every library but\n"
+	"                       the C library and the loader; the executable counts as\n"
+	"                       one) allocate: the in-app hook (libleakhook-inapp.so,\n"
+	"                       docs/inapp.md) is preloaded instead, started at once;\n"
+	"                       allocations a library's constructors made before it was\n"
+	"                       patched (when it is loaded later by dlopen) are not seen\n"
 	"  -h, --help           this help\n\n"
 	"Files (PID is the process that dumped: children of CMD dump too):\n"
 	"  PREFIX.PID.NNNN.dump   the N-th dump of PID, LEAKSNAP v1 (0001, 0002 ...,\n"
@@ -87,6 +96,7 @@ static const char record_usage[] =
 	"Environment set for CMD and its children (read by the hook; a variable whose\n"
 	"option is not given keeps its inherited value):\n"
 	"  LD_PRELOAD           the hook's absolute path, before any inherited entries\n"
+	"  LEAKSNAP_LIBS        REGEX with --libs\n"
 	"  LEAKSNAP_OUT         PREFIX, made absolute\n"
 	"  LEAKSNAP_FRAMES      --frames N\n"
 	"  LEAKSNAP_UNWIND      --unwind MODE\n"
@@ -100,7 +110,8 @@ static const char record_usage[] =
 	"  LEAKSNAP_KEEP_UNLOADED   0 (set it yourself) forgets unloaded libraries\n"
 	"  LEAKSNAP_DUMP_ON_CRASH   0 (set it yourself) writes no PREFIX.PID.crash.dump\n"
 	"Read by record: LEAKSNAP_HOOK=PATH uses PATH as the hook library instead of\n"
-	"../lib/libleakhook.so next to the leaksnap program.\n\n"
+	"../lib/libleakhook.so next to the leaksnap program; with --libs,\n"
+	"LEAKSNAP_HOOK_INAPP=PATH instead of ../lib/libleakhook-inapp.so.\n\n"
 	"Exit status: the program's; 128+N when it was killed by signal N;\n"
 	"             126 CMD found but not executable; 127 CMD not found;\n"
 	"             2 any error of record itself (usage, dump directory, hook library).\n";
@@ -113,6 +124,7 @@ struct record_opts {
 	bool no_exit_dump;    /* --no-exit-dump */
 	bool reachability;    /* --reachability */
 	char *only;           /* --only GLOBs joined by ':' (owned), or NULL */
+	const char *libs;     /* --libs REGEX (checked), or NULL: the preload hook */
 	char interval_buf[48]; /* storage for @interval */
 };
 
@@ -337,20 +349,20 @@ static int lookup_command(const char *name, char **found)
  * directory of this program (/proc/self/exe is already free of symlinks,
  * so "bin/.." is simply the parent directory).  Returns the absolute path
  * (owned) or NULL after printing the error. */
-static char *find_hook(void)
+static char *find_hook(bool inapp)
 {
-	const char *env = getenv("LEAKSNAP_HOOK");
+	const char *env = getenv(inapp ? "LEAKSNAP_HOOK_INAPP" : "LEAKSNAP_HOOK");
+	const char *env_name = inapp ? "LEAKSNAP_HOOK_INAPP" : "LEAKSNAP_HOOK";
 	char exe[PATH_MAX + 32];
 	const char *path, *hint;
 	if (env && *env) {
 		path = env;
-		hint = "from LEAKSNAP_HOOK";
+		hint = inapp ? "from LEAKSNAP_HOOK_INAPP" : "from LEAKSNAP_HOOK";
 	} else {
 		ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
 		if (n <= 0) {
-			cli_fail("/proc/self/exe",
-				 "%s (set LEAKSNAP_HOOK=PATH to name the hook library)",
-				 n < 0 ? strerror(errno) : "empty link");
+			cli_fail("/proc/self/exe", "%s (set %s=PATH to name the hook library)",
+				 n < 0 ? strerror(errno) : "empty link", env_name);
 			return NULL;
 		}
 		exe[n] = '\0';
@@ -360,9 +372,10 @@ static char *find_hook(void)
 				break;
 			*slash = '\0';
 		}
-		strcat(exe, "/lib/libleakhook.so");
+		strcat(exe, inapp ? "/lib/" LEAKSNAP_HOOK_INAPP_LIB : "/lib/" LEAKSNAP_HOOK_LIB);
 		path = exe;
-		hint = "looked for next to leaksnap; set LEAKSNAP_HOOK=PATH to use another";
+		hint = inapp ? "looked for next to leaksnap; set LEAKSNAP_HOOK_INAPP=PATH to use another"
+			     : "looked for next to leaksnap; set LEAKSNAP_HOOK=PATH to use another";
 	}
 	struct stat st;
 	if (stat(path, &st) != 0) {
@@ -385,7 +398,7 @@ static char *find_hook(void)
 	/* ld.so splits LD_PRELOAD at spaces and colons, with no way to quote. */
 	if (strpbrk(abs, " :\t\n")) {
 		cli_fail(abs, "the hook library's path contains a space or ':', which LD_PRELOAD "
-			      "cannot carry; copy it elsewhere and set LEAKSNAP_HOOK");
+			      "cannot carry; copy it elsewhere and set %s", env_name);
 		free(abs);
 		return NULL;
 	}
@@ -538,6 +551,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{"no-exit-dump", no_argument, NULL, 'N'},
 		{"reachability", no_argument, NULL, 'R'},
 		{"only", required_argument, NULL, 'O'},
+		{"libs", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -584,6 +598,21 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			if (only_add(o, optarg) != 0)
 				return -1;
 			break;
+		case 'L': {
+			regex_t re;
+			int rc = *optarg ? regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) : 0;
+			if (rc != 0) {
+				char why[128];
+				regerror(rc, &re, why, sizeof(why));
+				cli_usage_error("record", "--libs %s: not a valid extended regular "
+							  "expression: %s", optarg, why);
+				return -1;
+			}
+			if (*optarg)
+				regfree(&re);
+			o->libs = optarg;
+			break;
+		}
 		case 'h':
 			/* The signal numbers depend on the C library: print them. */
 			printf(record_usage, LEAKSNAP_HOOK_SIG_DUMP_OFFSET, LEAKSNAP_HOOK_SIG_DUMP,
@@ -631,6 +660,8 @@ static int set_hook_env(const struct record_opts *o, const struct record_prefix 
 		rc |= setenv(LEAKSNAP_HOOK_ENV_REACHABILITY, "1", 1);
 	if (o->only)
 		rc |= setenv(LEAKSNAP_HOOK_ENV_ONLY, o->only, 1);
+	if (o->libs)
+		rc |= setenv(LEAKSNAP_HOOK_ENV_LIBS, o->libs, 1);
 	/* This run's id after those of any record this one runs under, so
 	 * that theirs still reach the processes of this run. */
 	const char *runs = getenv(RECORD_RUN_ENV);
@@ -753,7 +784,7 @@ static void no_dumps(const struct record_opts *o, const struct record_prefix *p,
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = {NULL, 0, NULL, NULL, false, false, NULL, ""};
+	struct record_opts o = {NULL, 0, NULL, NULL, false, false, NULL, NULL, ""};
 	struct record_prefix p = {NULL, NULL, NULL, NULL, NULL};
 	struct record_dump_list before = RECORD_DUMP_LIST_INIT, rest = RECORD_DUMP_LIST_INIT;
 	struct record_watch watch = {NULL, NULL, RECORD_DUMP_LIST_INIT, -1, false, false, 0};
@@ -788,7 +819,7 @@ int cmd_record(int argc, char **argv)
 		ret = exec_failure(cmd[0], e);
 		goto cleanup;
 	}
-	if ((hook = find_hook()) == NULL) {
+	if ((hook = find_hook(o.libs != NULL)) == NULL) {
 		ret = EXIT_ERROR;
 		goto cleanup;
 	}

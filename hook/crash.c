@@ -164,6 +164,27 @@ static void alt_stack(void)
 		hook_unmap(p, ALT_STACK_SIZE + page);
 }
 
+/* The signals whose handler crash_start() set (for crash_stop). */
+static bool crash_ours[sizeof(fatal) / sizeof(fatal[0])];
+
+void crash_stop(void)
+{
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction cur;
+		if (!crash_ours[i])
+			continue;
+		crash_ours[i] = false;
+		if (sigaction(fatal[i].sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+		    cur.sa_sigaction == on_fatal) {
+			struct sigaction dfl;
+			memset(&dfl, 0, sizeof(dfl));
+			dfl.sa_handler = SIG_DFL;
+			sigemptyset(&dfl.sa_mask);
+			sigaction(fatal[i].sig, &dfl, NULL);
+		}
+	}
+}
+
 void crash_start(void)
 {
 	bool any = false;
@@ -180,14 +201,14 @@ void crash_start(void)
 		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(fatal[i].sig, &sa, NULL) == 0)
-			any = true;
+			any = crash_ours[i] = true;
 	}
 	if (!any)
 		return;
 	alt_stack();
 #ifdef __GLIBC__
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint8_t *p = hook_map(CRASH_STACK_SIZE + page);
+	uint8_t *p = crash_stack ? NULL : hook_map(CRASH_STACK_SIZE + page);
 	if (p) {
 		mprotect(p, page, PROT_NONE);
 		crash_stack = p + page;

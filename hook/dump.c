@@ -62,199 +62,6 @@ atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
  * would take the new thread for one of the program's. */
 static atomic_uint dump_thread_starting;
 
-/* Metadata --------------------------------------------------------------------- */
-
-static const char *abi_name(void)
-{
-#if defined(__x86_64__)
-	return "x86_64";
-#elif defined(__i386__)
-	return "x86";
-#elif defined(__aarch64__)
-	return "arm64";
-#elif defined(__arm__)
-	return "arm";
-#elif defined(__riscv) && __riscv_xlen == 64
-	return "riscv64";
-#else
-	return "unknown";
-#endif
-}
-
-static const char *const trigger_names[] = {
-	[HOOK_TRIGGER_EXIT] = "exit",
-	[HOOK_TRIGGER_SIGNAL] = "signal",
-	[HOOK_TRIGGER_API] = "api",
-	[HOOK_TRIGGER_INTERVAL] = "interval",
-	[HOOK_TRIGGER_CRASH] = LEAKSNAP_HOOK_CRASH_TAG,
-};
-
-/* The path maps gives for the mapping containing @addr (the name the
- * symbolizer will see), or NULL. */
-static const char *maps_path_of(const struct buf *maps, uintptr_t addr, size_t *len)
-{
-	const char *p = maps->p, *end = maps->p + maps->len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end, *s;
-		uintptr_t lo = maps_line_hex(p, eol, &s), hi = 0;
-		if (s < eol && *s == '-')
-			hi = maps_line_hex(s + 1, eol, NULL);
-		if (addr >= lo && addr < hi) {
-			const char *path = maps_line_field(p, eol, 5);
-			if (path >= eol)
-				return NULL;
-			*len = (size_t)(eol - path);
-			return path;
-		}
-		p = eol + 1;
-	}
-	return NULL;
-}
-
-struct build_id_ctx {
-	struct buf *meta;
-	const struct buf *maps;
-};
-
-unsigned module_build_id(const struct dl_phdr_info *info, uintptr_t *first_load,
-			 const uint8_t **id)
-{
-	bool have_load = false;
-	*first_load = 0;
-	for (unsigned i = 0; i < info->dlpi_phnum && !have_load; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-			*first_load = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-			have_load = true;
-		}
-	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
-			size_t name_sz = (nh->n_namesz + 3) & ~3u, desc_sz = (nh->n_descsz + 3) & ~3u;
-			const uint8_t *name = p + sizeof(*nh), *desc = name + name_sz;
-			if (desc + desc_sz > end || desc_sz < nh->n_descsz)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(name, "GNU", 4) && nh->n_descsz > 0 && nh->n_descsz <= 64) {
-				*id = desc;
-				return nh->n_descsz;
-			}
-			p = desc + desc_sz;
-		}
-	}
-	return 0;
-}
-
-static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct build_id_ctx *ctx = data;
-	(void)size;
-	uintptr_t first_load;
-	const uint8_t *id;
-	unsigned len = module_build_id(info, &first_load, &id);
-	if (!len)
-		return 0;
-	size_t plen = 0;
-	const char *path = first_load ? maps_path_of(ctx->maps, first_load, &plen) : NULL;
-	if (!path) {
-		path = info->dlpi_name;
-		plen = path ? strlen(path) : 0;
-	}
-	if (!plen)
-		return 0;
-	buf_add(ctx->meta, "build_id=", 9);
-	for (unsigned k = 0; k < len; k++)
-		buf_printf(ctx->meta, "%02x", id[k]);
-	buf_add(ctx->meta, " ", 1);
-	buf_add_clean(ctx->meta, path, plen);
-	buf_add(ctx->meta, "\n", 1);
-	return 0;
-}
-
-/* "process_start=BOOT_ID TICKS": the boot and the clock tick after it the
- * process started at (field 22 of /proc/self/stat), which together tell
- * one run of a pid from any other (readers put one run's dumps in capture
- * order by it).  Nothing when either cannot be read. */
-static void add_process_start(struct buf *meta)
-{
-	struct buf st = {0}, boot = {0};
-	if (read_proc("stat", &st) && buf_read_file("/proc/sys/kernel/random/boot_id", &boot) &&
-	    !st.failed && !boot.failed) {
-		/* after the command's ")" (it may hold spaces and parentheses):
-		 * field 3, the state; the start time is 19 fields further */
-		const char *p = NULL, *e = st.p + st.len;
-		for (const char *q = st.p; q < e; q++)
-			if (*q == ')')
-				p = q + 1;
-		for (int field = 2; p && field < 22 && p < e; field++) {
-			while (p < e && *p == ' ')
-				p++;
-			if (field < 21)
-				while (p < e && *p != ' ')
-					p++;
-		}
-		const char *t = p;
-		while (p && p < e && *p >= '0' && *p <= '9')
-			p++;
-		size_t blen = boot.len;
-		while (blen && (boot.p[blen - 1] == '\n' || boot.p[blen - 1] == ' '))
-			blen--;
-		if (t && p > t && blen) {
-			buf_add(meta, "process_start=", 14);
-			buf_add_clean(meta, boot.p, blen);
-			buf_add(meta, " ", 1);
-			buf_add(meta, t, (size_t)(p - t));
-			buf_add(meta, "\n", 1);
-		}
-	}
-	buf_free(&st);
-	buf_free(&boot);
-}
-
-static void build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger,
-		       size_t clamped)
-{
-	buf_printf(meta, "abi=%s\n", abi_name());
-	struct buf tmp = {0};
-	if (read_proc("cmdline", &tmp)) {
-		while (tmp.len && tmp.p[tmp.len - 1] == '\0')
-			tmp.len--;
-		for (size_t i = 0; i < tmp.len; i++)
-			if (tmp.p[i] == '\0')
-				tmp.p[i] = ' ';
-		buf_add(meta, "cmdline=", 8);
-		buf_add_clean(meta, tmp.p, tmp.len);
-		buf_add(meta, "\n", 1);
-	}
-	buf_free(&tmp);
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
-	if (n < 0) /* (a zombie main thread's: see read_proc) */
-		n = readlink("/proc/thread-self/exe", exe, sizeof(exe));
-	if (n > 0 && (size_t)n < sizeof(exe)) {
-		buf_add(meta, "exe=", 4);
-		buf_add_clean(meta, exe, (size_t)n);
-		buf_add(meta, "\n", 1);
-	}
-	add_process_start(meta);
-	buf_printf(meta, "unwinder=%s\n", hook_cfg.unwinder_name);
-	buf_printf(meta, "trigger=%s\n", trigger_names[trigger]);
-	if (trigger == HOOK_TRIGGER_CRASH)
-		buf_printf(meta, "crash_signal=%d\n", crash_signal);
-	buf_printf(meta, "invalid_frees=%lu\n", (unsigned long)atomic_load(&hook_invalid_frees));
-	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
-	if (clamped)
-		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
-	struct build_id_ctx ctx = {meta, maps};
-	dl_iterate_phdr(add_build_id, &ctx);
-	unloaded_meta(meta);
-}
-
 /* Files ---------------------------------------------------------------------------- */
 
 /* snprintf into a file-name buffer; -1 (ENAMETOOLONG) if it does not fit. */
@@ -464,7 +271,7 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		err = errno ? errno : EIO;
 		goto out_snap;
 	}
-	build_meta(&meta, &maps, trigger, snap.clamped);
+	dump_build_meta(&meta, &maps, trigger, crash_signal, snap.clamped);
 	if (reach_on)
 		buf_add(&meta, reach.meta, strlen(reach.meta));
 	if (maps.failed || meta.failed || meta.len > UINT32_MAX)
@@ -658,6 +465,8 @@ static atomic_bool exit_begun;
 static atomic_bool main_gone;
 /* Posts of dump_sem that wake the dump thread without asking for a dump. */
 static atomic_int wake_only;
+/* dump_stop(): the dump thread ends at its next wake-up. */
+static atomic_bool dump_quit;
 /* The signal mask of the thread that started the hook (the program's
  * main thread): the dump thread's when it becomes the program's last. */
 static sigset_t program_mask;
@@ -841,6 +650,15 @@ static void *dump_main(void *arg)
 			hook_busy = 0;
 			return NULL;
 		}
+		if (atomic_load(&dump_quit)) {
+			if (request)
+				sem_post(&dump_sem); /* (not this thread's any more) */
+			atomic_store(&dump_thread_stack, 0);
+			atomic_store(&thread_absent, true);
+			hook_busy = 0;
+			atomic_store(&dump_thread_tid, 0); /* (last: dump_stop waits for it) */
+			return NULL;
+		}
 		if (request && atomic_load(&exit_begun)) {
 			/* the exiting thread serves what is pending */
 			sem_post(&dump_sem);
@@ -898,11 +716,22 @@ void dump_ensure_thread(void)
 	hook_busy--;
 }
 
+/* The handlers install() replaced, for dump_stop(). */
+static struct {
+	int sig;
+	bool ours;
+	struct sigaction old;
+} installed[2];
+
 static void install(int sig)
 {
 	struct sigaction old, sa;
 	if (sigaction(sig, NULL, &old) != 0)
 		return;
+	unsigned k = sig == sig_dump() ? 0 : 1;
+	installed[k].sig = sig;
+	installed[k].old = old;
+	installed[k].ours = false;
 	if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
 		hook_report(&report_signal, "signal %d already has a handler; not installing ours",
 			    sig);
@@ -912,7 +741,7 @@ static void install(int sig)
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
+	installed[k].ours = sigaction(sig, &sa, NULL) == 0;
 }
 
 void dump_start(void)
@@ -928,6 +757,39 @@ void dump_start(void)
 	atomic_store(&thread_absent, true);
 	atomic_store(&dump_thread_missing, true);
 	dump_ensure_thread();
+}
+
+void dump_stop(void)
+{
+	/* the dump thread first: it may be writing a dump, or about to */
+	if (atomic_load(&dump_thread_tid) || atomic_load(&dump_thread_starting)) {
+		dump_thread_wait_started();
+		atomic_store(&dump_quit, true);
+		atomic_fetch_add(&wake_only, 1);
+		sem_post(&dump_sem);
+		struct timespec ms = {0, 1000000};
+		while (atomic_load(&dump_thread_tid))
+			nanosleep(&ms, NULL);
+	}
+	atomic_store(&dump_thread_missing, false);
+	atomic_store(&thread_absent, true);
+	/* the handlers: each put back unless another was installed since */
+	for (unsigned k = 0; k < 2; k++) {
+		struct sigaction cur;
+		if (installed[k].ours && sigaction(installed[k].sig, NULL, &cur) == 0 &&
+		    !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_signal)
+			sigaction(installed[k].sig, &installed[k].old, NULL);
+		installed[k].ours = false;
+	}
+	crash_stop();
+	if (hook_cfg.reachability)
+		reach_stop();
+	/* a dump another thread is writing (leaksnap_dump) ends first */
+	pthread_mutex_lock(&dump_mutex);
+	pthread_mutex_unlock(&dump_mutex);
+	atomic_store(&dump_quit, false);
+	atomic_store(&wake_only, 0);
+	sem_destroy(&dump_sem);
 }
 
 void dump_after_fork_child(void)

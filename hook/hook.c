@@ -7,6 +7,7 @@
  * built with a frame pointer and the capture is never inlined elsewhere. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,7 +127,31 @@ void hook_report(atomic_bool *once, const char *fmt, ...)
 
 /* Resolving the allocator underneath --------------------------------------- */
 
+/* The preload build takes the next definition after its own; the in-app
+ * build defines none of these and takes the program's. */
+#ifdef HOOK_INAPP
+#define RESOLVE(name) (*(void **)&hook_real.name = hook_resolve(#name))
+
+void *hook_resolve(const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	/* An executable that takes a function's address defines it as its
+	 * own PLT entry (an undefined symbol with a value): that entry jumps
+	 * through the executable's GOT slot, which may be ours.  The
+	 * definition the loader bound that slot to comes after it.  (Android
+	 * executables are position-independent: no such entries.) */
+#ifdef __GLIBC__
+	Dl_info info;
+	void *ent = NULL;
+	if (p && dladdr1(p, &info, &ent, RTLD_DL_SYMENT) && ent &&
+	    ((const ElfW(Sym) *)ent)->st_shndx == SHN_UNDEF)
+		p = dlsym(RTLD_NEXT, name);
+#endif
+	return p;
+}
+#else
 #define RESOLVE(name) (*(void **)&hook_real.name = dlsym(RTLD_NEXT, #name))
+#endif
 
 static void resolve_all(void)
 {
@@ -184,6 +209,11 @@ static inline bool real_ready(void)
  * for ever (Rust's runtime asks it first thing on every thread). */
 static HOOK_TLS int in_getattr;
 
+#ifdef HOOK_INAPP
+/* (the in-app build interposes nothing: glibc's lock cannot be held by a
+ * thread inside it) */
+#define pthread_getattr_np hook_real.pthread_getattr_np
+#else
 EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 {
 	if (HOOK_UNLIKELY(!real_ready()) || !hook_real.pthread_getattr_np)
@@ -193,6 +223,7 @@ EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 	in_getattr--;
 	return rc;
 }
+#endif
 
 static void find_stack(uintptr_t sp)
 {
@@ -335,6 +366,12 @@ static inline bool untrack(void *p, struct table_key *key, enum table_remove_res
 	if (!atomic_load_explicit(&hook_active, memory_order_relaxed))
 		return true;
 	*res = table_remove(p, key);
+#ifdef HOOK_INAPP
+	/* The in-app build cannot see every allocation (those of the
+	 * libraries not watched, those before the start): a pointer it does
+	 * not know always goes on to the allocator, uncounted. */
+	return true;
+#endif
 	if (HOOK_UNLIKELY(*res == TABLE_DOUBLE_FREE)) {
 		atomic_fetch_add(&hook_invalid_frees, 1);
 		return false;
@@ -342,9 +379,15 @@ static inline bool untrack(void *p, struct table_key *key, enum table_remove_res
 	return true;
 }
 
-/* Entry points ---------------------------------------------------------------- */
 
-EXPORT void *malloc(size_t size)
+/* Entry points ----------------------------------------------------------------
+ *
+ * Each one's body is inlined into the function the program calls: the
+ * exported symbol (libleakhook.so) or the hidden function a GOT slot is
+ * pointed at (libleakhook-inapp.so, which counts itself in first: see
+ * INAPP_ENTER in hook_internal.h). */
+
+static inline __attribute__((always_inline)) void *malloc_body(size_t size)
 {
 	if (HOOK_UNLIKELY(!real_ready()))
 		return pool_alloc(size, 16);
@@ -353,7 +396,7 @@ EXPORT void *malloc(size_t size)
 	return p;
 }
 
-EXPORT void free(void *p)
+static inline __attribute__((always_inline)) void free_body(void *p)
 {
 	if (!p || HOOK_UNLIKELY(in_pool(p)))
 		return;
@@ -364,7 +407,7 @@ EXPORT void free(void *p)
 		hook_real.free(p);
 }
 
-EXPORT void *calloc(size_t n, size_t size)
+static inline __attribute__((always_inline)) void *calloc_body(size_t n, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total)) {
@@ -418,12 +461,10 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 	return p;
 }
 
-EXPORT void *realloc(void *old, size_t size)
-{
-	return realloc_tracked(old, size);
-}
+#define realloc_body realloc_tracked
 
-EXPORT void *reallocarray(void *old, size_t n, size_t size)
+static inline __attribute__((always_inline)) void *reallocarray_body(void *old, size_t n,
+								    size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total)) {
@@ -433,7 +474,7 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	return realloc_tracked(old, total);
 }
 
-EXPORT void *memalign(size_t align, size_t size)
+static inline __attribute__((always_inline)) void *memalign_body(size_t align, size_t size)
 {
 	if (HOOK_UNLIKELY(!real_ready()))
 		return pool_alloc(size, align);
@@ -442,7 +483,8 @@ EXPORT void *memalign(size_t align, size_t size)
 	return p;
 }
 
-EXPORT int posix_memalign(void **out, size_t align, size_t size)
+static inline __attribute__((always_inline)) int posix_memalign_body(void **out, size_t align,
+								    size_t size)
 {
 	if (HOOK_UNLIKELY(!real_ready())) {
 		if (align < sizeof(void *) || (align & (align - 1)))
@@ -470,7 +512,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	return rc;
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t size)
+static inline __attribute__((always_inline)) void *aligned_alloc_body(size_t align, size_t size)
 {
 	if (HOOK_UNLIKELY(!real_ready()))
 		return pool_alloc(size, align);
@@ -480,7 +522,7 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 	return p;
 }
 
-EXPORT void *valloc(size_t size)
+static inline __attribute__((always_inline)) void *valloc_body(size_t size)
 {
 	size_t page = (size_t)getpagesize();
 	if (HOOK_UNLIKELY(!real_ready()))
@@ -490,7 +532,7 @@ EXPORT void *valloc(size_t size)
 	return p;
 }
 
-EXPORT void *pvalloc(size_t size)
+static inline __attribute__((always_inline)) void *pvalloc_body(size_t size)
 {
 	size_t page = (size_t)getpagesize(), rounded;
 	if (__builtin_add_overflow(size, page - 1, &rounded)) {
@@ -505,7 +547,7 @@ EXPORT void *pvalloc(size_t size)
 	return p;
 }
 
-EXPORT size_t malloc_usable_size(void *p)
+static inline __attribute__((always_inline)) size_t malloc_usable_size_body(void *p)
 {
 	if (!p)
 		return 0;
@@ -516,7 +558,7 @@ EXPORT size_t malloc_usable_size(void *p)
 	return hook_real.malloc_usable_size(p);
 }
 
-EXPORT int dlclose(void *handle)
+static inline __attribute__((always_inline)) int dlclose_body(void *handle)
 {
 	if (HOOK_UNLIKELY(!real_ready()) || !hook_real.dlclose)
 		return -1;
@@ -531,10 +573,91 @@ EXPORT int dlclose(void *handle)
 	unwind_cfi_flush();
 	int saved = errno;
 	unloaded_after(&pr);
+#ifdef HOOK_INAPP
+	inapp_after_dlclose();
+#endif
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved;
 	return rc;
 }
+
+/* Each entry point: libleakhook.so's exported NAME, or libleakhook-inapp.so's
+ * hidden hook_NAME (counted in, and straight to the allocator once stopped).
+ * ENTRY(ret, name, params, args): its definition, calling name_body(args). */
+#ifndef HOOK_INAPP
+#define ENTRY(ret, name, params, args)                                  \
+	EXPORT ret name params                                          \
+	{                                                               \
+		return name##_body args;                                \
+	}
+#define ENTRY_VOID(name, params, args)                                  \
+	EXPORT void name params                                         \
+	{                                                               \
+		name##_body args;                                       \
+	}
+#else
+#define ENTRY(ret, name, params, args)                                  \
+	HIDDEN ret hook_##name params                                   \
+	{                                                               \
+		INAPP_ENTER();                                          \
+		if (HOOK_UNLIKELY(!INAPP_LIVE()))                       \
+			return hook_real.name args;                     \
+		return name##_body args;                                \
+	}
+#define ENTRY_VOID(name, params, args)                                  \
+	HIDDEN void hook_##name params                                  \
+	{                                                               \
+		INAPP_ENTER();                                          \
+		if (HOOK_UNLIKELY(!INAPP_LIVE()))                       \
+			hook_real.name args;                            \
+		else                                                    \
+			name##_body args;                               \
+	}
+/* The C++ runtime's own allocation slots: tracked only when a watched
+ * library's operator new called it (inapp_cxx_claim). */
+#define ENTRY_CXX(ret, name, params, args)                              \
+	HIDDEN ret hook_cxx_##name params                               \
+	{                                                               \
+		INAPP_ENTER();                                          \
+		if (!INAPP_LIVE() || !inapp_cxx_claim(caller_sp()))     \
+			return hook_real.name args;                     \
+		return name##_body args;                                \
+	}
+#endif
+
+ENTRY(void *, malloc, (size_t size), (size))
+ENTRY_VOID(free, (void *p), (p))
+ENTRY(void *, calloc, (size_t n, size_t size), (n, size))
+ENTRY(void *, realloc, (void *old, size_t size), (old, size))
+ENTRY(void *, memalign, (size_t align, size_t size), (align, size))
+ENTRY(int, posix_memalign, (void **out, size_t align, size_t size), (out, align, size))
+ENTRY(void *, aligned_alloc, (size_t align, size_t size), (align, size))
+ENTRY(void *, valloc, (size_t size), (size))
+ENTRY(void *, pvalloc, (size_t size), (size))
+ENTRY(size_t, malloc_usable_size, (void *p), (p))
+ENTRY(int, dlclose, (void *handle), (handle))
+#ifndef HOOK_INAPP
+ENTRY(void *, reallocarray, (void *old, size_t n, size_t size), (old, n, size))
+#else
+/* (glibc's reallocarray is not always there to fall back on) */
+HIDDEN void *hook_reallocarray(void *old, size_t n, size_t size)
+{
+	INAPP_ENTER();
+	if (HOOK_UNLIKELY(!INAPP_LIVE())) {
+		size_t total;
+		if (__builtin_mul_overflow(n, size, &total)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return hook_real.realloc(old, total);
+	}
+	return reallocarray_body(old, n, size);
+}
+ENTRY_CXX(void *, malloc, (size_t size), (size))
+ENTRY_CXX(void *, memalign, (size_t align, size_t size), (align, size))
+ENTRY_CXX(int, posix_memalign, (void **out, size_t align, size_t size), (out, align, size))
+ENTRY_CXX(void *, aligned_alloc, (size_t align, size_t size), (align, size))
+#endif
 
 /* bionic API ------------------------------------------------------------------ */
 
@@ -606,21 +729,12 @@ uintptr_t hook_exit_entry_sp(void)
 typedef void (*exit_fn)(int);
 static _Atomic(exit_fn) real_exit;
 
-/* The caller's stack pointer at the call: this frame's canonical frame
- * address.  (Not this frame's own stack pointer: the frame has slots it
- * never writes, which the program's finished frames left values in.) */
-static inline __attribute__((always_inline)) uintptr_t caller_sp(void)
-{
-#if defined(__clang__)
-	/* clang keeps the frame record (fp, return address) at the top of
-	 * the frame on every ABI it builds the hook for */
-	return (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(uintptr_t);
-#else
-	return (uintptr_t)__builtin_dwarf_cfa();
-#endif
-}
 
+#ifdef HOOK_INAPP
+HIDDEN void hook_exit(int status)
+#else
 EXPORT void exit(int status)
+#endif
 {
 	uintptr_t sp = caller_sp();
 	int tid = (int)syscall(SYS_gettid);
@@ -632,7 +746,11 @@ EXPORT void exit(int status)
 	}
 	exit_fn real = atomic_load(&real_exit);
 	if (!real) {
+#ifdef HOOK_INAPP
+		real = (exit_fn)hook_resolve("exit");
+#else
 		real = (exit_fn)dlsym(RTLD_NEXT, "exit");
+#endif
 		atomic_store(&real_exit, real);
 	}
 	if (real)
@@ -641,93 +759,6 @@ EXPORT void exit(int status)
 }
 
 /* Start-up, fork, exit -------------------------------------------------------- */
-
-static atomic_bool report_env;
-
-static unsigned long env_uint(const char *name, unsigned long def, unsigned long lo,
-			      unsigned long hi)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return def;
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (errno || *end || v[0] == '-' || x < lo || x > hi) {
-		hook_report(&report_env, "%s=%s: not a number from %lu to %lu; using %lu", name,
-			    v, lo, hi, def);
-		return def;
-	}
-	return x;
-}
-
-static void read_config(void)
-{
-	struct hook_config *c = &hook_cfg;
-	c->frames = (unsigned)env_uint(LEAKSNAP_HOOK_ENV_FRAMES, 16, 1, HOOK_MAX_FRAMES);
-	c->dump_on_exit = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, 1, 0, 1) != 0;
-	c->dump_on_crash = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH, 1, 0, 1) != 0;
-	c->start_disabled = env_uint(LEAKSNAP_HOOK_ENV_START_DISABLED, 0, 0, 1) != 0;
-	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
-	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;
-
-	const char *mode = getenv(LEAKSNAP_HOOK_ENV_UNWIND);
-	c->unwind = HOOK_UNWIND_AUTO;
-	if (mode && !strcmp(mode, "fp"))
-		c->unwind = HOOK_UNWIND_FP;
-	else if (mode && !strcmp(mode, "dwarf"))
-		c->unwind = HOOK_UNWIND_DWARF;
-	else if (mode && *mode && strcmp(mode, "auto"))
-		hook_report(&report_env, LEAKSNAP_HOOK_ENV_UNWIND "=%s: not auto, fp or dwarf; using auto",
-			    mode);
-	if (c->unwind == HOOK_UNWIND_FP)
-		c->unwinder_name = "fp";
-	else if (!unwind_cfi_supported())
-		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF || !UNWIND_FP_RECORDS
-					   ? UNWIND_GCC_NAME : "fp";
-	else
-		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF ? "dwarf" : "dwarf+fp";
-
-#ifdef __BIONIC__
-	const char *def_out = LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT;
-#else
-	const char *def_out = LEAKSNAP_HOOK_DEFAULT_OUT;
-#endif
-	const char *out = getenv(LEAKSNAP_HOOK_ENV_OUT);
-	if (out && strlen(out) > LEAKSNAP_HOOK_OUT_MAX) {
-		hook_report(&report_env, LEAKSNAP_HOOK_ENV_OUT " is too long; using %s", def_out);
-		out = NULL;
-	}
-	strcpy(c->out, out && *out ? out : def_out);
-	/* A relative prefix names the directory the program starts in: a
-	 * program that changes directory later must not split its dumps. */
-	char cwd[PATH_MAX];
-	if (c->out[0] != '/' && getcwd(cwd, sizeof(cwd))) {
-		size_t cl = strlen(cwd), ol = strlen(c->out);
-		if (cl + 1 + ol <= LEAKSNAP_HOOK_OUT_MAX) {
-			memmove(c->out + cl + 1, c->out, ol + 1);
-			memcpy(c->out, cwd, cl);
-			c->out[cl] = '/';
-		} else {
-			hook_report(&report_env, LEAKSNAP_HOOK_ENV_OUT "=%s: too long once made absolute; "
-				    "dumps go where the program is when it writes them", c->out);
-		}
-	}
-
-	c->interval_ns = 0;
-	const char *iv = getenv(LEAKSNAP_HOOK_ENV_INTERVAL);
-	if (iv && *iv) {
-		char *end;
-		errno = 0;
-		double s = strtod(iv, &end);
-		if (errno || *end || !(s >= 0.001 && s <= 1e6))
-			hook_report(&report_env,
-				    LEAKSNAP_HOOK_ENV_INTERVAL "=%s: not a number of seconds from 0.001 "
-				    "to 1000000; no interval dumps", iv);
-		else
-			c->interval_ns = (uint64_t)(s * 1e9);
-	}
-}
 
 /* The main thread may end by pthread_exit() or be cancelled, and leave the
  * process to the other threads: once they have ended too, the dump thread
@@ -782,30 +813,70 @@ static void __attribute__((noinline)) scrub_below(void)
 		junk[i] = 0;
 }
 
+int hook_collect_begin(void)
+{
+	if (table_init(hook_cfg.frames) != 0)
+		return -1;
+	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
+	static bool once;
+	if (!once) {
+		once = true;
+		main_key_ok = pthread_key_create(&main_key, main_leaving) == 0;
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+	}
+	main_key_set();
+	atomic_store(&hook_active, true);
+	dump_start();
+	return 0;
+}
+
+void hook_collect_end(void)
+{
+	atomic_store(&hook_active, false);
+	dump_stop();
+	table_reset();
+	atomic_store(&hook_invalid_frees, 0);
+}
+
 static void __attribute__((constructor)) hook_start(void)
 {
 	if (!real_ready())
 		return;
+#ifdef HOOK_INAPP
+	inapp_load();
+	scrub_below();
+#else
 	if (getauxval(AT_SECURE))
 		return; /* setuid/setgid: stay out of the way */
 	if (!hook_only_wanted())
 		return; /* LEAKSNAP_ONLY: inert, only passed on to children */
 	hook_busy++;
-	read_config();
-	if (table_init(hook_cfg.frames) != 0) {
+	hook_read_config();
+	if (hook_collect_begin() != 0) {
 		hook_report(NULL, "cannot map the allocation tables; not tracking");
 		hook_busy--;
 		return;
 	}
-	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
-	main_key_ok = pthread_key_create(&main_key, main_leaving) == 0;
-	main_key_set();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	atomic_store(&hook_active, true);
-	dump_start();
 	hook_busy--;
 	scrub_below();
+#endif
 }
+
+#ifndef HOOK_INAPP
+/* (the in-app API, so that code looking it up works under either build) */
+EXPORT int leaksnap_start(const struct leaksnap_options *opts)
+{
+	(void)opts;
+	errno = ENOSYS;
+	return -1;
+}
+
+EXPORT int leaksnap_stop(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+#endif
 
 static void __attribute__((destructor)) hook_stop(void)
 {

@@ -24,8 +24,16 @@ size_t malloc_usable_size(void *p);
 
 /* What libleakhook.so exports (the rest is hidden: libleakhook.sym). */
 #define EXPORT __attribute__((visibility("default")))
+#define HIDDEN __attribute__((visibility("hidden")))
 
+/* Thread-local storage: initial-exec in the preload build (loaded at
+ * start, so its TLS is static); the in-app build may be dlopen()ed, so its
+ * own is dynamic (TLS descriptors: a call that returns at once). */
+#ifdef HOOK_INAPP
+#define HOOK_TLS __thread
+#else
 #define HOOK_TLS __thread __attribute__((tls_model("initial-exec")))
+#endif
 #define HOOK_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HOOK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -88,6 +96,36 @@ extern atomic_ulong hook_invalid_frees;
  * and for the hook's own threads for their whole life. */
 extern HOOK_TLS int hook_busy;
 
+/* Start-up (hook.c) ---------------------------------------------------------- */
+
+/* Read hook_cfg from the environment (LEAKSNAP_*). */
+void hook_read_config(void);
+/* Set hook_cfg's unwinder ("auto", "fp", "dwarf"); -1 if @mode is none. */
+int hook_config_unwind(const char *mode);
+/* Set hook_cfg.out to @out made absolute; -1 if it is too long. */
+int hook_config_out(const char *out);
+/* Make the tables, the fork handlers, the dump thread and the signal
+ * handlers, and turn tracking on.  Returns 0, or -1 (no memory). */
+int hook_collect_begin(void);
+/* The reverse, once nothing runs in the entry points any more (in-app
+ * stop): tracking off, the dump thread and the signal handlers gone, the
+ * tables emptied. */
+void hook_collect_end(void);
+
+/* The caller's stack pointer at the call: this frame's canonical frame
+ * address.  (Not this frame's own stack pointer: the frame has slots it
+ * never writes, which the program's finished frames left values in.) */
+static inline __attribute__((always_inline)) uintptr_t caller_sp(void)
+{
+#if defined(__clang__)
+	/* clang keeps the frame record (fp, return address) at the top of
+	 * the frame on every ABI it builds the hook for */
+	return (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(uintptr_t);
+#else
+	return (uintptr_t)__builtin_dwarf_cfa();
+#endif
+}
+
 /* Report a problem once per @once flag: "leaksnap: <msg>" on stderr, built
  * without allocating. */
 void hook_report(atomic_bool *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -102,7 +140,12 @@ void hook_unmap(void *p, size_t size);
 
 /* Live-allocation tables (table.c) --------------------------------------- */
 
+/* Make the tables for stacks of @frames frames (again after table_reset:
+ * then the memory they kept is reused). */
 int table_init(unsigned frames);
+/* Forget every block and every stack (in-app stop: nothing else may be
+ * inside the tables). */
+void table_reset(void);
 /* Record the allocation @p of @size made at @pcs[0..n).  @stack_slot:
  * unwind_cfi_stack_slot() for these pcs, or NULL.  @run: their running
  * hash (unwind_fp_hashed), or NULL. */
@@ -200,11 +243,19 @@ enum hook_trigger {
 	HOOK_TRIGGER_CRASH,
 };
 
+/* The metadata lines of a dump (dump_meta.c), from the maps text @maps
+ * it holds; @crash_signal for a crash dump. */
+struct buf;
+void dump_build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger trigger,
+		     int crash_signal, size_t clamped);
 /* Write a dump.  @path = NULL: the next numbered name (or the exit name).
  * Returns 0, or -1 with errno set. */
 int dump_write(const char *path, enum hook_trigger trigger);
 /* Start the dump thread and the signal handlers (after the tables exist). */
 void dump_start(void);
+/* The reverse (in-app stop): end the dump thread, put back the signal
+ * handlers dump_start() installed, wait for a dump in progress. */
+void dump_stop(void);
 /* In a child after fork(): numbering restarts and the thread is restarted. */
 void dump_after_fork_child(void);
 /* The dump thread is not running in this process (after fork). */
@@ -233,5 +284,93 @@ bool dump_busy_here(void);
 /* Install the fatal-signal handlers (LEAKSNAP_DUMP_ON_CRASH), after
  * dump_start. */
 void crash_start(void);
+/* Put back the handlers crash_start() installed (those still ours). */
+void crash_stop(void);
+
+/* The in-app build (inapp*.c) ---------------------------------------------- */
+
+#ifdef HOOK_INAPP
+/* Collection is on: the hidden entry points track.  Each entry point first
+ * counts itself in on its thread's stripe (INAPP_ENTER, out again when it
+ * returns), then reads inapp_on: leaksnap_stop() clears inapp_on, puts the
+ * slots back and waits for every stripe to drain before it drops the
+ * tables.  An entry that finds it off calls the allocator directly.
+ *
+ * A stripe belongs to one thread at a time (a cache line of its own), so
+ * its count is written by that thread alone, with plain stores; between
+ * that store and the read of inapp_on, leaksnap_stop()'s membarrier()
+ * stands for the full barrier each entry would otherwise pay (as the
+ * tables' biased locks do).  Without membarrier (old kernels, valgrind)
+ * the count is a sequentially consistent read-modify-write. */
+extern atomic_bool inapp_on;
+struct inapp_stripe {
+	atomic_long in;             /* its thread's entries inside now */
+	struct inapp_stripe *next;  /* every stripe (never freed) */
+	atomic_int owner;           /* its thread's id, 0 = free */
+} __attribute__((aligned(64)));
+extern HOOK_TLS struct inapp_stripe *inapp_mine;
+extern atomic_bool inapp_fenced; /* no membarrier: read-modify-writes */
+struct inapp_stripe *inapp_stripe_get(void);
+
+static inline struct inapp_stripe *inapp_enter(void)
+{
+	struct inapp_stripe *s = inapp_mine;
+	if (HOOK_UNLIKELY(!s))
+		s = inapp_stripe_get();
+	if (HOOK_LIKELY(!atomic_load_explicit(&inapp_fenced, memory_order_relaxed))) {
+		/* (a signal handler nesting here leaves the count as it found it) */
+		atomic_store_explicit(&s->in, atomic_load_explicit(&s->in, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		atomic_fetch_add(&s->in, 1);
+	}
+	return s;
+}
+
+static inline void inapp_leave(struct inapp_stripe **sp)
+{
+	struct inapp_stripe *s = *sp;
+	atomic_store_explicit(&s->in, atomic_load_explicit(&s->in, memory_order_relaxed) - 1,
+			      memory_order_release);
+}
+
+#define INAPP_ENTER() \
+	struct inapp_stripe *inapp_stripe_ __attribute__((cleanup(inapp_leave))) = inapp_enter()
+#define INAPP_LIVE() atomic_load(&inapp_on)
+
+/* The definition of @name the loader binds a module's reference to (not an
+ * executable's PLT entry that stands for it), or NULL (hook.c). */
+void *hook_resolve(const char *name);
+/* A C++ runtime's allocation slot was entered with stack pointer @sp:
+ * true (once) when a watched library's operator new is what called it. */
+bool inapp_cxx_claim(uintptr_t sp);
+/* After a dlclose(): forget the slots of the modules gone. */
+void inapp_after_dlclose(void);
+/* At load: LEAKSNAP_LIBS starts collection. */
+void inapp_load(void);
+/* The in-app metadata lines of a dump (collector=inapp, inapp_*=). */
+struct buf;
+void inapp_meta(struct buf *meta);
+
+/* The hidden entry points (hook.c) the slots are pointed at. */
+void *hook_malloc(size_t size);
+void hook_free(void *p);
+void *hook_calloc(size_t n, size_t size);
+void *hook_realloc(void *old, size_t size);
+void *hook_reallocarray(void *old, size_t n, size_t size);
+void *hook_memalign(size_t align, size_t size);
+int hook_posix_memalign(void **out, size_t align, size_t size);
+void *hook_aligned_alloc(size_t align, size_t size);
+void *hook_valloc(size_t size);
+void *hook_pvalloc(size_t size);
+size_t hook_malloc_usable_size(void *p);
+int hook_dlclose(void *handle);
+void hook_exit(int status);
+void *hook_cxx_malloc(size_t size);
+void *hook_cxx_memalign(size_t align, size_t size);
+int hook_cxx_posix_memalign(void **out, size_t align, size_t size);
+void *hook_cxx_aligned_alloc(size_t align, size_t size);
+#endif
 
 #endif

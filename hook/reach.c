@@ -206,6 +206,18 @@ static bool handler_is_ours(void)
 	       cur.sa_sigaction == on_stop;
 }
 
+void reach_stop(void)
+{
+	if (!handler_is_ours())
+		return;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(reach_sig(), &dfl, NULL);
+	init_error = NULL;
+}
+
 /* /proc/self/task/<tid>/status: whether the thread blocks the stop signal,
  * and its state letter.  false if the thread is gone (or a zombie). */
 static bool thread_status(int tid, bool *blocks, char *state)

@@ -146,6 +146,8 @@ struct reach_tcb_layout reach_tcb(void);
 uintptr_t reach_main_exit_sp(void);
 /* Install the stop signal's handler (with LEAKSNAP_REACHABILITY). */
 void reach_init(void);
+/* Put back the stop signal's handler reach_init() set (in-app stop). */
+void reach_stop(void);
 /* Take a snapshot as table_snapshot does, and classify its blocks.  Returns
  * 0 with @snap filled (and @res->ok telling whether the counts came too),
  * or -1 as table_snapshot. */

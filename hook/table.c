@@ -318,24 +318,65 @@ static void table_mem_free(void *p, size_t bytes)
 
 int table_init(unsigned frames)
 {
+	/* (after table_reset the store is empty: its stride may change) */
 	rec_frames = frames;
 	stk_stride = sizeof(struct stk) + (size_t)frames * sizeof(uintptr_t);
 	for (unsigned i = 0; i < NSHARDS; i++) {
-		shards[i].slots = table_mem_alloc(SHARD_MIN_CAP * sizeof(struct ptr_slot));
-		if (!shards[i].slots)
-			return -1;
-		shards[i].mask = SHARD_MIN_CAP - 1;
-		shards[i].freed = table_mem_alloc(FREED_SET * sizeof(atomic_uintptr_t));
-		if (!shards[i].freed)
-			return -1;
+		if (!shards[i].slots) {
+			shards[i].slots = table_mem_alloc(SHARD_MIN_CAP * sizeof(struct ptr_slot));
+			if (!shards[i].slots)
+				return -1;
+			shards[i].mask = SHARD_MIN_CAP - 1;
+		}
+		if (!shards[i].freed) {
+			shards[i].freed = table_mem_alloc(FREED_SET * sizeof(atomic_uintptr_t));
+			if (!shards[i].freed)
+				return -1;
+		}
 	}
-	struct index_entry *idx = hook_map(STK_INDEX_MIN_CAP * sizeof(struct index_entry));
-	if (!idx)
-		return -1;
-	stk_index_mask = STK_INDEX_MIN_CAP - 1;
-	atomic_store(&stk_index, idx);
+	if (!atomic_load(&stk_index)) {
+		struct index_entry *idx = hook_map(STK_INDEX_MIN_CAP * sizeof(struct index_entry));
+		if (!idx)
+			return -1;
+		stk_index_mask = STK_INDEX_MIN_CAP - 1;
+		atomic_store(&stk_index, idx);
+	}
 	bias_register();
 	return 0;
+}
+
+void table_reset(void)
+{
+	table_lock_all();
+	while (atomic_load(&snap_readers))
+		sched_yield();
+	for (unsigned i = 0; i < NSHARDS; i++) {
+		struct shard *s = &shards[i];
+		if (s->slots && s->mask + 1 > SHARD_MIN_CAP) {
+			table_mem_free(s->slots, (s->mask + 1) * sizeof(struct ptr_slot));
+			s->slots = table_mem_alloc(SHARD_MIN_CAP * sizeof(struct ptr_slot));
+			s->mask = SHARD_MIN_CAP - 1;
+		} else if (s->slots) {
+			memset(s->slots, 0, (s->mask + 1) * sizeof(struct ptr_slot));
+		}
+		s->live = 0;
+		if (s->freed)
+			memset(s->freed, 0, FREED_SET * sizeof(atomic_uintptr_t));
+	}
+	/* every stack goes: the chunks, the index, the numbers */
+	for (uint32_t c = 0; c < STK_MAX_CHUNKS; c++) {
+		uint8_t *mem = atomic_exchange(&stk_chunks[c], NULL);
+		if (mem)
+			hook_unmap(mem, STK_CHUNK * stk_stride);
+	}
+	struct index_entry *idx = atomic_load(&stk_index);
+	if (idx)
+		memset(idx, 0, ((size_t)stk_index_mask + 1) * sizeof(struct index_entry));
+	atomic_store(&stk_indexed, 0);
+	atomic_store(&stk_next, 1);
+	atomic_store(&stk_frozen, false);
+	stk_gen++; /* every thread's memo and every cached stack number is stale */
+	table_unlock_all();
 }
 
 /* Records ------------------------------------------------------------------ */

@@ -445,7 +445,7 @@ static inline bool wmemo_replays(const struct wmemo *m)
 
 /* unwind_cfi_stack_slot() */
 static _Thread_local uint64_t *memo_slot
-	__attribute__((tls_model("initial-exec")));
+	CFI_TLS_MODEL;
 
 /* A short walk (max <= WALK_SHORT_MAX), through the walk memo of @tb
  * (busy; NULL: there is none), whose use it ends. */

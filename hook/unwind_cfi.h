@@ -395,10 +395,17 @@ struct tblock {
 };
 
 
+/* (initial-exec but in the in-app build, which may be dlopen()ed) */
+#ifdef HOOK_INAPP
+#define CFI_TLS_MODEL
+#else
+#define CFI_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#endif
+
 #define TRACE_OFF ((struct tblock *)1) /* none for this thread: don't ask */
 
 extern _Thread_local struct tblock *trace_tls
-	__attribute__((tls_model("initial-exec")));
+	CFI_TLS_MODEL;
 extern _Atomic unsigned long trace_gen;
 
 /* The calling thread's first walk: a block for it, NULL to go without. */

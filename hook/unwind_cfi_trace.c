@@ -9,7 +9,7 @@
 
 
 _Thread_local struct tblock *trace_tls
-	__attribute__((tls_model("initial-exec")));
+	CFI_TLS_MODEL;
 _Atomic unsigned long trace_gen;
 
 /* Blocks, each | 1 while a thread has it; 0 for an entry never used. */

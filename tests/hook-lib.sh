@@ -3,6 +3,8 @@
 top=$(cd "$(dirname "$0")/.." && pwd)
 L=$(cd "$B/bin" && pwd)/leaksnap
 HOOK=$(cd "$B/lib" && pwd)/libleakhook.so
+# (the in-app suites, t-inapp-*.sh, run these tests with the in-app hook)
+[ -n "${LEAKSNAP_TEST_HOOK:-}" ] && HOOK=$LEAKSNAP_TEST_HOOK
 T=$(cd "$B/tests/hook" && pwd)
 SC=$(cd "$B/tests" && pwd)/stackcheck
 w=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-hook.XXXXXX")

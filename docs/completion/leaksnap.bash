@@ -13,7 +13,7 @@ _leaksnap_opts()
 	maps) echo "-j --json -h --help" ;;
 	convert) echo "$input --to --rewrite-prefix --big-endian -s --symbols --no-symbols" \
 		"--no-adjust $debuginfod" ;;
-	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability --only" \
+	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability --only --libs" \
 		"-h --help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
@@ -127,7 +127,7 @@ _leaksnap()
 		for ((k = i; k < cword; k++)); do
 			case ${words[k]} in
 			--) ((k++)); break ;;
-			--out | --frames | --unwind | --interval | --only) ((k++)) ;;
+			--out | --frames | --unwind | --interval | --only | --libs) ((k++)) ;;
 			-*) ;;
 			*) break ;;
 			esac

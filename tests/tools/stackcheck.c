@@ -1,5 +1,7 @@
 /* stackcheck: print each record of a dump as one line for the hook tests,
  *   <size> <count> <app|zygote> <function of frame 0> <frame 1> ...
+ * or with --rel each frame as <module file name>+0x<rel_pc>:<function>
+ * (the same return addresses, wherever the modules were loaded),
  * sorted, with functions named from the modules' ELF symbol tables
  * (.symtab, else .dynsym; "?" where none covers the address).  Frames are
  * return addresses, so each is looked up at pc - 1.  A test helper only:
@@ -126,8 +128,13 @@ static int line_cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+	bool rel = argc == 3 && !strcmp(argv[1], "--rel");
+	if (rel) {
+		argv++;
+		argc--;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: stackcheck DUMP\n");
+		fprintf(stderr, "usage: stackcheck [--rel] DUMP\n");
 		return 2;
 	}
 	elf_version(EV_CURRENT);
@@ -158,10 +165,19 @@ int main(int argc, char **argv)
 		for (uint32_t k = 0; k < r->frame_count; k++) {
 			struct leaksnap_maps_location loc;
 			const char *fn = "?";
-			if (leaksnap_maps_locate(maps, r->frames[k], &loc) && loc.module &&
-			    loc.rel_pc)
+			bool found = leaksnap_maps_locate(maps, r->frames[k], &loc) && loc.module &&
+				     loc.rel_pc;
+			if (found)
 				fn = function_at(loc.module->path, loc.rel_pc - 1);
-			fprintf(f, " %s", fn);
+			if (rel && found) {
+				const char *base = strrchr(loc.module->path, '/');
+				fprintf(f, " %s+0x%llx:%s", base ? base + 1 : loc.module->path,
+					(unsigned long long)loc.rel_pc, fn);
+			} else if (rel) {
+				fprintf(f, " 0x%llx:?", (unsigned long long)r->frames[k]);
+			} else {
+				fprintf(f, " %s", fn);
+			}
 		}
 		fclose(f);
 		lines[i] = buf;

@@ -1,0 +1,116 @@
+/* leaksnap hook: its settings, from the environment (LEAKSNAP_FRAMES,
+ * LEAKSNAP_UNWIND, LEAKSNAP_OUT, ...: docs/hook.md), and from
+ * leaksnap_start()'s options in the in-app build (inapp.c). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hook_internal.h"
+
+static atomic_bool report_env;
+
+static unsigned long env_uint(const char *name, unsigned long def, unsigned long lo,
+			      unsigned long hi)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (errno || *end || v[0] == '-' || x < lo || x > hi) {
+		hook_report(&report_env, "%s=%s: not a number from %lu to %lu; using %lu", name,
+			    v, lo, hi, def);
+		return def;
+	}
+	return x;
+}
+
+int hook_config_unwind(const char *mode)
+{
+	struct hook_config *c = &hook_cfg;
+	if (!mode || !*mode || !strcmp(mode, "auto"))
+		c->unwind = HOOK_UNWIND_AUTO;
+	else if (!strcmp(mode, "fp"))
+		c->unwind = HOOK_UNWIND_FP;
+	else if (!strcmp(mode, "dwarf"))
+		c->unwind = HOOK_UNWIND_DWARF;
+	else
+		return -1;
+	if (c->unwind == HOOK_UNWIND_FP)
+		c->unwinder_name = "fp";
+	else if (!unwind_cfi_supported())
+		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF || !UNWIND_FP_RECORDS
+					   ? UNWIND_GCC_NAME : "fp";
+	else
+		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF ? "dwarf" : "dwarf+fp";
+	return 0;
+}
+
+int hook_config_out(const char *out)
+{
+	struct hook_config *c = &hook_cfg;
+	if (strlen(out) > LEAKSNAP_HOOK_OUT_MAX)
+		return -1;
+	strcpy(c->out, out);
+	/* A relative prefix names the directory the program starts in: a
+	 * program that changes directory later must not split its dumps. */
+	char cwd[PATH_MAX];
+	if (c->out[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+		size_t cl = strlen(cwd), ol = strlen(c->out);
+		if (cl + 1 + ol <= LEAKSNAP_HOOK_OUT_MAX) {
+			memmove(c->out + cl + 1, c->out, ol + 1);
+			memcpy(c->out, cwd, cl);
+			c->out[cl] = '/';
+		} else {
+			hook_report(&report_env, LEAKSNAP_HOOK_ENV_OUT "=%s: too long once made absolute; "
+				    "dumps go where the program is when it writes them", c->out);
+		}
+	}
+	return 0;
+}
+
+void hook_read_config(void)
+{
+	struct hook_config *c = &hook_cfg;
+	c->frames = (unsigned)env_uint(LEAKSNAP_HOOK_ENV_FRAMES, 16, 1, HOOK_MAX_FRAMES);
+	c->dump_on_exit = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, 1, 0, 1) != 0;
+	c->dump_on_crash = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH, 1, 0, 1) != 0;
+	c->start_disabled = env_uint(LEAKSNAP_HOOK_ENV_START_DISABLED, 0, 0, 1) != 0;
+	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
+	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;
+
+	const char *mode = getenv(LEAKSNAP_HOOK_ENV_UNWIND);
+	if (hook_config_unwind(mode) != 0) {
+		hook_report(&report_env, LEAKSNAP_HOOK_ENV_UNWIND "=%s: not auto, fp or dwarf; using auto",
+			    mode);
+		hook_config_unwind(NULL);
+	}
+
+#ifdef __BIONIC__
+	const char *def_out = LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT;
+#else
+	const char *def_out = LEAKSNAP_HOOK_DEFAULT_OUT;
+#endif
+	const char *out = getenv(LEAKSNAP_HOOK_ENV_OUT);
+	if (out && strlen(out) > LEAKSNAP_HOOK_OUT_MAX) {
+		hook_report(&report_env, LEAKSNAP_HOOK_ENV_OUT " is too long; using %s", def_out);
+		out = NULL;
+	}
+	hook_config_out(out && *out ? out : def_out);
+
+	c->interval_ns = 0;
+	const char *iv = getenv(LEAKSNAP_HOOK_ENV_INTERVAL);
+	if (iv && *iv) {
+		char *end;
+		errno = 0;
+		double s = strtod(iv, &end);
+		if (errno || *end || !(s >= 0.001 && s <= 1e6))
+			hook_report(&report_env,
+				    LEAKSNAP_HOOK_ENV_INTERVAL "=%s: not a number of seconds from 0.001 "
+				    "to 1000000; no interval dumps", iv);
+		else
+			c->interval_ns = (uint64_t)(s * 1e9);
+	}
+}
