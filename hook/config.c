@@ -2,6 +2,7 @@
  * LEAKSNAP_UNWIND, LEAKSNAP_OUT, ...: docs/hook.md), and from
  * leaksnap_start()'s options in the in-app build (inapp.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,6 +72,44 @@ int hook_config_out(const char *out)
 	return 0;
 }
 
+#if defined(__BIONIC__) && defined(HOOK_INAPP)
+/* In an app's process (its command line a package name, "com.acme.app" or
+ * "com.acme.app:service") whose data directory it can write: that
+ * directory's "leaksnap" prefix (LEAKSNAP_HOOK_ANDROID_INAPP_APP_OUT, the
+ * one `leaksnap adb snapshot` looks in). */
+static bool app_default_out(char *out, size_t size)
+{
+	char name[128];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, name, sizeof(name) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	name[n] = '\0';
+	size_t len = strcspn(name, ":");
+	name[len] = '\0';
+	bool dot = false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = name[i];
+		if (ch == '.')
+			dot = true;
+		else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			   (ch >= '0' && ch <= '9') || ch == '_'))
+			return false;
+	}
+	if (!dot || name[0] == '.')
+		return false;
+	int k = snprintf(out, size, LEAKSNAP_HOOK_ANDROID_INAPP_APP_OUT, name);
+	if (k < 0 || (size_t)k >= size)
+		return false;
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(out, '/') - out), out);
+	return access(dir, W_OK) == 0;
+}
+#endif
+
 void hook_read_config(void)
 {
 	struct hook_config *c = &hook_cfg;
@@ -90,6 +129,12 @@ void hook_read_config(void)
 
 #ifdef __BIONIC__
 	const char *def_out = LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT;
+#ifdef HOOK_INAPP
+	/* an app cannot write /data/local/tmp: its own data directory */
+	static char app_out[256];
+	if (app_default_out(app_out, sizeof(app_out)))
+		def_out = app_out;
+#endif
 #else
 	const char *def_out = LEAKSNAP_HOOK_DEFAULT_OUT;
 #endif

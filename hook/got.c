@@ -615,3 +615,29 @@ int got_swap(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t expect, 
 	errno = saved;
 	return swapped ? 1 : 0;
 }
+
+int got_loaded(const struct dl_phdr_info *info)
+{
+#if defined(__BIONIC__) || !defined(__GLIBC__)
+	(void)info;
+	return 1;
+#else
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_GNU_RELRO)
+			continue;
+		/* as glibc rounds it: start down, end down */
+		uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		uintptr_t end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
+		if (end - start == 0 || end - start > ph->p_memsz + page)
+			return 1;
+		int saved = errno, prot = page_prot(start);
+		if (prot < 0)
+			return -1;
+		errno = saved;
+		return (prot & PROT_WRITE) ? 0 : 1;
+	}
+	return 1;
+#endif
+}

@@ -112,4 +112,13 @@ int got_find(const struct dl_phdr_info *info, const char *const *names, unsigned
 int got_swap(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t expect, uintptr_t value,
 	     uintptr_t *found);
 
+/* Whether the loader is done with module @info, as far as it shows: its
+ * PT_GNU_RELRO pages (the whole pages of the range, which the loader makes
+ * read-only once it has relocated the module) are no longer writable.
+ * 1 done, or nothing tells (no RELRO, or less than a page of it); 0 still
+ * being loaded (glibc lists a module another thread is loading before it
+ * is relocated); -1 with errno (reading /proc/self/maps).  bionic and
+ * musl list a module only once it is loaded: there it is always 1. */
+int got_loaded(const struct dl_phdr_info *info);
+
 #endif

@@ -35,6 +35,7 @@ struct inapp_mod {
 /* A slot changed: put @old back at stop, if it still holds @ours. */
 struct inapp_rec {
 	uintptr_t addr, old, ours;
+	unsigned name; /* which function (inapp_patch.c's names[]) */
 };
 
 struct inapp_state {

@@ -334,7 +334,8 @@ static int patch_slot(void *ctx, const struct got_slot *slot)
 		uintptr_t found = 0;
 		int rc = got_swap(sc->info, slot->addr, cur, (uintptr_t)ours, &found);
 		if (rc == 1) {
-			inapp.recs[inapp.nrecs++] = (struct inapp_rec){slot->addr, cur, (uintptr_t)ours};
+			inapp.recs[inapp.nrecs++] =
+				(struct inapp_rec){slot->addr, cur, (uintptr_t)ours, slot->name};
 			sc->mod->nrecs++;
 			return 0;
 		}
@@ -351,15 +352,55 @@ static bool same_module(const struct inapp_mod *m, const struct dl_phdr_info *in
 	       m->name_ptr == info->dlpi_name;
 }
 
+/* What the loader binds slot @name to (the function a lost patch leaves
+ * there), or 0 when not known. */
+static uintptr_t loader_value(unsigned name)
+{
+	static void *const *const alloc[] = {
+		(void *const *)&hook_real.malloc, (void *const *)&hook_real.free,
+		(void *const *)&hook_real.calloc, (void *const *)&hook_real.realloc,
+		NULL, (void *const *)&hook_real.memalign, (void *const *)&hook_real.posix_memalign,
+		(void *const *)&hook_real.aligned_alloc, (void *const *)&hook_real.valloc,
+		(void *const *)&hook_real.pvalloc, (void *const *)&hook_real.malloc_usable_size,
+	};
+	if (name < N_DLOPEN)
+		return alloc[name] ? (uintptr_t)*alloc[name] : 0;
+	switch (name) {
+	case N_DLOPEN: return (uintptr_t)atomic_load(&real_dlopen);
+	case N_ANDROID_DLOPEN_EXT: return (uintptr_t)atomic_load(&real_dlopen_ext);
+	case N_DLCLOSE: return (uintptr_t)hook_real.dlclose;
+	case N_EXIT: return 0;
+	default: return (uintptr_t)atomic_load(&cxx_real[name - N_NEW0]);
+	}
+}
+
+/* A module seen before: a slot that holds what the loader binds again
+ * (a lazy binding that finished after the patch wrote over it) is patched
+ * again; one that holds anything else is someone else's and left so. */
+static void repair(const struct dl_phdr_info *info, const struct inapp_mod *m)
+{
+	for (size_t k = m->first_rec; k < m->first_rec + m->nrecs; k++) {
+		const struct inapp_rec *r = &inapp.recs[k];
+		uintptr_t cur = atomic_load((_Atomic uintptr_t *)r->addr), real;
+		if (cur != r->ours && cur != r->old && (real = loader_value(r->name)) && cur == real)
+			got_swap(info, r->addr, cur, r->ours, NULL);
+	}
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size, (void)data;
 	for (size_t i = 0; i < inapp.nmods; i++)
 		if (same_module(&inapp.mods[i], info)) {
 			inapp.mods[i].seen = true;
+			repair(info, &inapp.mods[i]);
 			return 0;
 		}
 	if (never(info))
+		return 0;
+	/* Being loaded by another thread (glibc lists it before relocating
+	 * it): patched by the scan after its dlopen returns. */
+	if (got_loaded(info) == 0)
 		return 0;
 	if (!grow((void **)&inapp.mods, &inapp.mods_cap, inapp.nmods + 1, sizeof(*inapp.mods)))
 		return 0;

@@ -102,7 +102,11 @@ extern "C" {
  * LEAKSNAP_OUT.<pid>.<nnnn>.dump; otherwise exactly @path.  The maps are
  * written beside it (@path with ".dump" replaced by ".maps", else
  * @path + ".maps").  No existing file is ever replaced.
- * Returns 0, or -1 with errno set (EEXIST: a file of that name exists). */
+ * Returns 0, or -1 with errno set: EEXIST (a file of that name exists),
+ * ENOSYS (not collecting: the in-app build before leaksnap_start() or
+ * after leaksnap_stop(), or a process LEAKSNAP_ONLY left inert), EDEADLK
+ * (called from a signal handler that interrupted this thread inside the
+ * hook), or what writing the files failed with. */
 int leaksnap_dump(const char *path);
 
 /* bionic's API, with its signatures and semantics: *info receives a buffer
@@ -120,7 +124,11 @@ void free_malloc_leak_info(uint8_t *info);
 /* leaksnap_start()'s options.  Set @size to sizeof(struct leaksnap_options):
  * the structure may grow at its end, and the hook reads only the fields
  * that @size covers (the others take their defaults).  Zero (NULL) in a
- * field means its default. */
+ * field means its default: the environment's setting (LEAKSNAP_FRAMES,
+ * LEAKSNAP_UNWIND, LEAKSNAP_OUT, LEAKSNAP_INTERVAL, LEAKSNAP_REACHABILITY,
+ * LEAKSNAP_DUMP_ON_EXIT) when there is one, else the built-in default.  On
+ * Android, an app's default prefix is LEAKSNAP_HOOK_ANDROID_INAPP_APP_OUT
+ * (its data directory), where `leaksnap adb snapshot` looks. */
 struct leaksnap_options {
 	size_t size;
 	/* The libraries to watch: a POSIX extended regular expression,

@@ -403,6 +403,36 @@ echo "leaksnap: adb: adbapp (pid $npid) maps the hook but does not catch signal 
 kill -0 "$npid" 2>/dev/null || fail "native-inert: the process was killed"
 kill -9 "$npid"
 
+# The in-app collector (libleakhook-inapp.so), known by its library in the
+# maps: started (LEAKSNAP_LIBS), its dumps are taken from its LEAKSNAP_OUT;
+# loaded and not started, it catches no signal 47 and none is sent.
+INAPP=$(dirname "$HOOK")/libleakhook-inapp.so
+mkdir "$DEV/data/local/tmp/inapp"
+LD_PRELOAD=$INAPP LEAKSNAP_LIBS=/adbapp LEAKSNAP_OUT=$DEV/data/local/tmp/inapp/app "$T/adbapp" </dev/null >/dev/null 2>&1 &
+npid=$!
+sleep 0.3
+t native-inapp 0 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot --pid "$npid" --out nat
+echo "nat/adbapp.$npid.1.dump" | expect out native-inapp
+"$L" show "nat/adbapp.$npid.1.dump" | grep -q -x '  collector=inapp' || fail "native-inapp: not an in-app dump"
+[ -z "$(ls -A "$DEV/data/local/tmp/inapp")" ] || fail "native-inapp: device copies left"
+kill -9 "$npid"
+# Its environment unreadable: told by the maps alone, dumps looked for
+# under the default prefix (a native program's, /data/local/tmp/leaksnap).
+LD_PRELOAD=$INAPP LEAKSNAP_LIBS=/adbapp LEAKSNAP_OUT=$DEV/data/local/tmp/leaksnap "$T/adbapp" </dev/null >/dev/null 2>&1 &
+npid=$!
+sleep 0.3
+t native-inapp-maps 0 FAKE_ADB_DEBUGGABLE=0 FAKE_ADB_ENVIRON=hidden -- adb snapshot --pid "$npid" --out nat
+echo "nat/adbapp.$npid.1.dump" | expect out native-inapp-maps
+kill -9 "$npid"
+LD_PRELOAD=$INAPP "$T/adbapp" </dev/null >/dev/null 2>&1 &
+npid=$!
+sleep 0.3
+t native-inapp-idle 2 FAKE_ADB_DEBUGGABLE=0 -- adb snapshot --pid "$npid" --out nat
+echo "leaksnap: adb: adbapp (pid $npid) maps the hook but does not catch signal 47 (the in-app collector is not started, or LEAKSNAP_ONLY left the hook inert): signal 47 would end it, so none is sent" |
+	expect err native-inapp-idle
+kill -0 "$npid" 2>/dev/null || fail "native-inapp-idle: the process was killed"
+kill -9 "$npid"
+
 # symbols: build IDs checked, nothing pulled twice. ------------------------
 t symbols 0 -- adb symbols hk/*.1.dump hk/*.3.dump --out syms
 sed "s|$T|T|g; s|W/state/device|DEV|g" "$w/symbols.nout" | sort >"$w/symbols.sorted"
