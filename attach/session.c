@@ -225,6 +225,10 @@ static bool blocking_syscall(long nr)
 #ifdef SYS_epoll_pwait2
 		SYS_epoll_pwait2,
 #endif
+#ifdef SYS_restart_syscall
+		/* a sleep an earlier attach interrupted goes on in this one */
+		SYS_restart_syscall,
+#endif
 	};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (calls[i] == nr)

@@ -573,9 +573,6 @@ static inline __attribute__((always_inline)) int dlclose_body(void *handle)
 	unwind_cfi_flush();
 	int saved = errno;
 	unloaded_after(&pr);
-#ifdef HOOK_INAPP
-	inapp_after_dlclose();
-#endif
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved;
 	return rc;
@@ -635,7 +632,25 @@ ENTRY(void *, aligned_alloc, (size_t align, size_t size), (align, size))
 ENTRY(void *, valloc, (size_t size), (size))
 ENTRY(void *, pvalloc, (size_t size), (size))
 ENTRY(size_t, malloc_usable_size, (void *p), (p))
+#ifndef HOOK_INAPP
 ENTRY(int, dlclose, (void *handle), (handle))
+#else
+/* Counted in for the unloading only: the scan after it takes the in-app
+ * lock, which leaksnap_stop() holds while it waits for every count to
+ * drain (and a destructor the unloading runs may call leaksnap_stop()). */
+HIDDEN int hook_dlclose(void *handle)
+{
+	int rc;
+	{
+		INAPP_ENTER();
+		rc = HOOK_UNLIKELY(!INAPP_LIVE()) ? hook_real.dlclose(handle) : dlclose_body(handle);
+	}
+	int saved = errno;
+	inapp_after_dlclose();
+	errno = saved;
+	return rc;
+}
+#endif
 #ifndef HOOK_INAPP
 ENTRY(void *, reallocarray, (void *old, size_t n, size_t size), (old, n, size))
 #else
@@ -653,6 +668,29 @@ HIDDEN void *hook_reallocarray(void *old, size_t n, size_t size)
 	}
 	return reallocarray_body(old, n, size);
 }
+/* The realloc slots of the modules not watched: a block a watched module
+ * allocated and another grows is forgotten (never a phantom leak), and the
+ * new one is not recorded (it is not the watched module's). */
+HIDDEN void *hook_realloc_forget(void *old, size_t size)
+{
+	{
+		INAPP_ENTER();
+		if (old && INAPP_LIVE())
+			table_remove(old, NULL);
+	}
+	return hook_real.realloc(old, size);
+}
+
+HIDDEN void *hook_reallocarray_forget(void *old, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return hook_realloc_forget(old, total);
+}
+
 ENTRY_CXX(void *, malloc, (size_t size), (size))
 ENTRY_CXX(void *, memalign, (size_t align, size_t size), (align, size))
 ENTRY_CXX(int, posix_memalign, (void **out, size_t align, size_t size), (out, align, size))
@@ -813,17 +851,31 @@ static void __attribute__((noinline)) scrub_below(void)
 		junk[i] = 0;
 }
 
+/* The table's fork handlers and the main thread's key, once.  In the
+ * in-app build its own handlers are registered after these: its prepare
+ * runs first, so that fork takes the in-app lock before the table locks,
+ * in the order leaksnap_stop() takes them. */
+static void register_atfork(void)
+{
+	main_key_ok = pthread_key_create(&main_key, main_leaving) == 0;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+#ifdef HOOK_INAPP
+	inapp_register_atfork();
+#endif
+}
+
+void hook_register_atfork(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, register_atfork);
+}
+
 int hook_collect_begin(void)
 {
 	if (table_init(hook_cfg.frames) != 0)
 		return -1;
 	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
-	static bool once;
-	if (!once) {
-		once = true;
-		main_key_ok = pthread_key_create(&main_key, main_leaving) == 0;
-		pthread_atfork(fork_prepare, fork_parent, fork_child);
-	}
+	hook_register_atfork();
 	main_key_set();
 	atomic_store(&hook_active, true);
 	dump_start();

@@ -104,6 +104,8 @@ void hook_read_config(void);
 int hook_config_unwind(const char *mode);
 /* Set hook_cfg.out to @out made absolute; -1 if it is too long. */
 int hook_config_out(const char *out);
+/* Register the fork handlers (the tables', then the in-app build's), once. */
+void hook_register_atfork(void);
 /* Make the tables, the fork handlers, the dump thread and the signal
  * handlers, and turn tracking on.  Returns 0, or -1 (no memory). */
 int hook_collect_begin(void);
@@ -347,6 +349,8 @@ void *hook_resolve(const char *name);
 bool inapp_cxx_claim(uintptr_t sp);
 /* After a dlclose(): forget the slots of the modules gone. */
 void inapp_after_dlclose(void);
+/* inapp.c's fork handlers (hook_register_atfork registers them). */
+void inapp_register_atfork(void);
 /* At load: LEAKSNAP_LIBS starts collection. */
 void inapp_load(void);
 /* The in-app metadata lines of a dump (collector=inapp, inapp_*=). */
@@ -359,6 +363,8 @@ void hook_free(void *p);
 void *hook_calloc(size_t n, size_t size);
 void *hook_realloc(void *old, size_t size);
 void *hook_reallocarray(void *old, size_t n, size_t size);
+void *hook_realloc_forget(void *old, size_t size);
+void *hook_reallocarray_forget(void *old, size_t n, size_t size);
 void *hook_memalign(size_t align, size_t size);
 int hook_posix_memalign(void **out, size_t align, size_t size);
 void *hook_aligned_alloc(size_t align, size_t size);

@@ -213,11 +213,16 @@ static int apply_options(const struct leaksnap_options *o, const char **libs)
 
 /* Start and stop ------------------------------------------------------------- */
 
-static void fork_handlers(void)
+void inapp_register_atfork(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void fork_handlers(void)
+{
 	if (pthread_key_create(&stripe_key, stripe_release) == 0)
 		atomic_store(&stripe_key_ok, true);
+	hook_register_atfork(); /* (the tables', then ours) */
 }
 
 static int start_locked(const struct leaksnap_options *opts)
@@ -271,9 +276,22 @@ static int start_locked(const struct leaksnap_options *opts)
 	return 0;
 }
 
+/* Called where it would wait for itself: from a signal handler (or a
+ * constructor) that interrupted this thread inside the in-app lock or an
+ * entry point. */
+static bool would_wait_on_self(void)
+{
+	struct inapp_stripe *me = inapp_mine;
+	return inapp_lock_mine() || (me && atomic_load_explicit(&me->in, memory_order_relaxed) > 0);
+}
+
 EXPORT int leaksnap_start(const struct leaksnap_options *opts)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	if (would_wait_on_self()) {
+		errno = EDEADLK;
+		return -1;
+	}
 	pthread_once(&once, fork_handlers);
 	inapp_resolve();
 	inapp_lock();
@@ -302,6 +320,10 @@ static void quiesce(void)
 
 EXPORT int leaksnap_stop(void)
 {
+	if (would_wait_on_self()) {
+		errno = EDEADLK;
+		return -1;
+	}
 	inapp_lock();
 	if (!inapp.started) {
 		inapp_unlock();

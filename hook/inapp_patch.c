@@ -8,6 +8,9 @@
  *    not: malloc, memalign, posix_memalign and aligned_alloc, pointed at
  *    variants that track only a call a watched library's operator new made
  *    (below);
+ *  - every other module: free, realloc, reallocarray and operator delete,
+ *    pointed at variants that forget a block of ours (a watched module's
+ *    block freed elsewhere must not stay a leak) and record nothing new;
  *  - every module: dlopen, android_dlopen_ext, dlclose and exit.
  *
  * operator new.  The preload hook's stack for `new` starts inside the C++
@@ -296,6 +299,15 @@ static void *ours_for(const struct scan *sc, unsigned name)
 			};
 			return alloc[name];
 		}
+		/* Every other module: what it frees or grows of ours is
+		 * forgotten, or it would stay a leak (strdup's result freed by
+		 * its caller, the C++ runtime's free under operator delete). */
+		switch (name) {
+		case N_FREE: return (void *)hook_free;
+		case N_REALLOC: return (void *)hook_realloc_forget;
+		case N_REALLOCARRAY: return (void *)hook_reallocarray_forget;
+		default: break;
+		}
 		if (!sc->runtime)
 			return NULL;
 		switch (name) {
@@ -313,7 +325,10 @@ static void *ours_for(const struct scan *sc, unsigned name)
 	case N_EXIT: return (void *)hook_exit;
 	default: break;
 	}
-	if (!sc->watched || !atomic_load(&cxx_real[name - N_NEW0]))
+	if (!atomic_load(&cxx_real[name - N_NEW0]))
+		return NULL;
+	/* operator delete everywhere (as free), operator new where watched */
+	if (!sc->watched && name < N_DELETE0)
 		return NULL;
 	return cxx_ours[name - N_NEW0];
 }
@@ -374,15 +389,17 @@ static uintptr_t loader_value(unsigned name)
 	}
 }
 
-/* A module seen before: a slot that holds what the loader binds again
- * (a lazy binding that finished after the patch wrote over it) is patched
- * again; one that holds anything else is someone else's and left so. */
+/* A module seen before: a lazy slot (it held the module's own PLT code when
+ * it was patched) that now holds what the loader binds (a lazy binding that
+ * finished after the patch wrote over it) is patched again; any other
+ * change is someone else's and left so. */
 static void repair(const struct dl_phdr_info *info, const struct inapp_mod *m)
 {
 	for (size_t k = m->first_rec; k < m->first_rec + m->nrecs; k++) {
 		const struct inapp_rec *r = &inapp.recs[k];
 		uintptr_t cur = atomic_load((_Atomic uintptr_t *)r->addr), real;
-		if (cur != r->ours && cur != r->old && (real = loader_value(r->name)) && cur == real)
+		if (cur != r->ours && cur != r->old && contains(info, r->old) &&
+		    (real = loader_value(r->name)) && cur == real)
 			got_swap(info, r->addr, cur, r->ours, NULL);
 	}
 }

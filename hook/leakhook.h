@@ -151,7 +151,8 @@ struct leaksnap_options {
  * libraries loaded later that match), start the dump signal and interval.
  * @opts = NULL: the defaults.  Only allocations made after this call are
  * known.  Returns 0, or -1 with errno: EALREADY (already started: nothing
- * changes), EINVAL (bad options: nothing changes), ENOMEM, ENOSYS (a
+ * changes), EINVAL (bad options: nothing changes), EDEADLK (called from a
+ * signal handler that interrupted this thread inside the hook), ENOMEM, ENOSYS (a
  * setuid program, or libleakhook.so, which is always on). */
 int leaksnap_start(const struct leaksnap_options *opts);
 
@@ -159,7 +160,8 @@ int leaksnap_start(const struct leaksnap_options *opts);
  * stop the dump signal and interval, and drop the tables (after a last
  * dump with LEAKSNAP_START_DUMP_ON_STOP).  A slot that something else has
  * changed since is left as it is.  Returns how many slots were left so
- * (0: every one was put back), or -1 with errno EINVAL (not started). */
+ * (0: every one was put back), or -1 with errno EINVAL (not started) or
+ * EDEADLK (as for leaksnap_start). */
 int leaksnap_stop(void);
 
 #ifdef __cplusplus

@@ -180,6 +180,13 @@ start sleep nanosleep 3000
 asleep "$pid"
 "$L" attach "$pid" --lib "$FAKE" --out "$w/s" >/dev/null 2>"$w/err" || fail "attach in nanosleep: $(cat "$w/err")"
 kill -0 "$pid" 2>/dev/null || fail "nanosleep: the process ended before the attach was over"
+# the sleep goes on in restart_syscall: a second attach is told it is
+# attached already, and --detach reaches it there
+"$L" attach "$pid" --lib "$FAKE" --out "$w/s" >/dev/null 2>"$w/err"
+[ $? = 2 ] && grep -q "^leaksnap: $pid: already attached" "$w/err" ||
+	fail "second attach in restart_syscall: $(cat "$w/err")"
+"$L" attach "$pid" --detach --lib "$FAKE" >/dev/null 2>"$w/err" ||
+	fail "detach in restart_syscall: $(cat "$w/err")"
 wait "$pid"
 [ "$(cat "$w/sleep.out")" = "nanosleep 0: slept" ] || fail "nanosleep after the attach: $(cat "$w/sleep.out")"
 

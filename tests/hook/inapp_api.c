@@ -219,7 +219,8 @@ static int run_foreign(const char *leaker)
 {
 	void *h = dlopen(leaker, RTLD_NOW);
 	void *(*leaker_alloc)(size_t) = h ? (void *(*)(size_t))dlsym(h, "leaker_alloc") : NULL;
-	if (!leaker_alloc) {
+	void (*leaker_free)(void *) = h ? (void (*)(void *))dlsym(h, "leaker_free") : NULL;
+	if (!leaker_alloc || !leaker_free) {
 		printf("dlopen %s: %s\n", leaker, dlerror());
 		return 1;
 	}
@@ -230,6 +231,7 @@ static int run_foreign(const char *leaker)
 	free(pre);                         /* allocated before start */
 	free(theirs);                      /* allocated by a library not watched */
 	void *grown = foreign_realloc(pre2, 3004); /* realloc of a block not seen */
+	leaker_free(malloc(3005)); /* ours, freed by a library not watched: gone */
 	keep[2] = grown;
 	dump_as("foreign");
 	say("stop", stop());

@@ -10,3 +10,11 @@ __attribute__((noinline)) void *leaker_alloc(size_t size)
 	__asm__ volatile("" ::: "memory");
 	return p;
 }
+
+/* Free a block someone else allocated (the in-app tests: a watched
+ * module's block freed by a module not watched). */
+__attribute__((noinline)) void leaker_free(void *p)
+{
+	free(p);
+	__asm__ volatile("" ::: "memory");
+}
