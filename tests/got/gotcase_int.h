@@ -79,6 +79,8 @@ bool gc_image_read(struct image *im, const char *path);
 int gc_page_prot(uintptr_t addr);
 /* dlopen libgot-@variant.so and its dl_iterate_phdr record (NULL: failed). */
 void *gc_dlopen(const char *variant, struct dl_phdr_info *info);
+/* The loaded module of dlopen() handle @handle, as dl_iterate_phdr gives it. */
+bool gc_module_of(void *handle, struct dl_phdr_info *info);
 void gc_image_free(struct image *im);
 /* The image's dynamic entry of tag @tag (NULL: none). */
 ElfW(Dyn) *gc_image_dyn(const struct image *im, ElfW(Sxword) tag);

@@ -176,12 +176,24 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+bool gc_module_of(void *handle, struct dl_phdr_info *info)
+{
+	struct link_map *lm;
+	struct find_ctx f;
+
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0)
+		return false;
+	f.name = lm->l_name;
+	f.out = info;
+	f.found = 0;
+	dl_iterate_phdr(find_module, &f);
+	return f.found != 0;
+}
+
 /* Load variant @v (GC_NVARIANTS: libgotnone.so), once. */
 static struct loaded *load(unsigned v)
 {
 	struct loaded *l = &loaded[v];
-	struct link_map *lm;
-	struct find_ctx f;
 	char path[4200];
 
 	if (l->handle != NULL)
@@ -192,13 +204,7 @@ static struct loaded *load(unsigned v)
 		gotcase_note("dlopen %s: %s", path, dlerror());
 		return NULL;
 	}
-	if (dlinfo(l->handle, RTLD_DI_LINKMAP, &lm) != 0)
-		return NULL;
-	f.name = lm->l_name;
-	f.out = &l->info;
-	f.found = 0;
-	dl_iterate_phdr(find_module, &f);
-	return f.found ? l : NULL;
+	return gc_module_of(l->handle, &l->info) ? l : NULL;
 }
 
 static void *fn(struct loaded *l, const char *name)

@@ -43,29 +43,8 @@ int gc_page_prot(uintptr_t addr)
 	return prot;
 }
 
-struct find_ctx {
-	const char *name;
-	struct dl_phdr_info *out;
-	int found;
-};
-
-static int find_module(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct find_ctx *f = data;
-
-	(void)size;
-	if (info->dlpi_name != NULL && strcmp(info->dlpi_name, f->name) == 0) {
-		*f->out = *info;
-		f->found = 1;
-		return 1;
-	}
-	return 0;
-}
-
 void *gc_dlopen(const char *variant, struct dl_phdr_info *info)
 {
-	struct link_map *lm;
-	struct find_ctx f;
 	char path[4200];
 	void *h;
 
@@ -75,13 +54,7 @@ void *gc_dlopen(const char *variant, struct dl_phdr_info *info)
 		gotcase_note("dlopen %s: %s", path, dlerror());
 		return NULL;
 	}
-	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0)
-		return NULL;
-	f.name = lm->l_name;
-	f.out = info;
-	f.found = 0;
-	dl_iterate_phdr(find_module, &f);
-	return f.found ? h : NULL;
+	return gc_module_of(h, info) ? h : NULL;
 }
 
 static _Atomic unsigned page_fake_calls;
