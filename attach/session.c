@@ -525,8 +525,9 @@ int attach_session_call(struct attach_session *s, const char *what, uint64_t fn,
 				s->gone = true;
 			return kit_error(err, LEAKSNAP_ERR_USAGE, s->subject,
 					 "%s did not return within %g seconds (a lock held by the "
-					 "main thread?); the process was let go where it was "
-					 "stopped",
+					 "main thread?); its registers were put back, but what the "
+					 "call had done by then stays (a lock it took, a library "
+					 "half loaded): the process may not run as before",
 					 what, CALL_TIMEOUT);
 		}
 		int sig = WSTOPSIG(st), event = st >> 16;
@@ -540,8 +541,9 @@ int attach_session_call(struct attach_session *s, const char *what, uint64_t fn,
 				return 0;
 			}
 			return kit_error(err, LEAKSNAP_ERR_USAGE, s->subject,
-					 "%s crashed (signal %d at pc 0x%llx); the process was put "
-					 "back as it was before the call",
+					 "%s crashed (signal %d at pc 0x%llx); its registers were "
+					 "put back as they were before the call (what the call did "
+					 "before the crash stays)",
 					 what, sig, (unsigned long long)arch_pc(&s->work));
 		}
 		int pass = 0;

@@ -329,7 +329,7 @@ start crash wait
 "$L" attach "$pid" --lib "$FAKE" --libs fake:crash --out "$w/x" >"$w/out" 2>"$w/err"
 st=$?
 sed 's/at pc 0x[0-9a-f]*)/at pc ADDR)/' "$w/err" >"$w/err.n"
-[ "$st" = 2 ] && [ "$(cat "$w/err.n")" = "leaksnap: $pid: leaksnap_start crashed (signal 11 at pc ADDR); the process was put back as it was before the call" ] ||
+[ "$st" = 2 ] && [ "$(cat "$w/err.n")" = "leaksnap: $pid: leaksnap_start crashed (signal 11 at pc ADDR); its registers were put back as they were before the call (what the call did before the crash stays)" ] ||
 	fail "a crash in the call: status $st, $(cat "$w/err")"
 untouched "$pid" "a crash in the call"
 expect "attach after a crash" 0 "attached to process $pid: collecting with $FAKE
