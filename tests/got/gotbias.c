@@ -53,20 +53,7 @@ static bool image_load_at(struct image *im, const char *path, uintptr_t at)
 	if (mprotect((char *)m + page, im->maplen - 2 * page, PROT_READ | PROT_WRITE) != 0)
 		return false;
 	im->base = at - lo; /* the bias, modulo 2^N */
-	for (unsigned i = 0; i < im->phnum; i++) {
-		const ElfW(Phdr) *ph = &im->ph[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (ph->p_offset + ph->p_filesz > im->fsize || ph->p_filesz > ph->p_memsz)
-			return false;
-		memcpy((void *)(im->base + ph->p_vaddr), im->file + ph->p_offset, ph->p_filesz);
-	}
-	im->info.dlpi_addr = im->base;
-	im->info.dlpi_name = path;
-	im->info.dlpi_phdr = im->ph;
-	im->info.dlpi_phnum = (ElfW(Half))im->phnum;
-	return true;
+	return gc_image_place(im, path);
 }
 
 /* Rewrite the d_ptr values glibc's loader adjusts as it does (+ bias). */

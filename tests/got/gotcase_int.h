@@ -72,6 +72,9 @@ struct image {
 };
 
 bool gc_image_load(struct image *im, const char *path);
+/* Copy @im's PT_LOAD segments to @im->base (the mapping is made and
+ * writable) and fill @im->info as dl_iterate_phdr would, named @path. */
+bool gc_image_place(struct image *im, const char *path);
 /* Only the file and its program headers (file, fsize, ph, phnum). */
 bool gc_image_read(struct image *im, const char *path);
 /* The protection (PROT_*) of the page holding @addr, from

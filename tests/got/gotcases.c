@@ -265,6 +265,25 @@ void gotcase_list(unsigned v)
 	}
 }
 
+
+bool gc_image_place(struct image *im, const char *path)
+{
+	for (unsigned i = 0; i < im->phnum; i++) {
+		const ElfW(Phdr) *ph = &im->ph[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_offset + ph->p_filesz > im->fsize || ph->p_filesz > ph->p_memsz)
+			return false;
+		memcpy((void *)(im->base + ph->p_vaddr), im->file + ph->p_offset, ph->p_filesz);
+	}
+	im->info.dlpi_addr = im->base;
+	im->info.dlpi_name = path;
+	im->info.dlpi_phdr = im->ph;
+	im->info.dlpi_phnum = (ElfW(Half))im->phnum;
+	return true;
+}
+
 /* The protection of the page holding @addr, from /proc/self/maps: 1
  * writable, 0 not, -1 not mapped. */
 static int page_writable(uintptr_t addr)
@@ -442,20 +461,7 @@ bool gc_image_load(struct image *im, const char *path)
 	im->base = (uintptr_t)im->map + (uintptr_t)page;
 	if (mprotect((void *)im->base, im->span, PROT_READ | PROT_WRITE) != 0)
 		return false;
-	for (unsigned i = 0; i < im->phnum; i++) {
-		const ElfW(Phdr) *ph = &im->ph[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (ph->p_offset + ph->p_filesz > im->fsize || ph->p_filesz > ph->p_memsz)
-			return false;
-		memcpy((void *)(im->base + ph->p_vaddr), im->file + ph->p_offset, ph->p_filesz);
-	}
-	im->info.dlpi_addr = im->base;
-	im->info.dlpi_name = path;
-	im->info.dlpi_phdr = im->ph;
-	im->info.dlpi_phnum = (ElfW(Half))im->phnum;
-	return true;
+	return gc_image_place(im, path);
 }
 
 /* The image's dynamic section and its entry of tag @tag (NULL: none). */
