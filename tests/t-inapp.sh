@@ -22,37 +22,6 @@ B=$1
 INAPP=$(cd "$B/lib" && pwd)/libleakhook-inapp.so
 exe_path=$T/leaks
 
-# expect_exe_leaks TXT WALK parent|child: expect_leaks (hook-lib.sh)
-# without libleaker.so's record, which a hook watching the executable
-# alone does not see.
-expect_exe_leaks() {
-	_t=$1 _walk=$2 _who=$3
-	while read -r _line; do
-		# shellcheck disable=SC2086
-		set -- $_line
-		[ "$_walk" = caller ] && _line="$1 $2 $3 $4"
-		case $_who/$1 in
-		parent/1011) no_record "$_t" '^1011 ' ;;
-		*) expect_record "$_t" "$_line" ;;
-		esac
-	done <<EOF
-1001 3 app level8 level7 level6 level5 level4 level3 level2 level1 run_deep main
-1002 2 app leak_calloc main
-4003 1 app leak_realloc main
-1004 1 app leak_aligned main
-1005 1 app leak_aligned main
-1006 1 app leak_aligned main
-1007 1 app leak_aligned main
-1008 1 app leak_aligned main
-1017 1 app leak_aligned main
-1009 1 app thread_leak
-1011 1 zygote child_leak main
-EOF
-	no_record "$_t" '^1010 '
-	no_record "$_t" ' churn '
-	no_record "$_t" ' (malloc|calloc|realloc|track|capture|table_insert|unwind_[a-z]*|hook_[a-z_]*) '
-}
-
 # "leaks all libleaker.so" under the in-app hook watching the executable
 # only, under each unwinder.
 for mode in auto dwarf fp; do
@@ -75,7 +44,7 @@ for mode in auto dwarf fp; do
 	[ $mode = fp ] && walk=caller
 	for who in parent child; do
 		eval "d=\$$who"
-		expect_exe_leaks "$d.txt" $walk $who
+		expect_leaks "$d.txt" $walk $who nolib
 		# nothing but the executable's
 		n=$(wc -l <"$d.txt")
 		[ "$who" = parent ] && want=10 || want=11

@@ -284,27 +284,13 @@ bool gc_image_place(struct image *im, const char *path)
 	return true;
 }
 
-/* The protection of the page holding @addr, from /proc/self/maps: 1
- * writable, 0 not, -1 not mapped. */
+/* Whether the page holding @addr is writable (gc_page_prot): 1 yes, 0
+ * no, -1 not mapped. */
 static int page_writable(uintptr_t addr)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int w = -1;
+	int prot = gc_page_prot(addr);
 
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned long lo, hi;
-		char perms[8];
-
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && addr >= lo && addr < hi) {
-			w = perms[1] == 'w';
-			break;
-		}
-	}
-	fclose(f);
-	return w;
+	return prot < 0 ? -1 : (prot & PROT_WRITE) != 0;
 }
 
 static _Atomic unsigned fake_calls;
