@@ -228,10 +228,9 @@ $(B)/lib/libleakhook.so: $(HOOK_OBJS) hook/libleakhook.sym
 # interposes nothing by symbol; leaksnap_start() patches GOT slots.  Never
 # unloaded (-z nodelete): slots and copied pointers may still lead into it.
 HOOK_INAPP_OBJS := $(patsubst %.c,$(B)/hook-inapp-obj/%.o,$(HOOK_SRCS))
-# (its thread-local storage is dynamic: it may be dlopen()ed; on x86-64 by
-# TLS descriptors, whose access to a block already there is a short call)
-HOOK_INAPP_CFLAGS := $(filter-out -ftls-model=initial-exec,$(HOOK_CFLAGS)) \
-	$(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2)
+# (its thread-local storage is initial-exec too, and small enough for the
+# room glibc keeps for a dlopen()ed library's: hook_internal.h, HOOK_TLS)
+HOOK_INAPP_CFLAGS := $(HOOK_CFLAGS)
 $(B)/hook-inapp-obj/%.o: %.c $(PUB_HEADERS) | $(DEPS_STAMP)
 	$(call say,CC,inapp:$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -DHOOK_INAPP $(HOOK_INAPP_CFLAGS) -MMD -MP -c -o $@ $<

@@ -26,14 +26,17 @@ size_t malloc_usable_size(void *p);
 #define EXPORT __attribute__((visibility("default")))
 #define HIDDEN __attribute__((visibility("hidden")))
 
-/* Thread-local storage: initial-exec in the preload build (loaded at
- * start, so its TLS is static); the in-app build may be dlopen()ed, so its
- * own is dynamic (TLS descriptors: a call that returns at once). */
-#ifdef HOOK_INAPP
-#define HOOK_TLS __thread
+/* Thread-local storage: initial-exec, a read at a fixed offset from the
+ * thread pointer.  The in-app build may be dlopen()ed: glibc then places its
+ * TLS in the small surplus it keeps for that (the hook's is under 128
+ * bytes: per-thread tables live elsewhere); bionic refuses initial-exec TLS
+ * in a dlopen()ed library, so there it is dynamic (TLS descriptors). */
+#if defined(HOOK_INAPP) && defined(__BIONIC__)
+#define HOOK_TLS_MODEL
 #else
-#define HOOK_TLS __thread __attribute__((tls_model("initial-exec")))
+#define HOOK_TLS_MODEL __attribute__((tls_model("initial-exec")))
 #endif
+#define HOOK_TLS __thread HOOK_TLS_MODEL
 #define HOOK_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HOOK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -305,10 +308,16 @@ void crash_stop(void);
  * tables' biased locks do).  Without membarrier (old kernels, valgrind)
  * the count is a sequentially consistent read-modify-write. */
 extern atomic_bool inapp_on;
+struct stack_memo;
 struct inapp_stripe {
 	atomic_long in;             /* its thread's entries inside now */
 	struct inapp_stripe *next;  /* every stripe (never freed) */
 	atomic_int owner;           /* its thread's id, 0 = free */
+	bool shared;                /* the spare that threads share (no memo) */
+	/* The stack table's memo for its thread (table.c; NULL: none yet),
+	 * here rather than in TLS, which the in-app build keeps small. */
+	uint32_t memo_gen;
+	struct stack_memo *memo;
 } __attribute__((aligned(64)));
 extern HOOK_TLS struct inapp_stripe *inapp_mine;
 extern atomic_bool inapp_fenced; /* no membarrier: read-modify-writes */

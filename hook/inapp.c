@@ -77,7 +77,7 @@ struct inapp_stripe *inapp_stripe_get(void)
 		if (!s) {
 			/* (no memory for one: the entries of this thread share a
 			 * stripe the hard way) */
-			static struct inapp_stripe spare;
+			static struct inapp_stripe spare = { .shared = true };
 			atomic_store(&inapp_fenced, true);
 			return &spare;
 		}

@@ -247,12 +247,16 @@ static inline void stack_hash(const uintptr_t *pcs, unsigned n, uint64_t *h1, ui
  * thread that sees a new count forgets its memo. */
 #define STACK_MEMO_BITS 7 /* 2 KiB: thread-local storage comes out of
 			    * every thread's stack, which may be 16 KiB */
-static HOOK_TLS struct stack_memo {
+struct stack_memo {
 	uint64_t h1;
 	uint32_t h2;
 	uint32_t id;  /* 0: nothing remembered */
-} stack_memo[1u << STACK_MEMO_BITS];
+};
+#define STACK_MEMO_BYTES (sizeof(struct stack_memo) << STACK_MEMO_BITS)
+#ifndef HOOK_INAPP
+static HOOK_TLS struct stack_memo stack_memo[1u << STACK_MEMO_BITS];
 static HOOK_TLS uint32_t stack_memo_gen;
+#endif
 
 static uint32_t stk_gen; /* changed with every lock held */
 
@@ -295,6 +299,28 @@ static void *table_mem_alloc(size_t bytes)
 	if (p)
 		memset(p, 0, (size_t)1 << k);
 	return p;
+}
+
+/* The calling thread's memo of stacks and its generation (NULL: none).
+ * The in-app build keeps it with the thread's stripe: its own TLS must fit
+ * the little room glibc keeps for a dlopen()ed library's (hook_internal.h). */
+static struct stack_memo *memo_here(uint32_t **gen)
+{
+#ifndef HOOK_INAPP
+	*gen = &stack_memo_gen;
+	return stack_memo;
+#else
+	struct inapp_stripe *s = inapp_mine;
+	if (HOOK_UNLIKELY(!s || s->shared))
+		return NULL;
+	if (HOOK_UNLIKELY(!s->memo)) {
+		s->memo = table_mem_alloc(STACK_MEMO_BYTES); /* zeroed: all unknown */
+		if (!s->memo)
+			return NULL;
+	}
+	*gen = &s->memo_gen;
+	return s->memo;
+#endif
 }
 
 static void table_mem_free(void *p, size_t bytes)
@@ -441,15 +467,19 @@ static uint32_t stk_lookup(const uintptr_t *pcs, unsigned n, const uint64_t *run
 		stack_hash_of_run(*run, pcs, n, &h1, &h2);
 	else
 		stack_hash(pcs, n, &h1, &h2);
-	if (HOOK_UNLIKELY(stack_memo_gen != stk_gen)) {
-		memset(stack_memo, 0, sizeof(stack_memo));
-		stack_memo_gen = stk_gen;
+	uint32_t *gen;
+	struct stack_memo *memo = memo_here(&gen), *m = NULL;
+	if (HOOK_LIKELY(memo != NULL)) {
+		if (HOOK_UNLIKELY(*gen != stk_gen)) {
+			memset(memo, 0, STACK_MEMO_BYTES);
+			*gen = stk_gen;
+		}
+		m = &memo[h1 >> (64 - STACK_MEMO_BITS)];
+		if (m->id && m->h1 == h1 && m->h2 == h2)
+			return m->id;
 	}
-	struct stack_memo *m = &stack_memo[h1 >> (64 - STACK_MEMO_BITS)];
-	if (m->id && m->h1 == h1 && m->h2 == h2)
-		return m->id;
 	uint32_t id = stk_index_find_or_add(pcs, n, h1, h2);
-	if (id && id != UINT32_MAX) {
+	if (m && id && id != UINT32_MAX) {
 		m->h1 = h1;
 		m->h2 = h2;
 		m->id = id;

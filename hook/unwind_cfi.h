@@ -395,8 +395,9 @@ struct tblock {
 };
 
 
-/* (initial-exec but in the in-app build, which may be dlopen()ed) */
-#ifdef HOOK_INAPP
+/* (initial-exec but in the in-app build for bionic, which refuses it in a
+ * dlopen()ed library: as HOOK_TLS in hook_internal.h) */
+#if defined(HOOK_INAPP) && defined(__BIONIC__)
 #define CFI_TLS_MODEL
 #else
 #define CFI_TLS_MODEL __attribute__((tls_model("initial-exec")))

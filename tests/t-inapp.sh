@@ -16,11 +16,22 @@
 #  - 8 threads allocating through the slots while start/stop loop: no
 #    crash, exact counts after;
 #  - the dumps' metadata: collector=inapp, inapp_libs, inapp_watched, ...
+#  - its TLS is initial-exec and at most 128 bytes (dlopen()ed under glibc);
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
 INAPP=$(cd "$B/lib" && pwd)/libleakhook-inapp.so
 exe_path=$T/leaks
+
+# Its thread-local storage is initial-exec, as the preload hook's (no TLS
+# descriptor or __tls_get_addr call in an allocation), and small enough for
+# the room glibc keeps for a dlopen()ed library's (rtld.optional_static_tls,
+# 512 bytes, shared with every other such library): 128 bytes at most.
+tls=$(readelf -lW "$INAPP" | awk '$1 == "TLS" { print $6 }')
+[ -n "$tls" ] && [ $((tls)) -le 128 ] || fail "in-app TLS segment of $tls bytes, expected 1..128"
+readelf -dW "$INAPP" | grep -q 'FLAGS.*STATIC_TLS' || fail "in-app library not marked STATIC_TLS"
+readelf -rW "$INAPP" | grep -E 'TLSDESC|DTPMOD|DTPOFF' && fail "in-app library has dynamic TLS relocations"
+readelf -sW "$INAPP" | grep -q '__tls_get_addr' && fail "in-app library calls __tls_get_addr"
 
 # "leaks all libleaker.so" under the in-app hook watching the executable
 # only, under each unwinder.
