@@ -364,9 +364,9 @@ struct trace {
  * into the entry they replace. */
 #define WALK_SHORT_MAX 32
 #define WMEMO_READS 64
-#define WMEMO_SET_BITS 3
+#define WMEMO_SET_BITS 2
 #define WMEMO_SETS (1 << WMEMO_SET_BITS)
-#define WMEMO_WAYS 4
+#define WMEMO_WAYS 8
 
 struct wmemo {
 	uintptr_t pc, sp, fp, lo, hi; /* the walk's inputs */

@@ -16,7 +16,8 @@
 #  - 8 threads allocating through the slots while start/stop loop: no
 #    crash, exact counts after;
 #  - the dumps' metadata: collector=inapp, inapp_libs, inapp_watched, ...
-#  - its TLS is initial-exec and at most 128 bytes (dlopen()ed under glibc);
+#  - its TLS is initial-exec and at most 128 bytes (dlopen()ed under glibc),
+#    and a dlopen after the surplus is used up fails with glibc's reason;
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -25,13 +26,21 @@ exe_path=$T/leaks
 
 # Its thread-local storage is initial-exec, as the preload hook's (no TLS
 # descriptor or __tls_get_addr call in an allocation), and small enough for
-# the room glibc keeps for a dlopen()ed library's (rtld.optional_static_tls,
-# 512 bytes, shared with every other such library): 128 bytes at most.
+# the room glibc keeps for a dlopen()ed library's (about 1,700 bytes with
+# glibc 2.36, shared with every other such library): 128 bytes at most.
 tls=$(readelf -lW "$INAPP" | awk '$1 == "TLS" { print $6 }')
 [ -n "$tls" ] && [ $((tls)) -le 128 ] || fail "in-app TLS segment of $tls bytes, expected 1..128"
 readelf -dW "$INAPP" | grep -q 'FLAGS.*STATIC_TLS' || fail "in-app library not marked STATIC_TLS"
 readelf -rW "$INAPP" | grep -E 'TLSDESC|DTPMOD|DTPOFF' && fail "in-app library has dynamic TLS relocations"
 readelf -sW "$INAPP" | grep -q '__tls_get_addr' && fail "in-app library calls __tls_get_addr"
+# What is left of that room after another library took it: dlopen fails with
+# glibc's reason, and a bigger surplus (docs/inapp.md) lets it load.
+out=$("$T/dlopen_each" "$T/libbigtls.so" "$INAPP")
+[ "$out" = "$T/libbigtls.so: ok
+$INAPP: cannot allocate memory in static TLS block" ] || fail "static TLS used up: got '$out'"
+out=$(GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 "$T/dlopen_each" "$T/libbigtls.so" "$INAPP")
+[ "$out" = "$T/libbigtls.so: ok
+$INAPP: ok" ] || fail "static TLS with a bigger surplus: got '$out'"
 
 # "leaks all libleaker.so" under the in-app hook watching the executable
 # only, under each unwinder.
