@@ -759,9 +759,10 @@ void dump_start(void)
 	dump_ensure_thread();
 }
 
-void dump_stop(void)
+void dump_thread_end(void)
 {
-	/* the dump thread first: it may be writing a dump, or about to */
+	/* (it may be writing a dump, or about to) */
+	atomic_store(&dump_thread_missing, false);
 	if (atomic_load(&dump_thread_tid) || atomic_load(&dump_thread_starting)) {
 		dump_thread_wait_started();
 		atomic_store(&dump_quit, true);
@@ -773,6 +774,12 @@ void dump_stop(void)
 	}
 	atomic_store(&dump_thread_missing, false);
 	atomic_store(&thread_absent, true);
+}
+
+void dump_stop(void)
+{
+	/* the dump thread first: it may be writing a dump, or about to */
+	dump_thread_end();
 	/* the handlers: each put back unless another was installed since */
 	for (unsigned k = 0; k < 2; k++) {
 		struct sigaction cur;

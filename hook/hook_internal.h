@@ -261,6 +261,8 @@ void dump_start(void);
 /* The reverse (in-app stop): end the dump thread, put back the signal
  * handlers dump_start() installed, wait for a dump in progress. */
 void dump_stop(void);
+/* dump_stop()'s first step alone: no interval or signal dump after it. */
+void dump_thread_end(void);
 /* In a child after fork(): numbering restarts and the thread is restarted. */
 void dump_after_fork_child(void);
 /* The dump thread is not running in this process (after fork). */

@@ -330,8 +330,11 @@ EXPORT int leaksnap_stop(void)
 		errno = EINVAL;
 		return -1;
 	}
-	if (inapp.flags & LEAKSNAP_START_DUMP_ON_STOP)
+	if (inapp.flags & LEAKSNAP_START_DUMP_ON_STOP) {
+		/* the last dump: no interval dump after it */
+		dump_thread_end();
 		dump_write(NULL, HOOK_TRIGGER_API);
+	}
 	atomic_store(&inapp_on, false);
 	int left = inapp_unpatch_locked();
 	quiesce();
