@@ -81,7 +81,10 @@ ADB_SRCS := $(wildcard adb/*.c)
 # files read with libelf; the CLI's `leaksnap attach` drives it.  One file
 # per architecture holds its registers (attach/arch_*.c).
 ATTACH_SRCS := $(wildcard attach/*.c)
-TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS))
+# The client of a process's control socket (control/): `leaksnap ctl`,
+# `watch`, `record --watch` and `adb snapshot --socket` speak through it.
+CONTROL_SRCS := $(wildcard control/*.c)
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS) $(CONTROL_SRCS))
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -190,7 +193,7 @@ $(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
 		$(B)/lib/libkit.a -L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
-$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach -Icontrol
 $(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
 $(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a \
 		$(B)/lib/libleaksnap.a
@@ -309,6 +312,16 @@ $(B)/tests/test_attach: tests/unit/test_attach.c $(ATTACH_SRCS) $(wildcard attac
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iattach $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(ATTACH_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(LDFLAGS_ALL)
+
+# control/ below the commands: its sources built into the test, over
+# libleaksnap's kit (error records); sockets made in the test stand in
+# for a process.
+$(B)/tests/test_control: tests/unit/test_control.c $(CONTROL_SRCS) control/control.h \
+		$(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icontrol $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(CONTROL_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL)
 
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
