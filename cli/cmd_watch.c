@@ -388,8 +388,17 @@ int cmd_watch(int argc, char **argv)
 	if (r)
 		return r == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	const char *target = argv[optind];
+	/* DIR/watch...: without the slashes DIR may end in */
+	char *dir = strdup(a.out);
+	if (!dir) {
+		cli_fail(NULL, "out of memory");
+		return EXIT_ERROR;
+	}
+	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
+		dir[n - 1] = '\0';
 	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
 		cli_fail(NULL, "pipe: %s", strerror(errno));
+		free(dir);
 		return EXIT_ERROR;
 	}
 	struct sigaction sa, old;
@@ -397,7 +406,7 @@ int cmd_watch(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
-	struct watch_cfg cfg = {target, a.out, a.every, a.count, a.reachability, stdout, "",
+	struct watch_cfg cfg = {target, dir, a.every, a.count, a.reachability, stdout, "",
 				stop_pipe[0], 0};
 	struct watch_result res;
 	r = watch_run(&cfg, &res);
@@ -414,5 +423,6 @@ int cmd_watch(int argc, char **argv)
 	else if (res.n > 0)
 		watch_print_leakdiff(stdout, "", &res);
 	watch_result_release(&res);
+	free(dir);
 	return cli_finish_stdout(status);
 }

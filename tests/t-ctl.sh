@@ -136,6 +136,23 @@ err1 dump-symlink "leaksnap: out/link.dump: already exists (leaksnap never overw
 no_temp out
 err1 dump-no-dir "leaksnap: none/a.dump: No such file or directory" ctl "$spid" dump -o none/a.dump
 
+# A dump the hook itself wrote (a real process's exit dump) streams as well,
+# and reads back as the same snapshot.
+mkdir h
+LD_PRELOAD=$HOOK LEAKSNAP_OUT=$w/h/x "$T/leaks" >/dev/null 2>&1
+hdump=$(ls h/x.*.exit.dump 2>/dev/null | head -1)
+if [ -z "$hdump" ]; then
+	fail "the hook wrote no exit dump"
+else
+	serve --dump "$hdump"
+	t hook-dump 0 ctl "$spid" dump -o out/h.dump
+	cmp -s "$hdump" out/h.dump || fail "hook-dump: the file is not the hook's dump"
+	# (but for the first line, the file's name)
+	"$L" show "$hdump" 2>&1 | tail -n +2 >h.show1
+	"$L" show out/h.dump 2>&1 | tail -n +2 >h.show2
+	grep -q '^records: ' h.show1 && cmp -s h.show1 h.show2 || fail "hook-dump: show reads another snapshot"
+fi
+
 # A path socket (LEAKSNAP_CONTROL=PATH).
 serve --path "$w/ctl.sock" --dump run2.dump
 t path-version 0 ctl "$w/ctl.sock" version
@@ -190,7 +207,7 @@ err1 not-a-dump "leaksnap: PID: the dump received is not readable: byte offset 0
 [ -e out/g.dump ] && fail "not-a-dump: a file was left"
 no_temp out
 stop
-[ -d out ] && [ "$(ls out)" = "$(printf 'a.dump\nb.dump\nkeep.dump\nlink.dump\np.dump')" ] ||
+[ -d out ] && [ "$(ls out)" = "$(printf 'a.dump\nb.dump\nh.dump\nkeep.dump\nlink.dump\np.dump')" ] ||
 	fail "out/ holds: $(ls out | tr '\n' ' ')"
 
 # Usage.

@@ -83,7 +83,7 @@ printf '%s\n' version dump dump dump | cmp -s - log || { fail "count: commands s
 # A name already taken is skipped and left alone; the numbers go on.
 mkdir s2
 echo precious >"s2/watch.$spid.0002.dump"
-t taken 0 watch --count 2 --every 0 "$spid" --out s2
+t taken 0 watch --count 2 --every 0 "$spid" --out s2//
 expect out taken <<EOF
 HH:MM:SS  #1  live $bytes2  blocks $blocks2  growth +0
 HH:MM:SS  #3  live $bytes2  blocks $blocks2  growth +0
