@@ -135,6 +135,21 @@ err1 dump-symlink "leaksnap: out/link.dump: already exists (leaksnap never overw
 	ctl "$spid" dump -o out/link.dump
 no_temp out
 err1 dump-no-dir "leaksnap: none/a.dump: No such file or directory" ctl "$spid" dump -o none/a.dump
+# a file that appears while the dump streams is not replaced either
+serve --dump run1.dump --slow 1
+"$L" ctl "$spid" dump -o out/late.dump >late.out 2>late.err &
+cpid=$!
+_i=0
+while [ ! -e ready.inflight ] && [ $_i -lt 200 ]; do sleep 0.05; _i=$((_i + 1)); done
+echo precious >out/late.dump
+wait "$cpid"
+st=$?
+[ "$st" = 2 ] || fail "dump-late: exit status $st, expected 2"
+echo "leaksnap: out/late.dump: already exists (leaksnap never overwrites a file)" | cmp -s - late.err ||
+	fail "dump-late: stderr: $(cat late.err)"
+[ "$(cat out/late.dump)" = precious ] || fail "dump-late: the file was replaced"
+rm out/late.dump
+no_temp out
 
 # A dump the hook itself wrote (a real process's exit dump) streams as well,
 # and reads back as the same snapshot.
