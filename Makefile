@@ -547,6 +547,15 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
+# The control client's harness takes control/ too (the tool's, not in
+# libleaksnap).
+$(B)/tests/fuzz/replay_control: tests/fuzz/fuzz_control.c $(FUZZ_COMMON) tests/fuzz/replay.c \
+		tests/fuzz/fuzz.h $(CONTROL_SRCS) control/control.h $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icontrol $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(CONTROL_SRCS) $(B)/lib/libleaksnap.a $(LIBS) \
+		$(LDFLAGS_ALL)
+
 # Every test program waits for the tests' packages (cmocka, the peers).
 $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
 tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
@@ -610,9 +619,11 @@ FB := $(B)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CLANG_WARN := $(WARN) -Wno-unknown-attributes # gcc's noipa
 FUZZ_CFLAGS := -std=c11 -pthread -O1 -g $(CLANG_WARN) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(CFLAGS)
-FUZZ_OBJS := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS) $(FUZZ_COMMON))
+FUZZ_OBJS := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS) $(CONTROL_SRCS) $(FUZZ_COMMON))
 COV_CFLAGS := -std=c11 -pthread -O0 -g $(CLANG_WARN) -fprofile-instr-generate -fcoverage-mapping $(CFLAGS)
-COV_OBJS := $(patsubst %.c,$(FB)/cov-obj/%.o,$(LIB_SRCS) $(FUZZ_COMMON) tests/fuzz/replay.c)
+COV_OBJS := $(patsubst %.c,$(FB)/cov-obj/%.o,$(LIB_SRCS) $(CONTROL_SRCS) $(FUZZ_COMMON) tests/fuzz/replay.c)
+# (the control client's harness includes its header)
+$(FB)/fuzz_control $(FB)/cov_control: CPPFLAGS_ALL += -Icontrol
 .PHONY: fuzz fuzz-coverage
 .SECONDARY: $(FUZZ_OBJS) $(COV_OBJS)
 
