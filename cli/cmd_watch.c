@@ -66,17 +66,20 @@ void watch_result_release(struct watch_result *res)
 	res->n = 0;
 }
 
+static double mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 /* Wait up to @sec seconds for @fd (may be -1) to become readable: true if
  * it did (stop). */
 static bool stop_within(int fd, double sec)
 {
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	double start = mono();
 	for (;;) {
-		struct timespec t;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		double left = sec - ((double)(t.tv_sec - start.tv_sec) +
-				     (double)(t.tv_nsec - start.tv_nsec) / 1e9);
+		double left = sec - (mono() - start);
 		if (left < 0)
 			left = 0;
 		struct pollfd p = {fd, POLLIN, 0};
@@ -196,6 +199,9 @@ int watch_run(const struct watch_cfg *cfg, struct watch_result *res)
 	for (uint64_t i = 1;; i++) {
 		char *name = NULL;
 		struct leaksnap_snapshot *snap = NULL;
+		/* snapshots start every SEC seconds, however long one takes (one
+		 * that took longer is followed by the next at once) */
+		double started = mono();
 		r = take(cfg, v.pid, &next, &name, &snap);
 		if (r < 0)
 			return -1;
@@ -221,7 +227,8 @@ int watch_run(const struct watch_cfg *cfg, struct watch_result *res)
 			return -1;
 		if (cfg->count && i >= cfg->count)
 			break;
-		if (stop_within(cfg->stop_fd, cfg->every))
+		double left = cfg->every - (mono() - started);
+		if (stop_within(cfg->stop_fd, left > 0 ? left : 0))
 			break;
 	}
 	return 0;
