@@ -318,7 +318,7 @@ $(B)/tests/test_attach: tests/unit/test_attach.c $(ATTACH_SRCS) $(wildcard attac
 # libleaksnap's kit (error records); sockets made in the test stand in
 # for a process.
 $(B)/tests/test_control: tests/unit/test_control.c $(CONTROL_SRCS) control/control.h \
-		$(B)/lib/libleaksnap.a $(PUB_HEADERS)
+		$(B)/lib/libleaksnap.a $(PUB_HEADERS) $(B)/include/leaksnap/leakhook.h
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icontrol $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(CONTROL_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
@@ -550,7 +550,8 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 # The control client's harness takes control/ too (the tool's, not in
 # libleaksnap).
 $(B)/tests/fuzz/replay_control: tests/fuzz/fuzz_control.c $(FUZZ_COMMON) tests/fuzz/replay.c \
-		tests/fuzz/fuzz.h $(CONTROL_SRCS) control/control.h $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+		tests/fuzz/fuzz.h $(CONTROL_SRCS) control/control.h $(B)/lib/libleaksnap.a $(PUB_HEADERS) \
+		$(B)/include/leaksnap/leakhook.h
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icontrol $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(CONTROL_SRCS) $(B)/lib/libleaksnap.a $(LIBS) \
@@ -622,8 +623,11 @@ FUZZ_CFLAGS := -std=c11 -pthread -O1 -g $(CLANG_WARN) $(FUZZ_SAN) -fsanitize=fuz
 FUZZ_OBJS := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS) $(CONTROL_SRCS) $(FUZZ_COMMON))
 COV_CFLAGS := -std=c11 -pthread -O0 -g $(CLANG_WARN) -fprofile-instr-generate -fcoverage-mapping $(CFLAGS)
 COV_OBJS := $(patsubst %.c,$(FB)/cov-obj/%.o,$(LIB_SRCS) $(CONTROL_SRCS) $(FUZZ_COMMON) tests/fuzz/replay.c)
-# (the control client's harness includes its header)
+# (the control client's harness includes its header, which includes the
+# hook's contract)
 $(FB)/fuzz_control $(FB)/cov_control: CPPFLAGS_ALL += -Icontrol
+$(patsubst %.c,$(FB)/obj/%.o,$(CONTROL_SRCS)) $(patsubst %.c,$(FB)/cov-obj/%.o,$(CONTROL_SRCS)) \
+$(FB)/fuzz_control $(FB)/cov_control: $(B)/include/leaksnap/leakhook.h
 .PHONY: fuzz fuzz-coverage
 .SECONDARY: $(FUZZ_OBJS) $(COV_OBJS)
 

@@ -24,13 +24,24 @@
 #include <stdint.h>
 
 #include <leaksnap/error.h>
+#include <leaksnap/leakhook.h>
 
 /* The protocol's limits and words (design: docs/control.md). */
 #define CONTROL_PROTOCOL "1"             /* the version's second word */
 #define CONTROL_LINE_MAX 4096            /* an answer line, newline included */
 #define CONTROL_DUMP_MAX ((uint64_t)1 << 40) /* the largest dump taken */
+/* The hook's runtime contract names them (leakhook.h); the same words
+ * here while a hook without its socket is built. */
+#ifdef LEAKSNAP_HOOK_CONTROL_PREFIX
+#define CONTROL_ABSTRACT_PREFIX LEAKSNAP_HOOK_CONTROL_PREFIX
+#else
 #define CONTROL_ABSTRACT_PREFIX "leaksnap." /* the abstract name: PREFIX<pid> */
+#endif
+#ifdef LEAKSNAP_HOOK_ENV_CONTROL
+#define CONTROL_ENV LEAKSNAP_HOOK_ENV_CONTROL
+#else
 #define CONTROL_ENV "LEAKSNAP_CONTROL"   /* the variable that opens the socket */
+#endif
 
 /* The texts, after "SUBJECT: " (each fixed; the last three are followed by
  * what was seen, escaped). */
