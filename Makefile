@@ -81,7 +81,10 @@ ADB_SRCS := $(wildcard adb/*.c)
 # files read with libelf; the CLI's `leaksnap attach` drives it.  One file
 # per architecture holds its registers (attach/arch_*.c).
 ATTACH_SRCS := $(wildcard attach/*.c)
-TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS))
+# The client of a process's control socket (control/): `leaksnap ctl`,
+# `watch`, `record --watch` and `adb snapshot --socket` speak through it.
+CONTROL_SRCS := $(wildcard control/*.c)
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS) $(CONTROL_SRCS))
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -190,7 +193,7 @@ $(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
 		$(B)/lib/libkit.a -L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
-$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach -Icontrol
 $(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
 $(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a \
 		$(B)/lib/libleaksnap.a
@@ -309,6 +312,16 @@ $(B)/tests/test_attach: tests/unit/test_attach.c $(ATTACH_SRCS) $(wildcard attac
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iattach $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(ATTACH_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(LDFLAGS_ALL)
+
+# control/ below the commands: its sources built into the test, over
+# libleaksnap's kit (error records); sockets made in the test stand in
+# for a process.
+$(B)/tests/test_control: tests/unit/test_control.c $(CONTROL_SRCS) control/control.h \
+		$(B)/lib/libleaksnap.a $(PUB_HEADERS) $(B)/include/leaksnap/leakhook.h
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icontrol $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(CONTROL_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL)
 
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
@@ -534,6 +547,16 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
 
+# The control client's harness takes control/ too (the tool's, not in
+# libleaksnap).
+$(B)/tests/fuzz/replay_control: tests/fuzz/fuzz_control.c $(FUZZ_COMMON) tests/fuzz/replay.c \
+		tests/fuzz/fuzz.h $(CONTROL_SRCS) control/control.h $(B)/lib/libleaksnap.a $(PUB_HEADERS) \
+		$(B)/include/leaksnap/leakhook.h
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icontrol $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(CONTROL_SRCS) $(B)/lib/libleaksnap.a $(LIBS) \
+		$(LDFLAGS_ALL)
+
 # Every test program waits for the tests' packages (cmocka, the peers).
 $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
 tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
@@ -597,9 +620,14 @@ FB := $(B)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CLANG_WARN := $(WARN) -Wno-unknown-attributes # gcc's noipa
 FUZZ_CFLAGS := -std=c11 -pthread -O1 -g $(CLANG_WARN) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(CFLAGS)
-FUZZ_OBJS := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS) $(FUZZ_COMMON))
+FUZZ_OBJS := $(patsubst %.c,$(FB)/obj/%.o,$(LIB_SRCS) $(CONTROL_SRCS) $(FUZZ_COMMON))
 COV_CFLAGS := -std=c11 -pthread -O0 -g $(CLANG_WARN) -fprofile-instr-generate -fcoverage-mapping $(CFLAGS)
-COV_OBJS := $(patsubst %.c,$(FB)/cov-obj/%.o,$(LIB_SRCS) $(FUZZ_COMMON) tests/fuzz/replay.c)
+COV_OBJS := $(patsubst %.c,$(FB)/cov-obj/%.o,$(LIB_SRCS) $(CONTROL_SRCS) $(FUZZ_COMMON) tests/fuzz/replay.c)
+# (the control client's harness includes its header, which includes the
+# hook's contract)
+$(FB)/fuzz_control $(FB)/cov_control: CPPFLAGS_ALL += -Icontrol
+$(patsubst %.c,$(FB)/obj/%.o,$(CONTROL_SRCS)) $(patsubst %.c,$(FB)/cov-obj/%.o,$(CONTROL_SRCS)) \
+$(FB)/fuzz_control $(FB)/cov_control: $(B)/include/leaksnap/leakhook.h
 .PHONY: fuzz fuzz-coverage
 .SECONDARY: $(FUZZ_OBJS) $(COV_OBJS)
 
@@ -653,7 +681,7 @@ install: all
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 docs/man/leaksnap-attach.1 \
-		$(DESTDIR)$(MANDIR)/man1/
+		docs/man/leaksnap-ctl.1 docs/man/leaksnap-watch.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/man/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 docs/man/libleakhook.7 $(DESTDIR)$(MANDIR)/man7/
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
@@ -669,7 +697,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \
-		$(DESTDIR)$(MANDIR)/man1/leaksnap-attach.1 \
+		$(DESTDIR)$(MANDIR)/man1/leaksnap-attach.1 $(DESTDIR)$(MANDIR)/man1/leaksnap-ctl.1 \
+		$(DESTDIR)$(MANDIR)/man1/leaksnap-watch.1 \
 		$(DESTDIR)$(MANDIR)/man5/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man7/libleakhook.7 \
 		$(DESTDIR)$(BASHCOMPDIR)/leaksnap $(DESTDIR)$(BASHCOMPDIR)/leakdiff \
 		$(DESTDIR)$(ZSHCOMPDIR)/_leaksnap

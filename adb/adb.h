@@ -120,13 +120,17 @@ int adb_enable(struct adb *a, const struct adb_enable_opts *o);
 int adb_disable(struct adb *a, const char *package);
 
 /* snapshot: @o->count snapshots of the running app, pulled into
- * @o->out_dir (an existing directory), their names as result lines. */
+ * @o->out_dir (an existing directory), their names as result lines.
+ * @socket: streamed from the hook's control socket (adb forward tcp:0
+ * localabstract:leaksnap.PID, then forward --remove, also on failure)
+ * instead of written on the device and pulled. */
 struct adb_snapshot_opts {
 	const char *package; /* or NULL with pid */
 	long pid;
 	unsigned count;
 	double interval;
 	const char *out_dir;
+	bool socket;
 };
 int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o);
 

@@ -2,7 +2,8 @@
  * device (am dumpheap -n with malloc_debug, the hook's dump signal, 47,
  * with the hook),
  * pulled under names that never replace a file, the device copies
- * removed. */
+ * removed; or (--socket) streamed from the hook's control socket through
+ * adb forward, with no file on the device at all. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <leaksnap/snapshot.h>
 
 #include "adb.h"
+#include "control.h"
 #include "kit_publish.h"
 #include "kit_run.h"
 
@@ -681,19 +683,111 @@ static int snap_hook(struct adb *a, const struct target *t, const char *dir, uns
 	return remove_device(a, t, dev[0], dev[1], rc);
 }
 
+/* adb forward tcp:0 localabstract:leaksnap.PID: the port adb chose (it
+ * prints it). */
+static int forward_open(const struct adb *a, long pid, unsigned *port)
+{
+	char remote[64];
+	snprintf(remote, sizeof(remote), "localabstract:" CONTROL_ABSTRACT_PREFIX "%ld", pid);
+	const char *args[] = {"forward", "tcp:0", remote, NULL};
+	struct adb_result r = {0};
+	int rc = adb_run(a, args, -1, ADB_SMALL, 30, false, &r);
+	if (rc == 0) {
+		const char *l = adb_first_line(r.out);
+		char *end;
+		unsigned long v = strtoul(l, &end, 10);
+		if (*l < '0' || *l > '9' || *end || v == 0 || v > 65535)
+			rc = adb_fail("adb forward tcp:0 %s printed no port: '%s'", remote, l);
+		else
+			*port = (unsigned)v;
+	}
+	adb_result_free(&r);
+	return rc;
+}
+
+/* adb forward --remove tcp:PORT, always; quietly after a failure (@rc set),
+ * and @rc stays what it was. */
+static int forward_remove(const struct adb *a, unsigned port, int rc)
+{
+	char local[32];
+	snprintf(local, sizeof(local), "tcp:%u", port);
+	const char *args[] = {"forward", "--remove", local, NULL};
+	struct adb q = *a;
+	q.silent = rc != 0;
+	struct adb_result r = {0};
+	int rm = adb_run(&q, args, -1, ADB_SMALL, 30, false, &r);
+	adb_result_free(&r);
+	return rc ? rc : rm;
+}
+
+/* One snapshot streamed from the control socket forwarded to @port. */
+static int snap_socket(const struct adb *a, const struct target *t, unsigned port,
+		       const char *dir, unsigned *next, char *local, size_t size)
+{
+	char subject[64], tmp[1][PATH_LEN];
+	snprintf(subject, sizeof(subject), "pid %ld", t->pid);
+	struct leaksnap_error err;
+	struct control_conn *c;
+	LEAKSNAP_OPTS(control_opts, co, .timeout = a->timeout > 0 ? a->timeout : 60);
+	if (control_open_tcp(port, subject, &co, &c, &err))
+		return adb_fail("%s: %s", err.source, err.text);
+	int fd = temp_in(dir, tmp[0], sizeof(tmp[0]));
+	if (fd < 0) {
+		control_close(c);
+		return -1;
+	}
+	uint64_t bytes;
+	int rc = control_dump(c, false, fd, &bytes, &err);
+	control_close(c);
+	if (rc)
+		rc = adb_fail("%s: %s", err.source, err.text);
+	if (close(fd) != 0 && !rc)
+		rc = adb_fail_at(tmp[0], "%s", strerror(errno));
+	char name[128];
+	snprintf(name, sizeof(name), "the dump of pid %ld's control socket", t->pid);
+	if (!rc)
+		rc = check_dump(tmp[0], name);
+	static const char *const ext[] = {"dump"};
+	if (!rc)
+		rc = publish(dir, t, tmp, ext, 1, next, local, size);
+	if (rc)
+		unlink(tmp[0]);
+	return rc;
+}
+
+/* --socket: the process and a forward to its socket, then the snapshots;
+ * the forward is removed whatever happened. */
+static int snapshot_socket(struct adb *a, const struct adb_snapshot_opts *o, struct target *t,
+			   char (*files)[PATH_LEN])
+{
+	memset(t, 0, sizeof(*t));
+	unsigned port = 0, next = 1;
+	if (target_process(a, o, t) || forward_open(a, t->pid, &port))
+		return -1;
+	int rc = 0;
+	for (unsigned i = 1; i <= o->count && !rc; i++) {
+		if (i > 1)
+			kit_sleep(o->interval);
+		rc = snap_socket(a, t, port, o->out_dir, &next, files[i - 1], sizeof(files[0]));
+		if (!rc)
+			adb_progress("snapshot %u of %u: %s", i, o->count, files[i - 1]);
+	}
+	return forward_remove(a, port, rc);
+}
+
 int adb_snapshot(struct adb *a, const struct adb_snapshot_opts *o)
 {
 	struct target t;
 	if (strlen(o->out_dir) > 4000)
 		return adb_fail_at(o->out_dir, "path too long");
-	if (adb_connect(a, NULL) || find_target(a, o, &t))
+	if (adb_connect(a, NULL) || (!o->socket && find_target(a, o, &t)))
 		return -1;
 	char(*files)[PATH_LEN] = calloc(o->count, sizeof(*files));
 	if (!files)
 		return adb_fail("out of memory");
 	unsigned next = 1;
-	int rc = 0;
-	for (unsigned i = 1; i <= o->count && !rc; i++) {
+	int rc = o->socket ? snapshot_socket(a, o, &t, files) : 0;
+	for (unsigned i = 1; i <= o->count && !rc && !o->socket; i++) {
 		if (i > 1)
 			kit_sleep(o->interval);
 		rc = t.hook ? snap_hook(a, &t, o->out_dir, &next, files[i - 1], sizeof(files[0]))

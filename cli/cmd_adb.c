@@ -17,6 +17,7 @@ static const char adb_usage[] =
 	"       leaksnap adb [-s SERIAL] disable PACKAGE\n"
 	"       leaksnap adb [-s SERIAL] snapshot (PACKAGE | --pid PID) [--count N] [--interval "
 	"SEC] [--out DIR]\n"
+	"                                [--socket]\n"
 	"       leaksnap adb [-s SERIAL] symbols DUMP... --out DIR [--symbols DIR]...\n\n"
 	"Drive an Android device through adb ($ADB, else adb on PATH).\n\n"
 	"Actions:\n"
@@ -28,7 +29,10 @@ static const char adb_usage[] =
 	"  snapshot    take N heap snapshots of the running app (am dumpheap -n with\n"
 	"              malloc_debug, signal 47 with the hook), pull them as\n"
 	"              PACKAGE.PID.N.txt or .dump (never overwriting), remove the\n"
-	"              device copies, list the files\n"
+	"              device copies, list the files; with --socket, stream them\n"
+	"              from the hook's control socket instead (adb forward tcp:0\n"
+	"              localabstract:leaksnap.PID; the app started with\n"
+	"              LEAKSNAP_CONTROL=1): no file on the device, no run-as\n"
 	"  symbols     pull the device's files of every module of the dumps' maps that\n"
 	"              the --symbols trees do not hold with the right build ID into\n"
 	"              DIR, in the AOSP symbols layout (DIR/system/lib64/libc.so)\n\n"
@@ -41,6 +45,7 @@ static const char adb_usage[] =
 	"  --count N          snapshot: snapshots to take (1..1000, default 1)\n"
 	"  --interval SEC     snapshot: seconds between them (default 10)\n"
 	"  --out DIR          snapshot: where to write (default .); symbols: required\n"
+	"  --socket           snapshot: through the control socket (PACKAGE.PID.N.dump)\n"
 	"  --symbols DIR      symbols: a tree already holding symbol files (repeatable)\n"
 	"  -h, --help         this help\n\n"
 	"Environment: ADB, ANDROID_SERIAL, LEAKSNAP_ADB_TIMEOUT (seconds to wait for\n"
@@ -101,7 +106,7 @@ static const struct adb_output cli_adb_output = {
 /* The options of every action, as given. */
 struct adb_args {
 	const char *serial, *hook, *out;
-	bool malloc_debug, frames_set;
+	bool malloc_debug, frames_set, socket;
 	uint64_t frames, count, pid;
 	double interval;
 	const char **symdirs;
@@ -120,6 +125,7 @@ static const struct option adb_longopts[] = {
 	{"interval", required_argument, NULL, 'i'},
 	{"out", required_argument, NULL, 'o'},
 	{"symbols", required_argument, NULL, 'S'},
+	{"socket", no_argument, NULL, 'K'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -130,6 +136,7 @@ static int parse_value(int c, const char *arg, struct adb_args *o)
 	switch (c) {
 	case 's': o->serial = arg; break;
 	case 'D': o->malloc_debug = true; break;
+	case 'K': o->socket = true; break;
 	case 'H': o->hook = arg; break;
 	case 'o': o->out = arg; break;
 	case 'S': o->symdirs[o->nsym++] = arg; break;
@@ -269,7 +276,8 @@ static int act_snapshot(struct adb_args *o)
 		}
 	}
 	struct adb_snapshot_opts so = {o->nargs ? o->args[0] : NULL, (long)o->pid,
-				       (unsigned)o->count, o->interval, o->out ? o->out : "."};
+				       (unsigned)o->count, o->interval, o->out ? o->out : ".",
+				       o->socket};
 	int rc = adb_snapshot(&a, &so);
 	int st = cli_finish_stdout(EXIT_OK);
 	return rc ? EXIT_ERROR : st;
@@ -301,7 +309,7 @@ static const struct adb_action {
 } adb_actions[] = {
 	{"enable", act_enable, "DHF"},
 	{"disable", act_disable, ""},
-	{"snapshot", act_snapshot, "pcio"},
+	{"snapshot", act_snapshot, "pcioK"},
 	{"symbols", act_symbols, "oS"},
 };
 
@@ -313,7 +321,8 @@ static int check_options(const struct adb_action *act, const struct adb_args *o)
 		int opt;
 		const char *name;
 	} names[] = {{'D', "malloc-debug"}, {'H', "hook"}, {'F', "frames"}, {'p', "pid"},
-		     {'c', "count"}, {'i', "interval"}, {'o', "out"}, {'S', "symbols"}};
+		     {'c', "count"}, {'i', "interval"}, {'o', "out"}, {'S', "symbols"},
+		     {'K', "socket"}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (o->seen[names[i].opt] && !strchr(act->opts, names[i].opt)) {
 			cli_usage_error("adb", "option '--%s' is not for '%s'", names[i].name,

@@ -29,6 +29,12 @@
 #include "cli.h"
 #include "record.h"
 
+/* leakhook.h's name for it once the hook has its socket (control.h's is
+ * the same variable) */
+#ifndef LEAKSNAP_HOOK_ENV_CONTROL
+#define LEAKSNAP_HOOK_ENV_CONTROL CONTROL_ENV
+#endif
+
 #ifdef __BIONIC__
 #define DEFAULT_PREFIX LEAKSNAP_HOOK_ANDROID_DEFAULT_OUT /* the hook's default there */
 #else
@@ -76,6 +82,13 @@ static const char record_usage[] =
 	"                       docs/inapp.md) is preloaded instead, started at once;\n"
 	"                       allocations a library's constructors made before it was\n"
 	"                       patched (when it is loaded later by dlopen) are not seen\n"
+	"  --control            open the hook's control socket in each process\n"
+	"                       (leaksnap.PID, for 'leaksnap ctl' and 'leaksnap watch')\n"
+	"  --watch SEC          --control, and take a snapshot of CMD over it every SEC\n"
+	"                       seconds (0 to 86400, fractions allowed) as 'leaksnap\n"
+	"                       watch' does, into the directory of PREFIX as\n"
+	"                       watch.PID.NNNN.dump; the live lines and the leakdiff\n"
+	"                       command go to standard error\n"
 	"  -h, --help           this help\n\n"
 	"Files (PID is the process that dumped: children of CMD dump too):\n"
 	"  PREFIX.PID.NNNN.dump   the N-th dump of PID, LEAKSNAP v1 (0001, 0002 ...,\n"
@@ -104,6 +117,7 @@ static const char record_usage[] =
 	"  LEAKSNAP_DUMP_ON_EXIT  0 with --no-exit-dump\n"
 	"  LEAKSNAP_REACHABILITY  1 with --reachability\n"
 	"  LEAKSNAP_ONLY        GLOB[:GLOB...] with --only (':' separates the globs)\n"
+	"  LEAKSNAP_CONTROL     1 with --control or --watch\n"
 	"  LEAKSNAP_RUN         this run's id (after any inherited ones), by which\n"
 	"                       record finds the run's processes\n"
 	"  LEAKSNAP_START_DISABLED  1 (set it yourself) starts with capture off\n"
@@ -125,6 +139,9 @@ struct record_opts {
 	bool reachability;    /* --reachability */
 	char *only;           /* --only GLOBs joined by ':' (owned), or NULL */
 	const char *libs;     /* --libs REGEX (checked), or NULL: the preload hook */
+	bool control;         /* --control (or --watch) */
+	double watch;         /* --watch SEC, when @watching */
+	bool watching;
 	char interval_buf[48]; /* storage for @interval */
 };
 
@@ -552,6 +569,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{"reachability", no_argument, NULL, 'R'},
 		{"only", required_argument, NULL, 'O'},
 		{"libs", required_argument, NULL, 'L'},
+		{"control", no_argument, NULL, 'C'},
+		{"watch", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -593,6 +612,22 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			o->interval = o->interval_buf;
 			break;
 		case 'N': o->no_exit_dump = true; break;
+		case 'C': o->control = true; break;
+		case 'W': {
+			char *end;
+			errno = 0;
+			double sec = (*optarg >= '0' && *optarg <= '9') || *optarg == '.'
+					     ? strtod(optarg, &end)
+					     : -1;
+			if (sec < 0 || errno || end == optarg || *end || !(sec <= 86400)) {
+				cli_usage_error("record", "--watch must be seconds from 0 to 86400, "
+							  "e.g. 0.5");
+				return -1;
+			}
+			o->watch = sec;
+			o->watching = o->control = true;
+			break;
+		}
 		case 'R': o->reachability = true; break;
 		case 'O':
 			if (only_add(o, optarg) != 0)
@@ -662,6 +697,8 @@ static int set_hook_env(const struct record_opts *o, const struct record_prefix 
 		rc |= setenv(LEAKSNAP_HOOK_ENV_ONLY, o->only, 1);
 	if (o->libs)
 		rc |= setenv(LEAKSNAP_HOOK_ENV_LIBS, o->libs, 1);
+	if (o->control)
+		rc |= setenv(LEAKSNAP_HOOK_ENV_CONTROL, "1", 1);
 	/* This run's id after those of any record this one runs under, so
 	 * that theirs still reach the processes of this run. */
 	const char *runs = getenv(RECORD_RUN_ENV);
@@ -784,7 +821,7 @@ static void no_dumps(const struct record_opts *o, const struct record_prefix *p,
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = {NULL, 0, NULL, NULL, false, false, NULL, NULL, ""};
+	struct record_opts o = {NULL, 0, NULL, NULL, false, false, NULL, NULL, false, 0, false, ""};
 	struct record_prefix p = {NULL, NULL, NULL, NULL, NULL};
 	struct record_dump_list before = RECORD_DUMP_LIST_INIT, rest = RECORD_DUMP_LIST_INIT;
 	struct record_watch watch = {NULL, NULL, RECORD_DUMP_LIST_INIT, -1, false, false, 0};
@@ -837,8 +874,14 @@ int cmd_record(int argc, char **argv)
 	snprintf(run_id, sizeof(run_id), "%ld.%lld.%ld", (long)getpid(), (long long)ts.tv_sec,
 		 (long)ts.tv_nsec);
 	record_watch_start(&watch, &p, &before);
+	/* --watch: its snapshots go where the dumps go */
+	char ctl_dir[PATH_MAX];
+	snprintf(ctl_dir, sizeof(ctl_dir), "%s", *p.dir ? p.dir : ".");
+	if (strlen(ctl_dir) > 1 && ctl_dir[strlen(ctl_dir) - 1] == '/')
+		ctl_dir[strlen(ctl_dir) - 1] = '\0';
+	struct record_ctl ctl = {.dir = ctl_dir, .every = o.watch};
 	if (set_hook_env(&o, &p, hook, run_id) != 0 ||
-	    record_run(cmd, run_id, &watch, &res) != 0) {
+	    record_run(cmd, run_id, &watch, o.watching ? &ctl : NULL, &res) != 0) {
 		ret = EXIT_ERROR;
 		goto cleanup;
 	}

@@ -14,6 +14,8 @@ static const struct cmd cmds[] = {
 	{"addr2line", cmd_addr2line, "addresses in an ELF file to functions and source lines"},
 	{"attach", cmd_attach, "load the in-app hook into a running process and start it"},
 	{"adb", cmd_adb, "take heap snapshots and symbol files from an Android device"},
+	{"ctl", cmd_ctl, "ask a running process over its control socket: stats, dump, capture"},
+	{"watch", cmd_watch, "snapshot a running process every few seconds, then leakdiff"},
 	{NULL, NULL, NULL},
 };
 

@@ -6,8 +6,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "ctl.h"
 
 /* Dump files ---------------------------------------------------------------- */
 
@@ -99,6 +102,26 @@ void record_watch_release(struct record_watch *w);
  * pid used again is never hit.  Returns the number of processes reached. */
 size_t record_procs_signal(const char *run_id, pid_t child, int sig, unsigned times);
 
+/* Watching the program (--watch SEC: record_ctl.c) ---------------------------- */
+
+/* The watch loop over the program's control socket, on a thread of its
+ * own from the program's start to its end, its snapshots written to @dir
+ * every @every seconds. */
+struct record_ctl {
+	const char *dir;      /* record's output directory */
+	double every;
+	char target[24];      /* the program's pid */
+	int stop[2];          /* written when the program ended */
+	pthread_t thread;
+	bool running;
+	int rc;
+	struct watch_result res;
+};
+/* The program @pid started: watch it (a failure to start is a warning). */
+void record_ctl_started(struct record_ctl *r, pid_t pid);
+/* It ended: stop the loop, and name the leakdiff command to run. */
+void record_ctl_ended(struct record_ctl *r);
+
 /* Running the program ------------------------------------------------------- */
 
 struct run_result {
@@ -108,13 +131,14 @@ struct run_result {
 };
 
 /* Fork and exec @argv (kit_run); wait for it, listing dumps as they appear
- * (@watch, may be NULL), forwarding SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2
+ * (@watch, may be NULL), watching it over its control socket (@ctl, may be
+ * NULL), forwarding SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2
  * to the program (those record did not inherit ignored: they stay ignored)
  * and the hook's two signals (leakhook.h; 47 and 45 with glibc) to every
  * process of the run that catches them (@run_id: record_procs_signal).
  * SIGINT and SIGQUIT reach the program from the terminal.  Returns 0, or
  * -1 after printing why it could not start. */
 int record_run(char **argv, const char *run_id, struct record_watch *watch,
-	       struct run_result *res);
+	       struct record_ctl *ctl, struct run_result *res);
 
 #endif

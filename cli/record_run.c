@@ -193,7 +193,8 @@ static int reap(pid_t pid, struct sig_state *ss, int *status, struct kit_run_err
 	return kit_wait(pid, status, e);
 }
 
-int record_run(char **argv, const char *run_id, struct record_watch *w, struct run_result *res)
+int record_run(char **argv, const char *run_id, struct record_watch *w, struct record_ctl *ctl,
+	       struct run_result *res)
 {
 	struct sig_state ss;
 	res->exec_errno = 0;
@@ -223,8 +224,14 @@ int record_run(char **argv, const char *run_id, struct record_watch *w, struct r
 		fwd_pid = p.pid;
 		sigprocmask(SIG_SETMASK, &ss.old_mask, NULL);
 		res->exec_errno = kit_exec_errno(&p);
-		if (res->exec_errno == 0)
+		if (res->exec_errno == 0) {
+			if (ctl)
+				record_ctl_started(ctl, p.pid);
 			watch(p.pid, pfd[0], run_id, w);
+			/* (before the program is reaped: its pid is still its own) */
+			if (ctl)
+				record_ctl_ended(ctl);
+		}
 		int st;
 		if ((rc = reap(p.pid, &ss, &st, &e)) != 0)
 			cli_fail(argv[0], "waitpid: %s", strerror(e.errnum));

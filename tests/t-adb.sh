@@ -3,7 +3,8 @@
 # (malloc_debug and the hook), snapshots pulled from a real hooked process
 # (am dumpheap -n text dumps written asynchronously, signal-47 dumps), the
 # pulled snapshots compared by leakdiff, symbol files pulled into an AOSP
-# layout and used by symbolize; every adb failure is one exact line and
+# layout and used by symbolize; snapshots streamed through adb forward from
+# a control socket (--socket: the STAND-IN server, tests/tools/ctlserver.py); every adb failure is one exact line and
 # exit status 2.  Pids are shown as PID and the scratch directory as W.
 set -u
 B=$1
@@ -21,6 +22,8 @@ unset ANDROID_SERIAL LEAKSNAP_ADB_TIMEOUT
 cleanup() {
 	for f in "$S"/pids/*; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
 	[ -n "${npid:-}" ] && kill -9 "$npid" 2>/dev/null
+	[ -n "${cpid:-}" ] && kill -9 "$cpid" 2>/dev/null
+	for f in "$S"/forwards/*; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
 	rm -rf "$w"
 }
 trap cleanup EXIT
@@ -590,4 +593,62 @@ removed /data/local/tmp/leakhook.com.acme.app.so
 com.acme.app: running as pid PID without a wrapper
 EOF
 [ -e "$DEV/data/local/tmp/leakhook.com.acme.app.so" ] && fail "disable-leftover: the hook is still on the device"
+# snapshot --socket: streamed from the control socket through adb forward
+# (fake-adb forwards to this host's abstract socket; the process is the
+# STAND-IN control server, tests/tools/ctlserver.py, serving a real
+# LEAKSNAP dump, until the hook has its socket). --------------------------
+"$L" convert "$top/testdata/diff/run1.txt" served.dump 2>/dev/null || fail "convert run1"
+serve_ctl() { # ARGS...: the stand-in as the app com.acme.app
+	[ -n "${cpid:-}" ] && { kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null; }
+	rm -f ctl.ready
+	python3 "$top/tests/tools/ctlserver.py" --ready "$w/ctl.ready" --dump served.dump "$@" &
+	cpid=$!
+	_i=0
+	while [ ! -s ctl.ready ] && [ $_i -lt 200 ]; do sleep 0.05; _i=$((_i + 1)); done
+	echo "$cpid" >"$S/pids/com.acme.app"
+}
+old_app=$(apppid)
+serve_ctl
+mkdir sock
+: >"$S/log"
+t socket 0 -- adb snapshot com.acme.app --socket --count 2 --interval 0 --out sock
+expect out socket <<'EOF'
+sock/com.acme.app.PID.1.dump
+sock/com.acme.app.PID.2.dump
+EOF
+expect err socket <<'EOF'
+leaksnap: snapshot 1 of 2: sock/com.acme.app.PID.1.dump
+leaksnap: snapshot 2 of 2: sock/com.acme.app.PID.2.dump
+EOF
+cmp -s served.dump "sock/com.acme.app.$cpid.1.dump" && cmp -s served.dump "sock/com.acme.app.$cpid.2.dump" ||
+	fail "socket: the files are not the dump served"
+port=$(sed -n 's/^-s emulator-5554 forward --remove tcp:\([0-9]*\)$/\1/p' "$S/log")
+grep -v -e '^devices$' -e '^-s emulator-5554 shell ' "$S/log" | sed "s/\b$cpid\b/PID/; s/\b$port\b/PORT/" >socket.cmds
+printf '%s\n' "-s emulator-5554 forward tcp:0 localabstract:leaksnap.PID" \
+	"-s emulator-5554 forward --remove tcp:PORT" | cmp -s - socket.cmds ||
+	{ fail "socket: adb commands"; sed 's/^/    /' socket.cmds; }
+[ -n "$(ls "$S/forwards")" ] && fail "socket: a forward was left: $(ls "$S/forwards")"
+ls -a sock | grep -q '^\.leaksnap' && fail "socket: a temporary was left"
+# --pid, and a name taken: the next number
+t socket-pid 0 -- adb snapshot --pid "$cpid" --socket --out sock
+echo "sock/com.acme.app.PID.3.dump" | expect out socket-pid
+# refused (or no socket: through a forward they look the same), and the
+# forward is removed all the same
+serve_ctl --mode refuse
+err1 socket-refused 2 "leaksnap: adb: pid PID: connection closed at once: no control socket (start the program with LEAKSNAP_CONTROL=1), or the process belongs to another user" \
+	-- adb snapshot com.acme.app --socket --out sock
+[ -n "$(ls "$S/forwards")" ] && fail "socket-refused: a forward was left: $(ls "$S/forwards")"
+serve_ctl --mode closebody
+size=$(wc -c <served.dump)
+err1 socket-closed 2 "leaksnap: adb: pid PID: connection closed early (after $((size / 2)) of $size bytes of the dump)" \
+	-- adb snapshot com.acme.app --socket --out sock
+ls sock | grep -q '\.4\.dump$' && fail "socket-closed: a file was written"
+serve_ctl --mode garbage
+t socket-garbage 2 -- adb snapshot com.acme.app --socket --out sock
+grep -q "^leaksnap: adb: the dump of pid PID's control socket: .* (pulled, but not a readable dump)\$" socket-garbage.nerr ||
+	{ fail "socket-garbage: stderr"; cat socket-garbage.nerr; }
+kill "$cpid" 2>/dev/null
+wait "$cpid" 2>/dev/null
+cpid=
+echo "$old_app" >"$S/pids/com.acme.app"
 finish

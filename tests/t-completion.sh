@@ -52,7 +52,7 @@ comp() { # WANT WORD...: the candidates are exactly WANT
 	[ -s "$w/err" ] && fail "'$*': stderr: $(cat "$w/err")"
 	[ "$have" = "$want" ] || fail "'$*': offered '$have', expected '$want'"
 }
-comp "adb addr2line attach convert diff maps record show symbolize" leaksnap ''
+comp "adb addr2line attach convert ctl diff maps record show symbolize watch" leaksnap ''
 comp "show symbolize" leaksnap s
 comp "--help --version" leaksnap --
 comp "--help --version -h" leaksnap -
@@ -75,7 +75,7 @@ comp "disable enable snapshot symbols" leaksnap adb ''
 comp "disable enable snapshot symbols" leaksnap adb -s emulator-5554 ''
 comp "" leaksnap adb -s ''
 comp "--frames --help --hook --malloc-debug" leaksnap adb enable --
-comp "--count --help --interval --out --pid" leaksnap adb -s X snapshot --
+comp "--count --help --interval --out --pid --socket" leaksnap adb -s X snapshot --
 comp "--help --out --symbols" leaksnap adb symbols a.dump --
 comp "libhook.so syms" leaksnap adb enable com.example.app --hook ''
 comp "a.dump b.maps libhook.so syms" leaksnap adb symbols ''
@@ -87,6 +87,14 @@ comp "--detach --dump" leaksnap attach 123 --d
 comp "libhook.so syms" leaksnap attach 123 --lib ''
 comp "auto dwarf fp" leaksnap attach --unwind ''
 comp "" leaksnap attach 123 --libs ''
+comp "capture dump stats version" leaksnap ctl 123 ''
+comp "off on" leaksnap ctl 123 capture ''
+comp "--json" leaksnap ctl 123 stats --j
+comp "a.dump b.maps libhook.so syms" leaksnap ctl 123 dump -o ''
+comp "syms" leaksnap watch 123 --out ''
+comp "--count" leaksnap watch 123 --out syms --c
+comp "--fail-on --fail-on-unreachable --folded --frames --full-names" leaksnap watch 123 --out syms --leakdiff --f
+comp "--control" leaksnap record --cont
 
 # In step with --help: every option a command's --help prints is offered
 # (for adb: by one of its actions), and every option offered is in --help
@@ -100,7 +108,7 @@ offered() { # WORD...: the options offered after WORD... (one per line)
 		tr ' ' '\n' | grep -v '^$'
 }
 bs=$(printf '\b')
-for p in leaksnap.1 leakdiff.1 leaksnap-attach.1; do
+for p in leaksnap.1 leakdiff.1 leaksnap-attach.1 leaksnap-ctl.1 leaksnap-watch.1; do
 	mandoc -T ascii "$top/docs/man/$p" | sed "s/.$bs//g" |
 		grep -o -E -e '(^|[^A-Za-z0-9-])--?[A-Za-z0-9][a-z0-9-]*' | sed 's/^[^-]*//' | sort -u >"$w/$p.opts"
 done
@@ -195,7 +203,7 @@ ZSH
 		done
 		fail "zsh: '$2': offered '$have', expected '$1'"
 	}
-	zcomp "adb addr2line attach convert diff maps record show symbolize" 'leaksnap '
+	zcomp "adb addr2line attach convert ctl diff maps record show symbolize watch" 'leaksnap '
 	zcomp "function module site stack" 'leaksnap diff --by '
 	zcomp "site stack" 'leakdiff --by s'
 	zcomp "android-text leaksnap pprof" 'leaksnap convert --to '

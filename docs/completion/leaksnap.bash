@@ -14,7 +14,7 @@ _leaksnap_opts()
 	convert) echo "$input --to --rewrite-prefix --big-endian -s --symbols --no-symbols" \
 		"--no-adjust $debuginfod" ;;
 	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability --only --libs" \
-		"-h --help" ;;
+		"--control --watch -h --help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
 		"--pprof --fail-on --fail-on-unreachable --full-names --version $debuginfod" ;;
@@ -24,11 +24,13 @@ _leaksnap_opts()
 		"-j --json -h --help $debuginfod" ;;
 	attach) echo "--libs --frames --unwind --out --interval --reachability --dump --detach" \
 		"--lib -h --help" ;;
+	ctl) echo "--json -o --output --reachability -h --help" ;;
+	watch) echo "--out --every --count --reachability --leakdiff -h --help" ;;
 	adb)
 		case $2 in
 		enable) echo "--malloc-debug --hook --frames -h --help" ;;
 		disable) echo "-h --help" ;;
-		snapshot) echo "--pid --count --interval --out -h --help" ;;
+		snapshot) echo "--pid --count --interval --out --socket -h --help" ;;
 		symbols) echo "--out --symbols -h --help" ;;
 		*) echo "-s -h --help" ;;
 		esac ;;
@@ -53,7 +55,7 @@ _leaksnap()
 				COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W 'show maps convert record diff symbolize
-					addr2line attach adb' -- "$cur"))
+					addr2line attach adb ctl watch' -- "$cur"))
 			fi
 			return
 		fi
@@ -84,8 +86,11 @@ _leaksnap()
 		_filedir -d
 		return ;;
 	--out)
-		# adb: a directory; record, attach: a dump prefix (a path)
-		if [[ $cmd == adb ]]; then _filedir -d; else _filedir; fi
+		# adb, watch: a directory; record, attach: a dump prefix (a path)
+		if [[ $cmd == adb || $cmd == watch ]]; then _filedir -d; else _filedir; fi
+		return ;;
+	-o | --output)
+		_filedir
 		return ;;
 	--maps | --suppressions | --html | --pprof | -e | --exe)
 		_filedir
@@ -94,7 +99,7 @@ _leaksnap()
 		_filedir so
 		return ;;
 	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
-		--interval | --count | \
+		--interval | --count | --every | --watch | \
 		--pid | --skip | --rewrite-prefix | --only | --libs)
 		return ;;
 	esac
@@ -115,6 +120,14 @@ _leaksnap()
 		fi
 	fi
 
+	# watch --leakdiff: what follows is leakdiff's
+	if [[ $cmd == watch ]]; then
+		local m
+		for ((m = i; m < cword; m++)); do
+			[[ ${words[m]} == --leakdiff ]] && cmd=diff && break
+		done
+	fi
+
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_leaksnap_opts "$cmd" "$action")" -- "$cur"))
 		return
@@ -127,7 +140,7 @@ _leaksnap()
 		for ((k = i; k < cword; k++)); do
 			case ${words[k]} in
 			--) ((k++)); break ;;
-			--out | --frames | --unwind | --interval | --only | --libs) ((k++)) ;;
+			--out | --frames | --unwind | --interval | --only | --libs | --watch) ((k++)) ;;
 			-*) ;;
 			*) break ;;
 			esac
@@ -139,6 +152,23 @@ _leaksnap()
 		fi ;;
 	addr2line) ;; # addresses
 	attach) _pids ;;
+	ctl | watch)
+		# PID (or a socket path), then ctl's command and capture's word
+		local n=0 k
+		for ((k = i; k < cword; k++)); do
+			case ${words[k]} in
+			-o | --output | --out | --every | --count) ((k++)) ;;
+			-*) ;;
+			*) ((n++)) ;;
+			esac
+		done
+		if ((n == 0)); then
+			_pids
+		elif [[ $cmd == ctl ]] && ((n == 1)); then
+			COMPREPLY=($(compgen -W 'version stats dump capture' -- "$cur"))
+		elif [[ $cmd == ctl && $prev == capture ]]; then
+			COMPREPLY=($(compgen -W 'on off' -- "$cur"))
+		fi ;;
 	adb)
 		case $action in
 		snapshot | enable | disable) ;; # a package name: on the device
