@@ -293,6 +293,14 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SR
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
 		-lcmocka -ldl -lpthread
 
+# The control socket's command parser (hook/control_proto.c: pure, no system
+# calls), tested as it is outside the hook; its fuzz harness likewise.
+$(B)/tests/test_control_proto: tests/unit/test_control_proto.c hook/control_proto.c hook/control_proto.h \
+		| $(DEPS_STAMP)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -iquote hook $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< hook/control_proto.c -lcmocka $(LDFLAGS_ALL)
+
 # The adb runner of the device driver (adb/adb_run.c, over kit/kit_run.c);
 # the test keeps the messages it would print (its own adb_output) to check
 # them.
@@ -528,11 +536,15 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_COMMON := tests/fuzz/common.c
 REPLAY_BINS := $(patsubst %,$(B)/tests/fuzz/replay_%,$(FUZZ_NAMES))
 
+# (a harness of hook code names its sources: FUZZ_EXTRA_<name>)
+FUZZ_EXTRA_control := hook/control_proto.c
+$(B)/tests/fuzz/replay_control: hook/control_proto.c hook/control_proto.h
 $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c tests/fuzz/fuzz.h \
 		$(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
-	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
-		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -iquote hook $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-o $@ $< $(FUZZ_EXTRA_$*) $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) \
+		$(LDFLAGS_ALL)
 
 # Every test program waits for the tests' packages (cmocka, the peers).
 $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
@@ -609,7 +621,8 @@ $(FB)/obj/%.o: %.c $(PUB_HEADERS) tests/fuzz/fuzz.h | $(DEPS_STAMP) $(FB)/.deps-
 
 $(FB)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(call say,LD,$@)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LIBS)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) -iquote hook $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_EXTRA_$*) \
+		$(FUZZ_OBJS) $(LIBS)
 
 $(FB)/.deps-ok: scripts/ensure-deps.sh
 	$(Q)sh scripts/ensure-deps.sh --fuzz
@@ -624,7 +637,7 @@ $(FB)/cov-obj/%.o: %.c $(PUB_HEADERS) tests/fuzz/fuzz.h | $(DEPS_STAMP) $(FB)/.d
 
 $(FB)/cov_%: tests/fuzz/fuzz_%.c $(COV_OBJS)
 	$(call say,LD,$@)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) $(COV_CFLAGS) -o $@ $< $(COV_OBJS) $(LIBS)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) -iquote hook $(COV_CFLAGS) -o $@ $< $(FUZZ_EXTRA_$*) $(COV_OBJS) $(LIBS)
 
 fuzz-coverage: $(patsubst %,$(FB)/cov_%,$(FUZZ_NAMES))
 	$(Q)sh tests/fuzz/coverage.sh $(FB) $(FUZZ_NAMES)
