@@ -207,7 +207,7 @@ $(B)/bin/leakdiff: $(B)/bin/leaksnap
 HOOK_SRCS := $(wildcard hook/*.c) libsnapshot/header.c
 HOOK_OBJS := $(patsubst %.c,$(B)/hook-obj/%.o,$(HOOK_SRCS))
 HOOK_CFLAGS_BASE := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-	-fno-omit-frame-pointer -fasynchronous-unwind-tables
+	-fno-omit-frame-pointer -fasynchronous-unwind-tables -DLEAKSNAP_HOOK_VERSION='"$(VERSION)"'
 HOOK_CFLAGS := $(HOOK_CFLAGS_BASE) -mno-omit-leaf-frame-pointer $(CFLAGS)
 
 $(B)/include/leaksnap/leakhook.h: hook/leakhook.h | $(DEPS_STAMP)

@@ -77,6 +77,7 @@ struct reach_child_args {
 				   * this thread (scanned from there up), or 0:
 				   * the hook's own thread (not scanned) */
 	uintptr_t hook_stack;     /* an address on the dump thread's stack, or 0 */
+	uintptr_t control_stack;  /* one on the control thread's, or 0 */
 	const struct table_block *blocks; /* the live blocks, in no order */
 	size_t nblocks;
 	uintptr_t blocks_diff;    /* the address bits in which they differ */
@@ -86,7 +87,8 @@ struct reach_child_args {
 	size_t nrec;
 	struct reach_shared *out;
 	size_t out_size;
-	uintptr_t exclude[5][2];  /* the hook's own memory above (not roots) */
+	uintptr_t exclude[6][2];  /* the hook's own memory above (not roots), and
+				   * the control socket's state */
 	struct reach_tcb_layout tcb; /* (ok false: ended stacks read whole) */
 	bool glibc_chunks;        /* the blocks are glibc malloc's: the word
 				   * before each holds its chunk's size, bit 1

@@ -772,10 +772,17 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 		rc.ex[rc.nex][1] = a->hook_stack;
 		rc.nex++;
 	}
+	/* The control thread's (control.c), the same way. */
+	struct area *ctl = a->control_stack ? rc_area_of(areas, nareas, a->control_stack) : NULL;
+	if (ctl && rc.nex < MAX_EXCLUDE) {
+		rc.ex[rc.nex][0] = ctl->lo;
+		rc.ex[rc.nex][1] = a->control_stack;
+		rc.nex++;
+	}
 	/* This thread: from where the program called the hook (the frames
-	 * below are the hook's), or, on the dump thread, as just said. */
+	 * below are the hook's), or, on the hook's threads, as just said. */
 	struct area *self = rc_area_of(areas, nareas, a->self_sp);
-	if (self && self != hook)
+	if (self && self != hook && self != ctl)
 		self->flags |= A_STACK;
 	struct area *entry = a->entry_sp ? rc_area_of(areas, nareas, a->entry_sp) : NULL;
 	if (entry) {
