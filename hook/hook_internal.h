@@ -239,8 +239,13 @@ void table_snapshot_blocks_free(struct table_snapshot *snap);
 
 size_t table_live_count(void);
 uint64_t table_block_key(uint32_t tag, uint32_t size);
-/* The tables' own memory that holds block addresses: never a root. */
+/* The tables' own memory that holds block addresses (or hashes that look
+ * like them): never a root. */
 size_t table_own_ranges(uintptr_t (*out)[2], size_t cap);
+/* The calling thread's memo of stacks ({0, 0}: none): hashes, which on
+ * 32-bit look like addresses as often as any word; never a root.  Safe in
+ * a signal handler. */
+void table_memo_range(uintptr_t range[2]);
 
 /* Dumps (dump.c) ---------------------------------------------------------- */
 

@@ -125,6 +125,7 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	memcpy(t->regs, &uc->uc_mcontext, bytes);
 	t->reg_bytes = (unsigned)bytes;
 	t->sp = context_sp(uc);
+	table_memo_range(t->memo);
 	atomic_store_explicit(&t->answered, phase, memory_order_release);
 	atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
 	futex(&stop_acks, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -567,6 +568,7 @@ static long __attribute__((noinline)) fork_image(struct reach_child_args *a)
 {
 	a->self_sp = reach_current_sp();
 	a->entry_sp = reach_entry_sp;
+	table_memo_range(a->self_memo);
 	/* Like fork(), without fork()'s handlers and locks, and without an
 	 * exit signal: the program gets no SIGCHLD and its waitpid(-1) does
 	 * not see the child (the hook waits with __WALL). */

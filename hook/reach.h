@@ -33,6 +33,7 @@ struct reach_thread {
 	int state;            /* enum reach_thread_state (stopper only) */
 	int strikes;          /* looks that found it blocking the signal, running */
 	uintptr_t sp;
+	uintptr_t memo[2];    /* its memo of stacks (table_memo_range) */
 	unsigned reg_bytes;
 	uintptr_t regs[REACH_REG_BYTES / sizeof(uintptr_t)];
 };
@@ -73,6 +74,7 @@ struct reach_child_args {
 	struct reach_thread *threads;
 	size_t nthreads;
 	uintptr_t self_sp;        /* the forking thread's stack pointer */
+	uintptr_t self_memo[2];   /* its memo of stacks (table_memo_range) */
 	uintptr_t entry_sp;       /* where the program called into the hook on
 				   * this thread (scanned from there up), or 0:
 				   * the hook's own thread (not scanned) */
