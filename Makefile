@@ -572,6 +572,11 @@ $(B)/bench/reachbench: bench/reachbench.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl
 
+# The process and timer of bench/control.sh, a plain build as reachbench's.
+$(B)/bench/ctlbench: bench/ctlbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl -lpthread
+
 $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \
@@ -593,11 +598,12 @@ $(B)/bench/varbench_main: bench/varbench_main.c $(B)/bench/libvarbench.so
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(B)/bench -lvarbench \
 		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck
+bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck $(B)/tests/hook/ctlclient
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)
 	$(Q)sh bench/reach.sh $(B)
+	$(Q)sh bench/control.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
 
