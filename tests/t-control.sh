@@ -339,6 +339,7 @@ expect "start path" ok "$(ask p10 4 "start $w/inapp.sock")"
 expect "in-app path" "leaksnap-control 1 $VERSION $P10" "$("$C" "$w/inapp.sock" version)"
 expect "stop" ok "$(ask p10 4 stop)"
 [ -e "$w/inapp.sock" ] && fail "in-app: leaksnap_stop() left $w/inapp.sock"
+expect "start: control too long" "error 22" "$(ask p10 4 "start $long")"
 expect "start 0" ok "$(ask p10 4 'start 0')"
 "$C" "$P10" version >/dev/null 2>&1 && fail "in-app: control \"0\" opened a socket"
 echo exit >&4
