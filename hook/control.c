@@ -43,7 +43,7 @@
 #endif
 
 #define CTL_CLIENTS 8        /* connections at once; one more gets "error busy" */
-#define CTL_DUMPS 2          /* dumps held in memory at once (poll_timeout: 2) */
+#define CTL_DUMPS 2          /* dumps held in memory at once */
 #define CTL_IDLE_MS 60000    /* no complete line for this long: closed */
 #define CTL_SEND_MS 10000    /* an answer not taken for this long: dropped */
 #define CTL_ANSWER_MAX 256   /* the longest one-line answer */
@@ -448,7 +448,9 @@ static void client_read(struct client *c)
 static int poll_timeout(uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
-	bool slot_free = !ctl->dumps[0].used || !ctl->dumps[1].used;
+	bool slot_free = false;
+	for (int k = 0; k < CTL_DUMPS; k++)
+		slot_free |= !ctl->dumps[k].used;
 	for (int i = 0; i < CTL_CLIENTS; i++) {
 		const struct client *c = &ctl->clients[i];
 		/* (work left from the last round: no sleep) */
