@@ -210,7 +210,7 @@ $(B)/bin/leakdiff: $(B)/bin/leaksnap
 HOOK_SRCS := $(wildcard hook/*.c) libsnapshot/header.c
 HOOK_OBJS := $(patsubst %.c,$(B)/hook-obj/%.o,$(HOOK_SRCS))
 HOOK_CFLAGS_BASE := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-	-fno-omit-frame-pointer -fasynchronous-unwind-tables
+	-fno-omit-frame-pointer -fasynchronous-unwind-tables -DLEAKSNAP_HOOK_VERSION='"$(VERSION)"'
 HOOK_CFLAGS := $(HOOK_CFLAGS_BASE) -mno-omit-leaf-frame-pointer $(CFLAGS)
 
 $(B)/include/leaksnap/leakhook.h: hook/leakhook.h | $(DEPS_STAMP)
@@ -295,6 +295,14 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SR
 	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) -fomit-frame-pointer \
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
 		-lcmocka -ldl -lpthread
+
+# The control socket's command parser (hook/control_proto.c: pure, no system
+# calls), tested as it is outside the hook; its fuzz harness likewise.
+$(B)/tests/test_control_proto: tests/unit/test_control_proto.c hook/control_proto.c hook/control_proto.h \
+		| $(DEPS_STAMP)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -iquote hook $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< hook/control_proto.c -lcmocka $(LDFLAGS_ALL)
 
 # The adb runner of the device driver (adb/adb_run.c, over kit/kit_run.c);
 # the test keeps the messages it would print (its own adb_output) to check
@@ -541,11 +549,15 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_COMMON := tests/fuzz/common.c
 REPLAY_BINS := $(patsubst %,$(B)/tests/fuzz/replay_%,$(FUZZ_NAMES))
 
+# (a harness of hook code names its sources: FUZZ_EXTRA_<name>)
+FUZZ_EXTRA_ctlcmd := hook/control_proto.c
+$(B)/tests/fuzz/replay_ctlcmd: hook/control_proto.c hook/control_proto.h
 $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c tests/fuzz/fuzz.h \
 		$(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
-	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
-		-o $@ $< $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) $(LDFLAGS_ALL)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -iquote hook $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-o $@ $< $(FUZZ_EXTRA_$*) $(FUZZ_COMMON) tests/fuzz/replay.c $(B)/lib/libleaksnap.a $(LIBS) \
+		$(LDFLAGS_ALL)
 
 # The control client's harness takes control/ too (the tool's, not in
 # libleaksnap).
@@ -583,6 +595,11 @@ $(B)/bench/reachbench: bench/reachbench.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl
 
+# The process and timer of bench/control.sh, a plain build as reachbench's.
+$(B)/bench/ctlbench: bench/ctlbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl -lpthread
+
 $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \
@@ -604,11 +621,12 @@ $(B)/bench/varbench_main: bench/varbench_main.c $(B)/bench/libvarbench.so
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(B)/bench -lvarbench \
 		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck
+bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck $(B)/tests/hook/ctlclient
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)
 	$(Q)sh bench/reach.sh $(B)
+	$(Q)sh bench/control.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
 
@@ -637,7 +655,8 @@ $(FB)/obj/%.o: %.c $(PUB_HEADERS) tests/fuzz/fuzz.h | $(DEPS_STAMP) $(FB)/.deps-
 
 $(FB)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(call say,LD,$@)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LIBS)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) -iquote hook $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_EXTRA_$*) \
+		$(FUZZ_OBJS) $(LIBS)
 
 $(FB)/.deps-ok: scripts/ensure-deps.sh
 	$(Q)sh scripts/ensure-deps.sh --fuzz
@@ -652,7 +671,7 @@ $(FB)/cov-obj/%.o: %.c $(PUB_HEADERS) tests/fuzz/fuzz.h | $(DEPS_STAMP) $(FB)/.d
 
 $(FB)/cov_%: tests/fuzz/fuzz_%.c $(COV_OBJS)
 	$(call say,LD,$@)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) $(COV_CFLAGS) -o $@ $< $(COV_OBJS) $(LIBS)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS_ALL) -iquote hook $(COV_CFLAGS) -o $@ $< $(FUZZ_EXTRA_$*) $(COV_OBJS) $(LIBS)
 
 fuzz-coverage: $(patsubst %,$(FB)/cov_%,$(FUZZ_NAMES))
 	$(Q)sh tests/fuzz/coverage.sh $(FB) $(FUZZ_NAMES)

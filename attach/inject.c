@@ -68,27 +68,28 @@ static int find_loader(const struct attach_proc *p, struct found_loader *f,
 size_t attach_options_image(const struct leaksnap_options *o, unsigned ptr_size, uint64_t base,
 			    uint8_t *buf, size_t cap)
 {
-	/* offsets of size, libs, frames, unwind, out, interval, flags; the
-	 * size.  32-bit: the ARM EABI's, where a double is 8-byte aligned */
-	static const size_t lp64[8] = {0, 8, 16, 24, 32, 40, 48, 56};
-	static const size_t ilp32[8] = {0, 4, 8, 12, 16, 24, 32, 40};
+	/* offsets of size, libs, frames, unwind, out, interval, flags,
+	 * control; the size.  32-bit: the ARM EABI's, where a double is
+	 * 8-byte aligned */
+	static const size_t lp64[9] = {0, 8, 16, 24, 32, 40, 48, 56, 64};
+	static const size_t ilp32[9] = {0, 4, 8, 12, 16, 24, 32, 36, 40};
 	const size_t *at = ptr_size == 8 ? lp64 : ptr_size == 4 ? ilp32 : NULL;
 	if (at == NULL)
 		return 0;
-	const char *strs[3] = {o->libs, o->unwind, o->out};
-	const size_t field[3] = {at[1], at[3], at[4]};
-	size_t total = at[7];
-	for (int i = 0; i < 3; i++)
+	const char *strs[4] = {o->libs, o->unwind, o->out, o->control};
+	const size_t field[4] = {at[1], at[3], at[4], at[7]};
+	size_t total = at[8];
+	for (int i = 0; i < 4; i++)
 		total += strs[i] ? strlen(strs[i]) + 1 : 0;
 	if (total > cap)
 		return total;
 	memset(buf, 0, total);
-	kit_store_le(buf + at[0], ptr_size, at[7]);
+	kit_store_le(buf + at[0], ptr_size, at[8]);
 	kit_store_le(buf + at[2], 4, o->frames);
 	kit_store_le(buf + at[6], 4, o->flags);
 	memcpy(buf + at[5], &o->interval, sizeof(double));
-	size_t pos = at[7];
-	for (int i = 0; i < 3; i++) {
+	size_t pos = at[8];
+	for (int i = 0; i < 4; i++) {
 		if (strs[i] == NULL)
 			continue;
 		kit_store_le(buf + field[i], ptr_size, base + pos);

@@ -72,6 +72,34 @@ int hook_config_out(const char *out)
 	return 0;
 }
 
+int hook_config_control(const char *value)
+{
+	struct hook_config *c = &hook_cfg;
+	c->control = HOOK_CONTROL_OFF;
+	c->control_path[0] = '\0';
+	if (!value || !*value || !strcmp(value, "0"))
+		return 0;
+	if (!strcmp(value, "1")) {
+		c->control = HOOK_CONTROL_ABSTRACT;
+		return 0;
+	}
+	/* A relative path names the directory the program starts in (its
+	 * socket is unlinked there at exit, wherever the program went). */
+	char cwd[PATH_MAX] = "";
+	if (value[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return -1;
+	size_t cl = strlen(cwd), vl = strlen(value);
+	bool slash = cl && cwd[cl - 1] != '/';
+	if (cl + slash + vl >= sizeof(c->control_path))
+		return -1;
+	memcpy(c->control_path, cwd, cl);
+	if (slash)
+		c->control_path[cl++] = '/';
+	memcpy(c->control_path + cl, value, vl + 1);
+	c->control = HOOK_CONTROL_PATH;
+	return 0;
+}
+
 #if defined(__BIONIC__) && defined(HOOK_INAPP)
 /* In an app's process (its command line a package name, "com.acme.app" or
  * "com.acme.app:service") whose data directory it can write: that
@@ -144,6 +172,12 @@ void hook_read_config(void)
 		out = NULL;
 	}
 	hook_config_out(out && *out ? out : def_out);
+
+	const char *ctl = getenv(LEAKSNAP_HOOK_ENV_CONTROL);
+	if (hook_config_control(ctl) != 0)
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: longer than a socket address "
+			    "holds (%zu bytes) once made absolute; no control socket", ctl,
+			    sizeof(c->control_path) - 1);
 
 	c->interval_ns = 0;
 	const char *iv = getenv(LEAKSNAP_HOOK_ENV_INTERVAL);

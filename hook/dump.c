@@ -36,9 +36,7 @@
 #include <leaksnap/snapshot.h>
 
 #include "kit_format.h"
-#include "hook_internal.h"
-#include "procbuf.h"
-#include "reach.h"
+#include "dump.h"
 #include "unloaded.h"
 
 #ifndef RENAME_NOREPLACE
@@ -52,10 +50,12 @@ static bool dump_exiting;        /* under dump_mutex */
 static atomic_int dump_owner;    /* the thread holding dump_mutex */
 static atomic_bool crash_dumped; /* a crash dump was written: no exit dump */
 static int crash_signal;         /* under dump_mutex: the crash dump's signal */
-atomic_bool dump_thread_missing; /* start the dump thread at the next chance */
+atomic_bool dump_thread_missing; /* start a hook thread at the next chance */
+static atomic_bool dump_wanted;    /* (the dump thread is one of them) */
 static atomic_bool thread_absent;  /* no dump thread in this process yet */
 static atomic_bool report_write, report_thread, report_signal;
 atomic_int dump_thread_tid; /* the dump thread's, 0 none: never stopped */
+atomic_ulong hook_dumps_written; /* files published and dumps sent whole */
 atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
 /* 1 from before the dump thread is made until it has published its tid
  * and stack: a dump meanwhile waits (dump_thread_wait_started), or it
@@ -253,29 +253,35 @@ static int numbered_name(char *out, size_t size, unsigned n, enum hook_trigger t
 	return name_printf(out, size, LEAKSNAP_HOOK_DUMP_NAME, hook_cfg.out, (int)getpid(), n);
 }
 
-static int write_locked(const char *path, enum hook_trigger trigger)
+void dump_image_free(struct dump_image *img)
 {
-	struct table_snapshot snap;
-	struct reach_result reach = {0};
-	struct buf maps = {0}, meta = {0};
-	char dump_name[PATH_MAX] = "", maps_name[PATH_MAX];
-	int rc = -1, err = ENOMEM;
+	buf_free(&img->maps);
+	buf_free(&img->meta);
+	table_snapshot_free(&img->snap);
+	reach_result_free(&img->reach);
+}
 
-	bool fixed = path || trigger == HOOK_TRIGGER_EXIT || trigger == HOOK_TRIGGER_CRASH;
-	/* (no reachability from a fatal signal's handler: it would stop the
-	 * other threads with a signal and wait for them) */
-	bool reach_on = hook_cfg.reachability && trigger != HOOK_TRIGGER_CRASH;
-	if ((reach_on ? reach_snapshot(&snap, &reach) : table_snapshot(&snap)) != 0)
-		goto out;
-	if (!read_proc("maps", &maps)) {
-		err = errno ? errno : EIO;
-		goto out_snap;
+/* The snapshot and the parts of the dump file (under dump_mutex).  Returns
+ * 0, or -1 with errno and nothing left to free. */
+static int image_build_locked(struct dump_image *img, enum hook_trigger trigger, bool reach_on)
+{
+	memset(img, 0, sizeof(*img));
+	struct table_snapshot *snap = &img->snap;
+	struct reach_result *reach = &img->reach;
+	if ((reach_on ? reach_snapshot(snap, reach) : table_snapshot(snap)) != 0) {
+		errno = ENOMEM;
+		return -1;
 	}
-	dump_build_meta(&meta, &maps, trigger, crash_signal, snap.clamped);
+	int err = ENOMEM;
+	if (!read_proc("maps", &img->maps)) {
+		err = errno ? errno : EIO;
+		goto fail;
+	}
+	dump_build_meta(&img->meta, &img->maps, trigger, crash_signal, snap->clamped);
 	if (reach_on)
-		buf_add(&meta, reach.meta, strlen(reach.meta));
-	if (maps.failed || meta.failed || meta.len > UINT32_MAX)
-		goto out_bufs;
+		buf_add(&img->meta, reach->meta, strlen(reach->meta));
+	if (img->maps.failed || img->meta.failed || img->meta.len > UINT32_MAX)
+		goto fail;
 
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -283,45 +289,70 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 		.version = LEAKSNAP_VERSION,
 		.pointer_size = sizeof(uintptr_t),
 		.flags = (uint8_t)((__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? LEAKSNAP_SNAPSHOT_FLAG_BIG_ENDIAN : 0) |
-				   (reach.ok ? LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY : 0)),
+				   (reach->ok ? LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY : 0)),
 		.backtrace_size = hook_cfg.frames,
 		.pid = (uint32_t)getpid(),
-		.meta_size = (uint32_t)meta.len,
+		.meta_size = (uint32_t)img->meta.len,
 		.time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
-		.total_memory = snap.total_memory,
-		.info_size = snap.info_size,
-		.records_size = snap.records_size,
-		.maps_size = maps.len,
+		.total_memory = snap->total_memory,
+		.info_size = snap->info_size,
+		.records_size = snap->records_size,
+		.maps_size = img->maps.len,
 	};
-	uint8_t header[LEAKSNAP_SNAPSHOT_HEADER_SIZE];
-	leaksnap_snapshot_header_encode(&h, header);
-	struct iovec dump_iov[] = {
-		{header, sizeof(header)},
-		{snap.records, snap.records_size},
-		{maps.p, maps.len},
-		{meta.p, meta.len},
+	leaksnap_snapshot_header_encode(&h, img->header);
+	struct iovec parts[DUMP_IMAGE_PARTS] = {
+		{img->header, sizeof(img->header)},
+		{snap->records, snap->records_size},
+		{img->maps.p, img->maps.len},
+		{img->meta.p, img->meta.len},
 		/* docs/format.md, reachability section: one u32 per record,
 		 * in the records' byte order */
-		{reach.counts, reach.ok ? reach.counts_size : 0},
+		{reach->counts, reach->ok ? reach->counts_size : 0},
 	};
-	struct iovec maps_iov[] = {{maps.p, maps.len}};
+	img->size = 0;
+	for (int i = 0; i < DUMP_IMAGE_PARTS; i++) {
+		img->iov[i] = parts[i];
+		img->size += parts[i].iov_len;
+	}
+	return 0;
+fail:
+	dump_image_free(img);
+	errno = err;
+	return -1;
+}
+
+static int write_locked(const char *path, enum hook_trigger trigger)
+{
+	struct dump_image img;
+	char dump_name[PATH_MAX] = "", maps_name[PATH_MAX];
+	int rc = -1, err;
+
+	bool fixed = path || trigger == HOOK_TRIGGER_EXIT || trigger == HOOK_TRIGGER_CRASH;
+	/* (no reachability from a fatal signal's handler: it would stop the
+	 * other threads with a signal and wait for them) */
+	bool reach_on = hook_cfg.reachability && trigger != HOOK_TRIGGER_CRASH;
+	if (image_build_locked(&img, trigger, reach_on) != 0) {
+		err = errno;
+		goto out;
+	}
+	struct iovec maps_iov[] = {img.iov[2]};
 
 	/* The first candidate name decides the directory of the temp files. */
 	unsigned n = fixed ? 0 : dump_seq + 1;
 	if (path ? name_printf(dump_name, sizeof(dump_name), "%s", path)
 		 : numbered_name(dump_name, sizeof(dump_name), n, trigger)) {
 		err = errno;
-		goto out_bufs;
+		goto out_img;
 	}
 	struct pending pd, pm;
-	if (pending_write(dump_name, dump_iov, 5, &pd) != 0) {
+	if (pending_write(dump_name, img.iov, DUMP_IMAGE_PARTS, &pd) != 0) {
 		err = errno;
-		goto out_bufs;
+		goto out_img;
 	}
 	if (pending_write(dump_name, maps_iov, 1, &pm) != 0) {
 		err = errno;
 		pending_close(&pd, false);
-		goto out_bufs;
+		goto out_img;
 	}
 	for (unsigned tries = 0;; tries++) {
 		if (maps_name_for(dump_name, maps_name, sizeof(maps_name)) == 0 &&
@@ -329,6 +360,7 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 			rc = 0;
 			if (!fixed)
 				dump_seq = n;
+			atomic_fetch_add(&hook_dumps_written, 1);
 			break;
 		}
 		err = errno;
@@ -343,12 +375,8 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 	}
 	pending_close(&pd, rc == 0);
 	pending_close(&pm, rc == 0);
-out_bufs:
-	buf_free(&maps);
-	buf_free(&meta);
-out_snap:
-	table_snapshot_free(&snap);
-	reach_result_free(&reach);
+out_img:
+	dump_image_free(&img);
 out:
 	if (rc != 0) {
 		if (trigger != HOOK_TRIGGER_API)
@@ -359,6 +387,23 @@ out:
 	return rc;
 }
 
+/* dump_mutex, and the thread's mark as its owner (hook_busy raised). */
+static void dump_lock(void)
+{
+	hook_busy++;
+	pthread_mutex_lock(&dump_mutex);
+	atomic_store(&dump_owner, (int)syscall(SYS_gettid));
+}
+
+static void dump_unlock(void)
+{
+	int e = errno;
+	atomic_store(&dump_owner, 0);
+	pthread_mutex_unlock(&dump_mutex);
+	hook_busy--;
+	errno = e;
+}
+
 int dump_write(const char *path, enum hook_trigger trigger)
 {
 	if (table_busy_here()) {
@@ -367,9 +412,7 @@ int dump_write(const char *path, enum hook_trigger trigger)
 		errno = EDEADLK;
 		return -1;
 	}
-	hook_busy++;
-	pthread_mutex_lock(&dump_mutex);
-	atomic_store(&dump_owner, (int)syscall(SYS_gettid));
+	dump_lock();
 	int rc;
 	if (dump_exiting && trigger != HOOK_TRIGGER_EXIT) {
 		errno = ECANCELED;
@@ -377,11 +420,26 @@ int dump_write(const char *path, enum hook_trigger trigger)
 	} else {
 		rc = write_locked(path, trigger);
 	}
-	int e = errno;
-	atomic_store(&dump_owner, 0);
-	pthread_mutex_unlock(&dump_mutex);
-	hook_busy--;
-	errno = e;
+	dump_unlock();
+	return rc;
+}
+
+int dump_take(struct dump_image *img, enum hook_trigger trigger, bool reach)
+{
+	memset(img, 0, sizeof(*img));
+	if (table_busy_here()) {
+		errno = EDEADLK;
+		return -1;
+	}
+	dump_lock();
+	int rc;
+	if (dump_exiting) {
+		errno = ECANCELED;
+		rc = -1;
+	} else {
+		rc = image_build_locked(img, trigger, reach || hook_cfg.reachability);
+	}
+	dump_unlock();
 	return rc;
 }
 
@@ -443,8 +501,10 @@ static void on_signal(int sig)
 		sem_post(&dump_sem);
 		/* A forked child starts its dump thread only once a dump is
 		 * asked for (the next allocation starts it). */
-		if (atomic_load(&thread_absent))
+		if (atomic_load(&thread_absent)) {
+			atomic_store(&dump_wanted, true);
 			atomic_store(&dump_thread_missing, true);
+		}
 	} else {
 		atomic_fetch_xor(&hook_capture_on, 1);
 	}
@@ -474,8 +534,16 @@ static sigset_t program_mask;
 void dump_main_thread_gone(void)
 {
 	atomic_store(&main_gone, true);
-	if (atomic_load(&thread_absent))
-		return; /* no dump thread yet: one started later polls at once */
+	if (atomic_load(&thread_absent)) {
+		/* no dump thread yet: one started later polls at once; but the
+		 * control thread would keep the process alive meanwhile */
+		if (atomic_load(&control_thread_tid)) {
+			atomic_store(&dump_wanted, true);
+			atomic_store(&dump_thread_missing, true);
+			dump_ensure_thread();
+		}
+		return;
+	}
 	atomic_fetch_add(&wake_only, 1);
 	sem_post(&dump_sem);
 }
@@ -529,7 +597,8 @@ static bool alone(void)
 	for (struct dirent *e; only && (e = readdir(d));) {
 		char *end;
 		long tid = strtol(e->d_name, &end, 10);
-		if (*end || tid <= 0 || tid == self || tid == leader)
+		if (*end || tid <= 0 || tid == self || tid == leader ||
+		    tid == atomic_load(&control_thread_tid))
 			continue;
 		char path[64];
 		snprintf(path, sizeof(path), "task/%ld/stat", tid);
@@ -684,8 +753,10 @@ static void *dump_main(void *arg)
 void dump_ensure_thread(void)
 {
 	bool expected = true;
-	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false) ||
-	    !atomic_exchange(&thread_absent, false))
+	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false))
+		return;
+	control_ensure_thread();
+	if (!atomic_exchange(&dump_wanted, false) || !atomic_exchange(&thread_absent, false))
 		return;
 	hook_busy++;
 	pthread_attr_t attr;
@@ -755,6 +826,7 @@ void dump_start(void)
 	if (hook_cfg.dump_on_crash)
 		crash_start();
 	atomic_store(&thread_absent, true);
+	atomic_store(&dump_wanted, true);
 	atomic_store(&dump_thread_missing, true);
 	dump_ensure_thread();
 }
@@ -773,6 +845,7 @@ void dump_thread_end(void)
 			nanosleep(&ms, NULL);
 	}
 	atomic_store(&dump_thread_missing, false);
+	atomic_store(&dump_wanted, false);
 	atomic_store(&thread_absent, true);
 }
 
@@ -819,6 +892,7 @@ void dump_after_fork_child(void)
 	 * interval.  (A forked child stays single-threaded otherwise, which
 	 * some programs rely on, e.g. before unshare(CLONE_NEWUSER).) */
 	atomic_store(&thread_absent, true);
+	atomic_store(&dump_wanted, hook_cfg.interval_ns != 0);
 	atomic_store(&dump_thread_missing, hook_cfg.interval_ns != 0);
 }
 

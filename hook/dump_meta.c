@@ -36,6 +36,7 @@ static const char *const trigger_names[] = {
 	[HOOK_TRIGGER_API] = "api",
 	[HOOK_TRIGGER_INTERVAL] = "interval",
 	[HOOK_TRIGGER_CRASH] = LEAKSNAP_HOOK_CRASH_TAG,
+	[HOOK_TRIGGER_CONTROL] = "control",
 };
 
 /* The path maps gives for the mapping containing @addr (the name the
@@ -199,6 +200,7 @@ void dump_build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
 	if (clamped)
 		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
+	control_meta(meta);
 #ifdef HOOK_INAPP
 	inapp_meta(meta);
 #endif

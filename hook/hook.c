@@ -837,6 +837,7 @@ static void fork_child(void)
 	unloaded_fork_child();
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();
+	control_after_fork_child();
 	main_key_set(); /* the forking thread is the child's main thread */
 }
 
@@ -879,12 +880,14 @@ int hook_collect_begin(void)
 	main_key_set();
 	atomic_store(&hook_active, true);
 	dump_start();
+	control_start();
 	return 0;
 }
 
 void hook_collect_end(void)
 {
 	atomic_store(&hook_active, false);
+	control_stop();
 	dump_stop();
 	table_reset();
 	atomic_store(&hook_invalid_frees, 0);
@@ -945,6 +948,7 @@ static void __attribute__((destructor)) hook_stop(void)
 	if (entered > reach_entry_sp)
 		reach_entry_sp = entered;
 	dump_at_exit();
+	control_at_exit();
 	reach_entry_sp = 0;
 	hook_busy--;
 }

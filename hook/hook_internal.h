@@ -78,6 +78,10 @@ struct hook_config {
 	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
 	bool reachability;           /* LEAKSNAP_REACHABILITY (reach.c) */
 	bool keep_unloaded;          /* LEAKSNAP_KEEP_UNLOADED (unloaded.c) */
+	/* LEAKSNAP_CONTROL (control.c): no socket, the abstract
+	 * "leaksnap.<pid>", or a path socket at @control_path (absolute) */
+	enum { HOOK_CONTROL_OFF, HOOK_CONTROL_ABSTRACT, HOOK_CONTROL_PATH } control;
+	char control_path[108];      /* (a sockaddr_un's sun_path) */
 };
 extern struct hook_config hook_cfg;
 
@@ -235,8 +239,13 @@ void table_snapshot_blocks_free(struct table_snapshot *snap);
 
 size_t table_live_count(void);
 uint64_t table_block_key(uint32_t tag, uint32_t size);
-/* The tables' own memory that holds block addresses: never a root. */
+/* The tables' own memory that holds block addresses (or hashes that look
+ * like them): never a root. */
 size_t table_own_ranges(uintptr_t (*out)[2], size_t cap);
+/* The calling thread's memo of stacks ({0, 0}: none): hashes, which on
+ * 32-bit look like addresses as often as any word; never a root.  Safe in
+ * a signal handler. */
+void table_memo_range(uintptr_t range[2]);
 
 /* Dumps (dump.c) ---------------------------------------------------------- */
 
@@ -246,7 +255,12 @@ enum hook_trigger {
 	HOOK_TRIGGER_API,
 	HOOK_TRIGGER_INTERVAL,
 	HOOK_TRIGGER_CRASH,
+	HOOK_TRIGGER_CONTROL,
 };
+
+/* Dumps this process wrote: files published, and dumps sent whole over the
+ * control socket. */
+extern atomic_ulong hook_dumps_written;
 
 /* The metadata lines of a dump (dump_meta.c), from the maps text @maps
  * it holds; @crash_signal for a crash dump. */
@@ -285,6 +299,41 @@ void dump_main_thread_gone(void);
 int dump_write_crash(int sig);
 /* This thread is writing a dump (holds the dump lock). */
 bool dump_busy_here(void);
+
+/* The control socket (control.c) --------------------------------------------- */
+
+/* Set hook_cfg's control socket from a LEAKSNAP_CONTROL value (NULL, "" or
+ * "0": none; "1": abstract; else a path, made absolute).  Returns 0, or -1
+ * when the path does not fit a socket address (the setting is then off). */
+int hook_config_control(const char *value);
+/* Open the socket hook_cfg asks for and start its thread (after
+ * dump_start).  A socket that cannot be had is said once on stderr. */
+void control_start(void);
+/* The reverse (in-app stop): the thread ends, every connection is closed,
+ * a path socket is unlinked. */
+void control_stop(void);
+/* At exit: a path socket of this process's is unlinked. */
+void control_at_exit(void);
+/* In a child after fork(), from the fork handler: close what the parent's
+ * control had open; the child's own socket opens with its first tracked
+ * allocation (control_ensure_thread). */
+void control_after_fork_child(void);
+/* Open the child's socket and start its thread, if it is wanted and
+ * missing (called where dump_ensure_thread is). */
+void control_ensure_thread(void);
+/* The metadata line "control=@leaksnap.<pid>\n" or "control=<path>\n"
+ * while a socket is open. */
+void control_meta(struct buf *meta);
+/* The control thread's tid (0 none) and an address on its stack below
+ * which it holds nothing of the program's: never stopped, never a root
+ * (reach.c). */
+extern atomic_int control_thread_tid;
+extern atomic_uintptr_t control_thread_stack;
+/* Wait until a control thread being made has published its tid. */
+void control_thread_wait_started(void);
+/* The control's own memory (its connections' buffers, the dumps it
+ * holds): never a root.  {0, 0} when there is none. */
+void control_own_range(uintptr_t range[2]);
 
 /* Crash dumps (crash.c) ---------------------------------------------------- */
 

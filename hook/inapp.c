@@ -208,6 +208,8 @@ static int apply_options(const struct leaksnap_options *o, const char **libs)
 			hook_cfg.dump_on_exit = false;
 		inapp.flags = o->flags;
 	}
+	if (OPT_HAS(o, control) && o->control && hook_config_control(o->control) != 0)
+		return -1;
 	return 0;
 }
 

@@ -53,6 +53,11 @@
 #define LEAKSNAP_HOOK_ENV_REACHABILITY "LEAKSNAP_REACHABILITY"     /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_KEEP_UNLOADED "LEAKSNAP_KEEP_UNLOADED"   /* 0 or 1 (default) */
 #define LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH "LEAKSNAP_DUMP_ON_CRASH"   /* 0 or 1 (default) */
+/* The control socket (docs/control.md): unset, empty or 0: none; 1: the
+ * abstract socket LEAKSNAP_HOOK_CONTROL_PREFIX "<pid>"; anything else: a
+ * path socket there (a forked child's: that path + ".<pid>"). */
+#define LEAKSNAP_HOOK_ENV_CONTROL "LEAKSNAP_CONTROL"
+#define LEAKSNAP_HOOK_CONTROL_PREFIX "leaksnap."
 /* libleakhook-inapp.so only: set (to a POSIX extended regular expression
  * on library paths, "" = every library), it starts collection when loaded,
  * with the settings above, as leaksnap_start() with those options. */
@@ -126,9 +131,10 @@ void free_malloc_leak_info(uint8_t *info);
  * that @size covers (the others take their defaults).  Zero (NULL) in a
  * field means its default: the environment's setting (LEAKSNAP_FRAMES,
  * LEAKSNAP_UNWIND, LEAKSNAP_OUT, LEAKSNAP_INTERVAL, LEAKSNAP_REACHABILITY,
- * LEAKSNAP_DUMP_ON_EXIT) when there is one, else the built-in default.  On
- * Android, an app's default prefix is LEAKSNAP_HOOK_ANDROID_INAPP_APP_OUT
- * (its data directory), where `leaksnap adb snapshot` looks. */
+ * LEAKSNAP_DUMP_ON_EXIT, LEAKSNAP_CONTROL) when there is one, else the
+ * built-in default.  On Android, an app's default prefix is
+ * LEAKSNAP_HOOK_ANDROID_INAPP_APP_OUT (its data directory), where
+ * `leaksnap adb snapshot` looks. */
 struct leaksnap_options {
 	size_t size;
 	/* The libraries to watch: a POSIX extended regular expression,
@@ -142,6 +148,10 @@ struct leaksnap_options {
 	const char *out;      /* the dump prefix (as LEAKSNAP_OUT), default as there */
 	double interval;      /* seconds between dumps, 0.001..1e6; 0 = none */
 	unsigned flags;       /* LEAKSNAP_START_* */
+	/* The control socket, as LEAKSNAP_CONTROL: NULL the environment's,
+	 * "0" none, "1" the abstract "leaksnap.<pid>", else a path socket
+	 * (a path longer than a socket address holds: EINVAL). */
+	const char *control;
 };
 #define LEAKSNAP_START_REACHABILITY 0x1u /* every dump classifies the blocks */
 #define LEAKSNAP_START_DUMP_ON_STOP 0x2u /* leaksnap_stop() writes a last dump */

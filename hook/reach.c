@@ -125,6 +125,7 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	memcpy(t->regs, &uc->uc_mcontext, bytes);
 	t->reg_bytes = (unsigned)bytes;
 	t->sp = context_sp(uc);
+	table_memo_range(t->memo);
 	atomic_store_explicit(&t->answered, phase, memory_order_release);
 	atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
 	futex(&stop_acks, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -329,7 +330,7 @@ static bool thread_sigwaits(int tid)
 struct stopper {
 	struct reach_thread *threads;
 	size_t n, cap, map_size;
-	int self, dump_tid;
+	int self, dump_tid, control_tid;
 	unsigned phase;
 	size_t blocked, frozen;
 	char why[160];          /* non-empty: the stop failed */
@@ -367,7 +368,7 @@ static long list_threads(struct stopper *st)
 				continue;
 			for (; *c >= '0' && *c <= '9'; c++)
 				tid = tid * 10 + (*c - '0');
-			if (tid == st->self || tid == st->dump_tid)
+			if (tid == st->self || tid == st->dump_tid || tid == st->control_tid)
 				continue;
 			bool known = false;
 			for (size_t i = 0; i < st->n && !known; i++)
@@ -567,6 +568,7 @@ static long __attribute__((noinline)) fork_image(struct reach_child_args *a)
 {
 	a->self_sp = reach_current_sp();
 	a->entry_sp = reach_entry_sp;
+	table_memo_range(a->self_memo);
 	/* Like fork(), without fork()'s handlers and locks, and without an
 	 * exit signal: the program gets no SIGCHLD and its waitpid(-1) does
 	 * not see the child (the hook waits with __WALL). */
@@ -769,6 +771,7 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
 		.keys = snap->keys,
 		.nrec = snap->record_count,
 		.hook_stack = atomic_load(&dump_thread_stack),
+		.control_stack = atomic_load(&control_thread_stack),
 		.out = sh,
 		.out_size = map_size,
 		.exclude = {
@@ -777,8 +780,10 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
 			{(uintptr_t)snap->records, (uintptr_t)snap->records + snap->map_size},
 			{(uintptr_t)snap->keys, (uintptr_t)snap->keys + snap->keys_size},
 			{(uintptr_t)snap->blocks, (uintptr_t)snap->blocks + snap->blocks_size},
+			{0, 0}, /* (control_own_range's, below) */
 		},
 	};
+	control_own_range(args->exclude[5]);
 }
 
 /* The pause: from the first signal to the release (this thread's signals
@@ -857,8 +862,11 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		       0);
 		return table_snapshot(snap);
 	}
-	dump_thread_wait_started(); /* (a dump thread being made: its tid) */
-	struct stopper st = {.self = my_tid(), .dump_tid = atomic_load(&dump_thread_tid)};
+	dump_thread_wait_started(); /* (a hook thread being made: its tid) */
+	control_thread_wait_started();
+	struct stopper st = {.self = my_tid(),
+			     .dump_tid = atomic_load(&dump_thread_tid),
+			     .control_tid = atomic_load(&control_thread_tid)};
 	prepare_thread_list(&st);
 	if (!st.threads) {
 		failed(res, "no memory for the thread list", 0);

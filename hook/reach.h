@@ -33,6 +33,7 @@ struct reach_thread {
 	int state;            /* enum reach_thread_state (stopper only) */
 	int strikes;          /* looks that found it blocking the signal, running */
 	uintptr_t sp;
+	uintptr_t memo[2];    /* its memo of stacks (table_memo_range) */
 	unsigned reg_bytes;
 	uintptr_t regs[REACH_REG_BYTES / sizeof(uintptr_t)];
 };
@@ -73,10 +74,12 @@ struct reach_child_args {
 	struct reach_thread *threads;
 	size_t nthreads;
 	uintptr_t self_sp;        /* the forking thread's stack pointer */
+	uintptr_t self_memo[2];   /* its memo of stacks (table_memo_range) */
 	uintptr_t entry_sp;       /* where the program called into the hook on
 				   * this thread (scanned from there up), or 0:
 				   * the hook's own thread (not scanned) */
 	uintptr_t hook_stack;     /* an address on the dump thread's stack, or 0 */
+	uintptr_t control_stack;  /* one on the control thread's, or 0 */
 	const struct table_block *blocks; /* the live blocks, in no order */
 	size_t nblocks;
 	uintptr_t blocks_diff;    /* the address bits in which they differ */
@@ -86,7 +89,8 @@ struct reach_child_args {
 	size_t nrec;
 	struct reach_shared *out;
 	size_t out_size;
-	uintptr_t exclude[5][2];  /* the hook's own memory above (not roots) */
+	uintptr_t exclude[6][2];  /* the hook's own memory above (not roots), and
+				   * the control socket's state */
 	struct reach_tcb_layout tcb; /* (ok false: ended stacks read whole) */
 	bool glibc_chunks;        /* the blocks are glibc malloc's: the word
 				   * before each holds its chunk's size, bit 1

@@ -772,10 +772,17 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 		rc.ex[rc.nex][1] = a->hook_stack;
 		rc.nex++;
 	}
+	/* The control thread's (control.c), the same way. */
+	struct area *ctl = a->control_stack ? rc_area_of(areas, nareas, a->control_stack) : NULL;
+	if (ctl && rc.nex < MAX_EXCLUDE) {
+		rc.ex[rc.nex][0] = ctl->lo;
+		rc.ex[rc.nex][1] = a->control_stack;
+		rc.nex++;
+	}
 	/* This thread: from where the program called the hook (the frames
-	 * below are the hook's), or, on the dump thread, as just said. */
+	 * below are the hook's), or, on the hook's threads, as just said. */
 	struct area *self = rc_area_of(areas, nareas, a->self_sp);
-	if (self && self != hook)
+	if (self && self != hook && self != ctl)
 		self->flags |= A_STACK;
 	struct area *entry = a->entry_sp ? rc_area_of(areas, nareas, a->entry_sp) : NULL;
 	if (entry) {
@@ -920,6 +927,22 @@ static void count_unreachable(const struct reach_child_args *a)
 	rc.out->blocks = rc.n;
 }
 
+/* The memos of stacks of the stopped threads and of this one hold hashes
+ * (table_memo_range), which on 32-bit fall inside a large block as often
+ * as any word: this image's copy of them is cleared before anything is
+ * scanned (the program's is untouched).  Those of threads not stopped
+ * stay: their whole stacks are roots anyway. */
+static void forget_memos(const struct reach_child_args *a)
+{
+	if (a->self_memo[1] > a->self_memo[0])
+		memset((void *)a->self_memo[0], 0, a->self_memo[1] - a->self_memo[0]);
+	for (size_t t = 0; t < a->nthreads; t++) {
+		const struct reach_thread *th = &a->threads[t];
+		if (th->state == REACH_SAVED && th->memo[1] > th->memo[0])
+			memset((void *)th->memo[0], 0, th->memo[1] - th->memo[0]);
+	}
+}
+
 void reach_child_main(const struct reach_child_args *a)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -928,6 +951,7 @@ void reach_child_main(const struct reach_child_args *a)
 	size_t nareas;
 	struct area *areas = rc_read_maps(&nareas);
 	index_blocks(a);
+	forget_memos(a);
 	rc.out->index_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	rc.glibc = a->glibc_chunks;
 	rc.libc_lo = a->libc_data[0] & ~(WORD - 1);

@@ -52,6 +52,13 @@ static uint32_t stk_index_mask;
 static atomic_uint stk_indexed;        /* entries used in the index */
 static atomic_bool report_full, report_nomem;
 
+void table_index_range(uintptr_t range[2])
+{
+	struct index_entry *idx = atomic_load(&stk_index);
+	range[0] = (uintptr_t)idx;
+	range[1] = idx ? (uintptr_t)(idx + (size_t)stk_index_mask + 1) : 0;
+}
+
 /* The thread that holds every lock works on the tables without locking. */
 static HOOK_TLS int holds_all;
 /* Set while this thread holds a shard lock: a signal handler that calls
@@ -320,6 +327,22 @@ static struct stack_memo *memo_here(uint32_t **gen)
 	}
 	*gen = &s->memo_gen;
 	return s->memo;
+#endif
+}
+
+void table_memo_range(uintptr_t range[2])
+{
+	range[0] = range[1] = 0;
+#ifndef HOOK_INAPP
+	range[0] = (uintptr_t)stack_memo;
+	range[1] = range[0] + STACK_MEMO_BYTES;
+#elif !defined(__BIONIC__) /* (bionic's dynamic TLS: not from a signal handler) */
+	struct inapp_stripe *s = inapp_mine;
+	struct stack_memo *m = s && !s->shared ? s->memo : NULL;
+	if (m) {
+		range[0] = (uintptr_t)m;
+		range[1] = range[0] + STACK_MEMO_BYTES;
+	}
 #endif
 }
 

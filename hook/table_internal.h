@@ -56,6 +56,8 @@ extern size_t stk_stride;
 extern _Atomic(uint8_t *) stk_chunks[STK_MAX_CHUNKS];
 extern atomic_uint stk_next;        /* slot 0 means "no stack" */
 extern atomic_uint snap_readers;    /* snapshots reading stacks unlocked */
+/* The stack index's memory (its hashes look like addresses on 32-bit). */
+void table_index_range(uintptr_t range[2]);
 
 /* Fibonacci hashing: one multiply; the high half is well mixed. */
 static inline uint64_t ptr_hash(uintptr_t p)

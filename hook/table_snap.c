@@ -381,6 +381,12 @@ uint64_t table_block_key(uint32_t tag, uint32_t size)
 size_t table_own_ranges(uintptr_t (*out)[2], size_t cap)
 {
 	size_t n = 0;
+	/* the stack index: two hashes a stack, which on 32-bit are as
+	 * likely as any word to fall inside a large block */
+	if (cap) {
+		table_index_range(out[n]);
+		n++;
+	}
 	for (unsigned i = 0; i < NSHARDS && n + 2 <= cap; i++) {
 		out[n][0] = (uintptr_t)shards[i].slots;
 		out[n][1] = (uintptr_t)(shards[i].slots + shards[i].mask + 1);

@@ -202,7 +202,7 @@ start before dlclose: 0
 dlclose: 0
 allocating after dlclose: ok
 EOF
-api_records "$w/api-api.api1.dump" "2001 1 app api_leak main"
+api_records "$w/api-api.api1.dump" "2001 1 app api_leak run_api"
 # the restart's own settings: 4 frames
 "$SC" "$w/api-api.api2.dump" >"$w/api2.txt"
 [ "$(awk '{ print NF - 3 }' "$w/api2.txt")" = 4 ] || { fail "restart: not 4 frames"; cat "$w/api2.txt"; }

@@ -141,7 +141,7 @@ __attribute__((noinline)) static void api_leak_again(size_t n)
 	__asm__ volatile("" ::: "memory");
 }
 
-static int run_api(void)
+__attribute__((noinline)) static int run_api(void)
 {
 	uintptr_t *ms = slot_of("malloc");
 	if (!ms) {

@@ -58,6 +58,13 @@ static void test_options_native(void **state)
 	assert_null(back.unwind);
 	assert_null(back.out);
 	assert_int_equal(back.frames, 0);
+	/* the control socket's setting, the last field */
+	struct leaksnap_options c = {.size = sizeof(c), .control = "/s"};
+	assert_int_equal(attach_options_image(&c, sizeof(void *), base, buf, sizeof(buf)),
+			 sizeof(c) + 3);
+	memcpy(&back, buf, sizeof(back));
+	assert_string_equal(back.control, "/s");
+	assert_null(back.libs);
 	/* too small a buffer: only the size */
 	assert_int_equal(attach_options_image(&o, 8, 0, buf, 10), need);
 	assert_int_equal(attach_options_image(&o, 2, 0, buf, sizeof(buf)), 0);
@@ -83,7 +90,7 @@ static void test_options_ilp32(void **state)
 		0, 0, 0, 0,              /* padding: the double is 8-aligned */
 		0, 0, 0, 0, 0, 0, 0, 0x40, /* interval 2.0 */
 		1, 0, 0, 0,              /* flags */
-		0, 0, 0, 0,              /* padding to 8 */
+		0, 0, 0, 0,              /* control: NULL */
 		'L', 0, '/', 'o', 0,
 	};
 	assert_memory_equal(buf, want, sizeof(want));

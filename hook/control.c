@@ -1,0 +1,821 @@
+/* leaksnap hook: the control socket (docs/control.md).
+ *
+ * LEAKSNAP_CONTROL (or the in-app option) opens a listening Unix stream
+ * socket, abstract ("leaksnap.<pid>") or at a path, served by one thread of
+ * the hook's own: the control thread.  It is never tracked (hook_busy), never
+ * stopped by a reachability pause, its stack below its loop is never a root,
+ * and all it holds is in one hook_map()'ed state (the connections' buffers,
+ * the dumps it streams), never in the program's heap.
+ *
+ * Only this thread touches the sockets.  It sleeps in poll() while nothing
+ * happens.  A dump is taken exactly as a file dump is (dump_take: the same
+ * lock, the same snapshot), then streamed from memory with non-blocking
+ * sends, so a client that reads slowly or not at all costs the program
+ * nothing: it is dropped after CTL_SEND_MS without progress.  At most
+ * CTL_CLIENTS connections at once, at most CTL_DUMPS dumps held; a dump asked
+ * for meanwhile waits its turn.
+ *
+ * fork(): the child closes what it inherited at once (the fork handler),
+ * and opens its own socket with its first tracked allocation, as its dump
+ * thread is restarted.  Every descriptor is close-on-exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control_proto.h"
+#include "dump.h"
+
+#ifndef LEAKSNAP_HOOK_VERSION
+#error "LEAKSNAP_HOOK_VERSION (the Makefile's VERSION) must be defined"
+#endif
+
+#define CTL_CLIENTS 8        /* connections at once; one more gets "error busy" */
+#define CTL_DUMPS 2          /* dumps held in memory at once */
+#define CTL_IDLE_MS 60000    /* no complete line for this long: closed */
+#define CTL_SEND_MS 10000    /* an answer not taken for this long: dropped */
+#define CTL_ANSWER_MAX 256   /* the longest one-line answer */
+#define CTL_READ_MAX 512     /* bytes read at once */
+#define CTL_ACCEPT_ROUND 64  /* connections taken per wake-up */
+#define CTL_BACKLOG 128
+
+enum client_state {
+	C_FREE,
+	C_READ,      /* waiting for a command line */
+	C_ANSWER,    /* sending a one-line answer */
+	C_WAIT_DUMP, /* a dump asked for, waiting for a free slot */
+	C_DUMP,      /* sending a dump */
+};
+
+struct client {
+	int fd;
+	enum client_state state;
+	bool writable;       /* try to send (not known to be full) */
+	bool eof;            /* the peer sent its last byte */
+	bool close_after;    /* quit: closed once the answer is sent */
+	bool want_reach;     /* the dump waited for: "dump reachability" */
+	uint64_t ticket;     /* the order of the dumps waited for */
+	uint64_t deadline;   /* ms (CLOCK_MONOTONIC): idle or send limit */
+	struct ctl_line line;
+	char in[CTL_READ_MAX];
+	size_t in_pos, in_len;
+	char out[CTL_ANSWER_MAX];
+	size_t out_off, out_len;
+	int dump;            /* its slot in dumps[] while C_DUMP */
+	unsigned part;       /* the part being sent (0 the "dump N" line) */
+	size_t part_off;
+};
+
+struct dump_slot {
+	bool used;
+	bool taking;         /* being filled (a fork meanwhile leaves it be) */
+	char line[40];       /* "dump <BYTES>\n" */
+	struct dump_image img;
+};
+
+struct control {
+	struct client clients[CTL_CLIENTS];
+	struct dump_slot dumps[CTL_DUMPS];
+	uint64_t tickets;
+	uint64_t accept_pause_until; /* out of descriptors: accept later */
+};
+
+static struct control *ctl;          /* hook_map()'ed, kept once made */
+static int listen_fd = -1;
+static int wake_fd[2] = {-1, -1};    /* control_stop() -> the thread */
+static pthread_t ctl_thread;
+static bool thread_made;             /* ctl_thread is this process's */
+static atomic_bool quit_asked;
+static char sock_name[sizeof(((struct sockaddr_un *)0)->sun_path) + 16]; /* @name or path */
+static atomic_bool sock_open;        /* sock_name is served (metadata) */
+static bool path_bound;              /* this process bound a path socket */
+static int bound_pid;
+static char bound_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static bool reach_ours;              /* reach_init() done for "dump reachability" */
+static atomic_bool child_wants;      /* a forked child: open at the next chance */
+static bool forked;                  /* this process is a forked child */
+static atomic_uint starting;         /* a control thread is being made */
+atomic_int control_thread_tid;
+atomic_uintptr_t control_thread_stack;
+
+/* Time ---------------------------------------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* Connections ---------------------------------------------------------------------- */
+
+static void slot_release(int k)
+{
+	struct dump_slot *d = &ctl->dumps[k];
+	if (d->used)
+		dump_image_free(&d->img);
+	d->used = false;
+}
+
+static void client_drop(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->state == C_DUMP && c->dump >= 0)
+		slot_release(c->dump);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->dump = -1;
+	c->state = C_FREE;
+}
+
+static void to_read(struct client *c)
+{
+	c->state = C_READ;
+	c->deadline = now_ms() + CTL_IDLE_MS;
+}
+
+static void answer(struct client *c, const char *text)
+{
+	size_t n = strlen(text);
+	if (n > sizeof(c->out))
+		n = sizeof(c->out);
+	memcpy(c->out, text, n);
+	c->out_len = n;
+	c->out_off = 0;
+	c->state = C_ANSWER;
+	c->writable = true;
+	c->deadline = now_ms() + CTL_SEND_MS;
+}
+
+/* "stats": the live blocks counted from a snapshot (the same locks a dump
+ * takes, the same totals its records give). */
+static void answer_stats(struct client *c)
+{
+	struct table_snapshot snap;
+	if (table_snapshot(&snap) != 0) {
+		answer(c, "error stats: out of memory\n");
+		return;
+	}
+	uint64_t blocks = 0;
+	for (size_t i = 0; i < snap.record_count; i++) {
+		uintptr_t count;
+		memcpy(&count, snap.records + i * snap.info_size + sizeof(uintptr_t), sizeof(count));
+		blocks += count;
+	}
+	char text[CTL_ANSWER_MAX];
+	snprintf(text, sizeof(text),
+		 "{\"pid\":%d,\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
+		 ",\"records\":%zu,\"capture\":%s,\"dumps_written\":%lu,\"invalid_frees\":%lu}\n",
+		 (int)getpid(), snap.total_memory, blocks, snap.record_count,
+		 atomic_load(&hook_capture_on) ? "true" : "false",
+		 (unsigned long)atomic_load(&hook_dumps_written),
+		 (unsigned long)atomic_load(&hook_invalid_frees));
+	table_snapshot_free(&snap);
+	answer(c, text);
+}
+
+static void execute(struct client *c, enum ctl_cmd cmd)
+{
+	char text[CTL_ANSWER_MAX];
+	switch (cmd) {
+	case CTL_VERSION:
+		snprintf(text, sizeof(text), "leaksnap-control 1 %s %d\n", LEAKSNAP_HOOK_VERSION,
+			 (int)getpid());
+		answer(c, text);
+		break;
+	case CTL_STATS:
+		answer_stats(c);
+		break;
+	case CTL_DUMP:
+	case CTL_DUMP_REACH:
+		c->state = C_WAIT_DUMP;
+		c->want_reach = cmd == CTL_DUMP_REACH;
+		c->ticket = ++ctl->tickets;
+		break;
+	case CTL_CAPTURE_ON:
+	case CTL_CAPTURE_OFF:
+		atomic_store(&hook_capture_on, cmd == CTL_CAPTURE_ON);
+		answer(c, cmd == CTL_CAPTURE_ON ? "ok capture on\n" : "ok capture off\n");
+		break;
+	case CTL_QUIT:
+		answer(c, "ok quit\n");
+		c->close_after = true;
+		break;
+	default:
+		answer(c, ctl_error_answer(cmd) ? ctl_error_answer(cmd) : "error unknown command\n");
+		break;
+	}
+}
+
+static const int send_flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+
+/* Send what the socket takes.  Returns 1 when all is sent, 0 when it is
+ * full (or nothing went), -1 when the connection is gone. */
+static int send_some(struct client *c)
+{
+	if (c->state == C_ANSWER) {
+		while (c->out_off < c->out_len) {
+			ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, send_flags);
+			if (w < 0)
+				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+			c->out_off += (size_t)w;
+			c->deadline = now_ms() + CTL_SEND_MS;
+		}
+		return 1;
+	}
+	struct dump_slot *d = &ctl->dumps[c->dump];
+	for (;;) {
+		struct iovec iov[1 + DUMP_IMAGE_PARTS];
+		int n = 0;
+		for (unsigned p = c->part; p <= DUMP_IMAGE_PARTS; p++) {
+			struct iovec v = p ? d->img.iov[p - 1]
+					   : (struct iovec){d->line, strlen(d->line)};
+			if (p == c->part) {
+				v.iov_base = (char *)v.iov_base + c->part_off;
+				v.iov_len -= c->part_off;
+			}
+			if (v.iov_len)
+				iov[n++] = v;
+		}
+		if (!n)
+			return 1;
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+		ssize_t w = sendmsg(c->fd, &m, send_flags);
+		if (w < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+		c->deadline = now_ms() + CTL_SEND_MS;
+		size_t left = (size_t)w;
+		while (left && c->part <= DUMP_IMAGE_PARTS) {
+			size_t len = c->part ? d->img.iov[c->part - 1].iov_len : strlen(d->line);
+			size_t rest = len - c->part_off;
+			if (left < rest) {
+				c->part_off += left;
+				left = 0;
+			} else {
+				left -= rest;
+				c->part++;
+				c->part_off = 0;
+			}
+		}
+	}
+}
+
+/* Move @c on as far as it goes without waiting.  Returns whether anything
+ * changed. */
+static bool client_advance(struct client *c)
+{
+	bool changed = false;
+	for (;;) {
+		switch (c->state) {
+		case C_FREE:
+		case C_WAIT_DUMP:
+			return changed;
+		case C_READ: {
+			if (c->in_pos == c->in_len) {
+				if (!c->eof)
+					return changed;
+				client_drop(c); /* its last line is answered */
+				return true;
+			}
+			enum ctl_cmd cmd;
+			c->in_pos += ctl_line_feed(&c->line, c->in + c->in_pos, c->in_len - c->in_pos,
+						   &cmd);
+			if (cmd != CTL_NONE) {
+				execute(c, cmd);
+				changed = true;
+			}
+			break;
+		}
+		case C_ANSWER:
+		case C_DUMP: {
+			if (!c->writable)
+				return changed;
+			int r = send_some(c);
+			if (r < 0) {
+				client_drop(c);
+				return true;
+			}
+			if (r == 0) {
+				c->writable = false;
+				return changed;
+			}
+			changed = true;
+			if (c->state == C_DUMP) {
+				slot_release(c->dump);
+				c->dump = -1;
+				atomic_fetch_add(&hook_dumps_written, 1);
+			}
+			if (c->close_after) {
+				client_drop(c);
+				return true;
+			}
+			to_read(c);
+			break;
+		}
+		}
+	}
+}
+
+static const char *dump_error(int e)
+{
+	switch (e) {
+	case ECANCELED:
+		return "the process is exiting";
+	case ENOMEM:
+		return "out of memory";
+	default:
+		return strerror(e);
+	}
+}
+
+/* Give the free dump slots to the clients waiting longest.  Returns
+ * whether one was served. */
+static bool dumps_start(void)
+{
+	bool changed = false;
+	for (int k = 0; k < CTL_DUMPS; k++) {
+		struct dump_slot *d = &ctl->dumps[k];
+		if (d->used)
+			continue;
+		struct client *next = NULL;
+		for (int i = 0; i < CTL_CLIENTS; i++) {
+			struct client *c = &ctl->clients[i];
+			if (c->state == C_WAIT_DUMP && (!next || c->ticket < next->ticket))
+				next = c;
+		}
+		if (!next)
+			break;
+		changed = true;
+		if (next->want_reach && !hook_cfg.reachability && !reach_ours) {
+			reach_init();
+			reach_ours = true;
+		}
+		d->taking = true;
+		int rc = dump_take(&d->img, HOOK_TRIGGER_CONTROL, next->want_reach);
+		int e = errno;
+		d->taking = false;
+		if (rc != 0) {
+			char text[CTL_ANSWER_MAX];
+			snprintf(text, sizeof(text), "error dump: %s\n", dump_error(e));
+			answer(next, text);
+			continue;
+		}
+		d->used = true;
+		snprintf(d->line, sizeof(d->line), "dump %" PRIu64 "\n", d->img.size);
+		next->state = C_DUMP;
+		next->dump = k;
+		next->part = 0;
+		next->part_off = 0;
+		next->writable = true;
+		next->deadline = now_ms() + CTL_SEND_MS;
+	}
+	return changed;
+}
+
+/* The peer's user is this process's (effective) user, or root. */
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
+		return false;
+	return cred.uid == geteuid() || cred.uid == 0;
+}
+
+static void accept_all(void)
+{
+	for (int round = 0; round < CTL_ACCEPT_ROUND; round++) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				ctl->accept_pause_until = now_ms() + 100;
+			return;
+		}
+		if (!peer_allowed(fd)) {
+			close(fd); /* without a byte */
+			continue;
+		}
+		struct client *c = NULL;
+		for (int i = 0; i < CTL_CLIENTS && !c; i++)
+			if (ctl->clients[i].state == C_FREE)
+				c = &ctl->clients[i];
+		if (!c) {
+			static const char busy[] = "error busy\n";
+			if (send(fd, busy, sizeof(busy) - 1, send_flags) < 0) {
+				/* (closed all the same) */
+			}
+			close(fd);
+			continue;
+		}
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->dump = -1;
+		to_read(c);
+	}
+}
+
+/* Read what @c sent, when it waits for a command and has none buffered. */
+static void client_read(struct client *c)
+{
+	if (c->state != C_READ || c->in_pos < c->in_len || c->eof)
+		return;
+	ssize_t n = recv(c->fd, c->in, sizeof(c->in), MSG_DONTWAIT);
+	if (n > 0) {
+		c->in_pos = 0;
+		c->in_len = (size_t)n;
+	} else if (n == 0) {
+		c->eof = true;
+	} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		client_drop(c);
+	}
+}
+
+/* The thread --------------------------------------------------------------------- */
+
+static int poll_timeout(uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+	bool slot_free = false;
+	for (int k = 0; k < CTL_DUMPS; k++)
+		slot_free |= !ctl->dumps[k].used;
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		const struct client *c = &ctl->clients[i];
+		/* (work left from the last round: no sleep) */
+		if ((c->state == C_READ && c->in_pos < c->in_len) ||
+		    ((c->state == C_ANSWER || c->state == C_DUMP) && c->writable) ||
+		    (c->state == C_WAIT_DUMP && slot_free))
+			return 0;
+		if (c->state != C_FREE && c->state != C_WAIT_DUMP && c->deadline < next)
+			next = c->deadline;
+	}
+	if (ctl->accept_pause_until > now && ctl->accept_pause_until < next)
+		next = ctl->accept_pause_until;
+	if (next == UINT64_MAX)
+		return -1; /* idle: sleep until something happens */
+	return next <= now ? 0 : next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
+}
+
+static void __attribute__((noinline)) serve(void)
+{
+	struct pollfd pfd[2 + CTL_CLIENTS];
+	int who[2 + CTL_CLIENTS] = {0};
+	while (!atomic_load(&quit_asked)) {
+		uint64_t now = now_ms();
+		int n = 0;
+		pfd[n++] = (struct pollfd){.fd = wake_fd[0], .events = POLLIN};
+		if (ctl->accept_pause_until <= now)
+			pfd[n++] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
+		int first_client = n;
+		for (int i = 0; i < CTL_CLIENTS; i++) {
+			struct client *c = &ctl->clients[i];
+			if (c->state == C_FREE)
+				continue;
+			short ev = 0;
+			if (c->state == C_READ && c->in_pos == c->in_len && !c->eof)
+				ev |= POLLIN;
+			if ((c->state == C_ANSWER || c->state == C_DUMP) && !c->writable)
+				ev |= POLLOUT;
+			who[n] = i;
+			pfd[n++] = (struct pollfd){.fd = c->fd, .events = ev};
+		}
+		int r = poll(pfd, (nfds_t)n, poll_timeout(now));
+		if (r < 0) {
+			struct timespec ts = {0, 10000000}; /* (ENOMEM: try again soon) */
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (pfd[0].revents) {
+			char b[16];
+			while (read(wake_fd[0], b, sizeof(b)) > 0)
+				;
+			continue; /* (quit_asked is looked at) */
+		}
+		if (first_client == 2 && (pfd[1].revents & POLLIN))
+			accept_all();
+		for (int k = first_client; k < n; k++) {
+			struct client *c = &ctl->clients[who[k]];
+			short re = pfd[k].revents;
+			if (!re || c->fd != pfd[k].fd)
+				continue;
+			if (re & (POLLERR | POLLNVAL)) {
+				client_drop(c);
+				continue;
+			}
+			if (re & POLLOUT)
+				c->writable = true;
+			if (re & POLLIN)
+				client_read(c);
+			else if ((re & POLLHUP) && c->state != C_FREE)
+				client_drop(c); /* gone: nothing can reach it */
+		}
+		for (int round = 0; round < 4 * CTL_CLIENTS; round++) {
+			bool changed = false;
+			for (int i = 0; i < CTL_CLIENTS; i++)
+				changed |= client_advance(&ctl->clients[i]);
+			changed |= dumps_start();
+			if (!changed)
+				break;
+		}
+		now = now_ms();
+		for (int i = 0; i < CTL_CLIENTS; i++) {
+			struct client *c = &ctl->clients[i];
+			if (c->state != C_FREE && c->state != C_WAIT_DUMP && c->deadline <= now)
+				client_drop(c);
+		}
+	}
+}
+
+static long futex_u(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (unsigned *)(uintptr_t)addr, op, val, ts, NULL, 0);
+}
+
+void control_thread_wait_started(void)
+{
+	for (int i = 0; i < 5000 && atomic_load(&starting); i++) {
+		struct timespec ts = {0, 1000000};
+		futex_u(&starting, FUTEX_WAIT_PRIVATE, 1, &ts);
+	}
+}
+
+static void *control_main(void *arg)
+{
+	(void)arg;
+	hook_busy = 1; /* nothing this thread allocates is the program's */
+	atomic_store(&control_thread_tid, (int)syscall(SYS_gettid));
+	/* below this frame the thread holds nothing of the program's */
+	sigset_t set;
+	atomic_store(&control_thread_stack, (uintptr_t)&set);
+	if (!hook_cfg.reachability)
+		reach_learn_thread_layout(); /* (the dump thread does it otherwise) */
+	atomic_store(&starting, 0);
+	futex_u(&starting, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	sigfillset(&set);
+	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	serve();
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		if (ctl->clients[i].state != C_FREE)
+			client_drop(&ctl->clients[i]);
+	atomic_store(&control_thread_stack, 0);
+	atomic_store(&control_thread_tid, 0);
+	return NULL;
+}
+
+/* The socket --------------------------------------------------------------------- */
+
+/* Bind and listen on this process's name.  Returns the descriptor, or -1
+ * with *@why (and sock_name, for the message). */
+static int socket_open(const char **why)
+{
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	socklen_t alen;
+	bool child = forked;
+	*why = NULL;
+	if (hook_cfg.control == HOOK_CONTROL_ABSTRACT) {
+		int k = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1,
+				 LEAKSNAP_HOOK_CONTROL_PREFIX "%d", (int)getpid());
+		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)k);
+		snprintf(sock_name, sizeof(sock_name), "@%s", a.sun_path + 1);
+	} else {
+		/* a forked child's: the path as given, its own pid added */
+		int k = child ? snprintf(a.sun_path, sizeof(a.sun_path), "%s.%d", hook_cfg.control_path,
+					 (int)getpid())
+			      : snprintf(a.sun_path, sizeof(a.sun_path), "%s", hook_cfg.control_path);
+		snprintf(sock_name, sizeof(sock_name), "%.*s", (int)sizeof(a.sun_path) - 1,
+			 a.sun_path);
+		if (k < 0 || (size_t)k >= sizeof(a.sun_path)) {
+			snprintf(sock_name, sizeof(sock_name), "%s.%d", hook_cfg.control_path,
+				 (int)getpid());
+			*why = "longer than a socket address holds";
+			return -1;
+		}
+		alen = (socklen_t)sizeof(a);
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	int rc = bind(fd, (struct sockaddr *)&a, alen);
+	if (rc != 0 && errno == EADDRINUSE && hook_cfg.control == HOOK_CONTROL_PATH) {
+		/* A socket nobody listens on (a process that died) is replaced;
+		 * anything else at the path is left as it is. */
+		struct stat sb;
+		if (lstat(a.sun_path, &sb) != 0) {
+			*why = strerror(errno);
+		} else if (!S_ISSOCK(sb.st_mode)) {
+			*why = "exists and is not a socket; left as it is";
+		} else {
+			int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+			int c = probe >= 0 ? connect(probe, (struct sockaddr *)&a, alen) : -1;
+			int e = errno;
+			if (probe >= 0)
+				close(probe);
+			if (c != 0 && e == ECONNREFUSED) {
+				if (unlink(a.sun_path) == 0)
+					rc = bind(fd, (struct sockaddr *)&a, alen);
+				if (rc != 0)
+					*why = strerror(errno);
+			} else {
+				*why = "a process listens on it; left as it is";
+			}
+		}
+	} else if (rc != 0) {
+		*why = errno == EADDRINUSE ? "the name is taken" : strerror(errno);
+	}
+	if (rc == 0 && listen(fd, CTL_BACKLOG) != 0) {
+		*why = strerror(errno);
+		rc = -1;
+		if (hook_cfg.control == HOOK_CONTROL_PATH)
+			unlink(a.sun_path);
+	}
+	if (rc != 0) {
+		if (!*why)
+			*why = strerror(errno);
+		close(fd);
+		return -1;
+	}
+	if (hook_cfg.control == HOOK_CONTROL_PATH) {
+		path_bound = true;
+		bound_pid = (int)getpid();
+		memcpy(bound_path, a.sun_path, sizeof(bound_path));
+	}
+	return fd;
+}
+
+static void unlink_ours(void)
+{
+	if (path_bound && bound_pid == (int)getpid())
+		unlink(bound_path);
+	path_bound = false;
+}
+
+/* Open the socket and start the thread (hook_busy raised by the caller). */
+static void open_and_start(void)
+{
+	if (!ctl) {
+		ctl = hook_map(sizeof(*ctl));
+		if (!ctl) {
+			hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": no memory; no control socket");
+			return;
+		}
+	}
+	memset(ctl, 0, sizeof(*ctl));
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		ctl->clients[i].fd = -1;
+		ctl->clients[i].dump = -1;
+	}
+	const char *why;
+	listen_fd = socket_open(&why);
+	if (listen_fd < 0) {
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, why);
+		return;
+	}
+	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, strerror(errno));
+		close(listen_fd);
+		listen_fd = -1;
+		unlink_ours();
+		return;
+	}
+	atomic_store(&quit_asked, false);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* born with every signal blocked, as the dump thread */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&starting, 1);
+	int rc = pthread_create(&ctl_thread, &attr, control_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		atomic_store(&starting, 0);
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": cannot start the control thread: %s",
+			    strerror(rc));
+		close(listen_fd);
+		listen_fd = -1;
+		close(wake_fd[0]);
+		close(wake_fd[1]);
+		wake_fd[0] = wake_fd[1] = -1;
+		unlink_ours();
+		return;
+	}
+	thread_made = true;
+	pthread_setname_np(ctl_thread, "leaksnap-ctl");
+	control_thread_wait_started();
+	atomic_store(&sock_open, true);
+}
+
+void control_start(void)
+{
+	atomic_store(&child_wants, false);
+	if (hook_cfg.control == HOOK_CONTROL_OFF)
+		return;
+	open_and_start();
+}
+
+void control_ensure_thread(void)
+{
+	if (atomic_exchange(&child_wants, false))
+		open_and_start();
+}
+
+void control_stop(void)
+{
+	atomic_store(&child_wants, false);
+	if (thread_made) {
+		control_thread_wait_started();
+		atomic_store(&quit_asked, true);
+		if (write(wake_fd[1], "q", 1) < 0) {
+			/* (the pipe is never full: the thread drains it) */
+		}
+		pthread_join(ctl_thread, NULL);
+		thread_made = false;
+	}
+	atomic_store(&sock_open, false);
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	for (int i = 0; i < 2; i++)
+		if (wake_fd[i] >= 0)
+			close(wake_fd[i]);
+	wake_fd[0] = wake_fd[1] = -1;
+	unlink_ours();
+	if (ctl)
+		for (int k = 0; k < CTL_DUMPS; k++)
+			slot_release(k);
+	if (reach_ours)
+		reach_stop();
+	reach_ours = false;
+}
+
+void control_at_exit(void)
+{
+	unlink_ours();
+}
+
+void control_after_fork_child(void)
+{
+	/* Only this thread came along: what the parent's control had open
+	 * is closed here and now, and the child opens its own later. */
+	bool had = thread_made || listen_fd >= 0;
+	forked = true;
+	thread_made = false;
+	atomic_store(&control_thread_tid, 0);
+	atomic_store(&control_thread_stack, 0);
+	atomic_store(&starting, 0);
+	atomic_store(&sock_open, false);
+	path_bound = false; /* (the parent's to unlink) */
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	for (int i = 0; i < 2; i++)
+		if (wake_fd[i] >= 0)
+			close(wake_fd[i]);
+	wake_fd[0] = wake_fd[1] = -1;
+	if (ctl) {
+		for (int i = 0; i < CTL_CLIENTS; i++)
+			if (ctl->clients[i].fd >= 0)
+				close(ctl->clients[i].fd);
+		for (int k = 0; k < CTL_DUMPS; k++)
+			if (!ctl->dumps[k].taking) /* (half made: its memory is let be) */
+				slot_release(k);
+		memset(ctl, 0, sizeof(*ctl));
+	}
+	if (had && hook_cfg.control != HOOK_CONTROL_OFF) {
+		atomic_store(&child_wants, true);
+		atomic_store(&dump_thread_missing, true);
+	}
+}
+
+void control_meta(struct buf *meta)
+{
+	if (!atomic_load(&sock_open))
+		return;
+	buf_add(meta, "control=", 8);
+	buf_add_clean(meta, sock_name, strlen(sock_name));
+	buf_add(meta, "\n", 1);
+}
+
+void control_own_range(uintptr_t range[2])
+{
+	range[0] = (uintptr_t)ctl;
+	range[1] = ctl ? (uintptr_t)(ctl + 1) : 0;
+}

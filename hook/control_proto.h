@@ -1,0 +1,57 @@
+/* leaksnap hook: the control socket's command lines (docs/control.md).
+ *
+ * Pure functions, no system calls and no allocation, so that the unit
+ * tests and the fuzz harness (tests/fuzz/fuzz_control.c) run them as they
+ * are, outside the hook:
+ *   - ctl_line_feed() assembles lines from the bytes a client sends, in
+ *     any pieces: a line ends at '\n', a '\r' just before it is dropped, an
+ *     empty line is skipped, a line longer than CTL_LINE_MAX is discarded
+ *     and reported once its newline arrives;
+ *   - ctl_parse() makes one command of a line. */
+#ifndef LEAKSNAP_HOOK_CONTROL_PROTO_H
+#define LEAKSNAP_HOOK_CONTROL_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The longest command line, not counting its newline (nor a '\r' before it). */
+#define CTL_LINE_MAX 255
+
+enum ctl_cmd {
+	CTL_NONE,         /* no complete line yet */
+	CTL_VERSION,      /* "version" */
+	CTL_STATS,        /* "stats" */
+	CTL_DUMP,         /* "dump" */
+	CTL_DUMP_REACH,   /* "dump reachability" */
+	CTL_CAPTURE_ON,   /* "capture on" */
+	CTL_CAPTURE_OFF,  /* "capture off" */
+	CTL_QUIT,         /* "quit" */
+	CTL_UNKNOWN,      /* any other line */
+	CTL_TOO_LONG,     /* a line of more than CTL_LINE_MAX bytes */
+};
+
+/* A line being assembled.  Zero it (CTL_LINE_INIT) before the first byte. */
+struct ctl_line {
+	char text[CTL_LINE_MAX + 1]; /* the bytes so far (room for a '\r') */
+	size_t len;
+	bool overlong;               /* past CTL_LINE_MAX: discarding to '\n' */
+};
+#define CTL_LINE_INIT {{0}, 0, false}
+
+/* Take bytes from @p[0..n) up to the end of the first non-empty line (its
+ * '\n' included) or all of them.  Returns how many were taken; *@cmd is
+ * that line's command, or CTL_NONE when no line ended among them (the
+ * state keeps the partial line for the next call).  Call again with the
+ * rest for the next command. */
+size_t ctl_line_feed(struct ctl_line *l, const char *p, size_t n, enum ctl_cmd *cmd);
+
+/* The command of the line @s[0..len) (no newline): words separated by
+ * spaces, compared exactly; anything but the commands above, extra words
+ * or another byte (a tab, a NUL) included, is CTL_UNKNOWN. */
+enum ctl_cmd ctl_parse(const char *s, size_t len);
+
+/* The answer to a line that is no command: "error unknown command\n" or
+ * "error line too long\n" (@cmd CTL_UNKNOWN or CTL_TOO_LONG), else NULL. */
+const char *ctl_error_answer(enum ctl_cmd cmd);
+
+#endif

@@ -1,0 +1,223 @@
+/* A program for the control-socket tests (t-control.sh), driven by lines on
+ * its standard input, each answered by one line on its standard output:
+ *   (at start)     5 blocks of 3001 bytes (keep_a), 2 of 3002 (keep_b),
+ *                  then "ready <pid>"
+ *   alloc N SIZE   N blocks of SIZE bytes, kept (alloc_n)    -> "ok"
+ *   allocvar N SIZE  N blocks of SIZE, SIZE + 1, ... bytes (alloc_var: N
+ *                  records)                                  -> "ok"
+ *   free           those blocks freed                        -> "ok"
+ *   doublefree     a block freed twice                        -> "ok"
+ *   dump PATH      leaksnap_dump(PATH)                        -> "ok" or "error <errno>"
+ *   spin MS        malloc/free in a loop for MS ms, timing each turn ->
+ *                  "spin <turns> <longest turn in us>"
+ *   fork           a child that allocates one block of 3003 bytes (child_alloc),
+ *                  says "child <pid>" and waits to be killed -> (the child's line)
+ *   exec           exec sleep 30 with LEAKSNAP_CONTROL removed -> nothing
+ *   stop / start   leaksnap_stop() / leaksnap_start() (in-app) -> "ok" or "error <errno>"
+ *   exit           exit(0)
+ * Lines are read with read(2) and answered with write(2), so that stdio
+ * allocates nothing while the tests compare states. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "leakhook.h"
+
+void *ctl_keep[64];
+static void **held;
+static size_t nheld, capheld;
+static volatile int sink;
+static volatile int five = 5, two = 2; /* (loops the compiler cannot unroll) */
+static void *volatile twice;              /* (a pair it cannot drop) */
+
+#define NOTAIL() __asm__ volatile("" ::: "memory"); sink++
+
+__attribute__((noinline)) void keep_a(void)
+{
+	for (int i = 0; i < five; i++) {
+		ctl_keep[i] = malloc(3001);
+		NOTAIL();
+	}
+}
+
+__attribute__((noinline)) void keep_b(void)
+{
+	for (int i = 0; i < two; i++) {
+		ctl_keep[5 + i] = malloc(3002);
+		NOTAIL();
+	}
+}
+
+__attribute__((noinline)) void alloc_n(size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		held[nheld++] = malloc(size);
+		NOTAIL();
+	}
+}
+
+__attribute__((noinline)) void alloc_var(size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		held[nheld++] = malloc(size + i);
+		NOTAIL();
+	}
+}
+
+__attribute__((noinline)) void child_alloc(void)
+{
+	ctl_keep[8] = malloc(3003);
+	NOTAIL();
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDOUT_FILENO, line, (size_t)n) != n)
+		exit(3);
+}
+
+/* One line of stdin into @buf (without its newline); false at EOF. */
+static bool read_line(char *buf, size_t size)
+{
+	size_t n = 0;
+	for (;;) {
+		char c;
+		ssize_t r = read(STDIN_FILENO, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		if (c == '\n')
+			break;
+		if (n + 1 < size)
+			buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+static void spin(unsigned ms)
+{
+	uint64_t start = now_us(), last = start, longest = 0, turns = 0;
+	while (last - start < (uint64_t)ms * 1000u) {
+		void *p = malloc(64 + turns % 512);
+		NOTAIL();
+		free(p);
+		uint64_t t = now_us();
+		if (t - last > longest)
+			longest = t - last;
+		last = t;
+		turns++;
+	}
+	say("spin %llu %llu", (unsigned long long)turns, (unsigned long long)longest);
+}
+
+static void *hook_fn(const char *name)
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+int main(void)
+{
+	capheld = 1 << 16;
+	held = calloc(capheld, sizeof(*held));
+	keep_a();
+	keep_b();
+	say("ready %d", (int)getpid());
+	char line[512];
+	while (read_line(line, sizeof(line))) {
+		size_t n, size;
+		unsigned ms;
+		if (sscanf(line, "alloc %zu %zu", &n, &size) == 2) {
+			if (n > capheld - nheld)
+				n = capheld - nheld;
+			alloc_n(n, size);
+			say("ok");
+		} else if (sscanf(line, "allocvar %zu %zu", &n, &size) == 2) {
+			if (n > capheld - nheld)
+				n = capheld - nheld;
+			alloc_var(n, size);
+			say("ok");
+		} else if (!strcmp(line, "free")) {
+			for (size_t i = 0; i < nheld; i++)
+				free(held[i]);
+			nheld = 0;
+			say("ok");
+		} else if (!strcmp(line, "doublefree")) {
+			twice = malloc(77);
+			free(twice);
+			free(twice);
+			say("ok");
+		} else if (!strncmp(line, "dump ", 5)) {
+			int (*dump)(const char *) = (int (*)(const char *))hook_fn("leaksnap_dump");
+			if (dump && dump(line + 5) == 0)
+				say("ok");
+			else
+				say("error %d", dump ? errno : ENOSYS);
+		} else if (sscanf(line, "spin %u", &ms) == 1) {
+			spin(ms);
+		} else if (!strcmp(line, "fork")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				child_alloc();
+				say("child %d", (int)getpid());
+				for (;;)
+					pause();
+			}
+			if (pid < 0)
+				say("error %d", errno);
+		} else if (!strcmp(line, "exec")) {
+			unsetenv(LEAKSNAP_HOOK_ENV_CONTROL);
+			execlp("sleep", "sleep", "30", (char *)NULL);
+			say("error %d", errno);
+		} else if (!strcmp(line, "stop")) {
+			int (*stop)(void) = (int (*)(void))hook_fn("leaksnap_stop");
+			if (stop && stop() >= 0)
+				say("ok");
+			else
+				say("error %d", stop ? errno : ENOSYS);
+		} else if (!strncmp(line, "start", 5)) {
+			/* "start [CONTROL]": the in-app start with that control option */
+			int (*start)(const struct leaksnap_options *) =
+				(int (*)(const struct leaksnap_options *))hook_fn("leaksnap_start");
+			struct leaksnap_options o;
+			memset(&o, 0, sizeof(o));
+			o.size = sizeof(o);
+			o.control = line[5] == ' ' ? line + 6 : NULL;
+			if (start && start(&o) == 0)
+				say("ok");
+			else
+				say("error %d", start ? errno : ENOSYS);
+		} else if (!strcmp(line, "exit")) {
+			exit(0);
+		} else {
+			say("what? %s", line);
+		}
+	}
+	return 0;
+}
