@@ -81,7 +81,12 @@ ADB_SRCS := $(wildcard adb/*.c)
 # files read with libelf; the CLI's `leaksnap attach` drives it.  One file
 # per architecture holds its registers (attach/arch_*.c).
 ATTACH_SRCS := $(wildcard attach/*.c)
-TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS))
+# The store (store/): snapshots kept across runs in SQLite (and ClickHouse),
+# the CLI's `leaksnap store`; the tool's, not installed yet.
+STORE_SRCS := $(wildcard store/*.c)
+STORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(STORE_SRCS))
+STORE_LIBS := -lsqlite3
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS)) $(STORE_OBJS)
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -190,13 +195,13 @@ $(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
 		$(B)/lib/libkit.a -L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
-$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach -Istore
 $(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
 $(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a \
 		$(B)/lib/libleaksnap.a
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) \
-		$(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a $(LIBS) $(CLI_LIBS)
+		$(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a $(LIBS) $(CLI_LIBS) $(STORE_LIBS)
 
 $(B)/bin/leakdiff: $(B)/bin/leaksnap
 	$(Q)ln -sf leaksnap $@
@@ -310,6 +315,17 @@ $(B)/tests/test_attach: tests/unit/test_attach.c $(ATTACH_SRCS) $(wildcard attac
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Iattach $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(ATTACH_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL)
+
+# store/ below the command: its objects (the tool's) over libleaksnap and
+# libsqlite3; storeq reads a store with the SQLite C API alone.
+$(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJS) $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(STORE_OBJS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(STORE_LIBS) $(LDFLAGS_ALL)
+$(B)/tests/storeq: tests/tools/storeq.c $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STORE_LIBS) $(LDFLAGS_ALL)
 
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)

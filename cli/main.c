@@ -14,6 +14,7 @@ static const struct cmd cmds[] = {
 	{"addr2line", cmd_addr2line, "addresses in an ELF file to functions and source lines"},
 	{"attach", cmd_attach, "load the in-app hook into a running process and start it"},
 	{"adb", cmd_adb, "take heap snapshots and symbol files from an Android device"},
+	{"store", cmd_store, "keep heap snapshots in a store (SQLite) across runs and builds"},
 	{NULL, NULL, NULL},
 };
 

@@ -1,0 +1,420 @@
+/* leaksnap store: a snapshot into rows.  Its content hash first (a dump
+ * stored before adds nothing), then each PC normalized to (module
+ * identity, rel_pc) and hashed into a frame id, each record's frame ids
+ * into a stack id, and the frames the store does not know yet symbolized
+ * once, through the caller's resolver. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kit_dumpname.h"
+#include "kit_table.h"
+#include "store_internal.h"
+
+/* The content hash ---------------------------------------------------------- */
+
+/* Two 64-bit lanes over 64-bit words: 128 bits, no byte at a time. */
+struct chash {
+	uint64_t a, b;
+	uint64_t n;
+};
+
+static void ch_word(struct chash *h, uint64_t w)
+{
+	h->a = (h->a ^ w) * 0x9e3779b97f4a7c15ULL;
+	h->a = (h->a << 31) | (h->a >> 33);
+	h->b = (h->b ^ (w + h->n)) * 0xc2b2ae3d27d4eb4fULL;
+	h->b = (h->b << 27) | (h->b >> 37);
+	h->n++;
+}
+
+static void ch_bytes(struct chash *h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	ch_word(h, n);
+	for (; n >= 8; n -= 8, c += 8)
+		ch_word(h, kit_load_le(c, 8));
+	if (n)
+		ch_word(h, kit_load_le(c, (unsigned)n));
+}
+
+void leaksnap_store_content_hash(const struct leaksnap_snapshot *snap,
+				 char hex[LEAKSNAP_STORE_HASH_HEX])
+{
+	struct chash h = {0x6c65616b736e6170ULL, 0x73746f7265763031ULL, 0};
+	uint64_t t = 0;
+	bool has_time = leaksnap_snapshot_time_ns(snap, &t);
+	uint64_t head[] = {(uint64_t)leaksnap_snapshot_format(snap),
+			   leaksnap_snapshot_pointer_size(snap),
+			   (uint64_t)leaksnap_snapshot_pid(snap),
+			   has_time,
+			   t,
+			   leaksnap_snapshot_total_memory(snap),
+			   leaksnap_snapshot_has_reachability(snap),
+			   leaksnap_snapshot_unreachable_bytes(snap),
+			   leaksnap_snapshot_unreachable_count(snap)};
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		ch_word(&h, head[i]);
+	size_t n = leaksnap_snapshot_record_count(snap);
+	ch_word(&h, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(snap, i);
+		ch_word(&h, r->size);
+		ch_word(&h, r->count);
+		ch_word(&h, r->unreachable);
+		ch_word(&h, (uint64_t)r->frame_count << 1 | r->zygote);
+		for (uint32_t f = 0; f < r->frame_count; f++)
+			ch_word(&h, r->frames[f]);
+	}
+	size_t m = leaksnap_snapshot_meta_count(snap);
+	ch_word(&h, m);
+	for (size_t i = 0; i < m; i++) {
+		const struct leaksnap_snapshot_meta *x = leaksnap_snapshot_meta(snap, i);
+		ch_bytes(&h, x->key, strlen(x->key));
+		ch_bytes(&h, x->value, strlen(x->value));
+	}
+	size_t len = 0;
+	const char *maps = leaksnap_snapshot_maps(snap, &len, NULL, NULL);
+	ch_bytes(&h, maps ? maps : "", maps ? len : 0);
+	uint64_t a = kit_mix64(h.a ^ h.n), b = kit_mix64(h.b ^ kit_mix64(h.a));
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		hex[i] = digits[(a >> (60 - 4 * i)) & 15];
+		hex[16 + i] = digits[(b >> (60 - 4 * i)) & 15];
+	}
+	hex[32] = '\0';
+}
+
+static uint64_t hash_id(const char *hex)
+{
+	return strtoull((char[17]){hex[0], hex[1], hex[2], hex[3], hex[4], hex[5], hex[6], hex[7],
+				   hex[8], hex[9], hex[10], hex[11], hex[12], hex[13], hex[14],
+				   hex[15], 0},
+			NULL, 16);
+}
+
+/* The run ---------------------------------------------------------------------- */
+
+static void to_hex(const uint8_t *id, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[id[i] >> 4];
+		out[2 * i + 1] = digits[id[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static const char *meta_or_empty(const struct leaksnap_snapshot *snap, const char *key)
+{
+	const char *v = leaksnap_snapshot_meta_get(snap, key);
+	return v ? v : "";
+}
+
+void leaksnap_store_run_of(const struct leaksnap_snapshot *snap, const struct leaksnap_maps *maps,
+			   const struct leaksnap_store_label *labels, size_t n,
+			   struct leaksnap_store_run *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = leaksnap_snapshot_pid(snap);
+	out->start = meta_or_empty(snap, "process_start");
+	out->exe = meta_or_empty(snap, "exe");
+	out->cmdline = meta_or_empty(snap, "cmdline");
+	out->labels = labels;
+	out->label_count = n;
+	uint8_t id[64];
+	size_t len = *out->exe ? leaksnap_snapshot_build_id(snap, out->exe, id, sizeof(id)) : 0;
+	to_hex(id, len, out->build_id_buf);
+	out->build_id = out->build_id_buf;
+	/* A run: pid, start and program.  Without process_start, where the
+	 * program is loaded stands in for it (as diff/order.c tells runs);
+	 * without a pid, the snapshot is a run of its own. */
+	uint64_t h = sto_hash_text(STO_HASH_START, "run");
+	if (out->pid < 0) {
+		char hex[LEAKSNAP_STORE_HASH_HEX];
+		leaksnap_store_content_hash(snap, hex);
+		out->id = sto_hash_text(h, hex);
+		return;
+	}
+	h = sto_hash_u64(h, (uint64_t)out->pid);
+	h = sto_hash_text(h, out->exe);
+	if (*out->start) {
+		out->id = sto_hash_text(h, out->start);
+		return;
+	}
+	uint64_t base = 0;
+	for (size_t i = 0; maps && i < leaksnap_maps_mapping_count(maps) && !base; i++) {
+		const struct leaksnap_maps_mapping *m = leaksnap_maps_mapping(maps, i);
+		if (!m->unloaded)
+			base = m->start;
+	}
+	out->id = sto_hash_u64(h, base);
+}
+
+/* Frames and stacks --------------------------------------------------------------- */
+
+/* A module of the maps: its identity (build ID, else path) hashed once. */
+struct mod {
+	uint64_t hash;
+	char build_id[129];
+};
+
+/* A distinct PC of the snapshot: its frame. */
+struct pcframe {
+	uint64_t id;
+	uint64_t rel_pc;
+	const struct leaksnap_maps_module *mm; /* NULL: in no module */
+	struct leaksnap_maps_location loc;
+	const struct mod *mod;
+};
+
+struct ingest {
+	const struct leaksnap_snapshot *snap;
+	const struct leaksnap_maps *maps;
+	struct kit_table pcs;      /* pc -> index + 1 in frames */
+	struct kit_table mods;     /* maps module -> struct mod * */
+	struct kit_table stacks;   /* stack id -> seen */
+	struct pcframe *frames;
+	size_t nframes, cap;
+	struct leaksnap_error *err;
+	const char *name;
+};
+
+static int nomem(struct ingest *in)
+{
+	return kit_error(in->err, LEAKSNAP_ERR_NOMEM, in->name, "out of memory");
+}
+
+static const struct mod *mod_of(struct ingest *in, const struct leaksnap_maps_module *mm)
+{
+	void **slot = kit_table_slot(&in->mods, kit_key(mm), 0);
+	if (!slot)
+		return NULL;
+	if (!*slot) {
+		struct mod *m = malloc(sizeof(*m));
+		if (!m)
+			return NULL;
+		uint8_t id[64];
+		size_t len = leaksnap_maps_module_build_id(in->maps, mm, in->snap, id, sizeof(id));
+		to_hex(id, len, m->build_id);
+		m->hash = len ? sto_hash_text(sto_hash_text(STO_HASH_START, "build-id"), m->build_id)
+			      : sto_hash_text(sto_hash_text(STO_HASH_START, "path"), mm->path);
+		*slot = m;
+	}
+	return *slot;
+}
+
+/* The frame of @pc: its index in in->frames, or -1 when out of memory. */
+static long frame_of(struct ingest *in, uint64_t pc)
+{
+	void **slot = kit_table_slot(&in->pcs, pc, 0);
+	if (!slot)
+		return -1;
+	if (*slot)
+		return (long)((uintptr_t)*slot - 1);
+	if (kit_grow((void **)&in->frames, &in->cap, in->nframes + 1, sizeof(*in->frames)))
+		return -1;
+	struct pcframe *f = &in->frames[in->nframes];
+	memset(f, 0, sizeof(*f));
+	if (in->maps && leaksnap_maps_locate(in->maps, pc, &f->loc) && f->loc.module) {
+		f->mm = f->loc.module;
+		f->mod = mod_of(in, f->mm);
+		if (!f->mod)
+			return -1;
+		f->rel_pc = f->loc.rel_pc;
+		f->id = sto_hash_u64(f->mod->hash, f->rel_pc);
+	} else {
+		f->rel_pc = pc;
+		f->id = sto_hash_u64(sto_hash_text(STO_HASH_START, "none"), pc);
+	}
+	*slot = (void *)(uintptr_t)(in->nframes + 1);
+	return (long)in->nframes++;
+}
+
+static void ingest_free(struct ingest *in)
+{
+	kit_table_free(&in->pcs, false);
+	kit_table_free(&in->mods, true);
+	kit_table_free(&in->stacks, false);
+	free(in->frames);
+}
+
+/* The frames not stored yet: symbolized and put. */
+static int put_new_frames(struct leaksnap_store *s, struct ingest *in,
+			  const struct leaksnap_store_add_opts *o, size_t *added)
+{
+	size_t n = in->nframes;
+	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+	bool *known = calloc(n ? n : 1, sizeof(*known));
+	struct leaksnap_store_symbol *syms = NULL;
+	size_t nsyms = 0, capsyms = 0;
+	int rc = -1;
+	if (!ids || !known) {
+		nomem(in);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = in->frames[i].id;
+	if (leaksnap_store_frames_known(s, ids, n, known, in->err))
+		goto out;
+	*added = 0;
+	size_t unknown = 0;
+	for (size_t i = 0; i < n; i++)
+		unknown += !known[i];
+	if (unknown && o->prefetch && o->resolve) {
+		/* the records' frames are indexed ahead, on threads */
+		size_t nr = leaksnap_snapshot_record_count(in->snap);
+		size_t *all = malloc((nr ? nr : 1) * sizeof(*all));
+		if (!all) {
+			nomem(in);
+			goto out;
+		}
+		for (size_t i = 0; i < nr; i++)
+			all[i] = i;
+		o->prefetch(o->resolve_arg, all, nr);
+		free(all);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pcframe *f = &in->frames[i];
+		if (known[i])
+			continue;
+		struct leaksnap_resolved res = {0};
+		if (o->resolve && f->mm && o->resolve(o->resolve_arg, &f->loc, &res) != 0) {
+			kit_error(in->err, LEAKSNAP_ERR_IO, in->name, "symbolizing stopped");
+			goto out;
+		}
+		nsyms = 0;
+		for (size_t k = 0; k < res.frame_count; k++) {
+			if (kit_grow((void **)&syms, &capsyms, nsyms + 1, sizeof(*syms))) {
+				nomem(in);
+				goto out;
+			}
+			const struct leaksnap_sym_frame *y = &res.frames[k];
+			syms[nsyms++] = (struct leaksnap_store_symbol){
+				y->function ? y->function : "", y->file ? y->file : "", y->line,
+				y->column, y->inlined};
+		}
+		struct leaksnap_store_frame row = {f->id, f->mm ? f->mm->path : "",
+						   f->mod ? f->mod->build_id : "", f->rel_pc, syms,
+						   nsyms};
+		if (leaksnap_store_put_frames(s, &row, 1, in->err))
+			goto out;
+		(*added)++;
+	}
+	rc = 0;
+out:
+	free(ids);
+	free(known);
+	free(syms);
+	return rc;
+}
+
+static uint64_t dump_number(const struct leaksnap_snapshot *snap, const char *source)
+{
+	const char *slash = strrchr(source, '/');
+	struct kit_dump_name dn;
+	if (kit_dump_name(slash ? slash + 1 : source, &dn) == KIT_DUMP_NUMBERED &&
+	    leaksnap_snapshot_pid(snap) >= 0 && dn.pid == (uint64_t)leaksnap_snapshot_pid(snap))
+		return dn.num;
+	return 0;
+}
+
+/* The records, each with its stack (put when new). */
+static int put_records(struct leaksnap_store *s, struct ingest *in, uint64_t snapshot_id,
+		       size_t *nstacks)
+{
+	size_t n = leaksnap_snapshot_record_count(in->snap);
+	uint64_t *ids = NULL;
+	size_t cap = 0;
+	struct leaksnap_store_record batch[256];
+	size_t nb = 0;
+	int rc = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(in->snap, i);
+		if (kit_grow((void **)&ids, &cap, r->frame_count ? r->frame_count : 1,
+			     sizeof(*ids))) {
+			nomem(in);
+			goto out;
+		}
+		uint64_t h = sto_hash_u64(sto_hash_text(STO_HASH_START, "stack"), r->frame_count);
+		for (uint32_t f = 0; f < r->frame_count; f++) {
+			long k = frame_of(in, r->frames[f]);
+			if (k < 0) {
+				nomem(in);
+				goto out;
+			}
+			ids[f] = in->frames[k].id;
+			h = sto_hash_u64(h, ids[f]);
+		}
+		void **slot = kit_table_slot(&in->stacks, h, 0);
+		if (!slot) {
+			nomem(in);
+			goto out;
+		}
+		if (!*slot) {
+			*slot = in;
+			struct leaksnap_store_stack st = {h, ids, r->frame_count};
+			if (leaksnap_store_put_stacks(s, &st, 1, in->err))
+				goto out;
+			(*nstacks)++;
+		}
+		batch[nb++] = (struct leaksnap_store_record){snapshot_id, i, h, r->size, r->count,
+							     r->unreachable, r->zygote};
+		if (nb == sizeof(batch) / sizeof(batch[0]) || i + 1 == n) {
+			if (leaksnap_store_put_records(s, batch, nb, in->err))
+				goto out;
+			nb = 0;
+		}
+	}
+	rc = 0;
+out:
+	free(ids);
+	return rc;
+}
+
+int leaksnap_store_add_snapshot(struct leaksnap_store *s, const struct leaksnap_snapshot *snap,
+				const struct leaksnap_maps *maps, const char *source,
+				const struct leaksnap_store_add_opts *opts,
+				struct leaksnap_store_added *out, struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	memset(out, 0, sizeof(*out));
+	struct leaksnap_store_add_opts o;
+	if (kit_opts(&o, sizeof(o), opts, "leaksnap_store_add_opts", err) != 0)
+		return -1;
+	struct leaksnap_store_snapshot row = {0};
+	leaksnap_store_content_hash(snap, row.hash);
+	row.id = hash_id(row.hash);
+	out->snapshot_id = row.id;
+	bool has = false;
+	if (leaksnap_store_has_snapshot(s, row.id, &has, err))
+		return -1;
+	if (has) {
+		out->duplicate = true;
+		return 0;
+	}
+	struct leaksnap_store_run run;
+	leaksnap_store_run_of(snap, maps, NULL, 0, &run);
+	row.run_id = run.id;
+	row.source = source;
+	if (!leaksnap_snapshot_time_ns(snap, &row.time_ns))
+		row.time_ns = 0;
+	row.seq = dump_number(snap, source);
+	row.total_bytes = leaksnap_snapshot_records_bytes(snap);
+	row.allocations = leaksnap_snapshot_allocation_count(snap);
+	row.record_count = leaksnap_snapshot_record_count(snap);
+	row.has_reachability = leaksnap_snapshot_has_reachability(snap);
+	row.unreachable_bytes = leaksnap_snapshot_unreachable_bytes(snap);
+	row.unreachable_count = leaksnap_snapshot_unreachable_count(snap);
+	struct ingest in = {.snap = snap, .maps = maps, .err = err, .name = source};
+	int rc = -1;
+	if (leaksnap_store_put_snapshot(s, &row, err) ||
+	    put_records(s, &in, row.id, &out->stacks))
+		goto out;
+	if (put_new_frames(s, &in, &o, &out->new_frames))
+		goto out;
+	out->records = row.record_count;
+	rc = 0;
+out:
+	ingest_free(&in);
+	return rc;
+}
