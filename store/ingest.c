@@ -165,14 +165,22 @@ struct pcframe {
 	const struct leaksnap_maps_module *mm; /* NULL: in no module */
 	struct leaksnap_maps_location loc;
 	const struct mod *mod;
+	size_t record;             /* the first record that has it */
+};
+
+/* PC -> frame index, direct-mapped */
+#define PC_CACHE_BITS 16
+struct pccache {
+	uint64_t pc;      /* the PC + 1; 0: empty */
+	size_t index;
 };
 
 struct ingest {
+	struct pccache *cache;     /* 1 << PC_CACHE_BITS */
 	const struct leaksnap_snapshot *snap;
 	const struct leaksnap_maps *maps;
 	struct kit_table pcs;      /* pc -> index + 1 in frames */
 	struct kit_table mods;     /* maps module -> struct mod * */
-	struct kit_table stacks;   /* stack id -> seen */
 	struct pcframe *frames;
 	size_t nframes, cap;
 	struct leaksnap_error *err;
@@ -203,8 +211,9 @@ static const struct mod *mod_of(struct ingest *in, const struct leaksnap_maps_mo
 	return *slot;
 }
 
-/* The frame of @pc: its index in in->frames, or -1 when out of memory. */
-static long frame_of(struct ingest *in, uint64_t pc)
+/* The frame of @pc, first met in record @record: its index in
+ * in->frames, or -1 when out of memory. */
+static long frame_of(struct ingest *in, uint64_t pc, size_t record)
 {
 	void **slot = kit_table_slot(&in->pcs, pc, 0);
 	if (!slot)
@@ -215,6 +224,7 @@ static long frame_of(struct ingest *in, uint64_t pc)
 		return -1;
 	struct pcframe *f = &in->frames[in->nframes];
 	memset(f, 0, sizeof(*f));
+	f->record = record;
 	if (in->maps && leaksnap_maps_locate(in->maps, pc, &f->loc) && f->loc.module) {
 		f->mm = f->loc.module;
 		f->mod = mod_of(in, f->mm);
@@ -234,8 +244,8 @@ static void ingest_free(struct ingest *in)
 {
 	kit_table_free(&in->pcs, false);
 	kit_table_free(&in->mods, true);
-	kit_table_free(&in->stacks, false);
 	free(in->frames);
+	free(in->cache);
 }
 
 /* The frames not stored yet: symbolized and put. */
@@ -261,17 +271,18 @@ static int put_new_frames(struct leaksnap_store *s, struct ingest *in,
 	for (size_t i = 0; i < n; i++)
 		unknown += !known[i];
 	if (unknown && o->prefetch && o->resolve) {
-		/* the records' frames are indexed ahead, on threads */
-		size_t nr = leaksnap_snapshot_record_count(in->snap);
-		size_t *all = malloc((nr ? nr : 1) * sizeof(*all));
-		if (!all) {
+		/* the frames are indexed ahead, on threads: through a record
+		 * holding each (the first that did), each record once */
+		size_t *recs = malloc(unknown * sizeof(*recs)), nr = 0;
+		if (!recs) {
 			nomem(in);
 			goto out;
 		}
-		for (size_t i = 0; i < nr; i++)
-			all[i] = i;
-		o->prefetch(o->resolve_arg, all, nr);
-		free(all);
+		for (size_t i = 0; i < n; i++)
+			if (!known[i] && (nr == 0 || recs[nr - 1] != in->frames[i].record))
+				recs[nr++] = in->frames[i].record;
+		o->prefetch(o->resolve_arg, recs, nr);
+		free(recs);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct pcframe *f = &in->frames[i];
@@ -318,45 +329,104 @@ static uint64_t dump_number(const struct leaksnap_snapshot *snap, const char *so
 	return 0;
 }
 
-/* The records, each with its stack (put when new). */
+/* A record's stack, put once the records are: its id and the record
+ * whose frames it is. */
+struct newstack {
+	uint64_t id;
+	size_t record;
+};
+
+static int cmp_newstack(const void *a, const void *b)
+{
+	/* the order of the store's keys: the ids as SQLite's signed integers */
+	int64_t x = (int64_t)((const struct newstack *)a)->id;
+	int64_t y = (int64_t)((const struct newstack *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+/* The frame of @pc through a small direct-mapped cache (stacks share most
+ * of their PCs): its index, -1 when out of memory. */
+static long frame_cached(struct ingest *in, uint64_t pc, size_t record)
+{
+	struct pccache *c = &in->cache[(pc * 0x9e3779b97f4a7c15ULL) >> (64 - PC_CACHE_BITS)];
+	if (c->pc == pc + 1)
+		return (long)c->index;
+	long k = frame_of(in, pc, record);
+	if (k >= 0)
+		*c = (struct pccache){pc + 1, (size_t)k};
+	return k;
+}
+
+/* The id of a stack of @n frames whose ids come one by one: a multiply-
+ * rotate over the ids (themselves hashes), finalized. */
+static uint64_t stack_start(uint32_t n)
+{
+	return kit_mix64(0x737461636b000000ULL ^ n);
+}
+
+static uint64_t stack_step(uint64_t h, uint64_t frame_id)
+{
+	h ^= frame_id;
+	h = (h << 29) | (h >> 35);
+	return h * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The stacks of the records, each once, in key order (appended to the
+ * table, not scattered through it). */
+static int put_stacks(struct leaksnap_store *s, struct ingest *in, struct newstack *v, size_t n,
+		      size_t *nstacks)
+{
+	qsort(v, n, sizeof(*v), cmp_newstack);
+	uint64_t *ids = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	*nstacks = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (i && v[i].id == v[i - 1].id)
+			continue;
+		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(in->snap,
+										    v[i].record);
+		if (kit_grow((void **)&ids, &cap, r->frame_count ? r->frame_count : 1,
+			     sizeof(*ids))) {
+			rc = nomem(in);
+			break;
+		}
+		for (uint32_t f = 0; f < r->frame_count; f++)
+			ids[f] = in->frames[frame_cached(in, r->frames[f], v[i].record)].id;
+		struct leaksnap_store_stack st = {v[i].id, ids, r->frame_count};
+		rc = leaksnap_store_put_stacks(s, &st, 1, in->err);
+		(*nstacks)++;
+	}
+	free(ids);
+	return rc;
+}
+
+/* The records, with their stacks (put after them). */
 static int put_records(struct leaksnap_store *s, struct ingest *in, uint64_t snapshot_id,
 		       size_t *nstacks)
 {
 	size_t n = leaksnap_snapshot_record_count(in->snap);
-	uint64_t *ids = NULL;
-	size_t cap = 0;
+	struct newstack *stacks = malloc((n ? n : 1) * sizeof(*stacks));
 	struct leaksnap_store_record batch[256];
 	size_t nb = 0;
 	int rc = -1;
+	if (!stacks) {
+		nomem(in);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(in->snap, i);
-		if (kit_grow((void **)&ids, &cap, r->frame_count ? r->frame_count : 1,
-			     sizeof(*ids))) {
-			nomem(in);
-			goto out;
-		}
-		uint64_t h = sto_hash_u64(sto_hash_text(STO_HASH_START, "stack"), r->frame_count);
+		uint64_t h = stack_start(r->frame_count);
 		for (uint32_t f = 0; f < r->frame_count; f++) {
-			long k = frame_of(in, r->frames[f]);
+			long k = frame_cached(in, r->frames[f], i);
 			if (k < 0) {
 				nomem(in);
 				goto out;
 			}
-			ids[f] = in->frames[k].id;
-			h = sto_hash_u64(h, ids[f]);
+			h = stack_step(h, in->frames[k].id);
 		}
-		void **slot = kit_table_slot(&in->stacks, h, 0);
-		if (!slot) {
-			nomem(in);
-			goto out;
-		}
-		if (!*slot) {
-			*slot = in;
-			struct leaksnap_store_stack st = {h, ids, r->frame_count};
-			if (leaksnap_store_put_stacks(s, &st, 1, in->err))
-				goto out;
-			(*nstacks)++;
-		}
+		h = kit_mix64(h);
+		stacks[i] = (struct newstack){h, i};
 		batch[nb++] = (struct leaksnap_store_record){snapshot_id, i, h, r->size, r->count,
 							     r->unreachable, r->zygote};
 		if (nb == sizeof(batch) / sizeof(batch[0]) || i + 1 == n) {
@@ -365,9 +435,9 @@ static int put_records(struct leaksnap_store *s, struct ingest *in, uint64_t sna
 			nb = 0;
 		}
 	}
-	rc = 0;
+	rc = put_stacks(s, in, stacks, n, nstacks);
 out:
-	free(ids);
+	free(stacks);
 	return rc;
 }
 
@@ -407,6 +477,11 @@ int leaksnap_store_add_snapshot(struct leaksnap_store *s, const struct leaksnap_
 	row.unreachable_count = leaksnap_snapshot_unreachable_count(snap);
 	struct ingest in = {.snap = snap, .maps = maps, .err = err, .name = source};
 	int rc = -1;
+	in.cache = calloc((size_t)1 << PC_CACHE_BITS, sizeof(*in.cache));
+	if (!in.cache) {
+		nomem(&in);
+		goto out;
+	}
 	if (leaksnap_store_put_snapshot(s, &row, err) ||
 	    put_records(s, &in, row.id, &out->stacks))
 		goto out;

@@ -160,12 +160,29 @@ static const char *clickhouse_order(const struct sto_table *t)
 	return t->key;
 }
 
+/* A table keyed by one 64-bit id keeps it as its rowid (INTEGER PRIMARY
+ * KEY: rows written in key order are appended, the fast path); any other
+ * key makes a table WITHOUT ROWID. */
+static bool sqlite_rowid_key(const struct sto_table *t, size_t c)
+{
+	return strcmp(t->key, t->cols[c].name) == 0 &&
+	       (t->cols[c].type == STO_U64 || t->cols[c].type == STO_I64);
+}
+
 static void ddl_sqlite(struct out *o, const struct sto_table *t)
 {
+	bool rowid = false;
 	put(o, "CREATE TABLE %s (", t->name);
-	for (size_t c = 0; c < t->ncols; c++)
-		put(o, "%s %s NOT NULL, ", t->cols[c].name, sqlite_type(t->cols[c].type));
-	put(o, "PRIMARY KEY (%s)) WITHOUT ROWID;\n", t->key);
+	for (size_t c = 0; c < t->ncols; c++) {
+		bool key = sqlite_rowid_key(t, c);
+		rowid |= key;
+		put(o, "%s%s %s%s", c ? ", " : "", t->cols[c].name, sqlite_type(t->cols[c].type),
+		    key ? " PRIMARY KEY" : " NOT NULL");
+	}
+	if (rowid)
+		put(o, ");\n");
+	else
+		put(o, ", PRIMARY KEY (%s)) WITHOUT ROWID;\n", t->key);
 }
 
 static void ddl_clickhouse(struct out *o, const struct sto_table *t, const char *db)
