@@ -172,24 +172,26 @@ static bool sqlite_rowid_key(const struct sto_table *t, size_t c)
 static void ddl_sqlite(struct out *o, const struct sto_table *t)
 {
 	bool rowid = false;
-	put(o, "CREATE TABLE %s (", t->name);
+	for (size_t c = 0; c < t->ncols; c++)
+		rowid |= sqlite_rowid_key(t, c);
+	put(o, "CREATE TABLE %s (\n", t->name);
 	for (size_t c = 0; c < t->ncols; c++) {
 		bool key = sqlite_rowid_key(t, c);
-		rowid |= key;
-		put(o, "%s%s %s%s", c ? ", " : "", t->cols[c].name, sqlite_type(t->cols[c].type),
-		    key ? " PRIMARY KEY" : " NOT NULL");
+		put(o, "    %s %s%s%s\n", t->cols[c].name, sqlite_type(t->cols[c].type),
+		    key ? " PRIMARY KEY" : " NOT NULL", c + 1 < t->ncols || !rowid ? "," : "");
 	}
 	if (rowid)
 		put(o, ");\n");
 	else
-		put(o, ", PRIMARY KEY (%s)) WITHOUT ROWID;\n", t->key);
+		put(o, "    PRIMARY KEY (%s)\n) WITHOUT ROWID;\n", t->key);
 }
 
 static void ddl_clickhouse(struct out *o, const struct sto_table *t, const char *db)
 {
-	put(o, "CREATE TABLE IF NOT EXISTS %s.%s (", db, t->name);
+	put(o, "CREATE TABLE IF NOT EXISTS %s.%s (\n", db, t->name);
 	for (size_t c = 0; c < t->ncols; c++)
-		put(o, "%s%s %s", c ? ", " : "", t->cols[c].name, clickhouse_type(t->cols[c].type));
+		put(o, "    %s %s%s\n", t->cols[c].name, clickhouse_type(t->cols[c].type),
+		    c + 1 < t->ncols ? "," : "");
 	put(o, ") ENGINE = %s() ORDER BY (%s);\n",
 	    t->dedup == STO_ONCE ? "ReplacingMergeTree" : "MergeTree", clickhouse_order(t));
 }
@@ -197,7 +199,8 @@ static void ddl_clickhouse(struct out *o, const struct sto_table *t, const char 
 static void ddl_distributed(struct out *o, const struct sto_table *t, const char *db,
 			    const char *cluster)
 {
-	put(o, "CREATE TABLE IF NOT EXISTS %s.%s_all AS %s.%s ENGINE = Distributed(%s, %s, %s, %s);\n",
+	put(o, "CREATE TABLE IF NOT EXISTS %s.%s_all AS %s.%s\n"
+	       "    ENGINE = Distributed(%s, %s, %s, %s);\n",
 	    db, t->name, db, t->name, cluster, db, t->name, t->shard);
 }
 
@@ -209,6 +212,8 @@ size_t leaksnap_store_ddl(enum leaksnap_store_engine engine, const char *databas
 		buf[0] = '\0';
 	for (size_t i = 0; i < STO_TABLE_COUNT; i++) {
 		const struct sto_table *t = &sto_tables[i];
+		if (i)
+			put(&o, "\n");
 		if (engine == LEAKSNAP_STORE_SQLITE)
 			ddl_sqlite(&o, t);
 		else if (cluster)
@@ -217,7 +222,29 @@ size_t leaksnap_store_ddl(enum leaksnap_store_engine engine, const char *databas
 			ddl_clickhouse(&o, t, database);
 	}
 	if (engine == LEAKSNAP_STORE_SQLITE)
-		put(&o, "CREATE INDEX snapshots_run ON snapshots (run_id, time_ns, seq);\n");
+		put(&o, "\nCREATE INDEX snapshots_run ON snapshots (run_id, time_ns, seq);\n");
+	return o.len;
+}
+
+/* The columns of every table as docs/store.md lists them: a Markdown
+ * table per table, each column with its type on both engines. */
+size_t sto_doc_columns(char *buf, size_t size)
+{
+	struct out o = {buf, size, 0};
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < STO_TABLE_COUNT; i++) {
+		const struct sto_table *t = &sto_tables[i];
+		put(&o, "%s### `%s`: %s\n\n", i ? "\n" : "", t->name, t->doc);
+		put(&o, "Key: `%s`; %s; sharded by `%s`.\n\n", t->key,
+		    t->dedup == STO_ONCE ? "a row written again is kept once" : "rows are only added",
+		    t->shard);
+		put(&o, "| column | SQLite | ClickHouse | what |\n|---|---|---|---|\n");
+		for (size_t c = 0; c < t->ncols; c++)
+			put(&o, "| `%s` | %s | %s | %s |\n", t->cols[c].name,
+			    sqlite_type(t->cols[c].type), clickhouse_type(t->cols[c].type),
+			    t->cols[c].doc);
+	}
 	return o.len;
 }
 

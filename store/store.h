@@ -268,7 +268,8 @@ int leaksnap_store_row_count(struct leaksnap_store *s, const char *table, uint64
 
 /* The schema ---------------------------------------------------------------- */
 
-/* The DDL of @engine's tables, one statement a line, each ending ";":
+/* The DDL of @engine's tables, each statement ending ";\n", a blank line
+ * between them:
  * SQLite's CREATE TABLE statements, ClickHouse's MergeTree tables in
  * @database, or with @cluster non-NULL, ClickHouse's Distributed tables
  * over them (TABLE_all, sharded).  Into @buf (@size bytes); returns the

@@ -54,6 +54,9 @@ const struct sto_table *sto_table_named(const char *name);
  * ?1..?N: INSERT OR IGNORE for STO_ONCE tables.  Into @buf. */
 size_t sto_sqlite_insert(const struct sto_table *t, char *buf, size_t size);
 
+/* The columns of every table as docs/store.md lists them (Markdown). */
+size_t sto_doc_columns(char *buf, size_t size);
+
 /* Upgrades: the statements that take a store of version @from to @from + 1
  * (SQLite), NULL-terminated; NULL when there is no such step. */
 const char *const *sto_sqlite_upgrade(unsigned from);
