@@ -553,7 +553,7 @@ $(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) tests/fuzz/replay.c
 # Every test program waits for the tests' packages (cmocka, the peers).
 $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
 tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
-	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
+	$(B)/bench/gendump $(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests
 	$(Q)sh tests/run-all.sh $(B)

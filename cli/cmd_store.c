@@ -1,11 +1,13 @@
 /* leaksnap store: heap snapshots into a store (store/), each run in one
  * write, each new frame symbolized once as 'leaksnap symbolize' would. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "kit.h"
 #include "store.h"
 
 static const char store_usage[] =
@@ -158,9 +160,31 @@ struct session {
 	bool in_run;
 	uint64_t run_id;
 	int status;
+	/* the lines of the run in progress, said once it is committed */
+	char *said;
+	size_t nsaid, capsaid;
 };
 
-/* The run in progress, committed: -1 (said) when it could not be. */
+/* A line about a DUMP of the run in progress, kept until it is committed:
+ * -1 (said) when out of memory. */
+static int say(struct session *ss, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int say(struct session *ss, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || kit_grow((void **)&ss->said, &ss->capsaid, ss->nsaid + (size_t)n + 1, 1))
+		return cli_fail(NULL, "out of memory");
+	va_start(ap, fmt);
+	vsnprintf(ss->said + ss->nsaid, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	ss->nsaid += (size_t)n;
+	return 0;
+}
+
+/* The run in progress, committed, and its lines said: -1 (said) when it
+ * could not be. */
 static int commit(struct session *ss)
 {
 	struct leaksnap_error err;
@@ -169,6 +193,8 @@ static int commit(struct session *ss)
 	ss->in_run = false;
 	if (leaksnap_store_run_commit(ss->st, &err) != 0)
 		return cli_fail_error(&err);
+	fwrite(ss->said, 1, ss->nsaid, stdout);
+	ss->nsaid = 0;
 	return 0;
 }
 
@@ -218,13 +244,12 @@ static int store_one(struct session *ss, const char *path)
 	if (cli_symctx_status(y.sc) != EXIT_OK)
 		ss->status = EXIT_ERROR;
 	if (added.duplicate)
-		printf("%s: already stored\n", path);
+		rc = say(ss, "%s: already stored\n", path);
 	else
-		printf("%s: stored %zu record%s (%zu stack%s, %zu new frame%s)\n", path,
-		       added.records, added.records == 1 ? "" : "s", added.stacks,
-		       added.stacks == 1 ? "" : "s", added.new_frames,
-		       added.new_frames == 1 ? "" : "s");
-	rc = 0;
+		rc = say(ss, "%s: stored %zu record%s (%zu stack%s, %zu new frame%s)\n", path,
+			 added.records, added.records == 1 ? "" : "s", added.stacks,
+			 added.stacks == 1 ? "" : "s", added.new_frames,
+			 added.new_frames == 1 ? "" : "s");
 out:
 	cli_symctx_free(y.sc);
 	leaksnap_maps_free(maps);
@@ -241,7 +266,8 @@ int cmd_store(int argc, char **argv)
 		return rc == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
 	}
 	struct leaksnap_error err;
-	struct session ss = {&o, leaksnap_store_open(o.db, NULL, &err), false, 0, EXIT_OK};
+	struct session ss = {&o, leaksnap_store_open(o.db, NULL, &err), false, 0, EXIT_OK,
+			     NULL, 0, 0};
 	if (!ss.st) {
 		cli_fail_error(&err);
 		opts_free(&o);
@@ -255,6 +281,7 @@ int cmd_store(int argc, char **argv)
 		status = EXIT_ERROR;
 	leaksnap_store_run_abort(ss.st);
 	leaksnap_store_close(ss.st);
+	free(ss.said);
 	opts_free(&o);
 	if (status == EXIT_OK)
 		status = ss.status;
