@@ -669,7 +669,7 @@ install: all
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 docs/man/leaksnap-attach.1 \
-		$(DESTDIR)$(MANDIR)/man1/
+		docs/man/leaksnap-store.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/man/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 docs/man/libleakhook.7 $(DESTDIR)$(MANDIR)/man7/
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
@@ -685,7 +685,7 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \
-		$(DESTDIR)$(MANDIR)/man1/leaksnap-attach.1 \
+		$(DESTDIR)$(MANDIR)/man1/leaksnap-attach.1 $(DESTDIR)$(MANDIR)/man1/leaksnap-store.1 \
 		$(DESTDIR)$(MANDIR)/man5/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man7/libleakhook.7 \
 		$(DESTDIR)$(BASHCOMPDIR)/leaksnap $(DESTDIR)$(BASHCOMPDIR)/leakdiff \
 		$(DESTDIR)$(ZSHCOMPDIR)/_leaksnap

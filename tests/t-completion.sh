@@ -52,8 +52,8 @@ comp() { # WANT WORD...: the candidates are exactly WANT
 	[ -s "$w/err" ] && fail "'$*': stderr: $(cat "$w/err")"
 	[ "$have" = "$want" ] || fail "'$*': offered '$have', expected '$want'"
 }
-comp "adb addr2line attach convert diff maps record show symbolize" leaksnap ''
-comp "show symbolize" leaksnap s
+comp "adb addr2line attach convert diff maps record show store symbolize" leaksnap ''
+comp "show store symbolize" leaksnap s
 comp "--help --version" leaksnap --
 comp "--help --version -h" leaksnap -
 comp "function module site stack" leakdiff --by ''
@@ -87,6 +87,9 @@ comp "--detach --dump" leaksnap attach 123 --d
 comp "libhook.so syms" leaksnap attach 123 --lib ''
 comp "auto dwarf fp" leaksnap attach --unwind ''
 comp "" leaksnap attach 123 --libs ''
+comp "a.dump b.maps libhook.so syms" leaksnap store --db ''
+comp "" leaksnap store --label ''
+comp "--db --debuginfod" leaksnap store --d
 
 # In step with --help: every option a command's --help prints is offered
 # (for adb: by one of its actions), and every option offered is in --help
@@ -100,7 +103,7 @@ offered() { # WORD...: the options offered after WORD... (one per line)
 		tr ' ' '\n' | grep -v '^$'
 }
 bs=$(printf '\b')
-for p in leaksnap.1 leakdiff.1 leaksnap-attach.1; do
+for p in leaksnap.1 leakdiff.1 leaksnap-attach.1 leaksnap-store.1; do
 	mandoc -T ascii "$top/docs/man/$p" | sed "s/.$bs//g" |
 		grep -o -E -e '(^|[^A-Za-z0-9-])--?[A-Za-z0-9][a-z0-9-]*' | sed 's/^[^-]*//' | sort -u >"$w/$p.opts"
 done
@@ -126,7 +129,7 @@ for c in $cmds; do
 	"$bin/leaksnap" "$c" --help >"$w/$c.help" 2>&1 || fail "leaksnap $c --help"
 	m=leaksnap.1.opts
 	[ "$c" = diff ] && m=leakdiff.1.opts
-	# a command with a page of its own (leaksnap-attach(1))
+	# a command with a page of its own (leaksnap-attach(1), leaksnap-store(1))
 	[ -f "$top/docs/man/leaksnap-$c.1" ] && m=leaksnap-$c.1.opts
 	check "leaksnap $c" "$w/$c.help" "$w/$m" leaksnap "$c"
 done
@@ -195,7 +198,7 @@ ZSH
 		done
 		fail "zsh: '$2': offered '$have', expected '$1'"
 	}
-	zcomp "adb addr2line attach convert diff maps record show symbolize" 'leaksnap '
+	zcomp "adb addr2line attach convert diff maps record show store symbolize" 'leaksnap '
 	zcomp "function module site stack" 'leaksnap diff --by '
 	zcomp "site stack" 'leakdiff --by s'
 	zcomp "android-text leaksnap pprof" 'leaksnap convert --to '

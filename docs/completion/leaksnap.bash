@@ -24,6 +24,7 @@ _leaksnap_opts()
 		"-j --json -h --help $debuginfod" ;;
 	attach) echo "--libs --frames --unwind --out --interval --reachability --dump --detach" \
 		"--lib -h --help" ;;
+	store) echo "--db -l --label -s --symbols --no-adjust $debuginfod -h --help" ;;
 	adb)
 		case $2 in
 		enable) echo "--malloc-debug --hook --frames -h --help" ;;
@@ -53,7 +54,7 @@ _leaksnap()
 				COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W 'show maps convert record diff symbolize
-					addr2line attach adb' -- "$cur"))
+					addr2line attach adb store' -- "$cur"))
 			fi
 			return
 		fi
@@ -87,7 +88,7 @@ _leaksnap()
 		# adb: a directory; record, attach: a dump prefix (a path)
 		if [[ $cmd == adb ]]; then _filedir -d; else _filedir; fi
 		return ;;
-	--maps | --suppressions | --html | --pprof | -e | --exe)
+	--maps | --suppressions | --html | --pprof | -e | --exe | --db)
 		_filedir
 		return ;;
 	--hook | --lib)
@@ -95,7 +96,7 @@ _leaksnap()
 		return ;;
 	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
 		--interval | --count | \
-		--pid | --skip | --rewrite-prefix | --only | --libs)
+		--pid | --skip | --rewrite-prefix | --only | --libs | -l | --label)
 		return ;;
 	esac
 
