@@ -604,6 +604,7 @@ bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck
 	$(Q)sh bench/reach.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
+	$(Q)sh bench/store.sh $(B)
 
 # Fuzzing --------------------------------------------------------------------
 FUZZ_SECONDS ?= 60
