@@ -3,6 +3,7 @@
  * identity, rel_pc) and hashed into a frame id, each record's frame ids
  * into a stack id, and the frames the store does not know yet symbolized
  * once, through the caller's resolver. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,7 +173,7 @@ struct pcframe {
 #define PC_CACHE_BITS 16
 struct pccache {
 	uint64_t pc;      /* the PC + 1; 0: empty */
-	size_t index;
+	uint64_t id;      /* its frame's id */
 };
 
 struct ingest {
@@ -236,6 +237,8 @@ static long frame_of(struct ingest *in, uint64_t pc, size_t record)
 		f->rel_pc = pc;
 		f->id = sto_hash_u64(sto_hash_text(STO_HASH_START, "none"), pc);
 	}
+	if (f->id == 0)
+		f->id = 1; /* (0 means "none" to the cache) */
 	*slot = (void *)(uintptr_t)(in->nframes + 1);
 	return (long)in->nframes++;
 }
@@ -344,17 +347,19 @@ static int cmp_newstack(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The frame of @pc through a small direct-mapped cache (stacks share most
- * of their PCs): its index, -1 when out of memory. */
-static long frame_cached(struct ingest *in, uint64_t pc, size_t record)
+/* The id of the frame of @pc (first met in record @record) through a
+ * small direct-mapped cache: stacks share most of their PCs.  0 when out
+ * of memory (no frame id is 0: see frame_of). */
+static uint64_t frame_id_cached(struct ingest *in, uint64_t pc, size_t record)
 {
 	struct pccache *c = &in->cache[(pc * 0x9e3779b97f4a7c15ULL) >> (64 - PC_CACHE_BITS)];
 	if (c->pc == pc + 1)
-		return (long)c->index;
+		return c->id;
 	long k = frame_of(in, pc, record);
-	if (k >= 0)
-		*c = (struct pccache){pc + 1, (size_t)k};
-	return k;
+	if (k < 0)
+		return 0;
+	*c = (struct pccache){pc + 1, in->frames[k].id};
+	return c->id;
 }
 
 /* The id of a stack of @n frames whose ids come one by one: a multiply-
@@ -371,72 +376,225 @@ static uint64_t stack_step(uint64_t h, uint64_t frame_id)
 	return h * 0x9e3779b97f4a7c15ULL;
 }
 
+/* The writer ---------------------------------------------------------------------
+ * Rows are written on a thread of their own while the next ones are made:
+ * hashing a million records and writing them overlap.  The store's
+ * connection is the writer's alone until it is joined. */
+
+#define BATCH_ROWS 4096
+#define BATCHES 4
+
+struct batch {
+	bool stacks;            /* stacks, else records */
+	size_t n;
+	struct leaksnap_store_record rec[BATCH_ROWS];
+	struct leaksnap_store_stack st[BATCH_ROWS];
+	uint64_t *ids;          /* the stacks' frame ids */
+	size_t nids, capids;
+};
+
+struct writer {
+	struct leaksnap_store *s;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *full[BATCHES], *empty[BATCHES];
+	size_t nfull, nempty, head;
+	bool done, failed;
+	struct leaksnap_error err;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (w->nfull == 0 && !w->done)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->nfull == 0)
+			break;
+		struct batch *b = w->full[w->head];
+		w->head = (w->head + 1) % BATCHES;
+		w->nfull--;
+		bool failed = w->failed;
+		pthread_mutex_unlock(&w->mu);
+		struct leaksnap_error e;
+		int rc = 0;
+		if (!failed && b->stacks)
+			rc = leaksnap_store_put_stacks(w->s, b->st, b->n, &e);
+		else if (!failed)
+			rc = leaksnap_store_put_records(w->s, b->rec, b->n, &e);
+		pthread_mutex_lock(&w->mu);
+		if (rc && !w->failed) {
+			w->failed = true;
+			w->err = e;
+		}
+		w->empty[w->nempty++] = b;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static int writer_start(struct writer *w, struct leaksnap_store *s, struct ingest *in)
+{
+	memset(w, 0, sizeof(*w));
+	w->s = s;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	for (size_t i = 0; i < BATCHES; i++) {
+		struct batch *b = calloc(1, sizeof(*b));
+		if (!b)
+			return nomem(in);
+		w->empty[w->nempty++] = b;
+	}
+	if (pthread_create(&w->thread, NULL, writer_main, w) != 0)
+		return kit_error(in->err, LEAKSNAP_ERR_NOMEM, in->name, "cannot start a thread");
+	w->started = true;
+	return 0;
+}
+
+/* An empty batch to fill (waiting for one); NULL once the writer failed. */
+static struct batch *writer_batch(struct writer *w, bool stacks)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->nempty == 0 && !w->failed)
+		pthread_cond_wait(&w->cv, &w->mu);
+	struct batch *b = w->failed ? NULL : w->empty[--w->nempty];
+	pthread_mutex_unlock(&w->mu);
+	if (b) {
+		b->stacks = stacks;
+		b->n = 0;
+		b->nids = 0;
+	}
+	return b;
+}
+
+static void writer_submit(struct writer *w, struct batch *b)
+{
+	pthread_mutex_lock(&w->mu);
+	w->full[(w->head + w->nfull) % BATCHES] = b;
+	w->nfull++;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Wait for every batch to be written and end the thread: 0, or -1 with
+ * the first error the writer met in @err (unless @err has one). */
+static int writer_finish(struct writer *w, struct leaksnap_error *err)
+{
+	if (w->started) {
+		pthread_mutex_lock(&w->mu);
+		w->done = true;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+		w->started = false;
+	}
+	for (size_t i = 0; i < w->nempty; i++) {
+		free(w->empty[i]->ids);
+		free(w->empty[i]);
+	}
+	w->nempty = 0;
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	if (!w->failed)
+		return 0;
+	if (err->code == LEAKSNAP_OK)
+		*err = w->err;
+	return -1;
+}
+
+/* A batch of stacks to the writer, their frame lists pointed into its
+ * pool now that it no longer moves. */
+static void submit_stacks(struct writer *w, struct batch *b)
+{
+	size_t at = 0;
+	for (size_t k = 0; k < b->n; k++) {
+		b->st[k].frames = b->ids + at;
+		at += b->st[k].frame_count;
+	}
+	writer_submit(w, b);
+}
+
 /* The stacks of the records, each once, in key order (appended to the
  * table, not scattered through it). */
-static int put_stacks(struct leaksnap_store *s, struct ingest *in, struct newstack *v, size_t n,
+static int put_stacks(struct writer *w, struct ingest *in, struct newstack *v, size_t n,
 		      size_t *nstacks)
 {
 	qsort(v, n, sizeof(*v), cmp_newstack);
-	uint64_t *ids = NULL;
-	size_t cap = 0;
-	int rc = 0;
 	*nstacks = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	struct batch *b = NULL;
+	for (size_t i = 0; i < n; i++) {
 		if (i && v[i].id == v[i - 1].id)
 			continue;
 		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(in->snap,
 										    v[i].record);
-		if (kit_grow((void **)&ids, &cap, r->frame_count ? r->frame_count : 1,
-			     sizeof(*ids))) {
-			rc = nomem(in);
-			break;
+		if (b && (b->n == BATCH_ROWS || b->nids + r->frame_count > 8 * BATCH_ROWS)) {
+			submit_stacks(w, b);
+			b = NULL;
 		}
+		if (!b && !(b = writer_batch(w, true)))
+			return -1;
+		if (kit_grow((void **)&b->ids, &b->capids, b->nids + r->frame_count + 1,
+			     sizeof(*b->ids))) {
+			submit_stacks(w, b);
+			return nomem(in);
+		}
+		uint64_t *ids = b->ids + b->nids;
 		for (uint32_t f = 0; f < r->frame_count; f++)
-			ids[f] = in->frames[frame_cached(in, r->frames[f], v[i].record)].id;
-		struct leaksnap_store_stack st = {v[i].id, ids, r->frame_count};
-		rc = leaksnap_store_put_stacks(s, &st, 1, in->err);
+			ids[f] = frame_id_cached(in, r->frames[f], v[i].record);
+		b->nids += r->frame_count;
+		b->st[b->n++] = (struct leaksnap_store_stack){v[i].id, NULL, r->frame_count};
 		(*nstacks)++;
 	}
-	free(ids);
-	return rc;
+	if (b)
+		submit_stacks(w, b);
+	return 0;
 }
 
-/* The records, with their stacks (put after them). */
+/* The records, with their stacks (put after them), through the writer. */
 static int put_records(struct leaksnap_store *s, struct ingest *in, uint64_t snapshot_id,
 		       size_t *nstacks)
 {
 	size_t n = leaksnap_snapshot_record_count(in->snap);
 	struct newstack *stacks = malloc((n ? n : 1) * sizeof(*stacks));
-	struct leaksnap_store_record batch[256];
-	size_t nb = 0;
-	int rc = -1;
-	if (!stacks) {
-		nomem(in);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
+	struct writer w;
+	if (!stacks)
+		return nomem(in);
+	int rc = writer_start(&w, s, in);
+	struct batch *b = NULL;
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(in->snap, i);
 		uint64_t h = stack_start(r->frame_count);
 		for (uint32_t f = 0; f < r->frame_count; f++) {
-			long k = frame_cached(in, r->frames[f], i);
-			if (k < 0) {
-				nomem(in);
-				goto out;
+			uint64_t id = frame_id_cached(in, r->frames[f], i);
+			if (id == 0) {
+				rc = nomem(in);
+				break;
 			}
-			h = stack_step(h, in->frames[k].id);
+			h = stack_step(h, id);
 		}
 		h = kit_mix64(h);
 		stacks[i] = (struct newstack){h, i};
-		batch[nb++] = (struct leaksnap_store_record){snapshot_id, i, h, r->size, r->count,
-							     r->unreachable, r->zygote};
-		if (nb == sizeof(batch) / sizeof(batch[0]) || i + 1 == n) {
-			if (leaksnap_store_put_records(s, batch, nb, in->err))
-				goto out;
-			nb = 0;
+		if (!b && !(b = writer_batch(&w, false))) {
+			rc = -1;
+			break;
+		}
+		b->rec[b->n++] = (struct leaksnap_store_record){snapshot_id, i, h, r->size, r->count,
+								r->unreachable, r->zygote};
+		if (b->n == BATCH_ROWS) {
+			writer_submit(&w, b);
+			b = NULL;
 		}
 	}
-	rc = put_stacks(s, in, stacks, n, nstacks);
-out:
+	if (b)
+		writer_submit(&w, b);
+	if (rc == 0)
+		rc = put_stacks(&w, in, stacks, n, nstacks);
+	if (writer_finish(&w, in->err))
+		rc = -1;
 	free(stacks);
 	return rc;
 }

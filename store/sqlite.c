@@ -5,12 +5,14 @@
  * bound as a parameter; the only names put in statements are the schema's
  * own. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "store_internal.h"
 
@@ -260,14 +262,25 @@ struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_stor
 	}
 	q->base = (struct sto_backend){&sq_ops, LEAKSNAP_STORE_SQLITE, 0, q->path};
 	struct stat sb;
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+	bool exists = stat(path, &sb) == 0;
+	if (exists && S_ISDIR(sb.st_mode)) {
 		kit_error(err, LEAKSNAP_ERR_IO, path, "is a directory, not a store");
 		goto fail;
 	}
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+	if (exists && !S_ISREG(sb.st_mode)) {
 		kit_error(err, LEAKSNAP_ERR_FORMAT, path, "not a leaksnap store (not a file)");
 		goto fail;
 	}
+	/* The file opened for writing (made, when new) by the system first:
+	 * its errno says why a location cannot be written, where SQLite's
+	 * fallback to reading would say something else. */
+	int fd = open(path, O_RDWR | O_CLOEXEC | (o->no_create ? 0 : O_CREAT), 0666);
+	if (fd < 0) {
+		kit_error(err, LEAKSNAP_ERR_IO, path, "cannot %s the store: %s",
+			  exists ? "write" : "create", strerror(errno));
+		goto fail;
+	}
+	close(fd);
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o->no_create ? 0 : SQLITE_OPEN_CREATE);
 	int rc = sqlite3_open_v2(path, &q->db, flags, NULL);
 	if (rc != SQLITE_OK) {

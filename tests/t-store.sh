@@ -165,17 +165,22 @@ cp "$w/s.db" "$w/newer.db"
 expect_error "newer schema" \
 	"leaksnap: $w/newer.db: schema version 2 is newer than this leaksnap's (1): a newer leaksnap wrote it" \
 	--db "$w/newer.db" m.$pid.0001.dump
-expect_error "read-only location" \
-	"leaksnap: /proc/leaksnap.db: cannot open the store: No such file or directory" \
-	--db /proc/leaksnap.db m.$pid.0001.dump
+if [ -d /sys/kernel ]; then # (sysfs: no file is made there, even by root)
+	expect_error "read-only location" \
+		"leaksnap: /sys/kernel/leaksnap.db: cannot create the store: Permission denied" \
+		--db /sys/kernel/leaksnap.db m.$pid.0001.dump
+fi
+expect_error "no such directory" \
+	"leaksnap: $w/none/s.db: cannot create the store: No such file or directory" \
+	--db "$w/none/s.db" m.$pid.0001.dump
 expect_error "a directory" "leaksnap: $w: is a directory, not a store" --db "$w" m.$pid.0001.dump
 if [ "$(id -u)" != 0 ]; then
 	mkdir "$w/ro" && chmod 555 "$w/ro"
 	expect_error "read-only directory" \
-		"leaksnap: $w/ro/s.db: cannot open the store: Permission denied" \
+		"leaksnap: $w/ro/s.db: cannot create the store: Permission denied" \
 		--db "$w/ro/s.db" m.$pid.0001.dump
 	cp "$w/s.db" "$w/ro.db" && chmod 444 "$w/ro.db"
-	expect_error "read-only file" "leaksnap: $w/ro.db: read-only: cannot write the store" \
+	expect_error "read-only file" "leaksnap: $w/ro.db: cannot write the store: Permission denied" \
 		--db "$w/ro.db" m.$pid.0001.dump
 fi
 head -c 200 m.$pid.0002.dump >"$w/cut.dump"

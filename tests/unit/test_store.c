@@ -226,7 +226,20 @@ static void test_refused(void **state)
 		       "not a leaksnap store (a SQLite database without its tables)");
 	expect_refused(dir, LEAKSNAP_ERR_IO, "is a directory, not a store");
 	expect_refused("/proc/leaksnap-no-store.db", LEAKSNAP_ERR_IO,
-		       "cannot open the store: No such file or directory");
+		       "cannot create the store: No such file or directory");
+	char missing[128];
+	snprintf(missing, sizeof(missing), "%s/no/such/dir.db", dir);
+	expect_refused(missing, LEAKSNAP_ERR_IO, "cannot create the store: No such file or directory");
+	struct stat sb;
+	if (stat("/sys/kernel", &sb) == 0) /* (sysfs: no file is made there, even by root) */
+		expect_refused("/sys/kernel/leaksnap.db", LEAKSNAP_ERR_IO,
+			       "cannot create the store: Permission denied");
+	if (getuid() != 0) {
+		const char *ro = path_in("ro.db");
+		leaksnap_store_close(open_ok(ro));
+		assert_int_equal(chmod(ro, 0444), 0);
+		expect_refused(ro, LEAKSNAP_ERR_IO, "cannot write the store: Permission denied");
+	}
 	struct leaksnap_error err;
 	assert_null(leaksnap_store_open("clickhouse://127.0.0.1/db", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
