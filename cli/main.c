@@ -15,6 +15,7 @@ static const struct cmd cmds[] = {
 	{"attach", cmd_attach, "load the in-app hook into a running process and start it"},
 	{"adb", cmd_adb, "take heap snapshots and symbol files from an Android device"},
 	{"store", cmd_store, "keep heap snapshots in a store (SQLite) across runs and builds"},
+	{"history", cmd_history, "the runs of a store, build by build, with their suspects"},
 	{NULL, NULL, NULL},
 };
 

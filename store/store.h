@@ -266,6 +266,52 @@ int leaksnap_store_frame(struct leaksnap_store *s, uint64_t id, leaksnap_store_f
 int leaksnap_store_row_count(struct leaksnap_store *s, const char *table, uint64_t *n,
 			     struct leaksnap_error *err);
 
+/* History ------------------------------------------------------------------ */
+
+/* One row of a history: the runs of one build (or of one value of another
+ * label, or one run), oldest first. */
+struct leaksnap_store_suspect {
+	const char *const *chain; /* the first functions outside allocation
+				   * wrappers, innermost first */
+	size_t chain_len;
+	int64_t growth;           /* bytes its stacks grew by within the runs */
+	bool is_new;              /* not a suspect of the row before */
+};
+
+struct leaksnap_store_history_row {
+	const char *key;          /* the label's value ("" when the runs have none),
+				   * or the run's id in hex */
+	size_t runs;
+	uint64_t first_time_ns;   /* its first snapshot's */
+	uint64_t memory;          /* bytes live at each run's last snapshot, summed */
+	int64_t growth;           /* last - first snapshot of each run, summed */
+	uint64_t definite;        /* unreachable bytes at the last snapshots */
+	const struct leaksnap_store_suspect *suspects; /* the largest growth first */
+	size_t suspect_count;
+	const struct leaksnap_store_suspect *gone;     /* the row before's, not here */
+	size_t gone_count;
+};
+
+struct leaksnap_store_history_opts {
+	size_t sz;
+	const char *by;           /* a label's key, or "run"; NULL: "build" */
+	const struct leaksnap_store_label *where; /* runs with each of these labels */
+	size_t where_count;
+	size_t last;              /* only the newest N rows; 0: all */
+	size_t suspects;          /* per row; 0: 3 */
+};
+
+struct leaksnap_store_history;
+
+/* The history of @s as @opts ask; NULL with @err filled. */
+struct leaksnap_store_history *leaksnap_store_history_new(
+	struct leaksnap_store *s, const struct leaksnap_store_history_opts *opts,
+	struct leaksnap_error *err);
+void leaksnap_store_history_free(struct leaksnap_store_history *h);
+size_t leaksnap_store_history_count(const struct leaksnap_store_history *h);
+const struct leaksnap_store_history_row *leaksnap_store_history_row(
+	const struct leaksnap_store_history *h, size_t i);
+
 /* The schema ---------------------------------------------------------------- */
 
 /* The DDL of @engine's tables, each statement ending ";\n", a blank line

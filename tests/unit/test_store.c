@@ -433,6 +433,133 @@ static void test_hostile_strings(void **state)
 	leaksnap_store_close(s);
 }
 
+/* History ------------------------------------------------------------------------ */
+
+/* Frame @id named @fn (in module m.so at @id). */
+static void put_frame(struct leaksnap_store *s, uint64_t id, const char *fn)
+{
+	struct leaksnap_error err;
+	struct leaksnap_store_symbol y = {fn, "x.c", 1, 1, false};
+	struct leaksnap_store_frame f = {id, "/lib/m.so", "", id, &y, 1};
+	assert_int_equal(leaksnap_store_put_frames(s, &f, 1, &err), 0);
+}
+
+/* A run of two snapshots (times @t, @t + 1): stacks @a (bytes @a0 then
+ * @a1), @b (0 then @b1). */
+static void put_run(struct leaksnap_store *s, uint64_t run_id, const char *build, const char *test,
+		    uint64_t t, uint64_t a, uint64_t a0, uint64_t a1, uint64_t b, uint64_t b1)
+{
+	struct leaksnap_error err;
+	struct leaksnap_store_label labels[] = {{"build", build}, {"test", test}};
+	struct leaksnap_store_run run = {.id = run_id, .pid = 1, .start = "", .exe = "/bin/x",
+					 .build_id = "", .cmdline = "", .labels = labels,
+					 .label_count = 2};
+	assert_int_equal(leaksnap_store_run_begin(s, &run, &err), 0);
+	for (uint64_t k = 0; k < 2; k++) {
+		struct leaksnap_store_snapshot snap = {.id = run_id * 10 + k, .run_id = run_id,
+						       .source = "d", .time_ns = t + k,
+						       .total_bytes = k ? a1 + b1 : a0};
+		assert_int_equal(leaksnap_store_put_snapshot(s, &snap, &err), 0);
+		struct leaksnap_store_record r[2] = {{snap.id, 0, a, k ? a1 : a0, 1, 0, false},
+						     {snap.id, 1, b, b1, 1, 0, false}};
+		assert_int_equal(leaksnap_store_put_records(s, r, k ? 2 : 1, &err), 0);
+	}
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+}
+
+static void expect_chain(const struct leaksnap_store_suspect *x, const char *want, int64_t growth,
+			 bool is_new)
+{
+	char got[256] = "";
+	for (size_t i = 0; i < x->chain_len; i++) {
+		strcat(got, i ? " < " : "");
+		strcat(got, x->chain[i]);
+	}
+	assert_string_equal(got, want);
+	assert_int_equal(x->growth, growth);
+	assert_int_equal(x->is_new, is_new);
+}
+
+static void test_history(void **state)
+{
+	(void)state;
+	struct leaksnap_store *s = open_ok(path_in("history.db"));
+	struct leaksnap_error err;
+	struct leaksnap_store_run r0 = {.id = 99, .pid = 1, .start = "", .exe = "", .build_id = "",
+					.cmdline = ""};
+	assert_int_equal(leaksnap_store_run_begin(s, &r0, &err), 0);
+	put_frame(s, 1, "malloc");
+	put_frame(s, 2, "leak_a");
+	put_frame(s, 3, "main");
+	put_frame(s, 4, "leak_b");
+	put_frame(s, 5, "operator new(unsigned long)");
+	put_frame(s, 6, "leak_c");
+	static const uint64_t x[] = {1, 2, 3}, y[] = {4, 3}, z[] = {5, 6, 3};
+	struct leaksnap_store_stack st[] = {{100, x, 3}, {200, y, 2}, {300, z, 3}};
+	assert_int_equal(leaksnap_store_put_stacks(s, st, 3, &err), 0);
+	leaksnap_store_run_abort(s); /* (a run with no snapshot: nothing stays) */
+	assert_int_equal(rows(s, "frames"), 0);
+	assert_int_equal(leaksnap_store_run_begin(s, &r0, &err), 0);
+	for (uint64_t i = 1; i <= 6; i++)
+		put_frame(s, i, (const char *[]){"", "malloc", "leak_a", "main", "leak_b",
+						 "operator new(unsigned long)", "leak_c"}[i]);
+	assert_int_equal(leaksnap_store_put_stacks(s, st, 3, &err), 0);
+	struct leaksnap_store_snapshot none = {.id = 5, .run_id = 99, .source = "d", .time_ns = 1};
+	assert_int_equal(leaksnap_store_put_snapshot(s, &none, &err), 0); /* build "": a row */
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+	put_run(s, 1, "1", "t", 10, 100, 100, 300, 200, 50);
+	put_run(s, 2, "2", "u", 20, 100, 100, 100, 300, 500);
+
+	struct leaksnap_store_history *h = leaksnap_store_history_new(s, NULL, &err);
+	assert_non_null(h);
+	assert_int_equal(leaksnap_store_history_count(h), 3);
+	const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, 0);
+	assert_string_equal(r->key, "");
+	assert_int_equal(r->suspect_count, 0);
+	r = leaksnap_store_history_row(h, 1);
+	assert_string_equal(r->key, "1");
+	assert_int_equal(r->runs, 1);
+	assert_int_equal(r->first_time_ns, 10);
+	assert_int_equal(r->memory, 350);
+	assert_int_equal(r->growth, 250);
+	assert_int_equal(r->suspect_count, 2);
+	expect_chain(&r->suspects[0], "leak_a < main", 200, true); /* (malloc passed over) */
+	expect_chain(&r->suspects[1], "leak_b < main", 50, true);
+	r = leaksnap_store_history_row(h, 2);
+	assert_string_equal(r->key, "2");
+	assert_int_equal(r->growth, 500);
+	assert_int_equal(r->suspect_count, 1);
+	expect_chain(&r->suspects[0], "leak_c < main", 500, true);
+	assert_int_equal(r->gone_count, 2);
+	expect_chain(&r->gone[0], "leak_a < main", 200, false);
+	expect_chain(&r->gone[1], "leak_b < main", 50, false);
+	assert_null(leaksnap_store_history_row(h, 3));
+	leaksnap_store_history_free(h);
+
+	/* --where test=t, --last 1, --by test */
+	struct leaksnap_store_label w = {"test", "t"};
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o1, .where = &w, .where_count = 1);
+	h = leaksnap_store_history_new(s, &o1, &err);
+	assert_int_equal(leaksnap_store_history_count(h), 1);
+	assert_string_equal(leaksnap_store_history_row(h, 0)->key, "1");
+	leaksnap_store_history_free(h);
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o2, .last = 1, .suspects = 1);
+	h = leaksnap_store_history_new(s, &o2, &err);
+	assert_int_equal(leaksnap_store_history_count(h), 1);
+	r = leaksnap_store_history_row(h, 0);
+	assert_string_equal(r->key, "2");
+	assert_int_equal(r->gone_count, 1); /* the row before's one suspect */
+	expect_chain(&r->gone[0], "leak_a < main", 200, false);
+	leaksnap_store_history_free(h);
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o3, .by = "test");
+	h = leaksnap_store_history_new(s, &o3, &err);
+	assert_int_equal(leaksnap_store_history_count(h), 3);
+	assert_string_equal(leaksnap_store_history_row(h, 1)->key, "t");
+	assert_string_equal(leaksnap_store_history_row(h, 2)->key, "u");
+	leaksnap_store_history_free(h);
+	leaksnap_store_close(s);
+}
+
 /* The DDL -------------------------------------------------------------------- */
 
 /* The text of docs/store.md between "<!-- NAME -->" and
@@ -504,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_same_dump_twice),
 		cmocka_unit_test(test_abort_leaves_nothing),
 		cmocka_unit_test(test_hostile_strings),
+		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_ddl_documented),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
