@@ -52,7 +52,7 @@ comp() { # WANT WORD...: the candidates are exactly WANT
 	[ -s "$w/err" ] && fail "'$*': stderr: $(cat "$w/err")"
 	[ "$have" = "$want" ] || fail "'$*': offered '$have', expected '$want'"
 }
-comp "adb addr2line attach convert diff maps record show store symbolize" leaksnap ''
+comp "adb addr2line attach convert diff history maps record show store symbolize" leaksnap ''
 comp "show store symbolize" leaksnap s
 comp "--help --version" leaksnap --
 comp "--help --version -h" leaksnap -
@@ -89,6 +89,7 @@ comp "auto dwarf fp" leaksnap attach --unwind ''
 comp "" leaksnap attach 123 --libs ''
 comp "a.dump b.maps libhook.so syms" leaksnap store --db ''
 comp "" leaksnap store --label ''
+comp "build run" leaksnap history --by ''
 comp "--db --debuginfod" leaksnap store --d
 
 # In step with --help: every option a command's --help prints is offered
@@ -198,7 +199,7 @@ ZSH
 		done
 		fail "zsh: '$2': offered '$have', expected '$1'"
 	}
-	zcomp "adb addr2line attach convert diff maps record show store symbolize" 'leaksnap '
+	zcomp "adb addr2line attach convert diff history maps record show store symbolize" 'leaksnap '
 	zcomp "function module site stack" 'leaksnap diff --by '
 	zcomp "site stack" 'leakdiff --by s'
 	zcomp "android-text leaksnap pprof" 'leaksnap convert --to '

@@ -1,10 +1,13 @@
 #!/bin/sh
-# leaksnap store end to end, on dumps the hook wrote and on big generated
-# ones, read back with the SQLite C API alone (tests/tools/storeq):
+# leaksnap store (and history) end to end, on dumps the hook wrote and on
+# big generated ones, read back with the SQLite C API alone
+# (tests/tools/storeq):
 #  - a run of 4 dumps stored: one line each, the run's pid, exe, cmdline and
 #    build ID from the dumps, its labels (hostile ones too) byte for byte,
 #    every frame symbolized as 'leaksnap symbolize --json' says it;
 #  - the same dumps again: 'already stored', not one row more;
+#  - history of two builds: each build's row, grow()'s chain the suspect
+#    (new in the first build, not in the second), --where, --by run --last;
 #  - the errors, one line each and exit 2: a file that is not a store, a
 #    schema version newer than the tool's, a location that cannot be
 #    written, a corrupt dump (its run not stored), bad labels;
@@ -144,6 +147,42 @@ m.$pid.0003.dump: already stored
 m.$pid.exit.dump: already stored"
 expect_eq "again: rows" "$(counts "$w/s.db")" "$before"
 expect_eq "again: labels kept" "$("$Q" "$w/s.db" "SELECT value FROM run_labels WHERE name = 'build'")" 4711
+
+# 2b. History: a second build, its run growing less -----------------------------------
+mkdir "$w/h2"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/h2/m" "$w/grow" 1 || fail "grow 1"
+pid2=$(ls "$w/h2" | sed -n 's/^m\.\([0-9]*\)\.exit\.dump$/\1/p')
+"$L" store --db "$w/s.db" --label build=4712 --label test=other "$w/h2/m.$pid2.0001.dump" \
+	"$w/h2/m.$pid2.exit.dump" >/dev/null || fail "store of build 4712"
+# the suspect's chain: grow()'s record, its first three functions
+chain=$("$L" symbolize --json m.$pid.exit.dump | python3 -c '
+import json, re, sys
+j = json.load(sys.stdin)
+r = [r for r in j["records"] if r["size"] == 1024][0]
+print(" < ".join(re.sub(r"\+0x[0-9a-f]+$", "", f["function"] or "?") for f in r["frames"][:3]))')
+case $chain in "grow < main < "*) ;; *) fail "grow's chain: $chain" ;; esac
+st=0
+"$L" history --db "$w/s.db" >"$w/hist" 2>"$w/hist.err" || st=$?
+expect_eq "history: status" "$st" 0
+expect_eq "history: stderr" "$(cat "$w/hist.err")" ""
+expect_eq "history" "$(sed 's/ from [0-9TZ:.-]*:/ from T:/' "$w/hist")" \
+	"build 4711: 1 run from T: memory 16484 bytes, growth +12288, definite 0
+  new        +12288  $chain
+build 4712: 1 run from T: memory 8292 bytes, growth +4096, definite 0
+              +4096  $chain"
+expect_eq "history --where test=other --json" \
+	"$("$L" history --db "$w/s.db" --where test=other --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(j["by"], [(r["key"], r["runs"], r["memory"], r["growth"], r["definite"],
+	[(" < ".join(x["chain"]), x["growth"], x["new"]) for x in r["suspects"]], r["gone"]) for r in j["rows"]])')" \
+	"build [('4712', 1, 8292, 4096, 0, [('$chain', 4096, True)], [])]"
+expect_eq "history --by run --last 1" "$("$L" history --db "$w/s.db" --by run --last 1 | grep -c '^run ')" 1
+st=0
+"$L" history --db "$w/none.db" >"$w/hist" 2>"$w/hist.err" || st=$?
+expect_eq "history of no store: status" "$st" 2
+expect_eq "history of no store" "$(cat "$w/hist.err")" "leaksnap: $w/none.db: No such file or directory"
+[ -e "$w/none.db" ] && fail "history made a store"
 
 # 3. Errors -----------------------------------------------------------------------------
 # expect_error WHAT STDERR ARGS...: exit 2, that one line, nothing on stdout

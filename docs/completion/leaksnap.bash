@@ -25,6 +25,7 @@ _leaksnap_opts()
 	attach) echo "--libs --frames --unwind --out --interval --reachability --dump --detach" \
 		"--lib -h --help" ;;
 	store) echo "--db -l --label -s --symbols --no-adjust $debuginfod -h --help" ;;
+	history) echo "--db --by --where --last -j --json -h --help" ;;
 	adb)
 		case $2 in
 		enable) echo "--malloc-debug --hook --frames -h --help" ;;
@@ -54,7 +55,7 @@ _leaksnap()
 				COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W 'show maps convert record diff symbolize
-					addr2line attach adb store' -- "$cur"))
+					addr2line attach adb store history' -- "$cur"))
 			fi
 			return
 		fi
@@ -65,7 +66,11 @@ _leaksnap()
 	# the argument an option takes
 	case $prev in
 	--by)
-		COMPREPLY=($(compgen -W 'stack site function module' -- "$cur"))
+		if [[ $cmd == history ]]; then
+			COMPREPLY=($(compgen -W 'build run' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W 'stack site function module' -- "$cur"))
+		fi
 		return ;;
 	--to)
 		COMPREPLY=($(compgen -W 'leaksnap android-text pprof' -- "$cur"))
@@ -96,7 +101,7 @@ _leaksnap()
 		return ;;
 	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
 		--interval | --count | \
-		--pid | --skip | --rewrite-prefix | --only | --libs | -l | --label)
+		--pid | --skip | --rewrite-prefix | --only | --libs | -l | --label | --where | --last)
 		return ;;
 	esac
 
