@@ -57,6 +57,7 @@ say "machine: $(nproc) CPUs, ${cpu:-$(uname -m)}, $(uname -sr); load average $(c
 say "leaksnap: $rev, build dir $B; SQLite $(sqlite3 --version 2>/dev/null | cut -d ' ' -f 1 || echo '?')"
 say "input:   $A ($A_BYTES bytes)"
 say "method:  warm page cache; median of $RUNS runs (maxrss: wall time, peak RSS)"
+say "         (the load average above matters: the store writes on a second thread)"
 say ""
 
 # run NAME CMD...: $RUNS runs, each after `prep NAME`; "NAME time rss" appended
@@ -96,6 +97,14 @@ for n in new again read; do
 	say "$(awk -v n="$n" -v l="$(label "$n")" '$1 == n { printf "%-34s %9.3f %10.1f\n", l, $2, $3 / 1024 }' \
 		"$WORK/times")"
 done
+# CPU time of one store (its rows are written on a second thread: on a
+# machine whose other core is busy, wall time is no better than this)
+if [ -x /usr/bin/time ]; then
+	rm -f "$DB" "$DB-wal" "$DB-shm"
+	/usr/bin/time -f '%U %S' -o "$WORK/cpu" "$LS" store --db "$DB" "$A" >/dev/null || die "store failed"
+	say "$(awk '{ printf "cpu of one store into a new file: user %.2f s, system %.2f s\n", $1, $2 }' \
+		"$WORK/cpu")"
+fi
 db=$(wc -c <"$DB" | tr -d ' ')
 [ -e "$DB-wal" ] && db=$((db + $(wc -c <"$DB-wal" | tr -d ' ')))
 t=$(awk '$1 == "new" { print $2 }' "$WORK/times")
