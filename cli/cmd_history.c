@@ -193,9 +193,6 @@ int cmd_history(int argc, char **argv)
 	LEAKSNAP_OPTS(leaksnap_store_history_opts, ho, .by = o.by, .where = o.where,
 		      .where_count = o.nwhere, .last = (size_t)o.last);
 	if (!st || !(h = leaksnap_store_history_new(st, &ho, &err))) {
-		if (err.code == LEAKSNAP_ERR_IO && strcmp(err.source, o.db) == 0 &&
-		    strstr(err.text, "No such file"))
-			snprintf(err.text, sizeof(err.text), "No such file or directory");
 		cli_fail_error(&err);
 		goto out;
 	}

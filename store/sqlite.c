@@ -271,6 +271,10 @@ struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_stor
 		kit_error(err, LEAKSNAP_ERR_FORMAT, path, "not a leaksnap store (not a file)");
 		goto fail;
 	}
+	if (!exists && o->no_create) { /* (an input: said as every command says one) */
+		kit_error_errno(err, path, ENOENT);
+		goto fail;
+	}
 	/* The file opened for writing (made, when new) by the system first:
 	 * its errno says why a location cannot be written, where SQLite's
 	 * fallback to reading would say something else. */

@@ -67,7 +67,8 @@ struct leaksnap_store_open_opts {
 	/* How long a writer waits for another one (SQLite's busy timeout);
 	 * 0: 60 seconds. */
 	unsigned busy_timeout_ms;
-	/* Open an existing store only: never create one. */
+	/* Open an existing store only: never create one (a missing file is
+	 * LEAKSNAP_ERR_IO "No such file or directory"). */
 	bool no_create;
 };
 

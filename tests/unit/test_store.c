@@ -241,6 +241,12 @@ static void test_refused(void **state)
 		expect_refused(ro, LEAKSNAP_ERR_IO, "cannot write the store: Permission denied");
 	}
 	struct leaksnap_error err;
+	LEAKSNAP_OPTS(leaksnap_store_open_opts, existing, .no_create = true);
+	const char *absent = path_in("absent.db");
+	assert_null(leaksnap_store_open(absent, &existing, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
+	assert_string_equal(err.text, "No such file or directory");
+	assert_int_equal(access(absent, F_OK), -1);
 	assert_null(leaksnap_store_open("clickhouse://127.0.0.1/db", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 }
