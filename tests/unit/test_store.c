@@ -188,6 +188,7 @@ static void test_schema_created(void **state)
 	leaksnap_store_close(s);
 	assert_int_equal(sql_int(file, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 9);
 	assert_int_equal(sql_int(file, "PRAGMA user_version"), 1);
+	assert_int_equal(sql_int(file, "PRAGMA page_size"), 65536);
 	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 1);
 	/* a WAL store, opened again as it is */
 	assert_int_equal(sql_int(file, "PRAGMA journal_mode = WAL") >= 0, 1);
