@@ -84,7 +84,12 @@ ATTACH_SRCS := $(wildcard attach/*.c)
 # The client of a process's control socket (control/): `leaksnap ctl`,
 # `watch`, `record --watch` and `adb snapshot --socket` speak through it.
 CONTROL_SRCS := $(wildcard control/*.c)
-TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS) $(CONTROL_SRCS))
+# The store (store/): snapshots kept across runs in SQLite (and ClickHouse),
+# the CLI's `leaksnap store`; the tool's, not installed yet.
+STORE_SRCS := $(wildcard store/*.c)
+STORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(STORE_SRCS))
+STORE_LIBS := -lsqlite3
+TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS) $(CONTROL_SRCS)) $(STORE_OBJS)
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -193,13 +198,13 @@ $(B)/lib/libleaksnap-export.so: $(EXPORT_OBJS) $(PB_OBJ) $(B)/lib/libleaksnap.so
 		-Wl,--no-undefined -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $(EXPORT_OBJS) $(PB_OBJ) \
 		$(B)/lib/libkit.a -L$(B)/lib -lleaksnap $(EXPORT_LIBS)
 
-$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach -Icontrol
+$(CLI_OBJS) $(TOOL_OBJS): CPPFLAGS_ALL += -Iadb -Iattach -Icontrol -Istore
 $(CLI_OBJS) $(TOOL_OBJS): $(B)/include/leaksnap/leakhook.h
 $(B)/bin/leaksnap: $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) $(B)/lib/libleaksnap-export.a \
 		$(B)/lib/libleaksnap.a
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(TOOL_OBJS) $(REPORT_OBJS) \
-		$(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a $(LIBS) $(CLI_LIBS)
+		$(B)/lib/libleaksnap-export.a $(B)/lib/libleaksnap.a $(LIBS) $(CLI_LIBS) $(STORE_LIBS)
 
 $(B)/bin/leakdiff: $(B)/bin/leaksnap
 	$(Q)ln -sf leaksnap $@
@@ -331,6 +336,16 @@ $(B)/tests/test_control: tests/unit/test_control.c $(CONTROL_SRCS) control/contr
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Icontrol $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(CONTROL_SRCS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(LDFLAGS_ALL)
+# store/ below the command: its objects (the tool's) over libleaksnap and
+# libsqlite3; storeq reads a store with the SQLite C API alone.
+$(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJS) $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(STORE_OBJS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(STORE_LIBS) $(LDFLAGS_ALL)
+$(B)/tests/storeq: tests/tools/storeq.c $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STORE_LIBS) $(LDFLAGS_ALL)
 
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
@@ -572,7 +587,7 @@ $(B)/tests/fuzz/replay_control: tests/fuzz/fuzz_control.c $(FUZZ_COMMON) tests/f
 # Every test program waits for the tests' packages (cmocka, the peers).
 $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS): | $(CHECK_DEPS_STAMP)
 tests: $(CHECK_DEPS_STAMP) all $(UNIT_BINS) $(TOOL_BINS) $(HOOKT_BINS) $(ATTT_BINS) $(REPLAY_BINS) $(B)/bench/reachbench \
-	$(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
+	$(B)/bench/gendump $(foreach a,$(CROSS_FOUND),$(call cross_outputs,$(a)))
 
 check: tests
 	$(Q)sh tests/run-all.sh $(B)
@@ -629,6 +644,7 @@ bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck $(B)/tests
 	$(Q)sh bench/control.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
+	$(Q)sh bench/store.sh $(B)
 
 # Fuzzing --------------------------------------------------------------------
 FUZZ_SECONDS ?= 60
@@ -700,7 +716,7 @@ install: all
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/leaksnap-export.pc
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 docs/man/leaksnap.1 docs/man/leakdiff.1 docs/man/leaksnap-attach.1 \
-		docs/man/leaksnap-ctl.1 docs/man/leaksnap-watch.1 $(DESTDIR)$(MANDIR)/man1/
+		docs/man/leaksnap-ctl.1 docs/man/leaksnap-watch.1 docs/man/leaksnap-store.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/man/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 docs/man/libleakhook.7 $(DESTDIR)$(MANDIR)/man7/
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
@@ -717,7 +733,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/leaksnap
 	rm -f $(DESTDIR)$(MANDIR)/man1/leaksnap.1 $(DESTDIR)$(MANDIR)/man1/leakdiff.1 \
 		$(DESTDIR)$(MANDIR)/man1/leaksnap-attach.1 $(DESTDIR)$(MANDIR)/man1/leaksnap-ctl.1 \
-		$(DESTDIR)$(MANDIR)/man1/leaksnap-watch.1 \
+		$(DESTDIR)$(MANDIR)/man1/leaksnap-watch.1 $(DESTDIR)$(MANDIR)/man1/leaksnap-store.1 \
 		$(DESTDIR)$(MANDIR)/man5/leaksnap-format.5 $(DESTDIR)$(MANDIR)/man7/libleakhook.7 \
 		$(DESTDIR)$(BASHCOMPDIR)/leaksnap $(DESTDIR)$(BASHCOMPDIR)/leakdiff \
 		$(DESTDIR)$(ZSHCOMPDIR)/_leaksnap

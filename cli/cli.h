@@ -55,6 +55,8 @@ int cmd_adb(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_store(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 /* The symbolizer's jobs option (struct leaksnap_sym_options): the CPUs this process
  * may run on (at most 4), or LEAKSNAP_JOBS when set (0 to 64; 0 or 1: no

@@ -16,6 +16,8 @@ static const struct cmd cmds[] = {
 	{"adb", cmd_adb, "take heap snapshots and symbol files from an Android device"},
 	{"ctl", cmd_ctl, "ask a running process over its control socket: stats, dump, capture"},
 	{"watch", cmd_watch, "snapshot a running process every few seconds, then leakdiff"},
+	{"store", cmd_store, "keep heap snapshots in a store (SQLite) across runs and builds"},
+	{"history", cmd_history, "the runs of a store, build by build, with their suspects"},
 	{NULL, NULL, NULL},
 };
 

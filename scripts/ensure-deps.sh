@@ -3,7 +3,7 @@
 # set always (what `make` needs, nothing more), and each named set on top.
 # As root, installs what is missing with apt-get; otherwise says what to run.
 # Usage: ensure-deps.sh [--demo|--check|--bench|--cross|--fuzz]
-#   (none)   make: compilers, libraries and protoc-c
+#   (none)   make: compilers, libraries (SQLite and libcurl for the store) and protoc-c
 #   --demo   make demo: the build set (it compiles its example with gcc)
 #   --check  make check: cmocka, and the programs the tests compare with or run
 #   --bench  make bench: the peer tools the benchmarks run side by side
@@ -11,7 +11,9 @@
 #   --fuzz   make fuzz: clang's libFuzzer and llvm-cov
 set -u
 
-pkgs="gcc make libc6-dev libdw-dev libelf-dev libdebuginfod-dev libjansson-dev libiberty-dev libzip-dev zlib1g-dev protobuf-c-compiler libprotobuf-c-dev"
+# (libsqlite3-dev: the store's SQLite backend; libcurl4-openssl-dev: its
+# ClickHouse backend, over HTTP)
+pkgs="gcc make libc6-dev libdw-dev libelf-dev libdebuginfod-dev libjansson-dev libiberty-dev libzip-dev zlib1g-dev protobuf-c-compiler libprotobuf-c-dev libsqlite3-dev libcurl4-openssl-dev"
 for arg in "$@"; do
 	case "$arg" in
 	--demo) ;;

@@ -52,8 +52,8 @@ missing() { # the packages ensure-deps.sh [$1] says are missing
 }
 build=$(missing)
 [ -n "$build" ] || fail "ensure-deps.sh names no build package when none is installed"
-for p in gcc libdw-dev libelf-dev libjansson-dev libiberty-dev libzip-dev libprotobuf-c-dev \
-	protobuf-c-compiler; do
+for p in gcc libdw-dev libelf-dev libjansson-dev libiberty-dev libzip-dev libprotobuf-c-dev libsqlite3-dev \
+	libcurl4-openssl-dev protobuf-c-compiler; do
 	case " $build " in *" $p "*) ;; *) fail "the build set lacks $p: $build" ;; esac
 done
 for p in $test_only; do

@@ -52,8 +52,8 @@ comp() { # WANT WORD...: the candidates are exactly WANT
 	[ -s "$w/err" ] && fail "'$*': stderr: $(cat "$w/err")"
 	[ "$have" = "$want" ] || fail "'$*': offered '$have', expected '$want'"
 }
-comp "adb addr2line attach convert ctl diff maps record show symbolize watch" leaksnap ''
-comp "show symbolize" leaksnap s
+comp "adb addr2line attach convert ctl diff history maps record show store symbolize watch" leaksnap ''
+comp "show store symbolize" leaksnap s
 comp "--help --version" leaksnap --
 comp "--help --version -h" leaksnap -
 comp "function module site stack" leakdiff --by ''
@@ -95,6 +95,10 @@ comp "syms" leaksnap watch 123 --out ''
 comp "--count" leaksnap watch 123 --out syms --c
 comp "--fail-on --fail-on-unreachable --folded --frames --full-names" leaksnap watch 123 --out syms --leakdiff --f
 comp "--control" leaksnap record --cont
+comp "a.dump b.maps libhook.so syms" leaksnap store --db ''
+comp "" leaksnap store --label ''
+comp "build run" leaksnap history --by ''
+comp "--db --debuginfod" leaksnap store --d
 
 # In step with --help: every option a command's --help prints is offered
 # (for adb: by one of its actions), and every option offered is in --help
@@ -108,7 +112,7 @@ offered() { # WORD...: the options offered after WORD... (one per line)
 		tr ' ' '\n' | grep -v '^$'
 }
 bs=$(printf '\b')
-for p in leaksnap.1 leakdiff.1 leaksnap-attach.1 leaksnap-ctl.1 leaksnap-watch.1; do
+for p in leaksnap.1 leakdiff.1 leaksnap-attach.1 leaksnap-ctl.1 leaksnap-watch.1 leaksnap-store.1; do
 	mandoc -T ascii "$top/docs/man/$p" | sed "s/.$bs//g" |
 		grep -o -E -e '(^|[^A-Za-z0-9-])--?[A-Za-z0-9][a-z0-9-]*' | sed 's/^[^-]*//' | sort -u >"$w/$p.opts"
 done
@@ -134,7 +138,7 @@ for c in $cmds; do
 	"$bin/leaksnap" "$c" --help >"$w/$c.help" 2>&1 || fail "leaksnap $c --help"
 	m=leaksnap.1.opts
 	[ "$c" = diff ] && m=leakdiff.1.opts
-	# a command with a page of its own (leaksnap-attach(1))
+	# a command with a page of its own (leaksnap-attach(1), leaksnap-store(1))
 	[ -f "$top/docs/man/leaksnap-$c.1" ] && m=leaksnap-$c.1.opts
 	check "leaksnap $c" "$w/$c.help" "$w/$m" leaksnap "$c"
 done
@@ -203,7 +207,7 @@ ZSH
 		done
 		fail "zsh: '$2': offered '$have', expected '$1'"
 	}
-	zcomp "adb addr2line attach convert ctl diff maps record show symbolize watch" 'leaksnap '
+	zcomp "adb addr2line attach convert ctl diff history maps record show store symbolize watch" 'leaksnap '
 	zcomp "function module site stack" 'leaksnap diff --by '
 	zcomp "site stack" 'leakdiff --by s'
 	zcomp "android-text leaksnap pprof" 'leaksnap convert --to '

@@ -23,7 +23,7 @@ done
 [ "$(readlink "$r/bin/leakdiff")" = leaksnap ]
 # man pages and shell completion (leakdiff's bash completion is leaksnap's)
 for f in share/man/man1/leaksnap.1 share/man/man1/leakdiff.1 share/man/man1/leaksnap-attach.1 \
-	share/man/man1/leaksnap-ctl.1 share/man/man1/leaksnap-watch.1 \
+	share/man/man1/leaksnap-ctl.1 share/man/man1/leaksnap-watch.1 share/man/man1/leaksnap-store.1 \
 	share/man/man5/leaksnap-format.5 \
 	share/man/man7/libleakhook.7 share/bash-completion/completions/leaksnap \
 	share/bash-completion/completions/leakdiff share/zsh/site-functions/_leaksnap; do

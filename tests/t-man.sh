@@ -18,7 +18,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 bs=$(printf '\b')
 
-pages="leaksnap.1 leaksnap-attach.1 leaksnap-ctl.1 leaksnap-watch.1 leakdiff.1 libleakhook.7 leaksnap-format.5"
+pages="leaksnap.1 leaksnap-attach.1 leaksnap-ctl.1 leaksnap-watch.1 leaksnap-store.1 leakdiff.1 libleakhook.7 leaksnap-format.5"
 for p in $pages; do
 	[ -f "$man/$p" ] || { fail "$p: missing"; continue; }
 	mandoc -T lint -W warning "$man/$p" >"$w/lint" 2>&1
@@ -61,7 +61,7 @@ check_help() { # NAME HELP-FILE TEXT-FILE
 	[ $n -gt 0 ] || fail "$1: no options found in its --help"
 	for v in $(envvars "$2"); do
 		cat "$w/leaksnap.1.txt" "$w/libleakhook.7.txt" "$w/leakdiff.1.txt" \
-			"$w/leaksnap-attach.1.txt" "$w/leaksnap-ctl.1.txt" "$w/leaksnap-watch.1.txt" >"$w/all.txt"
+			"$w/leaksnap-attach.1.txt" "$w/leaksnap-ctl.1.txt" "$w/leaksnap-watch.1.txt" "$w/leaksnap-store.1.txt" >"$w/all.txt"
 		has "$w/all.txt" "$v" || fail "$1: \$$v is in --help, not in the man pages"
 	done
 }
@@ -76,7 +76,7 @@ for c in $cmds; do
 	if [ "$c" = diff ]; then
 		cp "$w/leakdiff.1.txt" "$w/$c.txt"
 	elif [ -f "$w/leaksnap-$c.1.txt" ]; then
-		# a command with a page of its own (leaksnap-attach(1))
+		# a command with a page of its own (leaksnap-attach(1), leaksnap-store(1))
 		cp "$w/leaksnap-$c.1.txt" "$w/$c.txt"
 	else
 		section leaksnap.1 "leaksnap $c" >"$w/$c.txt"

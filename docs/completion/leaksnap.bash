@@ -26,6 +26,8 @@ _leaksnap_opts()
 		"--lib -h --help" ;;
 	ctl) echo "--json -o --output --reachability -h --help" ;;
 	watch) echo "--out --every --count --reachability --leakdiff -h --help" ;;
+	store) echo "--db -l --label -s --symbols --no-adjust $debuginfod -h --help" ;;
+	history) echo "--db --by --where --last -j --json -h --help" ;;
 	adb)
 		case $2 in
 		enable) echo "--malloc-debug --hook --frames -h --help" ;;
@@ -55,7 +57,7 @@ _leaksnap()
 				COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W 'show maps convert record diff symbolize
-					addr2line attach adb ctl watch' -- "$cur"))
+					addr2line attach adb ctl watch store history' -- "$cur"))
 			fi
 			return
 		fi
@@ -66,7 +68,11 @@ _leaksnap()
 	# the argument an option takes
 	case $prev in
 	--by)
-		COMPREPLY=($(compgen -W 'stack site function module' -- "$cur"))
+		if [[ $cmd == history ]]; then
+			COMPREPLY=($(compgen -W 'build run' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W 'stack site function module' -- "$cur"))
+		fi
 		return ;;
 	--to)
 		COMPREPLY=($(compgen -W 'leaksnap android-text pprof' -- "$cur"))
@@ -92,7 +98,7 @@ _leaksnap()
 	-o | --output)
 		_filedir
 		return ;;
-	--maps | --suppressions | --html | --pprof | -e | --exe)
+	--maps | --suppressions | --html | --pprof | -e | --exe | --db)
 		_filedir
 		return ;;
 	--hook | --lib)
@@ -100,7 +106,7 @@ _leaksnap()
 		return ;;
 	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
 		--interval | --count | --every | --watch | \
-		--pid | --skip | --rewrite-prefix | --only | --libs)
+		--pid | --skip | --rewrite-prefix | --only | --libs | -l | --label | --where | --last)
 		return ;;
 	esac
 

@@ -14,8 +14,9 @@
 #     #include "..." names a file of the same folder (a header generated
 #     from one of its files counts: GENERATED), a kit header (kit/*.h), or,
 #     from cli/, the one header of a folder of the tool's own (TOOL_HEADERS:
-#     the report page's, the device driver's, attach's and the control
-#     client's, never installed; adb/ may include the control client's);
+#     the report page's, the device driver's, attach's, the control
+#     client's and the store's, never installed; adb/ may include the
+#     control client's);
 #     each #include <leaksnap/X.h> names a public header (those the build
 #     installs in $B/include/leaksnap); no "../" in an include.  The kit,
 #     below every stage, includes no public header but <leaksnap/error.h>;
@@ -35,11 +36,12 @@ fi
 top=${LAYOUT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$top" || exit 1
 
-# The library folders: their objects must not print (rule 1).  attach/ is
-# the tool's, and never prints either: it fills error records.
-LIB_DIRS="libsnapshot mapsparse symbolizer resolve diff kit export report attach control"
+# The library folders: their objects must not print (rule 1).  attach/,
+# control/ and store/ are the tool's, and never print either: they fill
+# error records.
+LIB_DIRS="libsnapshot mapsparse symbolizer resolve diff kit export report attach control store"
 # The folders whose includes are checked (rule 3).
-SRC_DIRS="libsnapshot mapsparse symbolizer resolve diff export report adb attach control hook kit cli"
+SRC_DIRS="libsnapshot mapsparse symbolizer resolve diff export report adb attach control store hook kit cli"
 # The writers, the only library objects that may call stdio's file output
 # (on a FILE * their caller gave them): the LEAKSNAP writer's metadata
 # (libsnapshot/write.c; write_text.c and output.c write through output.c's
@@ -67,7 +69,7 @@ WRITE_CALLS="fprintf vfprintf __fprintf_chk __vfprintf_chk fputs fputs_unlocked 
 GENERATED="profile.pb-c.h:profile.proto report_assets.h:report.css"
 # The one header of each folder the tool has for itself (not installed):
 # the commands (cli/) may include it.
-TOOL_HEADERS="report/report.h adb/adb.h attach/attach.h control/control.h"
+TOOL_HEADERS="report/report.h adb/adb.h attach/attach.h control/control.h store/store.h"
 # The device driver reaches a process's control socket through adb
 # forward: adb/ may include the control client's header too.
 ADB_TOOL_HEADERS="control/control.h"

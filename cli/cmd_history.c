@@ -1,0 +1,210 @@
+/* leaksnap history: the runs of a store (store/), one row per build (or
+ * per value of another label, or per run), oldest first, with their
+ * suspects matched across builds by function chain. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "store.h"
+
+static const char history_usage[] =
+	"Usage: leaksnap history --db DB [--by build|run|LABEL] [--where KEY=VALUE]...\n"
+	"                        [--last N] [--json]\n\n"
+	"The runs kept by 'leaksnap store' in DB, one row per build (the runs with one\n"
+	"value of the label build), oldest first: the bytes live at each run's last\n"
+	"snapshot, the growth from its first snapshot to its last, the definite\n"
+	"(unreachable) bytes at the last, all summed over the row's runs; then its\n"
+	"suspects: the stacks that grew most, matched across builds by their function\n"
+	"chain (the first three functions outside allocation wrappers, innermost\n"
+	"first), each said 'new' when the row before did not have it, and the row\n"
+	"before's suspects that are gone.\n\n"
+	"Options:\n"
+	"  --db DB              the store: a SQLite file\n"
+	"  --by KEY             a row per value of label KEY (default: build), or\n"
+	"                       'run': a row per run\n"
+	"  --where KEY=VALUE    only runs with this label (repeatable: all of them)\n"
+	"  --last N             only the newest N rows\n"
+	"  -j, --json           JSON output\n"
+	"  -h, --help           this help\n\n"
+	"Exit status: 0 success, 2 any error (a DB that is not a store or has a\n"
+	"newer schema).\n";
+
+#define MAX_WHERE 64
+
+struct history_opts {
+	const char *db, *by;
+	struct leaksnap_store_label where[MAX_WHERE];
+	char *where_text[MAX_WHERE];
+	size_t nwhere;
+	uint64_t last;
+	bool json;
+};
+
+static int add_where(struct history_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg)
+		return cli_usage_error("history", "--where needs KEY=VALUE");
+	if (o->nwhere == MAX_WHERE)
+		return cli_usage_error("history", "more than %d --where options", MAX_WHERE);
+	char *key = strdup(arg);
+	if (!key)
+		return cli_fail(NULL, "out of memory");
+	key[eq - arg] = '\0';
+	o->where_text[o->nwhere] = key;
+	o->where[o->nwhere++] = (struct leaksnap_store_label){key, key + (eq - arg) + 1};
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct history_opts *o)
+{
+	static const struct option longopts[] = {
+		{"db", required_argument, NULL, 'D'},
+		{"by", required_argument, NULL, 'b'},
+		{"where", required_argument, NULL, 'w'},
+		{"last", required_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hj", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'D':
+			if (o->db)
+				return cli_usage_error("history", "--db given twice");
+			o->db = optarg;
+			break;
+		case 'b':
+			if (!*optarg)
+				return cli_usage_error("history", "--by needs build, run or a label's KEY");
+			o->by = optarg;
+			break;
+		case 'w':
+			if (add_where(o, optarg))
+				return -1;
+			break;
+		case 'n':
+			if (!cli_parse_uint(optarg, 1, SIZE_MAX, &o->last))
+				return cli_usage_error("history", "--last needs a number from 1");
+			break;
+		case 'j': o->json = true; break;
+		case 'h':
+			fputs(history_usage, stdout);
+			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
+		default:
+			return cli_bad_option("history", argv, c == ':' ? ':' : optopt);
+		}
+	}
+	if (!o->db)
+		return cli_usage_error("history", "missing --db DB");
+	if (optind != argc)
+		return cli_usage_error("history", "unexpected operand '%s'", argv[optind]);
+	return 0;
+}
+
+static json_t *json_chain(const struct leaksnap_store_suspect *x)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < x->chain_len; i++)
+		json_array_append_new(a, kit_json_text(x->chain[i]));
+	return a;
+}
+
+static void print_json(const struct leaksnap_store_history *h, const char *by)
+{
+	struct kit_json j;
+	kit_json_begin(&j, stdout);
+	kit_json_key(&j, "by");
+	kit_json_value(&j, kit_json_text(by));
+	kit_json_key(&j, "rows");
+	kit_json_list_begin(&j);
+	for (size_t i = 0; i < leaksnap_store_history_count(h); i++) {
+		const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, i);
+		json_t *sus = json_array(), *gone = json_array();
+		for (size_t k = 0; k < r->suspect_count; k++)
+			json_array_append_new(sus, json_pack("{s:o, s:I, s:b}", "chain",
+							     json_chain(&r->suspects[k]), "growth",
+							     (json_int_t)r->suspects[k].growth, "new",
+							     r->suspects[k].is_new));
+		for (size_t k = 0; k < r->gone_count; k++)
+			json_array_append_new(gone, json_pack("{s:o, s:I}", "chain",
+							      json_chain(&r->gone[k]), "growth",
+							      (json_int_t)r->gone[k].growth));
+		kit_json_list_item(&j, json_pack("{s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "key",
+						 kit_json_text(r->key), "runs", kit_json_u64(r->runs),
+						 "first_time_ns", kit_json_u64(r->first_time_ns),
+						 "memory", kit_json_u64(r->memory), "growth",
+						 (json_int_t)r->growth, "definite",
+						 kit_json_u64(r->definite), "suspects", sus, "gone",
+						 gone));
+	}
+	kit_json_list_end(&j);
+	kit_json_end(&j);
+}
+
+static void print_chain(const struct leaksnap_store_suspect *x)
+{
+	for (size_t i = 0; i < x->chain_len; i++)
+		printf("%s%s", i ? " < " : "", x->chain[i]);
+	printf("\n");
+}
+
+static void print_text(const struct leaksnap_store_history *h, const char *by)
+{
+	for (size_t i = 0; i < leaksnap_store_history_count(h); i++) {
+		const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, i);
+		char t[64] = "time unknown";
+		if (r->first_time_ns)
+			cli_format_time(r->first_time_ns, t, sizeof(t));
+		printf("%s %s: %zu run%s from %s: memory %llu bytes, growth %+lld, definite %llu\n",
+		       by, *r->key ? r->key : "(none)", r->runs, r->runs == 1 ? "" : "s", t,
+		       (unsigned long long)r->memory, (long long)r->growth,
+		       (unsigned long long)r->definite);
+		for (size_t k = 0; k < r->suspect_count; k++) {
+			printf("  %-4s %+12lld  ", r->suspects[k].is_new ? "new" : "",
+			       (long long)r->suspects[k].growth);
+			print_chain(&r->suspects[k]);
+		}
+		for (size_t k = 0; k < r->gone_count; k++) {
+			printf("  gone %12s  ", "");
+			print_chain(&r->gone[k]);
+		}
+	}
+}
+
+int cmd_history(int argc, char **argv)
+{
+	struct history_opts o = {.by = "build"};
+	int rc = parse_args(argc, argv, &o), status = EXIT_ERROR;
+	struct leaksnap_store *st = NULL;
+	struct leaksnap_store_history *h = NULL;
+	if (rc) {
+		status = rc == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
+		goto out;
+	}
+	struct leaksnap_error err;
+	LEAKSNAP_OPTS(leaksnap_store_open_opts, so, .no_create = true);
+	st = leaksnap_store_open(o.db, &so, &err);
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, ho, .by = o.by, .where = o.where,
+		      .where_count = o.nwhere, .last = (size_t)o.last);
+	if (!st || !(h = leaksnap_store_history_new(st, &ho, &err))) {
+		cli_fail_error(&err);
+		goto out;
+	}
+	if (o.json)
+		print_json(h, o.by);
+	else
+		print_text(h, o.by);
+	status = cli_finish_stdout(EXIT_OK);
+out:
+	leaksnap_store_history_free(h);
+	leaksnap_store_close(st);
+	for (size_t i = 0; i < o.nwhere; i++)
+		free(o.where_text[i]);
+	return status;
+}

@@ -1,0 +1,645 @@
+/* Unit tests for store/ over SQLite, below the command: the schema made
+ * in a new file (its tables as the description says, version 1); a store
+ * of a newer version, a file that is not a store, another database, a
+ * directory refused with their errors; the same dump twice adds nothing;
+ * a run abandoned leaves nothing; frames symbolized once, the second
+ * snapshot of a run asking only for its new frames; hostile labels, module
+ * paths and symbol names (quotes, newlines, SQL, bytes that are not
+ * UTF-8) stored and read back byte for byte; the DDL generated for both
+ * engines is the one docs/store.md shows. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store_internal.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/leaksnap-test-store.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static const char *path_in(const char *name)
+{
+	static char p[128];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return p;
+}
+
+/* Raw SQL on the file, as another program would. */
+static void sql(const char *file, const char *text)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(file, &db), SQLITE_OK);
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, text, NULL, NULL, &msg);
+	if (rc != SQLITE_OK)
+		fail_msg("%s: %s", text, msg ? msg : "?");
+	sqlite3_close(db);
+}
+
+static int64_t sql_int(const char *file, const char *text)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_open(file, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, text, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+static struct leaksnap_store *open_ok(const char *file)
+{
+	struct leaksnap_error err;
+	struct leaksnap_store *s = leaksnap_store_open(file, NULL, &err);
+	if (!s)
+		fail_msg("open %s: %s", file, err.text);
+	return s;
+}
+
+static uint64_t rows(struct leaksnap_store *s, const char *table)
+{
+	struct leaksnap_error err;
+	uint64_t n = 99;
+	assert_int_equal(leaksnap_store_row_count(s, table, &n, &err), 0);
+	return n;
+}
+
+/* Two records, their stacks sharing a frame; the maps name @module (a
+ * second library, libbar, holds the other frames). */
+static struct leaksnap_snapshot *snapshot(const char *module, unsigned variant)
+{
+	char text[4096];
+	snprintf(text, sizeof(text),
+		 "Android Native Heap Dump v1.2\n\nTotal memory: %u\nAllocation records: 2\n"
+		 "Backtrace size: 4\n\n"
+		 "z 0  sz     4096  num    %u  bt 7f0000001234 7f0000002345 7f0000010010\n"
+		 "z 1  sz      100  num    2  bt 7f0000001%03x\n"
+		 "MAPS\n"
+		 "7f0000000000-7f0000001000 r--p 00000000 fd:01 1234 %s\n"
+		 "7f0000001000-7f0000003000 r-xp 00001000 fd:01 1234 %s\n"
+		 "7f0000010000-7f0000011000 r-xp 00000000 fd:01 99 /system/lib64/libbar.so\n"
+		 "END\n",
+		 4096 * (3 + variant) + 200, 3 + variant, 0x300 + variant, module, module);
+	struct leaksnap_error err;
+	struct leaksnap_snapshot *s =
+		leaksnap_snapshot_open_memory(text, strlen(text), "mem.txt", NULL, &err);
+	if (!s)
+		fail_msg("snapshot: %s", err.text);
+	return s;
+}
+
+/* A resolver standing in for resolve/: names each frame after its
+ * rel_pc, with a hostile name when asked, counting its calls. */
+struct fake {
+	unsigned calls;
+	const char *function; /* NULL: "fn_REL" */
+	struct leaksnap_sym_frame frames[2];
+	char name[64];
+};
+
+static int fake_resolve(void *arg, const struct leaksnap_maps_location *loc,
+			struct leaksnap_resolved *out)
+{
+	struct fake *f = arg;
+	f->calls++;
+	snprintf(f->name, sizeof(f->name), "fn_%" PRIx64, loc->rel_pc);
+	memset(f->frames, 0, sizeof(f->frames));
+	f->frames[0].function = f->function ? f->function : f->name;
+	f->frames[0].file = "src/a.c";
+	f->frames[0].line = 12;
+	f->frames[0].column = 3;
+	f->frames[0].inlined = true;
+	f->frames[1].function = "outer";
+	f->frames[1].file = f->function ? f->function : "src/b.c";
+	f->frames[1].line = 40;
+	*out = (struct leaksnap_resolved){NULL, f->frames, 2};
+	return 0;
+}
+
+/* Store @snap in a run of its own with @labels; returns what was added. */
+static struct leaksnap_store_added store_one(struct leaksnap_store *s,
+					     const struct leaksnap_snapshot *snap,
+					     const struct leaksnap_store_label *labels, size_t n,
+					     struct fake *fake, bool commit)
+{
+	struct leaksnap_error err;
+	size_t len;
+	const char *text = leaksnap_snapshot_maps(snap, &len, NULL, NULL);
+	struct leaksnap_maps *maps = leaksnap_maps_parse(text, len, "mem.txt", 1, 0, &err);
+	if (!maps)
+		fail_msg("maps: %s", err.text);
+	struct leaksnap_store_run run;
+	leaksnap_store_run_of(snap, maps, labels, n, &run);
+	assert_int_equal(leaksnap_store_run_begin(s, &run, &err), 0);
+	LEAKSNAP_OPTS(leaksnap_store_add_opts, o, .resolve = fake_resolve, .resolve_arg = fake);
+	struct leaksnap_store_added added;
+	if (leaksnap_store_add_snapshot(s, snap, maps, "dumps/a.txt", &o, &added, &err) != 0)
+		fail_msg("add: %s", err.text);
+	if (commit)
+		assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+	else
+		leaksnap_store_run_abort(s);
+	leaksnap_maps_free(maps);
+	return added;
+}
+
+static void test_schema_created(void **state)
+{
+	(void)state;
+	const char *file = path_in("new.db");
+	struct leaksnap_store *s = open_ok(file);
+	assert_int_equal(leaksnap_store_schema_version(s), LEAKSNAP_STORE_SCHEMA_VERSION);
+	assert_int_equal(leaksnap_store_engine(s), LEAKSNAP_STORE_SQLITE);
+	static const char *const tables[] = {"store_info", "runs", "run_labels", "snapshots",
+					     "stacks", "frames", "symbols", "records", "ingests"};
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		assert_int_equal(rows(s, tables[i]), strcmp(tables[i], "store_info") == 0);
+	struct leaksnap_error err;
+	uint64_t n;
+	assert_int_equal(leaksnap_store_row_count(s, "x; DROP TABLE runs", &n, &err), -1);
+	assert_string_equal(err.text, "no table 'x; DROP TABLE runs' in the schema");
+	leaksnap_store_close(s);
+	assert_int_equal(sql_int(file, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 9);
+	assert_int_equal(sql_int(file, "PRAGMA user_version"), 1);
+	assert_int_equal(sql_int(file, "PRAGMA page_size"), 65536);
+	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 1);
+	/* a WAL store, opened again as it is */
+	assert_int_equal(sql_int(file, "PRAGMA journal_mode = WAL") >= 0, 1);
+	s = open_ok(file);
+	assert_int_equal(rows(s, "store_info"), 1);
+	leaksnap_store_close(s);
+}
+
+static void expect_refused(const char *file, int code, const char *text)
+{
+	struct leaksnap_error err;
+	assert_null(leaksnap_store_open(file, NULL, &err));
+	assert_int_equal(err.code, code);
+	assert_string_equal(err.source, file);
+	assert_string_equal(err.text, text);
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	const char *file = path_in("newer.db");
+	leaksnap_store_close(open_ok(file));
+	sql(file, "UPDATE store_info SET value = '2' WHERE name = 'schema_version'");
+	expect_refused(file, LEAKSNAP_ERR_VERSION,
+		       "schema version 2 is newer than this leaksnap's (1): a newer leaksnap wrote it");
+	char text[128];
+	snprintf(text, sizeof(text), "%s", path_in("text.db"));
+	FILE *f = fopen(text, "w");
+	assert_non_null(f);
+	fputs("Android Native Heap Dump v1.2\n\nthis is no database at all, but it is long\n", f);
+	fclose(f);
+	expect_refused(text, LEAKSNAP_ERR_FORMAT, "not a leaksnap store (not a SQLite database)");
+	const char *other = path_in("other.db");
+	sql(other, "CREATE TABLE t (x INTEGER)");
+	expect_refused(other, LEAKSNAP_ERR_FORMAT,
+		       "not a leaksnap store (a SQLite database without its tables)");
+	expect_refused(dir, LEAKSNAP_ERR_IO, "is a directory, not a store");
+	expect_refused("/proc/leaksnap-no-store.db", LEAKSNAP_ERR_IO,
+		       "cannot create the store: No such file or directory");
+	char missing[128];
+	snprintf(missing, sizeof(missing), "%s/no/such/dir.db", dir);
+	expect_refused(missing, LEAKSNAP_ERR_IO, "cannot create the store: No such file or directory");
+	struct stat sb;
+	if (stat("/sys/kernel", &sb) == 0) /* (sysfs: no file is made there, even by root) */
+		expect_refused("/sys/kernel/leaksnap.db", LEAKSNAP_ERR_IO,
+			       "cannot create the store: Permission denied");
+	if (getuid() != 0) {
+		const char *ro = path_in("ro.db");
+		leaksnap_store_close(open_ok(ro));
+		assert_int_equal(chmod(ro, 0444), 0);
+		expect_refused(ro, LEAKSNAP_ERR_IO, "cannot write the store: Permission denied");
+	}
+	struct leaksnap_error err;
+	LEAKSNAP_OPTS(leaksnap_store_open_opts, existing, .no_create = true);
+	const char *absent = path_in("absent.db");
+	assert_null(leaksnap_store_open(absent, &existing, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
+	assert_string_equal(err.text, "No such file or directory");
+	assert_int_equal(access(absent, F_OK), -1);
+	assert_null(leaksnap_store_open("clickhouse://127.0.0.1/db", NULL, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
+}
+
+static void test_same_dump_twice(void **state)
+{
+	(void)state;
+	struct leaksnap_store *s = open_ok(path_in("twice.db"));
+	struct leaksnap_snapshot *snap = snapshot("/system/lib64/libfoo.so", 0);
+	struct fake fake = {0};
+	struct leaksnap_store_added a = store_one(s, snap, NULL, 0, &fake, true);
+	assert_false(a.duplicate);
+	assert_int_equal(a.records, 2);
+	assert_int_equal(a.stacks, 2);
+	assert_int_equal(a.new_frames, 4);
+	assert_int_equal(fake.calls, 4);
+	static const char *const tables[] = {"runs", "snapshots", "stacks", "frames", "symbols",
+					     "records", "ingests", "run_labels"};
+	static const uint64_t want[] = {1, 1, 2, 4, 8, 2, 1, 0};
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(rows(s, tables[i]), want[i]);
+	struct leaksnap_store_added b = store_one(s, snap, NULL, 0, &fake, true);
+	assert_true(b.duplicate);
+	assert_int_equal(b.snapshot_id, a.snapshot_id);
+	assert_int_equal(fake.calls, 4);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(rows(s, tables[i]), want[i]);
+	/* another snapshot of the same frames but one: only that one is new */
+	struct leaksnap_snapshot *other = snapshot("/system/lib64/libfoo.so", 1);
+	struct leaksnap_store_added c = store_one(s, other, NULL, 0, &fake, true);
+	assert_false(c.duplicate);
+	assert_int_equal(c.new_frames, 1);
+	assert_int_equal(fake.calls, 5);
+	assert_int_equal(rows(s, "stacks"), 3);
+	assert_int_equal(rows(s, "records"), 4);
+	leaksnap_snapshot_close(other);
+	leaksnap_snapshot_close(snap);
+	leaksnap_store_close(s);
+}
+
+static void test_abort_leaves_nothing(void **state)
+{
+	(void)state;
+	struct leaksnap_store *s = open_ok(path_in("abort.db"));
+	struct leaksnap_snapshot *snap = snapshot("/system/lib64/libfoo.so", 0);
+	struct fake fake = {0};
+	struct leaksnap_store_label l = {"build", "1"};
+	store_one(s, snap, &l, 1, &fake, false);
+	static const char *const tables[] = {"runs", "run_labels", "snapshots", "stacks",
+					     "frames", "symbols", "records", "ingests"};
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(rows(s, tables[i]), 0);
+	/* and closing in the middle of a run is an abort too */
+	struct leaksnap_error err;
+	struct leaksnap_store_run run;
+	leaksnap_store_run_of(snap, NULL, NULL, 0, &run);
+	assert_int_equal(leaksnap_store_run_begin(s, &run, &err), 0);
+	assert_int_equal(leaksnap_store_run_begin(s, &run, &err), -1);
+	assert_string_equal(err.text, "a run is already begun");
+	leaksnap_store_close(s);
+	s = open_ok(path_in("abort.db"));
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(rows(s, tables[i]), 0);
+	struct leaksnap_store_record r = {0};
+	assert_int_equal(leaksnap_store_put_records(s, &r, 1, &err), -1);
+	assert_string_equal(err.text, "no run begun");
+	leaksnap_snapshot_close(snap);
+	leaksnap_store_close(s);
+}
+
+/* Reading back ------------------------------------------------------------- */
+
+static const char hostile[] = "it's \"quoted\"\nnext line'); DROP TABLE runs; --\t\xff\xfe\x80 end";
+static const char hostile_path[] = "/data/app/x'; DROP TABLE frames;--\"\xff\xfe/lib o.so";
+
+struct seen {
+	unsigned runs, frames;
+	char labels[8][2][128];
+	size_t nlabels;
+	char function[128], file[128], module[128];
+};
+
+static int on_run(void *arg, const struct leaksnap_store_run *run)
+{
+	struct seen *x = arg;
+	x->runs++;
+	x->nlabels = run->label_count;
+	for (size_t i = 0; i < run->label_count && i < 8; i++) {
+		snprintf(x->labels[i][0], 128, "%s", run->labels[i].key);
+		snprintf(x->labels[i][1], 128, "%s", run->labels[i].value);
+	}
+	return 0;
+}
+
+static int on_frame(void *arg, const struct leaksnap_store_frame *f)
+{
+	struct seen *x = arg;
+	x->frames++;
+	assert_int_equal(f->symbol_count, 2);
+	snprintf(x->function, sizeof(x->function), "%s", f->symbols[0].function);
+	snprintf(x->file, sizeof(x->file), "%s", f->symbols[1].file);
+	snprintf(x->module, sizeof(x->module), "%s", f->module);
+	assert_true(f->symbols[0].inlined);
+	assert_false(f->symbols[1].inlined);
+	assert_int_equal(f->symbols[0].line, 12);
+	assert_int_equal(f->symbols[0].column, 3);
+	return 0;
+}
+
+struct ids {
+	uint64_t snapshot, stack, frame;
+	unsigned records;
+};
+
+static int on_snapshot(void *arg, const struct leaksnap_store_snapshot *s)
+{
+	struct ids *i = arg;
+	i->snapshot = s->id;
+	assert_string_equal(s->source, "dumps/a.txt");
+	assert_int_equal(s->total_bytes, 3 * 4096 + 200);
+	assert_int_equal(s->allocations, 5);
+	assert_int_equal(s->record_count, 2);
+	assert_false(s->has_reachability);
+	return 0;
+}
+
+static int on_record(void *arg, const struct leaksnap_store_record *r)
+{
+	struct ids *i = arg;
+	if (i->records++ == 0) {
+		i->stack = r->stack_id;
+		assert_int_equal(r->size, 4096);
+		assert_int_equal(r->count, 3);
+		assert_false(r->zygote);
+	} else {
+		assert_int_equal(r->size, 100);
+		assert_int_equal(r->count, 2);
+		assert_true(r->zygote);
+	}
+	assert_int_equal(r->index, i->records - 1);
+	return 0;
+}
+
+static int on_stack(void *arg, const struct leaksnap_store_stack *st)
+{
+	struct ids *i = arg;
+	assert_int_equal(st->frame_count, 3);
+	i->frame = st->frames[0];
+	return 0;
+}
+
+static void test_hostile_strings(void **state)
+{
+	(void)state;
+	struct leaksnap_store *s = open_ok(path_in("hostile.db"));
+	struct leaksnap_snapshot *snap = snapshot(hostile_path, 0);
+	struct fake fake = {0, hostile, {{0}}, {0}};
+	struct leaksnap_store_label labels[] = {
+		{"test", hostile}, {"build", "'); DELETE FROM records; --"}, {"device", ""}};
+	store_one(s, snap, labels, 3, &fake, true);
+	struct leaksnap_error err;
+	struct seen x = {0};
+	assert_int_equal(leaksnap_store_runs(s, on_run, &x, &err), 0);
+	assert_int_equal(x.runs, 1);
+	assert_int_equal(x.nlabels, 3);
+	assert_string_equal(x.labels[0][0], "build");
+	assert_string_equal(x.labels[0][1], "'); DELETE FROM records; --");
+	assert_string_equal(x.labels[1][0], "device");
+	assert_string_equal(x.labels[1][1], "");
+	assert_string_equal(x.labels[2][0], "test");
+	assert_memory_equal(x.labels[2][1], hostile, sizeof(hostile));
+	/* the first record's innermost frame: in the hostile module */
+	struct leaksnap_store_run run;
+	leaksnap_store_run_of(snap, NULL, NULL, 0, &run);
+	struct ids ids = {0};
+	assert_int_equal(leaksnap_store_snapshots(s, run.id, on_snapshot, &ids, &err), 0);
+	assert_int_equal(leaksnap_store_records(s, ids.snapshot, on_record, &ids, &err), 0);
+	assert_int_equal(ids.records, 2);
+	assert_int_equal(leaksnap_store_stack(s, ids.stack, on_stack, &ids, &err), 0);
+	assert_int_equal(leaksnap_store_frame(s, ids.frame, on_frame, &x, &err), 0);
+	assert_int_equal(x.frames, 1);
+	assert_memory_equal(x.module, hostile_path, sizeof(hostile_path));
+	assert_memory_equal(x.function, hostile, sizeof(hostile));
+	assert_memory_equal(x.file, hostile, sizeof(hostile));
+	/* every table is still there, with its rows */
+	assert_int_equal(rows(s, "runs"), 1);
+	assert_int_equal(rows(s, "records"), 2);
+	assert_int_equal(rows(s, "frames"), 4);
+	leaksnap_snapshot_close(snap);
+	leaksnap_store_close(s);
+}
+
+/* History ------------------------------------------------------------------------ */
+
+/* Frame @id named @fn (in module m.so at @id). */
+static void put_frame(struct leaksnap_store *s, uint64_t id, const char *fn)
+{
+	struct leaksnap_error err;
+	struct leaksnap_store_symbol y = {fn, "x.c", 1, 1, false};
+	struct leaksnap_store_frame f = {id, "/lib/m.so", "", id, &y, 1};
+	assert_int_equal(leaksnap_store_put_frames(s, &f, 1, &err), 0);
+}
+
+/* A run of two snapshots (times @t, @t + 1): stacks @a (bytes @a0 then
+ * @a1), @b (0 then @b1). */
+static void put_run(struct leaksnap_store *s, uint64_t run_id, const char *build, const char *test,
+		    uint64_t t, uint64_t a, uint64_t a0, uint64_t a1, uint64_t b, uint64_t b1)
+{
+	struct leaksnap_error err;
+	struct leaksnap_store_label labels[] = {{"build", build}, {"test", test}};
+	struct leaksnap_store_run run = {.id = run_id, .pid = 1, .start = "", .exe = "/bin/x",
+					 .build_id = "", .cmdline = "", .labels = labels,
+					 .label_count = 2};
+	assert_int_equal(leaksnap_store_run_begin(s, &run, &err), 0);
+	for (uint64_t k = 0; k < 2; k++) {
+		struct leaksnap_store_snapshot snap = {.id = run_id * 10 + k, .run_id = run_id,
+						       .source = "d", .time_ns = t + k,
+						       .total_bytes = k ? a1 + b1 : a0};
+		assert_int_equal(leaksnap_store_put_snapshot(s, &snap, &err), 0);
+		struct leaksnap_store_record r[2] = {{snap.id, 0, a, k ? a1 : a0, 1, 0, false},
+						     {snap.id, 1, b, b1, 1, 0, false}};
+		assert_int_equal(leaksnap_store_put_records(s, r, k ? 2 : 1, &err), 0);
+	}
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+}
+
+static void expect_chain(const struct leaksnap_store_suspect *x, const char *want, int64_t growth,
+			 bool is_new)
+{
+	char got[256] = "";
+	for (size_t i = 0; i < x->chain_len; i++) {
+		strcat(got, i ? " < " : "");
+		strcat(got, x->chain[i]);
+	}
+	assert_string_equal(got, want);
+	assert_int_equal(x->growth, growth);
+	assert_int_equal(x->is_new, is_new);
+}
+
+static void test_history(void **state)
+{
+	(void)state;
+	struct leaksnap_store *s = open_ok(path_in("history.db"));
+	struct leaksnap_error err;
+	struct leaksnap_store_run r0 = {.id = 99, .pid = 1, .start = "", .exe = "", .build_id = "",
+					.cmdline = ""};
+	assert_int_equal(leaksnap_store_run_begin(s, &r0, &err), 0);
+	put_frame(s, 1, "malloc");
+	put_frame(s, 2, "leak_a");
+	put_frame(s, 3, "main");
+	put_frame(s, 4, "leak_b");
+	put_frame(s, 5, "operator new(unsigned long)");
+	put_frame(s, 6, "leak_c");
+	static const uint64_t x[] = {1, 2, 3}, y[] = {4, 3}, z[] = {5, 6, 3};
+	struct leaksnap_store_stack st[] = {{100, x, 3}, {200, y, 2}, {300, z, 3}};
+	assert_int_equal(leaksnap_store_put_stacks(s, st, 3, &err), 0);
+	leaksnap_store_run_abort(s); /* (a run with no snapshot: nothing stays) */
+	assert_int_equal(rows(s, "frames"), 0);
+	assert_int_equal(leaksnap_store_run_begin(s, &r0, &err), 0);
+	for (uint64_t i = 1; i <= 6; i++)
+		put_frame(s, i, (const char *[]){"", "malloc", "leak_a", "main", "leak_b",
+						 "operator new(unsigned long)", "leak_c"}[i]);
+	assert_int_equal(leaksnap_store_put_stacks(s, st, 3, &err), 0);
+	struct leaksnap_store_snapshot none = {.id = 5, .run_id = 99, .source = "d", .time_ns = 1};
+	assert_int_equal(leaksnap_store_put_snapshot(s, &none, &err), 0); /* build "": a row */
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+	put_run(s, 1, "1", "t", 10, 100, 100, 300, 200, 50);
+	put_run(s, 2, "2", "u", 20, 100, 100, 100, 300, 500);
+
+	struct leaksnap_store_history *h = leaksnap_store_history_new(s, NULL, &err);
+	assert_non_null(h);
+	assert_int_equal(leaksnap_store_history_count(h), 3);
+	const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, 0);
+	assert_string_equal(r->key, "");
+	assert_int_equal(r->suspect_count, 0);
+	r = leaksnap_store_history_row(h, 1);
+	assert_string_equal(r->key, "1");
+	assert_int_equal(r->runs, 1);
+	assert_int_equal(r->first_time_ns, 10);
+	assert_int_equal(r->memory, 350);
+	assert_int_equal(r->growth, 250);
+	assert_int_equal(r->suspect_count, 2);
+	expect_chain(&r->suspects[0], "leak_a < main", 200, true); /* (malloc passed over) */
+	expect_chain(&r->suspects[1], "leak_b < main", 50, true);
+	r = leaksnap_store_history_row(h, 2);
+	assert_string_equal(r->key, "2");
+	assert_int_equal(r->growth, 500);
+	assert_int_equal(r->suspect_count, 1);
+	expect_chain(&r->suspects[0], "leak_c < main", 500, true);
+	assert_int_equal(r->gone_count, 2);
+	expect_chain(&r->gone[0], "leak_a < main", 200, false);
+	expect_chain(&r->gone[1], "leak_b < main", 50, false);
+	assert_null(leaksnap_store_history_row(h, 3));
+	leaksnap_store_history_free(h);
+
+	/* --where test=t, --last 1, --by test */
+	struct leaksnap_store_label w = {"test", "t"};
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o1, .where = &w, .where_count = 1);
+	h = leaksnap_store_history_new(s, &o1, &err);
+	assert_int_equal(leaksnap_store_history_count(h), 1);
+	assert_string_equal(leaksnap_store_history_row(h, 0)->key, "1");
+	leaksnap_store_history_free(h);
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o2, .last = 1, .suspects = 1);
+	h = leaksnap_store_history_new(s, &o2, &err);
+	assert_int_equal(leaksnap_store_history_count(h), 1);
+	r = leaksnap_store_history_row(h, 0);
+	assert_string_equal(r->key, "2");
+	assert_int_equal(r->gone_count, 1); /* the row before's one suspect */
+	expect_chain(&r->gone[0], "leak_a < main", 200, false);
+	leaksnap_store_history_free(h);
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o3, .by = "test");
+	h = leaksnap_store_history_new(s, &o3, &err);
+	assert_int_equal(leaksnap_store_history_count(h), 3);
+	assert_string_equal(leaksnap_store_history_row(h, 1)->key, "t");
+	assert_string_equal(leaksnap_store_history_row(h, 2)->key, "u");
+	leaksnap_store_history_free(h);
+	leaksnap_store_close(s);
+}
+
+/* The DDL -------------------------------------------------------------------- */
+
+/* The text of docs/store.md between "<!-- NAME -->" and
+ * "<!-- /NAME -->", without the ```sql fence of a DDL block. */
+static char *doc_block(const char *doc, const char *name)
+{
+	char open[64], close[64];
+	snprintf(open, sizeof(open), "<!-- %s -->\n", name);
+	snprintf(close, sizeof(close), "<!-- /%s -->", name);
+	const char *p = strstr(doc, open);
+	if (!p)
+		fail_msg("docs/store.md has no %s block", name);
+	p += strlen(open);
+	if (strncmp(p, "```sql\n", 7) == 0)
+		p += 7;
+	const char *end = strstr(p, close);
+	assert_non_null(end);
+	if (end - p >= 4 && strncmp(end - 4, "```\n", 4) == 0)
+		end -= 4;
+	return strndup(p, (size_t)(end - p));
+}
+
+static char *generated(const char *name)
+{
+	enum leaksnap_store_engine e = strcmp(name, "ddl-sqlite") == 0 ? LEAKSNAP_STORE_SQLITE
+									: LEAKSNAP_STORE_CLICKHOUSE;
+	const char *cluster = strcmp(name, "ddl-distributed") == 0 ? "leaksnap_cluster" : NULL;
+	bool columns = strcmp(name, "columns") == 0;
+	size_t n = columns ? sto_doc_columns(NULL, 0) : leaksnap_store_ddl(e, "leaksnap", cluster, NULL, 0);
+	char *buf = malloc(n + 1);
+	assert_non_null(buf);
+	assert_int_equal(columns ? sto_doc_columns(buf, n + 1)
+				 : leaksnap_store_ddl(e, "leaksnap", cluster, buf, n + 1),
+			 n);
+	return buf;
+}
+
+static void test_ddl_documented(void **state)
+{
+	(void)state;
+	FILE *f = fopen("docs/store.md", "r");
+	assert_non_null(f);
+	static char doc[1 << 17];
+	size_t n = fread(doc, 1, sizeof(doc) - 1, f);
+	fclose(f);
+	doc[n] = '\0';
+	static const char *const blocks[] = {"columns", "ddl-sqlite", "ddl-clickhouse",
+					     "ddl-distributed"};
+	for (size_t i = 0; i < 4; i++) {
+		char *want = generated(blocks[i]), *got = doc_block(doc, blocks[i]);
+		if (strcmp(got, want) != 0)
+			fail_msg("docs/store.md, block %s differs from the schema's; generated:\n%s",
+				 blocks[i], want);
+		free(got);
+		free(want);
+	}
+	/* a short buffer: cut, NUL-terminated, the length needed returned */
+	char small[16];
+	size_t need = leaksnap_store_ddl(LEAKSNAP_STORE_SQLITE, NULL, NULL, small, sizeof(small));
+	assert_true(need > sizeof(small));
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_schema_created),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_same_dump_twice),
+		cmocka_unit_test(test_abort_leaves_nothing),
+		cmocka_unit_test(test_hostile_strings),
+		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_ddl_documented),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
