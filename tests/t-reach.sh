@@ -149,7 +149,8 @@ for mode in 1 0; do
 	[ $st = 0 ] && [ "$out" = "dumps 20 handled 1" ] ||
 		fail "reachsig (reachability=$mode): status $st, '$out'"
 	n=$(grep -a -l '^reachability=signal ' "$w/sig$mode"/d.*.dump 2>/dev/null | wc -l)
-	[ "$n" = $((20 * mode)) ] || fail "reachsig (reachability=$mode): $n dumps with the section"
+	[ "$n" = $((20 * mode)) ] || { fail "reachsig (reachability=$mode): $n dumps with the section";
+		grep -a -h '^reachability=' "$w/sig$mode"/d.*.dump | sort | uniq -c | head -3; }
 done
 
 # A thread that forks without pause waits in the table locks with its
