@@ -49,6 +49,10 @@ int cmd_maps(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+/* leakdiff's options alone, as cmd_diff reads them (no snapshot looked
+ * at; watch --leakdiff asks before saying that it has too few): 0,
+ * CLI_HELP_SHOWN, or -1 after leakdiff's own message. */
+int diff_check_options(int argc, char **argv);
 int cmd_addr2line(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_adb(int argc, char **argv);

@@ -3,6 +3,7 @@
  * streamed into a file that never replaces one, capture on or off. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ static const char ctl_usage[] =
 	"  dump         a LEAKSNAP dump of the process now (its maps embedded), taken\n"
 	"               as a file dump is, streamed into FILE: written under a\n"
 	"               temporary name, checked with the snapshot reader, then\n"
-	"               named FILE, which must not exist (never overwritten)\n"
+	"               named FILE, which must not exist (never overwritten); Ctrl-C\n"
+	"               removes the temporary file\n"
 	"  capture      turn recording of new allocations on or off (frees of\n"
 	"               blocks recorded before are still honoured)\n\n"
 	"Options:\n"
@@ -37,9 +39,12 @@ static const char ctl_usage[] =
 	"  -o, --output FILE    dump: the file to write (required)\n"
 	"  --reachability       dump: classify every live block as reachable or not\n"
 	"  -h, --help           this help\n\n"
+	"The socket's holder is checked before a byte is sent: the process PID\n"
+	"itself, of our user or root.\n\n"
 	"Exit status: 0 success; 2 any error, one line 'leaksnap: PID|SOCKET: ...':\n"
-	"no such process, no control socket, refused (the process belongs to another\n"
-	"user), connection closed early, a malformed answer, an error from the process.\n";
+	"no such process, no control socket, the socket held by another process or\n"
+	"user, refused (the process belongs to another user), connection closed\n"
+	"early, a malformed answer, an error from the process.\n";
 
 struct ctl_args {
 	bool json, reachability;
@@ -84,7 +89,10 @@ static int do_version(struct control_conn *c)
 	struct control_version v;
 	if (control_version(c, &v, &err))
 		return ctl_fail(&err);
-	printf("leaksnap %s, pid %lld, control protocol " CONTROL_PROTOCOL "\n", v.version,
+	/* the word is the process's: shown escaped, as its other answers */
+	char word[4 * sizeof(v.version) + 8];
+	control_escape(v.version, strlen(v.version), sizeof(v.version), word, sizeof(word));
+	printf("leaksnap %s, pid %lld, control protocol " CONTROL_PROTOCOL "\n", word,
 	       (long long)v.pid);
 	return 0;
 }
@@ -98,9 +106,12 @@ static int do_stats(struct control_conn *c, bool json)
 		return ctl_fail(&err);
 	if (json) {
 		/* the object as received, written again by Jansson (checked,
-		 * keys in the process's order) */
+		 * keys in the process's order, ASCII only: a string of the
+		 * process's never puts raw bytes on a terminal) */
 		json_t *o = json_loads(line, 0, NULL);
-		char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER |
+						       JSON_ENSURE_ASCII)
+			       : NULL;
 		json_decref(o);
 		if (!text)
 			return cli_fail(control_subject(c), "out of memory");
@@ -122,13 +133,22 @@ static int do_dump(struct control_conn *c, const char *path, bool reachability)
 	struct leaksnap_error err;
 	char *tmp;
 	struct leaksnap_snapshot *s;
-	if (ctl_dump_receive(c, path, reachability, &tmp, &s, &err))
+	/* Ctrl-C: the temporary is removed, and ctl ends at once */
+	struct sigaction old;
+	ctl_sigint_catch(-1, &old);
+	int r = ctl_dump_receive(c, path, reachability, &tmp, &s, &err);
+	if (r) {
+		ctl_sigint_restore(&old);
 		return ctl_fail(&err);
-	int r = kit_publish_noreplace(tmp, path);
+	}
+	r = kit_publish_noreplace(tmp, path);
 	if (r == 0)
 		unlink(tmp);
-	if (r < 0) {
+	if (r < 0)
 		unlink(tmp);
+	ctl_dump_settled();
+	ctl_sigint_restore(&old);
+	if (r < 0) {
 		if (r == -EEXIST)
 			cli_fail(path, KIT_NEVER_OVERWRITES);
 		else

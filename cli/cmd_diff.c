@@ -452,10 +452,10 @@ static int check_inputs(const struct diff_cli *c, char **files, int n)
 	return 0;
 }
 
-/* The command line into @c, the first snapshot's index in *@first_file:
- * 0; CLI_HELP_SHOWN when --help or --version was printed; -1 after saying
- * what is wrong. */
-static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
+/* The options of the command line into @c (the snapshots left at
+ * argv[optind..)): 0; CLI_HELP_SHOWN when --help or --version was
+ * printed; -1 after saying what is wrong. */
+static int parse_options(int argc, char **argv, struct diff_cli *c)
 {
 	static const struct option longopts[] = {
 		{"pointer-size", required_argument, NULL, 'P'},
@@ -499,10 +499,30 @@ static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file
 		if ((r = parse_option(c, opt, argv)) != 0)
 			return r;
 	}
-	if (check_outputs(c) || check_inputs(c, argv + optind, argc - optind))
+	return check_outputs(c) ? -1 : 0;
+}
+
+/* The command line into @c, the first snapshot's index in *@first_file:
+ * 0; CLI_HELP_SHOWN when --help or --version was printed; -1 after saying
+ * what is wrong. */
+static int parse_args(int argc, char **argv, struct diff_cli *c, int *first_file)
+{
+	int r = parse_options(argc, argv, c);
+	if (r)
+		return r;
+	if (check_inputs(c, argv + optind, argc - optind))
 		return -1;
 	*first_file = optind;
 	return 0;
+}
+
+int diff_check_options(int argc, char **argv)
+{
+	struct diff_cli c;
+	memset(&c, 0, sizeof(c));
+	c.in = (struct cli_input)CLI_INPUT_INIT;
+	c.o.sz = sizeof(c.o);
+	return parse_options(argc, argv, &c);
 }
 
 static const char *base_name(const char *path)

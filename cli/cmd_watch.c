@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "ctl.h"
+#include "kit.h"
 #include "kit_publish.h"
 
 static const char watch_usage[] =
@@ -33,8 +34,9 @@ static const char watch_usage[] =
 	"  HH:MM:SS  #N  live BYTES  blocks N  growth +BYTES\n"
 	"(counted from the dump itself: the sum of size x count of its records).\n"
 	"Watching ends when the process ends, after N snapshots, or on Ctrl-C\n"
-	"(SIGINT), which lets the snapshot in flight finish.  Then the leakdiff\n"
-	"command that compares the snapshots is printed.\n\n"
+	"(SIGINT), which lets the snapshot in flight finish (a second Ctrl-C ends\n"
+	"watch at once).  Then the leakdiff command that compares every snapshot\n"
+	"written is printed.\n\n"
 	"Options:\n"
 	"  --out DIR            where the snapshots go (an existing directory)\n"
 	"  --every SEC          seconds between snapshots: 0 to 86400, fractions\n"
@@ -45,7 +47,8 @@ static const char watch_usage[] =
 	"  --leakdiff [OPTIONS...]\n"
 	"                       at the end run leakdiff OPTIONS on the snapshots here\n"
 	"                       and exit with its status (every argument after\n"
-	"                       --leakdiff is leakdiff's: --fail-on 1M, --json ...)\n"
+	"                       --leakdiff is leakdiff's: --fail-on 1M, --json ...;\n"
+	"                       fewer than two snapshots: an error)\n"
 	"  -h, --help           this help\n\n"
 	"Example, a CI job in one line:\n"
 	"  leaksnap watch $PID --every 10 --out snaps --leakdiff --fail-on 1M\n\n"
@@ -91,11 +94,32 @@ static bool stop_within(int fd, double sec)
 	}
 }
 
-/* Whether @r says that the process went away rather than failed. */
+/* Whether @r says that the process went away rather than failed: also a
+ * dump refused because the process is exiting (its exit dump is being
+ * written), which is the process's end. */
 static bool gone(int r, const struct leaksnap_error *err)
 {
 	return r == CONTROL_E_NOPROC || r == CONTROL_E_NOSOCK || r == CONTROL_E_REFUSED ||
-	       (r == CONTROL_E_CLOSED && strstr(err->text, "(no answer)"));
+	       (r == CONTROL_E_CLOSED && strstr(err->text, "(no answer)")) ||
+	       (r == CONTROL_E_REMOTE && control_remote_said(err, CONTROL_REMOTE_EXITING));
+}
+
+/* "error busy": the process serves as many clients as it takes; asked
+ * again after a short wait, at most this many times (about 5 s) before
+ * the answer is an error. */
+#define BUSY_TRIES 50
+#define BUSY_WAIT_NS (100 * 1000 * 1000L)
+
+static bool busy(int r, const struct leaksnap_error *err)
+{
+	return r == CONTROL_E_REMOTE && control_remote_said(err, CONTROL_REMOTE_BUSY);
+}
+
+static void busy_wait(void)
+{
+	struct timespec ts = {0, BUSY_WAIT_NS};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 }
 
 /* Connect; with @wait seconds, try again while there is no socket yet. */
@@ -140,23 +164,38 @@ static int publish(const struct watch_cfg *cfg, int64_t pid, uint64_t *next, con
 	return cli_fail(cfg->dir, "no free name for watch.%lld.NNNN.dump", (long long)pid);
 }
 
+/* One dump received into a temporary beside DIR/watch.PID.dump: 0 with
+ * *@tmp and *@snap, or a CONTROL_E_* code with @err filled (nothing said). */
+static int receive(const struct watch_cfg *cfg, int64_t pid, char **tmp,
+		   struct leaksnap_snapshot **snap, struct leaksnap_error *err)
+{
+	struct control_conn *c;
+	char *near;
+	int r = control_open(cfg->target, NULL, &c, err);
+	if (r)
+		return r;
+	if (asprintf(&near, "%s/watch.%lld.dump", cfg->dir, (long long)pid) < 0) {
+		control_close(c);
+		kit_error(err, LEAKSNAP_ERR_NOMEM, cfg->dir, "out of memory");
+		return CONTROL_E_OTHER;
+	}
+	r = ctl_dump_receive(c, near, cfg->reachability, tmp, snap, err);
+	control_close(c);
+	free(near);
+	return r;
+}
+
 /* One snapshot: 1 written (*@snap), 0 the process went away, -1 said. */
 static int take(const struct watch_cfg *cfg, int64_t pid, uint64_t *next, char **name,
 		struct leaksnap_snapshot **snap)
 {
 	struct leaksnap_error err;
-	struct control_conn *c;
-	char *near, *tmp;
-	int r = control_open(cfg->target, NULL, &c, &err);
-	if (r)
-		return gone(r, &err) ? 0 : ctl_fail(&err);
-	if (asprintf(&near, "%s/watch.%lld.dump", cfg->dir, (long long)pid) < 0) {
-		control_close(c);
-		return cli_fail(cfg->dir, "out of memory");
-	}
-	r = ctl_dump_receive(c, near, cfg->reachability, &tmp, snap, &err);
-	control_close(c);
-	free(near);
+	char *tmp;
+	int r;
+	for (int tries = 1; busy(r = receive(cfg, pid, &tmp, snap, &err), &err) &&
+			    tries < BUSY_TRIES;
+	     tries++)
+		busy_wait();
 	if (r)
 		return gone(r, &err) || r == CONTROL_E_CLOSED ? 0 : ctl_fail(&err);
 	r = publish(cfg, pid, next, tmp, name);
@@ -165,6 +204,7 @@ static int take(const struct watch_cfg *cfg, int64_t pid, uint64_t *next, char *
 		leaksnap_snapshot_close(*snap);
 		*snap = NULL;
 	}
+	ctl_dump_settled();
 	free(tmp);
 	return r ? -1 : 1;
 }
@@ -188,10 +228,16 @@ int watch_run(const struct watch_cfg *cfg, struct watch_result *res)
 	struct control_conn *c;
 	struct control_version v;
 	/* the pid the files are named by (a SOCKET argument has none) */
-	int r = connect_wait(cfg, &c, &err);
-	if (r == 0) {
-		r = control_version(c, &v, &err);
-		control_close(c);
+	int r;
+	for (int tries = 1;; tries++) {
+		r = connect_wait(cfg, &c, &err);
+		if (r == 0) {
+			r = control_version(c, &v, &err);
+			control_close(c);
+		}
+		if (!busy(r, &err) || tries >= BUSY_TRIES)
+			break;
+		busy_wait();
 	}
 	if (r)
 		return ctl_fail(&err);
@@ -268,17 +314,9 @@ void watch_print_leakdiff(FILE *f, const char *prefix, const struct watch_result
  * The command
  * ------------------------------------------------------------------------ */
 
-/* Ctrl-C: the loop stops after the snapshot in flight (a pipe wakes it). */
+/* Ctrl-C: the loop stops after the snapshot in flight (a pipe wakes it);
+ * a second one ends watch at once (ctl_sigint_catch). */
 static int stop_pipe[2] = {-1, -1};
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	int saved = errno;
-	if (stop_pipe[1] >= 0)
-		(void)!write(stop_pipe[1], "", 1);
-	errno = saved;
-}
 
 struct watch_args {
 	const char *out;
@@ -377,6 +415,25 @@ static int run_leakdiff(char **opts, int n, const struct watch_result *res)
 	return st < 0 ? EXIT_ERROR : st;
 }
 
+/* --leakdiff at the end: @opts[0] is "--leakdiff", its options follow
+ * (n in all).  leakdiff's options are leakdiff's to judge; a diff of fewer
+ * than two snapshots is watch's to refuse.  The exit status. */
+static int leakdiff_at_end(const char *target, char **opts, int n,
+			   const struct watch_result *res)
+{
+	if (res->n < 2) {
+		int r = diff_check_options(n, opts);
+		if (r == CLI_HELP_SHOWN)
+			return EXIT_OK;
+		if (r == 0)
+			cli_fail(target, "--leakdiff: %zu snapshot%s taken, the diff needs two or "
+					 "more",
+				 res->n, res->n == 1 ? "" : "s");
+		return EXIT_ERROR;
+	}
+	return run_leakdiff(opts + 1, n - 1, res);
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	struct watch_args a = {.every = 10};
@@ -408,16 +465,13 @@ int cmd_watch(int argc, char **argv)
 		free(dir);
 		return EXIT_ERROR;
 	}
-	struct sigaction sa, old;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old);
+	struct sigaction old;
+	ctl_sigint_catch(stop_pipe[1], &old);
 	struct watch_cfg cfg = {target, dir, a.every, a.count, a.reachability, stdout, "",
 				stop_pipe[0], 0};
 	struct watch_result res;
 	r = watch_run(&cfg, &res);
-	sigaction(SIGINT, &old, NULL);
+	ctl_sigint_restore(&old);
 	close(stop_pipe[0]);
 	close(stop_pipe[1]);
 	stop_pipe[0] = stop_pipe[1] = -1;
@@ -426,7 +480,7 @@ int cmd_watch(int argc, char **argv)
 		cli_fail(target, "the process ended after %zu snapshot%s", res.n,
 			 res.n == 1 ? "" : "s");
 	if (r == 0 && a.diff_at)
-		status = run_leakdiff(argv + a.diff_at + 1, argc - a.diff_at - 1, &res);
+		status = leakdiff_at_end(target, argv + a.diff_at, argc - a.diff_at, &res);
 	else if (res.n > 0)
 		watch_print_leakdiff(stdout, "", &res);
 	watch_result_release(&res);

@@ -13,6 +13,20 @@
 
 #include "control.h"
 
+/* Ctrl-C while a dump is received (ctl dump, watch).  With @stop_fd >= 0
+ * (watch) the first SIGINT writes a byte to @stop_fd, so that the loop
+ * ends after the snapshot in flight; any other SIGINT (the first, without
+ * @stop_fd) removes the temporary file a dump is being received into and
+ * ends the process at once, killed by SIGINT.  @old gets the disposition
+ * to give back with ctl_sigint_restore.  Without @stop_fd a SIGINT that
+ * was ignored (a job started in the background) stays ignored. */
+struct sigaction;
+void ctl_sigint_catch(int stop_fd, struct sigaction *old);
+void ctl_sigint_restore(const struct sigaction *old);
+/* The temporary of ctl_dump_receive is named (*@tmp) and no longer needs
+ * removing on SIGINT: call once it was published or removed. */
+void ctl_dump_settled(void);
+
 /* Print a control error record: "leaksnap: SUBJECT: TEXT"; returns -1. */
 int ctl_fail(const struct leaksnap_error *err);
 
@@ -22,7 +36,8 @@ int ctl_fail(const struct leaksnap_error *err);
  * temporary's name, owned) and *@snap (the dump opened); else the
  * temporary is removed and a CONTROL_E_* code returned with @err filled
  * (a dump that is not readable: CONTROL_E_OTHER with the reader's
- * message).  Prints nothing. */
+ * message).  Prints nothing.  Until ctl_dump_settled, a SIGINT caught by
+ * ctl_sigint_catch's handler removes the temporary. */
 int ctl_dump_receive(struct control_conn *c, const char *near, bool reachability, char **tmp,
 		     struct leaksnap_snapshot **snap, struct leaksnap_error *err);
 

@@ -24,6 +24,7 @@ struct control_conn {
 	bool tcp;              /* through a forward: a refusal cannot be told */
 	double timeout;        /* seconds, each wait */
 	uint64_t received;     /* bytes received on this connection, ever */
+	int64_t peer_pid;      /* the holder of a Unix socket (SO_PEERCRED), 0 unknown */
 	size_t off, len;       /* the unread bytes: buf[off..len) */
 	char subject[256];     /* what messages name */
 	unsigned char buf[65536];
@@ -80,6 +81,46 @@ void control_quote(const char *s, size_t n, size_t max, char *buf, size_t size)
 	escape(s, n, max, buf, size, true);
 }
 
+void control_escape(const char *s, size_t n, size_t max, char *buf, size_t size)
+{
+	escape(s, n, max, buf, size, false);
+}
+
+bool control_remote_said(const struct leaksnap_error *err, const char *text)
+{
+	size_t n = strlen(CONTROL_TEXT_REMOTE);
+	return strncmp(err->text, CONTROL_TEXT_REMOTE, n) == 0 && strcmp(err->text + n, text) == 0;
+}
+
+int control_peer_check(const char *subject, int64_t want_pid, int64_t peer_pid, uid_t peer_uid,
+		       uid_t me, struct leaksnap_error *err)
+{
+	leaksnap_error_clear(err);
+	if (want_pid > 0 && peer_pid != want_pid) {
+		kit_error(err, LEAKSNAP_ERR_IO, subject,
+			  "the socket " CONTROL_ABSTRACT_PREFIX "%lld is held by process %lld, not "
+			  "%lld" CONTROL_TEXT_NOTASKED,
+			  (long long)want_pid, (long long)peer_pid, (long long)want_pid);
+		return CONTROL_E_PEER;
+	}
+	if (peer_uid != me && peer_uid != 0 && !(me == 0 && want_pid > 0)) {
+		kit_error(err, LEAKSNAP_ERR_IO, subject,
+			  "the socket is held by a process of another user (uid %lu)"
+			  CONTROL_TEXT_NOTASKED,
+			  (unsigned long)peer_uid);
+		return CONTROL_E_PEER;
+	}
+	return 0;
+}
+
+/* The SO_PEERCRED of the Unix socket @fd: 0, or -1 with errno. */
+static int peer_cred(int fd, struct ucred *cr)
+{
+	socklen_t sl = sizeof(*cr);
+	memset(cr, 0, sizeof(*cr));
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cr, &sl);
+}
+
 static struct control_conn *conn_new(int fd, const char *subject, const struct control_opts *o)
 {
 	struct control_conn *c = malloc(sizeof(*c));
@@ -89,6 +130,7 @@ static struct control_conn *conn_new(int fd, const char *subject, const struct c
 	c->tcp = false;
 	c->timeout = opts_timeout(o);
 	c->received = 0;
+	c->peer_pid = 0;
 	c->off = c->len = 0;
 	snprintf(c->subject, sizeof(c->subject), "%s", subject);
 	return c;
@@ -100,8 +142,13 @@ struct control_conn *control_adopt(int fd, const char *subject, const struct con
 	if (fl >= 0)
 		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	struct control_conn *c = conn_new(fd, subject, opts);
-	if (!c)
+	if (!c) {
 		close(fd);
+		return NULL;
+	}
+	struct ucred cr;
+	if (peer_cred(fd, &cr) == 0)
+		c->peer_pid = cr.pid;
 	return c;
 }
 
@@ -245,12 +292,26 @@ int control_open(const char *arg, const struct control_opts *opts, struct contro
 		kit_error(err, LEAKSNAP_ERR_IO, arg, "cannot connect: %s", strerror(e));
 		return e == ETIMEDOUT ? CONTROL_E_TIMEOUT : CONTROL_E_OTHER;
 	}
+	/* whoever holds the name is answering: is it the one asked for? */
+	struct ucred cr;
+	if (peer_cred(fd, &cr) != 0) {
+		kit_error(err, LEAKSNAP_ERR_IO, arg, "SO_PEERCRED: %s", strerror(errno));
+		close(fd);
+		return CONTROL_E_OTHER;
+	}
+	int r = control_peer_check(arg, pid ? (int64_t)strtoull(arg, NULL, 10) : 0, cr.pid,
+				   cr.uid, geteuid(), err);
+	if (r) {
+		close(fd);
+		return r;
+	}
 	*out = conn_new(fd, arg, opts);
 	if (!*out) {
 		close(fd);
 		kit_error(err, LEAKSNAP_ERR_NOMEM, arg, "out of memory");
 		return CONTROL_E_OTHER;
 	}
+	(*out)->peer_pid = cr.pid;
 	return 0;
 }
 
@@ -290,6 +351,19 @@ int control_open_tcp(unsigned port, const char *subject, const struct control_op
 	return 0;
 }
 
+/* Whether the process holding @c's socket belongs to another user: its
+ * /proc entry's owner is not our euid.  (A process that ends, or a hook
+ * stopping, closes connections without a byte too: that is no refusal.) */
+static bool other_user(const struct control_conn *c)
+{
+	char proc[32];
+	struct stat st;
+	if (c->peer_pid <= 0)
+		return false;
+	snprintf(proc, sizeof(proc), "/proc/%lld", (long long)c->peer_pid);
+	return stat(proc, &st) == 0 && st.st_uid != geteuid();
+}
+
 /* The process closed the connection (EOF, or a reset: a process that
  * closes without reading what we sent resets it) after @have bytes of
  * the answer line. */
@@ -301,7 +375,7 @@ static int closed(struct control_conn *c, size_t have, struct leaksnap_error *er
 			  CONTROL_ENV "=1), or the process belongs to another user");
 		return CONTROL_E_REFUSED;
 	}
-	if (c->received == 0) {
+	if (c->received == 0 && other_user(c)) {
 		kit_error(err, LEAKSNAP_ERR_IO, c->subject, CONTROL_TEXT_REFUSED);
 		return CONTROL_E_REFUSED;
 	}

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include <leaksnap/error.h>
 #include <leaksnap/leakhook.h>
 
@@ -51,6 +53,17 @@
 #define CONTROL_TEXT_CLOSED "connection closed early"
 #define CONTROL_TEXT_MALFORMED "malformed answer: "
 #define CONTROL_TEXT_REMOTE "error from the process: "
+/* The socket's holder is not the process asked for (SO_PEERCRED, after
+ * "SUBJECT: "): "the socket leaksnap.PID is held by process N, not PID:
+ * nothing asked", "the socket is held by a process of another user (uid
+ * N): nothing asked". */
+#define CONTROL_TEXT_NOTASKED ": nothing asked"
+
+/* Two answers "error TEXT" the watch loop acts on: the process is too
+ * busy for one more client now (try again later), and the process is
+ * ending (its exit dump is being written: no more snapshots). */
+#define CONTROL_REMOTE_BUSY "busy"
+#define CONTROL_REMOTE_EXITING "dump: the process is exiting"
 
 /* What went wrong, as the functions return it (the error record says it in
  * words).  The watch loop tells a process that went away (NOPROC, NOSOCK,
@@ -59,11 +72,14 @@ enum {
 	CONTROL_E_OTHER = -1,     /* a system error (the record says which) */
 	CONTROL_E_NOPROC = -2,    /* the pid has no /proc entry */
 	CONTROL_E_NOSOCK = -3,    /* nobody listens on the name */
-	CONTROL_E_REFUSED = -4,   /* closed without a byte at once: another user */
+	CONTROL_E_REFUSED = -4,   /* closed without a byte at once by a process
+				   * of another user (/proc/PID's owner is not
+				   * us; else it is CONTROL_E_CLOSED) */
 	CONTROL_E_CLOSED = -5,    /* EOF before the answer (or the body) was whole */
 	CONTROL_E_MALFORMED = -6, /* an answer the protocol does not have */
 	CONTROL_E_REMOTE = -7,    /* the process answered "error ..." */
 	CONTROL_E_TIMEOUT = -8,   /* no byte within the timeout */
+	CONTROL_E_PEER = -9,      /* the socket is held by another process or user */
 };
 
 /* Options (begin with their size, LEAKSNAP_OPTS). */
@@ -81,10 +97,25 @@ struct control_conn;
 
 /* Connect to the control socket named by @arg: all digits, the process
  * with that pid (the abstract name leaksnap.<pid>; NOPROC when /proc/PID
- * is absent); anything else a path socket.  @opts may be NULL.  0 with
- * *@out, or a CONTROL_E_* code with @err filled (source @arg). */
+ * is absent); anything else a path socket.  Anyone can bind an abstract
+ * name, so the socket's holder is checked (SO_PEERCRED, see
+ * control_peer_check) before a byte is sent: CONTROL_E_PEER.  @opts may be
+ * NULL.  0 with *@out, or a CONTROL_E_* code with @err filled (source
+ * @arg). */
 int control_open(const char *arg, const struct control_opts *opts, struct control_conn **out,
 		 struct leaksnap_error *err);
+/* Whether the holder of a Unix socket (@peer_pid, @peer_uid: its
+ * SO_PEERCRED) may be asked, by a client of euid @me, for the process
+ * @want_pid (0: a path socket, no pid given).  The holder must be
+ * @want_pid itself when one was given, and of our uid or root -- except
+ * that root may ask any user's process it named by pid (the hook answers
+ * root).  0, or CONTROL_E_PEER with @err filled (source @subject). */
+int control_peer_check(const char *subject, int64_t want_pid, int64_t peer_pid, uid_t peer_uid,
+		       uid_t me, struct leaksnap_error *err);
+
+/* Whether @err is CONTROL_E_REMOTE's record of the answer "error @text". */
+bool control_remote_said(const struct leaksnap_error *err, const char *text);
+
 /* Connect to 127.0.0.1:@port (a socket forwarded by `adb forward`);
  * messages name @subject.  A connection closed at once says that there is
  * no control socket or the process refused (a forward cannot tell which):
@@ -157,5 +188,7 @@ bool control_arg_is_pid(const char *arg);
  * as it is, '\\' and other bytes as \xNN, at most @max of them (then
  * "..."), in single quotes, into @buf (always NUL-terminated). */
 void control_quote(const char *s, size_t n, size_t max, char *buf, size_t size);
+/* The same without the quotes (a word printed as part of a sentence). */
+void control_escape(const char *s, size_t n, size_t max, char *buf, size_t size);
 
 #endif

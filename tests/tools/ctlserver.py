@@ -7,6 +7,7 @@ answers the protocol's commands, serving real dump files as the bodies of
 
   ctlserver.py [--path SOCKET] [--dump FILE]... [--mode MODE] [--exit-after N]
                [--ready FILE] [--log FILE] [--require-env] [--slow SEC]
+               [--name-pid PID] [--busy N]
 
 --dump FILE     the body of the n-th dump asked for is the n-th FILE (the
                 last one again after that)
@@ -17,7 +18,18 @@ answers the protocol's commands, serving real dump files as the bodies of
                 hook opens the socket only then
 --slow SEC      send each dump's body over SEC seconds, touching
                 READY.inflight when the body starts
-MODE: normal, refuse (close without a byte), closeline (half an answer
+--name-pid PID  listen on leaksnap.PID, a name of another process's (a
+                squatter)
+--busy N        the first N connections get "error busy" and are closed
+                (a process serving as many clients as it takes)
+MODE: normal, refuse (close without a byte, as a process of another user:
+the stand-in makes /proc/ITS-PID belong to another user -- root: its euid
+becomes 65534; anyone else: it is made not dumpable, which gives /proc/PID
+to root), drop (close without a byte, the same user: a hook that stops or a
+process that exits), exiting (after --exit-after N dumps, every dump
+answered "error dump: the process is exiting", as while the hook writes
+its exit dump), escversion (a version word with terminal control bytes),
+unicodestats (a stats object with a non-ASCII string), closeline (half an answer
 line, then close), closebody (half a dump's body, then close), badlength
 ("dump 12x"), hugelength (2^40 + 1), nonewline (5000 bytes, no newline),
 errordump ("error dump: ..."), garbage (a body that is not a dump),
@@ -32,6 +44,18 @@ import threading
 import time
 
 
+def other_owner():
+    """/proc/OUR-PID owned by another user than the client's (see refuse)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_DUMPABLE = 4
+    if os.geteuid() == 0:
+        os.seteuid(65534)
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    else:
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 def main():
     args = sys.argv[1:]
     path = None
@@ -42,6 +66,8 @@ def main():
     log = None
     require_env = False
     slow = 0.0
+    name_pid = None
+    busy = 0
     while args:
         a = args.pop(0)
         if a == "--path":
@@ -60,6 +86,10 @@ def main():
             require_env = True
         elif a == "--slow":
             slow = float(args.pop(0))
+        elif a == "--name-pid":
+            name_pid = int(args.pop(0))
+        elif a == "--busy":
+            busy = int(args.pop(0))
         else:
             sys.exit("ctlserver: unknown argument " + a)
     if require_env and os.environ.get("LEAKSNAP_CONTROL") != "1":
@@ -70,13 +100,15 @@ def main():
     if path:
         srv.bind(path)
     else:
-        srv.bind("\0leaksnap.%d" % pid)
+        srv.bind("\0leaksnap.%d" % (name_pid or pid))
     srv.listen(16)
     if ready:
         with open(ready + ".tmp", "w") as f:
             f.write("%d\n" % pid)
         os.rename(ready + ".tmp", ready)
-    state = {"dumps": 0, "lock": threading.Lock(), "capture": True}
+    if mode == "refuse":
+        other_owner()
+    state = {"dumps": 0, "lock": threading.Lock(), "capture": True, "conns": 0}
 
     def say(conn, text):
         conn.sendall(text.encode() + b"\n")
@@ -91,6 +123,9 @@ def main():
             state["dumps"] += 1
         if mode == "errordump":
             say(conn, "error dump: cannot read /proc/self/maps")
+            return
+        if mode == "exiting" and n >= exit_after:
+            say(conn, "error dump: the process is exiting")
             return
         if mode == "badlength":
             say(conn, "dump 12x")
@@ -113,7 +148,7 @@ def main():
                 time.sleep(slow / parts)
         else:
             conn.sendall(body)
-        if exit_after and state["dumps"] >= exit_after:
+        if exit_after and state["dumps"] >= exit_after and mode != "exiting":
             conn.close()
             if path:
                 os.unlink(path)
@@ -130,6 +165,8 @@ def main():
         elif line == "version":
             if mode == "badversion":
                 say(conn, "leaksnap-control 2 9.9.9 %d" % pid)
+            elif mode == "escversion":
+                say(conn, "leaksnap-control 1 0.1\x1b]0;owned\x07 %d" % pid)
             elif mode == "closeline":
                 conn.sendall(b"leaksnap-con")
                 return False
@@ -140,6 +177,10 @@ def main():
                 say(conn, '{"pid":%d,"live_bytes":"many"}' % pid)
             elif mode == "nonewline":
                 conn.sendall(b"x" * 5000)
+            elif mode == "unicodestats":
+                conn.sendall(('{"pid":%d,"live_bytes":1,"live_blocks":1,"records":1,'
+                              '"capture":true,"dumps_written":0,"invalid_frees":0,'
+                              '"note":"caf\u00e9 \u202e"}\n' % pid).encode("utf-8"))
             else:
                 say(conn, '{"pid":%d,"live_bytes":%d,"live_blocks":%d,"records":%d,'
                     '"capture":%s,"dumps_written":%d,"invalid_frees":0}'
@@ -162,8 +203,13 @@ def main():
 
     def serve(conn):
         try:
-            if mode == "refuse":
+            if mode in ("refuse", "drop"):
                 return
+            with state["lock"]:
+                state["conns"] += 1
+                if state["conns"] <= busy:
+                    say(conn, "error busy")
+                    return
             buf = b""
             while True:
                 data = conn.recv(4096)

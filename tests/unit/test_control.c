@@ -3,9 +3,12 @@
  * (docs/control.md) read from a socketpair whose other end the test
  * writes, malformed answers (a byte count that is not one or is past
  * 2^40, no newline in 4096 bytes, a stats line without its fields, a
- * version of another protocol), a connection closed without a byte, mid-line
- * and mid-body (with the exact counts), an error answer with control bytes
- * escaped, a silent peer timed out; and the real connections: an abstract
+ * version of another protocol), a connection closed without a byte by a
+ * process of ours (closed early, not refused), mid-line and mid-body (with
+ * the exact counts), an error answer with control bytes escaped, the
+ * answers watch acts on (busy, exiting), a silent peer timed out; the
+ * socket's holder checked (a table of pids and uids, and a squatter on
+ * leaksnap.<our pid> sent nothing); and the real connections: an abstract
  * socket leaksnap.<pid> and a path socket answered by a thread of the test,
  * a pid with no process and one with no socket, a TCP port closed at once
  * (what adb forward does when nothing listens). */
@@ -25,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -256,12 +260,13 @@ static void test_closed(void **state)
 	uint64_t bytes;
 	struct leaksnap_error err;
 	char line[CONTROL_LINE_MAX], buf[200];
-	/* closed without a byte at once: another user's process */
+	/* closed without a byte at once by a process of ours (the test: a
+	 * hook stopping, a process exiting): no refusal, closed early */
 	struct control_conn *c = pair("", 0, true, &peer);
 	assert_int_equal(control_command(c, "version", line, sizeof(line), &err),
-			 CONTROL_E_REFUSED);
+			 CONTROL_E_CLOSED);
 	assert_string_equal(err.source, "4242");
-	assert_string_equal(err.text, "refused: the process belongs to another user");
+	assert_string_equal(err.text, "connection closed early (no answer)");
 	control_close(c);
 	/* mid-line */
 	c = pair("leaksnap-con", 12, true, &peer);
@@ -454,8 +459,9 @@ static void test_open_abstract_and_path(void **state)
 	l.close_at_once = true;
 	assert_int_equal(pthread_create(&t, NULL, serve_one, &l), 0);
 	assert_int_equal(control_open(path, &fast, &c, &err), 0);
-	assert_int_equal(control_version(c, &v, &err), CONTROL_E_REFUSED);
-	assert_string_equal(err.text, "refused: the process belongs to another user");
+	/* (the process closing is ours: not "another user") */
+	assert_int_equal(control_version(c, &v, &err), CONTROL_E_CLOSED);
+	assert_string_equal(err.text, "connection closed early (no answer)");
 	control_close(c);
 	pthread_join(t, NULL);
 	close(l.fd);
@@ -463,6 +469,118 @@ static void test_open_abstract_and_path(void **state)
 	rmdir(dir);
 	/* a regular file is no socket either */
 	assert_int_equal(control_open("/etc/passwd", &fast, &c, &err), CONTROL_E_NOSOCK);
+}
+
+/* The holder of a Unix socket (SO_PEERCRED) against what was asked. */
+static void test_peer_check(void **state)
+{
+	(void)state;
+	struct leaksnap_error err;
+	static const struct {
+		int64_t want, peer_pid;
+		unsigned peer_uid, me;
+		const char *text; /* NULL: asked */
+	} t[] = {
+		{4242, 4242, 1000, 1000, NULL},
+		{4242, 4242, 0, 1000, NULL},      /* a root process */
+		{4242, 4242, 1001, 0, NULL},      /* root asks a user's process */
+		{0, 77, 1000, 1000, NULL},        /* a path socket: any pid */
+		{0, 77, 0, 1000, NULL},
+		{4242, 977, 1000, 1000,
+		 "the socket leaksnap.4242 is held by process 977, not 4242: nothing asked"},
+		{4242, 977, 0, 0,
+		 "the socket leaksnap.4242 is held by process 977, not 4242: nothing asked"},
+		{4242, 0, 1000, 1000, /* a holder whose pid we cannot see */
+		 "the socket leaksnap.4242 is held by process 0, not 4242: nothing asked"},
+		{4242, 4242, 1001, 1000,
+		 "the socket is held by a process of another user (uid 1001): nothing asked"},
+		{0, 77, 1001, 1000,
+		 "the socket is held by a process of another user (uid 1001): nothing asked"},
+		{0, 77, 1001, 0, /* root, a path: the holder's uid counts */
+		 "the socket is held by a process of another user (uid 1001): nothing asked"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int r = control_peer_check("S", t[i].want, t[i].peer_pid, (uid_t)t[i].peer_uid,
+					   (uid_t)t[i].me, &err);
+		if (!t[i].text) {
+			assert_int_equal(r, 0);
+			continue;
+		}
+		assert_int_equal(r, CONTROL_E_PEER);
+		assert_string_equal(err.source, "S");
+		assert_string_equal(err.text, t[i].text);
+	}
+}
+
+/* A squatter: the name leaksnap.<a live pid> bound by another process (a
+ * forked child of the test): nothing is sent to it. */
+static void test_open_squatter(void **state)
+{
+	(void)state;
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t parent = getpid();
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		char name[64];
+		int n = snprintf(name, sizeof(name), "leaksnap.%d", (int)parent);
+		memcpy(sa.sun_path + 1, name, (size_t)n);
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (bind(fd, (struct sockaddr *)&sa,
+			 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) ||
+		    listen(fd, 4))
+			_exit(1);
+		(void)!write(ready[1], "r", 1);
+		int cfd = accept(fd, NULL, NULL);
+		char buf[64];
+		/* what was sent, if anything, goes back as the exit status */
+		ssize_t got = cfd >= 0 ? read(cfd, buf, sizeof(buf)) : -1;
+		_exit(got == 0 ? 0 : 2);
+	}
+	close(ready[1]);
+	char b;
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	close(ready[0]);
+	struct leaksnap_error err;
+	struct control_conn *c;
+	char pid[32], want[160];
+	snprintf(pid, sizeof(pid), "%d", (int)parent);
+	assert_int_equal(control_open(pid, &fast, &c, &err), CONTROL_E_PEER);
+	assert_null(c);
+	snprintf(want, sizeof(want),
+		 "the socket leaksnap.%d is held by process %d, not %d: nothing asked", (int)parent,
+		 (int)child, (int)parent);
+	assert_string_equal(err.text, want);
+	int st;
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0); /* not a byte */
+}
+
+static void test_remote_said_and_escape(void **state)
+{
+	(void)state;
+	int peer;
+	struct leaksnap_error err;
+	char line[CONTROL_LINE_MAX], buf[64];
+	struct control_conn *c = pair("error busy\n", 11, true, &peer);
+	assert_int_equal(control_command(c, "dump", line, sizeof(line), &err), CONTROL_E_REMOTE);
+	assert_true(control_remote_said(&err, CONTROL_REMOTE_BUSY));
+	assert_false(control_remote_said(&err, CONTROL_REMOTE_EXITING));
+	control_close(c);
+	c = pair("error dump: the process is exiting\n", 35, true, &peer);
+	assert_int_equal(control_command(c, "dump", line, sizeof(line), &err), CONTROL_E_REMOTE);
+	assert_true(control_remote_said(&err, CONTROL_REMOTE_EXITING));
+	assert_false(control_remote_said(&err, CONTROL_REMOTE_BUSY));
+	control_close(c);
+	c = pair("error busy now\n", 15, true, &peer);
+	assert_int_equal(control_command(c, "dump", line, sizeof(line), &err), CONTROL_E_REMOTE);
+	assert_false(control_remote_said(&err, CONTROL_REMOTE_BUSY));
+	control_close(c);
+	control_escape("0.1\x1b]0;x\x07", 9, 60, buf, sizeof(buf));
+	assert_string_equal(buf, "0.1\\x1b]0;x\\x07");
 }
 
 static void test_open_no_process(void **state)
@@ -534,6 +652,9 @@ int main(void)
 		cmocka_unit_test(test_large_body),
 		cmocka_unit_test(test_open_abstract_and_path),
 		cmocka_unit_test(test_open_no_process),
+		cmocka_unit_test(test_peer_check),
+		cmocka_unit_test(test_open_squatter),
+		cmocka_unit_test(test_remote_said_and_escape),
 		cmocka_unit_test(test_tcp_closed_at_once),
 		cmocka_unit_test(test_quote),
 	};
