@@ -10,12 +10,12 @@
 # socket, a forked child answering from its own socket (abstract and path),
 # and the errors a real process gives: no such process, no control socket
 # (naming the variable that opens it), refused (another uid, when root),
-# busy (a ninth client).
+# busy (a ninth client), a dump asked for while the process is in exit()
+# (tests/hook/libexitwait.so holds it there).
 # The STAND-IN server (tests/tools/ctlserver.py) is kept only for what a
 # real hook never sends: a connection closed mid-line or mid-body, malformed
-# answers, garbage bodies, an error text with control bytes, a dump error
-# on demand, and a dump streamed slowly enough for a file to appear
-# meanwhile.  Pids are shown as PID, the scratch directory as W.
+# answers, garbage bodies, an error text with control bytes, and a dump
+# streamed slowly enough for a file to appear meanwhile.  Pids are shown as PID, the scratch directory as W.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -45,12 +45,13 @@ wait_for() {
 }
 
 # start NAME FD ENV...: ctlprog under the hook (LEAKSNAP_OUT=W/NAME, no exit
-# dump), its stdin the fifo held open on FD (3..9); PID is its pid once ready.
+# dump; LD_PRELOAD is $PRELOAD when set), its stdin the fifo held open on FD
+# (3..9); PID is its pid once ready.
 start() {
 	_n=$1 _fd=$2
 	shift 2
 	mkfifo "$w/$_n.in"
-	env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$w/$_n" LEAKSNAP_DUMP_ON_EXIT=0 "$@" "$T/ctlprog" \
+	env LD_PRELOAD="${PRELOAD:-$HOOK}" LEAKSNAP_OUT="$w/$_n" LEAKSNAP_DUMP_ON_EXIT=0 "$@" "$T/ctlprog" \
 		<"$w/$_n.in" >"$w/$_n.out" 2>"$w/$_n.err" &
 	PIDS="$PIDS $!"
 	eval "exec $_fd>\"\$w/\$_n.in\""
@@ -328,6 +329,28 @@ expect out no-socket </dev/null
 echo exit >&4
 err1 no-socket-path "leaksnap: W/ctl.sock: no control socket (start the program with LEAKSNAP_CONTROL=1)" \
 	ctl "$w/ctl.sock" version
+# the process's own error: a dump asked for while it is in exit() (held
+# there by libexitwait.so, preloaded after the hook, until the fifo ends)
+mkfifo exitwait
+PRELOAD="$HOOK $T/libexitwait.so"
+start ex 4 LEAKSNAP_CONTROL=1 EXITWAIT_FIFO="$w/exitwait"
+PRELOAD=
+EX=$PID tpid=$PID
+echo exit >&4
+_i=0
+while [ $_i -lt 400 ]; do
+	"$L" ctl "$EX" dump -o out/e.dump >/dev/null 2>ex.try
+	rm -f out/e.dump
+	grep -q 'is exiting' ex.try && break
+	_i=$((_i + 1))
+	sleep 0.05
+done
+err1 error-dump "leaksnap: PID: error from the process: dump: the process is exiting" \
+	ctl "$EX" dump -o out/e.dump
+[ -e out/e.dump ] && fail "error-dump: a file was left"
+no_temp out
+timeout 20 sh -c ': >exitwait' || fail "error-dump: the program was not held in exit()"
+tpid=
 # The rest: answers no real hook sends, from the STAND-IN.
 serve --mode closeline
 err1 closed-line "leaksnap: PID: connection closed early (after 12 bytes of an answer line)" \
@@ -352,9 +375,6 @@ err1 bad-stats "leaksnap: PID: malformed answer: stats without a valid \"live_by
 serve --mode badversion
 err1 bad-version "leaksnap: PID: malformed answer: 'leaksnap-control 2 9.9.9 PID' (protocol 1 expected: this leaksnap is too old for the process's hook)" \
 	ctl "$spid" version
-serve --mode errordump
-err1 error-dump "leaksnap: PID: error from the process: dump: cannot read /proc/self/maps" \
-	ctl "$spid" dump -o out/e.dump
 serve --mode escape
 err1 error-escaped 'leaksnap: PID: error from the process: \x1b[31mred\x07 text' ctl "$spid" capture on
 serve --mode garbage
