@@ -1,23 +1,23 @@
 #!/usr/bin/env python3
-"""A STAND-IN for the hook's control socket (docs/control.md), for the host
-side's tests until they run against a real hooked process: it listens where
-the hook would (the abstract name leaksnap.<its own pid>, or --path) and
-answers the protocol's commands, serving real dump files as the bodies of
-`dump`.  Every test that uses it says so in its name or comment.
+"""A STAND-IN for the hook's control socket (docs/control.md), for what a
+real hooked process never sends: the host side's tests (t-ctl.sh,
+t-watch.sh, t-adb.sh) run every normal case against the real hook, and this
+only for answers cut short, malformed or garbage, an error text with
+control bytes, a dump error on demand and a dump streamed slowly.  It
+listens where the hook would (the abstract name leaksnap.<its own pid>, or
+--path) and answers the protocol's commands, serving real dump files as the
+bodies of `dump`.  Every test that uses it says so in its comment.
 
-  ctlserver.py [--path SOCKET] [--dump FILE]... [--mode MODE] [--exit-after N]
-               [--ready FILE] [--log FILE] [--require-env] [--slow SEC]
+  ctlserver.py [--path SOCKET] [--dump FILE]... [--mode MODE]
+               [--ready FILE] [--log FILE] [--slow SEC]
 
 --dump FILE     the body of the n-th dump asked for is the n-th FILE (the
                 last one again after that)
---exit-after N  exit once N dumps were sent (as a process that ends)
 --ready FILE    write our pid to FILE once listening
 --log FILE      append every command line received
---require-env   refuse to start (exit 3) unless LEAKSNAP_CONTROL=1, as the
-                hook opens the socket only then
 --slow SEC      send each dump's body over SEC seconds, touching
                 READY.inflight when the body starts
-MODE: normal, refuse (close without a byte), closeline (half an answer
+MODE: normal, closeline (half an answer
 line, then close), closebody (half a dump's body, then close), badlength
 ("dump 12x"), hugelength (2^40 + 1), nonewline (5000 bytes, no newline),
 errordump ("error dump: ..."), garbage (a body that is not a dump),
@@ -37,10 +37,8 @@ def main():
     path = None
     dumps = []
     mode = "normal"
-    exit_after = 0
     ready = None
     log = None
-    require_env = False
     slow = 0.0
     while args:
         a = args.pop(0)
@@ -50,20 +48,14 @@ def main():
             dumps.append(args.pop(0))
         elif a == "--mode":
             mode = args.pop(0)
-        elif a == "--exit-after":
-            exit_after = int(args.pop(0))
         elif a == "--ready":
             ready = args.pop(0)
         elif a == "--log":
             log = args.pop(0)
-        elif a == "--require-env":
-            require_env = True
         elif a == "--slow":
             slow = float(args.pop(0))
         else:
             sys.exit("ctlserver: unknown argument " + a)
-    if require_env and os.environ.get("LEAKSNAP_CONTROL") != "1":
-        sys.exit(3)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     pid = os.getpid()
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -113,11 +105,6 @@ def main():
                 time.sleep(slow / parts)
         else:
             conn.sendall(body)
-        if exit_after and state["dumps"] >= exit_after:
-            conn.close()
-            if path:
-                os.unlink(path)
-            os._exit(0)
 
     def answer(conn, line):
         if log:
@@ -162,8 +149,6 @@ def main():
 
     def serve(conn):
         try:
-            if mode == "refuse":
-                return
             buf = b""
             while True:
                 data = conn.recv(4096)
