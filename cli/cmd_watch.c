@@ -100,7 +100,7 @@ static bool stop_within(int fd, double sec)
 static bool gone(int r, const struct leaksnap_error *err)
 {
 	return r == CONTROL_E_NOPROC || r == CONTROL_E_NOSOCK || r == CONTROL_E_REFUSED ||
-	       (r == CONTROL_E_CLOSED && strstr(err->text, "(no answer)")) ||
+	       r == CONTROL_E_EXITING || (r == CONTROL_E_CLOSED && strstr(err->text, "(no answer)")) ||
 	       (r == CONTROL_E_REMOTE && control_remote_said(err, CONTROL_REMOTE_EXITING));
 }
 

@@ -672,6 +672,8 @@ int control_dump(struct control_conn *c, bool reachability, int fd, uint64_t *by
 	*bytes = 0;
 	int r = control_command(c, reachability ? "dump reachability" : "dump", line, sizeof(line),
 				err);
+	if (r == CONTROL_E_REMOTE && strcmp(line, CONTROL_ANSWER_EXITING) == 0)
+		return CONTROL_E_EXITING;
 	if (r)
 		return r;
 	if ((r = control_dump_length(line, bytes, c->subject, err)) != 0)

@@ -80,7 +80,15 @@ enum {
 	CONTROL_E_REMOTE = -7,    /* the process answered "error ..." */
 	CONTROL_E_TIMEOUT = -8,   /* no byte within the timeout */
 	CONTROL_E_PEER = -9,      /* the socket is held by another process or user */
+	CONTROL_E_EXITING = -10,   /* a dump answered CONTROL_ANSWER_EXITING: the
+				   * process is in exit(), past its exit dump
+				   * (said as a CONTROL_E_REMOTE is) */
 };
+
+/* What the hook answers a dump asked for while the process exits (its
+ * exit dump taken or being taken): the process is going away, as a
+ * closed socket says, not failing (hook/control.c, dump_error). */
+#define CONTROL_ANSWER_EXITING "error dump: the process is exiting"
 
 /* Options (begin with their size, LEAKSNAP_OPTS). */
 struct control_opts {
@@ -163,7 +171,8 @@ int control_capture(struct control_conn *c, bool on, struct leaksnap_error *err)
 
 /* "dump" ("dump reachability" with @reachability): the answer
  * "dump BYTES" (decimal, at most CONTROL_DUMP_MAX), then the BYTES bytes
- * of the body written to @fd as they come.  *@bytes gets BYTES (also on a
+ * of the body written to @fd as they come.  The answer
+ * CONTROL_ANSWER_EXITING is CONTROL_E_EXITING.  *@bytes gets BYTES (also on a
  * failure after the answer line).  EOF in the body is CONTROL_E_CLOSED
  * ("connection closed early (after N of BYTES bytes of the dump)"); a
  * failed write to @fd CONTROL_E_OTHER with its errno's text. */

@@ -882,6 +882,8 @@ void dump_after_fork_child(void)
 	atomic_store(&dump_thread_stack, 0);
 	atomic_store(&dump_thread_starting, 0);
 	dump_seq = 0;
+	/* (stats' dumps_written: the dumps this process wrote) */
+	atomic_store(&hook_dumps_written, 0);
 	dump_exiting = false;
 	atomic_store(&dump_owner, 0);
 	atomic_store(&crash_dumped, false);

@@ -4,7 +4,9 @@
 # (am dumpheap -n text dumps written asynchronously, signal-47 dumps), the
 # pulled snapshots compared by leakdiff, symbol files pulled into an AOSP
 # layout and used by symbolize; snapshots streamed through adb forward from
-# a control socket (--socket: the STAND-IN server, tests/tools/ctlserver.py); every adb failure is one exact line and
+# a control socket (--socket: a real hooked process through fake-adb's
+# forwarder; the STAND-IN server, tests/tools/ctlserver.py, only for a body
+# cut short or not a dump); every adb failure is one exact line and
 # exit status 2.  Pids are shown as PID and the scratch directory as W.
 set -u
 B=$1
@@ -594,21 +596,46 @@ com.acme.app: running as pid PID without a wrapper
 EOF
 [ -e "$DEV/data/local/tmp/leakhook.com.acme.app.so" ] && fail "disable-leftover: the hook is still on the device"
 # snapshot --socket: streamed from the control socket through adb forward
-# (fake-adb forwards to this host's abstract socket; the process is the
-# STAND-IN control server, tests/tools/ctlserver.py, serving a real
-# LEAKSNAP dump, until the hook has its socket). --------------------------
-"$L" convert "$top/testdata/diff/run1.txt" served.dump 2>/dev/null || fail "convert run1"
+# (fake-adb's forwarder, tests/tools/adbforward.py, bridges to this host's
+# abstract socket).  The app is a REAL hooked process: tests/hook/ctlprog
+# under the hook with LEAKSNAP_CONTROL=1, its heap known to the byte.  The
+# STAND-IN server (tests/tools/ctlserver.py) is kept only for what a real
+# hook never sends: a dump's body cut short, a body that is not a dump. ---
+old_app=$(apppid)
+# app_ctl ENV...: ctlprog as the app com.acme.app (its stdin the fifo on fd 9)
+app_ctl() {
+	[ -n "${cpid:-}" ] && { kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null; }
+	exec 9>&-
+	rm -f ctl.in ctl.out
+	mkfifo ctl.in
+	env LD_PRELOAD="$HOOK" LEAKSNAP_DUMP_ON_EXIT=0 "$@" "$T/ctlprog" <ctl.in >ctl.out 2>&1 &
+	cpid=$!
+	exec 9>ctl.in
+	_i=0
+	while ! grep -q '^ready ' ctl.out && [ $_i -lt 400 ]; do sleep 0.05; _i=$((_i + 1)); done
+	grep -q "^ready $cpid\$" ctl.out || fail "ctlprog did not start: $(cat ctl.out)"
+	echo "$cpid" >"$S/pids/com.acme.app"
+}
 serve_ctl() { # ARGS...: the stand-in as the app com.acme.app
 	[ -n "${cpid:-}" ] && { kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null; }
 	rm -f ctl.ready
 	python3 "$top/tests/tools/ctlserver.py" --ready "$w/ctl.ready" --dump served.dump "$@" &
 	cpid=$!
 	_i=0
-	while [ ! -s ctl.ready ] && [ $_i -lt 200 ]; do sleep 0.05; _i=$((_i + 1)); done
+	while [ ! -s ctl.ready ] && [ $_i -lt 400 ]; do sleep 0.05; _i=$((_i + 1)); done
 	echo "$cpid" >"$S/pids/com.acme.app"
 }
-old_app=$(apppid)
-serve_ctl
+# closed PORT: nothing listens on 127.0.0.1:PORT any more
+closed() {
+	python3 -c 'import socket, sys
+s = socket.socket()
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(0)
+sys.exit(1)' "$1"
+}
+app_ctl LEAKSNAP_CONTROL=1
 mkdir sock
 : >"$S/log"
 t socket 0 -- adb snapshot com.acme.app --socket --count 2 --interval 0 --out sock
@@ -620,29 +647,57 @@ expect err socket <<'EOF'
 leaksnap: snapshot 1 of 2: sock/com.acme.app.PID.1.dump
 leaksnap: snapshot 2 of 2: sock/com.acme.app.PID.2.dump
 EOF
-cmp -s served.dump "sock/com.acme.app.$cpid.1.dump" && cmp -s served.dump "sock/com.acme.app.$cpid.2.dump" ||
-	fail "socket: the files are not the dump served"
+for n in 1 2; do
+	f=sock/com.acme.app.$cpid.$n.dump
+	"$L" show "$f" >sock$n.show 2>&1 || fail "socket: show cannot read $f: $(head -2 sock$n.show)"
+	grep -q -x 'records:         3 (8 allocations, 545297 bytes)' sock$n.show ||
+		fail "socket: $f: $(grep '^records:' sock$n.show)"
+	grep -q -x "pid:             $cpid" sock$n.show || fail "socket: $f: $(grep '^pid:' sock$n.show)"
+	expect_meta "$f" "trigger=control"
+	expect_meta "$f" "control=@leaksnap.$cpid"
+done
+"$SC" "sock/com.acme.app.$cpid.2.dump" >sock.sc 2>&1
+expect_record sock.sc "3001 5 app keep_a main"
+expect_record sock.sc "3002 2 app keep_b main"
+[ "$(grep -c . sock.sc)" = 3 ] || fail "socket: records other than ctlprog's: $(cat sock.sc)"
 port=$(sed -n 's/^-s emulator-5554 forward --remove tcp:\([0-9]*\)$/\1/p' "$S/log")
 grep -v -e '^devices$' -e '^-s emulator-5554 shell ' "$S/log" | sed "s/\b$cpid\b/PID/; s/\b$port\b/PORT/" >socket.cmds
 printf '%s\n' "-s emulator-5554 forward tcp:0 localabstract:leaksnap.PID" \
 	"-s emulator-5554 forward --remove tcp:PORT" | cmp -s - socket.cmds ||
 	{ fail "socket: adb commands"; sed 's/^/    /' socket.cmds; }
 [ -n "$(ls "$S/forwards")" ] && fail "socket: a forward was left: $(ls "$S/forwards")"
+closed "$port" || fail "socket: 127.0.0.1:$port still forwarded"
 ls -a sock | grep -q '^\.leaksnap' && fail "socket: a temporary was left"
-# --pid, and a name taken: the next number
+# the process counts both dumps as sent whole
+[ "$("$L" ctl "$cpid" stats --json | sed -n 's/.*"dumps_written":\([0-9]*\).*/\1/p')" = 2 ] ||
+	fail "socket: the process says $("$L" ctl "$cpid" stats --json)"
+# --pid, and a name taken: the next number; what the process holds now
+echo 'alloc 10 5000' >&9
+_i=0
+while ! grep -q '^ok$' ctl.out && [ $_i -lt 400 ]; do sleep 0.05; _i=$((_i + 1)); done
 t socket-pid 0 -- adb snapshot --pid "$cpid" --socket --out sock
 echo "sock/com.acme.app.PID.3.dump" | expect out socket-pid
-# refused (or no socket: through a forward they look the same), and the
-# forward is removed all the same
-serve_ctl --mode refuse
-err1 socket-refused 2 "leaksnap: adb: pid PID: connection closed at once: no control socket (start the program with LEAKSNAP_CONTROL=1), or the process belongs to another user" \
+"$L" show "sock/com.acme.app.$cpid.3.dump" 2>&1 | grep -q -x 'records:         4 (18 allocations, 595297 bytes)' ||
+	fail "socket-pid: $("$L" show "sock/com.acme.app.$cpid.3.dump" 2>&1 | grep '^records:')"
+[ -n "$(ls "$S/forwards")" ] && fail "socket-pid: a forward was left: $(ls "$S/forwards")"
+cp "sock/com.acme.app.$cpid.1.dump" served.dump
+# a hooked app without LEAKSNAP_CONTROL: no socket (through a forward a
+# refusal looks the same), and the forward is removed all the same
+app_ctl
+: >"$S/log"
+err1 socket-none 2 "leaksnap: adb: pid PID: connection closed at once: no control socket (start the program with LEAKSNAP_CONTROL=1), or the process belongs to another user" \
 	-- adb snapshot com.acme.app --socket --out sock
-[ -n "$(ls "$S/forwards")" ] && fail "socket-refused: a forward was left: $(ls "$S/forwards")"
+[ -n "$(ls "$S/forwards")" ] && fail "socket-none: a forward was left: $(ls "$S/forwards")"
+port=$(sed -n 's/^-s emulator-5554 forward --remove tcp:\([0-9]*\)$/\1/p' "$S/log")
+{ [ -n "$port" ] && closed "$port"; } || fail "socket-none: the forward of port '$port' not removed"
+ls sock | grep -q "\.$cpid\." && fail "socket-none: a file was written"
+exec 9>&-
+# the stand-in: a body cut short, a body that is not a dump
 serve_ctl --mode closebody
 size=$(wc -c <served.dump)
 err1 socket-closed 2 "leaksnap: adb: pid PID: connection closed early (after $((size / 2)) of $size bytes of the dump)" \
 	-- adb snapshot com.acme.app --socket --out sock
-ls sock | grep -q '\.4\.dump$' && fail "socket-closed: a file was written"
+ls sock | grep -q "\.$cpid\." && fail "socket-closed: a file was written"
 serve_ctl --mode garbage
 t socket-garbage 2 -- adb snapshot com.acme.app --socket --out sock
 grep -q "^leaksnap: adb: the dump of pid PID's control socket: .* (pulled, but not a readable dump)\$" socket-garbage.nerr ||

@@ -319,6 +319,28 @@ static void test_error_answers(void **state)
 	close(peer);
 }
 
+/* A dump asked for while the process exits: the hook's own answer
+ * (hook/control.c) is told from a failure, what ends a watch; another
+ * dump error is not. */
+static void test_dump_exiting(void **state)
+{
+	(void)state;
+	int peer, fd = body_file();
+	uint64_t bytes;
+	struct leaksnap_error err;
+	const char *ans = "error dump: the process is exiting\nerror dump: out of memory\n";
+	struct control_conn *c = pair(ans, strlen(ans), false, &peer);
+	assert_int_equal(control_dump(c, false, fd, &bytes, &err), CONTROL_E_EXITING);
+	assert_string_equal(err.text, "error from the process: dump: the process is exiting");
+	assert_int_equal(control_dump(c, true, fd, &bytes, &err), CONTROL_E_REMOTE);
+	assert_string_equal(err.text, "error from the process: dump: out of memory");
+	expect_sent(peer, "dump\ndump reachability\n");
+	assert_int_equal(body_read(fd, (char[8]){0}, 8), 0);
+	control_close(c);
+	close(peer);
+	close(fd);
+}
+
 static void test_timeout(void **state)
 {
 	(void)state;
@@ -657,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_remote_said_and_escape),
 		cmocka_unit_test(test_tcp_closed_at_once),
 		cmocka_unit_test(test_quote),
+		cmocka_unit_test(test_dump_exiting),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
