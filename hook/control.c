@@ -107,6 +107,13 @@ static bool reach_ours;              /* reach_init() done for "dump reachability
 static atomic_bool child_wants;      /* a forked child: open at the next chance */
 static bool forked;                  /* this process is a forked child */
 static atomic_uint starting;         /* a control thread is being made */
+static bool wanted;                  /* control_start() asked for a socket: so do
+				      * forked children (socket or not here) */
+/* Held wherever a descriptor of the control's is made or closed, and by
+ * fork() (control_fork_prepare): a fork sees every descriptor of the
+ * control's recorded where the child handler finds it, never one
+ * accept()ed and not yet stored, nor a slot half reset. */
+static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
 atomic_int control_thread_tid;
 atomic_uintptr_t control_thread_stack;
 
@@ -129,16 +136,27 @@ static void slot_release(int k)
 	d->used = false;
 }
 
+/* A free slot: fd -1, the only value a free slot's fd has (0 is a
+ * descriptor, stdin, that a fork's child handler must never close). */
+static void client_clear(struct client *c, int fd)
+{
+	struct client blank;
+	memset(&blank, 0, sizeof(blank));
+	blank.fd = fd;
+	blank.dump = -1;
+	blank.state = C_FREE;
+	*c = blank;
+}
+
 static void client_drop(struct client *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
 	if (c->state == C_DUMP && c->dump >= 0)
 		slot_release(c->dump);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-	c->dump = -1;
-	c->state = C_FREE;
+	pthread_mutex_lock(&fd_lock);
+	if (c->fd >= 0)
+		close(c->fd);
+	client_clear(c, -1);
+	pthread_mutex_unlock(&fd_lock);
 }
 
 static void to_read(struct client *c)
@@ -395,36 +413,48 @@ static bool peer_allowed(int fd)
 	return cred.uid == geteuid() || cred.uid == 0;
 }
 
+/* One connection taken: stored in a slot, or closed.  Returns false when
+ * there was none.  Under fd_lock from accept() to there: a fork meanwhile
+ * would give the child a descriptor nothing of its own knows of. */
+static bool accept_one(void)
+{
+	pthread_mutex_lock(&fd_lock);
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			ctl->accept_pause_until = now_ms() + 100;
+		pthread_mutex_unlock(&fd_lock);
+		return false;
+	}
+	if (!peer_allowed(fd)) {
+		close(fd); /* without a byte */
+		pthread_mutex_unlock(&fd_lock);
+		return true;
+	}
+	struct client *c = NULL;
+	for (int i = 0; i < CTL_CLIENTS && !c; i++)
+		if (ctl->clients[i].state == C_FREE)
+			c = &ctl->clients[i];
+	if (!c) {
+		static const char busy[] = "error busy\n";
+		if (send(fd, busy, sizeof(busy) - 1, send_flags) < 0) {
+			/* (closed all the same) */
+		}
+		close(fd);
+		pthread_mutex_unlock(&fd_lock);
+		return true;
+	}
+	client_clear(c, fd);
+	to_read(c);
+	pthread_mutex_unlock(&fd_lock);
+	return true;
+}
+
 static void accept_all(void)
 {
-	for (int round = 0; round < CTL_ACCEPT_ROUND; round++) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-				ctl->accept_pause_until = now_ms() + 100;
+	for (int round = 0; round < CTL_ACCEPT_ROUND; round++)
+		if (!accept_one())
 			return;
-		}
-		if (!peer_allowed(fd)) {
-			close(fd); /* without a byte */
-			continue;
-		}
-		struct client *c = NULL;
-		for (int i = 0; i < CTL_CLIENTS && !c; i++)
-			if (ctl->clients[i].state == C_FREE)
-				c = &ctl->clients[i];
-		if (!c) {
-			static const char busy[] = "error busy\n";
-			if (send(fd, busy, sizeof(busy) - 1, send_flags) < 0) {
-				/* (closed all the same) */
-			}
-			close(fd);
-			continue;
-		}
-		memset(c, 0, sizeof(*c));
-		c->fd = fd;
-		c->dump = -1;
-		to_read(c);
-	}
 }
 
 /* Read what @c sent, when it waits for a command and has none buffered. */
@@ -665,6 +695,26 @@ static void unlink_ours(void)
 	path_bound = false;
 }
 
+/* Every slot free, no dump held (the fds -1: see client_clear). */
+static void ctl_clear(void)
+{
+	memset(ctl, 0, sizeof(*ctl));
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		client_clear(&ctl->clients[i], -1);
+}
+
+/* Close the listener and the wake pipe (under fd_lock). */
+static void close_own_fds(void)
+{
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	for (int i = 0; i < 2; i++)
+		if (wake_fd[i] >= 0)
+			close(wake_fd[i]);
+	wake_fd[0] = wake_fd[1] = -1;
+}
+
 /* Open the socket and start the thread (hook_busy raised by the caller). */
 static void open_and_start(void)
 {
@@ -675,24 +725,26 @@ static void open_and_start(void)
 			return;
 		}
 	}
-	memset(ctl, 0, sizeof(*ctl));
-	for (int i = 0; i < CTL_CLIENTS; i++) {
-		ctl->clients[i].fd = -1;
-		ctl->clients[i].dump = -1;
-	}
+	ctl_clear();
 	const char *why;
+	pthread_mutex_lock(&fd_lock);
 	listen_fd = socket_open(&why);
 	if (listen_fd < 0) {
-		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, why);
+		pthread_mutex_unlock(&fd_lock);
+		if (why)
+			hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, why);
 		return;
 	}
 	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
-		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, strerror(errno));
-		close(listen_fd);
-		listen_fd = -1;
+		int e = errno;
+		wake_fd[0] = wake_fd[1] = -1;
+		close_own_fds();
 		unlink_ours();
+		pthread_mutex_unlock(&fd_lock);
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, strerror(e));
 		return;
 	}
+	pthread_mutex_unlock(&fd_lock);
 	atomic_store(&quit_asked, false);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
@@ -709,12 +761,10 @@ static void open_and_start(void)
 		atomic_store(&starting, 0);
 		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": cannot start the control thread: %s",
 			    strerror(rc));
-		close(listen_fd);
-		listen_fd = -1;
-		close(wake_fd[0]);
-		close(wake_fd[1]);
-		wake_fd[0] = wake_fd[1] = -1;
+		pthread_mutex_lock(&fd_lock);
+		close_own_fds();
 		unlink_ours();
+		pthread_mutex_unlock(&fd_lock);
 		return;
 	}
 	thread_made = true;
@@ -726,9 +776,9 @@ static void open_and_start(void)
 void control_start(void)
 {
 	atomic_store(&child_wants, false);
-	if (hook_cfg.control == HOOK_CONTROL_OFF)
-		return;
-	open_and_start();
+	wanted = hook_cfg.control != HOOK_CONTROL_OFF;
+	if (wanted)
+		open_and_start();
 }
 
 void control_ensure_thread(void)
@@ -739,6 +789,7 @@ void control_ensure_thread(void)
 
 void control_stop(void)
 {
+	wanted = false;
 	atomic_store(&child_wants, false);
 	if (thread_made) {
 		control_thread_wait_started();
@@ -750,14 +801,10 @@ void control_stop(void)
 		thread_made = false;
 	}
 	atomic_store(&sock_open, false);
-	if (listen_fd >= 0)
-		close(listen_fd);
-	listen_fd = -1;
-	for (int i = 0; i < 2; i++)
-		if (wake_fd[i] >= 0)
-			close(wake_fd[i]);
-	wake_fd[0] = wake_fd[1] = -1;
+	pthread_mutex_lock(&fd_lock);
+	close_own_fds();
 	unlink_ours();
+	pthread_mutex_unlock(&fd_lock);
 	if (ctl)
 		for (int k = 0; k < CTL_DUMPS; k++)
 			slot_release(k);
@@ -771,11 +818,25 @@ void control_at_exit(void)
 	unlink_ours();
 }
 
+void control_fork_prepare(void)
+{
+	pthread_mutex_lock(&fd_lock);
+}
+
+void control_fork_parent(void)
+{
+	pthread_mutex_unlock(&fd_lock);
+}
+
 void control_after_fork_child(void)
 {
 	/* Only this thread came along: what the parent's control had open
-	 * is closed here and now, and the child opens its own later. */
-	bool had = thread_made || listen_fd >= 0;
+	 * is closed here and now (fd_lock held since control_fork_prepare:
+	 * every descriptor of the control's is in listen_fd, wake_fd or a
+	 * slot that is not free), and the child opens its own later, if
+	 * control_start() asked for one, whether this process has a socket
+	 * or not (a child that forks before its first allocation). */
+	pthread_mutex_init(&fd_lock, NULL);
 	forked = true;
 	thread_made = false;
 	atomic_store(&control_thread_tid, 0);
@@ -783,23 +844,17 @@ void control_after_fork_child(void)
 	atomic_store(&starting, 0);
 	atomic_store(&sock_open, false);
 	path_bound = false; /* (the parent's to unlink) */
-	if (listen_fd >= 0)
-		close(listen_fd);
-	listen_fd = -1;
-	for (int i = 0; i < 2; i++)
-		if (wake_fd[i] >= 0)
-			close(wake_fd[i]);
-	wake_fd[0] = wake_fd[1] = -1;
+	close_own_fds();
 	if (ctl) {
 		for (int i = 0; i < CTL_CLIENTS; i++)
-			if (ctl->clients[i].fd >= 0)
+			if (ctl->clients[i].state != C_FREE && ctl->clients[i].fd >= 0)
 				close(ctl->clients[i].fd);
 		for (int k = 0; k < CTL_DUMPS; k++)
 			if (!ctl->dumps[k].taking) /* (half made: its memory is let be) */
 				slot_release(k);
-		memset(ctl, 0, sizeof(*ctl));
+		ctl_clear();
 	}
-	if (had && hook_cfg.control != HOOK_CONTROL_OFF) {
+	if (wanted) {
 		atomic_store(&child_wants, true);
 		atomic_store(&dump_thread_missing, true);
 	}

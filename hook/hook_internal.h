@@ -318,6 +318,10 @@ void control_at_exit(void);
  * control had open; the child's own socket opens with its first tracked
  * allocation (control_ensure_thread). */
 void control_after_fork_child(void);
+/* fork()'s prepare and parent handlers: the control's descriptors held
+ * still across the fork (control_after_fork_child finds them all). */
+void control_fork_prepare(void);
+void control_fork_parent(void);
 /* Open the child's socket and start its thread, if it is wanted and
  * missing (called where dump_ensure_thread is). */
 void control_ensure_thread(void);

@@ -236,6 +236,28 @@ grep -q '^#5000 ' "$w/hold.rec" || { fail "fork during a dump: the parent's dump
 kill "$CH"
 expect free ok "$(ask p1 3 free)"
 
+# A child that forks before its first allocation: the grandchild has its
+# stdin and a socket of its own (a double-forked daemon)
+GC=$(ask p1 3 gfork)
+GCP=$(echo "$GC" | sed -n 's/^grandchild \([0-9]*\) .*/\1/p')
+PIDS="$PIDS $GCP"
+expect "grandchild's stdin" "grandchild $GCP fd0 open" "$GC"
+i=0
+until "$C" "$GCP" version >"$w/gchild.ver" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && break
+	sleep 0.05
+done
+expect "grandchild's socket" "leaksnap-control 1 $VERSION $GCP" "$(cat "$w/gchild.ver")"
+[ -n "$GCP" ] && kill "$GCP"
+# forks while connections come and go: no child gets a connection of the
+# parent's, nor loses its stdin (a connection accepted as the fork happens)
+"$C" --flood 100000 "$P1" >/dev/null 2>&1 &
+fl=$!
+expect "fork storm" "storm 400 bad 0" "$(ask p1 3 'storm 400')"
+kill "$fl" 2>/dev/null
+wait "$fl" 2>/dev/null
+
 # exec closes it
 start p2 4 LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL=1
 P2=$PID

@@ -12,12 +12,22 @@
  *                  "spin <turns> <longest turn in us>"
  *   fork           a child that allocates one block of 3003 bytes (child_alloc),
  *                  says "child <pid>" and waits to be killed -> (the child's line)
+ *   gfork          a child that forks at once (before any allocation) and
+ *                  _exits; the grandchild allocates one block of 3003
+ *                  bytes, says "grandchild <pid> fd0 open|closed" and
+ *                  waits to be killed -> (the grandchild's line)
+ *   storm N        N children one after the other, each of which looks at
+ *                  its descriptors with system calls only (no allocation)
+ *                  and _exits: bad if stdin is closed or a socket is open
+ *                  -> "storm N bad <children that were bad>"
  *   exec           exec sleep 30 with LEAKSNAP_CONTROL removed -> nothing
  *   stop / start   leaksnap_stop() / leaksnap_start() (in-app) -> "ok" or "error <errno>"
  *   exit           exit(0)
  * Lines are read with read(2) and answered with write(2), so that stdio
  * allocates nothing while the tests compare states. */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -137,6 +149,32 @@ static void spin(unsigned ms)
 	say("spin %llu %llu", (unsigned long long)turns, (unsigned long long)longest);
 }
 
+/* In a forked child, without allocating: 0 when stdin is open and no
+ * socket is among the descriptors, else 1. */
+static int fds_clean(void)
+{
+	if (fcntl(STDIN_FILENO, F_GETFD) < 0)
+		return 1;
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return 1;
+	char buf[4096];
+	int bad = 0;
+	long n;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + at);
+			char link[64];
+			ssize_t k = readlinkat(dir, d->d_name, link, sizeof(link) - 1);
+			if (k > 7 && !memcmp(link, "socket:", 7))
+				bad = 1;
+			at += d->d_reclen;
+		}
+	}
+	close(dir);
+	return bad;
+}
+
 static void *hook_fn(const char *name)
 {
 	return dlsym(RTLD_DEFAULT, name);
@@ -191,6 +229,34 @@ int main(void)
 			}
 			if (pid < 0)
 				say("error %d", errno);
+		} else if (!strcmp(line, "gfork")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				if (fork() == 0) {
+					bool fd0 = fcntl(STDIN_FILENO, F_GETFD) >= 0;
+					child_alloc();
+					say("grandchild %d fd0 %s", (int)getpid(), fd0 ? "open" : "closed");
+					for (;;)
+						pause();
+				}
+				_exit(0);
+			}
+			if (pid < 0)
+				say("error %d", errno);
+			else
+				waitpid(pid, NULL, 0);
+		} else if (sscanf(line, "storm %zu", &n) == 1) {
+			size_t bad = 0;
+			for (size_t i = 0; i < n; i++) {
+				pid_t pid = fork();
+				if (pid == 0)
+					_exit(fds_clean());
+				int st;
+				if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+				    WEXITSTATUS(st) != 0)
+					bad++;
+			}
+			say("storm %zu bad %zu", n, bad);
 		} else if (!strcmp(line, "exec")) {
 			unsetenv(LEAKSNAP_HOOK_ENV_CONTROL);
 			execlp("sleep", "sleep", "30", (char *)NULL);
