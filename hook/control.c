@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -403,14 +404,55 @@ static bool dumps_start(void)
 	return changed;
 }
 
-/* The peer's user is this process's (effective) user, or root. */
+static uid_t overflow_uid = 65534; /* (read at start: control_read_overflow) */
+
+static void control_read_overflow(void)
+{
+	char b[32];
+	int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	b[n] = '\0';
+	unsigned long v = 0;
+	int k = 0;
+	for (; b[k] >= '0' && b[k] <= '9' && v < 0xffffffffUL; k++)
+		v = v * 10 + (unsigned long)(b[k] - '0');
+	if (k > 0 && v <= 0xffffffffUL)
+		overflow_uid = (uid_t)v;
+}
+
+/* Whether process @pid is in this process's user namespace. */
+static bool same_userns(pid_t pid)
+{
+	char path[48];
+	struct stat a, b;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	return pid > 0 && stat(path, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Who is answered: ctl_peer_allowed() with what this process is. */
 static bool peer_allowed(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
 		return false;
-	return cred.uid == geteuid() || cred.uid == 0;
+	struct ctl_peer_ctx ctx = {
+		.euid = geteuid(),
+#ifdef __BIONIC__
+		.bionic = true,
+		.dumpable = prctl(PR_GET_DUMPABLE) == 1,
+#endif
+		.overflow_uid = overflow_uid,
+	};
+	if (cred.uid == overflow_uid)
+		ctx.overflow_real = same_userns(cred.pid);
+	return ctl_peer_allowed(cred.uid, &ctx);
 }
 
 /* One connection taken: stored in a slot, or closed.  Returns false when
@@ -726,6 +768,7 @@ static void open_and_start(void)
 		}
 	}
 	ctl_clear();
+	control_read_overflow();
 	const char *why;
 	pthread_mutex_lock(&fd_lock);
 	listen_fd = socket_open(&why);

@@ -103,3 +103,12 @@ const char *ctl_error_answer(enum ctl_cmd cmd)
 		return NULL;
 	}
 }
+
+bool ctl_peer_allowed(uid_t peer, const struct ctl_peer_ctx *ctx)
+{
+	if (peer == ctx->overflow_uid && !ctx->overflow_real)
+		return false;
+	if (peer == ctx->euid || peer == 0)
+		return true;
+	return ctx->bionic && ctx->dumpable && peer == CTL_AID_SHELL;
+}

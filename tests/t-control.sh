@@ -281,6 +281,26 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	rm -rf "$d"
 	expect "another uid" "closed after 0 bytes" "$got"
 	expect "root" "open after $((${#VERSION} + ${#P1} + 21)) bytes" "$("$C" -t 1 --silent "$P1")"
+	# in a user namespace where the process is the overflow uid (65534):
+	# a user outside, unmapped, shows that uid and is refused; a peer
+	# really of that uid (in the namespace) is answered
+	if unshare --user --map-user=65534 --map-group=65534 true 2>/dev/null &&
+		command -v nsenter >/dev/null 2>&1; then
+		start p11 8 unshare --user --map-user=65534 --map-group=65534 \
+			env LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL=1
+		P11=$PID
+		d=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-ctl.XXXXXX")
+		chmod 755 "$d"
+		cp "$C" "$d/ctlclient"
+		got=$(setpriv --reuid=1000 --regid=1000 --clear-groups "$d/ctlclient" -t 5 --silent "$P11" 2>&1)
+		expect "overflow uid from outside" "closed after 0 bytes" "$got"
+		got=$(nsenter --user --preserve-credentials -t "$P11" "$d/ctlclient" "$P11" version 2>&1)
+		expect "overflow uid inside" "leaksnap-control 1 $VERSION $P11" "$got"
+		rm -rf "$d"
+		echo exit >&8
+	else
+		echo "skipped: a user namespace (unshare --map-user)"
+	fi
 else
 	echo "skipped: another user (needs root and setpriv)"
 fi
