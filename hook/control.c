@@ -45,8 +45,8 @@
 
 #define CTL_CLIENTS 8        /* connections at once; one more gets "error busy" */
 #define CTL_DUMPS 2          /* dumps held in memory at once */
-#define CTL_IDLE_MS 60000    /* no complete line for this long: closed */
-#define CTL_SEND_MS 10000    /* an answer not taken for this long: dropped */
+#define CTL_BLOCKED_MS 50    /* the thread kept from poll() this long: the
+			      * clients' clocks are pushed on by as much */
 #define CTL_ANSWER_MAX 256   /* the longest one-line answer */
 #define CTL_READ_MAX 512     /* bytes read at once */
 #define CTL_ACCEPT_ROUND 64  /* connections taken per wake-up */
@@ -68,7 +68,8 @@ struct client {
 	bool close_after;    /* quit: closed once the answer is sent */
 	bool want_reach;     /* the dump waited for: "dump reachability" */
 	uint64_t ticket;     /* the order of the dumps waited for */
-	uint64_t deadline;   /* ms (CLOCK_MONOTONIC): idle or send limit */
+	uint64_t deadline;   /* ms (CLOCK_MONOTONIC): idle, send or wait limit */
+	uint64_t until;      /* a dump's whole bound (ctl_dump_bound_ms), or 0 */
 	struct ctl_line line;
 	char in[CTL_READ_MAX];
 	size_t in_pos, in_len;
@@ -164,6 +165,7 @@ static void to_read(struct client *c)
 {
 	c->state = C_READ;
 	c->deadline = now_ms() + CTL_IDLE_MS;
+	c->until = 0;
 }
 
 static void answer(struct client *c, const char *text)
@@ -177,6 +179,7 @@ static void answer(struct client *c, const char *text)
 	c->state = C_ANSWER;
 	c->writable = true;
 	c->deadline = now_ms() + CTL_SEND_MS;
+	c->until = 0;
 }
 
 /* "stats": the live blocks counted from a snapshot (the same locks a dump
@@ -223,6 +226,8 @@ static void execute(struct client *c, enum ctl_cmd cmd)
 		c->state = C_WAIT_DUMP;
 		c->want_reach = cmd == CTL_DUMP_REACH;
 		c->ticket = ++ctl->tickets;
+		c->deadline = now_ms() + CTL_WAIT_MS;
+		c->until = 0;
 		break;
 	case CTL_CAPTURE_ON:
 	case CTL_CAPTURE_OFF:
@@ -400,6 +405,7 @@ static bool dumps_start(void)
 		next->part_off = 0;
 		next->writable = true;
 		next->deadline = now_ms() + CTL_SEND_MS;
+		next->until = now_ms() + ctl_dump_bound_ms(d->img.size);
 	}
 	return changed;
 }
@@ -530,14 +536,63 @@ static int poll_timeout(uint64_t now)
 		    ((c->state == C_ANSWER || c->state == C_DUMP) && c->writable) ||
 		    (c->state == C_WAIT_DUMP && slot_free))
 			return 0;
-		if (c->state != C_FREE && c->state != C_WAIT_DUMP && c->deadline < next)
+		if (c->state != C_FREE && c->deadline < next)
 			next = c->deadline;
+		if (c->state != C_FREE && c->until && c->until < next)
+			next = c->until;
 	}
 	if (ctl->accept_pause_until > now && ctl->accept_pause_until < next)
 		next = ctl->accept_pause_until;
 	if (next == UINT64_MAX)
 		return -1; /* idle: sleep until something happens */
 	return next <= now ? 0 : next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
+}
+
+/* The thread was kept from poll() for @ms (a dump taken, a lock waited
+ * for): the clients' clocks did not run meanwhile, but the waiters'. */
+static void push_clocks(uint64_t ms)
+{
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
+		if (c->state == C_FREE || c->state == C_WAIT_DUMP)
+			continue;
+		c->deadline += ms;
+		if (c->until)
+			c->until += ms;
+	}
+}
+
+/* Whether @c's socket takes bytes now. */
+static bool client_ready(const struct client *c)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+	return poll(&p, 1, 0) == 1 && (p.revents & p.events);
+}
+
+/* Drop the clients past their bounds; a waiter past its own is answered. */
+static void apply_deadlines(uint64_t now)
+{
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
+		if (c->state == C_FREE)
+			continue;
+		if (c->state == C_WAIT_DUMP) {
+			if (now >= c->deadline)
+				answer(c, "error dump: no turn within 60 s\n");
+			continue;
+		}
+		enum ctl_verdict v = ctl_overdue(now, c->deadline, c->until, false);
+		if (v == CTL_KEEP)
+			continue;
+		/* (a sender whose socket takes bytes: the client did its part,
+		 * the thread was late; it is served next round) */
+		bool ready = c->state != C_READ && client_ready(c);
+		if (ctl_overdue(now, c->deadline, c->until, ready) == CTL_RETRY) {
+			c->writable = true;
+			continue;
+		}
+		client_drop(c);
+	}
 }
 
 static void __attribute__((noinline)) serve(void)
@@ -564,6 +619,7 @@ static void __attribute__((noinline)) serve(void)
 			pfd[n++] = (struct pollfd){.fd = c->fd, .events = ev};
 		}
 		int r = poll(pfd, (nfds_t)n, poll_timeout(now));
+		uint64_t woke = now_ms();
 		if (r < 0) {
 			struct timespec ts = {0, 10000000}; /* (ENOMEM: try again soon) */
 			nanosleep(&ts, NULL);
@@ -602,11 +658,9 @@ static void __attribute__((noinline)) serve(void)
 				break;
 		}
 		now = now_ms();
-		for (int i = 0; i < CTL_CLIENTS; i++) {
-			struct client *c = &ctl->clients[i];
-			if (c->state != C_FREE && c->state != C_WAIT_DUMP && c->deadline <= now)
-				client_drop(c);
-		}
+		if (now - woke >= CTL_BLOCKED_MS)
+			push_clocks(now - woke);
+		apply_deadlines(now);
 	}
 }
 

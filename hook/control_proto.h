@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The longest command line, not counting its newline (nor a '\r' before it). */
@@ -55,6 +56,25 @@ enum ctl_cmd ctl_parse(const char *s, size_t len);
 /* The answer to a line that is no command: "error unknown command\n" or
  * "error line too long\n" (@cmd CTL_UNKNOWN or CTL_TOO_LONG), else NULL. */
 const char *ctl_error_answer(enum ctl_cmd cmd);
+
+/* The bounds of a connection (docs/control.md, docs/hook.md), in ms. */
+#define CTL_IDLE_MS 60000    /* no complete line for this long: closed */
+#define CTL_SEND_MS 10000    /* an answer of which no byte is taken for this long: dropped */
+#define CTL_MS_PER_MIB 1000  /* a dump's whole time: CTL_SEND_MS and this per MiB */
+#define CTL_WAIT_MS 60000    /* a dump waiting its turn this long: "error dump: ..." */
+
+/* How long a dump of @bytes may take to send at most, from its first
+ * byte: CTL_SEND_MS and CTL_MS_PER_MIB for every MiB begun (a reader
+ * slower than 1 MiB/s, or one that takes a byte now and then, is dropped). */
+uint64_t ctl_dump_bound_ms(uint64_t bytes);
+
+/* What becomes of a connection at @now past its @deadline (no progress
+ * for that long) or its @until (its whole bound, 0 none): CTL_DROP, or
+ * CTL_KEEP when neither passed, or CTL_RETRY when only the deadline passed
+ * and the socket is @ready (it takes bytes, or has some: the thread was
+ * kept from it, not the client) -- the connection goes on. */
+enum ctl_verdict { CTL_KEEP, CTL_RETRY, CTL_DROP };
+enum ctl_verdict ctl_overdue(uint64_t now, uint64_t deadline, uint64_t until, bool ready);
 
 /* Android's shell user, adbd's on user builds (AID_SHELL). */
 #define CTL_AID_SHELL 2000

@@ -202,6 +202,17 @@ gap=$(echo "$spin" | cut -d' ' -f3)
 # room for a loaded machine's scheduling)
 [ "${gap:-9999999}" -lt 1000000 ] || fail "spin: the program stalled ${gap} us (spin: $spin)"
 
+# a client that takes a few bytes now and then (never 10 s without
+# progress) is dropped all the same once the dump's whole bound (10 s and
+# 1 s per MiB) has passed
+dsize=$(stat -c %s "$w/ov.a")
+[ "$dsize" -lt 1048576 ] || fail "the big dump is $dsize bytes: its bound is past 11 s"
+t0=$(date +%s)
+"$C" --trickle 4096 100 25 "$P1" >"$w/trickle.got" 2>&1
+t1=$(date +%s)
+grep -q -x -E 'got [0-9]+ bytes, closed' "$w/trickle.got" || fail "trickle not dropped: $(cat "$w/trickle.got")"
+[ $((t1 - t0)) -ge 10 ] || fail "trickle dropped after $((t1 - t0)) s, before its bound"
+
 # Fork during a dump ---------------------------------------------------------------
 mkfifo "$w/hold.in"
 "$C" --hold "$w/hold" "$P1" <"$w/hold.in" >"$w/hold.got" 2>&1 &

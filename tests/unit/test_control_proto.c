@@ -224,6 +224,32 @@ static void test_peer_allowed(void **state)
 	assert_true(ctl_peer_allowed(4000, &ctx));
 }
 
+/* A dump's whole bound: 10 s, and 1 s for every MiB begun. */
+static void test_dump_bound(void **state)
+{
+	(void)state;
+	assert_int_equal(ctl_dump_bound_ms(0), 10000);
+	assert_int_equal(ctl_dump_bound_ms(1), 11000);
+	assert_int_equal(ctl_dump_bound_ms(1u << 20), 11000);
+	assert_int_equal(ctl_dump_bound_ms((1u << 20) + 1), 12000);
+	assert_int_equal(ctl_dump_bound_ms(100ull << 20), 110000);
+}
+
+/* Past a deadline: dropped unless the socket is ready (the thread was
+ * late, not the client); past the whole bound: dropped, ready or not. */
+static void test_overdue(void **state)
+{
+	(void)state;
+	assert_int_equal(ctl_overdue(999, 1000, 0, false), CTL_KEEP);
+	assert_int_equal(ctl_overdue(999, 1000, 5000, true), CTL_KEEP);
+	assert_int_equal(ctl_overdue(1000, 1000, 0, false), CTL_DROP);
+	assert_int_equal(ctl_overdue(1000, 1000, 0, true), CTL_RETRY);
+	assert_int_equal(ctl_overdue(20000, 1000, 30000, true), CTL_RETRY);
+	assert_int_equal(ctl_overdue(30000, 1000, 30000, true), CTL_DROP);
+	assert_int_equal(ctl_overdue(30000, 40000, 30000, false), CTL_DROP);
+	assert_int_equal(ctl_overdue(29999, 40000, 30000, false), CTL_KEEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +259,8 @@ int main(void)
 		cmocka_unit_test(test_line_length),
 		cmocka_unit_test(test_answers),
 		cmocka_unit_test(test_peer_allowed),
+		cmocka_unit_test(test_dump_bound),
+		cmocka_unit_test(test_overdue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
