@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "control_sock.h"
 #include "dump.h"
 
 #ifndef LEAKSNAP_HOOK_VERSION
@@ -50,7 +51,6 @@
 #define CTL_ANSWER_MAX 256   /* the longest one-line answer */
 #define CTL_READ_MAX 512     /* bytes read at once */
 #define CTL_ACCEPT_ROUND 64  /* connections taken per wake-up */
-#define CTL_BACKLOG 128
 
 enum client_state {
 	C_FREE,
@@ -100,11 +100,7 @@ static int wake_fd[2] = {-1, -1};    /* control_stop() -> the thread */
 static pthread_t ctl_thread;
 static bool thread_made;             /* ctl_thread is this process's */
 static atomic_bool quit_asked;
-static char sock_name[sizeof(((struct sockaddr_un *)0)->sun_path) + 16]; /* @name or path */
-static atomic_bool sock_open;        /* sock_name is served (metadata) */
-static bool path_bound;              /* this process bound a path socket */
-static int bound_pid;
-static char bound_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static atomic_bool sock_open;        /* ctl_sock_name is served (metadata) */
 static bool reach_ours;              /* reach_init() done for "dump reachability" */
 static atomic_bool child_wants;      /* a forked child: open at the next chance */
 static bool forked;                  /* this process is a forked child */
@@ -498,11 +494,31 @@ static bool accept_one(void)
 	return true;
 }
 
+/* When every slot is taken: free those whose peer is gone with nothing
+ * left to answer (a burst of connections opened and dropped is not kept
+ * until the next round, turning a live client away meanwhile). */
+static void reclaim_gone(void)
+{
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		if (ctl->clients[i].state == C_FREE)
+			return;
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
+		if (c->state != C_READ || c->in_pos < c->in_len)
+			continue;
+		char b;
+		if (c->eof || recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+			client_drop(c);
+	}
+}
+
 static void accept_all(void)
 {
-	for (int round = 0; round < CTL_ACCEPT_ROUND; round++)
+	for (int round = 0; round < CTL_ACCEPT_ROUND; round++) {
+		reclaim_gone();
 		if (!accept_one())
 			return;
+	}
 }
 
 /* Read what @c sent, when it waits for a command and has none buffered. */
@@ -691,6 +707,7 @@ static void *control_main(void *arg)
 	futex_u(&starting, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	sigfillset(&set);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	ctl_sock_sweep(); /* (what forked children left: they never unlink at _exit) */
 	serve();
 	for (int i = 0; i < CTL_CLIENTS; i++)
 		if (ctl->clients[i].state != C_FREE)
@@ -698,97 +715,6 @@ static void *control_main(void *arg)
 	atomic_store(&control_thread_stack, 0);
 	atomic_store(&control_thread_tid, 0);
 	return NULL;
-}
-
-/* The socket --------------------------------------------------------------------- */
-
-/* Bind and listen on this process's name.  Returns the descriptor, or -1
- * with *@why (and sock_name, for the message). */
-static int socket_open(const char **why)
-{
-	struct sockaddr_un a;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	socklen_t alen;
-	bool child = forked;
-	*why = NULL;
-	if (hook_cfg.control == HOOK_CONTROL_ABSTRACT) {
-		int k = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1,
-				 LEAKSNAP_HOOK_CONTROL_PREFIX "%d", (int)getpid());
-		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)k);
-		snprintf(sock_name, sizeof(sock_name), "@%s", a.sun_path + 1);
-	} else {
-		/* a forked child's: the path as given, its own pid added */
-		int k = child ? snprintf(a.sun_path, sizeof(a.sun_path), "%s.%d", hook_cfg.control_path,
-					 (int)getpid())
-			      : snprintf(a.sun_path, sizeof(a.sun_path), "%s", hook_cfg.control_path);
-		snprintf(sock_name, sizeof(sock_name), "%.*s", (int)sizeof(a.sun_path) - 1,
-			 a.sun_path);
-		if (k < 0 || (size_t)k >= sizeof(a.sun_path)) {
-			snprintf(sock_name, sizeof(sock_name), "%s.%d", hook_cfg.control_path,
-				 (int)getpid());
-			*why = "longer than a socket address holds";
-			return -1;
-		}
-		alen = (socklen_t)sizeof(a);
-	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		*why = strerror(errno);
-		return -1;
-	}
-	int rc = bind(fd, (struct sockaddr *)&a, alen);
-	if (rc != 0 && errno == EADDRINUSE && hook_cfg.control == HOOK_CONTROL_PATH) {
-		/* A socket nobody listens on (a process that died) is replaced;
-		 * anything else at the path is left as it is. */
-		struct stat sb;
-		if (lstat(a.sun_path, &sb) != 0) {
-			*why = strerror(errno);
-		} else if (!S_ISSOCK(sb.st_mode)) {
-			*why = "exists and is not a socket; left as it is";
-		} else {
-			int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-			int c = probe >= 0 ? connect(probe, (struct sockaddr *)&a, alen) : -1;
-			int e = errno;
-			if (probe >= 0)
-				close(probe);
-			if (c != 0 && e == ECONNREFUSED) {
-				if (unlink(a.sun_path) == 0)
-					rc = bind(fd, (struct sockaddr *)&a, alen);
-				if (rc != 0)
-					*why = strerror(errno);
-			} else {
-				*why = "a process listens on it; left as it is";
-			}
-		}
-	} else if (rc != 0) {
-		*why = errno == EADDRINUSE ? "the name is taken" : strerror(errno);
-	}
-	if (rc == 0 && listen(fd, CTL_BACKLOG) != 0) {
-		*why = strerror(errno);
-		rc = -1;
-		if (hook_cfg.control == HOOK_CONTROL_PATH)
-			unlink(a.sun_path);
-	}
-	if (rc != 0) {
-		if (!*why)
-			*why = strerror(errno);
-		close(fd);
-		return -1;
-	}
-	if (hook_cfg.control == HOOK_CONTROL_PATH) {
-		path_bound = true;
-		bound_pid = (int)getpid();
-		memcpy(bound_path, a.sun_path, sizeof(bound_path));
-	}
-	return fd;
-}
-
-static void unlink_ours(void)
-{
-	if (path_bound && bound_pid == (int)getpid())
-		unlink(bound_path);
-	path_bound = false;
 }
 
 /* Every slot free, no dump held (the fds -1: see client_clear). */
@@ -825,20 +751,20 @@ static void open_and_start(void)
 	control_read_overflow();
 	const char *why;
 	pthread_mutex_lock(&fd_lock);
-	listen_fd = socket_open(&why);
+	listen_fd = ctl_sock_open(forked, &why);
 	if (listen_fd < 0) {
 		pthread_mutex_unlock(&fd_lock);
 		if (why)
-			hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, why);
+			hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", ctl_sock_name, why);
 		return;
 	}
 	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
 		int e = errno;
 		wake_fd[0] = wake_fd[1] = -1;
 		close_own_fds();
-		unlink_ours();
+		ctl_sock_unlink_ours();
 		pthread_mutex_unlock(&fd_lock);
-		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, strerror(e));
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", ctl_sock_name, strerror(e));
 		return;
 	}
 	pthread_mutex_unlock(&fd_lock);
@@ -860,7 +786,7 @@ static void open_and_start(void)
 			    strerror(rc));
 		pthread_mutex_lock(&fd_lock);
 		close_own_fds();
-		unlink_ours();
+		ctl_sock_unlink_ours();
 		pthread_mutex_unlock(&fd_lock);
 		return;
 	}
@@ -900,7 +826,7 @@ void control_stop(void)
 	atomic_store(&sock_open, false);
 	pthread_mutex_lock(&fd_lock);
 	close_own_fds();
-	unlink_ours();
+	ctl_sock_unlink_ours();
 	pthread_mutex_unlock(&fd_lock);
 	if (ctl)
 		for (int k = 0; k < CTL_DUMPS; k++)
@@ -912,7 +838,7 @@ void control_stop(void)
 
 void control_at_exit(void)
 {
-	unlink_ours();
+	ctl_sock_unlink_ours();
 }
 
 void control_fork_prepare(void)
@@ -940,7 +866,7 @@ void control_after_fork_child(void)
 	atomic_store(&control_thread_stack, 0);
 	atomic_store(&starting, 0);
 	atomic_store(&sock_open, false);
-	path_bound = false; /* (the parent's to unlink) */
+	ctl_sock_forget(); /* (the parent's to unlink) */
 	close_own_fds();
 	if (ctl) {
 		for (int i = 0; i < CTL_CLIENTS; i++)
@@ -962,7 +888,7 @@ void control_meta(struct buf *meta)
 	if (!atomic_load(&sock_open))
 		return;
 	buf_add(meta, "control=", 8);
-	buf_add_clean(meta, sock_name, strlen(sock_name));
+	buf_add_clean(meta, ctl_sock_name, strlen(ctl_sock_name));
 	buf_add(meta, "\n", 1);
 }
 

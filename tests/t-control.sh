@@ -292,6 +292,20 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	rm -rf "$d"
 	expect "another uid" "closed after 0 bytes" "$got"
 	expect "root" "open after $((${#VERSION} + ${#P1} + 21)) bytes" "$("$C" -t 1 --silent "$P1")"
+	# a socket another user may not connect to is said as such (not "a
+	# process listens on it") and left as it is
+	d=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-ctl.XXXXXX")
+	chmod 755 "$d"
+	cp "$P" "$HOOK" "$d/"
+	start pden 9 LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL="$d/den.sock"
+	kill -9 "$PID"
+	exec 9>&-
+	chmod 755 "$d/den.sock"
+	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups env LD_PRELOAD="$d/$(basename "$HOOK")" \
+		LEAKSNAP_CONTROL="$d/den.sock" LEAKSNAP_DUMP_ON_EXIT=0 "$d/ctlprog" </dev/null 2>&1 >/dev/null)
+	expect "no permission" "leaksnap: LEAKSNAP_CONTROL: $d/den.sock: no permission to connect to the socket there; left as it is" "$got"
+	[ -S "$d/den.sock" ] || fail "no permission: the socket was removed"
+	rm -rf "$d"
 	# in a user namespace where the process is the overflow uid (65534):
 	# a user outside, unmapped, shows that uid and is refused; a peer
 	# really of that uid (in the namespace) is answered
@@ -347,6 +361,31 @@ i=0
 until [ -S "$S.$CH" ] || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.05; done
 expect "child's path socket" "leaksnap-control 1 $VERSION $CH" "$("$C" "$S.$CH" version 2>&1)"
 kill "$CH"
+# a child that _exits leaves its PATH.<pid> (no destructor runs); the next
+# child's control removes it (its pid gone, nothing listening), never a
+# live one's
+GONE=$(ask p5 4 forkexit | sed -n 's/^gone //p')
+[ -S "$S.$GONE" ] || fail "forkexit: no $S.$GONE left behind"
+CH2=$(ask p5 4 fork | sed -n 's/^child //p')
+PIDS="$PIDS $CH2"
+i=0
+while [ -e "$S.$GONE" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+[ -e "$S.$GONE" ] && fail "stale $S.$GONE not removed"
+expect "live sibling kept" "leaksnap-control 1 $VERSION $CH2" "$("$C" "$S.$CH2" version 2>&1)"
+expect "parent kept" "leaksnap-control 1 $VERSION $P5" "$("$C" "$S" version 2>&1)"
+kill "$CH2"
+# an exec'd child (LEAKSNAP_CONTROL=PATH inherited, its ancestor listening
+# there) takes PATH.<pid>, silently
+XC=$(ask p5 4 forkexec | sed -n 's/^exec-child //p')
+PIDS="$PIDS $XC"
+expect "exec'd child: stderr" "" "$(cat "$w/p5.err")"
+i=0
+until [ -S "$S.$XC" ] || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.05; done
+expect "exec'd child's socket" "leaksnap-control 1 $VERSION $XC" "$("$C" "$S.$XC" version 2>&1)"
+kill -USR1 "$XC"
+i=0
+while [ -e "$S.$XC" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+[ -e "$S.$XC" ] && fail "exec'd child: $S.$XC left at its exit"
 # a live socket is left alone
 start p6 5 LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL="$S"
 expect "live socket" "leaksnap: LEAKSNAP_CONTROL: $S: a process listens on it; left as it is" "$(cat "$w/p6.err")"

@@ -20,6 +20,11 @@
  *                  its descriptors with system calls only (no allocation)
  *                  and _exits: bad if stdin is closed or a socket is open
  *                  -> "storm N bad <children that were bad>"
+ *   forkexit       a child that allocates one block (its socket opens) and
+ *                  _exits at once, waited for -> "gone <pid>"
+ *   forkexec       a child that execs this program as "ctlprog --exec-child"
+ *                  (the environment kept), which allocates one block, says
+ *                  "exec-child <pid>" and exits (exit(0)) on SIGUSR1 -> (its line)
  *   exec           exec sleep 30 with LEAKSNAP_CONTROL removed -> nothing
  *   stop / start   leaksnap_stop() / leaksnap_start() (in-app) -> "ok" or "error <errno>"
  *   exit           exit(0)
@@ -29,6 +34,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -175,13 +181,29 @@ static int fds_clean(void)
 	return bad;
 }
 
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
 static void *hook_fn(const char *name)
 {
 	return dlsym(RTLD_DEFAULT, name);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--exec-child")) {
+		signal(SIGUSR1, on_usr1);
+		child_alloc();
+		say("exec-child %d", (int)getpid());
+		while (!usr1)
+			pause();
+		exit(0);
+	}
 	capheld = 1 << 16;
 	held = calloc(capheld, sizeof(*held));
 	keep_a();
@@ -257,6 +279,24 @@ int main(void)
 					bad++;
 			}
 			say("storm %zu bad %zu", n, bad);
+		} else if (!strcmp(line, "forkexit")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				child_alloc();
+				_exit(0);
+			}
+			if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+				say("error %d", errno);
+			else
+				say("gone %d", (int)pid);
+		} else if (!strcmp(line, "forkexec")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				execl("/proc/self/exe", "ctlprog", "--exec-child", (char *)NULL);
+				_exit(127);
+			}
+			if (pid < 0)
+				say("error %d", errno);
 		} else if (!strcmp(line, "exec")) {
 			unsetenv(LEAKSNAP_HOOK_ENV_CONTROL);
 			execlp("sleep", "sleep", "30", (char *)NULL);
