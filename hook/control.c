@@ -46,6 +46,7 @@
 
 #define CTL_CLIENTS 8        /* connections at once; one more gets "error busy" */
 #define CTL_DUMPS 2          /* dumps held in memory at once */
+#define CTL_STATS_MS 100     /* one stats snapshot (all the table's locks) per this */
 #define CTL_BLOCKED_MS 50    /* the thread kept from poll() this long: the
 			      * clients' clocks are pushed on by as much */
 #define CTL_ANSWER_MAX 256   /* the longest one-line answer */
@@ -57,6 +58,7 @@ enum client_state {
 	C_READ,      /* waiting for a command line */
 	C_ANSWER,    /* sending a one-line answer */
 	C_WAIT_DUMP, /* a dump asked for, waiting for a free slot */
+	C_WAIT_STATS, /* stats asked for within CTL_STATS_MS of the last */
 	C_DUMP,      /* sending a dump */
 };
 
@@ -92,6 +94,7 @@ struct control {
 	struct dump_slot dumps[CTL_DUMPS];
 	uint64_t tickets;
 	uint64_t accept_pause_until; /* out of descriptors: accept later */
+	uint64_t stats_next;         /* no stats snapshot before this */
 };
 
 static struct control *ctl;          /* hook_map()'ed, kept once made */
@@ -202,6 +205,7 @@ static void answer_stats(struct client *c)
 		 (unsigned long)atomic_load(&hook_dumps_written),
 		 (unsigned long)atomic_load(&hook_invalid_frees));
 	table_snapshot_free(&snap);
+	ctl->stats_next = now_ms() + CTL_STATS_MS;
 	answer(c, text);
 }
 
@@ -215,7 +219,11 @@ static void execute(struct client *c, enum ctl_cmd cmd)
 		answer(c, text);
 		break;
 	case CTL_STATS:
-		answer_stats(c);
+		/* (answered by client_advance: at once, or once CTL_STATS_MS
+		 * has passed since the last one: never an older state) */
+		c->state = C_WAIT_STATS;
+		c->deadline = ctl->stats_next;
+		c->until = 0;
 		break;
 	case CTL_DUMP:
 	case CTL_DUMP_REACH:
@@ -303,6 +311,12 @@ static bool client_advance(struct client *c)
 		case C_FREE:
 		case C_WAIT_DUMP:
 			return changed;
+		case C_WAIT_STATS:
+			if (now_ms() < ctl->stats_next)
+				return changed;
+			answer_stats(c);
+			changed = true;
+			break;
 		case C_READ: {
 			if (c->in_pos == c->in_len) {
 				if (!c->eof)
@@ -494,9 +508,9 @@ static bool accept_one(void)
 	return true;
 }
 
-/* When every slot is taken: free those whose peer is gone with nothing
- * left to answer (a burst of connections opened and dropped is not kept
- * until the next round, turning a live client away meanwhile). */
+/* When every slot is taken: free those whose peer has closed its end
+ * (nothing sent to it can arrive), so that a burst of connections opened
+ * and dropped does not turn a live client away before the next round. */
 static void reclaim_gone(void)
 {
 	for (int i = 0; i < CTL_CLIENTS; i++)
@@ -504,10 +518,8 @@ static void reclaim_gone(void)
 			return;
 	for (int i = 0; i < CTL_CLIENTS; i++) {
 		struct client *c = &ctl->clients[i];
-		if (c->state != C_READ || c->in_pos < c->in_len)
-			continue;
-		char b;
-		if (c->eof || recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+		struct pollfd p = {.fd = c->fd, .events = 0};
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
 			client_drop(c);
 	}
 }
@@ -550,7 +562,8 @@ static int poll_timeout(uint64_t now)
 		/* (work left from the last round: no sleep) */
 		if ((c->state == C_READ && c->in_pos < c->in_len) ||
 		    ((c->state == C_ANSWER || c->state == C_DUMP) && c->writable) ||
-		    (c->state == C_WAIT_DUMP && slot_free))
+		    (c->state == C_WAIT_DUMP && slot_free) ||
+		    (c->state == C_WAIT_STATS && ctl->stats_next <= now))
 			return 0;
 		if (c->state != C_FREE && c->deadline < next)
 			next = c->deadline;
@@ -570,7 +583,7 @@ static void push_clocks(uint64_t ms)
 {
 	for (int i = 0; i < CTL_CLIENTS; i++) {
 		struct client *c = &ctl->clients[i];
-		if (c->state == C_FREE || c->state == C_WAIT_DUMP)
+		if (c->state == C_FREE || c->state == C_WAIT_DUMP || c->state == C_WAIT_STATS)
 			continue;
 		c->deadline += ms;
 		if (c->until)
@@ -590,7 +603,7 @@ static void apply_deadlines(uint64_t now)
 {
 	for (int i = 0; i < CTL_CLIENTS; i++) {
 		struct client *c = &ctl->clients[i];
-		if (c->state == C_FREE)
+		if (c->state == C_FREE || c->state == C_WAIT_STATS)
 			continue;
 		if (c->state == C_WAIT_DUMP) {
 			if (now >= c->deadline)

@@ -108,6 +108,15 @@ expect "stats live_blocks" "$(echo "$rl" | sed 's/.*(\([0-9]*\) allocations.*/\1
 s1=$("$C" "$P1" stats)
 expect "dumps_written" 2 "$(stat_field "$s1" dumps_written)"
 
+# stats are rate-limited: one snapshot per 100 ms, the next answered once
+# that time has passed (20 in a row: 1.9 s at least)
+t0=$(date +%s%N)
+"$C" "$P1" stats stats stats stats stats stats stats stats stats stats \
+	stats stats stats stats stats stats stats stats stats stats >"$w/stats20" 2>&1
+t1=$(date +%s%N)
+expect "20 stats" 20 "$(grep -c '^{"pid":' "$w/stats20")"
+[ $(((t1 - t0) / 1000000)) -ge 1900 ] || fail "20 stats in $(((t1 - t0) / 1000000)) ms: not rate-limited"
+
 # exact deltas
 expect alloc ok "$(ask p1 3 'alloc 10 5000')"
 s2=$("$C" "$P1" stats)
