@@ -407,6 +407,12 @@ static bool dumps_start(void)
 			answer(next, text);
 			continue;
 		}
+		/* (the records' keys were for the classification: hashes,
+		 * which on 32-bit look like addresses; the blocks' addresses
+		 * are gone already, reach.c) */
+		if (d->img.snap.keys)
+			hook_unmap(d->img.snap.keys, d->img.snap.keys_size);
+		d->img.snap.keys = NULL;
 		d->used = true;
 		snprintf(d->line, sizeof(d->line), "dump %" PRIu64 "\n", d->img.size);
 		next->state = C_DUMP;
@@ -909,4 +915,30 @@ void control_own_range(uintptr_t range[2])
 {
 	range[0] = (uintptr_t)ctl;
 	range[1] = ctl ? (uintptr_t)(ctl + 1) : 0;
+}
+
+size_t control_image_ranges(uintptr_t (*out)[2], size_t cap)
+{
+	size_t n = 0;
+	if (!ctl)
+		return 0;
+	for (int k = 0; k < CTL_DUMPS; k++) {
+		const struct dump_slot *d = &ctl->dumps[k];
+		if (!d->used)
+			continue;
+		const uintptr_t r[][2] = {
+			{(uintptr_t)d->img.snap.records, d->img.snap.map_size},
+			{(uintptr_t)d->img.maps.p, d->img.maps.cap},
+			{(uintptr_t)d->img.meta.p, d->img.meta.cap},
+			{(uintptr_t)d->img.reach.map, d->img.reach.map_size},
+		};
+		for (size_t i = 0; i < sizeof(r) / sizeof(r[0]) && n < cap; i++) {
+			if (!r[i][0])
+				continue;
+			out[n][0] = r[i][0];
+			out[n][1] = r[i][0] + r[i][1];
+			n++;
+		}
+	}
+	return n;
 }

@@ -338,6 +338,10 @@ void control_thread_wait_started(void);
 /* The control's own memory (its connections' buffers, the dumps it
  * holds): never a root.  {0, 0} when there is none. */
 void control_own_range(uintptr_t range[2]);
+/* The memory of the dumps the control holds while streaming them (their
+ * records, maps, metadata, reachability counts): up to @cap ranges into
+ * @out, how many.  Never roots. */
+size_t control_image_ranges(uintptr_t (*out)[2], size_t cap);
 
 /* Crash dumps (crash.c) ---------------------------------------------------- */
 

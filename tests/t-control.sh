@@ -149,6 +149,24 @@ expect "invalid_frees" 1 "$(stat_field "$("$C" "$P1" stats)" invalid_frees)"
 "$L" show "$w/r.1" 2>&1 | grep -q '^  reachability=failed' && fail "dump reachability: failed"
 "$L" show "$w/s.1" 2>&1 | grep -q '^unreachable: ' && fail "plain dump: a reachability section"
 
+# a "dump reachability" held while it streams (its blocks' addresses,
+# its records) is no root of the next one: the same blocks unreachable
+expect leak ok "$(ask p1 3 'leak 3 7007')"
+"$C" -o "$w/r0" "$P1" "dump reachability" >/dev/null
+u0=$("$L" show "$w/r0.1" 2>&1 | grep '^unreachable: ')
+case "$u0" in "unreachable: 0 "* | "") fail "leak: not unreachable: '$u0'" ;; esac
+mkfifo "$w/rhold.in"
+"$C" --hold "$w/rhold" "$P1" "dump reachability" <"$w/rhold.in" >"$w/rhold.got" 2>&1 &
+rhold=$!
+exec 9>"$w/rhold.in"
+wait_for "$w/rhold.got" '^started$'
+"$C" -o "$w/r1" "$P1" "dump reachability" >/dev/null
+expect "held dump not a root" "$u0" "$("$L" show "$w/r1.1" 2>&1 | grep '^unreachable: ')"
+echo go >&9
+exec 9>&-
+wait "$rhold"
+grep -q -x -E 'dump [0-9]+' "$w/rhold.got" || fail "held reachability dump: $(cat "$w/rhold.got")"
+
 # quit: answered, then closed (the next line is not)
 printf 'quit\nversion\n' >"$w/quit.in"
 printf 'ok quit\nclosed\n' >"$w/quit.want"

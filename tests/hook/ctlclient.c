@@ -23,7 +23,8 @@
  *   ctlclient --overlap PREFIX TARGET  asks a dump on A and reads 1 byte of
  *       its body, asks one on B and reads it whole, then finishes A; writes
  *       PREFIX.a and PREFIX.b, prints both "dump N" lines.
- *   ctlclient --hold PREFIX TARGET  asks a dump, reads its "dump N" line and
+ *   ctlclient --hold PREFIX TARGET [LINE]  asks a dump (or LINE: "dump
+ *       reachability"), reads its "dump N" line and
  *       1 byte, prints "started", waits for a line on stdin, then reads the
  *       rest into PREFIX.1 and prints "dump N".
  * TARGET: a pid (the abstract socket leaksnap.PID) or a path.  Errors:
@@ -368,10 +369,10 @@ static int cmd_trickle(int bytes, int ms, int secs, const char *target)
 }
 
 /* The "dump N" line and one byte of the body; returns N. */
-static unsigned long long dump_begin(int fd, FILE *out, char *line, size_t size)
+static unsigned long long dump_begin(int fd, FILE *out, char *line, size_t size, const char *cmd)
 {
 	bool eof;
-	send_line(fd, "dump");
+	send_line(fd, cmd);
 	unsigned long long n;
 	if (!read_line(fd, line, size, &eof) || sscanf(line, "dump %llu", &n) != 1)
 		die("no dump line: %s", line);
@@ -398,8 +399,8 @@ static int cmd_overlap(const char *prefix, const char *target)
 	char la[64], lb[64];
 	int a = connect_to(target), b = connect_to(target);
 	FILE *fa = open_out(prefix, "a"), *fb = open_out(prefix, "b");
-	unsigned long long na = dump_begin(a, fa, la, sizeof(la));
-	unsigned long long nb = dump_begin(b, fb, lb, sizeof(lb));
+	unsigned long long na = dump_begin(a, fa, la, sizeof(la), "dump");
+	unsigned long long nb = dump_begin(b, fb, lb, sizeof(lb), "dump");
 	dump_finish(b, fb, nb, lb);
 	dump_finish(a, fa, na, la);
 	close(a);
@@ -407,12 +408,12 @@ static int cmd_overlap(const char *prefix, const char *target)
 	return 0;
 }
 
-static int cmd_hold(const char *prefix, const char *target)
+static int cmd_hold(const char *prefix, const char *target, const char *cmd)
 {
 	char line[64], in[64];
 	int fd = connect_to(target);
 	FILE *out = open_out(prefix, "1");
-	unsigned long long n = dump_begin(fd, out, line, sizeof(line));
+	unsigned long long n = dump_begin(fd, out, line, sizeof(line), cmd);
 	printf("started\n");
 	fflush(stdout);
 	if (!fgets(in, sizeof(in), stdin))
@@ -447,7 +448,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--overlap") && i + 2 < argc)
 			return cmd_overlap(argv[i + 1], argv[i + 2]);
 		else if (!strcmp(argv[i], "--hold") && i + 2 < argc)
-			return cmd_hold(argv[i + 1], argv[i + 2]);
+			return cmd_hold(argv[i + 1], argv[i + 2], i + 3 < argc ? argv[i + 3] : "dump");
 		else
 			break;
 	}

@@ -5,6 +5,8 @@
  *   alloc N SIZE   N blocks of SIZE bytes, kept (alloc_n)    -> "ok"
  *   allocvar N SIZE  N blocks of SIZE, SIZE + 1, ... bytes (alloc_var: N
  *                  records)                                  -> "ok"
+ *   leak N SIZE    N blocks of SIZE bytes, their addresses forgotten (leak_n)
+ *                                                             -> "ok"
  *   free           those blocks freed                        -> "ok"
  *   doublefree     a block freed twice                        -> "ok"
  *   dump PATH      leaksnap_dump(PATH)                        -> "ok" or "error <errno>"
@@ -85,6 +87,16 @@ __attribute__((noinline)) void alloc_var(size_t n, size_t size)
 {
 	for (size_t i = 0; i < n; i++) {
 		held[nheld++] = malloc(size + i);
+		NOTAIL();
+	}
+}
+
+__attribute__((noinline)) void leak_n(size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *volatile p = malloc(size);
+		p = NULL;
+		(void)p;
 		NOTAIL();
 	}
 }
@@ -222,6 +234,9 @@ int main(int argc, char **argv)
 			if (n > capheld - nheld)
 				n = capheld - nheld;
 			alloc_var(n, size);
+			say("ok");
+		} else if (sscanf(line, "leak %zu %zu", &n, &size) == 2) {
+			leak_n(n, size);
 			say("ok");
 		} else if (!strcmp(line, "free")) {
 			for (size_t i = 0; i < nheld; i++)
