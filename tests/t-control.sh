@@ -5,9 +5,14 @@
 # dump equal to a file dump of the same state, capture off and on, quit,
 # garbage, 1,000 connections, a 9th client, two dumps at once, a client that
 # reads nothing (dropped after 10 s, a third dump waiting its turn, the
-# program's allocations never held up), a fork during a dump, exec, another
-# user, path sockets (stale, a file left alone, unlinked at exit), the
-# in-app build, and nothing of the control thread in any dump.
+# program's allocations never held up), a slow reader dropped at its dump's
+# whole bound, stats rate-limited, a held reachability dump no root of the
+# next, a fork during a dump, a grandchild of a child that forked before
+# allocating (its stdin, its socket), forks under a connection flood,
+# exec, another user, the overflow uid of a user namespace, path sockets
+# (stale, a file left alone, unconnectable, unlinked at exit, children's
+# PATH.<pid>: stale ones removed, an exec'd image's silent), the in-app
+# build, and nothing of the control thread in any dump.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
