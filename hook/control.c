@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "control_sock.h"
 #include "dump.h"
 
 #ifndef LEAKSNAP_HOOK_VERSION
@@ -44,18 +46,19 @@
 
 #define CTL_CLIENTS 8        /* connections at once; one more gets "error busy" */
 #define CTL_DUMPS 2          /* dumps held in memory at once */
-#define CTL_IDLE_MS 60000    /* no complete line for this long: closed */
-#define CTL_SEND_MS 10000    /* an answer not taken for this long: dropped */
+#define CTL_STATS_MS 100     /* one stats snapshot (all the table's locks) per this */
+#define CTL_BLOCKED_MS 50    /* the thread kept from poll() this long: the
+			      * clients' clocks are pushed on by as much */
 #define CTL_ANSWER_MAX 256   /* the longest one-line answer */
 #define CTL_READ_MAX 512     /* bytes read at once */
 #define CTL_ACCEPT_ROUND 64  /* connections taken per wake-up */
-#define CTL_BACKLOG 128
 
 enum client_state {
 	C_FREE,
 	C_READ,      /* waiting for a command line */
 	C_ANSWER,    /* sending a one-line answer */
 	C_WAIT_DUMP, /* a dump asked for, waiting for a free slot */
+	C_WAIT_STATS, /* stats asked for within CTL_STATS_MS of the last */
 	C_DUMP,      /* sending a dump */
 };
 
@@ -67,7 +70,8 @@ struct client {
 	bool close_after;    /* quit: closed once the answer is sent */
 	bool want_reach;     /* the dump waited for: "dump reachability" */
 	uint64_t ticket;     /* the order of the dumps waited for */
-	uint64_t deadline;   /* ms (CLOCK_MONOTONIC): idle or send limit */
+	uint64_t deadline;   /* ms (CLOCK_MONOTONIC): idle, send or wait limit */
+	uint64_t until;      /* a dump's whole bound (ctl_dump_bound_ms), or 0 */
 	struct ctl_line line;
 	char in[CTL_READ_MAX];
 	size_t in_pos, in_len;
@@ -90,6 +94,7 @@ struct control {
 	struct dump_slot dumps[CTL_DUMPS];
 	uint64_t tickets;
 	uint64_t accept_pause_until; /* out of descriptors: accept later */
+	uint64_t stats_next;         /* no stats snapshot before this */
 };
 
 static struct control *ctl;          /* hook_map()'ed, kept once made */
@@ -98,15 +103,18 @@ static int wake_fd[2] = {-1, -1};    /* control_stop() -> the thread */
 static pthread_t ctl_thread;
 static bool thread_made;             /* ctl_thread is this process's */
 static atomic_bool quit_asked;
-static char sock_name[sizeof(((struct sockaddr_un *)0)->sun_path) + 16]; /* @name or path */
-static atomic_bool sock_open;        /* sock_name is served (metadata) */
-static bool path_bound;              /* this process bound a path socket */
-static int bound_pid;
-static char bound_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static atomic_bool sock_open;        /* ctl_sock_name is served (metadata) */
 static bool reach_ours;              /* reach_init() done for "dump reachability" */
 static atomic_bool child_wants;      /* a forked child: open at the next chance */
 static bool forked;                  /* this process is a forked child */
 static atomic_uint starting;         /* a control thread is being made */
+static bool wanted;                  /* control_start() asked for a socket: so do
+				      * forked children (socket or not here) */
+/* Held wherever a descriptor of the control's is made or closed, and by
+ * fork() (control_fork_prepare): a fork sees every descriptor of the
+ * control's recorded where the child handler finds it, never one
+ * accept()ed and not yet stored, nor a slot half reset. */
+static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
 atomic_int control_thread_tid;
 atomic_uintptr_t control_thread_stack;
 
@@ -129,22 +137,34 @@ static void slot_release(int k)
 	d->used = false;
 }
 
+/* A free slot: fd -1, the only value a free slot's fd has (0 is a
+ * descriptor, stdin, that a fork's child handler must never close). */
+static void client_clear(struct client *c, int fd)
+{
+	struct client blank;
+	memset(&blank, 0, sizeof(blank));
+	blank.fd = fd;
+	blank.dump = -1;
+	blank.state = C_FREE;
+	*c = blank;
+}
+
 static void client_drop(struct client *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
 	if (c->state == C_DUMP && c->dump >= 0)
 		slot_release(c->dump);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-	c->dump = -1;
-	c->state = C_FREE;
+	pthread_mutex_lock(&fd_lock);
+	if (c->fd >= 0)
+		close(c->fd);
+	client_clear(c, -1);
+	pthread_mutex_unlock(&fd_lock);
 }
 
 static void to_read(struct client *c)
 {
 	c->state = C_READ;
 	c->deadline = now_ms() + CTL_IDLE_MS;
+	c->until = 0;
 }
 
 static void answer(struct client *c, const char *text)
@@ -158,6 +178,7 @@ static void answer(struct client *c, const char *text)
 	c->state = C_ANSWER;
 	c->writable = true;
 	c->deadline = now_ms() + CTL_SEND_MS;
+	c->until = 0;
 }
 
 /* "stats": the live blocks counted from a snapshot (the same locks a dump
@@ -184,6 +205,7 @@ static void answer_stats(struct client *c)
 		 (unsigned long)atomic_load(&hook_dumps_written),
 		 (unsigned long)atomic_load(&hook_invalid_frees));
 	table_snapshot_free(&snap);
+	ctl->stats_next = now_ms() + CTL_STATS_MS;
 	answer(c, text);
 }
 
@@ -197,13 +219,19 @@ static void execute(struct client *c, enum ctl_cmd cmd)
 		answer(c, text);
 		break;
 	case CTL_STATS:
-		answer_stats(c);
+		/* (answered by client_advance: at once, or once CTL_STATS_MS
+		 * has passed since the last one: never an older state) */
+		c->state = C_WAIT_STATS;
+		c->deadline = ctl->stats_next;
+		c->until = 0;
 		break;
 	case CTL_DUMP:
 	case CTL_DUMP_REACH:
 		c->state = C_WAIT_DUMP;
 		c->want_reach = cmd == CTL_DUMP_REACH;
 		c->ticket = ++ctl->tickets;
+		c->deadline = now_ms() + CTL_WAIT_MS;
+		c->until = 0;
 		break;
 	case CTL_CAPTURE_ON:
 	case CTL_CAPTURE_OFF:
@@ -283,6 +311,12 @@ static bool client_advance(struct client *c)
 		case C_FREE:
 		case C_WAIT_DUMP:
 			return changed;
+		case C_WAIT_STATS:
+			if (now_ms() < ctl->stats_next)
+				return changed;
+			answer_stats(c);
+			changed = true;
+			break;
 		case C_READ: {
 			if (c->in_pos == c->in_len) {
 				if (!c->eof)
@@ -373,6 +407,12 @@ static bool dumps_start(void)
 			answer(next, text);
 			continue;
 		}
+		/* (the records' keys were for the classification: hashes,
+		 * which on 32-bit look like addresses; the blocks' addresses
+		 * are gone already, reach.c) */
+		if (d->img.snap.keys)
+			hook_unmap(d->img.snap.keys, d->img.snap.keys_size);
+		d->img.snap.keys = NULL;
 		d->used = true;
 		snprintf(d->line, sizeof(d->line), "dump %" PRIu64 "\n", d->img.size);
 		next->state = C_DUMP;
@@ -381,49 +421,121 @@ static bool dumps_start(void)
 		next->part_off = 0;
 		next->writable = true;
 		next->deadline = now_ms() + CTL_SEND_MS;
+		next->until = now_ms() + ctl_dump_bound_ms(d->img.size);
 	}
 	return changed;
 }
 
-/* The peer's user is this process's (effective) user, or root. */
+static uid_t overflow_uid = 65534; /* (read at start: control_read_overflow) */
+
+static void control_read_overflow(void)
+{
+	char b[32];
+	int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	b[n] = '\0';
+	unsigned long v = 0;
+	int k = 0;
+	for (; b[k] >= '0' && b[k] <= '9' && v < 0xffffffffUL; k++)
+		v = v * 10 + (unsigned long)(b[k] - '0');
+	if (k > 0 && v <= 0xffffffffUL)
+		overflow_uid = (uid_t)v;
+}
+
+/* Whether process @pid is in this process's user namespace. */
+static bool same_userns(pid_t pid)
+{
+	char path[48];
+	struct stat a, b;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	return pid > 0 && stat(path, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Who is answered: ctl_peer_allowed() with what this process is. */
 static bool peer_allowed(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
 		return false;
-	return cred.uid == geteuid() || cred.uid == 0;
+	struct ctl_peer_ctx ctx = {
+		.euid = geteuid(),
+#ifdef __BIONIC__
+		.bionic = true,
+		.dumpable = prctl(PR_GET_DUMPABLE) == 1,
+#endif
+		.overflow_uid = overflow_uid,
+	};
+	if (cred.uid == overflow_uid)
+		ctx.overflow_real = same_userns(cred.pid);
+	return ctl_peer_allowed(cred.uid, &ctx);
+}
+
+/* One connection taken: stored in a slot, or closed.  Returns false when
+ * there was none.  Under fd_lock from accept() to there: a fork meanwhile
+ * would give the child a descriptor nothing of its own knows of. */
+static bool accept_one(void)
+{
+	pthread_mutex_lock(&fd_lock);
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			ctl->accept_pause_until = now_ms() + 100;
+		pthread_mutex_unlock(&fd_lock);
+		return false;
+	}
+	if (!peer_allowed(fd)) {
+		close(fd); /* without a byte */
+		pthread_mutex_unlock(&fd_lock);
+		return true;
+	}
+	struct client *c = NULL;
+	for (int i = 0; i < CTL_CLIENTS && !c; i++)
+		if (ctl->clients[i].state == C_FREE)
+			c = &ctl->clients[i];
+	if (!c) {
+		static const char busy[] = "error busy\n";
+		if (send(fd, busy, sizeof(busy) - 1, send_flags) < 0) {
+			/* (closed all the same) */
+		}
+		close(fd);
+		pthread_mutex_unlock(&fd_lock);
+		return true;
+	}
+	client_clear(c, fd);
+	to_read(c);
+	pthread_mutex_unlock(&fd_lock);
+	return true;
+}
+
+/* When every slot is taken: free those whose peer has closed its end
+ * (nothing sent to it can arrive), so that a burst of connections opened
+ * and dropped does not turn a live client away before the next round. */
+static void reclaim_gone(void)
+{
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		if (ctl->clients[i].state == C_FREE)
+			return;
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
+		struct pollfd p = {.fd = c->fd, .events = 0};
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+			client_drop(c);
+	}
 }
 
 static void accept_all(void)
 {
 	for (int round = 0; round < CTL_ACCEPT_ROUND; round++) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-				ctl->accept_pause_until = now_ms() + 100;
+		reclaim_gone();
+		if (!accept_one())
 			return;
-		}
-		if (!peer_allowed(fd)) {
-			close(fd); /* without a byte */
-			continue;
-		}
-		struct client *c = NULL;
-		for (int i = 0; i < CTL_CLIENTS && !c; i++)
-			if (ctl->clients[i].state == C_FREE)
-				c = &ctl->clients[i];
-		if (!c) {
-			static const char busy[] = "error busy\n";
-			if (send(fd, busy, sizeof(busy) - 1, send_flags) < 0) {
-				/* (closed all the same) */
-			}
-			close(fd);
-			continue;
-		}
-		memset(c, 0, sizeof(*c));
-		c->fd = fd;
-		c->dump = -1;
-		to_read(c);
 	}
 }
 
@@ -456,16 +568,66 @@ static int poll_timeout(uint64_t now)
 		/* (work left from the last round: no sleep) */
 		if ((c->state == C_READ && c->in_pos < c->in_len) ||
 		    ((c->state == C_ANSWER || c->state == C_DUMP) && c->writable) ||
-		    (c->state == C_WAIT_DUMP && slot_free))
+		    (c->state == C_WAIT_DUMP && slot_free) ||
+		    (c->state == C_WAIT_STATS && ctl->stats_next <= now))
 			return 0;
-		if (c->state != C_FREE && c->state != C_WAIT_DUMP && c->deadline < next)
+		if (c->state != C_FREE && c->deadline < next)
 			next = c->deadline;
+		if (c->state != C_FREE && c->until && c->until < next)
+			next = c->until;
 	}
 	if (ctl->accept_pause_until > now && ctl->accept_pause_until < next)
 		next = ctl->accept_pause_until;
 	if (next == UINT64_MAX)
 		return -1; /* idle: sleep until something happens */
 	return next <= now ? 0 : next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
+}
+
+/* The thread was kept from poll() for @ms (a dump taken, a lock waited
+ * for): the clients' clocks did not run meanwhile, but the waiters'. */
+static void push_clocks(uint64_t ms)
+{
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
+		if (c->state == C_FREE || c->state == C_WAIT_DUMP || c->state == C_WAIT_STATS)
+			continue;
+		c->deadline += ms;
+		if (c->until)
+			c->until += ms;
+	}
+}
+
+/* Whether @c's socket takes bytes now. */
+static bool client_ready(const struct client *c)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+	return poll(&p, 1, 0) == 1 && (p.revents & p.events);
+}
+
+/* Drop the clients past their bounds; a waiter past its own is answered. */
+static void apply_deadlines(uint64_t now)
+{
+	for (int i = 0; i < CTL_CLIENTS; i++) {
+		struct client *c = &ctl->clients[i];
+		if (c->state == C_FREE || c->state == C_WAIT_STATS)
+			continue;
+		if (c->state == C_WAIT_DUMP) {
+			if (now >= c->deadline)
+				answer(c, "error dump: no turn within 60 s\n");
+			continue;
+		}
+		enum ctl_verdict v = ctl_overdue(now, c->deadline, c->until, false);
+		if (v == CTL_KEEP)
+			continue;
+		/* (a sender whose socket takes bytes: the client did its part,
+		 * the thread was late; it is served next round) */
+		bool ready = c->state != C_READ && client_ready(c);
+		if (ctl_overdue(now, c->deadline, c->until, ready) == CTL_RETRY) {
+			c->writable = true;
+			continue;
+		}
+		client_drop(c);
+	}
 }
 
 static void __attribute__((noinline)) serve(void)
@@ -492,6 +654,7 @@ static void __attribute__((noinline)) serve(void)
 			pfd[n++] = (struct pollfd){.fd = c->fd, .events = ev};
 		}
 		int r = poll(pfd, (nfds_t)n, poll_timeout(now));
+		uint64_t woke = now_ms();
 		if (r < 0) {
 			struct timespec ts = {0, 10000000}; /* (ENOMEM: try again soon) */
 			nanosleep(&ts, NULL);
@@ -530,11 +693,9 @@ static void __attribute__((noinline)) serve(void)
 				break;
 		}
 		now = now_ms();
-		for (int i = 0; i < CTL_CLIENTS; i++) {
-			struct client *c = &ctl->clients[i];
-			if (c->state != C_FREE && c->state != C_WAIT_DUMP && c->deadline <= now)
-				client_drop(c);
-		}
+		if (now - woke >= CTL_BLOCKED_MS)
+			push_clocks(now - woke);
+		apply_deadlines(now);
 	}
 }
 
@@ -565,6 +726,7 @@ static void *control_main(void *arg)
 	futex_u(&starting, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	sigfillset(&set);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	ctl_sock_sweep(); /* (what forked children left: they never unlink at _exit) */
 	serve();
 	for (int i = 0; i < CTL_CLIENTS; i++)
 		if (ctl->clients[i].state != C_FREE)
@@ -574,95 +736,24 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-/* The socket --------------------------------------------------------------------- */
-
-/* Bind and listen on this process's name.  Returns the descriptor, or -1
- * with *@why (and sock_name, for the message). */
-static int socket_open(const char **why)
+/* Every slot free, no dump held (the fds -1: see client_clear). */
+static void ctl_clear(void)
 {
-	struct sockaddr_un a;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	socklen_t alen;
-	bool child = forked;
-	*why = NULL;
-	if (hook_cfg.control == HOOK_CONTROL_ABSTRACT) {
-		int k = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1,
-				 LEAKSNAP_HOOK_CONTROL_PREFIX "%d", (int)getpid());
-		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)k);
-		snprintf(sock_name, sizeof(sock_name), "@%s", a.sun_path + 1);
-	} else {
-		/* a forked child's: the path as given, its own pid added */
-		int k = child ? snprintf(a.sun_path, sizeof(a.sun_path), "%s.%d", hook_cfg.control_path,
-					 (int)getpid())
-			      : snprintf(a.sun_path, sizeof(a.sun_path), "%s", hook_cfg.control_path);
-		snprintf(sock_name, sizeof(sock_name), "%.*s", (int)sizeof(a.sun_path) - 1,
-			 a.sun_path);
-		if (k < 0 || (size_t)k >= sizeof(a.sun_path)) {
-			snprintf(sock_name, sizeof(sock_name), "%s.%d", hook_cfg.control_path,
-				 (int)getpid());
-			*why = "longer than a socket address holds";
-			return -1;
-		}
-		alen = (socklen_t)sizeof(a);
-	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		*why = strerror(errno);
-		return -1;
-	}
-	int rc = bind(fd, (struct sockaddr *)&a, alen);
-	if (rc != 0 && errno == EADDRINUSE && hook_cfg.control == HOOK_CONTROL_PATH) {
-		/* A socket nobody listens on (a process that died) is replaced;
-		 * anything else at the path is left as it is. */
-		struct stat sb;
-		if (lstat(a.sun_path, &sb) != 0) {
-			*why = strerror(errno);
-		} else if (!S_ISSOCK(sb.st_mode)) {
-			*why = "exists and is not a socket; left as it is";
-		} else {
-			int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-			int c = probe >= 0 ? connect(probe, (struct sockaddr *)&a, alen) : -1;
-			int e = errno;
-			if (probe >= 0)
-				close(probe);
-			if (c != 0 && e == ECONNREFUSED) {
-				if (unlink(a.sun_path) == 0)
-					rc = bind(fd, (struct sockaddr *)&a, alen);
-				if (rc != 0)
-					*why = strerror(errno);
-			} else {
-				*why = "a process listens on it; left as it is";
-			}
-		}
-	} else if (rc != 0) {
-		*why = errno == EADDRINUSE ? "the name is taken" : strerror(errno);
-	}
-	if (rc == 0 && listen(fd, CTL_BACKLOG) != 0) {
-		*why = strerror(errno);
-		rc = -1;
-		if (hook_cfg.control == HOOK_CONTROL_PATH)
-			unlink(a.sun_path);
-	}
-	if (rc != 0) {
-		if (!*why)
-			*why = strerror(errno);
-		close(fd);
-		return -1;
-	}
-	if (hook_cfg.control == HOOK_CONTROL_PATH) {
-		path_bound = true;
-		bound_pid = (int)getpid();
-		memcpy(bound_path, a.sun_path, sizeof(bound_path));
-	}
-	return fd;
+	memset(ctl, 0, sizeof(*ctl));
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		client_clear(&ctl->clients[i], -1);
 }
 
-static void unlink_ours(void)
+/* Close the listener and the wake pipe (under fd_lock). */
+static void close_own_fds(void)
 {
-	if (path_bound && bound_pid == (int)getpid())
-		unlink(bound_path);
-	path_bound = false;
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	for (int i = 0; i < 2; i++)
+		if (wake_fd[i] >= 0)
+			close(wake_fd[i]);
+	wake_fd[0] = wake_fd[1] = -1;
 }
 
 /* Open the socket and start the thread (hook_busy raised by the caller). */
@@ -675,24 +766,27 @@ static void open_and_start(void)
 			return;
 		}
 	}
-	memset(ctl, 0, sizeof(*ctl));
-	for (int i = 0; i < CTL_CLIENTS; i++) {
-		ctl->clients[i].fd = -1;
-		ctl->clients[i].dump = -1;
-	}
+	ctl_clear();
+	control_read_overflow();
 	const char *why;
-	listen_fd = socket_open(&why);
+	pthread_mutex_lock(&fd_lock);
+	listen_fd = ctl_sock_open(forked, &why);
 	if (listen_fd < 0) {
-		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, why);
+		pthread_mutex_unlock(&fd_lock);
+		if (why)
+			hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", ctl_sock_name, why);
 		return;
 	}
 	if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
-		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", sock_name, strerror(errno));
-		close(listen_fd);
-		listen_fd = -1;
-		unlink_ours();
+		int e = errno;
+		wake_fd[0] = wake_fd[1] = -1;
+		close_own_fds();
+		ctl_sock_unlink_ours();
+		pthread_mutex_unlock(&fd_lock);
+		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": %s: %s", ctl_sock_name, strerror(e));
 		return;
 	}
+	pthread_mutex_unlock(&fd_lock);
 	atomic_store(&quit_asked, false);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
@@ -709,12 +803,10 @@ static void open_and_start(void)
 		atomic_store(&starting, 0);
 		hook_report(NULL, LEAKSNAP_HOOK_ENV_CONTROL ": cannot start the control thread: %s",
 			    strerror(rc));
-		close(listen_fd);
-		listen_fd = -1;
-		close(wake_fd[0]);
-		close(wake_fd[1]);
-		wake_fd[0] = wake_fd[1] = -1;
-		unlink_ours();
+		pthread_mutex_lock(&fd_lock);
+		close_own_fds();
+		ctl_sock_unlink_ours();
+		pthread_mutex_unlock(&fd_lock);
 		return;
 	}
 	thread_made = true;
@@ -726,9 +818,9 @@ static void open_and_start(void)
 void control_start(void)
 {
 	atomic_store(&child_wants, false);
-	if (hook_cfg.control == HOOK_CONTROL_OFF)
-		return;
-	open_and_start();
+	wanted = hook_cfg.control != HOOK_CONTROL_OFF;
+	if (wanted)
+		open_and_start();
 }
 
 void control_ensure_thread(void)
@@ -739,6 +831,7 @@ void control_ensure_thread(void)
 
 void control_stop(void)
 {
+	wanted = false;
 	atomic_store(&child_wants, false);
 	if (thread_made) {
 		control_thread_wait_started();
@@ -750,14 +843,10 @@ void control_stop(void)
 		thread_made = false;
 	}
 	atomic_store(&sock_open, false);
-	if (listen_fd >= 0)
-		close(listen_fd);
-	listen_fd = -1;
-	for (int i = 0; i < 2; i++)
-		if (wake_fd[i] >= 0)
-			close(wake_fd[i]);
-	wake_fd[0] = wake_fd[1] = -1;
-	unlink_ours();
+	pthread_mutex_lock(&fd_lock);
+	close_own_fds();
+	ctl_sock_unlink_ours();
+	pthread_mutex_unlock(&fd_lock);
 	if (ctl)
 		for (int k = 0; k < CTL_DUMPS; k++)
 			slot_release(k);
@@ -768,38 +857,46 @@ void control_stop(void)
 
 void control_at_exit(void)
 {
-	unlink_ours();
+	ctl_sock_unlink_ours();
+}
+
+void control_fork_prepare(void)
+{
+	pthread_mutex_lock(&fd_lock);
+}
+
+void control_fork_parent(void)
+{
+	pthread_mutex_unlock(&fd_lock);
 }
 
 void control_after_fork_child(void)
 {
 	/* Only this thread came along: what the parent's control had open
-	 * is closed here and now, and the child opens its own later. */
-	bool had = thread_made || listen_fd >= 0;
+	 * is closed here and now (fd_lock held since control_fork_prepare:
+	 * every descriptor of the control's is in listen_fd, wake_fd or a
+	 * slot that is not free), and the child opens its own later, if
+	 * control_start() asked for one, whether this process has a socket
+	 * or not (a child that forks before its first allocation). */
+	pthread_mutex_init(&fd_lock, NULL);
 	forked = true;
 	thread_made = false;
 	atomic_store(&control_thread_tid, 0);
 	atomic_store(&control_thread_stack, 0);
 	atomic_store(&starting, 0);
 	atomic_store(&sock_open, false);
-	path_bound = false; /* (the parent's to unlink) */
-	if (listen_fd >= 0)
-		close(listen_fd);
-	listen_fd = -1;
-	for (int i = 0; i < 2; i++)
-		if (wake_fd[i] >= 0)
-			close(wake_fd[i]);
-	wake_fd[0] = wake_fd[1] = -1;
+	ctl_sock_forget(); /* (the parent's to unlink) */
+	close_own_fds();
 	if (ctl) {
 		for (int i = 0; i < CTL_CLIENTS; i++)
-			if (ctl->clients[i].fd >= 0)
+			if (ctl->clients[i].state != C_FREE && ctl->clients[i].fd >= 0)
 				close(ctl->clients[i].fd);
 		for (int k = 0; k < CTL_DUMPS; k++)
 			if (!ctl->dumps[k].taking) /* (half made: its memory is let be) */
 				slot_release(k);
-		memset(ctl, 0, sizeof(*ctl));
+		ctl_clear();
 	}
-	if (had && hook_cfg.control != HOOK_CONTROL_OFF) {
+	if (wanted) {
 		atomic_store(&child_wants, true);
 		atomic_store(&dump_thread_missing, true);
 	}
@@ -810,7 +907,7 @@ void control_meta(struct buf *meta)
 	if (!atomic_load(&sock_open))
 		return;
 	buf_add(meta, "control=", 8);
-	buf_add_clean(meta, sock_name, strlen(sock_name));
+	buf_add_clean(meta, ctl_sock_name, strlen(ctl_sock_name));
 	buf_add(meta, "\n", 1);
 }
 
@@ -818,4 +915,30 @@ void control_own_range(uintptr_t range[2])
 {
 	range[0] = (uintptr_t)ctl;
 	range[1] = ctl ? (uintptr_t)(ctl + 1) : 0;
+}
+
+size_t control_image_ranges(uintptr_t (*out)[2], size_t cap)
+{
+	size_t n = 0;
+	if (!ctl)
+		return 0;
+	for (int k = 0; k < CTL_DUMPS; k++) {
+		const struct dump_slot *d = &ctl->dumps[k];
+		if (!d->used)
+			continue;
+		const uintptr_t r[][2] = {
+			{(uintptr_t)d->img.snap.records, d->img.snap.map_size},
+			{(uintptr_t)d->img.maps.p, d->img.maps.cap},
+			{(uintptr_t)d->img.meta.p, d->img.meta.cap},
+			{(uintptr_t)d->img.reach.map, d->img.reach.map_size},
+		};
+		for (size_t i = 0; i < sizeof(r) / sizeof(r[0]) && n < cap; i++) {
+			if (!r[i][0])
+				continue;
+			out[n][0] = r[i][0];
+			out[n][1] = r[i][0] + r[i][1];
+			n++;
+		}
+	}
+	return n;
 }

@@ -103,3 +103,27 @@ const char *ctl_error_answer(enum ctl_cmd cmd)
 		return NULL;
 	}
 }
+
+bool ctl_peer_allowed(uid_t peer, const struct ctl_peer_ctx *ctx)
+{
+	if (peer == ctx->overflow_uid && !ctx->overflow_real)
+		return false;
+	if (peer == ctx->euid || peer == 0)
+		return true;
+	return ctx->bionic && ctx->dumpable && peer == CTL_AID_SHELL;
+}
+
+uint64_t ctl_dump_bound_ms(uint64_t bytes)
+{
+	uint64_t mib = bytes / (1u << 20) + (bytes % (1u << 20) != 0);
+	return CTL_SEND_MS + mib * CTL_MS_PER_MIB;
+}
+
+enum ctl_verdict ctl_overdue(uint64_t now, uint64_t deadline, uint64_t until, bool ready)
+{
+	if (until && now >= until)
+		return CTL_DROP;
+	if (now < deadline)
+		return CTL_KEEP;
+	return ready ? CTL_RETRY : CTL_DROP;
+}

@@ -7,12 +7,15 @@
  *     any pieces: a line ends at '\n', a '\r' just before it is dropped, an
  *     empty line is skipped, a line longer than CTL_LINE_MAX is discarded
  *     and reported once its newline arrives;
- *   - ctl_parse() makes one command of a line. */
+ *   - ctl_parse() makes one command of a line;
+ *   - ctl_peer_allowed() decides who is answered. */
 #ifndef LEAKSNAP_HOOK_CONTROL_PROTO_H
 #define LEAKSNAP_HOOK_CONTROL_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* The longest command line, not counting its newline (nor a '\r' before it). */
 #define CTL_LINE_MAX 255
@@ -53,5 +56,45 @@ enum ctl_cmd ctl_parse(const char *s, size_t len);
 /* The answer to a line that is no command: "error unknown command\n" or
  * "error line too long\n" (@cmd CTL_UNKNOWN or CTL_TOO_LONG), else NULL. */
 const char *ctl_error_answer(enum ctl_cmd cmd);
+
+/* The bounds of a connection (docs/control.md, docs/hook.md), in ms. */
+#define CTL_IDLE_MS 60000    /* no complete line for this long: closed */
+#define CTL_SEND_MS 10000    /* an answer of which no byte is taken for this long: dropped */
+#define CTL_MS_PER_MIB 1000  /* a dump's whole time: CTL_SEND_MS and this per MiB */
+#define CTL_WAIT_MS 60000    /* a dump waiting its turn this long: "error dump: ..." */
+
+/* How long a dump of @bytes may take to send at most, from its first
+ * byte: CTL_SEND_MS and CTL_MS_PER_MIB for every MiB begun (a reader
+ * slower than 1 MiB/s, or one that takes a byte now and then, is dropped). */
+uint64_t ctl_dump_bound_ms(uint64_t bytes);
+
+/* What becomes of a connection at @now past its @deadline (no progress
+ * for that long) or its @until (its whole bound, 0 none): CTL_DROP, or
+ * CTL_KEEP when neither passed, or CTL_RETRY when only the deadline passed
+ * and the socket is @ready (it takes bytes, or has some: the thread was
+ * kept from it, not the client) -- the connection goes on. */
+enum ctl_verdict { CTL_KEEP, CTL_RETRY, CTL_DROP };
+enum ctl_verdict ctl_overdue(uint64_t now, uint64_t deadline, uint64_t until, bool ready);
+
+/* Android's shell user, adbd's on user builds (AID_SHELL). */
+#define CTL_AID_SHELL 2000
+
+/* What decides whether a peer is answered, besides its uid. */
+struct ctl_peer_ctx {
+	uid_t euid;         /* this process's effective uid */
+	bool bionic;        /* an Android build */
+	bool dumpable;      /* prctl(PR_GET_DUMPABLE): on Android, a debuggable
+			     * app (one the shell may run-as) */
+	uid_t overflow_uid; /* /proc/sys/kernel/overflowuid: the uid a peer from
+			     * outside this user namespace shows when unmapped */
+	bool overflow_real; /* a peer showing @overflow_uid is in this user
+			     * namespace: its uid really is that one */
+};
+
+/* Whether a peer of uid @peer is answered: this process's euid or root;
+ * on Android also the shell (adbd, `adb forward`) when the process is
+ * dumpable.  A peer showing the overflow uid is refused unless it really
+ * has that uid (an unmapped user of another namespace is anyone). */
+bool ctl_peer_allowed(uid_t peer, const struct ctl_peer_ctx *ctx);
 
 #endif

@@ -820,6 +820,7 @@ static void main_key_set(void)
 
 static void fork_prepare(void)
 {
+	control_fork_prepare();
 	unloaded_fork_prepare();
 	table_lock_all();
 }
@@ -828,6 +829,7 @@ static void fork_parent(void)
 {
 	table_unlock_all();
 	unloaded_fork_parent();
+	control_fork_parent();
 }
 
 static void fork_child(void)

@@ -318,6 +318,10 @@ void control_at_exit(void);
  * control had open; the child's own socket opens with its first tracked
  * allocation (control_ensure_thread). */
 void control_after_fork_child(void);
+/* fork()'s prepare and parent handlers: the control's descriptors held
+ * still across the fork (control_after_fork_child finds them all). */
+void control_fork_prepare(void);
+void control_fork_parent(void);
 /* Open the child's socket and start its thread, if it is wanted and
  * missing (called where dump_ensure_thread is). */
 void control_ensure_thread(void);
@@ -334,6 +338,10 @@ void control_thread_wait_started(void);
 /* The control's own memory (its connections' buffers, the dumps it
  * holds): never a root.  {0, 0} when there is none. */
 void control_own_range(uintptr_t range[2]);
+/* The memory of the dumps the control holds while streaming them (their
+ * records, maps, metadata, reachability counts): up to @cap ranges into
+ * @out, how many.  Never roots. */
+size_t control_image_ranges(uintptr_t (*out)[2], size_t cap);
 
 /* Crash dumps (crash.c) ---------------------------------------------------- */
 

@@ -632,6 +632,7 @@ static void child_setup(const struct reach_child_args *a)
 	rc.ex[rc.nex][1] = (uintptr_t)(&rc + 1);
 	rc.nex++;
 	rc.nex += table_own_ranges(rc.ex + rc.nex, MAX_EXCLUDE - rc.nex - 2); /* (rc_read_maps's, the dump thread's) */
+	rc.nex += control_image_ranges(rc.ex + rc.nex, MAX_EXCLUDE - rc.nex - 2); /* (the dumps the control streams) */
 }
 
 /* The blocks sorted, with their marks, the mark stack and the page index. */

@@ -5,9 +5,14 @@
 # dump equal to a file dump of the same state, capture off and on, quit,
 # garbage, 1,000 connections, a 9th client, two dumps at once, a client that
 # reads nothing (dropped after 10 s, a third dump waiting its turn, the
-# program's allocations never held up), a fork during a dump, exec, another
-# user, path sockets (stale, a file left alone, unlinked at exit), the
-# in-app build, and nothing of the control thread in any dump.
+# program's allocations never held up), a slow reader dropped at its dump's
+# whole bound, stats rate-limited, a held reachability dump no root of the
+# next, a fork during a dump, a grandchild of a child that forked before
+# allocating (its stdin, its socket), forks under a connection flood,
+# exec, another user, the overflow uid of a user namespace, path sockets
+# (stale, a file left alone, unconnectable, unlinked at exit, children's
+# PATH.<pid>: stale ones removed, an exec'd image's silent), the in-app
+# build, and nothing of the control thread in any dump.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -108,6 +113,15 @@ expect "stats live_blocks" "$(echo "$rl" | sed 's/.*(\([0-9]*\) allocations.*/\1
 s1=$("$C" "$P1" stats)
 expect "dumps_written" 2 "$(stat_field "$s1" dumps_written)"
 
+# stats are rate-limited: one snapshot per 100 ms, the next answered once
+# that time has passed (20 in a row: 1.9 s at least)
+t0=$(date +%s%N)
+"$C" "$P1" stats stats stats stats stats stats stats stats stats stats \
+	stats stats stats stats stats stats stats stats stats stats >"$w/stats20" 2>&1
+t1=$(date +%s%N)
+expect "20 stats" 20 "$(grep -c '^{"pid":' "$w/stats20")"
+[ $(((t1 - t0) / 1000000)) -ge 1900 ] || fail "20 stats in $(((t1 - t0) / 1000000)) ms: not rate-limited"
+
 # exact deltas
 expect alloc ok "$(ask p1 3 'alloc 10 5000')"
 s2=$("$C" "$P1" stats)
@@ -139,6 +153,24 @@ expect "invalid_frees" 1 "$(stat_field "$("$C" "$P1" stats)" invalid_frees)"
 "$L" show "$w/r.1" 2>&1 | grep -q '^unreachable: ' || fail "dump reachability: no reachability section"
 "$L" show "$w/r.1" 2>&1 | grep -q '^  reachability=failed' && fail "dump reachability: failed"
 "$L" show "$w/s.1" 2>&1 | grep -q '^unreachable: ' && fail "plain dump: a reachability section"
+
+# a "dump reachability" held while it streams (its blocks' addresses,
+# its records) is no root of the next one: the same blocks unreachable
+expect leak ok "$(ask p1 3 'leak 3 7007')"
+"$C" -o "$w/r0" "$P1" "dump reachability" >/dev/null
+u0=$("$L" show "$w/r0.1" 2>&1 | grep '^unreachable: ')
+case "$u0" in "unreachable: 0 "* | "") fail "leak: not unreachable: '$u0'" ;; esac
+mkfifo "$w/rhold.in"
+"$C" --hold "$w/rhold" "$P1" "dump reachability" <"$w/rhold.in" >"$w/rhold.got" 2>&1 &
+rhold=$!
+exec 9>"$w/rhold.in"
+wait_for "$w/rhold.got" '^started$'
+"$C" -o "$w/r1" "$P1" "dump reachability" >/dev/null
+expect "held dump not a root" "$u0" "$("$L" show "$w/r1.1" 2>&1 | grep '^unreachable: ')"
+echo go >&9
+exec 9>&-
+wait "$rhold"
+grep -q -x -E 'dump [0-9]+' "$w/rhold.got" || fail "held reachability dump: $(cat "$w/rhold.got")"
 
 # quit: answered, then closed (the next line is not)
 printf 'quit\nversion\n' >"$w/quit.in"
@@ -202,6 +234,17 @@ gap=$(echo "$spin" | cut -d' ' -f3)
 # room for a loaded machine's scheduling)
 [ "${gap:-9999999}" -lt 1000000 ] || fail "spin: the program stalled ${gap} us (spin: $spin)"
 
+# a client that takes a few bytes now and then (never 10 s without
+# progress) is dropped all the same once the dump's whole bound (10 s and
+# 1 s per MiB) has passed
+dsize=$(stat -c %s "$w/ov.a")
+[ "$dsize" -lt 1048576 ] || fail "the big dump is $dsize bytes: its bound is past 11 s"
+t0=$(date +%s)
+"$C" --trickle 4096 100 25 "$P1" >"$w/trickle.got" 2>&1
+t1=$(date +%s)
+grep -q -x -E 'got [0-9]+ bytes, closed' "$w/trickle.got" || fail "trickle not dropped: $(cat "$w/trickle.got")"
+[ $((t1 - t0)) -ge 10 ] || fail "trickle dropped after $((t1 - t0)) s, before its bound"
+
 # Fork during a dump ---------------------------------------------------------------
 mkfifo "$w/hold.in"
 "$C" --hold "$w/hold" "$P1" <"$w/hold.in" >"$w/hold.got" 2>&1 &
@@ -236,6 +279,28 @@ grep -q '^#5000 ' "$w/hold.rec" || { fail "fork during a dump: the parent's dump
 kill "$CH"
 expect free ok "$(ask p1 3 free)"
 
+# A child that forks before its first allocation: the grandchild has its
+# stdin and a socket of its own (a double-forked daemon)
+GC=$(ask p1 3 gfork)
+GCP=$(echo "$GC" | sed -n 's/^grandchild \([0-9]*\) .*/\1/p')
+PIDS="$PIDS $GCP"
+expect "grandchild's stdin" "grandchild $GCP fd0 open" "$GC"
+i=0
+until "$C" "$GCP" version >"$w/gchild.ver" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && break
+	sleep 0.05
+done
+expect "grandchild's socket" "leaksnap-control 1 $VERSION $GCP" "$(cat "$w/gchild.ver")"
+[ -n "$GCP" ] && kill "$GCP"
+# forks while connections come and go: no child gets a connection of the
+# parent's, nor loses its stdin (a connection accepted as the fork happens)
+"$C" --flood 100000 "$P1" >/dev/null 2>&1 &
+fl=$!
+expect "fork storm" "storm 400 bad 0" "$(ask p1 3 'storm 400')"
+kill "$fl" 2>/dev/null
+wait "$fl" 2>/dev/null
+
 # exec closes it
 start p2 4 LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL=1
 P2=$PID
@@ -259,6 +324,40 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	rm -rf "$d"
 	expect "another uid" "closed after 0 bytes" "$got"
 	expect "root" "open after $((${#VERSION} + ${#P1} + 21)) bytes" "$("$C" -t 1 --silent "$P1")"
+	# a socket another user may not connect to is said as such (not "a
+	# process listens on it") and left as it is
+	d=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-ctl.XXXXXX")
+	chmod 755 "$d"
+	cp "$P" "$HOOK" "$d/"
+	start pden 9 LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL="$d/den.sock"
+	kill -9 "$PID"
+	exec 9>&-
+	chmod 755 "$d/den.sock"
+	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups env LD_PRELOAD="$d/$(basename "$HOOK")" \
+		LEAKSNAP_CONTROL="$d/den.sock" LEAKSNAP_DUMP_ON_EXIT=0 "$d/ctlprog" </dev/null 2>&1 >/dev/null)
+	expect "no permission" "leaksnap: LEAKSNAP_CONTROL: $d/den.sock: no permission to connect to the socket there; left as it is" "$got"
+	[ -S "$d/den.sock" ] || fail "no permission: the socket was removed"
+	rm -rf "$d"
+	# in a user namespace where the process is the overflow uid (65534):
+	# a user outside, unmapped, shows that uid and is refused; a peer
+	# really of that uid (in the namespace) is answered
+	if unshare --user --map-user=65534 --map-group=65534 true 2>/dev/null &&
+		command -v nsenter >/dev/null 2>&1; then
+		start p11 8 unshare --user --map-user=65534 --map-group=65534 \
+			env LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL=1
+		P11=$PID
+		d=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-ctl.XXXXXX")
+		chmod 755 "$d"
+		cp "$C" "$d/ctlclient"
+		got=$(setpriv --reuid=1000 --regid=1000 --clear-groups "$d/ctlclient" -t 5 --silent "$P11" 2>&1)
+		expect "overflow uid from outside" "closed after 0 bytes" "$got"
+		got=$(nsenter --user --preserve-credentials -t "$P11" "$d/ctlclient" "$P11" version 2>&1)
+		expect "overflow uid inside" "leaksnap-control 1 $VERSION $P11" "$got"
+		rm -rf "$d"
+		echo exit >&8
+	else
+		echo "skipped: a user namespace (unshare --map-user)"
+	fi
 else
 	echo "skipped: another user (needs root and setpriv)"
 fi
@@ -294,6 +393,31 @@ i=0
 until [ -S "$S.$CH" ] || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.05; done
 expect "child's path socket" "leaksnap-control 1 $VERSION $CH" "$("$C" "$S.$CH" version 2>&1)"
 kill "$CH"
+# a child that _exits leaves its PATH.<pid> (no destructor runs); the next
+# child's control removes it (its pid gone, nothing listening), never a
+# live one's
+GONE=$(ask p5 4 forkexit | sed -n 's/^gone //p')
+[ -S "$S.$GONE" ] || fail "forkexit: no $S.$GONE left behind"
+CH2=$(ask p5 4 fork | sed -n 's/^child //p')
+PIDS="$PIDS $CH2"
+i=0
+while [ -e "$S.$GONE" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+[ -e "$S.$GONE" ] && fail "stale $S.$GONE not removed"
+expect "live sibling kept" "leaksnap-control 1 $VERSION $CH2" "$("$C" "$S.$CH2" version 2>&1)"
+expect "parent kept" "leaksnap-control 1 $VERSION $P5" "$("$C" "$S" version 2>&1)"
+kill "$CH2"
+# an exec'd child (LEAKSNAP_CONTROL=PATH inherited, its ancestor listening
+# there) takes PATH.<pid>, silently
+XC=$(ask p5 4 forkexec | sed -n 's/^exec-child //p')
+PIDS="$PIDS $XC"
+expect "exec'd child: stderr" "" "$(cat "$w/p5.err")"
+i=0
+until [ -S "$S.$XC" ] || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.05; done
+expect "exec'd child's socket" "leaksnap-control 1 $VERSION $XC" "$("$C" "$S.$XC" version 2>&1)"
+kill -USR1 "$XC"
+i=0
+while [ -e "$S.$XC" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+[ -e "$S.$XC" ] && fail "exec'd child: $S.$XC left at its exit"
 # a live socket is left alone
 start p6 5 LD_PRELOAD="$HOOK" LEAKSNAP_CONTROL="$S"
 expect "live socket" "leaksnap: LEAKSNAP_CONTROL: $S: a process listens on it; left as it is" "$(cat "$w/p6.err")"

@@ -17,10 +17,14 @@
  *       bytes" (or "open after B bytes" past SECS).
  *   ctlclient --stall K SECS TARGET  asks K dumps, reads nothing for SECS,
  *       then reads all: "got B bytes, closed" or "got B bytes, open".
+ *   ctlclient --trickle BYTES MS SECS TARGET  asks a dump and reads BYTES
+ *       of it every MS ms (never 10 s without progress) for SECS at most:
+ *       "got B bytes, closed" or "got B bytes, open".
  *   ctlclient --overlap PREFIX TARGET  asks a dump on A and reads 1 byte of
  *       its body, asks one on B and reads it whole, then finishes A; writes
  *       PREFIX.a and PREFIX.b, prints both "dump N" lines.
- *   ctlclient --hold PREFIX TARGET  asks a dump, reads its "dump N" line and
+ *   ctlclient --hold PREFIX TARGET [LINE]  asks a dump (or LINE: "dump
+ *       reachability"), reads its "dump N" line and
  *       1 byte, prints "started", waits for a line on stdin, then reads the
  *       rest into PREFIX.1 and prints "dump N".
  * TARGET: a pid (the abstract socket leaksnap.PID) or a path.  Errors:
@@ -334,11 +338,41 @@ static int cmd_stall(int k, int secs, const char *target)
 	return 0;
 }
 
+static int cmd_trickle(int bytes, int ms, int secs, const char *target)
+{
+	int fd = connect_to(target);
+	int small = 4096;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	send_line(fd, "dump");
+	char buf[65536];
+	if (bytes > (int)sizeof(buf))
+		bytes = (int)sizeof(buf);
+	unsigned long long got = 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= secs) {
+			printf("got %llu bytes, open\n", got);
+			return 0;
+		}
+		ssize_t r = read_some(fd, buf, (size_t)bytes, 2000);
+		if (r == 0)
+			break;
+		if (r > 0)
+			got += (unsigned long long)r;
+		struct timespec nap = {ms / 1000, (long)(ms % 1000) * 1000000L};
+		nanosleep(&nap, NULL);
+	}
+	printf("got %llu bytes, closed\n", got);
+	return 0;
+}
+
 /* The "dump N" line and one byte of the body; returns N. */
-static unsigned long long dump_begin(int fd, FILE *out, char *line, size_t size)
+static unsigned long long dump_begin(int fd, FILE *out, char *line, size_t size, const char *cmd)
 {
 	bool eof;
-	send_line(fd, "dump");
+	send_line(fd, cmd);
 	unsigned long long n;
 	if (!read_line(fd, line, size, &eof) || sscanf(line, "dump %llu", &n) != 1)
 		die("no dump line: %s", line);
@@ -365,8 +399,8 @@ static int cmd_overlap(const char *prefix, const char *target)
 	char la[64], lb[64];
 	int a = connect_to(target), b = connect_to(target);
 	FILE *fa = open_out(prefix, "a"), *fb = open_out(prefix, "b");
-	unsigned long long na = dump_begin(a, fa, la, sizeof(la));
-	unsigned long long nb = dump_begin(b, fb, lb, sizeof(lb));
+	unsigned long long na = dump_begin(a, fa, la, sizeof(la), "dump");
+	unsigned long long nb = dump_begin(b, fb, lb, sizeof(lb), "dump");
 	dump_finish(b, fb, nb, lb);
 	dump_finish(a, fa, na, la);
 	close(a);
@@ -374,12 +408,12 @@ static int cmd_overlap(const char *prefix, const char *target)
 	return 0;
 }
 
-static int cmd_hold(const char *prefix, const char *target)
+static int cmd_hold(const char *prefix, const char *target, const char *cmd)
 {
 	char line[64], in[64];
 	int fd = connect_to(target);
 	FILE *out = open_out(prefix, "1");
-	unsigned long long n = dump_begin(fd, out, line, sizeof(line));
+	unsigned long long n = dump_begin(fd, out, line, sizeof(line), cmd);
 	printf("started\n");
 	fflush(stdout);
 	if (!fgets(in, sizeof(in), stdin))
@@ -408,10 +442,13 @@ int main(int argc, char **argv)
 			return cmd_silent(argv[i + 1]);
 		else if (!strcmp(argv[i], "--stall") && i + 3 < argc)
 			return cmd_stall(atoi(argv[i + 1]), atoi(argv[i + 2]), argv[i + 3]);
+		else if (!strcmp(argv[i], "--trickle") && i + 4 < argc)
+			return cmd_trickle(atoi(argv[i + 1]), atoi(argv[i + 2]), atoi(argv[i + 3]),
+					   argv[i + 4]);
 		else if (!strcmp(argv[i], "--overlap") && i + 2 < argc)
 			return cmd_overlap(argv[i + 1], argv[i + 2]);
 		else if (!strcmp(argv[i], "--hold") && i + 2 < argc)
-			return cmd_hold(argv[i + 1], argv[i + 2]);
+			return cmd_hold(argv[i + 1], argv[i + 2], i + 3 < argc ? argv[i + 3] : "dump");
 		else
 			break;
 	}

@@ -5,6 +5,8 @@
  *   alloc N SIZE   N blocks of SIZE bytes, kept (alloc_n)    -> "ok"
  *   allocvar N SIZE  N blocks of SIZE, SIZE + 1, ... bytes (alloc_var: N
  *                  records)                                  -> "ok"
+ *   leak N SIZE    N blocks of SIZE bytes, their addresses forgotten (leak_n)
+ *                                                             -> "ok"
  *   free           those blocks freed                        -> "ok"
  *   doublefree     a block freed twice                        -> "ok"
  *   dump PATH      leaksnap_dump(PATH)                        -> "ok" or "error <errno>"
@@ -12,19 +14,37 @@
  *                  "spin <turns> <longest turn in us>"
  *   fork           a child that allocates one block of 3003 bytes (child_alloc),
  *                  says "child <pid>" and waits to be killed -> (the child's line)
+ *   gfork          a child that forks at once (before any allocation) and
+ *                  _exits; the grandchild allocates one block of 3003
+ *                  bytes, says "grandchild <pid> fd0 open|closed" and
+ *                  waits to be killed -> (the grandchild's line)
+ *   storm N        N children one after the other, each of which looks at
+ *                  its descriptors with system calls only (no allocation)
+ *                  and _exits: bad if stdin is closed or a socket is open
+ *                  -> "storm N bad <children that were bad>"
+ *   forkexit       a child that allocates one block (its socket opens) and
+ *                  _exits at once, waited for -> "gone <pid>"
+ *   forkexec       a child that execs this program as "ctlprog --exec-child"
+ *                  (the environment kept), which allocates one block, says
+ *                  "exec-child <pid>" and exits (exit(0)) on SIGUSR1 -> (its line)
  *   exec           exec sleep 30 with LEAKSNAP_CONTROL removed -> nothing
  *   stop / start   leaksnap_stop() / leaksnap_start() (in-app) -> "ok" or "error <errno>"
  *   exit           exit(0)
  * Lines are read with read(2) and answered with write(2), so that stdio
  * allocates nothing while the tests compare states. */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +87,16 @@ __attribute__((noinline)) void alloc_var(size_t n, size_t size)
 {
 	for (size_t i = 0; i < n; i++) {
 		held[nheld++] = malloc(size + i);
+		NOTAIL();
+	}
+}
+
+__attribute__((noinline)) void leak_n(size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *volatile p = malloc(size);
+		p = NULL;
+		(void)p;
 		NOTAIL();
 	}
 }
@@ -137,13 +167,55 @@ static void spin(unsigned ms)
 	say("spin %llu %llu", (unsigned long long)turns, (unsigned long long)longest);
 }
 
+/* In a forked child, without allocating: 0 when stdin is open and no
+ * socket is among the descriptors, else 1. */
+static int fds_clean(void)
+{
+	if (fcntl(STDIN_FILENO, F_GETFD) < 0)
+		return 1;
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return 1;
+	char buf[4096];
+	int bad = 0;
+	long n;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + at);
+			char link[64];
+			ssize_t k = readlinkat(dir, d->d_name, link, sizeof(link) - 1);
+			if (k > 7 && !memcmp(link, "socket:", 7))
+				bad = 1;
+			at += d->d_reclen;
+		}
+	}
+	close(dir);
+	return bad;
+}
+
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
 static void *hook_fn(const char *name)
 {
 	return dlsym(RTLD_DEFAULT, name);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--exec-child")) {
+		signal(SIGUSR1, on_usr1);
+		child_alloc();
+		say("exec-child %d", (int)getpid());
+		while (!usr1)
+			pause();
+		exit(0);
+	}
 	capheld = 1 << 16;
 	held = calloc(capheld, sizeof(*held));
 	keep_a();
@@ -162,6 +234,9 @@ int main(void)
 			if (n > capheld - nheld)
 				n = capheld - nheld;
 			alloc_var(n, size);
+			say("ok");
+		} else if (sscanf(line, "leak %zu %zu", &n, &size) == 2) {
+			leak_n(n, size);
 			say("ok");
 		} else if (!strcmp(line, "free")) {
 			for (size_t i = 0; i < nheld; i++)
@@ -188,6 +263,52 @@ int main(void)
 				say("child %d", (int)getpid());
 				for (;;)
 					pause();
+			}
+			if (pid < 0)
+				say("error %d", errno);
+		} else if (!strcmp(line, "gfork")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				if (fork() == 0) {
+					bool fd0 = fcntl(STDIN_FILENO, F_GETFD) >= 0;
+					child_alloc();
+					say("grandchild %d fd0 %s", (int)getpid(), fd0 ? "open" : "closed");
+					for (;;)
+						pause();
+				}
+				_exit(0);
+			}
+			if (pid < 0)
+				say("error %d", errno);
+			else
+				waitpid(pid, NULL, 0);
+		} else if (sscanf(line, "storm %zu", &n) == 1) {
+			size_t bad = 0;
+			for (size_t i = 0; i < n; i++) {
+				pid_t pid = fork();
+				if (pid == 0)
+					_exit(fds_clean());
+				int st;
+				if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+				    WEXITSTATUS(st) != 0)
+					bad++;
+			}
+			say("storm %zu bad %zu", n, bad);
+		} else if (!strcmp(line, "forkexit")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				child_alloc();
+				_exit(0);
+			}
+			if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+				say("error %d", errno);
+			else
+				say("gone %d", (int)pid);
+		} else if (!strcmp(line, "forkexec")) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				execl("/proc/self/exe", "ctlprog", "--exec-child", (char *)NULL);
+				_exit(127);
 			}
 			if (pid < 0)
 				say("error %d", errno);

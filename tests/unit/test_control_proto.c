@@ -165,6 +165,91 @@ static void test_answers(void **state)
 	assert_null(ctl_error_answer(CTL_NONE));
 }
 
+/* Who is answered: a table of (peer uid, our euid, bionic, dumpable,
+ * overflow uid real) and the decision. */
+static void test_peer_allowed(void **state)
+{
+	(void)state;
+	static const struct {
+		uid_t peer, euid;
+		bool bionic, dumpable, overflow_real, allowed;
+	} cases[] = {
+		/* the same user, root: everywhere */
+		{1000, 1000, false, false, false, true},
+		{0, 1000, false, false, false, true},
+		{0, 0, false, false, false, true},
+		{10123, 10123, true, false, false, true},
+		{0, 10123, true, false, false, true},
+		/* another user: never */
+		{1001, 1000, false, false, false, false},
+		{1001, 1000, false, true, false, false},
+		{10124, 10123, true, true, false, false},
+		{1000, 0, false, false, false, false},
+		/* adbd (shell, 2000) on Android: only a dumpable (debuggable) app */
+		{2000, 10123, true, true, false, true},
+		{2000, 10123, true, false, false, false},
+		/* the shell's uid elsewhere is a user like another */
+		{2000, 10123, false, true, false, false},
+		{2000, 1000, false, false, false, false},
+		{2001, 10123, true, true, false, false},
+		{2000, 2000, true, false, false, true},
+		/* the overflow uid (65534): an unmapped peer of another user
+		 * namespace, refused even when it equals our euid... */
+		{65534, 65534, false, false, false, false},
+		{65534, 0, false, false, false, false},
+		{65534, 65534, true, true, false, false},
+		/* ...unless the peer really is that user (in our namespace) */
+		{65534, 65534, false, false, true, true},
+		{65534, 1000, false, false, true, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_peer_ctx ctx = {
+			.euid = cases[i].euid,
+			.bionic = cases[i].bionic,
+			.dumpable = cases[i].dumpable,
+			.overflow_uid = 65534,
+			.overflow_real = cases[i].overflow_real,
+		};
+		if (ctl_peer_allowed(cases[i].peer, &ctx) != cases[i].allowed)
+			fail_msg("case %zu: peer %u euid %u bionic %d dumpable %d real %d: expected %s",
+				 i, (unsigned)cases[i].peer, (unsigned)cases[i].euid, cases[i].bionic,
+				 cases[i].dumpable, cases[i].overflow_real,
+				 cases[i].allowed ? "allowed" : "refused");
+	}
+	/* another overflow uid configured */
+	struct ctl_peer_ctx ctx = {.euid = 4000, .overflow_uid = 4000};
+	assert_false(ctl_peer_allowed(4000, &ctx));
+	assert_true(ctl_peer_allowed(0, &ctx));
+	ctx.overflow_real = true;
+	assert_true(ctl_peer_allowed(4000, &ctx));
+}
+
+/* A dump's whole bound: 10 s, and 1 s for every MiB begun. */
+static void test_dump_bound(void **state)
+{
+	(void)state;
+	assert_int_equal(ctl_dump_bound_ms(0), 10000);
+	assert_int_equal(ctl_dump_bound_ms(1), 11000);
+	assert_int_equal(ctl_dump_bound_ms(1u << 20), 11000);
+	assert_int_equal(ctl_dump_bound_ms((1u << 20) + 1), 12000);
+	assert_int_equal(ctl_dump_bound_ms(100ull << 20), 110000);
+}
+
+/* Past a deadline: dropped unless the socket is ready (the thread was
+ * late, not the client); past the whole bound: dropped, ready or not. */
+static void test_overdue(void **state)
+{
+	(void)state;
+	assert_int_equal(ctl_overdue(999, 1000, 0, false), CTL_KEEP);
+	assert_int_equal(ctl_overdue(999, 1000, 5000, true), CTL_KEEP);
+	assert_int_equal(ctl_overdue(1000, 1000, 0, false), CTL_DROP);
+	assert_int_equal(ctl_overdue(1000, 1000, 0, true), CTL_RETRY);
+	assert_int_equal(ctl_overdue(20000, 1000, 30000, true), CTL_RETRY);
+	assert_int_equal(ctl_overdue(30000, 1000, 30000, true), CTL_DROP);
+	assert_int_equal(ctl_overdue(30000, 40000, 30000, false), CTL_DROP);
+	assert_int_equal(ctl_overdue(29999, 40000, 30000, false), CTL_KEEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +258,9 @@ int main(void)
 		cmocka_unit_test(test_feed_stops_after_a_line),
 		cmocka_unit_test(test_line_length),
 		cmocka_unit_test(test_answers),
+		cmocka_unit_test(test_peer_allowed),
+		cmocka_unit_test(test_dump_bound),
+		cmocka_unit_test(test_overdue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
