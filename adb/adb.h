@@ -115,6 +115,7 @@ struct adb_enable_opts {
 	const char *hook_lib; /* a local ELF file, or NULL: malloc_debug */
 	unsigned frames;
 	bool frames_set;
+	bool control; /* the hook serves its control socket (LEAKSNAP_CONTROL=1) */
 };
 int adb_enable(struct adb *a, const struct adb_enable_opts *o);
 int adb_disable(struct adb *a, const char *package);

@@ -233,9 +233,11 @@ static void wrap_value(const struct adb_enable_opts *o, const char *hook, char *
 		int n = snprintf(value, size,
 				 "LD_PRELOAD=%s " LEAKSNAP_HOOK_ENV_OUT "=/data/data/%s/leaksnap",
 				 hook, o->package);
-		if (o->frames_set)
-			snprintf(value + n, size - (size_t)n, " " LEAKSNAP_HOOK_ENV_FRAMES "=%u",
-				 o->frames);
+		if (o->frames_set && n > 0 && (size_t)n < size)
+			n += snprintf(value + n, size - (size_t)n, " " LEAKSNAP_HOOK_ENV_FRAMES "=%u",
+				      o->frames);
+		if (o->control && n > 0 && (size_t)n < size)
+			snprintf(value + n, size - (size_t)n, " " LEAKSNAP_HOOK_ENV_CONTROL "=1");
 	} else {
 		snprintf(value, size, "LIBC_DEBUG_MALLOC_OPTIONS=backtrace=%u logwrapper",
 			 o->frames);

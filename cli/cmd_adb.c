@@ -12,8 +12,8 @@
 #include "cli.h"
 
 static const char adb_usage[] =
-	"Usage: leaksnap adb [-s SERIAL] enable PACKAGE [--malloc-debug | --hook LIB.so] [--frames "
-	"N]\n"
+	"Usage: leaksnap adb [-s SERIAL] enable PACKAGE [--malloc-debug | --hook LIB.so [--control]]\n"
+	"                                [--frames N]\n"
 	"       leaksnap adb [-s SERIAL] disable PACKAGE\n"
 	"       leaksnap adb [-s SERIAL] snapshot (PACKAGE | --pid PID) [--count N] [--interval "
 	"SEC] [--out DIR]\n"
@@ -32,7 +32,8 @@ static const char adb_usage[] =
 	"              device copies, list the files; with --socket, stream them\n"
 	"              from the hook's control socket instead (adb forward tcp:0\n"
 	"              localabstract:leaksnap.PID; the app started with\n"
-	"              LEAKSNAP_CONTROL=1): no file on the device, no run-as\n"
+	"              LEAKSNAP_CONTROL=1, as enable --control does): no file on the\n"
+	"              device, no run-as\n"
 	"  symbols     pull the device's files of every module of the dumps' maps that\n"
 	"              the --symbols trees do not hold with the right build ID into\n"
 	"              DIR, in the AOSP symbols layout (DIR/system/lib64/libc.so)\n\n"
@@ -40,6 +41,8 @@ static const char adb_usage[] =
 	"  -s SERIAL          the device (default: $ANDROID_SERIAL, else the only one)\n"
 	"  --malloc-debug     enable: bionic's malloc_debug backtrace option (default)\n"
 	"  --hook LIB.so      enable: preload this build of libleakhook.so instead\n"
+	"  --control          enable: the hook serves its control socket too\n"
+	"                     (LEAKSNAP_CONTROL=1 in wrap.PACKAGE; snapshot --socket)\n"
 	"  --frames N         enable: frames per allocation (1..256, default 16)\n"
 	"  --pid PID          snapshot: this process instead of PACKAGE's\n"
 	"  --count N          snapshot: snapshots to take (1..1000, default 1)\n"
@@ -106,7 +109,7 @@ static const struct adb_output cli_adb_output = {
 /* The options of every action, as given. */
 struct adb_args {
 	const char *serial, *hook, *out;
-	bool malloc_debug, frames_set, socket;
+	bool malloc_debug, frames_set, socket, control;
 	uint64_t frames, count, pid;
 	double interval;
 	const char **symdirs;
@@ -126,6 +129,7 @@ static const struct option adb_longopts[] = {
 	{"out", required_argument, NULL, 'o'},
 	{"symbols", required_argument, NULL, 'S'},
 	{"socket", no_argument, NULL, 'K'},
+	{"control", no_argument, NULL, 'C'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -137,6 +141,7 @@ static int parse_value(int c, const char *arg, struct adb_args *o)
 	case 's': o->serial = arg; break;
 	case 'D': o->malloc_debug = true; break;
 	case 'K': o->socket = true; break;
+	case 'C': o->control = true; break;
 	case 'H': o->hook = arg; break;
 	case 'o': o->out = arg; break;
 	case 'S': o->symdirs[o->nsym++] = arg; break;
@@ -223,6 +228,10 @@ static int check_package(const char *action, const struct adb_args *o, bool pid_
 		cli_usage_error("adb", "enable: --malloc-debug and --hook exclude each other");
 		return -1;
 	}
+	if (o->control && !o->hook) {
+		cli_usage_error("adb", "enable: --control needs --hook (malloc_debug has no control socket)");
+		return -1;
+	}
 	return 0;
 }
 
@@ -241,7 +250,8 @@ static int act_enable(struct adb_args *o)
 	if (check_package("enable", o, false))
 		return EXIT_ERROR;
 	device_from(&a, o);
-	struct adb_enable_opts eo = {o->args[0], o->hook, (unsigned)o->frames, o->frames_set};
+	struct adb_enable_opts eo = {o->args[0], o->hook, (unsigned)o->frames, o->frames_set,
+				     o->control};
 	if (adb_enable(&a, &eo))
 		return EXIT_ERROR;
 	return cli_finish_stdout(EXIT_OK);
@@ -307,7 +317,7 @@ static const struct adb_action {
 	int (*fn)(struct adb_args *o);
 	const char *opts; /* its option letters */
 } adb_actions[] = {
-	{"enable", act_enable, "DHF"},
+	{"enable", act_enable, "DHFC"},
 	{"disable", act_disable, ""},
 	{"snapshot", act_snapshot, "pcioK"},
 	{"symbols", act_symbols, "oS"},
@@ -322,7 +332,7 @@ static int check_options(const struct adb_action *act, const struct adb_args *o)
 		const char *name;
 	} names[] = {{'D', "malloc-debug"}, {'H', "hook"}, {'F', "frames"}, {'p', "pid"},
 		     {'c', "count"}, {'i', "interval"}, {'o', "out"}, {'S', "symbols"},
-		     {'K', "socket"}};
+		     {'K', "socket"}, {'C', "control"}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (o->seen[names[i].opt] && !strchr(act->opts, names[i].opt)) {
 			cli_usage_error("adb", "option '--%s' is not for '%s'", names[i].name,

@@ -706,4 +706,23 @@ kill "$cpid" 2>/dev/null
 wait "$cpid" 2>/dev/null
 cpid=
 echo "$old_app" >"$S/pids/com.acme.app"
+
+# enable --control: the wrap property opens the control socket too, so that
+# snapshot --socket reaches the app with nothing else set; malloc_debug has
+# no socket.
+t enable-control 0 -- adb enable com.acme.app --hook "$HOOK" --control
+expect out enable-control <<EOF
+pushed $HOOK to /data/local/tmp/leakhook.com.acme.app.so
+wrap.com.acme.app: LD_PRELOAD=/data/local/tmp/leakhook.com.acme.app.so LEAKSNAP_OUT=/data/data/com.acme.app/leaksnap LEAKSNAP_CONTROL=1
+com.acme.app: running as pid PID with /data/local/tmp/leakhook.com.acme.app.so (dumps: /data/data/com.acme.app/leaksnap.PID.N.dump)
+EOF
+mkdir sockc
+t snapshot-control 0 -- adb snapshot com.acme.app --socket --out sockc
+expect out snapshot-control <<'EOF'
+sockc/com.acme.app.PID.1.dump
+EOF
+"$L" show sockc/com.acme.app.*.1.dump >sockc.show 2>&1 || fail "snapshot-control: show: $(head -2 sockc.show)"
+grep -q -x '  trigger=control' sockc.show || fail "snapshot-control: not a dump of the control socket"
+err1 enable-control-md 2 "leaksnap: adb: enable: --control needs --hook (malloc_debug has no control socket) (see 'leaksnap adb --help')" \
+	-- adb enable com.acme.app --control
 finish

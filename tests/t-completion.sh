@@ -74,7 +74,7 @@ comp "" leaksnap addr2line -e a.dump 0x
 comp "disable enable snapshot symbols" leaksnap adb ''
 comp "disable enable snapshot symbols" leaksnap adb -s emulator-5554 ''
 comp "" leaksnap adb -s ''
-comp "--frames --help --hook --malloc-debug" leaksnap adb enable --
+comp "--control --frames --help --hook --malloc-debug" leaksnap adb enable --
 comp "--count --help --interval --out --pid --socket" leaksnap adb -s X snapshot --
 comp "--help --out --symbols" leaksnap adb symbols a.dump --
 comp "libhook.so syms" leaksnap adb enable com.example.app --hook ''
@@ -214,7 +214,7 @@ ZSH
 	zcomp "auto dwarf fp" 'leaksnap record --unwind '
 	zcomp "auto dwarf fp" 'leaksnap attach --unwind '
 	zcomp "disable enable snapshot symbols" 'leaksnap adb '
-	zcomp "--frames --help --hook --malloc-debug" 'leaksnap adb enable --'
+	zcomp "--control --frames --help --hook --malloc-debug" 'leaksnap adb enable --'
 	zcomp "syms" 'leaksnap symbolize -s '
 	zcomp "--json" 'leaksnap show --j'
 	zcomp "a.dump b.maps libhook.so syms" 'leaksnap show '

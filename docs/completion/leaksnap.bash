@@ -30,7 +30,7 @@ _leaksnap_opts()
 	history) echo "--db --by --where --last -j --json -h --help" ;;
 	adb)
 		case $2 in
-		enable) echo "--malloc-debug --hook --frames -h --help" ;;
+		enable) echo "--malloc-debug --hook --control --frames -h --help" ;;
 		disable) echo "-h --help" ;;
 		snapshot) echo "--pid --count --interval --out --socket -h --help" ;;
 		symbols) echo "--out --symbols -h --help" ;;
