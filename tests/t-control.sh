@@ -16,6 +16,7 @@
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
+. "$(dirname "$0")/ctl-lib.sh"
 C=$T/ctlclient
 P=$T/ctlprog
 INAPP=$(cd "$B/lib" && pwd)/libleakhook-inapp.so
@@ -23,42 +24,12 @@ VERSION=$("$L" --version | sed -n '1s/^leaksnap //p')
 PIDS=""
 trap 'for p in $PIDS; do kill -9 "$p" 2>/dev/null; done; rm -rf "$w"' EXIT
 
-# wait_for FILE REGEX: until a line of FILE matches (10 s at most).
-wait_for() {
-	_i=0
-	while ! grep -q -E "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt 200 ] && { fail "$1: no line matching '$2'"; return 1; }
-		sleep 0.05
-	done
-	return 0
-}
-
-# start NAME FD ENV...: ctlprog under the hook, its stdin the fifo held open
-# on FD (3..9), its stdout NAME.out; PID is its pid once it is ready.
+# start NAME FD ENV...: ctlprog (ctl_run), ENV its environment (LD_PRELOAD
+# included) or a command that runs it.
 start() {
-	_n=$1 _fd=$2
+	_sn=$1 _sfd=$2
 	shift 2
-	mkfifo "$w/$_n.in"
-	env LEAKSNAP_OUT="$w/$_n" LEAKSNAP_DUMP_ON_EXIT=0 "$@" "$P" <"$w/$_n.in" >"$w/$_n.out" \
-		2>"$w/$_n.err" &
-	PIDS="$PIDS $!"
-	eval "exec $_fd>\"\$w/\$_n.in\""
-	wait_for "$w/$_n.out" '^ready ' || { cat "$w/$_n.err"; finish; }
-	PID=$(sed -n 's/^ready //p' "$w/$_n.out")
-}
-
-# ask NAME FD LINE: send LINE to the program, print its answer line.
-ask() {
-	_c=$(wc -l <"$w/$1.out")
-	echo "$3" >&"$2"
-	_i=0
-	while [ "$(wc -l <"$w/$1.out")" -le "$_c" ]; do
-		_i=$((_i + 1))
-		[ $_i -gt 400 ] && { fail "$1: no answer to '$3'"; return 1; }
-		sleep 0.05
-	done
-	sed -n "$((_c + 1))p" "$w/$1.out"
+	ctl_run "$_sn" "$_sfd" -- "$@" "$P"
 }
 
 # expect WHAT WANT GOT

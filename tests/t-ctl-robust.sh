@@ -18,6 +18,7 @@
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
+. "$(dirname "$0")/ctl-lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
 SRV=$top/tests/tools/ctlserver.py
 P=$T/ctlprog
@@ -36,19 +37,6 @@ counts() { # DUMP: "BYTES BLOCKS", as watch counts them
 b1=$(counts run1.dump) b2=$(counts run2.dump)
 bytes1=${b1% *} blocks1=${b1#* } bytes2=${b2% *} blocks2=${b2#* }
 
-serve() {
-	stop
-	rm -f ready ready.inflight log
-	python3 "$SRV" --ready "$w/ready" --log "$w/log" "$@" &
-	spid=$!
-	_i=0
-	while [ ! -s ready ] && [ $_i -lt 200 ]; do sleep 0.05; _i=$((_i + 1)); done
-	[ -s ready ] || fail "the stand-in server did not start"
-}
-stop() {
-	[ -n "$spid" ] && { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }
-	spid=
-}
 norm() { # FILE: pids and the scratch directory made constant
 	sed -e "s|$w|W|g" -e "s/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]  /HH:MM:SS  /" \
 		-e "s/\b${spid:-NOPID}\b/PID/g" -e "s/\b${sleeper:-NOPID}\b/SLEEPER/g" "$1"

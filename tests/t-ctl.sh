@@ -19,6 +19,7 @@
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
+. "$(dirname "$0")/ctl-lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
 SRV=$top/tests/tools/ctlserver.py
 VERSION=$("$L" --version | sed -n '1s/^leaksnap //p')
@@ -33,60 +34,12 @@ cleanup() {
 trap cleanup EXIT
 cd "$w" || exit 1
 
-# wait_for FILE REGEX: until a line of FILE matches (20 s at most).
-wait_for() {
-	_i=0
-	while ! grep -q -E "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt 400 ] && { fail "$1: no line matching '$2'"; return 1; }
-		sleep 0.05
-	done
-	return 0
-}
-
-# start NAME FD ENV...: ctlprog under the hook (LEAKSNAP_OUT=W/NAME, no exit
-# dump; LD_PRELOAD is $PRELOAD when set), its stdin the fifo held open on FD
-# (3..9); PID is its pid once ready.
+# start NAME FD ENV...: ctlprog under the hook (ctl_run; LD_PRELOAD is
+# $PRELOAD when set); PID is its pid once ready.
 start() {
-	_n=$1 _fd=$2
+	_sn=$1 _sfd=$2
 	shift 2
-	mkfifo "$w/$_n.in"
-	env LD_PRELOAD="${PRELOAD:-$HOOK}" LEAKSNAP_OUT="$w/$_n" LEAKSNAP_DUMP_ON_EXIT=0 "$@" "$T/ctlprog" \
-		<"$w/$_n.in" >"$w/$_n.out" 2>"$w/$_n.err" &
-	PIDS="$PIDS $!"
-	eval "exec $_fd>\"\$w/\$_n.in\""
-	wait_for "$w/$_n.out" '^ready ' || { cat "$w/$_n.err"; finish; }
-	PID=$(sed -n 's/^ready //p' "$w/$_n.out")
-}
-
-# ask NAME FD LINE: a line to the program; its answer line printed.
-ask() {
-	_c=$(wc -l <"$w/$1.out")
-	echo "$3" >&"$2"
-	_i=0
-	while [ "$(wc -l <"$w/$1.out")" -le "$_c" ]; do
-		_i=$((_i + 1))
-		[ $_i -gt 400 ] && { fail "$1: no answer to '$3'"; return 1; }
-		sleep 0.05
-	done
-	sed -n "$((_c + 1))p" "$w/$1.out"
-}
-
-# serve ARGS...: a stand-in server in the background, listening once this
-# returns; its pid in $spid (and $tpid, the pid outputs show as PID).
-serve() {
-	stop
-	rm -f ready log
-	python3 "$SRV" --ready "$w/ready" --log "$w/log" "$@" &
-	spid=$!
-	tpid=$spid
-	_i=0
-	while [ ! -s ready ] && [ $_i -lt 400 ]; do sleep 0.05; _i=$((_i + 1)); done
-	[ -s ready ] || fail "the stand-in server did not start"
-}
-stop() {
-	[ -n "$spid" ] && { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }
-	spid=
+	ctl_run "$_sn" "$_sfd" LD_PRELOAD="${PRELOAD:-$HOOK}" "$@" -- "$T/ctlprog"
 }
 
 # t NAME STATUS ARGS...: leaksnap ARGS; stdout and stderr normalized ($tpid

@@ -20,6 +20,7 @@
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
+. "$(dirname "$0")/ctl-lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
 SRV=$top/tests/tools/ctlserver.py
 spid=
@@ -34,57 +35,22 @@ cleanup() {
 trap cleanup EXIT
 cd "$w" || exit 1
 
-# wait_for FILE REGEX: until a line of FILE matches (20 s at most).
-wait_for() {
-	_i=0
-	while ! grep -q -E "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt 400 ] && { fail "$1: no line matching '$2'"; return 1; }
-		sleep 0.05
-	done
-	return 0
-}
-
-# start NAME FD ENV... -- PROG ARGS...: PROG under the hook with
-# LEAKSNAP_CONTROL=1 (LEAKSNAP_OUT=W/NAME, no exit dump; ENV may say otherwise;
-# LD_PRELOAD is $PRELOAD when set), its stdin the fifo held open on FD
-# (3..9), its stdout NAME.out; PID is its pid once it said "ready PID".
+# start NAME FD ENV... -- PROG [ARGS...]: PROG under the hook with its
+# control socket (ctl_run; LD_PRELOAD is $PRELOAD when set); PID and tpid
+# its pid once ready.
 start() {
-	_n=$1 _fd=$2
+	_sn=$1 _sfd=$2
 	shift 2
-	_env=
-	while [ "$1" != -- ]; do _env="$_env $1"; shift; done
-	shift
-	mkfifo "$w/$_n.in"
-	# shellcheck disable=SC2086
-	env LD_PRELOAD="${PRELOAD:-$HOOK}" LEAKSNAP_CONTROL=1 LEAKSNAP_OUT="$w/$_n" LEAKSNAP_DUMP_ON_EXIT=0 $_env "$@" \
-		<"$w/$_n.in" >"$w/$_n.out" 2>"$w/$_n.err" &
-	PIDS="$PIDS $!"
-	eval "exec $_fd>\"\$w/\$_n.in\""
-	wait_for "$w/$_n.out" '^ready ' || { cat "$w/$_n.err"; finish; }
-	PID=$(sed -n 's/^ready //p' "$w/$_n.out")
+	ctl_run "$_sn" "$_sfd" LD_PRELOAD="${PRELOAD:-$HOOK}" LEAKSNAP_CONTROL=1 "$@"
 	tpid=$PID
 }
+
 # ended PID: wait until the process is gone (20 s at most)
 ended() {
 	_i=0
 	while kill -0 "$1" 2>/dev/null && [ $_i -lt 400 ]; do sleep 0.05; _i=$((_i + 1)); done
 }
 
-serve() {
-	stop
-	rm -f ready ready.inflight log
-	python3 "$SRV" --ready "$w/ready" --log "$w/log" "$@" &
-	spid=$!
-	tpid=$spid
-	_i=0
-	while [ ! -s ready ] && [ $_i -lt 400 ]; do sleep 0.05; _i=$((_i + 1)); done
-	[ -s ready ] || fail "the stand-in server did not start"
-}
-stop() {
-	[ -n "$spid" ] && { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }
-	spid=
-}
 norm() { # FILE: times, pids and the scratch directory made constant
 	sed -e "s|$w|W|g" -e "s/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]  /HH:MM:SS  /" \
 		-e "s/\b${tpid:-NOPID}\b/PID/g" "$1"
