@@ -76,3 +76,24 @@ stop() {
 	[ -n "$spid" ] && { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }
 	spid=
 }
+
+# t NAME STATUS ARGS...: leaksnap ARGS, its exit status checked, its output
+# in NAME.out/.err and normalized by the caller's norm() in NAME.nout/.nerr;
+# expect out|err NAME: that normalized output is stdin, exactly.  (t-ctl
+# and t-control have their own.)
+t() { # NAME STATUS ARGS...
+	_n=$1 _want=$2
+	shift 2
+	"$L" "$@" >"$_n.out" 2>"$_n.err"
+	_st=$?
+	[ "$_st" = "$_want" ] || { fail "$_n: exit status $_st, expected $_want"; sed 's/^/    /' "$_n.err"; }
+	norm "$_n.out" >"$_n.nout"
+	norm "$_n.err" >"$_n.nerr"
+}
+expect() { # out|err NAME: the normalized output is stdin, exactly
+	cat >expected
+	if ! cmp -s expected "$2.n$1"; then
+		fail "$2: std$1 differs"
+		diff -u expected "$2.n$1" | sed 's/^/    /' | head -20
+	fi
+}

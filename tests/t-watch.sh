@@ -55,22 +55,6 @@ norm() { # FILE: times, pids and the scratch directory made constant
 	sed -e "s|$w|W|g" -e "s/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]  /HH:MM:SS  /" \
 		-e "s/\b${tpid:-NOPID}\b/PID/g" "$1"
 }
-t() { # NAME STATUS ARGS...
-	_n=$1 _want=$2
-	shift 2
-	"$L" "$@" >"$_n.out" 2>"$_n.err"
-	_st=$?
-	[ "$_st" = "$_want" ] || { fail "$_n: exit status $_st, expected $_want"; sed 's/^/    /' "$_n.err"; }
-	norm "$_n.out" >"$_n.nout"
-	norm "$_n.err" >"$_n.nerr"
-}
-expect() { # out|err NAME: the normalized output is stdin, exactly
-	cat >expected
-	if ! cmp -s expected "$2.n$1"; then
-		fail "$2: std$1 differs"
-		diff -u expected "$2.n$1" | sed 's/^/    /' | head -20
-	fi
-}
 # readable NAME FILE...: each a LEAKSNAP dump show reads, trigger=control
 readable() {
 	_n=$1
