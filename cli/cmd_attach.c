@@ -21,6 +21,7 @@
 static const char attach_usage[] =
 	"Usage: leaksnap attach PID [--libs REGEX] [--frames N] [--unwind MODE]\n"
 	"                           [--out PREFIX] [--interval SEC] [--reachability]\n"
+	"                           [--control]\n"
 	"       leaksnap attach PID --dump [--out PREFIX]\n"
 	"       leaksnap attach PID --detach\n\n"
 	"Load the in-app hook (" LEAKSNAP_HOOK_INAPP_LIB ") into the running process PID\n"
@@ -43,6 +44,8 @@ static const char attach_usage[] =
 	"  --interval SEC       also dump every SEC seconds (0.001 to 1000000)\n"
 	"  --reachability       classify every live block as reachable or not at each\n"
 	"                       dump (docs/reachability.md)\n"
+	"  --control            serve the control socket too (as LEAKSNAP_CONTROL=1:\n"
+	"                       leaksnap ctl PID, leaksnap watch PID; docs/control.md)\n"
 	"  --dump               have the attached process write a dump now, print its\n"
 	"                       path\n"
 	"  --detach             stop collecting: put back the GOT slots the hook changed\n"
@@ -62,7 +65,7 @@ struct attach_opts {
 	const char *libs, *unwind, *out, *lib;
 	unsigned frames;
 	double interval;
-	bool reachability;
+	bool reachability, control;
 };
 
 /* A positive decimal number of seconds, DIGITS[.DIGITS] or .DIGITS, in the
@@ -91,6 +94,7 @@ static int parse_options(int argc, char **argv, struct attach_opts *o)
 		{"out", required_argument, NULL, 'o'},
 		{"interval", required_argument, NULL, 'I'},
 		{"reachability", no_argument, NULL, 'R'},
+		{"control", no_argument, NULL, 'C'},
 		{"dump", no_argument, NULL, 'D'},
 		{"detach", no_argument, NULL, 'X'},
 		{"lib", required_argument, NULL, 'l'},
@@ -138,6 +142,7 @@ static int parse_options(int argc, char **argv, struct attach_opts *o)
 			start_opts = true;
 			break;
 		case 'R': o->reachability = true; start_opts = true; break;
+		case 'C': o->control = true; start_opts = true; break;
 		case 'D':
 		case 'X': {
 			enum action a = c == 'D' ? ACT_DUMP : ACT_DETACH;
@@ -324,6 +329,7 @@ static int do_start(const struct attach_proc *p, const struct attach_opts *o, co
 		.out = prefix,
 		.interval = o->interval,
 		.flags = o->reachability ? LEAKSNAP_START_REACHABILITY : 0,
+		.control = o->control ? "1" : NULL,
 	};
 	if (attach_lib_check(p, lib, &err) != 0)
 		return fail_error(&err);
@@ -360,6 +366,9 @@ static int do_start(const struct attach_proc *p, const struct attach_opts *o, co
 	if (o->interval > 0)
 		printf(", every %g s", o->interval);
 	printf(", and %s.%d.exit.dump at exit\n", prefix, p->pid);
+	if (o->control)
+		printf("control: leaksnap ctl %d stats, leaksnap watch %d --out DIR\n", p->pid,
+		       p->pid);
 	printf("stop: leaksnap attach %d --detach\n", p->pid);
 	return cli_finish_stdout(EXIT_OK);
 }

@@ -116,10 +116,11 @@ start opts wait
 expect "start with every option" 0 "attached to process $pid: collecting with $FAKE
 only allocations made from now on are known: a leak that grew before this moment is not seen
 dumps: $w/o.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/o', on kill -47 $pid, every 2.5 s, and $w/o.$pid.exit.dump at exit
+control: leaksnap ctl $pid stats, leaksnap watch $pid --out DIR
 stop: leaksnap attach $pid --detach
 " "" "$L" attach --libs 'lib(foo|bar)\.so$' "$pid" --frames 8 --unwind fp --out "$w/o" \
-	--interval 2.5 --reachability --lib "$FAKE"
-[ "$(started "$pid" "$w/o")" = "size=64 libs=lib(foo|bar)\\.so\$ frames=8 unwind=fp out=$w/o interval=2.5 flags=1 thread=main" ] ||
+	--interval 2.5 --reachability --control --lib "$FAKE"
+[ "$(started "$pid" "$w/o")" = "size=64 libs=lib(foo|bar)\\.so\$ frames=8 unwind=fp out=$w/o interval=2.5 flags=1 control=1 thread=main" ] ||
 	fail "options received: $(started "$pid" "$w/o")"
 untouched "$pid" "start"
 expect "a second attach" 2 "" "leaksnap: $pid: already attached: collection runs since an earlier attach ('leaksnap attach $pid --dump' takes a dump, --detach stops it)
@@ -149,7 +150,7 @@ only allocations made from now on are known: a leak that grew before this moment
 dumps: $w/o.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/o', on kill -47 $pid, and $w/o.$pid.exit.dump at exit
 stop: leaksnap attach $pid --detach
 " "" "$L" attach "$pid" --lib "$FAKE" --out "$w/o"
-[ "$(started "$pid" "$w/o")" = "size=64 libs=(null) frames=0 unwind=(null) out=$w/o interval=0 flags=0 thread=main" ] ||
+[ "$(started "$pid" "$w/o")" = "size=64 libs=(null) frames=0 unwind=(null) out=$w/o interval=0 flags=0 control=(null) thread=main" ] ||
 	fail "default options received: $(started "$pid" "$w/o")"
 
 # slots left alone are reported
@@ -395,8 +396,12 @@ else
 	expect "attach the service" 0 "attached to process $pid: collecting with $inapp_real
 only allocations made from now on are known: a leak that grew before this moment is not seen
 dumps: $w/svc.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/svc', on kill -47 $pid, and $w/svc.$pid.exit.dump at exit
+control: leaksnap ctl $pid stats, leaksnap watch $pid --out DIR
 stop: leaksnap attach $pid --detach
-" "" "$L" attach "$pid" --libs 'libservleak\.so$' --out "$w/svc"
+" "" "$L" attach "$pid" --libs 'libservleak\.so$' --out "$w/svc" --control
+	# --control: the control socket answers for the attached process
+	v=$("$L" ctl "$pid" version 2>&1)
+	case $v in "leaksnap "*", pid $pid, control protocol 1") ;; *) fail "ctl version after attach --control: '$v'" ;; esac
 	echo 100 >&3
 	wait_for "$w/svc.ready.done.1"
 	d1=$("$L" attach "$pid" --dump --out "$w/svc" 2>"$w/err") || fail "service dump 1: $(cat "$w/err")"
@@ -412,7 +417,11 @@ stop: leaksnap attach $pid --detach
 		sed -n '/^#1 /,/^$/p' "$w/diff.out" |
 		grep -q -E "^  > #[0-9]+ .*  servleak_handle  $top/tests/attach/libservleak.cc:$line:[0-9]+\$" ||
 		{ fail "leakdiff does not find the leak at libservleak.cc:$line"; head -30 "$w/diff.out"; }
+	"$L" ctl "$pid" stats --json | grep -q "^{\"pid\":$pid,\"live_bytes\":[1-9]" ||
+		fail "ctl stats after attach --control: $("$L" ctl "$pid" stats --json 2>&1)"
 	"$L" attach "$pid" --detach >/dev/null 2>"$w/err" || fail "detach the service: $(cat "$w/err")"
+	# (detached: the socket is closed with the rest)
+	"$L" ctl "$pid" version >/dev/null 2>&1 && fail "ctl still answers after the detach"
 	untouched "$pid" "the service"
 
 	# threads in a tight allocation loop: exact counts after they quiesce

@@ -22,7 +22,7 @@ _leaksnap_opts()
 		"--html-stacks --full-names $debuginfod" ;;
 	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \
 		"-j --json -h --help $debuginfod" ;;
-	attach) echo "--libs --frames --unwind --out --interval --reachability --dump --detach" \
+	attach) echo "--libs --frames --unwind --out --interval --reachability --control --dump --detach" \
 		"--lib -h --help" ;;
 	ctl) echo "--json -o --output --reachability -h --help" ;;
 	watch) echo "--out --every --count --reachability --leakdiff -h --help" ;;

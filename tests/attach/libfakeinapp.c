@@ -57,9 +57,9 @@ API int leaksnap_start(const struct leaksnap_options *o)
 	if (o == NULL)
 		fprintf(f, "opts=NULL");
 	else
-		fprintf(f, "size=%zu libs=%s frames=%u unwind=%s out=%s interval=%g flags=%u",
+		fprintf(f, "size=%zu libs=%s frames=%u unwind=%s out=%s interval=%g flags=%u control=%s",
 			o->size, str(o->libs), o->frames, str(o->unwind), str(o->out), o->interval,
-			o->flags);
+			o->flags, str(o->control));
 	fprintf(f, " thread=%s\n", syscall(SYS_gettid) == getpid() ? "main" : "other");
 	fclose(f);
 	started = 1;
