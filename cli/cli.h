@@ -199,6 +199,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* Parse an unsigned decimal option value in [min, max]. */
 bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Parse a number of seconds, DIGITS[.DIGITS] or .DIGITS (no sign, exponent
+ * or other spelling strtod() would take), in [min, max]. */
+bool cli_parse_seconds(const char *s, double min, double max, double *out);
 
 /* The input options shared by every command that opens a snapshot. */
 struct cli_input {

@@ -164,17 +164,12 @@ static int parse_value(int c, const char *arg, struct adb_args *o)
 			return -1;
 		}
 		break;
-	case 'i': {
-		char *end;
-		errno = 0;
-		o->interval = strtod(arg, &end);
-		if (errno || end == arg || *end || !(o->interval >= 0 && o->interval <= 86400) ||
-		    (*arg < '0' || *arg > '9')) {
+	case 'i':
+		if (!cli_parse_seconds(arg, 0, 86400, &o->interval)) {
 			cli_usage_error("adb", "--interval must be seconds from 0 to 86400");
 			return -1;
 		}
 		break;
-	}
 	}
 	return 0;
 }

@@ -68,23 +68,6 @@ struct attach_opts {
 	bool reachability, control;
 };
 
-/* A positive decimal number of seconds, DIGITS[.DIGITS] or .DIGITS, in the
- * hook's range. */
-static bool seconds(const char *s, double *out)
-{
-	size_t digits = strspn(s, "0123456789");
-	const char *p = s + digits;
-	if (*p == '.') {
-		size_t more = strspn(p + 1, "0123456789");
-		digits += more;
-		p += 1 + more;
-	}
-	if (digits == 0 || *p != '\0')
-		return false;
-	*out = strtod(s, NULL);
-	return *out >= 0.001 && *out <= 1000000.0;
-}
-
 static int parse_options(int argc, char **argv, struct attach_opts *o)
 {
 	static const struct option longopts[] = {
@@ -136,7 +119,7 @@ static int parse_options(int argc, char **argv, struct attach_opts *o)
 			break;
 		case 'o': o->out = optarg; break;
 		case 'I':
-			if (!seconds(optarg, &o->interval))
+			if (!cli_parse_seconds(optarg, 0.001, 1000000.0, &o->interval))
 				return cli_usage_error("attach", "--interval must be a number of seconds "
 								 "from 0.001 to 1000000, e.g. 0.5");
 			start_opts = true;

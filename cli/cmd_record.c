@@ -224,19 +224,8 @@ static const char *signal_name(int sig, char *buf, size_t size)
  * else (no sign, exponent, hex, inf, spaces), in the hook's range. */
 static bool interval_ok(const char *s)
 {
-	size_t digits = 0, dots = 0;
-	for (const char *p = s; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digits++;
-		else if (*p == '.' && dots == 0)
-			dots++;
-		else
-			return false;
-	}
-	if (digits == 0)
-		return false;
-	double v = strtod(s, NULL);
-	return v >= INTERVAL_MIN_SEC && v <= INTERVAL_MAX_SEC;
+	double v;
+	return cli_parse_seconds(s, INTERVAL_MIN_SEC, INTERVAL_MAX_SEC, &v);
 }
 
 /* Split the prefix into directory and base, check the directory is one we
@@ -613,21 +602,14 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'N': o->no_exit_dump = true; break;
 		case 'C': o->control = true; break;
-		case 'W': {
-			char *end;
-			errno = 0;
-			double sec = (*optarg >= '0' && *optarg <= '9') || *optarg == '.'
-					     ? strtod(optarg, &end)
-					     : -1;
-			if (sec < 0 || errno || end == optarg || *end || !(sec <= 86400)) {
+		case 'W':
+			if (!cli_parse_seconds(optarg, 0, 86400, &o->watch)) {
 				cli_usage_error("record", "--watch must be seconds from 0 to 86400, "
 							  "e.g. 0.5");
 				return -1;
 			}
-			o->watch = sec;
 			o->watching = o->control = true;
 			break;
-		}
 		case 'R': o->reachability = true; break;
 		case 'O':
 			if (only_add(o, optarg) != 0)

@@ -328,20 +328,6 @@ struct watch_args {
 
 enum { O_OUT = 0x200, O_EVERY, O_COUNT, O_REACH };
 
-/* Seconds from 0 to 86400 (decimal, fractions allowed). */
-static bool parse_seconds(const char *s, double *out)
-{
-	char *end;
-	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
-		return false;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0 && v <= 86400))
-		return false;
-	*out = v;
-	return true;
-}
-
 static int parse_options(int argc, char **argv, struct watch_args *a)
 {
 	static const struct option longopts[] = {
@@ -359,7 +345,7 @@ static int parse_options(int argc, char **argv, struct watch_args *a)
 		switch (c) {
 		case O_OUT: a->out = optarg; break;
 		case O_EVERY:
-			if (!parse_seconds(optarg, &a->every))
+			if (!cli_parse_seconds(optarg, 0, 86400, &a->every))
 				return cli_usage_error("watch", "--every must be seconds from 0 to "
 								"86400, e.g. 0.5");
 			break;

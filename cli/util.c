@@ -151,6 +151,26 @@ bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return true;
 }
 
+bool cli_parse_seconds(const char *s, double min, double max, double *out)
+{
+	if (s == NULL)
+		return false;
+	size_t digits = strspn(s, "0123456789");
+	const char *p = s + digits;
+	if (*p == '.') {
+		size_t more = strspn(p + 1, "0123456789");
+		digits += more;
+		p += 1 + more;
+	}
+	if (digits == 0 || *p != '\0')
+		return false;
+	double v = strtod(s, NULL);
+	if (!(v >= min && v <= max))
+		return false;
+	*out = v;
+	return true;
+}
+
 int cli_input_option(const char *cmd, int c, const char *arg, struct cli_input *in)
 {
 	uint64_t v;
