@@ -292,24 +292,31 @@ static int cmd_busy(const char *target)
 	return 0;
 }
 
+/* Read @fd until the peer closes it (true) or nothing comes for @ms
+ * (false: still open); the bytes read counted into *@got. */
+static bool drain(int fd, int ms, unsigned long long *got)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t r = read_some(fd, buf, sizeof(buf), ms);
+		if (r < 0)
+			return false;
+		if (r == 0)
+			return true;
+		*got += (unsigned long long)r;
+	}
+}
+
 static int cmd_silent(const char *target)
 {
 	int fd = connect_to(target);
 	/* (the hook may close before the line is sent) */
 	(void)!send(fd, "version\n", 8, MSG_NOSIGNAL);
-	char buf[256];
 	unsigned long long got = 0;
-	for (;;) {
-		ssize_t r = read_some(fd, buf, sizeof(buf), timeout_ms);
-		if (r < 0) {
-			printf("open after %llu bytes\n", got);
-			return 0;
-		}
-		if (r == 0)
-			break;
-		got += (unsigned long long)r;
-	}
-	printf("closed after %llu bytes\n", got);
+	if (drain(fd, timeout_ms, &got))
+		printf("closed after %llu bytes\n", got);
+	else
+		printf("open after %llu bytes\n", got);
 	return 0;
 }
 
@@ -322,19 +329,11 @@ static int cmd_stall(int k, int secs, const char *target)
 	for (int i = 0; i < k; i++)
 		send_line(fd, "dump");
 	sleep((unsigned)secs);
-	char buf[65536];
 	unsigned long long got = 0;
-	for (;;) {
-		ssize_t r = read_some(fd, buf, sizeof(buf), 2000);
-		if (r < 0) {
-			printf("got %llu bytes, open\n", got);
-			return 0;
-		}
-		if (r == 0)
-			break;
-		got += (unsigned long long)r;
-	}
-	printf("got %llu bytes, closed\n", got);
+	if (drain(fd, 2000, &got))
+		printf("got %llu bytes, closed\n", got);
+	else
+		printf("got %llu bytes, open\n", got);
 	return 0;
 }
 
