@@ -20,14 +20,41 @@ struct chain {
 	size_t n;
 };
 
+/* A chain's growth in a row, and its stack that grew most. */
+struct cgrowth {
+	int64_t bytes;
+	uint64_t best_stack;
+	int64_t best_bytes;
+};
+
 struct row {
 	struct leaksnap_store_history_row pub;
 	char *key;
 	struct leaksnap_store_suspect *sus, *gone;
 	struct chain *chains;      /* growth per distinct chain, all of them */
-	int64_t *growth;
+	struct cgrowth *growth;
 	size_t nchains, capchains, capgrowth;
 	struct kit_table chain_of; /* hash of key -> index + 1 */
+	struct leaksnap_store_history_point *points;
+	size_t npoints, cappoints;
+};
+
+/* A stack as history needs it: its frame ids, and its chain once known. */
+struct hstack {
+	uint64_t *frames;
+	uint32_t n;
+	uint32_t looked;           /* frames whose names were fetched */
+	struct chain chain;
+	bool done;
+};
+
+/* A frame's function names, innermost first (owned), and with the option
+ * stacks the whole frame. */
+struct fnames {
+	struct leaksnap_store_frame frame;
+	struct leaksnap_store_symbol *symbols;
+	size_t n;
+	char *names[];
 };
 
 struct leaksnap_store_history {
@@ -35,28 +62,27 @@ struct leaksnap_store_history {
 	size_t nrows, caprows;
 	size_t first;              /* the first row shown (--last) */
 	struct kit_table frames;   /* frame id -> struct fnames * */
-};
-
-/* A frame's function names, innermost first (owned). */
-struct fnames {
-	size_t n;
-	char *names[];
+	struct kit_table stacks;   /* stack id -> struct hstack * */
+	struct leaksnap_store_frame **suspect_frames; /* per suspect with stacks (owned) */
+	size_t nsf, capsf;
 };
 
 /* Runs ------------------------------------------------------------------------- */
 
 struct hrun {
 	uint64_t id;
-	char *key;
-	uint64_t first_time, first_snap, last_snap, memory, definite;
+	char *key, *series;
+	uint64_t first_time, last_time, memory, definite;
 	int64_t growth;
 	size_t snaps;
+	size_t row;
 };
 
 struct collect {
 	const struct leaksnap_store_history_opts *o;
 	struct hrun *runs;
 	size_t n, cap;
+	struct kit_table at;       /* run id -> index + 1 */
 	bool nomem;
 };
 
@@ -85,60 +111,38 @@ static int on_run(void *arg, const struct leaksnap_store_run *run)
 		key = label_of(run, c->o->by);
 		key = key ? key : "";
 	}
-	if (kit_grow((void **)&c->runs, &c->cap, c->n + 1, sizeof(*c->runs)) ||
-	    !(c->runs[c->n].key = strdup(key))) {
-		c->nomem = true;
-		return 1;
+	const char *series = c->o->series ? label_of(run, c->o->series) : NULL;
+	void **slot = kit_table_slot(&c->at, run->id, 0);
+	if (!slot || kit_grow((void **)&c->runs, &c->cap, c->n + 1, sizeof(*c->runs)))
+		goto nomem;
+	struct hrun *r = &c->runs[c->n];
+	*r = (struct hrun){.id = run->id};
+	if (!(r->key = strdup(key)) || !(r->series = strdup(series ? series : ""))) {
+		free(r->key);
+		goto nomem;
 	}
-	struct hrun *r = &c->runs[c->n++];
-	*r = (struct hrun){run->id, r->key, 0, 0, 0, 0, 0, 0, 0};
+	*slot = (void *)(uintptr_t)(++c->n);
 	return 0;
+nomem:
+	c->nomem = true;
+	return 1;
 }
 
+/* In capture order: the first and last of each run selected. */
 static int on_snapshot(void *arg, const struct leaksnap_store_snapshot *s)
 {
-	struct hrun *r = arg;
+	struct collect *c = arg;
+	void **slot = kit_table_find(&c->at, s->run_id, 0);
+	if (!slot)
+		return 0;
+	struct hrun *r = &c->runs[(uintptr_t)*slot - 1];
 	if (r->snaps++ == 0) {
 		r->first_time = s->time_ns;
-		r->first_snap = s->id;
 		r->growth = -(int64_t)s->total_bytes;
 	}
-	r->last_snap = s->id;
+	r->last_time = s->time_ns;
 	r->memory = s->total_bytes;
 	r->definite = s->unreachable_bytes;
-	return 0;
-}
-
-/* Stacks of a run: bytes at its first and last snapshot ------------------------ */
-
-struct sums {
-	struct kit_table at;       /* stack id -> index + 1 */
-	uint64_t *ids;
-	int64_t *delta;
-	size_t n, capids, capdelta;
-	int sign;
-	bool nomem;
-};
-
-static int on_record(void *arg, const struct leaksnap_store_record *rec)
-{
-	struct sums *s = arg;
-	void **slot = kit_table_slot(&s->at, rec->stack_id, 0);
-	if (!slot) {
-		s->nomem = true;
-		return 1;
-	}
-	if (!*slot) {
-		if (kit_grow((void **)&s->ids, &s->capids, s->n + 1, sizeof(*s->ids)) ||
-		    kit_grow((void **)&s->delta, &s->capdelta, s->n + 1, sizeof(*s->delta))) {
-			s->nomem = true;
-			return 1;
-		}
-		s->ids[s->n] = rec->stack_id;
-		s->delta[s->n] = 0;
-		*slot = (void *)(uintptr_t)(++s->n);
-	}
-	s->delta[(uintptr_t)*slot - 1] += s->sign * (int64_t)(rec->size * rec->count);
 	return 0;
 }
 
@@ -161,21 +165,48 @@ static bool wrapper(const char *fn)
 	       strncmp(fn, "hook_", 5) == 0 || strncmp(fn, "leaksnap_", 9) == 0;
 }
 
-struct fctx {
-	struct fnames *out;
-};
-
-static int on_frame(void *arg, const struct leaksnap_store_frame *f)
+static void fnames_free(struct fnames *x)
 {
-	struct fctx *c = arg;
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->n; i++)
+		free(x->names[i]);
+	for (size_t i = 0; x->symbols && i < x->frame.symbol_count; i++) {
+		free((char *)(uintptr_t)x->symbols[i].function);
+		free((char *)(uintptr_t)x->symbols[i].file);
+	}
+	free(x->symbols);
+	free((char *)(uintptr_t)x->frame.module);
+	free((char *)(uintptr_t)x->frame.build_id);
+	free(x);
+}
+
+/* A frame's names: its functions, or for a frame nothing is known of,
+ * the module's file name and the offset. */
+static struct fnames *names_of(const struct leaksnap_store_frame *f, bool whole)
+{
 	size_t n = f->symbol_count ? f->symbol_count : 1;
 	struct fnames *x = calloc(1, sizeof(*x) + n * sizeof(x->names[0]));
 	if (!x)
-		return 1;
-	for (size_t i = 0; i < f->symbol_count; i++)
-		x->names[x->n++] = strdup(f->symbols[i].function);
-	if (f->symbol_count == 0 || !*f->symbols[0].function) {
-		/* unknown: the module's file name and the offset */
+		return NULL;
+	x->frame = (struct leaksnap_store_frame){f->id, strdup(f->module), strdup(f->build_id),
+						 f->rel_pc, NULL, 0};
+	bool ok = x->frame.module && x->frame.build_id;
+	if (whole && f->symbol_count) {
+		x->symbols = calloc(f->symbol_count, sizeof(*x->symbols));
+		ok = ok && x->symbols;
+		for (size_t i = 0; ok && i < f->symbol_count; i++) {
+			x->symbols[i] = f->symbols[i];
+			x->symbols[i].function = strdup(f->symbols[i].function);
+			x->symbols[i].file = strdup(f->symbols[i].file);
+			x->frame.symbol_count = i + 1;
+			ok = x->symbols[i].function && x->symbols[i].file;
+		}
+		x->frame.symbols = x->symbols;
+	}
+	for (size_t i = 0; ok && i < f->symbol_count; i++)
+		ok = (x->names[x->n++] = strdup(f->symbols[i].function)) != NULL;
+	if (ok && (f->symbol_count == 0 || !*f->symbols[0].function)) {
 		char buf[256];
 		const char *base = strrchr(f->module, '/');
 		base = base ? base + 1 : f->module;
@@ -183,79 +214,118 @@ static int on_frame(void *arg, const struct leaksnap_store_frame *f)
 			 (unsigned long long)f->rel_pc);
 		if (x->n)
 			free(x->names[0]);
-		x->names[0] = strdup(buf);
 		x->n = x->n ? x->n : 1;
+		ok = (x->names[0] = strdup(buf)) != NULL;
 	}
-	for (size_t i = 0; i < x->n; i++)
-		if (!x->names[i]) {
-			for (size_t k = 0; k < x->n; k++)
-				free(x->names[k]);
-			free(x);
-			return 1;
-		}
-	c->out = x;
+	if (!ok) {
+		fnames_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+struct fetch {
+	struct leaksnap_store_history *h;
+	bool whole, nomem;
+};
+
+static int on_frame(void *arg, const struct leaksnap_store_frame *f)
+{
+	struct fetch *c = arg;
+	void **slot = kit_table_slot(&c->h->frames, f->id, 0);
+	if (!slot) {
+		c->nomem = true;
+		return 1;
+	}
+	if (*slot && (!c->whole || ((struct fnames *)*slot)->symbols ||
+		      !((struct fnames *)*slot)->frame.symbol_count == !f->symbol_count))
+		return 0;
+	struct fnames *x = names_of(f, c->whole);
+	if (!x) {
+		c->nomem = true;
+		return 1;
+	}
+	fnames_free(*slot);
+	*slot = x;
 	return 0;
 }
 
-static const struct fnames *frame_names(struct leaksnap_store_history *h, struct leaksnap_store *s,
-					uint64_t id, struct leaksnap_error *err)
+/* The names of the @n frames at @ids not known yet, fetched at once
+ * (@whole: with their symbols, for the suspects' stacks). */
+static int fetch_frames(struct leaksnap_store_history *h, struct leaksnap_store *s,
+			uint64_t *ids, size_t n, bool whole, struct leaksnap_error *err)
 {
-	void **slot = kit_table_slot(&h->frames, id, 0);
-	if (!slot)
-		return NULL;
-	if (!*slot) {
-		struct fctx c = {NULL};
-		if (leaksnap_store_frame(s, id, on_frame, &c, err) != 0)
-			return NULL;
-		if (!c.out) { /* (a frame the store lacks: unknown) */
-			c.out = calloc(1, sizeof(*c.out) + sizeof(c.out->names[0]));
-			if (!c.out || !(c.out->names[0] = strdup("?"))) {
-				free(c.out);
-				return NULL;
-			}
-			c.out->n = 1;
-		}
-		*slot = c.out;
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		void **slot = kit_table_find(&h->frames, ids[i], 0);
+		if (!slot || (whole && !((struct fnames *)*slot)->symbols))
+			ids[w++] = ids[i];
 	}
-	return *slot;
+	struct fetch c = {h, whole, false};
+	if (w && leaksnap_store_frames(s, ids, w, on_frame, &c, err) != 0 && !c.nomem)
+		return -1;
+	if (c.nomem)
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
+	for (size_t i = 0; i < w; i++) { /* a frame the store lacks: unknown */
+		void **slot = kit_table_slot(&h->frames, ids[i], 0);
+		if (!slot)
+			return kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
+		if (!*slot) {
+			struct leaksnap_store_frame none = {ids[i], "", "", 0, NULL, 0};
+			if (!(*slot = names_of(&none, false)))
+				return kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
+			free(((struct fnames *)*slot)->names[0]);
+			if (!(((struct fnames *)*slot)->names[0] = strdup("?")))
+				return kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
+		}
+	}
+	return 0;
 }
-
-struct sctx {
-	struct leaksnap_store_history *h;
-	struct leaksnap_store *s;
-	struct leaksnap_error *err;
-	struct chain *out;
-	bool failed;
-};
 
 static int on_stack(void *arg, const struct leaksnap_store_stack *st)
 {
-	struct sctx *c = arg;
-	struct chain *ch = c->out;
-	for (uint32_t f = 0; f < st->frame_count && ch->n < CHAIN_MAX; f++) {
-		const struct fnames *x = frame_names(c->h, c->s, st->frames[f], c->err);
-		if (!x) {
-			c->failed = true;
-			return 1;
-		}
-		for (size_t i = 0; i < x->n && ch->n < CHAIN_MAX; i++)
-			if (!wrapper(x->names[i]) && !(ch->names[ch->n++] = strdup(x->names[i]))) {
-				c->failed = true;
-				return 1;
-			}
+	struct fetch *c = arg;
+	void **slot = kit_table_find(&c->h->stacks, st->id, 0);
+	if (!slot || *slot)
+		return 0;
+	struct hstack *x = calloc(1, sizeof(*x));
+	if (!x || !(x->frames = malloc((st->frame_count ? st->frame_count : 1) * sizeof(uint64_t)))) {
+		free(x);
+		c->nomem = true;
+		return 1;
 	}
+	memcpy(x->frames, st->frames, st->frame_count * sizeof(uint64_t));
+	x->n = st->frame_count;
+	*slot = x;
+	return 0;
+}
+
+/* Extend stack @x's chain with its frames' names, from where it stopped. */
+static int chain_more(struct leaksnap_store_history *h, struct hstack *x)
+{
+	struct chain *ch = &x->chain;
+	for (; x->looked < x->n && ch->n < CHAIN_MAX; x->looked++) {
+		void **slot = kit_table_find(&h->frames, x->frames[x->looked], 0);
+		if (!slot)
+			return 0; /* not fetched yet */
+		const struct fnames *f = *slot;
+		for (size_t i = 0; i < f->n && ch->n < CHAIN_MAX; i++)
+			if (!wrapper(f->names[i]) && !(ch->names[ch->n++] = strdup(f->names[i])))
+				return -1;
+	}
+	if (ch->n < CHAIN_MAX && x->looked < x->n)
+		return 0;
 	size_t len = 1;
 	for (size_t i = 0; i < ch->n; i++)
 		len += strlen(ch->names[i]) + 1;
-	if (!(ch->key = malloc(len))) {
-		c->failed = true;
-		return 1;
-	}
+	if (!(ch->key = malloc(len)))
+		return -1;
 	ch->key[0] = '\0';
 	for (size_t i = 0; i < ch->n; i++) {
 		strcat(ch->key, ch->names[i]);
 		strcat(ch->key, "\n");
 	}
+	x->done = true;
 	return 0;
 }
 
@@ -266,75 +336,244 @@ static void chain_free(struct chain *c)
 	free(c->key);
 }
 
-/* Add @growth to @row's chain of stack @stack. */
-static int add_growth(struct leaksnap_store_history *h, struct leaksnap_store *s, struct row *row,
-		      uint64_t stack, int64_t growth, struct leaksnap_error *err)
+static int chain_copy(struct chain *to, const struct chain *from)
 {
-	struct chain ch = {0};
-	struct sctx c = {h, s, err, &ch, false};
-	if (leaksnap_store_stack(s, stack, on_stack, &c, err) != 0 || c.failed || !ch.key) {
-		chain_free(&ch);
-		return err->code ? -1 : kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
-	}
-	void **slot = kit_table_slot(&row->chain_of, sto_hash_text(STO_HASH_START, ch.key), 0);
-	if (!slot)
-		goto nomem;
-	if (*slot) {
-		row->growth[(uintptr_t)*slot - 1] += growth;
-		chain_free(&ch);
+	*to = (struct chain){NULL, {NULL}, 0};
+	for (size_t i = 0; i < from->n; i++)
+		if (!(to->names[to->n++] = strdup(from->names[i])))
+			goto fail;
+	if ((to->key = strdup(from->key)))
 		return 0;
+fail:
+	chain_free(to);
+	return -1;
+}
+
+/* The chains of every stack in h->stacks: their frames fetched a few at a
+ * time, only as deep as the chains need. */
+static int resolve_chains(struct leaksnap_store_history *h, struct leaksnap_store *s,
+			  struct leaksnap_error *err)
+{
+	uint64_t *ids = NULL;
+	size_t cap = 0, step = 4;
+	int rc = 0;
+	for (;;) {
+		size_t n = 0;
+		for (size_t i = 0; i <= h->stacks.mask && h->stacks.e; i++) {
+			struct hstack *x = h->stacks.e[i].used ? h->stacks.e[i].v : NULL;
+			if (!x || x->done)
+				continue;
+			for (uint32_t f = x->looked; f < x->n && f < x->looked + step; f++) {
+				if (kit_grow((void **)&ids, &cap, n + 1, sizeof(*ids)))
+					goto nomem;
+				ids[n++] = x->frames[f];
+			}
+		}
+		if ((rc = fetch_frames(h, s, ids, n, false, err)))
+			break;
+		bool more = false;
+		for (size_t i = 0; i <= h->stacks.mask && h->stacks.e; i++) {
+			struct hstack *x = h->stacks.e[i].used ? h->stacks.e[i].v : NULL;
+			if (!x || x->done)
+				continue;
+			if (chain_more(h, x))
+				goto nomem;
+			more |= !x->done;
+		}
+		if (!more)
+			break;
+		step *= 4;
 	}
-	if (kit_grow((void **)&row->chains, &row->capchains, row->nchains + 1, sizeof(ch)) ||
-	    kit_grow((void **)&row->growth, &row->capgrowth, row->nchains + 1, sizeof(int64_t)))
-		goto nomem;
-	row->chains[row->nchains] = ch;
-	row->growth[row->nchains] = growth;
-	*slot = (void *)(uintptr_t)(++row->nchains);
-	return 0;
+	free(ids);
+	return rc;
 nomem:
-	chain_free(&ch);
+	free(ids);
 	return kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
 }
 
-/* The stacks that grew between run @r's first and last snapshot, into
- * @row's chains. */
-static int run_suspects(struct leaksnap_store_history *h, struct leaksnap_store *s,
-			const struct hrun *r, struct row *row, struct leaksnap_error *err)
+/* Growth -------------------------------------------------------------------------- */
+
+struct grow {
+	struct leaksnap_store_history *h;
+	struct collect *c;
+	struct kit_table at;       /* (row, stack) -> index + 1 */
+	struct rs {
+		size_t row;
+		uint64_t stack;
+		int64_t bytes;
+	} *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static int on_growth(void *arg, const struct leaksnap_store_growth *g)
 {
-	if (r->snaps < 2)
-		return 0;
-	struct sums sums = {.sign = -1};
-	int rc = leaksnap_store_records(s, r->first_snap, on_record, &sums, err);
-	sums.sign = 1;
-	if (rc == 0 && !sums.nomem)
-		rc = leaksnap_store_records(s, r->last_snap, on_record, &sums, err);
-	if (sums.nomem)
-		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
-	for (size_t i = 0; rc == 0 && i < sums.n; i++)
-		if (sums.delta[i] > 0)
-			rc = add_growth(h, s, row, sums.ids[i], sums.delta[i], err);
-	kit_table_free(&sums.at, false);
-	free(sums.ids);
-	free(sums.delta);
+	struct grow *w = arg;
+	void **slot = kit_table_find(&w->c->at, g->run_id, 0);
+	if (!slot)
+		return 0; /* a run not selected */
+	const struct hrun *r = &w->c->runs[(uintptr_t)*slot - 1];
+	void **at = kit_table_slot(&w->at, r->row, g->stack_id);
+	void **st = kit_table_slot(&w->h->stacks, g->stack_id, 0);
+	if (!at || !st)
+		goto nomem;
+	if (!*at) {
+		if (kit_grow((void **)&w->v, &w->cap, w->n + 1, sizeof(*w->v)))
+			goto nomem;
+		w->v[w->n] = (struct rs){r->row, g->stack_id, 0};
+		*at = (void *)(uintptr_t)(++w->n);
+	}
+	w->v[(uintptr_t)*at - 1].bytes += g->bytes;
+	return 0;
+nomem:
+	w->nomem = true;
+	return 1;
+}
+
+/* Add @bytes of stack @x to @row's chain of it. */
+static int add_growth(struct row *row, uint64_t stack, const struct hstack *x, int64_t bytes)
+{
+	void **slot = kit_table_slot(&row->chain_of, sto_hash_text(STO_HASH_START, x->chain.key), 0);
+	if (!slot)
+		return -1;
+	if (!*slot) {
+		if (kit_grow((void **)&row->chains, &row->capchains, row->nchains + 1,
+			     sizeof(*row->chains)) ||
+		    kit_grow((void **)&row->growth, &row->capgrowth, row->nchains + 1,
+			     sizeof(*row->growth)) ||
+		    chain_copy(&row->chains[row->nchains], &x->chain))
+			return -1;
+		row->growth[row->nchains] = (struct cgrowth){0, stack, bytes};
+		*slot = (void *)(uintptr_t)(++row->nchains);
+	}
+	struct cgrowth *g = &row->growth[(uintptr_t)*slot - 1];
+	g->bytes += bytes;
+	if (bytes > g->best_bytes || (bytes == g->best_bytes && stack < g->best_stack)) {
+		g->best_bytes = bytes;
+		g->best_stack = stack;
+	}
+	return 0;
+}
+
+static int cmp_rs(const void *a, const void *b)
+{
+	const struct rs *x = a, *y = b;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The stacks that grew within the selected runs, by row, into the rows'
+ * chains. */
+static int suspects_of_growth(struct leaksnap_store_history *h, struct leaksnap_store *s,
+			      struct collect *c, struct leaksnap_error *err)
+{
+	struct grow w = {h, c, {0}, NULL, 0, 0, false};
+	int rc = leaksnap_store_growth(s, on_growth, &w, err);
+	uint64_t *ids = NULL;
+	size_t nids = 0;
+	if (w.nomem)
+		goto nomem;
+	if (rc)
+		goto out;
+	if (!(ids = malloc((h->stacks.count ? h->stacks.count : 1) * sizeof(*ids))))
+		goto nomem;
+	for (size_t i = 0; i <= h->stacks.mask && h->stacks.e; i++)
+		if (h->stacks.e[i].used && !h->stacks.e[i].v)
+			ids[nids++] = h->stacks.e[i].a;
+	struct fetch f = {h, false, false};
+	if (nids && leaksnap_store_stacks(s, ids, nids, on_stack, &f, err) != 0 && !f.nomem)
+		goto fail;
+	if (f.nomem)
+		goto nomem;
+	if (resolve_chains(h, s, err))
+		goto fail;
+	qsort(w.v, w.n, sizeof(*w.v), cmp_rs); /* (the same sums in any engine's order) */
+	for (size_t i = 0; i < w.n; i++) {
+		void **slot = kit_table_find(&h->stacks, w.v[i].stack, 0);
+		const struct hstack *x = slot ? *slot : NULL;
+		if (!x) {
+			/* a stack the store lacks: its chain is unknown */
+			static char q[] = "?", qk[] = "?\n";
+			static struct hstack unknown = {NULL, 0, 0, {qk, {q}, 1}, true};
+			x = &unknown;
+		}
+		if (add_growth(&h->rows[w.v[i].row], w.v[i].stack, x, w.v[i].bytes))
+			goto nomem;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	rc = kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
+	goto out;
+fail:
+	rc = -1;
+out:
+	free(ids);
+	free(w.v);
+	kit_table_free(&w.at, false);
 	return rc;
 }
 
 /* Rows --------------------------------------------------------------------------- */
 
-static struct row *row_for(struct leaksnap_store_history *h, const struct hrun *r)
+static struct row *row_for(struct leaksnap_store_history *h, struct kit_table *rows,
+			   const struct hrun *r, size_t *index)
 {
-	for (size_t i = 0; i < h->nrows; i++)
-		if (strcmp(h->rows[i].key, r->key) == 0)
-			return &h->rows[i];
+	void **slot = kit_table_slot(rows, sto_hash_text(STO_HASH_START, r->key), 0);
+	if (!slot)
+		return NULL;
+	for (uintptr_t i = (uintptr_t)*slot; i; i = 0) /* (a hash match is checked) */
+		if (strcmp(h->rows[i - 1].key, r->key) == 0) {
+			*index = i - 1;
+			return &h->rows[i - 1];
+		}
+	if (*slot) { /* two keys of one hash: search */
+		for (size_t i = 0; i < h->nrows; i++)
+			if (strcmp(h->rows[i].key, r->key) == 0) {
+				*index = i;
+				return &h->rows[i];
+			}
+	}
 	if (kit_grow((void **)&h->rows, &h->caprows, h->nrows + 1, sizeof(*h->rows)))
 		return NULL;
 	struct row *row = &h->rows[h->nrows];
 	memset(row, 0, sizeof(*row));
 	if (!(row->key = strdup(r->key)))
 		return NULL;
-	h->nrows++;
+	if (!*slot)
+		*slot = (void *)(uintptr_t)(h->nrows + 1);
+	*index = h->nrows++;
 	row->pub.first_time_ns = r->first_time;
 	return row;
+}
+
+static int add_point(struct row *row, const struct hrun *r)
+{
+	size_t i = 0;
+	while (i < row->npoints && strcmp(row->points[i].value, r->series) != 0)
+		i++;
+	if (i == row->npoints) {
+		if (kit_grow((void **)&row->points, &row->cappoints, row->npoints + 1,
+			     sizeof(*row->points)))
+			return -1;
+		row->points[i] = (struct leaksnap_store_history_point){strdup(r->series), 0, 0, 0, 0};
+		if (!row->points[i].value)
+			return -1;
+		row->npoints++;
+	}
+	struct leaksnap_store_history_point *p = &row->points[i];
+	p->runs++;
+	p->memory += r->memory;
+	p->growth += r->growth;
+	p->definite += r->definite;
+	return 0;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct leaksnap_store_history_point *x = a, *y = b;
+	return strcmp(x->value, y->value);
 }
 
 /* The row's suspects: the @top chains that grew most (ties by name). */
@@ -350,16 +589,17 @@ static int pick_suspects(struct row *row, size_t top)
 	while (n < top) {
 		size_t best = row->nchains;
 		for (size_t i = 0; i < row->nchains; i++)
-			if (!taken[i] && (best == row->nchains || row->growth[i] > row->growth[best] ||
-					  (row->growth[i] == row->growth[best] &&
-					   strcmp(row->chains[i].key, row->chains[best].key) < 0)))
+			if (!taken[i] &&
+			    (best == row->nchains || row->growth[i].bytes > row->growth[best].bytes ||
+			     (row->growth[i].bytes == row->growth[best].bytes &&
+			      strcmp(row->chains[i].key, row->chains[best].key) < 0)))
 				best = i;
 		if (best == row->nchains)
 			break;
 		taken[best] = true;
 		row->sus[n++] = (struct leaksnap_store_suspect){
 			(const char *const *)row->chains[best].names, row->chains[best].n,
-			row->growth[best], true};
+			row->growth[best].bytes, true, row->growth[best].best_stack, NULL, 0};
 	}
 	free(taken);
 	row->pub.suspects = row->sus;
@@ -401,6 +641,58 @@ static int compare_rows(struct row *prev, struct row *row)
 	return 0;
 }
 
+/* The suspects' whole stacks (the option stacks): their frames fetched at
+ * once, then each suspect's array. */
+static int suspect_stacks(struct leaksnap_store_history *h, struct leaksnap_store *s,
+			  struct leaksnap_error *err)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t r = 0; r < h->nrows; r++)
+		for (size_t i = 0; i < h->rows[r].pub.suspect_count; i++) {
+			void **slot = kit_table_find(&h->stacks, h->rows[r].sus[i].stack_id, 0);
+			const struct hstack *x = slot ? *slot : NULL;
+			for (uint32_t f = 0; x && f < x->n; f++) {
+				if (kit_grow((void **)&ids, &cap, n + 1, sizeof(*ids))) {
+					free(ids);
+					return kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
+				}
+				ids[n++] = x->frames[f];
+			}
+		}
+	int rc = fetch_frames(h, s, ids, n, true, err);
+	free(ids);
+	for (size_t r = 0; rc == 0 && r < h->nrows; r++)
+		for (size_t i = 0; rc == 0 && i < h->rows[r].pub.suspect_count; i++) {
+			struct leaksnap_store_suspect *sus = &h->rows[r].sus[i];
+			void **slot = kit_table_find(&h->stacks, sus->stack_id, 0);
+			const struct hstack *x = slot ? *slot : NULL;
+			if (!x || x->n == 0)
+				continue;
+			struct leaksnap_store_frame *v = calloc(x->n, sizeof(*v));
+			if (!v || kit_grow((void **)&h->suspect_frames, &h->capsf, h->nsf + 1,
+					   sizeof(*h->suspect_frames))) {
+				free(v);
+				rc = kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
+				break;
+			}
+			h->suspect_frames[h->nsf++] = v;
+			for (uint32_t f = 0; f < x->n; f++)
+				v[f] = ((struct fnames *)*kit_table_find(&h->frames, x->frames[f], 0))->frame;
+			sus->frames = v;
+			sus->frame_count = x->n;
+		}
+	/* the gone ones are copies of the row before's: their frames too */
+	for (size_t r = 1; rc == 0 && r < h->nrows; r++)
+		for (size_t k = 0; k < h->rows[r].pub.gone_count; k++)
+			for (size_t i = 0; i < h->rows[r - 1].pub.suspect_count; i++)
+				if (h->rows[r].gone[k].stack_id == h->rows[r - 1].sus[i].stack_id) {
+					h->rows[r].gone[k].frames = h->rows[r - 1].sus[i].frames;
+					h->rows[r].gone[k].frame_count = h->rows[r - 1].sus[i].frame_count;
+				}
+	return rc;
+}
+
 struct leaksnap_store_history *leaksnap_store_history_new(
 	struct leaksnap_store *s, const struct leaksnap_store_history_opts *opts,
 	struct leaksnap_error *err)
@@ -412,55 +704,70 @@ struct leaksnap_store_history *leaksnap_store_history_new(
 	o.by = o.by ? o.by : "build";
 	o.suspects = o.suspects ? o.suspects : 3;
 	struct leaksnap_store_history *h = calloc(1, sizeof(*h));
-	struct collect c = {&o, NULL, 0, 0, false};
+	struct collect c = {&o, NULL, 0, 0, {0}, false};
+	struct kit_table rows = {0};
 	if (!h)
 		goto nomem;
 	if (leaksnap_store_runs(s, on_run, &c, err) != 0 && !c.nomem)
 		goto fail;
 	if (c.nomem)
 		goto nomem;
-	for (size_t i = 0; i < c.n; i++)
-		if (leaksnap_store_snapshots(s, c.runs[i].id, on_snapshot, &c.runs[i], err) != 0)
-			goto fail;
+	if (leaksnap_store_snapshots(s, 0, on_snapshot, &c, err) != 0)
+		goto fail;
 	for (size_t i = 0; i < c.n; i++) {
 		struct hrun *r = &c.runs[i];
 		r->growth += (int64_t)r->memory;
-		struct row *row = row_for(h, r);
+		struct row *row = row_for(h, &rows, r, &r->row);
 		if (!row)
 			goto nomem;
 		row->pub.runs++;
 		row->pub.memory += r->memory;
 		row->pub.growth += r->growth;
 		row->pub.definite += r->definite;
-		if (run_suspects(h, s, r, row, err))
-			goto fail;
-	}
-	for (size_t i = 0; i < h->nrows; i++) {
-		h->rows[i].pub.key = h->rows[i].key;
-		if (pick_suspects(&h->rows[i], o.suspects) ||
-		    (i && compare_rows(&h->rows[i - 1], &h->rows[i])))
+		if (r->last_time > row->pub.last_time_ns)
+			row->pub.last_time_ns = r->last_time;
+		if (o.series && add_point(row, r))
 			goto nomem;
 	}
+	if (suspects_of_growth(h, s, &c, err))
+		goto fail;
+	for (size_t i = 0; i < h->nrows; i++) {
+		struct row *row = &h->rows[i];
+		row->pub.key = row->key;
+		qsort(row->points, row->npoints, sizeof(*row->points), cmp_point);
+		row->pub.points = row->points;
+		row->pub.point_count = row->npoints;
+		if (pick_suspects(row, o.suspects) || (i && compare_rows(&h->rows[i - 1], row)))
+			goto nomem;
+	}
+	if (o.stacks && suspect_stacks(h, s, err))
+		goto fail;
 	if (o.last && o.last < h->nrows)
 		h->first = h->nrows - o.last; /* the newest N */
-	for (size_t i = 0; i < c.n; i++)
-		free(c.runs[i].key);
-	free(c.runs);
-	return h;
+	goto done;
 nomem:
 	kit_error(err, LEAKSNAP_ERR_NOMEM, "history", "out of memory");
 fail:
-	for (size_t i = 0; i < c.n; i++)
-		free(c.runs[i].key);
-	free(c.runs);
 	leaksnap_store_history_free(h);
-	return NULL;
+	h = NULL;
+done:
+	for (size_t i = 0; i < c.n; i++) {
+		free(c.runs[i].key);
+		free(c.runs[i].series);
+	}
+	free(c.runs);
+	kit_table_free(&c.at, false);
+	kit_table_free(&rows, false);
+	return h;
 }
 
 static void row_free(struct row *row)
 {
 	for (size_t i = 0; i < row->nchains; i++)
 		chain_free(&row->chains[i]);
+	for (size_t i = 0; i < row->npoints; i++)
+		free((char *)(uintptr_t)row->points[i].value);
+	free(row->points);
 	free(row->chains);
 	free(row->growth);
 	free(row->sus);
@@ -476,13 +783,22 @@ void leaksnap_store_history_free(struct leaksnap_store_history *h)
 	for (size_t i = 0; i < h->nrows; i++)
 		row_free(&h->rows[i]);
 	free(h->rows);
-	for (size_t i = 0; i <= h->frames.mask && h->frames.e; i++) {
-		struct fnames *x = h->frames.e[i].used ? h->frames.e[i].v : NULL;
-		for (size_t k = 0; x && k < x->n; k++)
-			free(x->names[k]);
-		free(x);
-	}
+	for (size_t i = 0; i <= h->frames.mask && h->frames.e; i++)
+		if (h->frames.e[i].used)
+			fnames_free(h->frames.e[i].v);
 	kit_table_free(&h->frames, false);
+	for (size_t i = 0; i <= h->stacks.mask && h->stacks.e; i++) {
+		struct hstack *x = h->stacks.e[i].used ? h->stacks.e[i].v : NULL;
+		if (x) {
+			chain_free(&x->chain);
+			free(x->frames);
+			free(x);
+		}
+	}
+	kit_table_free(&h->stacks, false);
+	for (size_t i = 0; i < h->nsf; i++)
+		free(h->suspect_frames[i]);
+	free(h->suspect_frames);
 	free(h);
 }
 

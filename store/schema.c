@@ -71,6 +71,15 @@ static const struct sto_column record_cols[] = {
 	{"unreachable", STO_U64, "of them, unreachable"},
 	{"zygote", STO_BOOL, "allocated in a zygote child"},
 };
+static const struct sto_column growth_cols[] = {
+	{"run_id", STO_U64, "the run"},
+	{"first_snapshot", STO_U64, "the run's first snapshot when the row was written"},
+	{"last_snapshot", STO_U64, "and its last: rows of other pairs than the run's "
+				   "first and last now are stale"},
+	{"stack_id", STO_U64, "a stack whose bytes grew from the first to the last"},
+	{"bytes", STO_I64, "by how many bytes (> 0)"},
+	{"count", STO_I64, "its allocations, last minus first"},
+};
 static const struct sto_column ingest_cols[] = {
 	{"ingest_id", STO_U64, "random, per write"},
 	{"run_id", STO_U64, "the run written"},
@@ -94,7 +103,11 @@ const struct sto_table sto_tables[STO_TABLE_COUNT] = {
 	[STO_SYMBOLS] = {"symbols", COLS(symbol_cols), "frame_id, depth", "frame_id", STO_ONCE,
 			 "a frame's symbolized functions, symbolized once at ingest"},
 	[STO_RECORDS] = {"records", COLS(record_cols), "snapshot_id, idx", "snapshot_id",
-			 STO_APPEND, "a snapshot's records"},
+			 STO_ONCE, "a snapshot's records"},
+	[STO_GROWTH] = {"growth", COLS(growth_cols), "run_id, first_snapshot, last_snapshot, stack_id",
+			"run_id", STO_ONCE,
+			"what grew within each run, kept when the run is written (history reads "
+			"this, never the records)"},
 	[STO_INGESTS] = {"ingests", COLS(ingest_cols), "ingest_id", "run_id", STO_APPEND,
 			 "completion markers: a write's last row"},
 };
@@ -261,14 +274,43 @@ size_t sto_sqlite_insert(const struct sto_table *t, char *buf, size_t size)
 	return o.len;
 }
 
-/* Version 1 is the first: no step yet.  A step from N to N + 1 is a list
- * of statements (ALTER TABLE ... ADD COLUMN with a default, new tables),
- * run in the transaction that sets the version to N + 1; docs/store.md
- * lists each with its ClickHouse twin. */
+/* A step from N to N + 1 is a list of statements (ALTER TABLE ... ADD
+ * COLUMN with a default, new tables), run in the transaction that sets the
+ * version to N + 1; docs/store.md lists each with its ClickHouse twin.
+ *
+ * 1 -> 2: the growth table, filled from the records of each run's first
+ * and last complete snapshot (capture order: time, dump number, then
+ * snapshot id as unsigned: SQLite keeps it signed, so the negative ones,
+ * the top half, come last). */
+static const char *const upgrade_1[] = {
+	"CREATE TABLE growth (\n"
+	"    run_id INTEGER NOT NULL,\n"
+	"    first_snapshot INTEGER NOT NULL,\n"
+	"    last_snapshot INTEGER NOT NULL,\n"
+	"    stack_id INTEGER NOT NULL,\n"
+	"    bytes INTEGER NOT NULL,\n"
+	"    count INTEGER NOT NULL,\n"
+	"    PRIMARY KEY (run_id, first_snapshot, last_snapshot, stack_id)\n"
+	") WITHOUT ROWID",
+	"INSERT INTO growth "
+	"WITH o AS (SELECT run_id, snapshot_id, "
+	"  row_number() OVER (PARTITION BY run_id ORDER BY time_ns, seq, "
+	"    snapshot_id < 0, snapshot_id) AS rn, "
+	"  count(*) OVER (PARTITION BY run_id) AS n "
+	"  FROM snapshots WHERE ingest_id IN (SELECT ingest_id FROM ingests)), "
+	"p AS (SELECT run_id, max(CASE WHEN rn = 1 THEN snapshot_id END) AS f, "
+	"  max(CASE WHEN rn = n THEN snapshot_id END) AS l FROM o WHERE n > 1 GROUP BY run_id) "
+	"SELECT p.run_id, p.f, p.l, r.stack_id, "
+	"  sum(CASE WHEN r.snapshot_id = p.l THEN r.size * r.count ELSE -(r.size * r.count) END) AS b, "
+	"  sum(CASE WHEN r.snapshot_id = p.l THEN r.count ELSE -r.count END) "
+	"FROM p JOIN records r ON r.snapshot_id = p.f OR r.snapshot_id = p.l "
+	"GROUP BY p.run_id, r.stack_id HAVING b > 0",
+	NULL,
+};
+
 const char *const *sto_sqlite_upgrade(unsigned from)
 {
-	(void)from;
-	return NULL;
+	return from == 1 ? upgrade_1 : NULL;
 }
 
 /* Identifiers: FNV-1a over the bytes, then the kit's finalizer per part,

@@ -513,6 +513,42 @@ static int sq_put_records(struct sto_backend *b, const struct leaksnap_store_rec
 	return 0;
 }
 
+/* The run's rows of another pair go: one transaction, so nobody sees the
+ * run without its growth. */
+static int sq_put_growth(struct sto_backend *b, const struct leaksnap_store_growth *v, size_t n,
+			 struct leaksnap_error *err)
+{
+	struct sq *q = (struct sq *)b;
+	if (n == 0)
+		return 0;
+	sqlite3_stmt *del = NULL;
+	int rc = sqlite3_prepare_v2(q->db,
+				    "DELETE FROM growth WHERE run_id = ?1 AND "
+				    "(first_snapshot != ?2 OR last_snapshot != ?3)",
+				    -1, &del, NULL);
+	if (rc != SQLITE_OK)
+		return fail_rc(q, rc, "cannot write the growth of a run", err);
+	bind_u64(del, 1, v[0].run_id);
+	bind_u64(del, 2, v[0].first_snapshot);
+	bind_u64(del, 3, v[0].last_snapshot);
+	rc = step_done(q, del, "cannot write the growth of a run", err);
+	sqlite3_finalize(del);
+	if (rc)
+		return -1;
+	sqlite3_stmt *st = q->ins[STO_GROWTH];
+	for (size_t i = 0; i < n; i++) {
+		bind_u64(st, 1, v[i].run_id);
+		bind_u64(st, 2, v[i].first_snapshot);
+		bind_u64(st, 3, v[i].last_snapshot);
+		bind_u64(st, 4, v[i].stack_id);
+		sqlite3_bind_int64(st, 5, v[i].bytes);
+		sqlite3_bind_int64(st, 6, v[i].count);
+		if (step_done(q, st, "cannot write the growth of a run", err))
+			return -1;
+	}
+	return 0;
+}
+
 /* Reading ----------------------------------------------------------------------- */
 
 /* Rows of @sql (its ?1 bound to @id when @bind) one by one to @row; stops
@@ -620,16 +656,21 @@ static int snapshot_row(struct sq *q, sqlite3_stmt *st, void *ctx)
 	return ((leaksnap_store_snapshot_fn)vi->fn)(vi->arg, &s);
 }
 
-static int sq_snapshots(struct sto_backend *b, uint64_t run_id, leaksnap_store_snapshot_fn fn,
-			void *arg, struct leaksnap_error *err)
+static int sq_snapshots(struct sto_backend *b, uint64_t run_id, bool with_current,
+			leaksnap_store_snapshot_fn fn, void *arg, struct leaksnap_error *err)
 {
+	struct sq *q = (struct sq *)b;
 	struct visit vi = {(void *)fn, arg, err};
-	return each_row((struct sq *)b,
-			"SELECT snapshot_id, run_id, content_hash, source, time_ns, seq, total_bytes, "
-			"allocations, record_count, has_reachability, unreachable_bytes, "
-			"unreachable_count FROM snapshots WHERE run_id = ?1 AND " COMPLETE
-			" ORDER BY time_ns, seq, snapshot_id",
-			true, run_id, snapshot_row, &vi, err);
+	char sql[512];
+	char cur[64] = "";
+	if (with_current && q->in_run)
+		snprintf(cur, sizeof(cur), " OR ingest_id = %lld", (long long)q->ingest_id);
+	snprintf(sql, sizeof(sql),
+		 "SELECT snapshot_id, run_id, content_hash, source, time_ns, seq, total_bytes, "
+		 "allocations, record_count, has_reachability, unreachable_bytes, "
+		 "unreachable_count FROM snapshots WHERE %s(" COMPLETE "%s)",
+		 run_id ? "run_id = ?1 AND " : "", cur);
+	return each_row(q, sql, run_id != 0, run_id, snapshot_row, &vi, err);
 }
 
 static int record_row(struct sq *q, sqlite3_stmt *st, void *ctx)
@@ -669,13 +710,37 @@ static int stack_row(struct sq *q, sqlite3_stmt *st, void *ctx)
 	return ret;
 }
 
-static int sq_stack(struct sto_backend *b, uint64_t id, leaksnap_store_stack_fn fn, void *arg,
-		    struct leaksnap_error *err)
+/* Rows of the statement @sql for each of the @n ids at @ids (bound to ?1),
+ * the statement prepared once. */
+static int each_id(struct sq *q, const char *sql, const uint64_t *ids, size_t n,
+		   int (*row)(struct sq *q, sqlite3_stmt *st, void *ctx), void *ctx,
+		   struct leaksnap_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail_rc(q, rc, "cannot read the store", err);
+	int ret = 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		bind_u64(st, 1, ids[i]);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			if ((ret = row(q, st, ctx)) != 0)
+				break;
+		if (ret == 0 && rc != SQLITE_DONE)
+			ret = fail_rc(q, rc, "cannot read the store", err);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int sq_stacks(struct sto_backend *b, const uint64_t *ids, size_t n,
+		     leaksnap_store_stack_fn fn, void *arg, struct leaksnap_error *err)
 {
 	struct visit vi = {(void *)fn, arg, err};
-	return each_row((struct sq *)b,
-			"SELECT stack_id, frame_count, frame_ids FROM stacks WHERE stack_id = ?1",
-			true, id, stack_row, &vi, err);
+	return each_id((struct sq *)b,
+		       "SELECT stack_id, frame_count, frame_ids FROM stacks WHERE stack_id = ?1", ids,
+		       n, stack_row, &vi, err);
 }
 
 struct symbols {
@@ -726,13 +791,33 @@ static int frame_row(struct sq *q, sqlite3_stmt *st, void *ctx)
 	return ret;
 }
 
-static int sq_frame(struct sto_backend *b, uint64_t id, leaksnap_store_frame_fn fn, void *arg,
-		    struct leaksnap_error *err)
+static int sq_frames(struct sto_backend *b, const uint64_t *ids, size_t n,
+		     leaksnap_store_frame_fn fn, void *arg, struct leaksnap_error *err)
+{
+	struct visit vi = {(void *)fn, arg, err};
+	return each_id((struct sq *)b,
+		       "SELECT frame_id, module, build_id, rel_pc FROM frames WHERE frame_id = ?1",
+		       ids, n, frame_row, &vi, err);
+}
+
+static int growth_row(struct sq *q, sqlite3_stmt *st, void *ctx)
+{
+	(void)q;
+	struct visit *vi = ctx;
+	struct leaksnap_store_growth g = {col_u64(st, 0), col_u64(st, 1), col_u64(st, 2),
+					  col_u64(st, 3), sqlite3_column_int64(st, 4),
+					  sqlite3_column_int64(st, 5)};
+	return ((leaksnap_store_growth_fn)vi->fn)(vi->arg, &g);
+}
+
+static int sq_growth(struct sto_backend *b, leaksnap_store_growth_fn fn, void *arg,
+		     struct leaksnap_error *err)
 {
 	struct visit vi = {(void *)fn, arg, err};
 	return each_row((struct sq *)b,
-			"SELECT frame_id, module, build_id, rel_pc FROM frames WHERE frame_id = ?1",
-			true, id, frame_row, &vi, err);
+			"SELECT run_id, first_snapshot, last_snapshot, stack_id, bytes, count "
+			"FROM growth",
+			false, 0, growth_row, &vi, err);
 }
 
 static int count_row(struct sq *q, sqlite3_stmt *st, void *ctx)
@@ -754,5 +839,5 @@ static int sq_row_count(struct sto_backend *b, const struct sto_table *t, uint64
 static const struct sto_ops sq_ops = {
 	sq_close, sq_run_begin, sq_run_commit, sq_run_abort, sq_has_snapshot, sq_frames_known,
 	sq_put_snapshot, sq_put_stacks, sq_put_frames, sq_put_records, sq_runs, sq_snapshots,
-	sq_records, sq_stack, sq_frame, sq_row_count,
+	sq_records, sq_stacks, sq_frames, sq_put_growth, sq_growth, sq_row_count,
 };

@@ -8,12 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kit_table.h"
 #include "store_internal.h"
 
-struct leaksnap_store {
-	struct sto_backend *b;
-	bool in_run;
-};
 
 enum leaksnap_store_engine leaksnap_store_engine_of(const char *target)
 {
@@ -95,6 +92,8 @@ int leaksnap_store_run_begin(struct leaksnap_store *s, const struct leaksnap_sto
 		return -1;
 	}
 	s->in_run = true;
+	s->run_id = run->id;
+	s->run_snapshots = 0;
 	return 0;
 }
 
@@ -103,6 +102,10 @@ int leaksnap_store_run_commit(struct leaksnap_store *s, struct leaksnap_error *e
 	leaksnap_error_clear(err);
 	if (no_run(s, true, err))
 		return -1;
+	if (s->run_snapshots && sto_run_growth(s->b, s->run_id, err)) {
+		leaksnap_store_run_abort(s);
+		return -1;
+	}
 	s->in_run = false;
 	return s->b->ops->run_commit(s->b, err);
 }
@@ -133,7 +136,10 @@ int leaksnap_store_put_snapshot(struct leaksnap_store *s, const struct leaksnap_
 				struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	return no_run(s, true, err) ? -1 : s->b->ops->put_snapshot(s->b, snap, err);
+	if (no_run(s, true, err) || s->b->ops->put_snapshot(s->b, snap, err))
+		return -1;
+	s->run_snapshots++;
+	return 0;
 }
 
 int leaksnap_store_put_stacks(struct leaksnap_store *s, const struct leaksnap_store_stack *v,
@@ -157,18 +163,236 @@ int leaksnap_store_put_records(struct leaksnap_store *s, const struct leaksnap_s
 	return no_run(s, true, err) ? -1 : s->b->ops->put_records(s->b, v, n, err);
 }
 
+/* Snapshots, kept to be sorted ------------------------------------------------- */
+
+/* A snapshot as kept here: its strings copied. */
+struct kept {
+	struct leaksnap_store_snapshot s;
+	char *source;
+};
+
+struct keep {
+	struct kept *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static int keep_snapshot(void *arg, const struct leaksnap_store_snapshot *snap)
+{
+	struct keep *k = arg;
+	if (kit_grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v)) ||
+	    !(k->v[k->n].source = strdup(snap->source))) {
+		k->nomem = true;
+		return 1;
+	}
+	k->v[k->n].s = *snap;
+	k->v[k->n].s.source = k->v[k->n].source;
+	k->n++;
+	return 0;
+}
+
+static void keep_free(struct keep *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->v[i].source);
+	free(k->v);
+}
+
+int sto_cmp_capture(const struct leaksnap_store_snapshot *x,
+		    const struct leaksnap_store_snapshot *y)
+{
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_capture(const void *a, const void *b)
+{
+	return sto_cmp_capture(a, b);
+}
+
+/* The snapshots of @run_id (0: all), each once, in capture order, into @k. */
+static int sorted_snapshots(struct leaksnap_store *s, uint64_t run_id, bool with_current,
+			    struct keep *k, struct leaksnap_error *err)
+{
+	*k = (struct keep){NULL, 0, 0, false};
+	int rc = s->b->ops->snapshots(s->b, run_id, with_current, keep_snapshot, k, err);
+	if (k->nomem)
+		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, s->b->name, "out of memory");
+	if (rc) {
+		keep_free(k);
+		return -1;
+	}
+	qsort(k->v, k->n, sizeof(*k->v), cmp_capture);
+	size_t w = 0; /* each id once (one written twice on ClickHouse) */
+	for (size_t i = 0; i < k->n; i++) {
+		if (w && k->v[w - 1].s.id == k->v[i].s.id) {
+			free(k->v[i].source);
+			continue;
+		}
+		k->v[w++] = k->v[i];
+	}
+	k->n = w;
+	return 0;
+}
+
+/* Runs ------------------------------------------------------------------------------ */
+
+struct run_order {
+	uint64_t id, first_time;
+};
+
+struct runs_visit {
+	const struct run_order *order;
+	size_t n;
+	struct kept_run {
+		size_t at;      /* its place */
+		struct leaksnap_store_run r;
+		char *strs[5];  /* start, exe, build_id, cmdline; labels' below */
+		struct leaksnap_store_label *labels;
+	} *v;
+	size_t nv;
+	struct kit_table at;    /* run id -> its place + 1 */
+	bool nomem;
+};
+
+static int cmp_run_order(const void *a, const void *b)
+{
+	const struct run_order *x = a, *y = b;
+	if (x->first_time != y->first_time)
+		return x->first_time < y->first_time ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_kept_run(const void *a, const void *b)
+{
+	const struct kept_run *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void kept_run_free(struct kept_run *k)
+{
+	for (size_t i = 0; i < 5; i++)
+		free(k->strs[i]);
+	for (size_t i = 0; k->labels && i < k->r.label_count; i++) {
+		free((char *)(uintptr_t)k->labels[i].key);
+		free((char *)(uintptr_t)k->labels[i].value);
+	}
+	free(k->labels);
+}
+
+static int keep_run(void *arg, const struct leaksnap_store_run *run)
+{
+	struct runs_visit *v = arg;
+	void **slot = kit_table_slot(&v->at, run->id, 0);
+	if (!slot) {
+		v->nomem = true;
+		return 1;
+	}
+	uintptr_t taken = (uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1);
+	if (!*slot || ((uintptr_t)*slot & taken) || v->nv == v->n)
+		return 0; /* no snapshot seen (written meanwhile), or said twice */
+	size_t at = (uintptr_t)*slot - 1;
+	*slot = (void *)((uintptr_t)*slot | taken);
+	struct kept_run *k = &v->v[v->nv];
+	memset(k, 0, sizeof(*k));
+	k->at = at;
+	k->r = *run;
+	const char *src[4] = {run->start, run->exe, run->build_id, run->cmdline};
+	for (size_t i = 0; i < 4; i++)
+		if (!(k->strs[i] = strdup(src[i] ? src[i] : "")))
+			goto nomem;
+	k->r.start = k->strs[0];
+	k->r.exe = k->strs[1];
+	k->r.build_id = k->strs[2];
+	k->r.cmdline = k->strs[3];
+	k->r.label_count = 0;
+	k->labels = calloc(run->label_count ? run->label_count : 1, sizeof(*k->labels));
+	if (!k->labels)
+		goto nomem;
+	for (size_t i = 0; i < run->label_count; i++) {
+		char *kk = strdup(run->labels[i].key), *vv = strdup(run->labels[i].value);
+		if (!kk || !vv) {
+			free(kk);
+			free(vv);
+			goto nomem;
+		}
+		k->labels[k->r.label_count++] = (struct leaksnap_store_label){kk, vv};
+	}
+	k->r.labels = k->labels;
+	v->nv++;
+	return 0;
+nomem:
+	kept_run_free(k);
+	v->nomem = true;
+	return 1;
+}
+
 int leaksnap_store_runs(struct leaksnap_store *s, leaksnap_store_run_fn fn, void *arg,
 			struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	return s->b->ops->runs(s->b, fn, arg, err);
+	struct keep k;
+	if (sorted_snapshots(s, 0, false, &k, err))
+		return -1;
+	/* each run's first capture time */
+	struct run_order *order = calloc(k.n ? k.n : 1, sizeof(*order));
+	size_t n = 0;
+	int rc = -1;
+	struct runs_visit v = {0};
+	if (!order)
+		goto nomem;
+	for (size_t i = 0; i < k.n; i++) { /* (in capture order: the first is the run's first) */
+		void **slot = kit_table_slot(&v.at, k.v[i].s.run_id, 0);
+		if (!slot)
+			goto nomem;
+		if (!*slot) {
+			order[n++] = (struct run_order){k.v[i].s.run_id, k.v[i].s.time_ns};
+			*slot = (void *)1;
+		}
+	}
+	qsort(order, n, sizeof(*order), cmp_run_order);
+	for (size_t i = 0; i < n; i++)
+		*kit_table_find(&v.at, order[i].id, 0) = (void *)(uintptr_t)(i + 1);
+	v.order = order;
+	v.n = n;
+	if (!(v.v = calloc(n ? n : 1, sizeof(*v.v))))
+		goto nomem;
+	rc = s->b->ops->runs(s->b, keep_run, &v, err);
+	if (v.nomem)
+		goto nomem;
+	if (rc)
+		goto out;
+	qsort(v.v, v.nv, sizeof(*v.v), cmp_kept_run);
+	for (size_t i = 0; i < v.nv && rc == 0; i++)
+		rc = fn(arg, &v.v[i].r);
+	goto out;
+nomem:
+	rc = kit_error(err, LEAKSNAP_ERR_NOMEM, s->b->name, "out of memory");
+out:
+	for (size_t i = 0; i < v.nv; i++)
+		kept_run_free(&v.v[i]);
+	free(v.v);
+	kit_table_free(&v.at, false);
+	free(order);
+	keep_free(&k);
+	return rc;
 }
 
 int leaksnap_store_snapshots(struct leaksnap_store *s, uint64_t run_id,
 			     leaksnap_store_snapshot_fn fn, void *arg, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	return s->b->ops->snapshots(s->b, run_id, fn, arg, err);
+	struct keep k;
+	if (sorted_snapshots(s, run_id, false, &k, err))
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < k.n && rc == 0; i++)
+		rc = fn(arg, &k.v[i].s);
+	keep_free(&k);
+	return rc;
 }
 
 int leaksnap_store_records(struct leaksnap_store *s, uint64_t snapshot_id,
@@ -178,18 +402,18 @@ int leaksnap_store_records(struct leaksnap_store *s, uint64_t snapshot_id,
 	return s->b->ops->records(s->b, snapshot_id, fn, arg, err);
 }
 
-int leaksnap_store_stack(struct leaksnap_store *s, uint64_t id, leaksnap_store_stack_fn fn,
-			 void *arg, struct leaksnap_error *err)
+int leaksnap_store_stacks(struct leaksnap_store *s, const uint64_t *ids, size_t n,
+			  leaksnap_store_stack_fn fn, void *arg, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	return s->b->ops->stack(s->b, id, fn, arg, err);
+	return s->b->ops->stacks(s->b, ids, n, fn, arg, err);
 }
 
-int leaksnap_store_frame(struct leaksnap_store *s, uint64_t id, leaksnap_store_frame_fn fn,
-			 void *arg, struct leaksnap_error *err)
+int leaksnap_store_frames(struct leaksnap_store *s, const uint64_t *ids, size_t n,
+			  leaksnap_store_frame_fn fn, void *arg, struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	return s->b->ops->frame(s->b, id, fn, arg, err);
+	return s->b->ops->frames(s->b, ids, n, fn, arg, err);
 }
 
 int leaksnap_store_row_count(struct leaksnap_store *s, const char *table, uint64_t *n,

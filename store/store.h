@@ -52,7 +52,7 @@ extern "C" {
 /* The schema version this code writes and reads.  A store of an older
  * version is upgraded when opened for writing (docs/store.md); a newer
  * one is refused (LEAKSNAP_ERR_VERSION). */
-#define LEAKSNAP_STORE_SCHEMA_VERSION 1
+#define LEAKSNAP_STORE_SCHEMA_VERSION 2
 
 enum leaksnap_store_engine {
 	LEAKSNAP_STORE_SQLITE,
@@ -241,12 +241,13 @@ void leaksnap_store_content_hash(const struct leaksnap_snapshot *snap,
  * stop (that value is returned).  Strings are valid during the call only.
  * Only complete ingests are seen. */
 
-/* The runs, oldest first (by their first snapshot's capture time), with
- * their labels sorted by key. */
+/* The runs, oldest first (by their first snapshot's capture time, then
+ * run id as unsigned), with their labels sorted by key. */
 typedef int (*leaksnap_store_run_fn)(void *arg, const struct leaksnap_store_run *run);
 int leaksnap_store_runs(struct leaksnap_store *s, leaksnap_store_run_fn fn, void *arg,
 			struct leaksnap_error *err);
-/* The snapshots of run @run_id in capture order (time, then dump number). */
+/* The snapshots of run @run_id (0: of every run) in capture order: time,
+ * then dump number, then snapshot id as unsigned. */
 typedef int (*leaksnap_store_snapshot_fn)(void *arg, const struct leaksnap_store_snapshot *snap);
 int leaksnap_store_snapshots(struct leaksnap_store *s, uint64_t run_id,
 			     leaksnap_store_snapshot_fn fn, void *arg, struct leaksnap_error *err);
@@ -254,14 +255,33 @@ int leaksnap_store_snapshots(struct leaksnap_store *s, uint64_t run_id,
 typedef int (*leaksnap_store_record_fn)(void *arg, const struct leaksnap_store_record *rec);
 int leaksnap_store_records(struct leaksnap_store *s, uint64_t snapshot_id,
 			   leaksnap_store_record_fn fn, void *arg, struct leaksnap_error *err);
-/* Stack @id into @fn (not found: @fn is not called). */
+/* The stacks whose ids are among the @n at @ids, each once, in no set
+ * order (ids not stored: not visited). */
 typedef int (*leaksnap_store_stack_fn)(void *arg, const struct leaksnap_store_stack *stack);
-int leaksnap_store_stack(struct leaksnap_store *s, uint64_t id, leaksnap_store_stack_fn fn,
-			 void *arg, struct leaksnap_error *err);
-/* Frame @id, with its symbols, into @fn (not found: not called). */
+int leaksnap_store_stacks(struct leaksnap_store *s, const uint64_t *ids, size_t n,
+			  leaksnap_store_stack_fn fn, void *arg, struct leaksnap_error *err);
+/* The frames whose ids are among the @n at @ids, with their symbols, each
+ * once, in no set order. */
 typedef int (*leaksnap_store_frame_fn)(void *arg, const struct leaksnap_store_frame *frame);
-int leaksnap_store_frame(struct leaksnap_store *s, uint64_t id, leaksnap_store_frame_fn fn,
-			 void *arg, struct leaksnap_error *err);
+int leaksnap_store_frames(struct leaksnap_store *s, const uint64_t *ids, size_t n,
+			  leaksnap_store_frame_fn fn, void *arg, struct leaksnap_error *err);
+
+/* What grew within a run: for each stack whose bytes at the run's last
+ * snapshot exceed those at its first, the difference.  Kept when a run is
+ * written (its first and last snapshot as stored then), so that history
+ * never reads records. */
+struct leaksnap_store_growth {
+	uint64_t run_id;
+	uint64_t first_snapshot, last_snapshot;
+	uint64_t stack_id;
+	int64_t bytes;          /* > 0 */
+	int64_t count;          /* allocations, last minus first (any sign) */
+};
+/* The growth of every run, as of its first and last snapshot now; runs of
+ * one snapshot have none.  In no set order. */
+typedef int (*leaksnap_store_growth_fn)(void *arg, const struct leaksnap_store_growth *g);
+int leaksnap_store_growth(struct leaksnap_store *s, leaksnap_store_growth_fn fn, void *arg,
+			  struct leaksnap_error *err);
 /* The rows of table @table (a name of the schema), all of them, complete
  * or not (for tests and sizes). */
 int leaksnap_store_row_count(struct leaksnap_store *s, const char *table, uint64_t *n,
@@ -277,6 +297,22 @@ struct leaksnap_store_suspect {
 	size_t chain_len;
 	int64_t growth;           /* bytes its stacks grew by within the runs */
 	bool is_new;              /* not a suspect of the row before */
+	/* Its stack that grew most (of the row's runs), and with the option
+	 * stacks, that stack's frames, innermost first, with their symbols
+	 * (NULL and 0 without). */
+	uint64_t stack_id;
+	const struct leaksnap_store_frame *frames;
+	size_t frame_count;
+};
+
+/* One line of the curves: the row's runs with one value of the series
+ * label. */
+struct leaksnap_store_history_point {
+	const char *value;        /* "" when the runs have no such label */
+	size_t runs;
+	uint64_t memory;
+	int64_t growth;
+	uint64_t definite;
 };
 
 struct leaksnap_store_history_row {
@@ -284,6 +320,7 @@ struct leaksnap_store_history_row {
 				   * or the run's id in hex */
 	size_t runs;
 	uint64_t first_time_ns;   /* its first snapshot's */
+	uint64_t last_time_ns;    /* the last snapshot's of its runs */
 	uint64_t memory;          /* bytes live at each run's last snapshot, summed */
 	int64_t growth;           /* last - first snapshot of each run, summed */
 	uint64_t definite;        /* unreachable bytes at the last snapshots */
@@ -291,6 +328,10 @@ struct leaksnap_store_history_row {
 	size_t suspect_count;
 	const struct leaksnap_store_suspect *gone;     /* the row before's, not here */
 	size_t gone_count;
+	/* With the option series: the row split by that label's values,
+	 * sorted by value. */
+	const struct leaksnap_store_history_point *points;
+	size_t point_count;
 };
 
 struct leaksnap_store_history_opts {
@@ -300,6 +341,8 @@ struct leaksnap_store_history_opts {
 	size_t where_count;
 	size_t last;              /* only the newest N rows; 0: all */
 	size_t suspects;          /* per row; 0: 3 */
+	const char *series;       /* a label's key: each row's points; NULL: none */
+	bool stacks;              /* the suspects' frames too */
 };
 
 struct leaksnap_store_history;

@@ -44,7 +44,7 @@ struct sto_table {
 /* The tables, in the order they are created and documented. */
 enum sto_table_id {
 	STO_INFO, STO_RUNS, STO_LABELS, STO_SNAPSHOTS, STO_STACKS, STO_FRAMES, STO_SYMBOLS,
-	STO_RECORDS, STO_INGESTS, STO_TABLE_COUNT
+	STO_RECORDS, STO_GROWTH, STO_INGESTS, STO_TABLE_COUNT
 };
 extern const struct sto_table sto_tables[STO_TABLE_COUNT];
 /* The table named @name, or NULL. */
@@ -83,16 +83,31 @@ struct sto_ops {
 			  struct leaksnap_error *err);
 	int (*put_records)(struct sto_backend *b, const struct leaksnap_store_record *v,
 			   size_t n, struct leaksnap_error *err);
+	/* Reading: rows of complete ingests only, each key once (on
+	 * ClickHouse a row may have been written twice, by a write killed
+	 * and by the next; the rows of one key are the same), in no set order
+	 * unless said. */
+	/* The runs with a complete ingest, their labels sorted by key. */
 	int (*runs)(struct sto_backend *b, leaksnap_store_run_fn fn, void *arg,
 		    struct leaksnap_error *err);
-	int (*snapshots)(struct sto_backend *b, uint64_t run_id, leaksnap_store_snapshot_fn fn,
-			 void *arg, struct leaksnap_error *err);
+	/* The snapshots of run @run_id (0: of every run); with @with_current,
+	 * also those of the run being written (within a run only). */
+	int (*snapshots)(struct sto_backend *b, uint64_t run_id, bool with_current,
+			 leaksnap_store_snapshot_fn fn, void *arg, struct leaksnap_error *err);
+	/* A snapshot's records in index order, complete or being written. */
 	int (*records)(struct sto_backend *b, uint64_t snapshot_id, leaksnap_store_record_fn fn,
 		       void *arg, struct leaksnap_error *err);
-	int (*stack)(struct sto_backend *b, uint64_t id, leaksnap_store_stack_fn fn, void *arg,
-		     struct leaksnap_error *err);
-	int (*frame)(struct sto_backend *b, uint64_t id, leaksnap_store_frame_fn fn, void *arg,
-		     struct leaksnap_error *err);
+	int (*stacks)(struct sto_backend *b, const uint64_t *ids, size_t n,
+		      leaksnap_store_stack_fn fn, void *arg, struct leaksnap_error *err);
+	int (*frames)(struct sto_backend *b, const uint64_t *ids, size_t n,
+		      leaksnap_store_frame_fn fn, void *arg, struct leaksnap_error *err);
+	/* Within a run: the growth of the run being written, all rows of one
+	 * (first, last) pair (rows of the run's other pairs may be dropped). */
+	int (*put_growth)(struct sto_backend *b, const struct leaksnap_store_growth *v, size_t n,
+			  struct leaksnap_error *err);
+	/* Every growth row, of every pair (the caller keeps the current ones). */
+	int (*growth)(struct sto_backend *b, leaksnap_store_growth_fn fn, void *arg,
+		      struct leaksnap_error *err);
 	int (*row_count)(struct sto_backend *b, const struct sto_table *t, uint64_t *n,
 			 struct leaksnap_error *err);
 };
@@ -104,6 +119,22 @@ struct sto_backend {
 	unsigned version;       /* the schema version opened */
 	const char *name;       /* what errors name: the file, or the URL */
 };
+
+/* A store: its backend, and the run being written. */
+struct leaksnap_store {
+	struct sto_backend *b;
+	bool in_run;
+	uint64_t run_id;
+	size_t run_snapshots;   /* put in this run */
+};
+
+/* Capture order: time, dump number, snapshot id (unsigned); as qsort's. */
+int sto_cmp_capture(const struct leaksnap_store_snapshot *x,
+		    const struct leaksnap_store_snapshot *y);
+
+/* The growth of run @run_id as written so far (growth.c): when its first
+ * or last snapshot changed, the stacks that grew between them, put. */
+int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error *err);
 
 /* The SQLite backend (sqlite.c): NULL with @err filled. */
 struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_store_open_opts *o,

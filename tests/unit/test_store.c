@@ -178,7 +178,7 @@ static void test_schema_created(void **state)
 	assert_int_equal(leaksnap_store_schema_version(s), LEAKSNAP_STORE_SCHEMA_VERSION);
 	assert_int_equal(leaksnap_store_engine(s), LEAKSNAP_STORE_SQLITE);
 	static const char *const tables[] = {"store_info", "runs", "run_labels", "snapshots",
-					     "stacks", "frames", "symbols", "records", "ingests"};
+					     "stacks", "frames", "symbols", "records", "growth", "ingests"};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		assert_int_equal(rows(s, tables[i]), strcmp(tables[i], "store_info") == 0);
 	struct leaksnap_error err;
@@ -186,10 +186,10 @@ static void test_schema_created(void **state)
 	assert_int_equal(leaksnap_store_row_count(s, "x; DROP TABLE runs", &n, &err), -1);
 	assert_string_equal(err.text, "no table 'x; DROP TABLE runs' in the schema");
 	leaksnap_store_close(s);
-	assert_int_equal(sql_int(file, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 9);
-	assert_int_equal(sql_int(file, "PRAGMA user_version"), 1);
+	assert_int_equal(sql_int(file, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 10);
+	assert_int_equal(sql_int(file, "PRAGMA user_version"), 2);
 	assert_int_equal(sql_int(file, "PRAGMA page_size"), 65536);
-	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 1);
+	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 2);
 	/* a WAL store, opened again as it is */
 	assert_int_equal(sql_int(file, "PRAGMA journal_mode = WAL") >= 0, 1);
 	s = open_ok(file);
@@ -211,9 +211,9 @@ static void test_refused(void **state)
 	(void)state;
 	const char *file = path_in("newer.db");
 	leaksnap_store_close(open_ok(file));
-	sql(file, "UPDATE store_info SET value = '2' WHERE name = 'schema_version'");
+	sql(file, "UPDATE store_info SET value = '3' WHERE name = 'schema_version'");
 	expect_refused(file, LEAKSNAP_ERR_VERSION,
-		       "schema version 2 is newer than this leaksnap's (1): a newer leaksnap wrote it");
+		       "schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it");
 	char text[128];
 	snprintf(text, sizeof(text), "%s", path_in("text.db"));
 	FILE *f = fopen(text, "w");
@@ -426,8 +426,8 @@ static void test_hostile_strings(void **state)
 	assert_int_equal(leaksnap_store_snapshots(s, run.id, on_snapshot, &ids, &err), 0);
 	assert_int_equal(leaksnap_store_records(s, ids.snapshot, on_record, &ids, &err), 0);
 	assert_int_equal(ids.records, 2);
-	assert_int_equal(leaksnap_store_stack(s, ids.stack, on_stack, &ids, &err), 0);
-	assert_int_equal(leaksnap_store_frame(s, ids.frame, on_frame, &x, &err), 0);
+	assert_int_equal(leaksnap_store_stacks(s, &ids.stack, 1, on_stack, &ids, &err), 0);
+	assert_int_equal(leaksnap_store_frames(s, &ids.frame, 1, on_frame, &x, &err), 0);
 	assert_int_equal(x.frames, 1);
 	assert_memory_equal(x.module, hostile_path, sizeof(hostile_path));
 	assert_memory_equal(x.function, hostile, sizeof(hostile));
@@ -564,7 +564,99 @@ static void test_history(void **state)
 	assert_string_equal(leaksnap_store_history_row(h, 1)->key, "t");
 	assert_string_equal(leaksnap_store_history_row(h, 2)->key, "u");
 	leaksnap_store_history_free(h);
+
+	/* the series' points, and the suspects' whole stacks */
+	put_run(s, 3, "2", "t", 30, 100, 0, 40, 200, 7);
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o4, .series = "test", .stacks = true);
+	h = leaksnap_store_history_new(s, &o4, &err);
+	assert_non_null(h);
+	r = leaksnap_store_history_row(h, 2);
+	assert_int_equal(r->runs, 2);
+	assert_int_equal(r->last_time_ns, 31);
+	assert_int_equal(r->point_count, 2);
+	assert_string_equal(r->points[0].value, "t");
+	assert_int_equal(r->points[0].runs, 1);
+	assert_int_equal(r->points[0].memory, 47);
+	assert_int_equal(r->points[0].growth, 47);
+	assert_string_equal(r->points[1].value, "u");
+	assert_int_equal(r->points[1].memory, 600);
+	assert_int_equal(r->suspect_count, 3);
+	expect_chain(&r->suspects[0], "leak_c < main", 500, true);
+	assert_int_equal(r->suspects[0].stack_id, 300);
+	assert_int_equal(r->suspects[0].frame_count, 3);
+	assert_int_equal(r->suspects[0].frames[0].id, 5);
+	assert_string_equal(r->suspects[0].frames[0].symbols[0].function,
+			    "operator new(unsigned long)");
+	assert_string_equal(r->suspects[0].frames[2].module, "/lib/m.so");
+	expect_chain(&r->suspects[1], "leak_a < main", 40, false);
+	expect_chain(&r->suspects[2], "leak_b < main", 7, false);
+	assert_int_equal(r->gone_count, 0);
+	leaksnap_store_history_free(h);
+
+	/* a snapshot after run 3's last: its growth is from the first to it */
+	struct leaksnap_store_label lb[] = {{"build", "2"}, {"test", "t"}};
+	struct leaksnap_store_run r3 = {.id = 3, .pid = 1, .start = "", .exe = "/bin/x",
+					.build_id = "", .cmdline = "", .labels = lb, .label_count = 2};
+	assert_int_equal(leaksnap_store_run_begin(s, &r3, &err), 0);
+	struct leaksnap_store_snapshot later = {.id = 77, .run_id = 3, .source = "d", .time_ns = 32,
+						.total_bytes = 10};
+	assert_int_equal(leaksnap_store_put_snapshot(s, &later, &err), 0);
+	struct leaksnap_store_record lr = {77, 0, 100, 10, 1, 0, false};
+	assert_int_equal(leaksnap_store_put_records(s, &lr, 1, &err), 0);
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+	h = leaksnap_store_history_new(s, &o4, &err);
+	r = leaksnap_store_history_row(h, 2);
+	assert_int_equal(r->points[0].memory, 10);
+	assert_int_equal(r->suspect_count, 2);
+	expect_chain(&r->suspects[0], "leak_c < main", 500, true);
+	expect_chain(&r->suspects[1], "leak_a < main", 10, false);
+	leaksnap_store_history_free(h);
+	uint64_t n;
+	assert_int_equal(leaksnap_store_row_count(s, "growth", &n, &err), 0);
+	assert_int_equal(n, 4); /* run 1: a, b; run 2: b; run 3: a (its old pair's two gone) */
 	leaksnap_store_close(s);
+}
+
+/* A store of schema version 1 (no growth table) is upgraded when opened:
+ * the growth computed from the records, the same rows as a new store's. */
+static void test_upgrade_from_1(void **state)
+{
+	(void)state;
+	const char *file = path_in("v1.db");
+	struct leaksnap_store *s = open_ok(file);
+	put_run(s, 1, "1", "t", 10, 100, 100, 300, 200, 50);
+	put_run(s, 2, "2", "u", 20, 100, 100, 100, 300, 500);
+	leaksnap_store_close(s);
+	const char *q = "SELECT group_concat(run_id || ':' || first_snapshot || ':' || "
+			"last_snapshot || ':' || stack_id || ':' || bytes || ':' || count, ' ') "
+			"FROM (SELECT * FROM growth ORDER BY run_id, stack_id)";
+	char before[256];
+	{
+		sqlite3 *db;
+		assert_int_equal(sqlite3_open(file, &db), SQLITE_OK);
+		sqlite3_stmt *st;
+		assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		snprintf(before, sizeof(before), "%s", (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
+	assert_string_equal(before, "1:10:11:100:200:0 1:10:11:200:50:1 2:20:21:300:500:1");
+	sql(file, "DROP TABLE growth; UPDATE store_info SET value = '1' WHERE name = "
+		  "'schema_version'; PRAGMA user_version = 1");
+	assert_int_equal(sql_int(file, "SELECT count(*) FROM sqlite_master WHERE name = 'growth'"), 0);
+	s = open_ok(file);
+	assert_int_equal(leaksnap_store_schema_version(s), 2);
+	leaksnap_store_close(s);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(file, &db), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), before);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_int_equal(sql_int(file, "PRAGMA user_version"), 2);
 }
 
 /* The DDL -------------------------------------------------------------------- */
@@ -639,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_abort_leaves_nothing),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_upgrade_from_1),
 		cmocka_unit_test(test_ddl_documented),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
