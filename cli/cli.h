@@ -199,6 +199,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* Parse an unsigned decimal option value in [min, max]. */
 bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Parse a byte count: digits, then optionally K, M or G (powers of 1024),
+ * optionally followed by "B" or "iB" (leakdiff --fail-on, history
+ * --fail-on-regression). */
+bool cli_parse_bytes(const char *s, uint64_t *out);
 /* Parse a number of seconds, DIGITS[.DIGITS] or .DIGITS (no sign, exponent
  * or other spelling strtod() would take), in [min, max]. */
 bool cli_parse_seconds(const char *s, double min, double max, double *out);

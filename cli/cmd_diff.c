@@ -110,34 +110,6 @@ static const char diff_usage[] =
 	"malformed or mismatched snapshots, an unreadable symbol file).\n";
 
 
-/* A byte count: digits, then optionally K, M or G (powers of 1024),
- * optionally followed by "B" or "iB". */
-static bool parse_bytes(const char *s, uint64_t *out)
-{
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	unsigned shift = 0;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (shift && *end == 'i')
-		end++;
-	if (*end == 'B' || (*end == 'b' && shift))
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return false;
-	*out = (uint64_t)v << shift;
-	return true;
-}
-
 /* HTML page ---------------------------------------------------------------------------
  * The page embeds the document --json prints and the growth of the stacks
  * that grew most, for the flame graph. */
@@ -285,7 +257,7 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		}
 		return 0;
 	case O_MIN:
-		if (!parse_bytes(optarg, &c->o.min_bytes)) {
+		if (!cli_parse_bytes(optarg, &c->o.min_bytes)) {
 			cli_usage_error(
 				cmd, "--min-bytes needs a byte count (e.g. 4096 or 4K), not '%s'",
 				optarg);
@@ -311,7 +283,7 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 	case 'j': c->json = true; return 0;
 	case O_FOLDED: c->folded = true; return 0;
 	case O_FAIL:
-		if (!parse_bytes(optarg, &c->fail_on)) {
+		if (!cli_parse_bytes(optarg, &c->fail_on)) {
 			cli_usage_error(
 				cmd, "--fail-on needs a byte count (e.g. 1048576 or 1M), not '%s'",
 				optarg);
@@ -320,7 +292,7 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		c->has_fail_on = true;
 		return 0;
 	case O_FAIL_UNREACH:
-		if (!parse_bytes(optarg, &c->fail_unreachable)) {
+		if (!cli_parse_bytes(optarg, &c->fail_unreachable)) {
 			cli_usage_error(
 				cmd,
 				"--fail-on-unreachable needs a byte count (e.g. 1 or 4K), not '%s'",

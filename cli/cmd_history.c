@@ -11,7 +11,7 @@
 
 static const char history_usage[] =
 	"Usage: leaksnap history --db DB [--by build|run|LABEL] [--where KEY=VALUE]...\n"
-	"                        [--last N] [--json]\n\n"
+	"                        [--last N] [--json] [--fail-on-regression BYTES]\n\n"
 	"The runs kept by 'leaksnap store' in DB, one row per build (the runs with one\n"
 	"value of the label build), oldest first: the bytes live at each run's last\n"
 	"snapshot, the growth from its first snapshot to its last, the definite\n"
@@ -27,9 +27,16 @@ static const char history_usage[] =
 	"  --where KEY=VALUE    only runs with this label (repeatable: all of them)\n"
 	"  --last N             only the newest N rows\n"
 	"  -j, --json           JSON output\n"
+	"  --fail-on-regression BYTES\n"
+	"                       exit 1 when the newest row's growth, or its definite\n"
+	"                       bytes, exceed the row before's by more than BYTES (a\n"
+	"                       number, optionally with K, M or G: powers of 1024);\n"
+	"                       one line on standard error for each; a single row\n"
+	"                       has no build before it: not a regression\n"
 	"  -h, --help           this help\n\n"
-	"Exit status: 0 success, 2 any error (a DB that is not a store or has a\n"
-	"newer schema).\n";
+	"Exit status: 0 success (and, with --fail-on-regression, no regression);\n"
+	"1 the newest row regressed by more than --fail-on-regression BYTES; 2 any\n"
+	"error (a DB that is not a store or has a newer schema).\n";
 
 #define MAX_WHERE 64
 
@@ -40,6 +47,8 @@ struct history_opts {
 	size_t nwhere;
 	uint64_t last;
 	bool json;
+	bool has_fail_on;       /* --fail-on-regression BYTES */
+	uint64_t fail_on;
 };
 
 static int add_where(struct history_opts *o, const char *arg)
@@ -66,6 +75,7 @@ static int parse_args(int argc, char **argv, struct history_opts *o)
 		{"where", required_argument, NULL, 'w'},
 		{"last", required_argument, NULL, 'n'},
 		{"json", no_argument, NULL, 'j'},
+		{"fail-on-regression", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -93,6 +103,13 @@ static int parse_args(int argc, char **argv, struct history_opts *o)
 				return cli_usage_error("history", "--last needs a number from 1");
 			break;
 		case 'j': o->json = true; break;
+		case 'R':
+			if (!cli_parse_bytes(optarg, &o->fail_on))
+				return cli_usage_error("history",
+						       "--fail-on-regression needs a byte count (e.g. "
+						       "1048576 or 1M), not '%s'", optarg);
+			o->has_fail_on = true;
+			break;
 		case 'h':
 			fputs(history_usage, stdout);
 			return cli_finish_stdout(EXIT_OK) == EXIT_OK ? CLI_HELP_SHOWN : -1;
@@ -177,6 +194,47 @@ static void print_text(const struct leaksnap_store_history *h, const char *by)
 	}
 }
 
+/* @b - @a, saturated. */
+static int64_t sub_sat(int64_t b, int64_t a)
+{
+	int64_t d;
+	if (!__builtin_sub_overflow(b, a, &d))
+		return d;
+	return b > a ? INT64_MAX : INT64_MIN;
+}
+
+/* --fail-on-regression: whether the newest row's growth or definite bytes
+ * exceed the row before's by more than the limit, each said in one line
+ * on standard error.  A single row has no row before: no regression. */
+static bool regressed(const struct leaksnap_store_history *h, const struct history_opts *o)
+{
+	size_t n = leaksnap_store_history_count(h);
+	if (!o->has_fail_on || n < 2)
+		return false;
+	const struct leaksnap_store_history_row *a = leaksnap_store_history_row(h, n - 2),
+						*b = leaksnap_store_history_row(h, n - 1);
+	const char *ka = *a->key ? a->key : "(none)", *kb = *b->key ? b->key : "(none)";
+	bool bad = false;
+	int64_t dg = sub_sat(b->growth, a->growth);
+	int64_t dd = sub_sat(b->definite > INT64_MAX ? INT64_MAX : (int64_t)b->definite,
+			     a->definite > INT64_MAX ? INT64_MAX : (int64_t)a->definite);
+	if (dg > 0 && (uint64_t)dg > o->fail_on) {
+		cli_fail(NULL, "%s %s: growth %+lld bytes, %lld more than %s %s's (%+lld), above "
+			 "--fail-on-regression %llu", o->by, kb, (long long)b->growth,
+			 (long long)dg, o->by, ka, (long long)a->growth,
+			 (unsigned long long)o->fail_on);
+		bad = true;
+	}
+	if (dd > 0 && (uint64_t)dd > o->fail_on) {
+		cli_fail(NULL, "%s %s: definite %llu bytes, %lld more than %s %s's (%llu), above "
+			 "--fail-on-regression %llu", o->by, kb, (unsigned long long)b->definite,
+			 (long long)dd, o->by, ka, (unsigned long long)a->definite,
+			 (unsigned long long)o->fail_on);
+		bad = true;
+	}
+	return bad;
+}
+
 int cmd_history(int argc, char **argv)
 {
 	struct history_opts o = {.by = "build"};
@@ -201,6 +259,8 @@ int cmd_history(int argc, char **argv)
 	else
 		print_text(h, o.by);
 	status = cli_finish_stdout(EXIT_OK);
+	if (status == EXIT_OK && regressed(h, &o))
+		status = EXIT_LEAKS;
 out:
 	leaksnap_store_history_free(h);
 	leaksnap_store_close(st);

@@ -151,6 +151,32 @@ bool cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return true;
 }
 
+bool cli_parse_bytes(const char *s, uint64_t *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (shift && *end == 'i')
+		end++;
+	if (*end == 'B' || (*end == 'b' && shift))
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
 bool cli_parse_seconds(const char *s, double min, double max, double *out)
 {
 	if (s == NULL)

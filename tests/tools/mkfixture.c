@@ -17,7 +17,9 @@
  * 0x7f0000000000 for 8-byte pointers and 0xf0000000 for 4-byte ones.
  * The reach*.dump fixtures add a reachability section (see
  * write_reach_fixtures); the reach-diff*.dump ones are a series for
- * leakdiff (see write_reach_diff_fixtures).
+ * leakdiff (see write_reach_diff_fixtures); the hist-*.dump ones are runs
+ * of three builds for leaksnap history and leakdiff --db (see
+ * write_history_fixtures).
  *
  * Usage: mkfixture OUTDIR
  */
@@ -313,6 +315,63 @@ static void write_reach_diff_fixtures(void)
 	fixture_total = 16888;
 }
 
+/* Runs of three builds for leaksnap history and leakdiff --db: each run
+ * two snapshots one second apart (pid and time of their own), 8-byte
+ * little-endian, the sample's maps and metadata, four records:
+ *   A  32 B  [T+0x100, T+0x200]   B  1000  [T+0x300]
+ *   C  64    [B+0x10]             D  48    [T+0x400]
+ *                     pid  first       last           unreachable (last)
+ *   hist-1-*.dump     101  10 1 1 5    20 2 1 5       5 0 0 0
+ *   hist-2a-*.dump    102  10 1 1 5    40 1 5 5       20 0 1 0
+ *   hist-2b-*.dump    103  10 1 1 5    10 3 1 5       0 0 0 0
+ *   hist-3-*.dump     104  10 1 1 5    30 1 1 6       10 0 0 0
+ * (from T0 = 2025-11-21T10:22:33Z: +0 s, +100 s, +102 s, +200 s). */
+static uint32_t hist_pid;
+static uint64_t hist_time;
+static void t_hist(struct hdr *h)
+{
+	h->pid = hist_pid;
+	h->time_ns = hist_time;
+}
+
+static void write_history_fixtures(void)
+{
+	const uint64_t t = 0x7f0000001000ull, bar = 0x7f0000010000ull;
+	static const uint64_t size[4] = {32, 1000, 64, 48};
+	static const struct {
+		const char *name;
+		uint32_t pid;
+		uint64_t at;
+		uint64_t count[2][4];
+		uint32_t unreach[4];
+	} runs[] = {
+		{"hist-1", 101, 0, {{10, 1, 1, 5}, {20, 2, 1, 5}}, {5, 0, 0, 0}},
+		{"hist-2a", 102, 100, {{10, 1, 1, 5}, {40, 1, 5, 5}}, {20, 0, 1, 0}},
+		{"hist-2b", 103, 102, {{10, 1, 1, 5}, {10, 3, 1, 5}}, {0, 0, 0, 0}},
+		{"hist-3", 104, 200, {{10, 1, 1, 5}, {30, 1, 1, 6}}, {10, 0, 0, 0}},
+	};
+	const uint64_t pcs[4][BT] = {{t + 0x100, t + 0x200}, {t + 0x300}, {bar + 0x10}, {t + 0x400}};
+	static const uint32_t none[4];
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++)
+		for (int s = 0; s < 2; s++) {
+			struct rec r[4];
+			fixture_total = 0;
+			for (int i = 0; i < 4; i++) {
+				r[i].size = size[i];
+				r[i].count = runs[k].count[s][i];
+				memcpy(r[i].pc, pcs[i], sizeof(r[i].pc));
+				fixture_total += size[i] * r[i].count;
+			}
+			hist_pid = runs[k].pid;
+			hist_time = 1763720553000000000ull + (runs[k].at + (uint64_t)s) * 1000000000ull;
+			char name[32];
+			snprintf(name, sizeof(name), "%s-%d.dump", runs[k].name, s + 1);
+			emit(name, leaksnap_reach(8, 0, r, 4, t_hist, sample_meta,
+						  s ? runs[k].unreach : none, 4));
+		}
+	fixture_total = 16888;
+}
+
 static void write_leaksnap_fixtures(void)
 {
 	struct rec r64[5], r32[5];
@@ -462,5 +521,6 @@ int main(int argc, char **argv)
 	}
 	write_leaksnap_fixtures();
 	write_other_fixtures();
+	write_history_fixtures();
 	return 0;
 }
