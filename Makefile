@@ -160,7 +160,8 @@ $(B)/lib/pkgconfig/%.pc: %.pc.in Makefile
 # The HTML report's style and script, embedded in the page (report/page.c);
 # the script's parts are joined in this order.
 REPORT_CSS := report/report.css
-REPORT_JS := report/util.js report/curve.js report/flame.js report/tables.js report/main.js
+REPORT_JS := report/util.js report/curve.js report/flame.js report/tables.js report/history.js \
+	report/main.js
 $(B)/gen/report_assets.h: scripts/embed-assets.sh $(REPORT_CSS) $(REPORT_JS)
 	$(call say,GEN,$@)
 	$(Q)mkdir -p $(@D) && sh scripts/embed-assets.sh $@ $(REPORT_CSS) $(REPORT_JS)

@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "history.h"
 #include "store.h"
 
 static const char history_usage[] =
 	"Usage: leaksnap history --db DB [--by build|run|LABEL] [--where KEY=VALUE]...\n"
-	"                        [--last N] [--json] [--fail-on-regression BYTES]\n\n"
+	"                        [--last N] [--series KEY] [--json | --html FILE]\n"
+	"                        [--fail-on-regression BYTES]\n\n"
 	"The runs kept by 'leaksnap store' in DB, one row per build (the runs with one\n"
 	"value of the label build), oldest first: the bytes live at each run's last\n"
 	"snapshot, the growth from its first snapshot to its last, the definite\n"
@@ -26,7 +28,16 @@ static const char history_usage[] =
 	"                       'run': a row per run\n"
 	"  --where KEY=VALUE    only runs with this label (repeatable: all of them)\n"
 	"  --last N             only the newest N rows\n"
+	"  --series KEY         split each row by the values of label KEY: --json adds\n"
+	"                       each row's \"points\", the page draws one line per value\n"
+	"                       (default with --html: test)\n"
 	"  -j, --json           JSON output\n"
+	"  --html FILE          also write one self-contained HTML page: memory, growth\n"
+	"                       or definite bytes across the rows, one line per --series\n"
+	"                       value; a click on a row shows its suspects' whole\n"
+	"                       stacks ('-' is standard output, instead of the table);\n"
+	"                       an existing FILE is replaced only if it is a page\n"
+	"                       leaksnap wrote\n"
 	"  --fail-on-regression BYTES\n"
 	"                       exit 1 when the newest row's growth, or its definite\n"
 	"                       bytes, exceed the row before's by more than BYTES (a\n"
@@ -38,26 +49,13 @@ static const char history_usage[] =
 	"1 the newest row regressed by more than --fail-on-regression BYTES; 2 any\n"
 	"error (a DB that is not a store or has a newer schema).\n";
 
-#define MAX_WHERE 64
-
-struct history_opts {
-	const char *db, *by;
-	struct leaksnap_store_label where[MAX_WHERE];
-	char *where_text[MAX_WHERE];
-	size_t nwhere;
-	uint64_t last;
-	bool json;
-	bool has_fail_on;       /* --fail-on-regression BYTES */
-	uint64_t fail_on;
-};
-
-static int add_where(struct history_opts *o, const char *arg)
+static int add_where(struct history_cli *o, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg)
 		return cli_usage_error("history", "--where needs KEY=VALUE");
-	if (o->nwhere == MAX_WHERE)
-		return cli_usage_error("history", "more than %d --where options", MAX_WHERE);
+	if (o->nwhere == HISTORY_MAX_WHERE)
+		return cli_usage_error("history", "more than %d --where options", HISTORY_MAX_WHERE);
 	char *key = strdup(arg);
 	if (!key)
 		return cli_fail(NULL, "out of memory");
@@ -67,7 +65,7 @@ static int add_where(struct history_opts *o, const char *arg)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct history_opts *o)
+static int parse_args(int argc, char **argv, struct history_cli *o)
 {
 	static const struct option longopts[] = {
 		{"db", required_argument, NULL, 'D'},
@@ -75,6 +73,8 @@ static int parse_args(int argc, char **argv, struct history_opts *o)
 		{"where", required_argument, NULL, 'w'},
 		{"last", required_argument, NULL, 'n'},
 		{"json", no_argument, NULL, 'j'},
+		{"series", required_argument, NULL, 'S'},
+		{"html", required_argument, NULL, 'H'},
 		{"fail-on-regression", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -103,6 +103,16 @@ static int parse_args(int argc, char **argv, struct history_opts *o)
 				return cli_usage_error("history", "--last needs a number from 1");
 			break;
 		case 'j': o->json = true; break;
+		case 'S':
+			if (!*optarg)
+				return cli_usage_error("history", "--series needs a label's KEY");
+			o->series = optarg;
+			break;
+		case 'H':
+			if (o->html)
+				return cli_usage_error("history", "--html given twice");
+			o->html = optarg;
+			break;
 		case 'R':
 			if (!cli_parse_bytes(optarg, &o->fail_on))
 				return cli_usage_error("history",
@@ -121,77 +131,17 @@ static int parse_args(int argc, char **argv, struct history_opts *o)
 		return cli_usage_error("history", "missing --db DB");
 	if (optind != argc)
 		return cli_usage_error("history", "unexpected operand '%s'", argv[optind]);
+	if (o->html && strcmp(o->html, "-") == 0 && o->json)
+		return cli_usage_error("history",
+				       "--html - writes the page on standard output: not with --json");
+	if (o->html && !o->series)
+		o->series = "test";
+	/* (before any work: a file of the user's is never replaced) */
+	char *inputs[1] = {(char *)(uintptr_t)o->db};
+	if (o->html && (cli_outfile_check(o->html, CLI_REPLACE_OWN_HTML) ||
+			cli_outfile_not_input(o->html, inputs, 1)))
+		return -1;
 	return 0;
-}
-
-static json_t *json_chain(const struct leaksnap_store_suspect *x)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < x->chain_len; i++)
-		json_array_append_new(a, kit_json_text(x->chain[i]));
-	return a;
-}
-
-static void print_json(const struct leaksnap_store_history *h, const char *by)
-{
-	struct kit_json j;
-	kit_json_begin(&j, stdout);
-	kit_json_key(&j, "by");
-	kit_json_value(&j, kit_json_text(by));
-	kit_json_key(&j, "rows");
-	kit_json_list_begin(&j);
-	for (size_t i = 0; i < leaksnap_store_history_count(h); i++) {
-		const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, i);
-		json_t *sus = json_array(), *gone = json_array();
-		for (size_t k = 0; k < r->suspect_count; k++)
-			json_array_append_new(sus, json_pack("{s:o, s:I, s:b}", "chain",
-							     json_chain(&r->suspects[k]), "growth",
-							     (json_int_t)r->suspects[k].growth, "new",
-							     r->suspects[k].is_new));
-		for (size_t k = 0; k < r->gone_count; k++)
-			json_array_append_new(gone, json_pack("{s:o, s:I}", "chain",
-							      json_chain(&r->gone[k]), "growth",
-							      (json_int_t)r->gone[k].growth));
-		kit_json_list_item(&j, json_pack("{s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "key",
-						 kit_json_text(r->key), "runs", kit_json_u64(r->runs),
-						 "first_time_ns", kit_json_u64(r->first_time_ns),
-						 "memory", kit_json_u64(r->memory), "growth",
-						 (json_int_t)r->growth, "definite",
-						 kit_json_u64(r->definite), "suspects", sus, "gone",
-						 gone));
-	}
-	kit_json_list_end(&j);
-	kit_json_end(&j);
-}
-
-static void print_chain(const struct leaksnap_store_suspect *x)
-{
-	for (size_t i = 0; i < x->chain_len; i++)
-		printf("%s%s", i ? " < " : "", x->chain[i]);
-	printf("\n");
-}
-
-static void print_text(const struct leaksnap_store_history *h, const char *by)
-{
-	for (size_t i = 0; i < leaksnap_store_history_count(h); i++) {
-		const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, i);
-		char t[64] = "time unknown";
-		if (r->first_time_ns)
-			cli_format_time(r->first_time_ns, t, sizeof(t));
-		printf("%s %s: %zu run%s from %s: memory %llu bytes, growth %+lld, definite %llu\n",
-		       by, *r->key ? r->key : "(none)", r->runs, r->runs == 1 ? "" : "s", t,
-		       (unsigned long long)r->memory, (long long)r->growth,
-		       (unsigned long long)r->definite);
-		for (size_t k = 0; k < r->suspect_count; k++) {
-			printf("  %-4s %+12lld  ", r->suspects[k].is_new ? "new" : "",
-			       (long long)r->suspects[k].growth);
-			print_chain(&r->suspects[k]);
-		}
-		for (size_t k = 0; k < r->gone_count; k++) {
-			printf("  gone %12s  ", "");
-			print_chain(&r->gone[k]);
-		}
-	}
 }
 
 /* @b - @a, saturated. */
@@ -206,7 +156,7 @@ static int64_t sub_sat(int64_t b, int64_t a)
 /* --fail-on-regression: whether the newest row's growth or definite bytes
  * exceed the row before's by more than the limit, each said in one line
  * on standard error.  A single row has no row before: no regression. */
-static bool regressed(const struct leaksnap_store_history *h, const struct history_opts *o)
+static bool regressed(const struct leaksnap_store_history *h, const struct history_cli *o)
 {
 	size_t n = leaksnap_store_history_count(h);
 	if (!o->has_fail_on || n < 2)
@@ -237,7 +187,7 @@ static bool regressed(const struct leaksnap_store_history *h, const struct histo
 
 int cmd_history(int argc, char **argv)
 {
-	struct history_opts o = {.by = "build"};
+	struct history_cli o = {.by = "build"};
 	int rc = parse_args(argc, argv, &o), status = EXIT_ERROR;
 	struct leaksnap_store *st = NULL;
 	struct leaksnap_store_history *h = NULL;
@@ -249,15 +199,18 @@ int cmd_history(int argc, char **argv)
 	LEAKSNAP_OPTS(leaksnap_store_open_opts, so, .no_create = true);
 	st = leaksnap_store_open(o.db, &so, &err);
 	LEAKSNAP_OPTS(leaksnap_store_history_opts, ho, .by = o.by, .where = o.where,
-		      .where_count = o.nwhere, .last = (size_t)o.last);
+		      .where_count = o.nwhere, .last = (size_t)o.last, .series = o.series,
+		      .stacks = o.html != NULL);
 	if (!st || !(h = leaksnap_store_history_new(st, &ho, &err))) {
 		cli_fail_error(&err);
 		goto out;
 	}
-	if (o.json)
-		print_json(h, o.by);
-	else
-		print_text(h, o.by);
+	if (o.html && strcmp(o.html, "-") == 0)
+		; /* the page instead */
+	else if (o.json ? history_json(stdout, h, &o, false) : (history_text(h, &o), 0))
+		goto out;
+	if (o.html && history_html(h, &o))
+		goto out;
 	status = cli_finish_stdout(EXIT_OK);
 	if (status == EXIT_OK && regressed(h, &o))
 		status = EXIT_LEAKS;

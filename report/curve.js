@@ -64,9 +64,13 @@ function snapshotTimes(snaps) {
 /* @series: [{name, values[], title}], one value per snapshot.  @labels:
  * one short label per snapshot, @names: the full name of each; @times:
  * seconds since the first snapshot (snapshotTimes), or null; @first: the
- * first snapshot's capture time, shown with the axis. */
-function renderCurve(container, labels, names, series, times, first) {
-  const draw = () => { container.textContent = ''; drawCurve(container, labels, names, series, times, first); };
+ * first snapshot's capture time, shown with the axis.  @opts (may be
+ * absent), for curves over other things than snapshots (history's builds):
+ * xTitle, what a point of the x axis is ("build"); onPick(i), called when
+ * a point or an x label is clicked.  A value may then be null (no point:
+ * the line has a gap) or negative (the y axis goes below 0). */
+function renderCurve(container, labels, names, series, times, first, opts) {
+  const draw = () => { container.textContent = ''; drawCurve(container, labels, names, series, times, first, opts || {}); };
   draw();
   /* as wide as the page, again when the window's width changes */
   let width = container.clientWidth, pending = 0;
@@ -77,18 +81,40 @@ function renderCurve(container, labels, names, series, times, first) {
   });
 }
 
-function drawCurve(container, labels, names, series, times, first) {
+/* Byte ticks from @min (0 or below) to @max: byteTicks' step over the
+ * larger side, its multiples either side of 0. */
+function byteTicksBoth(min, max, count) {
+  if (min >= 0) return byteTicks(max, count);
+  const ax = byteTicks(Math.max(max, -min), count);
+  const ticks = [];
+  for (let v = -Math.ceil(-min / ax.step - 1e-9) * ax.step; v <= max + ax.step * 1e-9; v += ax.step)
+    ticks.push(v);
+  if (ticks[ticks.length - 1] < max) ticks.push(ticks[ticks.length - 1] + ax.step);
+  if (ticks.length < 2) ticks.push(ticks[0] + ax.step);
+  return {step: ax.step, unit: ax.unit, ticks};
+}
+
+function drawCurve(container, labels, names, series, times, first, opts) {
   const W = Math.max(320, Math.floor(container.clientWidth) || 900), H = 320, L = 76, R = 24,
     T = 16, B = 40;
   const n = labels.length;
-  let max = 0;
-  for (const s of series) for (const v of s.values) max = Math.max(max, v);
-  const ax = byteTicks(max, 5);
-  const top = ax.ticks[ax.ticks.length - 1] || 1;
+  let max = 0, min = 0;
+  for (const s of series) for (const v of s.values) if (v !== null) {
+    max = Math.max(max, v);
+    min = Math.min(min, v);
+  }
+  const ax = byteTicksBoth(min, max, 5);
+  const top = ax.ticks[ax.ticks.length - 1] || 1, bottom = Math.min(0, ax.ticks[0]);
   const span = times ? times[n - 1] : 0;
   const xt = t => L + t * (W - L - R) / span;
   const x = i => times ? xt(times[i]) : L + (n > 1 ? i * (W - L - R) / (n - 1) : (W - L - R) / 2);
-  const y = v => T + (H - T - B) * (1 - v / top);
+  const y = v => T + (H - T - B) * (1 - (v - bottom) / (top - bottom));
+  const where = i => opts.xTitle ? `${opts.xTitle} ${names[i]}` : `snapshot ${i + 1}`;
+  const pick = (node, i) => {
+    if (!opts.onPick) return;
+    node.classList.add('pick');
+    node.addEventListener('click', () => opts.onPick(i));
+  };
   const svg = svgEl('svg', {viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: 'curve',
     role: 'img', 'aria-label': 'bytes in each snapshot', 'data-axis': times ? 'time' : 'snapshot'});
   const grid = svgEl('g', {class: 'axis'});
@@ -107,29 +133,38 @@ function drawCurve(container, labels, names, series, times, first) {
   } else {
     for (let i = 0; i < n; i++) {
       const tx = svgEl('text', {x: x(i), y: H - B + 18, 'text-anchor': 'middle',
-        class: 'x-label', text: labels[i]});
+        class: 'x-label', text: labels[i], 'data-index': i});
       tx.appendChild(svgEl('title', {text: names[i]}));
+      pick(tx, i);
       grid.appendChild(tx);
     }
   }
   grid.appendChild(svgEl('text', {x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle',
     class: 'axis-title', text: times ? `time since the first snapshot (${fmtTime(first)})`
-      : 'snapshot'}));
+      : opts.xTitle || 'snapshot'}));
   svg.appendChild(grid);
 
   const legend = el('ul', {class: 'legend'});
   series.forEach((s, si) => {
     const color = PALETTE[si % PALETTE.length];
     const g = svgEl('g', {class: 'line', 'data-series': si});
-    const pts = s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
-    g.appendChild(svgEl('polyline', {points: pts, fill: 'none', stroke: color,
-      'stroke-width': si === 0 ? 3 : 2}));
+    /* one polyline per run of values without a gap */
+    let run = [];
+    const flush = () => {
+      if (run.length) g.appendChild(svgEl('polyline', {points: run.join(' '), fill: 'none',
+        stroke: color, 'stroke-width': si === 0 && !opts.xTitle ? 3 : 2}));
+      run = [];
+    };
+    s.values.forEach((v, i) => { if (v === null) flush(); else run.push(`${x(i).toFixed(1)},${y(v).toFixed(1)}`); });
+    flush();
     s.values.forEach((v, i) => {
+      if (v === null) return;
       const c = svgEl('circle', {cx: x(i), cy: y(v), r: 4, fill: color, class: 'pt',
         'data-series': si, 'data-snapshot': i, 'data-bytes': v});
       c.appendChild(svgEl('title', {text: `${s.name}: ${fmtBytes(v)} (${fmtInt(v)} bytes) ` +
-        `in snapshot ${i + 1}`}));
-      c.addEventListener('mousemove', ev => tip(ev, [s.title || s.name, names[i],
+        `in ${where(i)}`}));
+      pick(c, i);
+      c.addEventListener('mousemove', ev => tip(ev, [s.title || s.name, opts.xTitle ? where(i) : names[i],
         ...(times ? [`snapshot ${i + 1}, ${fmtSeconds(times[i])} after the first`] : []),
         `${fmtBytes(v)} (${fmtInt(v)} bytes)`]));
       c.addEventListener('mouseleave', untip);

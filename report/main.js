@@ -1,6 +1,6 @@
 /* leaksnap report: the page.  The data is the document `--json` prints for
  * the same command and options (id leaksnap-data) and the flame graph's
- * stacks (id leaksnap-flame). */
+ * stacks (id leaksnap-flame; none on the history page). */
 'use strict';
 
 function diffPage(app, doc, flame) {
@@ -135,6 +135,7 @@ function main() {
     const flame = readData('leaksnap-flame') ||
       {what: 'live', total: 0, rest_bytes: 0, rest_stacks: 0, frames: [], stacks: []};
     if (document.body.dataset.kind === 'diff') diffPage(app, doc, flame);
+    else if (document.body.dataset.kind === 'history') historyPage(app, doc);
     else symbolizePage(app, doc, flame);
     app.appendChild(el('footer', {class: 'muted', text: 'Written by leaksnap. The data ' +
       'this page shows is in its source, as the JSON the same command prints with --json.'}));

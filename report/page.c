@@ -1,4 +1,5 @@
-/* Self-contained HTML report pages (leakdiff --html, symbolize --html).
+/* Self-contained HTML report pages (leakdiff --html, symbolize --html,
+ * history --html).
  *
  * A page is: a head with a Content-Security-Policy that allows only the
  * page's own inline script and style (by their SHA-256, computed at build
@@ -98,8 +99,10 @@ static int write_page(FILE *out, const struct report_page *page,
 			return rc; /* reported */
 		}
 		ok = data_close(out, data) == 0;
-		data = ok ? data_open(out, "leaksnap-flame") : NULL;
-		ok = data != NULL;
+		if (ok && !page->fill_flame) /* a page without a flame graph */
+			ok = html_tail(out) == 0;
+		data = ok && page->fill_flame ? data_open(out, "leaksnap-flame") : NULL;
+		ok = ok && (data != NULL || !page->fill_flame);
 	}
 	if (data) {
 		ok = leaksnap_export_flame_write(fl, data, page->what, rest_bytes, rest_stacks) ==
@@ -121,7 +124,7 @@ int report_write(FILE *out, const struct report_page *page, struct leaksnap_erro
 	uint64_t rest_bytes = 0, rest_stacks = 0;
 	if (!fl)
 		return kit_error(err, LEAKSNAP_ERR_NOMEM, NULL, "out of memory");
-	int rc = page->fill_flame(fl, page->arg, &rest_bytes, &rest_stacks);
+	int rc = page->fill_flame ? page->fill_flame(fl, page->arg, &rest_bytes, &rest_stacks) : 0;
 	if (rc == 0)
 		rc = write_page(out, page, fl, rest_bytes, rest_stacks, err);
 	leaksnap_export_flame_free(fl);

@@ -1,5 +1,5 @@
 /* leaksnap report: the self-contained HTML page (leakdiff --html,
- * symbolize --html).  Private to the tool: the page's script and style
+ * symbolize --html, history --html).  Private to the tool: the page's script and style
  * (report.css, *.js) are embedded at build time.
  *
  * It never prints: an error of the page is a status and an error record
@@ -23,14 +23,15 @@
 /* What a page shows: the document --json prints and the flame graph's
  * stacks, both from the caller. */
 struct report_page {
-	const char *kind;  /* "diff" or "symbolize" */
+	const char *kind;  /* "diff", "symbolize" or "history" */
 	const char *title; /* a fixed title (the page's script sets a better one) */
 	const char *what;  /* the flame graph's bytes: "growth" or "live" */
 	/* writes the JSON document on @out (a stream that escapes it for the
 	 * page); nonzero: it failed and said why */
 	int (*write_json)(FILE *out, void *arg);
 	/* adds the flame graph's stacks to @fl, with the bytes and the count
-	 * of the stacks left out; nonzero: it failed and said why */
+	 * of the stacks left out; nonzero: it failed and said why.  NULL: the
+	 * page has no flame graph (no leaksnap-flame element) */
 	int (*fill_flame)(struct leaksnap_export_flame *fl, void *arg, uint64_t *rest_bytes,
 			  uint64_t *rest_stacks);
 	void *arg;

@@ -6,16 +6,28 @@
 #    the newest build's growth and definite bytes each compared with the
 #    build before's, one line each on stderr and exit 1 only when one
 #    exceeds it by more than BYTES (not when equal); a smaller one passes;
-#    a bad BYTES and a DB that is not a store: one line, exit 2.
+#    a bad BYTES and a DB that is not a store: one line, exit 2;
+#  - the table and --json --series (golden);
+#  - --html: the page embeds the --json --series test document, each
+#    suspect with its whole stack; self-contained (tests/tools/pagecheck.py);
+#    stdout unchanged ('-': the page instead); an earlier page replaced, a
+#    file of the user's, a symlink and --html - with --json refused (one
+#    line, exit 2, nothing changed);
+#  - in a real browser (tests/tools/browser.py; skipped without one), a
+#    store of fixtures and of tests/report/grow.c run under the hook with a
+#    function named with markup, a build and a test label named with markup:
+#    one line per test value, points per build, the metric buttons, a click
+#    on a build's label and on a point opening its suspects with their whole
+#    symbolized stacks (function, file:line, module), no script run.
 set -u
 B=$1
-top=$(cd "$(dirname "$0")/.." && pwd)
-L=$(cd "$B/bin" && pwd)/leaksnap
+. "$(dirname "$0")/hook-lib.sh"
 G=$top/tests/history
-w=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-history.XXXXXX")
-trap 'rm -rf "$w"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+PC="python3 $top/tests/tools/pagecheck.py"
+BROWSER="python3 $top/tests/tools/browser.py --timeout 60"
+json() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
 expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
 # golden NAME FILE: FILE is tests/history/NAME (UPDATE=1 rewrites it)
 golden() {
@@ -32,7 +44,7 @@ run() {
 	expect_eq "$_n: exit status" "$_st" "$_want"
 }
 
-"$B/tests/mkfixture" "$w/fx" || { echo "FAIL: mkfixture"; exit 1; }
+"$B/tests/mkfixture" "$w/fx" || { fail "mkfixture"; finish; }
 cd "$w/fx" || exit 1
 store() { "$L" store --db "$w/h.db" "$@" >/dev/null || fail "store $*"; }
 
@@ -77,5 +89,128 @@ run gate-notstore 2 history --db "$w/text.db" --fail-on-regression 0
 expect_eq "not a store" "$(cat "$w/gate-notstore.err")" \
 	"leaksnap: $w/text.db: not a leaksnap store (not a SQLite database)"
 
-[ $fails = 0 ] || { echo "$fails failed"; exit 1; }
-echo ok
+# 2. The table and --json --series -------------------------------------------------------
+run table 0 history --db "$w/h.db"
+golden table.out "$w/table.out"
+run series 0 history --db "$w/h.db" --json --series test
+python3 -m json.tool --sort-keys "$w/series.out" >"$w/series.json" || fail "--json --series: not JSON"
+golden series.json "$w/series.json"
+# without --series: no points, the rest the same
+run noseries 0 history --db "$w/h.db" --json
+expect_eq "--json without --series" "$(python3 -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+a.pop("series")
+for r in a["rows"]:
+    r.pop("points")
+print(a == b)' "$w/series.out" "$w/noseries.out")" True
+
+# 3. --html ------------------------------------------------------------------------------
+# the --json --series test document, each suspect with its whole stack
+# (frames, leakdiff's frame objects without the symbol file)
+run page 0 history --db "$w/h.db" --html "$w/h.html"
+golden table.out "$w/page.out"
+expect_eq "--html: stderr" "$(cat "$w/page.err")" ""
+$PC data "$w/h.html" leaksnap-data >"$w/embedded.json" || fail "no leaksnap-data"
+expect_eq "embedded document" "$(python3 -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+frames = [x.pop("frames") for r in b["rows"] for x in r["suspects"] + r["gone"]]
+print(a == b, sorted({len(f) for f in frames}))' "$w/series.out" "$w/embedded.json")" "True [1, 2]"
+expect_eq "embedded frames" "$(json "$w/embedded.json" '[(f["module"], f["build_id"], f["rel_pc"], f["pc"], f["function"]) for f in j["rows"][1]["suspects"][1]["frames"]]')" \
+	"[('/system/lib64/libfoo.so', '0123abcd', '0x1100', None, None), ('/system/lib64/libfoo.so', '0123abcd', '0x1200', None, None)]"
+expect_eq "static checks" "$($PC static "$w/h.html")" ok
+run page-series 0 history --db "$w/h.db" --series build --html "$w/series.html"
+$PC data "$w/series.html" leaksnap-data >"$w/series-embedded.json"
+expect_eq "--series build" "$(json "$w/series-embedded.json" '(j["series"], [[p["value"] for p in r["points"]] for r in j["rows"]])')" \
+	"('build', [['1'], ['2'], ['3']])"
+# '-': the page on standard output, instead of the table
+run page-stdout 0 history --db "$w/h.db" --html -
+cmp -s "$w/page-stdout.out" "$w/h.html" || fail "--html - differs from --html FILE"
+# publishing: as leakdiff --html
+chmod 640 "$w/h.html"
+run again 0 history --db "$w/h.db" --where test=alpha --html "$w/h.html"
+expect_eq "an earlier page replaced, its mode kept" "$(stat -c %a "$w/h.html") $($PC data "$w/h.html" leaksnap-data | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["rows"][1]["points"]))')" "640 1"
+echo "my notes" >"$w/mine.html"
+run mine 2 history --db "$w/h.db" --html "$w/mine.html"
+expect_eq "a file of the user's" "$(cat "$w/mine.err")" \
+	"leaksnap: $w/mine.html: already exists and is not a report leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+expect_eq "a file of the user's: stdout" "$(cat "$w/mine.out")" ""
+expect_eq "a file of the user's: kept" "$(cat "$w/mine.html")" "my notes"
+ln -s "$w/h.html" "$w/link.html"
+run link 2 history --db "$w/h.db" --html "$w/link.html"
+expect_eq "a symlink" "$(cat "$w/link.err")" \
+	"leaksnap: $w/link.html: is a symbolic link: not replaced (leaksnap never writes through one)"
+run stdout-json 2 history --db "$w/h.db" --json --html -
+expect_eq "--html - --json" "$(cat "$w/stdout-json.err")" \
+	"leaksnap: history: --html - writes the page on standard output: not with --json (see 'leaksnap history --help')"
+run db-page 2 history --db "$w/h.db" --html "$w/h.db"
+expect_eq "the store as the page" "$(cat "$w/db-page.err")" \
+	"leaksnap: $w/h.db: already exists and is not a report leaksnap wrote: not replaced (leaksnap never overwrites a file of yours)"
+ls "$w" | grep -q '\.tmp\|XXXX' && fail "a temporary file left: $(ls "$w")"
+
+# 4. In a real browser: a store with names and labels made of markup ------------------------
+HOSTILE_FN='</script><img src=x onerror=alert(1)>'
+HOSTILE_BUILD='</script><img src=x onerror=alert(5)>'
+HOSTILE_TEST='<img src=x onerror=alert(6)>"&'"'"
+have_hook=0
+if command -v gcc >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1; then
+	gcc -O1 -c -o "$w/hostile.o" "$top/tests/report/hostile.c" &&
+		objcopy --redefine-sym "hostile_leak=$HOSTILE_FN" "$w/hostile.o" &&
+		gcc -g -O1 -o "$w/grow" "$top/tests/report/grow.c" "$w/hostile.o" -ldl &&
+		LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/g" "$w/grow" && have_hook=1
+	[ $have_hook = 1 ] || fail "tests/report/grow.c under the hook"
+fi
+if [ $have_hook = 1 ]; then
+	"$L" store --db "$w/b.db" --label build=1 --label test=alpha hist-1-1.dump hist-1-2.dump \
+		>/dev/null || fail "store hist-1"
+	"$L" store --db "$w/b.db" --label "build=$HOSTILE_BUILD" --label "test=$HOSTILE_TEST" \
+		"$w"/g.*.0001.dump "$w"/g.*.0002.dump "$w"/g.*.0003.dump >/dev/null || fail "store grow"
+	run hostile 0 history --db "$w/b.db" --html "$w/b.html"
+	expect_eq "hostile page: static checks" "$($PC static "$w/b.html")" ok
+	$PC data "$w/b.html" leaksnap-data >"$w/b.json"
+	expect_eq "hostile labels embedded" "$(json "$w/b.json" '(j["rows"][1]["key"], j["rows"][1]["points"][0]["value"])')" \
+		"('$HOSTILE_BUILD', '$(printf '%s' "$HOSTILE_TEST" | sed "s/'/\\\\'/")')"
+	$BROWSER "$w/b.html" "$top/tests/report/history-steps.js" >"$w/dom.json" 2>"$w/browser.err"
+	st=$?
+	if [ $st = 3 ]; then
+		[ "$fails" = 0 ] || finish
+		echo "no browser: the page was not loaded in one (apt-get install chromium)"
+		exit 77
+	fi
+	[ $st = 0 ] || fail "browser, history page: $(cat "$w/browser.err")"
+	dom() { json "$w/dom.json" "$1"; }
+	expect_eq "page drawn" "$(dom '(j["ready"], j["images"], j["title"], j["metric"])')" \
+		"('1', 0, 'leaksnap history: 2 builds', 'memory')"
+	# one line per test value (sorted), the markup as text; one point per
+	# build with that test
+	line() { # METRIC: each test value's points, as the page should draw them
+		json "$w/b.json" '[[p["'"$1"'"] for r in j["rows"] for p in r["points"] if p["value"] == v] for v in sorted(p["value"] for r in j["rows"] for p in r["points"])]'
+	}
+	expect_eq "lines" "$(dom '(j["legend"], j["memory"])')" \
+		"($(json "$w/b.json" 'sorted(p["value"] for r in j["rows"] for p in r["points"])'), $(line memory))"
+	expect_eq "x axis: the builds" "$(dom '(j["x"], j["axisTitle"])')" "(['1', '$HOSTILE_BUILD'], 'build')"
+	expect_eq "y axis in bytes" "$(dom 'all(t.endswith(("B", "KiB", "MiB")) for t in j["yLabels"]) and len(j["yLabels"]) > 2')" True
+	expect_eq "table rows" "$(dom 'j["rows"]')" "['1', '$HOSTILE_BUILD']"
+	# the click on the hostile build: its suspects (new), then build 1's
+	# (gone), each with its whole stack: the three that grew most of
+	# grow.c's, symbolized at ingest (the hostile function's is the fourth)
+	expect_eq "build click" "$(dom '(j["open"], j["marks"])')" \
+		"(['1'], ['new', 'new', 'new', 'gone', 'gone'])"
+	expect_eq "suspects" "$(dom '[h.split(" ")[1] for h in j["heads"]]')" \
+		"$(json "$w/b.json" '[s["chain"][0] for s in j["rows"][1]["suspects"] + j["rows"][1]["gone"]]')"
+	expect_eq "stacks: functions" "$(dom '[f[:2] for f in j["stackFns"]]')" \
+		"[['je_wrap', 'main'], ['leak_steady', 'main'], ['leak_hostile_file', 'main'], ['??'], ['??', '??']]"
+	expect_eq "stacks: files" "$(dom '[s[0].split("/")[-1] for s in j["stackSrc"][:3]]')" \
+		"$(json "$w/b.json" '[s["frames"][0]["file"].split("/")[-1] + ":" + str(s["frames"][0]["line"]) + ":" + str(s["frames"][0]["column"]) for s in j["rows"][1]["suspects"]]')"
+	case $(dom 'j["stackSrc"][2][0]') in
+	*"/</script><img src=x onerror=alert(3)>.c:"*) ;;
+	*) fail "the hostile source file as text: $(dom 'j["stackSrc"][2][0]')" ;;
+	esac
+	expect_eq "stacks: modules" "$(dom '[s[0].split("+0x")[0] for s in j["stackPc"]]')" \
+		"['$w/grow', '$w/grow', '$w/grow', '/system/lib64/libfoo.so', '/system/lib64/libfoo.so']"
+	expect_eq "the inlined wrapper" "$(dom 'j["inlined"]')" "['leak_inline']"
+	expect_eq "point click" "$(dom 'j["openAfterPoint"]')" "['0', '1']"
+	expect_eq "growth" "$(dom '(j["growthMetric"], j["growth"])')" "(['growth', 'Growth'], $(line growth))"
+	expect_eq "definite" "$(dom 'j["definite"]')" "$(line definite)"
+fi
+
+finish

@@ -27,7 +27,8 @@ _leaksnap_opts()
 	ctl) echo "--json -o --output --reachability -h --help" ;;
 	watch) echo "--out --every --count --reachability --leakdiff -h --help" ;;
 	store) echo "--db -l --label -s --symbols --no-adjust $debuginfod -h --help" ;;
-	history) echo "--db --by --where --last -j --json --fail-on-regression -h --help" ;;
+	history) echo "--db --by --where --last --series -j --json --html --fail-on-regression" \
+		"-h --help" ;;
 	adb)
 		case $2 in
 		enable) echo "--malloc-debug --hook --control --frames -h --help" ;;
