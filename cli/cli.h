@@ -123,7 +123,8 @@ const struct leaksnap_sym_module *cli_symctx_module(const struct cli_symctx *c, 
 
 /* Rendering a symbolized frame (render.c).  The symbolized part of a text
  * frame line ("  function  file:line:column", "(no symbol file)", ...)
- * and one "inlined into" line per caller; @r->module must be set. */
+ * and one "inlined into" line per caller; @r->module must be set unless
+ * @r has frames (a store's answers name no symbol file). */
 void cli_print_symbols(const struct leaksnap_resolved *r);
 /* The same with inline level @mark (1: the function the frame's innermost
  * one is inlined into, ...) marked with "> "; SIZE_MAX marks none. */

@@ -17,12 +17,14 @@
 
 #include "cli.h"
 #include "diff_cli.h"
+#include "diff_store.h"
 #include "pprof.h"
 #include "report.h"
 
 static const char diff_usage[] =
 	"Usage: leakdiff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n"
-	"       leaksnap diff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n\n"
+	"       leaksnap diff [OPTIONS] OLD.dump NEW.dump [MORE.dump...]\n"
+	"       leakdiff [OPTIONS] --db DB (--run ID | --where KEY=VALUE...)\n\n"
 	"Compare heap snapshots of one program, oldest first, and rank what grew.\n"
 	"Snapshots may come from one process, from two runs (other pids and load\n"
 	"addresses) or from two builds: every frame is compared as (module, offset in\n"
@@ -39,10 +41,20 @@ static const char diff_usage[] =
 	"in capture order, by their time and dump number, whatever order they are\n"
 	"given in (a shell glob lists m.1.10.dump before m.1.2.dump), and a note says\n"
 	"so; snapshots of other runs keep the order given.\n\n"
+	"With --db, the snapshots are those of a run kept by 'leaksnap store' in DB,\n"
+	"compared as their dump files would be, their frames named as they were\n"
+	"symbolized when stored (the PCs shown are made up: the store keeps each\n"
+	"frame's module and offset).\n\n"
 	"Frames are symbolized when their files are found (--symbols trees, or the\n"
 	"paths themselves on this host, build IDs checked) and shown as\n"
 	"module+0xOFFSET otherwise.\n\n"
 	"Options:\n"
+	"  --db DB              compare the snapshots of a run of this store (a SQLite\n"
+	"                       file 'leaksnap store' wrote) instead of dump files\n"
+	"  --run ID             with --db: the run with this id (16 hex digits, as\n"
+	"                       'leaksnap history --by run' prints it)\n"
+	"  --where KEY=VALUE    with --db: the newest run with this label (repeatable:\n"
+	"                       all of them; several runs: a warning names the one)\n"
 	"  --by KEY             group records by: stack (default, the whole stack),\n"
 	"                       site (the first frame outside the allocation wrappers:\n"
 	"                       malloc family, operator new, std::, libc, libc++,\n"
@@ -206,7 +218,7 @@ static struct leaksnap_snapshot *reader_take(struct reader *r, size_t i)
 
 enum { O_BY = 256, O_SKIP, O_ZYG, O_TOP, O_MIN, O_SUPP, O_NOSYM, O_NOADJ, O_FOLDED, O_FAIL,
        O_HTML, O_HTML_STACKS, O_FAIL_UNREACH, O_PPROF, O_KEEP_ORDER,
-       O_FULL_NAMES };
+       O_FULL_NAMES, O_DB, O_RUN, O_WHERE };
 
 /* Options -------------------------------------------------------------------------------- */
 
@@ -322,6 +334,32 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		c->pprof = optarg;
 		return 0;
 	case O_FULL_NAMES: cli_set_full_names(true); return 0;
+	case O_DB:
+	case O_RUN:
+		if (opt == O_DB ? c->db != NULL : c->run != NULL) {
+			cli_usage_error(cmd, "%s given twice", opt == O_DB ? "--db" : "--run");
+			return -1;
+		}
+		*(opt == O_DB ? &c->db : &c->run) = optarg;
+		return 0;
+	case O_WHERE: {
+		const char *eq = strchr(optarg, '=');
+		if (!eq || eq == optarg) {
+			cli_usage_error(cmd, "--where needs KEY=VALUE");
+			return -1;
+		}
+		if (c->nwhere == MAX_WHERE) {
+			cli_usage_error(cmd, "more than %d --where options", MAX_WHERE);
+			return -1;
+		}
+		char *key = strdup(optarg);
+		if (!key)
+			return cli_fail(NULL, "out of memory");
+		key[eq - optarg] = '\0';
+		c->where_text[c->nwhere] = key;
+		c->where[c->nwhere++] = (struct leaksnap_store_label){key, key + (eq - optarg) + 1};
+		return 0;
+	}
 	case 'V':
 		return cli_print_version("leakdiff") == EXIT_OK ? CLI_HELP_SHOWN : -1;
 	case 'h':
@@ -385,11 +423,48 @@ static void warn_duplicates(char **files, int n)
 	free(ok);
 }
 
+/* With --db: a stored run instead of the @n @files, and none of the
+ * options that are about files.  -1 after saying what is wrong. */
+static int check_store_inputs(const struct diff_cli *c, char **files, int n)
+{
+	const char *cmd = "diff";
+	struct leaksnap_snapshot_open_opts none = {.sz = sizeof(none)};
+	if (!c->db)
+		cli_usage_error(cmd, "%s needs --db DB", c->run ? "--run" : "--where");
+	else if (!c->run && !c->nwhere)
+		cli_usage_error(cmd, "--db needs --run ID or --where KEY=VALUE: which run");
+	else if (c->run && c->nwhere)
+		cli_usage_error(cmd, "--run and --where exclude each other");
+	else if (n)
+		cli_usage_error(cmd, "--db compares a stored run: no snapshot files (got '%s')",
+				files[0]);
+	else if (c->ndirs || c->no_adjust)
+		cli_usage_error(cmd, "%s: a stored run's frames were symbolized when stored",
+				c->ndirs ? "--symbols" : "--no-adjust");
+	else if (c->in.maps_path || memcmp(&c->in.open, &none, sizeof(none)) != 0)
+		cli_usage_error(cmd, "--db compares a stored run: no options of dump files "
+			       "(--maps, --pointer-size, --frames, --count-is-frames)");
+	else {
+		for (int k = 0; k < 2; k++) {
+			const char *path = k ? c->pprof : c->html;
+			char *other[] = {(char *)(uintptr_t)c->supp_path, (char *)(uintptr_t)c->db};
+			if (path && (cli_outfile_not_input(path, other, 2) ||
+				     cli_outfile_check(path, k ? CLI_REPLACE_OWN_PPROF
+							       : CLI_REPLACE_OWN_HTML)))
+				return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
 /* The snapshots @files[0..n), the --symbols trees and the outputs, once
  * every option is read: -1 after saying what is wrong. */
 static int check_inputs(const struct diff_cli *c, char **files, int n)
 {
 	const char *cmd = "diff";
+	if (c->db || c->run || c->nwhere)
+		return check_store_inputs(c, files, n);
 	if (n < 2) {
 		cli_usage_error(cmd, n ? "expected at least two snapshots, got one"
 				       : "missing snapshots: expected OLD.dump NEW.dump");
@@ -452,6 +527,9 @@ static int parse_options(int argc, char **argv, struct diff_cli *c)
 		{"html-stacks", required_argument, NULL, O_HTML_STACKS},
 		{"pprof", required_argument, NULL, O_PPROF},
 		{"full-names", no_argument, NULL, O_FULL_NAMES},
+		{"db", required_argument, NULL, O_DB},
+		{"run", required_argument, NULL, O_RUN},
+		{"where", required_argument, NULL, O_WHERE},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -670,7 +748,7 @@ static struct leaksnap_diff *new_diff(struct diff_cli *c, size_t n,
 	struct leaksnap_error err;
 	leaksnap_error_clear(&err);
 	*resolver = NULL;
-	if (!c->no_symbols) {
+	if (!c->no_symbols && !c->db) {
 		LEAKSNAP_OPTS(leaksnap_resolver_opts, ro, .symbol_dirs = c->dirs,
 			      .symbol_dir_count = c->ndirs, .return_addresses = !c->no_adjust,
 			      .debuginfod = cli_debuginfod(), .no_symbols = cli_say_no_symbols);
@@ -759,6 +837,15 @@ static int add_snapshots(struct leaksnap_diff *d, struct diff_cli *c, char **pat
 	return rc;
 }
 
+/* The @n snapshots of stored run @ds added to @d: -1 after saying why. */
+static int add_stored(struct leaksnap_diff *d, struct diff_store *ds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (diff_store_add(ds, d, i))
+			return -1;
+	return 0;
+}
+
 /* Rank the @n snapshots' growth: -1 after saying why. */
 static int rank(struct leaksnap_diff *d, const struct diff_cli *c, size_t n)
 {
@@ -844,16 +931,30 @@ int cmd_diff(int argc, char **argv)
 	struct leaksnap_diff_suppressions *supp = NULL;
 	struct leaksnap_resolver *resolver = NULL;
 	struct leaksnap_diff *d = NULL;
+	struct diff_store *ds = NULL;
 	int status = EXIT_ERROR;
+	if (c.db) { /* a stored run: its snapshots, named by the store's symbols */
+		if (diff_store_open(&ds, c.db, c.run, c.where, c.nwhere))
+			goto out;
+		n = diff_store_count(ds);
+		if (!c.no_symbols) {
+			c.o.symbols = diff_store_symbols;
+			c.o.symbols_arg = ds;
+		}
+	}
 	if (read_suppressions(&c, &supp) == 0 && (d = new_diff(&c, n, supp, &resolver)) != NULL &&
-	    add_snapshots(d, &c, argv + first, n) == 0) {
+	    (ds ? add_stored(d, ds, n) : add_snapshots(d, &c, argv + first, n)) == 0) {
 		say_order(d, n);
 		warn_mismatch(d, n);
 		if (rank(d, &c, n) == 0 && render(d, &c) == 0)
 			status = exit_status(d, &c);
 	}
+out:
 	leaksnap_diff_free(d);
 	leaksnap_resolver_free(resolver);
 	leaksnap_diff_suppressions_free(supp);
+	diff_store_free(ds);
+	for (size_t i = 0; i < c.nwhere; i++)
+		free(c.where_text[i]);
 	return status;
 }

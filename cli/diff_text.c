@@ -46,8 +46,9 @@ static void print_diff_frame(const struct leaksnap_diff_frame *f, unsigned ptr, 
 		return;
 	}
 	printf("  %s+0x%llx", f->module, (unsigned long long)f->rel_pc);
-	if (!f->sym_module ||
-	    (!f->sym_module->file && f->sym_module->status != LEAKSNAP_SYM_BUILD_ID_MISMATCH)) {
+	if (!f->sym_count &&
+	    (!f->sym_module || (!f->sym_module->file &&
+				f->sym_module->status != LEAKSNAP_SYM_BUILD_ID_MISMATCH))) {
 		printf("\n"); /* no symbol file: the summary line says so once */
 		return;
 	}

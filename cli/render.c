@@ -92,11 +92,12 @@ void cli_print_symbols(const struct leaksnap_resolved *r)
 
 void cli_print_symbols_marked(const struct leaksnap_resolved *r, size_t mark)
 {
-	if (!r->module->file) {
+	/* (frames without a module: answers known before, a store's) */
+	if (!r->frame_count && r->module && !r->module->file) {
 		printf("  (%s)\n", cli_no_file_note(r->module));
 		return;
 	}
-	if (r->module->layout == LEAKSNAP_SYM_LAYOUT_NONE) {
+	if (!r->frame_count && r->module && r->module->layout == LEAKSNAP_SYM_LAYOUT_NONE) {
 		printf("  (debug-only symbol file, no layout)\n");
 		return;
 	}

@@ -67,6 +67,16 @@ enum leaksnap_diff_trend {
 
 struct leaksnap_diff_suppressions;
 
+/* Symbols known before the diff, e.g. a store's (frames symbolized when
+ * they were stored): the answer for the frame at @rel_pc of module @path
+ * (its build ID @build_id, @build_id_len bytes; 0: none recorded).
+ * @out->frames (innermost first) and @out->module (may be NULL: no symbol
+ * file to name) belong to the caller and must outlive the diff; no frames:
+ * nothing known.  0, or -1 with @err filled (out of memory). */
+typedef int (*leaksnap_diff_symbols_fn)(void *arg, const char *path, const uint8_t *build_id,
+					size_t build_id_len, uint64_t rel_pc,
+					struct leaksnap_resolved *out, struct leaksnap_error *err);
+
 /* The largest suppressions text leaksnap_diff_suppressions_parse() accepts. */
 #define LEAKSNAP_DIFF_SUPPRESSIONS_MAX ((size_t)64 << 20)
 
@@ -98,6 +108,10 @@ struct leaksnap_diff_options {
 	 * dump last -- in the places the run's snapshots were added at; other
 	 * runs' snapshots, and those of no known run, keep their places. */
 	bool keep_order;
+	/* Symbolizes frames instead of @resolver when set (@resolver is then
+	 * not used; added last: the options' size tells it from older callers). */
+	leaksnap_diff_symbols_fn symbols;
+	void *symbols_arg;
 };
 
 /* One input snapshot as the diff saw it. */

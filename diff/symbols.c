@@ -51,10 +51,22 @@ int lsd_frame_symbols(struct leaksnap_diff *d, uint32_t f, struct leaksnap_error
 		return 0;
 	fi->have |= HAVE_SYMBOLS;
 	const struct dframe *fr = &d->frames[f];
-	if (!d->o.resolver || fr->module == NONE)
+	if ((!d->o.resolver && !d->o.symbols) || fr->module == NONE)
 		return 0;
 	struct dmodule *m = &d->mods[d->mods[fr->module].canon];
 	uint64_t rel = fr->addr;
+	if (d->o.symbols) { /* the caller's answers */
+		struct leaksnap_resolved r = {0};
+		if (d->o.symbols(d->o.symbols_arg, m->path, m->build_id, m->build_id_len, rel, &r,
+				 err) != 0)
+			return -1;
+		if (r.module)
+			note_symmod(d, m, r.module);
+		fi->view.sym_module = r.module;
+		fi->view.sym = r.frames;
+		fi->view.sym_count = r.frame_count;
+		return 0;
+	}
 	/* while this diff resolves, the resolver's problems are its warnings
 	 * (the caller's callback is back as soon as it returns) */
 	leaksnap_resolve_warn_fn caller_warn;

@@ -17,7 +17,8 @@ _leaksnap_opts()
 		"--control --watch -h --help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
-		"--pprof --fail-on --fail-on-unreachable --full-names --version $debuginfod" ;;
+		"--pprof --fail-on --fail-on-unreachable --full-names --version --db --run --where" \
+		"$debuginfod" ;;
 	symbolize) echo "$input -s --symbols --no-adjust -v --verbose --top -j --json --html" \
 		"--html-stacks --full-names $debuginfod" ;;
 	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \

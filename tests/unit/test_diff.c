@@ -987,6 +987,87 @@ static void test_errors(void **state)
 	free(a);
 }
 
+/* Symbols known before the diff (options.symbols, a store's): every
+ * frame of a module is answered by the callback with its path, build ID
+ * and offset, no resolver is asked, and --by function groups by those
+ * names: two stacks of other offsets, one name, are one group. */
+struct known {
+	int calls;
+	struct leaksnap_sym_frame grow[2], other;
+	const struct leaksnap_sym_module *module;
+};
+
+static int known_symbols(void *arg, const char *path, const uint8_t *build_id, size_t build_id_len,
+			 uint64_t rel_pc, struct leaksnap_resolved *out, struct leaksnap_error *err)
+{
+	(void)err;
+	struct known *k = arg;
+	k->calls++;
+	assert_string_equal(path, "/lib/libx.so");
+	assert_int_equal(build_id_len, 4);
+	assert_int_equal(build_id[0], 0x0a);
+	*out = (struct leaksnap_resolved){k->module, NULL, 0};
+	if (rel_pc == 0x1234 || rel_pc == 0x1240) { /* grow, inlined into main */
+		out->frames = k->grow;
+		out->frame_count = 2;
+	} else if (rel_pc == 0x2000) {
+		out->frames = &k->other;
+		out->frame_count = 1;
+	}
+	return 0;
+}
+
+static void test_known_symbols(void **state)
+{
+	(void)state;
+	struct rec r1[] = {{100, 1, {0x55000001234, 0x55000002000, 0}},
+			   {10, 1, {0x55000001240, 0x55000002000, 0}},
+			   {8, 1, {0x55000003000, 0}}};
+	struct rec r2[] = {{100, 3, {0x55000001234, 0x55000002000, 0}},
+			   {10, 5, {0x55000001240, 0x55000002000, 0}},
+			   {8, 2, {0x55000003000, 0}}};
+	size_t l1, l2;
+	const char *meta = "build_id=0a0b0c0d /lib/libx.so\n";
+	uint8_t *a = leaksnap_dump(r1, 3, MAPS_AT("5500000", "/lib/libx.so"), meta, &l1);
+	uint8_t *b = leaksnap_dump(r2, 3, MAPS_AT("5500000", "/lib/libx.so"), meta, &l2);
+	struct known k = {0, {{.function = "grow", .file = "g.c", .line = 3, .inlined = true},
+			      {.function = "main", .file = "m.c", .line = 9}},
+			  {.function = "caller", .file = "c.c", .line = 1}, NULL};
+	LEAKSNAP_OPTS(leaksnap_diff_options, o, .by = LEAKSNAP_DIFF_BY_FUNCTION,
+		      .symbols = known_symbols, .symbols_arg = &k);
+	struct leaksnap_error err;
+	struct leaksnap_diff *d = leaksnap_diff_new(&o, 2, &err);
+	assert_non_null(d);
+	add(d, open_mem(a, l1, "a.dump"));
+	add(d, open_mem(b, l2, "b.dump"));
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	/* grow<main<caller twice (0x1234 and 0x1240): one group, 200 + 40 bytes */
+	assert_int_equal(leaksnap_diff_suspect_count(d), 2);
+	const struct leaksnap_diff_group *g = leaksnap_diff_suspect(d, 0);
+	assert_non_null(g);
+	assert_int_equal(g->bytes_delta, 240);
+	assert_int_equal(g->stack_count, 2);
+	assert_int_equal(leaksnap_diff_symbolize_group(d, g, &err), 0);
+	assert_null(g->frames[0]->sym_module);
+	assert_int_equal(g->frames[0]->sym_count, 2);
+	assert_string_equal(g->frames[0]->sym[0].function, "grow");
+	assert_true(g->frames[0]->sym[0].inlined);
+	assert_string_equal(g->frames[0]->sym[1].function, "main");
+	assert_string_equal(g->frames[1]->sym[0].function, "caller");
+	assert_int_equal(g->site, 0);
+	/* a frame the callback knows nothing of: module+offset */
+	const struct leaksnap_diff_group *h = leaksnap_diff_suspect(d, 1);
+	assert_int_equal(leaksnap_diff_symbolize_group(d, h, &err), 0);
+	assert_int_equal(h->frames[0]->sym_count, 0);
+	assert_int_equal(h->frames[0]->rel_pc, 0x3000);
+	/* no modules were looked up: none to list */
+	assert_int_equal(leaksnap_diff_symbol_module_count(d), 0);
+	assert_true(k.calls >= 4);
+	leaksnap_diff_free(d);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1009,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_reach_zygote_and_none),
 		cmocka_unit_test(test_reach_suppressions),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_known_symbols),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
