@@ -428,7 +428,6 @@ static void warn_duplicates(char **files, int n)
 static int check_store_inputs(const struct diff_cli *c, char **files, int n)
 {
 	const char *cmd = "diff";
-	struct leaksnap_snapshot_open_opts none = {.sz = sizeof(none)};
 	if (!c->db)
 		cli_usage_error(cmd, "%s needs --db DB", c->run ? "--run" : "--where");
 	else if (!c->run && !c->nwhere)
@@ -441,7 +440,8 @@ static int check_store_inputs(const struct diff_cli *c, char **files, int n)
 	else if (c->ndirs || c->no_adjust)
 		cli_usage_error(cmd, "%s: a stored run's frames were symbolized when stored",
 				c->ndirs ? "--symbols" : "--no-adjust");
-	else if (c->in.maps_path || memcmp(&c->in.open, &none, sizeof(none)) != 0)
+	else if (c->in.maps_path || c->in.open.pointer_size || c->in.open.frames ||
+		 c->in.open.count_is_frames)
 		cli_usage_error(cmd, "--db compares a stored run: no options of dump files "
 			       "(--maps, --pointer-size, --frames, --count-is-frames)");
 	else {

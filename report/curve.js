@@ -131,8 +131,16 @@ function drawCurve(container, labels, names, series, times, first, opts) {
         class: 'x-label', text: t.label}));
     }
   } else {
+    /* (over builds: as many labels as fit, the ends kept inside the chart;
+     * every point keeps its own title) */
+    const longest = Math.max(1, ...labels.map(l => String(l).length));
+    const every = opts.xTitle ? Math.max(1, Math.ceil(n * Math.min(longest * 7 + 12, 160) /
+      Math.max(1, W - L - R))) : 1;
     for (let i = 0; i < n; i++) {
-      const tx = svgEl('text', {x: x(i), y: H - B + 18, 'text-anchor': 'middle',
+      if (i !== n - 1 && (i % every || n - 1 - i < every)) continue;
+      const anchor = opts.xTitle && n > 1 && i === 0 ? 'start'
+        : opts.xTitle && n > 1 && i === n - 1 ? 'end' : 'middle';
+      const tx = svgEl('text', {x: x(i), y: H - B + 18, 'text-anchor': anchor,
         class: 'x-label', text: labels[i], 'data-index': i});
       tx.appendChild(svgEl('title', {text: names[i]}));
       pick(tx, i);
