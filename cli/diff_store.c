@@ -476,12 +476,18 @@ static void put(struct buf *b, const void *data, size_t n)
 	b->len += n;
 }
 
+/* @v as @width bytes, little-endian, at @p; returns the end. */
+static uint8_t *le(uint8_t *p, uint64_t v, unsigned width)
+{
+	for (unsigned i = 0; i < width; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return p + width;
+}
+
 static void put_u64(struct buf *b, uint64_t v, unsigned width)
 {
 	uint8_t x[8];
-	for (unsigned i = 0; i < width; i++)
-		x[i] = (uint8_t)(v >> (8 * i));
-	put(b, x, width);
+	put(b, x, (size_t)(le(x, v, width) - x));
 }
 
 static void put_text(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -506,15 +512,18 @@ static void put_text(struct buf *b, const char *fmt, ...)
 static void dump_of(const struct diff_store *ds, const struct ssnap *x, struct buf *b)
 {
 	struct buf recs = {0}, maps = {0}, meta = {0};
-	for (size_t i = 0; i < x->nrecs; i++) {
+	size_t info = 8 * (2 + (size_t)ds->slots);
+	uint8_t *p = x->nrecs ? malloc(x->nrecs * info) : NULL;
+	recs = (struct buf){(char *)p, x->nrecs * info, x->nrecs * info, x->nrecs && !p};
+	for (size_t i = 0; p && i < x->nrecs; i++) {
 		const struct srecord *r = &x->recs[i];
 		const struct sstack *st = *kit_table_find(&ds->stacks, r->stack_id, 0);
-		put_u64(&recs, r->size | (r->zygote ? (uint64_t)1 << 31 : 0), 8);
-		put_u64(&recs, r->count, 8);
+		p = le(p, r->size | (r->zygote ? (uint64_t)1 << 31 : 0), 8);
+		p = le(p, r->count, 8);
 		for (uint32_t k = 0; k < ds->slots; k++) {
 			const struct sframe *f = k < st->n ? st->frames[k] : NULL;
-			put_u64(&recs, !f ? 0 : f->module == NONE_MODULE
-					? f->rel_pc : ds->mods[f->module].base + f->rel_pc, 8);
+			p = le(p, !f ? 0 : f->module == NONE_MODULE
+				? f->rel_pc : ds->mods[f->module].base + f->rel_pc, 8);
 		}
 	}
 	for (size_t i = 0; i < ds->nmods; i++) {
