@@ -342,24 +342,8 @@ static int parse_option(struct diff_cli *c, int opt, char **argv)
 		}
 		*(opt == O_DB ? &c->db : &c->run) = optarg;
 		return 0;
-	case O_WHERE: {
-		const char *eq = strchr(optarg, '=');
-		if (!eq || eq == optarg) {
-			cli_usage_error(cmd, "--where needs KEY=VALUE");
-			return -1;
-		}
-		if (c->nwhere == MAX_WHERE) {
-			cli_usage_error(cmd, "more than %d --where options", MAX_WHERE);
-			return -1;
-		}
-		char *key = strdup(optarg);
-		if (!key)
-			return cli_fail(NULL, "out of memory");
-		key[eq - optarg] = '\0';
-		c->where_text[c->nwhere] = key;
-		c->where[c->nwhere++] = (struct leaksnap_store_label){key, key + (eq - optarg) + 1};
-		return 0;
-	}
+	case O_WHERE:
+		return cli_labels_add(&c->where, cmd, "--where", optarg);
 	case 'V':
 		return cli_print_version("leakdiff") == EXIT_OK ? CLI_HELP_SHOWN : -1;
 	case 'h':
@@ -430,9 +414,9 @@ static int check_store_inputs(const struct diff_cli *c, char **files, int n)
 	const char *cmd = "diff";
 	if (!c->db)
 		cli_usage_error(cmd, "%s needs --db DB", c->run ? "--run" : "--where");
-	else if (!c->run && !c->nwhere)
+	else if (!c->run && !c->where.n)
 		cli_usage_error(cmd, "--db needs --run ID or --where KEY=VALUE: which run");
-	else if (c->run && c->nwhere)
+	else if (c->run && c->where.n)
 		cli_usage_error(cmd, "--run and --where exclude each other");
 	else if (n)
 		cli_usage_error(cmd, "--db compares a stored run: no snapshot files (got '%s')",
@@ -463,7 +447,7 @@ static int check_store_inputs(const struct diff_cli *c, char **files, int n)
 static int check_inputs(const struct diff_cli *c, char **files, int n)
 {
 	const char *cmd = "diff";
-	if (c->db || c->run || c->nwhere)
+	if (c->db || c->run || c->where.n)
 		return check_store_inputs(c, files, n);
 	if (n < 2) {
 		cli_usage_error(cmd, n ? "expected at least two snapshots, got one"
@@ -572,7 +556,9 @@ int diff_check_options(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.in = (struct cli_input)CLI_INPUT_INIT;
 	c.o.sz = sizeof(c.o);
-	return parse_options(argc, argv, &c);
+	int rc = parse_options(argc, argv, &c);
+	cli_labels_release(&c.where);
+	return rc;
 }
 
 static const char *base_name(const char *path)
@@ -925,8 +911,10 @@ int cmd_diff(int argc, char **argv)
 	c.in = (struct cli_input)CLI_INPUT_INIT;
 	c.o.sz = sizeof(c.o);
 	int first = 0, rc = parse_args(argc, argv, &c, &first);
-	if (rc)
+	if (rc) {
+		cli_labels_release(&c.where);
 		return rc == CLI_HELP_SHOWN ? EXIT_OK : EXIT_ERROR;
+	}
 	size_t n = (size_t)(argc - first);
 	struct leaksnap_diff_suppressions *supp = NULL;
 	struct leaksnap_resolver *resolver = NULL;
@@ -934,7 +922,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_store *ds = NULL;
 	int status = EXIT_ERROR;
 	if (c.db) { /* a stored run: its snapshots, named by the store's symbols */
-		if (diff_store_open(&ds, c.db, c.run, c.where, c.nwhere))
+		if (diff_store_open(&ds, c.db, c.run, c.where.v, c.where.n))
 			goto out;
 		n = diff_store_count(ds);
 		if (!c.no_symbols) {
@@ -954,7 +942,6 @@ out:
 	leaksnap_resolver_free(resolver);
 	leaksnap_diff_suppressions_free(supp);
 	diff_store_free(ds);
-	for (size_t i = 0; i < c.nwhere; i++)
-		free(c.where_text[i]);
+	cli_labels_release(&c.where);
 	return status;
 }

@@ -49,22 +49,6 @@ static const char history_usage[] =
 	"1 the newest row regressed by more than --fail-on-regression BYTES; 2 any\n"
 	"error (a DB that is not a store or has a newer schema).\n";
 
-static int add_where(struct history_cli *o, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg)
-		return cli_usage_error("history", "--where needs KEY=VALUE");
-	if (o->nwhere == HISTORY_MAX_WHERE)
-		return cli_usage_error("history", "more than %d --where options", HISTORY_MAX_WHERE);
-	char *key = strdup(arg);
-	if (!key)
-		return cli_fail(NULL, "out of memory");
-	key[eq - arg] = '\0';
-	o->where_text[o->nwhere] = key;
-	o->where[o->nwhere++] = (struct leaksnap_store_label){key, key + (eq - arg) + 1};
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct history_cli *o)
 {
 	static const struct option longopts[] = {
@@ -95,7 +79,7 @@ static int parse_args(int argc, char **argv, struct history_cli *o)
 			o->by = optarg;
 			break;
 		case 'w':
-			if (add_where(o, optarg))
+			if (cli_labels_add(&o->where, "history", "--where", optarg))
 				return -1;
 			break;
 		case 'n':
@@ -198,8 +182,8 @@ int cmd_history(int argc, char **argv)
 	struct leaksnap_error err;
 	LEAKSNAP_OPTS(leaksnap_store_open_opts, so, .no_create = true);
 	st = leaksnap_store_open(o.db, &so, &err);
-	LEAKSNAP_OPTS(leaksnap_store_history_opts, ho, .by = o.by, .where = o.where,
-		      .where_count = o.nwhere, .last = (size_t)o.last, .series = o.series,
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, ho, .by = o.by, .where = o.where.v,
+		      .where_count = o.where.n, .last = (size_t)o.last, .series = o.series,
 		      .stacks = o.html != NULL);
 	if (!st || !(h = leaksnap_store_history_new(st, &ho, &err))) {
 		cli_fail_error(&err);
@@ -217,7 +201,6 @@ int cmd_history(int argc, char **argv)
 out:
 	leaksnap_store_history_free(h);
 	leaksnap_store_close(st);
-	for (size_t i = 0; i < o.nwhere; i++)
-		free(o.where_text[i]);
+	cli_labels_release(&o.where);
 	return status;
 }

@@ -8,11 +8,10 @@
 #include <leaksnap/diff.h>
 
 #include "cli.h"
-#include "store.h"
+#include "labels.h"
 
 #define MAX_SYMBOL_DIRS 64
 #define MAX_SKIP 256
-#define MAX_WHERE 64
 
 struct diff_cli {
 	struct leaksnap_diff_options o;
@@ -33,9 +32,7 @@ struct diff_cli {
 	uint64_t html_stacks;
 	/* --db DB with --run ID or --where KEY=VALUE...: a stored run */
 	const char *db, *run;
-	struct leaksnap_store_label where[MAX_WHERE];
-	char *where_text[MAX_WHERE]; /* (owned: the keys, values after them) */
-	size_t nwhere;
+	struct cli_labels where;
 	struct leaksnap_error err;
 };
 

@@ -7,15 +7,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "labels.h"
 #include "store.h"
-
-#define HISTORY_MAX_WHERE 64
 
 struct history_cli {
 	const char *db, *by;
-	struct leaksnap_store_label where[HISTORY_MAX_WHERE];
-	char *where_text[HISTORY_MAX_WHERE];
-	size_t nwhere;
+	struct cli_labels where; /* --where KEY=VALUE... */
 	uint64_t last;
 	bool json;
 	const char *series;     /* --series KEY, or NULL */
