@@ -278,6 +278,7 @@ static int image_build_locked(struct dump_image *img, enum hook_trigger trigger,
 		goto fail;
 	}
 	dump_build_meta(&img->meta, &img->maps, trigger, crash_signal, snap->clamped);
+	dump_fp_meta(&img->meta, snap);
 	if (reach_on)
 		buf_add(&img->meta, reach->meta, strlen(reach->meta));
 	if (img->maps.failed || img->meta.failed || img->meta.len > UINT32_MAX)

@@ -877,6 +877,7 @@ int hook_collect_begin(void)
 {
 	if (table_init(hook_cfg.frames) != 0)
 		return -1;
+	unwind_fp_exclude_self();
 	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
 	hook_register_atfork();
 	main_key_set();
