@@ -500,8 +500,8 @@ static void on_signal(int sig)
 	int saved = errno;
 	if (sig == sig_dump()) {
 		sem_post(&dump_sem);
-		/* A forked child starts its dump thread only once a dump is
-		 * asked for (the next allocation starts it). */
+		/* No dump thread (ended for unshare(CLONE_NEWUSER), or it
+		 * could not be made): the next allocation starts one. */
 		if (atomic_load(&thread_absent)) {
 			atomic_store(&dump_wanted, true);
 			atomic_store(&dump_thread_missing, true);
@@ -751,7 +751,9 @@ static void *dump_main(void *arg)
 	return NULL;
 }
 
-void dump_ensure_thread(void)
+/* Start the dump thread if it is wanted and missing; with @wait, return
+ * once it has published its tid and stack (else a dump waits for that). */
+static void ensure_thread(bool wait)
 {
 	bool expected = true;
 	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false))
@@ -783,9 +785,44 @@ void dump_ensure_thread(void)
 			    strerror(rc));
 	} else {
 		pthread_setname_np(t, "leaksnap-dump");
-		dump_thread_wait_started();
+		if (wait)
+			dump_thread_wait_started();
 	}
 	hook_busy--;
+}
+
+void dump_ensure_thread(void)
+{
+	ensure_thread(true);
+}
+
+void dump_child_start(void)
+{
+	/* (not waiting for the thread to run: the fork returns at once, and
+	 * a dump, or a reachability pause, waits for it meanwhile) */
+	atomic_store(&dump_wanted, true);
+	atomic_store(&dump_thread_missing, true);
+	ensure_thread(false);
+}
+
+void dump_threads_suspend(void)
+{
+	control_end_thread();
+	dump_thread_wait_started();
+	int tid = atomic_load(&dump_thread_tid);
+	dump_thread_end();
+	atomic_store(&dump_quit, false);
+	/* (its tid is 0 just before it returns: the kernel's task goes a
+	 * little later, and only then is the process single-threaded) */
+	for (int i = 0; tid && i < 2000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++) {
+		struct timespec ms = {0, 500000};
+		nanosleep(&ms, NULL);
+	}
+	if (tid) {
+		/* back with the next tracked allocation, or a dump signal */
+		atomic_store(&dump_wanted, true);
+		atomic_store(&dump_thread_missing, true);
+	}
 }
 
 /* The handlers install() replaced, for dump_stop(). */
@@ -891,12 +928,11 @@ void dump_after_fork_child(void)
 	atomic_store(&exit_begun, false);
 	atomic_store(&main_gone, false);
 	atomic_store(&wake_only, 0);
-	/* No thread in the child until it needs one: a dump signal or an
-	 * interval.  (A forked child stays single-threaded otherwise, which
-	 * some programs rely on, e.g. before unshare(CLONE_NEWUSER).) */
+	/* The child's own thread is started by dump_child_start(), once
+	 * every fork handler of the hook's has run. */
 	atomic_store(&thread_absent, true);
-	atomic_store(&dump_wanted, hook_cfg.interval_ns != 0);
-	atomic_store(&dump_thread_missing, hook_cfg.interval_ns != 0);
+	atomic_store(&dump_wanted, false);
+	atomic_store(&dump_thread_missing, false);
 }
 
 void dump_at_exit(void)

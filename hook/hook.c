@@ -841,6 +841,7 @@ static void fork_child(void)
 	dump_after_fork_child();
 	control_after_fork_child();
 	main_key_set(); /* the forking thread is the child's main thread */
+	dump_child_start();
 }
 
 /* Zero the stack below the caller's frame: the start-up runs before main()
