@@ -716,6 +716,7 @@ static void *control_main(void *arg)
 {
 	(void)arg;
 	hook_busy = 1; /* nothing this thread allocates is the program's */
+	prctl(PR_SET_NAME, "leaksnap-ctl"); /* (from inside: see dump_main) */
 	atomic_store(&control_thread_tid, (int)syscall(SYS_gettid));
 	/* below this frame the thread holds nothing of the program's */
 	sigset_t set;
@@ -810,7 +811,6 @@ static void open_and_start(void)
 		return;
 	}
 	thread_made = true;
-	pthread_setname_np(ctl_thread, "leaksnap-ctl");
 	control_thread_wait_started();
 	atomic_store(&sock_open, true);
 }

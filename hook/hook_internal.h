@@ -73,6 +73,8 @@ struct hook_config {
 	const char *unwinder_name;   /* what the metadata records */
 	char out[PATH_MAX];          /* LEAKSNAP_OUT */
 	bool dump_on_exit;           /* LEAKSNAP_DUMP_ON_EXIT */
+	bool dump_on_exit_forked;    /* LEAKSNAP_DUMP_ON_EXIT=all: forked children's too */
+	bool fork_thread;            /* LEAKSNAP_FORK_THREAD: a child's thread at fork */
 	bool dump_on_crash;          /* LEAKSNAP_DUMP_ON_CRASH (crash.c) */
 	uint64_t interval_ns;        /* LEAKSNAP_INTERVAL, 0 = off */
 	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
@@ -307,6 +309,17 @@ void dump_main_thread_gone(void);
 int dump_write_crash(int sig);
 /* This thread is writing a dump (holds the dump lock). */
 bool dump_busy_here(void);
+
+/* What leaksnap record learns (runnote.c) ------------------------------------- */
+
+/* Read LEAKSNAP_RUN and LEAKSNAP_DROP (from hook_read_config). */
+void hook_runnote_config(void);
+/* Tell the run's record that the dump @path could not be written (errno
+ * @err); nothing without a run.  Async-signal-safe, allocates nothing. */
+void hook_note_write_failure(const char *path, int err);
+/* The prefix LEAKSNAP_DROP gives for hook_cfg.out's file-name part, in
+ * @out; false without a drop box (or when it does not fit). */
+bool hook_drop_prefix(char *out, size_t size);
 
 /* The control socket (control.c) --------------------------------------------- */
 

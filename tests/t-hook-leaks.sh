@@ -11,7 +11,7 @@ B=$1
 check_dumps() { # $1 = mode, $2 = executable
 	mode=$1 exe=$2
 	out="$w/$mode-$(basename "$exe")"
-	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out" LEAKSNAP_UNWIND=$mode \
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out" LEAKSNAP_UNWIND=$mode LEAKSNAP_DUMP_ON_EXIT=all \
 		"$exe" all "$T/libleaker.so" >"$out.stdout" 2>"$out.stderr"
 	st=$?
 	[ $st = 7 ] || fail "$mode: exit status $st, expected 7"

@@ -88,4 +88,32 @@ for p in $WORKERS; do
 done
 stop
 
+# 3. Workers that exit (fork per request): by default no exit dump of a
+# forked child that did not exec, only the master's; LEAKSNAP_DUMP_ON_EXIT=all
+# asks for theirs too; 0 for none.
+for setting in "" all 0; do
+	o="$w/ex$setting"
+	mkdir "$o"
+	out=$(env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$o/p" ${setting:+LEAKSNAP_DUMP_ON_EXIT=$setting} \
+		LEAKSNAP_REACHABILITY=1 "$T/prefork" 3 exit)
+	[ "$out" = done ] || fail "prefork exit ($setting): '$out'"
+	n=$(ls "$o" | grep -c '\.exit\.dump$')
+	case $setting in
+	"") want=1 ;;
+	all) want=4 ;;
+	0) want=0 ;;
+	esac
+	[ "$n" = $want ] || { fail "LEAKSNAP_DUMP_ON_EXIT=$setting: $n exit dumps, expected $want"; ls "$o"; }
+	for d in "$o"/*.exit.dump; do
+		[ -f "$d" ] || continue
+		"$SC" "$d" >"$d.txt" || fail "$d: stackcheck failed"
+		expect_record "$d.txt" "2001 1 app master_leak main"
+		if grep -q ' zygote ' "$d.txt"; then
+			[ "$setting" = all ] || fail "$d: a worker's exit dump without =all"
+			expect_record "$d.txt" "2002 1 zygote worker_leak main"
+		fi
+		expect_meta "$d" "trigger=exit"
+	done
+done
+
 finish
