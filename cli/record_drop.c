@@ -109,13 +109,25 @@ size_t record_drop_collect(const struct record_prefix *p)
 			struct stat st;
 			size_t n = strlen(e->d_name), ms = strlen(LEAKSNAP_HOOK_MAPS_SUFFIX);
 			bool maps = n > ms && strcmp(e->d_name + n - ms, LEAKSNAP_HOOK_MAPS_SUFFIX) == 0;
+			/* (a regular file of one link: not a symbolic or hard
+			 * link someone made to a file of another's) */
 			if (maps != (pass == 0) || !drop_name_ok(p, e->d_name) ||
 			    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-			    !S_ISREG(st.st_mode))
+			    !S_ISREG(st.st_mode) || st.st_nlink != 1)
 				continue;
 			if (syscall(SYS_renameat2, dfd, e->d_name, tfd, e->d_name,
-				    RENAME_NOREPLACE) == 0)
-				moved++;
+				    RENAME_NOREPLACE) != 0)
+				continue;
+			/* what was moved is what was looked at (the name may
+			 * have been given to something else in between) */
+			struct stat now;
+			if (fstatat(tfd, e->d_name, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+			    now.st_ino != st.st_ino || now.st_dev != st.st_dev ||
+			    !S_ISREG(now.st_mode) || now.st_nlink != 1) {
+				unlinkat(tfd, e->d_name, 0);
+				continue;
+			}
+			moved++;
 		}
 	}
 	closedir(d);
@@ -145,6 +157,12 @@ int record_notes_open(const char *run_id)
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
+	/* (each note comes with its sender's credentials, from the kernel) */
+	int on = 1;
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0) {
+		close(fd);
+		return -1;
+	}
 	/* (room for many notes: a whole pool of workers may fail at once) */
 	int size = 1 << 20;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
@@ -171,7 +189,14 @@ size_t record_notes_report(int fd, const struct record_prefix *p)
 	size_t nseen = 0, said = 0;
 	char msg[PATH_MAX + 128];
 	for (;;) {
-		ssize_t r = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+		union {
+			struct cmsghdr h;
+			char space[CMSG_SPACE(sizeof(struct ucred))];
+		} ctl;
+		struct iovec iov = {msg, sizeof(msg) - 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl,
+				    .msg_controllen = sizeof(ctl)};
+		ssize_t r = recvmsg(fd, &mh, MSG_DONTWAIT);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -183,6 +208,17 @@ size_t record_notes_report(int fd, const struct record_prefix *p)
 		if (sscanf(msg, LEAKSNAP_HOOK_NOTE_WRITE " %ld %u %d %n", &pid, &uid, &err, &off) != 3 ||
 		    off <= 0 || pid <= 0)
 			continue;
+		/* Only a process's note about itself (anyone may send to the
+		 * socket): the kernel's credentials must name that pid, and
+		 * the uid shown is theirs. */
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		if (c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS)
+			continue;
+		struct ucred cred;
+		memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+		if ((long)cred.pid != pid)
+			continue;
+		uid = (unsigned)cred.uid;
 		bool dup = false;
 		for (size_t i = 0; i < nseen && !dup; i++)
 			dup = seen[i].pid == pid && seen[i].err == err;

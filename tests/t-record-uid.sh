@@ -70,4 +70,21 @@ grep -q -x -F "$want" "$w/root.err" || { fail "root: record did not say who coul
 # (after the dumps written)
 [ "$(tail -1 "$w/root.err")" = "$want" ] || { fail "root: the warning is not last"; cat "$w/root.err"; }
 
+# 3. A note is taken only from the process it names (the kernel's
+# credentials): one claiming another pid is dropped; one's own is said,
+# with its own uid whatever the note claims.
+cat >"$w/notes.py" <<'PYEOF'
+import os, socket
+run = os.environ["LEAKSNAP_RUN"].split(":")[-1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+addr = b"\0leaksnap-run." + run.encode()
+s.sendto(b"cannot-write 1 0 13 /forged/p.1.0001.dump", addr)
+s.sendto(("cannot-write %d 4242 28 /own/p.%d.0001.dump" % (os.getpid(), os.getpid())).encode(), addr)
+print(os.getpid())
+PYEOF
+pid=$("$L" record --out "$w/notes/p" --no-exit-dump -- python3 "$w/notes.py" 2>"$w/notes.err")
+grep -q forged "$w/notes.err" && { fail "notes: a forged note was said"; cat "$w/notes.err"; }
+want="leaksnap: $w/notes/p: warning: process $pid (uid 0) could not write its dump /own/p.$pid.0001.dump: No space left on device"
+grep -q -x -F "$want" "$w/notes.err" || { fail "notes: the process's own note was not said"; cat "$w/notes.err"; }
+
 finish
