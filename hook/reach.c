@@ -31,6 +31,7 @@
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,7 +347,38 @@ struct stopper {
 	uint64_t walk_ns;       /* the table walk, locks held, before the pause */
 	uint64_t locked_ns;     /* the table locks held: the walk and the pause */
 	size_t relisted;        /* thread-list reads after the first signals */
+	bool fifo;              /* the locks were held at SCHED_FIFO (boost()) */
 };
+
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000
+#endif
+
+/* While it holds every table lock (the walk, then the pause), the hook's
+ * own thread runs at the lowest real-time priority where the process may
+ * (CAP_SYS_NICE, or RLIMIT_RTPRIO): on a loaded machine a thread of normal
+ * priority is preempted there for milliseconds, up to half a second seen,
+ * while every thread of the program that allocates waits for its locks,
+ * and the stopped threads wait for their release.  Not a thread of the
+ * program's (a leaksnap_dump() call), and never the scanning child
+ * (SCHED_RESET_ON_FORK).  Returns whether it did; unboost() undoes it. */
+static bool boost(const struct stopper *st, int *policy, struct sched_param *param)
+{
+	if (st->self != st->dump_tid && st->self != st->control_tid)
+		return false;
+	*policy = sched_getscheduler(0);
+	if (*policy < 0 || sched_getparam(0, param) != 0 ||
+	    (*policy & ~SCHED_RESET_ON_FORK) != SCHED_OTHER)
+		return false;
+	struct sched_param rt = {.sched_priority = 1};
+	return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt) == 0;
+}
+
+static void unboost(bool boosted, int policy, const struct sched_param *param)
+{
+	if (boosted)
+		sched_setscheduler(0, policy, param);
+}
 
 struct dirent64_ {
 	uint64_t ino;
@@ -630,6 +662,7 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "reachability_stop_us=%llu\n"
 		 "reachability_walk_us=%llu\n"
 		 "reachability_locked_us=%llu\n"
+		 "reachability_sched=%s\n"
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
 		 "reachability_scanned=%llu root bytes, %llu heap bytes\n",
 		 saved, (unsigned long long)sh->root_mappings, (unsigned long long)sh->root_bytes,
@@ -637,6 +670,7 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(sh->index_ns / 1000),
 		 (unsigned long long)(fork_ns / 1000), (unsigned long long)(st->stop_ns / 1000),
 		 (unsigned long long)(st->walk_ns / 1000), (unsigned long long)(st->locked_ns / 1000),
+		 st->fifo ? "fifo" : "other",
 		 (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
 		 (unsigned long long)sh->root_bytes, (unsigned long long)sh->marked_bytes);
@@ -899,12 +933,16 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		return table_snapshot(snap);
 	}
 
+	int policy = 0;
+	struct sched_param param;
+	st.fifo = boost(&st, &policy, &param);
 	uint64_t tl0 = now_ns();
 	table_lock_all();
 	int walked = table_snapshot_locked(snap, true);
 	st.walk_ns = now_ns() - tl0;
 	if (walked != 0) {
 		table_unlock_all();
+		unboost(st.fifo, policy, &param);
 		atomic_store(&stop_threads, NULL);
 		return -1;
 	}
@@ -913,6 +951,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 			 -1, 0);
 	if (shm == MAP_FAILED) {
 		table_unlock_all();
+		unboost(st.fifo, policy, &param);
 		failed(res, "no shared memory for the result", 0);
 		res->map_size = 0;
 	} else {
@@ -924,6 +963,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		int stopped = stop_and_fork(&st, &args, &pid, &pause, &fork_ns);
 		table_unlock_all();
 		st.locked_ns = now_ns() - tl0;
+		unboost(st.fifo, policy, &param);
 		take_result(res, &st, snap, shm, stopped, pid, pause, fork_ns);
 	}
 	table_snapshot_sort(snap, res->ok ? res->counts : NULL);

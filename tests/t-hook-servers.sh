@@ -72,6 +72,20 @@ n=$(ls "$w"/sig.*.dump | wc -l)
 [ "$n" = 3 ] || { fail "$n dumps, expected 3"; ls "$w"; }
 stop
 
+# 1b. With reachability: the dump thread holds the table locks and stops
+# the threads at real-time priority where the process may have it (root
+# here, unless the container forbids it: chrt tells), never a thread of
+# the program's.
+start rsig LEAKSNAP_REACHABILITY=1
+set -- $WORKERS
+kill -47 "$1"
+d="$w/rsig.$1.0001.dump"
+i=0
+while [ ! -f "$d" ] && [ $i -lt 200 ]; do i=$((i + 1)); sleep 0.05; done
+if command -v chrt >/dev/null 2>&1 && chrt -f 1 true 2>/dev/null; then want=fifo; else want=other; fi
+expect_meta "$d" "reachability_sched=$want"
+stop
+
 # 2. The control socket of each idle worker answers.
 start ctl LEAKSNAP_CONTROL=1 LEAKSNAP_DUMP_ON_EXIT=0
 for p in $WORKERS; do

@@ -28,7 +28,8 @@ check_dump() {
 	fi
 	grep -q -x 'flags 4' "$_d.rd" || { fail "$_d: flag bit 2 not set"; grep '^meta' "$_d.rd"; return; }
 	for k in 'reachability=signal ' 'reachability_pause_us=[0-9]' 'reachability_scan_us=[0-9]' \
-		'reachability_stop_us=[0-9]' 'reachability_walk_us=[0-9]' 'reachability_locked_us=[0-9]'; do
+		'reachability_stop_us=[0-9]' 'reachability_walk_us=[0-9]' 'reachability_locked_us=[0-9]' \
+		'reachability_sched=\(fifo\|other\)$'; do
 		grep -q "^meta $k" "$_d.rd" || fail "$_d: no metadata $k"
 	done
 	# where the pause's time went: its parts fit in it, and the locks were
