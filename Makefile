@@ -611,6 +611,16 @@ $(B)/bench/reachbench: bench/reachbench.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl
 
+# The fork-per-request server of bench/fork.sh, a plain build as reachbench's.
+$(B)/bench/forkbench: bench/forkbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $<
+
+# The loaded server of bench/pause.sh, a plain build as reachbench's.
+$(B)/bench/pausebench: bench/pausebench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -lpthread
+
 # The process and timer of bench/control.sh, a plain build as reachbench's.
 $(B)/bench/ctlbench: bench/ctlbench.c
 	$(call say,CC,$<)
@@ -642,6 +652,8 @@ bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck $(B)/tests
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)
 	$(Q)sh bench/reach.sh $(B)
+	$(Q)sh bench/fork.sh $(B)
+	$(Q)sh bench/pause.sh $(B)
 	$(Q)sh bench/control.sh $(B)
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)

@@ -57,7 +57,11 @@ static const char record_usage[] =
 	"Options:\n"
 	"  --out PREFIX         name the dumps PREFIX.PID.NNNN.dump (default: an inherited\n"
 	"                       $LEAKSNAP_OUT, else " DEFAULT_PREFIX "); the directory\n"
-	"                       of PREFIX must exist and be writable\n"
+	"                       of PREFIX is made if it does not exist (its parent\n"
+	"                       must): 0700, or as root 0711 with a drop box in it\n"
+	"                       where processes that gave up root write their dumps\n"
+	"                       (record moves them beside the others); a process\n"
+	"                       that could not write a dump is named, with why\n"
 	"  --frames N           frames captured per allocation: 1..256 (default 16)\n"
 	"  --unwind MODE        auto (the default), fp (frame pointers: exact only if\n"
 	"                       every function on the path keeps them, libraries too;\n"
@@ -111,10 +115,13 @@ static const char record_usage[] =
 	"  LD_PRELOAD           the hook's absolute path, before any inherited entries\n"
 	"  LEAKSNAP_LIBS        REGEX with --libs\n"
 	"  LEAKSNAP_OUT         PREFIX, made absolute\n"
+	"  LEAKSNAP_DROP        the drop box, when record made the directory as root\n"
 	"  LEAKSNAP_FRAMES      --frames N\n"
 	"  LEAKSNAP_UNWIND      --unwind MODE\n"
 	"  LEAKSNAP_INTERVAL    --interval SEC\n"
-	"  LEAKSNAP_DUMP_ON_EXIT  0 with --no-exit-dump\n"
+	"  LEAKSNAP_DUMP_ON_EXIT  0 with --no-exit-dump; the hook's default, 1, writes\n"
+	"                       no exit dump of a forked child that did not exec (set\n"
+	"                       it to all yourself for those too)\n"
 	"  LEAKSNAP_REACHABILITY  1 with --reachability\n"
 	"  LEAKSNAP_ONLY        GLOB[:GLOB...] with --only (':' separates the globs)\n"
 	"  LEAKSNAP_CONTROL     1 with --control or --watch\n"
@@ -250,12 +257,17 @@ static int prefix_check(struct record_prefix *p)
 	if (dlen == 0)
 		strcpy(dir, ".");
 	struct stat st;
-	if (stat(dir, &st) != 0) {
-		int e = errno;
-		if (e == ENOENT)
-			return fail(label, "directory '%s' does not exist", dir);
-		return fail(label, "directory '%s': %s", dir, strerror(e));
+	bool made = false;
+	if (stat(dir, &st) != 0 && errno == ENOENT) {
+		/* Made here, where the processes of the run can write: 0700,
+		 * or as root 0711 with a drop box for processes that give up
+		 * root (record_drop.c). */
+		if (mkdir(dir, geteuid() == 0 ? 0711 : 0700) != 0)
+			return fail(label, "cannot make directory '%s': %s", dir, strerror(errno));
+		made = true;
 	}
+	if (stat(dir, &st) != 0)
+		return fail(label, "directory '%s': %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return fail(label, "'%s' is not a directory", dir);
 	if (access(dir, W_OK | X_OK) != 0)
@@ -282,7 +294,10 @@ static int prefix_check(struct record_prefix *p)
 	}
 	/* realpath("/") is "/": no second slash. */
 	sprintf(p->abs, "%s%s%s", real, real[rlen - 1] == '/' ? "" : "/", p->base);
+	int de = made && geteuid() == 0 ? record_drop_make(p, real) : 0;
 	free(real);
+	if (de != 0)
+		return fail(label, "cannot make a drop box in directory '%s': %s", dir, strerror(de));
 	if (strlen(p->abs) > LEAKSNAP_HOOK_OUT_MAX)
 		return fail("record", "%sPREFIX is too long: %zu bytes once absolute, the hook "
 				      "takes at most %d",
@@ -663,6 +678,8 @@ static int set_hook_env(const struct record_opts *o, const struct record_prefix 
 	int rc = setenv("LD_PRELOAD", preload, 1);
 	free(preload);
 	rc |= setenv(LEAKSNAP_HOOK_ENV_OUT, p->abs, 1);
+	if (p->drop)
+		rc |= setenv(LEAKSNAP_HOOK_ENV_DROP, p->drop, 1);
 	if (o->frames) {
 		snprintf(num, sizeof(num), "%u", o->frames);
 		rc |= setenv(LEAKSNAP_HOOK_ENV_FRAMES, num, 1);
@@ -796,7 +813,8 @@ static void no_dumps(const struct record_opts *o, const struct record_prefix *p,
 	} else {
 		note("no dumps written as %s.PID.*.dump (a message of the hook above, if any, says "
 		     "why; else did the hook load? see any loader message above; a process that "
-		     "ends in _exit() or exec() writes no exit dump)",
+		     "ends in _exit() or exec() writes no exit dump, nor does a forked child "
+		     "unless " LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT "=all)",
 		     p->shown);
 	}
 }
@@ -804,10 +822,11 @@ static void no_dumps(const struct record_opts *o, const struct record_prefix *p,
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {NULL, 0, NULL, NULL, false, false, NULL, NULL, false, 0, false, ""};
-	struct record_prefix p = {NULL, NULL, NULL, NULL, NULL};
+	struct record_prefix p = {NULL, NULL, NULL, NULL, NULL, NULL};
 	struct record_dump_list before = RECORD_DUMP_LIST_INIT, rest = RECORD_DUMP_LIST_INIT;
 	struct record_watch watch = {NULL, NULL, RECORD_DUMP_LIST_INIT, -1, false, false, 0};
 	char *hook = NULL, *exe = NULL;
+	int notes = -1;
 	int ret = parse_options(argc, argv, &o);
 	if (ret != 0) {
 		free(o.only);
@@ -862,6 +881,7 @@ int cmd_record(int argc, char **argv)
 	if (strlen(ctl_dir) > 1 && ctl_dir[strlen(ctl_dir) - 1] == '/')
 		ctl_dir[strlen(ctl_dir) - 1] = '\0';
 	struct record_ctl ctl = {.dir = ctl_dir, .every = o.watch};
+	notes = record_notes_open(run_id);
 	if (set_hook_env(&o, &p, hook, run_id) != 0 ||
 	    record_run(cmd, run_id, &watch, o.watching ? &ctl : NULL, &res) != 0) {
 		ret = EXIT_ERROR;
@@ -881,15 +901,20 @@ int cmd_record(int argc, char **argv)
 	}
 	/* The dumps not listed while the program ran, then what is to say
 	 * about them all. */
+	record_drop_finish(&p);
+	size_t refused = 0;
 	if ((e = record_dump_scan(&p, &before, &watch.listed, &rest)) != 0) {
 		cli_warn(p.shown, "cannot list directory '%s': %s", *p.dir ? p.dir : ".",
 			 strerror(e));
 	} else {
 		record_dump_list_print(&p, &rest);
+		/* then the processes that could not write theirs */
+		refused = record_notes_report(notes, &p);
+		notes = -1;
 		size_t total = rest.n + watch.listed.n;
 		if (exit_name_taken(&o, &p, &before, &res))
 			; /* said */
-		else if (total == 0)
+		else if (total == 0 && !refused)
 			no_dumps(&o, &p, cmd[0], exe, hook, res.wait_status);
 		else if (watch.listed.n > 0)
 			note("%zu dump%s written (%zu listed while the program ran)", total,
@@ -897,6 +922,11 @@ int cmd_record(int argc, char **argv)
 	}
 
 cleanup:
+	if (notes >= 0)
+		close(notes);
+	if (p.drop)
+		rmdir(p.drop);
+	free(p.drop);
 	record_watch_release(&watch);
 	record_dump_list_release(&before);
 	record_dump_list_release(&rest);

@@ -23,6 +23,7 @@ struct record_prefix {
 	char *dir;          /* directory part as given incl. the '/', or "" */
 	const char *base;   /* file-name part, borrowed from @shown */
 	char *abs;          /* absolute prefix (owned) */
+	char *drop;         /* the drop box record made (owned), or NULL */
 };
 
 /* One dump file name: PREFIX.PID.N.dump (N with or without leading zeros,
@@ -87,6 +88,24 @@ int record_watch_timeout(const struct record_watch *w);
 /* After a poll (@ready: the descriptor has input): list what is new. */
 void record_watch_step(struct record_watch *w, bool ready);
 void record_watch_release(struct record_watch *w);
+
+/* Processes that change user (record_drop.c) ------------------------------- */
+
+/* Make the drop box in @dir, the output directory record just made as
+ * root: @p->drop.  Returns 0, or an errno value. */
+int record_drop_make(struct record_prefix *p, const char *dir);
+/* Move the run's dump and maps files from the drop box into the output
+ * directory (never over a file there).  Returns how many moved. */
+size_t record_drop_collect(const struct record_prefix *p);
+/* At the end: collect, then remove the drop box (a warning if it is not
+ * empty). */
+void record_drop_finish(const struct record_prefix *p);
+/* Listen for the hook's notes of the run @run_id.  The descriptor, or -1
+ * (then nothing is learnt, as before). */
+int record_notes_open(const char *run_id);
+/* Say each process that could not write a dump, once per process and
+ * reason, with what to do; closes @fd.  Returns how many were said. */
+size_t record_notes_report(int fd, const struct record_prefix *p);
 
 /* The processes of a run ------------------------------------------------------ */
 

@@ -205,7 +205,8 @@ int record_watch_timeout(const struct record_watch *w)
 		return now >= w->first_look_ns ? 0
 					       : (int)((w->first_look_ns - now) / 1000000u) + 1;
 	}
-	return w->fd >= 0 ? -1 : RECORD_POLL_MS;
+	/* (the drop box is looked into by polling) */
+	return w->fd >= 0 && !w->p->drop ? -1 : RECORD_POLL_MS;
 }
 
 /* Read the inotify events: whether one names a dump (or events were lost). */
@@ -231,6 +232,8 @@ static bool events_name_a_dump(struct record_watch *w)
 void record_watch_step(struct record_watch *w, bool ready)
 {
 	if (ready && w->fd >= 0 && events_name_a_dump(w))
+		w->dirty = true;
+	if (record_drop_collect(w->p) > 0)
 		w->dirty = true;
 	if (w->fd < 0)
 		w->dirty = true; /* polling: look every time */

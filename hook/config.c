@@ -142,8 +142,12 @@ void hook_read_config(void)
 {
 	struct hook_config *c = &hook_cfg;
 	c->frames = (unsigned)env_uint(LEAKSNAP_HOOK_ENV_FRAMES, 16, 1, HOOK_MAX_FRAMES);
-	c->dump_on_exit = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, 1, 0, 1) != 0;
+	const char *on_exit = getenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT);
+	c->dump_on_exit_forked = on_exit && !strcmp(on_exit, "all");
+	c->dump_on_exit = c->dump_on_exit_forked ||
+			  env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, 1, 0, 1) != 0;
 	c->dump_on_crash = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH, 1, 0, 1) != 0;
+	c->fork_thread = env_uint(LEAKSNAP_HOOK_ENV_FORK_THREAD, 1, 0, 1) != 0;
 	c->start_disabled = env_uint(LEAKSNAP_HOOK_ENV_START_DISABLED, 0, 0, 1) != 0;
 	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
 	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;
@@ -172,6 +176,7 @@ void hook_read_config(void)
 		out = NULL;
 	}
 	hook_config_out(out && *out ? out : def_out);
+	hook_runnote_config();
 
 	const char *ctl = getenv(LEAKSNAP_HOOK_ENV_CONTROL);
 	if (hook_config_control(ctl) != 0)

@@ -16,8 +16,8 @@
  * for meanwhile waits its turn.
  *
  * fork(): the child closes what it inherited at once (the fork handler),
- * and opens its own socket with its first tracked allocation, as its dump
- * thread is restarted.  Every descriptor is close-on-exec. */
+ * and opens its own socket as its dump thread is started, at the end of
+ * the fork handler.  Every descriptor is close-on-exec. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -716,6 +716,7 @@ static void *control_main(void *arg)
 {
 	(void)arg;
 	hook_busy = 1; /* nothing this thread allocates is the program's */
+	prctl(PR_SET_NAME, "leaksnap-ctl"); /* (from inside: see dump_main) */
 	atomic_store(&control_thread_tid, (int)syscall(SYS_gettid));
 	/* below this frame the thread holds nothing of the program's */
 	sigset_t set;
@@ -810,7 +811,6 @@ static void open_and_start(void)
 		return;
 	}
 	thread_made = true;
-	pthread_setname_np(ctl_thread, "leaksnap-ctl");
 	control_thread_wait_started();
 	atomic_store(&sock_open, true);
 }
@@ -853,6 +853,16 @@ void control_stop(void)
 	if (reach_ours)
 		reach_stop();
 	reach_ours = false;
+}
+
+void control_end_thread(void)
+{
+	bool was = wanted;
+	if (!thread_made)
+		return;
+	control_stop();
+	wanted = was;
+	atomic_store(&child_wants, was);
 }
 
 void control_at_exit(void)

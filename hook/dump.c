@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -242,15 +243,23 @@ static int maps_name_for(const char *dump, char *maps, size_t size)
 	return name_printf(maps, size, "%s" LEAKSNAP_HOOK_MAPS_SUFFIX, dump);
 }
 
+/* Once this process has been refused a dump under LEAKSNAP_OUT (a server's
+ * worker that gave up root) and record made a drop box: the drop box's
+ * prefix, which its numbered and exit dumps use from then on (under
+ * dump_mutex; a forked child inherits it, and its user). */
+static char drop_prefix[PATH_MAX];
+static bool to_drop;
+
 /* The name of dump @n (0 = the exit or the crash dump, as @trigger says). */
 static int numbered_name(char *out, size_t size, unsigned n, enum hook_trigger trigger)
 {
+	const char *prefix = to_drop ? drop_prefix : hook_cfg.out;
 	if (!n)
 		return name_printf(out, size,
 				   trigger == HOOK_TRIGGER_CRASH ? LEAKSNAP_HOOK_CRASH_DUMP_NAME
 								 : LEAKSNAP_HOOK_EXIT_DUMP_NAME,
-				   hook_cfg.out, (int)getpid());
-	return name_printf(out, size, LEAKSNAP_HOOK_DUMP_NAME, hook_cfg.out, (int)getpid(), n);
+				   prefix, (int)getpid());
+	return name_printf(out, size, LEAKSNAP_HOOK_DUMP_NAME, prefix, (int)getpid(), n);
 }
 
 void dump_image_free(struct dump_image *img)
@@ -278,6 +287,7 @@ static int image_build_locked(struct dump_image *img, enum hook_trigger trigger,
 		goto fail;
 	}
 	dump_build_meta(&img->meta, &img->maps, trigger, crash_signal, snap->clamped);
+	dump_fp_meta(&img->meta, snap);
 	if (reach_on)
 		buf_add(&img->meta, reach->meta, strlen(reach->meta));
 	if (img->maps.failed || img->meta.failed || img->meta.len > UINT32_MAX)
@@ -347,7 +357,16 @@ static int write_locked(const char *path, enum hook_trigger trigger)
 	struct pending pd, pm;
 	if (pending_write(dump_name, img.iov, DUMP_IMAGE_PARTS, &pd) != 0) {
 		err = errno;
-		goto out_img;
+		if (path || to_drop || (err != EACCES && err != EPERM) ||
+		    !hook_drop_prefix(drop_prefix, sizeof(drop_prefix)))
+			goto out_img;
+		to_drop = true;
+		if (numbered_name(dump_name, sizeof(dump_name), n, trigger) != 0 ||
+		    pending_write(dump_name, img.iov, DUMP_IMAGE_PARTS, &pd) != 0) {
+			err = errno;
+			to_drop = false;
+			goto out_img;
+		}
 	}
 	if (pending_write(dump_name, maps_iov, 1, &pm) != 0) {
 		err = errno;
@@ -379,9 +398,11 @@ out_img:
 	dump_image_free(&img);
 out:
 	if (rc != 0) {
-		if (trigger != HOOK_TRIGGER_API)
+		if (trigger != HOOK_TRIGGER_API) {
 			hook_report(&report_write, "cannot write %s: %s",
 				    dump_name[0] ? dump_name : hook_cfg.out, strerror(err));
+			hook_note_write_failure(dump_name[0] ? dump_name : hook_cfg.out, err);
+		}
 		errno = err;
 	}
 	return rc;
@@ -499,8 +520,9 @@ static void on_signal(int sig)
 	int saved = errno;
 	if (sig == sig_dump()) {
 		sem_post(&dump_sem);
-		/* A forked child starts its dump thread only once a dump is
-		 * asked for (the next allocation starts it). */
+		/* No dump thread (LEAKSNAP_FORK_THREAD=0, ended for
+		 * unshare(CLONE_NEWUSER), or it could not be made): the next
+		 * allocation starts one. */
 		if (atomic_load(&thread_absent)) {
 			atomic_store(&dump_wanted, true);
 			atomic_store(&dump_thread_missing, true);
@@ -644,6 +666,10 @@ static void *dump_main(void *arg)
 {
 	(void)arg;
 	hook_busy = 1; /* nothing this thread allocates is the program's */
+	/* (named from inside: pthread_setname_np on another thread writes
+	 * /proc/self/task/TID/comm, and the /proc entries that leaves make
+	 * the process's end cost its parent 1-2 ms of CPU in wait()) */
+	prctl(PR_SET_NAME, "leaksnap-dump");
 	atomic_store(&dump_thread_tid, (int)syscall(SYS_gettid));
 	sigset_t set;
 	atomic_store(&dump_thread_stack, (uintptr_t)&set);
@@ -750,7 +776,9 @@ static void *dump_main(void *arg)
 	return NULL;
 }
 
-void dump_ensure_thread(void)
+/* Start the dump thread if it is wanted and missing; with @wait, return
+ * once it has published its tid and stack (else a dump waits for that). */
+static void ensure_thread(bool wait)
 {
 	bool expected = true;
 	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false))
@@ -781,10 +809,53 @@ void dump_ensure_thread(void)
 		hook_report(&report_thread, "cannot start the dump thread: %s; no dumps on signal",
 			    strerror(rc));
 	} else {
-		pthread_setname_np(t, "leaksnap-dump");
-		dump_thread_wait_started();
+		if (wait)
+			dump_thread_wait_started();
 	}
 	hook_busy--;
+}
+
+void dump_ensure_thread(void)
+{
+	ensure_thread(true);
+}
+
+void dump_child_start(void)
+{
+	if (!hook_cfg.fork_thread) {
+		/* (as before LEAKSNAP_FORK_THREAD: a thread once a dump is
+		 * asked for, or with an interval, from the next allocation) */
+		if (hook_cfg.interval_ns) {
+			atomic_store(&dump_wanted, true);
+			atomic_store(&dump_thread_missing, true);
+		}
+		return;
+	}
+	/* (not waiting for the thread to run: the fork returns at once, and
+	 * a dump, or a reachability pause, waits for it meanwhile) */
+	atomic_store(&dump_wanted, true);
+	atomic_store(&dump_thread_missing, true);
+	ensure_thread(false);
+}
+
+void dump_threads_suspend(void)
+{
+	control_end_thread();
+	dump_thread_wait_started();
+	int tid = atomic_load(&dump_thread_tid);
+	dump_thread_end();
+	atomic_store(&dump_quit, false);
+	/* (its tid is 0 just before it returns: the kernel's task goes a
+	 * little later, and only then is the process single-threaded) */
+	for (int i = 0; tid && i < 2000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++) {
+		struct timespec ms = {0, 500000};
+		nanosleep(&ms, NULL);
+	}
+	if (tid) {
+		/* back with the next tracked allocation, or a dump signal */
+		atomic_store(&dump_wanted, true);
+		atomic_store(&dump_thread_missing, true);
+	}
 }
 
 /* The handlers install() replaced, for dump_stop(). */
@@ -890,12 +961,11 @@ void dump_after_fork_child(void)
 	atomic_store(&exit_begun, false);
 	atomic_store(&main_gone, false);
 	atomic_store(&wake_only, 0);
-	/* No thread in the child until it needs one: a dump signal or an
-	 * interval.  (A forked child stays single-threaded otherwise, which
-	 * some programs rely on, e.g. before unshare(CLONE_NEWUSER).) */
+	/* The child's own thread is started by dump_child_start(), once
+	 * every fork handler of the hook's has run. */
 	atomic_store(&thread_absent, true);
-	atomic_store(&dump_wanted, hook_cfg.interval_ns != 0);
-	atomic_store(&dump_thread_missing, hook_cfg.interval_ns != 0);
+	atomic_store(&dump_wanted, false);
+	atomic_store(&dump_thread_missing, false);
 }
 
 void dump_at_exit(void)
@@ -925,7 +995,10 @@ void dump_at_exit(void)
 	pthread_mutex_lock(&dump_mutex);
 	dump_exiting = true;
 	pthread_mutex_unlock(&dump_mutex);
-	if (hook_cfg.dump_on_exit)
+	/* (not a forked child's, unless asked: a server that forks a child
+	 * per connection would write one per connection) */
+	if (hook_cfg.dump_on_exit &&
+	    (hook_cfg.dump_on_exit_forked || !atomic_load(&hook_zygote_child)))
 		dump_write(NULL, HOOK_TRIGGER_EXIT);
 	hook_busy--;
 }

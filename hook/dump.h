@@ -35,4 +35,13 @@ struct dump_image {
 int dump_take(struct dump_image *img, enum hook_trigger trigger, bool reach);
 void dump_image_free(struct dump_image *img);
 
+/* Under LEAKSNAP_UNWIND=fp, add to @meta "fp_shallow=N/M": N of the M
+ * records of @snap whose stacks have at most FP_SHALLOW_DEPTH frames, and
+ * "frame_pointers=missing" when that is most of them (at least
+ * FP_SHALLOW_MIN records): walks that stop there are what code built
+ * without frame pointers gives (dump_meta.c). */
+#define FP_SHALLOW_DEPTH 1
+#define FP_SHALLOW_MIN 8
+void dump_fp_meta(struct buf *meta, const struct table_snapshot *snap);
+
 #endif

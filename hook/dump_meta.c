@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dump.h"
 #include "hook_internal.h"
 #include "procbuf.h"
 #include "unloaded.h"
@@ -207,4 +208,22 @@ void dump_build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger
 	struct build_id_ctx ctx = {meta, maps};
 	dl_iterate_phdr(add_build_id, &ctx);
 	unloaded_meta(meta);
+}
+
+void dump_fp_meta(struct buf *meta, const struct table_snapshot *snap)
+{
+	if (hook_cfg.unwind != HOOK_UNWIND_FP || !UNWIND_FP_RECORDS || !snap->info_size)
+		return;
+	size_t frames = snap->info_size / sizeof(uintptr_t) - 2, shallow = 0;
+	for (size_t i = 0; i < snap->record_count; i++) {
+		const uintptr_t *r =
+			(const uintptr_t *)(const void *)(snap->records + i * snap->info_size);
+		size_t depth = 0;
+		while (depth < frames && r[2 + depth])
+			depth++;
+		shallow += depth <= FP_SHALLOW_DEPTH;
+	}
+	buf_printf(meta, "fp_shallow=%zu/%zu\n", shallow, snap->record_count);
+	if (snap->record_count >= FP_SHALLOW_MIN && shallow * 2 > snap->record_count)
+		buf_printf(meta, "frame_pointers=missing\n");
 }

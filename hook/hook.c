@@ -841,6 +841,7 @@ static void fork_child(void)
 	dump_after_fork_child();
 	control_after_fork_child();
 	main_key_set(); /* the forking thread is the child's main thread */
+	dump_child_start();
 }
 
 /* Zero the stack below the caller's frame: the start-up runs before main()
@@ -877,6 +878,7 @@ int hook_collect_begin(void)
 {
 	if (table_init(hook_cfg.frames) != 0)
 		return -1;
+	unwind_fp_exclude_self();
 	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
 	hook_register_atfork();
 	main_key_set();

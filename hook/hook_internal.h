@@ -73,6 +73,8 @@ struct hook_config {
 	const char *unwinder_name;   /* what the metadata records */
 	char out[PATH_MAX];          /* LEAKSNAP_OUT */
 	bool dump_on_exit;           /* LEAKSNAP_DUMP_ON_EXIT */
+	bool dump_on_exit_forked;    /* LEAKSNAP_DUMP_ON_EXIT=all: forked children's too */
+	bool fork_thread;            /* LEAKSNAP_FORK_THREAD: a child's thread at fork */
 	bool dump_on_crash;          /* LEAKSNAP_DUMP_ON_CRASH (crash.c) */
 	uint64_t interval_ns;        /* LEAKSNAP_INTERVAL, 0 = off */
 	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
@@ -281,6 +283,14 @@ void dump_thread_end(void);
 void dump_after_fork_child(void);
 /* The dump thread is not running in this process (after fork). */
 void dump_ensure_thread(void);
+/* In a child after fork(), last of the fork handlers: start its dump
+ * thread (and its control socket's) now, so that a child that never
+ * allocates again still answers a dump signal or a control request. */
+void dump_child_start(void);
+/* End the hook's threads (dump, control) for a system call that needs the
+ * process single-threaded (ns.c); they start again with the next tracked
+ * allocation. */
+void dump_threads_suspend(void);
 /* Where this thread entered exit() (its stack pointer there), or 0. */
 uintptr_t hook_exit_entry_sp(void);
 /* Wait until a dump thread being made has published its tid. */
@@ -300,6 +310,17 @@ int dump_write_crash(int sig);
 /* This thread is writing a dump (holds the dump lock). */
 bool dump_busy_here(void);
 
+/* What leaksnap record learns (runnote.c) ------------------------------------- */
+
+/* Read LEAKSNAP_RUN and LEAKSNAP_DROP (from hook_read_config). */
+void hook_runnote_config(void);
+/* Tell the run's record that the dump @path could not be written (errno
+ * @err); nothing without a run.  Async-signal-safe, allocates nothing. */
+void hook_note_write_failure(const char *path, int err);
+/* The prefix LEAKSNAP_DROP gives for hook_cfg.out's file-name part, in
+ * @out; false without a drop box (or when it does not fit). */
+bool hook_drop_prefix(char *out, size_t size);
+
 /* The control socket (control.c) --------------------------------------------- */
 
 /* Set hook_cfg's control socket from a LEAKSNAP_CONTROL value (NULL, "" or
@@ -315,8 +336,8 @@ void control_stop(void);
 /* At exit: a path socket of this process's is unlinked. */
 void control_at_exit(void);
 /* In a child after fork(), from the fork handler: close what the parent's
- * control had open; the child's own socket opens with its first tracked
- * allocation (control_ensure_thread). */
+ * control had open; the child's own socket opens with its dump thread
+ * (control_ensure_thread, from dump_child_start). */
 void control_after_fork_child(void);
 /* fork()'s prepare and parent handlers: the control's descriptors held
  * still across the fork (control_after_fork_child finds them all). */
@@ -325,6 +346,9 @@ void control_fork_parent(void);
 /* Open the child's socket and start its thread, if it is wanted and
  * missing (called where dump_ensure_thread is). */
 void control_ensure_thread(void);
+/* End the control thread and close its socket, to be opened again by
+ * control_ensure_thread() (dump_threads_suspend). */
+void control_end_thread(void);
 /* The metadata line "control=@leaksnap.<pid>\n" or "control=<path>\n"
  * while a socket is open. */
 void control_meta(struct buf *meta);

@@ -48,11 +48,15 @@
 #define LEAKSNAP_HOOK_ENV_FRAMES "LEAKSNAP_FRAMES"                 /* 1..256, 16 */
 #define LEAKSNAP_HOOK_ENV_UNWIND "LEAKSNAP_UNWIND"                 /* auto, fp, dwarf */
 #define LEAKSNAP_HOOK_ENV_INTERVAL "LEAKSNAP_INTERVAL"             /* seconds, 0.001..1e6 */
-#define LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT "LEAKSNAP_DUMP_ON_EXIT"     /* 0 or 1 (default) */
+#define LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT "LEAKSNAP_DUMP_ON_EXIT"     /* 0, 1 (default) or all */
 #define LEAKSNAP_HOOK_ENV_START_DISABLED "LEAKSNAP_START_DISABLED" /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_REACHABILITY "LEAKSNAP_REACHABILITY"     /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_KEEP_UNLOADED "LEAKSNAP_KEEP_UNLOADED"   /* 0 or 1 (default) */
 #define LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH "LEAKSNAP_DUMP_ON_CRASH"   /* 0 or 1 (default) */
+/* 1 (default): a forked child starts its dump thread at fork; 0: when a
+ * dump is asked of it, at its next allocation (for qemu-user, whose forked
+ * children of a threaded process crash when they start a thread). */
+#define LEAKSNAP_HOOK_ENV_FORK_THREAD "LEAKSNAP_FORK_THREAD"
 /* The control socket (docs/control.md): unset, empty or 0: none; 1: the
  * abstract socket LEAKSNAP_HOOK_CONTROL_PREFIX "<pid>"; anything else: a
  * path socket there (a forked child's: that path + ".<pid>"). */
@@ -62,6 +66,18 @@
  * on library paths, "" = every library), it starts collection when loaded,
  * with the settings above, as leaksnap_start() with those options. */
 #define LEAKSNAP_HOOK_ENV_LIBS "LEAKSNAP_LIBS"
+
+/* Set by leaksnap record (docs/hook.md, "Processes that change user"):
+ * LEAKSNAP_RUN, RUN[:RUN...]: a process that cannot write a dump says so,
+ * besides on stderr, in a datagram to the abstract Unix socket
+ * LEAKSNAP_HOOK_NOTE_PREFIX "<last RUN>": "cannot-write PID UID ERRNO
+ * PATH".  LEAKSNAP_DROP, a directory: where a dump goes when the process
+ * may not create it under LEAKSNAP_OUT (EACCES, EPERM), under the same
+ * file name; record moves it beside the others. */
+#define LEAKSNAP_HOOK_ENV_RUN "LEAKSNAP_RUN"
+#define LEAKSNAP_HOOK_NOTE_PREFIX "leaksnap-run."
+#define LEAKSNAP_HOOK_NOTE_WRITE "cannot-write"
+#define LEAKSNAP_HOOK_ENV_DROP "LEAKSNAP_DROP"
 
 /* The file names of the two builds of the hook. */
 #define LEAKSNAP_HOOK_LIB "libleakhook.so"

@@ -31,6 +31,7 @@
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,13 @@
 #include "reach.h"
 
 #define STOP_TIMEOUT_NS 500000000ull   /* for every thread to answer */
+/* While threads are late: the first look at them (a thread that blocks
+ * the signal and sleeps is then taken as it is: waiting longer for it
+ * only lengthens the pause), then every LATE_EVERY_NS; one that blocks it
+ * and runs fails the stop after LATE_RUNS_NS. */
+#define LATE_FIRST_NS 1000000ull
+#define LATE_EVERY_NS 3000000ull
+#define LATE_RUNS_NS 100000000ull
 #define CHILD_TIMEOUT_NS 300000000000ull /* for the scan */
 
 static atomic_uint stop_phase;          /* odd while threads are to stop */
@@ -334,7 +342,43 @@ struct stopper {
 	unsigned phase;
 	size_t blocked, frozen;
 	char why[160];          /* non-empty: the stop failed */
+	/* where a pause's time goes (the metadata's reachability_*_us) */
+	uint64_t stop_ns;       /* the first signal to the last thread stopped */
+	uint64_t walk_ns;       /* the table walk, locks held, before the pause */
+	uint64_t locked_ns;     /* the table locks held: the walk and the pause */
+	size_t relisted;        /* thread-list reads after the first signals */
+	bool fifo;              /* the locks were held at SCHED_FIFO (boost()) */
 };
+
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000
+#endif
+
+/* While it holds every table lock (the walk, then the pause), the hook's
+ * own thread runs at the lowest real-time priority where the process may
+ * (CAP_SYS_NICE, or RLIMIT_RTPRIO): on a loaded machine a thread of normal
+ * priority is preempted there for milliseconds, up to half a second seen,
+ * while every thread of the program that allocates waits for its locks,
+ * and the stopped threads wait for their release.  Not a thread of the
+ * program's (a leaksnap_dump() call), and never the scanning child
+ * (SCHED_RESET_ON_FORK).  Returns whether it did; unboost() undoes it. */
+static bool boost(const struct stopper *st, int *policy, struct sched_param *param)
+{
+	if (st->self != st->dump_tid && st->self != st->control_tid)
+		return false;
+	*policy = sched_getscheduler(0);
+	if (*policy < 0 || sched_getparam(0, param) != 0 ||
+	    (*policy & ~SCHED_RESET_ON_FORK) != SCHED_OTHER)
+		return false;
+	struct sched_param rt = {.sched_priority = 1};
+	return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt) == 0;
+}
+
+static void unboost(bool boosted, int policy, const struct sched_param *param)
+{
+	if (boosted)
+		sched_setscheduler(0, policy, param);
+}
 
 struct dirent64_ {
 	uint64_t ino;
@@ -440,9 +484,10 @@ static size_t count_waiting(struct stopper *st)
 	return waiting;
 }
 
-/* Every 10 ms, look at who has not answered: one that blocks the signal
- * and runs for 100 ms fails the stop; one in uninterruptible sleep waits
- * in the kernel.  Returns 0, or -1 with @st->why. */
+/* After LATE_FIRST_NS, then every LATE_EVERY_NS, look at who has not
+ * answered: one that blocks the signal and runs for LATE_RUNS_NS fails the
+ * stop; one in uninterruptible sleep waits in the kernel.  Returns 0, or
+ * -1 with @st->why. */
 static int look_at_late(struct stopper *st)
 {
 	for (size_t i = 0; i < st->n; i++) {
@@ -461,7 +506,7 @@ static int look_at_late(struct stopper *st)
 		} else if (blocks && state == 'R') {
 			/* for 100 ms on end: not a passing mask
 			 * (pthread_create's, qemu-user's own) */
-			if (++t->strikes >= 10) {
+			if (++t->strikes >= (int)(LATE_RUNS_NS / LATE_EVERY_NS)) {
 				snprintf(st->why, sizeof(st->why),
 					 "thread %d blocks the stop signal and runs", tid);
 				return -1;
@@ -511,7 +556,7 @@ static int settle_unanswered(struct stopper *st)
  * thread appears.  Returns 0, or -1 with @st->why. */
 static int stop_threads_now(struct stopper *st)
 {
-	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS, next_look = now_ns() + 10000000;
+	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS, next_look = now_ns() + LATE_FIRST_NS;
 	for (bool first = true;; first = false) {
 		if (!first) {
 			long added = list_threads(st);
@@ -534,7 +579,7 @@ static int stop_threads_now(struct stopper *st)
 				break;
 			uint64_t now = now_ns();
 			if (now >= next_look && now < deadline) {
-				next_look = now + 10000000;
+				next_look = now + LATE_EVERY_NS;
 				if (look_at_late(st) != 0)
 					return -1;
 				continue;
@@ -614,12 +659,19 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "reachability_scan_cpu_us=%llu\n"
 		 "reachability_index_us=%llu\n"
 		 "reachability_fork_us=%llu\n"
+		 "reachability_stop_us=%llu\n"
+		 "reachability_walk_us=%llu\n"
+		 "reachability_locked_us=%llu\n"
+		 "reachability_sched=%s\n"
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
 		 "reachability_scanned=%llu root bytes, %llu heap bytes\n",
 		 saved, (unsigned long long)sh->root_mappings, (unsigned long long)sh->root_bytes,
 		 ended, extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
 		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(sh->index_ns / 1000),
-		 (unsigned long long)(fork_ns / 1000), (unsigned long long)sh->unreachable_bytes,
+		 (unsigned long long)(fork_ns / 1000), (unsigned long long)(st->stop_ns / 1000),
+		 (unsigned long long)(st->walk_ns / 1000), (unsigned long long)(st->locked_ns / 1000),
+		 st->fifo ? "fifo" : "other",
+		 (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
 		 (unsigned long long)sh->root_bytes, (unsigned long long)sh->marked_bytes);
 	/* only when some block lies in pages the program cannot read */
@@ -798,6 +850,7 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 	st->phase = atomic_load(&stop_phase) + 1; /* odd */
 	atomic_store_explicit(&stop_phase, st->phase, memory_order_release);
 	int stopped = stop_threads_now(st);
+	st->stop_ns = now_ns() - t0;
 	uint64_t tf0 = 0, tf1 = 0;
 	*pid = -1;
 	if (stopped == 0) {
@@ -880,9 +933,16 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		return table_snapshot(snap);
 	}
 
+	int policy = 0;
+	struct sched_param param;
+	st.fifo = boost(&st, &policy, &param);
+	uint64_t tl0 = now_ns();
 	table_lock_all();
-	if (table_snapshot_locked(snap, true) != 0) {
+	int walked = table_snapshot_locked(snap, true);
+	st.walk_ns = now_ns() - tl0;
+	if (walked != 0) {
 		table_unlock_all();
+		unboost(st.fifo, policy, &param);
 		atomic_store(&stop_threads, NULL);
 		return -1;
 	}
@@ -891,6 +951,7 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 			 -1, 0);
 	if (shm == MAP_FAILED) {
 		table_unlock_all();
+		unboost(st.fifo, policy, &param);
 		failed(res, "no shared memory for the result", 0);
 		res->map_size = 0;
 	} else {
@@ -901,6 +962,8 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		uint64_t pause, fork_ns;
 		int stopped = stop_and_fork(&st, &args, &pid, &pause, &fork_ns);
 		table_unlock_all();
+		st.locked_ns = now_ns() - tl0;
+		unboost(st.fifo, policy, &param);
 		take_result(res, &st, snap, shm, stopped, pid, pause, fork_ns);
 	}
 	table_snapshot_sort(snap, res->ok ? res->counts : NULL);

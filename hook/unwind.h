@@ -106,13 +106,22 @@ static inline uint64_t unwind_hash_step(uint64_t h, uintptr_t pc)
  * entry function described by @regs: pcs[0] = the entry function's own
  * return address (its caller), pcs[1] = the caller's, ...  Stops at @max,
  * at a frame pointer outside @stk, misaligned or not strictly increasing,
- * or at a zero return address.  Returns the number written. */
+ * at a return address below 4096, or (after frame 0) at one that is not
+ * plausible: inside @stk, inside the range unwind_fp_exclude() set, or
+ * outside every executable segment of the loaded modules (where glibc has
+ * _dl_find_object, and on bionic).  Returns the number written. */
 int unwind_fp(const struct unwind_regs *regs, const struct unwind_stack *stk,
 	      uintptr_t *pcs, int max);
 /* The same, and @*hash: unwind_hash_step() from UNWIND_HASH_SEED over the
  * return addresses written. */
 int unwind_fp_hashed(const struct unwind_regs *regs, const struct unwind_stack *stk,
 		     uintptr_t *pcs, int max, uint64_t *hash);
+
+/* Return addresses in [@lo, @hi) end a frame-pointer walk (the hook's own
+ * code: a record that leads there is a stale one).  _self: the module
+ * this code is in (called once at start-up; takes the loader's lock). */
+void unwind_fp_exclude(uintptr_t lo, uintptr_t hi);
+void unwind_fp_exclude_self(void);
 
 /* Unwinding from the modules' DWARF call-frame information (.eh_frame via
  * PT_GNU_EH_FRAME), correct for code built without frame pointers.  Same

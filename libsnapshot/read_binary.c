@@ -355,6 +355,31 @@ static int warn_clamped(struct leaksnap_snapshot *s)
 			       n == 1 ? "it" : "them");
 }
 
+/* A frame-pointer walk (unwinder=fp) through code built without frame
+ * pointers stops after a frame or two: the hook counts such stacks in
+ * fp_shallow=N/M and says frame_pointers=missing when they are most of
+ * them; the reader says what to do. */
+static int warn_no_frame_pointers(struct leaksnap_snapshot *s)
+{
+	const char *v = leaksnap_snapshot_meta_get(s, "frame_pointers");
+	if (!v || strcmp(v, "missing") != 0)
+		return 0;
+	const char *counts = leaksnap_snapshot_meta_get(s, "fp_shallow");
+	unsigned long long n = 0, m = 0;
+	char tail;
+	if (!counts || sscanf(counts, "%llu/%llu%c", &n, &m, &tail) != 2 || n > m)
+		n = m = 0;
+	if (m)
+		return lsp_snapshot_warn(s, "the program seems to lack frame pointers: %llu of "
+				       "%llu stacks end after their first frame under --unwind fp "
+				       "(frame_pointers=missing); record with --unwind auto "
+				       "(LEAKSNAP_UNWIND=auto) for whole stacks",
+				       n, m);
+	return lsp_snapshot_warn(s, "the program seems to lack frame pointers "
+			       "(frame_pointers=missing); record with --unwind auto "
+			       "(LEAKSNAP_UNWIND=auto) for whole stacks");
+}
+
 struct leaksnap_snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
 				   const struct leaksnap_snapshot_open_opts *opts,
 				   struct leaksnap_error *err)
@@ -390,7 +415,7 @@ struct leaksnap_snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *s
 	if (parse_meta(s, blob->data + off, h.meta_size, off, err))
 		goto fail;
 	off += h.meta_size;
-	if (warn_clamped(s)) {
+	if (warn_clamped(s) || warn_no_frame_pointers(s)) {
 		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		goto fail;
 	}

@@ -88,7 +88,7 @@ run_pair() { # NAME RUNNER...: two runs, then leakdiff --json --by site
 native() { # OUT OUT ARGS...
 	o=$1
 	shift 2
-	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$o" "$T/leaks" "$@"
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$o" LEAKSNAP_DUMP_ON_EXIT=all "$T/leaks" "$@"
 }
 device() { # OUT OUT ARGS...
 	o=$1

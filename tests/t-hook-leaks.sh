@@ -11,7 +11,7 @@ B=$1
 check_dumps() { # $1 = mode, $2 = executable
 	mode=$1 exe=$2
 	out="$w/$mode-$(basename "$exe")"
-	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out" LEAKSNAP_UNWIND=$mode \
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$out" LEAKSNAP_UNWIND=$mode LEAKSNAP_DUMP_ON_EXIT=all \
 		"$exe" all "$T/libleaker.so" >"$out.stdout" 2>"$out.stderr"
 	st=$?
 	[ $st = 7 ] || fail "$mode: exit status $st, expected 7"
@@ -37,7 +37,23 @@ check_dumps() { # $1 = mode, $2 = executable
 	expect_leaks "$child.txt" $walk child
 	for d in "$parent" "$child"; do
 		"$L" show "$d" >"$d.show" 2>"$d.err" || fail "$d: show failed"
-		[ -s "$d.err" ] && { fail "$d: show warned"; cat "$d.err"; }
+		if [ "$mode" = fp ] && [ "$exe" = "$T/leaks" ]; then
+			# Most walks stop after frame 0: the dump and show say why.
+			expect_meta "$d" "frame_pointers=missing"
+			n=$(sed -n 's/^  fp_shallow=\([0-9]*\)\/\([0-9]*\)$/\1 \2/p' "$d.show")
+			# shellcheck disable=SC2086
+			set -- $n
+			[ $# = 2 ] && [ $(($1 * 2)) -gt "$2" ] || fail "$d: fp_shallow '$n', expected most"
+			[ "$(cat "$d.err")" = "leaksnap: $d: warning: the program seems to lack frame pointers: $1 of $2 stacks end after their first frame under --unwind fp (frame_pointers=missing); record with --unwind auto (LEAKSNAP_UNWIND=auto) for whole stacks" ] ||
+				{ fail "$d: show did not say the program lacks frame pointers"; cat "$d.err"; }
+		else
+			[ -s "$d.err" ] && { fail "$d: show warned"; cat "$d.err"; }
+			grep -q "^  frame_pointers=" "$d.show" && fail "$d: frame_pointers= in the metadata"
+			case $mode in
+			fp) grep -q "^  fp_shallow=[0-9]*/[0-9]*$" "$d.show" || fail "$d: no fp_shallow=" ;;
+			*) grep -q "^  fp_shallow=" "$d.show" && fail "$d: fp_shallow= under $mode" ;;
+			esac
+		fi
 		perms=$(stat -c %a "$d")
 		[ "$perms" = 600 ] || fail "$d: mode $perms, expected 600"
 		m=${d%.dump}.maps
@@ -76,6 +92,25 @@ st=$?
 [ $st = 7 ] || fail "double free: exit status $st, expected 7"
 d=$(ls "$out".*.exit.dump)
 expect_meta "$d" "invalid_frees=1"
+
+# A frame record that is not one (what code without frame pointers leaves
+# in the register) ends an fp walk unless its return address is in code:
+# data, the stack, the hook's own malloc and a small number are not taken.
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/junk" LEAKSNAP_UNWIND=fp "$T/fpjunk")
+case $out in
+"fpjunk ok")
+	d=$(ls "$w"/junk.*.exit.dump)
+	"$SC" "$d" >"$d.txt" || fail "fpjunk: stackcheck failed"
+	for size in 1101 1102 1103 1104; do
+		grep -q -x "$size 1 app junk_alloc" "$d.txt" ||
+			{ fail "fpjunk: $size: expected frame 0 alone"; grep "^$size " "$d.txt"; }
+	done
+	grep -q -x "1105 1 app junk_alloc main" "$d.txt" ||
+		{ fail "fpjunk: 1105: expected junk_alloc main"; grep "^1105 " "$d.txt"; }
+	;;
+"fpjunk skipped") echo "skipped: fpjunk (x86-64 only)" ;;
+*) fail "fpjunk: '$out'" ;;
+esac
 
 # Without the hook the program behaves the same.
 "$T/leaks" all "$T/libleaker.so" >"$w/bare.stdout" 2>&1

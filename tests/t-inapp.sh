@@ -47,7 +47,7 @@ $INAPP: ok" ] || fail "static TLS with a bigger surplus: got '$out'"
 for mode in auto dwarf fp; do
 	out="$w/exe-$mode"
 	LD_PRELOAD=$INAPP LEAKSNAP_LIBS='/leaks$' LEAKSNAP_OUT="$out" LEAKSNAP_UNWIND=$mode \
-		"$T/leaks" all "$T/libleaker.so" >"$out.stdout" 2>"$out.stderr"
+		LEAKSNAP_DUMP_ON_EXIT=all "$T/leaks" all "$T/libleaker.so" >"$out.stdout" 2>"$out.stderr"
 	st=$?
 	[ $st = 7 ] || fail "exe $mode: exit status $st, expected 7"
 	printf 'semantics ok\nchild 1\ndone\n' | cmp -s - "$out.stdout" || fail "exe $mode: stdout differs"

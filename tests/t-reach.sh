@@ -27,9 +27,19 @@ check_dump() {
 		return
 	fi
 	grep -q -x 'flags 4' "$_d.rd" || { fail "$_d: flag bit 2 not set"; grep '^meta' "$_d.rd"; return; }
-	for k in 'reachability=signal ' 'reachability_pause_us=[0-9]' 'reachability_scan_us=[0-9]'; do
+	for k in 'reachability=signal ' 'reachability_pause_us=[0-9]' 'reachability_scan_us=[0-9]' \
+		'reachability_stop_us=[0-9]' 'reachability_walk_us=[0-9]' 'reachability_locked_us=[0-9]' \
+		'reachability_sched=\(fifo\|other\)$'; do
 		grep -q "^meta $k" "$_d.rd" || fail "$_d: no metadata $k"
 	done
+	# where the pause's time went: its parts fit in it, and the locks were
+	# held over the walk and the pause
+	_us() { sed -n "s/^meta reachability_$1_us=\([0-9]*\)\$/\1/p" "$_d.rd"; }
+	_p=$(_us pause) _s=$(_us stop) _f=$(_us fork) _wk=$(_us walk) _l=$(_us locked)
+	if [ -n "$_p" ] && [ -n "$_s" ] && [ -n "$_f" ] && [ -n "$_wk" ] && [ -n "$_l" ]; then
+		[ $((_s + _f)) -le "$_p" ] || fail "$_d: stop $_s + fork $_f us > pause $_p us"
+		[ $((_wk + _p)) -le "$_l" ] || fail "$_d: walk $_wk + pause $_p us > locks held $_l us"
+	fi
 	while read -r _tag _size _count _unr; do
 		case $_tag in
 		expect)

@@ -224,12 +224,20 @@ PATH="$w:$PATH" "$ls_" record --out d/r -- prog.sh 2>err && st=0 || st=$?
 expect_eq "not executable in PATH" "$st:$(cat err)" "126:leaksnap: prog.sh: Permission denied"
 
 # 8. Nothing runs when a check fails; the hook is looked for next to leaksnap.
-for args in "--frames 0" "--unwind x" "--interval 0" "--out nodir/r"; do
+for args in "--frames 0" "--unwind x" "--interval 0" "--out nodir/sub/r"; do
 	# shellcheck disable=SC2086
 	"$ls_" record $args -- touch ran 2>/dev/null && st=0 || st=$?
 	expect_eq "status for $args" "$st" 2
 	[ ! -e ran ] || fail "CMD ran despite $args"
 done
+# A directory of PREFIX that does not exist is made (its parent must be):
+# private, or as root passable with a drop box in it (t-record-uid.sh).
+"$ls_" record --out made/r -- true 2>err && st=0 || st=$?
+expect_eq "--out made/r" "$st" 0
+mode=$(stat -c %a made 2>/dev/null)
+if [ "$(id -u)" = 0 ]; then want=711; else want=700; fi
+expect_eq "made: its mode" "$mode" "$want"
+[ -z "$(ls -A made 2>/dev/null)" ] || fail "made: not empty: $(ls -A made)"
 LEAKSNAP_HOOK="$w/none.so" "$ls_" record --out d/r -- touch ran 2>err && st=0 || st=$?
 expect_eq "missing hook" "$st" 2
 grep -q "^leaksnap: $w/none.so: hook library not found" err || fail "missing hook: $(cat err)"

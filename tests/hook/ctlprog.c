@@ -21,6 +21,8 @@
  *   storm N        N children one after the other, each of which looks at
  *                  its descriptors with system calls only (no allocation)
  *                  and _exits: bad if stdin is closed or a socket is open
+ *                  other than the child's own control socket (opened at
+ *                  the fork: abstract leaksnap.<its pid> or PATH.<its pid>)
  *                  -> "storm N bad <children that were bad>"
  *   forkexit       a child that allocates one block (its socket opens) and
  *                  _exits at once, waited for -> "gone <pid>"
@@ -38,12 +40,15 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,6 +174,26 @@ static void spin(unsigned ms)
 
 /* In a forked child, without allocating: 0 when stdin is open and no
  * socket is among the descriptors, else 1. */
+/* Whether descriptor @fd is this process's own control socket. */
+static bool own_control(int fd)
+{
+	struct sockaddr_un a;
+	socklen_t len = sizeof(a);
+	char want[32];
+	memset(&a, 0, sizeof(a));
+	if (getsockname(fd, (struct sockaddr *)&a, &len) != 0 || a.sun_family != AF_UNIX ||
+	    len <= offsetof(struct sockaddr_un, sun_path) + 1)
+		return false;
+	size_t n = len - offsetof(struct sockaddr_un, sun_path);
+	if (a.sun_path[0] == '\0') { /* abstract: "leaksnap.<pid>" */
+		snprintf(want, sizeof(want), "leaksnap.%d", (int)getpid());
+		return n - 1 == strlen(want) && !memcmp(a.sun_path + 1, want, n - 1);
+	}
+	snprintf(want, sizeof(want), ".%d", (int)getpid()); /* PATH.<pid> */
+	size_t pl = strnlen(a.sun_path, sizeof(a.sun_path)), wl = strlen(want);
+	return pl > wl && !memcmp(a.sun_path + pl - wl, want, wl);
+}
+
 static int fds_clean(void)
 {
 	if (fcntl(STDIN_FILENO, F_GETFD) < 0)
@@ -184,7 +209,7 @@ static int fds_clean(void)
 			struct dirent64 *d = (struct dirent64 *)(buf + at);
 			char link[64];
 			ssize_t k = readlinkat(dir, d->d_name, link, sizeof(link) - 1);
-			if (k > 7 && !memcmp(link, "socket:", 7))
+			if (k > 7 && !memcmp(link, "socket:", 7) && !own_control(atoi(d->d_name)))
 				bad = 1;
 			at += d->d_reclen;
 		}

@@ -1,8 +1,11 @@
 /* Edge cases for the hook tests:
  *   edge sigexit   exit() from a SIGALRM handler that may interrupt malloc
  *                  or free (the hook must not hang at exit)
- *   edge child     a forked child that allocates stays single-threaded
- *                  (prints the child's thread count)
+ *   edge child     a forked child that allocates (prints the child's
+ *                  thread count: its own and the hook's dump thread)
+ *   edge userns    a forked child calls unshare(CLONE_NEWUSER), which
+ *                  needs a single-threaded process: prints "userns ok", or
+ *                  "userns " and the error
  *   edge big       a live 3 GiB block (virtual; prints "big ok" or "big
  *                  skipped" if the system refuses it)
  *   edge pexit     main leaks 10 bytes and ends by pthread_exit(); a thread
@@ -33,8 +36,10 @@
  *                  while others allocate; main calls exit() after 0.1 s:
  *                  the process must end
  */
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +196,18 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			edge_keep = strdup("allocated in the child");
 			printf("child threads %d\n", thread_count());
+			fflush(stdout);
+			_exit(0);
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		return 0;
+	}
+	if (!strcmp(mode, "userns")) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			int r = unshare(CLONE_NEWUSER);
+			printf("userns %s\n", r == 0 ? "ok" : strerror(errno));
 			fflush(stdout);
 			_exit(0);
 		}

@@ -1232,6 +1232,7 @@ struct syn_stack {
 	uintptr_t w[SYN_WORDS];
 	struct unwind_regs regs;
 	struct unwind_stack stk;
+	int rec[8], nrec; /* where syn_build() put the records */
 };
 
 /* Records at word offsets rec[0] < rec[1] < ...; record i links to
@@ -1244,7 +1245,9 @@ static void syn_build(struct syn_stack *s, const int *rec, int nrec)
 
 		r[0] = i + 1 < nrec ? (uintptr_t)&s->w[rec[i + 1]] : 0;
 		r[1] = SYN_RA(i);
+		s->rec[i] = rec[i];
 	}
+	s->nrec = nrec;
 	s->regs.pc = 0x1800; /* no module: no CFI */
 	s->regs.sp = (uintptr_t)&s->w[0];
 	s->regs.fp = (uintptr_t)&s->w[rec[0]];
@@ -1252,21 +1255,35 @@ static void syn_build(struct syn_stack *s, const int *rec, int nrec)
 	s->stk.hi = (uintptr_t)&s->w[SYN_WORDS];
 }
 
+/* Return addresses in this program's code, for unwind_fp(), which takes
+ * (past frame 0) only those in an executable segment of a module. */
+void syn_code(void);
+CHAIN_FN void syn_code(void)
+{
+	sink++;
+}
+#define CODE_RA(i) ((uintptr_t)(void *)syn_code + 1 + (i))
+
 static void syn_expect(struct syn_stack *s, int want)
 {
 	uintptr_t pcs[SYN_WORDS];
 	int n;
 
-	n = unwind_fp(&s->regs, &s->stk, pcs, SYN_WORDS);
-	assert_int_equal(n, want);
-	for (int i = 0; i < n; i++)
-		assert_int_equal(pcs[i], SYN_RA(i));
+	/* the CFI walk's fallback: the same records, PCs in no module */
 	n = unwind_cfi(&s->regs, &s->stk, pcs, SYN_WORDS, true);
 	assert_int_equal(n, want);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(pcs[i], SYN_RA(i));
 	assert_int_equal(unwind_cfi(&s->regs, &s->stk, pcs, SYN_WORDS, false),
 			 0);
+	/* the frame-pointer walk: the records' RAs moved into code */
+	for (int i = 0; i < s->nrec; i++)
+		if (s->w[s->rec[i] + 1] == SYN_RA(i))
+			s->w[s->rec[i] + 1] = CODE_RA(i);
+	n = unwind_fp(&s->regs, &s->stk, pcs, SYN_WORDS);
+	assert_int_equal(n, want);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pcs[i], CODE_RA(i));
 }
 
 void test_fp_synthetic(void **state);
@@ -1310,6 +1327,51 @@ void test_fp_synthetic(void **state)
 	syn_build(&s, rec, 5);
 	s.regs.fp = s.stk.lo - 2 * sizeof(uintptr_t); /* below the stack */
 	syn_expect(&s, 0);
+}
+
+/* The frame-pointer walk stops at the first return address that is not
+ * plausible (frame 0 excepted: the entry function's own record). */
+static int syn_fp(struct syn_stack *s, uintptr_t *pcs)
+{
+	return unwind_fp(&s->regs, &s->stk, pcs, SYN_WORDS);
+}
+
+void test_fp_plausible(void **state);
+void test_fp_plausible(void **state)
+{
+	static const int rec[] = { 2, 6, 10, 20, 40 };
+	static uintptr_t data_word;
+	struct syn_stack s;
+	uintptr_t pcs[SYN_WORDS];
+
+	(void)state;
+	syn_build(&s, rec, 5);
+	for (int i = 0; i < 5; i++)
+		s.w[rec[i] + 1] = CODE_RA(i);
+	assert_int_equal(syn_fp(&s, pcs), 5);
+
+	s.w[rec[2] + 1] = SYN_RA(2); /* mapped nowhere */
+	assert_int_equal(syn_fp(&s, pcs), 2);
+	s.w[rec[2] + 1] = (uintptr_t)&data_word; /* data, not code */
+	assert_int_equal(syn_fp(&s, pcs), 2);
+	s.w[rec[2] + 1] = (uintptr_t)&s.w[30]; /* the stack */
+	assert_int_equal(syn_fp(&s, pcs), 2);
+	s.w[rec[2] + 1] = (uintptr_t)0x00007ffd0000000dULL;
+	assert_int_equal(syn_fp(&s, pcs), 2);
+	s.w[rec[2] + 1] = (uintptr_t)(void *)malloc; /* code elsewhere (libc) */
+	assert_int_equal(syn_fp(&s, pcs), 5);
+	assert_int_equal(pcs[2], (uintptr_t)(void *)malloc);
+
+	/* frame 0 is taken wherever it returns to (JIT code, say) */
+	s.w[rec[0] + 1] = SYN_RA(0);
+	assert_int_equal(syn_fp(&s, pcs), 5);
+	assert_int_equal(pcs[0], SYN_RA(0));
+
+	/* the excluded range (the hook's own code) ends the walk */
+	unwind_fp_exclude(CODE_RA(3), CODE_RA(4));
+	assert_int_equal(syn_fp(&s, pcs), 3);
+	unwind_fp_exclude(0, 0);
+	assert_int_equal(syn_fp(&s, pcs), 5);
 }
 
 void test_strip_pac(void **state);
@@ -1451,6 +1513,7 @@ int main(void)
 		cmocka_unit_test(test_max_bounds),
 		cmocka_unit_test(test_corrupt_range),
 		cmocka_unit_test(test_fp_synthetic),
+		cmocka_unit_test(test_fp_plausible),
 		cmocka_unit_test(test_strip_pac),
 		cmocka_unit_test(test_supported),
 		cmocka_unit_test(test_timing),

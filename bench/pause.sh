@@ -1,0 +1,72 @@
+#!/bin/sh
+# bench/pause.sh [BUILD_DIR]: pauses under load (issue 32).  A server's
+# shape, BENCH_THREADS (11) threads allocating and freeing without rest on
+# the machine's CPUs (bench/pausebench.c), runs under the hook with
+# LEAKSNAP_REACHABILITY=1 for BENCH_SECONDS (20) and asks for BENCH_DUMPS
+# (40) dumps by signal, BENCH_RUNS (3) times.  From every dump's metadata:
+# the pause (first stop signal to release), its parts (the threads'
+# stopping, the clone of the image) and how long the table locks were held
+# (allocating threads wait for them: the table walk, then the pause);
+# median, 95th percentile and max of each.  Goal: pause p95 < 5 ms.
+set -eu
+
+B=${1:-build}
+BENCH=$B/bench/pausebench
+HOOK=$(cd "$B/lib" 2>/dev/null && pwd)/libleakhook.so
+THREADS=${BENCH_THREADS:-11}
+SECONDS_=${BENCH_SECONDS:-20}
+DUMPS=${BENCH_DUMPS:-40}
+RUNS=${BENCH_RUNS:-3}
+RESULTS=$B/bench/results-pause.txt
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+[ -x "$BENCH" ] || die "$BENCH is missing: run 'make bench'"
+[ -f "$HOOK" ] || die "$HOOK is missing: run 'make bench'"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-pausebench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+echo "bench: pauses, $THREADS busy threads, $DUMPS dumps in $SECONDS_ s, $RUNS runs" >&2
+for r in $(seq 1 "$RUNS"); do
+	env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/r$r" LEAKSNAP_REACHABILITY=1 \
+		LEAKSNAP_DUMP_ON_EXIT=0 "$BENCH" "$THREADS" "$SECONDS_" "$DUMPS" >"$WORK/r$r.out" ||
+		die "pausebench failed"
+done
+n=0
+for d in "$WORK"/r*.dump; do
+	[ -f "$d" ] || continue
+	grep -a -q '^reachability_pause_us=' "$d" || continue
+	n=$((n + 1))
+	for k in pause stop fork locked walk; do
+		grep -a "^reachability_${k}_us=" "$d" | sed 's/^[^=]*=//' >>"$WORK/$k"
+	done
+	p=$(grep -a '^reachability_pause_us=' "$d" | sed 's/^[^=]*=//')
+	f=$(grep -a '^reachability_fork_us=' "$d" | sed 's/^[^=]*=//')
+	echo $((p - f)) >>"$WORK/pause_less_fork"
+done
+[ "$n" -gt 0 ] || die "no dump with reachability"
+# stats FILE: median, p95, max (ms) of the µs values in FILE
+stats() {
+	sort -n "$1" | awk '{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "-"; exit }
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			i = int(NR * 0.95 + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR
+			printf "%8.2f %8.2f %8.2f\n", m / 1000, v[i] / 1000, v[NR] / 1000
+		}'
+}
+{
+	echo "pauses under load: $THREADS busy threads on $(nproc) CPUs, $n dumps with reachability"
+	printf '%-34s %8s %8s %8s\n' "(ms)" median p95 max
+	printf '%-34s %s\n' "pause (threads stopped)" "$(stats "$WORK/pause")"
+	printf '%-34s %s\n' "  stopping the threads" "$(stats "$WORK/stop")"
+	printf '%-34s %s\n' "  the clone of the image" "$(stats "$WORK/fork")"
+	printf '%-34s %s\n' "pause less its clone" "$(stats "$WORK/pause_less_fork")"
+	printf '%-34s %s\n' "table locks held (walk + pause)" "$(stats "$WORK/locked")"
+	printf '%-34s %s\n' "  of which the table walk" "$(stats "$WORK/walk")"
+	echo "goal: pause p95 < 5 ms (docs/reachability.md: 5 ms beyond the clone)"
+} | tee "$RESULTS"
