@@ -148,6 +148,9 @@ void hook_read_config(void)
 	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
 	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;
 
+	c->sample = env_uint(LEAKSNAP_HOOK_ENV_SAMPLE, 0, 0, LEAKSNAP_HOOK_SAMPLE_MAX);
+	c->sample_seed = env_uint(LEAKSNAP_HOOK_ENV_SAMPLE_SEED, 0, 0, ULONG_MAX);
+
 	const char *mode = getenv(LEAKSNAP_HOOK_ENV_UNWIND);
 	if (hook_config_unwind(mode) != 0) {
 		hook_report(&report_env, LEAKSNAP_HOOK_ENV_UNWIND "=%s: not auto, fp or dwarf; using auto",

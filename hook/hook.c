@@ -20,6 +20,7 @@
 
 #include "table_internal.h"
 #include "reach.h"
+#include "sample.h"
 #include "leakhook.h"
 #include "unloaded.h"
 
@@ -314,6 +315,8 @@ static inline __attribute__((always_inline)) void track_into(void *p, size_t siz
 		errno = saved;
 	}
 	table_prefetch(p);
+	if (sample_filter)
+		sample_filter_add(p);
 	uint64_t *stack_slot, run;
 	bool have_run;
 	unsigned n = capture(regs, pcs, &stack_slot, &run, &have_run);
@@ -335,6 +338,8 @@ static void __attribute__((noinline)) track_big(void *p, size_t size,
 #define TRACK_FRAMES 64
 static void __attribute__((noinline)) track(void *p, size_t size, const struct unwind_regs *regs)
 {
+	if (!sample_take(size))
+		return;
 	if (HOOK_UNLIKELY(hook_cfg.frames > TRACK_FRAMES)) {
 		track_big(p, size, regs);
 		return;
@@ -344,16 +349,19 @@ static void __attribute__((noinline)) track(void *p, size_t size, const struct u
 }
 
 /* Capture the entry point's registers and record @p (expanded in each
- * exported allocation function, never in a helper). */
+ * exported allocation function, never in a helper).  In sampled mode an
+ * allocation no sample point falls in ends at sample_skip(). */
 #define TRACK(p, size)                                                  \
 	do {                                                            \
-		if (!(p)) {                                             \
+		if (!(p) || sample_skip(size)) {                        \
 		} else if (want_track()) {                              \
 			struct unwind_regs regs_;                       \
 			UNWIND_REGS_HERE(&regs_);                       \
 			track((p), (size), &regs_);                     \
 		} else if (atomic_load_explicit(&hook_active,           \
 						memory_order_relaxed)) { \
+			if (!hook_cfg.sample)                           \
+				sample_left = 0;                        \
 			table_note_untracked(p);                        \
 		}                                                       \
 	} while (0)
@@ -365,6 +373,20 @@ static inline bool untrack(void *p, struct table_key *key, enum table_remove_res
 	*res = TABLE_UNTRACKED;
 	if (!atomic_load_explicit(&hook_active, memory_order_relaxed))
 		return true;
+	atomic_uint *filter = sample_filter;
+	if (filter) {
+		/* sampled mode: most blocks were never sampled, and the
+		 * filter says so without a lock; a freed-address match is no
+		 * double free here (the address may have come back unsampled) */
+		if (HOOK_LIKELY(!sample_filter_may_have(p)))
+			return true;
+		*res = table_remove(p, key);
+		if (*res == TABLE_REMOVED)
+			sample_filter_del(p);
+		else
+			*res = TABLE_UNTRACKED;
+		return true;
+	}
 	*res = table_remove(p, key);
 #ifdef HOOK_INAPP
 	/* The in-app build cannot see every allocation (those of the
@@ -455,6 +477,8 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 	} else if (size != 0 && res == TABLE_REMOVED) {
 		/* Failed: the old block is still live, with its old stack. */
 		int saved = errno;
+		if (sample_filter)
+			sample_filter_add(old);
 		table_restore(old, &key);
 		errno = saved;
 	}
@@ -875,7 +899,7 @@ void hook_register_atfork(void)
 
 int hook_collect_begin(void)
 {
-	if (table_init(hook_cfg.frames) != 0)
+	if (table_init(hook_cfg.frames) != 0 || sample_begin() != 0)
 		return -1;
 	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);
 	hook_register_atfork();

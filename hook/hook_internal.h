@@ -82,6 +82,8 @@ struct hook_config {
 	 * "leaksnap.<pid>", or a path socket at @control_path (absolute) */
 	enum { HOOK_CONTROL_OFF, HOOK_CONTROL_ABSTRACT, HOOK_CONTROL_PATH } control;
 	char control_path[108];      /* (a sockaddr_un's sun_path) */
+	uint64_t sample;             /* LEAKSNAP_SAMPLE bytes, 0 = every block (sample.h) */
+	uint64_t sample_seed;        /* LEAKSNAP_SAMPLE_SEED, 0 = a seed of the moment */
 };
 extern struct hook_config hook_cfg;
 
