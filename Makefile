@@ -45,7 +45,7 @@ OPT ?= -O2 -g
 CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ikit $(CPPFLAGS)
 CFLAGS_ALL := -std=c11 -pthread $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
 LDFLAGS_ALL := -pthread $(SANFLAGS) $(LDFLAGS)
-LIBS := -ljansson -ldw -lelf -ldebuginfod -lzip -lz -liberty
+LIBS := -ljansson -ldw -lelf -ldebuginfod -lzip -lz -liberty -lm
 # The export library (export/: pprof profiles, flame-graph folding) is a
 # second library on top of libleaksnap, so that libleaksnap needs no protobuf-c.
 EXPORT_LIBS := -lprotobuf-c -lz -ljansson

@@ -90,4 +90,23 @@ k=$(awk '$1 == 64 && $4 == "sample_small" { print $2 }' "$w/ia.txt")
 [ "${k:-0}" -le 8 ] || fail "in-app 64 KiB sampling: $k of 1000 blocks of 64 bytes"
 expect_meta "$w/ia.sample.dump" "sample_interval=65536"
 
+# The readers' pages and profiles say that a sampled snapshot's values are
+# estimates (the text and JSON outputs: golden tests *-sampled*).
+"$B/tests/mkfixture" "$w/fx" || fail "mkfixture"
+"$L" convert --to pprof "$w/fx/sampled2.dump" "$w/s.pb.gz" 2>/dev/null || fail "convert --to pprof"
+gzip -dc "$w/s.pb.gz" | grep -a -q 'values are estimated from a sampled snapshot (sample_interval=4096)' ||
+	fail "pprof of a sampled snapshot: no comment that values are estimated"
+gzip -dc "$w/s.pb.gz" | grep -a -q 'sampled_count' || fail "pprof: no sampled_count label"
+"$L" diff --pprof "$w/d.pb.gz" "$w/fx/sampled1.dump" "$w/fx/sampled2.dump" >/dev/null 2>&1 ||
+	fail "diff --pprof"
+gzip -dc "$w/d.pb.gz" | grep -a -q 'values are estimated from sampled snapshots (sample_interval=4096)' ||
+	fail "diff --pprof of sampled snapshots: no comment that values are estimated"
+"$L" symbolize --html "$w/s.html" "$w/fx/sampled2.dump" >/dev/null 2>&1 || fail "symbolize --html"
+"$L" diff --html "$w/d.html" "$w/fx/sampled1.dump" "$w/fx/sampled2.dump" >/dev/null 2>&1 ||
+	fail "diff --html"
+for page in s d; do
+	grep -q '"sample_interval": *4096' "$w/$page.html" || fail "$page.html: no sample_interval"
+	grep -q "Values are estimated" "$w/$page.html" || fail "$page.html: no note that values are estimated"
+done
+
 finish
