@@ -350,11 +350,12 @@ $(B)/tests/storeq: tests/tools/storeq.c $(PUB_HEADERS)
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
 HOOKT_CXX := $(wildcard tests/hook/*.cc)
-HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib%,$(HOOKT_C))) \
+HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib% tests/hook/instr_plain.c,$(HOOKT_C))) \
 	$(patsubst tests/hook/%.cc,$(B)/tests/hook/%,$(HOOKT_CXX)) \
 	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
 	$(B)/tests/hook/leaks-fp $(B)/tests/hook/sub/libinappplug.so $(B)/tests/hook/libinappcxx.so
 HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
+HOOKT_LEAF_FP := $(if $(filter x86_64 aarch64,$(shell uname -m)),-mno-omit-leaf-frame-pointer)
 $(HOOKT_BINS): hook/leakhook.h
 
 $(B)/tests/hook/lib%.so: tests/hook/lib%.c
@@ -381,6 +382,14 @@ $(B)/tests/hook/leaks-fp: tests/hook/leaks.c
 $(B)/tests/hook/%: tests/hook/%.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -rdynamic -o $@ $< -ldl -lpthread
+# LEAKSNAP_UNWIND=instrument's program: -finstrument-functions, with frame
+# pointers to compare the fp walk with it; instr_plain.c without either.
+INSTR_FLAGS := -finstrument-functions -fno-omit-frame-pointer
+$(B)/tests/hook/instr: tests/hook/instr.c tests/hook/instr_plain.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -c -o $@-plain.o tests/hook/instr_plain.c && \
+		$(CC) $(HOOKT_FLAGS) $(INSTR_FLAGS) $(HOOKT_LEAF_FP) -std=gnu11 -rdynamic -o $@ $< $@-plain.o \
+		-lpthread
 $(B)/tests/hook/%: tests/hook/%.cc
 	$(call say,CXX,$<)
 	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -rdynamic -o $@ $< -ldl -lpthread

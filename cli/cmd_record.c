@@ -61,8 +61,10 @@ static const char record_usage[] =
 	"  --frames N           frames captured per allocation: 1..256 (default 16)\n"
 	"  --unwind MODE        auto (the default), fp (frame pointers: exact only if\n"
 	"                       every function on the path keeps them, libraries too;\n"
-	"                       one that does not hides its caller) or dwarf\n"
-	"                       (.eh_frame call-frame information)\n"
+	"                       one that does not hides its caller), dwarf\n"
+	"                       (.eh_frame call-frame information) or instrument\n"
+	"                       (the calls of code built with -finstrument-functions:\n"
+	"                       no frame pointers or unwind tables needed)\n"
 	"  --sample BYTES       sampled collection: record a block when a sample point\n"
 	"                       (one every BYTES bytes allocated on average, 1 to\n"
 	"                       1073741824) falls in it, and every block of BYTES or\n"
@@ -588,8 +590,9 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'U':
 			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "fp") != 0 &&
-			    strcmp(optarg, "dwarf") != 0) {
-				cli_usage_error("record", "--unwind must be auto, fp or dwarf");
+			    strcmp(optarg, "dwarf") != 0 && strcmp(optarg, "instrument") != 0) {
+				cli_usage_error("record",
+						"--unwind must be auto, fp, dwarf or instrument");
 				return -1;
 			}
 			o->unwind = optarg;

@@ -276,6 +276,9 @@ static inline __attribute__((always_inline)) unsigned capture(const struct unwin
 		n = unwind_fp_hashed(regs, &stk, pcs, max, run);
 		*have_run = true;
 		break;
+	case HOOK_UNWIND_INSTRUMENT:
+		n = unwind_instr(regs, pcs, max);
+		break;
 	case HOOK_UNWIND_DWARF:
 		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, false)
 					   : unwind_gcc(unwind_regs_ra(regs), pcs, max);

@@ -64,7 +64,8 @@ struct hook_real {
 };
 extern struct hook_real hook_real;
 
-enum hook_unwind_mode { HOOK_UNWIND_AUTO, HOOK_UNWIND_FP, HOOK_UNWIND_DWARF };
+enum hook_unwind_mode { HOOK_UNWIND_AUTO, HOOK_UNWIND_FP, HOOK_UNWIND_DWARF,
+			HOOK_UNWIND_INSTRUMENT /* unwind_instr.c */ };
 
 /* Settings read once from the environment (see docs/hook.md). */
 struct hook_config {
@@ -109,7 +110,8 @@ extern HOOK_TLS int hook_busy;
 
 /* Read hook_cfg from the environment (LEAKSNAP_*). */
 void hook_read_config(void);
-/* Set hook_cfg's unwinder ("auto", "fp", "dwarf"); -1 if @mode is none. */
+/* Set hook_cfg's unwinder ("auto", "fp", "dwarf", "instrument": not in the
+ * in-app build); -1 if @mode is none of them. */
 int hook_config_unwind(const char *mode);
 /* Set hook_cfg.out to @out made absolute; -1 if it is too long. */
 int hook_config_out(const char *out);

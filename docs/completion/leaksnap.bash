@@ -78,7 +78,11 @@ _leaksnap()
 		COMPREPLY=($(compgen -W 'leaksnap android-text pprof' -- "$cur"))
 		return ;;
 	--unwind)
-		COMPREPLY=($(compgen -W 'auto fp dwarf' -- "$cur"))
+		if [[ $cmd == record ]]; then
+			COMPREPLY=($(compgen -W 'auto fp dwarf instrument' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W 'auto fp dwarf' -- "$cur"))
+		fi
 		return ;;
 	--pointer-size)
 		COMPREPLY=($(compgen -W '4 8' -- "$cur"))
