@@ -635,6 +635,14 @@ $(B)/bench/varbench-fp: bench/varbench.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fno-omit-frame-pointer -o $@ $< \
 		$(LDFLAGS_ALL)
 
+# The varied workload built with -finstrument-functions, for
+# LEAKSNAP_UNWIND=instrument (bench/sample.sh: its cost, and that of the
+# instrumentation itself).
+$(B)/bench/varbench-instr: bench/varbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -finstrument-functions -o $@ $< \
+		$(LDFLAGS_ALL)
+
 # The varied workload in a shared library, for the in-app hook watching it.
 $(B)/bench/libvarbench.so: bench/varbench.c
 	$(call say,CC,$<)
@@ -645,7 +653,8 @@ $(B)/bench/varbench_main: bench/varbench_main.c $(B)/bench/libvarbench.so
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(B)/bench -lvarbench \
 		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck $(B)/tests/hook/ctlclient
+bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/bench/varbench-instr $(B)/tests/stackcheck \
+		$(B)/tests/hook/ctlclient
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)

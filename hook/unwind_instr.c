@@ -118,6 +118,32 @@ static inline bool at_or_below(uintptr_t a, uintptr_t b)
 	return a <= b && b - a < SAME_STACK;
 }
 
+#if defined(__aarch64__) && !defined(HOOK_INAPP)
+/* arm64 keeps a function's frame record at the bottom of its frame, so the
+ * slot of a return address depends on the frame's size, and a frame that
+ * replaced a gone one of another size is not told from it by the slots
+ * alone.  GCC and clang keep frame records there even at -O2: when the
+ * function entered (@fp, its frame pointer, whose record holds @ra) and its
+ * caller both have one, the caller's return address is in the caller's
+ * record, and the topmost entry of @s[0..@n) with that address is the
+ * caller's own: every entry above it is gone.  Returns the entries that
+ * stay (@n when the records do not tell). */
+static uint32_t NO_SANITIZE caller_by_records(const struct shadow *s, uint32_t n, uintptr_t fp,
+					      uintptr_t sp, uintptr_t ra)
+{
+	if (fp < sp || fp - sp > 65536 || (fp & 15) || ra_clean(((const uintptr_t *)fp)[1]) != ra)
+		return n; /* no record of its own */
+	uintptr_t up = ((const uintptr_t *)fp)[0];
+	if (up <= fp || up - fp > SAME_STACK || (up & 15))
+		return n;
+	uintptr_t ra_up = ra_clean(((const uintptr_t *)up)[1]);
+	for (uint32_t i = n, seen = 0; i-- > 0 && seen < 64; seen++)
+		if (s->e[i].ra == ra_up)
+			return i + 1;
+	return n;
+}
+#endif
+
 #ifndef HOOK_INAPP
 EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(void *fn,
 									    void *call_site)
@@ -140,6 +166,10 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(voi
 	/* entries at or below this frame are of frames that are gone */
 	while (n && at_or_below(s->e[n - 1].at, at))
 		n--;
+#if defined(__aarch64__)
+	n = caller_by_records(s, n, ((const uintptr_t *)__builtin_frame_address(0))[0], caller_sp(),
+			      ra);
+#endif
 	if (HOOK_UNLIKELY(n >= SHADOW_CAP)) {
 		s->n = n;
 		s->over = 1;
