@@ -31,21 +31,24 @@
 
 #include "hook_internal.h"
 
-#define SHADOW_CAP 4095u       /* entries; one mapping of 64 KiB a thread */
+#define SHADOW_CAP (65536u / (3 * sizeof(uintptr_t))) /* one mapping of 64 KiB */
 #define SAME_STACK ((uintptr_t)64 << 20)
-#define RA_REACH 512u          /* words looked through for a return address */
+#define RA_REACH 4096u         /* words looked through for a return address */
 
 struct shadow_ent {
-	uintptr_t ra; /* the function's return address */
-	uintptr_t at; /* where its frame keeps it (the frame's place) */
+	uintptr_t ra;   /* the function's return address */
+	uintptr_t at;   /* where its frame keeps it (the frame's place) */
+	uintptr_t same; /* calls more of this very frame: functions inlined
+			 * into it, whose calls give its return address */
 };
 
 struct shadow {
 	uint32_t n;    /* entries stored */
 	uint32_t over; /* calls deeper than SHADOW_CAP, not stored */
-	uintptr_t pad;
-	struct shadow_ent e[SHADOW_CAP];
+	uintptr_t lo, hi; /* the thread's stack (0, 0: not known) */
+	struct shadow_ent e[SHADOW_CAP - 1];
 };
+_Static_assert(sizeof(struct shadow) <= 65536, "the shadow stack is one mapping of 64 KiB");
 #define SHADOW_BYTES sizeof(struct shadow)
 #define SHADOW_DONE ((struct shadow *)1) /* this thread's is gone (exiting) */
 
@@ -85,6 +88,17 @@ static struct shadow *__attribute__((noinline, cold)) shadow_make(void)
 		hook_unmap(s, SHADOW_BYTES);
 		s = NULL;
 	}
+	/* the stack's bounds: no look for a return address reads past them */
+	pthread_attr_t attr;
+	if (s && pthread_getattr_np(pthread_self(), &attr) == 0) {
+		void *addr;
+		size_t size;
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			s->lo = (uintptr_t)addr;
+			s->hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
 	shadow_mine = s ? s : SHADOW_DONE;
 	hook_busy--;
 	errno = saved;
@@ -101,12 +115,19 @@ static inline uintptr_t ra_clean(uintptr_t ra)
 #endif
 }
 
-/* Where, from @sp up, a frame keeps the return address @ra: its slot, or
- * @sp when it is not within RA_REACH words. */
-static inline uintptr_t NO_SANITIZE ra_slot(uintptr_t sp, uintptr_t ra)
+/* Where, from @sp up, a frame on the stack [@lo, @hi) keeps the return
+ * address @ra: its slot, or @sp when it is not within RA_REACH words (or
+ * @sp is on another stack, whose bounds are not known). */
+static inline uintptr_t NO_SANITIZE ra_slot(uintptr_t sp, uintptr_t ra, uintptr_t lo,
+					    uintptr_t hi)
 {
+	if (sp < lo || sp >= hi)
+		return sp;
 	const uintptr_t *w = (const uintptr_t *)sp;
-	for (unsigned i = 0; i < RA_REACH; i++)
+	size_t reach = (hi - sp) / sizeof(uintptr_t);
+	if (reach > RA_REACH)
+		reach = RA_REACH;
+	for (size_t i = 0; i < reach; i++)
 		if (ra_clean(w[i]) == ra)
 			return (uintptr_t)&w[i];
 	return sp;
@@ -157,10 +178,15 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(voi
 			return;
 	}
 	uintptr_t ra = ra_clean((uintptr_t)call_site);
-	uintptr_t at = ra_slot(caller_sp(), ra);
+	uintptr_t at = ra_slot(caller_sp(), ra, s->lo, s->hi);
 	uint32_t n = s->n;
 	if (HOOK_UNLIKELY(s->over)) {
 		s->over++;
+		return;
+	}
+	/* a function inlined into the one on top: the same frame */
+	if (n && s->e[n - 1].ra == ra && s->e[n - 1].at == at) {
+		s->e[n - 1].same++;
 		return;
 	}
 	/* entries at or below this frame are of frames that are gone */
@@ -170,13 +196,14 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(voi
 	n = caller_by_records(s, n, ((const uintptr_t *)__builtin_frame_address(0))[0], caller_sp(),
 			      ra);
 #endif
-	if (HOOK_UNLIKELY(n >= SHADOW_CAP)) {
+	if (HOOK_UNLIKELY(n >= SHADOW_CAP - 1)) {
 		s->n = n;
 		s->over = 1;
 		return;
 	}
 	s->e[n].ra = ra;
 	s->e[n].at = at;
+	s->e[n].same = 0;
 	/* the entry is whole before a signal handler on this thread can see it */
 	atomic_signal_fence(memory_order_release);
 	s->n = n + 1;
@@ -200,14 +227,20 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_exit(void
 	uintptr_t sp = caller_sp();
 	/* the usual case: this function's own entry on top */
 	if (HOOK_LIKELY(n && s->e[n - 1].ra == ra && !at_or_below(s->e[n - 1].at, sp - 1))) {
-		s->n = n - 1;
+		if (s->e[n - 1].same)
+			s->e[n - 1].same--;
+		else
+			s->n = n - 1;
 		return;
 	}
-	uintptr_t at = ra_slot(sp, ra);
+	uintptr_t at = ra_slot(sp, ra, s->lo, s->hi);
 	while (n && s->e[n - 1].at < at && at_or_below(s->e[n - 1].at, at))
 		n--;
-	if (n && s->e[n - 1].at == at)
+	if (n && s->e[n - 1].at == at && s->e[n - 1].same) {
+		s->e[n - 1].same--;
+	} else if (n && s->e[n - 1].at == at) {
 		n--;
+	}
 	s->n = n;
 }
 #endif
@@ -226,7 +259,7 @@ int unwind_instr(const struct unwind_regs *regs, uintptr_t *pcs, int max)
 #if defined(__x86_64__) || defined(__aarch64__)
 	uintptr_t here = regs->fp + sizeof(uintptr_t);
 #else
-	uintptr_t here = ra_slot(regs->sp, pcs[0]);
+	uintptr_t here = ra_slot(regs->sp, pcs[0], s->lo, s->hi);
 #endif
 	atomic_signal_fence(memory_order_acquire);
 	for (uint32_t i = s->n; i-- > 0 && k < max;) {

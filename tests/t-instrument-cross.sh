@@ -34,8 +34,8 @@ run() {
 	[ -s "$w/$2.err" ] && { fail "$2: stderr"; cat "$w/$2.err"; }
 	_d=$(ls "$w/$2".*.exit.dump 2>/dev/null | head -1)
 	[ -n "$_d" ] || { fail "$2: no exit dump"; return; }
-	"$SC" "$_d" | grep '^300[0-9] ' >"$w/$2.txt"
-	"$SC" --rel "$_d" | grep '^300[0-9] ' >"$w/$2.rel"
+	"$SC" "$_d" | grep '^30[01][0-9] ' >"$w/$2.txt"
+	"$SC" --rel "$_d" | grep '^30[01][0-9] ' >"$w/$2.rel"
 }
 
 cat >"$w/want" <<'EOF'
@@ -47,6 +47,9 @@ cat >"$w/want" <<'EOF'
 3005 1 app deeper after_jump jump_root main
 3006 1 app bare_thread
 3007 1 app plain_alloc
+3008 1 app with_inline main
+3009 1 app deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep
+3010 1 app after_deep main
 EOF
 # the names up to main (what follows is the C library's and qemu's); a
 # signal handler's own frame is followed by the sigreturn trampoline
@@ -65,7 +68,7 @@ cmp -s "$w/want" "$w/a64-in.names" || { fail "arm64 instrument: stacks"; diff "$
 # the same return addresses as far as the shadow stack goes (the fp walk
 # goes on into the C library, which is not instrumented; the signal
 # handler's and the gap's stacks differ there)
-for k in 3001 3002 3004 3005 3006; do
+for k in 3001 3002 3004 3005 3006 3008 3010; do
 	grep "^$k " "$w/a64-in.rel" | while read -r line; do
 		grep -q -F -e "$line" "$w/a64-fp.rel" ||
 			{ fail "arm64: instrument's $k is no prefix of fp's"; echo "  $line"; grep "^$k " "$w/a64-fp.rel"; }
@@ -79,7 +82,7 @@ run arm a32-in instrument "$w/instr32"
 run arm a32-auto auto "$w/instr32"
 names "$w/a32-in.txt" >"$w/a32-in.names"
 cmp -s "$w/want" "$w/a32-in.names" || { fail "arm instrument: stacks"; diff "$w/want" "$w/a32-in.names"; }
-for k in 3001 3002 3005; do
+for k in 3001 3002 3005 3008 3010; do
 	grep "^$k " "$w/a32-in.rel" >"$w/a32-in.$k"
 	grep "^$k " "$w/a32-auto.rel" >"$w/a32-auto.$k"
 	# the shadow stack ends at main's return address; EHABI may go on

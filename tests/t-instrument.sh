@@ -18,13 +18,13 @@ run() { # NAME MODE PROG: the exit dump of PROG, by stackcheck (and --rel)
 	[ -s "$w/$1.err" ] && { fail "$1: stderr"; cat "$w/$1.err"; }
 	_d=$(ls "$w/$1".*.exit.dump)
 	"$SC" "$_d" >"$w/$1.txt" || fail "$1: stackcheck"
-	"$SC" --rel "$_d" | grep '^300[0-9] ' >"$w/$1.rel"
+	"$SC" --rel "$_d" | grep '^30[01][0-9] ' >"$w/$1.rel"
 }
 
 run in instrument "$T/instr"
 run fp fp "$T/instr"
 expect_meta "$(ls "$w"/in.*.exit.dump)" "unwinder=instrument"
-grep '^300[0-9] ' "$w/in.txt" >"$w/in.300"
+grep '^30[01][0-9] ' "$w/in.txt" >"$w/in.300"
 # (the frame after main's is in the C library: "?")
 cat >"$w/want" <<'EOF'
 3001 1 app chain5 chain4 chain3 chain2 chain1 main ?
@@ -35,6 +35,9 @@ cat >"$w/want" <<'EOF'
 3005 1 app deeper after_jump jump_root main ?
 3006 1 app bare_thread ?
 3007 1 app plain_alloc ?
+3008 1 app with_inline main ?
+3009 1 app deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep
+3010 1 app after_deep main ?
 EOF
 cmp -s "$w/want" "$w/in.300" || { fail "instrument: stacks"; diff "$w/want" "$w/in.300"; }
 # bit for bit the fp walk's return addresses

@@ -12,6 +12,11 @@
  *            (bare_thread is, but the allocation is in its first call)
  *   3007 x1  through a function built without instrumentation (plain_alloc,
  *            tests/hook/instr_plain.c): a gap
+ *   3008 x1  in with_inline, after a call of a function inlined into it
+ *            (whose enter and exit calls give with_inline's own return
+ *            address)
+ *   3009 x1  at the bottom of a recursion 5000 deep (deeper than the shadow
+ *            stack holds), 3010 x1 from after_deep once it has returned
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -94,6 +99,24 @@ FN void *bare_thread(void *arg)
 	return NULL;
 }
 
+static inline __attribute__((always_inline)) void inlined(void) { NOTAIL(); }
+FN void with_inline(void)
+{
+	inlined();
+	instr_keep[nkeep++] = malloc(3008);
+	NOTAIL();
+}
+
+FN void deep(int n)
+{
+	if (n > 0)
+		deep(n - 1);
+	else
+		instr_keep[nkeep++] = malloc(3009);
+	NOTAIL();
+}
+FN void after_deep(void) { instr_keep[nkeep++] = malloc(3010); NOTAIL(); }
+
 int main(void)
 {
 	chain1();
@@ -109,6 +132,9 @@ int main(void)
 	pthread_create(&t, NULL, bare_thread, NULL);
 	pthread_join(t, NULL);
 	instr_keep[nkeep++] = plain_alloc(3007);
+	with_inline();
+	deep(5000);
+	after_deep();
 	printf("done\n");
 	return 0;
 }
