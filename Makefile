@@ -390,6 +390,10 @@ $(B)/tests/hook/instr: tests/hook/instr.c tests/hook/instr_plain.c
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -c -o $@-plain.o tests/hook/instr_plain.c && \
 		$(CC) $(HOOKT_FLAGS) $(INSTR_FLAGS) $(HOOKT_LEAF_FP) -std=gnu11 -rdynamic -o $@ $< $@-plain.o \
 		-lpthread
+$(B)/tests/hook/instrxx: tests/hook/instrxx.cc
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) $(INSTR_FLAGS) $(HOOKT_LEAF_FP) -std=c++17 -rdynamic \
+		-o $@ $<
 $(B)/tests/hook/%: tests/hook/%.cc
 	$(call say,CXX,$<)
 	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -rdynamic -o $@ $< -ldl -lpthread

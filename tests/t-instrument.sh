@@ -44,6 +44,20 @@ cmp -s "$w/want" "$w/in.300" || { fail "instrument: stacks"; diff "$w/want" "$w/
 [ -s "$w/in.rel" ] && cmp -s "$w/fp.rel" "$w/in.rel" ||
 	{ fail "instrument and fp differ"; diff "$w/fp.rel" "$w/in.rel"; }
 
+# C++: an exception thrown three calls down and caught, then an allocation
+# from the catching function; a destructor that allocates while the
+# exception unwinds its frame.
+run xx instrument "$T/instrxx"
+run xxfp fp "$T/instrxx"
+grep '^310[0-9] ' "$w/xx.txt" >"$w/xx.310"
+printf '%s\n' '3101 1 app _Z11after_catchv _Z7catcherv.cold main ?' \
+	'3102 1 app _ZN5guardD2Ev _Z6throw2v.cold _Z6throw1v _Z7catcherv main ?' >"$w/want.xx"
+cmp -s "$w/want.xx" "$w/xx.310" || { fail "instrument, C++: stacks"; diff "$w/want.xx" "$w/xx.310"; }
+"$SC" --rel "$(ls "$w"/xx.*.exit.dump)" | grep '^310' >"$w/xx.rel"
+"$SC" --rel "$(ls "$w"/xxfp.*.exit.dump)" | grep '^310' >"$w/xxfp.rel"
+[ -s "$w/xx.rel" ] && cmp -s "$w/xxfp.rel" "$w/xx.rel" ||
+	{ fail "instrument and fp differ, C++"; diff "$w/xxfp.rel" "$w/xx.rel"; }
+
 # Not instrumented: the allocation's own caller, and nothing else.
 run plain instrument "$T/leaks"
 expect_record "$w/plain.txt" "1001 3 app level8"
