@@ -69,6 +69,12 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 	json_object_set_new(o, "definite", json_boolean(g->definite));
 	json_object_set_new(o, "unreachable_bytes", json_unreachable(d, g->unreachable_bytes));
 	json_object_set_new(o, "unreachable_counts", json_unreachable(d, g->unreachable_counts));
+	if (g->sampled_bytes) {
+		json_object_set_new(o, "sampled_unreachable_counts",
+				    g->sampled_unreachable_counts
+					    ? json_unreachable(d, g->sampled_unreachable_counts)
+					    : json_null());
+	}
 	if (g->module)
 		json_object_set_new(o, "module", kit_json_text(g->module));
 	/* the site's index in frames[], which has one element per inline level */

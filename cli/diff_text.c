@@ -114,6 +114,8 @@ static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group
 				  g->unreachable_bytes);
 		print_unreachable(d, *e ? "unreachable count (estimated):" : "unreachable count:",
 				  g->unreachable_counts);
+		if (g->sampled_unreachable_counts)
+			print_unreachable(d, "unreachable sampled:", g->sampled_unreachable_counts);
 	}
 	if (g->module)
 		printf("    module: %s\n", g->module);

@@ -310,19 +310,21 @@ static int intern(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap,
 			}
 			if (d->sacc) {
 				if (kit_grow((void **)&d->sacc, &d->sacc_cap,
-					     ((size_t)sid + 1) * stride, sizeof(*d->sacc)) != 0)
+					     ((size_t)sid + 1) * 2 * stride, sizeof(*d->sacc)) != 0)
 					return -1;
-				memset(d->sacc + (size_t)sid * stride, 0,
-				       stride * sizeof(*d->sacc));
+				memset(d->sacc + (size_t)sid * 2 * stride, 0,
+				       2 * stride * sizeof(*d->sacc));
 			}
 		}
 		uint64_t bytes = sat_mul(rec->size, rec->count), count = rec->count;
 		uint64_t ubytes = sat_mul(rec->size, rec->unreachable), ucount = rec->unreachable;
 		if (d->sacc) {
 			/* sampled: the sampled blocks aside, the estimates compared */
-			uint64_t *sa = d->sacc + (size_t)sid * stride + si;
+			uint64_t *sa = d->sacc + (size_t)sid * 2 * stride + si;
 			sa[0] = sat_add(sa[0], bytes);
 			sa[d->n] = sat_add(sa[d->n], count);
+			sa[2 * d->n] = sat_add(sa[2 * d->n], ubytes);
+			sa[3 * d->n] = sat_add(sa[3 * d->n], ucount);
 			leaksnap_snapshot_record_estimate(snap, rec, &bytes, &count, &ubytes, &ucount);
 		}
 		uint64_t *acc = d->acc + (size_t)sid * stride + si;
@@ -506,7 +508,7 @@ int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_sn
 		goto nomem_a;
 	/* every record may be a new stack: room for all, reserved once */
 	if ((d->sacc && kit_grow((void **)&d->sacc, &d->sacc_cap,
-				 (d->stacks.count + nrec) * stride, sizeof(*d->sacc)) != 0) ||
+				 (d->stacks.count + nrec) * 2 * stride, sizeof(*d->sacc)) != 0) ||
 	    (d->uacc && kit_grow((void **)&d->uacc, &d->uacc_cap,
 				 (d->stacks.count + nrec) * stride, sizeof(*d->uacc)) != 0) ||
 	    lsd_seqtab_reserve(&d->stacks, nrec, words) != 0 ||

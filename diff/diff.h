@@ -191,6 +191,10 @@ struct leaksnap_diff_group {
 	 * snapshot; NULL when the snapshots were not sampled. */
 	const uint64_t *sampled_bytes;
 	const uint64_t *sampled_counts;
+	/* The same of the unreachable blocks (NULL also when no snapshot has
+	 * reachability). */
+	const uint64_t *sampled_unreachable_bytes;
+	const uint64_t *sampled_unreachable_counts;
 };
 
 /* Suppressions ----------------------------------------------------------- */

@@ -296,7 +296,7 @@ int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error
 				if (d->uacc)
 					move_sums(d->uacc, g, s, stride);
 				if (d->sacc)
-					move_sums(d->sacc, g, s, stride);
+					move_sums(d->sacc, g, s, 2 * stride);
 			}
 			if (d->nstacks[g]++ == 0)
 				d->rep[g] = g;
@@ -321,18 +321,18 @@ int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error
 				}
 				if (d->sacc) {
 					if (kit_grow((void **)&d->gsacc, &gsacc_cap,
-						     ((size_t)g + 1) * stride,
+						     ((size_t)g + 1) * 2 * stride,
 						     sizeof(*d->gsacc)) != 0)
 						goto nomem;
-					memset(d->gsacc + (size_t)g * stride, 0,
-					       stride * sizeof(*d->gsacc));
+					memset(d->gsacc + (size_t)g * 2 * stride, 0,
+					       2 * stride * sizeof(*d->gsacc));
 				}
 				d->rep[g] = (uint32_t)s;
 			}
 			if (d->sacc) {
-				uint64_t *sto = d->gsacc + (size_t)g * stride;
-				const uint64_t *sfrom = d->sacc + s * stride;
-				for (size_t i = 0; i < stride; i++)
+				uint64_t *sto = d->gsacc + (size_t)g * 2 * stride;
+				const uint64_t *sfrom = d->sacc + s * 2 * stride;
+				for (size_t i = 0; i < 2 * stride; i++)
 					sto[i] = sat_add(sto[i], sfrom[i]);
 			}
 			if (d->uacc) {

@@ -702,8 +702,8 @@ HIDDEN void *hook_realloc_forget(void *old, size_t size)
 {
 	{
 		INAPP_ENTER();
-		if (old && INAPP_LIVE())
-			table_remove(old, NULL);
+		if (old && INAPP_LIVE() && table_remove(old, NULL) == TABLE_REMOVED && sample_filter)
+			sample_filter_del(old);
 	}
 	return hook_real.realloc(old, size);
 }
