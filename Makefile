@@ -293,12 +293,14 @@ $(B)/tests/test_pprof: tests/unit/test_pprof.c $(B)/lib/libleaksnap-export.a $(B
 		$(LIBS) $(EXPORT_LIBS) $(LDFLAGS_ALL)
 
 # The unwinder test builds the hook's unwinders into a program of its own,
-# without frame pointers, as ordinary Debian code is built.
-$(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) $(wildcard hook/unwind*.h) \
+# without frame pointers, as ordinary Debian code is built (not the shadow
+# stack's, unwind_instr.c, which is the hook's: t-instrument*.sh test it).
+UNWIND_TEST_SRCS := $(filter-out hook/unwind_instr.c,$(filter hook/unwind%.c,$(HOOK_SRCS)))
+$(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_TEST_SRCS) $(wildcard hook/unwind*.h) \
 		| $(DEPS_STAMP)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) -fomit-frame-pointer \
-		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
+		-rdynamic -Wno-missing-prototypes -o $@ $< $(UNWIND_TEST_SRCS) \
 		-lcmocka -ldl -lpthread
 
 # The control socket's command parser (hook/control_proto.c: pure, no system
