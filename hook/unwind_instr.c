@@ -133,6 +133,35 @@ static inline uintptr_t NO_SANITIZE ra_slot(uintptr_t sp, uintptr_t ra, uintptr_
 	return sp;
 }
 
+/* Where the frames entered from a call site keep their return address, as
+ * an offset from the stack pointer at the enter call, remembered per call
+ * site: a frame's layout does not change, so the look-up is mostly one
+ * read, checked (a call through a pointer may reach functions of other
+ * layouts; alloca moves the offset: then the look-up is done again).
+ * Entries {return address << 16 | offset in words}, read and written
+ * without a lock: a stale one only fails its check. */
+#define SLOT_MEMO_BITS 10
+static _Atomic uint64_t slot_memo[1u << SLOT_MEMO_BITS];
+
+static inline uintptr_t NO_SANITIZE ra_slot_memo(uintptr_t sp, uintptr_t ra, uintptr_t lo,
+						 uintptr_t hi)
+{
+	if (sp < lo || sp >= hi)
+		return sp;
+	_Atomic uint64_t *m = &slot_memo[((uint64_t)ra * 0x9e3779b97f4a7c15ULL) >> (64 - SLOT_MEMO_BITS)];
+	uint64_t v = atomic_load_explicit(m, memory_order_relaxed);
+	if (v >> 16 == (uint64_t)ra) {
+		uintptr_t at = sp + (uintptr_t)(v & 0xffff) * sizeof(uintptr_t);
+		if (at < hi && ra_clean(*(const uintptr_t *)at) == ra)
+			return at;
+	}
+	uintptr_t at = ra_slot(sp, ra, lo, hi);
+	uint64_t off = (at - sp) / sizeof(uintptr_t);
+	if (at != sp && off <= 0xffff && (uint64_t)ra >> 48 == 0)
+		atomic_store_explicit(m, (uint64_t)ra << 16 | off, memory_order_relaxed);
+	return at;
+}
+
 /* @a lies at or below @b on the same stack. */
 static inline bool at_or_below(uintptr_t a, uintptr_t b)
 {
@@ -178,7 +207,7 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(voi
 			return;
 	}
 	uintptr_t ra = ra_clean((uintptr_t)call_site);
-	uintptr_t at = ra_slot(caller_sp(), ra, s->lo, s->hi);
+	uintptr_t at = ra_slot_memo(caller_sp(), ra, s->lo, s->hi);
 	uint32_t n = s->n;
 	if (HOOK_UNLIKELY(s->over)) {
 		s->over++;
@@ -233,7 +262,7 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_exit(void
 			s->n = n - 1;
 		return;
 	}
-	uintptr_t at = ra_slot(sp, ra, s->lo, s->hi);
+	uintptr_t at = ra_slot_memo(sp, ra, s->lo, s->hi);
 	while (n && s->e[n - 1].at < at && at_or_below(s->e[n - 1].at, at))
 		n--;
 	if (n && s->e[n - 1].at == at && s->e[n - 1].same) {
