@@ -55,7 +55,7 @@ static uint64_t rng_next(void)
 /* The natural logarithm of @x in (0, 1], to about 1e-16 (the hook links
  * no libm): x = m * 2^e with m in [1/sqrt 2, sqrt 2], ln m = 2 atanh(t)
  * for t = (m - 1) / (m + 1), |t| < 0.18, summed as a series. */
-double sample_log(double x)
+static double sample_log(double x)
 {
 	uint64_t bits;
 	memcpy(&bits, &x, sizeof(bits));

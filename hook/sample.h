@@ -72,8 +72,4 @@ static inline bool sample_filter_may_have(const void *p)
  * Returns 0, or -1 (no memory). */
 int sample_begin(void);
 
-/* The distance a seeded generator draws next, for tests of the draw
- * (hook-internal; exposed only through the unit test's build). */
-double sample_log(double x);
-
 #endif
