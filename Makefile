@@ -45,7 +45,7 @@ OPT ?= -O2 -g
 CPPFLAGS_ALL := -D_GNU_SOURCE -I$(B)/include -Ikit $(CPPFLAGS)
 CFLAGS_ALL := -std=c11 -pthread $(OPT) $(WARN) $(SANFLAGS) -fPIC -fvisibility=hidden $(CFLAGS)
 LDFLAGS_ALL := -pthread $(SANFLAGS) $(LDFLAGS)
-LIBS := -ljansson -ldw -lelf -ldebuginfod -lzip -lz -liberty
+LIBS := -ljansson -ldw -lelf -ldebuginfod -lzip -lz -liberty -lm
 # The export library (export/: pprof profiles, flame-graph folding) is a
 # second library on top of libleaksnap, so that libleaksnap needs no protobuf-c.
 EXPORT_LIBS := -lprotobuf-c -lz -ljansson
@@ -294,12 +294,14 @@ $(B)/tests/test_pprof: tests/unit/test_pprof.c $(B)/lib/libleaksnap-export.a $(B
 		$(LIBS) $(EXPORT_LIBS) $(LDFLAGS_ALL)
 
 # The unwinder test builds the hook's unwinders into a program of its own,
-# without frame pointers, as ordinary Debian code is built.
-$(B)/tests/test_unwind: tests/unit/test_unwind.c $(filter hook/unwind%,$(HOOK_SRCS)) $(wildcard hook/unwind*.h) \
+# without frame pointers, as ordinary Debian code is built (not the shadow
+# stack's, unwind_instr.c, which is the hook's: t-instrument*.sh test it).
+UNWIND_TEST_SRCS := $(filter-out hook/unwind_instr.c,$(filter hook/unwind%.c,$(HOOK_SRCS)))
+$(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_TEST_SRCS) $(wildcard hook/unwind*.h) \
 		| $(DEPS_STAMP)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) -fomit-frame-pointer \
-		-rdynamic -Wno-missing-prototypes -o $@ $< $(filter hook/unwind%.c,$(HOOK_SRCS)) \
+		-rdynamic -Wno-missing-prototypes -o $@ $< $(UNWIND_TEST_SRCS) \
 		-lcmocka -ldl -lpthread
 
 # The control socket's command parser (hook/control_proto.c: pure, no system
@@ -351,11 +353,12 @@ $(B)/tests/storeq: tests/tools/storeq.c $(PUB_HEADERS)
 # Programs the hook tests run (tests/hook/): plain -O2 builds, C and C++.
 HOOKT_C := $(wildcard tests/hook/*.c)
 HOOKT_CXX := $(wildcard tests/hook/*.cc)
-HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib%,$(HOOKT_C))) \
+HOOKT_BINS := $(patsubst tests/hook/%.c,$(B)/tests/hook/%,$(filter-out tests/hook/lib% tests/hook/instr_plain.c,$(HOOKT_C))) \
 	$(patsubst tests/hook/%.cc,$(B)/tests/hook/%,$(HOOKT_CXX)) \
 	$(patsubst tests/hook/%.c,$(B)/tests/hook/%.so,$(filter tests/hook/lib%,$(HOOKT_C))) \
 	$(B)/tests/hook/leaks-fp $(B)/tests/hook/sub/libinappplug.so $(B)/tests/hook/libinappcxx.so
 HOOKT_FLAGS := -O2 -g -Wall -Wextra -Werror -Ihook -D_GNU_SOURCE
+HOOKT_LEAF_FP := $(if $(filter x86_64 aarch64,$(shell uname -m)),-mno-omit-leaf-frame-pointer)
 $(HOOKT_BINS): hook/leakhook.h
 
 $(B)/tests/hook/lib%.so: tests/hook/lib%.c
@@ -382,6 +385,18 @@ $(B)/tests/hook/leaks-fp: tests/hook/leaks.c
 $(B)/tests/hook/%: tests/hook/%.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -rdynamic -o $@ $< -ldl -lpthread
+# LEAKSNAP_UNWIND=instrument's program: -finstrument-functions, with frame
+# pointers to compare the fp walk with it; instr_plain.c without either.
+INSTR_FLAGS := -finstrument-functions -fno-omit-frame-pointer
+$(B)/tests/hook/instr: tests/hook/instr.c tests/hook/instr_plain.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -c -o $@-plain.o tests/hook/instr_plain.c && \
+		$(CC) $(HOOKT_FLAGS) $(INSTR_FLAGS) $(HOOKT_LEAF_FP) -std=gnu11 -rdynamic -o $@ $< $@-plain.o \
+		-lpthread
+$(B)/tests/hook/instrxx: tests/hook/instrxx.cc
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) $(INSTR_FLAGS) $(HOOKT_LEAF_FP) -std=c++17 -rdynamic \
+		-o $@ $<
 $(B)/tests/hook/%: tests/hook/%.cc
 	$(call say,CXX,$<)
 	$(Q)mkdir -p $(@D) && $(CXX) $(HOOKT_FLAGS) -std=c++17 -rdynamic -o $@ $< -ldl -lpthread
@@ -637,6 +652,14 @@ $(B)/bench/varbench-fp: bench/varbench.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fno-omit-frame-pointer -o $@ $< \
 		$(LDFLAGS_ALL)
 
+# The varied workload built with -finstrument-functions, for
+# LEAKSNAP_UNWIND=instrument (bench/sample.sh: its cost, and that of the
+# instrumentation itself).
+$(B)/bench/varbench-instr: bench/varbench.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -finstrument-functions -o $@ $< \
+		$(LDFLAGS_ALL)
+
 # The varied workload in a shared library, for the in-app hook watching it.
 $(B)/bench/libvarbench.so: bench/varbench.c
 	$(call say,CC,$<)
@@ -647,7 +670,8 @@ $(B)/bench/varbench_main: bench/varbench_main.c $(B)/bench/libvarbench.so
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(B)/bench -lvarbench \
 		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
 
-bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck $(B)/tests/hook/ctlclient
+bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/bench/varbench-instr $(B)/tests/stackcheck \
+		$(B)/tests/hook/ctlclient
 	$(Q)sh scripts/ensure-deps.sh --bench
 	$(Q)sh bench/run.sh $(B)
 	$(Q)sh bench/hook.sh $(B)

@@ -69,26 +69,27 @@ size_t attach_options_image(const struct leaksnap_options *o, unsigned ptr_size,
 			    uint8_t *buf, size_t cap)
 {
 	/* offsets of size, libs, frames, unwind, out, interval, flags,
-	 * control; the size.  32-bit: the ARM EABI's, where a double is
-	 * 8-byte aligned */
-	static const size_t lp64[9] = {0, 8, 16, 24, 32, 40, 48, 56, 64};
-	static const size_t ilp32[9] = {0, 4, 8, 12, 16, 24, 32, 36, 40};
+	 * control, sample; the size.  32-bit: the ARM EABI's, where a double
+	 * and a uint64_t are 8-byte aligned */
+	static const size_t lp64[10] = {0, 8, 16, 24, 32, 40, 48, 56, 64, 72};
+	static const size_t ilp32[10] = {0, 4, 8, 12, 16, 24, 32, 36, 40, 48};
 	const size_t *at = ptr_size == 8 ? lp64 : ptr_size == 4 ? ilp32 : NULL;
 	if (at == NULL)
 		return 0;
 	const char *strs[4] = {o->libs, o->unwind, o->out, o->control};
 	const size_t field[4] = {at[1], at[3], at[4], at[7]};
-	size_t total = at[8];
+	size_t total = at[9];
 	for (int i = 0; i < 4; i++)
 		total += strs[i] ? strlen(strs[i]) + 1 : 0;
 	if (total > cap)
 		return total;
 	memset(buf, 0, total);
-	kit_store_le(buf + at[0], ptr_size, at[8]);
+	kit_store_le(buf + at[0], ptr_size, at[9]);
 	kit_store_le(buf + at[2], 4, o->frames);
 	kit_store_le(buf + at[6], 4, o->flags);
 	memcpy(buf + at[5], &o->interval, sizeof(double));
-	size_t pos = at[8];
+	kit_store_le(buf + at[8], 8, o->sample);
+	size_t pos = at[9];
 	for (int i = 0; i < 4; i++) {
 		if (strs[i] == NULL)
 			continue;

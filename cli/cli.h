@@ -138,6 +138,9 @@ bool cli_full_names(void);
 const char *cli_name(const char *name);
 /* "…" (U+2026) when the locale (LC_ALL, LC_CTYPE, LANG: the first set)
  * is UTF-8, else "...". */
+/* The mark of an estimate (a sampled snapshot's): "≈" in a UTF-8
+ * locale, else "~". */
+const char *cli_approx(void);
 const char *cli_ellipsis(void);
 /* Whether a stack of @frames frames filled all @slots slots of its dump
  * (then it may have been cut), and the line that says so under it:

@@ -21,7 +21,7 @@
 static const char attach_usage[] =
 	"Usage: leaksnap attach PID [--libs REGEX] [--frames N] [--unwind MODE]\n"
 	"                           [--out PREFIX] [--interval SEC] [--reachability]\n"
-	"                           [--control]\n"
+	"                           [--control] [--sample BYTES]\n"
 	"       leaksnap attach PID --dump [--out PREFIX]\n"
 	"       leaksnap attach PID --detach\n\n"
 	"Load the in-app hook (" LEAKSNAP_HOOK_INAPP_LIB ") into the running process PID\n"
@@ -42,6 +42,8 @@ static const char attach_usage[] =
 	"                       " LEAKSNAP_HOOK_DEFAULT_OUT "); the directory must exist as the process sees\n"
 	"                       it; with --dump: where the attach put them\n"
 	"  --interval SEC       also dump every SEC seconds (0.001 to 1000000)\n"
+	"  --sample BYTES       sampled collection, as 'leaksnap record --sample'\n"
+	"                       (1 to 1073741824)\n"
 	"  --reachability       classify every live block as reachable or not at each\n"
 	"                       dump (docs/reachability.md)\n"
 	"  --control            serve the control socket too (as LEAKSNAP_CONTROL=1:\n"
@@ -65,6 +67,7 @@ struct attach_opts {
 	const char *libs, *unwind, *out, *lib;
 	unsigned frames;
 	double interval;
+	uint64_t sample;
 	bool reachability, control;
 };
 
@@ -76,6 +79,7 @@ static int parse_options(int argc, char **argv, struct attach_opts *o)
 		{"unwind", required_argument, NULL, 'U'},
 		{"out", required_argument, NULL, 'o'},
 		{"interval", required_argument, NULL, 'I'},
+		{"sample", required_argument, NULL, 'S'},
 		{"reachability", no_argument, NULL, 'R'},
 		{"control", no_argument, NULL, 'C'},
 		{"dump", no_argument, NULL, 'D'},
@@ -122,6 +126,13 @@ static int parse_options(int argc, char **argv, struct attach_opts *o)
 			if (!cli_parse_seconds(optarg, 0.001, 1000000.0, &o->interval))
 				return cli_usage_error("attach", "--interval must be a number of seconds "
 								 "from 0.001 to 1000000, e.g. 0.5");
+			start_opts = true;
+			break;
+		case 'S':
+			if (!cli_parse_uint(optarg, 1, LEAKSNAP_HOOK_SAMPLE_MAX, &o->sample))
+				return cli_usage_error("attach", "--sample must be a number of bytes "
+								 "from 1 to %llu",
+						       (unsigned long long)LEAKSNAP_HOOK_SAMPLE_MAX);
 			start_opts = true;
 			break;
 		case 'R': o->reachability = true; start_opts = true; break;
@@ -313,6 +324,7 @@ static int do_start(const struct attach_proc *p, const struct attach_opts *o, co
 		.interval = o->interval,
 		.flags = o->reachability ? LEAKSNAP_START_REACHABILITY : 0,
 		.control = o->control ? "1" : NULL,
+		.sample = o->sample,
 	};
 	if (attach_lib_check(p, lib, &err) != 0)
 		return fail_error(&err);

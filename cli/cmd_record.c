@@ -65,8 +65,14 @@ static const char record_usage[] =
 	"  --frames N           frames captured per allocation: 1..256 (default 16)\n"
 	"  --unwind MODE        auto (the default), fp (frame pointers: exact only if\n"
 	"                       every function on the path keeps them, libraries too;\n"
-	"                       one that does not hides its caller) or dwarf\n"
-	"                       (.eh_frame call-frame information)\n"
+	"                       one that does not hides its caller), dwarf\n"
+	"                       (.eh_frame call-frame information) or instrument\n"
+	"                       (the calls of code built with -finstrument-functions:\n"
+	"                       no frame pointers or unwind tables needed)\n"
+	"  --sample BYTES       sampled collection: record a block when a sample point\n"
+	"                       (one every BYTES bytes allocated on average, 1 to\n"
+	"                       1073741824) falls in it, and every block of BYTES or\n"
+	"                       more; readers show estimates (docs/hook.md)\n"
 	"  --interval SEC       also dump every SEC seconds: a decimal number from\n"
 	"                       0.001 to 1000000, fractions allowed (0.5)\n"
 	"  --no-exit-dump       do not dump when a process exits\n"
@@ -119,6 +125,7 @@ static const char record_usage[] =
 	"  LEAKSNAP_FRAMES      --frames N\n"
 	"  LEAKSNAP_UNWIND      --unwind MODE\n"
 	"  LEAKSNAP_INTERVAL    --interval SEC\n"
+	"  LEAKSNAP_SAMPLE      --sample BYTES\n"
 	"  LEAKSNAP_DUMP_ON_EXIT  0 with --no-exit-dump; the hook's default, 1, writes\n"
 	"                       no exit dump of a forked child that did not exec (set\n"
 	"                       it to all yourself for those too)\n"
@@ -142,6 +149,7 @@ struct record_opts {
 	unsigned frames;      /* --frames N, 0 = not given */
 	const char *unwind;   /* --unwind MODE, or NULL */
 	const char *interval; /* --interval SEC (validated, normalised), or NULL */
+	uint64_t sample;      /* --sample BYTES, 0 = not given */
 	bool no_exit_dump;    /* --no-exit-dump */
 	bool reachability;    /* --reachability */
 	char *only;           /* --only GLOBs joined by ':' (owned), or NULL */
@@ -569,6 +577,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{"frames", required_argument, NULL, 'F'},
 		{"unwind", required_argument, NULL, 'U'},
 		{"interval", required_argument, NULL, 'I'},
+		{"sample", required_argument, NULL, 'S'},
 		{"no-exit-dump", no_argument, NULL, 'N'},
 		{"reachability", no_argument, NULL, 'R'},
 		{"only", required_argument, NULL, 'O'},
@@ -596,8 +605,9 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'U':
 			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "fp") != 0 &&
-			    strcmp(optarg, "dwarf") != 0) {
-				cli_usage_error("record", "--unwind must be auto, fp or dwarf");
+			    strcmp(optarg, "dwarf") != 0 && strcmp(optarg, "instrument") != 0) {
+				cli_usage_error("record",
+						"--unwind must be auto, fp, dwarf or instrument");
 				return -1;
 			}
 			o->unwind = optarg;
@@ -614,6 +624,14 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			if (o->interval_buf[strlen(o->interval_buf) - 1] == '.')
 				o->interval_buf[strlen(o->interval_buf) - 1] = '\0';
 			o->interval = o->interval_buf;
+			break;
+		case 'S':
+			if (!cli_parse_uint(optarg, 1, LEAKSNAP_HOOK_SAMPLE_MAX, &o->sample)) {
+				cli_usage_error("record", "--sample must be a number of bytes from 1 "
+							  "to %llu",
+						(unsigned long long)LEAKSNAP_HOOK_SAMPLE_MAX);
+				return -1;
+			}
 			break;
 		case 'N': o->no_exit_dump = true; break;
 		case 'C': o->control = true; break;
@@ -688,6 +706,11 @@ static int set_hook_env(const struct record_opts *o, const struct record_prefix 
 		rc |= setenv(LEAKSNAP_HOOK_ENV_UNWIND, o->unwind, 1);
 	if (o->interval)
 		rc |= setenv(LEAKSNAP_HOOK_ENV_INTERVAL, o->interval, 1);
+	if (o->sample) {
+		char bytes[24];
+		snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)o->sample);
+		rc |= setenv(LEAKSNAP_HOOK_ENV_SAMPLE, bytes, 1);
+	}
 	if (o->no_exit_dump)
 		rc |= setenv(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, "0", 1);
 	if (o->reachability)
@@ -821,7 +844,7 @@ static void no_dumps(const struct record_opts *o, const struct record_prefix *p,
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = {NULL, 0, NULL, NULL, false, false, NULL, NULL, false, 0, false, ""};
+	struct record_opts o = {NULL, 0, NULL, NULL, 0, false, false, NULL, NULL, false, 0, false, ""};
 	struct record_prefix p = {NULL, NULL, NULL, NULL, NULL, NULL};
 	struct record_dump_list before = RECORD_DUMP_LIST_INIT, rest = RECORD_DUMP_LIST_INIT;
 	struct record_watch watch = {NULL, NULL, RECORD_DUMP_LIST_INIT, -1, false, false, 0};

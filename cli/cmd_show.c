@@ -190,7 +190,21 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 		       (unsigned long long)a.records[z], a.records[z] == 1 ? "" : "s",
 		       (unsigned long long)a.allocations[z], a.allocations[z] == 1 ? "" : "s",
 		       (unsigned long long)a.bytes[z]);
-	if (leaksnap_snapshot_has_reachability(s))
+	uint64_t interval = leaksnap_snapshot_sample_interval(s), eb, ec, eub, euc;
+	leaksnap_snapshot_estimate(s, &eb, &ec, &eub, &euc);
+	if (interval)
+		printf("sampled:         one sample point every %llu bytes on average: the counts\n"
+		       "                 are of sampled blocks; estimated %s%llu bytes in "
+		       "%s%llu allocations\n",
+		       (unsigned long long)interval, cli_approx(), (unsigned long long)eb,
+		       cli_approx(), (unsigned long long)ec);
+	if (leaksnap_snapshot_has_reachability(s) && interval)
+		printf("unreachable:     %llu bytes in %llu sampled allocations (%s%llu bytes in "
+		       "%s%llu)\n",
+		       (unsigned long long)leaksnap_snapshot_unreachable_bytes(s),
+		       (unsigned long long)leaksnap_snapshot_unreachable_count(s), cli_approx(),
+		       (unsigned long long)eub, cli_approx(), (unsigned long long)euc);
+	else if (leaksnap_snapshot_has_reachability(s))
 		printf("unreachable:     %llu bytes in %llu allocations\n",
 		       (unsigned long long)leaksnap_snapshot_unreachable_bytes(s),
 		       (unsigned long long)leaksnap_snapshot_unreachable_count(s));
@@ -215,22 +229,37 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 	}
 	size_t n = leaksnap_snapshot_record_count(s);
 	printf("\n");
+	const char *by = interval ? "estimated total bytes" : "total bytes";
 	if (ntop < n)
-		printf("records by total bytes (top %zu of %zu):\n", ntop, n);
+		printf("records by %s (top %zu of %zu):\n", by, ntop, n);
 	else
-		printf("records by total bytes:\n");
+		printf("records by %s:\n", by);
 	unsigned ptr = leaksnap_snapshot_pointer_size(s);
 	bool reach = leaksnap_snapshot_has_reachability(s);
 	for (size_t i = 0; i < ntop; i++) {
 		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, top[i]);
 		if (o->sc)
 			cli_symctx_progress(o->sc, i, ntop);
-		printf("#%zu  %llu bytes = %llu x %llu  %s", i + 1,
-		       (unsigned long long)(r->size * r->count), (unsigned long long)r->size,
-		       (unsigned long long)r->count, r->zygote ? "zygote" : "app");
-		if (reach)
-			printf("  %llu of %llu unreachable", (unsigned long long)r->unreachable,
-			       (unsigned long long)r->count);
+		if (interval && r->size < interval) {
+			/* estimates, with the sampled counts beside them */
+			leaksnap_snapshot_record_estimate(s, r, &eb, &ec, &eub, &euc);
+			printf("#%zu  %s%llu bytes = %llu x %s%llu (%llu sampled)  %s", i + 1,
+			       cli_approx(), (unsigned long long)eb, (unsigned long long)r->size,
+			       cli_approx(), (unsigned long long)ec, (unsigned long long)r->count,
+			       r->zygote ? "zygote" : "app");
+			if (reach)
+				printf("  %llu of %llu sampled unreachable (%s%llu)",
+				       (unsigned long long)r->unreachable,
+				       (unsigned long long)r->count, cli_approx(),
+				       (unsigned long long)euc);
+		} else {
+			printf("#%zu  %llu bytes = %llu x %llu  %s", i + 1,
+			       (unsigned long long)(r->size * r->count), (unsigned long long)r->size,
+			       (unsigned long long)r->count, r->zygote ? "zygote" : "app");
+			if (reach)
+				printf("  %llu of %llu unreachable", (unsigned long long)r->unreachable,
+				       (unsigned long long)r->count);
+		}
 		printf("\n");
 		if (r->frame_count == 0)
 			printf("    (no frames)\n");
@@ -274,11 +303,25 @@ static json_t *json_record(const struct leaksnap_snapshot *s,
 		} else
 			json_array_append_new(frames, json_frame(maps, r->frames[f]));
 	}
-	return json_pack("{s:o, s:o, s:b, s:o, s:o, s:b, s:o}", "size", kit_json_u64(r->size),
-			 "count", kit_json_u64(r->count), "zygote", r->zygote, "total_bytes",
-			 kit_json_u64(r->size * r->count), "unreachable_count",
-			 reach ? kit_json_u64(r->unreachable) : json_null(), "truncated",
-			 cut_at(s, r), "frames", frames);
+	json_t *o = json_pack("{s:o, s:o, s:b, s:o, s:o, s:b}", "size", kit_json_u64(r->size),
+			      "count", kit_json_u64(r->count), "zygote", r->zygote, "total_bytes",
+			      kit_json_u64(r->size * r->count), "unreachable_count",
+			      reach ? kit_json_u64(r->unreachable) : json_null(), "truncated",
+			      cut_at(s, r));
+	if (o && leaksnap_snapshot_sample_interval(s)) {
+		/* a sampled snapshot: the estimates beside the sampled counts */
+		uint64_t eb, ec, euc;
+		leaksnap_snapshot_record_estimate(s, r, &eb, &ec, NULL, &euc);
+		json_object_set_new(o, "estimated_bytes", kit_json_u64(eb));
+		json_object_set_new(o, "estimated_count", kit_json_u64(ec));
+		json_object_set_new(o, "estimated_unreachable_count",
+				    reach ? kit_json_u64(euc) : json_null());
+	}
+	if (o)
+		json_object_set_new(o, "frames", frames);
+	else
+		json_decref(frames);
+	return o;
 }
 
 json_t *cli_json_mapping(const struct leaksnap_maps_mapping *m)
@@ -352,6 +395,23 @@ static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 					      "allocations",
 					      kit_json_u64(leaksnap_snapshot_unreachable_count(s)))
 				  : json_null());
+	uint64_t interval = leaksnap_snapshot_sample_interval(s);
+	if (interval) {
+		/* a sampled snapshot (only then: unsampled output is as it was) */
+		uint64_t eb, ec, eub, euc;
+		leaksnap_snapshot_estimate(s, &eb, &ec, &eub, &euc);
+		kit_json_key(j, "sample_interval");
+		kit_json_value(j, kit_json_u64(interval));
+		kit_json_key(j, "estimated_bytes");
+		kit_json_value(j, kit_json_u64(eb));
+		kit_json_key(j, "estimated_count");
+		kit_json_value(j, kit_json_u64(ec));
+		kit_json_key(j, "estimated_unreachable");
+		kit_json_value(j, leaksnap_snapshot_has_reachability(s)
+					  ? json_pack("{s:o, s:o}", "bytes", kit_json_u64(eub),
+						      "allocations", kit_json_u64(euc))
+					  : json_null());
+	}
 	kit_json_key(j, "count_is_frames");
 	const char *mode = count_mode_text(leaksnap_snapshot_count_mode(s));
 	kit_json_value(j, mode ? json_string(mode) : json_null());
@@ -455,8 +515,10 @@ static int flame_records(const struct page_arg *a, struct leaksnap_export_flame 
 	int rc = 0;
 	for (size_t i = 0; i < k && rc == 0; i++) {
 		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, idx[i]);
-		kept += r->size * r->count;
-		rc = leaksnap_export_flame_stack(fl, r->size * r->count, NULL);
+		uint64_t bytes; /* (a sampled snapshot's: the estimate) */
+		leaksnap_snapshot_record_estimate(s, r, &bytes, NULL, NULL, NULL);
+		kept += bytes;
+		rc = leaksnap_export_flame_stack(fl, bytes, NULL);
 		if (rc == 0 && cut_at(s, r))
 			rc = leaksnap_export_flame_truncated(fl, NULL);
 		for (uint32_t f = r->frame_count; f-- > 0 && rc == 0;) {
@@ -474,7 +536,9 @@ static int flame_records(const struct page_arg *a, struct leaksnap_export_flame 
 		}
 	}
 	free(idx);
-	*rest = leaksnap_snapshot_records_bytes(s) - kept;
+	uint64_t all;
+	leaksnap_snapshot_estimate(s, &all, NULL, NULL, NULL);
+	*rest = all > kept ? all - kept : 0;
 	*nrest = n - k;
 	return rc;
 }

@@ -52,6 +52,14 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 	json_object_set_new(o, "count_delta", json_integer(g->count_delta));
 	json_object_set_new(o, "bytes", json_series(g->bytes, n));
 	json_object_set_new(o, "counts", json_series(g->counts, n));
+	if (g->sampled_bytes) {
+		/* a sampled diff: the figures above are the estimates; the
+		 * blocks sampled beside them */
+		json_object_set_new(o, "estimated_bytes", json_series(g->bytes, n));
+		json_object_set_new(o, "estimated_count", json_series(g->counts, n));
+		json_object_set_new(o, "sampled_bytes", json_series(g->sampled_bytes, n));
+		json_object_set_new(o, "sampled_counts", json_series(g->sampled_counts, n));
+	}
 	json_object_set_new(o, "new", json_boolean(g->is_new));
 	json_object_set_new(o, "score", json_real(g->score));
 	json_object_set_new(o, "trend", json_string(leaksnap_diff_trend_name(g->trend)));
@@ -61,6 +69,12 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 	json_object_set_new(o, "definite", json_boolean(g->definite));
 	json_object_set_new(o, "unreachable_bytes", json_unreachable(d, g->unreachable_bytes));
 	json_object_set_new(o, "unreachable_counts", json_unreachable(d, g->unreachable_counts));
+	if (g->sampled_bytes) {
+		json_object_set_new(o, "sampled_unreachable_counts",
+				    g->sampled_unreachable_counts
+					    ? json_unreachable(d, g->sampled_unreachable_counts)
+					    : json_null());
+	}
 	if (g->module)
 		json_object_set_new(o, "module", kit_json_text(g->module));
 	/* the site's index in frames[], which has one element per inline level */
@@ -104,6 +118,11 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 	kit_json_value(&j, json_string(leaksnap_diff_by_name(c->o.by)));
 	kit_json_key(&j, "zygote_included");
 	kit_json_value(&j, json_boolean(leaksnap_diff_zygote_included(d)));
+	if (leaksnap_diff_sample_interval(d)) {
+		/* sampled snapshots: every byte and count figure is an estimate */
+		kit_json_key(&j, "sample_interval");
+		kit_json_value(&j, kit_json_u64(leaksnap_diff_sample_interval(d)));
+	}
 	kit_json_key(&j, "snapshots");
 	kit_json_list_begin(&j);
 	for (size_t i = 0; i < n; i++) {
@@ -128,6 +147,10 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 				    r ? kit_json_u64(s->unreachable_bytes) : json_null());
 		json_object_set_new(o, "unreachable_count",
 				    r ? kit_json_u64(s->unreachable_count) : json_null());
+		if (leaksnap_diff_sample_interval(d)) {
+			json_object_set_new(o, "estimated_bytes", kit_json_u64(s->bytes));
+			json_object_set_new(o, "estimated_count", kit_json_u64(s->count));
+		}
 		kit_json_list_item(&j, o);
 	}
 	kit_json_list_end(&j);

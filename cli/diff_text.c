@@ -84,27 +84,39 @@ static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group
 	}
 	size_t n = leaksnap_diff_snapshot_count(d);
 	char tbuf[128];
+	/* a sampled diff's figures are estimates, marked */
+	const char *e = leaksnap_diff_sample_interval(d) ? cli_approx() : "";
 	const char *allocs = g->count_delta == 1 || g->count_delta == -1 ? "allocation"
 									    : "allocations";
 	if (list == LIST_STOPPED)
-		printf("  %+lld bytes, %+lld %s, %s\n", (long long)g->bytes_delta,
+		printf("  %s%+lld bytes, %s%+lld %s, %s\n", e, (long long)g->bytes_delta, e,
 		       (long long)g->count_delta, allocs, trend_text(g, n, tbuf, sizeof(tbuf)));
 	else if (list == LIST_UNREACHABLE)
-		printf("  %llu bytes unreachable in %llu allocation%s, %+lld bytes since the "
+		printf("  %s%llu bytes unreachable in %s%llu allocation%s, %s%+lld bytes since the "
 		       "first snapshot\n",
-		       (unsigned long long)g->unreachable_bytes[n - 1],
+		       e, (unsigned long long)g->unreachable_bytes[n - 1], e,
 		       (unsigned long long)g->unreachable_counts[n - 1],
-		       g->unreachable_counts[n - 1] == 1 ? "" : "s", (long long)g->bytes_delta);
+		       g->unreachable_counts[n - 1] == 1 ? "" : "s", e, (long long)g->bytes_delta);
 	else
-		printf("#%zu  %s%+lld bytes, %+lld %s%s  score %.0f  (%s)\n", rank,
-		       g->definite ? "DEFINITE LEAK  " : "", (long long)g->bytes_delta,
+		printf("#%zu  %s%s%+lld bytes, %s%+lld %s%s  score %.0f  (%s)\n", rank,
+		       g->definite ? "DEFINITE LEAK  " : "", e, (long long)g->bytes_delta, e,
 		       (long long)g->count_delta, allocs, g->is_new ? ", new" : "", g->score,
 		       trend_text(g, n, tbuf, sizeof(tbuf)));
-	print_series("bytes:", g->bytes, n);
-	print_series("count:", g->counts, n);
+	if (g->sampled_bytes) {
+		print_series("bytes (estimated):", g->bytes, n);
+		print_series("count (estimated):", g->counts, n);
+		print_series("sampled:", g->sampled_counts, n);
+	} else {
+		print_series("bytes:", g->bytes, n);
+		print_series("count:", g->counts, n);
+	}
 	if (g->unreachable_bytes) {
-		print_unreachable(d, "unreachable bytes:", g->unreachable_bytes);
-		print_unreachable(d, "unreachable count:", g->unreachable_counts);
+		print_unreachable(d, *e ? "unreachable bytes (estimated):" : "unreachable bytes:",
+				  g->unreachable_bytes);
+		print_unreachable(d, *e ? "unreachable count (estimated):" : "unreachable count:",
+				  g->unreachable_counts);
+		if (g->sampled_unreachable_counts)
+			print_unreachable(d, "unreachable sampled:", g->sampled_unreachable_counts);
 	}
 	if (g->module)
 		printf("    module: %s\n", g->module);
@@ -137,6 +149,10 @@ static void print_snapshots(struct leaksnap_diff *d, const struct diff_cli *c, b
 	printf("%zu snapshots compared, grouped by %s", n, leaksnap_diff_by_name(c->o.by));
 	if (left_out)
 		printf("; zygote-child allocations left out (--include-zygote)");
+	if (leaksnap_diff_sample_interval(d))
+		printf("\nsampled every %llu bytes on average: bytes and counts are estimates "
+		       "(%s), ranked on\nas such; 'sampled:' counts the blocks sampled",
+		       (unsigned long long)leaksnap_diff_sample_interval(d), cli_approx());
 	printf("\n\n  #  %-*s %8s %12s %14s", w, "snapshot", "pid", "allocations", "bytes");
 	printf(reach ? " %14s\n" : "\n", "unreachable");
 	for (size_t i = 0; i < n; i++) {

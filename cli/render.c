@@ -41,6 +41,12 @@ const char *cli_ellipsis(void)
 	return e;
 }
 
+const char *cli_approx(void)
+{
+	/* (the locale's character set, read as for cli_ellipsis) */
+	return strcmp(cli_ellipsis(), "...") ? "\xe2\x89\x88" /* U+2248 */ : "~";
+}
+
 const char *cli_name(const char *name)
 {
 	static char *buf;

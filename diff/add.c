@@ -308,19 +308,36 @@ static int intern(struct leaksnap_diff *d, const struct leaksnap_snapshot *snap,
 				memset(d->uacc + (size_t)sid * stride, 0,
 				       stride * sizeof(*d->uacc));
 			}
+			if (d->sacc) {
+				if (kit_grow((void **)&d->sacc, &d->sacc_cap,
+					     ((size_t)sid + 1) * 2 * stride, sizeof(*d->sacc)) != 0)
+					return -1;
+				memset(d->sacc + (size_t)sid * 2 * stride, 0,
+				       2 * stride * sizeof(*d->sacc));
+			}
 		}
-		uint64_t bytes = sat_mul(rec->size, rec->count);
+		uint64_t bytes = sat_mul(rec->size, rec->count), count = rec->count;
+		uint64_t ubytes = sat_mul(rec->size, rec->unreachable), ucount = rec->unreachable;
+		if (d->sacc) {
+			/* sampled: the sampled blocks aside, the estimates compared */
+			uint64_t *sa = d->sacc + (size_t)sid * 2 * stride + si;
+			sa[0] = sat_add(sa[0], bytes);
+			sa[d->n] = sat_add(sa[d->n], count);
+			sa[2 * d->n] = sat_add(sa[2 * d->n], ubytes);
+			sa[3 * d->n] = sat_add(sa[3 * d->n], ucount);
+			leaksnap_snapshot_record_estimate(snap, rec, &bytes, &count, &ubytes, &ucount);
+		}
 		uint64_t *acc = d->acc + (size_t)sid * stride + si;
 		acc[0] = sat_add(acc[0], bytes);
-		acc[d->n] = sat_add(acc[d->n], rec->count);
+		acc[d->n] = sat_add(acc[d->n], count);
 		if (rec->unreachable && d->uacc) {
 			uint64_t *u = d->uacc + (size_t)sid * stride + si;
-			u[0] = sat_add(u[0], sat_mul(rec->size, rec->unreachable));
-			u[d->n] = sat_add(u[d->n], rec->unreachable);
+			u[0] = sat_add(u[0], ubytes);
+			u[d->n] = sat_add(u[d->n], ucount);
 		}
 		uint64_t *tot = rec->zygote ? d->zyg[si] : d->app[si];
 		tot[0] = sat_add(tot[0], bytes);
-		tot[1] = sat_add(tot[1], rec->count);
+		tot[1] = sat_add(tot[1], count);
 	}
 	return 0;
 }
@@ -421,6 +438,20 @@ int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_sn
 				 "%u-byte pointers, but %s has %u-byte pointers: a 32-bit and a "
 				 "64-bit process cannot be compared",
 				 ds->pointer_size, d->snaps[0].file, d->snaps[0].pointer_size);
+	uint64_t interval = leaksnap_snapshot_sample_interval(snap);
+	if (si == 0)
+		d->sample_interval = interval;
+	else if (interval != d->sample_interval && (!interval || !d->sample_interval))
+		return kit_error(err, LEAKSNAP_ERR_USAGE, src,
+				 "%s, but %s %s: sampled and unsampled snapshots cannot be compared",
+				 interval ? "a sampled snapshot" : "not sampled", d->snaps[0].file,
+				 interval ? "is not sampled" : "is a sampled snapshot");
+	else if (interval != d->sample_interval)
+		return kit_error(err, LEAKSNAP_ERR_USAGE, src,
+				 "sampled every %llu bytes, but %s every %llu: snapshots sampled at "
+				 "two intervals cannot be compared",
+				 (unsigned long long)interval, d->snaps[0].file,
+				 (unsigned long long)d->sample_interval);
 	if (d->o.resolver && leaksnap_snapshot_pointer_size_known(snap))
 		leaksnap_symbolizer_set_pointer_size(leaksnap_resolver_symbolizer(d->o.resolver),
 					    ds->pointer_size);
@@ -472,8 +503,13 @@ int leaksnap_diff_add_snapshot(struct leaksnap_diff *d, const struct leaksnap_sn
 			goto nomem_a;
 		memset(d->uacc, 0, have * sizeof(*d->uacc));
 	}
+	if (d->sample_interval && !d->sacc &&
+	    kit_grow((void **)&d->sacc, &d->sacc_cap, 1, sizeof(*d->sacc)) != 0)
+		goto nomem_a;
 	/* every record may be a new stack: room for all, reserved once */
-	if ((d->uacc && kit_grow((void **)&d->uacc, &d->uacc_cap,
+	if ((d->sacc && kit_grow((void **)&d->sacc, &d->sacc_cap,
+				 (d->stacks.count + nrec) * 2 * stride, sizeof(*d->sacc)) != 0) ||
+	    (d->uacc && kit_grow((void **)&d->uacc, &d->uacc_cap,
 				 (d->stacks.count + nrec) * stride, sizeof(*d->uacc)) != 0) ||
 	    lsd_seqtab_reserve(&d->stacks, nrec, words) != 0 ||
 	    kit_grow((void **)&d->acc, &d->acc_cap, (d->stacks.count + nrec) * stride,

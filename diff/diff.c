@@ -100,6 +100,9 @@ void leaksnap_diff_free(struct leaksnap_diff *d)
 	if (d->guacc != d->uacc)
 		free(d->guacc);
 	free(d->uacc);
+	if (d->gsacc != d->sacc)
+		free(d->gsacc);
+	free(d->sacc);
 	free(d->rep);
 	free(d->nstacks);
 	lsd_seqtab_free(&d->names);
@@ -125,6 +128,7 @@ const struct leaksnap_diff_snapshot *leaksnap_diff_snapshot(const struct leaksna
 	return i < d->added ? &d->snaps[i] : NULL;
 }
 bool leaksnap_diff_zygote_included(const struct leaksnap_diff *d) { return d->include_zygote; }
+uint64_t leaksnap_diff_sample_interval(const struct leaksnap_diff *d) { return d->sample_interval; }
 int64_t leaksnap_diff_suspects_bytes(const struct leaksnap_diff *d) { return d->suspect_bytes; }
 int64_t leaksnap_diff_suspects_count(const struct leaksnap_diff *d) { return d->suspect_count; }
 uint64_t leaksnap_diff_suppressed_records(const struct leaksnap_diff *d) { return d->suppressed; }

@@ -199,6 +199,16 @@ struct leaksnap_diff_group {
 	const uint64_t *unreachable_counts;
 	/* It holds unreachable bytes in the last snapshot: a definite leak. */
 	bool definite;
+	/* Sampled snapshots (leaksnap_diff_sample_interval() not 0): every
+	 * figure above is an estimate (docs/format.md, sample_interval=), and
+	 * these are the bytes and counts of the blocks sampled, one per
+	 * snapshot; NULL when the snapshots were not sampled. */
+	const uint64_t *sampled_bytes;
+	const uint64_t *sampled_counts;
+	/* The same of the unreachable blocks (NULL also when no snapshot has
+	 * reachability). */
+	const uint64_t *sampled_unreachable_bytes;
+	const uint64_t *sampled_unreachable_counts;
 };
 
 /* Suppressions ----------------------------------------------------------- */
@@ -237,7 +247,8 @@ LEAKSNAP_API void leaksnap_diff_free(struct leaksnap_diff *d);
 /* Add the next snapshot (oldest first) with its parsed maps (NULL: none,
  * frames keep their raw PCs).  Nothing of @snap or @maps is kept: both
  * may be freed afterwards.  A snapshot whose pointer size differs from
- * the first one's is refused (LEAKSNAP_ERR_USAGE).  Once the last one is
+ * the first one's is refused (LEAKSNAP_ERR_USAGE), and so is one sampled at
+ * another interval (or sampled when the first was not, or the reverse).  Once the last one is
  * added, the snapshots of one run are in capture order unless
  * opts.keep_order (leaksnap_diff_snapshot() then lists them so, each with
  * the place it was @given at). */
@@ -253,6 +264,11 @@ LEAKSNAP_API int leaksnap_diff_rank(struct leaksnap_diff *d, struct leaksnap_err
 LEAKSNAP_API size_t leaksnap_diff_snapshot_count(const struct leaksnap_diff *d);
 LEAKSNAP_API const struct leaksnap_diff_snapshot *leaksnap_diff_snapshot(
 	const struct leaksnap_diff *d, size_t index);
+/* The sampling interval of the snapshots (all have the same: a diff
+ * refuses to mix them), 0 when they were not sampled.  Then the bytes and
+ * counts of the groups, the snapshots (bytes, count, unreachable) and the
+ * growing stacks are estimates. */
+LEAKSNAP_API uint64_t leaksnap_diff_sample_interval(const struct leaksnap_diff *d);
 /* Whether zygote-child records were compared. */
 LEAKSNAP_API bool leaksnap_diff_zygote_included(const struct leaksnap_diff *d);
 

@@ -169,6 +169,14 @@ struct leaksnap_diff {
 	 * snapshot with reachability is added (NULL: none has it) */
 	uint64_t *uacc;
 	size_t uacc_cap;
+	/* Sampled snapshots (all of one interval, @sample_interval; 0: none
+	 * sampled): acc and uacc then hold the estimates, on which everything
+	 * ranks, and sacc, per stack the sampled blocks' bytes[n], counts[n],
+	 * unreachable bytes[n] and unreachable counts[n] as the snapshots
+	 * recorded them (a stride of 4n).  NULL when not sampled. */
+	uint64_t sample_interval;
+	uint64_t *sacc;
+	size_t sacc_cap;
 
 	struct pc_slot *pcs;      /* this snapshot's PC -> frame */
 	size_t pc_mask, pc_count;
@@ -180,6 +188,7 @@ struct leaksnap_diff {
 	struct seqtab keys;       /* group keys (not used when groups are stacks) */
 	uint64_t *gacc;           /* per group: bytes[n], counts[n]; may be acc */
 	uint64_t *guacc;          /* per group, as uacc; may be uacc; NULL with it */
+	uint64_t *gsacc;          /* per group, as sacc (4n); may be sacc; NULL with it */
 	uint32_t *rep;            /* per group: its largest stack */
 	uint32_t *nstacks;        /* per group: its stacks */
 	size_t group_count;

@@ -249,10 +249,11 @@ int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error
 	 * zygote stack joins the app stack with the same frames). */
 	bool by_stack = d->o.by == LEAKSNAP_DIFF_BY_STACK && !merged;
 	uint32_t *key = NULL;
-	size_t key_cap = 0, klen, gacc_cap = 0, guacc_cap = 0;
+	size_t key_cap = 0, klen, gacc_cap = 0, guacc_cap = 0, gsacc_cap = 0;
 	if (by_stack) {
 		d->gacc = d->acc;
 		d->guacc = d->uacc;
+		d->gsacc = d->sacc;
 	}
 	for (size_t s = 0; s < nst; s++) {
 		d->group_of[s] = NONE;
@@ -294,6 +295,8 @@ int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error
 				move_sums(d->acc, g, s, stride);
 				if (d->uacc)
 					move_sums(d->uacc, g, s, stride);
+				if (d->sacc)
+					move_sums(d->sacc, g, s, 2 * stride);
 			}
 			if (d->nstacks[g]++ == 0)
 				d->rep[g] = g;
@@ -316,7 +319,21 @@ int lsd_group_stacks(struct leaksnap_diff *d, bool merged, struct leaksnap_error
 					memset(d->guacc + (size_t)g * stride, 0,
 					       stride * sizeof(*d->guacc));
 				}
+				if (d->sacc) {
+					if (kit_grow((void **)&d->gsacc, &gsacc_cap,
+						     ((size_t)g + 1) * 2 * stride,
+						     sizeof(*d->gsacc)) != 0)
+						goto nomem;
+					memset(d->gsacc + (size_t)g * 2 * stride, 0,
+					       2 * stride * sizeof(*d->gsacc));
+				}
 				d->rep[g] = (uint32_t)s;
+			}
+			if (d->sacc) {
+				uint64_t *sto = d->gsacc + (size_t)g * 2 * stride;
+				const uint64_t *sfrom = d->sacc + s * 2 * stride;
+				for (size_t i = 0; i < 2 * stride; i++)
+					sto[i] = sat_add(sto[i], sfrom[i]);
 			}
 			if (d->uacc) {
 				uint64_t *uto = d->guacc + (size_t)g * stride;

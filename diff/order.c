@@ -129,6 +129,10 @@ static int permute(struct leaksnap_diff *d, const size_t *perm)
 		permute_row(d->acc + s * 2 * n, n, perm, tmp);
 		if (d->uacc)
 			permute_row(d->uacc + s * 2 * n, n, perm, tmp);
+		if (d->sacc) {
+			permute_row(d->sacc + s * 4 * n, n, perm, tmp);
+			permute_row(d->sacc + s * 4 * n + 2 * n, n, perm, tmp);
+		}
 	}
 	rc = 0;
 out:

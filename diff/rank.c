@@ -125,6 +125,12 @@ static void score_group(const struct leaksnap_diff *d, uint32_t g, struct leaksn
 	p->unreachable_bytes = d->guacc ? d->guacc + (size_t)g * 2 * n : NULL;
 	p->unreachable_counts = p->unreachable_bytes ? p->unreachable_bytes + n : NULL;
 	p->definite = p->unreachable_bytes && p->unreachable_bytes[last] > 0;
+	p->sampled_bytes = d->gsacc ? d->gsacc + (size_t)g * 4 * n : NULL;
+	p->sampled_counts = p->sampled_bytes ? p->sampled_bytes + n : NULL;
+	p->sampled_unreachable_bytes = p->sampled_bytes && p->unreachable_bytes
+					       ? p->sampled_bytes + 2 * n : NULL;
+	p->sampled_unreachable_counts = p->sampled_unreachable_bytes
+						? p->sampled_unreachable_bytes + n : NULL;
 }
 
 /* Where group @g goes: suspects (it grew by min_bytes and still grows or

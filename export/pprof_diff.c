@@ -149,6 +149,14 @@ static int header(struct leaksnap_export_pprof *p, struct leaksnap_diff *d)
 		if (rc)
 			return -1;
 	}
+	if (leaksnap_diff_sample_interval(d)) {
+		char line[128];
+		snprintf(line, sizeof(line),
+			 "values are estimated from sampled snapshots (sample_interval=%llu)",
+			 (unsigned long long)leaksnap_diff_sample_interval(d));
+		if (leaksnap_export_pprof_comment(p, line))
+			return -1;
+	}
 	return 0;
 }
 

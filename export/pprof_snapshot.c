@@ -42,9 +42,21 @@ static int header(struct leaksnap_export_pprof *p, const struct leaksnap_snapsho
 	if (leaksnap_export_pprof_sample_type(p, "inuse_objects", "count") ||
 	    leaksnap_export_pprof_sample_type(p, "inuse_space", "bytes") ||
 	    leaksnap_export_pprof_default_sample_type(p, "inuse_space") ||
-	    leaksnap_export_pprof_period(p, "space", "bytes", 1))
+	    leaksnap_export_pprof_period(p, "space", "bytes",
+					 leaksnap_snapshot_sample_interval(s)
+						 ? (int64_t)leaksnap_snapshot_sample_interval(s)
+						 : 1))
 		return -1;
 	char line[128];
+	if (leaksnap_snapshot_sample_interval(s)) {
+		/* the values are the estimates; the sampled counts are labels */
+		snprintf(line, sizeof(line),
+			 "values are estimated from a sampled snapshot (sample_interval=%llu); "
+			 "label sampled_count: the blocks sampled",
+			 (unsigned long long)leaksnap_snapshot_sample_interval(s));
+		if (leaksnap_export_pprof_comment(p, line))
+			return -1;
+	}
 	const char *version = leaksnap_snapshot_version(s);
 	snprintf(line, sizeof(line), "format=%s%s%s",
 		 leaksnap_snapshot_format_name(leaksnap_snapshot_format(s)), version ? " " : "",
@@ -175,7 +187,14 @@ static int build(struct builder *b)
 			r->count > INT64_MAX ? INT64_MAX : (int64_t)r->count,
 			r->size && r->count > INT64_MAX / r->size ? INT64_MAX
 								  : (int64_t)(r->size * r->count)};
-		struct leaksnap_export_pprof_label labels[3] = {
+		bool sampled = leaksnap_snapshot_sample_interval(s) != 0;
+		if (sampled) {
+			uint64_t eb, ec;
+			leaksnap_snapshot_record_estimate(s, r, &eb, &ec, NULL, NULL);
+			values[0] = ec > INT64_MAX ? INT64_MAX : (int64_t)ec;
+			values[1] = eb > INT64_MAX ? INT64_MAX : (int64_t)eb;
+		}
+		struct leaksnap_export_pprof_label labels[4] = {
 			{"bytes", NULL, r->size > INT64_MAX ? INT64_MAX : (int64_t)r->size,
 			 "bytes"},
 		};
@@ -186,6 +205,10 @@ static int build(struct builder *b)
 		if (reach) /* how many of the sample's blocks no pointer reached */
 			labels[nl++] = (struct leaksnap_export_pprof_label){"unreachable", NULL,
 							    (int64_t)r->unreachable, "count"};
+		if (sampled)
+			labels[nl++] = (struct leaksnap_export_pprof_label){
+				"sampled_count", NULL,
+				r->count > INT64_MAX ? INT64_MAX : (int64_t)r->count, "count"};
 		rc = leaksnap_export_pprof_sample(b->p, ids, nids, values, 2, labels, nl);
 		if (b->o->progress)
 			b->o->progress(b->o->arg, i, n);

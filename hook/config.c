@@ -37,10 +37,14 @@ int hook_config_unwind(const char *mode)
 		c->unwind = HOOK_UNWIND_FP;
 	else if (!strcmp(mode, "dwarf"))
 		c->unwind = HOOK_UNWIND_DWARF;
+#ifndef HOOK_INAPP
+	else if (!strcmp(mode, "instrument"))
+		c->unwind = HOOK_UNWIND_INSTRUMENT;
+#endif
 	else
 		return -1;
-	if (c->unwind == HOOK_UNWIND_FP)
-		c->unwinder_name = "fp";
+	if (c->unwind == HOOK_UNWIND_FP || c->unwind == HOOK_UNWIND_INSTRUMENT)
+		c->unwinder_name = c->unwind == HOOK_UNWIND_FP ? "fp" : "instrument";
 	else if (!unwind_cfi_supported())
 		c->unwinder_name = c->unwind == HOOK_UNWIND_DWARF || !UNWIND_FP_RECORDS
 					   ? UNWIND_GCC_NAME : "fp";
@@ -152,10 +156,18 @@ void hook_read_config(void)
 	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
 	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;
 
+	c->sample = env_uint(LEAKSNAP_HOOK_ENV_SAMPLE, 0, 0, LEAKSNAP_HOOK_SAMPLE_MAX);
+	c->sample_seed = env_uint(LEAKSNAP_HOOK_ENV_SAMPLE_SEED, 0, 0, ULONG_MAX);
+
 	const char *mode = getenv(LEAKSNAP_HOOK_ENV_UNWIND);
 	if (hook_config_unwind(mode) != 0) {
+#ifndef HOOK_INAPP
+		hook_report(&report_env, LEAKSNAP_HOOK_ENV_UNWIND "=%s: not auto, fp, dwarf or "
+			    "instrument; using auto", mode);
+#else
 		hook_report(&report_env, LEAKSNAP_HOOK_ENV_UNWIND "=%s: not auto, fp or dwarf; using auto",
 			    mode);
+#endif
 		hook_config_unwind(NULL);
 	}
 

@@ -201,6 +201,8 @@ void dump_build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
 	if (clamped)
 		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
+	if (hook_cfg.sample)
+		buf_printf(meta, "sample_interval=%llu\n", (unsigned long long)hook_cfg.sample);
 	control_meta(meta);
 #ifdef HOOK_INAPP
 	inapp_meta(meta);

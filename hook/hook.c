@@ -20,6 +20,7 @@
 
 #include "table_internal.h"
 #include "reach.h"
+#include "sample.h"
 #include "leakhook.h"
 #include "unloaded.h"
 
@@ -275,6 +276,9 @@ static inline __attribute__((always_inline)) unsigned capture(const struct unwin
 		n = unwind_fp_hashed(regs, &stk, pcs, max, run);
 		*have_run = true;
 		break;
+	case HOOK_UNWIND_INSTRUMENT:
+		n = unwind_instr(regs, pcs, max);
+		break;
 	case HOOK_UNWIND_DWARF:
 		n = unwind_cfi_supported() ? unwind_cfi(regs, &stk, pcs, max, false)
 					   : unwind_gcc(unwind_regs_ra(regs), pcs, max);
@@ -314,6 +318,8 @@ static inline __attribute__((always_inline)) void track_into(void *p, size_t siz
 		errno = saved;
 	}
 	table_prefetch(p);
+	if (sample_filter)
+		sample_filter_add(p);
 	uint64_t *stack_slot, run;
 	bool have_run;
 	unsigned n = capture(regs, pcs, &stack_slot, &run, &have_run);
@@ -335,6 +341,8 @@ static void __attribute__((noinline)) track_big(void *p, size_t size,
 #define TRACK_FRAMES 64
 static void __attribute__((noinline)) track(void *p, size_t size, const struct unwind_regs *regs)
 {
+	if (!sample_take(size))
+		return;
 	if (HOOK_UNLIKELY(hook_cfg.frames > TRACK_FRAMES)) {
 		track_big(p, size, regs);
 		return;
@@ -344,16 +352,19 @@ static void __attribute__((noinline)) track(void *p, size_t size, const struct u
 }
 
 /* Capture the entry point's registers and record @p (expanded in each
- * exported allocation function, never in a helper). */
+ * exported allocation function, never in a helper).  In sampled mode an
+ * allocation no sample point falls in ends at sample_skip(). */
 #define TRACK(p, size)                                                  \
 	do {                                                            \
-		if (!(p)) {                                             \
+		if (!(p) || sample_skip(size)) {                        \
 		} else if (want_track()) {                              \
 			struct unwind_regs regs_;                       \
 			UNWIND_REGS_HERE(&regs_);                       \
 			track((p), (size), &regs_);                     \
 		} else if (atomic_load_explicit(&hook_active,           \
 						memory_order_relaxed)) { \
+			if (!hook_cfg.sample)                           \
+				sample_left = 0;                        \
 			table_note_untracked(p);                        \
 		}                                                       \
 	} while (0)
@@ -365,6 +376,20 @@ static inline bool untrack(void *p, struct table_key *key, enum table_remove_res
 	*res = TABLE_UNTRACKED;
 	if (!atomic_load_explicit(&hook_active, memory_order_relaxed))
 		return true;
+	atomic_uint *filter = sample_filter;
+	if (filter) {
+		/* sampled mode: most blocks were never sampled, and the
+		 * filter says so without a lock; a freed-address match is no
+		 * double free here (the address may have come back unsampled) */
+		if (HOOK_LIKELY(!sample_filter_may_have(p)))
+			return true;
+		*res = table_remove(p, key);
+		if (*res == TABLE_REMOVED)
+			sample_filter_del(p);
+		else
+			*res = TABLE_UNTRACKED;
+		return true;
+	}
 	*res = table_remove(p, key);
 #ifdef HOOK_INAPP
 	/* The in-app build cannot see every allocation (those of the
@@ -455,6 +480,8 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 	} else if (size != 0 && res == TABLE_REMOVED) {
 		/* Failed: the old block is still live, with its old stack. */
 		int saved = errno;
+		if (sample_filter)
+			sample_filter_add(old);
 		table_restore(old, &key);
 		errno = saved;
 	}
@@ -675,8 +702,8 @@ HIDDEN void *hook_realloc_forget(void *old, size_t size)
 {
 	{
 		INAPP_ENTER();
-		if (old && INAPP_LIVE())
-			table_remove(old, NULL);
+		if (old && INAPP_LIVE() && table_remove(old, NULL) == TABLE_REMOVED && sample_filter)
+			sample_filter_del(old);
 	}
 	return hook_real.realloc(old, size);
 }
@@ -876,7 +903,7 @@ void hook_register_atfork(void)
 
 int hook_collect_begin(void)
 {
-	if (table_init(hook_cfg.frames) != 0)
+	if (table_init(hook_cfg.frames) != 0 || sample_begin() != 0)
 		return -1;
 	unwind_fp_exclude_self();
 	atomic_store(&hook_capture_on, !hook_cfg.start_disabled);

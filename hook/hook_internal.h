@@ -64,7 +64,8 @@ struct hook_real {
 };
 extern struct hook_real hook_real;
 
-enum hook_unwind_mode { HOOK_UNWIND_AUTO, HOOK_UNWIND_FP, HOOK_UNWIND_DWARF };
+enum hook_unwind_mode { HOOK_UNWIND_AUTO, HOOK_UNWIND_FP, HOOK_UNWIND_DWARF,
+			HOOK_UNWIND_INSTRUMENT /* unwind_instr.c */ };
 
 /* Settings read once from the environment (see docs/hook.md). */
 struct hook_config {
@@ -84,6 +85,8 @@ struct hook_config {
 	 * "leaksnap.<pid>", or a path socket at @control_path (absolute) */
 	enum { HOOK_CONTROL_OFF, HOOK_CONTROL_ABSTRACT, HOOK_CONTROL_PATH } control;
 	char control_path[108];      /* (a sockaddr_un's sun_path) */
+	uint64_t sample;             /* LEAKSNAP_SAMPLE bytes, 0 = every block (sample.h) */
+	uint64_t sample_seed;        /* LEAKSNAP_SAMPLE_SEED, 0 = a seed of the moment */
 };
 extern struct hook_config hook_cfg;
 
@@ -109,7 +112,8 @@ extern HOOK_TLS int hook_busy;
 
 /* Read hook_cfg from the environment (LEAKSNAP_*). */
 void hook_read_config(void);
-/* Set hook_cfg's unwinder ("auto", "fp", "dwarf"); -1 if @mode is none. */
+/* Set hook_cfg's unwinder ("auto", "fp", "dwarf", "instrument": not in the
+ * in-app build); -1 if @mode is none of them. */
 int hook_config_unwind(const char *mode);
 /* Set hook_cfg.out to @out made absolute; -1 if it is too long. */
 int hook_config_out(const char *out);

@@ -210,6 +210,11 @@ static int apply_options(const struct leaksnap_options *o, const char **libs)
 	}
 	if (OPT_HAS(o, control) && o->control && hook_config_control(o->control) != 0)
 		return -1;
+	if (OPT_HAS(o, sample) && o->sample) {
+		if (o->sample > LEAKSNAP_HOOK_SAMPLE_MAX)
+			return -1;
+		hook_cfg.sample = o->sample;
+	}
 	return 0;
 }
 

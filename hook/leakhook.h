@@ -57,6 +57,13 @@
  * dump is asked of it, at its next allocation (for qemu-user, whose forked
  * children of a threaded process crash when they start a thread). */
 #define LEAKSNAP_HOOK_ENV_FORK_THREAD "LEAKSNAP_FORK_THREAD"
+/* Sampled collection: record a block under BYTES when a sample point of a
+ * per-thread walk of mean spacing BYTES falls in it, and every block of
+ * BYTES or more (0 or unset: every block).  The seed makes the draws
+ * repeatable (0 or unset: a seed of the moment). */
+#define LEAKSNAP_HOOK_ENV_SAMPLE "LEAKSNAP_SAMPLE"                 /* bytes, 0..2^30 */
+#define LEAKSNAP_HOOK_ENV_SAMPLE_SEED "LEAKSNAP_SAMPLE_SEED"       /* 0..2^64-1 */
+#define LEAKSNAP_HOOK_SAMPLE_MAX 1073741824ULL
 /* The control socket (docs/control.md): unset, empty or 0: none; 1: the
  * abstract socket LEAKSNAP_HOOK_CONTROL_PREFIX "<pid>"; anything else: a
  * path socket there (a forked child's: that path + ".<pid>"). */
@@ -168,6 +175,10 @@ struct leaksnap_options {
 	 * "0" none, "1" the abstract "leaksnap.<pid>", else a path socket
 	 * (a path longer than a socket address holds: EINVAL). */
 	const char *control;
+	/* Sampled collection, as LEAKSNAP_SAMPLE: the mean spacing of sample
+	 * points in bytes, 1..LEAKSNAP_HOOK_SAMPLE_MAX; 0: the environment's
+	 * (else every block). */
+	uint64_t sample;
 };
 #define LEAKSNAP_START_REACHABILITY 0x1u /* every dump classifies the blocks */
 #define LEAKSNAP_START_DUMP_ON_STOP 0x2u /* leaksnap_stop() writes a last dump */

@@ -138,6 +138,14 @@ int unwind_cfi(const struct unwind_regs *regs, const struct unwind_stack *stk,
  * own allocations are untracked). */
 uint64_t *unwind_cfi_stack_slot(void);
 
+/* The shadow stack of -finstrument-functions code (unwind_instr.c,
+ * LEAKSNAP_UNWIND=instrument): pcs[0] = the entry function's return
+ * address, then the return addresses of the instrumented functions the
+ * thread is inside, innermost first (entries of frames at or below the
+ * entry function's, which longjmp or an exception left, skipped).
+ * Returns the number written. */
+int unwind_instr(const struct unwind_regs *regs, uintptr_t *pcs, int max);
+
 /* Whether unwind_cfi() is implemented on this target (else the hook uses
  * unwind_gcc()). */
 bool unwind_cfi_supported(void);

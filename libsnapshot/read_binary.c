@@ -380,6 +380,24 @@ static int warn_no_frame_pointers(struct leaksnap_snapshot *s)
 			       "(LEAKSNAP_UNWIND=auto) for whole stacks");
 }
 
+/* sample_interval=BYTES (a sampled dump): a decimal from 1 to 2^40. */
+static int read_sample_interval(struct leaksnap_snapshot *s, const char *source,
+				struct leaksnap_error *err)
+{
+	const char *v = leaksnap_snapshot_meta_get(s, "sample_interval");
+	if (!v)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || *v < '0' || *v > '9' || n == 0 || n > (1ULL << 40))
+		return kit_error(err, LEAKSNAP_ERR_FORMAT, source,
+				 "metadata sample_interval=%s: not a number of bytes from 1 to "
+				 "1099511627776", v);
+	s->sample_interval = n;
+	return 0;
+}
+
 struct leaksnap_snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *source,
 				   const struct leaksnap_snapshot_open_opts *opts,
 				   struct leaksnap_error *err)
@@ -419,6 +437,8 @@ struct leaksnap_snapshot *lsp_read_leaksnap(struct kit_blob *blob, const char *s
 		kit_error(err, LEAKSNAP_ERR_NOMEM, source, "out of memory");
 		goto fail;
 	}
+	if (read_sample_interval(s, source, err))
+		goto fail;
 	if ((h.flags & LEAKSNAP_SNAPSHOT_FLAG_REACHABILITY) &&
 	    read_reachability(s, blob->data + off, off, err))
 		goto fail;

@@ -1,5 +1,6 @@
 /* leaksnap: the snapshot model — builder, merging, accessors. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -622,12 +623,78 @@ const char *leaksnap_snapshot_warning(const struct leaksnap_snapshot *s, size_t 
 	return index < s->nwarnings ? s->warnings[index] : NULL;
 }
 
+/* Sampled snapshots ------------------------------------------------------- */
+
+uint64_t leaksnap_snapshot_sample_interval(const struct leaksnap_snapshot *s)
+{
+	return s->sample_interval;
+}
+
+double leaksnap_sample_weight(uint64_t size, uint64_t interval)
+{
+	if (interval == 0 || size == 0 || size >= interval)
+		return 1.0;
+	/* 1 / (1 - e^-x), with expm1 for the small x of small blocks */
+	return -1.0 / expm1(-(double)size / (double)interval);
+}
+
+static uint64_t round_u64(double x)
+{
+	return x <= 0 ? 0 : x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)llround(x);
+}
+
+void leaksnap_snapshot_record_estimate(const struct leaksnap_snapshot *s,
+				       const struct leaksnap_snapshot_record *r, uint64_t *bytes,
+				       uint64_t *count, uint64_t *unreachable_bytes,
+				       uint64_t *unreachable_count)
+{
+	double w = leaksnap_sample_weight(r->size, s->sample_interval);
+	if (bytes)
+		*bytes = round_u64((double)r->count * w * (double)r->size);
+	if (count)
+		*count = round_u64((double)r->count * w);
+	if (unreachable_bytes)
+		*unreachable_bytes = round_u64((double)r->unreachable * w * (double)r->size);
+	if (unreachable_count)
+		*unreachable_count = round_u64((double)r->unreachable * w);
+}
+
+void leaksnap_snapshot_estimate(const struct leaksnap_snapshot *s, uint64_t *bytes,
+				uint64_t *count, uint64_t *unreachable_bytes,
+				uint64_t *unreachable_count)
+{
+	double b = 0, c = 0, ub = 0, uc = 0;
+	for (size_t i = 0; i < s->nrecords; i++) {
+		const struct leaksnap_snapshot_record *r = &s->records[i];
+		double w = leaksnap_sample_weight(r->size, s->sample_interval);
+		b += (double)r->count * w * (double)r->size;
+		c += (double)r->count * w;
+		ub += (double)r->unreachable * w * (double)r->size;
+		uc += (double)r->unreachable * w;
+	}
+	if (bytes)
+		*bytes = round_u64(b);
+	if (count)
+		*count = round_u64(c);
+	if (unreachable_bytes)
+		*unreachable_bytes = round_u64(ub);
+	if (unreachable_count)
+		*unreachable_count = round_u64(uc);
+}
+
 /* Ranking ------------------------------------------------------------------ */
 
-/* > 0 when record a ranks before record b. */
-static int rank_cmp(const struct leaksnap_snapshot_record *a, size_t ia,
-		    const struct leaksnap_snapshot_record *b, size_t ib)
+/* > 0 when record a ranks before record b (@interval: the snapshot's
+ * sampling interval, by whose estimates it ranks). */
+static int rank_cmp_in(uint64_t interval, const struct leaksnap_snapshot_record *a, size_t ia,
+		       const struct leaksnap_snapshot_record *b, size_t ib)
 {
+	if (interval) {
+		double ea = (double)(a->size * a->count) * leaksnap_sample_weight(a->size, interval);
+		double eb = (double)(b->size * b->count) * leaksnap_sample_weight(b->size, interval);
+		if (ea != eb)
+			return ea > eb ? 1 : -1;
+	}
 	uint64_t ta = a->size * a->count, tb = b->size * b->count; /* checked at finalize */
 	if (ta != tb)
 		return ta > tb ? 1 : -1;
@@ -645,6 +712,7 @@ static int rank_cmp(const struct leaksnap_snapshot_record *a, size_t ia,
 		return a->frame_count < b->frame_count ? 1 : -1;
 	return ia < ib ? 1 : (ia > ib ? -1 : 0);
 }
+#define rank_cmp(a, ia, b, ib) rank_cmp_in(s->sample_interval, a, ia, b, ib)
 
 /* Min-heap on rank: the root is the weakest of the current top. */
 static void heap_sift_down(const struct leaksnap_snapshot *s, size_t *h, size_t n, size_t i)

@@ -142,13 +142,41 @@ LEAKSNAP_API bool leaksnap_snapshot_has_reachability(const struct leaksnap_snaps
 LEAKSNAP_API uint64_t leaksnap_snapshot_unreachable_bytes(const struct leaksnap_snapshot *snap);
 LEAKSNAP_API uint64_t leaksnap_snapshot_unreachable_count(const struct leaksnap_snapshot *snap);
 
+/* Sampled snapshots (docs/format.md, sample_interval=) ----------------------
+ * A sampled snapshot's records hold the blocks that were sampled: true
+ * sizes, and counts of sampled blocks (unreachable counts too).  A sampled
+ * block of size s below the interval B stands for 1 / (1 - e^(-s/B))
+ * blocks, one of B or more for itself: the estimates below, which readers
+ * rank and gate on. */
+
+/* The interval in bytes of a sampled snapshot; 0 when every block was
+ * recorded (then every estimate equals the recorded value). */
+LEAKSNAP_API uint64_t leaksnap_snapshot_sample_interval(const struct leaksnap_snapshot *snap);
+/* How many blocks a sampled block of @size stands for at @interval:
+ * 1 / (1 - e^(-size/interval)) for 0 < size < interval, else 1 (and 1 for
+ * an @interval of 0). */
+LEAKSNAP_API double leaksnap_sample_weight(uint64_t size, uint64_t interval);
+/* The estimated bytes and count of @rec of @snap, and of its @rec->unreachable
+ * blocks (any pointer may be NULL), rounded to the nearest integer. */
+LEAKSNAP_API void leaksnap_snapshot_record_estimate(const struct leaksnap_snapshot *snap,
+						    const struct leaksnap_snapshot_record *rec,
+						    uint64_t *bytes, uint64_t *count,
+						    uint64_t *unreachable_bytes,
+						    uint64_t *unreachable_count);
+/* The snapshot's estimated bytes and allocations, and unreachable bytes
+ * and allocations (any pointer may be NULL): the sums over its records,
+ * rounded once. */
+LEAKSNAP_API void leaksnap_snapshot_estimate(const struct leaksnap_snapshot *snap, uint64_t *bytes,
+					     uint64_t *count, uint64_t *unreachable_bytes,
+					     uint64_t *unreachable_count);
+
 /* Records after merging duplicates, in input order of first appearance. */
 LEAKSNAP_API size_t leaksnap_snapshot_record_count(const struct leaksnap_snapshot *snap);
 LEAKSNAP_API const struct leaksnap_snapshot_record *leaksnap_snapshot_record(
 	const struct leaksnap_snapshot *snap, size_t index);
 
 /* Fill @out with the indexes of the @limit largest records by total bytes
- * (size * count), largest first; ties broken by size, count, app before
+ * (size * count; in a sampled snapshot, the estimated bytes), largest first; ties broken by size, count, app before
  * zygote, then stack.  Returns the number written (min(@limit, count)). */
 LEAKSNAP_API size_t leaksnap_snapshot_records_top(const struct leaksnap_snapshot *snap,
 						  size_t limit, size_t *out);

@@ -30,6 +30,7 @@ struct leaksnap_snapshot {
 	uint64_t records_bytes;
 	uint64_t allocation_count;
 	enum leaksnap_snapshot_count_mode count_mode;
+	uint64_t sample_interval;   /* sample_interval= metadata, 0: every block */
 	bool has_reach;             /* reachability section read */
 	uint64_t unreachable_bytes, unreachable_count;
 

@@ -15,6 +15,7 @@ function diffPage(app, doc, flame) {
       el('span', {class: 'path', text: first.file}), ' to ',
       el('span', {class: 'path', text: last.file}), '.')));
   warningsBox(app, doc);
+  sampledBox(app, doc);
   const facts = el('div', {class: 'cards'},
     card('Suspects', fmtInt(t.suspects), t.suspects ? `grew by ${fmtBytes(t.suspects_bytes_delta, true)}, ` +
       `${fmtInt(t.suspects_count_delta, true)} allocations` :
@@ -84,10 +85,15 @@ function symbolizePage(app, doc, flame) {
   fact('Count field', doc.count_is_frames);
   if (doc.unreachable)
     fact('Unreachable', `${fmtBytes(doc.unreachable.bytes)} in ` +
-      `${fmtInt(doc.unreachable.allocations)} allocations no pointer reached`);
+      `${fmtInt(doc.unreachable.allocations)} ${doc.sample_interval ? 'sampled ' : ''}` +
+      'allocations no pointer reached');
+  if (doc.sample_interval)
+    fact('Estimated', `\u2248${fmtBytes(doc.estimated_bytes)} in ` +
+      `\u2248${fmtInt(doc.estimated_count)} allocations`);
   for (const m of doc.metadata || []) fact(m.key, m.value);
   app.appendChild(dl);
   warningsBox(app, doc);
+  sampledBox(app, doc);
 
   const fg = el('div', {id: 'flamegraph'});
   app.appendChild(section('flamegraph', 'Live bytes by stack', flameNote(flame, 'live'), fg));
@@ -110,6 +116,17 @@ function warningsBox(app, doc) {
   app.appendChild(el('div', {id: 'warnings', role: 'note'},
     el('div', {class: 'warnings-title', text: w.length === 1 ? 'Warning' : 'Warnings'}),
     el('ul', {}, w.map(t => el('li', {text: t})))));
+}
+
+/* A sampled snapshot's values are estimates: said where no reader can miss
+ * it. */
+function sampledBox(app, doc) {
+  const b = doc.sample_interval;
+  if (!b) return;
+  app.appendChild(el('div', {id: 'sampled', role: 'note', text: 'Values are estimated: ' +
+    `the ${doc.snapshots ? 'snapshots were' : 'snapshot was'} sampled (one sample point every ` +
+    `${fmtInt(b)} bytes on average); a sampled block of size s stands for ` +
+    's / (1 \u2212 e^(\u2212s/' + fmtInt(b) + ')) bytes.'}));
 }
 
 function card(title, value, note) {

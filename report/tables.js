@@ -220,6 +220,14 @@ function recordsTable(doc) {
     {title: 'Count', num: true, value: r => r.count, cell: r => [fmtInt(r.count),
       r.zygote ? el('span', {class: 'badge', text: 'zygote'}) : null]},
   ];
+  if (doc.sample_interval) { /* sampled: the estimates lead, the sampled counts stay */
+    columns[1] = {title: 'Bytes (estimated)', num: true, value: r => r.estimated_bytes,
+      cell: r => el('span', {title: fmtInt(r.estimated_bytes) + ' bytes',
+        text: '\u2248' + fmtBytes(r.estimated_bytes)})};
+    columns[3].title = 'Sampled';
+    columns.splice(3, 0, {title: 'Count (estimated)', num: true, value: r => r.estimated_count,
+      cell: r => '\u2248' + fmtInt(r.estimated_count)});
+  }
   if (doc.unreachable) /* the dump says which blocks no pointer reached */
     columns.push({title: 'Unreachable', num: true, value: r => r.unreachable_count,
       cell: r => [fmtInt(r.unreachable_count), r.unreachable_count ?

@@ -119,8 +119,8 @@ dumps: $w/o.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/o', on kill
 control: leaksnap ctl $pid stats, leaksnap watch $pid --out DIR
 stop: leaksnap attach $pid --detach
 " "" "$L" attach --libs 'lib(foo|bar)\.so$' "$pid" --frames 8 --unwind fp --out "$w/o" \
-	--interval 2.5 --reachability --control --lib "$FAKE"
-[ "$(started "$pid" "$w/o")" = "size=64 libs=lib(foo|bar)\\.so\$ frames=8 unwind=fp out=$w/o interval=2.5 flags=1 control=1 thread=main" ] ||
+	--interval 2.5 --reachability --control --sample 65536 --lib "$FAKE"
+[ "$(started "$pid" "$w/o")" = "size=72 libs=lib(foo|bar)\\.so\$ frames=8 unwind=fp out=$w/o interval=2.5 flags=1 control=1 sample=65536 thread=main" ] ||
 	fail "options received: $(started "$pid" "$w/o")"
 untouched "$pid" "start"
 expect "a second attach" 2 "" "leaksnap: $pid: already attached: collection runs since an earlier attach ('leaksnap attach $pid --dump' takes a dump, --detach stops it)
@@ -150,7 +150,7 @@ only allocations made from now on are known: a leak that grew before this moment
 dumps: $w/o.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/o', on kill -47 $pid, and $w/o.$pid.exit.dump at exit
 stop: leaksnap attach $pid --detach
 " "" "$L" attach "$pid" --lib "$FAKE" --out "$w/o"
-[ "$(started "$pid" "$w/o")" = "size=64 libs=(null) frames=0 unwind=(null) out=$w/o interval=0 flags=0 control=(null) thread=main" ] ||
+[ "$(started "$pid" "$w/o")" = "size=72 libs=(null) frames=0 unwind=(null) out=$w/o interval=0 flags=0 control=(null) sample=0 thread=main" ] ||
 	fail "default options received: $(started "$pid" "$w/o")"
 
 # slots left alone are reported

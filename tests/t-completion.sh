@@ -60,7 +60,7 @@ comp "function module site stack" leakdiff --by ''
 comp "site stack" leaksnap diff --by s
 comp "function module site stack" leaksnap diff -s syms --by ''
 comp "android-text leaksnap pprof" leaksnap convert --to ''
-comp "auto dwarf fp" leaksnap record --unwind ''
+comp "auto dwarf fp instrument" leaksnap record --unwind ''
 comp "4 8" leaksnap show --pointer-size ''
 comp "--json" leaksnap show --top 5 --js
 comp "--html --html-stacks" leakdiff --ht
@@ -211,7 +211,7 @@ ZSH
 	zcomp "function module site stack" 'leaksnap diff --by '
 	zcomp "site stack" 'leakdiff --by s'
 	zcomp "android-text leaksnap pprof" 'leaksnap convert --to '
-	zcomp "auto dwarf fp" 'leaksnap record --unwind '
+	zcomp "auto dwarf fp instrument" 'leaksnap record --unwind '
 	zcomp "auto dwarf fp" 'leaksnap attach --unwind '
 	zcomp "disable enable snapshot symbols" 'leaksnap adb '
 	zcomp "--control --frames --help --hook --malloc-debug" 'leaksnap adb enable --'

@@ -13,7 +13,7 @@ _leaksnap_opts()
 	maps) echo "-j --json -h --help" ;;
 	convert) echo "$input --to --rewrite-prefix --big-endian -s --symbols --no-symbols" \
 		"--no-adjust $debuginfod" ;;
-	record) echo "--out --frames --unwind --interval --no-exit-dump --reachability --only --libs" \
+	record) echo "--out --frames --unwind --interval --sample --no-exit-dump --reachability --only --libs" \
 		"--control --watch -h --help" ;;
 	diff) echo "--pointer-size --frames --count-is-frames -h --help --by --skip --keep-order --include-zygote --top --min-bytes --suppressions -s" \
 		"--symbols --no-symbols --no-adjust -j --json --folded --html --html-stacks" \
@@ -23,7 +23,7 @@ _leaksnap_opts()
 		"--html-stacks --full-names $debuginfod" ;;
 	addr2line) echo "-e --exe -a --addresses -f --functions -i --inlines -C --demangle" \
 		"-j --json -h --help $debuginfod" ;;
-	attach) echo "--libs --frames --unwind --out --interval --reachability --control --dump --detach" \
+	attach) echo "--libs --frames --unwind --out --interval --sample --reachability --control --dump --detach" \
 		"--lib -h --help" ;;
 	ctl) echo "--json -o --output --reachability -h --help" ;;
 	watch) echo "--out --every --count --reachability --leakdiff -h --help" ;;
@@ -80,7 +80,11 @@ _leaksnap()
 		COMPREPLY=($(compgen -W 'leaksnap android-text pprof' -- "$cur"))
 		return ;;
 	--unwind)
-		COMPREPLY=($(compgen -W 'auto fp dwarf' -- "$cur"))
+		if [[ $cmd == record ]]; then
+			COMPREPLY=($(compgen -W 'auto fp dwarf instrument' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W 'auto fp dwarf' -- "$cur"))
+		fi
 		return ;;
 	--pointer-size)
 		COMPREPLY=($(compgen -W '4 8' -- "$cur"))
@@ -107,7 +111,7 @@ _leaksnap()
 		_filedir so
 		return ;;
 	--frames | --top | --min-bytes | --fail-on | --fail-on-unreachable | --html-stacks | \
-		--interval | --count | --every | --watch | \
+		--interval | --sample | --count | --every | --watch | \
 		--pid | --skip | --rewrite-prefix | --only | --libs | -l | --label | --where | --last)
 		return ;;
 	esac

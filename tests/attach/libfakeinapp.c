@@ -57,9 +57,10 @@ API int leaksnap_start(const struct leaksnap_options *o)
 	if (o == NULL)
 		fprintf(f, "opts=NULL");
 	else
-		fprintf(f, "size=%zu libs=%s frames=%u unwind=%s out=%s interval=%g flags=%u control=%s",
+		fprintf(f, "size=%zu libs=%s frames=%u unwind=%s out=%s interval=%g flags=%u control=%s"
+			" sample=%llu",
 			o->size, str(o->libs), o->frames, str(o->unwind), str(o->out), o->interval,
-			o->flags, str(o->control));
+			o->flags, str(o->control), (unsigned long long)o->sample);
 	fprintf(f, " thread=%s\n", syscall(SYS_gettid) == getpid() ? "main" : "other");
 	fclose(f);
 	started = 1;

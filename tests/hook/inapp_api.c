@@ -476,6 +476,32 @@ static int run_cxx(const char *dir)
 	return 0;
 }
 
+/* sample ------------------------------------------------------------------------ */
+
+/* Sampled collection by the options (the program's own allocations):
+ * an interval over the limit is refused, then 65536 with a seed. */
+__attribute__((noinline)) static void sample_small(void)
+{
+	for (int i = 0; i < 1000; i++)
+		keep[12 + i % 3] = malloc(64);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int run_sample(void)
+{
+	struct leaksnap_options o = opts(NULL);
+	o.sample = 1073741825;
+	say("start sample=1073741825", start(&o));
+	o.sample = 65536;
+	setenv("LEAKSNAP_SAMPLE_SEED", "5", 1);
+	say("start sample=65536", start(&o));
+	keep[15] = malloc(70000);
+	sample_small();
+	dump_as("sample");
+	say("stop", stop());
+	return 0;
+}
+
 /* jni --------------------------------------------------------------------------- */
 
 /* A library that starts the hook on itself while being loaded. */
@@ -532,6 +558,8 @@ int main(int argc, char **argv)
 		return load_later(argv[4], true);
 	if (!strcmp(s, "cxx") && argc > 4)
 		return run_cxx(argv[4]);
+	if (!strcmp(s, "sample"))
+		return run_sample();
 	if (!strcmp(s, "jni") && argc > 4)
 		return run_jni(argv[2], argv[4]);
 	if (!strcmp(s, "unwatched") && argc > 4)

@@ -372,6 +372,44 @@ static void write_history_fixtures(void)
 	fixture_total = 16888;
 }
 
+/* Sampled snapshots (sample_interval=, docs/format.md): one process at
+ * two moments, sampled every 4096 bytes.  Blocks of 64 bytes (t+0x100)
+ * grow from 2 sampled to 10 (5 of them unreachable at the end), one of
+ * 8192 (t+0x300) stands for itself, 3 of 512 (t+0x400) stay.
+ * sampled-65536.dump is the second sampled at another interval,
+ * sampled-bad.dump has an interval that is no number. */
+static void write_sampled_fixtures(void)
+{
+	const uint64_t t = 0x7f0000001000ull;
+	static const uint64_t size[3] = {64, 8192, 512};
+	static const uint64_t count[2][3] = {{2, 1, 3}, {10, 1, 3}};
+	static const uint32_t unreach[2][3] = {{0, 0, 1}, {5, 0, 1}};
+	const uint64_t pcs[3][BT] = {{t + 0x100, t + 0x200}, {t + 0x300}, {t + 0x400}};
+	static const char *const names[] = {"sampled1.dump", "sampled2.dump", "sampled-65536.dump",
+					    "sampled-bad.dump"};
+	static const char *const metas[] = {
+		"abi=x86_64\nexe=/system/bin/app\ntrigger=signal\nsample_interval=4096\n"
+		"reachability=test\n",
+		"abi=x86_64\nexe=/system/bin/app\ntrigger=signal\nsample_interval=4096\n"
+		"reachability=test\n",
+		"abi=x86_64\nexe=/system/bin/app\ntrigger=signal\nsample_interval=65536\n"
+		"reachability=test\n",
+		"abi=x86_64\nsample_interval=4k\n"};
+	for (int k = 0; k < 4; k++) {
+		int at = k == 0 ? 0 : 1;
+		struct rec r[3];
+		fixture_total = 0;
+		for (int i = 0; i < 3; i++) {
+			r[i].size = size[i];
+			r[i].count = count[at][i];
+			memcpy(r[i].pc, pcs[i], sizeof(r[i].pc));
+			fixture_total += size[i] * count[at][i];
+		}
+		emit(names[k], leaksnap_reach(8, 0, r, 3, NULL, metas[k], unreach[at], 3));
+	}
+	fixture_total = 16888;
+}
+
 static void write_leaksnap_fixtures(void)
 {
 	struct rec r64[5], r32[5];
@@ -520,6 +558,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	write_leaksnap_fixtures();
+	write_sampled_fixtures();
 	write_other_fixtures();
 	write_history_fixtures();
 	return 0;

@@ -32,7 +32,7 @@ static void test_options_native(void **state)
 	(void)state;
 	struct leaksnap_options o = {
 		.size = sizeof(o), .libs = "libfoo", .frames = 12, .unwind = "dwarf",
-		.out = "/tmp/x", .interval = 0.25, .flags = 5,
+		.out = "/tmp/x", .interval = 0.25, .flags = 5, .sample = 65536,
 	};
 	uint8_t buf[256];
 	size_t need = attach_options_image(&o, sizeof(void *), 0, NULL, 0);
@@ -49,6 +49,7 @@ static void test_options_native(void **state)
 	assert_string_equal(back.out, "/tmp/x");
 	assert_true(back.interval == 0.25);
 	assert_int_equal(back.flags, 5);
+	assert_int_equal(back.sample, 65536);
 	assert_ptr_equal(back.libs, (const char *)buf + sizeof(o));
 	/* NULL strings stay NULL, and take no room */
 	struct leaksnap_options d = {.size = sizeof(d)};
@@ -76,21 +77,22 @@ static void test_options_ilp32(void **state)
 	(void)state;
 	struct leaksnap_options o = {
 		.size = sizeof(o), .libs = "L", .frames = 3, .out = "/o", .interval = 2.0,
-		.flags = 1,
+		.flags = 1, .sample = 0x10203,
 	};
 	uint8_t buf[64];
 	size_t n = attach_options_image(&o, 4, 0x1000, buf, sizeof(buf));
-	assert_int_equal(n, 40 + 2 + 3);
-	static const uint8_t want[45] = {
-		40, 0, 0, 0,             /* size */
-		0x28, 0x10, 0, 0,        /* libs: 0x1000 + 40 */
+	assert_int_equal(n, 48 + 2 + 3);
+	static const uint8_t want[53] = {
+		48, 0, 0, 0,             /* size */
+		0x30, 0x10, 0, 0,        /* libs: 0x1000 + 48 */
 		3, 0, 0, 0,              /* frames */
 		0, 0, 0, 0,              /* unwind: NULL */
-		0x2a, 0x10, 0, 0,        /* out: 0x1000 + 42 */
+		0x32, 0x10, 0, 0,        /* out: 0x1000 + 50 */
 		0, 0, 0, 0,              /* padding: the double is 8-aligned */
 		0, 0, 0, 0, 0, 0, 0, 0x40, /* interval 2.0 */
 		1, 0, 0, 0,              /* flags */
 		0, 0, 0, 0,              /* control: NULL */
+		3, 2, 1, 0, 0, 0, 0, 0,  /* sample */
 		'L', 0, '/', 'o', 0,
 	};
 	assert_memory_equal(buf, want, sizeof(want));

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -472,6 +473,62 @@ static void test_top_ranking(void **state)
 	leaksnap_snapshot_close(s);
 }
 
+/* A sampled snapshot (sample_interval=64): 32 x 7 and 16 x 1 sampled stand
+ * for 7 / (1 - e^-0.5) and 1 / (1 - e^-0.25) blocks. */
+static void test_sampled_estimates(void **state)
+{
+	(void)state;
+	assert_true(leaksnap_sample_weight(32, 0) == 1.0);
+	assert_true(leaksnap_sample_weight(0, 64) == 1.0);
+	assert_true(leaksnap_sample_weight(64, 64) == 1.0);
+	assert_true(leaksnap_sample_weight(1 << 20, 64) == 1.0);
+	assert_true(fabs(leaksnap_sample_weight(32, 64) - 2.541494) < 1e-6);
+	/* tiny blocks: about interval / size, without cancellation */
+	assert_true(fabs(leaksnap_sample_weight(1, 1 << 30) - 1073741824.5) < 1e-3);
+	struct bytes b;
+	leaksnap_file(&b, 8, 0, "abi=x86_64\nsample_interval=64\n", 0);
+	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "mem", NULL, NULL);
+	assert_non_null(s);
+	assert_int_equal(leaksnap_snapshot_sample_interval(s), 64);
+	/* the records keep the sampled counts */
+	assert_int_equal(leaksnap_snapshot_allocation_count(s), 8);
+	const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, 0);
+	uint64_t eb, ec, eub, euc;
+	leaksnap_snapshot_record_estimate(s, r, &eb, &ec, &eub, &euc);
+	assert_int_equal(ec, 18);  /* 17.79 */
+	assert_int_equal(eb, 569); /* 569.3 */
+	assert_int_equal(eub, 0);
+	assert_int_equal(euc, 0);
+	leaksnap_snapshot_record_estimate(s, leaksnap_snapshot_record(s, 1), &eb, &ec, NULL, NULL);
+	assert_int_equal(ec, 5);  /* 4.52 */
+	assert_int_equal(eb, 72); /* 72.3 */
+	leaksnap_snapshot_estimate(s, &eb, &ec, &eub, &euc);
+	assert_int_equal(eb, 642); /* 569.3 + 72.3, rounded once */
+	assert_int_equal(ec, 22);
+	assert_int_equal(eub, 0);
+	leaksnap_snapshot_close(s);
+	/* not sampled: the estimates are the records' own figures */
+	leaksnap_file(&b, 8, 0, "abi=x86_64\n", 0);
+	s = leaksnap_snapshot_open_memory(b.p, b.n, "mem", NULL, NULL);
+	assert_non_null(s);
+	assert_int_equal(leaksnap_snapshot_sample_interval(s), 0);
+	leaksnap_snapshot_estimate(s, &eb, &ec, NULL, NULL);
+	assert_int_equal(eb, 32 * 7 + 16);
+	assert_int_equal(ec, 8);
+	leaksnap_snapshot_close(s);
+	/* an interval that is no number of bytes: an error naming it */
+	static const char *const bad[] = {"0", "4k", "-1", "", "1099511627777", " 64"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char meta[64];
+		snprintf(meta, sizeof(meta), "sample_interval=%s\n", bad[i]);
+		leaksnap_file(&b, 8, 0, meta, 0);
+		struct leaksnap_error err = {0};
+		assert_null(leaksnap_snapshot_open_memory(b.p, b.n, "mem", NULL, &err));
+		assert_int_equal(err.code, LEAKSNAP_ERR_FORMAT);
+		assert_non_null(strstr(err.text, "sample_interval="));
+	}
+}
+
 static void test_save_roundtrip_and_no_overwrite(void **state)
 {
 	(void)state;
@@ -611,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_text_every_truncation),
 		cmocka_unit_test(test_nhgt),
 		cmocka_unit_test(test_top_ranking),
+		cmocka_unit_test(test_sampled_estimates),
 		cmocka_unit_test(test_save_roundtrip_and_no_overwrite),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_maps_file_detected),

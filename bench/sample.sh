@@ -1,0 +1,180 @@
+#!/bin/sh
+# bench/sample.sh [BUILD_DIR]: sampled collection against full tracking and
+# the bare program, side by side in one run, on the varied workload
+# (bench/varbench.c: call paths that branch, 2M iterations per thread, 1024
+# live slots freed at random; 8 threads do a quarter of the work each):
+#   bare         varbench alone
+#   full-auto    under libleakhook.so, every block, LEAKSNAP_UNWIND=auto
+#   sample-auto  the same with LEAKSNAP_SAMPLE=65536
+#   bare-fp, full-fp, sample-fp: varbench-fp (frame pointers), UNWIND=fp
+#   bare-instr, full-instr, sample-instr: varbench-instr, built with
+#                -finstrument-functions, UNWIND=instrument (bare-instr
+#                against bare: what the instrumentation itself costs)
+# with 1, 2 and 8 threads.  Rounds are interleaved (one warm-up, then
+# BENCH_RUNS), so that a change in the machine's load hits every
+# configuration alike; the table gives medians, the ratio to the bare run
+# of the same binary and the spread (max/min).  Goals (issue 31): sample-auto
+# <= 1.10x bare on 1 and 2 threads, and on 8 threads no worse than 1.2x its
+# 2-thread ratio.
+#
+# Then memory: bench/hookmem's 1M live blocks (16..64 bytes, one stack)
+# bare, fully tracked and sampled: the hook's resident KiB per live block,
+# and, sampled, per sampled block (the dump counts them).
+set -eu
+
+B=${1:-build}
+HOOK=$(cd "$B/lib" 2>/dev/null && pwd)/libleakhook.so
+ITERS=${BENCH_ITERS:-2000000}
+RUNS=${BENCH_RUNS:-5}
+SAMPLE=${BENCH_SAMPLE:-65536}
+RESULTS=$B/bench/results-sample.txt
+HERE=$(dirname "$0")
+. "$HERE/lib.sh"
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+for p in varbench varbench-fp varbench-instr hookmem; do
+	[ -x "$B/bench/$p" ] || die "$B/bench/$p is missing: run 'make bench'"
+done
+[ -f "$HOOK" ] || die "$HOOK is missing: run 'make bench'"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/leaksnap-samplebench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+: >"$WORK/configs"
+for t in 1 2 8; do
+	n=$ITERS
+	[ $t = 8 ] && n=$((n / 4))
+	for what in bare full-auto sample-auto bare-fp full-fp sample-fp bare-instr full-instr \
+		sample-instr; do
+		prog=varbench
+		case $what in *-fp) prog=varbench-fp ;; *-instr) prog=varbench-instr ;; esac
+		echo "$t $what $prog $n" >>"$WORK/configs"
+	done
+done
+
+mode() { # CONFIG: its LEAKSNAP_UNWIND
+	case $1 in *-instr) echo instrument ;; *) echo "${1#*-}" ;; esac
+}
+
+run_one() { # THREADS WHAT PROG COUNT: the run's time in ns
+	rm -f "$WORK"/d.*
+	t=$1 what=$2 prog=$B/bench/$3 n=$4
+	case $what in
+	bare*) set -- "$prog" "$t" "$n" ;;
+	full-*) set -- env LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="$(mode "$what")" LEAKSNAP_FRAMES=16 \
+		LEAKSNAP_OUT="$WORK/d" "$prog" "$t" "$n" ;;
+	sample-*) set -- env LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="$(mode "$what")" LEAKSNAP_FRAMES=16 \
+		LEAKSNAP_SAMPLE="$SAMPLE" LEAKSNAP_OUT="$WORK/d" "$prog" "$t" "$n" ;;
+	esac
+	s=$(date +%s%N)
+	"$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; die "failed: $*"; }
+	e=$(date +%s%N)
+	echo $((e - s))
+}
+
+echo "bench: $(wc -l <"$WORK/configs") configurations, 1 warm-up round and $RUNS timed rounds" >&2
+: >"$WORK/times"
+r=0
+while [ $r -le "$RUNS" ]; do
+	while read -r t what prog n; do
+		ns=$(run_one "$t" "$what" "$prog" "$n" </dev/null)
+		[ $r = 0 ] || echo "$t $what $ns" >>"$WORK/times"
+	done <"$WORK/configs"
+	echo "bench: round $r of $RUNS done" >&2
+	r=$((r + 1))
+done
+
+# Instructions of the 1-thread runs (valgrind's cachegrind: the same count
+# whatever the machine's load), on runs a tenth as long.
+: >"$WORK/instr"
+if [ "${BENCH_IR:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+	while read -r t what prog n; do
+		[ "$t" = 1 ] || continue
+		n=$((n / 10))
+		case $what in
+		bare*) set -- ;;
+		full-*) set -- LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="$(mode "$what")" LEAKSNAP_OUT="$WORK/d" ;;
+		sample-*) set -- LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="$(mode "$what")" LEAKSNAP_OUT="$WORK/d" \
+			LEAKSNAP_SAMPLE="$SAMPLE" ;;
+		esac
+		ir=$(env "$@" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+			"$B/bench/$prog" 1 "$n" 2>&1 >/dev/null | awk '/I *refs/ { gsub(",", "", $4); print $4 }')
+		[ -n "$ir" ] || die "valgrind could not count $what"
+		echo "$what $ir $n" >>"$WORK/instr"
+	done <"$WORK/configs"
+fi
+
+med() { # THREADS WHAT
+	awk -v t="$1" -v w="$2" '$1 == t && $2 == w { print $3 }' "$WORK/times" | median
+}
+spread() {
+	awk -v t="$1" -v w="$2" '$1 == t && $2 == w { if (!mn || $3 < mn) mn = $3; if ($3 > mx) mx = $3 }
+		END { printf "%.2f", mx / mn }' "$WORK/times"
+}
+
+# Memory: 1M live blocks of one stack, resident KiB after the allocations.
+MEM_BLOCKS=${BENCH_MEM_BLOCKS:-1000000}
+NORAND=
+setarch "$(uname -m)" -R true 2>/dev/null && NORAND="setarch $(uname -m) -R"
+mem_rss() { # bare|full|sample
+	case $1 in
+	bare) set -- ;;
+	full) set -- env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 ;;
+	sample) set -- env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 \
+		LEAKSNAP_SAMPLE="$SAMPLE" LEAKSNAP_SAMPLE_SEED=1 ;;
+	esac
+	"$@" $NORAND "$B/bench/hookmem" "$MEM_BLOCKS" 1 | awk '/^rss_kib/ { print $2 }'
+}
+: >"$WORK/mem"
+for r in 1 2 3; do
+	for k in bare full sample; do
+		echo "$k $(mem_rss $k)" >>"$WORK/mem"
+	done
+done
+rm -f "$WORK"/m.*
+env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 LEAKSNAP_SAMPLE="$SAMPLE" \
+	LEAKSNAP_SAMPLE_SEED=1 "$B/bench/hookmem" "$MEM_BLOCKS" 1 "$WORK/m.dump" >/dev/null ||
+	die "hookmem could not dump"
+sampled=$("$B/bin/leaksnap" show "$WORK/m.dump" | awk '/^records:/ { gsub("[(]", "", $3); print $3 }')
+mem() { awk -v k="$1" '$1 == k { print $2 }' "$WORK/mem" | median; }
+
+{
+	echo "sampled collection (LEAKSNAP_SAMPLE=$SAMPLE) against full tracking, varbench"
+	echo "$ITERS iterations per thread (8 threads: a quarter each), medians of $RUNS rounds"
+	echo "$(uname -m), $(nproc) CPUs"
+	echo
+	printf '%-8s %-12s %10s %8s %8s\n' threads config seconds ratio spread
+	for t in 1 2 8; do
+		for what in bare full-auto sample-auto bare-fp full-fp sample-fp bare-instr \
+			full-instr sample-instr; do
+			m=$(med "$t" "$what")
+			case $what in
+			*-fp) b=$(med "$t" bare-fp) ;;
+			full-instr | sample-instr) b=$(med "$t" bare-instr) ;;
+			*) b=$(med "$t" bare) ;;
+			esac
+			printf '%-8s %-12s %10.3f %7.2fx %8s\n' "$t" "$what" \
+				"$(echo "$m" | awk '{ print $1 / 1e9 }')" \
+				"$(echo "$m $b" | awk '{ print $1 / $2 }')" "$(spread "$t" "$what")"
+		done
+	done
+	if [ -s "$WORK/instr" ]; then
+		echo
+		echo "instructions per iteration, 1 thread (valgrind; the ratio to the same binary bare):"
+		awk '{ ir[$1] = $2 / $3 }
+			END { n = split("bare full-auto sample-auto bare-fp full-fp sample-fp bare-instr full-instr sample-instr", k, " ")
+			for (i = 1; i <= n; i++) { b = k[i] ~ /-fp$/ ? "bare-fp" : k[i] ~ /^(full|sample)-instr$/ ? "bare-instr" : "bare"
+				printf "  %-12s %8.0f  %5.2fx\n", k[i], ir[k[i]], ir[k[i]] / ir[b] } }' "$WORK/instr"
+	fi
+	echo
+	bare=$(mem bare) full=$(mem full) samp=$(mem sample)
+	echo "memory, $MEM_BLOCKS live blocks of 16..64 bytes (resident KiB, medians of 3):"
+	echo "  bare $bare, full tracking $full, sampled $samp ($sampled blocks sampled)"
+	awk -v b="$bare" -v f="$full" -v s="$samp" -v n="$MEM_BLOCKS" -v k="$sampled" 'BEGIN {
+		printf "  full tracking: %.1f bytes per live block\n", (f - b) * 1024 / n
+		printf "  sampled: %.2f bytes per live block, %.0f bytes per sampled block\n",
+			(s - b) * 1024 / n, k ? (s - b) * 1024 / k : 0 }'
+} | tee "$RESULTS"

@@ -1,0 +1,110 @@
+/* Sampled-mode program for the hook tests (t-sample.sh).
+ *
+ *   sampleleak accuracy DIR
+ *       Writes DIR/a.dump after a warm-up, then allocates 100 MB of churn
+ *       (blocks of 16..1023 bytes, at most 256 of them live at a time, so
+ *       that the live churn does not grow) among which it leaks 1 MiB in
+ *       4096 blocks of 256 bytes (leak_site), and writes DIR/b.dump.
+ *   sampleleak big
+ *       Leaks one block of each size 65536, 100000 and 1000000 (big_site)
+ *       and 1000 blocks of 64 bytes (small_site), frees 10000 blocks of
+ *       100 bytes and exits (the exit dump).
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int (*dump)(const char *);
+void *sampleleak_ring[256];
+void *sampleleak_kept[8192]; /* global: the compiler cannot drop them */
+static int nkept;
+static uint64_t rs = 88172645463325252ULL;
+
+static unsigned next_rand(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return (unsigned)(rs >> 32);
+}
+
+__attribute__((noinline)) static void *churn_site(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+__attribute__((noinline)) static void leak_site(void)
+{
+	sampleleak_kept[nkept++] = malloc(256);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void big_site(size_t n)
+{
+	sampleleak_kept[nkept++] = malloc(n);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void small_site(void)
+{
+	sampleleak_kept[nkept++] = malloc(64);
+	__asm__ volatile("" ::: "memory");
+}
+
+static uint64_t churn(uint64_t bytes)
+{
+	uint64_t done = 0;
+	while (done < bytes) {
+		unsigned i = next_rand() % 256;
+		size_t n = 16 + next_rand() % 1008;
+		free(sampleleak_ring[i]);
+		sampleleak_ring[i] = churn_site(n);
+		done += n;
+	}
+	return done;
+}
+
+static int write_dump(const char *dir, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!dump || dump(path) != 0) {
+		perror(path);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	dump = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
+	if (argc == 3 && !strcmp(argv[1], "accuracy")) {
+		churn(4 << 20);
+		if (write_dump(argv[2], "a.dump"))
+			return 1;
+		/* 100 MB of churn; a leak every 25 KB of it */
+		for (int k = 0; k < 4096; k++) {
+			churn(100000000 / 4096);
+			leak_site();
+		}
+		if (write_dump(argv[2], "b.dump"))
+			return 1;
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "big")) {
+		big_site(65536);
+		big_site(100000);
+		big_site(1000000);
+		for (int k = 0; k < 1000; k++)
+			small_site();
+		for (int k = 0; k < 10000; k++)
+			free(churn_site(100));
+		return 0;
+	}
+	fprintf(stderr, "usage: sampleleak accuracy DIR | big\n");
+	return 2;
+}

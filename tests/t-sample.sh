@@ -1,0 +1,112 @@
+#!/bin/sh
+# Sampled collection in the hook (LEAKSNAP_SAMPLE, record --sample): blocks
+# of the interval or more are always recorded, exactly; smaller ones at the
+# rate sampling theory gives; freed unsampled blocks leave nothing; the dump
+# says sample_interval=; a seed makes runs repeatable; bad settings warn
+# and fall back to full tracking; record --sample reaches the hook and
+# refuses what the hook would not take.
+set -u
+B=$1
+. "$(dirname "$0")/hook-lib.sh"
+
+# run NAME ENV...: tests/hook/sampleleak big under the hook, its exit dump
+# read by stackcheck into $w/NAME.txt.
+run() {
+	_n=$1
+	shift
+	env "$@" LEAKSNAP_OUT="$w/$_n" LD_PRELOAD="$HOOK" "$T/sampleleak" big 2>"$w/$_n.err" ||
+		fail "$_n: status $?"
+	_d=$(ls "$w/$_n".*.exit.dump)
+	"$SC" "$_d" >"$w/$_n.txt" || fail "$_n: stackcheck"
+}
+
+# 64 KiB: the three blocks of 64 KiB and more are there, once each; of the
+# 1000 blocks of 64 bytes about one is; the 10000 freed blocks none.
+run s1 LEAKSNAP_SAMPLE=65536 LEAKSNAP_SAMPLE_SEED=7
+expect_record "$w/s1.txt" "65536 1 app big_site main"
+expect_record "$w/s1.txt" "100000 1 app big_site main"
+expect_record "$w/s1.txt" "1000000 1 app big_site main"
+no_record "$w/s1.txt" '^100 '
+small=$(awk '$1 == 64 && $4 == "small_site" { print $2 }' "$w/s1.txt")
+[ "${small:-0}" -le 8 ] || fail "64 KiB sampling: ${small} of 1000 blocks of 64 bytes sampled"
+expect_meta "$(ls "$w"/s1.*.exit.dump)" "sample_interval=65536"
+[ -s "$w/s1.err" ] && { fail "s1: the hook said something"; cat "$w/s1.err"; }
+
+# The same seed, the same draws.
+run s2 LEAKSNAP_SAMPLE=65536 LEAKSNAP_SAMPLE_SEED=7
+cmp -s "$w/s1.txt" "$w/s2.txt" || fail "one seed, two different dumps"
+
+# 640 bytes: a block of 64 bytes is sampled with probability 1 - e^-0.1
+# (0.0952): 95 of 1000 expected, standard deviation 9.3; 5 of them allowed.
+for seed in 1 2 3; do
+	run r$seed LEAKSNAP_SAMPLE=640 LEAKSNAP_SAMPLE_SEED=$seed
+	k=$(awk '$1 == 64 && $4 == "small_site" { print $2 }' "$w/r$seed.txt")
+	[ "${k:-0}" -ge 49 ] && [ "${k:-0}" -le 141 ] ||
+		fail "640-byte sampling, seed $seed: ${k:-0} of 1000 blocks of 64 bytes (expected 95 +- 46)"
+	# every block of 640 bytes or more stands for itself
+	expect_record "$w/r$seed.txt" "65536 1 app big_site main"
+	no_record "$w/r$seed.txt" '^100 '
+done
+cmp -s "$w/r1.txt" "$w/r2.txt" && fail "seeds 1 and 2 drew the same samples"
+
+# Without sampling every block is there, and no sample_interval line.
+run full
+expect_record "$w/full.txt" "64 1000 app small_site main"
+d=$(ls "$w"/full.*.exit.dump)
+"$L" show "$d" | grep -q 'sample_interval' && fail "full tracking: sample_interval in the metadata"
+
+# A bad setting: one warning, full tracking.
+run bad LEAKSNAP_SAMPLE=64k
+grep -q -x 'leaksnap: LEAKSNAP_SAMPLE=64k: not a number from 0 to 1073741824; using 0' "$w/bad.err" ||
+	{ fail "LEAKSNAP_SAMPLE=64k: warning"; cat "$w/bad.err"; }
+expect_record "$w/bad.txt" "64 1000 app small_site main"
+run bad2 LEAKSNAP_SAMPLE=1073741825
+grep -q 'LEAKSNAP_SAMPLE=1073741825: not a number' "$w/bad2.err" || fail "LEAKSNAP_SAMPLE too large: no warning"
+run bad3 LEAKSNAP_SAMPLE=65536 LEAKSNAP_SAMPLE_SEED=-1
+grep -q -x 'leaksnap: LEAKSNAP_SAMPLE_SEED=-1: not a number from 0 to [0-9]*; using 0' "$w/bad3.err" ||
+	{ fail "LEAKSNAP_SAMPLE_SEED=-1: warning"; cat "$w/bad3.err"; }
+
+# record --sample sets LEAKSNAP_SAMPLE.
+"$L" record --out "$w/rec" --sample 65536 -- "$T/sampleleak" big 2>"$w/rec.err" ||
+	fail "record --sample: status $?"
+expect_meta "$(ls "$w"/rec.*.exit.dump)" "sample_interval=65536"
+for bad in 0 1073741825 64k -1; do
+	"$L" record --sample "$bad" -- true 2>"$w/rb.err"
+	st=$?
+	[ $st = 2 ] || fail "record --sample $bad: status $st"
+	grep -q -x "leaksnap: record: --sample must be a number of bytes from 1 to 1073741824 (see 'leaksnap record --help')" "$w/rb.err" ||
+		{ fail "record --sample $bad: message"; cat "$w/rb.err"; }
+done
+
+# The in-app build: leaksnap_start()'s sample option (one over the limit
+# refused with EINVAL).
+INAPP=$(cd "$B/lib" && pwd)/libleakhook-inapp.so
+"$T/inapp_api" sample "$INAPP" "$w/ia" >"$w/ia.out" 2>&1 || fail "inapp_api sample: status $?"
+printf '%s\n' 'global lookup: none' 'start sample=1073741825: -1 EINVAL' 'start sample=65536: 0 ' \
+	'stop: 0 ' | cmp -s - "$w/ia.out" || { fail "inapp_api sample: output"; cat "$w/ia.out"; }
+"$SC" "$w/ia.sample.dump" >"$w/ia.txt" || fail "inapp sample: stackcheck"
+expect_record "$w/ia.txt" "70000 1 app main"
+k=$(awk '$1 == 64 && $4 == "sample_small" { print $2 }' "$w/ia.txt")
+[ "${k:-0}" -le 8 ] || fail "in-app 64 KiB sampling: $k of 1000 blocks of 64 bytes"
+expect_meta "$w/ia.sample.dump" "sample_interval=65536"
+
+# The readers' pages and profiles say that a sampled snapshot's values are
+# estimates (the text and JSON outputs: golden tests *-sampled*).
+"$B/tests/mkfixture" "$w/fx" || fail "mkfixture"
+"$L" convert --to pprof "$w/fx/sampled2.dump" "$w/s.pb.gz" 2>/dev/null || fail "convert --to pprof"
+gzip -dc "$w/s.pb.gz" | grep -a -q 'values are estimated from a sampled snapshot (sample_interval=4096)' ||
+	fail "pprof of a sampled snapshot: no comment that values are estimated"
+gzip -dc "$w/s.pb.gz" | grep -a -q 'sampled_count' || fail "pprof: no sampled_count label"
+"$L" diff --pprof "$w/d.pb.gz" "$w/fx/sampled1.dump" "$w/fx/sampled2.dump" >/dev/null 2>&1 ||
+	fail "diff --pprof"
+gzip -dc "$w/d.pb.gz" | grep -a -q 'values are estimated from sampled snapshots (sample_interval=4096)' ||
+	fail "diff --pprof of sampled snapshots: no comment that values are estimated"
+"$L" symbolize --html "$w/s.html" "$w/fx/sampled2.dump" >/dev/null 2>&1 || fail "symbolize --html"
+"$L" diff --html "$w/d.html" "$w/fx/sampled1.dump" "$w/fx/sampled2.dump" >/dev/null 2>&1 ||
+	fail "diff --html"
+for page in s d; do
+	grep -q '"sample_interval": *4096' "$w/$page.html" || fail "$page.html: no sample_interval"
+	grep -q "Values are estimated" "$w/$page.html" || fail "$page.html: no note that values are estimated"
+done
+
+finish
