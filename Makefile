@@ -88,7 +88,7 @@ CONTROL_SRCS := $(wildcard control/*.c)
 # the CLI's `leaksnap store`; the tool's, not installed yet.
 STORE_SRCS := $(wildcard store/*.c)
 STORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(STORE_SRCS))
-STORE_LIBS := -lsqlite3
+STORE_LIBS := -lsqlite3 -lcurl -lpthread
 TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS) $(CONTROL_SRCS)) $(STORE_OBJS)
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 

@@ -140,6 +140,11 @@ int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error
 struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_store_open_opts *o,
 				    struct leaksnap_error *err);
 
+/* The ClickHouse backend (clickhouse.c): @url is clickhouse://[USER[:PASSWORD]@]
+ * HOST[:PORT]/DATABASE; NULL with @err filled. */
+struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_store_open_opts *o,
+					struct leaksnap_error *err);
+
 /* 64-bit hashes of the store's identifiers (docs/store.md) */
 uint64_t sto_hash_text(uint64_t h, const char *s);
 uint64_t sto_hash_u64(uint64_t h, uint64_t v);
