@@ -343,6 +343,10 @@ $(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJS) $(B)/lib/libleaksna
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(STORE_OBJS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(STORE_LIBS) $(LDFLAGS_ALL)
+$(B)/tests/test_ch_codec: tests/unit/test_ch_codec.c $(B)/obj/store/ch_codec.o $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(B)/obj/store/ch_codec.o -lcmocka $(LDFLAGS_ALL)
 $(B)/tests/storeq: tests/tools/storeq.c $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STORE_LIBS) $(LDFLAGS_ALL)
