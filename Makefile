@@ -343,6 +343,11 @@ $(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJS) $(B)/lib/libleaksna
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(STORE_OBJS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(STORE_LIBS) $(LDFLAGS_ALL)
+$(B)/tests/test_store_ch: tests/unit/test_store_ch.c $(STORE_OBJS) $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(STORE_OBJS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(STORE_LIBS) $(LDFLAGS_ALL)
 $(B)/tests/test_ch_codec: tests/unit/test_ch_codec.c $(B)/obj/store/ch_codec.o $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
