@@ -497,6 +497,33 @@ static void ch_run_abort(struct sto_backend *b)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* After a marker: the growth of the run's first and last complete
+ * snapshots now, unless rows of that pair are there.  Other writes of the
+ * run may have completed meanwhile (no transaction kept them out), and
+ * what store.c computed before the marker was for the run as it saw it
+ * then; whichever marker comes last sees every other here.  (Rows of a
+ * pair depend on its two snapshots alone: any write's are the same.) */
+static int pair_growth(struct ch *c, struct leaksnap_error *err)
+{
+	uint64_t first, last, rows = 0;
+	size_t n;
+	if (sto_run_pair(&c->base, c->run_id, false, &first, &last, &n, err))
+		return -1;
+	if (n < 2)
+		return 0;
+	char sql[256];
+	snprintf(sql, sizeof(sql),
+		 "SELECT count() FROM growth WHERE run_id = %llu AND first_snapshot = %llu AND "
+		 "last_snapshot = %llu FORMAT TabSeparated",
+		 (unsigned long long)c->run_id, (unsigned long long)first, (unsigned long long)last);
+	if (ch_query_u64(c, sql, NULL, 0, &rows, err))
+		return -1;
+	int rc = rows ? 0 : sto_pair_growth(&c->base, c->run_id, first, last, err) || ch_sync_rows(c, err);
+	for (int i = 0; i < STO_TABLE_COUNT; i++)
+		chbuf_free(&c->buf[i]);
+	return rc ? -1 : 0;
+}
+
 static int ch_run_commit(struct sto_backend *b, struct leaksnap_error *err)
 {
 	struct ch *c = (struct ch *)b;
@@ -538,7 +565,7 @@ static int ch_run_commit(struct sto_backend *b, struct leaksnap_error *err)
 	c->in_run = false;
 	for (int i = 0; i < STO_TABLE_COUNT; i++)
 		chbuf_free(&c->buf[i]);
-	return 0;
+	return pair_growth(c, err);
 fail:
 	ch_run_abort(b);
 	return -1;
@@ -755,10 +782,10 @@ static int ch_put_growth(struct sto_backend *b, const struct leaksnap_store_grow
 		ch_rb_u64(o, v[i].stack_id);
 		ch_rb_u64(o, (uint64_t)v[i].bytes);
 		ch_rb_u64(o, (uint64_t)v[i].count);
-		if (row_added(c, STO_GROWTH, err))
-			return -1;
 	}
-	return 0;
+	/* (a pair's rows in one body, seen whole or not at all: no flush
+	 * before the commit's) */
+	return o->nomem ? kit_error(err, LEAKSNAP_ERR_NOMEM, c->t.name, "out of memory") : 0;
 }
 
 static const struct sto_ops ch_ops = {
