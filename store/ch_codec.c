@@ -194,8 +194,12 @@ static void put_le(struct chbuf *b, uint64_t v, unsigned width)
 	if (!room(b, width))
 		return;
 	unsigned char *o = (unsigned char *)b->p + b->n;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(o, &v, width); /* (the host's order is RowBinary's) */
+#else
 	for (unsigned i = 0; i < width; i++)
 		o[i] = (unsigned char)(v >> (8 * i));
+#endif
 	b->n += width;
 }
 
@@ -224,8 +228,15 @@ void ch_rb_ids(struct chbuf *b, const uint64_t *v, uint32_t n)
 		len >>= 7;
 		b->p[b->n++] = (char)(byte | (len ? 0x80 : 0));
 	} while (len);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n) {
+		memcpy(b->p + b->n, v, 8 * (size_t)n);
+		b->n += 8 * (size_t)n;
+	}
+#else
 	for (uint32_t i = 0; i < n; i++)
 		put_le(b, v[i], 8);
+#endif
 }
 
 bool ch_rb_get(const char **p, const char *end, unsigned width, uint64_t *v)

@@ -11,11 +11,15 @@
 
 /* A body is sent once it holds this many bytes. */
 #define CH_BODY_BYTES (16u << 20)
+/* A body this big is sent before its keys turn back. */
+#define CH_SORTED_BYTES (1u << 20)
 /* Bodies waiting for the senders at most (then the writer waits). */
 #define CH_QUEUE 2
 /* Bodies sent at once, each on a connection and a thread of its own (the
  * server writes each on one core). */
 #define CH_SENDERS 2
+/* Bodies kept for reuse at most. */
+#define CH_POOL 6
 
 struct job {
 	int table;
@@ -31,6 +35,10 @@ struct sender {
 	struct job q[CH_QUEUE];
 	size_t head, n;
 	size_t busy;               /* bodies being sent */
+	/* bodies sent, kept to be filled again (their pages are there: a new
+	 * 16 MiB body would be page faults all along) */
+	struct chbuf pool[CH_POOL];
+	size_t npool;
 	bool quit, failed;
 	struct leaksnap_error err;
 };

@@ -48,8 +48,14 @@ static void *sender_main(void *arg)
 		int rc = failed ? 0
 				: ch_http_query(h, &c->t, c->insert[j.table], j.body.p, j.body.n,
 						NULL, 0, "cannot write the store", &e);
-		chbuf_free(&j.body);
 		pthread_mutex_lock(&s->mu);
+		if (s->npool < CH_POOL && j.body.cap >= CH_BODY_BYTES / 2 &&
+		    j.body.cap <= 2 * (size_t)CH_BODY_BYTES) {
+			j.body.n = 0;
+			s->pool[s->npool++] = j.body;
+		} else {
+			chbuf_free(&j.body);
+		}
 		if (rc && !s->failed) {
 			s->failed = true;
 			s->err = e;
@@ -99,7 +105,7 @@ static int submit(struct ch *c, int table, struct leaksnap_error *err)
 	} else {
 		s->q[(s->head + s->n) % CH_QUEUE] = (struct job){table, *b};
 		s->n++;
-		*b = (struct chbuf){0};
+		*b = s->npool ? s->pool[--s->npool] : (struct chbuf){0};
 		pthread_cond_broadcast(&s->cv);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -158,12 +164,14 @@ static int row_added(struct ch *c, int table, struct leaksnap_error *err)
 	return table == STO_FRAMES ? submit_frames(c, err) : submit(c, table, err);
 }
 
-/* Before a row keyed @key of a table sent in key order: a body whose keys
- * would turn back is sent first. */
+/* Before a row keyed @key of a table sent in key order: a big body whose
+ * keys would turn back is sent first (the server sorts a body whose rows
+ * are not in order; small ones, of many snapshots, are better sent
+ * together: each body is a part on the server, to be merged). */
 static int key_order(struct ch *c, int table, uint64_t key, struct leaksnap_error *err)
 {
 	int rc = 0;
-	if (c->buf[table].n && key < c->last_key[table])
+	if (c->buf[table].n >= CH_SORTED_BYTES && key < c->last_key[table])
 		rc = submit(c, table, err);
 	c->last_key[table] = key;
 	return rc;
@@ -238,6 +246,8 @@ static void ch_close(struct sto_backend *b)
 		}
 		for (size_t i = 0; i < s->n; i++)
 			chbuf_free(&s->q[(s->head + i) % CH_QUEUE].body);
+		for (size_t i = 0; i < s->npool; i++)
+			chbuf_free(&s->pool[i]);
 	}
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
