@@ -318,7 +318,7 @@ struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_stor
 			  "cannot open the store: its journal cannot be a write-ahead log");
 		goto fail;
 	}
-	if (exec(q, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;",
+	if (exec(q, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA mmap_size = 17179869184;",
 		 "cannot open the store", err) ||
 	    check_schema(q, o->no_create, err) || prepare_all(q, err))
 		goto fail;
