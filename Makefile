@@ -624,6 +624,11 @@ $(B)/bench/ctlbench: bench/ctlbench.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl -lpthread
 
+# The store benchmark's generator writes through store/ (the tool's).
+$(B)/bench/storegen: bench/storegen.c $(STORE_OBJS) $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(CFLAGS_ALL) -o $@ $< $(STORE_OBJS) \
+		$(B)/lib/libleaksnap.a $(LIBS) $(STORE_LIBS) $(LDFLAGS_ALL)
 $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \
@@ -654,6 +659,7 @@ bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/tests/stackcheck $(B)/tests
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
 	$(Q)sh bench/store.sh $(B)
+	$(Q)sh bench/store_ch.sh $(B)
 
 # Fuzzing --------------------------------------------------------------------
 FUZZ_SECONDS ?= 60

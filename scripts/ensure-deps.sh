@@ -20,7 +20,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--demo) ;;
 	--check) pkgs="$pkgs clickhouse-server curl libcmocka-dev elfutils debuginfod dwz binutils g++ python3 perl git heaptrack llvm clang lld libc6-dbg chromium golang-go valgrind libclang-rt-dev" ;; # valgrind, libclang-rt: t-reach.sh compares with memcheck and LeakSanitizer
-	--bench) pkgs="$pkgs hyperfine heaptrack llvm elfutils binutils libc6-dbg g++ python3" ;;
+	--bench) pkgs="$pkgs clickhouse-server curl hyperfine heaptrack llvm elfutils binutils libc6-dbg g++ python3" ;;
 	--fuzz) pkgs="$pkgs clang libclang-rt-dev llvm" ;; # libFuzzer, llvm-cov
 	--cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user" ;;
 	*) echo "ensure-deps: unknown option '$arg'" >&2; exit 2 ;;
