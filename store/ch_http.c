@@ -19,6 +19,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct ch_http *h = arg;
 	size_t n = size * nmemb;
+	h->got += n;
 	if (h->status == 0)
 		curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &h->status);
 	chbuf_bytes(&h->resp, p, n);
@@ -54,6 +55,9 @@ int ch_http_init(struct ch_http *h, const struct ch_target *t, struct leaksnap_e
 	curl_easy_setopt(h->c, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(h->c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h->c, CURLOPT_CONNECTTIMEOUT, 10L);
+	/* a server that stops answering: an error, not a hang */
+	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_TIME, 600L);
 	curl_easy_setopt(h->c, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(h->c, CURLOPT_PROTOCOLS_STR, "http");
 	/* (the proxy of the environment is not the store's way to its server) */
@@ -129,6 +133,7 @@ static int request(struct ch_http *h, const struct ch_target *t, const char *sql
 	h->resp.nomem = false;
 	h->status = 0;
 	h->stopped = 0;
+	h->got = 0;
 	h->errbuf[0] = '\0';
 	char *q = curl_easy_escape(h->c, sql, 0);
 	struct chbuf url = {0};
@@ -165,6 +170,14 @@ static int request(struct ch_http *h, const struct ch_target *t, const char *sql
 		curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
 	}
 	CURLcode cc = curl_easy_perform(h->c);
+	/* A connection kept alive that the server closed as it was reused
+	 * (its keep-alive timeout): once more, on a new one, when nothing
+	 * came back (a write sent twice is a row twice, which readers skip). */
+	if ((cc == CURLE_GOT_NOTHING || cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR) &&
+	    h->got == 0) {
+		h->errbuf[0] = '\0';
+		cc = curl_easy_perform(h->c);
+	}
 	if (mime)
 		curl_easy_setopt(h->c, CURLOPT_MIMEPOST, NULL);
 	if (h->status == 0)

@@ -19,6 +19,7 @@ struct ch_http {
 	int (*parse)(void *ctx, const char **p, const char *end);
 	void *ctx;
 	int stopped;            /* what parse returned to stop */
+	size_t got;             /* bytes of the answer received */
 	long status;
 };
 

@@ -396,11 +396,33 @@ static int make_inserts(struct ch *c)
 	return 0;
 }
 
+/* @url without its password (errors name the store, and go to logs). */
+static char *redacted(const char *url)
+{
+	const char *a = strstr(url, "://"), *at, *colon, *slash;
+	if (!a)
+		return strdup(url);
+	a += 3;
+	slash = strchr(a, '/');
+	at = memchr(a, '@', slash ? (size_t)(slash - a) : strlen(a));
+	colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
+	if (!colon)
+		return strdup(url);
+	size_t head = (size_t)(colon + 1 - url);
+	char *r = malloc(head + 3 + strlen(at) + 1);
+	if (r) {
+		memcpy(r, url, head);
+		strcpy(r + head, "***");
+		strcat(r, at);
+	}
+	return r;
+}
+
 struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_store_open_opts *o,
 					struct leaksnap_error *err)
 {
 	struct ch *c = calloc(1, sizeof(*c));
-	char *name = strdup(url);
+	char *name = redacted(url);
 	if (!c || !name) {
 		free(c);
 		free(name);
@@ -413,7 +435,7 @@ struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_s
 	pthread_cond_init(&c->snd.cv, NULL);
 	const char *why = NULL;
 	if (!ch_url_parse(url, &c->t.url, &why)) {
-		kit_error(err, LEAKSNAP_ERR_USAGE, url, "%s", why);
+		kit_error(err, LEAKSNAP_ERR_USAGE, name, "%s", why);
 		goto fail;
 	}
 	struct chbuf base = {0};
@@ -426,7 +448,7 @@ struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_s
 	chbuf_str(&base, c->t.url.database); /* (letters, digits and '_') */
 	c->t.base = base.p;
 	if (base.nomem || make_inserts(c)) {
-		kit_error(err, LEAKSNAP_ERR_NOMEM, url, "out of memory");
+		kit_error(err, LEAKSNAP_ERR_NOMEM, name, "out of memory");
 		goto fail;
 	}
 	if (ch_http_init(&c->h, &c->t, err) || check_schema(c, o->no_create, err))

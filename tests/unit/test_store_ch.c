@@ -328,6 +328,15 @@ static void test_refused(void **state)
 	leaksnap_store_close(s);
 	snprintf(url, sizeof(url), "clickhouse://nobody@%s/ro", host);
 	expect_refused(url, false, LEAKSNAP_ERR_IO, "cannot log in: Unknown user nobody");
+	/* a password is not said in errors */
+	snprintf(url, sizeof(url), "clickhouse://default:s3cret@%s/ro", host);
+	assert_null(leaksnap_store_open(url, NULL, &err));
+	snprintf(writer, sizeof(writer), "clickhouse://default:***@%s/ro", host);
+	assert_string_equal(err.source, writer);
+	assert_null(strstr(err.text, "s3cret"));
+	assert_null(leaksnap_store_open("clickhouse://u:s3cret@127.0.0.1:1/x", NULL, &err));
+	assert_string_equal(err.source, "clickhouse://u:***@127.0.0.1:1/x");
+	assert_string_equal(err.text, "cannot reach the server: Connection refused");
 }
 
 static const char hostile[] = "it's \"quoted\"\nnext line'); DROP TABLE runs; --\t\xff\xfe\x80 \\N\\ end";
