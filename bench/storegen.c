@@ -286,7 +286,7 @@ int main(int argc, char **argv)
 				n_records += o.records;
 				n_snapshots++;
 			}
-			n_stacks += o.records;
+			n_stacks += o.records; /* (put by each run: a build's are the same) */
 			check(leaksnap_store_run_commit(st, &err), "commit");
 		}
 	}
@@ -294,9 +294,9 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("storegen: %u runs, %" PRIu64 " snapshots, %" PRIu64 " records, %" PRIu64
-	       " stacks, %" PRIu64 " frames in %.1f s (%.0f records/s)\n",
-	       o.builds * o.runs, n_snapshots, n_records, n_stacks, n_frames, secs,
-	       (double)n_records / secs);
+	       " stacks (%" PRIu64 " distinct), %" PRIu64 " frames in %.1f s (%.0f records/s)\n",
+	       o.builds * o.runs, n_snapshots, n_records, n_stacks,
+	       (uint64_t)o.builds * o.records, n_frames, secs, (double)n_records / secs);
 	free(rec);
 	free(stk);
 	free(ids);
