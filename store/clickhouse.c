@@ -22,7 +22,6 @@
 
 #include "ch_internal.h"
 
-
 /* The sender ----------------------------------------------------------------------- */
 
 static void *sender_main(void *arg)
@@ -179,7 +178,6 @@ static int key_order(struct ch *c, int table, uint64_t key, struct leaksnap_erro
 
 /* Queries ------------------------------------------------------------------------------ */
 
-
 /* The rows of a TabSeparated answer in c->h.resp, each to @row with its
  * @nf fields (exactly). */
 static int each_tsv(struct ch *c, int nf, int (*row)(struct ch *c, char **f, void *ctx),
@@ -264,8 +262,9 @@ static void ch_close(struct sto_backend *b)
 	free(c);
 }
 
+/* The database's tables: how many, how many of the schema's, store_info. */
 struct tables {
-	bool info, all;
+	bool info;
 	size_t n, ours;
 };
 
