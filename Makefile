@@ -88,7 +88,7 @@ CONTROL_SRCS := $(wildcard control/*.c)
 # the CLI's `leaksnap store`; the tool's, not installed yet.
 STORE_SRCS := $(wildcard store/*.c)
 STORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(STORE_SRCS))
-STORE_LIBS := -lsqlite3
+STORE_LIBS := -lsqlite3 -lcurl -lpthread
 TOOL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KIT_TOOL_SRCS) $(ADB_SRCS) $(ATTACH_SRCS) $(CONTROL_SRCS)) $(STORE_OBJS)
 PUB_HEADERS := $(addprefix $(B)/include/leaksnap/,$(notdir $(LIB_HEADERS)))
 
@@ -346,6 +346,15 @@ $(B)/tests/test_store: tests/unit/test_store.c $(STORE_OBJS) $(B)/lib/libleaksna
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
 		-Wno-missing-prototypes -o $@ $< $(STORE_OBJS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
 		$(STORE_LIBS) $(LDFLAGS_ALL)
+$(B)/tests/test_store_ch: tests/unit/test_store_ch.c $(STORE_OBJS) $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(STORE_OBJS) $(B)/lib/libleaksnap.a -lcmocka $(LIBS) \
+		$(STORE_LIBS) $(LDFLAGS_ALL)
+$(B)/tests/test_ch_codec: tests/unit/test_ch_codec.c $(B)/obj/store/ch_codec.o $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(filter-out -fvisibility=hidden,$(CFLAGS_ALL)) \
+		-Wno-missing-prototypes -o $@ $< $(B)/obj/store/ch_codec.o -lcmocka $(LDFLAGS_ALL)
 $(B)/tests/storeq: tests/tools/storeq.c $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STORE_LIBS) $(LDFLAGS_ALL)
@@ -641,6 +650,11 @@ $(B)/bench/ctlbench: bench/ctlbench.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -ldl -lpthread
 
+# The store benchmark's generator writes through store/ (the tool's).
+$(B)/bench/storegen: bench/storegen.c $(STORE_OBJS) $(B)/lib/libleaksnap.a $(PUB_HEADERS)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) -Istore $(CFLAGS_ALL) -o $@ $< $(STORE_OBJS) \
+		$(B)/lib/libleaksnap.a $(LIBS) $(STORE_LIBS) $(LDFLAGS_ALL)
 $(B)/bench/%: bench/%.c $(B)/lib/libleaksnap.a $(PUB_HEADERS)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< \
@@ -682,6 +696,7 @@ bench: all $(BENCH_BINS) $(B)/bench/varbench-fp $(B)/bench/varbench-instr $(B)/t
 	$(Q)sh bench/sym.sh $(B)
 	$(Q)sh bench/diff.sh $(B)
 	$(Q)sh bench/store.sh $(B)
+	$(Q)sh bench/store_ch.sh $(B)
 
 # Fuzzing --------------------------------------------------------------------
 FUZZ_SECONDS ?= 60

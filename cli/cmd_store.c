@@ -14,7 +14,9 @@ static const char store_usage[] =
 	"Usage: leaksnap store --db DB [--label KEY=VALUE]... DUMP...\n\n"
 	"Keep heap snapshots in a store, to compare runs and builds later. DB is a\n"
 	"SQLite file, created with the store's schema when it does not exist\n"
-	"(docs/store.md). Snapshots of one process (pid and start) form a run; each\n"
+	"(docs/store.md), or a ClickHouse server's database:\n"
+	"clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE (HTTP, port 8123 by\n"
+	"default; the tables are made when the database has none). Snapshots of one process (pid and start) form a run; each\n"
 	"run is written at once, or not at all. A dump stored before adds nothing.\n"
 	"Stacks are kept once, by a hash of their frames (module build ID or path,\n"
 	"offset), and each frame is symbolized once, when it is first stored, as\n"
@@ -22,7 +24,7 @@ static const char store_usage[] =
 	"For each DUMP one line: 'DUMP: stored N records (S stacks, F new frames)'\n"
 	"or 'DUMP: already stored'.\n\n"
 	"Options:\n"
-	"  --db DB              the store: a SQLite file\n"
+	"  --db DB              the store: a SQLite file or a clickhouse:// URL\n"
 	"  -l, --label KEY=VALUE  say where the run came from: build, commit,\n"
 	"                       branch, device, abi, test, or any KEY (letters,\n"
 	"                       digits, '_', '-', '.'); repeatable, each KEY once\n"
@@ -31,7 +33,8 @@ static const char store_usage[] =
 	CLI_DEBUGINFOD_HELP
 	"  -h, --help           this help\n\n"
 	"Exit status: 0 success, 2 any error (a DUMP that cannot be read, a DB that\n"
-	"is not a store, has a newer schema or cannot be written).\n";
+	"is not a store, has a newer schema or cannot be written, a server that\n"
+	"cannot be reached, a database that does not exist).\n";
 
 #define MAX_LABELS 64
 #define MAX_SYMBOL_DIRS 64

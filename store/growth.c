@@ -67,20 +67,26 @@ static int cmp_stack(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error *err)
+int sto_run_pair(struct sto_backend *b, uint64_t run_id, bool with_current, uint64_t *first,
+		 uint64_t *last, size_t *n, struct leaksnap_error *err)
 {
-	struct ends was = {0}, now = {0};
-	if (b->ops->snapshots(b, run_id, false, on_end, &was, err) ||
-	    b->ops->snapshots(b, run_id, true, on_end, &now, err))
+	struct ends e = {0};
+	if (b->ops->snapshots(b, run_id, with_current, on_end, &e, err))
 		return -1;
-	if (now.n < 2 ||
-	    (was.n >= 2 && was.first.id == now.first.id && was.last.id == now.last.id))
-		return 0; /* one snapshot, or the pair stored before */
+	*first = e.n ? e.first.id : 0;
+	*last = e.n ? e.last.id : 0;
+	*n = e.n;
+	return 0;
+}
+
+int sto_pair_growth(struct sto_backend *b, uint64_t run_id, uint64_t first, uint64_t last,
+		    struct leaksnap_error *err)
+{
 	struct sums sums = {.sign = -1};
-	int rc = b->ops->records(b, now.first.id, on_record, &sums, err);
+	int rc = b->ops->records(b, first, on_record, &sums, err);
 	sums.sign = 1;
 	if (rc == 0 && !sums.nomem)
-		rc = b->ops->records(b, now.last.id, on_record, &sums, err);
+		rc = b->ops->records(b, last, on_record, &sums, err);
 	if (sums.nomem)
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, b->name, "out of memory");
 	size_t w = 0;
@@ -88,8 +94,8 @@ int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error
 		if (sums.v[i].bytes > 0) {
 			sums.v[w] = sums.v[i];
 			sums.v[w].run_id = run_id;
-			sums.v[w].first_snapshot = now.first.id;
-			sums.v[w].last_snapshot = now.last.id;
+			sums.v[w].first_snapshot = first;
+			sums.v[w].last_snapshot = last;
 			w++;
 		}
 	if (rc == 0) {
@@ -99,6 +105,18 @@ int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error
 	kit_table_free(&sums.at, false);
 	free(sums.v);
 	return rc;
+}
+
+int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error *err)
+{
+	struct ends was = {0}, now = {0};
+	if (b->ops->snapshots(b, run_id, false, on_end, &was, err) ||
+	    b->ops->snapshots(b, run_id, true, on_end, &now, err))
+		return -1;
+	if (now.n < 2 ||
+	    (was.n >= 2 && was.first.id == now.first.id && was.last.id == now.last.id))
+		return 0; /* one snapshot, or the pair stored before */
+	return sto_pair_growth(b, run_id, now.first.id, now.last.id, err);
 }
 
 /* Reading: the rows of each run's pair now ------------------------------------ */

@@ -170,7 +170,7 @@ struct pcframe {
 };
 
 /* PC -> frame index, direct-mapped */
-#define PC_CACHE_BITS 16
+#define PC_CACHE_BITS 18
 struct pccache {
 	uint64_t pc;      /* the PC + 1; 0: empty */
 	uint64_t id;      /* its frame's id */

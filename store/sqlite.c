@@ -24,6 +24,7 @@ struct sq {
 	uint64_t run_id, ingest_id, snapshots;
 	sqlite3_stmt *ins[STO_TABLE_COUNT];
 	sqlite3_stmt *has_snapshot, *has_frame;
+	sqlite3_stmt *symbols_of, *labels_of; /* a frame's symbols, a run's labels */
 	uint8_t *blob;          /* a stack's frame ids, encoded */
 	size_t blob_cap;
 };
@@ -231,7 +232,12 @@ static int prepare_all(struct sq *q, struct leaksnap_error *err)
 	}
 	return prepare(q, "SELECT 1 FROM snapshots WHERE snapshot_id = ?1", &q->has_snapshot,
 		       err) ||
-	       prepare(q, "SELECT 1 FROM frames WHERE frame_id = ?1", &q->has_frame, err);
+	       prepare(q, "SELECT 1 FROM frames WHERE frame_id = ?1", &q->has_frame, err) ||
+	       prepare(q, "SELECT function, file, line, col, inlined FROM symbols "
+			  "WHERE frame_id = ?1 ORDER BY depth",
+		       &q->symbols_of, err) ||
+	       prepare(q, "SELECT name, value FROM run_labels WHERE run_id = ?1 ORDER BY name",
+		       &q->labels_of, err);
 }
 
 static void sq_close(struct sto_backend *b)
@@ -243,6 +249,8 @@ static void sq_close(struct sto_backend *b)
 		sqlite3_finalize(q->ins[i]);
 	sqlite3_finalize(q->has_snapshot);
 	sqlite3_finalize(q->has_frame);
+	sqlite3_finalize(q->symbols_of);
+	sqlite3_finalize(q->labels_of);
 	sqlite3_close(q->db);
 	free(q->blob);
 	free(q->path);
@@ -318,7 +326,7 @@ struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_stor
 			  "cannot open the store: its journal cannot be a write-ahead log");
 		goto fail;
 	}
-	if (exec(q, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;",
+	if (exec(q, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA mmap_size = 17179869184;",
 		 "cannot open the store", err) ||
 	    check_schema(q, o->no_create, err) || prepare_all(q, err))
 		goto fail;
@@ -573,6 +581,23 @@ static int each_row(struct sq *q, const char *sql, bool bind, uint64_t id,
 	return ret;
 }
 
+/* Rows of the prepared statement @st (its ?1 bound to @id), as each_row;
+ * @st reset after. */
+static int each_prepared(struct sq *q, sqlite3_stmt *st, uint64_t id,
+			 int (*row)(struct sq *q, sqlite3_stmt *st, void *ctx), void *ctx,
+			 struct leaksnap_error *err)
+{
+	bind_u64(st, 1, id);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((ret = row(q, st, ctx)) != 0)
+			break;
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = fail_rc(q, rc, "cannot read the store", err);
+	sqlite3_reset(st);
+	return ret;
+}
+
 struct visit {
 	void *fn;
 	void *arg;
@@ -609,8 +634,7 @@ static int run_row(struct sq *q, sqlite3_stmt *st, void *ctx)
 				       .start = col_text(st, 2), .exe = col_text(st, 3),
 				       .build_id = col_text(st, 4), .cmdline = col_text(st, 5)};
 	struct labels l = {NULL, 0, 0};
-	int ret = each_row(q, "SELECT name, value FROM run_labels WHERE run_id = ?1 ORDER BY name",
-			   true, r.id, label_row, &l, vi->err);
+	int ret = each_prepared(q, q->labels_of, r.id, label_row, &l, vi->err);
 	if (ret < 0 && vi->err->code == LEAKSNAP_OK)
 		kit_error(vi->err, LEAKSNAP_ERR_NOMEM, q->path, "out of memory");
 	if (ret == 0) {
@@ -712,6 +736,12 @@ static int stack_row(struct sq *q, sqlite3_stmt *st, void *ctx)
 
 /* Rows of the statement @sql for each of the @n ids at @ids (bound to ?1),
  * the statement prepared once. */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int each_id(struct sq *q, const char *sql, const uint64_t *ids, size_t n,
 		   int (*row)(struct sq *q, sqlite3_stmt *st, void *ctx), void *ctx,
 		   struct leaksnap_error *err)
@@ -720,9 +750,19 @@ static int each_id(struct sq *q, const char *sql, const uint64_t *ids, size_t n,
 	int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail_rc(q, rc, "cannot read the store", err);
+	/* in key order (the ids as SQLite's signed integers): each lookup
+	 * near the one before, in pages just read */
+	int64_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	if (!sorted) {
+		sqlite3_finalize(st);
+		return kit_error(err, LEAKSNAP_ERR_NOMEM, q->path, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = (int64_t)ids[i];
+	qsort(sorted, n, sizeof(*sorted), cmp_i64);
 	int ret = 0;
 	for (size_t i = 0; i < n && ret == 0; i++) {
-		bind_u64(st, 1, ids[i]);
+		sqlite3_bind_int64(st, 1, sorted[i]);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			if ((ret = row(q, st, ctx)) != 0)
 				break;
@@ -731,6 +771,7 @@ static int each_id(struct sq *q, const char *sql, const uint64_t *ids, size_t n,
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
+	free(sorted);
 	return ret;
 }
 
@@ -772,10 +813,7 @@ static int frame_row(struct sq *q, sqlite3_stmt *st, void *ctx)
 	struct leaksnap_store_frame f = {col_u64(st, 0), col_text(st, 1), col_text(st, 2),
 					 col_u64(st, 3), NULL, 0};
 	struct symbols y = {NULL, 0, 0};
-	int ret = each_row(q,
-			   "SELECT function, file, line, col, inlined FROM symbols "
-			   "WHERE frame_id = ?1 ORDER BY depth",
-			   true, f.id, symbol_row, &y, vi->err);
+	int ret = each_prepared(q, q->symbols_of, f.id, symbol_row, &y, vi->err);
 	if (ret < 0 && vi->err->code == LEAKSNAP_OK)
 		kit_error(vi->err, LEAKSNAP_ERR_NOMEM, q->path, "out of memory");
 	if (ret == 0) {

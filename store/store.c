@@ -30,17 +30,14 @@ struct leaksnap_store *leaksnap_store_open(const char *target,
 		kit_error(err, LEAKSNAP_ERR_USAGE, target, "no store named");
 		return NULL;
 	}
-	if (leaksnap_store_engine_of(target) == LEAKSNAP_STORE_CLICKHOUSE) {
-		kit_error(err, LEAKSNAP_ERR_USAGE, target,
-			  "ClickHouse stores are not supported by this build yet");
-		return NULL;
-	}
 	struct leaksnap_store *s = calloc(1, sizeof(*s));
 	if (!s) {
 		kit_error(err, LEAKSNAP_ERR_NOMEM, target, "out of memory");
 		return NULL;
 	}
-	s->b = sto_sqlite_open(target, &o, err);
+	s->b = leaksnap_store_engine_of(target) == LEAKSNAP_STORE_CLICKHOUSE
+		       ? sto_clickhouse_open(target, &o, err)
+		       : sto_sqlite_open(target, &o, err);
 	if (!s->b) {
 		free(s);
 		return NULL;

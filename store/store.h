@@ -1,7 +1,7 @@
 /* leaksnap store: heap snapshots kept across runs and builds.
  *
  * A store is a database with one schema (docs/store.md), reached through a
- * backend: a SQLite file (the default, no server) or, later, a ClickHouse
+ * backend: a SQLite file (the default, no server) or a ClickHouse
  * server over HTTP ("clickhouse://HOST[:PORT]/DATABASE").  Both engines'
  * tables are generated from one description (schema.c), so the same rows
  * mean the same on either.
@@ -77,7 +77,9 @@ struct leaksnap_store_open_opts {
  * LEAKSNAP_ERR_FORMAT for a file that is not a store, LEAKSNAP_ERR_VERSION
  * for a schema newer than LEAKSNAP_STORE_SCHEMA_VERSION, LEAKSNAP_ERR_IO
  * for a location that cannot be written (its text says why),
- * LEAKSNAP_ERR_USAGE for an engine this build has not. */
+ * LEAKSNAP_ERR_USAGE for a clickhouse:// URL that is not one (on
+ * ClickHouse, LEAKSNAP_ERR_IO also for a server that cannot be reached, a
+ * database it does not have, a user who may only read). */
 struct leaksnap_store *leaksnap_store_open(const char *target,
 					   const struct leaksnap_store_open_opts *opts,
 					   struct leaksnap_error *err);

@@ -135,10 +135,24 @@ int sto_cmp_capture(const struct leaksnap_store_snapshot *x,
 /* The growth of run @run_id as written so far (growth.c): when its first
  * or last snapshot changed, the stacks that grew between them, put. */
 int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error *err);
+/* The first and last of the @n snapshots of run @run_id in capture order
+ * (complete ones; @with_current: and those of the run being written);
+ * 0 and 0 when none. */
+int sto_run_pair(struct sto_backend *b, uint64_t run_id, bool with_current, uint64_t *first,
+		 uint64_t *last, size_t *n, struct leaksnap_error *err);
+/* The growth of run @run_id from snapshot @first to @last, computed from
+ * their records and put. */
+int sto_pair_growth(struct sto_backend *b, uint64_t run_id, uint64_t first, uint64_t last,
+		    struct leaksnap_error *err);
 
 /* The SQLite backend (sqlite.c): NULL with @err filled. */
 struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_store_open_opts *o,
 				    struct leaksnap_error *err);
+
+/* The ClickHouse backend (clickhouse.c): @url is clickhouse://[USER[:PASSWORD]@]
+ * HOST[:PORT]/DATABASE; NULL with @err filled. */
+struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_store_open_opts *o,
+					struct leaksnap_error *err);
 
 /* 64-bit hashes of the store's identifiers (docs/store.md) */
 uint64_t sto_hash_text(uint64_t h, const char *s);

@@ -248,7 +248,11 @@ static void test_refused(void **state)
 	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
 	assert_string_equal(err.text, "No such file or directory");
 	assert_int_equal(access(absent, F_OK), -1);
-	assert_null(leaksnap_store_open("clickhouse://127.0.0.1/db", NULL, &err));
+	/* (the ClickHouse backend's own refusals: test_store_ch.c) */
+	assert_null(leaksnap_store_open("clickhouse://127.0.0.1:1/db", NULL, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
+	assert_string_equal(err.text, "cannot reach the server: Connection refused");
+	assert_null(leaksnap_store_open("clickhouse://127.0.0.1/", NULL, &err));
 	assert_int_equal(err.code, LEAKSNAP_ERR_USAGE);
 }
 

@@ -1,0 +1,288 @@
+#!/bin/sh
+# leaksnap store and history on ClickHouse end to end, on a throw-away
+# server (tests/clickhouse-server.sh), each answer compared with SQLite's
+# for the same dumps:
+#  - runs of the hook's dumps (two builds, hostile labels, a DUMP whose
+#    name holds quotes, a backslash, a tab and a newline) and generated
+#    ones: the same lines from store, byte-identical `history` (text,
+#    --json, --by run, --by test, --where, --last) on both engines; the
+#    hostile strings as the server holds them, byte for byte;
+#  - the same dumps again: 'already stored', not one row more on the
+#    server (every table's rows counted as they are, not merged);
+#  - a store killed (kill -9) in the middle of a big ingest: history as
+#    before, no completion marker more; the dump stores whole afterwards
+#    and history matches SQLite's again;
+#  - four stores at once into one new database (one run shared by all
+#    four): nothing lost, the same history as SQLite's;
+#  - each error, one line and exit 2: no server, no such database, a
+#    database of something else, a newer schema, a read-only user (who may
+#    still read history), a URL that is not one.
+set -u
+B=$1
+. "$(dirname "$0")/hook-lib.sh"
+GEN=$(cd "$B/bench" && pwd)/gendump
+CHS=$top/tests/clickhouse-server.sh
+command -v clickhouse-server >/dev/null 2>&1 ||
+	{ echo "clickhouse-server is not installed (Debian: apt-get install clickhouse-server)"; exit 77; }
+for t in gcc python3 curl; do
+	command -v $t >/dev/null 2>&1 || { echo "$t is not installed"; exit 77; }
+done
+
+url=$(sh "$CHS" start "$w/ch") || { echo "FAIL: the ClickHouse server did not start"; exit 1; }
+trap 'sh "$CHS" stop "$w/ch" >/dev/null 2>&1; rm -rf "$w"' EXIT
+hp=${url#http://}
+
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+# chq DB SQL: the server's answer (TabSeparated)
+chq() {
+	curl -sS --noproxy '*' "$url/?database=$1" --data-binary "$2"
+}
+# newdb NAME: a new empty database; its URL
+newdb() {
+	chq default "DROP DATABASE IF EXISTS $1" >/dev/null
+	chq default "CREATE DATABASE $1" >/dev/null
+	echo "clickhouse://$hp/$1"
+}
+# raw DB: every table's rows on the server as they are (not merged)
+raw() {
+	for t in runs run_labels snapshots stacks frames symbols records growth ingests; do
+		printf '%s=%s ' "$t" "$(chq "$1" "SELECT count() FROM $t")"
+	done
+}
+# same WHAT ARGS...: `leaksnap history ARGS` on s.db and on $CH, identical
+same() {
+	_what=$1
+	shift
+	"$L" history --db "$w/s.db" "$@" >"$w/h.sq" 2>&1 || fail "$_what: history on SQLite: $(cat "$w/h.sq")"
+	"$L" history --db "$CH" "$@" >"$w/h.ch" 2>&1 || fail "$_what: history on ClickHouse: $(cat "$w/h.ch")"
+	cmp -s "$w/h.sq" "$w/h.ch" || { fail "$_what: the engines differ"; diff "$w/h.sq" "$w/h.ch" | head -10; }
+	[ -s "$w/h.sq" ] || fail "$_what: no history"
+}
+# store_both OUT ARGS...: `leaksnap store ARGS` into s.db and $CH, the
+# same lines; OUT the ClickHouse store's
+store_both() {
+	_out=$1
+	shift
+	_st=0
+	"$L" store --db "$w/s.db" "$@" >"$w/st.sq" 2>&1 || _st=$?
+	expect_eq "store into SQLite: status ($(cat "$w/st.sq"))" "$_st" 0
+	_st=0
+	"$L" store --db "$CH" "$@" >"$_out" 2>&1 || _st=$?
+	expect_eq "store into ClickHouse: status ($(cat "$_out"))" "$_st" 0
+	cmp -s "$w/st.sq" "$_out" || { fail "store: the engines said different things"; diff "$w/st.sq" "$_out"; }
+}
+
+cat >"$w/grow.c" <<'C'
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+char *keep[1024];
+int nkeep;
+__attribute__((noinline)) static void grow(int n)
+{
+	for (int k = 0; k < n && nkeep < 1024; k++) {
+		keep[nkeep] = malloc(1024);
+		memset(keep[nkeep++], 1, 1024);
+	}
+}
+__attribute__((noinline)) static void other(void)
+{
+	keep[nkeep++] = malloc(100);
+}
+int main(int argc, char **argv)
+{
+	int n = atoi(argv[1]);
+	int (*dump)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
+	other();
+	for (int i = 0; i <= n; i++) {
+		grow(4);
+		if (i < n && (!dump || dump(NULL) != 0))
+			return 1;
+	}
+	return 0;
+}
+C
+gcc -g -O1 -o "$w/grow" "$w/grow.c" -ldl || { fail "cannot build grow"; finish; }
+mkdir "$w/h" "$w/h2"
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/h/m" "$w/grow" 3 || { fail "grow 3"; finish; }
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/h2/m" "$w/grow" 1 || { fail "grow 1"; finish; }
+pid=$(ls "$w/h" | sed -n 's/^m\.\([0-9]*\)\.exit\.dump$/\1/p')
+pid2=$(ls "$w/h2" | sed -n 's/^m\.\([0-9]*\)\.exit\.dump$/\1/p')
+[ -n "$pid" ] && [ -n "$pid2" ] || { fail "no exit dumps"; finish; }
+cd "$w" || exit 1
+for k in 1 2; do
+	"$GEN" --records 20000 --seed $k "g$k.dump" 2>/dev/null || fail "gendump $k"
+done
+# the same program later, a few percent of its stacks grown
+"$GEN" --records 20000 --seed 1 --shared 19000 --values-seed 7 "g1b.dump" 2>/dev/null ||
+	fail "gendump g1b"
+weird=$(printf "we'i\\\\rd\tna\nme.dump")
+cp h2/m.$pid2.exit.dump "$weird"
+
+# 1. The same runs on both engines ------------------------------------------------------
+CH=$(newdb s)
+hostile=$(printf "x'); DROP TABLE runs; --\n\"two\"\tlines \377\376 \\\\N")
+store_both "$w/out1" --label build=4711 --label "test=$hostile" --label device=pixel \
+	h/m.$pid.0001.dump h/m.$pid.0002.dump h/m.$pid.0003.dump h/m.$pid.exit.dump
+expect_eq "store: lines" "$(sed 's/ (.*//' "$w/out1")" "h/m.$pid.0001.dump: stored 2 records
+h/m.$pid.0002.dump: stored 2 records
+h/m.$pid.0003.dump: stored 2 records
+h/m.$pid.exit.dump: stored 2 records"
+store_both "$w/out2" --label build=4712 --label test=other --label device=emu \
+	h2/m.$pid2.0001.dump "$weird"
+store_both "$w/out3" --label build=4713 --label test=big --label device=pixel g1.dump g1b.dump
+# (g2.dump: the generator's process again, a third snapshot of g1's run)
+store_both "$w/out4" --label build=4714 --label test=big --label device=emu g2.dump
+same "history"
+same "history --json" --json
+same "history --by run --json" --by run --json
+same "history --by test --json" --by test --json
+same "history --by device" --by device
+same "history --where build=4712 --json" --where build=4712 --json
+same "history --where test=HOSTILE --json" --where "test=$hostile" --json
+same "history --by run --last 2 --json" --by run --last 2 --json
+"$L" history --db "$CH" --json >"$w/hj" || fail "history --json"
+python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [(r["key"], r["runs"]) for r in rows] == [("4713", 1), ("4711", 1), ("4712", 1)], rows
+assert rows[0]["suspects"], rows[0]
+assert rows[1]["growth"] == 12288 and rows[1]["suspects"], rows[1]
+' "$w/hj" || fail "history --json: not the rows expected"
+# the hostile strings as the server holds them
+hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n' | tr a-f A-F; }
+expect_eq "hostile label on the server" "$(chq s "SELECT hex(value) FROM run_labels WHERE name = 'test' AND value NOT IN ('other', 'big')")" "$(hex "$hostile")"
+expect_eq "hostile source on the server" "$(chq s "SELECT hex(source) FROM snapshots WHERE source LIKE 'we%'")" "$(hex "$weird")"
+
+# 2. The same dumps again: nothing added ----------------------------------------------------
+before=$(raw s)
+st=0
+"$L" store --db "$CH" --label build=other h/m.$pid.0001.dump h/m.$pid.exit.dump "$weird" g1.dump >"$w/again" 2>&1 || st=$?
+expect_eq "again: status" "$st" 0
+expect_eq "again: stdout" "$(cat "$w/again")" "h/m.$pid.0001.dump: already stored
+h/m.$pid.exit.dump: already stored
+$weird: already stored
+g1.dump: already stored"
+expect_eq "again: rows on the server" "$(raw s)" "$before"
+expect_eq "again: labels kept" "$(chq s "SELECT DISTINCT value FROM run_labels WHERE name = 'build' ORDER BY value" | tr '\n' ' ')" "4711 4712 4713 "
+
+# 3. Killed in the middle of a big ingest ------------------------------------------------------
+"$GEN" --records 600000 --seed 9 big.dump 2>/dev/null || fail "gendump big"
+"$L" history --db "$CH" --by run --json >"$w/before.json" || fail "history before the kill"
+markers=$(chq s "SELECT count() FROM ingests")
+recs=$(chq s "SELECT count() FROM records")
+"$L" store --db "$CH" --label build=4715 big.dump >"$w/kill.out" 2>&1 &
+kp=$!
+n=0
+while [ $n -lt 600 ]; do
+	[ "$(chq s "SELECT count() FROM records")" -gt "$recs" ] && break
+	kill -0 $kp 2>/dev/null || break
+	n=$((n + 1))
+	sleep 0.05
+done
+kill -9 $kp 2>/dev/null || fail "the store ended before it was killed: make its dump bigger"
+wait $kp 2>/dev/null
+expect_eq "killed: its output" "$(cat "$w/kill.out")" ""
+[ "$(chq s "SELECT count() FROM records")" -gt "$recs" ] || fail "killed: it had written nothing"
+expect_eq "killed: no marker" "$(chq s "SELECT count() FROM ingests")" "$markers"
+"$L" history --db "$CH" --by run --json >"$w/after.json" || fail "history after the kill"
+cmp -s "$w/before.json" "$w/after.json" || fail "killed: history changed"
+st=0
+"$L" store --db "$CH" --label build=4715 big.dump >"$w/kill2.out" 2>&1 || st=$?
+expect_eq "after the kill: status" "$st" 0
+expect_eq "after the kill: stdout" "$(sed 's/ (.*//' "$w/kill2.out")" "big.dump: stored 600000 records"
+expect_eq "after the kill: records" \
+	"$(chq s "SELECT uniqExact(idx), max(idx) FROM records WHERE snapshot_id = (SELECT any(snapshot_id) FROM snapshots WHERE source = 'big.dump')")" \
+	"600000	599999"
+"$L" store --db "$w/s.db" --label build=4715 big.dump >/dev/null || fail "big.dump into SQLite"
+same "history after the kill --by run --json" --by run --json
+same "history after the kill" --json
+
+# 4. Four stores at once ---------------------------------------------------------------------------
+for k in 3 4 5 6; do
+	"$GEN" --records 30000 --seed $k "g$k.dump" 2>/dev/null || fail "gendump $k"
+done
+CH=$(newdb four)
+rm -f "$w/s.db" "$w/s.db-wal" "$w/s.db-shm"
+pids=""
+k=0
+for n in 0001 0002 0003 exit; do
+	k=$((k + 1))
+	"$L" store --db "$CH" --label "writer=$k" g$((k + 2)).dump h/m.$pid.$n.dump \
+		>"$w/four$k.out" 2>&1 &
+	pids="$pids $!"
+done
+k=0
+for p in $pids; do
+	k=$((k + 1))
+	st=0
+	wait "$p" || st=$?
+	expect_eq "writer $k: status ($(cat "$w/four$k.out"))" "$st" 0
+done
+for k in 1 2 3 4; do # (the same runs into SQLite, one writer after the other)
+	case $k in 1) n=0001 ;; 2) n=0002 ;; 3) n=0003 ;; 4) n=exit ;; esac
+	"$L" store --db "$w/s.db" --label "writer=$k" g$((k + 2)).dump h/m.$pid.$n.dump >/dev/null ||
+		fail "writer $k into SQLite"
+done
+expect_eq "four writers: snapshots" "$(chq four "SELECT uniqExact(snapshot_id) FROM snapshots WHERE ingest_id IN (SELECT ingest_id FROM ingests)")" 8
+expect_eq "four writers: markers" "$(chq four "SELECT count() FROM ingests")" 8
+expect_eq "four writers: records" "$(chq four "SELECT uniqExact(snapshot_id, idx) FROM records")" "$((4 * 30000 + 4 * 2))"
+same "four writers: history --by run --json" --by run --json
+# (both runs are shared by the four: which writer's labels each keeps is
+# a race on either engine; one each)
+expect_eq "four writers: the runs' labels" \
+	"$("$L" history --db "$CH" --by writer --json | python3 -c 'import json, sys; print(sum(r["runs"] for r in json.load(sys.stdin)["rows"] if r["key"]))')" \
+	2
+expect_eq "four writers: one label each" "$(chq four "SELECT uniqExact(run_id, name) FROM run_labels")" 2
+
+# 5. Errors ---------------------------------------------------------------------------------------
+# expect_error WHAT STDERR ARGS...: exit 2, that one line, nothing on stdout
+expect_error() {
+	_what=$1 _want=$2
+	shift 2
+	_st=0
+	"$L" "$@" >"$w/eout" 2>"$w/eerr" || _st=$?
+	expect_eq "$_what: status" "$_st" 2
+	expect_eq "$_what: stderr" "$(cat "$w/eerr")" "$_want"
+	expect_eq "$_what: stdout" "$(cat "$w/eout")" ""
+}
+expect_error "no server" "leaksnap: clickhouse://127.0.0.1:1/x: cannot reach the server: Connection refused" \
+	store --db clickhouse://127.0.0.1:1/x g1.dump
+expect_error "no server (history)" "leaksnap: clickhouse://127.0.0.1:1/x: cannot reach the server: Connection refused" \
+	history --db clickhouse://127.0.0.1:1/x
+expect_error "no such database" "leaksnap: clickhouse://$hp/nodb: no database 'nodb' on the server" \
+	store --db "clickhouse://$hp/nodb" g1.dump
+expect_error "no such database (history)" "leaksnap: clickhouse://$hp/nodb: no database 'nodb' on the server" \
+	history --db "clickhouse://$hp/nodb"
+OTHER=$(newdb other)
+chq other "CREATE TABLE t (x UInt8) ENGINE = Memory" >/dev/null
+expect_error "another database" "leaksnap: $OTHER: not a leaksnap store (a database without its tables)" \
+	store --db "$OTHER" g1.dump
+EMPTY=$(newdb empty)
+expect_error "history of an empty database" "leaksnap: $EMPTY: not a leaksnap store (empty)" \
+	history --db "$EMPTY"
+NEWER=$(newdb newer)
+"$L" store --db "$NEWER" h/m.$pid.0001.dump >/dev/null || fail "store into newer"
+chq newer "INSERT INTO store_info VALUES ('schema_version', '3')" >/dev/null
+expect_error "newer schema" \
+	"leaksnap: $NEWER: schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it" \
+	store --db "$NEWER" g1.dump
+expect_error "newer schema (history)" \
+	"leaksnap: $NEWER: schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it" \
+	history --db "$NEWER"
+expect_error "read-only user" \
+	"leaksnap: clickhouse://reader@$hp/four: read-only: cannot write the store (the user may only read)" \
+	store --db "clickhouse://reader@$hp/four" g1.dump
+"$L" history --db "clickhouse://reader@$hp/four" --by writer >"$w/h.ro" 2>&1 || fail "history as the reader: $(cat "$w/h.ro")"
+"$L" history --db "$CH" --by writer >"$w/h.rw" || fail "history as the writer"
+cmp -s "$w/h.ro" "$w/h.rw" || fail "history as the reader differs"
+expect_error "a URL without its database" \
+	"leaksnap: clickhouse://$hp: no /DATABASE in the URL (clickhouse://HOST[:PORT]/DATABASE)" \
+	store --db "clickhouse://$hp" g1.dump
+expect_error "a database name that is not one" \
+	"leaksnap: clickhouse://$hp/a-b: a DATABASE name is letters, digits and '_', not starting with a digit" \
+	store --db "clickhouse://$hp/a-b" g1.dump
+
+finish
