@@ -429,7 +429,7 @@ struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_s
 		return NULL;
 	}
 	c->t.name = name;
-	c->base = (struct sto_backend){&ch_ops, LEAKSNAP_STORE_CLICKHOUSE, 0, name};
+	c->base = (struct sto_backend){&ch_ops, LEAKSNAP_STORE_CLICKHOUSE, 0, name, true};
 	pthread_mutex_init(&c->snd.mu, NULL);
 	pthread_cond_init(&c->snd.cv, NULL);
 	const char *why = NULL;

@@ -139,7 +139,8 @@ static int on_snapshot(void *arg, const struct leaksnap_store_snapshot *s)
 
 struct filter {
 	struct pairs *p;
-	struct kit_table seen;     /* (run id, stack id) */
+	struct kit_table seen;     /* (run id, stack id), when rows repeat */
+	bool repeat;
 	leaksnap_store_growth_fn fn;
 	void *arg;
 	bool nomem;
@@ -152,6 +153,8 @@ static int on_growth(void *arg, const struct leaksnap_store_growth *g)
 	const struct ends *x = e ? *e : NULL;
 	if (!x || x->n < 2 || x->first.id != g->first_snapshot || x->last.id != g->last_snapshot)
 		return 0; /* stale, or of a run not complete */
+	if (!f->repeat)
+		return f->fn(f->arg, g);
 	void **slot = kit_table_slot(&f->seen, g->run_id, g->stack_id);
 	if (!slot) {
 		f->nomem = true;
@@ -168,7 +171,7 @@ int leaksnap_store_growth(struct leaksnap_store *s, leaksnap_store_growth_fn fn,
 {
 	leaksnap_error_clear(err);
 	struct pairs p = {0};
-	struct filter f = {&p, {0}, fn, arg, false};
+	struct filter f = {&p, {0}, s->b->rows_repeat, fn, arg, false};
 	int rc = s->b->ops->snapshots(s->b, 0, false, on_snapshot, &p, err);
 	if (rc == 0 && !p.nomem)
 		rc = s->b->ops->growth(s->b, on_growth, &f, err);

@@ -118,6 +118,7 @@ struct sto_backend {
 	enum leaksnap_store_engine engine;
 	unsigned version;       /* the schema version opened */
 	const char *name;       /* what errors name: the file, or the URL */
+	bool rows_repeat;       /* its growth op may give a row twice (ClickHouse) */
 };
 
 /* A store: its backend, and the run being written. */
