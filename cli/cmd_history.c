@@ -23,7 +23,8 @@ static const char history_usage[] =
 	"first), each said 'new' when the row before did not have it, and the row\n"
 	"before's suspects that are gone.\n\n"
 	"Options:\n"
-	"  --db DB              the store: a SQLite file\n"
+	"  --db DB              the store: a SQLite file or\n"
+	"                       clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE\n"
 	"  --by KEY             a row per value of label KEY (default: build), or\n"
 	"                       'run': a row per run\n"
 	"  --where KEY=VALUE    only runs with this label (repeatable: all of them)\n"
@@ -42,8 +43,12 @@ static const char history_usage[] =
 	"                       exit 1 when the newest row's growth, or its definite\n"
 	"                       bytes, exceed the row before's by more than BYTES (a\n"
 	"                       number, optionally with K, M or G: powers of 1024);\n"
-	"                       one line on standard error for each; a single row\n"
-	"                       has no build before it: not a regression\n"
+	"                       one line on standard error for each; the rows are\n"
+	"                       sums over their runs (gate one test with --where);\n"
+	"                       the newest row is compared with the row before it\n"
+	"                       even when --last leaves that one out; the first row\n"
+	"                       of all has no build before it: not a regression;\n"
+	"                       no run at all is an error (exit 2)\n"
 	"  -h, --help           this help\n\n"
 	"Exit status: 0 success (and, with --fail-on-regression, no regression);\n"
 	"1 the newest row regressed by more than --fail-on-regression BYTES; 2 any\n"
@@ -143,10 +148,13 @@ static int64_t sub_sat(int64_t b, int64_t a)
 static bool regressed(const struct leaksnap_store_history *h, const struct history_cli *o)
 {
 	size_t n = leaksnap_store_history_count(h);
-	if (!o->has_fail_on || n < 2)
+	if (!o->has_fail_on || n == 0)
 		return false;
-	const struct leaksnap_store_history_row *a = leaksnap_store_history_row(h, n - 2),
+	const struct leaksnap_store_history_row *a = n >= 2 ? leaksnap_store_history_row(h, n - 2)
+							    : leaksnap_store_history_before(h),
 						*b = leaksnap_store_history_row(h, n - 1);
+	if (!a)
+		return false;
 	const char *ka = *a->key ? a->key : "(none)", *kb = *b->key ? b->key : "(none)";
 	bool bad = false;
 	int64_t dg = sub_sat(b->growth, a->growth);
@@ -187,6 +195,12 @@ int cmd_history(int argc, char **argv)
 		      .stacks = o.html != NULL);
 	if (!st || !(h = leaksnap_store_history_new(st, &ho, &err))) {
 		cli_fail_error(&err);
+		goto out;
+	}
+	if (o.has_fail_on && leaksnap_store_history_count(h) == 0) {
+		/* (a gate that checks nothing must not pass: a --where misspelt) */
+		cli_fail(o.db, "no run%s to compare for --fail-on-regression",
+			 o.where.n ? " matches the --where labels" : "");
 		goto out;
 	}
 	if (o.html && strcmp(o.html, "-") == 0)

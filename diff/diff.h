@@ -233,6 +233,13 @@ LEAKSNAP_API const char *leaksnap_diff_suppressions_pattern(
  * anywhere in @s. */
 LEAKSNAP_API bool leaksnap_diff_pattern_match(const char *pattern, const char *s);
 
+/* Whether a frame is an allocation wrapper as the site (LEAKSNAP_DIFF_BY_SITE)
+ * sees one, by the built-in patterns only: its module (@module, a path;
+ * NULL or "": not known) is an allocator's, the C or C++ library's, the
+ * loader's or the hook's, or its function (@function; NULL: not known) is
+ * an allocation function, operator new/delete or the C++ library's. */
+LEAKSNAP_API bool leaksnap_diff_is_wrapper(const char *function, const char *module);
+
 /* The diff ----------------------------------------------------------------- */
 
 struct leaksnap_diff;

@@ -110,6 +110,15 @@ static bool matches_any(const char *const *pats, size_t n, const char *s)
 	return false;
 }
 
+bool leaksnap_diff_is_wrapper(const char *function, const char *module)
+{
+	return (module && *module &&
+		matches_any(wrapper_modules, sizeof(wrapper_modules) / sizeof(*wrapper_modules),
+			    module)) ||
+	       matches_any(wrapper_functions, sizeof(wrapper_functions) / sizeof(*wrapper_functions),
+			   function);
+}
+
 static bool module_is_wrapper(struct leaksnap_diff *d, uint32_t mi)
 {
 	struct dmodule *m = &d->mods[mi];

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <leaksnap/diff.h>
+
 #include "kit_table.h"
 #include "store_internal.h"
 
@@ -147,23 +149,6 @@ static int on_snapshot(void *arg, const struct leaksnap_store_snapshot *s)
 }
 
 /* Chains ------------------------------------------------------------------------- */
-
-/* Allocation functions and the wrappers around them: a chain starts past
- * them. */
-static bool wrapper(const char *fn)
-{
-	static const char *const names[] = {
-		"malloc", "calloc", "realloc", "reallocarray", "free", "memalign", "valloc",
-		"pvalloc", "posix_memalign", "aligned_alloc", "strdup", "strndup", "__libc_malloc",
-		"__libc_calloc", "__libc_realloc", "__libc_memalign", "operator new",
-		"operator new[]", "operator new(unsigned long)", "operator new[](unsigned long)",
-		"operator new(unsigned int)", "operator new[](unsigned int)", NULL};
-	for (size_t i = 0; names[i]; i++)
-		if (strcmp(fn, names[i]) == 0)
-			return true;
-	return strncmp(fn, "operator new(", 13) == 0 || strncmp(fn, "operator new[](", 15) == 0 ||
-	       strncmp(fn, "hook_", 5) == 0 || strncmp(fn, "leaksnap_", 9) == 0;
-}
 
 static void fnames_free(struct fnames *x)
 {
@@ -310,7 +295,8 @@ static int chain_more(struct leaksnap_store_history *h, struct hstack *x)
 			return 0; /* not fetched yet */
 		const struct fnames *f = *slot;
 		for (size_t i = 0; i < f->n && ch->n < CHAIN_MAX; i++)
-			if (!wrapper(f->names[i]) && !(ch->names[ch->n++] = strdup(f->names[i])))
+			if (!leaksnap_diff_is_wrapper(f->names[i], f->frame.module) &&
+			    !(ch->names[ch->n++] = strdup(f->names[i])))
 				return -1;
 	}
 	if (ch->n < CHAIN_MAX && x->looked < x->n)
@@ -607,36 +593,45 @@ static int pick_suspects(struct row *row, size_t top)
 	return 0;
 }
 
-static bool same_chain(const struct leaksnap_store_suspect *a, const struct leaksnap_store_suspect *b)
+/* Whether @row has growth for the chain of @x at all (shown or not). */
+static bool grew_in(const struct row *row, const struct leaksnap_store_suspect *x)
 {
-	if (a->chain_len != b->chain_len)
+	size_t len = 1;
+	for (size_t i = 0; i < x->chain_len; i++)
+		len += strlen(x->chain[i]) + 1;
+	char *key = malloc(len);
+	if (!key)
 		return false;
-	for (size_t i = 0; i < a->chain_len; i++)
-		if (strcmp(a->chain[i], b->chain[i]) != 0)
-			return false;
-	return true;
+	key[0] = '\0';
+	for (size_t i = 0; i < x->chain_len; i++) {
+		strcat(key, x->chain[i]);
+		strcat(key, "\n");
+	}
+	void **slot = kit_table_find(&row->chain_of, sto_hash_text(STO_HASH_START, key), 0);
+	bool here = false;
+	if (slot) /* (a hash match: the keys compared) */
+		for (size_t i = 0; i < row->nchains && !here; i++)
+			here = strcmp(row->chains[i].key, key) == 0;
+	free(key);
+	return here;
 }
 
-/* New since the row before, and the row before's gone. */
+/* New: a suspect whose chain did not grow at all in the row before (not
+ * merely one that was not among its top suspects); gone: a suspect of the
+ * row before whose chain does not grow here at all. */
 static int compare_rows(struct row *prev, struct row *row)
 {
 	const struct leaksnap_store_history_row *p = &prev->pub, *r = &row->pub;
 	for (size_t i = 0; i < r->suspect_count; i++)
-		for (size_t k = 0; k < p->suspect_count; k++)
-			if (same_chain(&r->suspects[i], &p->suspects[k]))
-				row->sus[i].is_new = false;
+		row->sus[i].is_new = !grew_in(prev, &r->suspects[i]);
 	row->gone = calloc(p->suspect_count ? p->suspect_count : 1, sizeof(*row->gone));
 	if (!row->gone)
 		return -1;
-	for (size_t k = 0; k < p->suspect_count; k++) {
-		bool here = false;
-		for (size_t i = 0; i < r->suspect_count && !here; i++)
-			here = same_chain(&r->suspects[i], &p->suspects[k]);
-		if (!here) {
+	for (size_t k = 0; k < p->suspect_count; k++)
+		if (!grew_in(row, &p->suspects[k])) {
 			row->gone[row->pub.gone_count] = p->suspects[k];
 			row->gone[row->pub.gone_count++].is_new = false;
 		}
-	}
 	row->pub.gone = row->gone;
 	return 0;
 }
@@ -739,6 +734,8 @@ struct leaksnap_store_history *leaksnap_store_history_new(
 		row->pub.point_count = row->npoints;
 		if (pick_suspects(row, o.suspects) || (i && compare_rows(&h->rows[i - 1], row)))
 			goto nomem;
+		for (size_t k = 0; i == 0 && k < row->pub.suspect_count; k++)
+			row->sus[k].is_new = false; /* (no row before: nothing is new) */
 	}
 	if (o.stacks && suspect_stacks(h, s, err))
 		goto fail;
@@ -811,4 +808,10 @@ const struct leaksnap_store_history_row *leaksnap_store_history_row(
 	const struct leaksnap_store_history *h, size_t i)
 {
 	return i < h->nrows - h->first ? &h->rows[h->first + i].pub : NULL;
+}
+
+const struct leaksnap_store_history_row *leaksnap_store_history_before(
+	const struct leaksnap_store_history *h)
+{
+	return h->first ? &h->rows[h->first - 1].pub : NULL;
 }

@@ -259,6 +259,79 @@ static void sq_close(struct sto_backend *b)
 
 static const struct sto_ops sq_ops;
 
+/* The connection: read-write, or for a reader that may not write the file,
+ * read-only -- and when SQLite cannot read a write-ahead-log store so
+ * (no shared-memory file, and none can be made beside it), as an
+ * immutable file: no writer can be at work where nobody may write. */
+static int open_db(struct sq *q, bool writable, bool create, struct leaksnap_error *err)
+{
+	int flags = (writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX |
+		    (create ? SQLITE_OPEN_CREATE : 0);
+	int rc = sqlite3_open_v2(q->path, &q->db, flags, NULL);
+	if (rc == SQLITE_OK && !writable) {
+		rc = sqlite3_exec(q->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+		if (rc != SQLITE_OK && rc != SQLITE_NOTADB) {
+			sqlite3_close(q->db);
+			q->db = NULL;
+			size_t n = strlen(q->path);
+			char *uri = malloc(3 * n + 32);
+			if (!uri)
+				return kit_error(err, LEAKSNAP_ERR_NOMEM, q->path, "out of memory");
+			char *w = uri + sprintf(uri, "file:");
+			for (size_t i = 0; i < n; i++) {
+				unsigned char c = (unsigned char)q->path[i];
+				if (c == '%' || c == '?' || c == '#' || c <= ' ' || c >= 0x7f)
+					w += sprintf(w, "%%%02X", c);
+				else
+					*w++ = (char)c;
+			}
+			strcpy(w, "?immutable=1");
+			rc = sqlite3_open_v2(uri, &q->db,
+					     SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+					     NULL);
+			free(uri);
+		}
+	}
+	if (rc != SQLITE_OK)
+		return fail_rc(q, rc, "cannot open the store", err);
+	sqlite3_extended_result_codes(q->db, 1);
+	return 0;
+}
+
+static int set_wal(struct sq *q, struct leaksnap_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(q->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	bool wal = rc == SQLITE_ROW && strcmp(col_text(st, 0), "wal") == 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return fail_rc(q, rc, "cannot open the store", err);
+	if (!wal)
+		return kit_error(err, LEAKSNAP_ERR_IO, q->path,
+				 "cannot open the store: its journal cannot be a write-ahead log");
+	return 0;
+}
+
+/* A store read by one who may not write it: its version as it is. */
+static int read_only_schema(struct sq *q, unsigned v, struct leaksnap_error *err)
+{
+	if (v > LEAKSNAP_STORE_SCHEMA_VERSION)
+		return kit_error(err, LEAKSNAP_ERR_VERSION, q->path,
+				 "schema version %u is newer than this leaksnap's (%d): "
+				 "a newer leaksnap wrote it",
+				 v, LEAKSNAP_STORE_SCHEMA_VERSION);
+	if (v < LEAKSNAP_STORE_SCHEMA_VERSION)
+		return kit_error(err, LEAKSNAP_ERR_VERSION, q->path,
+				 "schema version %u is older than this leaksnap's (%d), and only "
+				 "one who may write the store can upgrade it ('leaksnap store' "
+				 "upgrades it)",
+				 v, LEAKSNAP_STORE_SCHEMA_VERSION);
+	q->base.version = v;
+	return 0;
+}
+
 struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_store_open_opts *o,
 				    struct leaksnap_error *err)
 {
@@ -283,52 +356,52 @@ struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_stor
 		kit_error_errno(err, path, ENOENT);
 		goto fail;
 	}
-	/* The file opened for writing (made, when new) by the system first:
-	 * its errno says why a location cannot be written, where SQLite's
-	 * fallback to reading would say something else. */
-	int fd = open(path, O_RDWR | O_CLOEXEC | (o->no_create ? 0 : O_CREAT), 0666);
-	if (fd < 0) {
-		kit_error(err, LEAKSNAP_ERR_IO, path, "cannot %s the store: %s",
-			  exists ? "write" : "create", strerror(errno));
-		goto fail;
+	/* A reader (no_create) that may not write the file reads it as it is;
+	 * anyone else needs to write it. */
+	bool writable = !o->no_create || access(path, W_OK) == 0;
+	if (!o->no_create) {
+		/* The file opened for writing (made, when new) by the system
+		 * first: its errno says why a location cannot be written, where
+		 * SQLite's fallback to reading would say something else. */
+		int fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0666);
+		if (fd < 0) {
+			kit_error(err, LEAKSNAP_ERR_IO, path, "cannot %s the store: %s",
+				  exists ? "write" : "create", strerror(errno));
+			goto fail;
+		}
+		close(fd);
 	}
-	close(fd);
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o->no_create ? 0 : SQLITE_OPEN_CREATE);
-	int rc = sqlite3_open_v2(path, &q->db, flags, NULL);
-	if (rc != SQLITE_OK) {
-		fail_rc(q, rc, "cannot open the store", err);
+	if (open_db(q, writable, !o->no_create, err))
 		goto fail;
-	}
-	sqlite3_extended_result_codes(q->db, 1);
-	if (sqlite3_db_readonly(q->db, "main") == 1) {
+	if (!o->no_create && sqlite3_db_readonly(q->db, "main") == 1) {
 		kit_error(err, LEAKSNAP_ERR_IO, path, "read-only: cannot write the store");
 		goto fail;
 	}
 	sqlite3_busy_timeout(q->db, o->busy_timeout_ms ? (int)o->busy_timeout_ms : 60000);
+	/* What the file is, before anything is changed in it: a database of
+	 * something else, or an empty file given to a reader, stays as it was. */
+	unsigned v;
+	if (read_version(q, &v, err))
+		goto fail;
+	if (v == 0 && o->no_create) {
+		kit_error(err, LEAKSNAP_ERR_FORMAT, path, "not a leaksnap store (empty)");
+		goto fail;
+	}
 	/* A new store's pages are the largest SQLite has (an existing one
-	 * keeps its own: the pragma is ignored once a table exists): a run
-	 * writes many rows at once, and its pages are copied from the log
-	 * into the file once more at the checkpoint -- a sixteenth of the
-	 * calls, 1M records stored in ~15% less time than with 4 KiB. */
-	sqlite3_exec(q->db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
-	sqlite3_stmt *st = NULL;
-	rc = sqlite3_prepare_v2(q->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	bool wal = rc == SQLITE_ROW && strcmp(col_text(st, 0), "wal") == 0;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW) {
-		fail_rc(q, rc, "cannot open the store", err);
+	 * keeps its own): a run writes many rows at once, and its pages are
+	 * copied from the log into the file once more at the checkpoint -- a
+	 * sixteenth of the calls, 1M records stored in ~15% less time than
+	 * with 4 KiB. */
+	if (v == 0)
+		sqlite3_exec(q->db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
+	if (writable && set_wal(q, err))
 		goto fail;
-	}
-	if (!wal) {
-		kit_error(err, LEAKSNAP_ERR_IO, path,
-			  "cannot open the store: its journal cannot be a write-ahead log");
-		goto fail;
-	}
 	if (exec(q, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA mmap_size = 17179869184;",
-		 "cannot open the store", err) ||
-	    check_schema(q, o->no_create, err) || prepare_all(q, err))
+		 "cannot open the store", err))
+		goto fail;
+	if (writable ? check_schema(q, o->no_create, err) : read_only_schema(q, v, err))
+		goto fail;
+	if (prepare_all(q, err))
 		goto fail;
 	return &q->base;
 fail:
@@ -357,6 +430,8 @@ static int sq_run_begin(struct sto_backend *b, const struct leaksnap_store_run *
 	bind_text(st, 6, run->cmdline);
 	if (step_done(q, st, "cannot write a run", err))
 		return -1;
+	if (sqlite3_changes(q->db) == 0)
+		return 0; /* a run stored before keeps the labels it was first stored with */
 	st = q->ins[STO_LABELS];
 	for (size_t i = 0; i < run->label_count; i++) {
 		bind_u64(st, 1, run->id);

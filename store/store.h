@@ -357,6 +357,10 @@ void leaksnap_store_history_free(struct leaksnap_store_history *h);
 size_t leaksnap_store_history_count(const struct leaksnap_store_history *h);
 const struct leaksnap_store_history_row *leaksnap_store_history_row(
 	const struct leaksnap_store_history *h, size_t i);
+/* The row just before the first one shown (opts.last left some out), or
+ * NULL: what the first row shown is compared with. */
+const struct leaksnap_store_history_row *leaksnap_store_history_before(
+	const struct leaksnap_store_history *h);
 
 /* The schema ---------------------------------------------------------------- */
 

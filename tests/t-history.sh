@@ -76,9 +76,16 @@ golden gate-where.err "$w/gate-where.err"
 store --label build=3 --label test=alpha hist-3-1.dump hist-3-2.dump
 run gate-less 0 history --db "$w/h.db" --fail-on-regression 0
 expect_eq "build 3 less than build 2: stderr" "$(cat "$w/gate-less.err")" ""
-# --last 1: no build before it, whatever the store holds
-run gate-last 0 history --db "$w/h.db" --by run --last 1 --fail-on-regression 0
-expect_eq "--last 1: stderr" "$(cat "$w/gate-last.err")" ""
+# --last 1: the newest row is still compared with the one before it
+run gate-last 1 history --db "$w/h.db" --by run --last 1 --fail-on-regression 0
+expect_eq "--last 1: stdout rows" "$(grep -c '^run ' "$w/gate-last.out")" 1
+expect_eq "--last 1: stderr" "$(cat "$w/gate-last.err")" "$(cat "$w/gate-run.err" 2>/dev/null ||
+	"$L" history --db "$w/h.db" --by run --fail-on-regression 0 2>&1 >/dev/null)"
+# a gate that matches no run compares nothing: an error, not a pass
+run gate-none 2 history --db "$w/h.db" --where test=nosuch --fail-on-regression 0
+expect_eq "no run: stderr" "$(cat "$w/gate-none.err")" \
+	"leaksnap: $w/h.db: no run matches the --where labels to compare for --fail-on-regression"
+expect_eq "no run: stdout" "$(cat "$w/gate-none.out")" ""
 run gate-run 1 history --db "$w/h.db" --by run --fail-on-regression 0
 golden gate-run.err "$w/gate-run.err"
 run gate-bad 2 history --db "$w/h.db" --fail-on-regression 12x

@@ -621,6 +621,151 @@ static void test_history(void **state)
 	leaksnap_store_close(s);
 }
 
+
+/* New and gone by whether a chain grew at all, not by the top suspects:
+ * build 1 grows A 1000, B 900, C 800, D 700; build 2 A 1000, B 900, C 800,
+ * D 850.  D (4th, then 3rd) is not new; C (3rd, then 4th) is not gone. */
+static void put_growing(struct leaksnap_store *s, uint64_t run_id, const char *build,
+			uint64_t t, const uint64_t *grow)
+{
+	struct leaksnap_error err;
+	struct leaksnap_store_label labels[] = {{"build", build}};
+	struct leaksnap_store_run run = {.id = run_id, .pid = 1, .start = "", .exe = "/bin/y",
+					 .build_id = "", .cmdline = "", .labels = labels,
+					 .label_count = 1};
+	assert_int_equal(leaksnap_store_run_begin(s, &run, &err), 0);
+	for (uint64_t k = 0; k < 2; k++) {
+		struct leaksnap_store_snapshot snap = {.id = run_id * 10 + k, .run_id = run_id,
+						       .source = "d", .time_ns = t + k};
+		assert_int_equal(leaksnap_store_put_snapshot(s, &snap, &err), 0);
+		for (uint64_t i = 0; i < 4; i++) {
+			struct leaksnap_store_record r = {snap.id, i, 1000 + i, k ? grow[i] : 0, 1, 0,
+							  false};
+			assert_int_equal(leaksnap_store_put_records(s, &r, 1, &err), 0);
+		}
+	}
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+}
+
+static void test_new_and_gone(void **state)
+{
+	(void)state;
+	struct leaksnap_store *s = open_ok(path_in("newgone.db"));
+	struct leaksnap_error err;
+	struct leaksnap_store_run r0 = {.id = 7, .pid = 1, .start = "", .exe = "", .build_id = "",
+					.cmdline = ""};
+	assert_int_equal(leaksnap_store_run_begin(s, &r0, &err), 0);
+	static const char *const fn[] = {"fa", "fb", "fc", "fd"};
+	static uint64_t f[4][2];
+	struct leaksnap_store_stack st[4];
+	for (uint64_t i = 0; i < 4; i++) {
+		put_frame(s, 50 + i, fn[i]);
+		put_frame(s, 60, "libc_thing"); /* (in /lib/m.so: no wrapper) */
+		f[i][0] = 50 + i;
+		f[i][1] = 60;
+		st[i] = (struct leaksnap_store_stack){1000 + i, f[i], 2};
+	}
+	assert_int_equal(leaksnap_store_put_stacks(s, st, 4, &err), 0);
+	struct leaksnap_store_snapshot none = {.id = 3, .run_id = 7, .source = "d", .time_ns = 1};
+	assert_int_equal(leaksnap_store_put_snapshot(s, &none, &err), 0);
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+	put_growing(s, 1, "1", 10, (const uint64_t[]){1000, 900, 800, 700});
+	put_growing(s, 2, "2", 20, (const uint64_t[]){1000, 900, 800, 850});
+	struct leaksnap_store_label w = {"build", "1"};
+	struct leaksnap_store_history *h = leaksnap_store_history_new(s, NULL, &err);
+	assert_non_null(h);
+	const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, 1);
+	assert_string_equal(r->key, "1");
+	expect_chain(&r->suspects[0], "fa < libc_thing", 1000, true);
+	expect_chain(&r->suspects[2], "fc < libc_thing", 800, true);
+	r = leaksnap_store_history_row(h, 2);
+	expect_chain(&r->suspects[0], "fa < libc_thing", 1000, false);
+	expect_chain(&r->suspects[1], "fb < libc_thing", 900, false);
+	expect_chain(&r->suspects[2], "fd < libc_thing", 850, false); /* grew before: not new */
+	assert_int_equal(r->gone_count, 0);                           /* C still grows */
+	leaksnap_store_history_free(h);
+	/* the first row of all: nothing is new */
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o, .where = &w, .where_count = 1);
+	h = leaksnap_store_history_new(s, &o, &err);
+	assert_int_equal(leaksnap_store_history_count(h), 1);
+	r = leaksnap_store_history_row(h, 0);
+	expect_chain(&r->suspects[0], "fa < libc_thing", 1000, false);
+	assert_null(leaksnap_store_history_before(h));
+	leaksnap_store_history_free(h);
+	/* --last 1: the row before is still there to compare with */
+	LEAKSNAP_OPTS(leaksnap_store_history_opts, o2, .last = 1);
+	h = leaksnap_store_history_new(s, &o2, &err);
+	assert_string_equal(leaksnap_store_history_before(h)->key, "1");
+	leaksnap_store_history_free(h);
+	/* a run stored again with another label keeps its first labels */
+	struct leaksnap_store_label more[] = {{"build", "1"}, {"device", "pixel"}};
+	struct leaksnap_store_run again = {.id = 1, .pid = 1, .start = "", .exe = "/bin/y",
+					   .build_id = "", .cmdline = "", .labels = more,
+					   .label_count = 2};
+	assert_int_equal(leaksnap_store_run_begin(s, &again, &err), 0);
+	struct leaksnap_store_snapshot later = {.id = 99, .run_id = 1, .source = "d", .time_ns = 12};
+	assert_int_equal(leaksnap_store_put_snapshot(s, &later, &err), 0);
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+	uint64_t n;
+	assert_int_equal(leaksnap_store_row_count(s, "run_labels", &n, &err), 0);
+	assert_int_equal(n, 2); /* build=1, build=2: no device */
+	leaksnap_store_close(s);
+}
+
+static size_t slurp(const char *file, char *buf, size_t size)
+{
+	FILE *f = fopen(file, "rb");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, size, f);
+	fclose(f);
+	return n;
+}
+
+/* A reader may read a store it cannot write; a file that is not a store
+ * is left as it was. */
+static void test_readers(void **state)
+{
+	(void)state;
+	char file[128], other[128], empty[128];
+	snprintf(file, sizeof(file), "%s", path_in("ro.db"));
+	snprintf(other, sizeof(other), "%s", path_in("someones.db"));
+	snprintf(empty, sizeof(empty), "%s", path_in("empty.db"));
+	struct leaksnap_store *s = open_ok(file);
+	put_run(s, 1, "1", "t", 10, 100, 100, 300, 200, 50);
+	leaksnap_store_close(s);
+	assert_int_equal(chmod(file, 0444), 0);
+	struct leaksnap_error err;
+	LEAKSNAP_OPTS(leaksnap_store_open_opts, ro, .no_create = true);
+	if (geteuid() != 0) { /* (root writes anyway) */
+		s = leaksnap_store_open(file, &ro, &err);
+		assert_non_null(s);
+		struct leaksnap_store_history *h = leaksnap_store_history_new(s, NULL, &err);
+		assert_non_null(h);
+		assert_int_equal(leaksnap_store_history_count(h), 1);
+		leaksnap_store_history_free(h);
+		leaksnap_store_close(s);
+	}
+	assert_int_equal(chmod(file, 0644), 0);
+	/* someone's database, and an empty file: refused, unchanged */
+	sql(other, "CREATE TABLE t (x); INSERT INTO t VALUES (1)");
+	static char before[1 << 16], now[1 << 16];
+	size_t nb = slurp(other, before, sizeof(before));
+	assert_null(leaksnap_store_open(other, &ro, &err));
+	assert_string_equal(err.text, "not a leaksnap store (a SQLite database without its tables)");
+	assert_null(leaksnap_store_open(other, NULL, &err));
+	assert_string_equal(err.text, "not a leaksnap store (a SQLite database without its tables)");
+	assert_int_equal(slurp(other, now, sizeof(now)), nb); /* (not even made a WAL file) */
+	assert_memory_equal(before, now, nb);
+	struct stat after;
+	FILE *f = fopen(empty, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_null(leaksnap_store_open(empty, &ro, &err));
+	assert_string_equal(err.text, "not a leaksnap store (empty)");
+	assert_int_equal(stat(empty, &after), 0);
+	assert_int_equal(after.st_size, 0);
+}
+
 /* A store of schema version 1 (no growth table) is upgraded when opened:
  * the growth computed from the records, the same rows as a new store's. */
 static void test_upgrade_from_1(void **state)
@@ -736,6 +881,8 @@ int main(void)
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_upgrade_from_1),
+		cmocka_unit_test(test_new_and_gone),
+		cmocka_unit_test(test_readers),
 		cmocka_unit_test(test_ddl_documented),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
