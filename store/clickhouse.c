@@ -189,7 +189,8 @@ static int each_tsv(struct ch *c, int nf, int (*row)(struct ch *c, char **f, voi
 	while (p && (n = ch_tsv_row(&p, end, f, nf)) != 0) {
 		if (n != nf)
 			return kit_error(err, LEAKSNAP_ERR_FORMAT, c->t.name,
-					 "an answer of the server cannot be read");
+					 "the server's answer cannot be read (not rows of %d "
+					 "TabSeparated column%s)", nf, nf == 1 ? "" : "s");
 		if ((rc = row(c, f, ctx)) != 0)
 			return rc;
 	}

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""A fake ClickHouse HTTP server that misbehaves, for tests/t-store-ch-net.sh.
+Usage: fake-ch.py MODE PORTFILE.  Listens on 127.0.0.1 (a free port, written
+to PORTFILE) and answers every request as MODE says:
+  endless  HTTP 200, a body that never ends
+  stall    accepts, reads the request, never answers
+  drip     HTTP 200 headers, then one byte each half second
+  binary   HTTP 200, bytes that are not TabSeparated text
+  columns  HTTP 200, rows of the wrong number of columns"""
+import os
+import socket
+import sys
+import threading
+import time
+
+mode, portfile = sys.argv[1], sys.argv[2]
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 0))
+srv.listen(8)
+with open(portfile + ".tmp", "w") as f:
+    f.write("%d\n" % srv.getsockname()[1])
+os.rename(portfile + ".tmp", portfile)
+
+
+def read_request(c):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = c.recv(65536)
+        if not got:
+            return
+        data += got
+    head, _, body = data.partition(b"\r\n\r\n")
+    n = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+    while len(body) < n:
+        got = c.recv(65536)
+        if not got:
+            return
+        body += got
+
+
+def serve(c):
+    try:
+        read_request(c)
+        if mode == "stall":
+            time.sleep(3600)
+            return
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/tab-separated-values\r\n"
+                  b"Connection: close\r\n\r\n")
+        if mode == "endless":
+            chunk = b"x" * (1 << 20)
+            while True:
+                c.sendall(chunk)
+        elif mode == "drip":
+            while True:
+                c.sendall(b"x")
+                time.sleep(0.5)
+        elif mode == "binary":
+            c.sendall(bytes(range(256)) * 4)
+        elif mode == "columns":
+            c.sendall(b"runs\tstore_info\textra\nsnapshots\tx\n")
+        c.close()
+    except OSError:
+        pass
+
+
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
