@@ -396,33 +396,11 @@ static int make_inserts(struct ch *c)
 	return 0;
 }
 
-/* @url without its password (errors name the store, and go to logs). */
-static char *redacted(const char *url)
-{
-	const char *a = strstr(url, "://"), *at, *colon, *slash;
-	if (!a)
-		return strdup(url);
-	a += 3;
-	slash = strchr(a, '/');
-	at = memchr(a, '@', slash ? (size_t)(slash - a) : strlen(a));
-	colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
-	if (!colon)
-		return strdup(url);
-	size_t head = (size_t)(colon + 1 - url);
-	char *r = malloc(head + 3 + strlen(at) + 1);
-	if (r) {
-		memcpy(r, url, head);
-		strcpy(r + head, "***");
-		strcat(r, at);
-	}
-	return r;
-}
-
 struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_store_open_opts *o,
 					struct leaksnap_error *err)
 {
 	struct ch *c = calloc(1, sizeof(*c));
-	char *name = redacted(url);
+	char *name = ch_url_redacted(url); /* (errors name it, and go to logs) */
 	if (!c || !name) {
 		free(c);
 		free(name);

@@ -9,6 +9,8 @@
 #    each half second: stalled after LEAKSNAP_CH_STALL seconds (2 here);
 #  - bytes that are not TabSeparated text, rows of the wrong number of
 #    columns: cannot be read;
+#  - a URL whose password holds '@' and %-escapes: the user and password
+#    the server is sent, decoded; the password never said;
 #  - LEAKSNAP_CH_MAX_ANSWER and LEAKSNAP_CH_STALL that are not numbers.
 set -u
 B=$1
@@ -91,6 +93,13 @@ U=clickhouse://127.0.0.1:$port/db
 case_ "columns (store)" 10 100000 \
 	"leaksnap: $U: the server's answer cannot be read (not rows of 1 TabSeparated column)" \
 	store --db "$U" "$w/d/g.dump"
+
+# the password ends at the URL's last '@', %-decoded; never shown
+rm -f "$w/port.auth"
+case_ "a password with '@'" 10 100000 \
+	"leaksnap: clickhouse://us%3Aer:***@127.0.0.1:$port/db: the server's answer cannot be read (not rows of 1 TabSeparated column)" \
+	history --db "clickhouse://us%3Aer:p@ss%2F%25@127.0.0.1:$port/db"
+[ "$(cat "$w/port.auth")" = "us:er:p@ss/%" ] || fail "a password with '@': the server was sent '$(cat "$w/port.auth")'"
 
 MAXA=12x case_ "LEAKSNAP_CH_MAX_ANSWER" 10 100000 \
 	"leaksnap: $U: LEAKSNAP_CH_MAX_ANSWER: not a number of bytes: '12x'" \

@@ -6,7 +6,10 @@ to PORTFILE) and answers every request as MODE says:
   stall    accepts, reads the request, never answers
   drip     HTTP 200 headers, then one byte each half second
   binary   HTTP 200, bytes that are not TabSeparated text
-  columns  HTTP 200, rows of the wrong number of columns"""
+  columns  HTTP 200, rows of the wrong number of columns
+The user and password of each request's basic authentication (decoded)
+are appended to PORTFILE.auth, a line each."""
+import base64
 import os
 import socket
 import sys
@@ -35,6 +38,9 @@ def read_request(c):
     for line in head.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
             n = int(line.split(b":")[1])
+        if line.lower().startswith(b"authorization: basic "):
+            with open(portfile + ".auth", "ab") as f:
+                f.write(base64.b64decode(line[21:].strip()) + b"\n")
     while len(body) < n:
         got = c.recv(65536)
         if not got:
