@@ -237,6 +237,37 @@ expect_eq "four writers: the runs' labels" \
 	2
 expect_eq "four writers: one label each" "$(chq four "SELECT uniqExact(run_id, name) FROM run_labels")" 2
 
+# 4b. The check after the marker fails ---------------------------------------------------------
+# (a proxy, tests/tools/fake-ch.py marker, fails the request after each
+# completion marker: the run is stored, said with a warning, exit 0)
+MK=$(newdb mk)
+rm -f "$w/mkport"
+python3 "$top/tests/tools/fake-ch.py" marker "$w/mkport" "$hp" &
+mkpid=$!
+n=0
+while [ ! -s "$w/mkport" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+MKP="clickhouse://127.0.0.1:$(cat "$w/mkport")/mk"
+st=0
+"$L" store --db "$MKP" h/m.$pid.0001.dump h/m.$pid.exit.dump >"$w/mk.out" 2>"$w/mk.err" || st=$?
+kill $mkpid 2>/dev/null
+wait $mkpid 2>/dev/null
+expect_eq "after the marker: status" "$st" 0
+expect_eq "after the marker: stderr" "$(cat "$w/mk.err")" \
+	"leaksnap: $MKP: warning: stored, but the growth of the run was not checked against other writes of it: cannot read the store: injected after the marker"
+MKR=$(newdb mkref)
+"$L" store --db "$MKR" h/m.$pid.0001.dump h/m.$pid.exit.dump >"$w/mkr.out" 2>&1 || fail "store into mkref"
+expect_eq "after the marker: stdout" "$(sed 's/ (.*//' "$w/mk.out")" "$(sed 's/ (.*//' "$w/mkr.out")"
+[ -s "$w/mk.out" ] || fail "after the marker: no stdout"
+expect_eq "after the marker: growth as written without the proxy" \
+	"$(chq mk "SELECT stack_id, bytes FROM growth ORDER BY stack_id FORMAT TabSeparated" | md5sum)" \
+	"$(chq mkref "SELECT stack_id, bytes FROM growth ORDER BY stack_id FORMAT TabSeparated" | md5sum)"
+expect_eq "after the marker: the run is there" "$(chq mk "SELECT count() FROM ingests")" 1
+st=0
+"$L" store --db "$MK" h/m.$pid.0001.dump h/m.$pid.exit.dump >"$w/mk2.out" 2>&1 || st=$?
+expect_eq "after the marker, again: status" "$st" 0
+expect_eq "after the marker, again" "$(cat "$w/mk2.out")" "h/m.$pid.0001.dump: already stored
+h/m.$pid.exit.dump: already stored"
+
 # 5. Errors ---------------------------------------------------------------------------------------
 # expect_error WHAT STDERR ARGS...: exit 2, that one line, nothing on stdout
 expect_error() {
