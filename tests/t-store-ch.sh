@@ -7,6 +7,8 @@
 #    ones: the same lines from store, byte-identical `history` (text,
 #    --json, --by run, --by test, --where, --last) on both engines; the
 #    hostile strings as the server holds them, byte for byte;
+#  - leakdiff --db --run ID --json of each run: the same bytes on both
+#    engines (the module bases it gives out included);
 #  - the same dumps again: 'already stored', not one row more on the
 #    server (every table's rows counted as they are, not merged);
 #  - a store killed (kill -9) in the middle of a big ingest: history as
@@ -151,6 +153,22 @@ assert [(r["key"], r["runs"]) for r in rows] == [("4713", 1), ("4711", 1), ("471
 assert rows[0]["suspects"], rows[0]
 assert rows[1]["growth"] == 12288 and rows[1]["suspects"], rows[1]
 ' "$w/hj" || fail "history --json: not the rows expected"
+# leakdiff --db of each run of more than one snapshot: the same bytes on
+# both engines (the PCs it makes up for the modules included)
+LD=$(dirname "$L")/leakdiff
+nd=0
+for id in $("$L" history --db "$w/s.db" --by run --json | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["rows"]:
+    print(r["key"])'); do
+	"$LD" --db "$w/s.db" --run "$id" --json >"$w/d.sq" 2>"$w/e.sq" || continue
+	"$LD" --db "$CH" --run "$id" --json >"$w/d.ch" 2>"$w/e.ch" || fail "leakdiff --db CH --run $id: $(cat "$w/e.ch")"
+	cmp -s "$w/d.sq" "$w/d.ch" || { fail "leakdiff --db --run $id --json: the engines differ"; diff "$w/d.sq" "$w/d.ch" | head -6; }
+	cmp -s "$w/e.sq" "$w/e.ch" || fail "leakdiff --db --run $id --json: the engines warn differently"
+	grep -q '"pc"' "$w/d.sq" || fail "leakdiff --db --run $id --json: no pc"
+	nd=$((nd + 1))
+done
+[ "$nd" -ge 2 ] || fail "leakdiff --db: only $nd runs compared"
 # the hostile strings as the server holds them
 hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n' | tr a-f A-F; }
 expect_eq "hostile label on the server" "$(chq s "SELECT hex(value) FROM run_labels WHERE name = 'test' AND value NOT IN ('other', 'big')")" "$(hex "$hostile")"
