@@ -196,6 +196,8 @@ static int commit(struct session *ss)
 	ss->in_run = false;
 	if (leaksnap_store_run_commit(ss->st, &err) != 0)
 		return cli_fail_error(&err);
+	if (err.code != LEAKSNAP_OK) /* stored; what followed failed */
+		cli_warn(err.source, "%s", err.text);
 	fwrite(ss->said, 1, ss->nsaid, stdout);
 	ss->nsaid = 0;
 	return 0;

@@ -69,6 +69,7 @@ struct diff_store {
 	size_t nsnaps, capsnaps;
 	struct smodule *mods;
 	size_t nmods, capmods;
+	struct smodule **order; /* the modules by (path, build ID): their places' order */
 	struct kit_table frames;  /* frame id -> struct sframe * */
 	struct kit_table stacks;  /* stack id -> struct sstack * */
 	struct kit_table answers; /* (module + 1, rel_pc) -> struct sframe * */
@@ -248,6 +249,15 @@ nomem:
 	return 1;
 }
 
+/* Modules (pointers to) by path, then build ID. */
+static int module_cmp(const void *a, const void *b)
+{
+	const struct smodule *x = *(const struct smodule *const *)a;
+	const struct smodule *y = *(const struct smodule *const *)b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : strcasecmp(x->build_id, y->build_id);
+}
+
 /* The ids of table @t whose values are not there yet, into *@ids. */
 static size_t missing(const struct kit_table *t, uint64_t **ids)
 {
@@ -325,13 +335,21 @@ static int read_stacks(struct diff_store *ds)
 		for (uint32_t k = 0; x && k < x->n; k++)
 			x->frames[k] = *kit_table_find(&ds->frames, (uint64_t)(uintptr_t)x->frames[k], 0);
 	}
-	/* the modules' places: above every PC in no module, a gap between */
+	/* the modules' places: above every PC in no module, a gap between,
+	 * in the order of (path, build ID), not of the frames' arrival (which
+	 * is the engine's: the PCs given out are the same on every engine) */
+	struct smodule **order = ds->order = malloc((ds->nmods ? ds->nmods : 1) * sizeof(*order));
+	if (!order)
+		return nomem(ds->db);
+	for (size_t i = 0; i < ds->nmods; i++)
+		order[i] = &ds->mods[i];
+	qsort(order, ds->nmods, sizeof(*order), module_cmp);
 	uint64_t at = 0x7f0000000000ull;
 	if (ds->raw_top >= at)
 		at = (ds->raw_top / PAGE + 1) * PAGE + 0x100000;
 	for (size_t i = 0; i < ds->nmods; i++) {
-		ds->mods[i].base = at;
-		at += ds->mods[i].size + 0x100000;
+		order[i]->base = at;
+		at += order[i]->size + 0x100000;
 	}
 	if (ds->slots > 256)
 		return cli_fail(ds->db, "a stored stack has more than 255 frames: not a stack a dump holds");
@@ -451,6 +469,7 @@ void diff_store_free(struct diff_store *ds)
 		free(ds->mods[i].build_id);
 	}
 	free(ds->mods);
+	free(ds->order);
 	free(ds->start);
 	free(ds->exe);
 	free(ds->cmdline);
@@ -527,7 +546,7 @@ static void dump_of(const struct diff_store *ds, const struct ssnap *x, struct b
 		}
 	}
 	for (size_t i = 0; i < ds->nmods; i++) {
-		const struct smodule *m = &ds->mods[i];
+		const struct smodule *m = ds->order[i];
 		put_text(&maps, "%llx-%llx r-xp 00000000 00:00 0 %s\n", (unsigned long long)m->base,
 			 (unsigned long long)(m->base + m->size), m->path);
 	}
@@ -538,8 +557,8 @@ static void dump_of(const struct diff_store *ds, const struct ssnap *x, struct b
 	if (*ds->start)
 		put_text(&meta, "process_start=%s\n", ds->start);
 	for (size_t i = 0; i < ds->nmods; i++)
-		if (*ds->mods[i].build_id)
-			put_text(&meta, "build_id=%s %s\n", ds->mods[i].build_id, ds->mods[i].path);
+		if (*ds->order[i]->build_id)
+			put_text(&meta, "build_id=%s %s\n", ds->order[i]->build_id, ds->order[i]->path);
 	if (x->s.has_reachability)
 		for (size_t i = 0; i < x->nrecs; i++)
 			put_u64(&meta, x->recs[i].unreachable, 4);

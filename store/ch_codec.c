@@ -1,5 +1,6 @@
 /* leaksnap store: the ClickHouse backend's rows and answers, without the
  * network (ch_codec.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +290,59 @@ static char *dup_n(const char *s, size_t n)
 	return d;
 }
 
+/* @n bytes at @s with their %XX escapes decoded, a string of its own;
+ * NULL with *@bad set when an escape is not two hex digits or is %00. */
+static char *pct_decode(const char *s, size_t n, bool *bad)
+{
+	char *d = malloc(n + 1), *o = d;
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '%') {
+			*o++ = s[i];
+			continue;
+		}
+		int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
+		int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+		if (lo < 0 || (hi | lo) == 0) {
+			free(d);
+			*bad = true;
+			return NULL;
+		}
+		*o++ = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	*o = '\0';
+	return d;
+}
+
+/* Where a URL's USER[:PASSWORD] ends: its last '@' (a password may hold
+ * '@' and '/'; nothing after it may), else NULL. */
+static const char *userinfo_end(const char *a)
+{
+	return strrchr(a, '@');
+}
+
+char *ch_url_redacted(const char *url)
+{
+	const char *a = strstr(url, "://");
+	if (!a)
+		return strdup(url);
+	a += 3;
+	const char *at = userinfo_end(a);
+	const char *colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
+	if (!colon)
+		return strdup(url);
+	size_t head = (size_t)(colon + 1 - url);
+	char *r = malloc(head + 3 + strlen(at) + 1);
+	if (r) {
+		memcpy(r, url, head);
+		memcpy(r + head, "***", 3);
+		strcpy(r + head + 3, at);
+	}
+	return r;
+}
+
 bool ch_url_parse(const char *url, struct ch_url *u, const char **why)
 {
 	memset(u, 0, sizeof(*u));
@@ -298,24 +352,30 @@ bool ch_url_parse(const char *url, struct ch_url *u, const char **why)
 		return false;
 	}
 	const char *a = url + sizeof(scheme) - 1;
-	const char *slash = strchr(a, '/');
+	const char *at = userinfo_end(a);
+	const char *h = at ? at + 1 : a;
+	const char *slash = strchr(h, '/');
 	if (!slash) {
 		*why = "no /DATABASE in the URL (clickhouse://HOST[:PORT]/DATABASE)";
 		return false;
 	}
-	const char *at = memchr(a, '@', (size_t)(slash - a));
-	const char *h = a;
 	if (at) {
 		const char *colon = memchr(a, ':', (size_t)(at - a));
-		u->user = dup_n(a, (size_t)((colon ? colon : at) - a));
-		u->password = colon ? dup_n(colon + 1, (size_t)(at - colon - 1)) : dup_n("", 0);
+		bool bad = false;
+		u->user = pct_decode(a, (size_t)((colon ? colon : at) - a), &bad);
+		if (u->user)
+			u->password = colon ? pct_decode(colon + 1, (size_t)(at - colon - 1), &bad)
+					    : dup_n("", 0);
+		if (bad) {
+			*why = "a bad %-escape in the user or password of the URL (%XX, two hex digits, not %00)";
+			goto bad;
+		}
 		if (!u->user || !u->password)
 			goto nomem;
 		if (!*u->user) {
 			*why = "an empty user name in the URL";
 			goto bad;
 		}
-		h = at + 1;
 	}
 	const char *hend = slash, *port = NULL;
 	if (*h == '[') {
@@ -346,8 +406,11 @@ bool ch_url_parse(const char *url, struct ch_url *u, const char **why)
 		*why = "no HOST in the URL";
 		goto bad;
 	}
-	for (const char *c = u->host; *c; c++)
-		if (*c <= ' ' || *c >= 0x7f || strchr("/?#%\\", *c)) {
+	/* a name (letters, digits, '-', '.', '_') or [an IPv6 address] */
+	bool v6 = *u->host == '[';
+	for (const char *c = u->host + v6; *c && !(v6 && c[1] == '\0'); c++)
+		if (!(v6 ? isxdigit((unsigned char)*c) || *c == ':' || *c == '.'
+			 : isalnum((unsigned char)*c) || *c == '-' || *c == '.' || *c == '_')) {
 			*why = "not a host name in the URL";
 			goto bad;
 		}

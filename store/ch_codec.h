@@ -55,7 +55,9 @@ bool ch_rb_get(const char **p, const char *end, unsigned width, uint64_t *v);
 bool ch_rb_len(const char **p, const char *end, uint64_t *n);
 
 /* A clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE URL's parts, each
- * a string of its own (free with ch_url_free).  HOST may be [IPv6]; PORT
+ * a string of its own (free with ch_url_free).  USER[:PASSWORD] ends at the
+ * URL's last '@' and splits at its first ':'; each is %-decoded (a bad
+ * escape, or %00, refused).  HOST is letters, digits, '-', '.' and '_'.  HOST may be [IPv6]; PORT
  * defaults to 8123; DATABASE is letters, digits and '_', not starting
  * with a digit (the only name spliced into SQL: the DDL's).  false with
  * @why set when the URL is not one. */
@@ -65,6 +67,9 @@ struct ch_url {
 };
 bool ch_url_parse(const char *url, struct ch_url *u, const char **why);
 void ch_url_free(struct ch_url *u);
+/* @url as errors name it: its PASSWORD (USER:PASSWORD@, split as
+ * ch_url_parse does) as "***"; NULL when out of memory. */
+char *ch_url_redacted(const char *url);
 
 /* The server's error answer (HTTP body) as one line: its code (0 when it
  * says none) and the message alone, without "Code: N", "e.displayText()",

@@ -1,6 +1,7 @@
 /* leaksnap store: the ClickHouse backend's HTTP requests (ch_http.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,10 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 	h->got += n;
 	if (h->status == 0)
 		curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &h->status);
+	if (n > h->max - h->resp.n) {
+		h->toobig = true;
+		return 0;
+	}
 	chbuf_bytes(&h->resp, p, n);
 	if (h->resp.nomem)
 		return 0;
@@ -54,10 +59,32 @@ int ch_http_init(struct ch_http *h, const struct ch_target *t, struct leaksnap_e
 	curl_easy_setopt(h->c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h->c, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(h->c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h->c, CURLOPT_CONNECTTIMEOUT, 10L);
-	/* a server that stops answering: an error, not a hang */
-	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_TIME, 600L);
+	curl_easy_setopt(h->c, CURLOPT_CONNECTTIMEOUT, CH_CONNECT_SECONDS);
+	/* a server that stops answering, or drips: an error, not a hang */
+	h->max = CH_ANSWER_MAX;
+	h->stall = CH_STALL_SECONDS;
+	const char *e = getenv("LEAKSNAP_CH_MAX_ANSWER");
+	if (e && *e) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(e, &end, 10);
+		if (*end || errno || v == 0 || v > SIZE_MAX / 2 || *e == '-')
+			return kit_error(err, LEAKSNAP_ERR_USAGE, t->name,
+					 "LEAKSNAP_CH_MAX_ANSWER: not a number of bytes: '%s'", e);
+		h->max = (size_t)v;
+	}
+	e = getenv("LEAKSNAP_CH_STALL");
+	if (e && *e) {
+		char *end;
+		errno = 0;
+		long v = strtol(e, &end, 10);
+		if (*end || errno || v <= 0 || v > 86400)
+			return kit_error(err, LEAKSNAP_ERR_USAGE, t->name,
+					 "LEAKSNAP_CH_STALL: not a number of seconds (1 to 86400): '%s'", e);
+		h->stall = v;
+	}
+	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_LIMIT, CH_SLOW_BYTES);
+	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_TIME, h->stall);
 	curl_easy_setopt(h->c, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(h->c, CURLOPT_PROTOCOLS_STR, "http");
 	/* (the proxy of the environment is not the store's way to its server) */
@@ -82,6 +109,10 @@ void ch_http_free(struct ch_http *h)
 static int fail(struct ch_http *h, const struct ch_target *t, CURLcode rc, const char *what,
 		struct leaksnap_error *err)
 {
+	if (h->toobig)
+		return kit_error(err, LEAKSNAP_ERR_IO, t->name,
+				 "the server's answer is larger than %zu bytes (LEAKSNAP_CH_MAX_ANSWER)",
+				 h->max);
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && h->status && h->status != 200)) {
 		long os = 0;
 		curl_easy_getinfo(h->c, CURLINFO_OS_ERRNO, &os);
@@ -92,9 +123,16 @@ static int fail(struct ch_http *h, const struct ch_target *t, CURLcode rc, const
 		case CURLE_COULDNT_RESOLVE_HOST:
 			return kit_error(err, LEAKSNAP_ERR_IO, t->name,
 					 "cannot reach the server: no such host '%s'", t->url.host);
-		case CURLE_OPERATION_TIMEDOUT:
+		case CURLE_OPERATION_TIMEDOUT: {
+			curl_off_t connected = 0; /* (microseconds; 0: not connected) */
+			curl_easy_getinfo(h->c, CURLINFO_CONNECT_TIME_T, &connected);
+			if (h->got || connected > 0)
+				return kit_error(err, LEAKSNAP_ERR_IO, t->name,
+						 "the server stopped answering (under %ld bytes a second "
+						 "for %ld s)", CH_SLOW_BYTES, h->stall);
 			return kit_error(err, LEAKSNAP_ERR_IO, t->name,
 					 "cannot reach the server: timed out");
+		}
 		case CURLE_OUT_OF_MEMORY:
 			return kit_error(err, LEAKSNAP_ERR_NOMEM, t->name, "out of memory");
 		case CURLE_WRITE_ERROR:
@@ -131,6 +169,7 @@ static int request(struct ch_http *h, const struct ch_target *t, const char *sql
 {
 	h->resp.n = 0;
 	h->resp.nomem = false;
+	h->toobig = false;
 	h->status = 0;
 	h->stopped = 0;
 	h->got = 0;

@@ -21,7 +21,20 @@ struct ch_http {
 	int stopped;            /* what parse returned to stop */
 	size_t got;             /* bytes of the answer received */
 	long status;
+	bool toobig;            /* the answer passed max */
+	size_t max;             /* the most one answer may hold (bytes) */
+	long stall;             /* seconds under CH_SLOW_BYTES a second: stalled */
 };
+
+/* The bounds of one request: an answer held whole (or a row of one read as
+ * it comes) may hold CH_ANSWER_MAX bytes (LEAKSNAP_CH_MAX_ANSWER, bytes,
+ * changes it); a server that sends (or takes) fewer than CH_SLOW_BYTES a
+ * second for CH_STALL_SECONDS (LEAKSNAP_CH_STALL, seconds) has stopped
+ * answering; CH_CONNECT_SECONDS to connect. */
+#define CH_ANSWER_MAX ((size_t)1 << 30)
+#define CH_SLOW_BYTES 1024L
+#define CH_STALL_SECONDS 60L
+#define CH_CONNECT_SECONDS 10L
 
 /* Where a store's requests go, and what its errors name. */
 struct ch_target {

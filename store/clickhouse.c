@@ -189,7 +189,8 @@ static int each_tsv(struct ch *c, int nf, int (*row)(struct ch *c, char **f, voi
 	while (p && (n = ch_tsv_row(&p, end, f, nf)) != 0) {
 		if (n != nf)
 			return kit_error(err, LEAKSNAP_ERR_FORMAT, c->t.name,
-					 "an answer of the server cannot be read");
+					 "the server's answer cannot be read (not rows of %d "
+					 "TabSeparated column%s)", nf, nf == 1 ? "" : "s");
 		if ((rc = row(c, f, ctx)) != 0)
 			return rc;
 	}
@@ -395,33 +396,11 @@ static int make_inserts(struct ch *c)
 	return 0;
 }
 
-/* @url without its password (errors name the store, and go to logs). */
-static char *redacted(const char *url)
-{
-	const char *a = strstr(url, "://"), *at, *colon, *slash;
-	if (!a)
-		return strdup(url);
-	a += 3;
-	slash = strchr(a, '/');
-	at = memchr(a, '@', slash ? (size_t)(slash - a) : strlen(a));
-	colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
-	if (!colon)
-		return strdup(url);
-	size_t head = (size_t)(colon + 1 - url);
-	char *r = malloc(head + 3 + strlen(at) + 1);
-	if (r) {
-		memcpy(r, url, head);
-		strcpy(r + head, "***");
-		strcat(r, at);
-	}
-	return r;
-}
-
 struct sto_backend *sto_clickhouse_open(const char *url, const struct leaksnap_store_open_opts *o,
 					struct leaksnap_error *err)
 {
 	struct ch *c = calloc(1, sizeof(*c));
-	char *name = redacted(url);
+	char *name = ch_url_redacted(url); /* (errors name it, and go to logs) */
 	if (!c || !name) {
 		free(c);
 		free(name);
@@ -596,7 +575,18 @@ static int ch_run_commit(struct sto_backend *b, struct leaksnap_error *err)
 	c->in_run = false;
 	for (int i = 0; i < STO_TABLE_COUNT; i++)
 		chbuf_free(&c->buf[i]);
-	return pair_growth(c, err);
+	/* The run is visible now, with the growth this write computed: a
+	 * failure of the check that follows is said, not a failed write. */
+	if (pair_growth(c, err) && err) {
+		char text[LEAKSNAP_ERROR_TEXT_MAX];
+		snprintf(text, sizeof(text), "%s", err->text);
+		int code = err->code;
+		leaksnap_error_clear(err);
+		kit_error(err, code, c->t.name,
+			  "stored, but the growth of the run was not checked against other "
+			  "writes of it: %s", text);
+	}
+	return 0;
 fail:
 	ch_run_abort(b);
 	return -1;

@@ -171,7 +171,10 @@ struct leaksnap_store_record {
 int leaksnap_store_run_begin(struct leaksnap_store *s, const struct leaksnap_store_run *run,
 			     struct leaksnap_error *err);
 /* Make what was put since the run began visible: the completion marker,
- * then (SQLite) the commit. */
+ * then (SQLite) the commit.  0 with @err's code set (not LEAKSNAP_OK): the
+ * run is stored and visible, but what a ClickHouse write does after its
+ * marker (the run's growth checked against other writes of it) failed: a
+ * warning (@err says what). */
 int leaksnap_store_run_commit(struct leaksnap_store *s, struct leaksnap_error *err);
 /* Drop what was put since the run began.  Never fails; NULL-safe. */
 void leaksnap_store_run_abort(struct leaksnap_store *s);

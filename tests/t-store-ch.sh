@@ -7,6 +7,8 @@
 #    ones: the same lines from store, byte-identical `history` (text,
 #    --json, --by run, --by test, --where, --last) on both engines; the
 #    hostile strings as the server holds them, byte for byte;
+#  - leakdiff --db --run ID --json of each run: the same bytes on both
+#    engines (the module bases it gives out included);
 #  - the same dumps again: 'already stored', not one row more on the
 #    server (every table's rows counted as they are, not merged);
 #  - a store killed (kill -9) in the middle of a big ingest: history as
@@ -151,6 +153,22 @@ assert [(r["key"], r["runs"]) for r in rows] == [("4713", 1), ("4711", 1), ("471
 assert rows[0]["suspects"], rows[0]
 assert rows[1]["growth"] == 12288 and rows[1]["suspects"], rows[1]
 ' "$w/hj" || fail "history --json: not the rows expected"
+# leakdiff --db of each run of more than one snapshot: the same bytes on
+# both engines (the PCs it makes up for the modules included)
+LD=$(dirname "$L")/leakdiff
+nd=0
+for id in $("$L" history --db "$w/s.db" --by run --json | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["rows"]:
+    print(r["key"])'); do
+	"$LD" --db "$w/s.db" --run "$id" --json >"$w/d.sq" 2>"$w/e.sq" || continue
+	"$LD" --db "$CH" --run "$id" --json >"$w/d.ch" 2>"$w/e.ch" || fail "leakdiff --db CH --run $id: $(cat "$w/e.ch")"
+	cmp -s "$w/d.sq" "$w/d.ch" || { fail "leakdiff --db --run $id --json: the engines differ"; diff "$w/d.sq" "$w/d.ch" | head -6; }
+	cmp -s "$w/e.sq" "$w/e.ch" || fail "leakdiff --db --run $id --json: the engines warn differently"
+	grep -q '"pc"' "$w/d.sq" || fail "leakdiff --db --run $id --json: no pc"
+	nd=$((nd + 1))
+done
+[ "$nd" -ge 2 ] || fail "leakdiff --db: only $nd runs compared"
 # the hostile strings as the server holds them
 hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n' | tr a-f A-F; }
 expect_eq "hostile label on the server" "$(chq s "SELECT hex(value) FROM run_labels WHERE name = 'test' AND value NOT IN ('other', 'big')")" "$(hex "$hostile")"
@@ -236,6 +254,37 @@ expect_eq "four writers: the runs' labels" \
 	"$("$L" history --db "$CH" --by writer --json | python3 -c 'import json, sys; print(sum(r["runs"] for r in json.load(sys.stdin)["rows"] if r["key"]))')" \
 	2
 expect_eq "four writers: one label each" "$(chq four "SELECT uniqExact(run_id, name) FROM run_labels")" 2
+
+# 4b. The check after the marker fails ---------------------------------------------------------
+# (a proxy, tests/tools/fake-ch.py marker, fails the request after each
+# completion marker: the run is stored, said with a warning, exit 0)
+MK=$(newdb mk)
+rm -f "$w/mkport"
+python3 "$top/tests/tools/fake-ch.py" marker "$w/mkport" "$hp" &
+mkpid=$!
+n=0
+while [ ! -s "$w/mkport" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+MKP="clickhouse://127.0.0.1:$(cat "$w/mkport")/mk"
+st=0
+"$L" store --db "$MKP" h/m.$pid.0001.dump h/m.$pid.exit.dump >"$w/mk.out" 2>"$w/mk.err" || st=$?
+kill $mkpid 2>/dev/null
+wait $mkpid 2>/dev/null
+expect_eq "after the marker: status" "$st" 0
+expect_eq "after the marker: stderr" "$(cat "$w/mk.err")" \
+	"leaksnap: $MKP: warning: stored, but the growth of the run was not checked against other writes of it: cannot read the store: injected after the marker"
+MKR=$(newdb mkref)
+"$L" store --db "$MKR" h/m.$pid.0001.dump h/m.$pid.exit.dump >"$w/mkr.out" 2>&1 || fail "store into mkref"
+expect_eq "after the marker: stdout" "$(sed 's/ (.*//' "$w/mk.out")" "$(sed 's/ (.*//' "$w/mkr.out")"
+[ -s "$w/mk.out" ] || fail "after the marker: no stdout"
+expect_eq "after the marker: growth as written without the proxy" \
+	"$(chq mk "SELECT stack_id, bytes FROM growth ORDER BY stack_id FORMAT TabSeparated" | md5sum)" \
+	"$(chq mkref "SELECT stack_id, bytes FROM growth ORDER BY stack_id FORMAT TabSeparated" | md5sum)"
+expect_eq "after the marker: the run is there" "$(chq mk "SELECT count() FROM ingests")" 1
+st=0
+"$L" store --db "$MK" h/m.$pid.0001.dump h/m.$pid.exit.dump >"$w/mk2.out" 2>&1 || st=$?
+expect_eq "after the marker, again: status" "$st" 0
+expect_eq "after the marker, again" "$(cat "$w/mk2.out")" "h/m.$pid.0001.dump: already stored
+h/m.$pid.exit.dump: already stored"
 
 # 5. Errors ---------------------------------------------------------------------------------------
 # expect_error WHAT STDERR ARGS...: exit 2, that one line, nothing on stdout

@@ -185,13 +185,53 @@ static void test_url(void **state)
 	assert_string_equal(u.database, "leaks");
 	assert_null(u.user);
 	ch_url_free(&u);
-	assert_true(ch_url_parse("CLICKHOUSE://reader:s3cr%t@127.0.0.1/leak_s2/", &u, &why));
+	assert_true(ch_url_parse("CLICKHOUSE://reader:s3cr%25t@127.0.0.1/leak_s2/", &u, &why));
 	assert_string_equal(u.host, "127.0.0.1");
 	assert_int_equal(u.port, 8123);
 	assert_string_equal(u.user, "reader");
 	assert_string_equal(u.password, "s3cr%t");
 	assert_string_equal(u.database, "leak_s2");
 	ch_url_free(&u);
+	/* the password ends at the last '@' (it may hold '@', '/' and ':') */
+	assert_true(ch_url_parse("clickhouse://user:p@ss@127.0.0.1:9123/db", &u, &why));
+	assert_string_equal(u.user, "user");
+	assert_string_equal(u.password, "p@ss");
+	assert_string_equal(u.host, "127.0.0.1");
+	assert_int_equal(u.port, 9123);
+	assert_string_equal(u.database, "db");
+	ch_url_free(&u);
+	assert_true(ch_url_parse("clickhouse://us%3Aer%40x:a/b:c@@h-1.example_2/db", &u, &why));
+	assert_string_equal(u.user, "us:er@x");
+	assert_string_equal(u.password, "a/b:c@");
+	assert_string_equal(u.host, "h-1.example_2");
+	ch_url_free(&u);
+	assert_true(ch_url_parse("clickhouse://r%C3%A9ader:%20%2f%FF@[fe80::1]/db", &u, &why));
+	assert_string_equal(u.user, "r\xc3\xa9" "ader");
+	assert_string_equal(u.password, " /\xff");
+	assert_string_equal(u.host, "[fe80::1]");
+	ch_url_free(&u);
+	assert_true(ch_url_parse("clickhouse://reader@host/db", &u, &why));
+	assert_string_equal(u.user, "reader");
+	assert_string_equal(u.password, "");
+	ch_url_free(&u);
+	/* errors name the URL with its password hidden */
+	static const struct {
+		const char *url, *shown;
+	} red[] = {
+		{"clickhouse://user:p@ss@127.0.0.1:9123/db", "clickhouse://user:***@127.0.0.1:9123/db"},
+		{"clickhouse://user:a/b@h/db", "clickhouse://user:***@h/db"},
+		{"clickhouse://user:%zz@h/db", "clickhouse://user:***@h/db"},
+		{"clickhouse://user:pw@h", "clickhouse://user:***@h"},
+		{"clickhouse://user@h/db", "clickhouse://user@h/db"},
+		{"clickhouse://h:8123/db", "clickhouse://h:8123/db"},
+		{"no url", "no url"},
+	};
+	for (size_t i = 0; i < sizeof(red) / sizeof(red[0]); i++) {
+		char *r = ch_url_redacted(red[i].url);
+		assert_non_null(r);
+		assert_string_equal(r, red[i].shown);
+		free(r);
+	}
 	assert_true(ch_url_parse("clickhouse://[::1]:8124/x", &u, &why));
 	assert_string_equal(u.host, "[::1]");
 	assert_int_equal(u.port, 8124);
@@ -211,6 +251,16 @@ static void test_url(void **state)
 		{"clickhouse://@host/db", "an empty user name in the URL"},
 		{"clickhouse://ho st/db", "not a host name in the URL"},
 		{"clickhouse://[::1/db", "no ']' after the IPv6 address in the URL"},
+		{"clickhouse://u:%zz@host/db", "a bad %-escape in the user or password of the URL (%XX, two hex digits, not %00)"},
+		{"clickhouse://u:pw%2@host/db", "a bad %-escape in the user or password of the URL (%XX, two hex digits, not %00)"},
+		{"clickhouse://u:pw%@host/db", "a bad %-escape in the user or password of the URL (%XX, two hex digits, not %00)"},
+		{"clickhouse://u%00:pw@host/db", "a bad %-escape in the user or password of the URL (%XX, two hex digits, not %00)"},
+		{"clickhouse://%4:pw@host/db", "a bad %-escape in the user or password of the URL (%XX, two hex digits, not %00)"},
+		{"clickhouse://ho'st/db", "not a host name in the URL"},
+		{"clickhouse://ho%41st/db", "not a host name in the URL"},
+		{"clickhouse://h\xc3\xa9/db", "not a host name in the URL"},
+		{"clickhouse://[::1;x]/db", "not a host name in the URL"},
+		{"clickhouse://u:p@/db", "no HOST in the URL"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
