@@ -378,8 +378,21 @@ struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_stor
 		goto fail;
 	}
 	sqlite3_busy_timeout(q->db, o->busy_timeout_ms ? (int)o->busy_timeout_ms : 60000);
-	/* What the file is, before anything is changed in it: a database of
-	 * something else, or an empty file given to a reader, stays as it was. */
+	/* A new store (a writer's new or empty file) is made a write-ahead-log
+	 * one at once, before writers starting together race for its lock; its
+	 * pages are the largest SQLite has (an existing one keeps its own): a
+	 * run writes many rows at once, and its pages are copied from the log
+	 * into the file once more at the checkpoint -- a sixteenth of the
+	 * calls, 1M records stored in ~15% less time than with 4 KiB. */
+	bool fresh = !o->no_create && (!exists || sb.st_size == 0);
+	if (fresh) {
+		sqlite3_exec(q->db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
+		if (set_wal(q, err))
+			goto fail;
+	}
+	/* Any other file: what it is, before anything is changed in it -- a
+	 * database of something else, or an empty file given to a reader,
+	 * stays as it was. */
 	unsigned v;
 	if (read_version(q, &v, err))
 		goto fail;
@@ -387,14 +400,7 @@ struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_stor
 		kit_error(err, LEAKSNAP_ERR_FORMAT, path, "not a leaksnap store (empty)");
 		goto fail;
 	}
-	/* A new store's pages are the largest SQLite has (an existing one
-	 * keeps its own): a run writes many rows at once, and its pages are
-	 * copied from the log into the file once more at the checkpoint -- a
-	 * sixteenth of the calls, 1M records stored in ~15% less time than
-	 * with 4 KiB. */
-	if (v == 0)
-		sqlite3_exec(q->db, "PRAGMA page_size = 65536", NULL, NULL, NULL);
-	if (writable && set_wal(q, err))
+	if (writable && !fresh && set_wal(q, err))
 		goto fail;
 	if (exec(q, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA mmap_size = 17179869184;",
 		 "cannot open the store", err))
