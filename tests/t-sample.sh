@@ -78,6 +78,23 @@ for bad in 0 1073741825 64k -1; do
 		{ fail "record --sample $bad: message"; cat "$w/rb.err"; }
 done
 
+# Reachability with sampling: refused (a sampled block held only through
+# unsampled blocks would be counted unreachable): one warning, no
+# reachability section, the metadata says why; record refuses the pair.
+run reach LEAKSNAP_SAMPLE=65536 LEAKSNAP_SAMPLE_SEED=7 LEAKSNAP_REACHABILITY=1
+printf '%s\n' 'leaksnap: reachability is off with LEAKSNAP_SAMPLE: a sampled block held only through unsampled blocks would be counted unreachable' |
+	cmp -s - "$w/reach.err" || { fail "sampled reachability: warning"; cat "$w/reach.err"; }
+d=$(ls "$w"/reach.*.exit.dump)
+expect_meta "$d" "reachability=off: sampled collection (LEAKSNAP_SAMPLE)"
+"$L" show "$d" 2>/dev/null | grep -q 'unreachable' && fail "sampled dump: a reachability section"
+expect_record "$w/reach.txt" "65536 1 app big_site main"
+"$L" record --out "$w/rr" --sample 4096 --reachability -- true 2>"$w/rr.err"
+st=$?
+[ $st = 2 ] || fail "record --sample --reachability: status $st"
+printf '%s\n' "leaksnap: record: --sample and --reachability do not go together: a sample cannot tell which blocks are unreachable (see 'leaksnap record --help')" |
+	cmp -s - "$w/rr.err" || { fail "record --sample --reachability: message"; cat "$w/rr.err"; }
+ls "$w"/rr.*.dump >/dev/null 2>&1 && fail "record --sample --reachability: ran"
+
 # The in-app build: leaksnap_start()'s sample option (one over the limit
 # refused with EINVAL).
 INAPP=$(cd "$B/lib" && pwd)/libleakhook-inapp.so
