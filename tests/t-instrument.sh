@@ -1,7 +1,7 @@
 #!/bin/sh
 # LEAKSNAP_UNWIND=instrument on this machine: tests/hook/instr (built with
 # -finstrument-functions and frame pointers) gives, for every leak, exactly
-# the stack expected (a longjmp's, a signal handler's, a cancelled
+# the stack expected (a longjmp's, one from past the shadow stack's end, a signal handler's, a cancelled
 # thread's cleanup's, a fresh thread's, a gap for code not instrumented),
 # and the very same return addresses, as module offsets, as the fp walk of
 # the same program; the dump says unwinder=instrument; a program not
@@ -38,6 +38,7 @@ cat >"$w/want" <<'EOF'
 3008 1 app with_inline main ?
 3009 1 app deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep
 3010 1 app after_deep main ?
+3011 1 app deep_c2 deep_c1 deep_root main ?
 EOF
 cmp -s "$w/want" "$w/in.300" || { fail "instrument: stacks"; diff "$w/want" "$w/in.300"; }
 # bit for bit the fp walk's return addresses

@@ -17,6 +17,9 @@
  *            address)
  *   3009 x1  at the bottom of a recursion 5000 deep (deeper than the shadow
  *            stack holds), 3010 x1 from after_deep once it has returned
+ *   3011 x1  after a longjmp from the bottom of a recursion 5000 deep back
+ *            into deep_root: deep_root -> deep_c1 -> deep_c2 (the calls
+ *            counted past the shadow stack's end are gone)
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -117,6 +120,26 @@ FN void deep(int n)
 }
 FN void after_deep(void) { instr_keep[nkeep++] = malloc(3010); NOTAIL(); }
 
+static jmp_buf deep_jb;
+static volatile int deep_go = 1; /* (the recursion has an end, for the compiler) */
+FN void deep_jump(int n)
+{
+	if (n > 0)
+		deep_jump(n - 1);
+	else if (deep_go)
+		longjmp(deep_jb, 1);
+	NOTAIL();
+}
+FN void deep_c2(void) { instr_keep[nkeep++] = malloc(3011); NOTAIL(); }
+FN void deep_c1(void) { deep_c2(); NOTAIL(); }
+FN void deep_root(void)
+{
+	if (setjmp(deep_jb) == 0)
+		deep_jump(5000);
+	deep_c1();
+	NOTAIL();
+}
+
 int main(void)
 {
 	chain1();
@@ -135,6 +158,7 @@ int main(void)
 	with_inline();
 	deep(5000);
 	after_deep();
+	deep_root();
 	printf("done\n");
 	return 0;
 }
