@@ -107,6 +107,20 @@ k=$(awk '$1 == 64 && $4 == "sample_small" { print $2 }' "$w/ia.txt")
 [ "${k:-0}" -le 8 ] || fail "in-app 64 KiB sampling: $k of 1000 blocks of 64 bytes"
 expect_meta "$w/ia.sample.dump" "sample_interval=65536"
 
+# An in-app stop then start: the new session's sampling (4096 bytes, then
+# none) starts afresh on every thread, not from the distance the session
+# before drew (up to 1 GiB): every block of 100000 bytes is recorded.
+"$T/inapp_api" restart "$INAPP" "$w/rs" >"$w/rs.out" 2>&1 || fail "inapp_api restart: status $?"
+printf '%s\n' 'global lookup: none' 'start sample=1073741824: 0 ' 'stop: 0 ' 'start sample=4096: 0 ' \
+	'stop: 0 ' 'start sample=1073741824: 0 ' 'stop: 0 ' 'start sample=0: 0 ' 'stop: 0 ' |
+	cmp -s - "$w/rs.out" || { fail "inapp_api restart: output"; cat "$w/rs.out"; }
+"$SC" "$w/rs.restart1.dump" >"$w/rs1.txt" || fail "restart1: stackcheck"
+expect_record "$w/rs1.txt" "100000 20 app restart_big main"
+expect_meta "$w/rs.restart1.dump" "sample_interval=4096"
+"$SC" "$w/rs.restart2.dump" >"$w/rs2.txt" || fail "restart2: stackcheck"
+expect_record "$w/rs2.txt" "100001 20 app restart_big main"
+"$L" show "$w/rs.restart2.dump" | grep -q 'sample_interval' && fail "restart2: sample_interval in the metadata"
+
 # The readers' pages and profiles say that a sampled snapshot's values are
 # estimates (the text and JSON outputs: golden tests *-sampled*).
 "$B/tests/mkfixture" "$w/fx" || fail "mkfixture"
