@@ -36,7 +36,8 @@
 
 #include "hook_internal.h"
 
-#define SHADOW_CAP (65536u / (3 * sizeof(uintptr_t))) /* one mapping of 64 KiB */
+/* entries: one mapping of 64 KiB, less the header */
+#define SHADOW_CAP (65536u / (3 * sizeof(uintptr_t)))
 #define SAME_STACK ((uintptr_t)64 << 20)
 #define RA_REACH 4096u         /* words looked through for a return address */
 
@@ -52,7 +53,7 @@ struct shadow {
 	uint32_t over; /* calls deeper than SHADOW_CAP, not stored */
 	uintptr_t over_at; /* the place of the first of them */
 	uintptr_t lo, hi; /* the thread's stack (0, 0: not known) */
-	struct shadow_ent e[SHADOW_CAP - 1];
+	struct shadow_ent e[SHADOW_CAP - 2];
 };
 _Static_assert(sizeof(struct shadow) <= 65536, "the shadow stack is one mapping of 64 KiB");
 #define SHADOW_BYTES sizeof(struct shadow)
@@ -248,7 +249,7 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(voi
 	n = caller_by_records(s, n, ((const uintptr_t *)__builtin_frame_address(0))[0], caller_sp(),
 			      ra);
 #endif
-	if (HOOK_UNLIKELY(n >= SHADOW_CAP - 1)) {
+	if (HOOK_UNLIKELY(n >= SHADOW_CAP - 2)) {
 		s->n = n;
 		s->over_at = at;
 		s->over = 1;
