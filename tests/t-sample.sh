@@ -4,7 +4,8 @@
 # rate sampling theory gives; freed unsampled blocks leave nothing; the dump
 # says sample_interval=; a seed makes runs repeatable; bad settings warn
 # and fall back to full tracking; record --sample reaches the hook and
-# refuses what the hook would not take.
+# refuses what the hook would not take; no reachability with sampling; an
+# in-app restart and a fork's child sample afresh.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -120,6 +121,17 @@ expect_meta "$w/rs.restart1.dump" "sample_interval=4096"
 "$SC" "$w/rs.restart2.dump" >"$w/rs2.txt" || fail "restart2: stackcheck"
 expect_record "$w/rs2.txt" "100001 20 app restart_big main"
 "$L" show "$w/rs.restart2.dump" | grep -q 'sample_interval' && fail "restart2: sample_interval in the metadata"
+
+# A fork's child draws samples of its own: the same allocations after the
+# fork, sampled with the parent's generator, gave the very same records
+# (seed 3: the parent samples 202 of its 2000, the child 177).
+mkdir "$w/fk"
+LEAKSNAP_DUMP_ON_EXIT=0 LEAKSNAP_SAMPLE=640 LEAKSNAP_SAMPLE_SEED=3 LEAKSNAP_OUT="$w/fk/x" \
+	LD_PRELOAD="$HOOK" "$T/sampleleak" fork "$w/fk" 2>"$w/fk.err" || fail "sampleleak fork: status $?"
+"$SC" "$w/fk/parent.dump" >"$w/fk.parent" || fail "fork: stackcheck parent"
+"$SC" "$w/fk/child.dump" | sed 's/ zygote / app /' >"$w/fk.child" || fail "fork: stackcheck child"
+[ "$(grep -c small_site "$w/fk.parent")" = 2 ] || { fail "fork: parent's records"; cat "$w/fk.parent"; }
+cmp -s "$w/fk.parent" "$w/fk.child" && { fail "fork: the child drew the parent's samples"; cat "$w/fk.child"; }
 
 # The readers' pages and profiles say that a sampled snapshot's values are
 # estimates (the text and JSON outputs: golden tests *-sampled*).
