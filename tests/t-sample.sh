@@ -95,6 +95,11 @@ st=$?
 printf '%s\n' "leaksnap: record: --sample and --reachability do not go together: a sample cannot tell which blocks are unreachable (see 'leaksnap record --help')" |
 	cmp -s - "$w/rr.err" || { fail "record --sample --reachability: message"; cat "$w/rr.err"; }
 ls "$w"/rr.*.dump >/dev/null 2>&1 && fail "record --sample --reachability: ran"
+"$L" attach --sample 4096 --reachability 1 2>"$w/ar.err"
+st=$?
+[ $st = 2 ] || fail "attach --sample --reachability: status $st"
+printf '%s\n' "leaksnap: attach: --sample and --reachability do not go together: a sample cannot tell which blocks are unreachable (see 'leaksnap attach --help')" |
+	cmp -s - "$w/ar.err" || { fail "attach --sample --reachability: message"; cat "$w/ar.err"; }
 
 # The in-app build: leaksnap_start()'s sample option (one over the limit
 # refused with EINVAL).
