@@ -43,7 +43,7 @@ static const char attach_usage[] =
 	"                       it; with --dump: where the attach put them\n"
 	"  --interval SEC       also dump every SEC seconds (0.001 to 1000000)\n"
 	"  --sample BYTES       sampled collection, as 'leaksnap record --sample'\n"
-	"                       (1 to 1073741824)\n"
+	"                       (1 to 1073741824; not with --reachability)\n"
 	"  --reachability       classify every live block as reachable or not at each\n"
 	"                       dump (docs/reachability.md)\n"
 	"  --control            serve the control socket too (as LEAKSNAP_CONTROL=1:\n"
@@ -152,6 +152,9 @@ static int parse_options(int argc, char **argv, struct attach_opts *o)
 		default: return cli_bad_option("attach", argv, c == ':' ? ':' : optopt);
 		}
 	}
+	if (o->sample && o->reachability)
+		return cli_usage_error("attach", "--sample and --reachability do not go together: a "
+						 "sample cannot tell which blocks are unreachable");
 	if (optind >= argc)
 		return cli_usage_error("attach", "missing PID");
 	if (optind + 1 < argc)

@@ -72,7 +72,8 @@ static const char record_usage[] =
 	"  --sample BYTES       sampled collection: record a block when a sample point\n"
 	"                       (one every BYTES bytes allocated on average, 1 to\n"
 	"                       1073741824) falls in it, and every block of BYTES or\n"
-	"                       more; readers show estimates (docs/hook.md)\n"
+	"                       more; readers show estimates (docs/hook.md); not\n"
+	"                       with --reachability\n"
 	"  --interval SEC       also dump every SEC seconds: a decimal number from\n"
 	"                       0.001 to 1000000, fractions allowed (0.5)\n"
 	"  --no-exit-dump       do not dump when a process exits\n"
@@ -673,6 +674,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			cli_bad_option("record", argv, c == ':' ? ':' : optopt);
 			return -1;
 		}
+	}
+	if (o->sample && o->reachability) {
+		/* (a sampled block held only through unsampled ones would be
+		 * counted unreachable: docs/reachability.md) */
+		cli_usage_error("record", "--sample and --reachability do not go together: a "
+					  "sample cannot tell which blocks are unreachable");
+		return -1;
 	}
 	if (optind >= argc) {
 		cli_usage_error("record", "missing CMD to run");

@@ -393,7 +393,7 @@ static bool dumps_start(void)
 		if (!next)
 			break;
 		changed = true;
-		if (next->want_reach && !hook_cfg.reachability && !reach_ours) {
+		if (next->want_reach && !hook_cfg.reachability && !hook_cfg.sample && !reach_ours) {
 			reach_init();
 			reach_ours = true;
 		}

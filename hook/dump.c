@@ -272,9 +272,19 @@ void dump_image_free(struct dump_image *img)
 
 /* The snapshot and the parts of the dump file (under dump_mutex).  Returns
  * 0, or -1 with errno and nothing left to free. */
+/* The metadata line of a dump whose reachability was refused because the
+ * collection is sampled (docs/reachability.md). */
+#define REACH_OFF_SAMPLED "reachability=off: sampled collection (LEAKSNAP_SAMPLE)\n"
+
 static int image_build_locked(struct dump_image *img, enum hook_trigger trigger, bool reach_on)
 {
 	memset(img, 0, sizeof(*img));
+	if (reach_on && hook_cfg.sample) {
+		/* (a sampled block held only through unsampled blocks would be
+		 * counted unreachable: no definite leaks from a sample) */
+		reach_on = false;
+		hook_cfg.reach_refused_sampled = true;
+	}
 	struct table_snapshot *snap = &img->snap;
 	struct reach_result *reach = &img->reach;
 	if ((reach_on ? reach_snapshot(snap, reach) : table_snapshot(snap)) != 0) {
@@ -290,6 +300,8 @@ static int image_build_locked(struct dump_image *img, enum hook_trigger trigger,
 	dump_fp_meta(&img->meta, snap);
 	if (reach_on)
 		buf_add(&img->meta, reach->meta, strlen(reach->meta));
+	else if (hook_cfg.reach_refused_sampled)
+		buf_add(&img->meta, REACH_OFF_SAMPLED, strlen(REACH_OFF_SAMPLED));
 	if (img->maps.failed || img->meta.failed || img->meta.len > UINT32_MAX)
 		goto fail;
 
@@ -890,6 +902,14 @@ void dump_start(void)
 {
 	pthread_sigmask(SIG_SETMASK, NULL, &program_mask);
 	sem_init(&dump_sem, 0, 0);
+	hook_cfg.reach_refused_sampled = false;
+	if (hook_cfg.reachability && hook_cfg.sample) {
+		static atomic_bool once;
+		hook_report(&once, "reachability is off with LEAKSNAP_SAMPLE: a sampled block held "
+			    "only through unsampled blocks would be counted unreachable");
+		hook_cfg.reachability = false;
+		hook_cfg.reach_refused_sampled = true;
+	}
 	if (hook_cfg.reachability)
 		reach_init();
 	install(sig_dump());

@@ -364,7 +364,7 @@ static void __attribute__((noinline)) track(void *p, size_t size, const struct u
 		} else if (atomic_load_explicit(&hook_active,           \
 						memory_order_relaxed)) { \
 			if (!hook_cfg.sample)                           \
-				sample_left = 0;                        \
+				sample_full();                          \
 			table_note_untracked(p);                        \
 		}                                                       \
 	} while (0)
@@ -863,6 +863,7 @@ static void fork_child(void)
 {
 	table_fork_child();
 	table_unlock_all();
+	sample_fork_child();
 	unloaded_fork_child();
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();

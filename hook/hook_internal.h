@@ -87,6 +87,10 @@ struct hook_config {
 	char control_path[108];      /* (a sockaddr_un's sun_path) */
 	uint64_t sample;             /* LEAKSNAP_SAMPLE bytes, 0 = every block (sample.h) */
 	uint64_t sample_seed;        /* LEAKSNAP_SAMPLE_SEED, 0 = a seed of the moment */
+	/* reachability was asked for with sampling and refused (dump_start):
+	 * a sampled block held only through unsampled ones would be called
+	 * unreachable */
+	bool reach_refused_sampled;
 };
 extern struct hook_config hook_cfg;
 

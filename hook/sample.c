@@ -8,6 +8,14 @@
 #include "sample.h"
 
 HOOK_TLS int64_t sample_left;
+_Atomic int64_t sample_base;
+/* Raised by this much at each sample_begin: far more than a counter holds
+ * above the floor (LEAKSNAP_HOOK_SAMPLE_MAX), and 2^22 sessions before
+ * the counters run out of room. */
+#define BASE_STEP ((int64_t)1 << 40)
+/* The session whose floor this thread's counter and generator follow (a
+ * thread that sees another draws afresh) */
+static HOOK_TLS int64_t sample_mine_base;
 /* This thread's generator: a splitmix64 counter in the bits above 2; bit 0
  * set once seeded, bit 1 set while the distance in sample_left was cut at
  * the interval (its end is then no sample point). */
@@ -92,9 +100,17 @@ static int64_t draw(void)
 bool sample_take(size_t size)
 {
 	uint64_t interval = hook_cfg.sample;
+	int64_t base = atomic_load_explicit(&sample_base, memory_order_relaxed);
 	if (!interval) {
-		sample_left = 0;
+		sample_left = base;
 		return true;
+	}
+	if (HOOK_UNLIKELY(sample_mine_base != base)) {
+		/* a new session: this thread's counter and generator are the
+		 * old one's */
+		sample_mine_base = base;
+		sample_rng = 0;
+		sample_left = base - (int64_t)size;
 	}
 	if (size >= interval) {
 		/* stands for itself, outside the walk */
@@ -102,7 +118,7 @@ bool sample_take(size_t size)
 		return true;
 	}
 	/* the next point, from the start of this block */
-	int64_t at = sample_left + (int64_t)size;
+	int64_t at = sample_left - base + (int64_t)size;
 	if (HOOK_UNLIKELY(!(sample_rng & RNG_SEEDED))) {
 		rng_seed();
 		at = draw();
@@ -115,12 +131,15 @@ bool sample_take(size_t size)
 			sampled = true;
 		at += draw();
 	}
-	sample_left = at - (int64_t)size;
+	sample_left = base + at - (int64_t)size;
 	return sampled;
 }
 
 int sample_begin(void)
 {
+	/* every thread's next allocation takes the slow path and starts
+	 * again there */
+	atomic_fetch_add_explicit(&sample_base, BASE_STEP, memory_order_relaxed);
 	sample_filter = NULL;
 	if (!hook_cfg.sample)
 		return 0;
@@ -134,4 +153,11 @@ int sample_begin(void)
 	atomic_store(&seeded_threads, 0);
 	sample_filter = filter_mem;
 	return 0;
+}
+
+void sample_fork_child(void)
+{
+	sample_rng = 0;
+	sample_mine_base = 0; /* (the next allocation draws afresh) */
+	sample_full();
 }

@@ -6,12 +6,18 @@
  * inside it (probability 1 - e^(-size/BYTES)); a block of BYTES or more
  * is always recorded and takes no part in the walk.
  *
- * The fast path is sample_skip(): a subtraction and a compare on a
- * thread-local counter.  The counter never holds more than BYTES (a
+ * The fast path is sample_skip(): a subtraction and a compare of a
+ * thread-local counter with a global floor, sample_base.  The counter is
+ * kept relative to the floor and never holds more than BYTES above it (a
  * distance drawn longer is cut at BYTES, and the exponential's lack of
  * memory lets the slow path draw afresh from there), so that a block of
  * BYTES or more always reaches the slow path.  When sampling is off the
- * counter stays at 0 or below, and the slow path is the full tracking.
+ * counter stays at the floor or below, and the slow path is the full
+ * tracking.  Each start of collection (sample_begin) raises the floor far
+ * above any counter a thread kept from the session before, so that every
+ * thread's next allocation takes the slow path, which sees the new
+ * session's generation and draws afresh (an in-app stop then start with
+ * another interval).
  *
  * A free learns whether its block was sampled from a filter of counters
  * indexed by the address's hash, read without a lock: a zero means "not
@@ -23,9 +29,12 @@
 
 #include "hook_internal.h"
 
-/* Bytes to go on this thread to the next sample point (or to the point
- * where the drawn distance was cut), 0 or less in full tracking. */
+/* sample_base plus the bytes to go on this thread to the next sample point
+ * (or to the point where the drawn distance was cut); sample_base or less
+ * in full tracking. */
 extern HOOK_TLS int64_t sample_left;
+/* The floor of this session's counters (raised at each sample_begin). */
+extern _Atomic int64_t sample_base;
 
 /* The filter of sampled addresses (NULL in full tracking). */
 #define SAMPLE_FILTER_BITS 16
@@ -36,7 +45,13 @@ extern atomic_uint *sample_filter;
 static inline __attribute__((always_inline)) bool sample_skip(size_t size)
 {
 	sample_left -= (int64_t)size;
-	return sample_left > 0;
+	return sample_left > atomic_load_explicit(&sample_base, memory_order_relaxed);
+}
+
+/* Full tracking: this thread's counter at the floor. */
+static inline void sample_full(void)
+{
+	sample_left = atomic_load_explicit(&sample_base, memory_order_relaxed);
 }
 
 /* The slow path, once sample_skip() said no and the allocation is to be
@@ -71,5 +86,9 @@ static inline bool sample_filter_may_have(const void *p)
 /* Map the filter (hook_collect_begin, when hook_cfg.sample is set).
  * Returns 0, or -1 (no memory). */
 int sample_begin(void);
+
+/* In a fork's child: its thread draws from a generator of its own, not
+ * the parent's (the same draws would sample the same blocks). */
+void sample_fork_child(void);
 
 #endif

@@ -21,8 +21,13 @@
  * frame being entered is stale and dropped then, an exit drops the
  * entries below its own frame before its own, and a capture skips the
  * entries at or below the allocating frame.  A frame on another stack (a
- * signal handler on sigaltstack) is told by its distance: entries more
- * than SAME_STACK apart are never compared.  A signal handler that
+ * signal handler on sigaltstack) is told by the thread's stack bounds: an
+ * address inside them is never compared with one outside (and, where the
+ * bounds are not known, by distance: entries more than SAME_STACK apart
+ * are never compared).  Past SHADOW_CAP, the place of the first frame not
+ * stored is kept: an enter or exit at or above it means the frames it
+ * counted are gone (a longjmp or throw skipped their exits), and the
+ * count starts again from 0.  A signal handler that
  * allocates on the thread's own stack sees the entries of the frames it
  * interrupted, then its own, as the frame-pointer walk would. */
 #include <errno.h>
@@ -31,7 +36,8 @@
 
 #include "hook_internal.h"
 
-#define SHADOW_CAP (65536u / (3 * sizeof(uintptr_t))) /* one mapping of 64 KiB */
+/* entries: one mapping of 64 KiB, less the header */
+#define SHADOW_CAP (65536u / (3 * sizeof(uintptr_t)))
 #define SAME_STACK ((uintptr_t)64 << 20)
 #define RA_REACH 4096u         /* words looked through for a return address */
 
@@ -45,8 +51,9 @@ struct shadow_ent {
 struct shadow {
 	uint32_t n;    /* entries stored */
 	uint32_t over; /* calls deeper than SHADOW_CAP, not stored */
+	uintptr_t over_at; /* the place of the first of them */
 	uintptr_t lo, hi; /* the thread's stack (0, 0: not known) */
-	struct shadow_ent e[SHADOW_CAP - 1];
+	struct shadow_ent e[SHADOW_CAP - 2];
 };
 _Static_assert(sizeof(struct shadow) <= 65536, "the shadow stack is one mapping of 64 KiB");
 #define SHADOW_BYTES sizeof(struct shadow)
@@ -162,10 +169,22 @@ static inline uintptr_t NO_SANITIZE ra_slot_memo(uintptr_t sp, uintptr_t ra, uin
 	return at;
 }
 
-/* @a lies at or below @b on the same stack. */
-static inline bool at_or_below(uintptr_t a, uintptr_t b)
+/* @a and @b (@a <= @b) lie on the same stack of the thread of @s: both
+ * inside its stack's bounds or both outside them (a sigaltstack mapped
+ * near the stack is another stack); bounds not known, closer than
+ * SAME_STACK. */
+static inline bool same_stack(const struct shadow *s, uintptr_t a, uintptr_t b)
 {
-	return a <= b && b - a < SAME_STACK;
+	if (s->lo < s->hi)
+		return (a >= s->lo && a < s->hi) == (b >= s->lo && b < s->hi) &&
+		       ((a >= s->lo && a < s->hi) || b - a < SAME_STACK);
+	return b - a < SAME_STACK;
+}
+
+/* @a lies at or below @b on the same stack. */
+static inline bool at_or_below(const struct shadow *s, uintptr_t a, uintptr_t b)
+{
+	return a <= b && same_stack(s, a, b);
 }
 
 #if defined(__aarch64__) && !defined(HOOK_INAPP)
@@ -210,8 +229,13 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(voi
 	uintptr_t at = ra_slot_memo(caller_sp(), ra, s->lo, s->hi);
 	uint32_t n = s->n;
 	if (HOOK_UNLIKELY(s->over)) {
-		s->over++;
-		return;
+		/* at or above the first frame not stored: the frames counted
+		 * are gone (their exits skipped), the stored ones are compared */
+		if (!at_or_below(s, s->over_at, at)) {
+			s->over++;
+			return;
+		}
+		s->over = 0;
 	}
 	/* a function inlined into the one on top: the same frame */
 	if (n && s->e[n - 1].ra == ra && s->e[n - 1].at == at) {
@@ -219,14 +243,15 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_enter(voi
 		return;
 	}
 	/* entries at or below this frame are of frames that are gone */
-	while (n && at_or_below(s->e[n - 1].at, at))
+	while (n && at_or_below(s, s->e[n - 1].at, at))
 		n--;
 #if defined(__aarch64__)
 	n = caller_by_records(s, n, ((const uintptr_t *)__builtin_frame_address(0))[0], caller_sp(),
 			      ra);
 #endif
-	if (HOOK_UNLIKELY(n >= SHADOW_CAP - 1)) {
+	if (HOOK_UNLIKELY(n >= SHADOW_CAP - 2)) {
 		s->n = n;
+		s->over_at = at;
 		s->over = 1;
 		return;
 	}
@@ -247,15 +272,23 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_exit(void
 	struct shadow *s = shadow_mine;
 	if (HOOK_UNLIKELY(!s) || HOOK_UNLIKELY(s == SHADOW_DONE))
 		return;
-	if (HOOK_UNLIKELY(s->over)) {
-		s->over--;
-		return;
-	}
 	uintptr_t ra = ra_clean((uintptr_t)call_site);
 	uint32_t n = s->n;
 	uintptr_t sp = caller_sp();
+	if (HOOK_UNLIKELY(s->over)) {
+		uintptr_t at = ra_slot_memo(sp, ra, s->lo, s->hi);
+		if (!at_or_below(s, s->over_at, at)) {
+			s->over--; /* a frame below the first not stored */
+			return;
+		}
+		/* the first frame not stored, or one above it: every frame
+		 * counted is gone */
+		s->over = 0;
+		if (at == s->over_at)
+			return;
+	}
 	/* the usual case: this function's own entry on top */
-	if (HOOK_LIKELY(n && s->e[n - 1].ra == ra && !at_or_below(s->e[n - 1].at, sp - 1))) {
+	if (HOOK_LIKELY(n && s->e[n - 1].ra == ra && !at_or_below(s, s->e[n - 1].at, sp - 1))) {
 		if (s->e[n - 1].same)
 			s->e[n - 1].same--;
 		else
@@ -263,7 +296,7 @@ EXPORT void __attribute__((no_instrument_function)) __cyg_profile_func_exit(void
 		return;
 	}
 	uintptr_t at = ra_slot_memo(sp, ra, s->lo, s->hi);
-	while (n && s->e[n - 1].at < at && at_or_below(s->e[n - 1].at, at))
+	while (n && s->e[n - 1].at < at && at_or_below(s, s->e[n - 1].at, at))
 		n--;
 	if (n && s->e[n - 1].at == at && s->e[n - 1].same) {
 		s->e[n - 1].same--;
@@ -293,7 +326,7 @@ int unwind_instr(const struct unwind_regs *regs, uintptr_t *pcs, int max)
 	atomic_signal_fence(memory_order_acquire);
 	for (uint32_t i = s->n; i-- > 0 && k < max;) {
 		const struct shadow_ent *e = &s->e[i];
-		if (at_or_below(e->at, here))
+		if (at_or_below(s, e->at, here))
 			continue; /* a frame below the allocation's: gone */
 		pcs[k++] = e->ra;
 	}

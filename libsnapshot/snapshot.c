@@ -638,9 +638,18 @@ double leaksnap_sample_weight(uint64_t size, uint64_t interval)
 	return -1.0 / expm1(-(double)size / (double)interval);
 }
 
+/* @x rounded to the nearest whole number, within [0, UINT64_MAX] (llround
+ * takes only what a long holds: a double of 2^63 or more is a whole
+ * number already). */
 static uint64_t round_u64(double x)
 {
-	return x <= 0 ? 0 : x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)llround(x);
+	if (!(x > 0))
+		return 0;
+	if (x >= 18446744073709551616.0) /* 2^64 */
+		return UINT64_MAX;
+	if (x >= 9223372036854775808.0) /* 2^63 */
+		return (uint64_t)x;
+	return (uint64_t)llround(x);
 }
 
 void leaksnap_snapshot_record_estimate(const struct leaksnap_snapshot *s,

@@ -119,8 +119,8 @@ dumps: $w/o.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/o', on kill
 control: leaksnap ctl $pid stats, leaksnap watch $pid --out DIR
 stop: leaksnap attach $pid --detach
 " "" "$L" attach --libs 'lib(foo|bar)\.so$' "$pid" --frames 8 --unwind fp --out "$w/o" \
-	--interval 2.5 --reachability --control --sample 65536 --lib "$FAKE"
-[ "$(started "$pid" "$w/o")" = "size=72 libs=lib(foo|bar)\\.so\$ frames=8 unwind=fp out=$w/o interval=2.5 flags=1 control=1 sample=65536 thread=main" ] ||
+	--interval 2.5 --control --sample 65536 --lib "$FAKE"
+[ "$(started "$pid" "$w/o")" = "size=72 libs=lib(foo|bar)\\.so\$ frames=8 unwind=fp out=$w/o interval=2.5 flags=0 control=1 sample=65536 thread=main" ] ||
 	fail "options received: $(started "$pid" "$w/o")"
 untouched "$pid" "start"
 expect "a second attach" 2 "" "leaksnap: $pid: already attached: collection runs since an earlier attach ('leaksnap attach $pid --dump' takes a dump, --detach stops it)
@@ -143,14 +143,15 @@ expect "detach again" 2 "" "leaksnap: $pid: not attached: collection is not runn
 expect "dump after the detach" 2 "" "leaksnap: $pid: not attached: collection is not running (attach first: 'leaksnap attach $pid')
 " "$L" attach "$pid" --dump --lib "$FAKE" --out "$w/o"
 untouched "$pid" "detach"
-# attached again after a detach, with the defaults
+# attached again after a detach, with the defaults but --reachability (which
+# does not go with --sample: t-sample.sh)
 rm -f "$w/o.$pid.fake-start"
 expect "attach again" 0 "attached to process $pid: collecting with $FAKE
 only allocations made from now on are known: a leak that grew before this moment is not seen
 dumps: $w/o.$pid.NNNN.dump, on 'leaksnap attach $pid --dump --out $w/o', on kill -47 $pid, and $w/o.$pid.exit.dump at exit
 stop: leaksnap attach $pid --detach
-" "" "$L" attach "$pid" --lib "$FAKE" --out "$w/o"
-[ "$(started "$pid" "$w/o")" = "size=72 libs=(null) frames=0 unwind=(null) out=$w/o interval=0 flags=0 control=(null) sample=0 thread=main" ] ||
+" "" "$L" attach "$pid" --lib "$FAKE" --out "$w/o" --reachability
+[ "$(started "$pid" "$w/o")" = "size=72 libs=(null) frames=0 unwind=(null) out=$w/o interval=0 flags=1 control=(null) sample=0 thread=main" ] ||
 	fail "default options received: $(started "$pid" "$w/o")"
 
 # slots left alone are reported

@@ -50,6 +50,7 @@ cat >"$w/want" <<'EOF'
 3008 1 app with_inline main
 3009 1 app deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep
 3010 1 app after_deep main
+3011 1 app deep_c2 deep_c1 deep_root main
 EOF
 # the names up to main (what follows is the C library's and qemu's); a
 # signal handler's own frame is followed by the sigreturn trampoline
@@ -68,11 +69,13 @@ cmp -s "$w/want" "$w/a64-in.names" || { fail "arm64 instrument: stacks"; diff "$
 # the same return addresses as far as the shadow stack goes (the fp walk
 # goes on into the C library, which is not instrumented; the signal
 # handler's and the gap's stacks differ there)
-for k in 3001 3002 3004 3005 3006 3008 3010; do
-	grep "^$k " "$w/a64-in.rel" | while read -r line; do
+# (the loops read files, not pipes: a fail in a pipeline's subshell is lost)
+for k in 3001 3002 3004 3005 3006 3008 3010 3011; do
+	grep "^$k " "$w/a64-in.rel" >"$w/a64-in.$k" || fail "arm64: instrument has no $k"
+	while read -r line; do
 		grep -q -F -e "$line" "$w/a64-fp.rel" ||
 			{ fail "arm64: instrument's $k is no prefix of fp's"; echo "  $line"; grep "^$k " "$w/a64-fp.rel"; }
-	done
+	done <"$w/a64-in.$k"
 done
 
 # arm (Thumb), with unwind tables: against the EHABI walk
@@ -85,19 +88,17 @@ cmp -s "$w/want" "$w/a32-in.names" || { fail "arm instrument: stacks"; diff "$w/
 for k in 3001 3002 3005 3008 3010; do
 	grep "^$k " "$w/a32-in.rel" >"$w/a32-in.$k"
 	grep "^$k " "$w/a32-auto.rel" >"$w/a32-auto.$k"
+	[ -s "$w/a32-in.$k" ] || fail "arm: instrument has no $k"
 	# the shadow stack ends at main's return address; EHABI may go on
-	awk '{ print $0 }' "$w/a32-in.$k" | while read -r line; do
+	while read -r line; do
 		grep -q -F -e "$line" "$w/a32-auto.$k" ||
 			{ fail "arm: instrument's $k is no prefix of EHABI's"; echo "  $line"; cat "$w/a32-auto.$k"; }
-	done
+	done <"$w/a32-in.$k"
 done
 
 # arm (Thumb), no unwind tables, no frame pointers: auto has one frame
 build arm "$w/instr32bare" -mthumb -fno-unwind-tables -fno-asynchronous-unwind-tables \
 	-fomit-frame-pointer
-readelf -S "$w/instr32bare" | grep -q 'ARM.exidx' &&
-	! readelf -u "$w/instr32bare" 2>/dev/null | grep -q 'chain3' ||
-	true
 run arm a32b-in instrument "$w/instr32bare"
 run arm a32b-auto auto "$w/instr32bare"
 names "$w/a32b-in.txt" >"$w/a32b-in.names"

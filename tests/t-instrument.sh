@@ -1,8 +1,10 @@
 #!/bin/sh
 # LEAKSNAP_UNWIND=instrument on this machine: tests/hook/instr (built with
 # -finstrument-functions and frame pointers) gives, for every leak, exactly
-# the stack expected (a longjmp's, a signal handler's, a cancelled
-# thread's cleanup's, a fresh thread's, a gap for code not instrumented),
+# the stack expected (a longjmp's, one from past the shadow stack's end, a
+# signal handler's on the thread's stack and on a sigaltstack mapped near
+# it, a cancelled thread's cleanup's, a fresh thread's, a gap for code not
+# instrumented),
 # and the very same return addresses, as module offsets, as the fp walk of
 # the same program; the dump says unwinder=instrument; a program not
 # instrumented gets frame 0 alone; record --unwind instrument reaches the
@@ -38,8 +40,11 @@ cat >"$w/want" <<'EOF'
 3008 1 app with_inline main ?
 3009 1 app deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep deep
 3010 1 app after_deep main ?
+3011 1 app deep_c2 deep_c1 deep_root main ?
 EOF
 cmp -s "$w/want" "$w/in.300" || { fail "instrument: stacks"; diff "$w/want" "$w/in.300"; }
+# a sigaltstack mapped near the thread's stack is another stack
+expect_record "$w/in.txt" "3020 1 app alt_handler ? alt_c1 alt_thread ?"
 # bit for bit the fp walk's return addresses
 [ -s "$w/in.rel" ] && cmp -s "$w/fp.rel" "$w/in.rel" ||
 	{ fail "instrument and fp differ"; diff "$w/fp.rel" "$w/in.rel"; }

@@ -4,7 +4,8 @@
 # rate sampling theory gives; freed unsampled blocks leave nothing; the dump
 # says sample_interval=; a seed makes runs repeatable; bad settings warn
 # and fall back to full tracking; record --sample reaches the hook and
-# refuses what the hook would not take.
+# refuses what the hook would not take; no reachability with sampling; an
+# in-app restart and a fork's child sample afresh.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -78,6 +79,28 @@ for bad in 0 1073741825 64k -1; do
 		{ fail "record --sample $bad: message"; cat "$w/rb.err"; }
 done
 
+# Reachability with sampling: refused (a sampled block held only through
+# unsampled blocks would be counted unreachable): one warning, no
+# reachability section, the metadata says why; record refuses the pair.
+run reach LEAKSNAP_SAMPLE=65536 LEAKSNAP_SAMPLE_SEED=7 LEAKSNAP_REACHABILITY=1
+printf '%s\n' 'leaksnap: reachability is off with LEAKSNAP_SAMPLE: a sampled block held only through unsampled blocks would be counted unreachable' |
+	cmp -s - "$w/reach.err" || { fail "sampled reachability: warning"; cat "$w/reach.err"; }
+d=$(ls "$w"/reach.*.exit.dump)
+expect_meta "$d" "reachability=off: sampled collection (LEAKSNAP_SAMPLE)"
+"$L" show "$d" 2>/dev/null | grep -q 'unreachable' && fail "sampled dump: a reachability section"
+expect_record "$w/reach.txt" "65536 1 app big_site main"
+"$L" record --out "$w/rr" --sample 4096 --reachability -- true 2>"$w/rr.err"
+st=$?
+[ $st = 2 ] || fail "record --sample --reachability: status $st"
+printf '%s\n' "leaksnap: record: --sample and --reachability do not go together: a sample cannot tell which blocks are unreachable (see 'leaksnap record --help')" |
+	cmp -s - "$w/rr.err" || { fail "record --sample --reachability: message"; cat "$w/rr.err"; }
+ls "$w"/rr.*.dump >/dev/null 2>&1 && fail "record --sample --reachability: ran"
+"$L" attach --sample 4096 --reachability 1 2>"$w/ar.err"
+st=$?
+[ $st = 2 ] || fail "attach --sample --reachability: status $st"
+printf '%s\n' "leaksnap: attach: --sample and --reachability do not go together: a sample cannot tell which blocks are unreachable (see 'leaksnap attach --help')" |
+	cmp -s - "$w/ar.err" || { fail "attach --sample --reachability: message"; cat "$w/ar.err"; }
+
 # The in-app build: leaksnap_start()'s sample option (one over the limit
 # refused with EINVAL).
 INAPP=$(cd "$B/lib" && pwd)/libleakhook-inapp.so
@@ -89,6 +112,31 @@ expect_record "$w/ia.txt" "70000 1 app main"
 k=$(awk '$1 == 64 && $4 == "sample_small" { print $2 }' "$w/ia.txt")
 [ "${k:-0}" -le 8 ] || fail "in-app 64 KiB sampling: $k of 1000 blocks of 64 bytes"
 expect_meta "$w/ia.sample.dump" "sample_interval=65536"
+
+# An in-app stop then start: the new session's sampling (4096 bytes, then
+# none) starts afresh on every thread, not from the distance the session
+# before drew (up to 1 GiB): every block of 100000 bytes is recorded.
+"$T/inapp_api" restart "$INAPP" "$w/rs" >"$w/rs.out" 2>&1 || fail "inapp_api restart: status $?"
+printf '%s\n' 'global lookup: none' 'start sample=1073741824: 0 ' 'stop: 0 ' 'start sample=4096: 0 ' \
+	'stop: 0 ' 'start sample=1073741824: 0 ' 'stop: 0 ' 'start sample=0: 0 ' 'stop: 0 ' |
+	cmp -s - "$w/rs.out" || { fail "inapp_api restart: output"; cat "$w/rs.out"; }
+"$SC" "$w/rs.restart1.dump" >"$w/rs1.txt" || fail "restart1: stackcheck"
+expect_record "$w/rs1.txt" "100000 20 app restart_big main"
+expect_meta "$w/rs.restart1.dump" "sample_interval=4096"
+"$SC" "$w/rs.restart2.dump" >"$w/rs2.txt" || fail "restart2: stackcheck"
+expect_record "$w/rs2.txt" "100001 20 app restart_big main"
+"$L" show "$w/rs.restart2.dump" | grep -q 'sample_interval' && fail "restart2: sample_interval in the metadata"
+
+# A fork's child draws samples of its own: the same allocations after the
+# fork, sampled with the parent's generator, gave the very same records
+# (seed 3: the parent samples 202 of its 2000, the child 177).
+mkdir "$w/fk"
+LEAKSNAP_DUMP_ON_EXIT=0 LEAKSNAP_SAMPLE=640 LEAKSNAP_SAMPLE_SEED=3 LEAKSNAP_OUT="$w/fk/x" \
+	LD_PRELOAD="$HOOK" "$T/sampleleak" fork "$w/fk" 2>"$w/fk.err" || fail "sampleleak fork: status $?"
+"$SC" "$w/fk/parent.dump" >"$w/fk.parent" || fail "fork: stackcheck parent"
+"$SC" "$w/fk/child.dump" | sed 's/ zygote / app /' >"$w/fk.child" || fail "fork: stackcheck child"
+[ "$(grep -c small_site "$w/fk.parent")" = 2 ] || { fail "fork: parent's records"; cat "$w/fk.parent"; }
+cmp -s "$w/fk.parent" "$w/fk.child" && { fail "fork: the child drew the parent's samples"; cat "$w/fk.child"; }
 
 # The readers' pages and profiles say that a sampled snapshot's values are
 # estimates (the text and JSON outputs: golden tests *-sampled*).

@@ -502,6 +502,38 @@ static int run_sample(void)
 	return 0;
 }
 
+/* An in-app stop then start with another interval: the counters of the
+ * session before (a distance of up to 1 GiB drawn by one allocation) are
+ * not kept; twenty blocks of 100000 bytes, 4096-byte sampling and then
+ * full tracking, are all recorded. */
+static void *volatile restart_keep[40];
+__attribute__((noinline)) static void restart_big(int k)
+{
+	for (int i = 0; i < 20; i++)
+		restart_keep[k * 20 + i] = malloc(100000 + k);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int run_restart(void)
+{
+	struct leaksnap_options o = opts(NULL);
+	static const uint64_t second[] = {4096, 0};
+	static const char *const name[] = {"restart1", "restart2"};
+	static const char *const what[] = {"start sample=4096", "start sample=0"};
+	for (int k = 0; k < 2; k++) {
+		o.sample = 1u << 30;
+		say("start sample=1073741824", start(&o));
+		keep[15] = malloc(16);
+		say("stop", stop());
+		o.sample = second[k];
+		say(what[k], start(&o));
+		restart_big(k);
+		dump_as(name[k]);
+		say("stop", stop());
+	}
+	return 0;
+}
+
 /* jni --------------------------------------------------------------------------- */
 
 /* A library that starts the hook on itself while being loaded. */
@@ -560,6 +592,8 @@ int main(int argc, char **argv)
 		return run_cxx(argv[4]);
 	if (!strcmp(s, "sample"))
 		return run_sample();
+	if (!strcmp(s, "restart"))
+		return run_restart();
 	if (!strcmp(s, "jni") && argc > 4)
 		return run_jni(argv[2], argv[4]);
 	if (!strcmp(s, "unwatched") && argc > 4)

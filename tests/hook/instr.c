@@ -17,13 +17,24 @@
  *            address)
  *   3009 x1  at the bottom of a recursion 5000 deep (deeper than the shadow
  *            stack holds), 3010 x1 from after_deep once it has returned
+ *   3011 x1  after a longjmp from the bottom of a recursion 5000 deep back
+ *            into deep_root: deep_root -> deep_c1 -> deep_c2 (the calls
+ *            counted past the shadow stack's end are gone)
+ *   3020 x1  in a signal handler (alt_handler) on a sigaltstack mapped just
+ *            above its thread's stack, raised from alt_c2 (alt_thread ->
+ *            alt_c1 -> alt_c2): the thread's entries stay (another stack is
+ *            told by the thread's stack bounds, not by distance).  Not
+ *            compared with the fp walk, which stops at the signal frame
+ *            there.
  */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 void *instr_keep[16];
@@ -117,6 +128,60 @@ FN void deep(int n)
 }
 FN void after_deep(void) { instr_keep[nkeep++] = malloc(3010); NOTAIL(); }
 
+static jmp_buf deep_jb;
+static volatile int deep_go = 1; /* (the recursion has an end, for the compiler) */
+FN void deep_jump(int n)
+{
+	if (n > 0)
+		deep_jump(n - 1);
+	else if (deep_go)
+		longjmp(deep_jb, 1);
+	NOTAIL();
+}
+FN void deep_c2(void) { instr_keep[nkeep++] = malloc(3011); NOTAIL(); }
+FN void deep_c1(void) { deep_c2(); NOTAIL(); }
+FN void deep_root(void)
+{
+	if (setjmp(deep_jb) == 0)
+		deep_jump(5000);
+	deep_c1();
+	NOTAIL();
+}
+
+FN void alt_handler(int sig)
+{
+	(void)sig;
+	instr_keep[nkeep++] = malloc(3020);
+	NOTAIL();
+}
+FN void alt_c2(void) { raise(SIGUSR2); NOTAIL(); }
+FN void alt_c1(void) { alt_c2(); NOTAIL(); }
+FN void *alt_thread(void *arg)
+{
+	(void)arg;
+	pthread_attr_t attr;
+	void *lo;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0 ||
+	    pthread_attr_getstack(&attr, &lo, &size) != 0)
+		return NULL;
+	pthread_attr_destroy(&attr);
+	/* the first free 64 KiB from 1 MiB above the stack's top (well
+	 * within the 64 MiB the distance rule took for one stack) */
+	void *alt = MAP_FAILED;
+	for (uintptr_t off = 1u << 20; off < (48u << 20) && alt == MAP_FAILED; off += 1u << 20)
+		alt = mmap((char *)lo + size + off, 1u << 16, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (alt == MAP_FAILED)
+		return NULL;
+	stack_t ss = {.ss_sp = alt, .ss_size = 1u << 16};
+	sigaltstack(&ss, NULL);
+	alt_c1();
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	return NULL;
+}
+
 int main(void)
 {
 	chain1();
@@ -135,6 +200,14 @@ int main(void)
 	with_inline();
 	deep(5000);
 	after_deep();
+	deep_root();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = alt_handler;
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGUSR2, &sa, NULL);
+	pthread_create(&t, NULL, alt_thread, NULL);
+	pthread_join(t, NULL);
 	printf("done\n");
 	return 0;
 }

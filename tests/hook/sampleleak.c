@@ -9,7 +9,13 @@
  *       Leaks one block of each size 65536, 100000 and 1000000 (big_site)
  *       and 1000 blocks of 64 bytes (small_site), frees 10000 blocks of
  *       100 bytes and exits (the exit dump).
+ *   sampleleak fork DIR
+ *       Leaks 100 blocks of 64 bytes (small_site), forks, and then parent
+ *       and child each leak 2000 more there and write DIR/parent.dump and
+ *       DIR/child.dump (each draws its own samples after the fork).
  */
+#include <sys/wait.h>
+#include <unistd.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +111,21 @@ int main(int argc, char **argv)
 			free(churn_site(100));
 		return 0;
 	}
-	fprintf(stderr, "usage: sampleleak accuracy DIR | big\n");
+	if (argc == 3 && !strcmp(argv[1], "fork")) {
+		for (int k = 0; k < 100; k++)
+			small_site();
+		pid_t pid = fork();
+		if (pid < 0)
+			return 1;
+		for (int k = 0; k < 2000; k++)
+			small_site();
+		if (pid == 0)
+			_exit(write_dump(argv[2], "child.dump") ? 1 : 0);
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			return 1;
+		return write_dump(argv[2], "parent.dump") ? 1 : 0;
+	}
+	fprintf(stderr, "usage: sampleleak accuracy DIR | big | fork DIR\n");
 	return 2;
 }

@@ -506,6 +506,18 @@ static void test_sampled_estimates(void **state)
 	assert_int_equal(eb, 642); /* 569.3 + 72.3, rounded once */
 	assert_int_equal(ec, 22);
 	assert_int_equal(eub, 0);
+	/* estimates of 2^63 bytes and more (past what llround takes): exact
+	 * to 2^64, then UINT64_MAX */
+	struct leaksnap_snapshot_record huge = {.size = 1ULL << 31, .count = 1ULL << 32};
+	leaksnap_snapshot_record_estimate(s, &huge, &eb, &ec, NULL, NULL);
+	assert_true(eb == 1ULL << 63);
+	assert_true(ec == 1ULL << 32);
+	huge.size = 3ULL << 30;
+	leaksnap_snapshot_record_estimate(s, &huge, &eb, NULL, NULL, NULL);
+	assert_true(eb == 3ULL << 62);
+	huge.count = 1ULL << 33;
+	leaksnap_snapshot_record_estimate(s, &huge, &eb, NULL, NULL, NULL);
+	assert_true(eb == UINT64_MAX);
 	leaksnap_snapshot_close(s);
 	/* not sampled: the estimates are the records' own figures */
 	leaksnap_file(&b, 8, 0, "abi=x86_64\n", 0);
