@@ -37,7 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "kit_hash.h"
 #include "table_internal.h"
@@ -64,6 +67,25 @@ static HOOK_TLS int holds_all;
 /* Set while this thread holds a shard lock: a signal handler that calls
  * exit() or leaksnap_dump() there must not wait for that lock. */
 static HOOK_TLS int in_shard;
+/* Set by a reachability stop's handler that came while this thread was
+ * inside the tables (table_defer_stop): the thread stops when it leaves
+ * them, through table_deferred_stop. */
+static HOOK_TLS int stop_deferred;
+void (*table_deferred_stop)(void);
+
+void table_defer_stop(void)
+{
+	stop_deferred = 1;
+}
+
+static void __attribute__((noinline)) run_deferred_stop(void)
+{
+	stop_deferred = 0;
+	void (*fn)(void) = table_deferred_stop;
+	if (fn)
+		fn();
+}
+
 /* Set when the stack index could not grow (out of memory): stacks not
  * yet recorded are then left out rather than retried forever. */
 static atomic_bool stk_frozen;
@@ -141,16 +163,64 @@ static void bias_revoke(struct shard *s)
 		cpu_relax();
 }
 
+/* While a thread takes or holds every lock (a snapshot, a fork, a
+ * rebuild), threads waiting for a shard sleep on a futex instead of
+ * yielding in a loop: a dozen threads yielding on two CPUs kept the
+ * threads that held a shard, preempted, from running, and the taker
+ * waited tens of milliseconds for each (issue 32).  all_takers counts the
+ * threads taking or holding every lock; all_seq changes at each release. */
+static atomic_uint all_takers, all_seq, all_sleepers;
+
+static long futex_word(atomic_uint *w, int op, unsigned val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (unsigned *)(uintptr_t)w, op, val, ts, NULL, 0);
+}
+
 static void __attribute__((noinline)) lock_slow(atomic_int *l)
 {
 	for (unsigned spin = 0;; spin++) {
 		if (!atomic_load_explicit(l, memory_order_relaxed) &&
 		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
 			return;
-		if (spin < 64)
+		if (spin < 64) {
 			cpu_relax();
-		else
+			continue;
+		}
+		unsigned seq = atomic_load_explicit(&all_seq, memory_order_acquire);
+		if (!atomic_load_explicit(&all_takers, memory_order_acquire)) {
 			sched_yield();
+			continue;
+		}
+		/* every lock is being taken or held: sleep until they are let
+		 * go (at most 1 ms: a release without the wake cannot strand
+		 * anyone); the stop signal of a reachability pause still comes
+		 * through (it interrupts the wait) */
+		int saved = errno;
+		struct timespec ts = {0, 1000000};
+		atomic_fetch_add_explicit(&all_sleepers, 1, memory_order_seq_cst);
+		if (atomic_load_explicit(l, memory_order_seq_cst))
+			futex_word(&all_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+		atomic_fetch_sub_explicit(&all_sleepers, 1, memory_order_acq_rel);
+		errno = saved;
+	}
+}
+
+/* The lock of a shard, for the thread taking every lock: a holder that
+ * was preempted must get a CPU (a taker at real-time priority that
+ * yielded would keep it from the holder's CPU), so after a short spin it
+ * sleeps a little between looks. */
+static void lock_for_all(atomic_int *l)
+{
+	for (unsigned spin = 0;; spin++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		if (spin < 64) {
+			cpu_relax();
+		} else {
+			struct timespec ts = {0, 20000};
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 
@@ -214,6 +284,9 @@ static inline void shard_unlock(struct shard *s, bool biased)
 		atomic_store_explicit(&s->lock, 0, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 	in_shard = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		run_deferred_stop();
 }
 
 bool table_busy_here(void)
@@ -885,11 +958,13 @@ void table_lock_all(void)
 	pthread_sigmask(SIG_BLOCK, &quiet, &old);
 	in_shard = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	atomic_fetch_add_explicit(&all_takers, 1, memory_order_acq_rel);
+	int saved_errno = errno;
 	bool any_biased = false;
 	for (unsigned i = 0; i < NSHARDS; i++) {
 		struct shard *s = &shards[i];
 		if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-			lock_slow(&s->lock);
+			lock_for_all(&s->lock);
 		if (atomic_load_explicit(&s->bias, memory_order_relaxed)) {
 			atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
 			any_biased = true;
@@ -905,6 +980,7 @@ void table_lock_all(void)
 	}
 	holds_all = 1;
 	holder_mask = old;
+	errno = saved_errno;
 }
 
 void table_unlock_all(void)
@@ -913,14 +989,27 @@ void table_unlock_all(void)
 	holds_all = 0;
 	for (unsigned i = NSHARDS; i-- > 0;)
 		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
+	atomic_fetch_sub_explicit(&all_takers, 1, memory_order_acq_rel);
+	atomic_fetch_add_explicit(&all_seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&all_sleepers, memory_order_seq_cst)) {
+		int saved_errno = errno;
+		futex_word(&all_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+		errno = saved_errno;
+	}
 	atomic_signal_fence(memory_order_seq_cst);
 	in_shard = 0;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		run_deferred_stop();
 }
 
 void table_fork_child(void)
 {
 	bias_register();
-	/* (a snapshot of the parent's other threads is not going on here) */
+	/* (a snapshot of the parent's other threads is not going on here,
+	 * and no other thread takes every lock: this one holds them) */
 	atomic_store(&snap_readers, 0);
+	atomic_store(&all_takers, 1);
+	atomic_store(&all_sleepers, 0);
 }
