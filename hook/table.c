@@ -29,6 +29,10 @@
  * Every malloc or free holds exactly one shard while it touches the
  * tables, so holding all of them stops every table user: that is how
  * snapshots, fork and the stack-store rebuild get a quiescent view.
+ *
+ * A forked child writes its changes into a small table of its own until
+ * someone takes every lock (table_child.c): the shards' pages stay the
+ * parent's, not copied.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -719,6 +723,27 @@ static void shard_delete(struct shard *s, struct ptr_slot *e)
 		shard_resize(s); /* shrink; failure only leaves it larger */
 }
 
+struct ptr_slot *table_shard_find(struct shard *s, uintptr_t key)
+{
+	return shard_find(s->slots, s->mask, key, home_of(key));
+}
+
+void table_shard_put(struct shard *s, uintptr_t key, uint64_t h, size_t size, bool zygote,
+		     uint32_t stack)
+{
+	shard_put(s, key, h, size, zygote, stack);
+}
+
+void table_shard_drop(struct shard *s, struct ptr_slot *e)
+{
+	shard_delete(s, e);
+}
+
+atomic_uintptr_t *table_freed_slot(struct shard *s, uint64_t h)
+{
+	return freed_slot(s, h);
+}
+
 /* Rebuild the stack store and index (every lock held): drop stacks no
  * live pointer uses, compact the rest, size the index for them.  Memory is
  * mapped before anything changes; if it cannot be, nothing changes and
@@ -842,6 +867,42 @@ static void stk_grow(void)
 		table_unlock_all();
 }
 
+/* For table_child.c: the shards' way in and out for a forked child's own
+ * table (in_shard raised, a deferred stop run), the stack store. */
+void table_busy_enter(void)
+{
+	in_shard = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+void table_busy_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	in_shard = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		run_deferred_stop();
+}
+
+uint32_t table_stack_find(const uintptr_t *pcs, unsigned n, uint64_t *stack_slot,
+			  const uint64_t *run)
+{
+	uint32_t stack = stk_find_or_add(pcs, n, stack_slot, run);
+	if (stack == UINT32_MAX && atomic_load_explicit(&stk_frozen, memory_order_relaxed))
+		stack = 0;
+	return stack;
+}
+
+void table_stack_grow(void)
+{
+	stk_grow();
+}
+
+uint32_t table_stack_gen(void)
+{
+	return stk_gen;
+}
+
 void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
 		  uint64_t *stack_slot, const uint64_t *run)
 {
@@ -854,6 +915,9 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 		table_note_untracked(p);
 		return;
 	}
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_insert(key, size, zygote, pcs, n, stack_slot, run))
+		return;
 	for (;;) {
 		bool biased = shard_lock(s);
 		uint32_t stack = stk_find_or_add(pcs, n, stack_slot, run);
@@ -883,6 +947,9 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	if (HOOK_UNLIKELY(in_shard) && !holds_all)
 		return res; /* a signal handler freeing while this thread is inside
 			     * the tables: its entry stays until the address is reused */
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_free(k, key, &res))
+		return res;
 	/* (the slot's line is on its way while the lock is taken) */
 	__builtin_prefetch(&s->slots[slot_of((uint32_t)(h >> 32), s->mask)]);
 	bool biased = shard_lock(s);
@@ -913,6 +980,9 @@ void table_restore(void *p, const struct table_key *key)
 		table_note_untracked(p);
 		return;
 	}
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_restore(k, key))
+		return;
 	bool biased = shard_lock(s);
 	/* (stk_gen changes only with every lock held: stable here) */
 	if (key->gen == stk_gen)
@@ -926,6 +996,11 @@ void table_restore(void *p, const struct table_key *key)
 void table_note_untracked(void *p)
 {
 	uintptr_t k = (uintptr_t)p;
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !in_shard &&
+	    !holds_all) {
+		if (child_untracked(k))
+			return;
+	}
 	atomic_uintptr_t *f = freed_slot(shard_of(k), ptr_hash(k));
 	uintptr_t expected = k;
 	if (atomic_load_explicit(f, memory_order_relaxed) == k)
@@ -980,6 +1055,10 @@ void table_lock_all(void)
 	}
 	holds_all = 1;
 	holder_mask = old;
+	/* a forked child's own table goes into the shards before anyone
+	 * reads them whole (table_child.c) */
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_acquire)))
+		child_flatten();
 	errno = saved_errno;
 }
 
@@ -1012,4 +1091,6 @@ void table_fork_child(void)
 	atomic_store(&snap_readers, 0);
 	atomic_store(&all_takers, 1);
 	atomic_store(&all_sleepers, 0);
+	/* its changes go to a table of its own until it needs them whole */
+	child_start();
 }
