@@ -343,7 +343,8 @@ static int read_stacks(struct diff_store *ds)
 		return nomem(ds->db);
 	for (size_t i = 0; i < ds->nmods; i++)
 		order[i] = &ds->mods[i];
-	qsort(order, ds->nmods, sizeof(*order), module_cmp);
+	if (ds->nmods > 1)
+		qsort(order, ds->nmods, sizeof(*order), module_cmp);
 	uint64_t at = 0x7f0000000000ull;
 	if (ds->raw_top >= at)
 		at = (ds->raw_top / PAGE + 1) * PAGE + 0x100000;
@@ -491,7 +492,8 @@ static void put(struct buf *b, const void *data, size_t n)
 		b->nomem = true;
 		return;
 	}
-	memcpy(b->p + b->len, data, n);
+	if (n)
+		memcpy(b->p + b->len, data, n);
 	b->len += n;
 }
 

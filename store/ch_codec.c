@@ -39,7 +39,8 @@ void chbuf_bytes(struct chbuf *b, const void *p, size_t n)
 {
 	if (!room(b, n))
 		return;
-	memcpy(b->p + b->n, p, n);
+	if (n)
+		memcpy(b->p + b->n, p, n);
 	b->n += n;
 	b->p[b->n] = '\0';
 }
@@ -284,7 +285,8 @@ static char *dup_n(const char *s, size_t n)
 {
 	char *d = malloc(n + 1);
 	if (d) {
-		memcpy(d, s, n);
+		if (n)
+			memcpy(d, s, n);
 		d[n] = '\0';
 	}
 	return d;

@@ -99,7 +99,8 @@ int sto_pair_growth(struct sto_backend *b, uint64_t run_id, uint64_t first, uint
 			w++;
 		}
 	if (rc == 0) {
-		qsort(sums.v, w, sizeof(*sums.v), cmp_stack);
+		if (w > 1)
+			qsort(sums.v, w, sizeof(*sums.v), cmp_stack);
 		rc = b->ops->put_growth(b, sums.v, w, err);
 	}
 	kit_table_free(&sums.at, false);

@@ -279,7 +279,8 @@ static int on_stack(void *arg, const struct leaksnap_store_stack *st)
 		c->nomem = true;
 		return 1;
 	}
-	memcpy(x->frames, st->frames, st->frame_count * sizeof(uint64_t));
+	if (st->frame_count)
+		memcpy(x->frames, st->frames, st->frame_count * sizeof(uint64_t));
 	x->n = st->frame_count;
 	*slot = x;
 	return 0;
@@ -474,7 +475,8 @@ static int suspects_of_growth(struct leaksnap_store_history *h, struct leaksnap_
 		goto nomem;
 	if (resolve_chains(h, s, err))
 		goto fail;
-	qsort(w.v, w.n, sizeof(*w.v), cmp_rs); /* (the same sums in any engine's order) */
+	if (w.n > 1)
+		qsort(w.v, w.n, sizeof(*w.v), cmp_rs); /* (the same sums in any engine's order) */
 	for (size_t i = 0; i < w.n; i++) {
 		void **slot = kit_table_find(&h->stacks, w.v[i].stack, 0);
 		const struct hstack *x = slot ? *slot : NULL;
@@ -729,7 +731,8 @@ struct leaksnap_store_history *leaksnap_store_history_new(
 	for (size_t i = 0; i < h->nrows; i++) {
 		struct row *row = &h->rows[i];
 		row->pub.key = row->key;
-		qsort(row->points, row->npoints, sizeof(*row->points), cmp_point);
+		if (row->npoints > 1)
+			qsort(row->points, row->npoints, sizeof(*row->points), cmp_point);
 		row->pub.points = row->points;
 		row->pub.point_count = row->npoints;
 		if (pick_suspects(row, o.suspects) || (i && compare_rows(&h->rows[i - 1], row)))

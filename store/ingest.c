@@ -523,7 +523,8 @@ static void submit_stacks(struct writer *w, struct batch *b)
 static int put_stacks(struct writer *w, struct ingest *in, struct newstack *v, size_t n,
 		      size_t *nstacks)
 {
-	qsort(v, n, sizeof(*v), cmp_newstack);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_newstack);
 	*nstacks = 0;
 	struct batch *b = NULL;
 	for (size_t i = 0; i < n; i++) {

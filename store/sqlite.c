@@ -840,7 +840,8 @@ static int each_id(struct sq *q, const char *sql, const uint64_t *ids, size_t n,
 	}
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = (int64_t)ids[i];
-	qsort(sorted, n, sizeof(*sorted), cmp_i64);
+	if (n > 1)
+		qsort(sorted, n, sizeof(*sorted), cmp_i64);
 	/* one read transaction for them all (else each statement takes and
 	 * drops the file's shared lock and looks at the log again: a fifth
 	 * of history's time); within a run's, that one */

@@ -222,7 +222,8 @@ static int sorted_snapshots(struct leaksnap_store *s, uint64_t run_id, bool with
 		keep_free(k);
 		return -1;
 	}
-	qsort(k->v, k->n, sizeof(*k->v), cmp_capture);
+	if (k->n > 1)
+		qsort(k->v, k->n, sizeof(*k->v), cmp_capture);
 	size_t w = 0; /* each id once (one written twice on ClickHouse) */
 	for (size_t i = 0; i < k->n; i++) {
 		if (w && k->v[w - 1].s.id == k->v[i].s.id) {
@@ -350,7 +351,8 @@ int leaksnap_store_runs(struct leaksnap_store *s, leaksnap_store_run_fn fn, void
 			*slot = (void *)1;
 		}
 	}
-	qsort(order, n, sizeof(*order), cmp_run_order);
+	if (n > 1)
+		qsort(order, n, sizeof(*order), cmp_run_order);
 	for (size_t i = 0; i < n; i++)
 		*kit_table_find(&v.at, order[i].id, 0) = (void *)(uintptr_t)(i + 1);
 	v.order = order;
@@ -362,7 +364,8 @@ int leaksnap_store_runs(struct leaksnap_store *s, leaksnap_store_run_fn fn, void
 		goto nomem;
 	if (rc)
 		goto out;
-	qsort(v.v, v.nv, sizeof(*v.v), cmp_kept_run);
+	if (v.nv > 1)
+		qsort(v.v, v.nv, sizeof(*v.v), cmp_kept_run);
 	for (size_t i = 0; i < v.nv && rc == 0; i++)
 		rc = fn(arg, &v.v[i].r);
 	goto out;

@@ -201,6 +201,7 @@ while [ $i -lt 15 ]; do
 	"$L" attach "$pid" --detach --lib "$FAKE" >/dev/null 2>"$w/err" || fail "detach $i (signals): $(cat "$w/err")"
 	i=$((i + 1))
 done
+: >"$w/sig.ready.stop"
 n=0
 while kill -0 "$pid" 2>/dev/null && [ $n -lt 1000 ]; do sleep 0.01; n=$((n + 1)); done
 wait "$pid"

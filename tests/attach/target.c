@@ -9,7 +9,8 @@
  *                              and a SIGUSR1 after every tenth, one every 2 ms,
  *                              once READY.go exists; the parent counts them
  *                              (handlers, no SA_RESTART) until N SIGRTMIN came
- *                              and prints the counts and the values' sum
+ *                              and prints the counts and the values' sum;
+ *                              it ends once READY.stop exists
  *   target undumpable READY    as wait, after prctl(PR_SET_DUMPABLE, 0)
  *   target handler READY MS    as wait; a SIGUSR1 handler sleeps MS milliseconds,
  *                              then creates READY.handled
@@ -217,6 +218,12 @@ int main(int argc, char **argv)
 		waitpid(child, NULL, 0);
 		printf("SIGRTMIN %d, sum %ld, SIGUSR1 %s\n", (int)rt_count, value_sum,
 		       usr1_count > 0 ? "seen" : "not seen");
+		fflush(stdout);
+		/* (alive until told: a slow attach loop may outlast the signals) */
+		char stop[4096];
+		snprintf(stop, sizeof(stop), "%s.stop", argv[2]);
+		while (access(stop, F_OK) != 0)
+			usleep(1000);
 		return 0;
 	}
 	if ((strcmp(mode, "spin") == 0 || strcmp(mode, "leak") == 0) && argc > 3) {
