@@ -893,9 +893,11 @@ static int exit_status(struct leaksnap_diff *d, const struct diff_cli *c)
 	if (status == EXIT_OK && c->has_fail_on && leaksnap_diff_suspects_bytes(d) > 0 &&
 	    (uint64_t)leaksnap_diff_suspects_bytes(d) >= c->fail_on) {
 		fflush(stdout);
-		fprintf(stderr,
-			"%s: suspects grew by %lld bytes, at or above --fail-on %llu\n",
-			cli_program_name, (long long)leaksnap_diff_suspects_bytes(d),
+		/* sampled snapshots: the gate is on the estimate, and says so */
+		fprintf(stderr, "%s: suspects grew by %s%lld bytes%s, at or above --fail-on %llu\n",
+			cli_program_name, leaksnap_diff_sample_interval(d) ? "an estimated " : "",
+			(long long)leaksnap_diff_suspects_bytes(d),
+			leaksnap_diff_sample_interval(d) ? " (sampled)" : "",
 			(unsigned long long)c->fail_on);
 		status = EXIT_LEAKS;
 	}

@@ -100,17 +100,23 @@ struct show_opts {
 
 struct app_split {
 	uint64_t records[2], allocations[2], bytes[2]; /* [0] app, [1] zygote */
+	/* the estimates of a sampled snapshot (the sums of its records') */
+	uint64_t est_allocations[2], est_bytes[2];
 };
 
 static struct app_split split_of(const struct leaksnap_snapshot *s)
 {
-	struct app_split a = {{0}, {0}, {0}};
+	struct app_split a = {{0}, {0}, {0}, {0}, {0}};
 	for (size_t i = 0; i < leaksnap_snapshot_record_count(s); i++) {
 		const struct leaksnap_snapshot_record *r = leaksnap_snapshot_record(s, i);
 		int z = r->zygote ? 1 : 0;
+		uint64_t eb, ec;
+		leaksnap_snapshot_record_estimate(s, r, &eb, &ec, NULL, NULL);
 		a.records[z]++;
 		a.allocations[z] += r->count;
 		a.bytes[z] += r->size * r->count;
+		a.est_allocations[z] += ec;
+		a.est_bytes[z] += eb;
 	}
 	return a;
 }
@@ -177,37 +183,56 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 	} else {
 		printf("time:            unknown\n");
 	}
-	printf("total memory:    %llu bytes\n",
-	       (unsigned long long)leaksnap_snapshot_total_memory(s));
-	printf("records:         %zu (%llu allocations, %llu bytes)\n",
-	       leaksnap_snapshot_record_count(s),
-	       (unsigned long long)leaksnap_snapshot_allocation_count(s),
-	       (unsigned long long)leaksnap_snapshot_records_bytes(s));
+	uint64_t interval = leaksnap_snapshot_sample_interval(s), eb, ec, eub, euc;
 	struct app_split a = split_of(s);
 	static const char *const names[] = {"app:   ", "zygote:"};
-	for (int z = 0; z < 2; z++)
-		printf("  %s        %llu record%s, %llu allocation%s, %llu bytes\n", names[z],
-		       (unsigned long long)a.records[z], a.records[z] == 1 ? "" : "s",
-		       (unsigned long long)a.allocations[z], a.allocations[z] == 1 ? "" : "s",
-		       (unsigned long long)a.bytes[z]);
-	uint64_t interval = leaksnap_snapshot_sample_interval(s), eb, ec, eub, euc;
-	leaksnap_snapshot_estimate(s, &eb, &ec, &eub, &euc);
-	if (interval)
+	if (interval) {
+		/* a sampled snapshot: every figure is either a sampled count,
+		 * said so, or an estimate, marked */
+		const char *e = cli_approx();
+		leaksnap_snapshot_estimate(s, &eb, &ec, &eub, &euc);
+		printf("total memory:    %llu bytes in sampled blocks\n",
+		       (unsigned long long)leaksnap_snapshot_total_memory(s));
+		printf("records:         %zu (%llu sampled allocations, %llu sampled bytes)\n",
+		       leaksnap_snapshot_record_count(s),
+		       (unsigned long long)leaksnap_snapshot_allocation_count(s),
+		       (unsigned long long)leaksnap_snapshot_records_bytes(s));
+		for (int z = 0; z < 2; z++)
+			printf("  %s        %llu record%s, %llu sampled allocation%s (%s%llu), "
+			       "%llu sampled bytes (%s%llu)\n",
+			       names[z], (unsigned long long)a.records[z],
+			       a.records[z] == 1 ? "" : "s", (unsigned long long)a.allocations[z],
+			       a.allocations[z] == 1 ? "" : "s", e,
+			       (unsigned long long)a.est_allocations[z],
+			       (unsigned long long)a.bytes[z], e, (unsigned long long)a.est_bytes[z]);
 		printf("sampled:         one sample point every %llu bytes on average: the counts\n"
 		       "                 are of sampled blocks; estimated %s%llu bytes in "
 		       "%s%llu allocations\n",
-		       (unsigned long long)interval, cli_approx(), (unsigned long long)eb,
-		       cli_approx(), (unsigned long long)ec);
-	if (leaksnap_snapshot_has_reachability(s) && interval)
-		printf("unreachable:     %llu bytes in %llu sampled allocations (%s%llu bytes in "
-		       "%s%llu)\n",
-		       (unsigned long long)leaksnap_snapshot_unreachable_bytes(s),
-		       (unsigned long long)leaksnap_snapshot_unreachable_count(s), cli_approx(),
-		       (unsigned long long)eub, cli_approx(), (unsigned long long)euc);
-	else if (leaksnap_snapshot_has_reachability(s))
-		printf("unreachable:     %llu bytes in %llu allocations\n",
-		       (unsigned long long)leaksnap_snapshot_unreachable_bytes(s),
-		       (unsigned long long)leaksnap_snapshot_unreachable_count(s));
+		       (unsigned long long)interval, e, (unsigned long long)eb, e,
+		       (unsigned long long)ec);
+		if (leaksnap_snapshot_has_reachability(s))
+			printf("unreachable:     %llu bytes in %llu sampled allocations (%s%llu bytes "
+			       "in %s%llu)\n",
+			       (unsigned long long)leaksnap_snapshot_unreachable_bytes(s),
+			       (unsigned long long)leaksnap_snapshot_unreachable_count(s), e,
+			       (unsigned long long)eub, e, (unsigned long long)euc);
+	} else {
+		printf("total memory:    %llu bytes\n",
+		       (unsigned long long)leaksnap_snapshot_total_memory(s));
+		printf("records:         %zu (%llu allocations, %llu bytes)\n",
+		       leaksnap_snapshot_record_count(s),
+		       (unsigned long long)leaksnap_snapshot_allocation_count(s),
+		       (unsigned long long)leaksnap_snapshot_records_bytes(s));
+		for (int z = 0; z < 2; z++)
+			printf("  %s        %llu record%s, %llu allocation%s, %llu bytes\n",
+			       names[z], (unsigned long long)a.records[z],
+			       a.records[z] == 1 ? "" : "s", (unsigned long long)a.allocations[z],
+			       a.allocations[z] == 1 ? "" : "s", (unsigned long long)a.bytes[z]);
+		if (leaksnap_snapshot_has_reachability(s))
+			printf("unreachable:     %llu bytes in %llu allocations\n",
+			       (unsigned long long)leaksnap_snapshot_unreachable_bytes(s),
+			       (unsigned long long)leaksnap_snapshot_unreachable_count(s));
+	}
 	const char *mode = count_mode_text(leaksnap_snapshot_count_mode(s));
 	if (mode)
 		printf("counts:          the count field held frame counts (Android 7 layout, "
@@ -252,6 +277,17 @@ static void show_text(const struct leaksnap_snapshot *s, const struct leaksnap_m
 				       (unsigned long long)r->unreachable,
 				       (unsigned long long)r->count, cli_approx(),
 				       (unsigned long long)euc);
+		} else if (interval) {
+			/* a block of the interval or more is always sampled and
+			 * stands for itself: the sampled count is exact */
+			printf("#%zu  %llu bytes = %llu x %llu (%llu sampled, exact)  %s", i + 1,
+			       (unsigned long long)(r->size * r->count), (unsigned long long)r->size,
+			       (unsigned long long)r->count, (unsigned long long)r->count,
+			       r->zygote ? "zygote" : "app");
+			if (reach)
+				printf("  %llu of %llu sampled unreachable",
+				       (unsigned long long)r->unreachable,
+				       (unsigned long long)r->count);
 		} else {
 			printf("#%zu  %llu bytes = %llu x %llu  %s", i + 1,
 			       (unsigned long long)(r->size * r->count), (unsigned long long)r->size,
@@ -382,11 +418,17 @@ static void json_facts(struct kit_json *j, const struct leaksnap_snapshot *s)
 	struct app_split a = split_of(s);
 	static const char *const split_keys[] = {"app", "zygote"};
 	for (int z = 0; z < 2; z++) {
+		json_t *o = json_pack("{s:o, s:o, s:o}", "records", kit_json_u64(a.records[z]),
+				      "allocations", kit_json_u64(a.allocations[z]), "bytes",
+				      kit_json_u64(a.bytes[z]));
+		if (o && leaksnap_snapshot_sample_interval(s)) {
+			/* sampled: the estimates beside the sampled figures */
+			json_object_set_new(o, "estimated_allocations",
+					    kit_json_u64(a.est_allocations[z]));
+			json_object_set_new(o, "estimated_bytes", kit_json_u64(a.est_bytes[z]));
+		}
 		kit_json_key(j, split_keys[z]);
-		kit_json_value(j, json_pack("{s:o, s:o, s:o}", "records",
-						 kit_json_u64(a.records[z]), "allocations",
-						 kit_json_u64(a.allocations[z]), "bytes",
-						 kit_json_u64(a.bytes[z])));
+		kit_json_value(j, o);
 	}
 	kit_json_key(j, "unreachable");
 	kit_json_value(j, leaksnap_snapshot_has_reachability(s)

@@ -70,6 +70,17 @@ static json_t *json_group(struct leaksnap_diff *d, const struct leaksnap_diff_gr
 	json_object_set_new(o, "unreachable_bytes", json_unreachable(d, g->unreachable_bytes));
 	json_object_set_new(o, "unreachable_counts", json_unreachable(d, g->unreachable_counts));
 	if (g->sampled_bytes) {
+		/* the unreachable figures above are estimates too: the same
+		 * beside them under their estimated_ names, the sampled blocks
+		 * beside those */
+		json_object_set_new(o, "estimated_unreachable_bytes",
+				    json_unreachable(d, g->unreachable_bytes));
+		json_object_set_new(o, "estimated_unreachable_counts",
+				    json_unreachable(d, g->unreachable_counts));
+		json_object_set_new(o, "sampled_unreachable_bytes",
+				    g->sampled_unreachable_bytes
+					    ? json_unreachable(d, g->sampled_unreachable_bytes)
+					    : json_null());
 		json_object_set_new(o, "sampled_unreachable_counts",
 				    g->sampled_unreachable_counts
 					    ? json_unreachable(d, g->sampled_unreachable_counts)
@@ -150,32 +161,73 @@ int cli_diff_json(FILE *out, struct leaksnap_diff *d, const struct diff_cli *c)
 		if (leaksnap_diff_sample_interval(d)) {
 			json_object_set_new(o, "estimated_bytes", kit_json_u64(s->bytes));
 			json_object_set_new(o, "estimated_count", kit_json_u64(s->count));
+			json_object_set_new(o, "sampled_bytes", kit_json_u64(s->sampled_bytes));
+			json_object_set_new(o, "sampled_count", kit_json_u64(s->sampled_count));
+			json_object_set_new(o, "estimated_unreachable_bytes",
+					    r ? kit_json_u64(s->unreachable_bytes) : json_null());
+			json_object_set_new(o, "estimated_unreachable_count",
+					    r ? kit_json_u64(s->unreachable_count) : json_null());
+			json_object_set_new(o, "sampled_unreachable_bytes",
+					    r ? kit_json_u64(s->sampled_unreachable_bytes)
+					      : json_null());
+			json_object_set_new(o, "sampled_unreachable_count",
+					    r ? kit_json_u64(s->sampled_unreachable_count)
+					      : json_null());
 		}
 		kit_json_list_item(&j, o);
 	}
 	kit_json_list_end(&j);
 	const struct leaksnap_diff_snapshot *a = leaksnap_diff_snapshot(d, 0),
 					    *b = leaksnap_diff_snapshot(d, n - 1);
+	bool sampled = leaksnap_diff_sample_interval(d) != 0;
+	json_int_t bytes_delta = (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes);
+	json_int_t count_delta = (json_int_t)((int64_t)b->count - (int64_t)a->count);
+	json_t *totals = json_pack(
+		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta", bytes_delta, "count_delta",
+		count_delta, "suspects", (json_int_t)leaksnap_diff_suspect_count(d),
+		"suspects_bytes_delta", (json_int_t)leaksnap_diff_suspects_bytes(d),
+		"suspects_count_delta", (json_int_t)leaksnap_diff_suspects_count(d), "stopped",
+		(json_int_t)leaksnap_diff_stopped_count(d), "suppressed_stacks",
+		(json_int_t)leaksnap_diff_suppressed_records(d));
+	if (totals && sampled) {
+		/* the figures above are estimates: the same under their
+		 * estimated_ names, and the sampled blocks' growth beside them */
+		json_object_set_new(totals, "estimated_bytes_delta", json_integer(bytes_delta));
+		json_object_set_new(totals, "estimated_count_delta", json_integer(count_delta));
+		json_object_set_new(totals, "estimated_suspects_bytes_delta",
+				    json_integer(leaksnap_diff_suspects_bytes(d)));
+		json_object_set_new(totals, "estimated_suspects_count_delta",
+				    json_integer(leaksnap_diff_suspects_count(d)));
+		json_object_set_new(totals, "sampled_bytes_delta",
+				    json_integer((json_int_t)((int64_t)b->sampled_bytes -
+							      (int64_t)a->sampled_bytes)));
+		json_object_set_new(totals, "sampled_count_delta",
+				    json_integer((json_int_t)((int64_t)b->sampled_count -
+							      (int64_t)a->sampled_count)));
+	}
 	kit_json_key(&j, "totals");
-	kit_json_value(
-		&j, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "bytes_delta",
-			      (json_int_t)((int64_t)b->bytes - (int64_t)a->bytes), "count_delta",
-			      (json_int_t)((int64_t)b->count - (int64_t)a->count), "suspects",
-			      (json_int_t)leaksnap_diff_suspect_count(d), "suspects_bytes_delta",
-			      (json_int_t)leaksnap_diff_suspects_bytes(d), "suspects_count_delta",
-			      (json_int_t)leaksnap_diff_suspects_count(d), "stopped",
-			      (json_int_t)leaksnap_diff_stopped_count(d), "suppressed_stacks",
-			      (json_int_t)leaksnap_diff_suppressed_records(d)));
+	kit_json_value(&j, totals);
 	/* what the last snapshot proves: null when it does not say */
+	json_t *reach = b->has_reachability
+				? json_pack("{s:o, s:o, s:I, s:I}", "unreachable_bytes",
+					    kit_json_u64(b->unreachable_bytes), "unreachable_count",
+					    kit_json_u64(b->unreachable_count), "definite",
+					    (json_int_t)leaksnap_diff_definite_count(d), "one_off",
+					    (json_int_t)leaksnap_diff_unreachable_count(d))
+				: json_null();
+	if (b->has_reachability && reach && sampled) {
+		/* counts of sampled blocks, with their estimates beside them */
+		json_object_set_new(reach, "estimated_unreachable_bytes",
+				    kit_json_u64(b->unreachable_bytes));
+		json_object_set_new(reach, "estimated_unreachable_count",
+				    kit_json_u64(b->unreachable_count));
+		json_object_set_new(reach, "sampled_unreachable_bytes",
+				    kit_json_u64(b->sampled_unreachable_bytes));
+		json_object_set_new(reach, "sampled_unreachable_count",
+				    kit_json_u64(b->sampled_unreachable_count));
+	}
 	kit_json_key(&j, "reachability");
-	kit_json_value(&j,
-		       b->has_reachability
-			       ? json_pack("{s:o, s:o, s:I, s:I}", "unreachable_bytes",
-					   kit_json_u64(b->unreachable_bytes), "unreachable_count",
-					   kit_json_u64(b->unreachable_count), "definite",
-					   (json_int_t)leaksnap_diff_definite_count(d), "one_off",
-					   (json_int_t)leaksnap_diff_unreachable_count(d))
-			       : json_null());
+	kit_json_value(&j, reach);
 	size_t ns = leaksnap_diff_suspect_count(d), nc = leaksnap_diff_stopped_count(d);
 	size_t nu = leaksnap_diff_unreachable_count(d);
 	kit_json_key(&j, "suspects");

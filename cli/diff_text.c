@@ -30,6 +30,26 @@ static void print_unreachable(struct leaksnap_diff *d, const char *label, const 
 	printf("\n");
 }
 
+/* @v right-aligned in @width columns after the mark @e ("" or the mark of
+ * an estimate, one column wide whatever its bytes); @sign: with its sign. */
+static void print_num(int width, const char *e, long long v, bool sign)
+{
+	char buf[32];
+	int k = snprintf(buf, sizeof(buf), sign ? "%+lld" : "%lld", v);
+	for (int pad = width - k - (*e ? 1 : 0); pad > 0; pad--)
+		putchar(' ');
+	printf("%s%s", e, buf);
+}
+
+static void print_unum(int width, const char *e, uint64_t v)
+{
+	char buf[32];
+	int k = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	for (int pad = width - k - (*e ? 1 : 0); pad > 0; pad--)
+		putchar(' ');
+	printf("%s%s", e, buf);
+}
+
 /* Which list a group is printed in. */
 enum list { LIST_SUSPECTS, LIST_STOPPED, LIST_UNREACHABLE };
 
@@ -98,9 +118,9 @@ static int print_group(struct leaksnap_diff *d, const struct leaksnap_diff_group
 		       (unsigned long long)g->unreachable_counts[n - 1],
 		       g->unreachable_counts[n - 1] == 1 ? "" : "s", e, (long long)g->bytes_delta);
 	else
-		printf("#%zu  %s%s%+lld bytes, %s%+lld %s%s  score %.0f  (%s)\n", rank,
+		printf("#%zu  %s%s%+lld bytes, %s%+lld %s%s  score %s%.0f  (%s)\n", rank,
 		       g->definite ? "DEFINITE LEAK  " : "", e, (long long)g->bytes_delta, e,
-		       (long long)g->count_delta, allocs, g->is_new ? ", new" : "", g->score,
+		       (long long)g->count_delta, allocs, g->is_new ? ", new" : "", e, g->score,
 		       trend_text(g, n, tbuf, sizeof(tbuf)));
 	if (g->sampled_bytes) {
 		print_series("bytes (estimated):", g->bytes, n);
@@ -153,28 +173,49 @@ static void print_snapshots(struct leaksnap_diff *d, const struct diff_cli *c, b
 		printf("\nsampled every %llu bytes on average: bytes and counts are estimates "
 		       "(%s), ranked on\nas such; 'sampled:' counts the blocks sampled",
 		       (unsigned long long)leaksnap_diff_sample_interval(d), cli_approx());
+	/* a sampled diff's figures are estimates, each marked */
+	const char *e = leaksnap_diff_sample_interval(d) ? cli_approx() : "";
 	printf("\n\n  #  %-*s %8s %12s %14s", w, "snapshot", "pid", "allocations", "bytes");
 	printf(reach ? " %14s\n" : "\n", "unreachable");
 	for (size_t i = 0; i < n; i++) {
 		const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
 		char pid[32];
 		snprintf(pid, sizeof(pid), s->pid >= 0 ? "%lld" : "?", (long long)s->pid);
-		printf("%3zu  %-*s %8s %12llu %14llu", i + 1, w, s->file, pid,
-		       (unsigned long long)s->count, (unsigned long long)s->bytes);
-		if (s->has_reachability)
-			printf(" %14llu", (unsigned long long)s->unreachable_bytes);
-		else if (reach)
+		printf("%3zu  %-*s %8s ", i + 1, w, s->file, pid);
+		print_unum(12, e, s->count);
+		printf(" ");
+		print_unum(14, e, s->bytes);
+		if (s->has_reachability) {
+			printf(" ");
+			print_unum(14, e, s->unreachable_bytes);
+		} else if (reach)
 			printf(" %14s", "?");
 		if (s->left_out_count)
-			printf("  (%llu zygote-child allocation%s, %llu bytes left out)",
+			printf("  (%s%llu zygote-child allocation%s, %s%llu bytes left out)", e,
 			       (unsigned long long)s->left_out_count,
-			       s->left_out_count == 1 ? "" : "s",
+			       s->left_out_count == 1 ? "" : "s", e,
 			       (unsigned long long)s->left_out_bytes);
 		printf("\n");
 	}
-	printf("     %-*s %8s %+12lld %+14lld\n", w, "growth", "",
-	       (long long)((int64_t)last->count - (int64_t)first->count),
-	       (long long)((int64_t)last->bytes - (int64_t)first->bytes));
+	printf("     %-*s %8s ", w, "growth", "");
+	print_num(12, e, (long long)((int64_t)last->count - (int64_t)first->count), true);
+	printf(" ");
+	print_num(14, e, (long long)((int64_t)last->bytes - (int64_t)first->bytes), true);
+	printf("\n");
+	if (*e) {
+		/* the blocks sampled, beside the estimates above */
+		printf("     sampled blocks:");
+		for (size_t i = 0; i < n; i++) {
+			const struct leaksnap_diff_snapshot *s = leaksnap_diff_snapshot(d, i);
+			printf("%s%llu (%llu bytes", i ? " -> " : " ",
+			       (unsigned long long)s->sampled_count,
+			       (unsigned long long)s->sampled_bytes);
+			if (s->has_reachability)
+				printf(", %llu unreachable", (unsigned long long)s->sampled_unreachable_count);
+			printf(")");
+		}
+		printf("\n");
+	}
 }
 
 /* What was found: the suspects (@shown of them listed), the definite and
@@ -185,10 +226,12 @@ static void print_findings(struct leaksnap_diff *d, const struct diff_cli *c, bo
 	const struct leaksnap_diff_snapshot *last = leaksnap_diff_snapshot(
 		d, leaksnap_diff_snapshot_count(d) - 1);
 	size_t ns = leaksnap_diff_suspect_count(d), nc = leaksnap_diff_stopped_count(d);
+	/* a sampled diff's figures are estimates, each marked */
+	const char *e = leaksnap_diff_sample_interval(d) ? cli_approx() : "";
 	printf("\n");
 	if (ns)
-		printf("%zu suspect%s grew by %lld bytes, %+lld allocation%s\n", ns,
-		       ns == 1 ? "" : "s", (long long)leaksnap_diff_suspects_bytes(d),
+		printf("%zu suspect%s grew by %s%lld bytes, %s%+lld allocation%s\n", ns,
+		       ns == 1 ? "" : "s", e, (long long)leaksnap_diff_suspects_bytes(d), e,
 		       (long long)leaksnap_diff_suspects_count(d),
 		       leaksnap_diff_suspects_count(d) == 1 ? "" : "s");
 	else if (nc)
@@ -203,10 +246,15 @@ static void print_findings(struct leaksnap_diff *d, const struct diff_cli *c, bo
 	size_t nu = leaksnap_diff_unreachable_count(d);
 	if (last->has_reachability) {
 		size_t nd = leaksnap_diff_definite_count(d);
-		printf("last snapshot: %llu unreachable bytes in %llu allocation%s\n",
-		       (unsigned long long)last->unreachable_bytes,
+		printf("last snapshot: %s%llu unreachable bytes in %s%llu allocation%s", e,
+		       (unsigned long long)last->unreachable_bytes, e,
 		       (unsigned long long)last->unreachable_count,
 		       last->unreachable_count == 1 ? "" : "s");
+		if (*e) /* the sampled blocks the estimates stand on */
+			printf(" (%llu sampled, %llu bytes)",
+			       (unsigned long long)last->sampled_unreachable_count,
+			       (unsigned long long)last->sampled_unreachable_bytes);
+		printf("\n");
 		if (nd)
 			printf("%zu definite leak%s (unreachable blocks, ranked first)\n", nd,
 			       nd == 1 ? "" : "s");
@@ -318,9 +366,12 @@ bool cli_diff_unreachable_gate(struct leaksnap_diff *d, const struct diff_cli *c
 	    last->unreachable_bytes < c->fail_unreachable)
 		return false;
 	fflush(stdout);
-	fprintf(stderr, "%s: %llu unreachable bytes in the last snapshot, at or above "
+	/* sampled snapshots: the gate is on the estimate, and says so */
+	fprintf(stderr, "%s: %s%llu unreachable bytes in the last snapshot%s, at or above "
 			"--fail-on-unreachable %llu\n",
-		cli_program_name, (unsigned long long)last->unreachable_bytes,
+		cli_program_name, leaksnap_diff_sample_interval(d) ? "an estimated " : "",
+		(unsigned long long)last->unreachable_bytes,
+		leaksnap_diff_sample_interval(d) ? " (sampled)" : "",
 		(unsigned long long)c->fail_unreachable);
 	return true;
 }

@@ -151,6 +151,12 @@ struct leaksnap_diff_snapshot {
 	bool ends_run;            /* an exit or crash dump (by trigger or name) */
 	unsigned backtrace_size;  /* frame slots per record: a stack that fills
 				   * them may have been cut */
+	/* Sampled snapshots (leaksnap_diff_sample_interval() not 0; else 0):
+	 * @bytes, @count and the unreachable figures above are estimates, and
+	 * these the blocks sampled of the records compared (the sums of the
+	 * groups' sampled_* series; set by leaksnap_diff_rank()). */
+	uint64_t sampled_bytes, sampled_count;
+	uint64_t sampled_unreachable_bytes, sampled_unreachable_count;
 };
 
 /* One frame of a group's stack. */

@@ -217,6 +217,17 @@ int leaksnap_diff_rank(struct leaksnap_diff *d, struct leaksnap_error *err)
 			s->unreachable_count = sat_add(s->unreachable_count,
 						       p.unreachable_counts[i]);
 		}
+		for (size_t i = 0; p.sampled_bytes && i < n; i++) {
+			struct leaksnap_diff_snapshot *s = &d->snaps[i];
+			s->sampled_bytes = sat_add(s->sampled_bytes, p.sampled_bytes[i]);
+			s->sampled_count = sat_add(s->sampled_count, p.sampled_counts[i]);
+			if (p.sampled_unreachable_bytes) {
+				s->sampled_unreachable_bytes = sat_add(
+					s->sampled_unreachable_bytes, p.sampled_unreachable_bytes[i]);
+				s->sampled_unreachable_count = sat_add(
+					s->sampled_unreachable_count, p.sampled_unreachable_counts[i]);
+			}
+		}
 	}
 	size_t ns = count[PLACE_SUSPECT], nc = count[PLACE_STOPPED], nu = count[PLACE_UNREACH];
 	d->suspects = malloc((ns ? ns : 1) * sizeof(*d->suspects));

@@ -652,6 +652,11 @@ static uint64_t round_u64(double x)
 	return (uint64_t)llround(x);
 }
 
+static uint64_t sat_add_u64(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 void leaksnap_snapshot_record_estimate(const struct leaksnap_snapshot *s,
 				       const struct leaksnap_snapshot_record *r, uint64_t *bytes,
 				       uint64_t *count, uint64_t *unreachable_bytes,
@@ -672,23 +677,26 @@ void leaksnap_snapshot_estimate(const struct leaksnap_snapshot *s, uint64_t *byt
 				uint64_t *count, uint64_t *unreachable_bytes,
 				uint64_t *unreachable_count)
 {
-	double b = 0, c = 0, ub = 0, uc = 0;
+	/* the sums of the records' rounded estimates (the one rule every
+	 * reader follows: a record's figures add up to the totals, and
+	 * leakdiff's sums of the same records are the same numbers) */
+	uint64_t b = 0, c = 0, ub = 0, uc = 0;
 	for (size_t i = 0; i < s->nrecords; i++) {
-		const struct leaksnap_snapshot_record *r = &s->records[i];
-		double w = leaksnap_sample_weight(r->size, s->sample_interval);
-		b += (double)r->count * w * (double)r->size;
-		c += (double)r->count * w;
-		ub += (double)r->unreachable * w * (double)r->size;
-		uc += (double)r->unreachable * w;
+		uint64_t rb, rc, rub, ruc;
+		leaksnap_snapshot_record_estimate(s, &s->records[i], &rb, &rc, &rub, &ruc);
+		b = sat_add_u64(b, rb);
+		c = sat_add_u64(c, rc);
+		ub = sat_add_u64(ub, rub);
+		uc = sat_add_u64(uc, ruc);
 	}
 	if (bytes)
-		*bytes = round_u64(b);
+		*bytes = b;
 	if (count)
-		*count = round_u64(c);
+		*count = c;
 	if (unreachable_bytes)
-		*unreachable_bytes = round_u64(ub);
+		*unreachable_bytes = ub;
 	if (unreachable_count)
-		*unreachable_count = round_u64(uc);
+		*unreachable_count = uc;
 }
 
 /* Ranking ------------------------------------------------------------------ */

@@ -157,15 +157,18 @@ LEAKSNAP_API uint64_t leaksnap_snapshot_sample_interval(const struct leaksnap_sn
  * an @interval of 0). */
 LEAKSNAP_API double leaksnap_sample_weight(uint64_t size, uint64_t interval);
 /* The estimated bytes and count of @rec of @snap, and of its @rec->unreachable
- * blocks (any pointer may be NULL), rounded to the nearest integer. */
+ * blocks (any pointer may be NULL), each rounded to the nearest integer.
+ * The rounding rule of every reader: a record's estimates are rounded, and
+ * every figure over many records is the sum of their rounded estimates. */
 LEAKSNAP_API void leaksnap_snapshot_record_estimate(const struct leaksnap_snapshot *snap,
 						    const struct leaksnap_snapshot_record *rec,
 						    uint64_t *bytes, uint64_t *count,
 						    uint64_t *unreachable_bytes,
 						    uint64_t *unreachable_count);
 /* The snapshot's estimated bytes and allocations, and unreachable bytes
- * and allocations (any pointer may be NULL): the sums over its records,
- * rounded once. */
+ * and allocations (any pointer may be NULL): the sums of its records'
+ * rounded estimates (leaksnap_snapshot_record_estimate()), saturating at
+ * UINT64_MAX; the figures leakdiff sums for the same records. */
 LEAKSNAP_API void leaksnap_snapshot_estimate(const struct leaksnap_snapshot *snap, uint64_t *bytes,
 					     uint64_t *count, uint64_t *unreachable_bytes,
 					     uint64_t *unreachable_count);
