@@ -4,7 +4,9 @@
  *       Writes DIR/a.dump after a warm-up, then allocates 100 MB of churn
  *       (blocks of 16..1023 bytes, at most 256 of them live at a time, so
  *       that the live churn does not grow) among which it leaks 1 MiB in
- *       4096 blocks of 256 bytes (leak_site), and writes DIR/b.dump.
+ *       4096 blocks of 256 bytes (leak_site), and writes DIR/b.dump.  The
+ *       warm-up and the churn are one call site (churn_site via churn,
+ *       from one line of main): one stack in both dumps.
  *   sampleleak big
  *       Leaks one block of each size 65536, 100000 and 1000000 (big_site)
  *       and 1000 blocks of 64 bytes (small_site), frees 10000 blocks of
@@ -61,9 +63,12 @@ __attribute__((noinline)) static void small_site(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-static uint64_t churn(uint64_t bytes)
+/* Step @k of the churn: k < 0 the warm-up (4 MB), else one 4096th of the
+ * 100 MB.  Not inlined, and called from one place in main for both: the
+ * warm-up's blocks and the churn's have one stack. */
+__attribute__((noinline)) static uint64_t churn(int k)
 {
-	uint64_t done = 0;
+	uint64_t bytes = k < 0 ? 4 << 20 : 100000000 / 4096, done = 0;
 	while (done < bytes) {
 		unsigned i = next_rand() % 256;
 		size_t n = 16 + next_rand() % 1008;
@@ -89,13 +94,18 @@ int main(int argc, char **argv)
 {
 	dump = (int (*)(const char *))dlsym(RTLD_DEFAULT, "leaksnap_dump");
 	if (argc == 3 && !strcmp(argv[1], "accuracy")) {
-		churn(4 << 20);
-		if (write_dump(argv[2], "a.dump"))
-			return 1;
-		/* 100 MB of churn; a leak every 25 KB of it */
-		for (int k = 0; k < 4096; k++) {
-			churn(100000000 / 4096);
-			leak_site();
+		/* 4 MB of warm-up, then 100 MB of churn with a leak every 25 KB
+		 * of it: the warm-up and the churn come from one call site,
+		 * one stack in both dumps, as a program's steady churn is */
+		for (int k = -1; k < 4096; k++) {
+			/* k opaque: the compiler must not peel the warm-up into
+			 * a call of its own (another return address) */
+			__asm__ volatile("" : "+r"(k));
+			churn(k);
+			if (k < 0 && write_dump(argv[2], "a.dump"))
+				return 1;
+			if (k >= 0)
+				leak_site();
 		}
 		if (write_dump(argv[2], "b.dump"))
 			return 1;
