@@ -16,18 +16,23 @@ function diffPage(app, doc, flame) {
       el('span', {class: 'path', text: last.file}), '.')));
   warningsBox(app, doc);
   sampledBox(app, doc);
+  /* sampled snapshots: every byte and count figure is an estimate, marked,
+   * with the blocks sampled beside it */
+  const e = approxMark(doc);
   const facts = el('div', {class: 'cards'},
-    card('Suspects', fmtInt(t.suspects), t.suspects ? `grew by ${fmtBytes(t.suspects_bytes_delta, true)}, ` +
-      `${fmtInt(t.suspects_count_delta, true)} allocations` :
+    card('Suspects', fmtInt(t.suspects), t.suspects ? `grew by ${e}${fmtBytes(t.suspects_bytes_delta, true)}, ` +
+      `${e}${fmtInt(t.suspects_count_delta, true)} allocations` :
       t.stopped ? 'nothing still grew in the last interval' : 'nothing grew'),
-    card('All records', fmtBytes(t.bytes_delta, true), `${fmtBytes(first.bytes)} \u2192 ` +
-      `${fmtBytes(last.bytes)}, ${fmtInt(t.count_delta, true)} allocations`),
+    card('All records', e + fmtBytes(t.bytes_delta, true), `${e}${fmtBytes(first.bytes)} \u2192 ` +
+      `${e}${fmtBytes(last.bytes)}, ${e}${fmtInt(t.count_delta, true)} allocations` +
+      (e ? `; blocks sampled ${fmtInt(first.sampled_count)} \u2192 ${fmtInt(last.sampled_count)}` : '')),
     card('Caches', fmtInt(t.stopped), 'grew, then stopped: not leaks'));
   const r = doc.reachability;
   if (r)
     facts.insertBefore(card('Definite leaks', fmtInt(r.definite),
       (r.one_off ? `and ${fmtInt(r.one_off)} one-off; ` : '') +
-      `${fmtBytes(r.unreachable_bytes)} in ${fmtInt(r.unreachable_count)} allocations ` +
+      `${e}${fmtBytes(r.unreachable_bytes)} in ${e}${fmtInt(r.unreachable_count)} allocations ` +
+      (e ? `(${fmtInt(r.sampled_unreachable_count)} sampled) ` : '') +
       'unreachable in the last snapshot'), facts.firstChild);
   if (t.suppressed_stacks) facts.appendChild(card('Suppressed', fmtInt(t.suppressed_stacks), 'stacks'));
   app.appendChild(facts);
@@ -76,17 +81,21 @@ function symbolizePage(app, doc, flame) {
   fact('Backtrace size', doc.backtrace_size ? doc.backtrace_size + ' frames' : null);
   fact('Pid', doc.pid);
   fact('Captured', doc.time ? fmtTime(doc.time) : null);
-  fact('Total memory', `${fmtBytes(doc.total_memory)} (${fmtInt(doc.total_memory)} bytes)`);
-  fact('Records', `${fmtInt(doc.record_count)}, ${fmtInt(doc.allocation_count)} allocations, ` +
-    `${fmtBytes(doc.records_bytes)}`);
+  /* sampled: the figures of the dump are of the blocks sampled, said so */
+  const sampled = doc.sample_interval ? 'sampled ' : '';
+  fact('Total memory', `${fmtBytes(doc.total_memory)} (${fmtInt(doc.total_memory)} bytes)` +
+    (sampled ? ' in sampled blocks' : ''));
+  fact('Records', `${fmtInt(doc.record_count)}, ${fmtInt(doc.allocation_count)} ${sampled}allocations, ` +
+    `${fmtBytes(doc.records_bytes)}${sampled ? ' sampled' : ''}`);
   if (doc.zygote && doc.zygote.records)
     fact('App / zygote', `${fmtBytes(doc.app.bytes)} in ${fmtInt(doc.app.allocations)} / ` +
       `${fmtBytes(doc.zygote.bytes)} in ${fmtInt(doc.zygote.allocations)} allocations`);
   fact('Count field', doc.count_is_frames);
   if (doc.unreachable)
     fact('Unreachable', `${fmtBytes(doc.unreachable.bytes)} in ` +
-      `${fmtInt(doc.unreachable.allocations)} ${doc.sample_interval ? 'sampled ' : ''}` +
-      'allocations no pointer reached');
+      `${fmtInt(doc.unreachable.allocations)} ${sampled}allocations no pointer reached` +
+      (doc.estimated_unreachable ? ` (\u2248${fmtBytes(doc.estimated_unreachable.bytes)} in ` +
+        `\u2248${fmtInt(doc.estimated_unreachable.allocations)})` : ''));
   if (doc.sample_interval)
     fact('Estimated', `\u2248${fmtBytes(doc.estimated_bytes)} in ` +
       `\u2248${fmtInt(doc.estimated_count)} allocations`);
@@ -116,6 +125,11 @@ function warningsBox(app, doc) {
   app.appendChild(el('div', {id: 'warnings', role: 'note'},
     el('div', {class: 'warnings-title', text: w.length === 1 ? 'Warning' : 'Warnings'}),
     el('ul', {}, w.map(t => el('li', {text: t})))));
+}
+
+/* The mark of an estimate: U+2248 for a sampled document, else nothing. */
+function approxMark(doc) {
+  return doc.sample_interval ? '\u2248' : '';
 }
 
 /* A sampled snapshot's values are estimates: said where no reader can miss

@@ -99,14 +99,15 @@ function trendText(g, intervals) {
 /* The groups of a leakdiff document (suspects, stopped caches, one-off leaks). */
 function groupTable(id, groups, doc, ranked) {
   const intervals = doc.snapshots.length - 1;
+  const e = approxMark(doc); /* sampled: estimates, marked */
   const columns = [];
   if (ranked) columns.push({title: 'Rank', num: true, value: g => g.rank, cell: g => String(g.rank)});
   columns.push(
     {title: 'Bytes \u0394', num: true, value: g => g.bytes_delta,
-      cell: g => el('span', {title: fmtInt(g.bytes_delta, true) + ' bytes',
-        text: fmtBytes(g.bytes_delta, true)})},
+      cell: g => el('span', {title: e + fmtInt(g.bytes_delta, true) + ' bytes',
+        text: e + fmtBytes(g.bytes_delta, true)})},
     {title: 'Count \u0394', num: true, value: g => g.count_delta,
-      cell: g => fmtInt(g.count_delta, true)},
+      cell: g => e + fmtInt(g.count_delta, true)},
     {title: 'Trend', value: g => g.trend, cell: g => [definiteBadge(g), trendText(g, intervals),
       g.new ? el('span', {class: 'badge', text: 'new'}) : null]},
     {title: 'Bytes over the snapshots', num: true, value: g => g.bytes[g.bytes.length - 1],
@@ -139,10 +140,14 @@ function siteLabel(g) {
 
 function groupDetail(g) {
   const box = el('div');
-  box.appendChild(el('div', {class: 'series', text: 'bytes: ' +
+  const est = g.sampled_counts ? ' (estimated)' : ''; /* a sampled diff's group */
+  box.appendChild(el('div', {class: 'series', text: `bytes${est}: ` +
     g.bytes.map(v => fmtInt(v)).join(' \u2192 ')}));
-  box.appendChild(el('div', {class: 'series', text: 'count: ' +
+  box.appendChild(el('div', {class: 'series', text: `count${est}: ` +
     g.counts.map(v => fmtInt(v)).join(' \u2192 ')}));
+  if (g.sampled_counts)
+    box.appendChild(el('div', {class: 'series', text: 'sampled: ' +
+      g.sampled_counts.map(v => fmtInt(v)).join(' \u2192 ')}));
   if (g.definite) {
     const n = g.unreachable_bytes.length - 1;
     box.insertBefore(el('div', {class: 'definite-note'}, definiteBadge(g),
@@ -150,10 +155,13 @@ function groupDetail(g) {
       'allocations no pointer reached in the last snapshot'), box.firstChild);
   }
   if (g.unreachable_bytes && g.unreachable_bytes.some(v => v !== null)) {
-    box.appendChild(el('div', {class: 'series', text: 'unreachable bytes: ' +
+    box.appendChild(el('div', {class: 'series', text: `unreachable bytes${est}: ` +
       seriesText(g.unreachable_bytes)}));
-    box.appendChild(el('div', {class: 'series', text: 'unreachable count: ' +
+    box.appendChild(el('div', {class: 'series', text: `unreachable count${est}: ` +
       seriesText(g.unreachable_counts)}));
+    if (g.sampled_unreachable_counts)
+      box.appendChild(el('div', {class: 'series', text: 'unreachable sampled: ' +
+        seriesText(g.sampled_unreachable_counts)}));
   }
   if (g.stacks > 1)
     box.appendChild(el('div', {class: 'muted', text: `the one of its ${fmtInt(g.stacks)} stacks that grew most:`}));
@@ -163,23 +171,29 @@ function groupDetail(g) {
 
 function snapshotsTable(doc) {
   const rows = doc.snapshots.map((s, i) => Object.assign({n: i + 1}, s));
+  const e = approxMark(doc); /* sampled: estimates, marked */
   const columns = [
     {title: '#', num: true, value: s => s.n, cell: s => String(s.n)},
     {title: 'File', value: s => s.file, cell: s => el('span', {class: 'path', text: s.file})},
     {title: 'Pid', num: true, value: s => s.pid === null ? -1 : s.pid,
       cell: s => s.pid === null ? '?' : String(s.pid)},
     {title: 'Time', value: s => s.time_ns || 0, cell: s => fmtTime(s.time)},
-    {title: 'Allocations', num: true, value: s => s.count, cell: s => fmtInt(s.count)},
+    {title: 'Allocations', num: true, value: s => s.count, cell: s => e + fmtInt(s.count)},
     {title: 'Bytes', num: true, value: s => s.bytes, cell: s => el('span',
-      {title: fmtInt(s.bytes) + ' bytes', text: fmtBytes(s.bytes)})},
+      {title: e + fmtInt(s.bytes) + ' bytes', text: e + fmtBytes(s.bytes)})},
     {title: 'Left out (zygote)', num: true, value: s => s.left_out_bytes,
-      cell: s => s.left_out_count ? `${fmtBytes(s.left_out_bytes)} in ${fmtInt(s.left_out_count)}` : ''},
+      cell: s => s.left_out_count ? `${e}${fmtBytes(s.left_out_bytes)} in ${e}${fmtInt(s.left_out_count)}` : ''},
   ];
+  if (e)
+    columns.push({title: 'Sampled', num: true, value: s => s.sampled_count,
+      cell: s => el('span', {title: `${fmtInt(s.sampled_bytes)} bytes sampled`,
+        text: fmtInt(s.sampled_count)})});
   if (rows.some(s => s.unreachable_bytes !== null && s.unreachable_bytes !== undefined))
     columns.push({title: 'Unreachable', num: true, value: s => s.unreachable_bytes === null ? -1
       : s.unreachable_bytes, cell: s => s.unreachable_bytes === null ? '?' : el('span',
-      {title: `${fmtInt(s.unreachable_bytes)} bytes in ${fmtInt(s.unreachable_count)} allocations`,
-        text: fmtBytes(s.unreachable_bytes)})});
+      {title: `${e}${fmtInt(s.unreachable_bytes)} bytes in ${e}${fmtInt(s.unreachable_count)} allocations` +
+        (e ? ` (${fmtInt(s.sampled_unreachable_count)} sampled)` : ''),
+        text: e + fmtBytes(s.unreachable_bytes)})});
   return renderTable('snapshots', columns, rows, null);
 }
 

@@ -71,4 +71,56 @@ grep -q -e '≈' -e 'sampled' plain.txt && { fail "unsampled diff: estimates mar
 "$L" diff --json fx/reach-diff1.dump fx/reach-diff2.dump >plain.json || fail "unsampled json"
 grep -q -e 'estimated_' -e 'sampled_' plain.json && fail "unsampled diff: estimated_ or sampled_ keys"
 
+# The pages: the same figures, marked (in a real browser; skipped without
+# one, as tests/t-report.sh is).
+"$L" diff --html diff.html fx/sampled1.dump fx/sampled2.dump >/dev/null 2>&1 || fail "diff --html"
+"$L" symbolize --html sym.html fx/sampled2.dump >/dev/null 2>&1 || fail "symbolize --html"
+BROWSER="python3 $top/tests/tools/browser.py --timeout 60"
+$BROWSER diff.html "$top/tests/report/sampled-steps.js" >diff-dom.json 2>browser.err
+st=$?
+if [ $st = 3 ]; then
+	echo "no browser: the pages were not loaded in one"
+else
+	[ $st = 0 ] || fail "browser, leakdiff page: $(cat browser.err)"
+	python3 - diff-dom.json <<'EOF' || fail "leakdiff page (above)"
+import json, sys
+j = json.loads(open(sys.argv[1]).read())
+A = "\u2248"
+want = {
+    "cards": ["Definite leaks: 1 | and 1 one-off; " + A + "24.4 KiB in " + A +
+              "332 allocations (6 sampled) unreachable in the last snapshot",
+              "Suspects: 1 | grew by " + A + "+32.3 KiB, " + A + "+516 allocations",
+              "All records: " + A + "+32.3 KiB | " + A + "28.8 KiB \u2192 " + A +
+              "61.1 KiB, " + A + "+516 allocations; blocks sampled 6 \u2192 14",
+              "Caches: 0 | grew, then stopped: not leaks"],
+    "snapshots": [[A + "156", A + "28.8 KiB", "", "6", A + "4.25 KiB"],
+                  [A + "672", A + "61.1 KiB", "", "14", A + "24.4 KiB"]],
+    "suspects": [[A + "+32.3 KiB", A + "+516"]],
+    "detail": ["bytes (estimated): 8,256 \u2192 41,281", "count (estimated): 129 \u2192 645",
+               "sampled: 2 \u2192 10", "unreachable bytes (estimated): 0 \u2192 20,640",
+               "unreachable count (estimated): 0 \u2192 323", "unreachable sampled: 0 \u2192 5"],
+}
+bad = [k for k in want if j.get(k) != want[k]]
+for k in bad:
+    print("%s: got %r\n  expected %r" % (k, j.get(k), want[k]))
+sys.exit(1 if bad or j["ready"] != "1" or not j["note"] else 0)
+EOF
+	$BROWSER sym.html "$top/tests/report/sampled-steps.js" >sym-dom.json 2>browser.err ||
+		fail "browser, symbolize page: $(cat browser.err)"
+	python3 - sym-dom.json <<'EOF' || fail "symbolize page (above)"
+import json, sys
+j = json.loads(open(sys.argv[1]).read())
+facts = [f for f in j["facts"] if f.split(":")[0] in
+         ("Total memory", "Records", "Unreachable", "Estimated")]
+want = ["Total memory: 10.1 KiB (10,368 bytes) in sampled blocks",
+        "Records: 3, 14 sampled allocations, 10.1 KiB sampled",
+        "Unreachable: 832 B in 6 sampled allocations no pointer reached "
+        "(\u224824.4 KiB in \u2248332)",
+        "Estimated: \u224861.1 KiB in \u2248672 allocations"]
+if facts != want:
+    print("facts: got %r\n  expected %r" % (facts, want))
+sys.exit(0 if facts == want and j["ready"] == "1" else 1)
+EOF
+fi
+
 finish
