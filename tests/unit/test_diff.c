@@ -1,6 +1,7 @@
 /* Unit tests for diff/: patterns, the suppressions parser, module identity
- * across snapshots (build IDs, paths, formats), scores and trends, and the
- * definite leaks of snapshots with the reachability section. */
+ * across snapshots (build IDs, paths, formats), scores and trends, the
+ * definite leaks of snapshots with the reachability section, and the
+ * estimates and sampled blocks of sampled snapshots. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -856,6 +857,68 @@ static void test_reach_definite_first(void **state)
 	leaksnap_diff_free(d);
 }
 
+/* Sampled snapshots (sample_interval=64): every figure of the diff is the
+ * sum of the records' rounded estimates, the same leaksnap_snapshot_estimate()
+ * gives, and the blocks sampled are beside them, per snapshot and per
+ * group.  32 bytes stand for 2.5415 blocks, 16 for 4.5208, 128 for one. */
+static void test_sampled_figures(void **state)
+{
+	(void)state;
+	static const uint64_t size[3] = {32, 16, 128};
+	static const uint64_t count[2][3] = {{2, 1, 1}, {7, 1, 2}};
+	static const uint32_t unreach[2][3] = {{0, 1, 0}, {3, 1, 0}};
+	struct leaksnap_diff *d = new_diff(LEAKSNAP_DIFF_BY_STACK, 2);
+	uint64_t eb[2], ec[2], eub[2], euc[2];
+	for (int k = 0; k < 2; k++) {
+		struct rec r[3];
+		for (int g = 0; g < 3; g++)
+			r[g] = (struct rec){
+				size[g], count[k][g], {0x55000001000 + 0x10 * (uint64_t)g, 0}};
+		size_t len;
+		uint8_t *buf = leaksnap_dump_reach(r, 3, MAPS_AT("5500000", "/bin/app"),
+						   "sample_interval=64\n", unreach[k], &len);
+		struct leaksnap_snapshot *s = open_mem(buf, len, "sampled");
+		leaksnap_snapshot_estimate(s, &eb[k], &ec[k], &eub[k], &euc[k]);
+		add(d, s);
+		free(buf);
+	}
+	/* 163 + 72 + 128 in 5 + 5 + 1; 569 + 72 + 256 in 18 + 5 + 2; unreachable
+	 * 72 in 5, then 244 + 72 in 8 + 5 (the sums rounded once: 898 in 24, 316 in 12) */
+	assert_int_equal(eb[0], 363);
+	assert_int_equal(ec[0], 11);
+	assert_int_equal(eb[1], 897);
+	assert_int_equal(ec[1], 25);
+	assert_int_equal(eub[1], 316);
+	assert_int_equal(euc[1], 13);
+	struct leaksnap_error err;
+	assert_int_equal(leaksnap_diff_rank(d, &err), 0);
+	assert_int_equal(leaksnap_diff_sample_interval(d), 64);
+	static const uint64_t sb[2] = {208, 496}, sc[2] = {4, 10}, sub[2] = {16, 112},
+			      suc[2] = {1, 4};
+	for (size_t i = 0; i < 2; i++) {
+		const struct leaksnap_diff_snapshot *ds = leaksnap_diff_snapshot(d, i);
+		assert_int_equal(ds->bytes, eb[i]);
+		assert_int_equal(ds->count, ec[i]);
+		assert_int_equal(ds->unreachable_bytes, eub[i]);
+		assert_int_equal(ds->unreachable_count, euc[i]);
+		assert_int_equal(ds->sampled_bytes, sb[i]);
+		assert_int_equal(ds->sampled_count, sc[i]);
+		assert_int_equal(ds->sampled_unreachable_bytes, sub[i]);
+		assert_int_equal(ds->sampled_unreachable_count, suc[i]);
+	}
+	const struct leaksnap_diff_group *a = leaksnap_diff_suspect(d, 0);
+	assert_non_null(a);
+	assert_int_equal(a->frames[0]->rel_pc, 0x1000);
+	assert_int_equal(a->bytes[1], 569);
+	assert_int_equal(a->sampled_counts[1], 7);
+	assert_non_null(a->sampled_unreachable_bytes);
+	assert_int_equal(a->sampled_unreachable_bytes[0], 0);
+	assert_int_equal(a->sampled_unreachable_bytes[1], 96);
+	assert_int_equal(a->sampled_unreachable_counts[1], 3);
+	assert_int_equal(a->unreachable_bytes[1], 244);
+	leaksnap_diff_free(d);
+}
+
 /* The first snapshot has no section (its stacks are interned before the
  * sums exist), the second has: grouped by site, all are one group. */
 static void test_reach_mixed_and_grouped(void **state)
@@ -1089,6 +1152,7 @@ int main(void)
 		cmocka_unit_test(test_reach_mixed_and_grouped),
 		cmocka_unit_test(test_reach_zygote_and_none),
 		cmocka_unit_test(test_reach_suppressions),
+		cmocka_unit_test(test_sampled_figures),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_known_symbols),
 	};
