@@ -883,7 +883,8 @@ static void test_sampled_figures(void **state)
 		free(buf);
 	}
 	/* 163 + 72 + 128 in 5 + 5 + 1; 569 + 72 + 256 in 18 + 5 + 2; unreachable
-	 * 72 in 5, then 244 + 72 in 8 + 5 (the sums rounded once: 898 in 24, 316 in 12) */
+	 * 72 in 5, then 244 + 72 in 8 + 5 (the sums rounded once would be 898
+	 * in 24, 316 in 12) */
 	assert_int_equal(eb[0], 363);
 	assert_int_equal(ec[0], 11);
 	assert_int_equal(eb[1], 897);
