@@ -211,7 +211,8 @@ static void print_snapshots(struct leaksnap_diff *d, const struct diff_cli *c, b
 			       (unsigned long long)s->sampled_count,
 			       (unsigned long long)s->sampled_bytes);
 			if (s->has_reachability)
-				printf(", %llu unreachable", (unsigned long long)s->sampled_unreachable_count);
+				printf(", %llu unreachable",
+				       (unsigned long long)s->sampled_unreachable_count);
 			printf(")");
 		}
 		printf("\n");
