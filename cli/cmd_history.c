@@ -156,21 +156,25 @@ static bool regressed(const struct leaksnap_store_history *h, const struct histo
 	if (!a)
 		return false;
 	const char *ka = *a->key ? a->key : "(none)", *kb = *b->key ? b->key : "(none)";
+	/* a sampled row's figures are estimates: gated on as such, marked */
+	const char *ea = history_sampled(a) ? cli_approx() : "",
+		   *eb = history_sampled(b) ? cli_approx() : "";
 	bool bad = false;
 	int64_t dg = sub_sat(b->growth, a->growth);
 	int64_t dd = sub_sat(b->definite > INT64_MAX ? INT64_MAX : (int64_t)b->definite,
 			     a->definite > INT64_MAX ? INT64_MAX : (int64_t)a->definite);
 	if (dg > 0 && (uint64_t)dg > o->fail_on) {
-		cli_fail(NULL, "%s %s: growth %+lld bytes, %lld more than %s %s's (%+lld), above "
-			 "--fail-on-regression %llu", o->by, kb, (long long)b->growth,
-			 (long long)dg, o->by, ka, (long long)a->growth,
-			 (unsigned long long)o->fail_on);
+		cli_fail(NULL, "%s %s: growth %s%+lld bytes, %s%lld more than %s %s's (%s%+lld), "
+			 "above --fail-on-regression %llu", o->by, kb, eb, (long long)b->growth,
+			 *ea || *eb ? cli_approx() : "", (long long)dg, o->by, ka, ea,
+			 (long long)a->growth, (unsigned long long)o->fail_on);
 		bad = true;
 	}
 	if (dd > 0 && (uint64_t)dd > o->fail_on) {
-		cli_fail(NULL, "%s %s: definite %llu bytes, %lld more than %s %s's (%llu), above "
-			 "--fail-on-regression %llu", o->by, kb, (unsigned long long)b->definite,
-			 (long long)dd, o->by, ka, (unsigned long long)a->definite,
+		cli_fail(NULL, "%s %s: definite %s%llu bytes, %s%lld more than %s %s's (%s%llu), "
+			 "above --fail-on-regression %llu", o->by, kb, eb,
+			 (unsigned long long)b->definite, *ea || *eb ? cli_approx() : "",
+			 (long long)dd, o->by, ka, ea, (unsigned long long)a->definite,
 			 (unsigned long long)o->fail_on);
 		bad = true;
 	}
