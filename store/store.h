@@ -193,7 +193,9 @@ int leaksnap_store_has_snapshot(struct leaksnap_store *s, uint64_t id, bool *has
 /* For each of the @n frame ids at @ids, whether it is stored: @known[i]. */
 int leaksnap_store_frames_known(struct leaksnap_store *s, const uint64_t *ids, size_t n,
 				bool *known, struct leaksnap_error *err);
-/* The puts, within a run.  Stacks and frames already stored are skipped. */
+/* The puts, within a run.  Stacks and frames already stored are skipped.
+ * A snapshot not sampled (sample_interval 0) is stored with its totals as
+ * its estimates, whatever its estimated_ fields say. */
 int leaksnap_store_put_snapshot(struct leaksnap_store *s, const struct leaksnap_store_snapshot *snap,
 				struct leaksnap_error *err);
 int leaksnap_store_put_stacks(struct leaksnap_store *s, const struct leaksnap_store_stack *v,

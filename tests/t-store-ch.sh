@@ -314,12 +314,12 @@ expect_error "history of an empty database" "leaksnap: $EMPTY: not a leaksnap st
 	history --db "$EMPTY"
 NEWER=$(newdb newer)
 "$L" store --db "$NEWER" h/m.$pid.0001.dump >/dev/null || fail "store into newer"
-chq newer "INSERT INTO store_info VALUES ('schema_version', '3')" >/dev/null
+chq newer "INSERT INTO store_info VALUES ('schema_version', '4')" >/dev/null
 expect_error "newer schema" \
-	"leaksnap: $NEWER: schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it" \
+	"leaksnap: $NEWER: schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it" \
 	store --db "$NEWER" g1.dump
 expect_error "newer schema (history)" \
-	"leaksnap: $NEWER: schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it" \
+	"leaksnap: $NEWER: schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it" \
 	history --db "$NEWER"
 expect_error "read-only user" \
 	"leaksnap: clickhouse://reader@$hp/four: read-only: cannot write the store (the user may only read)" \
