@@ -8,6 +8,9 @@
 #    exceeds it by more than BYTES (not when equal); a smaller one passes;
 #    a bad BYTES and a DB that is not a store: one line, exit 2;
 #  - the table and --json --series (golden);
+#  - sampled runs (hists-*.dump): estimates in the table (marked) and in
+#    --json (sample_interval, estimated_*), a build of two intervals said,
+#    --fail-on-regression gating on the estimates (golden);
 #  - --html: the page embeds the --json --series test document, each
 #    suspect with its whole stack; self-contained (tests/tools/pagecheck.py);
 #    stdout unchanged ('-': the page instead); an earlier page replaced, a
@@ -110,6 +113,45 @@ a.pop("series")
 for r in a["rows"]:
     r.pop("points")
 print(a == b)' "$w/series.out" "$w/noseries.out")" True
+
+# 2b. Sampled runs (mkfixture's hists-*.dump, sample_interval=4096; build
+# 2's test beta every 65536) --------------------------------------------------------------
+# (in a UTF-8 locale: the estimates marked with U+2248)
+srun() {
+	_n=$1 _want=$2
+	shift 2
+	_st=0
+	LC_ALL=C.UTF-8 "$L" "$@" >"$w/$_n.out" 2>"$w/$_n.err" || _st=$?
+	expect_eq "$_n: exit status" "$_st" "$_want"
+}
+"$L" store --db "$w/s.db" --label build=1 --label test=alpha hists-1-1.dump hists-1-2.dump >/dev/null &&
+	"$L" store --db "$w/s.db" --label build=2 --label test=alpha hists-2a-1.dump hists-2a-2.dump >/dev/null ||
+	fail "store the sampled fixtures"
+# the gate on the estimates: build 2's growth ~+139873 against ~+45736, its
+# definite ~86368 against ~20560 -- where the sampled counts alone (+1216
+# against +1320) would pass
+srun sgate 1 history --db "$w/s.db" --fail-on-regression 10000
+golden sampled-gate.err "$w/sgate.err"
+srun sgate-pass 0 history --db "$w/s.db" --fail-on-regression 100000
+expect_eq "sampled gate, above the estimates: stderr" "$(cat "$w/sgate-pass.err")" ""
+"$L" store --db "$w/s.db" --label build=2 --label test=beta hists-2b-1.dump hists-2b-2.dump >/dev/null &&
+	"$L" store --db "$w/s.db" --label build=3 --label test=alpha hists-3-1.dump hists-3-2.dump >/dev/null ||
+	fail "store the sampled fixtures"
+# the table: every figure an estimate, marked, the interval said; build 2
+# of two intervals said so
+srun sampled 0 history --db "$w/s.db"
+golden sampled.out "$w/sampled.out"
+srun sampled-json 0 history --db "$w/s.db" --json --series test
+python3 -m json.tool --sort-keys "$w/sampled-json.out" >"$w/sampled.json" || fail "sampled --json: not JSON"
+golden sampled.json "$w/sampled.json"
+expect_eq "sampled --json: the intervals" "$(json "$w/sampled-json.out" '[(r["sample_interval"], r.get("sample_intervals"), r["estimated_growth"] == r["growth"], [s["estimated_growth"] for s in r["suspects"]]) for r in j["rows"]]')" \
+	"[(4096, None, True, [41120, 4616]), (None, [4096, 65536], True, [132075, 123361, 16512]), (4096, None, True, [82240, 4120])]"
+# without sampling nothing of this (the store of unsampled runs, above)
+expect_eq "unsampled --json: no sampling keys" "$(json "$w/noseries.out" '[k for r in j["rows"] for k in r if "sample" in k or "estimated" in k]')" "[]"
+# a locale without U+2248: '~'
+LC_ALL=C "$L" history --db "$w/s.db" --where build=3 >"$w/sampled-c.out"
+expect_eq "sampled, C locale" "$(head -1 "$w/sampled-c.out")" \
+	"build 3: 1 run from 2025-11-21T10:25:53.000000000Z: memory ~156825 bytes, growth ~+86360, definite ~41120 (sampled every 4096 bytes: estimates)"
 
 # 3. --html ------------------------------------------------------------------------------
 # the --json --series test document, each suspect with its whole stack
