@@ -152,6 +152,17 @@ expect_eq "unsampled --json: no sampling keys" "$(json "$w/noseries.out" '[k for
 LC_ALL=C "$L" history --db "$w/s.db" --where build=3 >"$w/sampled-c.out"
 expect_eq "sampled, C locale" "$(head -1 "$w/sampled-c.out")" \
 	"build 3: 1 run from 2025-11-21T10:25:53.000000000Z: memory ~156825 bytes, growth ~+86360, definite ~41120 (sampled every 4096 bytes: estimates)"
+# the page of them: the --json --series test document (its estimates and
+# intervals) embedded; drawn in a browser below
+run spage 0 history --db "$w/s.db" --html "$w/s.html"
+expect_eq "sampled page: static checks" "$($PC static "$w/s.html")" ok
+$PC data "$w/s.html" leaksnap-data >"$w/s-embedded.json" || fail "sampled page: no leaksnap-data"
+expect_eq "sampled page: the --json document" "$(python3 -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for r in a["rows"]:
+    for x in r["suspects"] + r["gone"]:
+        x.pop("frames")
+print(a == b)' "$w/s-embedded.json" "$w/sampled-json.out")" True
 
 # 3. --html ------------------------------------------------------------------------------
 # the --json --series test document, each suspect with its whole stack
@@ -261,5 +272,17 @@ if [ $have_hook = 1 ]; then
 	expect_eq "growth" "$(dom '(j["growthMetric"], j["growth"])')" "(['growth', 'Growth'], $(line growth))"
 	expect_eq "definite" "$(dom 'j["definite"]')" "$(line definite)"
 fi
+
+# the sampled runs' page in the browser: the note, the figures marked, a
+# build of two intervals said so
+$BROWSER "$w/s.html" "$top/tests/report/history-sampled-steps.js" >"$w/sdom.json" 2>"$w/browser.err" ||
+	fail "browser, sampled history page: $(cat "$w/browser.err")"
+expect_eq "sampled page: drawn" "$(json "$w/sdom.json" '(j["ready"], j["images"])')" "('1', 0)"
+expect_eq "sampled page: the note" "$(json "$w/sdom.json" 'j["note"]')" \
+	"Values marked ≈ are estimated: 3 of the 3 rows have runs recorded with sampling (a sampled block of size s stands for s / (1 − e^(−s/interval)) bytes); some of them at several intervals, each run's estimates summed."
+expect_eq "sampled page: the figures marked" "$(json "$w/sdom.json" '[c[0][0] + c[1][0] + c[2][0] for c in j["cells"]]')" \
+	"['≈≈≈', '≈≈≈', '≈≈≈']"
+expect_eq "sampled page: a build of two intervals" "$(json "$w/sdom.json" '(j["detail"][0], j["heads"])')" \
+	"('build 2: 2 runs, memory ≈1,457,338 bytes, growth ≈+271,948, definite ≈86,368 (mixed sampling: 4,096, 65,536)', ['≈+129 KiB', '≈+120 KiB', '≈+16.1 KiB'])"
 
 finish
