@@ -21,7 +21,9 @@ static const char history_usage[] =
 	"suspects: the stacks that grew most, matched across builds by their function\n"
 	"chain (the first three functions outside allocation wrappers, innermost\n"
 	"first), each said 'new' when the row before did not have it, and the row\n"
-	"before's suspects that are gone.\n\n"
+	"before's suspects that are gone.  Runs recorded with sampling (LEAKSNAP_SAMPLE)\n"
+	"count as their estimates, marked '\xe2\x89\x88' (or '~'), the interval said (and a\n"
+	"row of several intervals said so); --fail-on-regression gates on them.\n\n"
 	"Options:\n"
 	"  --db DB              the store: a SQLite file or\n"
 	"                       clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE\n"
@@ -156,21 +158,25 @@ static bool regressed(const struct leaksnap_store_history *h, const struct histo
 	if (!a)
 		return false;
 	const char *ka = *a->key ? a->key : "(none)", *kb = *b->key ? b->key : "(none)";
+	/* a sampled row's figures are estimates: gated on as such, marked */
+	const char *ea = history_sampled(a) ? cli_approx() : "",
+		   *eb = history_sampled(b) ? cli_approx() : "";
 	bool bad = false;
 	int64_t dg = sub_sat(b->growth, a->growth);
 	int64_t dd = sub_sat(b->definite > INT64_MAX ? INT64_MAX : (int64_t)b->definite,
 			     a->definite > INT64_MAX ? INT64_MAX : (int64_t)a->definite);
 	if (dg > 0 && (uint64_t)dg > o->fail_on) {
-		cli_fail(NULL, "%s %s: growth %+lld bytes, %lld more than %s %s's (%+lld), above "
-			 "--fail-on-regression %llu", o->by, kb, (long long)b->growth,
-			 (long long)dg, o->by, ka, (long long)a->growth,
-			 (unsigned long long)o->fail_on);
+		cli_fail(NULL, "%s %s: growth %s%+lld bytes, %s%lld more than %s %s's (%s%+lld), "
+			 "above --fail-on-regression %llu", o->by, kb, eb, (long long)b->growth,
+			 *ea || *eb ? cli_approx() : "", (long long)dg, o->by, ka, ea,
+			 (long long)a->growth, (unsigned long long)o->fail_on);
 		bad = true;
 	}
 	if (dd > 0 && (uint64_t)dd > o->fail_on) {
-		cli_fail(NULL, "%s %s: definite %llu bytes, %lld more than %s %s's (%llu), above "
-			 "--fail-on-regression %llu", o->by, kb, (unsigned long long)b->definite,
-			 (long long)dd, o->by, ka, (unsigned long long)a->definite,
+		cli_fail(NULL, "%s %s: definite %s%llu bytes, %s%lld more than %s %s's (%s%llu), "
+			 "above --fail-on-regression %llu", o->by, kb, eb,
+			 (unsigned long long)b->definite, *ea || *eb ? cli_approx() : "",
+			 (long long)dd, o->by, ka, ea, (unsigned long long)a->definite,
 			 (unsigned long long)o->fail_on);
 		bad = true;
 	}

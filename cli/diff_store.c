@@ -9,7 +9,9 @@
  * up: the PCs (each module is given a place of its own, so that a PC is
  * that place plus the frame's offset in the module, and the diff finds
  * that offset again), and the frame slots of a record (one more than the
- * longest stack: no stack reads as cut). */
+ * longest stack: no stack reads as cut).  A sampled snapshot's dump says
+ * its interval (sample_interval=), as the hook's did: the diff estimates
+ * from it, and refuses a run of two intervals, as with the files. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -558,6 +560,8 @@ static void dump_of(const struct diff_store *ds, const struct ssnap *x, struct b
 		put_text(&meta, "cmdline=%s\n", ds->cmdline);
 	if (*ds->start)
 		put_text(&meta, "process_start=%s\n", ds->start);
+	if (x->s.sample_interval) /* (the diff's estimates, and its refusal to mix) */
+		put_text(&meta, "sample_interval=%llu\n", (unsigned long long)x->s.sample_interval);
 	for (size_t i = 0; i < ds->nmods; i++)
 		if (*ds->order[i]->build_id)
 			put_text(&meta, "build_id=%s %s\n", ds->order[i]->build_id, ds->order[i]->path);

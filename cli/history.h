@@ -21,6 +21,8 @@ struct history_cli {
 	uint64_t fail_on;
 };
 
+/* Whether row @r's figures are estimates: a run of it was sampled. */
+bool history_sampled(const struct leaksnap_store_history_row *r);
 /* The table on standard output. */
 void history_text(const struct leaksnap_store_history *h, const struct history_cli *c);
 /* The JSON document on @out (what --json prints; with @frames, each

@@ -19,6 +19,35 @@ static void print_chain(const struct leaksnap_store_suspect *x)
 	printf("\n");
 }
 
+bool history_sampled(const struct leaksnap_store_history_row *r)
+{
+	return r->interval_count && r->intervals[r->interval_count - 1] != 0;
+}
+
+/* " (sampled every 4096 bytes: estimates)", or for a row of several
+ * intervals " (mixed sampling: not sampled, every 4096, 65536 bytes;
+ * each run's estimates summed)"; "" when not sampled. */
+static void print_sampling(const struct leaksnap_store_history_row *r)
+{
+	if (!history_sampled(r))
+		return;
+	if (r->interval_count == 1) {
+		printf(" (sampled every %llu bytes: estimates)", (unsigned long long)r->intervals[0]);
+		return;
+	}
+	printf(" (mixed sampling:");
+	bool every = false;
+	for (size_t i = 0; i < r->interval_count; i++) {
+		if (r->intervals[i] == 0) {
+			printf(" not sampled,");
+			continue;
+		}
+		printf("%s %llu", every ? "," : " every", (unsigned long long)r->intervals[i]);
+		every = true;
+	}
+	printf(" bytes; each run's estimates summed)");
+}
+
 void history_text(const struct leaksnap_store_history *h, const struct history_cli *c)
 {
 	for (size_t i = 0; i < leaksnap_store_history_count(h); i++) {
@@ -26,13 +55,21 @@ void history_text(const struct leaksnap_store_history *h, const struct history_c
 		char t[64] = "time unknown";
 		if (r->first_time_ns)
 			cli_format_time(r->first_time_ns, t, sizeof(t));
-		printf("%s %s: %zu run%s from %s: memory %llu bytes, growth %+lld, definite %llu\n",
-		       c->by, *r->key ? r->key : "(none)", r->runs, r->runs == 1 ? "" : "s", t,
-		       (unsigned long long)r->memory, (long long)r->growth,
+		/* a sampled row's figures are estimates, marked */
+		const char *e = history_sampled(r) ? cli_approx() : "";
+		printf("%s %s: %zu run%s from %s: memory %s%llu bytes, growth %s%+lld, definite %s%llu",
+		       c->by, *r->key ? r->key : "(none)", r->runs, r->runs == 1 ? "" : "s", t, e,
+		       (unsigned long long)r->memory, e, (long long)r->growth, e,
 		       (unsigned long long)r->definite);
+		print_sampling(r);
+		printf("\n");
 		for (size_t k = 0; k < r->suspect_count; k++) {
-			printf("  %-4s %+12lld  ", r->suspects[k].is_new ? "new" : "",
-			       (long long)r->suspects[k].growth);
+			char num[32];
+			snprintf(num, sizeof(num), "%+lld", (long long)r->suspects[k].growth);
+			/* (the mark is one column wide, whatever its bytes) */
+			int pad = 12 - (int)strlen(num) - (*e ? 1 : 0);
+			printf("  %-4s %*s%s%s  ", r->suspects[k].is_new ? "new" : "", pad > 0 ? pad : 0,
+			       "", e, num);
 			print_chain(&r->suspects[k]);
 		}
 		for (size_t k = 0; k < r->gone_count; k++) {
@@ -88,7 +125,8 @@ static int json_frame(json_t *out, const struct leaksnap_store_frame *f)
 	return rc;
 }
 
-static json_t *json_suspect(const struct leaksnap_store_suspect *x, bool gone, bool frames)
+static json_t *json_suspect(const struct leaksnap_store_suspect *x, bool gone, bool sampled,
+			    bool frames)
 {
 	json_t *chain = json_array();
 	for (size_t i = 0; i < x->chain_len; i++)
@@ -96,6 +134,8 @@ static json_t *json_suspect(const struct leaksnap_store_suspect *x, bool gone, b
 	json_t *o = json_pack("{s:o, s:I}", "chain", chain, "growth", (json_int_t)x->growth);
 	if (!o)
 		return NULL;
+	if (sampled) /* (as leakdiff's: the figure is an estimate, said twice) */
+		json_object_set_new(o, "estimated_growth", json_integer((json_int_t)x->growth));
 	if (!gone)
 		json_object_set_new(o, "new", json_boolean(x->is_new));
 	json_object_set_new(o, "stack_id", json_hex(x->stack_id));
@@ -118,16 +158,34 @@ static json_t *json_row(const struct leaksnap_store_history_row *r, const struct
 			bool frames)
 {
 	json_t *sus = json_array(), *gone = json_array();
+	bool sampled = history_sampled(r);
 	for (size_t k = 0; sus && k < r->suspect_count; k++)
-		json_array_append_new(sus, json_suspect(&r->suspects[k], false, frames));
+		json_array_append_new(sus, json_suspect(&r->suspects[k], false, sampled, frames));
 	for (size_t k = 0; gone && k < r->gone_count; k++)
-		json_array_append_new(gone, json_suspect(&r->gone[k], true, frames));
+		json_array_append_new(gone, json_suspect(&r->gone[k], true, false, frames));
 	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "key",
 			      kit_json_text(r->key), "runs", kit_json_u64(r->runs), "first_time_ns",
 			      kit_json_u64(r->first_time_ns), "last_time_ns",
 			      kit_json_u64(r->last_time_ns), "memory", kit_json_u64(r->memory),
 			      "growth", (json_int_t)r->growth, "definite", kit_json_u64(r->definite),
 			      "suspects", sus, "gone", gone);
+	if (o && sampled) {
+		/* a sampled row, as leakdiff says a sampled diff: its interval
+		 * (null when its runs have several, listed), and its figures,
+		 * estimates, under their estimated_ names too */
+		json_object_set_new(o, "sample_interval", r->interval_count == 1
+								  ? kit_json_u64(r->intervals[0])
+								  : json_null());
+		if (r->interval_count > 1) {
+			json_t *a = json_array();
+			for (size_t k = 0; a && k < r->interval_count; k++)
+				json_array_append_new(a, kit_json_u64(r->intervals[k]));
+			json_object_set_new(o, "sample_intervals", a);
+		}
+		json_object_set_new(o, "estimated_memory", kit_json_u64(r->memory));
+		json_object_set_new(o, "estimated_growth", json_integer((json_int_t)r->growth));
+		json_object_set_new(o, "estimated_definite", kit_json_u64(r->definite));
+	}
 	if (o && c->series) {
 		json_t *pts = json_array();
 		for (size_t k = 0; pts && k < r->point_count; k++) {

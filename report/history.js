@@ -11,6 +11,12 @@ const HISTORY_METRICS = [
   {key: 'definite', title: 'Definite', note: 'unreachable bytes at the last snapshot of each run'},
 ];
 
+/* '\u2248' before the figures of a row with a sampled run (they are
+ * estimates, as the table says them), '' otherwise. */
+function est(r) {
+  return 'sample_interval' in r ? '\u2248' : '';
+}
+
 /* A row's key as the page shows it. */
 function rowKey(r) {
   return r.key === '' ? '(none)' : r.key;
@@ -33,6 +39,14 @@ function historyPage(app, doc) {
         'from the one before' : 'within the runs'),
       card('Definite', fmtBytes(last.definite), 'unreachable at the last snapshots'));
     app.appendChild(facts);
+    /* sampled runs: their figures are estimates, said where no reader can miss it */
+    const sampled = rows.filter(r => est(r));
+    if (sampled.length)
+      app.appendChild(el('div', {id: 'sampled', role: 'note', text: 'Values marked \u2248 are ' +
+        `estimated: ${sampled.length} of the ${n} rows have runs recorded with sampling ` +
+        '(a sampled block of size s stands for s / (1 \u2212 e^(\u2212s/interval)) bytes)' +
+        (sampled.some(r => r.sample_interval === null) ? '; some of them at several ' +
+          'intervals, each run\'s estimates summed.' : '.')}));
   }
 
   /* the curves: one line per series value, the metric chosen with the buttons */
@@ -92,11 +106,12 @@ function historyTable(doc) {
     {title: 'From', value: r => Number(r.first_time_ns),
       cell: r => r.first_time_ns ? fmtTimeNs(r.first_time_ns) : '?'},
     {title: 'Memory', num: true, value: r => r.memory,
-      cell: r => el('span', {title: fmtInt(r.memory) + ' bytes', text: fmtBytes(r.memory)})},
+      cell: r => el('span', {title: fmtInt(r.memory) + ' bytes', text: est(r) + fmtBytes(r.memory)})},
     {title: 'Growth', num: true, value: r => r.growth,
-      cell: r => el('span', {title: fmtInt(r.growth, true) + ' bytes', text: fmtBytes(r.growth, true)})},
+      cell: r => el('span', {title: fmtInt(r.growth, true) + ' bytes',
+        text: est(r) + fmtBytes(r.growth, true)})},
     {title: 'Definite', num: true, value: r => r.definite,
-      cell: r => el('span', {title: fmtInt(r.definite) + ' bytes', text: fmtBytes(r.definite)})},
+      cell: r => el('span', {title: fmtInt(r.definite) + ' bytes', text: est(r) + fmtBytes(r.definite)})},
     {title: 'Suspects', value: r => r.suspects.length, cell: r => [
       r.suspects.length ? chainText(r.suspects[0]) : el('span', {class: 'muted', text: 'none'}),
       ...r.suspects.filter(s => s.new).length ? [el('span', {class: 'badge', text:
@@ -111,8 +126,10 @@ function historyTable(doc) {
 function buildDetail(r, doc) {
   const box = el('div', {class: 'build-detail'});
   box.appendChild(el('div', {class: 'series', text: `${doc.by} ${rowKey(r)}: ` +
-    `${fmtInt(r.runs)} run${r.runs === 1 ? '' : 's'}, memory ${fmtInt(r.memory)} bytes, ` +
-    `growth ${fmtInt(r.growth, true)}, definite ${fmtInt(r.definite)}`}));
+    `${fmtInt(r.runs)} run${r.runs === 1 ? '' : 's'}, memory ${est(r)}${fmtInt(r.memory)} bytes, ` +
+    `growth ${est(r)}${fmtInt(r.growth, true)}, definite ${est(r)}${fmtInt(r.definite)}` +
+    (!est(r) ? '' : r.sample_interval !== null ? ` (sampled every ${fmtInt(r.sample_interval)} bytes)`
+      : ` (mixed sampling: ${r.sample_intervals.map(b => b ? fmtInt(b) : 'not sampled').join(', ')})`)}));
   for (const p of r.points || [])
     box.appendChild(el('div', {class: 'series point', text: `${doc.series} ` +
       `${p.value === '' ? '(none)' : p.value}: memory ${fmtInt(p.memory)}, growth ` +
@@ -125,7 +142,7 @@ function buildDetail(r, doc) {
     box.appendChild(el('div', {class: 'suspect' + (gone ? ' gone' : '')},
       el('div', {class: 'suspect-head'}, mark, ' ', chainText(s), ' ',
         el('span', {class: 'num', text: gone ? `(${fmtBytes(s.growth, true)} in the ${doc.by} before)`
-          : fmtBytes(s.growth, true), title: fmtInt(s.growth, true) + ' bytes'})),
+          : est(r) + fmtBytes(s.growth, true), title: fmtInt(s.growth, true) + ' bytes'})),
       stackView(s.frames || [], siteIndex(s.frames || []), false)));
   });
   list(r.suspects, false);

@@ -140,10 +140,10 @@ static int snapshot_tsv(struct ch *c, char **f, void *ctx)
 	(void)c;
 	struct visit *vi = ctx;
 	struct leaksnap_store_snapshot s = {0};
-	uint64_t u[10];
+	uint64_t u[11];
 	if (!ch_parse_u64(f[0], &s.id) || !ch_parse_u64(f[1], &s.run_id))
 		return vi->bad = 1;
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 11; i++)
 		if (!ch_parse_u64(f[4 + i], &u[i]))
 			return vi->bad = 1;
 	if (vi->any && vi->last == s.id)
@@ -160,6 +160,9 @@ static int snapshot_tsv(struct ch *c, char **f, void *ctx)
 	s.has_reachability = u[5] != 0;
 	s.unreachable_bytes = u[6];
 	s.unreachable_count = u[7];
+	s.sample_interval = u[8];
+	s.estimated_bytes = u[9];
+	s.estimated_unreachable_bytes = u[10];
 	return ((leaksnap_store_snapshot_fn)vi->fn)(vi->arg, &s);
 }
 
@@ -178,11 +181,12 @@ int ch_snapshots(struct sto_backend *b, uint64_t run_id, bool with_current,
 	snprintf(sql, sizeof(sql),
 		 "SELECT snapshot_id, run_id, content_hash, source, time_ns, seq, total_bytes, "
 		 "allocations, record_count, has_reachability, unreachable_bytes, "
-		 "unreachable_count FROM snapshots WHERE %s(" COMPLETE "%s) ORDER BY snapshot_id "
+		 "unreachable_count, sample_interval, estimated_bytes, estimated_unreachable_bytes "
+		 "FROM snapshots WHERE %s(" COMPLETE "%s) ORDER BY snapshot_id "
 		 "FORMAT TabSeparated",
 		 run, cur);
 	struct visit vi = {(void *)fn, arg, err, 0, false, 0};
-	int rc = ch_select_tsv(c, sql, NULL, 0, 12, snapshot_tsv, &vi, err);
+	int rc = ch_select_tsv(c, sql, NULL, 0, 15, snapshot_tsv, &vi, err);
 	return vi.bad ? ch_bad_value(c, err) : rc;
 }
 

@@ -315,6 +315,66 @@ static int create_schema(struct ch *c, struct leaksnap_error *err)
 			     "cannot create the store", err);
 }
 
+static int read_only(struct ch *c, bool *ro, struct leaksnap_error *err)
+{
+	uint64_t v = 0;
+	if (ch_query_u64(c, "SELECT toUInt64(value) FROM system.settings WHERE name = 'readonly' "
+			 "FORMAT TabSeparated",
+		      NULL, 0, &v, err))
+		return -1;
+	*ro = v != 0;
+	return 0;
+}
+
+/* A store of version @from taken to this one, step by step: each step's
+ * columns that a table lacks added (ALTER TABLE ... ADD COLUMN, with the
+ * default an old row reads as), then the version row.  ClickHouse has no
+ * transactions: a step cut short is done again, adding only what is still
+ * missing, and the version says the new one only once every column is
+ * there.  Readers upgrade too (a user who may only read is refused: as on
+ * SQLite, only one who may write can upgrade a store). */
+static int upgrade(struct ch *c, unsigned from, struct leaksnap_error *err)
+{
+	bool ro;
+	if (read_only(c, &ro, err))
+		return -1;
+	if (ro)
+		return kit_error(err, LEAKSNAP_ERR_VERSION, c->t.name,
+				 "schema version %u is older than this leaksnap's (%d), and only "
+				 "one who may write the store can upgrade it ('leaksnap store' "
+				 "upgrades it)",
+				 from, LEAKSNAP_STORE_SCHEMA_VERSION);
+	for (unsigned v = from; v < LEAKSNAP_STORE_SCHEMA_VERSION; v++) {
+		const struct sto_ch_added *a = sto_clickhouse_added(v);
+		if (!a)
+			return kit_error(err, LEAKSNAP_ERR_VERSION, c->t.name,
+					 "schema version %u cannot be upgraded", v);
+		for (; a->table; a++) {
+			char sql[512];
+			uint64_t has = 0;
+			/* (the schema's own names: nothing of a user's in the SQL) */
+			snprintf(sql, sizeof(sql),
+				 "SELECT count() FROM system.columns WHERE database = "
+				 "currentDatabase() AND table = '%s' AND name = '%s' "
+				 "FORMAT TabSeparated",
+				 a->table, a->column);
+			if (ch_query_u64(c, sql, NULL, 0, &has, err))
+				return -1;
+			if (has)
+				continue;
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", a->table,
+				 a->column, a->type);
+			if (ch_http_query(&c->h, &c->t, sql, NULL, 0, NULL, 0,
+					  "cannot upgrade the store", err))
+				return -1;
+		}
+	}
+	char row[64];
+	snprintf(row, sizeof(row), "schema_version\t%d\n", LEAKSNAP_STORE_SCHEMA_VERSION);
+	return ch_http_query(&c->h, &c->t, c->insert[STO_INFO], row, strlen(row), NULL, 0,
+			     "cannot upgrade the store", err);
+}
+
 /* The schema: made when the database has none of it (unless @no_create),
  * refused when newer or when the database holds something else. */
 static int check_schema(struct ch *c, bool no_create, struct leaksnap_error *err)
@@ -343,9 +403,11 @@ static int check_schema(struct ch *c, bool no_create, struct leaksnap_error *err
 				 "schema version %u is newer than this leaksnap's (%d): "
 				 "a newer leaksnap wrote it",
 				 v, LEAKSNAP_STORE_SCHEMA_VERSION);
-	if (v && v < LEAKSNAP_STORE_SCHEMA_VERSION) /* (no ClickHouse store was older) */
-		return kit_error(err, LEAKSNAP_ERR_VERSION, c->t.name,
-				 "schema version %u cannot be upgraded", v);
+	if (v && v < LEAKSNAP_STORE_SCHEMA_VERSION) {
+		if (upgrade(c, v, err))
+			return -1;
+		v = LEAKSNAP_STORE_SCHEMA_VERSION;
+	}
 	if (no_create) {
 		if (t.n == 0)
 			return kit_error(err, LEAKSNAP_ERR_FORMAT, c->t.name,
@@ -358,10 +420,8 @@ static int check_schema(struct ch *c, bool no_create, struct leaksnap_error *err
 	}
 	/* a writer: one that may write, with every table there (a store
 	 * made at the same time by another writer too) */
-	uint64_t ro = 0;
-	if (ch_query_u64(c, "SELECT toUInt64(value) FROM system.settings WHERE name = 'readonly' "
-			 "FORMAT TabSeparated",
-		      NULL, 0, &ro, err))
+	bool ro;
+	if (read_only(c, &ro, err))
 		return -1;
 	if (ro)
 		return kit_error(err, LEAKSNAP_ERR_IO, c->t.name,
@@ -515,7 +575,8 @@ static void ch_run_abort(struct sto_backend *b)
  * pair depend on its two snapshots alone: any write's are the same.) */
 static int pair_growth(struct ch *c, struct leaksnap_error *err)
 {
-	uint64_t first, last, rows = 0;
+	struct leaksnap_store_snapshot first, last;
+	uint64_t rows = 0;
 	size_t n;
 	if (sto_run_pair(&c->base, c->run_id, false, &first, &last, &n, err))
 		return -1;
@@ -525,10 +586,11 @@ static int pair_growth(struct ch *c, struct leaksnap_error *err)
 	snprintf(sql, sizeof(sql),
 		 "SELECT count() FROM growth WHERE run_id = %llu AND first_snapshot = %llu AND "
 		 "last_snapshot = %llu FORMAT TabSeparated",
-		 (unsigned long long)c->run_id, (unsigned long long)first, (unsigned long long)last);
+		 (unsigned long long)c->run_id, (unsigned long long)first.id,
+		 (unsigned long long)last.id);
 	if (ch_query_u64(c, sql, NULL, 0, &rows, err))
 		return -1;
-	int rc = rows ? 0 : sto_pair_growth(&c->base, c->run_id, first, last, err) || ch_sync_rows(c, err);
+	int rc = rows ? 0 : sto_pair_growth(&c->base, c->run_id, &first, &last, err) || ch_sync_rows(c, err);
 	for (int i = 0; i < STO_TABLE_COUNT; i++)
 		chbuf_free(&c->buf[i]);
 	return rc ? -1 : 0;
@@ -695,10 +757,12 @@ static int ch_put_snapshot(struct sto_backend *b, const struct leaksnap_store_sn
 	ch_tsv_text(o, s->source ? s->source : "");
 	ch_tsv_end(o, false);
 	const uint64_t v[] = {s->time_ns, s->seq, s->total_bytes, s->allocations, s->record_count,
-			      s->has_reachability, s->unreachable_bytes, s->unreachable_count};
-	for (size_t i = 0; i < 8; i++) {
+			      s->has_reachability, s->unreachable_bytes, s->unreachable_count,
+			      s->sample_interval, s->estimated_bytes, s->estimated_unreachable_bytes};
+	size_t nv = sizeof(v) / sizeof(v[0]);
+	for (size_t i = 0; i < nv; i++) {
 		ch_tsv_u64(o, v[i]);
-		ch_tsv_end(o, i == 7);
+		ch_tsv_end(o, i + 1 == nv);
 	}
 	if (o->nomem)
 		return kit_error(err, LEAKSNAP_ERR_NOMEM, c->t.name, "out of memory");

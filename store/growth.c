@@ -5,6 +5,7 @@
  * a run's rows of any other pair than its first and last now are stale
  * (a later write added a snapshot before the first or after the last),
  * and readers skip them. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,12 +31,18 @@ static int on_end(void *arg, const struct leaksnap_store_snapshot *s)
 	return 0;
 }
 
-/* Bytes and allocations per stack: last minus first. */
+/* Bytes and allocations per stack: last minus first.  A sampled
+ * snapshot's records count sampled blocks: each stands for
+ * leaksnap_sample_weight() blocks (libsnapshot's estimate), summed
+ * unrounded and rounded once per stack; an unsampled snapshot's are
+ * summed exactly. */
 struct sums {
 	struct kit_table at;       /* stack id -> index + 1 */
 	struct leaksnap_store_growth *v;
-	size_t n, cap;
+	double *est;               /* per stack: estimated bytes, count (sampled) */
+	size_t n, cap, capest;
 	int sign;
+	uint64_t interval;         /* of the snapshot whose records are read */
 	bool nomem;
 };
 
@@ -48,17 +55,36 @@ static int on_record(void *arg, const struct leaksnap_store_record *rec)
 		return 1;
 	}
 	if (!*slot) {
-		if (kit_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v))) {
+		if (kit_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) ||
+		    kit_grow((void **)&s->est, &s->capest, 2 * (s->n + 1), sizeof(*s->est))) {
 			s->nomem = true;
 			return 1;
 		}
 		s->v[s->n] = (struct leaksnap_store_growth){.stack_id = rec->stack_id};
+		s->est[2 * s->n] = s->est[2 * s->n + 1] = 0;
 		*slot = (void *)(uintptr_t)(++s->n);
 	}
-	struct leaksnap_store_growth *g = &s->v[(uintptr_t)*slot - 1];
+	size_t i = (uintptr_t)*slot - 1;
+	if (s->interval) {
+		double w = leaksnap_sample_weight(rec->size, s->interval);
+		s->est[2 * i] += s->sign * (double)rec->count * w * (double)rec->size;
+		s->est[2 * i + 1] += s->sign * (double)rec->count * w;
+		return 0;
+	}
+	struct leaksnap_store_growth *g = &s->v[i];
 	g->bytes += s->sign * (int64_t)(rec->size * rec->count);
 	g->count += s->sign * (int64_t)rec->count;
 	return 0;
+}
+
+/* @x rounded to the nearest whole number, within int64_t. */
+static int64_t round_i64(double x)
+{
+	if (x >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (x <= -9223372036854775807.0)
+		return -INT64_MAX;
+	return (int64_t)llround(x);
 }
 
 static int cmp_stack(const void *a, const void *b)
@@ -67,37 +93,46 @@ static int cmp_stack(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-int sto_run_pair(struct sto_backend *b, uint64_t run_id, bool with_current, uint64_t *first,
-		 uint64_t *last, size_t *n, struct leaksnap_error *err)
+int sto_run_pair(struct sto_backend *b, uint64_t run_id, bool with_current,
+		 struct leaksnap_store_snapshot *first, struct leaksnap_store_snapshot *last,
+		 size_t *n, struct leaksnap_error *err)
 {
 	struct ends e = {0};
 	if (b->ops->snapshots(b, run_id, with_current, on_end, &e, err))
 		return -1;
-	*first = e.n ? e.first.id : 0;
-	*last = e.n ? e.last.id : 0;
+	*first = e.first;
+	*last = e.last;
 	*n = e.n;
 	return 0;
 }
 
-int sto_pair_growth(struct sto_backend *b, uint64_t run_id, uint64_t first, uint64_t last,
-		    struct leaksnap_error *err)
+int sto_pair_growth(struct sto_backend *b, uint64_t run_id,
+		    const struct leaksnap_store_snapshot *first,
+		    const struct leaksnap_store_snapshot *last, struct leaksnap_error *err)
 {
-	struct sums sums = {.sign = -1};
-	int rc = b->ops->records(b, first, on_record, &sums, err);
+	struct sums sums = {.sign = -1, .interval = first->sample_interval};
+	int rc = b->ops->records(b, first->id, on_record, &sums, err);
 	sums.sign = 1;
+	sums.interval = last->sample_interval;
 	if (rc == 0 && !sums.nomem)
-		rc = b->ops->records(b, last, on_record, &sums, err);
+		rc = b->ops->records(b, last->id, on_record, &sums, err);
 	if (sums.nomem)
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, b->name, "out of memory");
 	size_t w = 0;
-	for (size_t i = 0; i < sums.n; i++)
+	bool sampled = first->sample_interval || last->sample_interval;
+	for (size_t i = 0; i < sums.n; i++) {
+		if (sampled) {
+			sums.v[i].bytes = round_i64((double)sums.v[i].bytes + sums.est[2 * i]);
+			sums.v[i].count = round_i64((double)sums.v[i].count + sums.est[2 * i + 1]);
+		}
 		if (sums.v[i].bytes > 0) {
 			sums.v[w] = sums.v[i];
 			sums.v[w].run_id = run_id;
-			sums.v[w].first_snapshot = first;
-			sums.v[w].last_snapshot = last;
+			sums.v[w].first_snapshot = first->id;
+			sums.v[w].last_snapshot = last->id;
 			w++;
 		}
+	}
 	if (rc == 0) {
 		if (w > 1)
 			qsort(sums.v, w, sizeof(*sums.v), cmp_stack);
@@ -105,6 +140,7 @@ int sto_pair_growth(struct sto_backend *b, uint64_t run_id, uint64_t first, uint
 	}
 	kit_table_free(&sums.at, false);
 	free(sums.v);
+	free(sums.est);
 	return rc;
 }
 
@@ -117,7 +153,7 @@ int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error
 	if (now.n < 2 ||
 	    (was.n >= 2 && was.first.id == now.first.id && was.last.id == now.last.id))
 		return 0; /* one snapshot, or the pair stored before */
-	return sto_pair_growth(b, run_id, now.first.id, now.last.id, err);
+	return sto_pair_growth(b, run_id, &now.first, &now.last, err);
 }
 
 /* Reading: the rows of each run's pair now ------------------------------------ */

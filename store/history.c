@@ -1,6 +1,7 @@
 /* leaksnap store: the history of the runs stored -- one row per build (or
  * per value of another label, or per run), oldest first: memory at the
- * last snapshot, growth within the runs, definite (unreachable) bytes, and
+ * last snapshot, growth within the runs, definite (unreachable) bytes
+ * (estimates where the runs were sampled: what the store keeps), and
  * the suspects: the stacks that grew, matched across builds by their
  * symbolized function chain (offsets change from build to build), the
  * first frames outside allocation wrappers. */
@@ -14,6 +15,28 @@
 #include "store_internal.h"
 
 #define CHAIN_MAX 3
+
+/* The distinct sampling intervals of some snapshots, ascending (0: not
+ * sampled). */
+struct intervals {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int intervals_add(struct intervals *x, uint64_t interval)
+{
+	size_t i = 0;
+	while (i < x->n && x->v[i] < interval)
+		i++;
+	if (i < x->n && x->v[i] == interval)
+		return 0;
+	if (kit_grow((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v)))
+		return -1;
+	memmove(x->v + i + 1, x->v + i, (x->n - i) * sizeof(*x->v));
+	x->v[i] = interval;
+	x->n++;
+	return 0;
+}
 
 /* A suspect as kept: its chain (strings owned) and its key. */
 struct chain {
@@ -39,6 +62,7 @@ struct row {
 	struct kit_table chain_of; /* hash of key -> index + 1 */
 	struct leaksnap_store_history_point *points;
 	size_t npoints, cappoints;
+	struct intervals intervals; /* of its runs' snapshots */
 };
 
 /* A stack as history needs it: its frame ids, and its chain once known. */
@@ -71,6 +95,9 @@ struct leaksnap_store_history {
 
 /* Runs ------------------------------------------------------------------------- */
 
+/* A run's figures: estimates where its snapshots are sampled (the stored
+ * estimated_bytes and estimated_unreachable_bytes, the totals themselves
+ * when not sampled). */
 struct hrun {
 	uint64_t id;
 	char *key, *series;
@@ -78,6 +105,7 @@ struct hrun {
 	int64_t growth;
 	size_t snaps;
 	size_t row;
+	struct intervals intervals; /* of its snapshots */
 };
 
 struct collect {
@@ -140,11 +168,15 @@ static int on_snapshot(void *arg, const struct leaksnap_store_snapshot *s)
 	struct hrun *r = &c->runs[(uintptr_t)*slot - 1];
 	if (r->snaps++ == 0) {
 		r->first_time = s->time_ns;
-		r->growth = -(int64_t)s->total_bytes;
+		r->growth = -(int64_t)s->estimated_bytes;
 	}
 	r->last_time = s->time_ns;
-	r->memory = s->total_bytes;
-	r->definite = s->unreachable_bytes;
+	r->memory = s->estimated_bytes;
+	r->definite = s->estimated_unreachable_bytes;
+	if (intervals_add(&r->intervals, s->sample_interval)) {
+		c->nomem = true;
+		return 1;
+	}
 	return 0;
 }
 
@@ -709,8 +741,10 @@ struct leaksnap_store_history *leaksnap_store_history_new(
 		goto fail;
 	if (c.nomem)
 		goto nomem;
-	if (leaksnap_store_snapshots(s, 0, on_snapshot, &c, err) != 0)
+	if (leaksnap_store_snapshots(s, 0, on_snapshot, &c, err) != 0 && !c.nomem)
 		goto fail;
+	if (c.nomem)
+		goto nomem;
 	for (size_t i = 0; i < c.n; i++) {
 		struct hrun *r = &c.runs[i];
 		r->growth += (int64_t)r->memory;
@@ -725,6 +759,9 @@ struct leaksnap_store_history *leaksnap_store_history_new(
 			row->pub.last_time_ns = r->last_time;
 		if (o.series && add_point(row, r))
 			goto nomem;
+		for (size_t k = 0; k < r->intervals.n; k++)
+			if (intervals_add(&row->intervals, r->intervals.v[k]))
+				goto nomem;
 	}
 	if (suspects_of_growth(h, s, &c, err))
 		goto fail;
@@ -735,6 +772,8 @@ struct leaksnap_store_history *leaksnap_store_history_new(
 			qsort(row->points, row->npoints, sizeof(*row->points), cmp_point);
 		row->pub.points = row->points;
 		row->pub.point_count = row->npoints;
+		row->pub.intervals = row->intervals.v;
+		row->pub.interval_count = row->intervals.n;
 		if (pick_suspects(row, o.suspects) || (i && compare_rows(&h->rows[i - 1], row)))
 			goto nomem;
 		for (size_t k = 0; i == 0 && k < row->pub.suspect_count; k++)
@@ -754,6 +793,7 @@ done:
 	for (size_t i = 0; i < c.n; i++) {
 		free(c.runs[i].key);
 		free(c.runs[i].series);
+		free(c.runs[i].intervals.v);
 	}
 	free(c.runs);
 	kit_table_free(&c.at, false);
@@ -773,6 +813,7 @@ static void row_free(struct row *row)
 	free(row->sus);
 	free(row->gone);
 	free(row->key);
+	free(row->intervals.v);
 	kit_table_free(&row->chain_of, false);
 }
 

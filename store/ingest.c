@@ -634,6 +634,9 @@ int leaksnap_store_add_snapshot(struct leaksnap_store *s, const struct leaksnap_
 	row.has_reachability = leaksnap_snapshot_has_reachability(snap);
 	row.unreachable_bytes = leaksnap_snapshot_unreachable_bytes(snap);
 	row.unreachable_count = leaksnap_snapshot_unreachable_count(snap);
+	row.sample_interval = leaksnap_snapshot_sample_interval(snap);
+	leaksnap_snapshot_estimate(snap, &row.estimated_bytes, NULL, &row.estimated_unreachable_bytes,
+				   NULL);
 	struct ingest in = {.snap = snap, .maps = maps, .err = err, .name = source};
 	int rc = -1;
 	in.cache = calloc((size_t)1 << PC_CACHE_BITS, sizeof(*in.cache));

@@ -40,6 +40,11 @@ static const struct sto_column snapshot_cols[] = {
 	{"has_reachability", STO_BOOL, "recorded with reachability"},
 	{"unreachable_bytes", STO_U64, "bytes no pointer reached (definite leaks)"},
 	{"unreachable_count", STO_U64, "allocations no pointer reached"},
+	{"sample_interval", STO_U64, "sampled collection's mean interval in bytes (the dump's "
+				     "sample_interval=); 0: every block recorded"},
+	{"estimated_bytes", STO_U64, "total_bytes as estimated from the sampled blocks; "
+				     "total_bytes itself when not sampled"},
+	{"estimated_unreachable_bytes", STO_U64, "unreachable_bytes likewise estimated"},
 };
 static const struct sto_column stack_cols[] = {
 	{"stack_id", STO_U64, "hash of its frame ids"},
@@ -77,8 +82,8 @@ static const struct sto_column growth_cols[] = {
 	{"last_snapshot", STO_U64, "and its last: rows of other pairs than the run's "
 				   "first and last now are stale"},
 	{"stack_id", STO_U64, "a stack whose bytes grew from the first to the last"},
-	{"bytes", STO_I64, "by how many bytes (> 0)"},
-	{"count", STO_I64, "its allocations, last minus first"},
+	{"bytes", STO_I64, "by how many bytes (> 0): estimated bytes when a snapshot is sampled"},
+	{"count", STO_I64, "its allocations, last minus first (estimated likewise)"},
 };
 static const struct sto_column ingest_cols[] = {
 	{"ingest_id", STO_U64, "random, per write"},
@@ -308,9 +313,37 @@ static const char *const upgrade_1[] = {
 	NULL,
 };
 
+/* 2 -> 3: sampled snapshots -- each snapshot's interval (0 in a store of
+ * version 2: every block was recorded) and its estimated totals, which
+ * are then the totals themselves.  The growth rows of version 2 are of
+ * unsampled runs: estimates already. */
+static const char *const upgrade_2[] = {
+	"ALTER TABLE snapshots ADD COLUMN sample_interval INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE snapshots ADD COLUMN estimated_bytes INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE snapshots ADD COLUMN estimated_unreachable_bytes INTEGER NOT NULL DEFAULT 0",
+	"UPDATE snapshots SET estimated_bytes = total_bytes, "
+	"estimated_unreachable_bytes = unreachable_bytes",
+	NULL,
+};
+
 const char *const *sto_sqlite_upgrade(unsigned from)
 {
-	return from == 1 ? upgrade_1 : NULL;
+	return from == 1 ? upgrade_1 : from == 2 ? upgrade_2 : NULL;
+}
+
+/* ClickHouse's step 2 -> 3: the columns of version 3 that a table lacks,
+ * each with the default that makes an old row's value what it was
+ * (evaluated when old parts are read). */
+static const struct sto_ch_added ch_added_3[] = {
+	{"snapshots", "sample_interval", "UInt64 DEFAULT 0"},
+	{"snapshots", "estimated_bytes", "UInt64 DEFAULT total_bytes"},
+	{"snapshots", "estimated_unreachable_bytes", "UInt64 DEFAULT unreachable_bytes"},
+	{NULL, NULL, NULL},
+};
+
+const struct sto_ch_added *sto_clickhouse_added(unsigned from)
+{
+	return from == 2 ? ch_added_3 : NULL;
 }
 
 /* Identifiers: FNV-1a over the bytes, then the kit's finalizer per part,

@@ -527,6 +527,9 @@ static int sq_put_snapshot(struct sto_backend *b, const struct leaksnap_store_sn
 	sqlite3_bind_int(st, 11, s->has_reachability);
 	bind_u64(st, 12, s->unreachable_bytes);
 	bind_u64(st, 13, s->unreachable_count);
+	bind_u64(st, 14, s->sample_interval);
+	bind_u64(st, 15, s->estimated_bytes);
+	bind_u64(st, 16, s->estimated_unreachable_bytes);
 	if (step_done(q, st, "cannot write a snapshot", err))
 		return -1;
 	q->snapshots++;
@@ -758,6 +761,9 @@ static int snapshot_row(struct sq *q, sqlite3_stmt *st, void *ctx)
 	s.has_reachability = sqlite3_column_int(st, 9) != 0;
 	s.unreachable_bytes = col_u64(st, 10);
 	s.unreachable_count = col_u64(st, 11);
+	s.sample_interval = col_u64(st, 12);
+	s.estimated_bytes = col_u64(st, 13);
+	s.estimated_unreachable_bytes = col_u64(st, 14);
 	return ((leaksnap_store_snapshot_fn)vi->fn)(vi->arg, &s);
 }
 
@@ -773,7 +779,8 @@ static int sq_snapshots(struct sto_backend *b, uint64_t run_id, bool with_curren
 	snprintf(sql, sizeof(sql),
 		 "SELECT snapshot_id, run_id, content_hash, source, time_ns, seq, total_bytes, "
 		 "allocations, record_count, has_reachability, unreachable_bytes, "
-		 "unreachable_count FROM snapshots WHERE %s(" COMPLETE "%s)",
+		 "unreachable_count, sample_interval, estimated_bytes, estimated_unreachable_bytes "
+		 "FROM snapshots WHERE %s(" COMPLETE "%s)",
 		 run_id ? "run_id = ?1 AND " : "", cur);
 	return each_row(q, sql, run_id != 0, run_id, snapshot_row, &vi, err);
 }

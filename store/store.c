@@ -133,7 +133,12 @@ int leaksnap_store_put_snapshot(struct leaksnap_store *s, const struct leaksnap_
 				struct leaksnap_error *err)
 {
 	leaksnap_error_clear(err);
-	if (no_run(s, true, err) || s->b->ops->put_snapshot(s->b, snap, err))
+	struct leaksnap_store_snapshot row = *snap;
+	if (!row.sample_interval) { /* (not sampled: the estimates are the totals) */
+		row.estimated_bytes = row.total_bytes;
+		row.estimated_unreachable_bytes = row.unreachable_bytes;
+	}
+	if (no_run(s, true, err) || s->b->ops->put_snapshot(s->b, &row, err))
 		return -1;
 	s->run_snapshots++;
 	return 0;

@@ -52,7 +52,7 @@ extern "C" {
 /* The schema version this code writes and reads.  A store of an older
  * version is upgraded when opened for writing (docs/store.md); a newer
  * one is refused (LEAKSNAP_ERR_VERSION). */
-#define LEAKSNAP_STORE_SCHEMA_VERSION 2
+#define LEAKSNAP_STORE_SCHEMA_VERSION 3
 
 enum leaksnap_store_engine {
 	LEAKSNAP_STORE_SQLITE,
@@ -128,6 +128,13 @@ struct leaksnap_store_snapshot {
 	uint64_t record_count;
 	bool has_reachability;
 	uint64_t unreachable_bytes, unreachable_count;
+	/* Sampled collection (the dump's sample_interval=): the mean interval
+	 * in bytes, 0 when every block was recorded; the totals above are
+	 * then of the sampled blocks, and these their estimates (libsnapshot's
+	 * leaksnap_snapshot_estimate(); the totals themselves when not
+	 * sampled). */
+	uint64_t sample_interval;
+	uint64_t estimated_bytes, estimated_unreachable_bytes;
 };
 
 /* One symbolized frame of a PC: the PC's function, or one it was inlined
@@ -186,7 +193,9 @@ int leaksnap_store_has_snapshot(struct leaksnap_store *s, uint64_t id, bool *has
 /* For each of the @n frame ids at @ids, whether it is stored: @known[i]. */
 int leaksnap_store_frames_known(struct leaksnap_store *s, const uint64_t *ids, size_t n,
 				bool *known, struct leaksnap_error *err);
-/* The puts, within a run.  Stacks and frames already stored are skipped. */
+/* The puts, within a run.  Stacks and frames already stored are skipped.
+ * A snapshot not sampled (sample_interval 0) is stored with its totals as
+ * its estimates, whatever its estimated_ fields say. */
 int leaksnap_store_put_snapshot(struct leaksnap_store *s, const struct leaksnap_store_snapshot *snap,
 				struct leaksnap_error *err);
 int leaksnap_store_put_stacks(struct leaksnap_store *s, const struct leaksnap_store_stack *v,
@@ -281,6 +290,9 @@ struct leaksnap_store_growth {
 	uint64_t stack_id;
 	int64_t bytes;          /* > 0 */
 	int64_t count;          /* allocations, last minus first (any sign) */
+	/* (where the first or last snapshot is sampled, both are estimates:
+	 * each record's sampled blocks weighed by leaksnap_sample_weight(),
+	 * summed per stack and rounded once) */
 };
 /* The growth of every run, as of its first and last snapshot now; runs of
  * one snapshot have none.  In no set order. */
@@ -300,7 +312,8 @@ struct leaksnap_store_suspect {
 	const char *const *chain; /* the first functions outside allocation
 				   * wrappers, innermost first */
 	size_t chain_len;
-	int64_t growth;           /* bytes its stacks grew by within the runs */
+	int64_t growth;           /* bytes its stacks grew by within the runs
+				   * (estimated in sampled runs) */
 	bool is_new;              /* not a suspect of the row before */
 	/* Its stack that grew most (of the row's runs), and with the option
 	 * stacks, that stack's frames, innermost first, with their symbols
@@ -337,6 +350,13 @@ struct leaksnap_store_history_row {
 	 * sorted by value. */
 	const struct leaksnap_store_history_point *points;
 	size_t point_count;
+	/* The sampling intervals of its runs' snapshots, distinct, ascending
+	 * (0: not sampled).  One of them not 0: the figures above (and the
+	 * suspects' growth, the points') are estimates (libsnapshot's), each
+	 * run's own summed; more than one: runs (or snapshots of a run)
+	 * sampled at different intervals, or some not sampled, in one row. */
+	const uint64_t *intervals;
+	size_t interval_count;
 };
 
 struct leaksnap_store_history_opts {

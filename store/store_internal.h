@@ -61,6 +61,14 @@ size_t sto_doc_columns(char *buf, size_t size);
  * (SQLite), NULL-terminated; NULL when there is no such step. */
 const char *const *sto_sqlite_upgrade(unsigned from);
 
+/* ClickHouse's upgrades: the columns added by the step from @from to
+ * @from + 1 (ALTER TABLE ... ADD COLUMN name type), NULL-terminated; NULL
+ * when there is no such step. */
+struct sto_ch_added {
+	const char *table, *column, *type;
+};
+const struct sto_ch_added *sto_clickhouse_added(unsigned from);
+
 /* The backend interface ------------------------------------------------------ */
 
 struct sto_backend;
@@ -137,14 +145,16 @@ int sto_cmp_capture(const struct leaksnap_store_snapshot *x,
  * or last snapshot changed, the stacks that grew between them, put. */
 int sto_run_growth(struct sto_backend *b, uint64_t run_id, struct leaksnap_error *err);
 /* The first and last of the @n snapshots of run @run_id in capture order
- * (complete ones; @with_current: and those of the run being written);
- * 0 and 0 when none. */
-int sto_run_pair(struct sto_backend *b, uint64_t run_id, bool with_current, uint64_t *first,
-		 uint64_t *last, size_t *n, struct leaksnap_error *err);
+ * (complete ones; @with_current: and those of the run being written;
+ * their source NULL); zeroes when none. */
+int sto_run_pair(struct sto_backend *b, uint64_t run_id, bool with_current,
+		 struct leaksnap_store_snapshot *first, struct leaksnap_store_snapshot *last,
+		 size_t *n, struct leaksnap_error *err);
 /* The growth of run @run_id from snapshot @first to @last, computed from
- * their records and put. */
-int sto_pair_growth(struct sto_backend *b, uint64_t run_id, uint64_t first, uint64_t last,
-		    struct leaksnap_error *err);
+ * their records (estimated where a snapshot is sampled) and put. */
+int sto_pair_growth(struct sto_backend *b, uint64_t run_id,
+		    const struct leaksnap_store_snapshot *first,
+		    const struct leaksnap_store_snapshot *last, struct leaksnap_error *err);
 
 /* The SQLite backend (sqlite.c): NULL with @err filled. */
 struct sto_backend *sto_sqlite_open(const char *path, const struct leaksnap_store_open_opts *o,

@@ -10,6 +10,9 @@
 #    stack, site, function and module) on the dumps, but for what the store
 #    does not keep: the PCs, the symbol files, the offset after a
 #    symbol-table name; --html embeds that document; --fail-on gates alike;
+#  - a sampled run (hists-*.dump): leakdiff's own text, --json and --fail-on
+#    on the estimates, as on the dumps; a run of two intervals refused with
+#    the line leakdiff gives for the files;
 #  - several runs matching --where: the newest, and a warning naming it;
 #  - errors, one line and exit 2: an unknown run, no run matching, a run of
 #    one snapshot, a DB that is not a store or is missing, and the options
@@ -119,6 +122,39 @@ expect_eq "several runs: said" "$(cat "$w/several.err")" \
 run opts 0 "$D" --db h.db --where test=beta --by function --min-bytes 100 --json
 "$D" --by function --min-bytes 100 --json hist-2b-1.dump hist-2b-2.dump >"$w/opts-files.out" 2>/dev/null
 same "--by function" json "$w/opts-files.out" "$w/opts.out"
+
+# 1b. Sampled runs: the interval stored, the diff's estimates and its refusal to
+# mix intervals as on the files ---------------------------------------------------------
+"$L" store --db s.db --label build=1 hists-1-1.dump hists-1-2.dump >/dev/null ||
+	fail "store the sampled fixtures"
+sid=$(run_id s.db 201)
+[ -n "$sid" ] || fail "no run of pid 201"
+run sampled 0 env LC_ALL=C.UTF-8 "$D" --db s.db --run "$sid"
+LC_ALL=C.UTF-8 "$D" hists-1-1.dump hists-1-2.dump >"$w/sampled-files.out" 2>&1 ||
+	fail "leakdiff on the sampled files"
+same "a sampled run: text" text "$w/sampled-files.out" "$w/sampled.out"
+expect_eq "a sampled run: estimated" "$(sed -n '2p; /^#1 /p' "$w/sampled.out")" \
+	"sampled every 4096 bytes on average: bytes and counts are estimates (≈), ranked on
+#1  DEFINITE LEAK  ≈+41120 bytes, ≈+1285 allocations  score 41120  (grew)"
+for by in stack function; do
+	run "sampled-json-$by" 0 "$D" --db s.db --run "$sid" --json --by "$by"
+	"$D" --json --by "$by" hists-1-1.dump hists-1-2.dump >"$w/sampled-json-files.out" 2>/dev/null
+	same "a sampled run: --json --by $by" json "$w/sampled-json-files.out" "$w/sampled-json-$by.out"
+done
+expect_eq "a sampled run: --json" "$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["sample_interval"], j["suspects"][0]["estimated_bytes"], j["suspects"][0]["sampled_counts"])' "$w/sampled-json-stack.out")" \
+	"4096 [41120, 82240] [10, 20]"
+run sampled-gate 1 "$D" --db s.db --run "$sid" --fail-on 40K
+"$D" --fail-on 40K hists-1-1.dump hists-1-2.dump >/dev/null 2>"$w/sampled-gate-files.err"
+expect_eq "a sampled run: --fail-on on the estimates" "$(tail -1 "$w/sampled-gate.err")" "$(tail -1 "$w/sampled-gate-files.err")"
+# one process sampled at two intervals: refused as leakdiff refuses the files
+"$L" store --db mix.db sampled1.dump sampled-65536.dump >/dev/null || fail "store two intervals"
+mid=$("$L" history --db mix.db --by run | sed -n 's/^run \([0-9a-f]*\):.*/\1/p')
+run mixed 2 "$D" --db mix.db --run "$mid"
+one_line mixed "leakdiff: sampled-65536.dump: sampled every 65536 bytes, but sampled1.dump every 4096: snapshots sampled at two intervals cannot be compared"
+"$D" sampled1.dump sampled-65536.dump >/dev/null 2>"$w/mixed-files.err"
+expect_eq "two intervals: the files' line" "$(cat "$w/mixed.err")" "$(cat "$w/mixed-files.err")"
 
 # 2. Errors -------------------------------------------------------------------------------
 run unknown 2 "$D" --db h.db --run 0123456789abcdef

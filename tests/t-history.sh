@@ -8,6 +8,9 @@
 #    exceeds it by more than BYTES (not when equal); a smaller one passes;
 #    a bad BYTES and a DB that is not a store: one line, exit 2;
 #  - the table and --json --series (golden);
+#  - sampled runs (hists-*.dump): estimates in the table (marked) and in
+#    --json (sample_interval, estimated_*), a build of two intervals said,
+#    --fail-on-regression gating on the estimates (golden);
 #  - --html: the page embeds the --json --series test document, each
 #    suspect with its whole stack; self-contained (tests/tools/pagecheck.py);
 #    stdout unchanged ('-': the page instead); an earlier page replaced, a
@@ -110,6 +113,56 @@ a.pop("series")
 for r in a["rows"]:
     r.pop("points")
 print(a == b)' "$w/series.out" "$w/noseries.out")" True
+
+# 2b. Sampled runs (mkfixture's hists-*.dump, sample_interval=4096; build
+# 2's test beta every 65536) --------------------------------------------------------------
+# (in a UTF-8 locale: the estimates marked with U+2248)
+srun() {
+	_n=$1 _want=$2
+	shift 2
+	_st=0
+	LC_ALL=C.UTF-8 "$L" "$@" >"$w/$_n.out" 2>"$w/$_n.err" || _st=$?
+	expect_eq "$_n: exit status" "$_st" "$_want"
+}
+"$L" store --db "$w/s.db" --label build=1 --label test=alpha hists-1-1.dump hists-1-2.dump >/dev/null &&
+	"$L" store --db "$w/s.db" --label build=2 --label test=alpha hists-2a-1.dump hists-2a-2.dump >/dev/null ||
+	fail "store the sampled fixtures"
+# the gate on the estimates: build 2's growth ~+139873 against ~+45736, its
+# definite ~86368 against ~20560 -- where the sampled counts alone (+1216
+# against +1320) would pass
+srun sgate 1 history --db "$w/s.db" --fail-on-regression 10000
+golden sampled-gate.err "$w/sgate.err"
+srun sgate-pass 0 history --db "$w/s.db" --fail-on-regression 100000
+expect_eq "sampled gate, above the estimates: stderr" "$(cat "$w/sgate-pass.err")" ""
+"$L" store --db "$w/s.db" --label build=2 --label test=beta hists-2b-1.dump hists-2b-2.dump >/dev/null &&
+	"$L" store --db "$w/s.db" --label build=3 --label test=alpha hists-3-1.dump hists-3-2.dump >/dev/null ||
+	fail "store the sampled fixtures"
+# the table: every figure an estimate, marked, the interval said; build 2
+# of two intervals said so
+srun sampled 0 history --db "$w/s.db"
+golden sampled.out "$w/sampled.out"
+srun sampled-json 0 history --db "$w/s.db" --json --series test
+python3 -m json.tool --sort-keys "$w/sampled-json.out" >"$w/sampled.json" || fail "sampled --json: not JSON"
+golden sampled.json "$w/sampled.json"
+expect_eq "sampled --json: the intervals" "$(json "$w/sampled-json.out" '[(r["sample_interval"], r.get("sample_intervals"), r["estimated_growth"] == r["growth"], [s["estimated_growth"] for s in r["suspects"]]) for r in j["rows"]]')" \
+	"[(4096, None, True, [41120, 4616]), (None, [4096, 65536], True, [132075, 123361, 16512]), (4096, None, True, [82240, 4120])]"
+# without sampling nothing of this (the store of unsampled runs, above)
+expect_eq "unsampled --json: no sampling keys" "$(json "$w/noseries.out" '[k for r in j["rows"] for k in r if "sample" in k or "estimated" in k]')" "[]"
+# a locale without U+2248: '~'
+LC_ALL=C "$L" history --db "$w/s.db" --where build=3 >"$w/sampled-c.out"
+expect_eq "sampled, C locale" "$(head -1 "$w/sampled-c.out")" \
+	"build 3: 1 run from 2025-11-21T10:25:53.000000000Z: memory ~156825 bytes, growth ~+86360, definite ~41120 (sampled every 4096 bytes: estimates)"
+# the page of them: the --json --series test document (its estimates and
+# intervals) embedded; drawn in a browser below
+run spage 0 history --db "$w/s.db" --html "$w/s.html"
+expect_eq "sampled page: static checks" "$($PC static "$w/s.html")" ok
+$PC data "$w/s.html" leaksnap-data >"$w/s-embedded.json" || fail "sampled page: no leaksnap-data"
+expect_eq "sampled page: the --json document" "$(python3 -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for r in a["rows"]:
+    for x in r["suspects"] + r["gone"]:
+        x.pop("frames")
+print(a == b)' "$w/s-embedded.json" "$w/sampled-json.out")" True
 
 # 3. --html ------------------------------------------------------------------------------
 # the --json --series test document, each suspect with its whole stack
@@ -219,5 +272,17 @@ if [ $have_hook = 1 ]; then
 	expect_eq "growth" "$(dom '(j["growthMetric"], j["growth"])')" "(['growth', 'Growth'], $(line growth))"
 	expect_eq "definite" "$(dom 'j["definite"]')" "$(line definite)"
 fi
+
+# the sampled runs' page in the browser: the note, the figures marked, a
+# build of two intervals said so
+$BROWSER "$w/s.html" "$top/tests/report/history-sampled-steps.js" >"$w/sdom.json" 2>"$w/browser.err" ||
+	fail "browser, sampled history page: $(cat "$w/browser.err")"
+expect_eq "sampled page: drawn" "$(json "$w/sdom.json" '(j["ready"], j["images"])')" "('1', 0)"
+expect_eq "sampled page: the note" "$(json "$w/sdom.json" 'j["note"]')" \
+	"Values marked ≈ are estimated: 3 of the 3 rows have runs recorded with sampling (a sampled block of size s stands for s / (1 − e^(−s/interval)) bytes); some of them at several intervals, each run's estimates summed."
+expect_eq "sampled page: the figures marked" "$(json "$w/sdom.json" '[c[0][0] + c[1][0] + c[2][0] for c in j["cells"]]')" \
+	"['≈≈≈', '≈≈≈', '≈≈≈']"
+expect_eq "sampled page: a build of two intervals" "$(json "$w/sdom.json" '(j["detail"][0], j["heads"])')" \
+	"('build 2: 2 runs, memory ≈1,457,338 bytes, growth ≈+271,948, definite ≈86,368 (mixed sampling: 4,096, 65,536)', ['≈+129 KiB', '≈+120 KiB', '≈+16.1 KiB'])"
 
 finish

@@ -16,6 +16,10 @@
 #    and history matches SQLite's again;
 #  - four stores at once into one new database (one run shared by all
 #    four): nothing lost, the same history as SQLite's;
+#  - a store of schema version 2 upgraded when read (ALTER TABLE ... ADD
+#    COLUMN ... DEFAULT on 18.16), its history as before, not by a user
+#    who may only read; sampled runs stored into it give SQLite's history
+#    (estimates) and leakdiff --db;
 #  - each error, one line and exit 2: no server, no such database, a
 #    database of something else, a newer schema, a read-only user (who may
 #    still read history), a URL that is not one.
@@ -23,6 +27,7 @@ set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
 GEN=$(cd "$B/bench" && pwd)/gendump
+MKF=$(cd "$B/tests" && pwd)/mkfixture
 CHS=$top/tests/clickhouse-server.sh
 command -v clickhouse-server >/dev/null 2>&1 ||
 	{ echo "clickhouse-server is not installed (Debian: apt-get install clickhouse-server)"; exit 77; }
@@ -314,12 +319,12 @@ expect_error "history of an empty database" "leaksnap: $EMPTY: not a leaksnap st
 	history --db "$EMPTY"
 NEWER=$(newdb newer)
 "$L" store --db "$NEWER" h/m.$pid.0001.dump >/dev/null || fail "store into newer"
-chq newer "INSERT INTO store_info VALUES ('schema_version', '3')" >/dev/null
+chq newer "INSERT INTO store_info VALUES ('schema_version', '4')" >/dev/null
 expect_error "newer schema" \
-	"leaksnap: $NEWER: schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it" \
+	"leaksnap: $NEWER: schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it" \
 	store --db "$NEWER" g1.dump
 expect_error "newer schema (history)" \
-	"leaksnap: $NEWER: schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it" \
+	"leaksnap: $NEWER: schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it" \
 	history --db "$NEWER"
 expect_error "read-only user" \
 	"leaksnap: clickhouse://reader@$hp/four: read-only: cannot write the store (the user may only read)" \
@@ -333,5 +338,66 @@ expect_error "a URL without its database" \
 expect_error "a database name that is not one" \
 	"leaksnap: clickhouse://$hp/a-b: a DATABASE name is letters, digits and '_', not starting with a digit" \
 	store --db "clickhouse://$hp/a-b" g1.dump
+
+# 4c. A store of schema version 2, upgraded; sampled runs -----------------------------------------
+# (version 2 made of a store of this version: the columns version 3 added
+# dropped, and its version row 2)
+"$MKF" "$w/fx" >/dev/null || fail "mkfixture"
+UP=$(newdb up)
+for db in "$UP" "$w/up.db"; do
+	"$L" store --db "$db" --label build=1 "$w/fx/hist-1-1.dump" "$w/fx/hist-1-2.dump" >/dev/null &&
+		"$L" store --db "$db" --label build=2 "$w/fx/hist-2a-1.dump" "$w/fx/hist-2a-2.dump" >/dev/null ||
+		fail "store the history fixtures into $db"
+done
+"$L" history --db "$UP" --json >"$w/up.before" 2>&1 || fail "history before: $(cat "$w/up.before")"
+v3cols="'sample_interval', 'estimated_bytes', 'estimated_unreachable_bytes'"
+for c in sample_interval estimated_bytes estimated_unreachable_bytes; do
+	chq up "ALTER TABLE snapshots DROP COLUMN $c" >/dev/null
+done
+chq up "DROP TABLE store_info" >/dev/null
+chq up "CREATE TABLE store_info (name String, value String) ENGINE = ReplacingMergeTree() ORDER BY (name)" >/dev/null
+chq up "INSERT INTO store_info VALUES ('schema_version', '2')" >/dev/null
+expect_eq "version 2: without the columns of 3" \
+	"$(chq up "SELECT count() FROM system.columns WHERE database = 'up' AND table = 'snapshots' AND name IN ($v3cols)")" 0
+# a reader who may not write cannot upgrade it
+expect_error "version 2, a read-only user" \
+	"leaksnap: clickhouse://reader@$hp/up: schema version 2 is older than this leaksnap's (3), and only one who may write the store can upgrade it ('leaksnap store' upgrades it)" \
+	history --db "clickhouse://reader@$hp/up"
+expect_eq "version 2, a read-only user: not upgraded" "$(chq up "SELECT max(value) FROM store_info")" 2
+# one who may: upgraded as it is read (ALTER TABLE ... ADD COLUMN ... DEFAULT),
+# every old snapshot not sampled, its estimates its totals; the same history
+"$L" history --db "$UP" --json >"$w/up.after" 2>&1 || fail "history after: $(cat "$w/up.after")"
+cmp -s "$w/up.before" "$w/up.after" || { fail "upgraded: history differs"; diff "$w/up.before" "$w/up.after" | head; }
+expect_eq "upgraded: version" "$(chq up "SELECT max(value) FROM store_info")" 3
+# (the server's words for the constant default vary: its kind only)
+expect_eq "upgraded: the columns" \
+	"$(chq up "SELECT name, type, default_kind, if(name = 'sample_interval', '', default_expression) FROM system.columns WHERE database = 'up' AND table = 'snapshots' AND name IN ($v3cols) ORDER BY name")" \
+	"$(printf 'estimated_bytes\tUInt64\tDEFAULT\ttotal_bytes\nestimated_unreachable_bytes\tUInt64\tDEFAULT\tunreachable_bytes\nsample_interval\tUInt64\tDEFAULT\t')"
+expect_eq "upgraded: old snapshots" \
+	"$(chq up "SELECT count(), sum(sample_interval != 0 OR estimated_bytes != total_bytes OR estimated_unreachable_bytes != unreachable_bytes) FROM snapshots")" \
+	"$(printf '4\t0')"
+"$L" history --db "$UP" >/dev/null 2>&1 || fail "history of the upgraded store, again"
+# sampled runs into the upgraded store: the same history as SQLite's (the
+# estimates, marked), the same leakdiff --db
+for db in "$UP" "$w/up.db"; do
+	"$L" store --db "$db" --label build=3 "$w/fx/sampled1.dump" "$w/fx/sampled2.dump" >/dev/null ||
+		fail "store the sampled fixtures into $db"
+done
+expect_eq "sampled: stored" "$(chq up "SELECT sample_interval, estimated_bytes, total_bytes FROM snapshots WHERE sample_interval != 0 ORDER BY estimated_bytes")" \
+	"$(printf '4096\t29520\t9856\n4096\t62545\t10368')"
+for a in "" "--json" "--by run"; do
+	# (word splitting wanted: the options)
+	"$L" history --db "$w/up.db" $a >"$w/up.sq" 2>&1 || fail "history $a on SQLite"
+	"$L" history --db "$UP" $a >"$w/up.ch" 2>&1 || fail "history $a on ClickHouse"
+	cmp -s "$w/up.sq" "$w/up.ch" || { fail "sampled: history $a differs"; diff "$w/up.sq" "$w/up.ch" | head; }
+done
+expect_eq "sampled: the estimates in history" "$(LC_ALL=C.UTF-8 "$L" history --db "$UP" --where build=3)" \
+	"build 3: 1 run from 2025-11-21T10:22:33.123456789Z: memory ≈62545 bytes, growth ≈+33025, definite ≈24998 (sampled every 4096 bytes: estimates)
+            ≈+33025  libfoo.so+0x1100 < libfoo.so+0x1200"
+sid=$("$L" history --db "$UP" --by run | sed -n 's/^run \([0-9a-f]*\): .*sampled every.*/\1/p')
+"$LD" --db "$UP" --run "$sid" --json >"$w/up-diff.ch" 2>&1 || fail "leakdiff --db of the sampled run on ClickHouse"
+"$LD" --db "$w/up.db" --run "$sid" --json >"$w/up-diff.sq" 2>&1 || fail "leakdiff --db of the sampled run on SQLite"
+cmp -s "$w/up-diff.sq" "$w/up-diff.ch" || fail "sampled: leakdiff --db differs between the engines"
+expect_eq "sampled: leakdiff --db estimates" "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sample_interval"])' "$w/up-diff.ch")" 4096
 
 finish

@@ -218,10 +218,10 @@ printf 'just some text, long enough to be read as a file header by SQLite.\n' >"
 expect_error "not a store" "leaksnap: $w/text.db: not a leaksnap store (not a SQLite database)" \
 	--db "$w/text.db" m.$pid.0001.dump
 cp "$w/s.db" "$w/newer.db"
-"$Q" --write "$w/newer.db" "UPDATE store_info SET value = '3' WHERE name = 'schema_version'" ||
+"$Q" --write "$w/newer.db" "UPDATE store_info SET value = '4' WHERE name = 'schema_version'" ||
 	fail "cannot make a newer store"
 expect_error "newer schema" \
-	"leaksnap: $w/newer.db: schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it" \
+	"leaksnap: $w/newer.db: schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it" \
 	--db "$w/newer.db" m.$pid.0001.dump
 if [ -d /sys/kernel ]; then # (sysfs: no file is made there, even by root)
 	expect_error "read-only location" \

@@ -325,7 +325,9 @@ static void write_reach_diff_fixtures(void)
  *   hist-2a-*.dump    102  10 1 1 5    40 1 5 5       20 0 1 0
  *   hist-2b-*.dump    103  10 1 1 5    10 3 1 5       0 0 0 0
  *   hist-3-*.dump     104  10 1 1 5    30 1 1 6       10 0 0 0
- * (from T0 = 2025-11-21T10:22:33Z: +0 s, +100 s, +102 s, +200 s). */
+ * (from T0 = 2025-11-21T10:22:33Z: +0 s, +100 s, +102 s, +200 s).
+ * hists-*.dump: the same, sampled (sample_interval=4096, hists-2b's 65536),
+ * pids 201 to 204. */
 static uint32_t hist_pid;
 static uint64_t hist_time;
 static void t_hist(struct hdr *h)
@@ -352,6 +354,9 @@ static void write_history_fixtures(void)
 	};
 	const uint64_t pcs[4][BT] = {{t + 0x100, t + 0x200}, {t + 0x300}, {bar + 0x10}, {t + 0x400}};
 	static const uint32_t none[4];
+	/* hists-*.dump: the same runs sampled (pids 201..204), every 4096 bytes
+	 * but hists-2b's every 65536: a build of two intervals */
+	for (int sampled = 0; sampled < 2; sampled++)
 	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++)
 		for (int s = 0; s < 2; s++) {
 			struct rec r[4];
@@ -362,11 +367,15 @@ static void write_history_fixtures(void)
 				memcpy(r[i].pc, pcs[i], sizeof(r[i].pc));
 				fixture_total += size[i] * r[i].count;
 			}
-			hist_pid = runs[k].pid;
+			hist_pid = runs[k].pid + (sampled ? 100 : 0);
 			hist_time = 1763720553000000000ull + (runs[k].at + (uint64_t)s) * 1000000000ull;
-			char name[32];
-			snprintf(name, sizeof(name), "%s-%d.dump", runs[k].name, s + 1);
-			emit(name, leaksnap_reach(8, 0, r, 4, t_hist, sample_meta,
+			char name[32], meta[sizeof(sample_meta) + 32];
+			snprintf(name, sizeof(name), "%s%s-%d.dump", sampled ? "hists" : "hist",
+				 runs[k].name + 4, s + 1);
+			snprintf(meta, sizeof(meta), "%s%s", sample_meta,
+				 !sampled ? "" : k == 2 ? "sample_interval=65536\n"
+							: "sample_interval=4096\n");
+			emit(name, leaksnap_reach(8, 0, r, 4, t_hist, meta,
 						  s ? runs[k].unreach : none, 4));
 		}
 	fixture_total = 16888;

@@ -187,9 +187,9 @@ static void test_schema_created(void **state)
 	assert_string_equal(err.text, "no table 'x; DROP TABLE runs' in the schema");
 	leaksnap_store_close(s);
 	assert_int_equal(sql_int(file, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 10);
-	assert_int_equal(sql_int(file, "PRAGMA user_version"), 2);
+	assert_int_equal(sql_int(file, "PRAGMA user_version"), 3);
 	assert_int_equal(sql_int(file, "PRAGMA page_size"), 65536);
-	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 2);
+	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 3);
 	/* a WAL store, opened again as it is */
 	assert_int_equal(sql_int(file, "PRAGMA journal_mode = WAL") >= 0, 1);
 	s = open_ok(file);
@@ -211,9 +211,9 @@ static void test_refused(void **state)
 	(void)state;
 	const char *file = path_in("newer.db");
 	leaksnap_store_close(open_ok(file));
-	sql(file, "UPDATE store_info SET value = '3' WHERE name = 'schema_version'");
+	sql(file, "UPDATE store_info SET value = '4' WHERE name = 'schema_version'");
 	expect_refused(file, LEAKSNAP_ERR_VERSION,
-		       "schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it");
+		       "schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it");
 	char text[128];
 	snprintf(text, sizeof(text), "%s", path_in("text.db"));
 	FILE *f = fopen(text, "w");
@@ -766,6 +766,17 @@ static void test_readers(void **state)
 	assert_int_equal(after.st_size, 0);
 }
 
+/* Store @file made one of schema version 2: without the sampling columns
+ * version 3 added. */
+static void to_v2(const char *file)
+{
+	sql(file, "ALTER TABLE snapshots DROP COLUMN sample_interval; "
+		  "ALTER TABLE snapshots DROP COLUMN estimated_bytes; "
+		  "ALTER TABLE snapshots DROP COLUMN estimated_unreachable_bytes; "
+		  "UPDATE store_info SET value = '2' WHERE name = 'schema_version'; "
+		  "PRAGMA user_version = 2");
+}
+
 /* A store of schema version 1 (no growth table) is upgraded when opened:
  * the growth computed from the records, the same rows as a new store's. */
 static void test_upgrade_from_1(void **state)
@@ -791,11 +802,12 @@ static void test_upgrade_from_1(void **state)
 		sqlite3_close(db);
 	}
 	assert_string_equal(before, "1:10:11:100:200:0 1:10:11:200:50:1 2:20:21:300:500:1");
+	to_v2(file);
 	sql(file, "DROP TABLE growth; UPDATE store_info SET value = '1' WHERE name = "
 		  "'schema_version'; PRAGMA user_version = 1");
 	assert_int_equal(sql_int(file, "SELECT count(*) FROM sqlite_master WHERE name = 'growth'"), 0);
 	s = open_ok(file);
-	assert_int_equal(leaksnap_store_schema_version(s), 2);
+	assert_int_equal(leaksnap_store_schema_version(s), 3);
 	leaksnap_store_close(s);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(file, &db), SQLITE_OK);
@@ -805,7 +817,166 @@ static void test_upgrade_from_1(void **state)
 	assert_string_equal((const char *)sqlite3_column_text(st, 0), before);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
+	assert_int_equal(sql_int(file, "PRAGMA user_version"), 3);
+}
+
+/* The growth rows and snapshots of a store, as text. */
+static char *store_text(const char *file)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(file, &db), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(
+		sqlite3_prepare_v2(
+			db,
+			"SELECT (SELECT group_concat(x, ' ') FROM (SELECT run_id || ':' || "
+			"first_snapshot || ':' || last_snapshot || ':' || stack_id || ':' || bytes || "
+			"':' || count AS x FROM growth ORDER BY run_id, stack_id)) || ' | ' || "
+			"(SELECT group_concat(x, ' ') FROM (SELECT snapshot_id || ':' || total_bytes || "
+			"':' || unreachable_bytes AS x FROM snapshots ORDER BY snapshot_id))",
+			-1, &st, NULL),
+		SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	char *t = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return t;
+}
+
+/* A store of schema version 2 (no sampling columns) is upgraded when
+ * opened, in one transaction: every snapshot's interval 0 and its
+ * estimates its totals; the growth rows as they were; history the same.
+ * A step that fails leaves the store at version 2 as it was. */
+static void test_upgrade_from_2(void **state)
+{
+	(void)state;
+	const char *file = path_in("v2.db");
+	struct leaksnap_store *s = open_ok(file);
+	put_run(s, 1, "1", "t", 10, 100, 100, 300, 200, 50);
+	put_run(s, 2, "2", "u", 20, 100, 100, 100, 300, 500);
+	leaksnap_store_close(s);
+	char *before = store_text(file);
+	assert_string_equal(before, "1:10:11:100:200:0 1:10:11:200:50:1 2:20:21:300:500:1 | "
+				    "10:100:0 11:350:0 20:100:0 21:600:0");
+	to_v2(file);
+	assert_int_equal(sql_int(file, "SELECT count(*) FROM pragma_table_info('snapshots') "
+				       "WHERE name = 'sample_interval'"), 0);
+	/* a failed step: nothing of it stays */
+	sql(file, "ALTER TABLE snapshots ADD COLUMN estimated_unreachable_bytes INTEGER");
+	struct leaksnap_error err;
+	assert_null(leaksnap_store_open(file, NULL, &err));
+	assert_int_equal(err.code, LEAKSNAP_ERR_IO);
+	assert_non_null(strstr(err.text, "cannot upgrade the store"));
 	assert_int_equal(sql_int(file, "PRAGMA user_version"), 2);
+	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 2);
+	assert_int_equal(sql_int(file, "SELECT count(*) FROM pragma_table_info('snapshots') "
+				       "WHERE name IN ('sample_interval', 'estimated_bytes')"), 0);
+	sql(file, "ALTER TABLE snapshots DROP COLUMN estimated_unreachable_bytes");
+	s = open_ok(file);
+	assert_int_equal(leaksnap_store_schema_version(s), 3);
+	struct leaksnap_store_history *h = leaksnap_store_history_new(s, NULL, &err);
+	assert_non_null(h);
+	const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, 0);
+	assert_int_equal(r->memory, 350);
+	assert_int_equal(r->growth, 250);
+	assert_int_equal(r->interval_count, 1);
+	assert_int_equal(r->intervals[0], 0);
+	leaksnap_store_history_free(h);
+	leaksnap_store_close(s);
+	assert_int_equal(sql_int(file, "PRAGMA user_version"), 3);
+	assert_int_equal(sql_int(file, "SELECT value FROM store_info WHERE name = 'schema_version'"), 3);
+	assert_int_equal(sql_int(file, "SELECT count(*) FROM snapshots WHERE sample_interval != 0 "
+				       "OR estimated_bytes != total_bytes OR "
+				       "estimated_unreachable_bytes != unreachable_bytes"), 0);
+	assert_int_equal(sql_int(file, "SELECT count(*) FROM snapshots"), 4);
+	char *after = store_text(file);
+	assert_string_equal(after, before);
+	free(before);
+	free(after);
+}
+
+/* A sampled run (interval 4096): its growth rows estimated from its
+ * records (a 64-byte block sampled stands for 1 / (1 - e^(-64/4096)) =
+ * 64.5 blocks; a block of the interval or more for itself), history's
+ * figures the snapshots' estimates; a build of runs at two intervals says
+ * both. */
+static void put_sampled(struct leaksnap_store *s, uint64_t run_id, const char *build, uint64_t t,
+			const uint64_t interval[2], uint64_t c0, uint64_t c1)
+{
+	struct leaksnap_error err;
+	struct leaksnap_store_label labels[] = {{"build", build}};
+	struct leaksnap_store_run run = {.id = run_id, .pid = 1, .start = "", .exe = "/bin/s",
+					 .build_id = "", .cmdline = "", .labels = labels,
+					 .label_count = 1};
+	assert_int_equal(leaksnap_store_run_begin(s, &run, &err), 0);
+	for (uint64_t k = 0; k < 2; k++) {
+		uint64_t n = k ? c1 : c0;
+		struct leaksnap_store_snapshot snap = {
+			.id = run_id * 10 + k, .run_id = run_id, .source = "d", .time_ns = t + k,
+			.total_bytes = 64 * n + 8192, .sample_interval = interval[k],
+			.estimated_bytes = 1000 * run_id + k, .estimated_unreachable_bytes = 7 + k};
+		assert_int_equal(leaksnap_store_put_snapshot(s, &snap, &err), 0);
+		struct leaksnap_store_record r[2] = {{snap.id, 0, 500, 64, n, 0, false},
+						     {snap.id, 1, 600, 8192, 1, 0, false}};
+		assert_int_equal(leaksnap_store_put_records(s, r, 2, &err), 0);
+	}
+	assert_int_equal(leaksnap_store_run_commit(s, &err), 0);
+}
+
+static int64_t growth_of(const char *file, uint64_t run_id, uint64_t stack, const char *col)
+{
+	char q[256];
+	snprintf(q, sizeof(q), "SELECT coalesce((SELECT %s FROM growth WHERE run_id = %llu AND "
+			       "stack_id = %llu), -1)",
+		 col, (unsigned long long)run_id, (unsigned long long)stack);
+	return sql_int(file, q);
+}
+
+static void test_sampled(void **state)
+{
+	(void)state;
+	const char *file = path_in("sampled.db");
+	struct leaksnap_store *s = open_ok(file);
+	put_sampled(s, 1, "1", 10, (const uint64_t[]){4096, 4096}, 2, 10);
+	put_sampled(s, 2, "2", 20, (const uint64_t[]){4096, 4096}, 2, 3);
+	put_sampled(s, 3, "2", 30, (const uint64_t[]){65536, 65536}, 2, 3);
+	put_sampled(s, 4, "3", 40, (const uint64_t[]){0, 4096}, 2, 2);
+	/* 8 blocks of 64 sampled more: 8 x 64.50 blocks, 33024.67 bytes */
+	assert_int_equal(growth_of(file, 1, 500, "bytes"), 33025);
+	assert_int_equal(growth_of(file, 1, 500, "count"), 516);
+	assert_int_equal(growth_of(file, 1, 600, "bytes"), -1); /* (the same: no row) */
+	assert_int_equal(growth_of(file, 2, 500, "bytes"), 4128); /* 64.5 x 64 */
+	assert_int_equal(growth_of(file, 3, 500, "bytes"), 65568); /* 1024.5 x 64 */
+	/* unsampled first, sampled last: 2 blocks, then 2 x 64.50 */
+	assert_int_equal(growth_of(file, 4, 500, "bytes"), 8256 - 128);
+	assert_int_equal(sql_int(file, "SELECT sample_interval FROM snapshots WHERE snapshot_id = 41"),
+			 4096);
+	struct leaksnap_error err;
+	struct leaksnap_store_history *h = leaksnap_store_history_new(s, NULL, &err);
+	assert_non_null(h);
+	assert_int_equal(leaksnap_store_history_count(h), 3);
+	const struct leaksnap_store_history_row *r = leaksnap_store_history_row(h, 0);
+	assert_int_equal(r->memory, 1001); /* the estimates stored, not the totals */
+	assert_int_equal(r->growth, 1);
+	assert_int_equal(r->definite, 8);
+	assert_int_equal(r->interval_count, 1);
+	assert_int_equal(r->intervals[0], 4096);
+	assert_int_equal(r->suspects[0].growth, 33025);
+	r = leaksnap_store_history_row(h, 1);
+	assert_int_equal(r->memory, 2001 + 3001);
+	assert_int_equal(r->interval_count, 2);
+	assert_int_equal(r->intervals[0], 4096);
+	assert_int_equal(r->intervals[1], 65536);
+	assert_int_equal(r->suspects[0].growth, 4128 + 65568);
+	r = leaksnap_store_history_row(h, 2);
+	assert_int_equal(r->interval_count, 2);
+	assert_int_equal(r->intervals[0], 0);
+	assert_int_equal(r->intervals[1], 4096);
+	/* not sampled: the estimates stored are the totals, whatever was given */
+	assert_int_equal(sql_int(file, "SELECT estimated_bytes FROM snapshots WHERE snapshot_id = 40"),
+			 64 * 2 + 8192);
+	leaksnap_store_history_free(h);
+	leaksnap_store_close(s);
 }
 
 /* The DDL -------------------------------------------------------------------- */
@@ -881,6 +1052,8 @@ int main(void)
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_upgrade_from_1),
+		cmocka_unit_test(test_upgrade_from_2),
+		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_new_and_gone),
 		cmocka_unit_test(test_readers),
 		cmocka_unit_test(test_ddl_documented),

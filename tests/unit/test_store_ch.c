@@ -274,7 +274,7 @@ static void test_schema_created(void **state)
 			    "run_labels\tReplacingMergeTree\nruns\tReplacingMergeTree\n"
 			    "snapshots\tReplacingMergeTree\nstacks\tReplacingMergeTree\n"
 			    "store_info\tReplacingMergeTree\nsymbols\tReplacingMergeTree\n");
-	assert_string_equal(sql("fresh", "SELECT * FROM store_info"), "schema_version\t2\n");
+	assert_string_equal(sql("fresh", "SELECT * FROM store_info"), "schema_version\t3\n");
 	/* opened again (and by a reader) as it is */
 	leaksnap_store_close(open_ok(url));
 	LEAKSNAP_OPTS(leaksnap_store_open_opts, ro, .no_create = true);
@@ -304,11 +304,11 @@ static void test_refused(void **state)
 		       "not a leaksnap store (a database without its tables)");
 	snprintf(url, sizeof(url), "%s", database("newer"));
 	leaksnap_store_close(open_ok(url));
-	sql("newer", "INSERT INTO store_info VALUES ('schema_version', '3')");
+	sql("newer", "INSERT INTO store_info VALUES ('schema_version', '4')");
 	expect_refused(url, false, LEAKSNAP_ERR_VERSION,
-		       "schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it");
+		       "schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it");
 	expect_refused(url, true, LEAKSNAP_ERR_VERSION,
-		       "schema version 3 is newer than this leaksnap's (2): a newer leaksnap wrote it");
+		       "schema version 4 is newer than this leaksnap's (3): a newer leaksnap wrote it");
 	/* a user who may only read: refused as a writer, served as a reader */
 	database("ro");
 	snprintf(url, sizeof(url), "clickhouse://reader@%s/ro", host);
