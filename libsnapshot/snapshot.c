@@ -657,20 +657,24 @@ static uint64_t sat_add_u64(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+void leaksnap_sample_estimate(uint64_t size, uint64_t count, uint64_t interval, uint64_t *bytes,
+			      uint64_t *est_count)
+{
+	double w = leaksnap_sample_weight(size, interval);
+	if (bytes)
+		*bytes = round_u64((double)count * w * (double)size);
+	if (est_count)
+		*est_count = round_u64((double)count * w);
+}
+
 void leaksnap_snapshot_record_estimate(const struct leaksnap_snapshot *s,
 				       const struct leaksnap_snapshot_record *r, uint64_t *bytes,
 				       uint64_t *count, uint64_t *unreachable_bytes,
 				       uint64_t *unreachable_count)
 {
-	double w = leaksnap_sample_weight(r->size, s->sample_interval);
-	if (bytes)
-		*bytes = round_u64((double)r->count * w * (double)r->size);
-	if (count)
-		*count = round_u64((double)r->count * w);
-	if (unreachable_bytes)
-		*unreachable_bytes = round_u64((double)r->unreachable * w * (double)r->size);
-	if (unreachable_count)
-		*unreachable_count = round_u64((double)r->unreachable * w);
+	leaksnap_sample_estimate(r->size, r->count, s->sample_interval, bytes, count);
+	leaksnap_sample_estimate(r->size, r->unreachable, s->sample_interval, unreachable_bytes,
+				 unreachable_count);
 }
 
 void leaksnap_snapshot_estimate(const struct leaksnap_snapshot *s, uint64_t *bytes,

@@ -156,6 +156,12 @@ LEAKSNAP_API uint64_t leaksnap_snapshot_sample_interval(const struct leaksnap_sn
  * 1 / (1 - e^(-size/interval)) for 0 < size < interval, else 1 (and 1 for
  * an @interval of 0). */
 LEAKSNAP_API double leaksnap_sample_weight(uint64_t size, uint64_t interval);
+/* The estimated bytes and count of @count sampled blocks of @size at
+ * @interval (either pointer may be NULL), each rounded to the nearest
+ * integer: the one estimate of a record, for readers that hold the
+ * record's figures rather than a snapshot (the store). */
+LEAKSNAP_API void leaksnap_sample_estimate(uint64_t size, uint64_t count, uint64_t interval,
+					   uint64_t *bytes, uint64_t *est_count);
 /* The estimated bytes and count of @rec of @snap, and of its @rec->unreachable
  * blocks (any pointer may be NULL), each rounded to the nearest integer.
  * The rounding rule of every reader: a record's estimates are rounded, and

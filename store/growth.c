@@ -5,7 +5,6 @@
  * a run's rows of any other pair than its first and last now are stale
  * (a later write added a snapshot before the first or after the last),
  * and readers skip them. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,15 +31,13 @@ static int on_end(void *arg, const struct leaksnap_store_snapshot *s)
 }
 
 /* Bytes and allocations per stack: last minus first.  A sampled
- * snapshot's records count sampled blocks: each stands for
- * leaksnap_sample_weight() blocks (libsnapshot's estimate), summed
- * unrounded and rounded once per stack; an unsampled snapshot's are
- * summed exactly. */
+ * snapshot's records count sampled blocks: each record's figures are its
+ * estimates (leaksnap_sample_estimate(), rounded per record as every
+ * reader does), so a stack's growth is what leakdiff finds for it. */
 struct sums {
 	struct kit_table at;       /* stack id -> index + 1 */
 	struct leaksnap_store_growth *v;
-	double *est;               /* per stack: estimated bytes, count (sampled) */
-	size_t n, cap, capest;
+	size_t n, cap;
 	int sign;
 	uint64_t interval;         /* of the snapshot whose records are read */
 	bool nomem;
@@ -55,36 +52,20 @@ static int on_record(void *arg, const struct leaksnap_store_record *rec)
 		return 1;
 	}
 	if (!*slot) {
-		if (kit_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) ||
-		    kit_grow((void **)&s->est, &s->capest, 2 * (s->n + 1), sizeof(*s->est))) {
+		if (kit_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v))) {
 			s->nomem = true;
 			return 1;
 		}
 		s->v[s->n] = (struct leaksnap_store_growth){.stack_id = rec->stack_id};
-		s->est[2 * s->n] = s->est[2 * s->n + 1] = 0;
 		*slot = (void *)(uintptr_t)(++s->n);
 	}
-	size_t i = (uintptr_t)*slot - 1;
-	if (s->interval) {
-		double w = leaksnap_sample_weight(rec->size, s->interval);
-		s->est[2 * i] += s->sign * (double)rec->count * w * (double)rec->size;
-		s->est[2 * i + 1] += s->sign * (double)rec->count * w;
-		return 0;
-	}
-	struct leaksnap_store_growth *g = &s->v[i];
-	g->bytes += s->sign * (int64_t)(rec->size * rec->count);
-	g->count += s->sign * (int64_t)rec->count;
+	struct leaksnap_store_growth *g = &s->v[(uintptr_t)*slot - 1];
+	uint64_t bytes = rec->size * rec->count, count = rec->count;
+	if (s->interval)
+		leaksnap_sample_estimate(rec->size, rec->count, s->interval, &bytes, &count);
+	g->bytes += s->sign * (int64_t)bytes;
+	g->count += s->sign * (int64_t)count;
 	return 0;
-}
-
-/* @x rounded to the nearest whole number, within int64_t. */
-static int64_t round_i64(double x)
-{
-	if (x >= 9223372036854775807.0)
-		return INT64_MAX;
-	if (x <= -9223372036854775807.0)
-		return -INT64_MAX;
-	return (int64_t)llround(x);
 }
 
 static int cmp_stack(const void *a, const void *b)
@@ -119,12 +100,7 @@ int sto_pair_growth(struct sto_backend *b, uint64_t run_id,
 	if (sums.nomem)
 		rc = kit_error(err, LEAKSNAP_ERR_NOMEM, b->name, "out of memory");
 	size_t w = 0;
-	bool sampled = first->sample_interval || last->sample_interval;
 	for (size_t i = 0; i < sums.n; i++) {
-		if (sampled) {
-			sums.v[i].bytes = round_i64((double)sums.v[i].bytes + sums.est[2 * i]);
-			sums.v[i].count = round_i64((double)sums.v[i].count + sums.est[2 * i + 1]);
-		}
 		if (sums.v[i].bytes > 0) {
 			sums.v[w] = sums.v[i];
 			sums.v[w].run_id = run_id;
@@ -140,7 +116,6 @@ int sto_pair_growth(struct sto_backend *b, uint64_t run_id,
 	}
 	kit_table_free(&sums.at, false);
 	free(sums.v);
-	free(sums.est);
 	return rc;
 }
 

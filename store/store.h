@@ -291,8 +291,8 @@ struct leaksnap_store_growth {
 	int64_t bytes;          /* > 0 */
 	int64_t count;          /* allocations, last minus first (any sign) */
 	/* (where the first or last snapshot is sampled, both are estimates:
-	 * each record's sampled blocks weighed by leaksnap_sample_weight(),
-	 * summed per stack and rounded once) */
+	 * the sums of each record's rounded estimates, leaksnap_sample_estimate(),
+	 * the rule every reader follows) */
 };
 /* The growth of every run, as of its first and last snapshot now; runs of
  * one snapshot have none.  In no set order. */

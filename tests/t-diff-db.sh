@@ -135,7 +135,7 @@ LC_ALL=C.UTF-8 "$D" hists-1-1.dump hists-1-2.dump >"$w/sampled-files.out" 2>&1 |
 same "a sampled run: text" text "$w/sampled-files.out" "$w/sampled.out"
 expect_eq "a sampled run: estimated" "$(sed -n '2p; /^#1 /p' "$w/sampled.out")" \
 	"sampled every 4096 bytes on average: bytes and counts are estimates (≈), ranked on
-#1  DEFINITE LEAK  ≈+41120 bytes, ≈+1285 allocations  score 41120  (grew)"
+#1  DEFINITE LEAK  ≈+41120 bytes, ≈+1285 allocations  score ≈41120  (grew)"
 for by in stack function; do
 	run "sampled-json-$by" 0 "$D" --db s.db --run "$sid" --json --by "$by"
 	"$D" --json --by "$by" hists-1-1.dump hists-1-2.dump >"$w/sampled-json-files.out" 2>/dev/null
