@@ -392,7 +392,7 @@ for a in "" "--json" "--by run"; do
 	cmp -s "$w/up.sq" "$w/up.ch" || { fail "sampled: history $a differs"; diff "$w/up.sq" "$w/up.ch" | head; }
 done
 expect_eq "sampled: the estimates in history" "$(LC_ALL=C.UTF-8 "$L" history --db "$UP" --where build=3)" \
-	"build 3: 1 run from 2025-11-21T10:22:33.123456789Z: memory ≈62545 bytes, growth ≈+33025, definite ≈24998 (sampled every 4096 bytes: estimates)
+	"build 3: 1 run from 2025-11-21T10:22:33.123456789Z: memory ≈62545 bytes, growth ≈+33025, definite ≈24997 (sampled every 4096 bytes: estimates)
             ≈+33025  libfoo.so+0x1100 < libfoo.so+0x1200"
 sid=$("$L" history --db "$UP" --by run | sed -n 's/^run \([0-9a-f]*\): .*sampled every.*/\1/p')
 "$LD" --db "$UP" --run "$sid" --json >"$w/up-diff.ch" 2>&1 || fail "leakdiff --db of the sampled run on ClickHouse"
