@@ -8,7 +8,7 @@
  * small blocks are 65,536 sampled ones); this one grows once it holds more
  * than one block in SAMPLE_FILTER_LOAD counters, to SAMPLE_FILTER_LOAD * 2
  * counters per block or more, which keeps that probability under 1 - e^(-1/16)
- * (6%) at a cost of 64 to 128 bytes per sampled block. */
+ * (6%) at a cost of 64 to 256 bytes per sampled block. */
 #include <string.h>
 
 #include "sample.h"
@@ -75,7 +75,7 @@ void sample_filter_grow(void)
 	int64_t count = 0;
 	for (unsigned i = 0; i < NSHARDS; i++) {
 		const struct shard *s = &shards[i];
-		for (size_t j = 0; j <= s->mask; j++) {
+		for (size_t j = 0; s->slots && j <= s->mask; j++) {
 			uintptr_t key = s->slots[j].key;
 			if (!key)
 				continue;
