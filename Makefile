@@ -304,6 +304,15 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_TEST_SRCS) $(wildcard 
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(UNWIND_TEST_SRCS) \
 		-lcmocka -ldl -lpthread
 
+# The sampling test builds the hook's draws and filter of sampled blocks
+# into a program of its own, over a stand-in for the tables.
+SAMPLE_TEST_SRCS := hook/sample.c hook/sample_filter.c
+$(B)/tests/test_sample: tests/unit/test_sample.c $(SAMPLE_TEST_SRCS) hook/sample.h \
+		hook/hook_internal.h hook/table_internal.h | $(DEPS_STAMP)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) \
+		-Wno-missing-prototypes -o $@ $< $(SAMPLE_TEST_SRCS) -lcmocka -lm -lpthread
+
 # The control socket's command parser (hook/control_proto.c: pure, no system
 # calls), tested as it is outside the hook; its fuzz harness likewise.
 $(B)/tests/test_control_proto: tests/unit/test_control_proto.c hook/control_proto.c hook/control_proto.h \

@@ -20,6 +20,12 @@
 # Then memory: bench/hookmem's 1M live blocks (16..64 bytes, one stack)
 # bare, fully tracked and sampled: the hook's resident KiB per live block,
 # and, sampled, per sampled block (the dump counts them).
+#
+# Then the filter of sampled blocks on big heaps: bench/bigheap with
+# BENCH_BIG_MIB MiB (default "1024 4096") of small blocks, an eighth of them
+# replaced at random with the whole heap live, bare and sampled: the share
+# of the unsampled frees that took the table lock (the dump's
+# sample_filter= line), the filter's size, and the churn's time.
 set -eu
 
 B=${1:-build}
@@ -35,7 +41,7 @@ die() {
 	echo "bench: $*" >&2
 	exit 1
 }
-for p in varbench varbench-fp varbench-instr hookmem; do
+for p in varbench varbench-fp varbench-instr hookmem bigheap; do
 	[ -x "$B/bench/$p" ] || die "$B/bench/$p is missing: run 'make bench'"
 done
 [ -f "$HOOK" ] || die "$HOOK is missing: run 'make bench'"
@@ -141,6 +147,21 @@ env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/m" LEAKSNAP_DUMP_ON_EXIT=0 LEAKSNAP_S
 sampled=$("$B/bin/leaksnap" show "$WORK/m.dump" | awk '/^records:/ { gsub("[(]", "", $3); print $3 }')
 mem() { awk -v k="$1" '$1 == k { print $2 }' "$WORK/mem" | median; }
 
+# Big heaps: "MIB frees locked unsampled counters bare_churn_ns sampled_churn_ns"
+: >"$WORK/big"
+for mib in ${BENCH_BIG_MIB:-1024 4096}; do
+	bare=$("$B/bench/bigheap" "$mib" | awk '{ print $6 }')
+	rm -f "$WORK"/bh.*
+	out=$(env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/bh" LEAKSNAP_SAMPLE="$SAMPLE" \
+		LEAKSNAP_SAMPLE_SEED=1 "$B/bench/bigheap" "$mib") || die "bigheap $mib failed"
+	f=$("$B/bin/leaksnap" show "$WORK"/bh.*.exit.dump | sed -n 's/^  sample_filter=//p')
+	[ -n "$f" ] || die "bigheap $mib: no sample_filter= in the dump"
+	set -- $f
+	echo "$mib $(echo "$out" | awk '{ print $2 }') $2 $3 $1 $bare $(echo "$out" | awk '{ print $6 }')" \
+		>>"$WORK/big"
+	rm -f "$WORK"/bh.*
+done
+
 {
 	echo "sampled collection (LEAKSNAP_SAMPLE=$SAMPLE) against full tracking, varbench"
 	echo "$ITERS iterations per thread (8 threads: a quarter each), medians of $RUNS rounds"
@@ -177,4 +198,9 @@ mem() { awk -v k="$1" '$1 == k { print $2 }' "$WORK/mem" | median; }
 		printf "  full tracking: %.1f bytes per live block\n", (f - b) * 1024 / n
 		printf "  sampled: %.2f bytes per live block, %.0f bytes per sampled block\n",
 			(s - b) * 1024 / n, k ? (s - b) * 1024 / k : 0 }'
+	echo
+	echo "the filter of sampled blocks, big heaps of 16..112-byte blocks, an eighth replaced:"
+	awk '{ printf "  %5d MiB: %.1f%% of %d frees (unsampled) took the table lock, %d counters;" \
+		" churn %.2f s bare, %.2f s sampled\n", $1, $4 * 100 / $2, $2, $5, $6 / 1e9, $7 / 1e9 }' \
+		"$WORK/big"
 } | tee "$RESULTS"

@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "hook_internal.h"
 #include "procbuf.h"
+#include "sample.h"
 #include "unloaded.h"
 
 /* Metadata --------------------------------------------------------------------- */
@@ -197,12 +198,21 @@ void dump_build_meta(struct buf *meta, const struct buf *maps, enum hook_trigger
 	buf_printf(meta, "trigger=%s\n", trigger_names[trigger]);
 	if (trigger == HOOK_TRIGGER_CRASH)
 		buf_printf(meta, "crash_signal=%d\n", crash_signal);
-	buf_printf(meta, "invalid_frees=%lu\n", (unsigned long)atomic_load(&hook_invalid_frees));
+	/* (sampled collection does not look for double frees: a free learns
+	 * only whether its block was sampled) */
+	if (!hook_cfg.sample)
+		buf_printf(meta, "invalid_frees=%lu\n",
+			   (unsigned long)atomic_load(&hook_invalid_frees));
 	buf_printf(meta, "capture=%s\n", atomic_load(&hook_capture_on) ? "on" : "off");
 	if (clamped)
 		buf_printf(meta, "clamped_sizes=%zu\n", clamped);
-	if (hook_cfg.sample)
+	if (hook_cfg.sample) {
 		buf_printf(meta, "sample_interval=%llu\n", (unsigned long long)hook_cfg.sample);
+		size_t counters;
+		unsigned long locked, unsampled;
+		sample_filter_stats(&counters, &locked, &unsampled);
+		buf_printf(meta, "sample_filter=%zu %lu %lu\n", counters, locked, unsampled);
+	}
 	control_meta(meta);
 #ifdef HOOK_INAPP
 	inapp_meta(meta);

@@ -318,13 +318,13 @@ static inline __attribute__((always_inline)) void track_into(void *p, size_t siz
 		errno = saved;
 	}
 	table_prefetch(p);
-	if (sample_filter)
-		sample_filter_add(p);
+	struct sample_filter *filter = sample_filter_add(p);
 	uint64_t *stack_slot, run;
 	bool have_run;
 	unsigned n = capture(regs, pcs, &stack_slot, &run, &have_run);
 	table_insert(p, size, atomic_load_explicit(&hook_zygote_child, memory_order_relaxed),
 		     pcs, n, stack_slot, have_run ? &run : NULL);
+	sample_filter_added(p, filter);
 	hook_busy--;
 }
 
@@ -376,16 +376,18 @@ static inline bool untrack(void *p, struct table_key *key, enum table_remove_res
 	*res = TABLE_UNTRACKED;
 	if (!atomic_load_explicit(&hook_active, memory_order_relaxed))
 		return true;
-	atomic_uint *filter = sample_filter;
+	struct sample_filter *filter = sample_filter_now();
 	if (filter) {
 		/* sampled mode: most blocks were never sampled, and the
 		 * filter says so without a lock; a freed-address match is no
-		 * double free here (the address may have come back unsampled) */
-		if (HOOK_LIKELY(!sample_filter_may_have(p)))
+		 * double free here (the address may have come back unsampled):
+		 * double frees are not counted (the dump has no invalid_frees) */
+		if (HOOK_LIKELY(!sample_filter_may_have(filter, p)))
 			return true;
 		*res = table_remove(p, key);
+		sample_filter_count(p, *res == TABLE_REMOVED);
 		if (*res == TABLE_REMOVED)
-			sample_filter_del(p);
+			sample_filter_del(filter, p);
 		else
 			*res = TABLE_UNTRACKED;
 		return true;
@@ -480,9 +482,9 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 	} else if (size != 0 && res == TABLE_REMOVED) {
 		/* Failed: the old block is still live, with its old stack. */
 		int saved = errno;
-		if (sample_filter)
-			sample_filter_add(old);
+		struct sample_filter *filter = sample_filter_add(old);
 		table_restore(old, &key);
+		sample_filter_added(old, filter);
 		errno = saved;
 	}
 	return p;
@@ -702,8 +704,9 @@ HIDDEN void *hook_realloc_forget(void *old, size_t size)
 {
 	{
 		INAPP_ENTER();
-		if (old && INAPP_LIVE() && table_remove(old, NULL) == TABLE_REMOVED && sample_filter)
-			sample_filter_del(old);
+		struct sample_filter *filter = sample_filter_now();
+		if (old && INAPP_LIVE() && table_remove(old, NULL) == TABLE_REMOVED && filter)
+			sample_filter_del(filter, old);
 	}
 	return hook_real.realloc(old, size);
 }

@@ -1,5 +1,5 @@
-/* leaksnap hook: sampled collection, the slow path and the filter of
- * sampled addresses (see sample.h). */
+/* leaksnap hook: sampled collection, the slow path (see sample.h; the
+ * filter of sampled addresses is in sample_filter.c). */
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -23,10 +23,6 @@ static HOOK_TLS uint64_t sample_rng;
 #define RNG_SEEDED 1u
 #define RNG_CUT 2u
 #define RNG_STEP (0x9e3779b97f4a7c15ULL << 2)
-
-atomic_uint *sample_filter;
-static atomic_uint *filter_mem;
-#define FILTER_BYTES (sizeof(atomic_uint) << SAMPLE_FILTER_BITS)
 
 /* Threads seeded so far: with LEAKSNAP_SAMPLE_SEED, the n-th thread to
  * draw gets the seed's n-th stream. */
@@ -140,19 +136,8 @@ int sample_begin(void)
 	/* every thread's next allocation takes the slow path and starts
 	 * again there */
 	atomic_fetch_add_explicit(&sample_base, BASE_STEP, memory_order_relaxed);
-	sample_filter = NULL;
-	if (!hook_cfg.sample)
-		return 0;
-	if (!filter_mem) {
-		filter_mem = hook_map(FILTER_BYTES);
-		if (!filter_mem)
-			return -1;
-	} else {
-		memset(filter_mem, 0, FILTER_BYTES);
-	}
 	atomic_store(&seeded_threads, 0);
-	sample_filter = filter_mem;
-	return 0;
+	return sample_filter_begin();
 }
 
 void sample_fork_child(void)
@@ -160,4 +145,5 @@ void sample_fork_child(void)
 	sample_rng = 0;
 	sample_mine_base = 0; /* (the next allocation draws afresh) */
 	sample_full();
+	sample_filter_fork_child();
 }

@@ -23,7 +23,10 @@
  * indexed by the address's hash, read without a lock: a zero means "not
  * sampled" and the free goes straight to the allocator; only a free whose
  * counter is not zero takes the table's lock (sampled blocks, and the
- * rare unsampled one that shares a counter with one). */
+ * rare unsampled one that shares a counter with one).  The filter grows
+ * with the sampled blocks (sample_filter.c): it is rebuilt from the table
+ * at twice or more the size, and the new one published, with every table
+ * lock held, so that a free never misses a sampled block (below). */
 #ifndef LEAKSNAP_HOOK_SAMPLE_H
 #define LEAKSNAP_HOOK_SAMPLE_H
 
@@ -35,10 +38,6 @@
 extern HOOK_TLS int64_t sample_left;
 /* The floor of this session's counters (raised at each sample_begin). */
 extern _Atomic int64_t sample_base;
-
-/* The filter of sampled addresses (NULL in full tracking). */
-#define SAMPLE_FILTER_BITS 16
-extern atomic_uint *sample_filter;
 
 /* True when the allocation of @size bytes is not sampled: it is then not
  * recorded at all. */
@@ -59,32 +58,142 @@ static inline void sample_full(void)
  * In full tracking, true (and the counter is reset). */
 bool sample_take(size_t size);
 
-static inline atomic_uint *sample_filter_slot(const void *p)
+/* The filter of sampled addresses: 2^bits counters, one per hash bucket,
+ * each the number of sampled blocks (live, or a few more) in it. */
+struct sample_filter {
+	unsigned shift;   /* 64 - bits */
+	size_t counters;  /* 2^bits */
+	size_t map_size;  /* bytes mapped */
+	atomic_uint c[];
+};
+#define SAMPLE_FILTER_MIN_BITS 16 /* 256 KiB */
+#define SAMPLE_FILTER_MAX_BITS 30
+/* It grows when it holds more than one sampled block in this many counters,
+ * to at least twice that many per block. */
+#define SAMPLE_FILTER_LOAD 16
+
+/* The filter in use (NULL in full tracking).  Published with release,
+ * read with acquire: a reader sees the counts it was built with. */
+extern _Atomic(struct sample_filter *) sample_filter;
+
+/* Lock-free protocol (rules that keep a sampled block's counter above 0
+ * in whatever filter a free of it reads):
+ *  - an allocation adds to the filter in use before its table insert
+ *    (sample_filter_add), and after the insert adds to the filter then in
+ *    use, if another (sample_filter_added): a growth that took its table
+ *    locks before the insert counted the block from the table, one after it
+ *    is seen as a changed filter (the insert's lock orders it);
+ *  - a free reads the filter once, before its table remove, and takes
+ *    from that one (sample_filter_del): if it is the filter a growth built,
+ *    the remove follows the growth's scan, which counted the block or was
+ *    followed by the allocation's add to it;
+ *  - an old filter is never unmapped (a free may still read it).
+ * A race can leave a counter one too high (a block counted twice, or taken
+ * from the old filter after the scan counted it in the new): a false
+ * "maybe" until the next growth counts afresh, never a false "no". */
+static inline struct sample_filter *sample_filter_now(void)
+{
+	return atomic_load_explicit(&sample_filter, memory_order_acquire);
+}
+
+static inline atomic_uint *sample_filter_slot(struct sample_filter *f, const void *p)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ULL;
-	return &sample_filter[h >> (64 - SAMPLE_FILTER_BITS)];
+	return &f->c[h >> f->shift];
 }
 
-/* A sampled block @p enters the table (before the program can free it). */
-static inline void sample_filter_add(const void *p)
+/* The live sampled blocks, roughly: each thread's changes, given to
+ * sample_live every SAMPLE_LIVE_BATCH of them. */
+extern HOOK_TLS int sample_live_mine;
+extern _Atomic int64_t sample_live;
+#define SAMPLE_LIVE_BATCH 64
+
+/* Grow the filter if it is too full for sample_live blocks (not while
+ * this thread is inside the tables). */
+void sample_filter_grow(void);
+
+static inline void sample_live_note(int d)
 {
-	atomic_fetch_add_explicit(sample_filter_slot(p), 1, memory_order_relaxed);
+	sample_live_mine += d;
+	if (HOOK_UNLIKELY(sample_live_mine >= SAMPLE_LIVE_BATCH ||
+			  sample_live_mine <= -SAMPLE_LIVE_BATCH)) {
+		int64_t n = atomic_fetch_add_explicit(&sample_live, sample_live_mine,
+						      memory_order_relaxed) + sample_live_mine;
+		sample_live_mine = 0;
+		struct sample_filter *f = atomic_load_explicit(&sample_filter, memory_order_relaxed);
+		if (d > 0 && f && n > 0 && (uint64_t)n * SAMPLE_FILTER_LOAD > f->counters)
+			sample_filter_grow();
+	}
 }
 
-/* A sampled block left the table. */
-static inline void sample_filter_del(const void *p)
+/* A sampled block @p is about to enter the table (before the program
+ * can free it): returns the filter it was counted in, for
+ * sample_filter_added(), or NULL in full tracking. */
+static inline struct sample_filter *sample_filter_add(const void *p)
 {
-	atomic_fetch_sub_explicit(sample_filter_slot(p), 1, memory_order_relaxed);
+	struct sample_filter *f = sample_filter_now();
+	if (f)
+		atomic_fetch_add_explicit(sample_filter_slot(f, p), 1, memory_order_relaxed);
+	return f;
+}
+
+/* @p entered the table (or was left out of it) after sample_filter_add
+ * gave @f. */
+static inline void sample_filter_added(const void *p, struct sample_filter *f)
+{
+	if (!f)
+		return;
+	struct sample_filter *now = sample_filter_now();
+	if (HOOK_UNLIKELY(now != f)) /* grown meanwhile: perhaps after the insert */
+		atomic_fetch_add_explicit(sample_filter_slot(now, p), 1, memory_order_relaxed);
+	sample_live_note(1);
+}
+
+/* A sampled block left the table; @f is the filter read before. */
+static inline void sample_filter_del(struct sample_filter *f, const void *p)
+{
+	atomic_fetch_sub_explicit(sample_filter_slot(f, p), 1, memory_order_relaxed);
+	sample_live_note(-1);
 }
 
 /* False when @p is certainly not a sampled block. */
-static inline bool sample_filter_may_have(const void *p)
+static inline bool sample_filter_may_have(struct sample_filter *f, const void *p)
 {
-	return atomic_load_explicit(sample_filter_slot(p), memory_order_relaxed) != 0;
+	return atomic_load_explicit(sample_filter_slot(f, p), memory_order_relaxed) != 0;
 }
 
-/* Map the filter (hook_collect_begin, when hook_cfg.sample is set).
- * Returns 0, or -1 (no memory). */
+/* Frees that took the table lock (the filter said "maybe"), and those of
+ * them that found no sampled block, counted where the table's shard of
+ * the address is (threads rarely share one).  Read by sample_filter_stats. */
+struct sample_free_count {
+	atomic_ulong locked, unsampled;
+} __attribute__((aligned(64)));
+#define SAMPLE_COUNT_BITS 6
+extern struct sample_free_count sample_free_counts[1u << SAMPLE_COUNT_BITS];
+
+static inline void sample_filter_count(const void *p, bool sampled)
+{
+	struct sample_free_count *c =
+		&sample_free_counts[((uint64_t)((uintptr_t)p >> 26) * 0x9e3779b97f4a7c15ULL) >>
+				    (64 - SAMPLE_COUNT_BITS)];
+	atomic_fetch_add_explicit(&c->locked, 1, memory_order_relaxed);
+	if (!sampled)
+		atomic_fetch_add_explicit(&c->unsampled, 1, memory_order_relaxed);
+}
+
+/* The filter's counters now, and the frees counted so far. */
+void sample_filter_stats(size_t *counters, unsigned long *locked, unsigned long *unsampled);
+
+/* Map (or clear) the filter at the start of a sampled session (NULL in
+ * full tracking).  Returns 0, or -1 (no memory). */
+int sample_filter_begin(void);
+/* In a fork's child (a growth in another thread of the parent is over:
+ * fork waited for the table locks). */
+void sample_filter_fork_child(void);
+
+/* A new session (hook_collect_begin): every thread draws afresh, and the
+ * filter is mapped or cleared when hook_cfg.sample is set.  Returns 0, or
+ * -1 (no memory). */
 int sample_begin(void);
 
 /* In a fork's child: its thread draws from a generator of its own, not

@@ -5,7 +5,9 @@
 # says sample_interval=; a seed makes runs repeatable; bad settings warn
 # and fall back to full tracking; record --sample reaches the hook and
 # refuses what the hook would not take; no reachability with sampling; an
-# in-app restart and a fork's child sample afresh.
+# in-app restart and a fork's child sample afresh; eight threads through
+# every allocation function leave exact records, and the filter of sampled
+# blocks grows; sampled dumps have no invalid_frees.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -50,11 +52,58 @@ for seed in 1 2 3; do
 done
 cmp -s "$w/r1.txt" "$w/r2.txt" && fail "seeds 1 and 2 drew the same samples"
 
-# Without sampling every block is there, and no sample_interval line.
+# Without sampling every block is there, and no sample_interval line; the
+# double frees counted (invalid_frees=), which a sampled dump leaves out (a
+# free learns only whether its block was sampled: none are looked for).
 run full
 expect_record "$w/full.txt" "64 1000 app small_site main"
 d=$(ls "$w"/full.*.exit.dump)
 "$L" show "$d" | grep -q 'sample_interval' && fail "full tracking: sample_interval in the metadata"
+"$L" show "$d" | grep -q 'sample_filter' && fail "full tracking: sample_filter in the metadata"
+expect_meta "$d" "invalid_frees=0"
+"$L" show "$(ls "$w"/s1.*.exit.dump)" | grep -q 'invalid_frees' &&
+	fail "sampled dump: invalid_frees in the metadata"
+# the filter of sampled blocks: its counters, the frees that took the
+# table lock (the three big blocks are not freed, 10000 of 100 bytes are)
+"$L" show "$(ls "$w"/s1.*.exit.dump)" | grep -q -x '  sample_filter=65536 [0-9]* [0-9]*' ||
+	fail "sampled dump: no sample_filter=65536 N M"
+
+# Eight threads at once through every allocation function
+# (tests/hook/samplethreads.c): after everything is freed no record of
+# theirs; blocks of the interval or more there exactly, once each per
+# thread, a block realloc moved or shrank and grew again once, at its last
+# size; then none again.  At 256 bytes most blocks are sampled and the
+# filter of sampled blocks grows under the threads (from 65,536 counters).
+for I in 256 65536 full; do
+	mkdir "$w/st$I"
+	if [ $I = full ]; then
+		set -- LEAKSNAP_SAMPLE=0
+		I=65536 dir=$w/stfull
+	else
+		set -- LEAKSNAP_SAMPLE=$I
+		dir=$w/st$I
+	fi
+	env "$@" LEAKSNAP_DUMP_ON_EXIT=0 LD_PRELOAD="$HOOK" "$T/samplethreads" "$dir" $I \
+		>"$dir/out" 2>"$dir/err" || { fail "samplethreads $*: status $?"; cat "$dir/err"; continue; }
+	grep -q -x 'moved [1-8]' "$dir/out" || fail "samplethreads $*: no realloc moved a block"
+	[ -s "$dir/err" ] && { fail "samplethreads $*: the hook said something"; cat "$dir/err"; }
+	for d in empty kept end; do
+		"$SC" "$dir/$d.dump" | grep ' st_' | awk '{ print $1, $2, $3, $4 }' | sort -n \
+			>"$dir/$d.txt" || fail "samplethreads $*: stackcheck $d"
+	done
+	[ -s "$dir/empty.txt" ] && { fail "samplethreads $*: records after every block was freed"; cat "$dir/empty.txt"; }
+	[ -s "$dir/end.txt" ] && { fail "samplethreads $*: records at the end"; cat "$dir/end.txt"; }
+	for k in 0 64 128 192 256; do
+		echo "$((I + k)) 8 app st_keep"
+	done >"$dir/want"
+	{ echo "$((2 * I + 512)) 8 app st_keep"; echo "$((3 * I + 576)) 8 app st_keep";
+	  echo "$((4 * I + 384)) 8 app st_keep"; } >>"$dir/want"
+	sort -n "$dir/want" | cmp -s - "$dir/kept.txt" ||
+		{ fail "samplethreads $*: the kept blocks"; diff "$dir/want" "$dir/kept.txt"; }
+done
+c=$("$L" show "$w/st256/empty.dump" | sed -n 's/^  sample_filter=\([0-9]*\) .*/\1/p')
+[ "${c:-0}" -ge 262144 ] || fail "samplethreads 256: the filter did not grow (${c:-none} counters)"
+"$L" show "$w/stfull/kept.dump" | grep -q -x '  invalid_frees=0' || fail "samplethreads full: invalid_frees"
 
 # A bad setting: one warning, full tracking.
 run bad LEAKSNAP_SAMPLE=64k
