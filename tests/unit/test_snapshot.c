@@ -487,15 +487,15 @@ static void test_sampled_estimates(void **state)
 	assert_true(fabs(leaksnap_sample_weight(1, 1 << 30) - 1073741824.5) < 1e-3);
 	/* one record's estimate, rounded: 3 x 32 at 64 stand for 243.98 bytes
 	 * in 7.62 blocks; at or over the interval, or unsampled, exact */
-	uint64_t eb = 0, ec = 0;
-	leaksnap_sample_estimate(32, 3, 64, &eb, &ec);
-	assert_int_equal(eb, 244);
-	assert_int_equal(ec, 8);
-	leaksnap_sample_estimate(100, 3, 64, &eb, &ec);
-	assert_int_equal(eb, 300);
-	assert_int_equal(ec, 3);
-	leaksnap_sample_estimate(32, 3, 0, &eb, NULL);
-	assert_int_equal(eb, 96);
+	uint64_t one_b = 0, one_c = 0;
+	leaksnap_sample_estimate(32, 3, 64, &one_b, &one_c);
+	assert_int_equal(one_b, 244);
+	assert_int_equal(one_c, 8);
+	leaksnap_sample_estimate(100, 3, 64, &one_b, &one_c);
+	assert_int_equal(one_b, 300);
+	assert_int_equal(one_c, 3);
+	leaksnap_sample_estimate(32, 3, 0, &one_b, NULL);
+	assert_int_equal(one_b, 96);
 	struct bytes b;
 	leaksnap_file(&b, 8, 0, "abi=x86_64\nsample_interval=64\n", 0);
 	struct leaksnap_snapshot *s = leaksnap_snapshot_open_memory(b.p, b.n, "mem", NULL, NULL);
