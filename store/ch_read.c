@@ -181,10 +181,10 @@ int ch_snapshots(struct sto_backend *b, uint64_t run_id, bool with_current,
 	snprintf(sql, sizeof(sql),
 		 "SELECT snapshot_id, run_id, content_hash, source, time_ns, seq, total_bytes, "
 		 "allocations, record_count, has_reachability, unreachable_bytes, "
-		 "unreachable_count, sample_interval, estimated_bytes, estimated_unreachable_bytes "
+		 "unreachable_count, %s "
 		 "FROM snapshots WHERE %s(" COMPLETE "%s) ORDER BY snapshot_id "
 		 "FORMAT TabSeparated",
-		 run, cur);
+		 sto_snapshot_v3_columns(b->version), run, cur);
 	struct visit vi = {(void *)fn, arg, err, 0, false, 0};
 	int rc = ch_select_tsv(c, sql, NULL, 0, 15, snapshot_tsv, &vi, err);
 	return vi.bad ? ch_bad_value(c, err) : rc;

@@ -326,24 +326,36 @@ static int read_only(struct ch *c, bool *ro, struct leaksnap_error *err)
 	return 0;
 }
 
+/* Whether @table of the store has @column (the schema's own names: nothing
+ * of a user's in the SQL). */
+static int has_column(struct ch *c, const char *table, const char *column, bool *has,
+		      struct leaksnap_error *err)
+{
+	char sql[512];
+	uint64_t n = 0;
+	snprintf(sql, sizeof(sql),
+		 "SELECT count() FROM system.columns WHERE database = currentDatabase() AND "
+		 "table = '%s' AND name = '%s' FORMAT TabSeparated",
+		 table, column);
+	if (ch_query_u64(c, sql, NULL, 0, &n, err))
+		return -1;
+	*has = n != 0;
+	return 0;
+}
+
 /* A store of version @from taken to this one, step by step: each step's
  * columns that a table lacks added (ALTER TABLE ... ADD COLUMN, with the
  * default an old row reads as), then the version row.  ClickHouse has no
  * transactions: a step cut short is done again, adding only what is still
  * missing, and the version says the new one only once every column is
- * there.  Readers upgrade too (a user who may only read is refused: as on
- * SQLite, only one who may write can upgrade a store). */
+ * there.  Others may upgrade the same store at the same time (18.16 has
+ * no ADD COLUMN IF NOT EXISTS): an ALTER that fails is fine when the
+ * column is there after it, added by another; the version row written by
+ * each is the same row (store_info keeps one per name, and the version
+ * read is the highest).  Only one who may write upgrades: the caller
+ * lets a user who may only read read a store of version 2 as it is. */
 static int upgrade(struct ch *c, unsigned from, struct leaksnap_error *err)
 {
-	bool ro;
-	if (read_only(c, &ro, err))
-		return -1;
-	if (ro)
-		return kit_error(err, LEAKSNAP_ERR_VERSION, c->t.name,
-				 "schema version %u is older than this leaksnap's (%d), and only "
-				 "one who may write the store can upgrade it ('leaksnap store' "
-				 "upgrades it)",
-				 from, LEAKSNAP_STORE_SCHEMA_VERSION);
 	for (unsigned v = from; v < LEAKSNAP_STORE_SCHEMA_VERSION; v++) {
 		const struct sto_ch_added *a = sto_clickhouse_added(v);
 		if (!a)
@@ -351,22 +363,23 @@ static int upgrade(struct ch *c, unsigned from, struct leaksnap_error *err)
 					 "schema version %u cannot be upgraded", v);
 		for (; a->table; a++) {
 			char sql[512];
-			uint64_t has = 0;
-			/* (the schema's own names: nothing of a user's in the SQL) */
-			snprintf(sql, sizeof(sql),
-				 "SELECT count() FROM system.columns WHERE database = "
-				 "currentDatabase() AND table = '%s' AND name = '%s' "
-				 "FORMAT TabSeparated",
-				 a->table, a->column);
-			if (ch_query_u64(c, sql, NULL, 0, &has, err))
+			bool has;
+			if (has_column(c, a->table, a->column, &has, err))
 				return -1;
 			if (has)
 				continue;
 			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", a->table,
 				 a->column, a->type);
+			struct leaksnap_error alter;
 			if (ch_http_query(&c->h, &c->t, sql, NULL, 0, NULL, 0,
-					  "cannot upgrade the store", err))
+					  "cannot upgrade the store", &alter) == 0)
+				continue;
+			if (has_column(c, a->table, a->column, &has, err))
 				return -1;
+			if (!has) {
+				*err = alter;
+				return -1;
+			}
 		}
 	}
 	char row[64];
@@ -404,9 +417,23 @@ static int check_schema(struct ch *c, bool no_create, struct leaksnap_error *err
 				 "a newer leaksnap wrote it",
 				 v, LEAKSNAP_STORE_SCHEMA_VERSION);
 	if (v && v < LEAKSNAP_STORE_SCHEMA_VERSION) {
-		if (upgrade(c, v, err))
+		/* A user who may only read cannot upgrade: a store of version
+		 * 2 (3 only added columns) is read as it is, an older one is
+		 * refused. */
+		bool ro;
+		if (read_only(c, &ro, err))
 			return -1;
-		v = LEAKSNAP_STORE_SCHEMA_VERSION;
+		if (ro && (!no_create || v < 2))
+			return kit_error(err, LEAKSNAP_ERR_VERSION, c->t.name,
+					 "schema version %u is older than this leaksnap's (%d), and "
+					 "only one who may write the store can upgrade it "
+					 "('leaksnap store' upgrades it)",
+					 v, LEAKSNAP_STORE_SCHEMA_VERSION);
+		if (!ro) {
+			if (upgrade(c, v, err))
+				return -1;
+			v = LEAKSNAP_STORE_SCHEMA_VERSION;
+		}
 	}
 	if (no_create) {
 		if (t.n == 0)

@@ -314,9 +314,14 @@ static const char *const upgrade_1[] = {
 };
 
 /* 2 -> 3: sampled snapshots -- each snapshot's interval (0 in a store of
- * version 2: every block was recorded) and its estimated totals, which
- * are then the totals themselves.  The growth rows of version 2 are of
- * unsampled runs: estimates already. */
+ * version 2: taken as every block recorded) and its estimated totals,
+ * which are then the totals themselves.  The growth rows of version 2 are
+ * taken as of unsampled runs: estimates already.  Not always so: the
+ * builds between cb39c5a and d1f18bb stored sampled dumps into stores of
+ * version 2 as they were (the sampled counts, no interval).  Nothing in
+ * such a store tells those snapshots apart or says their interval, so
+ * they read as exact after the upgrade; docs/store.md says so, and that
+ * those dumps are to be stored again into a new store. */
 static const char *const upgrade_2[] = {
 	"ALTER TABLE snapshots ADD COLUMN sample_interval INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE snapshots ADD COLUMN estimated_bytes INTEGER NOT NULL DEFAULT 0",
@@ -333,7 +338,9 @@ const char *const *sto_sqlite_upgrade(unsigned from)
 
 /* ClickHouse's step 2 -> 3: the columns of version 3 that a table lacks,
  * each with the default that makes an old row's value what it was
- * (evaluated when old parts are read). */
+ * (evaluated when old parts are read) -- an old row taken as not sampled,
+ * as on SQLite (upgrade_2 above: a sampled dump stored by a build of
+ * version 2 reads as exact). */
 static const struct sto_ch_added ch_added_3[] = {
 	{"snapshots", "sample_interval", "UInt64 DEFAULT 0"},
 	{"snapshots", "estimated_bytes", "UInt64 DEFAULT total_bytes"},
@@ -344,6 +351,12 @@ static const struct sto_ch_added ch_added_3[] = {
 const struct sto_ch_added *sto_clickhouse_added(unsigned from)
 {
 	return from == 2 ? ch_added_3 : NULL;
+}
+
+const char *sto_snapshot_v3_columns(unsigned version)
+{
+	return version < 3 ? "0, total_bytes, unreachable_bytes"
+			   : "sample_interval, estimated_bytes, estimated_unreachable_bytes";
 }
 
 /* Identifiers: FNV-1a over the bytes, then the kit's finalizer per part,

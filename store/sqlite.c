@@ -224,7 +224,9 @@ rollback:
 
 static int prepare_all(struct sq *q, struct leaksnap_error *err)
 {
-	for (size_t i = 0; i < STO_TABLE_COUNT; i++) {
+	/* (a store of an older version is only read: no inserts) */
+	for (size_t i = 0; q->base.version == LEAKSNAP_STORE_SCHEMA_VERSION && i < STO_TABLE_COUNT;
+	     i++) {
 		char sql[1024];
 		sto_sqlite_insert(&sto_tables[i], sql, sizeof(sql));
 		if (prepare(q, sql, &q->ins[i], err))
@@ -314,7 +316,10 @@ static int set_wal(struct sq *q, struct leaksnap_error *err)
 	return 0;
 }
 
-/* A store read by one who may not write it: its version as it is. */
+/* A store read by one who may not write it: its version as it is -- this
+ * one's, or 2 (3 only added columns: sto_snapshot_v3_columns reads a
+ * version 2 store's snapshots as version 3 would hold them); an older one
+ * is refused. */
 static int read_only_schema(struct sq *q, unsigned v, struct leaksnap_error *err)
 {
 	if (v > LEAKSNAP_STORE_SCHEMA_VERSION)
@@ -322,7 +327,7 @@ static int read_only_schema(struct sq *q, unsigned v, struct leaksnap_error *err
 				 "schema version %u is newer than this leaksnap's (%d): "
 				 "a newer leaksnap wrote it",
 				 v, LEAKSNAP_STORE_SCHEMA_VERSION);
-	if (v < LEAKSNAP_STORE_SCHEMA_VERSION)
+	if (v < 2)
 		return kit_error(err, LEAKSNAP_ERR_VERSION, q->path,
 				 "schema version %u is older than this leaksnap's (%d), and only "
 				 "one who may write the store can upgrade it ('leaksnap store' "
@@ -779,9 +784,9 @@ static int sq_snapshots(struct sto_backend *b, uint64_t run_id, bool with_curren
 	snprintf(sql, sizeof(sql),
 		 "SELECT snapshot_id, run_id, content_hash, source, time_ns, seq, total_bytes, "
 		 "allocations, record_count, has_reachability, unreachable_bytes, "
-		 "unreachable_count, sample_interval, estimated_bytes, estimated_unreachable_bytes "
+		 "unreachable_count, %s "
 		 "FROM snapshots WHERE %s(" COMPLETE "%s)",
-		 run_id ? "run_id = ?1 AND " : "", cur);
+		 sto_snapshot_v3_columns(b->version), run_id ? "run_id = ?1 AND " : "", cur);
 	return each_row(q, sql, run_id != 0, run_id, snapshot_row, &vi, err);
 }
 

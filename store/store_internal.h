@@ -69,6 +69,12 @@ struct sto_ch_added {
 };
 const struct sto_ch_added *sto_clickhouse_added(unsigned from);
 
+/* The snapshots' columns of version 3 as a SELECT lists them in a store
+ * of @version: in one of version 2, read as it is by one who cannot
+ * upgrade it, what the upgrade would give them (not sampled, the
+ * estimates the totals). */
+const char *sto_snapshot_v3_columns(unsigned version);
+
 /* The backend interface ------------------------------------------------------ */
 
 struct sto_backend;

@@ -17,8 +17,10 @@
 #  - four stores at once into one new database (one run shared by all
 #    four): nothing lost, the same history as SQLite's;
 #  - a store of schema version 2 upgraded when read (ALTER TABLE ... ADD
-#    COLUMN ... DEFAULT on 18.16), its history as before, not by a user
-#    who may only read; sampled runs stored into it give SQLite's history
+#    COLUMN ... DEFAULT on 18.16), its history as before; six processes
+#    (history, store) upgrading it at once, five times over: all exit 0,
+#    version 3; a user who may only read reads it as it is (the same
+#    history), does not upgrade it, cannot store into it; sampled runs stored into it give SQLite's history
 #    (estimates) and leakdiff --db;
 #  - each error, one line and exit 2: no server, no such database, a
 #    database of something else, a newer schema, a read-only user (who may
@@ -351,19 +353,61 @@ for db in "$UP" "$w/up.db"; do
 done
 "$L" history --db "$UP" --json >"$w/up.before" 2>&1 || fail "history before: $(cat "$w/up.before")"
 v3cols="'sample_interval', 'estimated_bytes', 'estimated_unreachable_bytes'"
-for c in sample_interval estimated_bytes estimated_unreachable_bytes; do
-	chq up "ALTER TABLE snapshots DROP COLUMN $c" >/dev/null
-done
-chq up "DROP TABLE store_info" >/dev/null
-chq up "CREATE TABLE store_info (name String, value String) ENGINE = ReplacingMergeTree() ORDER BY (name)" >/dev/null
-chq up "INSERT INTO store_info VALUES ('schema_version', '2')" >/dev/null
-expect_eq "version 2: without the columns of 3" \
-	"$(chq up "SELECT count() FROM system.columns WHERE database = 'up' AND table = 'snapshots' AND name IN ($v3cols)")" 0
-# a reader who may not write cannot upgrade it
-expect_error "version 2, a read-only user" \
+# to_v2 DB: the store in DB made one of version 2
+to_v2() {
+	for c in sample_interval estimated_bytes estimated_unreachable_bytes; do
+		chq "$1" "ALTER TABLE snapshots DROP COLUMN $c" >/dev/null
+	done
+	chq "$1" "DROP TABLE store_info" >/dev/null
+	chq "$1" "CREATE TABLE store_info (name String, value String) ENGINE = ReplacingMergeTree() ORDER BY (name)" >/dev/null
+	chq "$1" "INSERT INTO store_info VALUES ('schema_version', '2')" >/dev/null
+	expect_eq "version 2: without the columns of 3" \
+		"$(chq "$1" "SELECT count() FROM system.columns WHERE database = '$1' AND table = 'snapshots' AND name IN ($v3cols)")" 0
+}
+to_v2 up
+# a reader who may not write cannot upgrade it, but reads it as it is:
+# the same history, the store left at version 2
+"$L" history --db "clickhouse://reader@$hp/up" --json >"$w/up.ro" 2>&1 ||
+	fail "version 2, a read-only user: history: $(cat "$w/up.ro")"
+cmp -s "$w/up.before" "$w/up.ro" || { fail "version 2, a read-only user: history differs"; diff "$w/up.before" "$w/up.ro" | head; }
+"$L" history --db "clickhouse://reader@$hp/up" --by run >"$w/up.ro-run" 2>&1 ||
+	fail "version 2, a read-only user: history --by run: $(cat "$w/up.ro-run")"
+"$L" history --db "$UP" --by run >"$w/up.rw-run" 2>&1 || fail "history --by run: $(cat "$w/up.rw-run")"
+cmp -s "$w/up.rw-run" "$w/up.ro-run" || fail "version 2, a read-only user: history --by run differs"
+# (that writer upgraded it: made version 2 again)
+to_v2 up
+expect_error "version 2, a read-only user storing" \
 	"leaksnap: clickhouse://reader@$hp/up: schema version 2 is older than this leaksnap's (3), and only one who may write the store can upgrade it ('leaksnap store' upgrades it)" \
-	history --db "clickhouse://reader@$hp/up"
+	store --db "clickhouse://reader@$hp/up" "$w/fx/hist-1-1.dump"
+"$L" history --db "clickhouse://reader@$hp/up" >/dev/null 2>&1 || fail "version 2, a read-only user: history again"
 expect_eq "version 2, a read-only user: not upgraded" "$(chq up "SELECT max(value) FROM store_info")" 2
+expect_eq "version 2, a read-only user: no column added" \
+	"$(chq up "SELECT count() FROM system.columns WHERE database = 'up' AND table = 'snapshots' AND name IN ($v3cols)")" 0
+# several who may, at once (history and store): each upgrades or finds it
+# upgraded by another, all exit 0; a few times over
+for round in 1 2 3 4 5; do
+	[ $round = 1 ] || to_v2 up
+	pids=""
+	for k in 1 2 3 4 5 6; do
+		if [ $k -le 4 ]; then
+			"$L" history --db "$UP" >"$w/par$k.out" 2>&1 &
+		else
+			"$L" store --db "$UP" --label build=1 "$w/fx/hist-1-1.dump" >"$w/par$k.out" 2>&1 &
+		fi
+		pids="$pids $!"
+	done
+	k=0
+	for p in $pids; do
+		k=$((k + 1))
+		st=0
+		wait "$p" || st=$?
+		expect_eq "version 2, upgraded at once, round $round, process $k: status ($(cat "$w/par$k.out"))" "$st" 0
+	done
+	expect_eq "version 2, upgraded at once, round $round: version" "$(chq up "SELECT max(value) FROM store_info")" 3
+	expect_eq "version 2, upgraded at once, round $round: the columns" \
+		"$(chq up "SELECT count() FROM system.columns WHERE database = 'up' AND table = 'snapshots' AND name IN ($v3cols)")" 3
+done
+to_v2 up
 # one who may: upgraded as it is read (ALTER TABLE ... ADD COLUMN ... DEFAULT),
 # every old snapshot not sampled, its estimates its totals; the same history
 "$L" history --db "$UP" --json >"$w/up.after" 2>&1 || fail "history after: $(cat "$w/up.after")"

@@ -8,6 +8,9 @@
 #  - the same dumps again: 'already stored', not one row more;
 #  - history of two builds: each build's row, grow()'s chain the suspect
 #    (new in the first build, not in the second), --where, --by run --last;
+#  - a reader who may not write the store (nobody, a root-owned 0444 copy)
+#    reads it; one of schema version 2 too, as it is (not upgraded), the
+#    same history; one of version 1 refused;
 #  - the errors, one line each and exit 2: a file that is not a store, a
 #    schema version newer than the tool's, a location that cannot be
 #    written, a corrupt dump (its run not stored), bad labels;
@@ -199,6 +202,50 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	cmp -s "$w/ro.want" "$w/ro.out" || fail "history, read-only store: not the same table"
 	ls "$w/ro" >"$w/ro.ls"
 	expect_eq "history, read-only store: no file made" "$(cat "$w/ro.ls")" "s.db"
+	# a store of schema version 2 (the columns 3 added dropped): read as
+	# it is, the same table as its upgraded copy's, left at version 2; one
+	# of version 1 (no growth table either) refused
+	cp "$w/s.db" "$w/v2.db"
+	"$Q" --write "$w/v2.db" "ALTER TABLE snapshots DROP COLUMN sample_interval;
+		ALTER TABLE snapshots DROP COLUMN estimated_bytes;
+		ALTER TABLE snapshots DROP COLUMN estimated_unreachable_bytes;
+		UPDATE store_info SET value = '2' WHERE name = 'schema_version';
+		PRAGMA user_version = 2" || fail "cannot make a store of version 2"
+	cp "$w/v2.db" "$w/ro/v2.db" && chmod 444 "$w/ro/v2.db"
+	st=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$L" history --db "$w/ro/v2.db" \
+		>"$w/ro2.out" 2>"$w/ro2.err" || st=$?
+	expect_eq "history, read-only store of version 2: status" "$st" 0
+	expect_eq "history, read-only store of version 2: stderr" "$(cat "$w/ro2.err")" ""
+	cmp -s "$w/ro.want" "$w/ro2.out" || fail "history, read-only store of version 2: not the same table"
+	for a in "--json" "--by run --json"; do
+		# (word splitting wanted: the options)
+		"$L" history --db "$w/ro/s.db" $a >"$w/ro.want" || fail "history $a as root"
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$L" history --db "$w/ro/v2.db" \
+			$a >"$w/ro2.out" 2>&1 || fail "history $a, read-only store of version 2: $(cat "$w/ro2.out")"
+		cmp -s "$w/ro.want" "$w/ro2.out" || fail "history $a, read-only store of version 2: not the same"
+	done
+	expect_eq "history, read-only store of version 2: left as it was" \
+		"$("$Q" "$w/ro/v2.db" "SELECT value FROM store_info WHERE name = 'schema_version'") $("$Q" "$w/ro/v2.db" "SELECT count(*) FROM pragma_table_info('snapshots') WHERE name = 'estimated_bytes'")" \
+		"2 0"
+	cp "$w/v2.db" "$w/v1.db"
+	"$Q" --write "$w/v1.db" "DROP TABLE growth;
+		UPDATE store_info SET value = '1' WHERE name = 'schema_version';
+		PRAGMA user_version = 1" || fail "cannot make a store of version 1"
+	cp "$w/v1.db" "$w/ro/v1.db" && chmod 444 "$w/ro/v1.db"
+	st=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$L" history --db "$w/ro/v1.db" \
+		>"$w/ro1.out" 2>"$w/ro1.err" || st=$?
+	expect_eq "history, read-only store of version 1: status" "$st" 2
+	expect_eq "history, read-only store of version 1: stderr" "$(cat "$w/ro1.err")" \
+		"leaksnap: $w/ro/v1.db: schema version 1 is older than this leaksnap's (3), and only one who may write the store can upgrade it ('leaksnap store' upgrades it)"
+	expect_eq "history, read-only store of version 1: stdout" "$(cat "$w/ro1.out")" ""
+	# (whoever may write upgrades it as it reads: the same table)
+	"$L" history --db "$w/v2.db" >"$w/v2.out" 2>&1 || fail "history, store of version 2: $(cat "$w/v2.out")"
+	"$L" history --db "$w/ro/s.db" >"$w/ro.want"
+	cmp -s "$w/ro.want" "$w/v2.out" || fail "history, store of version 2 upgraded: not the same table"
+	expect_eq "history, store of version 2: upgraded" \
+		"$("$Q" "$w/v2.db" "SELECT value FROM store_info WHERE name = 'schema_version'")" 3
 else
 	echo "not root: the read-only reader is not tested"
 fi
