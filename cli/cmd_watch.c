@@ -257,6 +257,12 @@ int watch_run(const struct watch_cfg *cfg, struct watch_result *res)
 		}
 		uint64_t bytes = leaksnap_snapshot_records_bytes(snap);
 		uint64_t blocks = leaksnap_snapshot_allocation_count(snap);
+		uint64_t sampled_bytes = bytes, sampled_blocks = blocks;
+		bool sampled = leaksnap_snapshot_sample_interval(snap) != 0;
+		/* a sampled process: the estimates (as show gives them), the
+		 * sampled counts beside them */
+		if (sampled)
+			leaksnap_snapshot_estimate(snap, &bytes, &blocks, NULL, NULL);
 		leaksnap_snapshot_close(snap);
 		if (i == 1)
 			first = bytes;
@@ -265,9 +271,21 @@ int watch_run(const struct watch_cfg *cfg, struct watch_result *res)
 		char hms[16] = "??:??:??";
 		if (localtime_r(&now, &tm))
 			strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
-		fprintf(cfg->live, "%s%s  #%llu  live %llu  blocks %llu  growth %+lld\n", cfg->prefix,
-			hms, (unsigned long long)(next - 1), (unsigned long long)bytes,
-			(unsigned long long)blocks, (long long)(bytes - first));
+		if (sampled) {
+			const char *e = cli_approx();
+			fprintf(cfg->live,
+				"%s%s  #%llu  live %s%llu (%llu sampled)  blocks %s%llu (%llu sampled)"
+				"  growth %s%+lld\n",
+				cfg->prefix, hms, (unsigned long long)(next - 1), e,
+				(unsigned long long)bytes, (unsigned long long)sampled_bytes, e,
+				(unsigned long long)blocks, (unsigned long long)sampled_blocks, e,
+				(long long)(bytes - first));
+		} else {
+			fprintf(cfg->live, "%s%s  #%llu  live %llu  blocks %llu  growth %+lld\n",
+				cfg->prefix, hms, (unsigned long long)(next - 1),
+				(unsigned long long)bytes, (unsigned long long)blocks,
+				(long long)(bytes - first));
+		}
 		fflush(cfg->live);
 		if (add_file(res, name))
 			return -1;
