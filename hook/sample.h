@@ -62,7 +62,9 @@ bool sample_take(size_t size);
  * @interval, each rounded to the nearest integer, added to @bytes and
  * @blocks: libsnapshot's leaksnap_sample_estimate() (a block under the
  * interval stands for 1 / (1 - e^(-size/interval)) blocks), computed
- * without libm, for the control socket's stats. */
+ * without libm, for the control socket's stats: the same figures but where
+ * one lies within a rounding error of a half (then it may round the other
+ * way). */
 void sample_estimate_add(uint64_t size, uint64_t count, uint64_t interval, uint64_t *bytes,
 			 uint64_t *blocks);
 
