@@ -141,6 +141,10 @@ const char *cli_name(const char *name);
 /* The mark of an estimate (a sampled snapshot's): "≈" in a UTF-8
  * locale, else "~". */
 const char *cli_approx(void);
+/* "N records, B bytes in C allocations" of @s into @buf (the line a dump
+ * just written is reported with); a sampled snapshot's byte and allocation
+ * figures are estimates, marked, with its sampled counts after them. */
+void cli_dump_totals(const struct leaksnap_snapshot *s, char *buf, size_t size);
 const char *cli_ellipsis(void);
 /* Whether a stack of @frames frames filled all @slots slots of its dump
  * (then it may have been cut), and the line that says so under it:

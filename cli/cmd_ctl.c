@@ -26,7 +26,8 @@ static const char ctl_usage[] =
 	"  version      the hook's version and the process's pid\n"
 	"  stats        live bytes, live blocks, records (distinct size and stack),\n"
 	"               capture on or off, dumps written, invalid frees: one\n"
-	"               'key: value' a line\n"
+	"               'key: value' a line (a sampled process's bytes and blocks\n"
+	"               are estimates, marked with '≈', the sampled counts beside)\n"
 	"  dump         a LEAKSNAP dump of the process now (its maps embedded), taken\n"
 	"               as a file dump is, streamed into FILE: written under a\n"
 	"               temporary name, checked with the snapshot reader, then\n"
@@ -119,6 +120,25 @@ static int do_stats(struct control_conn *c, bool json)
 		free(text);
 		return 0;
 	}
+	if (s.sample_interval) {
+		/* sampled: the estimates, marked, the sampled counts beside
+		 * them (as show gives them); double frees not looked for */
+		const char *e = cli_approx();
+		printf("pid: %lld\nlive_bytes: %s%llu (%llu sampled)\n"
+		       "live_blocks: %s%llu (%llu sampled)\nrecords: %llu\ncapture: %s\n"
+		       "dumps_written: %llu\nsample_interval: %llu\n",
+		       (long long)s.pid, e, (unsigned long long)s.estimated_live_bytes,
+		       (unsigned long long)s.live_bytes, e,
+		       (unsigned long long)s.estimated_live_blocks,
+		       (unsigned long long)s.live_blocks, (unsigned long long)s.records,
+		       s.capture ? "on" : "off", (unsigned long long)s.dumps_written,
+		       (unsigned long long)s.sample_interval);
+		if (s.has_invalid_frees)
+			printf("invalid_frees: %llu\n", (unsigned long long)s.invalid_frees);
+		else
+			printf("invalid_frees: not looked for (sampled)\n");
+		return 0;
+	}
 	printf("pid: %lld\nlive_bytes: %llu\nlive_blocks: %llu\nrecords: %llu\ncapture: %s\n"
 	       "dumps_written: %llu\ninvalid_frees: %llu\n",
 	       (long long)s.pid, (unsigned long long)s.live_bytes,
@@ -154,10 +174,9 @@ static int do_dump(struct control_conn *c, const char *path, bool reachability)
 		else
 			cli_fail(path, "%s", strerror(-r));
 	} else {
-		printf("wrote %s: %zu records, %llu bytes in %llu allocations\n", path,
-		       leaksnap_snapshot_record_count(s),
-		       (unsigned long long)leaksnap_snapshot_records_bytes(s),
-		       (unsigned long long)leaksnap_snapshot_allocation_count(s));
+		char totals[160];
+		cli_dump_totals(s, totals, sizeof(totals));
+		printf("wrote %s: %s\n", path, totals);
 	}
 	free(tmp);
 	leaksnap_snapshot_close(s);

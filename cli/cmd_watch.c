@@ -32,7 +32,9 @@ static const char watch_usage[] =
 	"snapshot prints one line: the time, its number, the live bytes and blocks\n"
 	"it holds and the growth of the live bytes since the first snapshot:\n"
 	"  HH:MM:SS  #N  live BYTES  blocks N  growth +BYTES\n"
-	"(counted from the dump itself: the sum of size x count of its records).\n"
+	"(counted from the dump itself: the sum of size x count of its records;\n"
+	"a sampled process's are estimates, marked with '≈', as show gives them,\n"
+	"the sampled counts beside them).\n"
 	"Watching ends when the process ends, after N snapshots, or on Ctrl-C\n"
 	"(SIGINT), which lets the snapshot in flight finish (a second Ctrl-C ends\n"
 	"watch at once).  Then the leakdiff command that compares every snapshot\n"
@@ -257,6 +259,12 @@ int watch_run(const struct watch_cfg *cfg, struct watch_result *res)
 		}
 		uint64_t bytes = leaksnap_snapshot_records_bytes(snap);
 		uint64_t blocks = leaksnap_snapshot_allocation_count(snap);
+		uint64_t sampled_bytes = bytes, sampled_blocks = blocks;
+		bool sampled = leaksnap_snapshot_sample_interval(snap) != 0;
+		/* a sampled process: the estimates (as show gives them), the
+		 * sampled counts beside them */
+		if (sampled)
+			leaksnap_snapshot_estimate(snap, &bytes, &blocks, NULL, NULL);
 		leaksnap_snapshot_close(snap);
 		if (i == 1)
 			first = bytes;
@@ -265,9 +273,21 @@ int watch_run(const struct watch_cfg *cfg, struct watch_result *res)
 		char hms[16] = "??:??:??";
 		if (localtime_r(&now, &tm))
 			strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
-		fprintf(cfg->live, "%s%s  #%llu  live %llu  blocks %llu  growth %+lld\n", cfg->prefix,
-			hms, (unsigned long long)(next - 1), (unsigned long long)bytes,
-			(unsigned long long)blocks, (long long)(bytes - first));
+		if (sampled) {
+			const char *e = cli_approx();
+			fprintf(cfg->live,
+				"%s%s  #%llu  live %s%llu (%llu sampled)  blocks %s%llu (%llu sampled)"
+				"  growth %s%+lld\n",
+				cfg->prefix, hms, (unsigned long long)(next - 1), e,
+				(unsigned long long)bytes, (unsigned long long)sampled_bytes, e,
+				(unsigned long long)blocks, (unsigned long long)sampled_blocks, e,
+				(long long)(bytes - first));
+		} else {
+			fprintf(cfg->live, "%s%s  #%llu  live %llu  blocks %llu  growth %+lld\n",
+				cfg->prefix, hms, (unsigned long long)(next - 1),
+				(unsigned long long)bytes, (unsigned long long)blocks,
+				(long long)(bytes - first));
+		}
 		fflush(cfg->live);
 		if (add_file(res, name))
 			return -1;

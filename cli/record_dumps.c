@@ -150,10 +150,9 @@ void record_dump_list_print(const struct record_prefix *p, const struct record_d
 			else
 				cli_warn(path, "%s", msg);
 		} else {
-			cli_fail(NULL, "wrote %s: %zu records, %llu bytes in %llu allocations", path,
-				 leaksnap_snapshot_record_count(s),
-				 (unsigned long long)leaksnap_snapshot_records_bytes(s),
-				 (unsigned long long)leaksnap_snapshot_allocation_count(s));
+			char totals[160];
+			cli_dump_totals(s, totals, sizeof(totals));
+			cli_fail(NULL, "wrote %s: %s", path, totals);
 			cli_print_warnings(s);
 			leaksnap_snapshot_close(s);
 		}

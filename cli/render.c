@@ -47,6 +47,26 @@ const char *cli_approx(void)
 	return strcmp(cli_ellipsis(), "...") ? "\xe2\x89\x88" /* U+2248 */ : "~";
 }
 
+void cli_dump_totals(const struct leaksnap_snapshot *s, char *buf, size_t size)
+{
+	uint64_t b = leaksnap_snapshot_records_bytes(s), n = leaksnap_snapshot_allocation_count(s);
+	if (leaksnap_snapshot_sample_interval(s)) {
+		/* the estimates, as show gives them, the sampled counts beside */
+		uint64_t eb, en;
+		const char *e = cli_approx();
+		leaksnap_snapshot_estimate(s, &eb, &en, NULL, NULL);
+		snprintf(buf, size,
+			 "%zu records, %s%llu bytes in %s%llu allocations (sampled: %llu bytes "
+			 "in %llu allocations)",
+			 leaksnap_snapshot_record_count(s), e, (unsigned long long)eb, e,
+			 (unsigned long long)en, (unsigned long long)b, (unsigned long long)n);
+	} else {
+		snprintf(buf, size, "%zu records, %llu bytes in %llu allocations",
+			 leaksnap_snapshot_record_count(s), (unsigned long long)b,
+			 (unsigned long long)n);
+	}
+}
+
 const char *cli_name(const char *name)
 {
 	static char *buf;

@@ -154,11 +154,17 @@ int control_version(struct control_conn *c, struct control_version *v, struct le
 
 /* "stats": the JSON line as received in @line (@size at least
  * CONTROL_LINE_MAX), its fields in @s; every key must be there with a
- * value of its type. */
+ * value of its type.  A sampled process (docs/control.md) says
+ * "sample_interval" (0 when absent: a hook before sampling, or full
+ * tracking), its live_bytes and live_blocks are then of sampled blocks, its
+ * "estimated_live_bytes" and "estimated_live_blocks" must be there, and its
+ * "invalid_frees" may be absent or null (not looked for). */
 struct control_stats {
 	int64_t pid;
 	uint64_t live_bytes, live_blocks, records, dumps_written, invalid_frees;
 	bool capture;
+	bool has_invalid_frees; /* false: a sampled process, none looked for */
+	uint64_t sample_interval, estimated_live_bytes, estimated_live_blocks;
 };
 int control_stats(struct control_conn *c, struct control_stats *s, char *line, size_t size,
 		  struct leaksnap_error *err);

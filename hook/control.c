@@ -39,6 +39,7 @@
 #include "control_proto.h"
 #include "control_sock.h"
 #include "dump.h"
+#include "sample.h"
 
 #ifndef LEAKSNAP_HOOK_VERSION
 #error "LEAKSNAP_HOOK_VERSION (the Makefile's VERSION) must be defined"
@@ -49,7 +50,7 @@
 #define CTL_STATS_MS 100     /* one stats snapshot (all the table's locks) per this */
 #define CTL_BLOCKED_MS 50    /* the thread kept from poll() this long: the
 			      * clients' clocks are pushed on by as much */
-#define CTL_ANSWER_MAX 256   /* the longest one-line answer */
+#define CTL_ANSWER_MAX 384   /* the longest one-line answer */
 #define CTL_READ_MAX 512     /* bytes read at once */
 #define CTL_ACCEPT_ROUND 64  /* connections taken per wake-up */
 
@@ -190,20 +191,34 @@ static void answer_stats(struct client *c)
 		answer(c, "error stats: out of memory\n");
 		return;
 	}
-	uint64_t blocks = 0;
+	/* sampled collection: the counts are of sampled blocks, and the
+	 * estimates are summed as readers sum a dump's (each record's
+	 * rounded); double frees are not looked for */
+	uint64_t interval = hook_cfg.sample, blocks = 0, est_bytes = 0, est_blocks = 0;
 	for (size_t i = 0; i < snap.record_count; i++) {
-		uintptr_t count;
+		uintptr_t size, count;
+		memcpy(&size, snap.records + i * snap.info_size, sizeof(size));
 		memcpy(&count, snap.records + i * snap.info_size + sizeof(uintptr_t), sizeof(count));
 		blocks += count;
+		if (interval)
+			sample_estimate_add(size & ~HOOK_ZYGOTE_BIT, count, interval, &est_bytes,
+					    &est_blocks);
 	}
 	char text[CTL_ANSWER_MAX];
-	snprintf(text, sizeof(text),
-		 "{\"pid\":%d,\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
-		 ",\"records\":%zu,\"capture\":%s,\"dumps_written\":%lu,\"invalid_frees\":%lu}\n",
-		 (int)getpid(), snap.total_memory, blocks, snap.record_count,
-		 atomic_load(&hook_capture_on) ? "true" : "false",
-		 (unsigned long)atomic_load(&hook_dumps_written),
-		 (unsigned long)atomic_load(&hook_invalid_frees));
+	int n = snprintf(text, sizeof(text),
+			 "{\"pid\":%d,\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
+			 ",\"records\":%zu,\"capture\":%s,\"dumps_written\":%lu",
+			 (int)getpid(), snap.total_memory, blocks, snap.record_count,
+			 atomic_load(&hook_capture_on) ? "true" : "false",
+			 (unsigned long)atomic_load(&hook_dumps_written));
+	if (interval)
+		snprintf(text + n, sizeof(text) - (size_t)n,
+			 ",\"sample_interval\":%" PRIu64 ",\"estimated_live_bytes\":%" PRIu64
+			 ",\"estimated_live_blocks\":%" PRIu64 "}\n",
+			 interval, est_bytes, est_blocks);
+	else
+		snprintf(text + n, sizeof(text) - (size_t)n, ",\"invalid_frees\":%lu}\n",
+			 (unsigned long)atomic_load(&hook_invalid_frees));
 	table_snapshot_free(&snap);
 	ctl->stats_next = now_ms() + CTL_STATS_MS;
 	answer(c, text);

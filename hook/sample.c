@@ -79,6 +79,38 @@ static double sample_log(double x)
 	return 2 * sum + e * 0.6931471805599453;
 }
 
+/* @x rounded to the nearest whole number (halves away from zero), within
+ * [0, UINT64_MAX]: llround without libm. */
+static uint64_t sample_round(double x)
+{
+	if (!(x > 0))
+		return 0;
+	if (x >= 18446744073709551616.0) /* 2^64 */
+		return UINT64_MAX;
+	uint64_t t = (uint64_t)x;
+	if (x < 9007199254740992.0 && x - (double)t >= 0.5) /* below 2^53: x - t exact */
+		t++;
+	return t;
+}
+
+void sample_estimate_add(uint64_t size, uint64_t count, uint64_t interval, uint64_t *bytes,
+			 uint64_t *blocks)
+{
+	double w = 1.0;
+	if (interval && size && size < interval) {
+		/* 1 / (1 - e^-x) for x in (0, 1): e^-x - 1 by its series in
+		 * Horner form, -x (1 - x/2 (1 - x/3 (...))), to 1/20! */
+		double x = (double)size / (double)interval, m = 1.0;
+		for (int k = 20; k >= 2; k--)
+			m = 1.0 - x / k * m;
+		w = 1.0 / (x * m);
+	}
+	uint64_t b = sample_round((double)count * w * (double)size);
+	uint64_t c = sample_round((double)count * w);
+	*bytes = *bytes + b < *bytes ? UINT64_MAX : *bytes + b;
+	*blocks = *blocks + c < *blocks ? UINT64_MAX : *blocks + c;
+}
+
 /* The distance to the next sample point, in whole bytes (>= 1), cut at
  * the interval (RNG_CUT set then). */
 static int64_t draw(void)

@@ -58,6 +58,16 @@ static inline void sample_full(void)
  * In full tracking, true (and the counter is reset). */
 bool sample_take(size_t size);
 
+/* The estimated bytes and blocks of @count sampled blocks of @size at
+ * @interval, each rounded to the nearest integer, added to @bytes and
+ * @blocks: libsnapshot's leaksnap_sample_estimate() (a block under the
+ * interval stands for 1 / (1 - e^(-size/interval)) blocks), computed
+ * without libm, for the control socket's stats: the same figures but where
+ * one lies within a rounding error of a half (then it may round the other
+ * way). */
+void sample_estimate_add(uint64_t size, uint64_t count, uint64_t interval, uint64_t *bytes,
+			 uint64_t *blocks);
+
 /* The filter of sampled addresses: 2^bits counters, one per hash bucket,
  * each the number of sampled blocks (live, or a few more) in it. */
 struct sample_filter {

@@ -8,8 +8,13 @@
  * small blocks are 65,536 sampled ones); this one grows once it holds more
  * than one block in SAMPLE_FILTER_LOAD counters, to SAMPLE_FILTER_LOAD * 2
  * counters per block or more, which keeps that probability under 1 - e^(-1/16)
- * (6%) at a cost of 64 to 256 bytes per sampled block. */
+ * (6%) at a cost of 64 to 256 bytes per sampled block in the filter in use,
+ * and up to about 128 more in the old ones it replaced, which stay mapped
+ * (docs/hook.md). */
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sample.h"
 #include "table_internal.h"
@@ -37,6 +42,26 @@ static struct sample_filter *filter_map(unsigned bits)
 	f->counters = counters;
 	f->map_size = size;
 	return f;
+}
+
+/* All of @f's counters to zero: the whole pages among them given back
+ * (MADV_DONTNEED on a private anonymous mapping: zero pages when next
+ * touched), rather than written, which for the largest filter would touch
+ * up to 64 MiB; written when the kernel refuses. */
+static void filter_clear(struct sample_filter *f)
+{
+	uintptr_t page = (uintptr_t)getpagesize();
+	uintptr_t from = (uintptr_t)f->c, to = from + f->counters * sizeof(atomic_uint);
+	uintptr_t head = (from + page - 1) & ~(page - 1), tail = to & ~(page - 1);
+	int saved = errno;
+	bool dropped = head < tail && madvise((void *)head, tail - head, MADV_DONTNEED) == 0;
+	errno = saved;
+	if (!dropped) {
+		memset(f->c, 0, f->counters * sizeof(atomic_uint));
+		return;
+	}
+	memset(f->c, 0, head - from);
+	memset((void *)tail, 0, to - tail);
 }
 
 static unsigned bits_of(size_t counters)
@@ -116,7 +141,7 @@ int sample_filter_begin(void)
 		if (!filter_kept)
 			return -1;
 	} else {
-		memset(filter_kept->c, 0, filter_kept->counters * sizeof(atomic_uint));
+		filter_clear(filter_kept);
 	}
 	atomic_store(&sample_live, 0);
 	sample_live_mine = 0;

@@ -242,10 +242,17 @@ function recordsTable(doc) {
     columns.splice(3, 0, {title: 'Count (estimated)', num: true, value: r => r.estimated_count,
       cell: r => '\u2248' + fmtInt(r.estimated_count)});
   }
-  if (doc.unreachable) /* the dump says which blocks no pointer reached */
+  const leak = n => n ? el('span', {class: 'badge definite', text: 'leak'}) : null;
+  if (doc.unreachable && doc.sample_interval) { /* sampled: the estimate, then the sampled count */
+    columns.push({title: 'Unreachable (estimated)', num: true,
+      value: r => r.estimated_unreachable_count,
+      cell: r => '\u2248' + fmtInt(r.estimated_unreachable_count)});
+    columns.push({title: 'Unreachable sampled', num: true, value: r => r.unreachable_count,
+      cell: r => [fmtInt(r.unreachable_count), leak(r.unreachable_count)]});
+  } else if (doc.unreachable) { /* the dump says which blocks no pointer reached */
     columns.push({title: 'Unreachable', num: true, value: r => r.unreachable_count,
-      cell: r => [fmtInt(r.unreachable_count), r.unreachable_count ?
-        el('span', {class: 'badge definite', text: 'leak'}) : null]});
+      cell: r => [fmtInt(r.unreachable_count), leak(r.unreachable_count)]});
+  }
   columns.push({title: 'Site', value: r => r.site >= 0 ? displayName(r.frames[r.site]) : '',
     cell: r => siteNodes(r.frames[r.site])});
   return renderTable('records', columns, rows, r => stackView(r.frames, r.site, r.truncated));

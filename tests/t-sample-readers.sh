@@ -119,7 +119,19 @@ want = ["Total memory: 10.1 KiB (10,368 bytes) in sampled blocks",
         "Estimated: \u224861.1 KiB in \u2248672 allocations"]
 if facts != want:
     print("facts: got %r\n  expected %r" % (facts, want))
-sys.exit(0 if facts == want and j["ready"] == "1" else 1)
+# the records: every estimate marked, the sampled counts beside them (the
+# unreachable ones too), as show gives them
+head = ["#", "Bytes (estimated)", "Size", "Count (estimated)", "Sampled",
+        "Unreachable (estimated)", "Unreachable sampled", "Site"]
+rows = [["1", "\u224840.3 KiB", "64", "\u2248645", "10", "\u2248323", "5leak"],
+        ["2", "\u224812.8 KiB", "512", "\u224826", "3", "\u22489", "1leak"],
+        ["3", "\u22488.00 KiB", "8,192", "\u22481", "1", "\u22480", "0"]]
+if j["recordsHead"] != head:
+    print("records head: got %r\n  expected %r" % (j["recordsHead"], head))
+if j["records"] != rows:
+    print("records: got %r\n  expected %r" % (j["records"], rows))
+sys.exit(0 if facts == want and j["recordsHead"] == head and j["records"] == rows and
+         j["ready"] == "1" else 1)
 EOF
 fi
 

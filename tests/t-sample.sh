@@ -5,7 +5,8 @@
 # says sample_interval=; a seed makes runs repeatable; bad settings warn
 # and fall back to full tracking; record --sample reaches the hook and
 # refuses what the hook would not take; no reachability with sampling; an
-# in-app restart and a fork's child sample afresh; eight threads through
+# in-app restart and a fork's child sample afresh (a restart clears the
+# filter by giving its pages back); eight threads through
 # every allocation function leave exact records, and the filter of sampled
 # blocks grows; sampled dumps have no invalid_frees.
 set -u
@@ -175,6 +176,19 @@ expect_meta "$w/rs.restart1.dump" "sample_interval=4096"
 "$SC" "$w/rs.restart2.dump" >"$w/rs2.txt" || fail "restart2: stackcheck"
 expect_record "$w/rs2.txt" "100001 20 app restart_big main"
 "$L" show "$w/rs.restart2.dump" | grep -q 'sample_interval' && fail "restart2: sample_interval in the metadata"
+
+# A restart after the filter of sampled blocks grew to 16 MiB: the next
+# session's filter is that one cleared by giving its pages back (not by
+# writing 16 MiB of zeros), and it works: the new session's blocks recorded,
+# the freed ones found.
+"$T/inapp_api" filterclear "$INAPP" "$w/fc" >"$w/fc.out" 2>&1 || fail "inapp_api filterclear: status $?"
+printf '%s\n' 'global lookup: none' 'start sample=1: 0 ' 'stop: 0 ' 'start sample=4096: 0 ' \
+	'filter pages given back: yes' 'stop: 0 ' |
+	cmp -s - "$w/fc.out" || { fail "inapp_api filterclear: output"; cat "$w/fc.out"; }
+"$SC" "$w/fc.filterclear.dump" >"$w/fc.txt" || fail "filterclear: stackcheck"
+expect_record "$w/fc.txt" "100000 5 app clear_after main"
+[ "$(grep -c . "$w/fc.txt")" = 1 ] || { fail "filterclear: records"; cat "$w/fc.txt"; }
+expect_meta "$w/fc.filterclear.dump" "sample_filter=4194304 5 0"
 
 # A fork's child draws samples of its own: the same allocations after the
 # fork, sampled with the parent's generator, gave the very same records

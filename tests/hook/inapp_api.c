@@ -13,11 +13,15 @@
  *   inapp_api jni HOOK OUT DIR          DIR/libinappjni.so starts the hook as it loads
  *   inapp_api cxx HOOK OUT DIR          a C++ plug-in loaded RTLD_LOCAL (no start)
  *
+ *   inapp_api filterclear HOOK OUT      a restart clears the filter of sampled
+ *                                       blocks by giving its pages back
+ *
  * Everything it prints is compared exactly; OUT is the dump prefix, and
  * each scenario writes OUT.NAME.dump with leaksnap_dump(). */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <link.h>
@@ -534,6 +538,63 @@ static int run_restart(void)
 	return 0;
 }
 
+/* The resident pages of this process, from /proc/self/statm (read with
+ * system calls: nothing allocated). */
+static long resident_pages(void)
+{
+	char buf[128];
+	long size = 0, res = -1;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		if (n > 0) {
+			buf[n] = 0;
+			if (sscanf(buf, "%ld %ld", &size, &res) != 2)
+				res = -1;
+		}
+		close(fd);
+	}
+	return res;
+}
+
+/* A restart after the filter of sampled blocks grew large (200,000 blocks
+ * sampled at 1 byte: 4,194,304 counters, 16 MiB): the next session's filter
+ * is the largest cleared, its pages given back rather than written (the
+ * resident memory falls by most of 16 MiB), and it works: the new
+ * session's blocks are recorded and their frees found. */
+#define CLEAR_BLOCKS 200000
+static void *clear_keep[CLEAR_BLOCKS];
+__attribute__((noinline)) static void clear_after(void)
+{
+	for (int i = 0; i < 10; i++)
+		restart_keep[i] = malloc(100000);
+	for (int i = 0; i < 5; i++)
+		free(restart_keep[i]);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int run_filterclear(void)
+{
+	struct leaksnap_options o = opts(NULL);
+	o.sample = 1;
+	say("start sample=1", start(&o));
+	for (int i = 0; i < CLEAR_BLOCKS; i++)
+		clear_keep[i] = malloc(16);
+	say("stop", stop());
+	for (int i = 0; i < CLEAR_BLOCKS; i++)
+		free(clear_keep[i]);
+	long before = resident_pages();
+	o.sample = 4096;
+	say("start sample=4096", start(&o));
+	long after = resident_pages(), page = sysconf(_SC_PAGESIZE);
+	printf("filter pages given back: %s\n",
+	       before > 0 && after > 0 && (before - after) * page >= 8L << 20 ? "yes" : "no");
+	clear_after();
+	dump_as("filterclear");
+	say("stop", stop());
+	return 0;
+}
+
 /* jni --------------------------------------------------------------------------- */
 
 /* A library that starts the hook on itself while being loaded. */
@@ -594,6 +655,8 @@ int main(int argc, char **argv)
 		return run_sample();
 	if (!strcmp(s, "restart"))
 		return run_restart();
+	if (!strcmp(s, "filterclear"))
+		return run_filterclear();
 	if (!strcmp(s, "jni") && argc > 4)
 		return run_jni(argv[2], argv[4]);
 	if (!strcmp(s, "unwatched") && argc > 4)

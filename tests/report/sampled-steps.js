@@ -12,6 +12,9 @@ out.facts = qa('#facts dt').map(d => d.textContent + ': ' + d.nextElementSibling
 out.snapshotHead = qa('#snapshots thead th').map(t => t.textContent);
 out.snapshots = qa('#snapshots tbody tr').map(tr => Array.from(tr.cells).slice(4)
   .map(c => c.textContent));
+out.recordsHead = qa('#records thead th').map(t => t.textContent);
+out.records = qa('#records tbody tr').filter(tr => !tr.classList.contains('detail-row'))
+  .map(tr => Array.from(tr.cells).slice(0, -1).map(c => c.textContent));
 out.suspects = qa('#suspects tbody tr').map(tr => Array.from(tr.cells).slice(1, 3)
   .map(c => c.textContent));
 if (q('#suspects tbody tr')) {

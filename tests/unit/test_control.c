@@ -144,6 +144,52 @@ static void test_stats(void **state)
 					     &s, "P", &err),
 			 CONTROL_E_MALFORMED);
 	assert_string_equal(err.text, "malformed answer: stats without a valid \"capture\"");
+
+	/* a hook before sampling, or full tracking: no sample_interval, and
+	 * invalid_frees a must */
+	const char *base = "{\"pid\":7,\"live_bytes\":5,\"live_blocks\":2,\"records\":1,"
+			   "\"capture\":true,\"dumps_written\":0";
+	char sl[400];
+	snprintf(sl, sizeof(sl), "%s,\"invalid_frees\":3}", base);
+	assert_int_equal(control_stats_parse(sl, &s, "P", &err), 0);
+	assert_int_equal(s.sample_interval, 0);
+	assert_true(s.has_invalid_frees);
+	assert_int_equal(s.invalid_frees, 3);
+	snprintf(sl, sizeof(sl), "%s,\"invalid_frees\":null}", base);
+	assert_int_equal(control_stats_parse(sl, &s, "P", &err), CONTROL_E_MALFORMED);
+	assert_string_equal(err.text, "malformed answer: stats without a valid \"invalid_frees\"");
+	snprintf(sl, sizeof(sl), "%s,\"sample_interval\":0,\"invalid_frees\":3}", base);
+	assert_int_equal(control_stats_parse(sl, &s, "P", &err), 0);
+	assert_int_equal(s.sample_interval, 0);
+	/* sampled: the estimates a must, invalid_frees absent or null */
+	snprintf(sl, sizeof(sl),
+		 "%s,\"sample_interval\":4096,\"estimated_live_bytes\":9,"
+		 "\"estimated_live_blocks\":4}",
+		 base);
+	assert_int_equal(control_stats_parse(sl, &s, "P", &err), 0);
+	assert_int_equal(s.sample_interval, 4096);
+	assert_int_equal(s.live_bytes, 5);
+	assert_int_equal(s.live_blocks, 2);
+	assert_int_equal(s.estimated_live_bytes, 9);
+	assert_int_equal(s.estimated_live_blocks, 4);
+	assert_false(s.has_invalid_frees);
+	snprintf(sl, sizeof(sl),
+		 "%s,\"sample_interval\":4096,\"estimated_live_bytes\":9,"
+		 "\"estimated_live_blocks\":4,\"invalid_frees\":null}",
+		 base);
+	assert_int_equal(control_stats_parse(sl, &s, "P", &err), 0);
+	assert_false(s.has_invalid_frees);
+	snprintf(sl, sizeof(sl), "%s,\"sample_interval\":4096,\"estimated_live_bytes\":9}",
+		 base);
+	assert_int_equal(control_stats_parse(sl, &s, "P", &err), CONTROL_E_MALFORMED);
+	assert_string_equal(err.text,
+			    "malformed answer: stats without a valid \"estimated_live_blocks\"");
+	snprintf(sl, sizeof(sl),
+		 "%s,\"sample_interval\":-1,\"estimated_live_bytes\":9,"
+		 "\"estimated_live_blocks\":4}",
+		 base);
+	assert_int_equal(control_stats_parse(sl, &s, "P", &err), CONTROL_E_MALFORMED);
+	assert_string_equal(err.text, "malformed answer: stats without a valid \"sample_interval\"");
 }
 
 static void test_capture_and_several_commands(void **state)

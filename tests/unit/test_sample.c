@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <cmocka.h>
 
@@ -363,6 +364,66 @@ static void test_filter_concurrent(void **state)
 	}
 }
 
+/* The stats' estimates (sample_estimate_add, without libm) are the readers'
+ * (libsnapshot's leaksnap_sample_estimate: -1 / expm1(-s/B), llround) to
+ * the unit, over sizes across the interval, counts and intervals, but where
+ * the readers' figure before rounding is within a rounding error of a half
+ * (the two weights may differ in their last bit): then by one at most.  Sums
+ * saturate. */
+static uint64_t ref_round(double x)
+{
+	return x > 0 ? (uint64_t)llround(x) : 0;
+}
+
+/* @got is @want's rounding, or one off it when @want is a half within
+ * 1e-12 of its size */
+static bool near(uint64_t got, double want)
+{
+	if (got == ref_round(want))
+		return true;
+	double frac = want - floor(want);
+	return fabs(frac - 0.5) <= want * 1e-12 && fabs((double)got - want) < 1.0;
+}
+
+static void test_estimate(void **state)
+{
+	(void)state;
+	static const uint64_t intervals[] = {1, 7, 640, 4096, 65536, 1u << 30};
+	unsigned long checked = 0, halves = 0;
+	for (size_t k = 0; k < sizeof(intervals) / sizeof(intervals[0]); k++) {
+		uint64_t iv = intervals[k];
+		for (uint64_t size = 1; size <= iv + iv / 8 + 2; size += size / 64 + 1) {
+			double w = size < iv ? -1.0 / expm1(-(double)size / (double)iv) : 1.0;
+			for (uint64_t count = 1; count <= 100000; count = count * 3 + 1) {
+				uint64_t b = 0, c = 0;
+				double wb = (double)count * w * (double)size, wc = (double)count * w;
+				sample_estimate_add(size, count, iv, &b, &c);
+				if (!near(b, wb) || !near(c, wc))
+					fail_msg("size %llu count %llu interval %llu: %llu %llu, "
+						 "expected %.3f %.3f",
+						 (unsigned long long)size, (unsigned long long)count,
+						 (unsigned long long)iv, (unsigned long long)b,
+						 (unsigned long long)c, wb, wc);
+				halves += b != ref_round(wb) || c != ref_round(wc);
+				checked++;
+			}
+		}
+	}
+	/* the knife edges are rare */
+	assert_true(halves * 1000 < checked);
+	assert_true(checked > 10000);
+	/* added to what is there; no interval: the figures themselves */
+	uint64_t b = 5, c = 1;
+	sample_estimate_add(100, 3, 0, &b, &c);
+	assert_int_equal(b, 305);
+	assert_int_equal(c, 4);
+	/* saturating */
+	b = UINT64_MAX - 1;
+	c = UINT64_MAX;
+	sample_estimate_add(64, 2, 4096, &b, &c);
+	assert_true(b == UINT64_MAX && c == UINT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_new_session),
 		cmocka_unit_test(test_filter_grows),
 		cmocka_unit_test(test_filter_concurrent),
+		cmocka_unit_test(test_estimate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
