@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -57,6 +58,9 @@
 #define CHILD_TIMEOUT_NS 300000000000ull /* for the scan */
 
 static atomic_uint stop_phase;          /* odd while threads are to stop */
+/* The phase of a stop taken before the table locks (the child walks the
+ * tables): a thread inside the tables then finishes there first. */
+static atomic_uint stop_defer_phase;
 static _Atomic(struct reach_thread *) stop_threads;
 static atomic_size_t stop_nthreads;
 static atomic_uint stop_acks;
@@ -115,6 +119,15 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	unsigned phase = atomic_load_explicit(&stop_phase, memory_order_acquire);
 	if (!(phase & 1))
 		goto out; /* a late signal of a stop that is over */
+	if (table_busy_here() && atomic_load_explicit(&stop_defer_phase, memory_order_acquire) == phase) {
+		/* Inside the tables (a shard's lock held or waited for, or
+		 * every lock taken for a fork): stopped here, the tables
+		 * would be half-changed in the image, or the dump could not
+		 * take their locks.  The thread stops as it leaves them
+		 * (stop_deferred). */
+		table_defer_stop();
+		goto out;
+	}
 	struct reach_thread *ts = atomic_load_explicit(&stop_threads, memory_order_acquire);
 	size_t n = atomic_load_explicit(&stop_nthreads, memory_order_acquire);
 	int me = my_tid();
@@ -186,6 +199,19 @@ static int find_libc_data(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* A thread that was inside the tables when its stop signal came, leaving
+ * them: stop now (the handler runs again, outside), if the stop is not
+ * over. */
+static void stop_deferred(void)
+{
+	unsigned phase = atomic_load_explicit(&stop_phase, memory_order_acquire);
+	if ((phase & 1) && atomic_load_explicit(&stop_defer_phase, memory_order_acquire) == phase) {
+		int saved = errno;
+		syscall(SYS_tgkill, (int)getpid(), my_tid(), reach_sig());
+		errno = saved;
+	}
+}
+
 void reach_init(void)
 {
 	glibc_chunks = glibc_malloc();
@@ -206,6 +232,8 @@ void reach_init(void)
 	sigfillset(&sa.sa_mask);
 	if (sigaction(reach_sig(), &sa, NULL) != 0)
 		init_error = "the stop signal cannot be had";
+	else
+		table_deferred_stop = stop_deferred;
 }
 
 static bool handler_is_ours(void)
@@ -348,6 +376,8 @@ struct stopper {
 	uint64_t locked_ns;     /* the table locks held: the walk and the pause */
 	size_t relisted;        /* thread-list reads after the first signals */
 	bool fifo;              /* the locks were held at SCHED_FIFO (boost()) */
+	bool walk_image;        /* the child walked the tables in its image */
+	uint64_t lock_t0;       /* when the table locks were taken */
 };
 
 #ifndef SCHED_RESET_ON_FORK
@@ -448,9 +478,72 @@ static long list_threads(struct stopper *st)
 	return added;
 }
 
+/* struct sched_attr, its first version (48 bytes) */
+struct sched_attr_ {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+/* When the hook's thread runs at SCHED_FIFO for the pause (boost()), the
+ * threads it stops do too until they are released: a thread of normal
+ * priority that waits for a CPU takes its stop signal only when the
+ * scheduler next runs it, after every other process's turn on a loaded
+ * machine (milliseconds); at SCHED_FIFO it runs its handler at once, then
+ * sleeps in it.  Only threads of the normal policies (SCHED_OTHER, BATCH,
+ * IDLE), and each gets its own attributes back (nice value included)
+ * before it is released (unboost_threads). */
+static void boost_thread(const struct stopper *st, struct reach_thread *t)
+{
+#if defined(SYS_sched_getattr) && defined(SYS_sched_setattr)
+	if (!st->fifo)
+		return;
+	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	struct sched_attr_ old, rt;
+	_Static_assert(sizeof(old) == 48 && sizeof(t->sched) == 48, "sched_attr VER0");
+	memset(&old, 0, sizeof(old));
+	if (syscall(SYS_sched_getattr, tid, &old, (unsigned)sizeof(old), 0u) != 0 ||
+	    (old.policy != SCHED_OTHER && old.policy != SCHED_BATCH && old.policy != SCHED_IDLE))
+		return;
+	memset(&rt, 0, sizeof(rt));
+	rt.size = sizeof(rt);
+	rt.policy = SCHED_FIFO;
+	rt.priority = 1;
+	rt.flags = old.flags & 0x01; /* (SCHED_FLAG_RESET_ON_FORK kept) */
+	memcpy(t->sched, &old, sizeof(old));
+	t->boosted = syscall(SYS_sched_setattr, tid, &rt, 0u) == 0;
+#else
+	(void)st;
+	(void)t;
+#endif
+}
+
+static void unboost_threads(struct stopper *st)
+{
+#ifdef SYS_sched_setattr
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if (!t->boosted)
+			continue;
+		struct sched_attr_ old;
+		memcpy(&old, t->sched, sizeof(old));
+		old.size = sizeof(old);
+		syscall(SYS_sched_setattr, atomic_load_explicit(&t->tid, memory_order_relaxed), &old,
+			0u);
+		t->boosted = false;
+	}
+#else
+	(void)st;
+#endif
+}
+
 static int send_stop(struct stopper *st, struct reach_thread *t)
 {
 	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	if (t->state == REACH_NEW)
+		boost_thread(st, t);
 	atomic_store_explicit(&t->want, st->phase, memory_order_release);
 	if (syscall(SYS_tgkill, (int)getpid(), tid, reach_sig()) == 0) {
 		t->state = REACH_SIGNALLED;
@@ -661,6 +754,7 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "reachability_fork_us=%llu\n"
 		 "reachability_stop_us=%llu\n"
 		 "reachability_walk_us=%llu\n"
+		 "reachability_walk=%s\n"
 		 "reachability_locked_us=%llu\n"
 		 "reachability_sched=%s\n"
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
@@ -669,7 +763,8 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 ended, extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
 		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(sh->index_ns / 1000),
 		 (unsigned long long)(fork_ns / 1000), (unsigned long long)(st->stop_ns / 1000),
-		 (unsigned long long)(st->walk_ns / 1000), (unsigned long long)(st->locked_ns / 1000),
+		 (unsigned long long)(st->walk_ns / 1000), st->walk_image ? "image" : "locked",
+		 (unsigned long long)(st->locked_ns / 1000),
 		 st->fifo ? "fifo" : "other",
 		 (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
@@ -848,11 +943,31 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 {
 	uint64_t t0 = now_ns();
 	st->phase = atomic_load(&stop_phase) + 1; /* odd */
+	/* Without the table locks held yet (the child walks the tables), a
+	 * thread inside them finishes there before it stops; then every
+	 * lock is free for the taking, but for one a thread not stopped (in
+	 * the kernel) holds. */
+	bool after = args->walk_fd >= 0;
+	/* This thread's signals wait from the first stop signal to the
+	 * release (faults excepted), as they do while it holds the table
+	 * locks: a handler of the program's run meanwhile could wait for a
+	 * lock of the program's that a stopped thread holds. */
+	sigset_t quiet, old;
+	sigfillset(&quiet);
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&quiet, faults[i]);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	atomic_store_explicit(&stop_defer_phase, after ? st->phase : 0, memory_order_release);
 	atomic_store_explicit(&stop_phase, st->phase, memory_order_release);
 	int stopped = stop_threads_now(st);
 	st->stop_ns = now_ns() - t0;
 	uint64_t tf0 = 0, tf1 = 0;
 	*pid = -1;
+	if (after) {
+		st->lock_t0 = now_ns();
+		table_lock_all();
+	}
 	if (stopped == 0) {
 		for (size_t i = 0; i < st->n; i++) {
 			st->frozen += st->threads[i].state == REACH_FROZEN;
@@ -863,8 +978,19 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 		*pid = fork_image(args);
 		tf1 = now_ns();
 	}
-	release_threads(st);
+	if (after) {
+		/* the image has its copy: the locks go before the threads,
+		 * which would otherwise wake only to wait for them */
+		table_unlock_all();
+		st->locked_ns = now_ns() - st->lock_t0;
+	}
+	atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
+	unboost_threads(st);
+	/* (taken before the wake: a dumping thread of normal priority may
+	 * be preempted by the threads it wakes) */
 	*pause_ns = now_ns() - t0;
+	release_threads(st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	*fork_ns = tf1 - tf0;
 	return stopped;
 }
@@ -902,6 +1028,65 @@ static void take_result(struct reach_result *res, const struct stopper *st,
 	}
 }
 
+/* The file the child writes the records it walked into (memfd: its size
+ * is the child's to choose), or -1 where there is none (the parent then
+ * walks the tables itself, every lock held). */
+static int walk_file(void)
+{
+#ifdef SYS_memfd_create
+	return (int)syscall(SYS_memfd_create, "leaksnap-reach", 1u /* MFD_CLOEXEC */);
+#else
+	return -1;
+#endif
+}
+
+/* The records and counts the child walked into @fd, into @snap and @res
+ * (@sh: its word on them).  Returns 0, or -1 (nothing taken). */
+static int take_walked(int fd, const struct reach_shared *sh, struct table_snapshot *snap,
+		       struct reach_result *res)
+{
+	size_t counts_off, total;
+	size_t info_size = table_info_size();
+	if (sh->nrec && sh->records_size != sh->nrec * info_size)
+		return -1;
+	reach_walk_layout(sh->nrec, sh->records_size, &counts_off, &total);
+	struct stat stb;
+	if (fstat(fd, &stb) != 0 || (uint64_t)stb.st_size != total)
+		return -1;
+	size_t rec_map = sh->records_size ? sh->records_size : 1;
+	void *rec = sh->records_size ? mmap(NULL, rec_map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+				     : hook_map(1);
+	if (!rec || rec == MAP_FAILED)
+		return -1;
+	size_t cnt_size = total - counts_off;
+	void *cnt = mmap(NULL, cnt_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)counts_off);
+	if (cnt == MAP_FAILED) {
+		munmap(rec, rec_map);
+		return -1;
+	}
+	memset(snap, 0, sizeof(*snap));
+	snap->records = rec;
+	snap->map_size = rec_map;
+	snap->record_count = sh->nrec;
+	snap->records_size = sh->records_size;
+	snap->info_size = info_size;
+	snap->total_memory = sh->total_memory;
+	snap->clamped = sh->clamped;
+	res->counts = cnt;
+	res->counts_map = cnt;
+	res->counts_map_size = cnt_size;
+	return 0;
+}
+
+/* Walk the tables here, every lock held, before the pause (where no file
+ * for the child's walk can be had).  Returns 0 or -1. */
+static int walk_here(struct table_snapshot *snap, struct stopper *st, uint64_t tl0)
+{
+	int walked = table_snapshot_locked(snap, true);
+	st->walk_ns = now_ns() - tl0;
+	return walked;
+}
+
 int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -933,38 +1118,81 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		return table_snapshot(snap);
 	}
 
+	/* The child walks the tables in its image when it can (a file to
+	 * write the records into): the locks are then held for the pause
+	 * only, not for the walk before it. */
+	int fd = walk_file();
+	res->map_size = sizeof(struct reach_shared);
+	void *shm = mmap(NULL, res->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (shm == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		failed(res, "no shared memory for the result", 0);
+		res->map_size = 0;
+		atomic_store(&stop_threads, NULL);
+		return table_snapshot(snap);
+	}
+	res->map = shm;
 	int policy = 0;
 	struct sched_param param;
 	st.fifo = boost(&st, &policy, &param);
 	uint64_t tl0 = now_ns();
-	table_lock_all();
-	int walked = table_snapshot_locked(snap, true);
-	st.walk_ns = now_ns() - tl0;
-	if (walked != 0) {
+	if (fd < 0)
+		table_lock_all();
+	if (fd < 0 && walk_here(snap, &st, tl0) != 0) {
 		table_unlock_all();
 		unboost(st.fifo, policy, &param);
 		atomic_store(&stop_threads, NULL);
 		return -1;
 	}
-	res->map_size = sizeof(struct reach_shared) + (snap->record_count + 1) * sizeof(uint32_t);
-	void *shm = mmap(NULL, res->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			 -1, 0);
-	if (shm == MAP_FAILED) {
-		table_unlock_all();
-		unboost(st.fifo, policy, &param);
-		failed(res, "no shared memory for the result", 0);
-		res->map_size = 0;
-	} else {
-		res->map = shm;
-		struct reach_child_args args;
-		child_args(&args, &st, snap, shm, res->map_size);
-		long pid;
-		uint64_t pause, fork_ns;
-		int stopped = stop_and_fork(&st, &args, &pid, &pause, &fork_ns);
+	if (fd < 0) {
+		/* the counts follow the header, one per record */
+		size_t want = sizeof(struct reach_shared) + (snap->record_count + 1) * sizeof(uint32_t);
+		void *bigger = mremap(shm, res->map_size, want, MREMAP_MAYMOVE);
+		if (bigger == MAP_FAILED) {
+			table_unlock_all();
+			unboost(st.fifo, policy, &param);
+			failed(res, "no shared memory for the result", 0);
+			atomic_store(&stop_threads, NULL);
+			table_snapshot_sort(snap, NULL);
+			return 0;
+		}
+		res->map = shm = bigger;
+		res->map_size = want;
+	}
+	struct reach_child_args args;
+	child_args(&args, &st, snap, shm, res->map_size);
+	args.walk_fd = fd;
+	long pid;
+	uint64_t pause, fork_ns;
+	int stopped = stop_and_fork(&st, &args, &pid, &pause, &fork_ns);
+	if (fd < 0) {
 		table_unlock_all();
 		st.locked_ns = now_ns() - tl0;
-		unboost(st.fifo, policy, &param);
-		take_result(res, &st, snap, shm, stopped, pid, pause, fork_ns);
+	}
+	unboost(st.fifo, policy, &param);
+	take_result(res, &st, snap, shm, stopped, pid, pause, fork_ns);
+	if (fd >= 0) {
+		const struct reach_shared *sh = shm;
+		if (res->ok && take_walked(fd, sh, snap, res) == 0) {
+			st.walk_ns = sh->walk_ns;
+			st.walk_image = true;
+			res->counts_size = snap->record_count * sizeof(uint32_t);
+			describe(res, &st, sh, pause, fork_ns);
+		} else {
+			if (res->ok)
+				failed(res, "the scanning child's records could not be read", pause);
+			res->ok = false;
+			res->counts = NULL;
+		}
+		close(fd);
+		if (!res->ok) {
+			/* no records from the child: the plain snapshot's */
+			atomic_store(&stop_threads, NULL);
+			atomic_store(&stop_nthreads, 0);
+			return table_snapshot(snap);
+		}
 	}
 	table_snapshot_sort(snap, res->ok ? res->counts : NULL);
 	atomic_store(&stop_threads, NULL);
@@ -977,6 +1205,9 @@ void reach_result_free(struct reach_result *res)
 	if (res->map)
 		munmap(res->map, res->map_size);
 	res->map = NULL;
+	if (res->counts_map)
+		munmap(res->counts_map, res->counts_map_size);
+	res->counts_map = NULL;
 	res->counts = NULL;
 	res->ok = false;
 }

@@ -62,6 +62,8 @@ struct reach_child {
 	uintptr_t ex[MAX_EXCLUDE][2];
 	size_t nex;
 	struct reach_shared *out;
+	uint32_t *counts;           /* one per record (out->counts, or the
+				     * records' file: walk_tables) */
 	sigjmp_buf fault;
 	volatile int faulting;
 };

@@ -920,7 +920,7 @@ static void count_unreachable(const struct reach_child_args *a)
 				hi = mid;
 		}
 		if (lo < a->nrec && a->keys[lo] == key) {
-			rc.out->counts[lo]++;
+			rc.counts[lo]++;
 			rc.out->unreachable_blocks++;
 			rc.out->unreachable_bytes += (uint32_t)key; /* its size */
 		}
@@ -944,11 +944,70 @@ static void forget_memos(const struct reach_child_args *a)
 	}
 }
 
-void reach_child_main(const struct reach_child_args *a)
+/* The tables walked in this image (the parent held every table lock when
+ * it forked, so they are as they were at that moment, and no thread of
+ * the program waits for this): the records go into the parent's file
+ * (@a->walk_fd), the counts after them; the block list and the records'
+ * keys stay here, out of the roots.  Fills @b from @a with them. */
+static void walk_tables(const struct reach_child_args *a, struct reach_child_args *b)
+{
+	static struct table_snapshot snap; /* (excluded from the roots below) */
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	*b = *a;
+	if (table_snapshot_locked(&snap, true) != 0)
+		rc_give_up("no memory for the records");
+	size_t counts_off, total;
+	reach_walk_layout(snap.record_count, snap.records_size, &counts_off, &total);
+	if (ftruncate(a->walk_fd, (off_t)total) != 0)
+		rc_give_up("cannot size the file of the records");
+	uint8_t *out = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, a->walk_fd, 0);
+	if (out == MAP_FAILED)
+		rc_give_up("cannot map the file of the records");
+	memcpy(out, snap.records, snap.records_size);
+	rc.counts = (uint32_t *)(void *)(out + counts_off);
+	b->blocks = snap.blocks;
+	b->nblocks = snap.block_count;
+	b->blocks_diff = snap.blocks_diff;
+	b->huge = (const uintptr_t(*)[2])snap.huge;
+	b->nhuge = snap.huge_count;
+	b->keys = snap.keys;
+	b->nrec = snap.record_count;
+	/* the walk's own memory holds every block's address: never a root */
+	uintptr_t own[][2] = {
+		{(uintptr_t)snap.records, (uintptr_t)snap.records + snap.map_size},
+		{(uintptr_t)snap.keys, (uintptr_t)snap.keys + snap.keys_size},
+		{(uintptr_t)snap.blocks, (uintptr_t)snap.blocks + snap.blocks_size},
+		{(uintptr_t)out, (uintptr_t)out + total},
+		{(uintptr_t)&snap, (uintptr_t)(&snap + 1)},
+	};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]) && rc.nex < MAX_EXCLUDE; i++) {
+		rc.ex[rc.nex][0] = own[i][0];
+		rc.ex[rc.nex][1] = own[i][1];
+		rc.nex++;
+	}
+	rc.out->nrec = snap.record_count;
+	rc.out->records_size = snap.records_size;
+	rc.out->total_memory = snap.total_memory;
+	rc.out->clamped = snap.clamped;
+	rc.out->walk_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+}
+
+void reach_child_main(const struct reach_child_args *args)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	rc.out = a->out;
-	child_setup(a);
+	rc.out = args->out;
+	rc.counts = args->out->counts;
+	child_setup(args);
+	struct reach_child_args walked;
+	const struct reach_child_args *a = args;
+	if (args->walk_fd >= 0) {
+		walk_tables(args, &walked);
+		a = &walked;
+		/* the scan's time starts after the walk (as when the parent
+		 * walked: its speed is the mark's) */
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	}
 	size_t nareas;
 	struct area *areas = rc_read_maps(&nareas);
 	index_blocks(a);

@@ -29,6 +29,10 @@
  * Every malloc or free holds exactly one shard while it touches the
  * tables, so holding all of them stops every table user: that is how
  * snapshots, fork and the stack-store rebuild get a quiescent view.
+ *
+ * A forked child writes its changes into a small table of its own until
+ * someone takes every lock (table_child.c): the shards' pages stay the
+ * parent's, not copied.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,7 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "kit_hash.h"
 #include "table_internal.h"
@@ -64,6 +71,25 @@ static HOOK_TLS int holds_all;
 /* Set while this thread holds a shard lock: a signal handler that calls
  * exit() or leaksnap_dump() there must not wait for that lock. */
 static HOOK_TLS int in_shard;
+/* Set by a reachability stop's handler that came while this thread was
+ * inside the tables (table_defer_stop): the thread stops when it leaves
+ * them, through table_deferred_stop. */
+static HOOK_TLS int stop_deferred;
+void (*table_deferred_stop)(void);
+
+void table_defer_stop(void)
+{
+	stop_deferred = 1;
+}
+
+static void __attribute__((noinline)) run_deferred_stop(void)
+{
+	stop_deferred = 0;
+	void (*fn)(void) = table_deferred_stop;
+	if (fn)
+		fn();
+}
+
 /* Set when the stack index could not grow (out of memory): stacks not
  * yet recorded are then left out rather than retried forever. */
 static atomic_bool stk_frozen;
@@ -141,16 +167,64 @@ static void bias_revoke(struct shard *s)
 		cpu_relax();
 }
 
+/* While a thread takes or holds every lock (a snapshot, a fork, a
+ * rebuild), threads waiting for a shard sleep on a futex instead of
+ * yielding in a loop: a dozen threads yielding on two CPUs kept the
+ * threads that held a shard, preempted, from running, and the taker
+ * waited tens of milliseconds for each (issue 32).  all_takers counts the
+ * threads taking or holding every lock; all_seq changes at each release. */
+static atomic_uint all_takers, all_seq, all_sleepers;
+
+static long futex_word(atomic_uint *w, int op, unsigned val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (unsigned *)(uintptr_t)w, op, val, ts, NULL, 0);
+}
+
 static void __attribute__((noinline)) lock_slow(atomic_int *l)
 {
 	for (unsigned spin = 0;; spin++) {
 		if (!atomic_load_explicit(l, memory_order_relaxed) &&
 		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
 			return;
-		if (spin < 64)
+		if (spin < 64) {
 			cpu_relax();
-		else
+			continue;
+		}
+		unsigned seq = atomic_load_explicit(&all_seq, memory_order_acquire);
+		if (!atomic_load_explicit(&all_takers, memory_order_acquire)) {
 			sched_yield();
+			continue;
+		}
+		/* every lock is being taken or held: sleep until they are let
+		 * go (at most 1 ms: a release without the wake cannot strand
+		 * anyone); the stop signal of a reachability pause still comes
+		 * through (it interrupts the wait) */
+		int saved = errno;
+		struct timespec ts = {0, 1000000};
+		atomic_fetch_add_explicit(&all_sleepers, 1, memory_order_seq_cst);
+		if (atomic_load_explicit(l, memory_order_seq_cst))
+			futex_word(&all_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+		atomic_fetch_sub_explicit(&all_sleepers, 1, memory_order_acq_rel);
+		errno = saved;
+	}
+}
+
+/* The lock of a shard, for the thread taking every lock: a holder that
+ * was preempted must get a CPU (a taker at real-time priority that
+ * yielded would keep it from the holder's CPU), so after a short spin it
+ * sleeps a little between looks. */
+static void lock_for_all(atomic_int *l)
+{
+	for (unsigned spin = 0;; spin++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		if (spin < 64) {
+			cpu_relax();
+		} else {
+			struct timespec ts = {0, 20000};
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 
@@ -214,6 +288,9 @@ static inline void shard_unlock(struct shard *s, bool biased)
 		atomic_store_explicit(&s->lock, 0, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 	in_shard = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		run_deferred_stop();
 }
 
 bool table_busy_here(void)
@@ -646,6 +723,27 @@ static void shard_delete(struct shard *s, struct ptr_slot *e)
 		shard_resize(s); /* shrink; failure only leaves it larger */
 }
 
+struct ptr_slot *table_shard_find(struct shard *s, uintptr_t key)
+{
+	return shard_find(s->slots, s->mask, key, home_of(key));
+}
+
+void table_shard_put(struct shard *s, uintptr_t key, uint64_t h, size_t size, bool zygote,
+		     uint32_t stack)
+{
+	shard_put(s, key, h, size, zygote, stack);
+}
+
+void table_shard_drop(struct shard *s, struct ptr_slot *e)
+{
+	shard_delete(s, e);
+}
+
+atomic_uintptr_t *table_freed_slot(struct shard *s, uint64_t h)
+{
+	return freed_slot(s, h);
+}
+
 /* Rebuild the stack store and index (every lock held): drop stacks no
  * live pointer uses, compact the rest, size the index for them.  Memory is
  * mapped before anything changes; if it cannot be, nothing changes and
@@ -769,6 +867,42 @@ static void stk_grow(void)
 		table_unlock_all();
 }
 
+/* For table_child.c: the shards' way in and out for a forked child's own
+ * table (in_shard raised, a deferred stop run), the stack store. */
+void table_busy_enter(void)
+{
+	in_shard = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+void table_busy_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	in_shard = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		run_deferred_stop();
+}
+
+uint32_t table_stack_find(const uintptr_t *pcs, unsigned n, uint64_t *stack_slot,
+			  const uint64_t *run)
+{
+	uint32_t stack = stk_find_or_add(pcs, n, stack_slot, run);
+	if (stack == UINT32_MAX && atomic_load_explicit(&stk_frozen, memory_order_relaxed))
+		stack = 0;
+	return stack;
+}
+
+void table_stack_grow(void)
+{
+	stk_grow();
+}
+
+uint32_t table_stack_gen(void)
+{
+	return stk_gen;
+}
+
 void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
 		  uint64_t *stack_slot, const uint64_t *run)
 {
@@ -781,6 +915,9 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 		table_note_untracked(p);
 		return;
 	}
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_insert(key, size, zygote, pcs, n, stack_slot, run))
+		return;
 	for (;;) {
 		bool biased = shard_lock(s);
 		uint32_t stack = stk_find_or_add(pcs, n, stack_slot, run);
@@ -810,6 +947,9 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	if (HOOK_UNLIKELY(in_shard) && !holds_all)
 		return res; /* a signal handler freeing while this thread is inside
 			     * the tables: its entry stays until the address is reused */
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_free(k, key, &res))
+		return res;
 	/* (the slot's line is on its way while the lock is taken) */
 	__builtin_prefetch(&s->slots[slot_of((uint32_t)(h >> 32), s->mask)]);
 	bool biased = shard_lock(s);
@@ -840,6 +980,9 @@ void table_restore(void *p, const struct table_key *key)
 		table_note_untracked(p);
 		return;
 	}
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_restore(k, key))
+		return;
 	bool biased = shard_lock(s);
 	/* (stk_gen changes only with every lock held: stable here) */
 	if (key->gen == stk_gen)
@@ -853,6 +996,11 @@ void table_restore(void *p, const struct table_key *key)
 void table_note_untracked(void *p)
 {
 	uintptr_t k = (uintptr_t)p;
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !in_shard &&
+	    !holds_all) {
+		if (child_untracked(k))
+			return;
+	}
 	atomic_uintptr_t *f = freed_slot(shard_of(k), ptr_hash(k));
 	uintptr_t expected = k;
 	if (atomic_load_explicit(f, memory_order_relaxed) == k)
@@ -885,11 +1033,13 @@ void table_lock_all(void)
 	pthread_sigmask(SIG_BLOCK, &quiet, &old);
 	in_shard = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	atomic_fetch_add_explicit(&all_takers, 1, memory_order_acq_rel);
+	int saved_errno = errno;
 	bool any_biased = false;
 	for (unsigned i = 0; i < NSHARDS; i++) {
 		struct shard *s = &shards[i];
 		if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-			lock_slow(&s->lock);
+			lock_for_all(&s->lock);
 		if (atomic_load_explicit(&s->bias, memory_order_relaxed)) {
 			atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
 			any_biased = true;
@@ -905,6 +1055,11 @@ void table_lock_all(void)
 	}
 	holds_all = 1;
 	holder_mask = old;
+	/* a forked child's own table goes into the shards before anyone
+	 * reads them whole (table_child.c) */
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_acquire)))
+		child_flatten();
+	errno = saved_errno;
 }
 
 void table_unlock_all(void)
@@ -913,14 +1068,29 @@ void table_unlock_all(void)
 	holds_all = 0;
 	for (unsigned i = NSHARDS; i-- > 0;)
 		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
+	atomic_fetch_sub_explicit(&all_takers, 1, memory_order_acq_rel);
+	atomic_fetch_add_explicit(&all_seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&all_sleepers, memory_order_seq_cst)) {
+		int saved_errno = errno;
+		futex_word(&all_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+		errno = saved_errno;
+	}
 	atomic_signal_fence(memory_order_seq_cst);
 	in_shard = 0;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		run_deferred_stop();
 }
 
 void table_fork_child(void)
 {
 	bias_register();
-	/* (a snapshot of the parent's other threads is not going on here) */
+	/* (a snapshot of the parent's other threads is not going on here,
+	 * and no other thread takes every lock: this one holds them) */
 	atomic_store(&snap_readers, 0);
+	atomic_store(&all_takers, 1);
+	atomic_store(&all_sleepers, 0);
+	/* its changes go to a table of its own until it needs them whole */
+	child_start();
 }
