@@ -119,12 +119,16 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	unsigned phase = atomic_load_explicit(&stop_phase, memory_order_acquire);
 	if (!(phase & 1))
 		goto out; /* a late signal of a stop that is over */
-	if (table_busy_here() && atomic_load_explicit(&stop_defer_phase, memory_order_acquire) == phase) {
-		/* Inside the tables (a shard's lock held or waited for, or
-		 * every lock taken for a fork): stopped here, the tables
-		 * would be half-changed in the image, or the dump could not
-		 * take their locks.  The thread stops as it leaves them
-		 * (stop_deferred). */
+	if (table_busy_here() && !table_takes_all_here() &&
+	    atomic_load_explicit(&stop_defer_phase, memory_order_acquire) == phase) {
+		/* Inside the tables, a shard's lock held or waited for:
+		 * stopped here, the tables would be half-changed in the image,
+		 * or the dump could not take their locks.  The thread stops as
+		 * it leaves them (stop_deferred): it waits there for nothing
+		 * but the hook's own locks.  Never a thread taking or holding
+		 * every lock (a fork's handler, whose fork() then waits for
+		 * glibc's locks, which stopped threads may hold): it stops at
+		 * once, and the dump gives this stop up (stop_and_fork). */
 		table_defer_stop();
 		goto out;
 	}
@@ -377,6 +381,8 @@ struct stopper {
 	size_t relisted;        /* thread-list reads after the first signals */
 	bool fifo;              /* the locks were held at SCHED_FIFO (boost()) */
 	bool walk_image;        /* the child walked the tables in its image */
+	bool locks_first;       /* the table locks were taken before the stop */
+	unsigned retries;       /* stops given up: a thread held every lock */
 	uint64_t lock_t0;       /* when the table locks were taken */
 };
 
@@ -478,72 +484,9 @@ static long list_threads(struct stopper *st)
 	return added;
 }
 
-/* struct sched_attr, its first version (48 bytes) */
-struct sched_attr_ {
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime, deadline, period;
-};
-
-/* When the hook's thread runs at SCHED_FIFO for the pause (boost()), the
- * threads it stops do too until they are released: a thread of normal
- * priority that waits for a CPU takes its stop signal only when the
- * scheduler next runs it, after every other process's turn on a loaded
- * machine (milliseconds); at SCHED_FIFO it runs its handler at once, then
- * sleeps in it.  Only threads of the normal policies (SCHED_OTHER, BATCH,
- * IDLE), and each gets its own attributes back (nice value included)
- * before it is released (unboost_threads). */
-static void boost_thread(const struct stopper *st, struct reach_thread *t)
-{
-#if defined(SYS_sched_getattr) && defined(SYS_sched_setattr)
-	if (!st->fifo)
-		return;
-	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-	struct sched_attr_ old, rt;
-	_Static_assert(sizeof(old) == 48 && sizeof(t->sched) == 48, "sched_attr VER0");
-	memset(&old, 0, sizeof(old));
-	if (syscall(SYS_sched_getattr, tid, &old, (unsigned)sizeof(old), 0u) != 0 ||
-	    (old.policy != SCHED_OTHER && old.policy != SCHED_BATCH && old.policy != SCHED_IDLE))
-		return;
-	memset(&rt, 0, sizeof(rt));
-	rt.size = sizeof(rt);
-	rt.policy = SCHED_FIFO;
-	rt.priority = 1;
-	rt.flags = old.flags & 0x01; /* (SCHED_FLAG_RESET_ON_FORK kept) */
-	memcpy(t->sched, &old, sizeof(old));
-	t->boosted = syscall(SYS_sched_setattr, tid, &rt, 0u) == 0;
-#else
-	(void)st;
-	(void)t;
-#endif
-}
-
-static void unboost_threads(struct stopper *st)
-{
-#ifdef SYS_sched_setattr
-	for (size_t i = 0; i < st->n; i++) {
-		struct reach_thread *t = &st->threads[i];
-		if (!t->boosted)
-			continue;
-		struct sched_attr_ old;
-		memcpy(&old, t->sched, sizeof(old));
-		old.size = sizeof(old);
-		syscall(SYS_sched_setattr, atomic_load_explicit(&t->tid, memory_order_relaxed), &old,
-			0u);
-		t->boosted = false;
-	}
-#else
-	(void)st;
-#endif
-}
-
 static int send_stop(struct stopper *st, struct reach_thread *t)
 {
 	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-	if (t->state == REACH_NEW)
-		boost_thread(st, t);
 	atomic_store_explicit(&t->want, st->phase, memory_order_release);
 	if (syscall(SYS_tgkill, (int)getpid(), tid, reach_sig()) == 0) {
 		t->state = REACH_SIGNALLED;
@@ -646,8 +589,13 @@ static int settle_unanswered(struct stopper *st)
 }
 
 /* Signal every new thread, wait for the answers; again until no new
- * thread appears.  Returns 0, or -1 with @st->why. */
-static int stop_threads_now(struct stopper *st)
+ * thread appears.  Returns 0, or -1 with @st->why.  With @locks_after
+ * (the table locks are to be taken once the threads stopped), -2 as soon
+ * as a thread is seen taking or holding every lock after the first look
+ * at late threads: it stops there, holding them (on_stop), or does not
+ * stop at all (it blocks the signal); either way the locks may never come
+ * free while the others are stopped. */
+static int stop_threads_now(struct stopper *st, bool locks_after)
 {
 	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS, next_look = now_ns() + LATE_FIRST_NS;
 	for (bool first = true;; first = false) {
@@ -671,6 +619,10 @@ static int stop_threads_now(struct stopper *st)
 			if (!count_waiting(st))
 				break;
 			uint64_t now = now_ns();
+			if (locks_after && now >= next_look && table_all_takers()) {
+				snprintf(st->why, sizeof(st->why), "a thread holds the table locks");
+				return -2;
+			}
 			if (now >= next_look && now < deadline) {
 				next_look = now + LATE_EVERY_NS;
 				if (look_at_late(st) != 0)
@@ -755,6 +707,8 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "reachability_stop_us=%llu\n"
 		 "reachability_walk_us=%llu\n"
 		 "reachability_walk=%s\n"
+		 "reachability_order=%s\n"
+		 "reachability_retries=%u\n"
 		 "reachability_locked_us=%llu\n"
 		 "reachability_sched=%s\n"
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
@@ -764,6 +718,7 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(sh->index_ns / 1000),
 		 (unsigned long long)(fork_ns / 1000), (unsigned long long)(st->stop_ns / 1000),
 		 (unsigned long long)(st->walk_ns / 1000), st->walk_image ? "image" : "locked",
+		 st->locks_first ? "locks-then-threads" : "threads-then-locks", st->retries,
 		 (unsigned long long)(st->locked_ns / 1000),
 		 st->fifo ? "fifo" : "other",
 		 (unsigned long long)sh->unreachable_bytes,
@@ -934,20 +889,54 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
 }
 
 /* The pause: from the first signal to the release (this thread's signals
- * wait meanwhile, as long as it holds the table locks).  Stops the threads
- * and, when they stopped, forks the image (*@pid: its pid or -errno; the
- * fork's time in *@fork_ns).  Returns stop_threads_now()'s answer, the
- * pause's length in *@pause_ns. */
+ * wait meanwhile).  Stops the threads and, when they stopped, forks the
+ * image (*@pid: its pid or -errno; the fork's time in *@fork_ns).  Returns
+ * stop_threads_now()'s answer, the pause's length in *@pause_ns.
+ *
+ * The lock order (docs/reachability.md, "Stopping and the table locks"):
+ * a thread waits for the table locks, then for anything else -- a fork's
+ * handler takes every table lock, then glibc's fork() takes the arena and
+ * stdio locks -- never the other way round; and a stopped thread counts
+ * as holding every lock of the program's it holds.  So this thread waits
+ * for the table locks without a bound only while no thread is stopped:
+ *  - threads first (args->walk_fd >= 0, the child walks the tables): a
+ *    thread inside the tables finishes there and stops as it leaves them,
+ *    unless it takes or holds every lock, which stops at once.  Then the
+ *    locks are tried for LOCK_WITHIN_NS; a stop with a thread seen taking
+ *    every lock, or whose locks did not come, is given up (the threads
+ *    released, nothing held) and tried again, STOP_TRIES times in all;
+ *  - then, or where the tables were walked already (their locks held by
+ *    the caller), the locks first, waited for with nothing stopped, and
+ *    the threads stopped after: none can be inside the tables, and a
+ *    thread that wants them waits, stoppable, in their lock's wait.
+ * A stop that failed (@st->why) takes no lock at all. */
+#define STOP_TRIES 3
+#define LOCK_WITHIN_NS 2000000ull   /* for the locks after a stop */
+
+/* The threads of a stop given up are asked again in the next one. */
+static void stop_again(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if (t->state == REACH_SIGNALLED || t->state == REACH_SAVED ||
+		    t->state == REACH_FROZEN)
+			t->state = REACH_NEW;
+		t->strikes = 0;
+	}
+	st->why[0] = '\0';
+}
+
+static void stop_begin(struct stopper *st, bool defer)
+{
+	st->phase = atomic_load(&stop_phase) + 1; /* odd */
+	atomic_store_explicit(&stop_defer_phase, defer ? st->phase : 0, memory_order_release);
+	atomic_store_explicit(&stop_phase, st->phase, memory_order_release);
+}
+
 static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long *pid,
 			 uint64_t *pause_ns, uint64_t *fork_ns)
 {
-	uint64_t t0 = now_ns();
-	st->phase = atomic_load(&stop_phase) + 1; /* odd */
-	/* Without the table locks held yet (the child walks the tables), a
-	 * thread inside them finishes there before it stops; then every
-	 * lock is free for the taking, but for one a thread not stopped (in
-	 * the kernel) holds. */
-	bool after = args->walk_fd >= 0;
+	bool threads_first = args->walk_fd >= 0;
 	/* This thread's signals wait from the first stop signal to the
 	 * release (faults excepted), as they do while it holds the table
 	 * locks: a handler of the program's run meanwhile could wait for a
@@ -958,15 +947,51 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		sigdelset(&quiet, faults[i]);
 	pthread_sigmask(SIG_BLOCK, &quiet, &old);
-	atomic_store_explicit(&stop_defer_phase, after ? st->phase : 0, memory_order_release);
-	atomic_store_explicit(&stop_phase, st->phase, memory_order_release);
-	int stopped = stop_threads_now(st);
-	st->stop_ns = now_ns() - t0;
-	uint64_t tf0 = 0, tf1 = 0;
+	uint64_t t0 = 0, tf0 = 0, tf1 = 0;
+	int stopped = -2;
+	bool locked = false;
 	*pid = -1;
-	if (after) {
-		st->lock_t0 = now_ns();
-		table_lock_all();
+	for (unsigned attempt = 0; threads_first && attempt < STOP_TRIES; attempt++) {
+		if (attempt) {
+			stop_again(st);
+			st->retries++;
+			/* until the taker is done (a fork takes a fraction
+			 * of a millisecond), 20 ms at most */
+			for (int i = 0; i < 200 && table_all_takers(); i++) {
+				struct timespec ts = {0, 100000};
+				nanosleep(&ts, NULL);
+			}
+		}
+		t0 = now_ns();
+		stop_begin(st, true);
+		stopped = stop_threads_now(st, true);
+		st->stop_ns = now_ns() - t0;
+		if (stopped == 0) {
+			st->lock_t0 = now_ns();
+			if (table_lock_all_within(LOCK_WITHIN_NS) == 0) {
+				locked = true;
+				break;
+			}
+			stopped = -2;
+		}
+		atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
+		release_threads(st);
+		if (stopped == -1)
+			break; /* failed: no lock taken */
+	}
+	if (stopped == -2) {
+		/* the locks first, nothing stopped while they are waited for */
+		if (threads_first) {
+			stop_again(st);
+			st->lock_t0 = now_ns();
+			table_lock_all();
+			locked = true;
+		}
+		st->locks_first = true;
+		t0 = now_ns();
+		stop_begin(st, false);
+		stopped = stop_threads_now(st, false);
+		st->stop_ns = now_ns() - t0;
 	}
 	if (stopped == 0) {
 		for (size_t i = 0; i < st->n; i++) {
@@ -978,14 +1003,13 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 		*pid = fork_image(args);
 		tf1 = now_ns();
 	}
-	if (after) {
+	if (locked) {
 		/* the image has its copy: the locks go before the threads,
 		 * which would otherwise wake only to wait for them */
 		table_unlock_all();
 		st->locked_ns = now_ns() - st->lock_t0;
 	}
 	atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
-	unboost_threads(st);
 	/* (taken before the wake: a dumping thread of normal priority may
 	 * be preempted by the threads it wakes) */
 	*pause_ns = now_ns() - t0;

@@ -35,8 +35,6 @@ struct reach_thread {
 	uintptr_t sp;
 	uintptr_t memo[2];    /* its memo of stacks (table_memo_range) */
 	unsigned reg_bytes;
-	bool boosted;         /* raised to SCHED_FIFO for the stop (reach.c) */
-	uint32_t sched[12];   /* its struct sched_attr before (48 bytes) */
 	uintptr_t regs[REACH_REG_BYTES / sizeof(uintptr_t)];
 };
 

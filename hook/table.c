@@ -209,25 +209,6 @@ static void __attribute__((noinline)) lock_slow(atomic_int *l)
 	}
 }
 
-/* The lock of a shard, for the thread taking every lock: a holder that
- * was preempted must get a CPU (a taker at real-time priority that
- * yielded would keep it from the holder's CPU), so after a short spin it
- * sleeps a little between looks. */
-static void lock_for_all(atomic_int *l)
-{
-	for (unsigned spin = 0;; spin++) {
-		if (!atomic_load_explicit(l, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
-			return;
-		if (spin < 64) {
-			cpu_relax();
-		} else {
-			struct timespec ts = {0, 20000};
-			nanosleep(&ts, NULL);
-		}
-	}
-}
-
 /* The shared way in, then: revoke another thread's bias, or bias the
  * shard to this thread.  Returns true if this thread now holds the shard
  * by its bias (the shared lock is given back then). */
@@ -1011,11 +992,72 @@ void table_note_untracked(void *p)
 /* The signal mask of the thread holding every lock, from before it took
  * them (guarded by the locks themselves). */
 static sigset_t holder_mask;
+/* Set from the start of taking every lock to their release: a thread
+ * stopped by a reachability pause here may hold any of them (reach.c's
+ * on_stop stops it at once rather than let it finish: see the lock order
+ * in docs/reachability.md). */
+static HOOK_TLS int taking_all;
 
-void table_lock_all(void)
+bool table_takes_all_here(void)
+{
+	return taking_all || holds_all;
+}
+
+unsigned table_all_takers(void)
+{
+	return atomic_load_explicit(&all_takers, memory_order_acquire);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A shard's lock, for the thread taking every lock: a holder that was
+ * preempted must get a CPU, so after a short spin the taker sleeps a
+ * little between looks.  With @deadline (CLOCK_MONOTONIC ns, 0: none),
+ * false once it passed without the lock. */
+static bool lock_for_all_until(atomic_int *l, uint64_t deadline)
+{
+	for (unsigned spin = 0;; spin++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return true;
+		if (spin < 64) {
+			cpu_relax();
+			continue;
+		}
+		if (deadline && mono_ns() >= deadline)
+			return false;
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Let go of shards [0, @n) and of the taker's count (table_unlock_all and
+ * a bounded take that gave up). */
+static void release_shards(unsigned n)
+{
+	for (unsigned i = n; i-- > 0;)
+		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
+	atomic_fetch_sub_explicit(&all_takers, 1, memory_order_acq_rel);
+	atomic_fetch_add_explicit(&all_seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&all_sleepers, memory_order_seq_cst)) {
+		int saved_errno = errno;
+		futex_word(&all_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+		errno = saved_errno;
+	}
+}
+
+/* Take every lock; with @deadline (ns, 0: wait as long as it takes) give
+ * up when it passes, or at once when another thread takes or holds them
+ * too, and return -1 holding nothing. */
+static int lock_all(uint64_t deadline)
 {
 	if (holds_all)
-		return;
+		return 0;
 	/* The holder's signals wait until it lets go: a handler of the
 	 * program's run meanwhile could wait for a lock of the program's that
 	 * another thread holds while it waits for these (or, during a
@@ -1032,14 +1074,19 @@ void table_lock_all(void)
 	sigdelset(&quiet, LEAKSNAP_HOOK_SIG_STOP);
 	pthread_sigmask(SIG_BLOCK, &quiet, &old);
 	in_shard = 1;
+	taking_all = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	atomic_fetch_add_explicit(&all_takers, 1, memory_order_acq_rel);
+	unsigned others = atomic_fetch_add_explicit(&all_takers, 1, memory_order_acq_rel);
 	int saved_errno = errno;
 	bool any_biased = false;
-	for (unsigned i = 0; i < NSHARDS; i++) {
-		struct shard *s = &shards[i];
-		if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-			lock_for_all(&s->lock);
+	unsigned got = 0;
+	if (deadline && others)
+		goto give_up;
+	for (; got < NSHARDS; got++) {
+		struct shard *s = &shards[got];
+		if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire) &&
+		    !lock_for_all_until(&s->lock, deadline))
+			goto give_up;
 		if (atomic_load_explicit(&s->bias, memory_order_relaxed)) {
 			atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
 			any_biased = true;
@@ -1050,8 +1097,12 @@ void table_lock_all(void)
 	if (any_biased) {
 		bias_barrier();
 		for (unsigned i = 0; i < NSHARDS; i++)
-			while (atomic_load_explicit(&shards[i].owner_in, memory_order_acquire))
+			for (unsigned spin = 0;
+			     atomic_load_explicit(&shards[i].owner_in, memory_order_acquire); spin++) {
+				if (deadline && (spin & 63) == 63 && mono_ns() >= deadline)
+					goto give_up;
 				cpu_relax();
+			}
 	}
 	holds_all = 1;
 	holder_mask = old;
@@ -1060,22 +1111,34 @@ void table_lock_all(void)
 	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_acquire)))
 		child_flatten();
 	errno = saved_errno;
+	return 0;
+give_up:
+	release_shards(got);
+	atomic_signal_fence(memory_order_seq_cst);
+	taking_all = 0;
+	in_shard = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved_errno;
+	return -1;
+}
+
+void table_lock_all(void)
+{
+	lock_all(0);
+}
+
+int table_lock_all_within(uint64_t ns)
+{
+	return lock_all(mono_ns() + (ns ? ns : 1));
 }
 
 void table_unlock_all(void)
 {
 	sigset_t mask = holder_mask;
 	holds_all = 0;
-	for (unsigned i = NSHARDS; i-- > 0;)
-		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
-	atomic_fetch_sub_explicit(&all_takers, 1, memory_order_acq_rel);
-	atomic_fetch_add_explicit(&all_seq, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&all_sleepers, memory_order_seq_cst)) {
-		int saved_errno = errno;
-		futex_word(&all_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
-		errno = saved_errno;
-	}
+	release_shards(NSHARDS);
 	atomic_signal_fence(memory_order_seq_cst);
+	taking_all = 0;
 	in_shard = 0;
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	atomic_signal_fence(memory_order_seq_cst);
