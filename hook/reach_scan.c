@@ -57,6 +57,35 @@ void rc_give_up(const char *why)
 	_exit(0);
 }
 
+void rc_exclude_room(size_t n)
+{
+	if (!rc.ex) {
+		rc.ex = rc.ex_first;
+		rc.ex_cap = MAX_EXCLUDE;
+	}
+	if (rc.ex_cap - rc.nex >= n)
+		return;
+	size_t cap = rc.ex_cap * 2;
+	while (cap - rc.nex < n)
+		cap *= 2;
+	uintptr_t(*ex)[2] = rc_map(cap * sizeof(*ex));
+	if (!ex)
+		rc_give_up("no memory for the list of the hook's own memory to leave out of the roots");
+	memcpy(ex, rc.ex, rc.nex * sizeof(*ex));
+	rc.ex = ex;
+	rc.ex_cap = cap;
+	/* (the list itself holds no block's address, but is the child's) */
+	rc_exclude((uintptr_t)ex, (uintptr_t)(ex + cap));
+}
+
+void rc_exclude(uintptr_t lo, uintptr_t hi)
+{
+	rc_exclude_room(1);
+	rc.ex[rc.nex][0] = lo;
+	rc.ex[rc.nex][1] = hi;
+	rc.nex++;
+}
+
 /* Blocks ---------------------------------------------------------------------- */
 
 /* The blocks in address order, as rc.start[], rc.end[] (at least start + 1:
@@ -622,17 +651,29 @@ static void child_setup(const struct reach_child_args *a)
 		}
 		close(oom);
 	}
-	for (size_t i = 0; i < sizeof(a->exclude) / sizeof(a->exclude[0]); i++) {
-		rc.ex[rc.nex][0] = a->exclude[i][0];
-		rc.ex[rc.nex][1] = a->exclude[i][1];
-		rc.nex++;
-	}
+	for (size_t i = 0; i < sizeof(a->exclude) / sizeof(a->exclude[0]); i++)
+		rc_exclude(a->exclude[i][0], a->exclude[i][1]);
 	/* the child's own state: it fills it with block addresses */
-	rc.ex[rc.nex][0] = (uintptr_t)&rc;
-	rc.ex[rc.nex][1] = (uintptr_t)(&rc + 1);
-	rc.nex++;
-	rc.nex += table_own_ranges(rc.ex + rc.nex, MAX_EXCLUDE - rc.nex - 2); /* (rc_read_maps's, the dump thread's) */
-	rc.nex += control_image_ranges(rc.ex + rc.nex, MAX_EXCLUDE - rc.nex - 2); /* (the dumps the control streams) */
+	rc_exclude((uintptr_t)&rc, (uintptr_t)(&rc + 1));
+	/* the tables' memory, the dumps the control streams: each writes
+	 * as many as there is room for, so room for all (the count it
+	 * wrote below the room means it had no more) */
+	for (size_t room = 256;; room *= 2) {
+		rc_exclude_room(room);
+		size_t n = table_own_ranges(rc.ex + rc.nex, room);
+		if (n + 2 > room) /* (it stops two short of a full list) */
+			continue;
+		rc.nex += n;
+		break;
+	}
+	for (size_t room = 256;; room *= 2) {
+		rc_exclude_room(room);
+		size_t n = control_image_ranges(rc.ex + rc.nex, room);
+		if (n == room)
+			continue;
+		rc.nex += n;
+		break;
+	}
 }
 
 /* The blocks sorted, with their marks, the mark stack and the page index. */
@@ -768,18 +809,12 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 	 * above it -- on 32-bit ARM, the one that holds the main thread's
 	 * static TLS. */
 	struct area *hook = a->hook_stack ? rc_area_of(areas, nareas, a->hook_stack) : NULL;
-	if (hook && rc.nex < MAX_EXCLUDE) {
-		rc.ex[rc.nex][0] = hook->lo;
-		rc.ex[rc.nex][1] = a->hook_stack;
-		rc.nex++;
-	}
+	if (hook)
+		rc_exclude(hook->lo, a->hook_stack);
 	/* The control thread's (control.c), the same way. */
 	struct area *ctl = a->control_stack ? rc_area_of(areas, nareas, a->control_stack) : NULL;
-	if (ctl && rc.nex < MAX_EXCLUDE) {
-		rc.ex[rc.nex][0] = ctl->lo;
-		rc.ex[rc.nex][1] = a->control_stack;
-		rc.nex++;
-	}
+	if (ctl)
+		rc_exclude(ctl->lo, a->control_stack);
 	/* This thread: from where the program called the hook (the frames
 	 * below are the hook's), or, on the hook's threads, as just said. */
 	struct area *self = rc_area_of(areas, nareas, a->self_sp);
@@ -861,7 +896,7 @@ static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *are
 			top = (ar->lo + l->top_to_pd + page - 1) & ~(page - 1);
 		for (; !found && top < last; top += found ? 0 : page)
 			found = ended_descriptor(l, areas, nareas, top - l->top_to_pd, top, &block);
-		if (!found || block > ar->lo || rc.nex >= MAX_EXCLUDE)
+		if (!found || block > ar->lo)
 			continue;
 		uintptr_t dtv = top - l->top_to_pd + l->dtv_off;
 		scan_words(dtv, dtv + ws);
@@ -870,9 +905,7 @@ static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *are
 		if (top == ar->hi) {
 			ar->flags |= A_SKIP;
 		} else {
-			rc.ex[rc.nex][0] = ar->lo;
-			rc.ex[rc.nex][1] = top;
-			rc.nex++;
+			rc_exclude(ar->lo, top);
 		}
 	}
 }
@@ -980,11 +1013,8 @@ static void walk_tables(const struct reach_child_args *a, struct reach_child_arg
 		{(uintptr_t)out, (uintptr_t)out + total},
 		{(uintptr_t)&snap, (uintptr_t)(&snap + 1)},
 	};
-	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]) && rc.nex < MAX_EXCLUDE; i++) {
-		rc.ex[rc.nex][0] = own[i][0];
-		rc.ex[rc.nex][1] = own[i][1];
-		rc.nex++;
-	}
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		rc_exclude(own[i][0], own[i][1]);
 	rc.out->nrec = snap.record_count;
 	rc.out->records_size = snap.records_size;
 	rc.out->total_memory = snap.total_memory;
