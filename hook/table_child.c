@@ -24,9 +24,11 @@
  * read-only for its holder.  A thread holds only that lock for an
  * operation, never a shard's with it. */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
-#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "table_internal.h"
 
@@ -57,13 +59,42 @@ static const char *child_user;
 static struct child_slot *child_slots;
 static size_t child_mask, child_used;
 
+/* The overlay's lock: 0 free, 1 held, 2 held with a thread asleep for it
+ * (a futex: a waiter sleeps until the holder lets go, rather than yield in
+ * a loop, which at real-time priority keeps the holder off its CPU). */
+static void child_word_lock(void)
+{
+	int c = 0;
+	if (atomic_compare_exchange_strong_explicit(&child_lock_word, &c, 1, memory_order_acquire,
+						    memory_order_relaxed))
+		return;
+	int saved = errno;
+	if (c != 2)
+		c = atomic_exchange_explicit(&child_lock_word, 2, memory_order_acquire);
+	while (c != 0) {
+		syscall(SYS_futex, (int *)(uintptr_t)&child_lock_word, FUTEX_WAIT_PRIVATE, 2, NULL,
+			NULL, 0);
+		c = atomic_exchange_explicit(&child_lock_word, 2, memory_order_acquire);
+	}
+	errno = saved;
+}
+
+static void child_word_unlock(void)
+{
+	if (atomic_exchange_explicit(&child_lock_word, 0, memory_order_release) == 2) {
+		int saved = errno;
+		syscall(SYS_futex, (int *)(uintptr_t)&child_lock_word, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+		errno = saved;
+	}
+}
+
 static bool child_lock(void)
 {
-	while (atomic_exchange_explicit(&child_lock_word, 1, memory_order_acquire))
-		sched_yield();
+	child_word_lock();
 	if (atomic_load_explicit(&child_on, memory_order_relaxed))
 		return true;
-	atomic_store_explicit(&child_lock_word, 0, memory_order_release);
+	child_word_unlock();
 	return false;
 }
 
@@ -76,7 +107,7 @@ static bool child_mine(void)
 
 static void child_unlock(void)
 {
-	atomic_store_explicit(&child_lock_word, 0, memory_order_release);
+	child_word_unlock();
 }
 
 void child_start(void)
@@ -218,12 +249,9 @@ void child_flatten(void)
 {
 	if (!atomic_load_explicit(&child_on, memory_order_acquire))
 		return;
-	/* (a sleep, not a yield: a taker at real-time priority that yields
-	 * keeps its CPU from the holder) */
-	while (atomic_exchange_explicit(&child_lock_word, 1, memory_order_acquire)) {
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-	}
+	/* (its holder is inside the tables, waiting for nothing but memory:
+	 * it lets go) */
+	child_word_lock();
 	for (size_t i = 0; child_slots && i <= child_mask; i++) {
 		const struct child_slot *c = &child_slots[i];
 		if (!c->key)
@@ -255,7 +283,7 @@ void child_flatten(void)
 	child_used = 0;
 	child_user = NULL;
 	atomic_store_explicit(&child_on, false, memory_order_release);
-	atomic_store_explicit(&child_lock_word, 0, memory_order_release);
+	child_word_unlock();
 }
 
 /* The ways in from table.c ------------------------------------------------------
