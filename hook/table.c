@@ -28,7 +28,8 @@
  *
  * Every malloc or free holds exactly one shard while it touches the
  * tables, so holding all of them stops every table user: that is how
- * snapshots, fork and the stack-store rebuild get a quiescent view.
+ * snapshots, fork and the stack-store rebuild get a quiescent view
+ * (table_lock.c takes them all).
  *
  * A forked child writes its changes into a small table of its own until
  * someone takes every lock (table_child.c): the shards' pages stay the
@@ -67,14 +68,14 @@ void table_index_range(uintptr_t range[2])
 }
 
 /* The thread that holds every lock works on the tables without locking. */
-static HOOK_TLS int holds_all;
+HOOK_TLS int holds_all;
 /* Set while this thread holds a shard lock: a signal handler that calls
  * exit() or leaksnap_dump() there must not wait for that lock. */
-static HOOK_TLS int in_shard;
+HOOK_TLS int in_shard;
 /* Set by a reachability stop's handler that came while this thread was
  * inside the tables (table_defer_stop): the thread stops when it leaves
  * them, through table_deferred_stop. */
-static HOOK_TLS int stop_deferred;
+HOOK_TLS int stop_deferred;
 void (*table_deferred_stop)(void);
 
 void table_defer_stop(void)
@@ -82,7 +83,7 @@ void table_defer_stop(void)
 	stop_deferred = 1;
 }
 
-static void __attribute__((noinline)) run_deferred_stop(void)
+void __attribute__((noinline)) table_run_deferred_stop(void)
 {
 	stop_deferred = 0;
 	void (*fn)(void) = table_deferred_stop;
@@ -93,15 +94,6 @@ static void __attribute__((noinline)) run_deferred_stop(void)
 /* Set when the stack index could not grow (out of memory): stacks not
  * yet recorded are then left out rather than retried forever. */
 static atomic_bool stk_frozen;
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-	__asm__ volatile("yield");
-#endif
-}
 
 /* Shard locks.  The shared way in is one atomic exchange to take and a
  * plain release store to give back.  A waiter spins briefly, then yields;
@@ -129,7 +121,7 @@ static atomic_bool bias_ok;
 static atomic_uint bias_next = 1;
 static HOOK_TLS unsigned bias_id;     /* this thread's, 0 until it needs one */
 
-static void bias_register(void)
+void table_bias_register(void)
 {
 #ifdef SYS_membarrier
 	atomic_store(&bias_ok, syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_,
@@ -138,13 +130,13 @@ static void bias_register(void)
 }
 
 /* A full barrier on every thread of the process. */
-static void bias_barrier(void)
+void table_bias_barrier(void)
 {
 #ifdef SYS_membarrier
 	int saved_errno = errno;
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) != 0) {
 		/* registration lost (a child made by raw clone, say): again */
-		bias_register();
+		table_bias_register();
 		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) != 0 &&
 		    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_, 0, 0) != 0) {
 			/* Cannot happen once registration worked; stop biasing
@@ -162,51 +154,9 @@ static void bias_barrier(void)
 static void bias_revoke(struct shard *s)
 {
 	atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
-	bias_barrier();
+	table_bias_barrier();
 	while (atomic_load_explicit(&s->owner_in, memory_order_acquire))
 		cpu_relax();
-}
-
-/* While a thread takes or holds every lock (a snapshot, a fork, a
- * rebuild), threads waiting for a shard sleep on a futex instead of
- * yielding in a loop: a dozen threads yielding on two CPUs kept the
- * threads that held a shard, preempted, from running, and the taker
- * waited tens of milliseconds for each (issue 32).  all_takers counts the
- * threads taking or holding every lock; all_seq changes at each release. */
-static atomic_uint all_takers, all_seq, all_sleepers;
-
-static long futex_word(atomic_uint *w, int op, unsigned val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, (unsigned *)(uintptr_t)w, op, val, ts, NULL, 0);
-}
-
-static void __attribute__((noinline)) lock_slow(atomic_int *l)
-{
-	for (unsigned spin = 0;; spin++) {
-		if (!atomic_load_explicit(l, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
-			return;
-		if (spin < 64) {
-			cpu_relax();
-			continue;
-		}
-		unsigned seq = atomic_load_explicit(&all_seq, memory_order_acquire);
-		if (!atomic_load_explicit(&all_takers, memory_order_acquire)) {
-			sched_yield();
-			continue;
-		}
-		/* every lock is being taken or held: sleep until they are let
-		 * go (at most 1 ms: a release without the wake cannot strand
-		 * anyone); the stop signal of a reachability pause still comes
-		 * through (it interrupts the wait) */
-		int saved = errno;
-		struct timespec ts = {0, 1000000};
-		atomic_fetch_add_explicit(&all_sleepers, 1, memory_order_seq_cst);
-		if (atomic_load_explicit(l, memory_order_seq_cst))
-			futex_word(&all_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
-		atomic_fetch_sub_explicit(&all_sleepers, 1, memory_order_acq_rel);
-		errno = saved;
-	}
 }
 
 /* The shared way in, then: revoke another thread's bias, or bias the
@@ -215,7 +165,7 @@ static void __attribute__((noinline)) lock_slow(atomic_int *l)
 static bool __attribute__((noinline)) shard_lock_shared(struct shard *s)
 {
 	if (HOOK_UNLIKELY(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
-		lock_slow(&s->lock);
+		table_lock_slow(&s->lock);
 	unsigned owner = atomic_load_explicit(&s->bias, memory_order_relaxed);
 	if (owner) {
 		bias_revoke(s);
@@ -271,7 +221,7 @@ static inline void shard_unlock(struct shard *s, bool biased)
 	in_shard = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (HOOK_UNLIKELY(stop_deferred))
-		run_deferred_stop();
+		table_run_deferred_stop();
 }
 
 bool table_busy_here(void)
@@ -448,7 +398,7 @@ int table_init(unsigned frames)
 		stk_index_mask = STK_INDEX_MIN_CAP - 1;
 		atomic_store(&stk_index, idx);
 	}
-	bias_register();
+	table_bias_register();
 	return 0;
 }
 
@@ -862,7 +812,7 @@ void table_busy_leave(void)
 	in_shard = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (HOOK_UNLIKELY(stop_deferred))
-		run_deferred_stop();
+		table_run_deferred_stop();
 }
 
 uint32_t table_stack_find(const uintptr_t *pcs, unsigned n, uint64_t *stack_slot,
@@ -989,171 +939,3 @@ void table_note_untracked(void *p)
 							memory_order_relaxed);
 }
 
-/* The signal mask of the thread holding every lock, from before it took
- * them (guarded by the locks themselves). */
-static sigset_t holder_mask;
-/* Set from the start of taking every lock to their release: a thread
- * stopped by a reachability pause here may hold any of them (reach.c's
- * on_stop stops it at once rather than let it finish: see the lock order
- * in docs/reachability.md). */
-static HOOK_TLS int taking_all;
-
-bool table_takes_all_here(void)
-{
-	return taking_all || holds_all;
-}
-
-unsigned table_all_takers(void)
-{
-	return atomic_load_explicit(&all_takers, memory_order_acquire);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* A shard's lock, for the thread taking every lock: a holder that was
- * preempted must get a CPU, so after a short spin the taker sleeps a
- * little between looks.  With @deadline (CLOCK_MONOTONIC ns, 0: none),
- * false once it passed without the lock. */
-static bool lock_for_all_until(atomic_int *l, uint64_t deadline)
-{
-	for (unsigned spin = 0;; spin++) {
-		if (!atomic_load_explicit(l, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
-			return true;
-		if (spin < 64) {
-			cpu_relax();
-			continue;
-		}
-		if (deadline && mono_ns() >= deadline)
-			return false;
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-	}
-}
-
-/* Let go of shards [0, @n) and of the taker's count (table_unlock_all and
- * a bounded take that gave up). */
-static void release_shards(unsigned n)
-{
-	for (unsigned i = n; i-- > 0;)
-		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
-	atomic_fetch_sub_explicit(&all_takers, 1, memory_order_acq_rel);
-	atomic_fetch_add_explicit(&all_seq, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&all_sleepers, memory_order_seq_cst)) {
-		int saved_errno = errno;
-		futex_word(&all_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
-		errno = saved_errno;
-	}
-}
-
-/* Take every lock; with @deadline (ns, 0: wait as long as it takes) give
- * up when it passes, or at once when another thread takes or holds them
- * too, and return -1 holding nothing. */
-static int lock_all(uint64_t deadline)
-{
-	if (holds_all)
-		return 0;
-	/* The holder's signals wait until it lets go: a handler of the
-	 * program's run meanwhile could wait for a lock of the program's that
-	 * another thread holds while it waits for these (or, during a
-	 * reachability pause, while it is stopped), and none would be released.
-	 * Faults stay open: blocked, a bug's fault would kill at once.  So does
-	 * the stop of a reachability pause: a thread waiting here for another
-	 * dump's locks must still be stopped by it (its handler takes no
-	 * lock). */
-	sigset_t quiet, old;
-	sigfillset(&quiet);
-	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
-	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		sigdelset(&quiet, faults[i]);
-	sigdelset(&quiet, LEAKSNAP_HOOK_SIG_STOP);
-	pthread_sigmask(SIG_BLOCK, &quiet, &old);
-	in_shard = 1;
-	taking_all = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	unsigned others = atomic_fetch_add_explicit(&all_takers, 1, memory_order_acq_rel);
-	int saved_errno = errno;
-	bool any_biased = false;
-	unsigned got = 0;
-	if (deadline && others)
-		goto give_up;
-	for (; got < NSHARDS; got++) {
-		struct shard *s = &shards[got];
-		if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire) &&
-		    !lock_for_all_until(&s->lock, deadline))
-			goto give_up;
-		if (atomic_load_explicit(&s->bias, memory_order_relaxed)) {
-			atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
-			any_biased = true;
-		}
-	}
-	/* one barrier for every bias taken away (not counted as revokes:
-	 * the owners get them back on their next way in) */
-	if (any_biased) {
-		bias_barrier();
-		for (unsigned i = 0; i < NSHARDS; i++)
-			for (unsigned spin = 0;
-			     atomic_load_explicit(&shards[i].owner_in, memory_order_acquire); spin++) {
-				if (deadline && (spin & 63) == 63 && mono_ns() >= deadline)
-					goto give_up;
-				cpu_relax();
-			}
-	}
-	holds_all = 1;
-	holder_mask = old;
-	/* a forked child's own table goes into the shards before anyone
-	 * reads them whole (table_child.c) */
-	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_acquire)))
-		child_flatten();
-	errno = saved_errno;
-	return 0;
-give_up:
-	release_shards(got);
-	atomic_signal_fence(memory_order_seq_cst);
-	taking_all = 0;
-	in_shard = 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = saved_errno;
-	return -1;
-}
-
-void table_lock_all(void)
-{
-	lock_all(0);
-}
-
-int table_lock_all_within(uint64_t ns)
-{
-	return lock_all(mono_ns() + (ns ? ns : 1));
-}
-
-void table_unlock_all(void)
-{
-	sigset_t mask = holder_mask;
-	holds_all = 0;
-	release_shards(NSHARDS);
-	atomic_signal_fence(memory_order_seq_cst);
-	taking_all = 0;
-	in_shard = 0;
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
-	atomic_signal_fence(memory_order_seq_cst);
-	if (HOOK_UNLIKELY(stop_deferred))
-		run_deferred_stop();
-}
-
-void table_fork_child(void)
-{
-	bias_register();
-	/* (a snapshot of the parent's other threads is not going on here,
-	 * and no other thread takes every lock: this one holds them) */
-	atomic_store(&snap_readers, 0);
-	atomic_store(&all_takers, 1);
-	atomic_store(&all_sleepers, 0);
-	/* its changes go to a table of its own until it needs them whole */
-	child_start();
-}

@@ -1,6 +1,8 @@
 /* leaksnap hook: the tables' layout, shared by table.c (the tables and
- * their locks) and table_snap.c (snapshots and the live blocks read from
- * them, always with every lock held).  Internal to hook/. */
+ * their shards' locks), table_lock.c (every lock at once), table_child.c
+ * (a forked child's own table) and table_snap.c (snapshots and the live
+ * blocks read from them, always with every lock held).  Internal to
+ * hook/: each of them includes this header, none includes another. */
 #ifndef LEAKSNAP_HOOK_TABLE_INTERNAL_H
 #define LEAKSNAP_HOOK_TABLE_INTERNAL_H
 
@@ -120,6 +122,30 @@ uint32_t table_stack_find(const uintptr_t *pcs, unsigned n, uint64_t *stack_slot
 			  const uint64_t *run);
 void table_stack_grow(void);
 uint32_t table_stack_gen(void);
+
+/* table.c's thread state, for table_lock.c: this thread holds every lock
+ * (and works on the tables without locking), is inside the tables, has a
+ * reachability stop deferred to its leaving them (table_run_deferred_stop
+ * runs it). */
+extern HOOK_TLS int holds_all;
+extern HOOK_TLS int in_shard;
+extern HOOK_TLS int stop_deferred;
+void table_run_deferred_stop(void);
+/* Biased shards (table.c): register for membarrier, a full barrier on
+ * every thread of the process. */
+void table_bias_register(void);
+void table_bias_barrier(void);
+/* table_lock.c: a shard's lock when its first exchange failed. */
+void table_lock_slow(atomic_int *l);
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+	__asm__ volatile("yield");
+#endif
+}
 
 /* A forked child's own table of changes (table_child.c), in use while
  * child_on.  child_insert, child_free, child_restore, child_untracked:
