@@ -108,6 +108,36 @@ static uintptr_t context_sp(const ucontext_t *uc)
 #endif
 }
 
+/* struct sched_attr as the kernel has it since 4.13 (SCHED_ATTR_SIZE_VER1,
+ * 56 bytes): sched_getattr() fills what the kernel knows and says how
+ * much in .size, which sched_setattr() then takes back. */
+struct sched_attr_ {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+#define SCHED_ATTR_VER0_ 48u
+#define SCHED_FLAG_RESET_ON_FORK_ 0x01u
+
+/* Give @t's scheduling back to thread @tid (0: the calling thread). */
+static void sched_restore(int tid, const struct reach_thread *t)
+{
+#ifdef SYS_sched_setattr
+	struct sched_attr_ old;
+	_Static_assert(sizeof(old) <= sizeof(t->sched), "room for sched_attr");
+	memcpy(&old, t->sched, sizeof(old));
+	int saved = errno;
+	syscall(SYS_sched_setattr, tid, &old, 0u);
+	errno = saved;
+#else
+	(void)tid;
+	(void)t;
+#endif
+}
+
 /* The stop handler: save, answer, wait for the release.  Every signal is
  * blocked while it runs (sa_mask), so nothing of the program runs on this
  * thread until the release. */
@@ -119,6 +149,16 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	unsigned phase = atomic_load_explicit(&stop_phase, memory_order_acquire);
 	if (!(phase & 1))
 		goto out; /* a late signal of a stop that is over */
+	struct reach_thread *ts = atomic_load_explicit(&stop_threads, memory_order_acquire);
+	size_t n = atomic_load_explicit(&stop_nthreads, memory_order_acquire);
+	int me = my_tid();
+	struct reach_thread *t = NULL;
+	for (size_t i = 0; ts && i < n; i++)
+		if (atomic_load_explicit(&ts[i].tid, memory_order_relaxed) == me &&
+		    atomic_load_explicit(&ts[i].want, memory_order_acquire) == phase) {
+			t = &ts[i];
+			break;
+		}
 	if (table_busy_here() && !table_takes_all_here() &&
 	    atomic_load_explicit(&stop_defer_phase, memory_order_acquire) == phase) {
 		/* Inside the tables, a shard's lock held or waited for:
@@ -132,16 +172,6 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 		table_defer_stop();
 		goto out;
 	}
-	struct reach_thread *ts = atomic_load_explicit(&stop_threads, memory_order_acquire);
-	size_t n = atomic_load_explicit(&stop_nthreads, memory_order_acquire);
-	int me = my_tid();
-	struct reach_thread *t = NULL;
-	for (size_t i = 0; ts && i < n; i++)
-		if (atomic_load_explicit(&ts[i].tid, memory_order_relaxed) == me &&
-		    atomic_load_explicit(&ts[i].want, memory_order_acquire) == phase) {
-			t = &ts[i];
-			break;
-		}
 	if (!t)
 		goto out;
 	const ucontext_t *uc = ucv;
@@ -154,6 +184,14 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	atomic_store_explicit(&t->answered, phase, memory_order_release);
 	atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
 	futex(&stop_acks, FUTEX_WAKE_PRIVATE, 1, NULL);
+	/* Raised to real-time priority to get here at once (boost_thread):
+	 * its own scheduling back once it answered (not before: lowered, it
+	 * would be preempted by the threads still to answer), so that it
+	 * never waits, nor runs the program's code after, at that priority.
+	 * (One let finish in the tables first runs only the hook's code
+	 * there, raised, until it stops here or the dump thread lowers it.) */
+	if (atomic_exchange_explicit(&t->boosted, false, memory_order_acq_rel))
+		sched_restore(0, t);
 	while (atomic_load_explicit(&stop_phase, memory_order_acquire) == phase)
 		futex(&stop_phase, FUTEX_WAIT_PRIVATE, phase, NULL);
 out:
@@ -309,6 +347,29 @@ static bool thread_status(int tid, bool *blocks, char *state)
 		}
 	}
 	return len > 0;
+}
+
+/* Thread @tid's start time (field 22 of its stat), 0 if unknown: with
+ * its tid, what tells it from a thread that got the tid later. */
+static unsigned long long thread_start_time(int tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	const char *p = strrchr(buf, ')'); /* (the name may hold anything) */
+	if (!p)
+		return 0;
+	/* fields 3.. follow ") "; the start time is the 22nd */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
 /* Whether thread @tid sleeps in sigwaitinfo()/sigtimedwait() waiting for
@@ -471,6 +532,10 @@ static long list_threads(struct stopper *st)
 			char state;
 			if (!thread_status(tid, &blocks, &state))
 				t->state = REACH_GONE;
+			else if (!blocks)
+				t->start_time = thread_start_time(tid);
+			if (t->state == REACH_GONE)
+				;
 			else if (blocks)
 				t->state = state == 'R' ? REACH_WATCH : REACH_BLOCKED;
 			else if (state != 'R' && thread_sigwaits(tid))
@@ -484,9 +549,73 @@ static long list_threads(struct stopper *st)
 	return added;
 }
 
+/* When the hook's thread runs at SCHED_FIFO for the pause (boost()), each
+ * thread it signals does too until it takes the signal: a thread of
+ * normal priority that waits for a CPU runs its handler only when the
+ * scheduler next runs it, after every other process's turn on a loaded
+ * machine (milliseconds); at SCHED_FIFO it runs it at once.  The handler
+ * gives the thread its own scheduling back as soon as it has answered
+ * (on_stop), before it waits; a thread let finish in the tables first runs
+ * the hook's code there, raised, until it stops; whatever is still raised
+ * when the stop ends is lowered by the dump thread before the release
+ * (unboost_all): no code of the program's runs at that priority.  Only a
+ * thread that did not block the signal when listed, of the normal
+ * policies (SCHED_OTHER, BATCH, IDLE), with a known start time.  One that
+ * does not run its handler (it blocked the signal since, or exited) is
+ * given its scheduling back by the dump thread at the first look at late
+ * threads (LATE_FIRST_NS), if it is still the thread listed
+ * (unboost_late). */
+static void boost_thread(const struct stopper *st, struct reach_thread *t)
+{
+#if defined(SYS_sched_getattr) && defined(SYS_sched_setattr)
+	if (!st->fifo || !t->start_time)
+		return;
+	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	struct sched_attr_ old, rt;
+	memset(&old, 0, sizeof(old));
+	if (syscall(SYS_sched_getattr, tid, &old, (unsigned)sizeof(old), 0u) != 0 ||
+	    old.size < SCHED_ATTR_VER0_ || old.size > sizeof(old) ||
+	    (old.policy != SCHED_OTHER && old.policy != SCHED_BATCH && old.policy != SCHED_IDLE))
+		return;
+	old.flags &= SCHED_FLAG_RESET_ON_FORK_;
+	memcpy(t->sched, &old, sizeof(old));
+	memset(&rt, 0, sizeof(rt));
+	rt.size = SCHED_ATTR_VER0_;
+	rt.policy = SCHED_FIFO;
+	rt.priority = 1;
+	rt.flags = old.flags;
+	if (syscall(SYS_sched_setattr, tid, &rt, 0u) == 0)
+		atomic_store_explicit(&t->boosted, true, memory_order_release);
+#else
+	(void)st;
+	(void)t;
+#endif
+}
+
+/* A thread still raised that has not taken its signal: its scheduling
+ * back, if it is the thread listed (its start time unchanged). */
+static void unboost_late(struct reach_thread *t)
+{
+	if (!atomic_exchange_explicit(&t->boosted, false, memory_order_acq_rel))
+		return;
+	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	if (thread_start_time(tid) == t->start_time)
+		sched_restore(tid, t);
+}
+
+static void unboost_all(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (atomic_load_explicit(&st->threads[i].boosted, memory_order_acquire))
+			unboost_late(&st->threads[i]);
+}
+
 static int send_stop(struct stopper *st, struct reach_thread *t)
 {
 	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	atomic_store_explicit(&t->want, st->phase, memory_order_release);
+	if (t->state == REACH_NEW)
+		boost_thread(st, t);
 	atomic_store_explicit(&t->want, st->phase, memory_order_release);
 	if (syscall(SYS_tgkill, (int)getpid(), tid, reach_sig()) == 0) {
 		t->state = REACH_SIGNALLED;
@@ -532,6 +661,7 @@ static int look_at_late(struct stopper *st)
 		    atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
 			continue;
 		int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+		unboost_late(t); /* (1 ms without taking its signal) */
 		bool blocks;
 		char state;
 		if (!thread_status(tid, &blocks, &state)) {
@@ -975,6 +1105,7 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 			stopped = -2;
 		}
 		atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
+		unboost_all(st);
 		release_threads(st);
 		if (stopped == -1)
 			break; /* failed: no lock taken */
@@ -1010,6 +1141,7 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 		st->locked_ns = now_ns() - st->lock_t0;
 	}
 	atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
+	unboost_all(st);
 	/* (taken before the wake: a dumping thread of normal priority may
 	 * be preempted by the threads it wakes) */
 	*pause_ns = now_ns() - t0;

@@ -35,6 +35,14 @@ struct reach_thread {
 	uintptr_t sp;
 	uintptr_t memo[2];    /* its memo of stacks (table_memo_range) */
 	unsigned reg_bytes;
+	/* Raised to SCHED_FIFO for its stop (reach.c's boost_thread): its
+	 * own scheduling before (a struct sched_attr as the kernel gave it,
+	 * its size first), given back by the thread itself in its handler,
+	 * or by the dump thread if it never runs it -- only while the thread
+	 * has the start time it had when listed (a tid may be reused). */
+	atomic_bool boosted;
+	unsigned long long start_time;
+	uint32_t sched[16];
 	uintptr_t regs[REACH_REG_BYTES / sizeof(uintptr_t)];
 };
 
