@@ -1084,7 +1084,6 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 	for (unsigned attempt = 0; threads_first && attempt < STOP_TRIES; attempt++) {
 		if (attempt) {
 			stop_again(st);
-			st->retries++;
 			/* until the taker is done (a fork takes a fraction
 			 * of a millisecond), 20 ms at most */
 			for (int i = 0; i < 200 && table_all_takers(); i++) {
@@ -1109,6 +1108,7 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 		release_threads(st);
 		if (stopped == -1)
 			break; /* failed: no lock taken */
+		st->retries++; /* given up */
 	}
 	if (stopped == -2) {
 		/* the locks first, nothing stopped while they are waited for */
