@@ -1,15 +1,17 @@
 /* leaksnap hook: reachability at capture time -- stopping the threads,
  * the copy-on-write image, the result (docs/reachability.md).
  *
- * With every table lock held (no block comes or goes) and the records
- * built, the threads are stopped by a signal of their own (SIGRTMAX-18):
- * each one's handler copies its machine context and stack pointer into a
- * slot of the hook's memory and waits on a futex.  Then one raw clone()
+ * The threads are stopped by a signal of their own (SIGRTMAX-18): each
+ * one's handler copies its machine context and stack pointer into a slot
+ * of the hook's memory and waits on a futex.  With every thread stopped
+ * and every table lock held (in the order stop_and_fork explains: no
+ * unbounded wait for the locks while a thread is stopped), one raw clone()
  * without CLONE_VM and without an exit signal makes a copy-on-write image
- * of the process, the threads are released and the locks given back: the
+ * of the process, the locks are given back and the threads released: the
  * pause is the signals, the handlers' answers and the clone.  The child
- * marks from the roots (reach_scan.c), writes one unreachable count per
- * record into shared memory mapped before the clone, and _exits.
+ * walks the tables and marks from the roots in its image (reach_scan.c),
+ * writes the records and one unreachable count per record into memory
+ * shared with this process, and _exits.
  *
  * Signals rather than ptrace: ptrace needs a tracer process (a thread
  * cannot trace its own process), is refused under qemu-user, in many
