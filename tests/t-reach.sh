@@ -240,7 +240,7 @@ for d in "$w/fd"/d.*.dump; do
 	"$L" show "$d" >"$d.txt" 2>&1 || fail "$d: leaksnap show: $(head -3 "$d.txt")"
 	grep -a -q '^reachability=signal ' "$d" && ok=$((ok + 1))
 done
-[ "$n" = 40 ] || fail "forkdump: $n dumps, expected 40"
+[ "$n" -ge 40 ] || fail "forkdump: $n dumps, expected 40 (or more: a signal asked again)"
 [ "$ok" -ge 36 ] || { fail "forkdump: $ok of $n dumps with the section";
 	grep -a -h '^reachability=failed' "$w/fd"/d.*.dump | sort | uniq -c | head -3; }
 

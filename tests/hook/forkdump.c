@@ -5,7 +5,8 @@
  * arena locks), one thread forks and allocates with every signal blocked
  * (it is never stopped), and short-lived threads come and go during the
  * stops.  The main thread asks for DUMPS dumps by signal, one every 30 ms,
- * waits for each to be written, then ends everything and exits 0.
+ * waits for each to be written (asking again every 5 s), then ends
+ * everything and exits 0.
  *
  * Usage: forkdump OUTPREFIX DUMPS.  Prints "dumps N" (the dumps written).
  * A dump that never comes (the hang the review found) leaves the process
@@ -129,8 +130,14 @@ int main(int argc, char **argv)
 		char path[4096];
 		snprintf(path, sizeof(path), "%s.%d.%04d.dump", argv[1], (int)getpid(), i);
 		struct stat sb;
-		while (stat(path, &sb) != 0)
+		/* (a signal that came before the hook could take it, on a
+		 * loaded machine, is asked again every 5 s: a dump that never
+		 * comes, the hang, still never comes) */
+		for (int waited = 1; stat(path, &sb) != 0; waited++) {
 			nap(1000000);
+			if (waited % 5000 == 0)
+				kill(getpid(), SIGRTMAX - 17);
+		}
 		written++;
 		nap(30000000);
 	}
