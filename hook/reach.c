@@ -132,7 +132,15 @@ static void sched_restore(int tid, const struct reach_thread *t)
 	_Static_assert(sizeof(old) <= sizeof(t->sched), "room for sched_attr");
 	memcpy(&old, t->sched, sizeof(old));
 	int saved = errno;
-	syscall(SYS_sched_setattr, tid, &old, 0u);
+	/* Without the privilege to, the kernel refuses to clear the
+	 * reset-on-fork flag the raise set: then the policy back with the
+	 * flag kept (a thread it makes starts at the normal policy, as it
+	 * would have). */
+	if (syscall(SYS_sched_setattr, tid, &old, 0u) != 0 && errno == EPERM &&
+	    !(old.flags & SCHED_FLAG_RESET_ON_FORK_)) {
+		old.flags |= SCHED_FLAG_RESET_ON_FORK_;
+		syscall(SYS_sched_setattr, tid, &old, 0u);
+	}
 	errno = saved;
 #else
 	(void)tid;
@@ -475,8 +483,9 @@ static bool boost(const struct stopper *st, int *policy, struct sched_param *par
 
 static void unboost(bool boosted, int policy, const struct sched_param *param)
 {
-	if (boosted)
-		sched_setscheduler(0, policy, param);
+	/* (refused without the privilege to clear reset-on-fork: then kept) */
+	if (boosted && sched_setscheduler(0, policy, param) != 0 && errno == EPERM)
+		sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, param);
 }
 
 struct dirent64_ {
@@ -486,6 +495,28 @@ struct dirent64_ {
 	unsigned char type;
 	char name[];
 };
+
+/* @t's state as listed: a thread that blocks the signal is not sent it (a
+ * sigwaitinfo() thread would receive it): asleep, it is left as it is;
+ * running, it is watched.  Also at each new try of a stop (stop_again),
+ * when a thread may have opened or closed its signals since. */
+static void classify(struct reach_thread *t, int tid)
+{
+	bool blocks;
+	char state;
+	t->state = REACH_NEW;
+	t->start_time = 0;
+	if (!thread_status(tid, &blocks, &state)) {
+		t->state = REACH_GONE;
+		return;
+	}
+	if (!blocks)
+		t->start_time = thread_start_time(tid);
+	if (blocks)
+		t->state = state == 'R' ? REACH_WATCH : REACH_BLOCKED;
+	else if (state != 'R' && thread_sigwaits(tid))
+		t->state = REACH_BLOCKED;
+}
 
 /* Add the threads not listed yet, with whether they block the signal.
  * Returns how many were added, or -1. */
@@ -526,22 +557,7 @@ static long list_threads(struct stopper *st)
 			struct reach_thread *t = &st->threads[st->n];
 			memset(t, 0, sizeof(*t));
 			atomic_store_explicit(&t->tid, tid, memory_order_relaxed);
-			t->state = REACH_NEW;
-			/* A thread that blocks the signal is not sent it (a
-			 * sigwaitinfo() thread would receive it): asleep, it is
-			 * left as it is; running, it is watched. */
-			bool blocks;
-			char state;
-			if (!thread_status(tid, &blocks, &state))
-				t->state = REACH_GONE;
-			else if (!blocks)
-				t->start_time = thread_start_time(tid);
-			if (t->state == REACH_GONE)
-				;
-			else if (blocks)
-				t->state = state == 'R' ? REACH_WATCH : REACH_BLOCKED;
-			else if (state != 'R' && thread_sigwaits(tid))
-				t->state = REACH_BLOCKED;
+			classify(t, tid);
 			atomic_store_explicit(&stop_nthreads, st->n + 1, memory_order_release);
 			st->n++;
 			added++;
@@ -560,13 +576,15 @@ static long list_threads(struct stopper *st)
  * (on_stop), before it waits; a thread let finish in the tables first runs
  * the hook's code there, raised, until it stops; whatever is still raised
  * when the stop ends is lowered by the dump thread before the release
- * (unboost_all): no code of the program's runs at that priority.  Only a
- * thread that did not block the signal when listed, of the normal
- * policies (SCHED_OTHER, BATCH, IDLE), with a known start time.  One that
- * does not run its handler (it blocked the signal since, or exited) is
- * given its scheduling back by the dump thread at the first look at late
- * threads (LATE_FIRST_NS), if it is still the thread listed
- * (unboost_late). */
+ * (unboost_all).  Only a thread that did not block the signal when
+ * listed, of the normal policies (SCHED_OTHER, BATCH, IDLE), with a known
+ * start time.  One that does not run its handler (it blocked the signal
+ * between being listed and signalled, or exited) is given its scheduling
+ * back by the dump thread at the first look at late threads
+ * (LATE_FIRST_NS, 1 ms), if it is still the thread listed (unboost_late):
+ * that window is the only time the program's own code can run raised.
+ * The raise sets reset-on-fork, so a thread or process it makes in that
+ * window starts at the normal policy. */
 static void boost_thread(const struct stopper *st, struct reach_thread *t)
 {
 #if defined(SYS_sched_getattr) && defined(SYS_sched_setattr)
@@ -585,7 +603,9 @@ static void boost_thread(const struct stopper *st, struct reach_thread *t)
 	rt.size = SCHED_ATTR_VER0_;
 	rt.policy = SCHED_FIFO;
 	rt.priority = 1;
-	rt.flags = old.flags;
+	/* (a thread or process it makes before it answers starts at the
+	 * normal policy again, never at this priority) */
+	rt.flags = old.flags | SCHED_FLAG_RESET_ON_FORK_;
 	if (syscall(SYS_sched_setattr, tid, &rt, 0u) == 0)
 		atomic_store_explicit(&t->boosted, true, memory_order_release);
 #else
@@ -1051,8 +1071,16 @@ static void stop_again(struct stopper *st)
 	for (size_t i = 0; i < st->n; i++) {
 		struct reach_thread *t = &st->threads[i];
 		if (t->state == REACH_SIGNALLED || t->state == REACH_SAVED ||
-		    t->state == REACH_FROZEN)
+		    t->state == REACH_FROZEN) {
 			t->state = REACH_NEW;
+		} else if (t->state == REACH_GONE) {
+			/* (its tid, if reused since, is a thread to list
+			 * afresh: tid 0 matches none) */
+			atomic_store_explicit(&t->tid, 0, memory_order_relaxed);
+		} else if (t->state == REACH_BLOCKED || t->state == REACH_WATCH) {
+			/* it may have opened its signals since: look again */
+			classify(t, atomic_load_explicit(&t->tid, memory_order_relaxed));
+		}
 		t->strikes = 0;
 	}
 	st->why[0] = '\0';

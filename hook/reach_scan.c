@@ -66,7 +66,7 @@ void rc_exclude_room(size_t n)
 	if (rc.ex_cap - rc.nex >= n)
 		return;
 	size_t cap = rc.ex_cap * 2;
-	while (cap - rc.nex < n)
+	while (cap - rc.nex < n + 1) /* (+ 1: the new list's own range) */
 		cap *= 2;
 	uintptr_t(*ex)[2] = rc_map(cap * sizeof(*ex));
 	if (!ex)

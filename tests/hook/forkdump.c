@@ -135,8 +135,11 @@ int main(int argc, char **argv)
 		 * comes, the hang, still never comes) */
 		for (int waited = 1; stat(path, &sb) != 0; waited++) {
 			nap(1000000);
-			if (waited % 5000 == 0)
+			if (waited % 5000 == 0) {
+				fprintf(stderr, "forkdump: dump %d asked again after %d s\n", i,
+					waited / 1000);
 				kill(getpid(), SIGRTMAX - 17);
+			}
 		}
 		written++;
 		nap(30000000);
