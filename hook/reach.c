@@ -1061,7 +1061,10 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
  *    the caller), the locks first, waited for with nothing stopped, and
  *    the threads stopped after: none can be inside the tables, and a
  *    thread that wants them waits, stoppable, in their lock's wait.
- * A stop that failed (@st->why) takes no lock at all. */
+ * A stop that failed (@st->why) takes no lock at all; threads first, it
+ * is tried again too (1 ms after the release), within the same
+ * STOP_TRIES: a thread running with the signal blocked is often in a
+ * handler of its own that waits for a thread the stop had stopped. */
 #define STOP_TRIES 3
 #define LOCK_WITHIN_NS 2000000ull   /* for the locks after a stop */
 
@@ -1136,9 +1139,17 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 		atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
 		unboost_all(st);
 		release_threads(st);
-		if (stopped == -1)
+		if (stopped == -1 && attempt + 1 == STOP_TRIES)
 			break; /* failed: no lock taken */
-		st->retries++; /* given up */
+		/* given up: a thread that could not be stopped (one running
+		 * with the signal blocked, in a handler of its own that waits
+		 * for a thread this stop had stopped) is looked at again after
+		 * the release, as is one that took every lock */
+		st->retries++;
+		if (stopped == -1) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
 	}
 	if (stopped == -2) {
 		/* the locks first, nothing stopped while they are waited for */
