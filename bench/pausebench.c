@@ -5,7 +5,9 @@
  * one at random in a loop (with a little computing between), for SECONDS
  * seconds; meanwhile the main thread asks for DUMPS dumps, evenly spread,
  * by the hook's dump signal (SIGRTMAX-17) to the process, and prints
- * "done" at the end. */
+ * "done" at the end.  Each worker times every free + malloc pair: those
+ * that took 1 ms or more (a thread waiting for the table locks, or
+ * preempted) are printed as "stall US", in no order. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -17,8 +19,18 @@
 #include <unistd.h>
 
 #define LIVE 20000
+#define STALLS 65536
 
 static atomic_bool stop;
+static uint32_t stalls[STALLS];
+static atomic_uint nstalls;
+
+static uint64_t now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
 
 static void *worker(void *arg)
 {
@@ -31,8 +43,15 @@ static void *worker(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 		size_t k = (size_t)(x >> 33) % LIVE;
+		uint64_t t0 = now_us();
 		free(live[k]);
 		live[k] = malloc(16 + (size_t)(x >> 20) % 512);
+		uint64_t took = now_us() - t0;
+		if (took >= 1000) {
+			unsigned i = atomic_fetch_add(&nstalls, 1);
+			if (i < STALLS)
+				stalls[i] = (uint32_t)took;
+		}
 		for (int i = 0; i < 200; i++)
 			x = x * 6364136223846793005ULL + 1;
 	}
@@ -67,6 +86,9 @@ int main(int argc, char **argv)
 	atomic_store(&stop, true);
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+	unsigned ns = atomic_load(&nstalls);
+	for (unsigned i = 0; i < ns && i < STALLS; i++)
+		printf("stall %u\n", stalls[i]);
 	printf("done\n");
 	return 0;
 }

@@ -197,6 +197,20 @@ void table_lock_all(void);
 /* This thread is inside the tables (a signal handler interrupted it). */
 bool table_busy_here(void);
 void table_unlock_all(void);
+/* table_lock_all, bounded: gives up after @ns, or at once when another
+ * thread takes or holds every lock; 0 (held) or -1 (nothing held).  For
+ * a reachability pause that stopped the threads first (reach.c). */
+int table_lock_all_within(uint64_t ns);
+/* This thread is taking or holds every lock (a fork's handler, a
+ * snapshot, a rebuild of the stack store). */
+bool table_takes_all_here(void);
+/* Threads taking or holding every lock now. */
+unsigned table_all_takers(void);
+/* From a reachability stop's handler on a thread inside the tables: the
+ * thread is to stop when it leaves them, by calling table_deferred_stop
+ * (set by reach.c) there. */
+void table_defer_stop(void);
+extern void (*table_deferred_stop)(void);
 /* In a forked child, before table_unlock_all. */
 void table_fork_child(void);
 
@@ -248,6 +262,8 @@ void table_snapshot_sort(struct table_snapshot *snap, uint32_t *aux);
 void table_snapshot_blocks_free(struct table_snapshot *snap);
 
 size_t table_live_count(void);
+/* Bytes of one record of a snapshot (its info_size). */
+size_t table_info_size(void);
 uint64_t table_block_key(uint32_t tag, uint32_t size);
 /* The tables' own memory that holds block addresses (or hashes that look
  * like them): never a root. */

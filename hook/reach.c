@@ -1,15 +1,17 @@
 /* leaksnap hook: reachability at capture time -- stopping the threads,
  * the copy-on-write image, the result (docs/reachability.md).
  *
- * With every table lock held (no block comes or goes) and the records
- * built, the threads are stopped by a signal of their own (SIGRTMAX-18):
- * each one's handler copies its machine context and stack pointer into a
- * slot of the hook's memory and waits on a futex.  Then one raw clone()
+ * The threads are stopped by a signal of their own (SIGRTMAX-18): each
+ * one's handler copies its machine context and stack pointer into a slot
+ * of the hook's memory and waits on a futex.  With every thread stopped
+ * and every table lock held (in the order stop_and_fork explains: no
+ * unbounded wait for the locks while a thread is stopped), one raw clone()
  * without CLONE_VM and without an exit signal makes a copy-on-write image
- * of the process, the threads are released and the locks given back: the
+ * of the process, the locks are given back and the threads released: the
  * pause is the signals, the handlers' answers and the clone.  The child
- * marks from the roots (reach_scan.c), writes one unreachable count per
- * record into shared memory mapped before the clone, and _exits.
+ * walks the tables and marks from the roots in its image (reach_scan.c),
+ * writes the records and one unreachable count per record into memory
+ * shared with this process, and _exits.
  *
  * Signals rather than ptrace: ptrace needs a tracer process (a thread
  * cannot trace its own process), is refused under qemu-user, in many
@@ -37,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -57,6 +60,9 @@
 #define CHILD_TIMEOUT_NS 300000000000ull /* for the scan */
 
 static atomic_uint stop_phase;          /* odd while threads are to stop */
+/* The phase of a stop taken before the table locks (the child walks the
+ * tables): a thread inside the tables then finishes there first. */
+static atomic_uint stop_defer_phase;
 static _Atomic(struct reach_thread *) stop_threads;
 static atomic_size_t stop_nthreads;
 static atomic_uint stop_acks;
@@ -104,6 +110,44 @@ static uintptr_t context_sp(const ucontext_t *uc)
 #endif
 }
 
+/* struct sched_attr as the kernel has it since 4.13 (SCHED_ATTR_SIZE_VER1,
+ * 56 bytes): sched_getattr() fills what the kernel knows and says how
+ * much in .size, which sched_setattr() then takes back. */
+struct sched_attr_ {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+#define SCHED_ATTR_VER0_ 48u
+#define SCHED_FLAG_RESET_ON_FORK_ 0x01u
+
+/* Give @t's scheduling back to thread @tid (0: the calling thread). */
+static void sched_restore(int tid, const struct reach_thread *t)
+{
+#ifdef SYS_sched_setattr
+	struct sched_attr_ old;
+	_Static_assert(sizeof(old) <= sizeof(t->sched), "room for sched_attr");
+	memcpy(&old, t->sched, sizeof(old));
+	int saved = errno;
+	/* Without the privilege to, the kernel refuses to clear the
+	 * reset-on-fork flag the raise set: then the policy back with the
+	 * flag kept (a thread it makes starts at the normal policy, as it
+	 * would have). */
+	if (syscall(SYS_sched_setattr, tid, &old, 0u) != 0 && errno == EPERM &&
+	    !(old.flags & SCHED_FLAG_RESET_ON_FORK_)) {
+		old.flags |= SCHED_FLAG_RESET_ON_FORK_;
+		syscall(SYS_sched_setattr, tid, &old, 0u);
+	}
+	errno = saved;
+#else
+	(void)tid;
+	(void)t;
+#endif
+}
+
 /* The stop handler: save, answer, wait for the release.  Every signal is
  * blocked while it runs (sa_mask), so nothing of the program runs on this
  * thread until the release. */
@@ -125,6 +169,19 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 			t = &ts[i];
 			break;
 		}
+	if (table_busy_here() && !table_takes_all_here() &&
+	    atomic_load_explicit(&stop_defer_phase, memory_order_acquire) == phase) {
+		/* Inside the tables, a shard's lock held or waited for:
+		 * stopped here, the tables would be half-changed in the image,
+		 * or the dump could not take their locks.  The thread stops as
+		 * it leaves them (stop_deferred): it waits there for nothing
+		 * but the hook's own locks.  Never a thread taking or holding
+		 * every lock (a fork's handler, whose fork() then waits for
+		 * glibc's locks, which stopped threads may hold): it stops at
+		 * once, and the dump gives this stop up (stop_and_fork). */
+		table_defer_stop();
+		goto out;
+	}
 	if (!t)
 		goto out;
 	const ucontext_t *uc = ucv;
@@ -137,6 +194,14 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	atomic_store_explicit(&t->answered, phase, memory_order_release);
 	atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
 	futex(&stop_acks, FUTEX_WAKE_PRIVATE, 1, NULL);
+	/* Raised to real-time priority to get here at once (boost_thread):
+	 * its own scheduling back once it answered (not before: lowered, it
+	 * would be preempted by the threads still to answer), so that it
+	 * never waits, nor runs the program's code after, at that priority.
+	 * (One let finish in the tables first runs only the hook's code
+	 * there, raised, until it stops here or the dump thread lowers it.) */
+	if (atomic_exchange_explicit(&t->boosted, false, memory_order_acq_rel))
+		sched_restore(0, t);
 	while (atomic_load_explicit(&stop_phase, memory_order_acquire) == phase)
 		futex(&stop_phase, FUTEX_WAIT_PRIVATE, phase, NULL);
 out:
@@ -186,6 +251,19 @@ static int find_libc_data(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* A thread that was inside the tables when its stop signal came, leaving
+ * them: stop now (the handler runs again, outside), if the stop is not
+ * over. */
+static void stop_deferred(void)
+{
+	unsigned phase = atomic_load_explicit(&stop_phase, memory_order_acquire);
+	if ((phase & 1) && atomic_load_explicit(&stop_defer_phase, memory_order_acquire) == phase) {
+		int saved = errno;
+		syscall(SYS_tgkill, (int)getpid(), my_tid(), reach_sig());
+		errno = saved;
+	}
+}
+
 void reach_init(void)
 {
 	glibc_chunks = glibc_malloc();
@@ -206,6 +284,8 @@ void reach_init(void)
 	sigfillset(&sa.sa_mask);
 	if (sigaction(reach_sig(), &sa, NULL) != 0)
 		init_error = "the stop signal cannot be had";
+	else
+		table_deferred_stop = stop_deferred;
 }
 
 static bool handler_is_ours(void)
@@ -279,6 +359,29 @@ static bool thread_status(int tid, bool *blocks, char *state)
 	return len > 0;
 }
 
+/* Thread @tid's start time (field 22 of its stat), 0 if unknown: with
+ * its tid, what tells it from a thread that got the tid later. */
+static unsigned long long thread_start_time(int tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	const char *p = strrchr(buf, ')'); /* (the name may hold anything) */
+	if (!p)
+		return 0;
+	/* fields 3.. follow ") "; the start time is the 22nd */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 /* Whether thread @tid sleeps in sigwaitinfo()/sigtimedwait() waiting for
  * the stop signal.  The kernel unblocks the waited signals for the time of
  * the wait, so SigBlk does not show it; /proc/<tid>/syscall gives the call
@@ -348,6 +451,10 @@ struct stopper {
 	uint64_t locked_ns;     /* the table locks held: the walk and the pause */
 	size_t relisted;        /* thread-list reads after the first signals */
 	bool fifo;              /* the locks were held at SCHED_FIFO (boost()) */
+	bool walk_image;        /* the child walked the tables in its image */
+	bool locks_first;       /* the table locks were taken before the stop */
+	unsigned retries;       /* stops given up: a thread held every lock */
+	uint64_t lock_t0;       /* when the table locks were taken */
 };
 
 #ifndef SCHED_RESET_ON_FORK
@@ -376,8 +483,9 @@ static bool boost(const struct stopper *st, int *policy, struct sched_param *par
 
 static void unboost(bool boosted, int policy, const struct sched_param *param)
 {
-	if (boosted)
-		sched_setscheduler(0, policy, param);
+	/* (refused without the privilege to clear reset-on-fork: then kept) */
+	if (boosted && sched_setscheduler(0, policy, param) != 0 && errno == EPERM)
+		sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, param);
 }
 
 struct dirent64_ {
@@ -387,6 +495,28 @@ struct dirent64_ {
 	unsigned char type;
 	char name[];
 };
+
+/* @t's state as listed: a thread that blocks the signal is not sent it (a
+ * sigwaitinfo() thread would receive it): asleep, it is left as it is;
+ * running, it is watched.  Also at each new try of a stop (stop_again),
+ * when a thread may have opened or closed its signals since. */
+static void classify(struct reach_thread *t, int tid)
+{
+	bool blocks;
+	char state;
+	t->state = REACH_NEW;
+	t->start_time = 0;
+	if (!thread_status(tid, &blocks, &state)) {
+		t->state = REACH_GONE;
+		return;
+	}
+	if (!blocks)
+		t->start_time = thread_start_time(tid);
+	if (blocks)
+		t->state = state == 'R' ? REACH_WATCH : REACH_BLOCKED;
+	else if (state != 'R' && thread_sigwaits(tid))
+		t->state = REACH_BLOCKED;
+}
 
 /* Add the threads not listed yet, with whether they block the signal.
  * Returns how many were added, or -1. */
@@ -427,18 +557,7 @@ static long list_threads(struct stopper *st)
 			struct reach_thread *t = &st->threads[st->n];
 			memset(t, 0, sizeof(*t));
 			atomic_store_explicit(&t->tid, tid, memory_order_relaxed);
-			t->state = REACH_NEW;
-			/* A thread that blocks the signal is not sent it (a
-			 * sigwaitinfo() thread would receive it): asleep, it is
-			 * left as it is; running, it is watched. */
-			bool blocks;
-			char state;
-			if (!thread_status(tid, &blocks, &state))
-				t->state = REACH_GONE;
-			else if (blocks)
-				t->state = state == 'R' ? REACH_WATCH : REACH_BLOCKED;
-			else if (state != 'R' && thread_sigwaits(tid))
-				t->state = REACH_BLOCKED;
+			classify(t, tid);
 			atomic_store_explicit(&stop_nthreads, st->n + 1, memory_order_release);
 			st->n++;
 			added++;
@@ -448,9 +567,77 @@ static long list_threads(struct stopper *st)
 	return added;
 }
 
+/* When the hook's thread runs at SCHED_FIFO for the pause (boost()), each
+ * thread it signals does too until it takes the signal: a thread of
+ * normal priority that waits for a CPU runs its handler only when the
+ * scheduler next runs it, after every other process's turn on a loaded
+ * machine (milliseconds); at SCHED_FIFO it runs it at once.  The handler
+ * gives the thread its own scheduling back as soon as it has answered
+ * (on_stop), before it waits; a thread let finish in the tables first runs
+ * the hook's code there, raised, until it stops; whatever is still raised
+ * when the stop ends is lowered by the dump thread before the release
+ * (unboost_all).  Only a thread that did not block the signal when
+ * listed, of the normal policies (SCHED_OTHER, BATCH, IDLE), with a known
+ * start time.  One that does not run its handler (it blocked the signal
+ * between being listed and signalled, or exited) is given its scheduling
+ * back by the dump thread at the first look at late threads
+ * (LATE_FIRST_NS, 1 ms), if it is still the thread listed (unboost_late):
+ * that window is the only time the program's own code can run raised.
+ * The raise sets reset-on-fork, so a thread or process it makes in that
+ * window starts at the normal policy. */
+static void boost_thread(const struct stopper *st, struct reach_thread *t)
+{
+#if defined(SYS_sched_getattr) && defined(SYS_sched_setattr)
+	if (!st->fifo || !t->start_time)
+		return;
+	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	struct sched_attr_ old, rt;
+	memset(&old, 0, sizeof(old));
+	if (syscall(SYS_sched_getattr, tid, &old, (unsigned)sizeof(old), 0u) != 0 ||
+	    old.size < SCHED_ATTR_VER0_ || old.size > sizeof(old) ||
+	    (old.policy != SCHED_OTHER && old.policy != SCHED_BATCH && old.policy != SCHED_IDLE))
+		return;
+	old.flags &= SCHED_FLAG_RESET_ON_FORK_;
+	memcpy(t->sched, &old, sizeof(old));
+	memset(&rt, 0, sizeof(rt));
+	rt.size = SCHED_ATTR_VER0_;
+	rt.policy = SCHED_FIFO;
+	rt.priority = 1;
+	/* (a thread or process it makes before it answers starts at the
+	 * normal policy again, never at this priority) */
+	rt.flags = old.flags | SCHED_FLAG_RESET_ON_FORK_;
+	if (syscall(SYS_sched_setattr, tid, &rt, 0u) == 0)
+		atomic_store_explicit(&t->boosted, true, memory_order_release);
+#else
+	(void)st;
+	(void)t;
+#endif
+}
+
+/* A thread still raised that has not taken its signal: its scheduling
+ * back, if it is the thread listed (its start time unchanged). */
+static void unboost_late(struct reach_thread *t)
+{
+	if (!atomic_exchange_explicit(&t->boosted, false, memory_order_acq_rel))
+		return;
+	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	if (thread_start_time(tid) == t->start_time)
+		sched_restore(tid, t);
+}
+
+static void unboost_all(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (atomic_load_explicit(&st->threads[i].boosted, memory_order_acquire))
+			unboost_late(&st->threads[i]);
+}
+
 static int send_stop(struct stopper *st, struct reach_thread *t)
 {
 	int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	atomic_store_explicit(&t->want, st->phase, memory_order_release);
+	if (t->state == REACH_NEW)
+		boost_thread(st, t);
 	atomic_store_explicit(&t->want, st->phase, memory_order_release);
 	if (syscall(SYS_tgkill, (int)getpid(), tid, reach_sig()) == 0) {
 		t->state = REACH_SIGNALLED;
@@ -496,6 +683,7 @@ static int look_at_late(struct stopper *st)
 		    atomic_load_explicit(&t->answered, memory_order_acquire) == st->phase)
 			continue;
 		int tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+		unboost_late(t); /* (1 ms without taking its signal) */
 		bool blocks;
 		char state;
 		if (!thread_status(tid, &blocks, &state)) {
@@ -553,8 +741,13 @@ static int settle_unanswered(struct stopper *st)
 }
 
 /* Signal every new thread, wait for the answers; again until no new
- * thread appears.  Returns 0, or -1 with @st->why. */
-static int stop_threads_now(struct stopper *st)
+ * thread appears.  Returns 0, or -1 with @st->why.  With @locks_after
+ * (the table locks are to be taken once the threads stopped), -2 as soon
+ * as a thread is seen taking or holding every lock after the first look
+ * at late threads: it stops there, holding them (on_stop), or does not
+ * stop at all (it blocks the signal); either way the locks may never come
+ * free while the others are stopped. */
+static int stop_threads_now(struct stopper *st, bool locks_after)
 {
 	uint64_t deadline = now_ns() + STOP_TIMEOUT_NS, next_look = now_ns() + LATE_FIRST_NS;
 	for (bool first = true;; first = false) {
@@ -578,6 +771,10 @@ static int stop_threads_now(struct stopper *st)
 			if (!count_waiting(st))
 				break;
 			uint64_t now = now_ns();
+			if (locks_after && now >= next_look && table_all_takers()) {
+				snprintf(st->why, sizeof(st->why), "a thread holds the table locks");
+				return -2;
+			}
 			if (now >= next_look && now < deadline) {
 				next_look = now + LATE_EVERY_NS;
 				if (look_at_late(st) != 0)
@@ -661,6 +858,9 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 "reachability_fork_us=%llu\n"
 		 "reachability_stop_us=%llu\n"
 		 "reachability_walk_us=%llu\n"
+		 "reachability_walk=%s\n"
+		 "reachability_order=%s\n"
+		 "reachability_retries=%u\n"
 		 "reachability_locked_us=%llu\n"
 		 "reachability_sched=%s\n"
 		 "reachability_unreachable=%llu bytes in %llu of %llu blocks\n"
@@ -669,7 +869,9 @@ static void describe(struct reach_result *res, const struct stopper *st,
 		 ended, extra, (unsigned long long)(pause_ns / 1000), (unsigned long long)(sh->scan_ns / 1000),
 		 (unsigned long long)(sh->scan_cpu_ns / 1000), (unsigned long long)(sh->index_ns / 1000),
 		 (unsigned long long)(fork_ns / 1000), (unsigned long long)(st->stop_ns / 1000),
-		 (unsigned long long)(st->walk_ns / 1000), (unsigned long long)(st->locked_ns / 1000),
+		 (unsigned long long)(st->walk_ns / 1000), st->walk_image ? "image" : "locked",
+		 st->locks_first ? "locks-then-threads" : "threads-then-locks", st->retries,
+		 (unsigned long long)(st->locked_ns / 1000),
 		 st->fifo ? "fifo" : "other",
 		 (unsigned long long)sh->unreachable_bytes,
 		 (unsigned long long)sh->unreachable_blocks, (unsigned long long)sh->blocks,
@@ -839,20 +1041,130 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
 }
 
 /* The pause: from the first signal to the release (this thread's signals
- * wait meanwhile, as long as it holds the table locks).  Stops the threads
- * and, when they stopped, forks the image (*@pid: its pid or -errno; the
- * fork's time in *@fork_ns).  Returns stop_threads_now()'s answer, the
- * pause's length in *@pause_ns. */
+ * wait meanwhile).  Stops the threads and, when they stopped, forks the
+ * image (*@pid: its pid or -errno; the fork's time in *@fork_ns).  Returns
+ * stop_threads_now()'s answer, the pause's length in *@pause_ns.
+ *
+ * The lock order (docs/reachability.md, "Stopping and the table locks"):
+ * a thread waits for the table locks, then for anything else -- a fork's
+ * handler takes every table lock, then glibc's fork() takes the arena and
+ * stdio locks -- never the other way round; and a stopped thread counts
+ * as holding every lock of the program's it holds.  So this thread waits
+ * for the table locks without a bound only while no thread is stopped:
+ *  - threads first (args->walk_fd >= 0, the child walks the tables): a
+ *    thread inside the tables finishes there and stops as it leaves them,
+ *    unless it takes or holds every lock, which stops at once.  Then the
+ *    locks are tried for LOCK_WITHIN_NS; a stop with a thread seen taking
+ *    every lock, or whose locks did not come, is given up (the threads
+ *    released, nothing held) and tried again, STOP_TRIES times in all;
+ *  - then, or where the tables were walked already (their locks held by
+ *    the caller), the locks first, waited for with nothing stopped, and
+ *    the threads stopped after: none can be inside the tables, and a
+ *    thread that wants them waits, stoppable, in their lock's wait.
+ * A stop that failed (@st->why) takes no lock at all; threads first, it
+ * is tried again too (1 ms after the release), within the same
+ * STOP_TRIES: a thread running with the signal blocked is often in a
+ * handler of its own that waits for a thread the stop had stopped. */
+#define STOP_TRIES 3
+#define LOCK_WITHIN_NS 2000000ull   /* for the locks after a stop */
+
+/* The threads of a stop given up are asked again in the next one. */
+static void stop_again(struct stopper *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct reach_thread *t = &st->threads[i];
+		if (t->state == REACH_SIGNALLED || t->state == REACH_SAVED ||
+		    t->state == REACH_FROZEN) {
+			t->state = REACH_NEW;
+		} else if (t->state == REACH_GONE) {
+			/* (its tid, if reused since, is a thread to list
+			 * afresh: tid 0 matches none) */
+			atomic_store_explicit(&t->tid, 0, memory_order_relaxed);
+		} else if (t->state == REACH_BLOCKED || t->state == REACH_WATCH) {
+			/* it may have opened its signals since: look again */
+			classify(t, atomic_load_explicit(&t->tid, memory_order_relaxed));
+		}
+		t->strikes = 0;
+	}
+	st->why[0] = '\0';
+}
+
+static void stop_begin(struct stopper *st, bool defer)
+{
+	st->phase = atomic_load(&stop_phase) + 1; /* odd */
+	atomic_store_explicit(&stop_defer_phase, defer ? st->phase : 0, memory_order_release);
+	atomic_store_explicit(&stop_phase, st->phase, memory_order_release);
+}
+
 static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long *pid,
 			 uint64_t *pause_ns, uint64_t *fork_ns)
 {
-	uint64_t t0 = now_ns();
-	st->phase = atomic_load(&stop_phase) + 1; /* odd */
-	atomic_store_explicit(&stop_phase, st->phase, memory_order_release);
-	int stopped = stop_threads_now(st);
-	st->stop_ns = now_ns() - t0;
-	uint64_t tf0 = 0, tf1 = 0;
+	bool threads_first = args->walk_fd >= 0;
+	/* This thread's signals wait from the first stop signal to the
+	 * release (faults excepted), as they do while it holds the table
+	 * locks: a handler of the program's run meanwhile could wait for a
+	 * lock of the program's that a stopped thread holds. */
+	sigset_t quiet, old;
+	sigfillset(&quiet);
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&quiet, faults[i]);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	uint64_t t0 = 0, tf0 = 0, tf1 = 0;
+	int stopped = -2;
+	bool locked = false;
 	*pid = -1;
+	for (unsigned attempt = 0; threads_first && attempt < STOP_TRIES; attempt++) {
+		if (attempt) {
+			stop_again(st);
+			/* until the taker is done (a fork takes a fraction
+			 * of a millisecond), 20 ms at most */
+			for (int i = 0; i < 200 && table_all_takers(); i++) {
+				struct timespec ts = {0, 100000};
+				nanosleep(&ts, NULL);
+			}
+		}
+		t0 = now_ns();
+		stop_begin(st, true);
+		stopped = stop_threads_now(st, true);
+		st->stop_ns = now_ns() - t0;
+		if (stopped == 0) {
+			st->lock_t0 = now_ns();
+			if (table_lock_all_within(LOCK_WITHIN_NS) == 0) {
+				locked = true;
+				break;
+			}
+			stopped = -2;
+		}
+		atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
+		unboost_all(st);
+		release_threads(st);
+		if (stopped == -1 && attempt + 1 == STOP_TRIES)
+			break; /* failed: no lock taken */
+		/* given up: a thread that could not be stopped (one running
+		 * with the signal blocked, in a handler of its own that waits
+		 * for a thread this stop had stopped) is looked at again after
+		 * the release, as is one that took every lock */
+		st->retries++;
+		if (stopped == -1) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (stopped == -2) {
+		/* the locks first, nothing stopped while they are waited for */
+		if (threads_first) {
+			stop_again(st);
+			st->lock_t0 = now_ns();
+			table_lock_all();
+			locked = true;
+		}
+		st->locks_first = true;
+		t0 = now_ns();
+		stop_begin(st, false);
+		stopped = stop_threads_now(st, false);
+		st->stop_ns = now_ns() - t0;
+	}
 	if (stopped == 0) {
 		for (size_t i = 0; i < st->n; i++) {
 			st->frozen += st->threads[i].state == REACH_FROZEN;
@@ -863,8 +1175,19 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 		*pid = fork_image(args);
 		tf1 = now_ns();
 	}
-	release_threads(st);
+	if (locked) {
+		/* the image has its copy: the locks go before the threads,
+		 * which would otherwise wake only to wait for them */
+		table_unlock_all();
+		st->locked_ns = now_ns() - st->lock_t0;
+	}
+	atomic_store_explicit(&stop_defer_phase, 0, memory_order_release);
+	unboost_all(st);
+	/* (taken before the wake: a dumping thread of normal priority may
+	 * be preempted by the threads it wakes) */
 	*pause_ns = now_ns() - t0;
+	release_threads(st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	*fork_ns = tf1 - tf0;
 	return stopped;
 }
@@ -902,6 +1225,65 @@ static void take_result(struct reach_result *res, const struct stopper *st,
 	}
 }
 
+/* The file the child writes the records it walked into (memfd: its size
+ * is the child's to choose), or -1 where there is none (the parent then
+ * walks the tables itself, every lock held). */
+static int walk_file(void)
+{
+#ifdef SYS_memfd_create
+	return (int)syscall(SYS_memfd_create, "leaksnap-reach", 1u /* MFD_CLOEXEC */);
+#else
+	return -1;
+#endif
+}
+
+/* The records and counts the child walked into @fd, into @snap and @res
+ * (@sh: its word on them).  Returns 0, or -1 (nothing taken). */
+static int take_walked(int fd, const struct reach_shared *sh, struct table_snapshot *snap,
+		       struct reach_result *res)
+{
+	size_t counts_off, total;
+	size_t info_size = table_info_size();
+	if (sh->nrec && sh->records_size != sh->nrec * info_size)
+		return -1;
+	reach_walk_layout(sh->nrec, sh->records_size, &counts_off, &total);
+	struct stat stb;
+	if (fstat(fd, &stb) != 0 || (uint64_t)stb.st_size != total)
+		return -1;
+	size_t rec_map = sh->records_size ? sh->records_size : 1;
+	void *rec = sh->records_size ? mmap(NULL, rec_map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+				     : hook_map(1);
+	if (!rec || rec == MAP_FAILED)
+		return -1;
+	size_t cnt_size = total - counts_off;
+	void *cnt = mmap(NULL, cnt_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)counts_off);
+	if (cnt == MAP_FAILED) {
+		munmap(rec, rec_map);
+		return -1;
+	}
+	memset(snap, 0, sizeof(*snap));
+	snap->records = rec;
+	snap->map_size = rec_map;
+	snap->record_count = sh->nrec;
+	snap->records_size = sh->records_size;
+	snap->info_size = info_size;
+	snap->total_memory = sh->total_memory;
+	snap->clamped = sh->clamped;
+	res->counts = cnt;
+	res->counts_map = cnt;
+	res->counts_map_size = cnt_size;
+	return 0;
+}
+
+/* Walk the tables here, every lock held, before the pause (where no file
+ * for the child's walk can be had).  Returns 0 or -1. */
+static int walk_here(struct table_snapshot *snap, struct stopper *st, uint64_t tl0)
+{
+	int walked = table_snapshot_locked(snap, true);
+	st->walk_ns = now_ns() - tl0;
+	return walked;
+}
+
 int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -933,38 +1315,81 @@ int reach_snapshot(struct table_snapshot *snap, struct reach_result *res)
 		return table_snapshot(snap);
 	}
 
+	/* The child walks the tables in its image when it can (a file to
+	 * write the records into): the locks are then held for the pause
+	 * only, not for the walk before it. */
+	int fd = walk_file();
+	res->map_size = sizeof(struct reach_shared);
+	void *shm = mmap(NULL, res->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (shm == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		failed(res, "no shared memory for the result", 0);
+		res->map_size = 0;
+		atomic_store(&stop_threads, NULL);
+		return table_snapshot(snap);
+	}
+	res->map = shm;
 	int policy = 0;
 	struct sched_param param;
 	st.fifo = boost(&st, &policy, &param);
 	uint64_t tl0 = now_ns();
-	table_lock_all();
-	int walked = table_snapshot_locked(snap, true);
-	st.walk_ns = now_ns() - tl0;
-	if (walked != 0) {
+	if (fd < 0)
+		table_lock_all();
+	if (fd < 0 && walk_here(snap, &st, tl0) != 0) {
 		table_unlock_all();
 		unboost(st.fifo, policy, &param);
 		atomic_store(&stop_threads, NULL);
 		return -1;
 	}
-	res->map_size = sizeof(struct reach_shared) + (snap->record_count + 1) * sizeof(uint32_t);
-	void *shm = mmap(NULL, res->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			 -1, 0);
-	if (shm == MAP_FAILED) {
-		table_unlock_all();
-		unboost(st.fifo, policy, &param);
-		failed(res, "no shared memory for the result", 0);
-		res->map_size = 0;
-	} else {
-		res->map = shm;
-		struct reach_child_args args;
-		child_args(&args, &st, snap, shm, res->map_size);
-		long pid;
-		uint64_t pause, fork_ns;
-		int stopped = stop_and_fork(&st, &args, &pid, &pause, &fork_ns);
+	if (fd < 0) {
+		/* the counts follow the header, one per record */
+		size_t want = sizeof(struct reach_shared) + (snap->record_count + 1) * sizeof(uint32_t);
+		void *bigger = mremap(shm, res->map_size, want, MREMAP_MAYMOVE);
+		if (bigger == MAP_FAILED) {
+			table_unlock_all();
+			unboost(st.fifo, policy, &param);
+			failed(res, "no shared memory for the result", 0);
+			atomic_store(&stop_threads, NULL);
+			table_snapshot_sort(snap, NULL);
+			return 0;
+		}
+		res->map = shm = bigger;
+		res->map_size = want;
+	}
+	struct reach_child_args args;
+	child_args(&args, &st, snap, shm, res->map_size);
+	args.walk_fd = fd;
+	long pid;
+	uint64_t pause, fork_ns;
+	int stopped = stop_and_fork(&st, &args, &pid, &pause, &fork_ns);
+	if (fd < 0) {
 		table_unlock_all();
 		st.locked_ns = now_ns() - tl0;
-		unboost(st.fifo, policy, &param);
-		take_result(res, &st, snap, shm, stopped, pid, pause, fork_ns);
+	}
+	unboost(st.fifo, policy, &param);
+	take_result(res, &st, snap, shm, stopped, pid, pause, fork_ns);
+	if (fd >= 0) {
+		const struct reach_shared *sh = shm;
+		if (res->ok && take_walked(fd, sh, snap, res) == 0) {
+			st.walk_ns = sh->walk_ns;
+			st.walk_image = true;
+			res->counts_size = snap->record_count * sizeof(uint32_t);
+			describe(res, &st, sh, pause, fork_ns);
+		} else {
+			if (res->ok)
+				failed(res, "the scanning child's records could not be read", pause);
+			res->ok = false;
+			res->counts = NULL;
+		}
+		close(fd);
+		if (!res->ok) {
+			/* no records from the child: the plain snapshot's */
+			atomic_store(&stop_threads, NULL);
+			atomic_store(&stop_nthreads, 0);
+			return table_snapshot(snap);
+		}
 	}
 	table_snapshot_sort(snap, res->ok ? res->counts : NULL);
 	atomic_store(&stop_threads, NULL);
@@ -977,6 +1402,9 @@ void reach_result_free(struct reach_result *res)
 	if (res->map)
 		munmap(res->map, res->map_size);
 	res->map = NULL;
+	if (res->counts_map)
+		munmap(res->counts_map, res->counts_map_size);
+	res->counts_map = NULL;
 	res->counts = NULL;
 	res->ok = false;
 }

@@ -35,6 +35,14 @@ struct reach_thread {
 	uintptr_t sp;
 	uintptr_t memo[2];    /* its memo of stacks (table_memo_range) */
 	unsigned reg_bytes;
+	/* Raised to SCHED_FIFO for its stop (reach.c's boost_thread): its
+	 * own scheduling before (a struct sched_attr as the kernel gave it,
+	 * its size first), given back by the thread itself in its handler,
+	 * or by the dump thread if it never runs it -- only while the thread
+	 * has the start time it had when listed (a tid may be reused). */
+	atomic_bool boosted;
+	unsigned long long start_time;
+	uint32_t sched[16];
 	uintptr_t regs[REACH_REG_BYTES / sizeof(uintptr_t)];
 };
 
@@ -52,7 +60,12 @@ struct reach_shared {
 	uint64_t unreadable_skipped; /* bytes of live blocks not mapped (or not
 				      * made readable): not read */
 	uint64_t ended_stacks;    /* cached stacks of ended threads: DTV only */
-	uint32_t counts[];        /* one per record, in the unsorted record order */
+	/* The records, when the child walked the tables in its image (the
+	 * parent gave it @reach_child_args.walk_fd): how many, in what it
+	 * wrote there, and the walk's time. */
+	uint64_t nrec, records_size, total_memory, clamped, walk_ns;
+	uint32_t counts[];        /* one per record, in the unsorted record order
+				   * (when the parent walked the tables) */
 };
 
 /* Where glibc keeps what the scan needs in a thread's descriptor (struct
@@ -97,7 +110,21 @@ struct reach_child_args {
 				   * set when the chunk is a mapping of its own */
 	uintptr_t libc_data[2];   /* the C library's writable segment (.data,
 				   * .bss), or {0, 0} */
+	int walk_fd;              /* >= 0: the tables are not walked yet; the
+				   * child walks them in its image and writes
+				   * the records, then (at a page's offset) the
+				   * counts into this file (reach_walk_layout) */
 };
+
+/* Where the records and the counts lie in the file of walk_fd: records
+ * from 0, counts from *@counts_off, *@total bytes in all. */
+static inline void reach_walk_layout(size_t nrec, size_t records_size, size_t *counts_off,
+				     size_t *total)
+{
+	size_t page = 65536; /* any page size of Linux's (an mmap offset) */
+	*counts_off = (records_size + page - 1) / page * page;
+	*total = *counts_off + (nrec ? nrec : 1) * sizeof(uint32_t);
+}
 
 /* In the forked child: mark, count, report, _exit.  Never returns. */
 void reach_child_main(const struct reach_child_args *a) __attribute__((noreturn));
@@ -109,6 +136,8 @@ struct reach_result {
 	size_t counts_size;  /* bytes of the section (4 * records) */
 	void *map;           /* what to unmap afterwards */
 	size_t map_size;
+	void *counts_map;    /* and this (the counts the child walked into) */
+	size_t counts_map_size;
 	char meta[1024];      /* the reachability metadata lines */
 };
 

@@ -59,9 +59,14 @@ struct reach_child {
 	size_t nskip;
 	uint32_t *stack;
 	size_t depth;
-	uintptr_t ex[MAX_EXCLUDE][2];
-	size_t nex;
+	uintptr_t (*ex)[2];         /* the hook's own memory, never a root:
+				     * ex_first, then memory of the child's
+				     * as it grows (rc_exclude) */
+	size_t nex, ex_cap;
+	uintptr_t ex_first[MAX_EXCLUDE][2];
 	struct reach_shared *out;
+	uint32_t *counts;           /* one per record (out->counts, or the
+				     * records' file: walk_tables) */
 	sigjmp_buf fault;
 	volatile int faulting;
 };
@@ -73,6 +78,12 @@ extern struct reach_child rc;
 void *rc_map(size_t bytes);
 /* Say @why in the shared result and end the child. */
 void rc_give_up(const char *why) __attribute__((noreturn));
+/* Leave [@lo, @hi) out of the roots; room for @n more ranges at
+ * rc.ex + rc.nex.  The list grows as needed; where it cannot (no memory)
+ * the child gives up, saying so: a range dropped would make the blocks its
+ * memory points to look reachable. */
+void rc_exclude(uintptr_t lo, uintptr_t hi);
+void rc_exclude_room(size_t n);
 /* /proc/self/maps as areas, in address order (*@count of them); the text
  * read is excluded from the roots.  reach_maps.c */
 struct area *rc_read_maps(size_t *count);

@@ -53,9 +53,7 @@ struct area *rc_read_maps(size_t *count)
 		len += (size_t)r;
 	}
 	close(fd);
-	rc.ex[rc.nex][0] = (uintptr_t)text;
-	rc.ex[rc.nex][1] = (uintptr_t)text + cap;
-	rc.nex++;
+	rc_exclude((uintptr_t)text, (uintptr_t)text + cap);
 	size_t lines = 1;
 	for (size_t i = 0; i < len; i++)
 		lines += text[i] == '\n';

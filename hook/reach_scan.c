@@ -57,6 +57,35 @@ void rc_give_up(const char *why)
 	_exit(0);
 }
 
+void rc_exclude_room(size_t n)
+{
+	if (!rc.ex) {
+		rc.ex = rc.ex_first;
+		rc.ex_cap = MAX_EXCLUDE;
+	}
+	if (rc.ex_cap - rc.nex >= n)
+		return;
+	size_t cap = rc.ex_cap * 2;
+	while (cap - rc.nex < n + 1) /* (+ 1: the new list's own range) */
+		cap *= 2;
+	uintptr_t(*ex)[2] = rc_map(cap * sizeof(*ex));
+	if (!ex)
+		rc_give_up("no memory for the list of the hook's own memory to leave out of the roots");
+	memcpy(ex, rc.ex, rc.nex * sizeof(*ex));
+	rc.ex = ex;
+	rc.ex_cap = cap;
+	/* (the list itself holds no block's address, but is the child's) */
+	rc_exclude((uintptr_t)ex, (uintptr_t)(ex + cap));
+}
+
+void rc_exclude(uintptr_t lo, uintptr_t hi)
+{
+	rc_exclude_room(1);
+	rc.ex[rc.nex][0] = lo;
+	rc.ex[rc.nex][1] = hi;
+	rc.nex++;
+}
+
 /* Blocks ---------------------------------------------------------------------- */
 
 /* The blocks in address order, as rc.start[], rc.end[] (at least start + 1:
@@ -622,17 +651,29 @@ static void child_setup(const struct reach_child_args *a)
 		}
 		close(oom);
 	}
-	for (size_t i = 0; i < sizeof(a->exclude) / sizeof(a->exclude[0]); i++) {
-		rc.ex[rc.nex][0] = a->exclude[i][0];
-		rc.ex[rc.nex][1] = a->exclude[i][1];
-		rc.nex++;
-	}
+	for (size_t i = 0; i < sizeof(a->exclude) / sizeof(a->exclude[0]); i++)
+		rc_exclude(a->exclude[i][0], a->exclude[i][1]);
 	/* the child's own state: it fills it with block addresses */
-	rc.ex[rc.nex][0] = (uintptr_t)&rc;
-	rc.ex[rc.nex][1] = (uintptr_t)(&rc + 1);
-	rc.nex++;
-	rc.nex += table_own_ranges(rc.ex + rc.nex, MAX_EXCLUDE - rc.nex - 2); /* (rc_read_maps's, the dump thread's) */
-	rc.nex += control_image_ranges(rc.ex + rc.nex, MAX_EXCLUDE - rc.nex - 2); /* (the dumps the control streams) */
+	rc_exclude((uintptr_t)&rc, (uintptr_t)(&rc + 1));
+	/* the tables' memory, the dumps the control streams: each writes
+	 * as many as there is room for, so room for all (the count it
+	 * wrote below the room means it had no more) */
+	for (size_t room = 256;; room *= 2) {
+		rc_exclude_room(room);
+		size_t n = table_own_ranges(rc.ex + rc.nex, room);
+		if (n + 2 > room) /* (it stops two short of a full list) */
+			continue;
+		rc.nex += n;
+		break;
+	}
+	for (size_t room = 256;; room *= 2) {
+		rc_exclude_room(room);
+		size_t n = control_image_ranges(rc.ex + rc.nex, room);
+		if (n == room)
+			continue;
+		rc.nex += n;
+		break;
+	}
 }
 
 /* The blocks sorted, with their marks, the mark stack and the page index. */
@@ -768,18 +809,12 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 	 * above it -- on 32-bit ARM, the one that holds the main thread's
 	 * static TLS. */
 	struct area *hook = a->hook_stack ? rc_area_of(areas, nareas, a->hook_stack) : NULL;
-	if (hook && rc.nex < MAX_EXCLUDE) {
-		rc.ex[rc.nex][0] = hook->lo;
-		rc.ex[rc.nex][1] = a->hook_stack;
-		rc.nex++;
-	}
+	if (hook)
+		rc_exclude(hook->lo, a->hook_stack);
 	/* The control thread's (control.c), the same way. */
 	struct area *ctl = a->control_stack ? rc_area_of(areas, nareas, a->control_stack) : NULL;
-	if (ctl && rc.nex < MAX_EXCLUDE) {
-		rc.ex[rc.nex][0] = ctl->lo;
-		rc.ex[rc.nex][1] = a->control_stack;
-		rc.nex++;
-	}
+	if (ctl)
+		rc_exclude(ctl->lo, a->control_stack);
 	/* This thread: from where the program called the hook (the frames
 	 * below are the hook's), or, on the hook's threads, as just said. */
 	struct area *self = rc_area_of(areas, nareas, a->self_sp);
@@ -861,7 +896,7 @@ static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *are
 			top = (ar->lo + l->top_to_pd + page - 1) & ~(page - 1);
 		for (; !found && top < last; top += found ? 0 : page)
 			found = ended_descriptor(l, areas, nareas, top - l->top_to_pd, top, &block);
-		if (!found || block > ar->lo || rc.nex >= MAX_EXCLUDE)
+		if (!found || block > ar->lo)
 			continue;
 		uintptr_t dtv = top - l->top_to_pd + l->dtv_off;
 		scan_words(dtv, dtv + ws);
@@ -870,9 +905,7 @@ static void scan_ended_stacks(const struct reach_tcb_layout *l, struct area *are
 		if (top == ar->hi) {
 			ar->flags |= A_SKIP;
 		} else {
-			rc.ex[rc.nex][0] = ar->lo;
-			rc.ex[rc.nex][1] = top;
-			rc.nex++;
+			rc_exclude(ar->lo, top);
 		}
 	}
 }
@@ -920,7 +953,7 @@ static void count_unreachable(const struct reach_child_args *a)
 				hi = mid;
 		}
 		if (lo < a->nrec && a->keys[lo] == key) {
-			rc.out->counts[lo]++;
+			rc.counts[lo]++;
 			rc.out->unreachable_blocks++;
 			rc.out->unreachable_bytes += (uint32_t)key; /* its size */
 		}
@@ -944,11 +977,67 @@ static void forget_memos(const struct reach_child_args *a)
 	}
 }
 
-void reach_child_main(const struct reach_child_args *a)
+/* The tables walked in this image (the parent held every table lock when
+ * it forked, so they are as they were at that moment, and no thread of
+ * the program waits for this): the records go into the parent's file
+ * (@a->walk_fd), the counts after them; the block list and the records'
+ * keys stay here, out of the roots.  Fills @b from @a with them. */
+static void walk_tables(const struct reach_child_args *a, struct reach_child_args *b)
+{
+	static struct table_snapshot snap; /* (excluded from the roots below) */
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	*b = *a;
+	if (table_snapshot_locked(&snap, true) != 0)
+		rc_give_up("no memory for the records");
+	size_t counts_off, total;
+	reach_walk_layout(snap.record_count, snap.records_size, &counts_off, &total);
+	if (ftruncate(a->walk_fd, (off_t)total) != 0)
+		rc_give_up("cannot size the file of the records");
+	uint8_t *out = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, a->walk_fd, 0);
+	if (out == MAP_FAILED)
+		rc_give_up("cannot map the file of the records");
+	memcpy(out, snap.records, snap.records_size);
+	rc.counts = (uint32_t *)(void *)(out + counts_off);
+	b->blocks = snap.blocks;
+	b->nblocks = snap.block_count;
+	b->blocks_diff = snap.blocks_diff;
+	b->huge = (const uintptr_t(*)[2])snap.huge;
+	b->nhuge = snap.huge_count;
+	b->keys = snap.keys;
+	b->nrec = snap.record_count;
+	/* the walk's own memory holds every block's address: never a root */
+	uintptr_t own[][2] = {
+		{(uintptr_t)snap.records, (uintptr_t)snap.records + snap.map_size},
+		{(uintptr_t)snap.keys, (uintptr_t)snap.keys + snap.keys_size},
+		{(uintptr_t)snap.blocks, (uintptr_t)snap.blocks + snap.blocks_size},
+		{(uintptr_t)out, (uintptr_t)out + total},
+		{(uintptr_t)&snap, (uintptr_t)(&snap + 1)},
+	};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		rc_exclude(own[i][0], own[i][1]);
+	rc.out->nrec = snap.record_count;
+	rc.out->records_size = snap.records_size;
+	rc.out->total_memory = snap.total_memory;
+	rc.out->clamped = snap.clamped;
+	rc.out->walk_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+}
+
+void reach_child_main(const struct reach_child_args *args)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	rc.out = a->out;
-	child_setup(a);
+	rc.out = args->out;
+	rc.counts = args->out->counts;
+	child_setup(args);
+	struct reach_child_args walked;
+	const struct reach_child_args *a = args;
+	if (args->walk_fd >= 0) {
+		walk_tables(args, &walked);
+		a = &walked;
+		/* the scan's time starts after the walk (as when the parent
+		 * walked: its speed is the mark's) */
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	}
 	size_t nareas;
 	struct area *areas = rc_read_maps(&nareas);
 	index_blocks(a);

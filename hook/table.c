@@ -28,7 +28,12 @@
  *
  * Every malloc or free holds exactly one shard while it touches the
  * tables, so holding all of them stops every table user: that is how
- * snapshots, fork and the stack-store rebuild get a quiescent view.
+ * snapshots, fork and the stack-store rebuild get a quiescent view
+ * (table_lock.c takes them all).
+ *
+ * A forked child writes its changes into a small table of its own until
+ * someone takes every lock (table_child.c): the shards' pages stay the
+ * parent's, not copied.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,7 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "kit_hash.h"
 #include "table_internal.h"
@@ -60,22 +68,32 @@ void table_index_range(uintptr_t range[2])
 }
 
 /* The thread that holds every lock works on the tables without locking. */
-static HOOK_TLS int holds_all;
+HOOK_TLS int holds_all;
 /* Set while this thread holds a shard lock: a signal handler that calls
  * exit() or leaksnap_dump() there must not wait for that lock. */
-static HOOK_TLS int in_shard;
+HOOK_TLS int in_shard;
+/* Set by a reachability stop's handler that came while this thread was
+ * inside the tables (table_defer_stop): the thread stops when it leaves
+ * them, through table_deferred_stop. */
+HOOK_TLS int stop_deferred;
+void (*table_deferred_stop)(void);
+
+void table_defer_stop(void)
+{
+	stop_deferred = 1;
+}
+
+void __attribute__((noinline)) table_run_deferred_stop(void)
+{
+	stop_deferred = 0;
+	void (*fn)(void) = table_deferred_stop;
+	if (fn)
+		fn();
+}
+
 /* Set when the stack index could not grow (out of memory): stacks not
  * yet recorded are then left out rather than retried forever. */
 static atomic_bool stk_frozen;
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-	__asm__ volatile("yield");
-#endif
-}
 
 /* Shard locks.  The shared way in is one atomic exchange to take and a
  * plain release store to give back.  A waiter spins briefly, then yields;
@@ -103,7 +121,7 @@ static atomic_bool bias_ok;
 static atomic_uint bias_next = 1;
 static HOOK_TLS unsigned bias_id;     /* this thread's, 0 until it needs one */
 
-static void bias_register(void)
+void table_bias_register(void)
 {
 #ifdef SYS_membarrier
 	atomic_store(&bias_ok, syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_,
@@ -112,13 +130,13 @@ static void bias_register(void)
 }
 
 /* A full barrier on every thread of the process. */
-static void bias_barrier(void)
+void table_bias_barrier(void)
 {
 #ifdef SYS_membarrier
 	int saved_errno = errno;
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) != 0) {
 		/* registration lost (a child made by raw clone, say): again */
-		bias_register();
+		table_bias_register();
 		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_, 0, 0) != 0 &&
 		    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_, 0, 0) != 0) {
 			/* Cannot happen once registration worked; stop biasing
@@ -136,22 +154,9 @@ static void bias_barrier(void)
 static void bias_revoke(struct shard *s)
 {
 	atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
-	bias_barrier();
+	table_bias_barrier();
 	while (atomic_load_explicit(&s->owner_in, memory_order_acquire))
 		cpu_relax();
-}
-
-static void __attribute__((noinline)) lock_slow(atomic_int *l)
-{
-	for (unsigned spin = 0;; spin++) {
-		if (!atomic_load_explicit(l, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
-			return;
-		if (spin < 64)
-			cpu_relax();
-		else
-			sched_yield();
-	}
 }
 
 /* The shared way in, then: revoke another thread's bias, or bias the
@@ -160,7 +165,7 @@ static void __attribute__((noinline)) lock_slow(atomic_int *l)
 static bool __attribute__((noinline)) shard_lock_shared(struct shard *s)
 {
 	if (HOOK_UNLIKELY(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
-		lock_slow(&s->lock);
+		table_lock_slow(&s->lock);
 	unsigned owner = atomic_load_explicit(&s->bias, memory_order_relaxed);
 	if (owner) {
 		bias_revoke(s);
@@ -214,6 +219,9 @@ static inline void shard_unlock(struct shard *s, bool biased)
 		atomic_store_explicit(&s->lock, 0, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 	in_shard = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		table_run_deferred_stop();
 }
 
 bool table_busy_here(void)
@@ -390,7 +398,7 @@ int table_init(unsigned frames)
 		stk_index_mask = STK_INDEX_MIN_CAP - 1;
 		atomic_store(&stk_index, idx);
 	}
-	bias_register();
+	table_bias_register();
 	return 0;
 }
 
@@ -646,6 +654,27 @@ static void shard_delete(struct shard *s, struct ptr_slot *e)
 		shard_resize(s); /* shrink; failure only leaves it larger */
 }
 
+struct ptr_slot *table_shard_find(struct shard *s, uintptr_t key)
+{
+	return shard_find(s->slots, s->mask, key, home_of(key));
+}
+
+void table_shard_put(struct shard *s, uintptr_t key, uint64_t h, size_t size, bool zygote,
+		     uint32_t stack)
+{
+	shard_put(s, key, h, size, zygote, stack);
+}
+
+void table_shard_drop(struct shard *s, struct ptr_slot *e)
+{
+	shard_delete(s, e);
+}
+
+atomic_uintptr_t *table_freed_slot(struct shard *s, uint64_t h)
+{
+	return freed_slot(s, h);
+}
+
 /* Rebuild the stack store and index (every lock held): drop stacks no
  * live pointer uses, compact the rest, size the index for them.  Memory is
  * mapped before anything changes; if it cannot be, nothing changes and
@@ -769,6 +798,42 @@ static void stk_grow(void)
 		table_unlock_all();
 }
 
+/* For table_child.c: the shards' way in and out for a forked child's own
+ * table (in_shard raised, a deferred stop run), the stack store. */
+void table_busy_enter(void)
+{
+	in_shard = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+void table_busy_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	in_shard = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (HOOK_UNLIKELY(stop_deferred))
+		table_run_deferred_stop();
+}
+
+uint32_t table_stack_find(const uintptr_t *pcs, unsigned n, uint64_t *stack_slot,
+			  const uint64_t *run)
+{
+	uint32_t stack = stk_find_or_add(pcs, n, stack_slot, run);
+	if (stack == UINT32_MAX && atomic_load_explicit(&stk_frozen, memory_order_relaxed))
+		stack = 0;
+	return stack;
+}
+
+void table_stack_grow(void)
+{
+	stk_grow();
+}
+
+uint32_t table_stack_gen(void)
+{
+	return stk_gen;
+}
+
 void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
 		  uint64_t *stack_slot, const uint64_t *run)
 {
@@ -781,6 +846,9 @@ void table_insert(void *p, size_t size, bool zygote, const uintptr_t *pcs, unsig
 		table_note_untracked(p);
 		return;
 	}
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_insert(key, size, zygote, pcs, n, stack_slot, run))
+		return;
 	for (;;) {
 		bool biased = shard_lock(s);
 		uint32_t stack = stk_find_or_add(pcs, n, stack_slot, run);
@@ -810,6 +878,9 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 	if (HOOK_UNLIKELY(in_shard) && !holds_all)
 		return res; /* a signal handler freeing while this thread is inside
 			     * the tables: its entry stays until the address is reused */
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_free(k, key, &res))
+		return res;
 	/* (the slot's line is on its way while the lock is taken) */
 	__builtin_prefetch(&s->slots[slot_of((uint32_t)(h >> 32), s->mask)]);
 	bool biased = shard_lock(s);
@@ -840,6 +911,9 @@ void table_restore(void *p, const struct table_key *key)
 		table_note_untracked(p);
 		return;
 	}
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !holds_all &&
+	    child_restore(k, key))
+		return;
 	bool biased = shard_lock(s);
 	/* (stk_gen changes only with every lock held: stable here) */
 	if (key->gen == stk_gen)
@@ -853,6 +927,11 @@ void table_restore(void *p, const struct table_key *key)
 void table_note_untracked(void *p)
 {
 	uintptr_t k = (uintptr_t)p;
+	if (HOOK_UNLIKELY(atomic_load_explicit(&child_on, memory_order_relaxed)) && !in_shard &&
+	    !holds_all) {
+		if (child_untracked(k))
+			return;
+	}
 	atomic_uintptr_t *f = freed_slot(shard_of(k), ptr_hash(k));
 	uintptr_t expected = k;
 	if (atomic_load_explicit(f, memory_order_relaxed) == k)
@@ -860,67 +939,3 @@ void table_note_untracked(void *p)
 							memory_order_relaxed);
 }
 
-/* The signal mask of the thread holding every lock, from before it took
- * them (guarded by the locks themselves). */
-static sigset_t holder_mask;
-
-void table_lock_all(void)
-{
-	if (holds_all)
-		return;
-	/* The holder's signals wait until it lets go: a handler of the
-	 * program's run meanwhile could wait for a lock of the program's that
-	 * another thread holds while it waits for these (or, during a
-	 * reachability pause, while it is stopped), and none would be released.
-	 * Faults stay open: blocked, a bug's fault would kill at once.  So does
-	 * the stop of a reachability pause: a thread waiting here for another
-	 * dump's locks must still be stopped by it (its handler takes no
-	 * lock). */
-	sigset_t quiet, old;
-	sigfillset(&quiet);
-	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
-	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		sigdelset(&quiet, faults[i]);
-	sigdelset(&quiet, LEAKSNAP_HOOK_SIG_STOP);
-	pthread_sigmask(SIG_BLOCK, &quiet, &old);
-	in_shard = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	bool any_biased = false;
-	for (unsigned i = 0; i < NSHARDS; i++) {
-		struct shard *s = &shards[i];
-		if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-			lock_slow(&s->lock);
-		if (atomic_load_explicit(&s->bias, memory_order_relaxed)) {
-			atomic_store_explicit(&s->bias, 0, memory_order_relaxed);
-			any_biased = true;
-		}
-	}
-	/* one barrier for every bias taken away (not counted as revokes:
-	 * the owners get them back on their next way in) */
-	if (any_biased) {
-		bias_barrier();
-		for (unsigned i = 0; i < NSHARDS; i++)
-			while (atomic_load_explicit(&shards[i].owner_in, memory_order_acquire))
-				cpu_relax();
-	}
-	holds_all = 1;
-	holder_mask = old;
-}
-
-void table_unlock_all(void)
-{
-	sigset_t mask = holder_mask;
-	holds_all = 0;
-	for (unsigned i = NSHARDS; i-- > 0;)
-		atomic_store_explicit(&shards[i].lock, 0, memory_order_release);
-	atomic_signal_fence(memory_order_seq_cst);
-	in_shard = 0;
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
-}
-
-void table_fork_child(void)
-{
-	bias_register();
-	/* (a snapshot of the parent's other threads is not going on here) */
-	atomic_store(&snap_readers, 0);
-}

@@ -1,6 +1,8 @@
 /* leaksnap hook: the tables' layout, shared by table.c (the tables and
- * their locks) and table_snap.c (snapshots and the live blocks read from
- * them, always with every lock held).  Internal to hook/. */
+ * their shards' locks), table_lock.c (every lock at once), table_child.c
+ * (a forked child's own table) and table_snap.c (snapshots and the live
+ * blocks read from them, always with every lock held).  Internal to
+ * hook/: each of them includes this header, none includes another. */
 #ifndef LEAKSNAP_HOOK_TABLE_INTERNAL_H
 #define LEAKSNAP_HOOK_TABLE_INTERNAL_H
 
@@ -101,5 +103,63 @@ static inline struct stk *stk_at(uint32_t idx)
 					      memory_order_acquire);
 	return (struct stk *)(chunk + (size_t)(idx & (STK_CHUNK - 1)) * stk_stride);
 }
+
+/* For table_child.c (table.c): a shard's slot for @key (or the empty one
+ * ending its chain), an entry added or taken away (every lock held), the
+ * recently freed address where @key's hash @h goes. */
+struct ptr_slot *table_shard_find(struct shard *s, uintptr_t key);
+void table_shard_put(struct shard *s, uintptr_t key, uint64_t h, size_t size, bool zygote,
+		     uint32_t stack);
+void table_shard_drop(struct shard *s, struct ptr_slot *e);
+atomic_uintptr_t *table_freed_slot(struct shard *s, uint64_t h);
+
+/* table.c, for table_child.c: the way into the tables and out (a deferred
+ * stop run there), the stack store's number for a stack (0: not stored,
+ * UINT32_MAX: the index must grow, table_stack_grow), its numbering. */
+void table_busy_enter(void);
+void table_busy_leave(void);
+uint32_t table_stack_find(const uintptr_t *pcs, unsigned n, uint64_t *stack_slot,
+			  const uint64_t *run);
+void table_stack_grow(void);
+uint32_t table_stack_gen(void);
+
+/* table.c's thread state, for table_lock.c: this thread holds every lock
+ * (and works on the tables without locking), is inside the tables, has a
+ * reachability stop deferred to its leaving them (table_run_deferred_stop
+ * runs it). */
+extern HOOK_TLS int holds_all;
+extern HOOK_TLS int in_shard;
+extern HOOK_TLS int stop_deferred;
+void table_run_deferred_stop(void);
+/* Biased shards (table.c): register for membarrier, a full barrier on
+ * every thread of the process. */
+void table_bias_register(void);
+void table_bias_barrier(void);
+/* table_lock.c: a shard's lock when its first exchange failed. */
+void table_lock_slow(atomic_int *l);
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/* A forked child's own table of changes (table_child.c), in use while
+ * child_on.  child_insert, child_free, child_restore, child_untracked:
+ * table_insert, table_remove, table_restore, table_note_untracked on it;
+ * false when it did nothing (the caller goes the shards' way).
+ * child_flatten: apply it to the shards and turn it off (every shard lock
+ * held).  child_start: turn it on, empty (in a forked child). */
+extern atomic_bool child_on;
+bool child_insert(uintptr_t key, size_t size, bool zygote, const uintptr_t *pcs, unsigned n,
+		  uint64_t *stack_slot, const uint64_t *run);
+bool child_free(uintptr_t key, struct table_key *out, enum table_remove_result *res);
+bool child_restore(uintptr_t key, const struct table_key *k);
+bool child_untracked(uintptr_t key);
+void child_flatten(void);
+void child_start(void);
 
 #endif

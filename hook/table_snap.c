@@ -139,6 +139,11 @@ static inline uint64_t slot_key(const struct ptr_slot *e)
 	       (e->stack & SLOT_ZYGOTE ? SNAP_ZYGOTE : 0);
 }
 
+size_t table_info_size(void)
+{
+	return sizeof(uintptr_t) * (2 + rec_frames);
+}
+
 size_t table_live_count(void)
 {
 	size_t live = 0;

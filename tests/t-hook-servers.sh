@@ -130,4 +130,29 @@ for setting in "" all 0; do
 	done
 done
 
+# A fork-per-request child keeps its changes to the tables apart from the
+# pages it shares with its parent (tests/hook/forkcow.c): its 200
+# allocations and 105 frees must not copy the parent's table pages (about
+# 200 page faults when each one did; the child's own heap pages are about
+# 60), and its dumps are still exact: the inherited blocks less those it
+# freed, its own and those of a thread it started (whose first call put
+# the child's changes into the shared tables), the double free of an
+# inherited block counted; the same after its first dump.
+RD=$(cd "$B/tests" && pwd)/reachdump
+mkdir "$w/fc"
+out=$(env LD_PRELOAD="$HOOK" LEAKSNAP_DUMP_ON_EXIT=0 "$T/forkcow" "$w/fc/d" 2>&1) ||
+	fail "forkcow: status $?: $out"
+f=$(echo "$out" | sed -n 's/^faults \([0-9]*\)$/\1/p')
+[ -n "$f" ] && [ "$f" -lt 130 ] || fail "forkcow: the child's calls took '$f' page faults (expected < 130)"
+for n in 1 2; do
+	d="$w/fc/d.$n.dump"
+	"$RD" "$d" >"$d.rd" 2>&1 || { fail "$d: not readable: $(cat "$d.rd")"; continue; }
+	got=$(awk '$1 == "rec" { c[$2] += $3 }
+		END { printf "%d %d %d %d %d", c[48], c[3000], c[1000], c[2500], c[2000] }' "$d.rd")
+	want="20000 4 100 4 0"
+	[ $n = 2 ] && want="20000 2 100 4 3"
+	[ "$got" = "$want" ] || fail "$d: blocks of 48/3000/1000/2500/2000 bytes: $got, expected $want"
+	grep -q -x 'meta invalid_frees=1' "$d.rd" || fail "$d: the double free not counted"
+done
+
 finish
