@@ -42,10 +42,20 @@ for a in $ARCHES; do
 			[ -s "$out-in.stderr" ] && { fail "$a $mode $name: stderr not empty"; cat "$out-in.stderr"; }
 			for kind in pre in; do
 				n=0
-				# the parent's pid is the smaller (a watched library
+				# the parent's pid comes first, the child's after it,
+				# counting past pid_max's wrap (a watched library
 				# alone leaves the child no zygote record to tell it by)
 				for d in $(ls "$out-$kind".*.exit.dump 2>/dev/null |
-					awk -F. '{ print $(NF-2), $0 }' | sort -n | cut -d' ' -f2-); do
+					awk -F. -v max="$(cat /proc/sys/kernel/pid_max)" '
+					{ pid[NR] = $(NF-2); path[NR] = $0 }
+					END {
+						if (NR == 2 && ((pid[1] > pid[2] && pid[1] - pid[2] < max / 2) ||
+						    (pid[2] > pid[1] && pid[2] - pid[1] > max / 2))) {
+							t = path[1]; path[1] = path[2]; path[2] = t
+						}
+						for (i = 1; i <= NR; i++)
+							print path[i]
+					}'); do
 					n=$((n + 1))
 					who=parent
 					[ $n = 2 ] && who=child
