@@ -50,6 +50,10 @@ struct inapp_state {
 	struct inapp_rec *recs; /* hook_map()'ed */
 	size_t nrecs, recs_cap;
 	struct buf *paths;
+	/* glibc's count of unloads at the last scan and at this one
+	 * (dlpi_subs) */
+	unsigned long long subs, scan_subs;
+	bool subs_known, scan_subs_known;
 };
 
 /* Both under the in-app lock, which also serializes every got_swap().

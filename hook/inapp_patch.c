@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -404,11 +405,49 @@ static void repair(const struct dl_phdr_info *info, const struct inapp_mod *m)
 	}
 }
 
+/* Module @m matches @info by address, headers and name, but may be a new
+ * load of the same library: unloaded by a dlclose() the hook did not see
+ * (called through a function pointer, or through a slot read before it was
+ * patched), then loaded again where it was, its link map in the same
+ * memory.  Its slots then hold what the loader put there, not ours.  Only
+ * asked when something was unloaded since the last scan (glibc counts the
+ * unloads; elsewhere, always). */
+static bool reloaded(const struct dl_phdr_info *info, size_t size, const struct inapp_mod *m)
+{
+#ifdef __GLIBC__
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs) &&
+	    inapp.subs_known && info->dlpi_subs == inapp.subs)
+		return false;
+#else
+	(void)size;
+#endif
+	if (m->nrecs == 0)
+		return false; /* (nothing of ours in it either way) */
+	for (size_t k = m->first_rec; k < m->first_rec + m->nrecs; k++) {
+		const struct inapp_rec *r = &inapp.recs[k];
+		uintptr_t cur = atomic_load((_Atomic uintptr_t *)r->addr), real;
+		bool fresh = cur == r->old ||
+			     (contains(info, r->old) && (real = loader_value(r->name)) && cur == real);
+		if (!fresh)
+			return false; /* ours, or someone else's: the same load */
+	}
+	return true;
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)size, (void)data;
+	(void)data;
+#ifdef __GLIBC__
+	/* (read under the loader's lock, with the list) */
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		inapp.scan_subs = info->dlpi_subs;
+		inapp.scan_subs_known = true;
+	}
+#endif
 	for (size_t i = 0; i < inapp.nmods; i++)
 		if (same_module(&inapp.mods[i], info)) {
+			if (reloaded(info, size, &inapp.mods[i]))
+				break; /* (the old one is swept, this one patched) */
 			inapp.mods[i].seen = true;
 			repair(info, &inapp.mods[i]);
 			return 0;
@@ -501,8 +540,11 @@ void inapp_scan_locked(void)
 		dl_iterate_phdr(find_cxx, NULL);
 	for (size_t i = 0; i < inapp.nmods; i++)
 		inapp.mods[i].seen = false;
+	inapp.scan_subs_known = false;
 	dl_iterate_phdr(scan_one, NULL);
 	sweep();
+	inapp.subs = inapp.scan_subs;
+	inapp.subs_known = inapp.scan_subs_known;
 }
 
 /* Stop ---------------------------------------------------------------------------- */
@@ -536,6 +578,7 @@ int inapp_unpatch_locked(void)
 
 void inapp_forget_locked(void)
 {
+	inapp.subs_known = false;
 	inapp.nmods = 0;
 	inapp.nrecs = 0;
 	if (inapp.paths)

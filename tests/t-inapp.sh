@@ -221,6 +221,20 @@ EOF
 api_records "$w/api-foreign.foreign.dump" "3004 1 app foreign_realloc main"
 expect_meta "$w/api-foreign.foreign.dump" "invalid_frees=0"
 
+# A watched library unloaded unseen and loaded again in place: the new
+# load's slots are patched (its block is in the dump) and stop puts them
+# all back (it took the new load for the old one: "stop: 2", 3102 missing).
+api reload "$T/libleaker.so"
+api_expect reload <<'EOF'
+global lookup: none
+start: 0 
+unloaded: 0
+same place: yes
+stop: 0 
+EOF
+api_records "$w/api-reload.reload.dump" "3101 1 app leaker_alloc main
+3102 1 app leaker_alloc main"
+
 api tamper
 api_expect tamper <<'EOF'
 global lookup: none

@@ -316,11 +316,20 @@ if command -v clang >/dev/null 2>&1 &&
 	clang -fsanitize=leak -o "$w/lsan-probe" "$w/lsan-probe.c" 2>/dev/null; then
 	clang -O2 -D_GNU_SOURCE -I"$top/hook" -fsanitize=leak -o "$w/reach-lsan" "$top/tests/hook/reach.c" \
 		-ldl -lpthread || fail "clang -fsanitize=leak cannot build tests/hook/reach.c"
-	"$w/reach-lsan" "$LIB" >/dev/null 2>"$w/lsan.err"
-	ls=$(awk '/^(Direct|Indirect) leak of/ { s += $4 } END { print s + 0 }' "$w/lsan.err")
 	# LeakSanitizer does not scan the program's own mmap'ed memory (2192,
-	# 2416).
-	[ "$ls" = $((exp + 2192 + 2416)) ] ||
+	# 2416).  Its scan, like ours, takes any word for a pointer: a stale
+	# copy of one in its own process (a register its leak check spilled)
+	# can keep a lost block, and it then reports less.  Less is tried
+	# again, up to three runs; more, or less three times, fails.
+	want=$((exp + 2192 + 2416))
+	for try in 1 2 3; do
+		"$w/reach-lsan" "$LIB" >/dev/null 2>"$w/lsan.err"
+		ls=$(awk '/^(Direct|Indirect) leak of/ { s += $4 } END { print s + 0 }' "$w/lsan.err")
+		[ "$ls" -lt "$want" ] || break
+		echo "LeakSanitizer run $try: $ls leaked, less than $want (a stale pointer in its process)"
+		cp "$w/lsan.err" "$w/lsan.$try.err"
+	done
+	[ "$ls" = "$want" ] ||
 		fail "LeakSanitizer: $ls leaked, expected leaksnap's $exp + 2192 + 2416"
 	grep -q '^Direct leak of 2192 byte' "$w/lsan.err" || fail "LeakSanitizer: the mmap-held block is not its difference"
 	grep -q '^Direct leak of 2416 byte' "$w/lsan.err" || fail "LeakSanitizer: the block held between two big ones is not its difference"

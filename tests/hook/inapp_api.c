@@ -5,6 +5,7 @@
  *
  *   inapp_api api HOOK OUT              start/stop errors, restart, slots put back
  *   inapp_api foreign HOOK OUT LEAKER   blocks the hook did not see, freed or grown
+ *   inapp_api reload HOOK OUT LEAKER    LEAKER unloaded unseen, loaded again in place
  *   inapp_api tamper HOOK OUT           a slot changed by someone else is left so
  *   inapp_api stop HOOK OUT             the interval, the dump at stop, the signals
  *   inapp_api threads HOOK OUT          8 allocating threads, start/stop in a loop
@@ -240,6 +241,42 @@ static int run_foreign(const char *leaker)
 	dump_as("foreign");
 	say("stop", stop());
 	free(grown);
+	return 0;
+}
+
+/* reload ---------------------------------------------------------------------- */
+
+/* A watched library unloaded behind the hook's back (dlclose through a
+ * pointer from dlsym: no patched slot sees it) and loaded again where it
+ * was: the new load is patched as a new module, not taken for the old
+ * one.  (The loader puts it back at the same address, its link map in
+ * the same memory, as a rule: "same place" says whether it did.) */
+static int run_reload(const char *leaker)
+{
+	int (*raw_dlclose)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT, "dlclose");
+	void *h = dlopen(leaker, RTLD_NOW);
+	void *(*alloc1)(size_t) = h ? (void *(*)(size_t))dlsym(h, "leaker_alloc") : NULL;
+	if (!alloc1 || !raw_dlclose) {
+		printf("dlopen %s: %s\n", leaker, dlerror());
+		return 1;
+	}
+	struct leaksnap_options o = opts("/libleaker\\.so$");
+	say("start", start(&o));
+	keep[4] = alloc1(3101);
+	printf("unloaded: %d\n", raw_dlclose(h));
+	void *h2 = dlopen(leaker, RTLD_NOW);
+	void *(*alloc2)(size_t) = h2 ? (void *(*)(size_t))dlsym(h2, "leaker_alloc") : NULL;
+	if (!alloc2) {
+		printf("dlopen again %s: %s\n", leaker, dlerror());
+		return 1;
+	}
+	printf("same place: %s\n", alloc2 == alloc1 ? "yes" : "no");
+	keep[5] = alloc2(3102);
+	dump_as("reload");
+	say("stop", stop());
+	free(keep[4]);
+	free(keep[5]);
+	dlclose(h2);
 	return 0;
 }
 
@@ -641,6 +678,8 @@ int main(int argc, char **argv)
 		return run_api();
 	if (!strcmp(s, "foreign") && argc > 4)
 		return run_foreign(argv[4]);
+	if (!strcmp(s, "reload") && argc > 4)
+		return run_reload(argv[4]);
 	if (!strcmp(s, "tamper"))
 		return run_tamper();
 	if (!strcmp(s, "stop"))
