@@ -76,7 +76,7 @@ struct sample_filter {
 	size_t map_size;  /* bytes mapped */
 	atomic_uint c[];
 };
-#define SAMPLE_FILTER_MIN_BITS 16 /* 256 KiB */
+#define SAMPLE_FILTER_MIN_BITS 10 /* 4 KiB */
 #define SAMPLE_FILTER_MAX_BITS 30
 /* It grows when it holds more than one sampled block in this many counters,
  * to at least twice that many per block. */
