@@ -704,11 +704,20 @@ HIDDEN void *hook_realloc_forget(void *old, size_t size)
 {
 	{
 		INAPP_ENTER();
-		struct sample_filter *filter = sample_filter_now();
-		if (old && INAPP_LIVE() && table_remove(old, NULL) == TABLE_REMOVED && filter)
-			sample_filter_del(filter, old);
+		if (old && INAPP_LIVE())
+			hook_forget(old);
 	}
 	return hook_real.realloc(old, size);
+}
+
+/* @p is about to be freed where the hook does not call the allocator
+ * itself (operator delete, realloc of the modules not watched): out of the
+ * table and, sampling, out of the filter, which says first whether to look
+ * (as for a free). */
+HIDDEN void hook_forget(void *p)
+{
+	enum table_remove_result res;
+	(void)untrack(p, NULL, &res);
 }
 
 HIDDEN void *hook_reallocarray_forget(void *old, size_t n, size_t size)

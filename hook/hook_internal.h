@@ -480,6 +480,8 @@ void *hook_calloc(size_t n, size_t size);
 void *hook_realloc(void *old, size_t size);
 void *hook_reallocarray(void *old, size_t n, size_t size);
 void *hook_realloc_forget(void *old, size_t size);
+/* (counted in, collection on) @p leaves the table and the filter */
+void hook_forget(void *p);
 void *hook_reallocarray_forget(void *old, size_t n, size_t size);
 void *hook_memalign(size_t align, size_t size);
 int hook_posix_memalign(void **out, size_t align, size_t size);

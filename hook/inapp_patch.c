@@ -116,7 +116,7 @@ NEW_TRAMPOLINE(4) NEW_TRAMPOLINE(5) NEW_TRAMPOLINE(6) NEW_TRAMPOLINE(7)
 		if (p) {                                                               \
 			INAPP_ENTER();                                                 \
 			if (INAPP_LIVE())                                              \
-				table_remove(p, NULL);                                 \
+				hook_forget(p);                                        \
 		}                                                                      \
 		((delete_fn)atomic_load_explicit(&cxx_real[8 + i], memory_order_relaxed))( \
 			p, b, c);                                                      \

@@ -146,6 +146,22 @@ done
 [ "$(wc -l <"$w/in-cxxlocal.parent.mine")" = 4 ] ||
 	{ fail "cxxlocal: not 4 records"; cat "$w/in-cxxlocal.parent.mine"; }
 
+# The same sampled at every byte: each of the 200 deletes of the churn takes
+# its block out of the filter too (they left their counters up: the live
+# count grew until the filter did, to 4096 counters, and each free after a
+# delete took the table lock for nothing, "4096 200 200").  An unrelated
+# free may share a counter with one of the few sampled blocks live: a
+# handful of unsampled lookups at most.
+LD_PRELOAD=$INAPP LEAKSNAP_LIBS=libinappcxx LEAKSNAP_SAMPLE=1 LEAKSNAP_OUT="$w/cxxsample" \
+	"$T/inapp_api" cxx "$INAPP" "$w/unused" "$T" >/dev/null 2>&1 || fail "cxx sampled: exit status"
+d=$(ls "$w"/cxxsample.*.exit.dump)
+"$L" show "$d" >"$d.show"
+grep -q '^records: *4 (4 sampled allocations, 28049 sampled bytes)$' "$d.show" ||
+	{ fail "cxx sampled: not the 4 leaks"; grep '^records' "$d.show"; }
+set -- $(sed -n 's/^  sample_filter=//p' "$d.show")
+[ $# = 3 ] && [ "$1" = 1024 ] && [ "$2" -ge 200 ] && [ "$3" -le 5 ] ||
+	{ fail "cxx sampled: sample_filter=$*, expected 1024, 200 or more, 5 or fewer"; }
+
 # The C++ program watched whole: the same leaks as t-hook-cxx, nothing of
 # the containers it destroys.
 d=$(ls "$w"/in-cxx.*.exit.dump)
