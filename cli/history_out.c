@@ -162,7 +162,7 @@ static json_t *json_row(const struct leaksnap_store_history_row *r, const struct
 	for (size_t k = 0; sus && k < r->suspect_count; k++)
 		json_array_append_new(sus, json_suspect(&r->suspects[k], false, sampled, frames));
 	for (size_t k = 0; gone && k < r->gone_count; k++)
-		json_array_append_new(gone, json_suspect(&r->gone[k], true, false, frames));
+		json_array_append_new(gone, json_suspect(&r->gone[k], true, sampled, frames));
 	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "key",
 			      kit_json_text(r->key), "runs", kit_json_u64(r->runs), "first_time_ns",
 			      kit_json_u64(r->first_time_ns), "last_time_ns",
@@ -190,12 +190,19 @@ static json_t *json_row(const struct leaksnap_store_history_row *r, const struct
 		json_t *pts = json_array();
 		for (size_t k = 0; pts && k < r->point_count; k++) {
 			const struct leaksnap_store_history_point *p = &r->points[k];
-			json_array_append_new(
-				pts, json_pack("{s:o, s:o, s:o, s:I, s:o}", "value",
+			json_t *po = json_pack("{s:o, s:o, s:o, s:I, s:o}", "value",
 					       kit_json_text(p->value), "runs", kit_json_u64(p->runs),
 					       "memory", kit_json_u64(p->memory), "growth",
 					       (json_int_t)p->growth, "definite",
-					       kit_json_u64(p->definite)));
+					       kit_json_u64(p->definite));
+			if (po && sampled) { /* (the row's figures, point by point) */
+				json_object_set_new(po, "estimated_memory", kit_json_u64(p->memory));
+				json_object_set_new(po, "estimated_growth",
+						    json_integer((json_int_t)p->growth));
+				json_object_set_new(po, "estimated_definite",
+						    kit_json_u64(p->definite));
+			}
+			json_array_append_new(pts, po);
 		}
 		json_object_set_new(o, "points", pts);
 	}
