@@ -4,6 +4,10 @@
 # (bench/varbench.c: call paths that branch, 2M iterations per thread, 1024
 # live slots freed at random; 8 threads do a quarter of the work each):
 #   bare         varbench alone
+#   bare-idle    (1 thread) the same with one more thread that only waits:
+#                glibc's malloc locks its arena once a process has two
+#                threads, and the hook's dump thread is one (the table
+#                gives full and sampled against it too)
 #   full-auto    under libleakhook.so, every block, LEAKSNAP_UNWIND=auto
 #   sample-auto  the same with LEAKSNAP_SAMPLE=65536
 #   bare-fp, full-fp, sample-fp: varbench-fp (frame pointers), UNWIND=fp
@@ -59,6 +63,9 @@ for t in 1 2 8; do
 		case $what in *-fp) prog=varbench-fp ;; *-instr) prog=varbench-instr ;; esac
 		echo "$t $what $prog $n" >>"$WORK/configs"
 	done
+	# (one thread: the same bare with one more thread that only waits, as
+	# the hook's dump thread does: glibc's malloc then locks its arena)
+	[ $t = 1 ] && echo "$t bare-idle varbench $n" >>"$WORK/configs"
 done
 
 mode() { # CONFIG: its LEAKSNAP_UNWIND
@@ -69,6 +76,7 @@ run_one() { # THREADS WHAT PROG COUNT: the run's time in ns
 	rm -f "$WORK"/d.*
 	t=$1 what=$2 prog=$B/bench/$3 n=$4
 	case $what in
+	bare-idle) set -- env VARBENCH_IDLE_THREAD=1 "$prog" "$t" "$n" ;;
 	bare*) set -- "$prog" "$t" "$n" ;;
 	full-*) set -- env LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="$(mode "$what")" LEAKSNAP_FRAMES=16 \
 		LEAKSNAP_OUT="$WORK/d" "$prog" "$t" "$n" ;;
@@ -101,6 +109,7 @@ if [ "${BENCH_IR:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
 		[ "$t" = 1 ] || continue
 		n=$((n / 10))
 		case $what in
+		bare-idle) set -- VARBENCH_IDLE_THREAD=1 ;;
 		bare*) set -- ;;
 		full-*) set -- LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="$(mode "$what")" LEAKSNAP_OUT="$WORK/d" ;;
 		sample-*) set -- LD_PRELOAD="$HOOK" LEAKSNAP_UNWIND="$(mode "$what")" LEAKSNAP_OUT="$WORK/d" \
@@ -169,7 +178,9 @@ done
 	echo
 	printf '%-8s %-12s %10s %8s %8s\n' threads config seconds ratio spread
 	for t in 1 2 8; do
-		for what in bare full-auto sample-auto bare-fp full-fp sample-fp bare-instr \
+		extra=
+		[ $t = 1 ] && extra=bare-idle
+		for what in bare $extra full-auto sample-auto bare-fp full-fp sample-fp bare-instr \
 			full-instr sample-instr; do
 			m=$(med "$t" "$what")
 			case $what in
@@ -182,11 +193,18 @@ done
 				"$(echo "$m $b" | awk '{ print $1 / $2 }')" "$(spread "$t" "$what")"
 		done
 	done
+	echo
+	echo "1 thread, against bare with one idle thread (bare-idle: what the hook's own thread"
+	echo "costs the program, glibc's malloc locking its arena once a second thread exists):"
+	for what in full-auto sample-auto; do
+		printf '  %-12s %7.2fx\n' "$what" "$(echo "$(med 1 "$what") $(med 1 bare-idle)" |
+			awk '{ print $1 / $2 }')"
+	done
 	if [ -s "$WORK/instr" ]; then
 		echo
 		echo "instructions per iteration, 1 thread (valgrind; the ratio to the same binary bare):"
 		awk '{ ir[$1] = $2 / $3 }
-			END { n = split("bare full-auto sample-auto bare-fp full-fp sample-fp bare-instr full-instr sample-instr", k, " ")
+			END { n = split("bare bare-idle full-auto sample-auto bare-fp full-fp sample-fp bare-instr full-instr sample-instr", k, " ")
 			for (i = 1; i <= n; i++) { b = k[i] ~ /-fp$/ ? "bare-fp" : k[i] ~ /^(full|sample)-instr$/ ? "bare-instr" : "bare"
 				printf "  %-12s %8.0f  %5.2fx\n", k[i], ir[k[i]], ir[k[i]] / ir[b] } }' "$WORK/instr"
 	fi

@@ -14,12 +14,18 @@
  *   site_* chain x 11 caller_a|caller_b work run (main|start_thread)
  * bench/varcheck.sh checks that against a dump.  The live blocks are not
  * freed at exit, so that the hook's exit dump of a timed run holds them.
- * Prints a checksum so a broken run is visible. */
+ * Prints a checksum so a broken run is visible.
+ *
+ * VARBENCH_IDLE_THREAD=1: first start one more thread, which only waits.
+ * A process of one thread lets glibc's malloc skip its arena lock; one
+ * more thread, such as the hook's own dump thread, ends that (bench/sample.sh
+ * measures what that costs bare). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SLOTS 1024
 #define DEPTH 10
@@ -140,6 +146,14 @@ FRAME static void *run(void *arg)
 	return NULL;
 }
 
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1;
@@ -147,6 +161,14 @@ int main(int argc, char **argv)
 	if (n < 1 || n > 64) {
 		fprintf(stderr, "usage: varbench THREADS ITERS\n");
 		return 2;
+	}
+	const char *idle = getenv("VARBENCH_IDLE_THREAD");
+	if (idle && *idle == '1') {
+		pthread_t t;
+		if (pthread_create(&t, NULL, idle_thread, NULL) != 0) {
+			fprintf(stderr, "varbench: cannot start the idle thread\n");
+			return 2;
+		}
 	}
 	static struct job jobs[64];
 	for (unsigned i = 0; i < n; i++) {
