@@ -304,6 +304,14 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_TEST_SRCS) $(wildcard 
 		-rdynamic -Wno-missing-prototypes -o $@ $< $(UNWIND_TEST_SRCS) \
 		-lcmocka -ldl -lpthread
 
+# The hook's query of a signal's action (hook_internal.h), as the hook
+# builds it.
+$(B)/tests/test_hook_sigaction: tests/unit/test_hook_sigaction.c hook/hook_internal.h \
+		| $(DEPS_STAMP)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) -D_GNU_SOURCE -iquote hook -std=c11 $(OPT) $(WARN) \
+		-Wno-missing-prototypes -o $@ $< -lcmocka -lpthread
+
 # The sampling test builds the hook's draws and filter of sampled blocks
 # into a program of its own, over a stand-in for the tables.
 SAMPLE_TEST_SRCS := hook/sample.c hook/sample_filter.c

@@ -870,7 +870,9 @@ void dump_threads_suspend(void)
 	}
 }
 
-/* The handlers install() replaced, for dump_stop(). */
+/* The handlers install() replaced, for dump_stop().  Static memory, which
+ * reachability scans as a root: every byte of each is defined
+ * (hook_sigaction_now), none a leftover of the stack. */
 static struct {
 	int sig;
 	bool ours;
@@ -880,7 +882,7 @@ static struct {
 static void install(int sig)
 {
 	struct sigaction old, sa;
-	if (sigaction(sig, NULL, &old) != 0)
+	if (hook_sigaction_now(sig, &old) != 0)
 		return;
 	unsigned k = sig == sig_dump() ? 0 : 1;
 	installed[k].sig = sig;

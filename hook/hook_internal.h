@@ -157,6 +157,30 @@ bool hook_only_wanted(void);
 void *hook_map(size_t size);
 void hook_unmap(void *p, size_t size);
 
+/* Signal @sig's action now, into *@old, every byte of it defined: the
+ * handler, the flags and the kernel's part of the mask (the signals up to
+ * NSIG), zero elsewhere.  sigaction() alone leaves the rest of a struct
+ * as it was or fills it with whatever its own frame held (glibc copies a
+ * 128-byte sa_mask from a struct of its stack into which the kernel wrote
+ * 8 bytes), and a copy kept in the hook's static memory (dump.c's saved
+ * handlers) is a root of reachability: an address left there by a dead
+ * frame made a lost block reachable (docs/reachability.md).  Returns
+ * sigaction()'s answer. */
+static inline int hook_sigaction_now(int sig, struct sigaction *old)
+{
+	struct sigaction got;
+	__builtin_memset(old, 0, sizeof(*old));
+	if (sigaction(sig, NULL, &got) != 0)
+		return -1;
+	/* (the handler's union: sa_handler or sa_sigaction, one pointer) */
+	__builtin_memcpy(&old->sa_handler, &got.sa_handler, sizeof(got.sa_handler));
+	old->sa_flags = got.sa_flags;
+	size_t word = sizeof(unsigned long), kernel = (NSIG - 1 + 8 * word - 1) / (8 * word) * word;
+	__builtin_memcpy(&old->sa_mask, &got.sa_mask,
+			 kernel < sizeof(got.sa_mask) ? kernel : sizeof(got.sa_mask));
+	return 0;
+}
+
 /* Live-allocation tables (table.c) --------------------------------------- */
 
 /* Make the tables for stacks of @frames frames (again after table_reset:

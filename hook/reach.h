@@ -1,6 +1,7 @@
 /* leaksnap hook: reachability at capture time (docs/reachability.md).
- * Shared by reach.c (stopping the threads, the fork, the result) and
- * reach_scan.c (the mark, in the forked image).  Internal to hook/. */
+ * Shared by reach.c (the snapshot: the fork, the result), reach_stop.c
+ * (stopping the threads) and the files of the scanning child, in the
+ * forked image (reach_child.h).  Internal to hook/. */
 #ifndef LEAKSNAP_HOOK_REACH_H
 #define LEAKSNAP_HOOK_REACH_H
 
@@ -35,7 +36,7 @@ struct reach_thread {
 	uintptr_t sp;
 	uintptr_t memo[2];    /* its memo of stacks (table_memo_range) */
 	unsigned reg_bytes;
-	/* Raised to SCHED_FIFO for its stop (reach.c's boost_thread): its
+	/* Raised to SCHED_FIFO for its stop (reach_stop.c's boost_thread): its
 	 * own scheduling before (a struct sched_attr as the kernel gave it,
 	 * its size first), given back by the thread itself in its handler,
 	 * or by the dump thread if it never runs it -- only while the thread

@@ -1,6 +1,8 @@
 /* leaksnap hook: what the files of the scanning child share (reach_scan.c,
- * the mark; reach_maps.c, its maps).  The child is the forked image of
- * reach.c: system calls and memory only (docs/reachability.md). */
+ * its course and roots; reach_mark.c, the blocks and the mark, which also
+ * owns the state and memory below; reach_maps.c, its maps).  The child is
+ * the forked image of reach.c: system calls and memory only
+ * (docs/reachability.md). */
 #ifndef LEAKSNAP_HOOK_REACH_CHILD_H
 #define LEAKSNAP_HOOK_REACH_CHILD_H
 
@@ -71,7 +73,7 @@ struct reach_child {
 	volatile int faulting;
 };
 
-/* The child's state (reach_scan.c). */
+/* The child's state (reach_mark.c). */
 extern struct reach_child rc;
 
 /* Memory of the child's own (NULL: none). */

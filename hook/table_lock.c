@@ -67,7 +67,7 @@ void __attribute__((noinline)) table_lock_slow(atomic_int *l)
  * them (guarded by the locks themselves). */
 static sigset_t holder_mask;
 /* Set from the start of taking every lock to their release: a thread
- * stopped by a reachability pause here may hold any of them (reach.c's
+ * stopped by a reachability pause here may hold any of them (reach_stop.c's
  * on_stop stops it at once rather than let it finish: see the lock order
  * in docs/reachability.md). */
 static HOOK_TLS int taking_all;
