@@ -123,6 +123,9 @@ int hook_config_unwind(const char *mode);
 int hook_config_out(const char *out);
 /* Register the fork handlers (the tables', then the in-app build's), once. */
 void hook_register_atfork(void);
+/* The allocator underneath is found (hook.c); false while it is being
+ * looked up (the static pool serves meanwhile). */
+bool hook_real_ready(void);
 /* Make the tables, the fork handlers, the dump thread and the signal
  * handlers, and turn tracking on.  Returns 0, or -1 (no memory). */
 int hook_collect_begin(void);
@@ -210,6 +213,17 @@ struct table_key {
 };
 /* Forget @p.  With @key, the allocation's record is kept there. */
 enum table_remove_result table_remove(void *p, struct table_key *key);
+/* A block realloc() took out of the table and has not put back yet: its
+ * bytes {start, end} in two words in realloc's frame, which this points
+ * to (NULL elsewhere).  table_remove() with a @key puts the old block's
+ * there before it leaves the tables (so before a reachability stop can
+ * come); realloc puts the new block's (as much of it as it kept of the
+ * old) once the allocator returned it.  A stop in between saves them with
+ * the thread's registers, and the scan takes those words as roots: the
+ * blocks they hold are not lost meanwhile (docs/reachability.md).  (A
+ * pointer, not the words: the in-app build's thread-local storage is kept
+ * within 128 bytes, t-inapp.sh.) */
+extern HOOK_TLS volatile uintptr_t *table_inflight;
 /* Record @p again as table_remove() gave @key.  Should the stack store have
  * been renumbered in between (a rebuild may drop a stack no live block
  * uses), the block goes unrecorded. */

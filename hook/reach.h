@@ -35,6 +35,8 @@ struct reach_thread {
 	int strikes;          /* looks that found it blocking the signal, running */
 	uintptr_t sp;
 	uintptr_t memo[2];    /* its memo of stacks (table_memo_range) */
+	uintptr_t inflight[2]; /* its realloc's block out of the tables
+				* (table_inflight): a root */
 	unsigned reg_bytes;
 	/* Raised to SCHED_FIFO for its stop (reach_stop.c's boost_thread): its
 	 * own scheduling before (a struct sched_attr as the kernel gave it,

@@ -256,6 +256,17 @@ static void scan_threads(const struct reach_child_args *a, struct area *areas, s
 			m->flags |= A_STACK;
 		rc_scan_root(lo, hi);
 	}
+	/* A thread stopped inside realloc(): the block out of the tables
+	 * meanwhile, old or new, where a readable mapping still holds it
+	 * (docs/reachability.md, "a thread stopped inside realloc"). */
+	for (size_t t = 0; t < a->nthreads; t++) {
+		const struct reach_thread *th = &a->threads[t];
+		uintptr_t lo = th->inflight[0], hi = th->inflight[1];
+		struct area *m = th->state == REACH_SAVED && lo < hi ? rc_area_of(areas, nareas, lo)
+								   : NULL;
+		if (m && (m->flags & A_READ) && !(m->flags & A_SKIP))
+			rc_scan_root(lo, hi < m->hi ? hi : m->hi);
+	}
 	/* The dump thread's stack, below where its loop runs, holds the
 	 * hook's data only (stale block addresses of earlier snapshots among
 	 * them): that range is left out, not its whole mapping, which the

@@ -167,6 +167,9 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
 	t->reg_bytes = (unsigned)bytes;
 	t->sp = context_sp(uc);
 	table_memo_range(t->memo);
+	const volatile uintptr_t *f = table_inflight;
+	t->inflight[0] = f ? f[0] : 0;
+	t->inflight[1] = f ? f[1] : 0;
 	atomic_store_explicit(&t->answered, phase, memory_order_release);
 	atomic_fetch_add_explicit(&stop_acks, 1, memory_order_release);
 	futex(&stop_acks, FUTEX_WAKE_PRIVATE, 1, NULL);

@@ -77,6 +77,7 @@ HOOK_TLS int in_shard;
  * them, through table_deferred_stop. */
 HOOK_TLS int stop_deferred;
 void (*table_deferred_stop)(void);
+HOOK_TLS volatile uintptr_t *table_inflight;
 
 void table_defer_stop(void)
 {
@@ -891,6 +892,11 @@ enum table_remove_result table_remove(void *p, struct table_key *key)
 			key->size = e->size | (e->stack & SLOT_ZYGOTE ? HOOK_ZYGOTE_FLAG : 0);
 			key->stack = e->stack & ~SLOT_ZYGOTE;
 			key->gen = stk_gen;
+			volatile uintptr_t *in = table_inflight;
+			if (in) {
+				in[0] = k;
+				in[1] = k + e->size;
+			}
 		}
 		shard_delete(s, e);
 		atomic_store_explicit(f, k, memory_order_relaxed);

@@ -344,6 +344,11 @@ bool child_free(uintptr_t key, struct table_key *out, enum table_remove_result *
 	if (child_take() != 1)
 		return false;
 	int rc = child_remove(key, out, table_stack_gen(), res);
+	volatile uintptr_t *f = table_inflight;
+	if (rc == 0 && out && *res == TABLE_REMOVED && f) { /* (before a stop can come) */
+		f[0] = key;
+		f[1] = key + (out->size & ~(uintptr_t)HOOK_ZYGOTE_FLAG);
+	}
 	child_leave();
 	if (rc == 0)
 		return true;

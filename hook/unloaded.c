@@ -30,7 +30,27 @@
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct buf kept;        /* "unloaded=" and "unloaded_build_id=" lines */
 static atomic_ulong dropped;   /* libraries whose lines went: over UNLOADED_MAX */
-static HOOK_TLS int in_kept;   /* this thread holds kept_lock */
+/* The thread holding kept_lock (its pthread_self()), 0 none: a global
+ * rather than a thread-local flag, which would take the in-app build's
+ * thread-local storage past its 128 bytes. */
+static atomic_uintptr_t kept_owner;
+
+static bool in_kept(void)
+{
+	return atomic_load_explicit(&kept_owner, memory_order_relaxed) == (uintptr_t)pthread_self();
+}
+
+static void kept_take(void)
+{
+	pthread_mutex_lock(&kept_lock);
+	atomic_store_explicit(&kept_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
+}
+
+static void kept_give(void)
+{
+	atomic_store_explicit(&kept_owner, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&kept_lock);
+}
 
 void unloaded_fork_prepare(void)
 {
@@ -44,12 +64,13 @@ void unloaded_fork_parent(void)
 
 void unloaded_fork_child(void)
 {
+	atomic_store(&kept_owner, 0);
 	pthread_mutex_unlock(&kept_lock);
 }
 
 bool unloaded_busy_here(void)
 {
-	return in_kept != 0;
+	return in_kept();
 }
 
 /* The line of @b starting at @p: its end (at the '\n' or the buffer's). */
@@ -227,7 +248,7 @@ void unloaded_before(struct unload_probe *pr)
 void unloaded_after(struct unload_probe *pr)
 {
 	struct buf after = {0}, gone = {0}, add = {0}, merged = {0};
-	if (!pr->on || in_kept || !read_proc("maps", &after) || after.failed || pr->maps.failed)
+	if (!pr->on || in_kept() || !read_proc("maps", &after) || after.failed || pr->maps.failed)
 		goto out;
 	gone_lines(&pr->maps, &after, &gone);
 	for (const char *p = gone.p, *end = gone.p + gone.len; p < end;) {
@@ -257,8 +278,7 @@ void unloaded_after(struct unload_probe *pr)
 	}
 	if (!add.len || add.failed)
 		goto out;
-	pthread_mutex_lock(&kept_lock);
-	in_kept = 1;
+	kept_take();
 	/* A line kept before moves to the end: readers take the latest
 	 * record of an address range (a library unloaded again where another
 	 * was unloaded since). */
@@ -290,8 +310,7 @@ void unloaded_after(struct unload_probe *pr)
 		kept = merged;
 		merged = old;
 	}
-	in_kept = 0;
-	pthread_mutex_unlock(&kept_lock);
+	kept_give();
 out:
 	buf_free(&after);
 	buf_free(&gone);
@@ -306,13 +325,11 @@ void unloaded_meta(struct buf *meta)
 	/* a dump from a signal handler that interrupted this thread's own
 	 * update (in_kept): without the kept lines, rather than wait for
 	 * itself */
-	if (in_kept)
+	if (in_kept())
 		return;
-	pthread_mutex_lock(&kept_lock);
-	in_kept = 1;
+	kept_take();
 	buf_add(meta, kept.p, kept.len);
-	in_kept = 0;
-	pthread_mutex_unlock(&kept_lock);
+	kept_give();
 	unsigned long d = atomic_load(&dropped);
 	if (d)
 		buf_printf(meta, "unloaded_dropped=%lu\n", d);

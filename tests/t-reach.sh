@@ -194,9 +194,12 @@ n=$(grep -a -l '^reachability=signal ' "$w/sigfork"/d.*.dump 2>/dev/null | wc -l
 # Allocations and frees racing the dumps (tests/hook/reachrace.c): four
 # threads push list nodes (each new node holds the only pointer to the rest
 # of its list) and free the last, 200,000 small blocks are held, 3 are
-# lost.  The child walks the tables in its image while the threads run on:
-# every dump must still give each node reachable, the list lengths, the 3
-# lost blocks and nothing else unreachable.
+# lost; one more thread moves an array, the only holder of 64 blocks, with
+# realloc() without rest.  The child walks the tables in its image while the
+# threads run on: every dump must still give each node reachable, the list
+# lengths, the 64 blocks reachable (a thread stopped inside realloc(), the
+# array out of the tables, once left them unreachable), the 3 lost blocks
+# and nothing else unreachable.
 mkdir "$w/race"
 out=$(LD_PRELOAD=$HOOK LEAKSNAP_REACHABILITY=1 LEAKSNAP_DUMP_ON_EXIT=0 \
 	timeout 120 "$T/reachrace" "$w/race/d" 20 4 2>&1)
@@ -214,6 +217,13 @@ for d in "$w/race"/d.*.dump; do
 	{ [ "$1" -ge 256 ] && [ "$1" -le 260 ] && [ "$2" = 0 ]; } ||
 		fail "$d: list nodes $1, $2 unreachable (expected 256..260, 0)"
 	[ "$3 $4 $5 $6" = "3 3 200000 0" ] || fail "$d: lost $3/$4, held $5/$6 (expected 3 3 200000 0)"
+	got=$(awk '$1 == "rec" { c[$2] += $3; u[$2] += $4 }
+		END { printf "%d %d %d %d %d %d", c[4032], u[4032], c[1024] + c[65552], u[1024] + u[65552],
+			c[4064], u[4064] }' "$d.rd")
+	case $got in
+	"64 0 0 0 1 0" | "64 0 1 0 1 0") ;;
+	*) fail "$d: array's blocks $got (expected 64 0, the array 0 or 1, 0, the fence 1 0)" ;;
+	esac
 	got=$(awk '$1 == "total" { print $5, $6 }' "$d.rd")
 	[ "$got" = "12000 3" ] || fail "$d: unreachable bytes/blocks $got, expected 12000 3"
 done

@@ -9,10 +9,21 @@
  * the only pointer to the rest of the list) and frees the last one, in a
  * loop.  A dump whose block list missed a node allocated meanwhile, or
  * kept one freed meanwhile, would find the rest of that list unreachable.
+ * One more thread keeps VEC blocks of S_ELEM bytes whose only pointers
+ * are in one array, itself held by a global, and grows and shrinks that
+ * array with realloc() without rest, between S_VEC_SMALL and S_VEC_BIG
+ * bytes, in place: main grows it once, then allocates an S_FENCE block
+ * after it, so that it stays between live blocks in the heap (where
+ * nothing but the live blocks is scanned; a block malloc mapped on its
+ * own, or one past the heap's last live block, would be scanned as part
+ * of a root even out of the tables).  A
+ * dump that stops the thread inside realloc() -- the array out of the
+ * tables, not yet back -- must still find the S_ELEM blocks reachable.
  * Meanwhile the main thread dumps DUMPS times through leaksnap_dump() and
  * prints "dumps N"; every dump must say: S_NODE blocks THREADS * LIST to
- * THREADS * (LIST + 1), none unreachable; S_LOST 3 of 3; S_BALLAST all
- * held; nothing else unreachable. */
+ * THREADS * (LIST + 1), none unreachable; S_ELEM VEC, none unreachable;
+ * the array 0 or 1 block, reachable; S_FENCE held; S_LOST 3 of 3; S_BALLAST all held;
+ * nothing else unreachable. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,6 +43,11 @@ enum {
 	BALLAST = 200000,
 	LIST = 64,
 	MAX_THREADS = 16,
+	S_ELEM = 4032,
+	VEC = 64,
+	S_VEC_SMALL = 1024,
+	S_VEC_BIG = 65552,
+	S_FENCE = 4064,
 };
 
 struct node {
@@ -84,6 +100,21 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void **volatile g_vec;
+static void *volatile g_fence;
+
+static void *grower(void *arg)
+{
+	(void)arg;
+	for (size_t k = 0; !atomic_load_explicit(&stop, memory_order_relaxed); k++) {
+		void **v = realloc(g_vec, k % 2 ? S_VEC_BIG : S_VEC_SMALL);
+		if (!v)
+			abort();
+		g_vec = v;
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -100,7 +131,7 @@ int main(int argc, char **argv)
 	ballast = calloc(BALLAST, sizeof(void *));
 	for (int i = 0; ballast && i < BALLAST; i++)
 		ballast[i] = malloc(S_BALLAST);
-	pthread_t t[MAX_THREADS];
+	pthread_t t[MAX_THREADS], g;
 	for (int i = 0; i < nthreads; i++) {
 		struct node *h = NULL;
 		for (int k = 0; k < LIST; k++)
@@ -109,6 +140,13 @@ int main(int argc, char **argv)
 		if (pthread_create(&t[i], NULL, worker, &heads[i]) != 0)
 			return 2;
 	}
+	void **v = calloc(1, S_VEC_SMALL);
+	for (int i = 0; v && i < VEC; i++)
+		v[i] = malloc(S_ELEM);
+	g_vec = v ? realloc(v, S_VEC_BIG) : NULL;
+	g_fence = malloc(S_FENCE);
+	if (!g_vec || !g_fence || pthread_create(&g, NULL, grower, NULL) != 0)
+		return 2;
 	int written = 0;
 	for (int i = 0; i < n; i++) {
 		char path[4096];
@@ -118,6 +156,7 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
+	pthread_join(g, NULL);
 	printf("dumps %d\n", written);
 	return 0;
 }
