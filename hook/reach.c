@@ -331,8 +331,8 @@ static int stop_and_fork(struct stopper *st, struct reach_child_args *args, long
 		reach_stop_end_defer();
 		reach_stop_unboost_all(st);
 		reach_stop_release(st);
-		if (stopped == -1 && attempt + 1 == STOP_TRIES)
-			break; /* failed: no lock taken */
+		if (stopped == -1 && (attempt + 1 == STOP_TRIES || st->full))
+			break; /* failed: no lock taken (the list full: at once) */
 		/* given up: a thread that could not be stopped (one running
 		 * with the signal blocked, in a handler of its own that waits
 		 * for a thread this stop had stopped) is looked at again after

@@ -469,6 +469,7 @@ long reach_stop_list(struct stopper *st)
 			if (st->n == st->cap) {
 				close(fd);
 				snprintf(st->why, sizeof(st->why), "more than %zu threads", st->cap);
+				st->full = true;
 				return -1;
 			}
 			struct reach_thread *t = &st->threads[st->n];

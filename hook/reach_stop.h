@@ -23,6 +23,9 @@ struct stopper {
 	unsigned phase;
 	size_t blocked, frozen;
 	char why[160];          /* non-empty: the stop failed */
+	bool full;              /* it failed for the list's size: trying again
+				 * cannot help (the list is sized before the
+				 * dump) */
 	/* where a pause's time goes (the metadata's reachability_*_us) */
 	uint64_t stop_ns;       /* the first signal to the last thread stopped */
 	uint64_t walk_ns;       /* the table walk, locks held, before the pause */
