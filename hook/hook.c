@@ -73,6 +73,12 @@ static void *pool_alloc(size_t size, size_t align)
 	return pool + start;
 }
 
+void hook_pool_range(uintptr_t r[2])
+{
+	r[0] = (uintptr_t)pool;
+	r[1] = (uintptr_t)pool + POOL_SIZE;
+}
+
 static size_t pool_size(const void *p)
 {
 	size_t n;

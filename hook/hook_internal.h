@@ -126,6 +126,9 @@ void hook_register_atfork(void);
 /* The allocator underneath is found (hook.c); false while it is being
  * looked up (the static pool serves meanwhile). */
 bool hook_real_ready(void);
+/* The static pool's bytes (hook.c), {start, end}: what the allocator
+ * lookup's calls allocated, which may hold the program's blocks. */
+void hook_pool_range(uintptr_t r[2]);
 /* Make the tables, the fork handlers, the dump thread and the signal
  * handlers, and turn tracking on.  Returns 0, or -1 (no memory). */
 int hook_collect_begin(void);

@@ -80,11 +80,47 @@ static int find_libc_data(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The hook's own writable segment (.data, .bss, what relocation left
+ * writable), less the start-up pool: never a root.  It holds the hook's
+ * state, and copies the hook made of what it was given (a struct glibc
+ * filled from its own stack, say: the saved signal handlers' masks held
+ * such leftovers) are not the program's pointers.  The pool is, in part:
+ * the allocator lookup's allocations.  Found once, at start, as
+ * libc_data. */
+static uintptr_t own_data[2];
+static int find_own_data(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	uintptr_t me = (uintptr_t)&own_data, lo_all = 0, hi_all = 0;
+	bool mine = false;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+		uintptr_t hi = lo + (uintptr_t)ph->p_memsz;
+		mine |= me >= lo && me < hi;
+		if (!(ph->p_flags & PF_W))
+			continue;
+		if (!hi_all || lo < lo_all)
+			lo_all = lo;
+		if (hi > hi_all)
+			hi_all = hi;
+	}
+	if (!mine)
+		return 0;
+	own_data[0] = lo_all;
+	own_data[1] = hi_all;
+	return 1;
+}
+
 void reach_init(void)
 {
 	glibc_chunks = glibc_malloc();
 	if (glibc_chunks)
 		dl_iterate_phdr(find_libc_data, NULL);
+	dl_iterate_phdr(find_own_data, NULL);
 	reach_stop_install();
 }
 
@@ -258,6 +294,14 @@ static void child_args(struct reach_child_args *args, const struct stopper *st,
 		},
 	};
 	control_own_range(args->exclude[5]);
+	uintptr_t pool[2];
+	hook_pool_range(pool);
+	if (own_data[0] <= pool[0] && pool[1] <= own_data[1]) {
+		args->exclude[6][0] = own_data[0];
+		args->exclude[6][1] = pool[0];
+		args->exclude[7][0] = pool[1];
+		args->exclude[7][1] = own_data[1];
+	}
 }
 
 /* The pause: from the first signal to the release (this thread's signals

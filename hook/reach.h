@@ -105,8 +105,9 @@ struct reach_child_args {
 	size_t nrec;
 	struct reach_shared *out;
 	size_t out_size;
-	uintptr_t exclude[6][2];  /* the hook's own memory above (not roots), and
-				   * the control socket's state */
+	uintptr_t exclude[8][2];  /* the hook's own memory above (not roots), the
+				   * control socket's state, and the hook's
+				   * writable segment less its start-up pool */
 	struct reach_tcb_layout tcb; /* (ok false: ended stacks read whole) */
 	bool glibc_chunks;        /* the blocks are glibc malloc's: the word
 				   * before each holds its chunk's size, bit 1

@@ -11,7 +11,8 @@
  * "sigwait": one that blocks every signal and takes them with sigwaitinfo
  * (it must never see the hook's stop signal: it exits 3 if it does);
  * "ownsig": install a handler of its own for SIGRTMAX-18 first;
- * "noclone": forbid clone() of processes (seccomp, EPERM) first.
+ * "noclone": forbid clone() of processes (seccomp, EPERM) first;
+ * "addrs": print "lost ADDRESS" for each S_LOST block as it is made.
  *
  * Each case has a size of its own, all multiples of 16: glibc's chunk
  * header of the next chunk then lies past the block's requested bytes
@@ -82,12 +83,15 @@ static char *volatile g_huge;
 static __thread void *volatile t_keep;
 static int wait_pipe[2], ready_pipe[2];
 static atomic_int reg_ready, blocked;
+static bool print_lost;
 
 NOINLINE static void lose(void)
 {
 	for (int i = 0; i < 3; i++) {
 		g_lost = malloc(S_LOST);
 		memset(g_lost, 0x11, S_LOST);
+		if (print_lost)
+			printf("lost %p\n", g_lost);
 	}
 	g_lost = NULL;
 }
@@ -298,6 +302,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
+	print_lost = argc > 3 && !strcmp(argv[3], "addrs");
 	void *lib = dlopen(argv[1], RTLD_NOW);
 	if (!lib) {
 		fprintf(stderr, "reach: %s\n", dlerror());
