@@ -483,9 +483,11 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 	struct table_key key;
 	enum table_remove_result res;
 	volatile uintptr_t inflight[2] = {0, 0};
+	/* (a realloc from a signal handler inside this one puts ours back) */
+	volatile uintptr_t *outer = table_inflight;
 	table_inflight = inflight;
 	if (!untrack(old, &key, &res)) {
-		table_inflight = NULL;
+		table_inflight = outer;
 		/* realloc of a freed block: its contents are gone; give the
 		 * caller a new block rather than corrupt the heap. */
 		void *p = hook_real.malloc(size);
@@ -509,7 +511,7 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 		sample_filter_added(old, filter);
 		errno = saved;
 	}
-	table_inflight = NULL;
+	table_inflight = outer;
 	return p;
 }
 
