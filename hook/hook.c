@@ -494,13 +494,26 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 		TRACK(p, size);
 		return p;
 	}
+	/* The allocator frees a block it moves before it returns, and its free
+	 * lists take the first words (a mapping of its own may go whole):
+	 * kept here, in this frame, which a stop takes with the stack, until
+	 * the new block is known. */
+	volatile uintptr_t head[4] = {0, 0, 0, 0};
+	uintptr_t had = res == TABLE_REMOVED ? key.size & ~(uintptr_t)HOOK_ZYGOTE_FLAG : 0;
+	if (res == TABLE_REMOVED && HOOK_UNLIKELY(hook_cfg.reachability))
+		for (size_t i = 0; i < 4 && (i + 1) * sizeof(uintptr_t) <= had; i++)
+			head[i] = ((const uintptr_t *)old)[i];
 	void *p = hook_real.realloc(old, size);
 	if (p) {
 		if (res == TABLE_REMOVED) { /* (what it has of the old bytes) */
-			uintptr_t had = key.size & ~(uintptr_t)HOOK_ZYGOTE_FLAG;
-			inflight[1] = 0; /* (never a range of the old start and the new end) */
-			inflight[0] = (uintptr_t)p;
-			inflight[1] = (uintptr_t)p + (had < size ? had : size);
+			uintptr_t end = (uintptr_t)p + (had < size ? had : size);
+			if (p == old) {
+				inflight[1] = end; /* (one store: never empty) */
+			} else {
+				inflight[1] = 0; /* (never the old start with the new end) */
+				inflight[0] = (uintptr_t)p;
+				inflight[1] = end;
+			}
 		}
 		TRACK(p, size);
 	} else if (size != 0 && res == TABLE_REMOVED) {
@@ -512,6 +525,7 @@ static inline __attribute__((always_inline)) void *realloc_tracked(void *old, si
 		errno = saved;
 	}
 	table_inflight = outer;
+	(void)head[0]; /* (kept to here) */
 	return p;
 }
 

@@ -25,6 +25,7 @@ struct inapp_mod {
 	uintptr_t base;
 	const void *phdr;
 	const char *name_ptr;
+	uintptr_t span;    /* the end of its highest segment, from base */
 	uint32_t path;     /* offset of its path in inapp.paths */
 	uint8_t kind;      /* enum inapp_mod_kind */
 	bool seen;         /* (during a scan) */
@@ -54,6 +55,7 @@ struct inapp_state {
 	 * (dlpi_subs) */
 	unsigned long long subs, scan_subs;
 	bool subs_known, scan_subs_known;
+	bool scan_loading; /* this scan met a module still being loaded */
 };
 
 /* Both under the in-app lock, which also serializes every got_swap().

@@ -362,10 +362,37 @@ static int patch_slot(void *ctx, const struct got_slot *slot)
 	return 0;
 }
 
+/* The end of the module's highest segment, from its base. */
+static uintptr_t module_span(const struct dl_phdr_info *info)
+{
+	uintptr_t end = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && ph->p_vaddr + ph->p_memsz > end)
+			end = ph->p_vaddr + ph->p_memsz;
+	}
+	return end;
+}
+
 static bool same_module(const struct inapp_mod *m, const struct dl_phdr_info *info)
 {
 	return m->base == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
-	       m->name_ptr == info->dlpi_name;
+	       m->name_ptr == info->dlpi_name && m->span == module_span(info);
+}
+
+/* The word at @a lies in a writable segment of the module (a slot's place;
+ * a record of another library loaded where this one was may point
+ * elsewhere). */
+static bool writable_at(const struct dl_phdr_info *info, uintptr_t a)
+{
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && a >= lo &&
+		    ph->p_memsz >= sizeof(uintptr_t) && a - lo <= ph->p_memsz - sizeof(uintptr_t))
+			return true;
+	}
+	return false;
 }
 
 /* What the loader binds slot @name to (the function a lost patch leaves
@@ -398,6 +425,8 @@ static void repair(const struct dl_phdr_info *info, const struct inapp_mod *m)
 {
 	for (size_t k = m->first_rec; k < m->first_rec + m->nrecs; k++) {
 		const struct inapp_rec *r = &inapp.recs[k];
+		if (!writable_at(info, r->addr))
+			continue;
 		uintptr_t cur = atomic_load((_Atomic uintptr_t *)r->addr), real;
 		if (cur != r->ours && cur != r->old && contains(info, r->old) &&
 		    (real = loader_value(r->name)) && cur == real)
@@ -425,6 +454,8 @@ static bool reloaded(const struct dl_phdr_info *info, size_t size, const struct 
 		return false; /* (nothing of ours in it either way) */
 	for (size_t k = m->first_rec; k < m->first_rec + m->nrecs; k++) {
 		const struct inapp_rec *r = &inapp.recs[k];
+		if (!writable_at(info, r->addr))
+			return true; /* (another library where it was) */
 		uintptr_t cur = atomic_load((_Atomic uintptr_t *)r->addr), real;
 		bool fresh = cur == r->old ||
 			     (contains(info, r->old) && (real = loader_value(r->name)) && cur == real);
@@ -446,6 +477,14 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 #endif
 	for (size_t i = 0; i < inapp.nmods; i++)
 		if (same_module(&inapp.mods[i], info)) {
+			if (got_loaded(info) == 0) {
+				/* a new load another thread is relocating (the
+				 * old one was unloaded unseen): patched by the
+				 * scan after its dlopen, which must not take
+				 * this scan's count of unloads for its own */
+				inapp.scan_loading = true;
+				break;
+			}
 			if (reloaded(info, size, &inapp.mods[i]))
 				break; /* (the old one is swept, this one patched) */
 			inapp.mods[i].seen = true;
@@ -465,6 +504,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	m->base = info->dlpi_addr;
 	m->phdr = info->dlpi_phdr;
 	m->name_ptr = info->dlpi_name;
+	m->span = module_span(info);
 	m->seen = true;
 	m->path = add_path(info);
 	m->first_rec = inapp.nrecs;
@@ -541,10 +581,11 @@ void inapp_scan_locked(void)
 	for (size_t i = 0; i < inapp.nmods; i++)
 		inapp.mods[i].seen = false;
 	inapp.scan_subs_known = false;
+	inapp.scan_loading = false;
 	dl_iterate_phdr(scan_one, NULL);
 	sweep();
 	inapp.subs = inapp.scan_subs;
-	inapp.subs_known = inapp.scan_subs_known;
+	inapp.subs_known = inapp.scan_subs_known && !inapp.scan_loading;
 }
 
 /* Stop ---------------------------------------------------------------------------- */
@@ -552,11 +593,16 @@ void inapp_scan_locked(void)
 static int unpatch_one(struct dl_phdr_info *info, size_t size, void *data)
 {
 	int *left = data;
-	(void)size;
 	for (size_t i = 0; i < inapp.nmods; i++) {
 		struct inapp_mod *m = &inapp.mods[i];
 		if (!same_module(m, info))
 			continue;
+		/* (a new load since the last scan, through a dlopen the hook
+		 * did not see: none of its slots is ours) */
+		if (got_loaded(info) == 0 || reloaded(info, size, m)) {
+			m->nrecs = 0;
+			break;
+		}
 		for (size_t k = m->first_rec; k < m->first_rec + m->nrecs; k++) {
 			const struct inapp_rec *r = &inapp.recs[k];
 			uintptr_t found;

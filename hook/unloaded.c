@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "hook_internal.h"
 #include "procbuf.h"
@@ -327,7 +328,19 @@ void unloaded_meta(struct buf *meta)
 	 * itself */
 	if (in_kept())
 		return;
-	kept_take();
+	/* (nor when the lock is not had within half a second: this thread
+	 * may hold it too, interrupted by a crash dump between taking it and
+	 * saying so) */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 500000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (pthread_mutex_timedlock(&kept_lock, &until) != 0)
+		return;
+	atomic_store_explicit(&kept_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
 	buf_add(meta, kept.p, kept.len);
 	kept_give();
 	unsigned long d = atomic_load(&dropped);

@@ -248,8 +248,20 @@ unloaded: 0
 same place: yes
 stop: 0 
 EOF
-api_records "$w/api-reload.reload.dump" "3101 1 app leaker_alloc main
-3102 1 app leaker_alloc main"
+api_records "$w/api-reload.reload.dump" "3101 1 app leaker_alloc run_reload
+3102 1 app leaker_alloc run_reload"
+# The same loaded again unseen too (no scan since): stop leaves none of the
+# new load's slots, none of which is ours ("stop: 2" before); its block is
+# not seen.
+api reloadraw "$T/libleaker.so"
+api_expect reloadraw <<'EOF'
+global lookup: none
+start: 0 
+unloaded: 0
+same place: yes
+stop: 0 
+EOF
+api_records "$w/api-reloadraw.reload.dump" "3101 1 app leaker_alloc run_reload"
 
 api tamper
 api_expect tamper <<'EOF'

@@ -374,15 +374,18 @@ if [ "$(uname -m)" = x86_64 ] && setarch x86_64 -R true 2>/dev/null; then
 	done
 	if [ -n "$pick" ]; then
 		bytes=$(printf "$fmt")
+		ran=0
 		for off in 0 1 2 3 4 5 6 7; do
 			fill=$(printf '%*s' $off '' | tr ' ' a)
 			got=$(lost_addrs "$w/ho/$fill$bytes" "$w/ho/d.$off.dump")
-			[ "$got" = "$addrs" ] || { echo "hook's memory: addresses moved between runs: skipped"; break; }
+			[ "$got" = "$addrs" ] || { fail "hook's memory: offset $off: the addresses moved ($got, then $addrs)"; continue; }
 			d=$w/ho/d.$off.dump
-			"$RD" "$d" >"$d.rd" || { fail "hook's memory: $d not readable"; break; }
+			"$RD" "$d" >"$d.rd" || { fail "hook's memory: $d not readable"; continue; }
 			grep -q -x 'rec 2000 3 3 .*' "$d.rd" ||
 				{ fail "hook's memory: the prefix's bytes at offset $off kept a lost block ($pick)"; grep '^rec 2000 ' "$d.rd"; }
+			ran=$((ran + 1))
 		done
+		[ $ran = 8 ] || fail "hook's memory: $ran of 8 offsets tried"
 	else
 		echo "hook's memory: every lost block's address has a 0 or a '/' byte: skipped"
 	fi

@@ -6,6 +6,7 @@
  *   inapp_api api HOOK OUT              start/stop errors, restart, slots put back
  *   inapp_api foreign HOOK OUT LEAKER   blocks the hook did not see, freed or grown
  *   inapp_api reload HOOK OUT LEAKER    LEAKER unloaded unseen, loaded again in place
+ *   inapp_api reloadraw HOOK OUT LEAKER the same, loaded again unseen too
  *   inapp_api tamper HOOK OUT           a slot changed by someone else is left so
  *   inapp_api stop HOOK OUT             the interval, the dump at stop, the signals
  *   inapp_api threads HOOK OUT          8 allocating threads, start/stop in a loop
@@ -251,9 +252,11 @@ static int run_foreign(const char *leaker)
  * was: the new load is patched as a new module, not taken for the old
  * one.  (The loader puts it back at the same address, its link map in
  * the same memory, as a rule: "same place" says whether it did.) */
-static int run_reload(const char *leaker)
+__attribute__((noinline)) static int run_reload(const char *leaker, bool raw)
 {
 	int (*raw_dlclose)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT, "dlclose");
+	void *(*raw_dlopen)(const char *, int) =
+		(void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
 	void *h = dlopen(leaker, RTLD_NOW);
 	void *(*alloc1)(size_t) = h ? (void *(*)(size_t))dlsym(h, "leaker_alloc") : NULL;
 	if (!alloc1 || !raw_dlclose) {
@@ -264,7 +267,7 @@ static int run_reload(const char *leaker)
 	say("start", start(&o));
 	keep[4] = alloc1(3101);
 	printf("unloaded: %d\n", raw_dlclose(h));
-	void *h2 = dlopen(leaker, RTLD_NOW);
+	void *h2 = raw ? raw_dlopen(leaker, RTLD_NOW) : dlopen(leaker, RTLD_NOW);
 	void *(*alloc2)(size_t) = h2 ? (void *(*)(size_t))dlsym(h2, "leaker_alloc") : NULL;
 	if (!alloc2) {
 		printf("dlopen again %s: %s\n", leaker, dlerror());
@@ -679,7 +682,9 @@ int main(int argc, char **argv)
 	if (!strcmp(s, "foreign") && argc > 4)
 		return run_foreign(argv[4]);
 	if (!strcmp(s, "reload") && argc > 4)
-		return run_reload(argv[4]);
+		return run_reload(argv[4], false);
+	if (!strcmp(s, "reloadraw") && argc > 4)
+		return run_reload(argv[4], true);
 	if (!strcmp(s, "tamper"))
 		return run_tamper();
 	if (!strcmp(s, "stop"))
