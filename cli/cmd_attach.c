@@ -387,6 +387,22 @@ static const char *loaded_hook(const struct attach_proc *p, const char *lib, cha
 	return name;
 }
 
+/* attach_call_hook, called in again while the answer is EDEADLK: the
+ * thread was stopped inside the hook (waiting for a table lock, or the
+ * in-app hook's, in a system call, which looks like a safe point from
+ * outside); up to 2 s, at other points. */
+static int call_hook(const struct attach_proc *p, const char *name, const char *fn,
+		     struct attach_result *res, struct leaksnap_error *err)
+{
+	for (int tries = 0;; tries++) {
+		if (attach_call_hook(p, name, fn, res, err) != 0)
+			return -1;
+		if (res->ret >= 0 || res->err_no != EDEADLK || tries == 200)
+			return 0;
+		usleep(10000);
+	}
+}
+
 static int do_dump(const struct attach_proc *p, const char *lib, const char *prefix)
 {
 	char buf[PATH_MAX];
@@ -397,7 +413,7 @@ static int do_dump(const struct attach_proc *p, const char *lib, const char *pre
 	char **before = list_dumps(p->root, prefix, p->pid, &before_n);
 	struct attach_result res;
 	struct leaksnap_error err = {0};
-	if (attach_call_hook(p, name, "leaksnap_dump", &res, &err) != 0) {
+	if (call_hook(p, name, "leaksnap_dump", &res, &err) != 0) {
 		free_list(before);
 		return fail_error(&err);
 	}
@@ -456,7 +472,7 @@ static int do_detach(const struct attach_proc *p, const char *lib)
 		return EXIT_ERROR;
 	struct attach_result res;
 	struct leaksnap_error err = {0};
-	if (attach_call_hook(p, name, "leaksnap_stop", &res, &err) != 0)
+	if (call_hook(p, name, "leaksnap_stop", &res, &err) != 0)
 		return fail_error(&err);
 	if (res.ret < 0) {
 		if (res.err_no == EINVAL)
