@@ -176,7 +176,14 @@ for mode in 1 0; do
 	[ $st = 0 ] && [ "$out" = "dumps 20 handled 1" ] ||
 		fail "reachsig (reachability=$mode): status $st, '$out'"
 	n=$(grep -a -l '^reachability=signal ' "$w/sig$mode"/d.*.dump 2>/dev/null | wc -l)
-	[ "$n" = $((20 * mode)) ] || { fail "reachsig (reachability=$mode): $n dumps with the section";
+	# (a stop is given up when a thread still runs with the signal
+	# blocked after its three tries -- the main thread in its handler,
+	# waiting for the lock: the dump says so, and is written without the
+	# section; once in the 20 is allowed, for that reason only)
+	ran=$(grep -a -l '^reachability=failed: thread [0-9]* blocks the stop signal and runs$' \
+		"$w/sig$mode"/d.*.dump 2>/dev/null | wc -l)
+	[ "$n" = $((20 * mode)) ] || { [ $mode = 1 ] && [ "$n" = 19 ] && [ "$ran" = 1 ]; } ||
+		{ fail "reachsig (reachability=$mode): $n dumps with the section";
 		grep -a -h '^reachability=' "$w/sig$mode"/d.*.dump | sort | uniq -c | head -3; }
 done
 
