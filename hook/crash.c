@@ -22,11 +22,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <ucontext.h>
-#endif
 
 #include "hook_internal.h"
+#include "ownstack.h"
 #include "unloaded.h"
 
 static const struct {
@@ -47,14 +45,9 @@ static atomic_bool crash_over;
 
 /* The dump itself runs on a stack of its own (the crashing thread's may be
  * small: a thread of 32 KiB would overflow in the dump, and a SIGABRT then
- * end as a SIGSEGV), switched to with swapcontext where the C library has
- * it.  One crash dump per process: one user. */
+ * end as a SIGSEGV; ownstack.c).  One crash dump per process: one user. */
 #define CRASH_STACK_SIZE (256 * 1024)
-#ifdef __GLIBC__
-static uint8_t *crash_stack;
-static ucontext_t crash_back, crash_run;
-static int crash_run_sig;
-#endif
+static struct hook_stack crash_stack;
 
 static const char *fatal_name(int sig)
 {
@@ -94,28 +87,9 @@ static void crash_dump(int sig)
 	 * process was exiting, its exit dump written or being written) */
 }
 
-#ifdef __GLIBC__
-static void crash_on_own_stack(void)
+static void crash_dump_arg(void *arg)
 {
-	crash_dump(crash_run_sig);
-	/* returns to crash_back (uc_link) */
-}
-#endif
-
-static void crash_dump_anywhere(int sig)
-{
-#ifdef __GLIBC__
-	if (crash_stack && getcontext(&crash_run) == 0) {
-		crash_run.uc_stack.ss_sp = crash_stack;
-		crash_run.uc_stack.ss_size = CRASH_STACK_SIZE;
-		crash_run.uc_link = &crash_back;
-		makecontext(&crash_run, crash_on_own_stack, 0);
-		crash_run_sig = sig;
-		if (swapcontext(&crash_back, &crash_run) == 0)
-			return;
-	}
-#endif
-	crash_dump(sig);
+	crash_dump(*(const int *)arg);
 }
 
 static void on_fatal(int sig, siginfo_t *si, void *ctx)
@@ -134,7 +108,7 @@ static void on_fatal(int sig, siginfo_t *si, void *ctx)
 		sigfillset(&all);
 		sigprocmask(SIG_BLOCK, &all, NULL);
 		hook_busy++;
-		crash_dump_anywhere(sig);
+		hook_stack_run(&crash_stack, crash_dump_arg, &sig);
 		hook_busy--;
 		atomic_store(&crash_over, true);
 	} else if (none != self) {
@@ -206,12 +180,5 @@ void crash_start(void)
 	if (!any)
 		return;
 	alt_stack();
-#ifdef __GLIBC__
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint8_t *p = crash_stack ? NULL : hook_map(CRASH_STACK_SIZE + page);
-	if (p) {
-		mprotect(p, page, PROT_NONE);
-		crash_stack = p + page;
-	}
-#endif
+	hook_stack_map(&crash_stack, CRASH_STACK_SIZE);
 }

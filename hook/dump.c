@@ -1,4 +1,4 @@
-/* leaksnap hook: writing dumps, and what triggers them.
+/* leaksnap hook: writing dumps.
  *
  * A dump is a LEAKSNAP v1 file (docs/format.md): the 64-byte header, the
  * record area exactly as get_malloc_leak_info() returns it, /proc/self/maps
@@ -6,14 +6,13 @@
  * it as <stem>.maps.  Both are written under temporary names and published
  * without ever replacing an existing file.
  *
- * Triggers: the exit destructor, leaksnap_dump(), SIGRTMAX-17 and the
- * LEAKSNAP_INTERVAL timer.  The signal handler only posts a semaphore; the
- * dump thread (the hook's own, never tracked) does the work, one dump per
- * signal, while the program keeps running.  A fatal signal's handler
- * (crash.c) is the one caller in a signal handler: what a dump calls is
- * system calls, snprintf of numbers and strings, dl_iterate_phdr and
- * locks of the hook's that crash.c makes sure the thread does not hold; it
- * never calls malloc (whose locks a crash may have left held). */
+ * What triggers them (the signals, the dump thread, the interval, exit) is
+ * dump_thread.c's.  A dump may be written in a signal handler (a fatal
+ * signal's, crash.c; the dump signal's in a process of one thread,
+ * dump_thread.c): what a dump calls is system calls, snprintf of numbers
+ * and strings, dl_iterate_phdr and locks of the hook's that the caller
+ * makes sure the thread does not hold; it never calls malloc (whose locks
+ * the interrupted code may hold). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,23 +44,13 @@
 #endif
 
 static pthread_mutex_t dump_mutex = PTHREAD_MUTEX_INITIALIZER;
-static sem_t dump_sem;
 static unsigned dump_seq;        /* last number used; under dump_mutex */
 static bool dump_exiting;        /* under dump_mutex */
 static atomic_int dump_owner;    /* the thread holding dump_mutex */
 static atomic_bool crash_dumped; /* a crash dump was written: no exit dump */
 static int crash_signal;         /* under dump_mutex: the crash dump's signal */
-atomic_bool dump_thread_missing; /* start a hook thread at the next chance */
-static atomic_bool dump_wanted;    /* (the dump thread is one of them) */
-static atomic_bool thread_absent;  /* no dump thread in this process yet */
-static atomic_bool report_write, report_thread, report_signal;
-atomic_int dump_thread_tid; /* the dump thread's, 0 none: never stopped */
+static atomic_bool report_write;
 atomic_ulong hook_dumps_written; /* files published and dumps sent whole */
-atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
-/* 1 from before the dump thread is made until it has published its tid
- * and stack: a dump meanwhile waits (dump_thread_wait_started), or it
- * would take the new thread for one of the program's. */
-static atomic_uint dump_thread_starting;
 
 /* Files ---------------------------------------------------------------------------- */
 
@@ -433,6 +422,9 @@ static void dump_unlock(void)
 	int e = errno;
 	atomic_store(&dump_owner, 0);
 	pthread_mutex_unlock(&dump_mutex);
+	/* (the dump signal came meanwhile, and the thread it needs is missing) */
+	if (HOOK_UNLIKELY(atomic_load(&dump_thread_missing)))
+		dump_thread_late();
 	hook_busy--;
 	errno = e;
 }
@@ -515,512 +507,34 @@ int dump_write_crash(int sig)
 	return rc;
 }
 
-/* The dump thread and the signals ---------------------------------------------- */
+/* For dump_thread.c ------------------------------------------------------------------ */
 
-static int sig_dump(void)
+bool dump_crash_written(void)
 {
-	return LEAKSNAP_HOOK_SIG_DUMP;
+	return atomic_load(&crash_dumped);
 }
 
-static int sig_toggle(void)
+void dump_files_wait(void)
 {
-	return LEAKSNAP_HOOK_SIG_TOGGLE;
-}
-
-static void on_signal(int sig)
-{
-	int saved = errno;
-	if (sig == sig_dump()) {
-		sem_post(&dump_sem);
-		/* No dump thread (LEAKSNAP_FORK_THREAD=0, ended for
-		 * unshare(CLONE_NEWUSER), or it could not be made): the next
-		 * allocation starts one. */
-		if (atomic_load(&thread_absent)) {
-			atomic_store(&dump_wanted, true);
-			atomic_store(&dump_thread_missing, true);
-		}
-	} else {
-		atomic_fetch_xor(&hook_capture_on, 1);
-	}
-	errno = saved;
-}
-
-static void timespec_add_ns(struct timespec *t, uint64_t ns)
-{
-	uint64_t total = (uint64_t)t->tv_nsec + ns % 1000000000u;
-	t->tv_sec += (time_t)(ns / 1000000000u + total / 1000000000u);
-	t->tv_nsec = (long)(total % 1000000000u);
-}
-
-/* exit() has begun: the dump thread takes no more requests. */
-static atomic_bool exit_begun;
-/* The main thread has called pthread_exit(): the process ends when its
- * last thread does, and the dump thread must not be that thread. */
-static atomic_bool main_gone;
-/* Posts of dump_sem that wake the dump thread without asking for a dump. */
-static atomic_int wake_only;
-/* dump_stop(): the dump thread ends at its next wake-up. */
-static atomic_bool dump_quit;
-/* The signal mask of the thread that started the hook (the program's
- * main thread): the dump thread's when it becomes the program's last. */
-static sigset_t program_mask;
-
-void dump_main_thread_gone(void)
-{
-	atomic_store(&main_gone, true);
-	if (atomic_load(&thread_absent)) {
-		/* no dump thread yet: one started later polls at once; but the
-		 * control thread would keep the process alive meanwhile */
-		if (atomic_load(&control_thread_tid)) {
-			atomic_store(&dump_wanted, true);
-			atomic_store(&dump_thread_missing, true);
-			dump_ensure_thread();
-		}
-		return;
-	}
-	atomic_fetch_add(&wake_only, 1);
-	sem_post(&dump_sem);
-}
-
-/* The state letter and the kernel's flags (field 9) of /proc/self/@path
- * ("stat" or "task/TID/stat").  False if it cannot be read. */
-static bool task_stat(const char *path, char *state, unsigned long *flags)
-{
-	char name[64], buf[1024];
-	snprintf(name, sizeof(name), "/proc/self/%s", path);
-	int fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* the fields after the command, whose ")" may be in it: the last one */
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return false;
-	*state = p[2];
-	p += 2;
-	for (int field = 3; p && field < 9; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return false;
-	*flags = strtoul(p + 1, NULL, 10);
-	return true;
-}
-
-#define PF_IO_WORKER_ 0x10     /* io_uring's workers: tasks of ours, */
-#define PF_USER_WORKER_ 0x4000 /* vhost's too, but no threads of the program */
-
-/* Whether every thread of the program has ended but this one: the main
- * thread, gone by pthread_exit(), is a zombie (until the last one ends),
- * and every other task is a zombie too or a kernel worker.  False when
- * that cannot be read. */
-static bool alone(void)
-{
-	char state;
-	unsigned long flags;
-	if (!task_stat("stat", &state, &flags) || state != 'Z')
-		return false; /* the main thread is still on its way out */
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return false;
-	long self = syscall(SYS_gettid), leader = getpid();
-	bool only = true;
-	for (struct dirent *e; only && (e = readdir(d));) {
-		char *end;
-		long tid = strtol(e->d_name, &end, 10);
-		if (*end || tid <= 0 || tid == self || tid == leader ||
-		    tid == atomic_load(&control_thread_tid))
-			continue;
-		char path[64];
-		snprintf(path, sizeof(path), "task/%ld/stat", tid);
-		if (task_stat(path, &state, &flags) && state != 'Z' && state != 'X' &&
-		    !(flags & (PF_IO_WORKER_ | PF_USER_WORKER_)))
-			only = false;
-	}
-	closedir(d);
-	return only;
-}
-
-/* The program's last thread, made for its exit (dump_main). */
-static void *last_exit(void *arg)
-{
-	(void)arg;
-	exit(0);
-}
-
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
-#define ALONE_POLL_NS 100000000u /* once the main thread is gone */
-
-static long futex_u(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, (unsigned *)(uintptr_t)addr, op, val, ts, NULL, 0);
-}
-
-/* The dump thread has published its tid and stack: until then the thread
- * that made it, and any dump, wait (at most 5 s: a thread that never
- * runs). */
-void dump_thread_wait_started(void)
-{
-	for (int i = 0; i < 5000 && atomic_load(&dump_thread_starting); i++) {
-		struct timespec ts = {0, 1000000};
-		futex_u(&dump_thread_starting, FUTEX_WAIT_PRIVATE, 1, &ts);
-	}
-}
-
-static void *dump_main(void *arg)
-{
-	(void)arg;
-	hook_busy = 1; /* nothing this thread allocates is the program's */
-	/* (named from inside: pthread_setname_np on another thread writes
-	 * /proc/self/task/TID/comm, and the /proc entries that leaves make
-	 * the process's end cost its parent 1-2 ms of CPU in wait()) */
-	prctl(PR_SET_NAME, "leaksnap-dump");
-	atomic_store(&dump_thread_tid, (int)syscall(SYS_gettid));
-	sigset_t set;
-	atomic_store(&dump_thread_stack, (uintptr_t)&set);
-	if (hook_cfg.reachability)
-		reach_learn_thread_layout();
-	atomic_store(&dump_thread_starting, 0);
-	futex_u(&dump_thread_starting, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
-	sigfillset(&set);
-	sigdelset(&set, sig_dump());
-	sigdelset(&set, sig_toggle());
-	pthread_sigmask(SIG_SETMASK, &set, NULL);
-
-	struct timespec deadline;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	timespec_add_ns(&deadline, hook_cfg.interval_ns);
-	for (;;) {
-		bool poll = atomic_load(&main_gone);
-		bool timed = hook_cfg.interval_ns != 0;
-		struct timespec until = deadline;
-		if (poll) {
-			struct timespec soon;
-			clock_gettime(CLOCK_MONOTONIC, &soon);
-			timespec_add_ns(&soon, ALONE_POLL_NS);
-			if (!timed || before(&soon, &until))
-				until = soon;
-			timed = true;
-		}
-		int r;
-		if (timed) {
-#if defined(__GLIBC__)
-			r = sem_clockwait(&dump_sem, CLOCK_MONOTONIC, &until);
-#else
-			r = sem_timedwait_monotonic_np(&dump_sem, &until);
-#endif
-		} else {
-			r = sem_wait(&dump_sem);
-		}
-		int e = errno;
-		bool request = false;
-		if (r == 0) { /* a dump asked for, unless it was only a wake-up */
-			int w = atomic_load(&wake_only);
-			while (w > 0 && !atomic_compare_exchange_weak(&wake_only, &w, w - 1))
-				;
-			request = w <= 0;
-		}
-		if (poll && alone()) {
-			/* The process must end as when its last thread does:
-			 * exit(0) (glibc; bionic ends it without exit handlers),
-			 * the exit dump written at it.  The program's atexit
-			 * handlers then run as on a thread of its own: recorded,
-			 * with its signal mask and a stack of the usual size.  So
-			 * a thread made for it calls exit(); if none can be made,
-			 * this one returns, and the C library calls exit() here. */
-			if (request)
-				sem_post(&dump_sem); /* (served at exit) */
-			atomic_store(&thread_absent, true);
-			atomic_store(&dump_thread_tid, 0);
-			atomic_store(&dump_thread_stack, 0);
-			pthread_sigmask(SIG_SETMASK, &program_mask, NULL);
-			pthread_t t;
-			pthread_attr_t attr;
-			pthread_attr_init(&attr);
-			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-			bool made = pthread_create(&t, &attr, last_exit, NULL) == 0;
-			pthread_attr_destroy(&attr);
-			if (made) {
-				sigset_t all;
-				sigfillset(&all);
-				pthread_sigmask(SIG_SETMASK, &all, NULL);
-				for (;;)
-					pause();
-			}
-			hook_busy = 0;
-			return NULL;
-		}
-		if (atomic_load(&dump_quit)) {
-			if (request)
-				sem_post(&dump_sem); /* (not this thread's any more) */
-			atomic_store(&dump_thread_stack, 0);
-			atomic_store(&thread_absent, true);
-			hook_busy = 0;
-			atomic_store(&dump_thread_tid, 0); /* (last: dump_stop waits for it) */
-			return NULL;
-		}
-		if (request && atomic_load(&exit_begun)) {
-			/* the exiting thread serves what is pending */
-			sem_post(&dump_sem);
-			for (;;)
-				pause();
-		} else if (request) {
-			dump_write(NULL, HOOK_TRIGGER_SIGNAL);
-		} else if (r != 0 && e == ETIMEDOUT && hook_cfg.interval_ns) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (before(&now, &deadline))
-				continue; /* only the poll's wait ended */
-			dump_write(NULL, HOOK_TRIGGER_INTERVAL);
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			do
-				timespec_add_ns(&deadline, hook_cfg.interval_ns);
-			while (!before(&now, &deadline));
-		}
-	}
-	return NULL;
-}
-
-/* Start the dump thread if it is wanted and missing; with @wait, return
- * once it has published its tid and stack (else a dump waits for that). */
-static void ensure_thread(bool wait)
-{
-	bool expected = true;
-	if (!atomic_compare_exchange_strong(&dump_thread_missing, &expected, false))
-		return;
-	control_ensure_thread();
-	if (!atomic_exchange(&dump_wanted, false) || !atomic_exchange(&thread_absent, false))
-		return;
-	hook_busy++;
-	pthread_attr_t attr;
-	pthread_t t;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	/* The thread starts with every signal blocked, then opens its own. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* The thread is one of the process's from the clone on: it is known
-	 * as the hook's before this returns (a dump taken meanwhile on
-	 * another thread waits for it), or the exit dump of a short program
-	 * could list it as a thread of the program's. */
-	atomic_store(&dump_thread_starting, 1);
-	int rc = pthread_create(&t, &attr, dump_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		atomic_store(&dump_thread_starting, 0);
-		hook_report(&report_thread, "cannot start the dump thread: %s; no dumps on signal",
-			    strerror(rc));
-	} else {
-		if (wait)
-			dump_thread_wait_started();
-	}
-	hook_busy--;
-}
-
-void dump_ensure_thread(void)
-{
-	ensure_thread(true);
-}
-
-void dump_child_start(void)
-{
-	if (!hook_cfg.fork_thread) {
-		/* (as before LEAKSNAP_FORK_THREAD: a thread once a dump is
-		 * asked for, or with an interval, from the next allocation) */
-		if (hook_cfg.interval_ns) {
-			atomic_store(&dump_wanted, true);
-			atomic_store(&dump_thread_missing, true);
-		}
-		return;
-	}
-	/* (not waiting for the thread to run: the fork returns at once, and
-	 * a dump, or a reachability pause, waits for it meanwhile) */
-	atomic_store(&dump_wanted, true);
-	atomic_store(&dump_thread_missing, true);
-	ensure_thread(false);
-}
-
-void dump_threads_suspend(void)
-{
-	control_end_thread();
-	dump_thread_wait_started();
-	int tid = atomic_load(&dump_thread_tid);
-	dump_thread_end();
-	atomic_store(&dump_quit, false);
-	/* (its tid is 0 just before it returns: the kernel's task goes a
-	 * little later, and only then is the process single-threaded) */
-	for (int i = 0; tid && i < 2000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++) {
-		struct timespec ms = {0, 500000};
-		nanosleep(&ms, NULL);
-	}
-	if (tid) {
-		/* back with the next tracked allocation, or a dump signal */
-		atomic_store(&dump_wanted, true);
-		atomic_store(&dump_thread_missing, true);
-	}
-}
-
-/* The handlers install() replaced, for dump_stop().  Static memory, which
- * reachability scans as a root: every byte of each is defined
- * (hook_sigaction_now), none a leftover of the stack. */
-static struct {
-	int sig;
-	bool ours;
-	struct sigaction old;
-} installed[2];
-
-static void install(int sig)
-{
-	struct sigaction old, sa;
-	if (hook_sigaction_now(sig, &old) != 0)
-		return;
-	unsigned k = sig == sig_dump() ? 0 : 1;
-	installed[k].sig = sig;
-	installed[k].old = old;
-	installed[k].ours = false;
-	if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
-		hook_report(&report_signal, "signal %d already has a handler; not installing ours",
-			    sig);
-		return;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	installed[k].ours = sigaction(sig, &sa, NULL) == 0;
-}
-
-void dump_start(void)
-{
-	pthread_sigmask(SIG_SETMASK, NULL, &program_mask);
-	sem_init(&dump_sem, 0, 0);
-	hook_cfg.reach_refused_sampled = false;
-	if (hook_cfg.reachability && hook_cfg.sample) {
-		static atomic_bool once;
-		hook_report(&once, "reachability is off with LEAKSNAP_SAMPLE: a sampled block held "
-			    "only through unsampled blocks would be counted unreachable");
-		hook_cfg.reachability = false;
-		hook_cfg.reach_refused_sampled = true;
-	}
-	if (hook_cfg.reachability)
-		reach_init();
-	install(sig_dump());
-	install(sig_toggle());
-	if (hook_cfg.dump_on_crash)
-		crash_start();
-	atomic_store(&thread_absent, true);
-	atomic_store(&dump_wanted, true);
-	atomic_store(&dump_thread_missing, true);
-	dump_ensure_thread();
-}
-
-void dump_thread_end(void)
-{
-	/* (it may be writing a dump, or about to) */
-	atomic_store(&dump_thread_missing, false);
-	if (atomic_load(&dump_thread_tid) || atomic_load(&dump_thread_starting)) {
-		dump_thread_wait_started();
-		atomic_store(&dump_quit, true);
-		atomic_fetch_add(&wake_only, 1);
-		sem_post(&dump_sem);
-		struct timespec ms = {0, 1000000};
-		while (atomic_load(&dump_thread_tid))
-			nanosleep(&ms, NULL);
-	}
-	atomic_store(&dump_thread_missing, false);
-	atomic_store(&dump_wanted, false);
-	atomic_store(&thread_absent, true);
-}
-
-void dump_stop(void)
-{
-	/* the dump thread first: it may be writing a dump, or about to */
-	dump_thread_end();
-	/* the handlers: each put back unless another was installed since */
-	for (unsigned k = 0; k < 2; k++) {
-		struct sigaction cur;
-		if (installed[k].ours && sigaction(installed[k].sig, NULL, &cur) == 0 &&
-		    !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_signal)
-			sigaction(installed[k].sig, &installed[k].old, NULL);
-		installed[k].ours = false;
-	}
-	crash_stop();
-	if (hook_cfg.reachability)
-		reach_stop();
-	/* a dump another thread is writing (leaksnap_dump) ends first */
 	pthread_mutex_lock(&dump_mutex);
 	pthread_mutex_unlock(&dump_mutex);
-	atomic_store(&dump_quit, false);
-	atomic_store(&wake_only, 0);
-	sem_destroy(&dump_sem);
 }
 
-void dump_after_fork_child(void)
+void dump_files_end(void)
 {
-	/* Only this thread exists now: the dump thread did not come along,
-	 * and a dump in progress in the parent is not ours. */
+	pthread_mutex_lock(&dump_mutex);
+	dump_exiting = true;
+	pthread_mutex_unlock(&dump_mutex);
+}
+
+void dump_files_after_fork_child(void)
+{
+	/* a dump in progress in the parent is not ours */
 	pthread_mutex_init(&dump_mutex, NULL);
-	sem_init(&dump_sem, 0, 0);
-	atomic_store(&dump_thread_tid, 0);
-	atomic_store(&dump_thread_stack, 0);
-	atomic_store(&dump_thread_starting, 0);
 	dump_seq = 0;
 	/* (stats' dumps_written: the dumps this process wrote) */
 	atomic_store(&hook_dumps_written, 0);
 	dump_exiting = false;
 	atomic_store(&dump_owner, 0);
 	atomic_store(&crash_dumped, false);
-	atomic_store(&exit_begun, false);
-	atomic_store(&main_gone, false);
-	atomic_store(&wake_only, 0);
-	/* The child's own thread is started by dump_child_start(), once
-	 * every fork handler of the hook's has run. */
-	atomic_store(&thread_absent, true);
-	atomic_store(&dump_wanted, false);
-	atomic_store(&dump_thread_missing, false);
-}
-
-void dump_at_exit(void)
-{
-	static atomic_bool report_exit;
-	if (atomic_load(&crash_dumped))
-		return; /* a handler the program chained to ours calls exit() */
-	if (table_busy_here()) {
-		hook_report(&report_exit, "exit() inside the allocator (from a signal handler): "
-			    "no exit dump");
-		return;
-	}
-	hook_busy++;
-	/* Signals that arrived but were not served yet are served here, all
-	 * by one dump (they ask for the same state): signals that keep coming
-	 * must not hold the exit up, as one dump each would.  The dump thread
-	 * takes no more of them (a dump it has begun is waited for, once). */
-	atomic_store(&exit_begun, true);
-	int pending = 0;
-	if (sem_getvalue(&dump_sem, &pending) != 0)
-		pending = 0;
-	int asked = 0;
-	for (int i = 0; i < pending && sem_trywait(&dump_sem) == 0; i++)
-		asked++;
-	if (asked > atomic_load(&wake_only))
-		dump_write(NULL, HOOK_TRIGGER_SIGNAL);
-	pthread_mutex_lock(&dump_mutex);
-	dump_exiting = true;
-	pthread_mutex_unlock(&dump_mutex);
-	/* (not a forked child's, unless asked: a server that forks a child
-	 * per connection would write one per connection) */
-	if (hook_cfg.dump_on_exit &&
-	    (hook_cfg.dump_on_exit_forked || !atomic_load(&hook_zygote_child)))
-		dump_write(NULL, HOOK_TRIGGER_EXIT);
-	hook_busy--;
 }

@@ -44,4 +44,12 @@ void dump_image_free(struct dump_image *img);
 #define FP_SHALLOW_MIN 8
 void dump_fp_meta(struct buf *meta, const struct table_snapshot *snap);
 
+/* dump.c's state, for dump_thread.c: a crash dump was written (no exit
+ * dump after it); wait for a dump another thread is writing; no more
+ * dumps but the exit dump (exit has begun); a forked child's fresh start. */
+bool dump_crash_written(void);
+void dump_files_wait(void);
+void dump_files_end(void);
+void dump_files_after_fork_child(void);
+
 #endif

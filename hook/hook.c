@@ -176,6 +176,8 @@ static void resolve_all(void)
 	RESOLVE(malloc_usable_size);
 	RESOLVE(dlclose);
 	RESOLVE(pthread_getattr_np);
+	RESOLVE(pthread_create);
+	RESOLVE(thrd_create);
 	resolving = 0;
 	if (!hook_real.malloc || !hook_real.free || !hook_real.calloc || !hook_real.realloc ||
 	    !hook_real.memalign) {

@@ -61,6 +61,8 @@ struct hook_real {
 	size_t (*malloc_usable_size)(void *);
 	int (*dlclose)(void *);
 	int (*pthread_getattr_np)(pthread_t, pthread_attr_t *);
+	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	void *thrd_create; /* (threads.c: C11's, where the C library has it) */
 };
 extern struct hook_real hook_real;
 
@@ -252,6 +254,11 @@ unsigned table_all_takers(void);
  * (set by reach.c) there. */
 void table_defer_stop(void);
 extern void (*table_deferred_stop)(void);
+/* From the dump signal's handler on a thread inside the tables, in a
+ * process without its dump thread: the thread starts it when it leaves
+ * them, by calling table_deferred_start (set by dump_thread.c). */
+void table_defer_start(void);
+extern void (*table_deferred_start)(void);
 /* In a forked child, before table_unlock_all. */
 void table_fork_child(void);
 
@@ -348,6 +355,12 @@ void dump_thread_end(void);
 void dump_after_fork_child(void);
 /* The dump thread is not running in this process (after fork). */
 void dump_ensure_thread(void);
+/* Before the program makes a thread (threads.c): the dump thread, where
+ * it waited for the program's second thread, starts. */
+void dump_program_threads(void);
+/* After a dump written on a program's thread: a dump thread asked for
+ * meanwhile starts. */
+void dump_thread_late(void);
 /* In a child after fork(), last of the fork handlers: start its dump
  * thread (and its control socket's) now, so that a child that never
  * allocates again still answers a dump signal or a control request. */

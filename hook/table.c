@@ -72,24 +72,37 @@ HOOK_TLS int holds_all;
 /* Set while this thread holds a shard lock: a signal handler that calls
  * exit() or leaksnap_dump() there must not wait for that lock. */
 HOOK_TLS int in_shard;
-/* Set by a reachability stop's handler that came while this thread was
- * inside the tables (table_defer_stop): the thread stops when it leaves
- * them, through table_deferred_stop. */
+/* Set by a signal handler that came while this thread was inside the
+ * tables, for what it could not do there: a reachability stop
+ * (table_defer_stop: the thread stops when it leaves them, through
+ * table_deferred_stop), the dump thread's start (table_defer_start,
+ * through table_deferred_start).  Bits, set and taken atomically: a
+ * handler may come between the read and the clear. */
+#define DEFER_STOP 1
+#define DEFER_START 2
 HOOK_TLS int stop_deferred;
 void (*table_deferred_stop)(void);
+void (*table_deferred_start)(void);
 HOOK_TLS volatile uintptr_t *table_inflight;
 
 void table_defer_stop(void)
 {
-	stop_deferred = 1;
+	__atomic_fetch_or(&stop_deferred, DEFER_STOP, __ATOMIC_RELAXED);
+}
+
+void table_defer_start(void)
+{
+	__atomic_fetch_or(&stop_deferred, DEFER_START, __ATOMIC_RELAXED);
 }
 
 void __attribute__((noinline)) table_run_deferred_stop(void)
 {
-	stop_deferred = 0;
-	void (*fn)(void) = table_deferred_stop;
-	if (fn)
-		fn();
+	int what = __atomic_exchange_n(&stop_deferred, 0, __ATOMIC_RELAXED);
+	void (*stop)(void) = table_deferred_stop, (*start)(void) = table_deferred_start;
+	if ((what & DEFER_STOP) && stop)
+		stop();
+	if ((what & DEFER_START) && start)
+		start();
 }
 
 /* Set when the stack index could not grow (out of memory): stacks not

@@ -47,7 +47,7 @@ stop() {
 	wait
 }
 
-# 1. A dump signal to each idle worker: its dump, at once.
+# 1. A dump signal to each idle worker: its dump, at once, with one thread.
 start sig
 for p in $WORKERS; do
 	t0=$(now_ms)
@@ -63,6 +63,12 @@ for p in $WORKERS; do
 	fi
 	[ "$ms" -le $BOUND_MS ] || fail "worker $p: dump after $ms ms (bound $BOUND_MS)"
 	echo "worker $p: dump after $ms ms"
+	# (written by the worker's one thread, in the handler: no dump thread
+	# is made for it; the in-app build has one from the start)
+	n=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$p/status")
+	want=1
+	[ -n "${LEAKSNAP_TEST_HOOK:-}" ] && want=2
+	[ "$n" = $want ] || fail "worker $p: $n threads after its dump, expected $want"
 	"$SC" "$d" >"$d.txt" || fail "$d: stackcheck failed"
 	expect_record "$d.txt" "2001 1 app master_leak main"
 	no_record "$d.txt" ' zygote ' # (the worker allocated nothing)

@@ -2,7 +2,8 @@
 # Dump triggers with the real hook: LEAKSNAP_INTERVAL dumps numbered 1, 2, 3 ...
 # without gaps, each trigger=interval; `leaksnap record` forwards SIGRTMAX-17
 # to the program and lists every dump it wrote, the exit dump last;
-# --no-exit-dump and --frames reach the hook.
+# --no-exit-dump and --frames reach the hook; dump signals in a process of
+# one thread, and of three.
 set -u
 B=$1
 . "$(dirname "$0")/hook-lib.sh"
@@ -36,6 +37,37 @@ sed -n '2s/^leaksnap: wrote \(.*\): .*/\1/p' "$w/rec.err" | grep -q '\.exit\.dum
 d=$(ls "$w"/rec.*.0001.dump)
 expect_meta "$d" "trigger=signal"
 "$L" show "$d" | grep -q -x 'backtrace size:  8' || fail "record --frames 8 did not reach the hook"
+
+# The hook's thread waits for the program's second thread (docs/hook.md,
+# "The hook's thread"). A process of one thread gets 200 dump signals 1-3 ms
+# apart, landing anywhere (inside malloc, free and the hook's tables): each
+# one is answered by a dump, written by the process's one thread (in the
+# handler, or as it leaves the tables), and it still has one thread at the
+# end. With a thread of the program's (started first), the dump thread is
+# there too and answers them. (The in-app build has its thread from the
+# start.)
+for mode in full sampled threads; do
+	o="$w/ss-$mode"
+	mkdir "$o"
+	arg=
+	set --
+	case $mode in
+	sampled) set -- LEAKSNAP_SAMPLE=65536 ;;
+	threads) arg=threads ;;
+	esac
+	out=$(env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$o/s" LEAKSNAP_DUMP_ON_EXIT=0 "$@" \
+		timeout 60 "$T/sigstorm" "$o" 200 $arg)
+	if [ "$mode" = threads ]; then
+		want="dumps 200 threads 3"
+	elif [ -n "${LEAKSNAP_TEST_HOOK:-}" ]; then
+		want="dumps 200 threads 2"
+	else
+		want="dumps 200 threads 1"
+	fi
+	[ "$out" = "$want" ] || fail "sigstorm $mode: '$out', expected '$want'"
+	d=$(ls "$o"/s.*.0200.dump 2>/dev/null)
+	[ -n "$d" ] && expect_meta "$d" "trigger=signal"
+done
 
 # --no-exit-dump: nothing written, and record says so.
 "$L" record --out "$w/none" --no-exit-dump -- true 2>"$w/none.err"

@@ -2,7 +2,8 @@
  *   edge sigexit   exit() from a SIGALRM handler that may interrupt malloc
  *                  or free (the hook must not hang at exit)
  *   edge child     a forked child that allocates (prints the child's
- *                  thread count: its own and the hook's dump thread)
+ *                  thread count: its own, and the hook's dump thread where
+ *                  it has one)
  *   edge userns    a forked child calls unshare(CLONE_NEWUSER), which
  *                  needs a single-threaded process: prints "userns ok", or
  *                  "userns " and the error
