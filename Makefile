@@ -662,6 +662,11 @@ $(B)/bench/pausebench: bench/pausebench.c
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -lpthread
 
+# The process of one thread of bench/pause.sh, a plain build as reachbench's.
+$(B)/bench/onepause: bench/onepause.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(HOOKT_FLAGS) -std=gnu11 -o $@ $< -lpthread
+
 # The process and timer of bench/control.sh, a plain build as reachbench's.
 $(B)/bench/ctlbench: bench/ctlbench.c
 	$(call say,CC,$<)

@@ -152,6 +152,7 @@ void hook_read_config(void)
 			  env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_EXIT, 1, 0, 1) != 0;
 	c->dump_on_crash = env_uint(LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH, 1, 0, 1) != 0;
 	c->fork_thread = env_uint(LEAKSNAP_HOOK_ENV_FORK_THREAD, 1, 0, 1) != 0;
+	c->dump_thread = env_uint(LEAKSNAP_HOOK_ENV_DUMP_THREAD, 0, 0, 1) != 0;
 	c->start_disabled = env_uint(LEAKSNAP_HOOK_ENV_START_DISABLED, 0, 0, 1) != 0;
 	c->reachability = env_uint(LEAKSNAP_HOOK_ENV_REACHABILITY, 0, 0, 1) != 0;
 	c->keep_unloaded = env_uint(LEAKSNAP_HOOK_ENV_KEEP_UNLOADED, 1, 0, 1) != 0;

@@ -7,7 +7,7 @@
  *
  * The dump thread is made when the hook starts only when something needs
  * it at once: an interval, reachability (its stops), the control socket,
- * or the in-app build.  Otherwise it waits for the program's second thread
+ * LEAKSNAP_DUMP_THREAD=1, or the in-app build.  Otherwise it waits for the program's second thread
  * (threads.c: before the program's first pthread_create): a process of one
  * thread keeps glibc's lock-free malloc, and its dump signal is answered in
  * the handler itself, on a stack of the hook's, when the thread holds no
@@ -42,6 +42,15 @@ atomic_uintptr_t dump_thread_stack; /* an address on its stack: never a root */
  * and stack: a dump meanwhile waits (dump_thread_wait_started), or it
  * would take the new thread for one of the program's. */
 static atomic_uint dump_thread_starting;
+
+/* The handlers install() replaced, for dump_stop().  Static memory, which
+ * reachability scans as a root: every byte of each is defined
+ * (hook_sigaction_now), none a leftover of the stack. */
+static struct {
+	int sig;
+	bool ours;
+	struct sigaction old;
+} installed[2];
 
 static int sig_dump(void)
 {
@@ -463,6 +472,23 @@ void dump_thread_late(void)
 	start_late();
 }
 
+bool dump_signal_kept_open(void)
+{
+	return lazy && atomic_load(&thread_absent) && installed[0].ours &&
+	       atomic_load(&hook_active);
+}
+
+/* A thread of a process without its dump thread: the dump signal open,
+ * whatever mask it was given (the program's, inherited across exec or fork). */
+static void open_dump_signal(void)
+{
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig_dump());
+	if (installed[0].ours)
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
 void dump_program_threads(void)
 {
 	if (!lazy || !atomic_load(&thread_absent) || !atomic_load(&hook_active) ||
@@ -475,8 +501,10 @@ void dump_program_threads(void)
 
 void dump_child_start(void)
 {
-	if (lazy)
-		return; /* (the child has one thread) */
+	if (lazy) {
+		open_dump_signal(); /* (the child has one thread) */
+		return;
+	}
 	if (!hook_cfg.fork_thread) {
 		/* (as before LEAKSNAP_FORK_THREAD: a thread once a dump is
 		 * asked for, or with an interval, from the next allocation) */
@@ -512,15 +540,6 @@ void dump_threads_suspend(void)
 		atomic_store(&dump_thread_missing, true);
 	}
 }
-
-/* The handlers install() replaced, for dump_stop().  Static memory, which
- * reachability scans as a root: every byte of each is defined
- * (hook_sigaction_now), none a leftover of the stack. */
-static struct {
-	int sig;
-	bool ours;
-	struct sigaction old;
-} installed[2];
 
 static void install(int sig)
 {
@@ -568,11 +587,13 @@ void dump_start(void)
 #ifdef HOOK_INAPP
 	lazy = false;
 #else
-	lazy = !hook_cfg.interval_ns && !hook_cfg.reachability &&
+	lazy = !hook_cfg.dump_thread && !hook_cfg.interval_ns && !hook_cfg.reachability &&
 	       hook_cfg.control == HOOK_CONTROL_OFF;
 #endif
-	if (lazy)
+	if (lazy) {
+		open_dump_signal();
 		return;
+	}
 	atomic_store(&dump_wanted, true);
 	atomic_store(&dump_thread_missing, true);
 	dump_ensure_thread();

@@ -178,6 +178,8 @@ static void resolve_all(void)
 	RESOLVE(pthread_getattr_np);
 	RESOLVE(pthread_create);
 	RESOLVE(thrd_create);
+	RESOLVE(pthread_sigmask);
+	RESOLVE(sigprocmask);
 	resolving = 0;
 	if (!hook_real.malloc || !hook_real.free || !hook_real.calloc || !hook_real.realloc ||
 	    !hook_real.memalign) {

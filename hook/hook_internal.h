@@ -63,8 +63,17 @@ struct hook_real {
 	int (*pthread_getattr_np)(pthread_t, pthread_attr_t *);
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	void *thrd_create; /* (threads.c: C11's, where the C library has it) */
+	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
 };
 extern struct hook_real hook_real;
+
+/* The hook's own changes of a thread's signal mask go to the C library's
+ * calls, never to the interposed ones (threads.c), and work before those
+ * are resolved.  Returns 0 or an error number, as pthread_sigmask. */
+int hook_sigmask(int how, const sigset_t *set, sigset_t *old);
+#define pthread_sigmask(how, set, old) hook_sigmask(how, set, old)
+#define sigprocmask(how, set, old) hook_sigmask(how, set, old)
 
 enum hook_unwind_mode { HOOK_UNWIND_AUTO, HOOK_UNWIND_FP, HOOK_UNWIND_DWARF,
 			HOOK_UNWIND_INSTRUMENT /* unwind_instr.c */ };
@@ -78,6 +87,7 @@ struct hook_config {
 	bool dump_on_exit;           /* LEAKSNAP_DUMP_ON_EXIT */
 	bool dump_on_exit_forked;    /* LEAKSNAP_DUMP_ON_EXIT=all: forked children's too */
 	bool fork_thread;            /* LEAKSNAP_FORK_THREAD: a child's thread at fork */
+	bool dump_thread;            /* LEAKSNAP_DUMP_THREAD: the dump thread at once */
 	bool dump_on_crash;          /* LEAKSNAP_DUMP_ON_CRASH (crash.c) */
 	uint64_t interval_ns;        /* LEAKSNAP_INTERVAL, 0 = off */
 	bool start_disabled;         /* LEAKSNAP_START_DISABLED */
@@ -358,6 +368,9 @@ void dump_ensure_thread(void);
 /* Before the program makes a thread (threads.c): the dump thread, where
  * it waited for the program's second thread, starts. */
 void dump_program_threads(void);
+/* Whether the program's blocking of the dump signal is to be left out: its
+ * process has one thread and no dump thread to take the signal (threads.c). */
+bool dump_signal_kept_open(void);
 /* After a dump written on a program's thread: a dump thread asked for
  * meanwhile starts. */
 void dump_thread_late(void);

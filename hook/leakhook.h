@@ -53,10 +53,17 @@
 #define LEAKSNAP_HOOK_ENV_REACHABILITY "LEAKSNAP_REACHABILITY"     /* 0 (default) or 1 */
 #define LEAKSNAP_HOOK_ENV_KEEP_UNLOADED "LEAKSNAP_KEEP_UNLOADED"   /* 0 or 1 (default) */
 #define LEAKSNAP_HOOK_ENV_DUMP_ON_CRASH "LEAKSNAP_DUMP_ON_CRASH"   /* 0 or 1 (default) */
-/* 1 (default): a forked child starts its dump thread at fork; 0: when a
- * dump is asked of it, at its next allocation (for qemu-user, whose forked
- * children of a threaded process crash when they start a thread). */
+/* 1 (default): a forked child that needs its dump thread from the start
+ * starts it at fork; 0: when a dump is asked of it, at its next allocation
+ * (for qemu-user, whose forked children of a threaded process crash when
+ * they start a thread). */
 #define LEAKSNAP_HOOK_ENV_FORK_THREAD "LEAKSNAP_FORK_THREAD"
+/* 0 (default): the dump thread waits for the program's second thread
+ * unless the interval, reachability or the control socket needs it at
+ * once, and a process of one thread writes its dumps on that thread; 1:
+ * the dump thread from the start, in every process (docs/hook.md, "The
+ * hook's thread"). */
+#define LEAKSNAP_HOOK_ENV_DUMP_THREAD "LEAKSNAP_DUMP_THREAD"
 /* Sampled collection: record a block under BYTES when a sample point of a
  * per-thread walk of mean spacing BYTES falls in it, and every block of
  * BYTES or more (0 or unset: every block).  The seed makes the draws

@@ -159,14 +159,31 @@ d=$(ls "$w"/rf.*.exit.dump 2>/dev/null | head -1)
 # A forked child has one thread, as without the hook: its dump thread waits
 # for a second thread of the program's (an idle worker still answers a dump
 # signal: t-hook-servers.sh). With what needs the thread from the start (an
-# interval here), the child has it from the fork on; the in-app build always
-# has it.
+# interval here, or LEAKSNAP_DUMP_THREAD=1), the child has it from the fork
+# on; the in-app build always has it.
 want=1
 [ -n "${LEAKSNAP_TEST_HOOK:-}" ] && want=2
 out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/ch" "$T/edge" child)
 [ "$out" = "child threads $want" ] || fail "forked child: '$out' (expected $want threads)"
 out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/ci" LEAKSNAP_INTERVAL=1000 "$T/edge" child)
 [ "$out" = "child threads 2" ] || fail "forked child, with an interval: '$out' (expected 2 threads)"
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/cd" LEAKSNAP_DUMP_THREAD=1 "$T/edge" child)
+[ "$out" = "child threads 2" ] || fail "forked child, LEAKSNAP_DUMP_THREAD=1: '$out' (expected 2 threads)"
+# A process of one thread that blocks every signal still answers the dump
+# signal (a dump thread would take it; without one the hook keeps it open),
+# with one thread.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/mk" "$T/edge" masked >"$w/mk.out" &
+mpid=$!
+sleep 0.4
+kill -47 "$mpid"
+wait "$mpid"
+want="masked pending 0 threads 1"
+[ -n "${LEAKSNAP_TEST_HOOK:-}" ] && want="masked pending 0 threads 2"
+[ "$(cat "$w/mk.out")" = "$want" ] || fail "masked: '$(cat "$w/mk.out")', expected '$want'"
+d=$(ls "$w"/mk.*.0001.dump 2>/dev/null)
+[ -n "$d" ] || fail "masked: no dump for the signal"
+[ -n "$d" ] && expect_meta "$d" "trigger=signal"
+
 # ... which ends for an unshare(CLONE_NEWUSER), as that needs one thread.
 out=$("$T/edge" userns)
 if [ -n "${LEAKSNAP_TEST_HOOK:-}" ]; then

@@ -44,9 +44,9 @@ expect_meta "$d" "trigger=signal"
 # one is answered by a dump, written by the process's one thread (in the
 # handler, or as it leaves the tables), and it still has one thread at the
 # end. With a thread of the program's (started first), the dump thread is
-# there too and answers them. (The in-app build has its thread from the
-# start.)
-for mode in full sampled threads; do
+# there too and answers them; with LEAKSNAP_DUMP_THREAD=1, from the start.
+# (The in-app build has its thread from the start.)
+for mode in full sampled threads forced; do
 	o="$w/ss-$mode"
 	mkdir "$o"
 	arg=
@@ -54,12 +54,13 @@ for mode in full sampled threads; do
 	case $mode in
 	sampled) set -- LEAKSNAP_SAMPLE=65536 ;;
 	threads) arg=threads ;;
+	forced) set -- LEAKSNAP_DUMP_THREAD=1 ;;
 	esac
 	out=$(env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$o/s" LEAKSNAP_DUMP_ON_EXIT=0 "$@" \
 		timeout 60 "$T/sigstorm" "$o" 200 $arg)
 	if [ "$mode" = threads ]; then
 		want="dumps 200 threads 3"
-	elif [ -n "${LEAKSNAP_TEST_HOOK:-}" ]; then
+	elif [ -n "${LEAKSNAP_TEST_HOOK:-}" ] || [ "$mode" = forced ]; then
 		want="dumps 200 threads 2"
 	else
 		want="dumps 200 threads 1"

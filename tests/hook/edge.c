@@ -33,6 +33,10 @@
  *                  a forked child does as pexit, after a dump signal that
  *                  starts its dump thread; prints "child ended" if the
  *                  child ends within 10 s
+ *   edge masked    blocks every signal (sigprocmask), sleeps 1 s in steps
+ *                  of 0.1 s, then prints "masked pending P threads T": P 1
+ *                  if the dump signal is pending (blocked since), T its
+ *                  threads
  *   edge flood     a thread asks for dumps (the dump signal) without end
  *                  while others allocate; main calls exit() after 0.1 s:
  *                  the process must end
@@ -191,6 +195,19 @@ int main(int argc, char **argv)
 			free(v[k]);
 			v[k] = malloc(16 + i % 512);
 		}
+	}
+	if (!strcmp(mode, "masked")) {
+		sigset_t all, pend;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		for (int i = 0; i < 10; i++) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+		sigpending(&pend);
+		printf("masked pending %d threads %d\n", sigismember(&pend, LEAKSNAP_HOOK_SIG_DUMP),
+		       thread_count());
+		return 0;
 	}
 	if (!strcmp(mode, "child")) {
 		pid_t pid = fork();
