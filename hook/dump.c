@@ -468,6 +468,14 @@ int dump_take(struct dump_image *img, enum hook_trigger trigger, bool reach)
 	return rc;
 }
 
+bool dump_lock_free(void)
+{
+	if (pthread_mutex_trylock(&dump_mutex) != 0)
+		return false;
+	pthread_mutex_unlock(&dump_mutex);
+	return true;
+}
+
 bool dump_busy_here(void)
 {
 	int owner = atomic_load(&dump_owner);

@@ -64,6 +64,42 @@ static const char *maps_path_of(const struct buf *maps, uintptr_t addr, size_t *
 	return NULL;
 }
 
+/* Whether [@addr, @addr + @len) lies in one readable mapping of @maps. */
+static bool maps_readable(const struct buf *maps, uintptr_t addr, size_t len)
+{
+	const char *p = maps->p, *end = maps->p + maps->len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end, *s;
+		uintptr_t lo = maps_line_hex(p, eol, &s), hi = 0;
+		if (s < eol && *s == '-')
+			hi = maps_line_hex(s + 1, eol, &s);
+		if (addr >= lo && addr < hi)
+			return len <= hi - addr && s + 1 < eol && s[1] == 'r';
+		p = eol + 1;
+	}
+	return false;
+}
+
+/* Whether the program headers and the notes of @info are all in readable
+ * mappings of @maps: a dump written in a signal handler (dump_thread.c)
+ * may have interrupted dlclose() between its unmapping of a library and
+ * its taking it off the loader's list, whose lock the handler then takes
+ * again on the same thread (it is recursive). */
+static bool module_readable(const struct dl_phdr_info *info, const struct buf *maps)
+{
+	if (!maps_readable(maps, (uintptr_t)info->dlpi_phdr,
+			   (size_t)info->dlpi_phnum * sizeof(ElfW(Phdr))))
+		return false;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_NOTE && ph->p_memsz &&
+		    !maps_readable(maps, info->dlpi_addr + ph->p_vaddr, ph->p_memsz))
+			return false;
+	}
+	return true;
+}
+
 struct build_id_ctx {
 	struct buf *meta;
 	const struct buf *maps;
@@ -108,6 +144,8 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	uintptr_t first_load;
 	const uint8_t *id;
+	if (!module_readable(info, ctx->maps))
+		return 0;
 	unsigned len = module_build_id(info, &first_load, &id);
 	if (!len)
 		return 0;

@@ -97,31 +97,56 @@ static unsigned long tasks_now(void)
 	return *p == ' ' ? v : 0;
 }
 
+/* Whether this thread, the process's only one (tasks_now), holds none of
+ * the locks a dump takes, nor is taking or giving one back: the tables'
+ * (marked before taking), the dump's and the unloaded libraries' lines'
+ * (tried: no other thread could hold them). */
+static bool locks_free_here(void)
+{
+	return !table_busy_here() && !dump_busy_here() && !unloaded_busy_here() &&
+	       dump_lock_free() && unloaded_lock_free();
+}
+
+/* The dump signals asked of this thread: one dump each, every signal but
+ * the faults blocked meanwhile (a handler of the program's that allocated
+ * would wait for the tables' locks the dump holds; a fault still reaches
+ * the crash handler, which says it came inside a dump), on the hook's own
+ * stack (this thread's may be small: a coroutine's, a thread of 32 KiB). */
 static void write_here(void *arg)
 {
-	(void)arg;
-	dump_write(NULL, HOOK_TRIGGER_SIGNAL);
+	const bool *one = arg;
+	if (*one) /* the handler's own */
+		dump_write(NULL, HOOK_TRIGGER_SIGNAL);
+	else /* every request posted where the handler could not write */
+		while (sem_trywait(&dump_sem) == 0)
+			dump_write(NULL, HOOK_TRIGGER_SIGNAL);
+}
+
+static void write_on_own_stack(bool one)
+{
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+	sigset_t quiet, old;
+	sigfillset(&quiet);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&quiet, faults[i]);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	hook_busy++;
+	hook_stack_map(&here_stack, HERE_STACK_SIZE);
+	hook_stack_run(&here_stack, write_here, &one);
+	hook_busy--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* In the dump signal's handler of a process without its dump thread:
  * write the dump here and now when this thread is the process's only one
- * (nothing else runs while it does) and holds no lock of the hook's (its
- * tables, a dump, the unloaded libraries' lines).  Every signal waits
- * meanwhile: a handler of the program's that allocated would wait for the
- * tables' locks the dump holds.  False when it cannot be done here. */
+ * (nothing else runs while it does) and holds no lock a dump takes.  False
+ * when it cannot be done here. */
 static bool dump_here(void)
 {
-	if (!atomic_load(&hook_active) || atomic_load(&exit_begun) || table_busy_here() ||
-	    dump_busy_here() || unloaded_busy_here() || tasks_now() != 1)
+	if (!atomic_load(&hook_active) || atomic_load(&exit_begun) || !locks_free_here() ||
+	    tasks_now() != 1)
 		return false;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	hook_busy++;
-	hook_stack_map(&here_stack, HERE_STACK_SIZE);
-	hook_stack_run(&here_stack, write_here, NULL);
-	hook_busy--;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	write_on_own_stack(true);
 	return true;
 }
 
@@ -419,8 +444,11 @@ static void ensure_thread(bool wait)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
+		/* (tried again when a dump signal finds it missing) */
+		atomic_store(&thread_absent, true);
 		atomic_store(&dump_thread_starting, 0);
-		hook_report(&report_thread, "cannot start the dump thread: %s; no dumps on signal",
+		hook_report(&report_thread, "cannot start the dump thread: %s; dump signals wait "
+			    "for the exit dump unless a thread of the program's can write them",
 			    strerror(rc));
 	} else {
 		if (wait)
@@ -437,19 +465,11 @@ static void ensure_thread(bool wait)
  * for them.  False if the thread is still to be made. */
 static bool serve_here(void)
 {
-	if (!lazy || !atomic_load(&thread_absent) || dump_busy_here() || unloaded_busy_here() ||
-	    table_busy_here() || tasks_now() != 1)
+	if (!lazy || !atomic_load(&thread_absent) || !locks_free_here() || tasks_now() != 1)
 		return false;
 	atomic_store(&dump_thread_missing, false);
 	atomic_store(&dump_wanted, false);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	hook_busy++;
-	while (sem_trywait(&dump_sem) == 0)
-		dump_write(NULL, HOOK_TRIGGER_SIGNAL);
-	hook_busy--;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	write_on_own_stack(false);
 	return true;
 }
 
@@ -472,21 +492,38 @@ void dump_thread_late(void)
 	start_late();
 }
 
+/* Whether the program has the dump signal blocked on its one thread, where
+ * the hook keeps it open (dump_signal_kept_open): what the thread's mask
+ * becomes when the dump thread starts, and what the program reads back. */
+static bool program_blocks_dump;
+
 bool dump_signal_kept_open(void)
 {
 	return lazy && atomic_load(&thread_absent) && installed[0].ours &&
 	       atomic_load(&hook_active);
 }
 
+bool dump_signal_program_blocks(void)
+{
+	return program_blocks_dump;
+}
+
+void dump_signal_program_sets(bool blocked)
+{
+	program_blocks_dump = blocked;
+}
+
 /* A thread of a process without its dump thread: the dump signal open,
- * whatever mask it was given (the program's, inherited across exec or fork). */
+ * whatever mask it was given (the program's, inherited across exec or
+ * fork, which is remembered). */
 static void open_dump_signal(void)
 {
-	sigset_t one;
+	sigset_t one, cur;
 	sigemptyset(&one);
 	sigaddset(&one, sig_dump());
-	if (installed[0].ours)
-		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	if (!installed[0].ours || pthread_sigmask(SIG_UNBLOCK, &one, &cur) != 0)
+		return;
+	program_blocks_dump = sigismember(&cur, sig_dump()) == 1;
 }
 
 void dump_program_threads(void)
@@ -497,6 +534,15 @@ void dump_program_threads(void)
 	atomic_store(&dump_wanted, true);
 	atomic_store(&dump_thread_missing, true);
 	ensure_thread(false);
+	/* The dump thread takes the signal from now on: this thread, the
+	 * program's only one, gets the mask the program asked for (its new
+	 * threads inherit it). */
+	if (!atomic_load(&thread_absent) && program_blocks_dump) {
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig_dump());
+		pthread_sigmask(SIG_BLOCK, &one, NULL);
+	}
 }
 
 void dump_child_start(void)

@@ -646,6 +646,10 @@ static inline __attribute__((always_inline)) int dlclose_body(void *handle)
 	int saved = errno;
 	unloaded_after(&pr);
 	pthread_setcancelstate(cancel, NULL);
+	/* (a dump signal that came while the lines of the unloaded were
+	 * being kept, in a process without its dump thread) */
+	if (HOOK_UNLIKELY(atomic_load_explicit(&dump_thread_missing, memory_order_relaxed)))
+		dump_thread_late();
 	errno = saved;
 	return rc;
 }

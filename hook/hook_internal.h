@@ -371,6 +371,11 @@ void dump_program_threads(void);
 /* Whether the program's blocking of the dump signal is to be left out: its
  * process has one thread and no dump thread to take the signal (threads.c). */
 bool dump_signal_kept_open(void);
+/* Whether the program asked for the dump signal blocked on that thread,
+ * and its asking so (threads.c keeps the record; the thread's mask is set
+ * so when the dump thread starts). */
+bool dump_signal_program_blocks(void);
+void dump_signal_program_sets(bool blocked);
 /* After a dump written on a program's thread: a dump thread asked for
  * meanwhile starts. */
 void dump_thread_late(void);
@@ -400,6 +405,11 @@ void dump_main_thread_gone(void);
 int dump_write_crash(int sig);
 /* This thread is writing a dump (holds the dump lock). */
 bool dump_busy_here(void);
+/* In a process of one thread (a dump signal's handler there): whether the
+ * dump lock is free, not even being taken or given back by this thread,
+ * the only one that could.  (dump_busy_here has a moment either side of
+ * the lock when the owner is not marked yet, or any more.) */
+bool dump_lock_free(void);
 
 /* What leaksnap record learns (runnote.c) ------------------------------------- */
 

@@ -145,19 +145,23 @@ static void fork_prepare(void)
 	table_lock_all();
 }
 
+/* (the tables last: giving them back unblocks the signals, and a dump
+ * signal's handler there must find every lock a dump takes free) */
 static void fork_parent(void)
 {
-	table_unlock_all();
 	unloaded_fork_parent();
+	table_unlock_all();
 	control_fork_parent();
+	if (atomic_load(&dump_thread_missing))
+		dump_thread_late();
 }
 
 static void fork_child(void)
 {
 	table_fork_child();
+	unloaded_fork_child();
 	table_unlock_all();
 	sample_fork_child();
-	unloaded_fork_child();
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();
 	control_after_fork_child();

@@ -32,13 +32,46 @@ int hook_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	if (hook_real.pthread_sigmask)
 		return hook_real.pthread_sigmask(how, set, old);
-	/* (not resolved yet: the system call, as the C library makes it) */
+	/* Not resolved yet: the system call, as the C library makes it (the
+	 * C library's own signals, glibc's first two real-time ones, never
+	 * blocked), errno untouched. */
+	sigset_t copy;
+	if (set && how != SIG_UNBLOCK) {
+		copy = *set;
+#ifdef __GLIBC__
+		/* (sigdelset refuses them: the bits themselves) */
+		unsigned long *w = (unsigned long *)(void *)&copy;
+		const unsigned bits = 8 * sizeof(unsigned long);
+		for (unsigned sig = 32; sig <= 33; sig++)
+			w[(sig - 1) / bits] &= ~(1ul << ((sig - 1) % bits));
+#endif
+		set = &copy;
+	}
+	int saved = errno, rc = 0;
 	if (syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8)) != 0)
-		return errno;
-	return 0;
+		rc = errno;
+	errno = saved;
+	return rc;
 }
 
 #ifndef HOOK_INAPP
+/* @name where the hook's start did not find it: in a libpthread loaded
+ * since (glibc before 2.34 keeps the thread calls there), or loaded only
+ * in a library's own scope (dlopen with RTLD_LOCAL), which RTLD_NEXT does
+ * not search. */
+static void *find_next(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+	if (p)
+		return p;
+	void *lib = dlopen("libpthread.so.0", RTLD_LAZY | RTLD_NOLOAD);
+	if (lib) {
+		p = dlsym(lib, name);
+		dlclose(lib);
+	}
+	return p;
+}
+
 static void before_thread(void)
 {
 	/* (the hook's own threads are made with hook_busy raised) */
@@ -54,8 +87,8 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 {
 	if (!hook_real_ready())
 		return EAGAIN;
-	if (!hook_real.pthread_create) /* (a libpthread loaded since) */
-		*(void **)&hook_real.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	if (!hook_real.pthread_create)
+		*(void **)&hook_real.pthread_create = find_next("pthread_create");
 	if (!hook_real.pthread_create)
 		return EAGAIN;
 	before_thread();
@@ -70,41 +103,68 @@ EXPORT int thrd_create(thrd_t *thread, thrd_start_t start, void *arg)
 	if (!hook_real_ready())
 		return thrd_error;
 	if (!hook_real.thrd_create)
-		hook_real.thrd_create = dlsym(RTLD_NEXT, "thrd_create");
+		hook_real.thrd_create = find_next("thrd_create");
 	if (!hook_real.thrd_create)
 		return thrd_error;
 	before_thread();
 	return ((thrd_create_fn)hook_real.thrd_create)(thread, start, arg);
 }
 
-/* @set less the dump signal, in @copy, where it is to be left open. */
-static const sigset_t *open_for_dump(int how, const sigset_t *set, sigset_t *copy)
+/* A mask change of the program's, with the dump signal left open where
+ * the process has one thread and no dump thread to take it: the program's
+ * wish for the signal is kept (and read back in @old), and becomes the
+ * thread's mask when the dump thread starts (dump_program_threads). */
+static int program_mask(int how, const sigset_t *set, sigset_t *old, bool procmask)
 {
-	if (!set || how == SIG_UNBLOCK || hook_busy ||
-	    sigismember(set, LEAKSNAP_HOOK_SIG_DUMP) != 1 || !dump_signal_kept_open())
-		return set;
-	*copy = *set;
-	sigdelset(copy, LEAKSNAP_HOOK_SIG_DUMP);
-	return copy;
+	int (*real)(int, const sigset_t *, sigset_t *) =
+		procmask ? hook_real.sigprocmask : hook_real.pthread_sigmask;
+	if (hook_busy || !dump_signal_kept_open() ||
+	    (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)) {
+		if (real)
+			return real(how, set, old);
+		int rc = hook_sigmask(how, set, old);
+		if (procmask && rc) {
+			errno = rc;
+			return -1;
+		}
+		return rc;
+	}
+	const int sig = LEAKSNAP_HOOK_SIG_DUMP;
+	bool before = dump_signal_program_blocks(), after = before;
+	bool named = set && sigismember(set, sig) == 1;
+	sigset_t copy;
+	if (set) {
+		if (how == SIG_SETMASK)
+			after = named;
+		else if (named)
+			after = how == SIG_BLOCK;
+		if (named && how != SIG_UNBLOCK) {
+			copy = *set;
+			sigdelset(&copy, sig);
+			set = &copy;
+		}
+	}
+	int rc = hook_sigmask(how, set, old);
+	if (rc) {
+		if (procmask) {
+			errno = rc;
+			return -1;
+		}
+		return rc;
+	}
+	if (old && before)
+		sigaddset(old, sig);
+	dump_signal_program_sets(after);
+	return 0;
 }
 
 EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	sigset_t copy;
-	return hook_sigmask(how, open_for_dump(how, set, &copy), old);
+	return program_mask(how, set, old, false);
 }
 
 EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	sigset_t copy;
-	set = open_for_dump(how, set, &copy);
-	if (hook_real.sigprocmask)
-		return hook_real.sigprocmask(how, set, old);
-	int rc = hook_sigmask(how, set, old);
-	if (rc) {
-		errno = rc;
-		return -1;
-	}
-	return 0;
+	return program_mask(how, set, old, true);
 }
 #endif

@@ -74,6 +74,14 @@ bool unloaded_busy_here(void)
 	return in_kept();
 }
 
+bool unloaded_lock_free(void)
+{
+	if (pthread_mutex_trylock(&kept_lock) != 0)
+		return false;
+	pthread_mutex_unlock(&kept_lock);
+	return true;
+}
+
 /* The line of @b starting at @p: its end (at the '\n' or the buffer's). */
 static const char *line_end(const struct buf *b, const char *p)
 {

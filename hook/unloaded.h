@@ -29,6 +29,8 @@ void unloaded_fork_parent(void);
 void unloaded_fork_child(void);
 /* This thread holds the kept lines' lock (a signal interrupted it there). */
 bool unloaded_busy_here(void);
+/* As dump_lock_free, for the lock of the unloaded libraries' lines. */
+bool unloaded_lock_free(void);
 
 /* The GNU build ID of the module @info describes: its length (0: none),
  * with *@id pointing at it in the module's memory, and *@first_load the

@@ -170,19 +170,29 @@ out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/ci" LEAKSNAP_INTERVAL=1000 "$T/edge" chi
 out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/cd" LEAKSNAP_DUMP_THREAD=1 "$T/edge" child)
 [ "$out" = "child threads 2" ] || fail "forked child, LEAKSNAP_DUMP_THREAD=1: '$out' (expected 2 threads)"
 # A process of one thread that blocks every signal still answers the dump
-# signal (a dump thread would take it; without one the hook keeps it open),
-# with one thread.
+# signal (a dump thread would take it; without one the hook keeps it open,
+# while the mask the program reads back says blocked), with one thread ...
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/mk" "$T/edge" masked >"$w/mk.out" &
 mpid=$!
 sleep 0.4
 kill -47 "$mpid"
 wait "$mpid"
-want="masked pending 0 threads 1"
-[ -n "${LEAKSNAP_TEST_HOOK:-}" ] && want="masked pending 0 threads 2"
+want="masked asked 1 pending 0 threads 1"
+[ -n "${LEAKSNAP_TEST_HOOK:-}" ] && want="masked asked 1 pending 0 threads 2"
 [ "$(cat "$w/mk.out")" = "$want" ] || fail "masked: '$(cat "$w/mk.out")', expected '$want'"
 d=$(ls "$w"/mk.*.0001.dump 2>/dev/null)
 [ -n "$d" ] || fail "masked: no dump for the signal"
 [ -n "$d" ] && expect_meta "$d" "trigger=signal"
+# ... and once it makes a thread, its mask is what it asked for again: the
+# dump thread takes the signal, and its one long sleep is not cut short.
+LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/mt" "$T/edge" masked-thread >"$w/mt.out" &
+mpid=$!
+sleep 0.4
+kill -47 "$mpid"
+wait "$mpid"
+[ "$(cat "$w/mt.out")" = "masked-thread asked 1 sleep slept" ] ||
+	fail "masked-thread: '$(cat "$w/mt.out")'"
+ls "$w"/mt.*.0001.dump >/dev/null 2>&1 || fail "masked-thread: no dump for the signal"
 
 # ... which ends for an unshare(CLONE_NEWUSER), as that needs one thread.
 out=$("$T/edge" userns)

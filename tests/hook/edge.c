@@ -33,14 +33,25 @@
  *                  a forked child does as pexit, after a dump signal that
  *                  starts its dump thread; prints "child ended" if the
  *                  child ends within 10 s
- *   edge masked    blocks every signal (sigprocmask), sleeps 1 s in steps
- *                  of 0.1 s, then prints "masked pending P threads T": P 1
- *                  if the dump signal is pending (blocked since), T its
- *                  threads
+ *   edge masked    blocks every signal (sigprocmask), reads its mask back,
+ *                  sleeps 1 s in steps of 0.1 s, then prints "masked asked
+ *                  A pending P threads T": A 1 if the mask read back has
+ *                  the dump signal blocked, P 1 if it is pending (blocked
+ *                  in fact), T its threads
+ *   edge masked-thread
+ *                  blocks every signal, reads its mask back, starts a thread
+ *                  (that waits), sleeps 1 s in one nanosleep and prints
+ *                  "masked-thread asked A sleep S": A 1 if the mask read
+ *                  back has the dump signal blocked, S "slept" or "EINTR"
+ *   edge forkunload LIB N
+ *                  loads and unloads LIB (dlopen, dlclose), then forks N
+ *                  children that _exit at once, one at a time; prints
+ *                  "forkunload N ok"
  *   edge flood     a thread asks for dumps (the dump signal) without end
  *                  while others allocate; main calls exit() after 0.1 s:
  *                  the process must end
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -169,6 +180,14 @@ static void *small_main(void *arg)
 	return NULL;
 }
 
+static void *waiter(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static int thread_count(void)
 {
 	FILE *f = fopen("/proc/self/status", "r");
@@ -197,16 +216,49 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!strcmp(mode, "masked")) {
-		sigset_t all, pend;
+		sigset_t all, cur, pend;
 		sigfillset(&all);
 		sigprocmask(SIG_BLOCK, &all, NULL);
+		sigprocmask(SIG_BLOCK, NULL, &cur);
 		for (int i = 0; i < 10; i++) {
 			struct timespec ts = {0, 100000000};
 			nanosleep(&ts, NULL);
 		}
 		sigpending(&pend);
-		printf("masked pending %d threads %d\n", sigismember(&pend, LEAKSNAP_HOOK_SIG_DUMP),
-		       thread_count());
+		printf("masked asked %d pending %d threads %d\n",
+		       sigismember(&cur, LEAKSNAP_HOOK_SIG_DUMP),
+		       sigismember(&pend, LEAKSNAP_HOOK_SIG_DUMP), thread_count());
+		return 0;
+	}
+	if (!strcmp(mode, "masked-thread")) {
+		sigset_t all, cur;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, NULL);
+		pthread_sigmask(SIG_SETMASK, NULL, &cur);
+		pthread_t t;
+		if (pthread_create(&t, NULL, waiter, NULL) != 0)
+			return 1;
+		struct timespec ts = {1, 0};
+		int r = nanosleep(&ts, NULL);
+		printf("masked-thread asked %d sleep %s\n", sigismember(&cur, LEAKSNAP_HOOK_SIG_DUMP),
+		       r ? "EINTR" : "slept");
+		return 0;
+	}
+	if (!strcmp(mode, "forkunload") && argc > 3) {
+		void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+		if (!h || dlclose(h) != 0)
+			return 1;
+		int n = atoi(argv[3]);
+		for (int i = 0; i < n; i++) {
+			edge_keep = malloc(64);
+			pid_t c = fork();
+			if (c == 0)
+				_exit(0);
+			if (c < 0 || waitpid(c, NULL, 0) != c)
+				return 1;
+			free(edge_keep);
+		}
+		printf("forkunload %d ok\n", n);
 		return 0;
 	}
 	if (!strcmp(mode, "child")) {
