@@ -117,10 +117,16 @@ static void write_here(void *arg)
 	const bool *one = arg;
 	if (*one) /* the handler's own */
 		dump_write(NULL, HOOK_TRIGGER_SIGNAL);
-	else /* every request posted where the handler could not write */
-		while (sem_trywait(&dump_sem) == 0)
-			dump_write(NULL, HOOK_TRIGGER_SIGNAL);
+	/* and every request posted where a handler could not write (one may
+	 * come as this thread leaves the tables or the dump lock in there:
+	 * serve_here leaves it to this loop) */
+	while (sem_trywait(&dump_sem) == 0)
+		dump_write(NULL, HOOK_TRIGGER_SIGNAL);
 }
+
+/* This thread is writing on the hook's stack (one user at a time: a
+ * second switch would overwrite the first's saved context). */
+static atomic_bool writing_here;
 
 static void write_on_own_stack(bool one)
 {
@@ -131,8 +137,10 @@ static void write_on_own_stack(bool one)
 		sigdelset(&quiet, faults[i]);
 	pthread_sigmask(SIG_BLOCK, &quiet, &old);
 	hook_busy++;
+	atomic_store(&writing_here, true);
 	hook_stack_map(&here_stack, HERE_STACK_SIZE);
 	hook_stack_run(&here_stack, write_here, &one);
+	atomic_store(&writing_here, false);
 	hook_busy--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -143,8 +151,8 @@ static void write_on_own_stack(bool one)
  * when it cannot be done here. */
 static bool dump_here(void)
 {
-	if (!atomic_load(&hook_active) || atomic_load(&exit_begun) || !locks_free_here() ||
-	    tasks_now() != 1)
+	if (!atomic_load(&hook_active) || atomic_load(&exit_begun) || atomic_load(&writing_here) ||
+	    !locks_free_here() || tasks_now() != 1)
 		return false;
 	write_on_own_stack(true);
 	return true;
@@ -465,6 +473,8 @@ static void ensure_thread(bool wait)
  * for them.  False if the thread is still to be made. */
 static bool serve_here(void)
 {
+	if (atomic_load(&writing_here))
+		return true; /* (its loop serves them) */
 	if (!lazy || !atomic_load(&thread_absent) || !locks_free_here() || tasks_now() != 1)
 		return false;
 	atomic_store(&dump_thread_missing, false);
