@@ -6,8 +6,10 @@
 #   bare         varbench alone
 #   bare-idle    (1 thread) the same with one more thread that only waits:
 #                glibc's malloc locks its arena once a process has two
-#                threads, and the hook's dump thread is one (the table
-#                gives full and sampled against it too)
+#                threads (what a dump thread of the hook's would cost a
+#                program of one thread: the hook's waits for the
+#                program's second; the table gives full and sampled
+#                against it too)
 #   full-auto    under libleakhook.so, every block, LEAKSNAP_UNWIND=auto
 #   sample-auto  the same with LEAKSNAP_SAMPLE=65536
 #   bare-fp, full-fp, sample-fp: varbench-fp (frame pointers), UNWIND=fp
@@ -194,8 +196,8 @@ done
 		done
 	done
 	echo
-	echo "1 thread, against bare with one idle thread (bare-idle: what the hook's own thread"
-	echo "costs the program, glibc's malloc locking its arena once a second thread exists):"
+	echo "1 thread, against bare with one idle thread (bare-idle: what a second thread costs"
+	echo "the program, glibc's malloc locking its arena once it exists):"
 	for what in full-auto sample-auto; do
 		printf '  %-12s %7.2fx\n' "$what" "$(echo "$(med 1 "$what") $(med 1 bare-idle)" |
 			awk '{ print $1 / $2 }')"
