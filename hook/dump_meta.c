@@ -41,44 +41,48 @@ static const char *const trigger_names[] = {
 	[HOOK_TRIGGER_CONTROL] = "control",
 };
 
-/* The path maps gives for the mapping containing @addr (the name the
- * symbolizer will see), or NULL. */
-static const char *maps_path_of(const struct buf *maps, uintptr_t addr, size_t *len)
+/* The line of @maps whose mapping contains @addr: its start, its end
+ * (@eol) and the mapping's end (@hi); NULL if none. */
+static const char *maps_line_of(const struct buf *maps, uintptr_t addr, const char **eol,
+				uintptr_t *hi)
 {
 	const char *p = maps->p, *end = maps->p + maps->len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end, *s;
-		uintptr_t lo = maps_line_hex(p, eol, &s), hi = 0;
-		if (s < eol && *s == '-')
-			hi = maps_line_hex(s + 1, eol, NULL);
-		if (addr >= lo && addr < hi) {
-			const char *path = maps_line_field(p, eol, 5);
-			if (path >= eol)
-				return NULL;
-			*len = (size_t)(eol - path);
-			return path;
+		const char *e = nl ? nl : end, *s;
+		uintptr_t lo = maps_line_hex(p, e, &s);
+		*hi = s < e && *s == '-' ? maps_line_hex(s + 1, e, NULL) : 0;
+		if (addr >= lo && addr < *hi) {
+			*eol = e;
+			return p;
 		}
-		p = eol + 1;
+		p = e + 1;
 	}
 	return NULL;
+}
+
+/* The path maps gives for the mapping containing @addr (the name the
+ * symbolizer will see), or NULL. */
+static const char *maps_path_of(const struct buf *maps, uintptr_t addr, size_t *len)
+{
+	const char *eol;
+	uintptr_t hi;
+	const char *line = maps_line_of(maps, addr, &eol, &hi);
+	const char *path = line ? maps_line_field(line, eol, 5) : NULL;
+	if (!path || path >= eol)
+		return NULL;
+	*len = (size_t)(eol - path);
+	return path;
 }
 
 /* Whether [@addr, @addr + @len) lies in one readable mapping of @maps. */
 static bool maps_readable(const struct buf *maps, uintptr_t addr, size_t len)
 {
-	const char *p = maps->p, *end = maps->p + maps->len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end, *s;
-		uintptr_t lo = maps_line_hex(p, eol, &s), hi = 0;
-		if (s < eol && *s == '-')
-			hi = maps_line_hex(s + 1, eol, &s);
-		if (addr >= lo && addr < hi)
-			return len <= hi - addr && s + 1 < eol && s[1] == 'r';
-		p = eol + 1;
-	}
-	return false;
+	const char *eol;
+	uintptr_t hi;
+	const char *line = maps_line_of(maps, addr, &eol, &hi);
+	const char *perms = line ? maps_line_field(line, eol, 1) : NULL;
+	return perms && perms < eol && *perms == 'r' && len <= hi - addr;
 }
 
 /* Whether the program headers and the notes of @info are all in readable

@@ -72,29 +72,45 @@ static bool lazy;
 #define HERE_STACK_SIZE (256 * 1024)
 static struct hook_stack here_stack;
 
+/* Field 3 on of a /proc stat file @name (the fields after the command),
+ * read into @buf, or NULL.  System calls and string scans only (a signal
+ * handler's). */
+static const char *stat_fields(const char *name, char *buf, size_t size)
+{
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t got = read(fd, buf, size - 1);
+	close(fd);
+	if (got <= 0)
+		return NULL;
+	buf[got] = '\0';
+	/* after the command, whose ")" may be in it: the last one */
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
+/* Field @n of the fields @p (field 3) starts, or NULL. */
+static const char *stat_field(const char *p, int n)
+{
+	for (int field = 3; p && field < n; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p && *p ? p : NULL;
+}
+
 /* The number of this process's tasks (/proc/self/stat, field 20), from a
- * signal handler: system calls only.  0 if it cannot be read. */
+ * signal handler.  0 if it cannot be read. */
 static unsigned long tasks_now(void)
 {
 	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* the fields after the command, whose ")" may be in it: the last one */
-	const char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 20; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return 0;
+	const char *p = stat_field(stat_fields("/proc/self/stat", buf, sizeof(buf)), 20);
 	unsigned long v = 0;
-	for (p++; *p >= '0' && *p <= '9' && v < 1000000; p++)
+	for (; p && *p >= '0' && *p <= '9' && v < 1000000; p++)
 		v = v * 10 + (unsigned long)(*p - '0');
-	return *p == ' ' ? v : 0;
+	return p && *p == ' ' ? v : 0;
 }
 
 /* Whether this thread, the process's only one (tasks_now), holds none of
@@ -223,25 +239,11 @@ static bool task_stat(const char *path, char *state, unsigned long *flags)
 {
 	char name[64], buf[1024];
 	snprintf(name, sizeof(name), "/proc/self/%s", path);
-	int fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	const char *p = stat_fields(name, buf, sizeof(buf)), *f = stat_field(p, 9);
+	if (!f)
 		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* the fields after the command, whose ")" may be in it: the last one */
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return false;
-	*state = p[2];
-	p += 2;
-	for (int field = 3; p && field < 9; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return false;
-	*flags = strtoul(p + 1, NULL, 10);
+	*state = *p;
+	*flags = strtoul(f, NULL, 10);
 	return true;
 }
 

@@ -86,6 +86,11 @@ ls "$w"/dls.*.0001.dump >/dev/null 2>&1 || fail "dlloop with dump signals: no du
 LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/fu" LEAKSNAP_DUMP_ON_EXIT=0 "$T/edge" forkunload \
 	"$T/libleaker.so" 3000 >"$w/fu.out" 2>&1 &
 fpid=$!
+i=0
+until grep -q -x 'forkunload unloaded' "$w/fu.out" 2>/dev/null || [ $i -ge 400 ]; do
+	i=$((i + 1))
+	sleep 0.025
+done
 "$T/sigsend" "$fpid" 20 5000 || fail "forkunload: sigsend failed"
 wait "$fpid"
 grep -q -x 'forkunload 3000 ok' "$w/fu.out" || { fail "forkunload"; cat "$w/fu.out"; }

@@ -44,9 +44,9 @@
  *                  "masked-thread asked A sleep S": A 1 if the mask read
  *                  back has the dump signal blocked, S "slept" or "EINTR"
  *   edge forkunload LIB N
- *                  loads and unloads LIB (dlopen, dlclose), then forks N
- *                  children that _exit at once, one at a time; prints
- *                  "forkunload N ok"
+ *                  loads and unloads LIB (dlopen, dlclose), prints
+ *                  "forkunload unloaded", then forks N children that _exit
+ *                  at once, one at a time; prints "forkunload N ok"
  *   edge flood     a thread asks for dumps (the dump signal) without end
  *                  while others allocate; main calls exit() after 0.1 s:
  *                  the process must end
@@ -248,6 +248,8 @@ int main(int argc, char **argv)
 		void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
 		if (!h || dlclose(h) != 0)
 			return 1;
+		printf("forkunload unloaded\n");
+		fflush(stdout);
 		int n = atoi(argv[3]);
 		for (int i = 0; i < n; i++) {
 			edge_keep = malloc(64);
