@@ -52,6 +52,11 @@ static struct {
 	struct sigaction old;
 } installed[2];
 
+/* Whether the program has the dump signal blocked on its one thread, where
+ * the hook keeps it open (dump_signal_kept_open): what the thread's mask
+ * becomes when the dump thread starts, and what the program reads back. */
+static bool program_blocks_dump;
+
 static int sig_dump(void)
 {
 	return LEAKSNAP_HOOK_SIG_DUMP;
@@ -144,6 +149,15 @@ static void write_here(void *arg)
  * second switch would overwrite the first's saved context). */
 static atomic_bool writing_here;
 
+/* Whether this code runs on the hook's stack now: writing_here, unless a
+ * handler of the program's for a fault left the write by siglongjmp. */
+static bool on_here_stack(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	return atomic_load(&writing_here) && here_stack.base && sp >= (uintptr_t)here_stack.base &&
+	       sp < (uintptr_t)here_stack.base + here_stack.size;
+}
+
 static void write_on_own_stack(bool one)
 {
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
@@ -167,7 +181,7 @@ static void write_on_own_stack(bool one)
  * when it cannot be done here. */
 static bool dump_here(void)
 {
-	if (!atomic_load(&hook_active) || atomic_load(&exit_begun) || atomic_load(&writing_here) ||
+	if (!atomic_load(&hook_active) || atomic_load(&exit_begun) || on_here_stack() ||
 	    !locks_free_here() || tasks_now() != 1)
 		return false;
 	write_on_own_stack(true);
@@ -427,6 +441,8 @@ static void *dump_main(void *arg)
 
 /* Start the dump thread if it is wanted and missing; with @wait, return
  * once it has published its tid and stack (else a dump waits for that). */
+static void set_dump_signal(bool blocked);
+
 static void ensure_thread(bool wait)
 {
 	bool expected = true;
@@ -454,13 +470,24 @@ static void ensure_thread(bool wait)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
-		/* (tried again when a dump signal finds it missing) */
+		/* (tried again when a dump signal finds it missing: now, if
+		 * one came meanwhile) */
 		atomic_store(&thread_absent, true);
 		atomic_store(&dump_thread_starting, 0);
+		int pending = 0;
+		if (sem_getvalue(&dump_sem, &pending) == 0 && pending > 0) {
+			atomic_store(&dump_wanted, true);
+			atomic_store(&dump_thread_missing, true);
+		}
 		hook_report(&report_thread, "cannot start the dump thread: %s; dump signals wait "
 			    "for the exit dump unless a thread of the program's can write them",
 			    strerror(rc));
 	} else {
+		/* The dump thread takes the signal from now on: this thread
+		 * gets the mask the program asked for while it was the only
+		 * one (the threads it makes inherit it). */
+		if (lazy && program_blocks_dump)
+			set_dump_signal(true);
 		if (wait)
 			dump_thread_wait_started();
 	}
@@ -475,8 +502,10 @@ static void ensure_thread(bool wait)
  * for them.  False if the thread is still to be made. */
 static bool serve_here(void)
 {
-	if (atomic_load(&writing_here))
+	if (on_here_stack()) {
+		atomic_store(&dump_thread_missing, false);
 		return true; /* (its loop serves them) */
+	}
 	if (!lazy || !atomic_load(&thread_absent) || !locks_free_here() || tasks_now() != 1)
 		return false;
 	atomic_store(&dump_thread_missing, false);
@@ -495,8 +524,11 @@ void dump_ensure_thread(void)
  * (table_defer_start); and after a dump of this thread's (dump.c). */
 static void start_late(void)
 {
+	/* (inside malloc or free, which leave errno alone) */
+	int saved = errno;
 	if (atomic_load(&dump_thread_missing) && !atomic_load(&exit_begun) && !serve_here())
 		ensure_thread(false);
+	errno = saved;
 }
 
 void dump_thread_late(void)
@@ -504,10 +536,6 @@ void dump_thread_late(void)
 	start_late();
 }
 
-/* Whether the program has the dump signal blocked on its one thread, where
- * the hook keeps it open (dump_signal_kept_open): what the thread's mask
- * becomes when the dump thread starts, and what the program reads back. */
-static bool program_blocks_dump;
 
 bool dump_signal_kept_open(void)
 {
@@ -525,9 +553,24 @@ void dump_signal_program_sets(bool blocked)
 	program_blocks_dump = blocked;
 }
 
+/* The dump signal blocked or open on this thread (the hook's own change:
+ * the program's wish stays as recorded). */
+static void set_dump_signal(bool blocked)
+{
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig_dump());
+	if (installed[0].ours)
+		pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &one, NULL);
+}
+
+/* The parent kept the dump signal open when it forked: its wish for the
+ * signal came along in program_blocks_dump (dump_after_fork_child). */
+static bool kept_open_at_fork;
+
 /* A thread of a process without its dump thread: the dump signal open,
  * whatever mask it was given (the program's, inherited across exec or
- * fork, which is remembered). */
+ * from a parent that had a dump thread, which is remembered). */
 static void open_dump_signal(void)
 {
 	sigset_t one, cur;
@@ -535,7 +578,9 @@ static void open_dump_signal(void)
 	sigaddset(&one, sig_dump());
 	if (!installed[0].ours || pthread_sigmask(SIG_UNBLOCK, &one, &cur) != 0)
 		return;
-	program_blocks_dump = sigismember(&cur, sig_dump()) == 1;
+	if (!kept_open_at_fork)
+		program_blocks_dump = sigismember(&cur, sig_dump()) == 1;
+	kept_open_at_fork = false;
 }
 
 void dump_program_threads(void)
@@ -546,15 +591,6 @@ void dump_program_threads(void)
 	atomic_store(&dump_wanted, true);
 	atomic_store(&dump_thread_missing, true);
 	ensure_thread(false);
-	/* The dump thread takes the signal from now on: this thread, the
-	 * program's only one, gets the mask the program asked for (its new
-	 * threads inherit it). */
-	if (!atomic_load(&thread_absent) && program_blocks_dump) {
-		sigset_t one;
-		sigemptyset(&one);
-		sigaddset(&one, sig_dump());
-		pthread_sigmask(SIG_BLOCK, &one, NULL);
-	}
 }
 
 void dump_child_start(void)
@@ -596,6 +632,10 @@ void dump_threads_suspend(void)
 		/* back with the next tracked allocation, or a dump signal */
 		atomic_store(&dump_wanted, true);
 		atomic_store(&dump_thread_missing, true);
+	} else if (lazy) {
+		/* one thread, no dump thread: the signal open again (the
+		 * program's wish kept), until its next thread */
+		set_dump_signal(false);
 	}
 }
 
@@ -678,6 +718,8 @@ void dump_thread_end(void)
 void dump_stop(void)
 {
 	/* the dump thread first: it may be writing a dump, or about to */
+	if (dump_signal_kept_open() && program_blocks_dump)
+		set_dump_signal(true); /* (as the program asked) */
 	dump_thread_end();
 	/* the handlers: each put back unless another was installed since */
 	for (unsigned k = 0; k < 2; k++) {
@@ -699,6 +741,8 @@ void dump_stop(void)
 
 void dump_after_fork_child(void)
 {
+	/* (the parent's state, as the fork copied it) */
+	kept_open_at_fork = dump_signal_kept_open();
 	/* Only this thread exists now: the dump thread did not come along,
 	 * and a dump in progress in the parent is not ours. */
 	dump_files_after_fork_child();

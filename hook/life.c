@@ -153,17 +153,19 @@ static void fork_parent(void)
 	table_unlock_all();
 	control_fork_parent();
 	if (atomic_load(&dump_thread_missing))
-		dump_thread_late();
+		dump_thread_late(); /* (errno kept) */
 }
 
 static void fork_child(void)
 {
 	table_fork_child();
 	unloaded_fork_child();
-	table_unlock_all();
+	/* (the child's own state before the signals are unblocked: a dump
+	 * signal's handler then finds it a process of its own) */
 	sample_fork_child();
 	atomic_store(&hook_zygote_child, true);
 	dump_after_fork_child();
+	table_unlock_all();
 	control_after_fork_child();
 	main_key_set(); /* the forking thread is the child's main thread */
 	dump_child_start();

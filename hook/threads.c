@@ -11,9 +11,11 @@
  *
  * Meanwhile the process's one thread takes the dump signal, which a dump
  * thread would otherwise take whatever the program blocks: the program's
- * own masks (sigprocmask, pthread_sigmask) leave it open, so that it never
- * waits pending, nor reaches the program's sigwait or signalfd.  The
- * hook's own mask changes go straight to the C library (hook_sigmask).
+ * own masks (sigprocmask, pthread_sigmask) leave it open, so that it does
+ * not wait pending for as long as the program keeps it blocked; the mask
+ * the program reads back is the one it asked for, and becomes the
+ * thread's when the dump thread starts.  The hook's own mask changes go
+ * straight to the C library (hook_sigmask).
  * The in-app build interposes nothing. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -152,8 +154,12 @@ static int program_mask(int how, const sigset_t *set, sigset_t *old, bool procma
 		}
 		return rc;
 	}
-	if (old && before)
-		sigaddset(old, sig);
+	if (old) { /* (the program's wish, whatever the mask is in fact) */
+		if (before)
+			sigaddset(old, sig);
+		else
+			sigdelset(old, sig);
+	}
 	dump_signal_program_sets(after);
 	return 0;
 }

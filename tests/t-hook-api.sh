@@ -193,6 +193,31 @@ wait "$mpid"
 [ "$(cat "$w/mt.out")" = "masked-thread asked 1 sleep slept" ] ||
 	fail "masked-thread: '$(cat "$w/mt.out")'"
 ls "$w"/mt.*.0001.dump >/dev/null 2>&1 || fail "masked-thread: no dump for the signal"
+# A forked child keeps its parent's wish (the parent had the signal open in
+# fact), and sets it when its dump thread starts.
+out=$(LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/mf" "$T/edge" masked-fork)
+[ "$out" = "masked-fork child 1 1" ] || fail "masked-fork: '$out'"
+# After unshare(CLONE_NEWUSER) ended the dump thread, the one thread left
+# has the signal open again, and answers it.
+if [ -z "${LEAKSNAP_TEST_HOOK:-}" ]; then
+	LD_PRELOAD=$HOOK LEAKSNAP_OUT="$w/mu" "$T/edge" masked-unshare >"$w/mu.out" &
+	mpid=$!
+	i=0
+	until grep -q '^masked-unshare \(ready\|skipped\)' "$w/mu.out" 2>/dev/null || [ $i -ge 200 ]; do
+		i=$((i + 1))
+		sleep 0.025
+	done
+	if grep -q ready "$w/mu.out"; then
+		kill -47 "$mpid"
+		wait "$mpid"
+		grep -q -x 'masked-unshare pending 0 threads 1' "$w/mu.out" ||
+			fail "masked-unshare: '$(cat "$w/mu.out")'"
+		ls "$w"/mu.*.0001.dump >/dev/null 2>&1 || fail "masked-unshare: no dump for the signal"
+	else
+		wait "$mpid"
+		echo "skipped: $(cat "$w/mu.out")"
+	fi
+fi
 
 # ... which ends for an unshare(CLONE_NEWUSER), as that needs one thread.
 out=$("$T/edge" userns)

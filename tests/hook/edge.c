@@ -43,6 +43,16 @@
  *                  (that waits), sleeps 1 s in one nanosleep and prints
  *                  "masked-thread asked A sleep S": A 1 if the mask read
  *                  back has the dump signal blocked, S "slept" or "EINTR"
+ *   edge masked-fork
+ *                  blocks every signal, forks; the child reads its mask
+ *                  back, starts a thread (that waits), reads it back again
+ *                  and prints "masked-fork child A B": A, B 1 where the
+ *                  dump signal is blocked in what it read
+ *   edge masked-unshare
+ *                  blocks every signal, starts a thread and joins it, calls
+ *                  unshare(CLONE_NEWUSER), prints "masked-unshare ready" (or
+ *                  "masked-unshare skipped: ERROR"), sleeps 1 s in steps of
+ *                  0.1 s and prints "masked-unshare pending P threads T"
  *   edge forkunload LIB N
  *                  loads and unloads LIB (dlopen, dlclose), prints
  *                  "forkunload unloaded", then forks N children that _exit
@@ -242,6 +252,47 @@ int main(int argc, char **argv)
 		int r = nanosleep(&ts, NULL);
 		printf("masked-thread asked %d sleep %s\n", sigismember(&cur, LEAKSNAP_HOOK_SIG_DUMP),
 		       r ? "EINTR" : "slept");
+		return 0;
+	}
+	if (!strcmp(mode, "masked-fork")) {
+		sigset_t all, a, b;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		pid_t c = fork();
+		if (c == 0) {
+			pthread_t t;
+			sigprocmask(SIG_BLOCK, NULL, &a);
+			if (pthread_create(&t, NULL, waiter, NULL) != 0)
+				_exit(1);
+			sigprocmask(SIG_BLOCK, NULL, &b);
+			printf("masked-fork child %d %d\n", sigismember(&a, LEAKSNAP_HOOK_SIG_DUMP),
+			       sigismember(&b, LEAKSNAP_HOOK_SIG_DUMP));
+			fflush(stdout);
+			_exit(0);
+		}
+		int st;
+		return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	if (!strcmp(mode, "masked-unshare")) {
+		sigset_t all, pend;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		pthread_t t;
+		if (pthread_create(&t, NULL, small_main, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 1;
+		if (unshare(CLONE_NEWUSER) != 0) {
+			printf("masked-unshare skipped: %s\n", strerror(errno));
+			return 0;
+		}
+		printf("masked-unshare ready\n");
+		fflush(stdout);
+		for (int i = 0; i < 10; i++) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+		sigpending(&pend);
+		printf("masked-unshare pending %d threads %d\n",
+		       sigismember(&pend, LEAKSNAP_HOOK_SIG_DUMP), thread_count());
 		return 0;
 	}
 	if (!strcmp(mode, "forkunload") && argc > 3) {
