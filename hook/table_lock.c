@@ -46,7 +46,19 @@ void __attribute__((noinline)) table_lock_slow(atomic_int *l)
 		}
 		unsigned seq = atomic_load_explicit(&all_seq, memory_order_acquire);
 		if (!atomic_load_explicit(&all_takers, memory_order_acquire)) {
-			sched_yield();
+			if (HOOK_UNLIKELY(stop_deferred)) {
+				/* A thread whose reachability stop waits for it to
+				 * leave the tables runs raised (SCHED_FIFO): its
+				 * yield lets no thread of normal priority run, this
+				 * lock's holder among them (on two CPUs, two such
+				 * threads starved it for good): it sleeps instead. */
+				int saved = errno;
+				struct timespec ts = {0, 20000};
+				nanosleep(&ts, NULL);
+				errno = saved;
+			} else {
+				sched_yield();
+			}
 			continue;
 		}
 		/* every lock is being taken or held: sleep until they are let
