@@ -76,32 +76,38 @@ stats() {
 	echo "goal: pause p95 < 5 ms (docs/reachability.md: 5 ms beyond the clone)"
 } | tee "$RESULTS"
 
-# A process of one thread (bench/onepause): ONE_MIB MiB of live blocks from
-# 64 call paths (a million at 64), ONE_DUMPS dump signals 0.1 s apart, no
-# reachability. By default the program's own thread writes each dump (in the
-# handler: docs/hook.md, "The hook's thread"); with a thread of the
-# program's that waits, the hook's dump thread writes it and the program
-# waits only for the snapshot. The stalls are the free+malloc pairs that
-# took 1 ms or more: about one a dump.
+# A process of one thread (bench/onepause): ONE_MIB MiB of live blocks (a
+# million at 64), ONE_DUMPS dump signals 0.1 s apart, no reachability; from
+# 64 call paths (about 6,000 records), then from 4,096 (about 400,000: the
+# dump file is larger, and its writing longer). By default the program's own
+# thread writes each dump (in the handler: docs/hook.md, "The hook's
+# thread"); with a thread of the program's that waits, the hook's dump
+# thread writes it and the program waits only for the snapshot. The stalls
+# are the free+malloc pairs that took 1 ms or more: about one a dump.
 ONE_MIB=${BENCH_ONE_MIB:-64}
 ONE_DUMPS=${BENCH_ONE_DUMPS:-20}
 ONE=$B/bench/onepause
 [ -x "$ONE" ] || die "$ONE is missing: run 'make bench'"
-for how in here thread; do
-	arg=
-	[ $how = thread ] && arg=thread
-	env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/one-$how" LEAKSNAP_DUMP_ON_EXIT=0 \
-		"$ONE" "$ONE_MIB" "$ONE_DUMPS" $arg >"$WORK/one-$how.out" || die "onepause failed"
-	sed -n 's/^stall //p' "$WORK/one-$how.out" >"$WORK/one-$how.stall"
-	n=$(ls "$WORK"/one-$how.*.dump 2>/dev/null | wc -l)
-	[ "$n" = "$ONE_DUMPS" ] || die "onepause ($how): $n dumps, expected $ONE_DUMPS"
+for bits in 6 12; do
+	for how in here thread; do
+		arg=
+		[ $how = thread ] && arg=thread
+		env LD_PRELOAD="$HOOK" LEAKSNAP_OUT="$WORK/one-$bits-$how" LEAKSNAP_DUMP_ON_EXIT=0 \
+			"$ONE" "$ONE_MIB" $bits "$ONE_DUMPS" $arg >"$WORK/one-$bits-$how.out" ||
+			die "onepause failed"
+		sed -n 's/^stall //p' "$WORK/one-$bits-$how.out" >"$WORK/one-$bits-$how.stall"
+		n=$(ls "$WORK"/one-$bits-$how.*.dump 2>/dev/null | wc -l)
+		[ "$n" = "$ONE_DUMPS" ] || die "onepause ($bits, $how): $n dumps, expected $ONE_DUMPS"
+	done
 done
 {
 	echo
 	echo "a process of one thread: $ONE_MIB MiB of live blocks, $ONE_DUMPS dumps, no reachability"
-	printf '%-34s %8s %8s %8s %s\n' "(ms, free+malloc >= 1 ms)" median p95 max "  count"
-	printf '%-34s %s   %s\n' "dump on the program's thread" "$(stats "$WORK/one-here.stall")" \
-		"$(wc -l <"$WORK/one-here.stall")"
-	printf '%-34s %s   %s\n' "dump thread (a waiting thread)" "$(stats "$WORK/one-thread.stall")" \
-		"$(wc -l <"$WORK/one-thread.stall")"
+	printf '%-40s %8s %8s %8s %s\n' "(ms, free+malloc >= 1 ms)" median p95 max "  count"
+	for bits in 6 12; do
+		printf '%-40s %s   %s\n' "$((1 << bits)) paths, dump on the program's thread" \
+			"$(stats "$WORK/one-$bits-here.stall")" "$(wc -l <"$WORK/one-$bits-here.stall")"
+		printf '%-40s %s   %s\n' "$((1 << bits)) paths, dump thread (one waiting)" \
+			"$(stats "$WORK/one-$bits-thread.stall")" "$(wc -l <"$WORK/one-$bits-thread.stall")"
+	done
 } | tee -a "$RESULTS"

@@ -57,6 +57,13 @@ static struct {
  * becomes when the dump thread starts, and what the program reads back. */
 static bool program_blocks_dump;
 
+/* A dump thread is wanted: started at the next chance (ensure_thread). */
+static void want_thread(void)
+{
+	atomic_store(&dump_wanted, true);
+	atomic_store(&dump_thread_missing, true);
+}
+
 static int sig_dump(void)
 {
 	return LEAKSNAP_HOOK_SIG_DUMP;
@@ -200,8 +207,7 @@ static void on_signal(int sig)
 			 * the next tracked allocation starts one, or this thread as it
 			 * leaves the tables. */
 			if (atomic_load(&thread_absent)) {
-				atomic_store(&dump_wanted, true);
-				atomic_store(&dump_thread_missing, true);
+				want_thread();
 				if (table_busy_here())
 					table_defer_start();
 			}
@@ -237,8 +243,7 @@ void dump_main_thread_gone(void)
 		/* no dump thread yet: one started later polls at once; but the
 		 * control thread would keep the process alive meanwhile */
 		if (atomic_load(&control_thread_tid)) {
-			atomic_store(&dump_wanted, true);
-			atomic_store(&dump_thread_missing, true);
+			want_thread();
 			dump_ensure_thread();
 		}
 		return;
@@ -439,9 +444,10 @@ static void *dump_main(void *arg)
 	return NULL;
 }
 
+static int set_dump_signal(bool blocked, sigset_t *old);
+
 /* Start the dump thread if it is wanted and missing; with @wait, return
  * once it has published its tid and stack (else a dump waits for that). */
-static void set_dump_signal(bool blocked);
 
 static void ensure_thread(bool wait)
 {
@@ -476,8 +482,7 @@ static void ensure_thread(bool wait)
 		atomic_store(&dump_thread_starting, 0);
 		int pending = 0;
 		if (sem_getvalue(&dump_sem, &pending) == 0 && pending > 0) {
-			atomic_store(&dump_wanted, true);
-			atomic_store(&dump_thread_missing, true);
+			want_thread();
 		}
 		hook_report(&report_thread, "cannot start the dump thread: %s; dump signals wait "
 			    "for the exit dump unless a thread of the program's can write them",
@@ -487,13 +492,12 @@ static void ensure_thread(bool wait)
 		 * gets the mask the program asked for while it was the only
 		 * one (the threads it makes inherit it). */
 		if (lazy && program_blocks_dump)
-			set_dump_signal(true);
+			set_dump_signal(true, NULL);
 		if (wait)
 			dump_thread_wait_started();
 	}
 	hook_busy--;
 }
-
 
 /* Where a dump thread is asked for (dump_thread_missing) in a process of
  * one thread that waits for the program's second (lazy): the dump signals
@@ -522,7 +526,7 @@ void dump_ensure_thread(void)
 
 /* At the thread's leaving the tables, after the dump signal came there
  * (table_defer_start); and after a dump of this thread's (dump.c). */
-static void start_late(void)
+void dump_thread_late(void)
 {
 	/* (inside malloc or free, which leave errno alone) */
 	int saved = errno;
@@ -530,12 +534,6 @@ static void start_late(void)
 		ensure_thread(false);
 	errno = saved;
 }
-
-void dump_thread_late(void)
-{
-	start_late();
-}
-
 
 bool dump_signal_kept_open(void)
 {
@@ -555,13 +553,14 @@ void dump_signal_program_sets(bool blocked)
 
 /* The dump signal blocked or open on this thread (the hook's own change:
  * the program's wish stays as recorded). */
-static void set_dump_signal(bool blocked)
+static int set_dump_signal(bool blocked, sigset_t *old)
 {
 	sigset_t one;
 	sigemptyset(&one);
 	sigaddset(&one, sig_dump());
-	if (installed[0].ours)
-		pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &one, NULL);
+	if (!installed[0].ours)
+		return -1;
+	return pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &one, old);
 }
 
 /* The parent kept the dump signal open when it forked: its wish for the
@@ -573,10 +572,8 @@ static bool kept_open_at_fork;
  * from a parent that had a dump thread, which is remembered). */
 static void open_dump_signal(void)
 {
-	sigset_t one, cur;
-	sigemptyset(&one);
-	sigaddset(&one, sig_dump());
-	if (!installed[0].ours || pthread_sigmask(SIG_UNBLOCK, &one, &cur) != 0)
+	sigset_t cur;
+	if (set_dump_signal(false, &cur) != 0)
 		return;
 	if (!kept_open_at_fork)
 		program_blocks_dump = sigismember(&cur, sig_dump()) == 1;
@@ -588,8 +585,7 @@ void dump_program_threads(void)
 	if (!lazy || !atomic_load(&thread_absent) || !atomic_load(&hook_active) ||
 	    atomic_load(&exit_begun))
 		return;
-	atomic_store(&dump_wanted, true);
-	atomic_store(&dump_thread_missing, true);
+	want_thread();
 	ensure_thread(false);
 }
 
@@ -603,15 +599,13 @@ void dump_child_start(void)
 		/* (as before LEAKSNAP_FORK_THREAD: a thread once a dump is
 		 * asked for, or with an interval, from the next allocation) */
 		if (hook_cfg.interval_ns) {
-			atomic_store(&dump_wanted, true);
-			atomic_store(&dump_thread_missing, true);
+			want_thread();
 		}
 		return;
 	}
 	/* (not waiting for the thread to run: the fork returns at once, and
 	 * a dump, or a reachability pause, waits for it meanwhile) */
-	atomic_store(&dump_wanted, true);
-	atomic_store(&dump_thread_missing, true);
+	want_thread();
 	ensure_thread(false);
 }
 
@@ -630,12 +624,11 @@ void dump_threads_suspend(void)
 	}
 	if (tid && !lazy) {
 		/* back with the next tracked allocation, or a dump signal */
-		atomic_store(&dump_wanted, true);
-		atomic_store(&dump_thread_missing, true);
+		want_thread();
 	} else if (lazy) {
 		/* one thread, no dump thread: the signal open again (the
 		 * program's wish kept), until its next thread */
-		set_dump_signal(false);
+		set_dump_signal(false, NULL);
 	}
 }
 
@@ -679,7 +672,7 @@ void dump_start(void)
 	if (hook_cfg.dump_on_crash)
 		crash_start();
 	atomic_store(&thread_absent, true);
-	table_deferred_start = start_late;
+	table_deferred_start = dump_thread_late;
 	/* (what needs a thread from the start; the in-app build is loaded
 	 * into processes of many threads) */
 #ifdef HOOK_INAPP
@@ -692,8 +685,7 @@ void dump_start(void)
 		open_dump_signal();
 		return;
 	}
-	atomic_store(&dump_wanted, true);
-	atomic_store(&dump_thread_missing, true);
+	want_thread();
 	dump_ensure_thread();
 }
 
@@ -719,7 +711,7 @@ void dump_stop(void)
 {
 	/* the dump thread first: it may be writing a dump, or about to */
 	if (dump_signal_kept_open() && program_blocks_dump)
-		set_dump_signal(true); /* (as the program asked) */
+		set_dump_signal(true, NULL); /* (as the program asked) */
 	dump_thread_end();
 	/* the handlers: each put back unless another was installed since */
 	for (unsigned k = 0; k < 2; k++) {

@@ -116,20 +116,24 @@ EXPORT int thrd_create(thrd_t *thread, thrd_start_t start, void *arg)
  * the process has one thread and no dump thread to take it: the program's
  * wish for the signal is kept (and read back in @old), and becomes the
  * thread's mask when the dump thread starts (dump_program_threads). */
+/* @rc (0 or an error number) as pthread_sigmask answers it, or as
+ * sigprocmask (-1 and errno). */
+static int mask_answer(int rc, bool procmask)
+{
+	if (procmask && rc) {
+		errno = rc;
+		return -1;
+	}
+	return rc;
+}
+
 static int program_mask(int how, const sigset_t *set, sigset_t *old, bool procmask)
 {
 	int (*real)(int, const sigset_t *, sigset_t *) =
 		procmask ? hook_real.sigprocmask : hook_real.pthread_sigmask;
 	if (hook_busy || !dump_signal_kept_open() ||
 	    (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)) {
-		if (real)
-			return real(how, set, old);
-		int rc = hook_sigmask(how, set, old);
-		if (procmask && rc) {
-			errno = rc;
-			return -1;
-		}
-		return rc;
+		return real ? real(how, set, old) : mask_answer(hook_sigmask(how, set, old), procmask);
 	}
 	const int sig = LEAKSNAP_HOOK_SIG_DUMP;
 	bool before = dump_signal_program_blocks(), after = before;
@@ -147,13 +151,8 @@ static int program_mask(int how, const sigset_t *set, sigset_t *old, bool procma
 		}
 	}
 	int rc = hook_sigmask(how, set, old);
-	if (rc) {
-		if (procmask) {
-			errno = rc;
-			return -1;
-		}
-		return rc;
-	}
+	if (rc)
+		return mask_answer(rc, procmask);
 	if (old) { /* (the program's wish, whatever the mask is in fact) */
 		if (before)
 			sigaddset(old, sig);
